@@ -1,0 +1,36 @@
+# tilewise — quick start: `make demo` (install + main job on the bundled example), `make test`.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+JOBS ?= auto
+
+.PHONY: install demo test bench clean sysdeps
+
+sysdeps:
+	@command -v cc >/dev/null 2>&1 && command -v make >/dev/null 2>&1 || \
+	  (echo "installing a C compiler (gcc, make) with apt-get"; apt-get update -q && apt-get install -y -q gcc make)
+	@cc --version | head -1
+
+$(STAMP): pyproject.toml
+	@$(MAKE) --no-print-directory sysdeps
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[dev]'
+	@rm -f $(VENV)/.installed-*
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+demo: install
+	$(BIN)/tilewise demo
+
+test: install
+	$(BIN)/python -m pytest -q -n $(JOBS)
+
+bench: install
+	$(BIN)/pip install -q -e '.[bench]'
+	$(BIN)/python bench/run.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache

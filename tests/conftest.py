@@ -1,0 +1,35 @@
+"""Shared fixtures: where the MLPerf Tiny models are, and whether their absence fails or skips.
+
+Models are found at $TILEWISE_MODELS or ../shared/models beside the repository. With
+TILEWISE_REQUIRE_MODELS=1 (as in .ci/run) a missing model is a test failure, never a skip.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+MLPERF = ("ic_resnet8", "kws_dscnn", "vww_mobilenet_v1_025", "ad_autoencoder")
+
+
+def models_dir() -> Path:
+    return Path(os.environ.get("TILEWISE_MODELS", REPO.parent / "shared" / "models"))
+
+
+def mlperf_path(name: str) -> Path:
+    """Path of an MLPerf Tiny model; fails (CI) or skips (elsewhere) when it is absent."""
+    path = models_dir() / "mlperf_tiny" / f"{name}.tflite"
+    if not path.exists():
+        msg = f"MLPerf Tiny model not found at {path} (set TILEWISE_MODELS)"
+        if os.environ.get("TILEWISE_REQUIRE_MODELS") == "1":
+            pytest.fail(msg)
+        pytest.skip(msg)
+    return path
+
+
+@pytest.fixture(params=MLPERF)
+def mlperf_model(request) -> Path:
+    return mlperf_path(request.param)

@@ -1,0 +1,69 @@
+"""Nodes and graphs of the integer IR.
+
+A Graph holds tensors by name, nodes in a topological (execution) order and the graph's input and
+output tensor names. Operators and their attributes are catalogued in `ir/ops.py`. Graphs are
+treated as immutable values: passes build new graphs (`Graph.replace`) rather than mutate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from .tensor import Tensor
+
+
+@dataclass(frozen=True, eq=False)
+class Node:
+    name: str
+    op: str
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    attrs: dict[str, Any] = field(default_factory=dict)
+
+    def attr(self, key: str, default: Any = None) -> Any:
+        return self.attrs.get(key, default)
+
+
+@dataclass(frozen=True, eq=False)
+class Graph:
+    name: str
+    tensors: dict[str, Tensor]
+    nodes: tuple[Node, ...]
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    #: where the model came from (file path) — used in error messages
+    source: str = ""
+    #: free-form facts from the frontend, e.g. {"format": "onnx", "source_layout": "NCHW"}
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def tensor(self, name: str) -> Tensor:
+        return self.tensors[name]
+
+    def producers(self) -> dict[str, Node]:
+        """Map tensor name -> node producing it."""
+        return {out: n for n in self.nodes for out in n.outputs}
+
+    def consumers(self) -> dict[str, list[Node]]:
+        """Map tensor name -> nodes reading it (in execution order)."""
+        result: dict[str, list[Node]] = {}
+        for n in self.nodes:
+            for i in n.inputs:
+                if i:
+                    result.setdefault(i, []).append(n)
+        return result
+
+    def node(self, name: str) -> Node:
+        for n in self.nodes:
+            if n.name == name:
+                return n
+        raise KeyError(name)
+
+    def replace(self, **changes: Any) -> "Graph":
+        return replace(self, **changes)
+
+    def input_tensors(self) -> list[Tensor]:
+        return [self.tensors[n] for n in self.inputs]
+
+    def output_tensors(self) -> list[Tensor]:
+        return [self.tensors[n] for n in self.outputs]

@@ -1,0 +1,132 @@
+"""Layers: the lowered, fused units that are scheduled, planned and emitted as C.
+
+A Layer is one kernel call on the target: conv/depthwise/dense fused with bias, zero-point
+correction, requantization and activation; an elementwise op; a pooling; a softmax; ... It is
+produced from the Graph by `passes/` and carries everything the later stages need: the loop-nest
+geometry (`LoopNest`, DESIGN.md "Scheduling"), constants in kernel layout, and the requantization.
+
+Loop-nest naming follows DESIGN.md and seed 002: K output channels, C input channels, OY/OX output
+rows/columns, FY/FX kernel, SY/SX stride, IY/IX input rows/columns with halos, N batch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+from .requant import Requant
+
+LayerKind = Literal["conv", "dwconv", "fc", "add", "pool", "gap", "other"]
+
+
+@dataclass(frozen=True)
+class LoopNest:
+    """Geometry of a layer as a loop nest (what the tiler reasons about).
+
+    kind: ``conv`` (dense conv, incl. 1x1), ``dwconv`` (depthwise, K = C·multiplier), ``fc`` (dense;
+    OY = OX = FY = FX = 1), ``add`` (elementwise, two inputs of the output's shape, FY = FX = 1),
+    ``pool`` (avg/max window, C = K), ``gap`` (global average: FY = IY, FX = IX, OY = OX = 1),
+    ``other`` (untiled: softmax, reshape-like ops; runs whole in L2/L1).
+    """
+
+    kind: LayerKind
+    K: int
+    C: int
+    OY: int
+    OX: int
+    FY: int = 1
+    FX: int = 1
+    SY: int = 1
+    SX: int = 1
+    #: padding (top, left, bottom, right) in input pixels
+    pads: tuple[int, int, int, int] = (0, 0, 0, 0)
+    IY: int = 1
+    IX: int = 1
+    N: int = 1
+    #: element sizes in bytes of input, weights, output
+    in_bytes: int = 1
+    w_bytes: int = 1
+    out_bytes: int = 1
+
+    @property
+    def macs(self) -> int:
+        """Multiply-accumulates (for pools/adds: one per window element / per output element)."""
+        if self.kind == "dwconv":
+            return self.N * self.K * self.OY * self.OX * self.FY * self.FX
+        if self.kind in ("conv", "fc"):
+            return self.N * self.K * self.C * self.OY * self.OX * self.FY * self.FX
+        if self.kind in ("pool", "gap"):
+            return self.N * self.K * self.OY * self.OX * self.FY * self.FX
+        if self.kind == "add":
+            return self.N * self.K * self.OY * self.OX
+        return 0
+
+    @property
+    def weight_elems(self) -> int:
+        if self.kind == "dwconv":
+            return self.K * self.FY * self.FX
+        if self.kind in ("conv", "fc"):
+            return self.K * self.C * self.FY * self.FX
+        return 0
+
+    @property
+    def input_elems(self) -> int:
+        n = self.N * self.IY * self.IX * self.C
+        return 2 * n if self.kind == "add" else n
+
+    @property
+    def output_elems(self) -> int:
+        return self.N * self.OY * self.OX * self.K
+
+
+@dataclass(frozen=True, eq=False)
+class Layer:
+    """One fused, schedulable unit of computation.
+
+    op: ``conv2d`` | ``depthwise`` | ``fully_connected`` | ``add`` | ``sub`` | ``mul`` | ``avg_pool``
+    | ``max_pool`` | ``global_avg_pool`` | ``softmax`` | ``logistic`` | ``concat`` | ``transpose`` |
+    ``quantize`` | ``dequantize`` | ``clamp`` | ``pad`` | ``reshape`` (a reshape that is not a
+    layout no-op) — `golden.layers.run_layer` defines each.
+    """
+
+    name: str
+    op: str
+    inputs: tuple[str, ...]
+    output: str
+    nest: LoopNest
+    #: int8 weights in kernel layout: conv [K,FY,FX,C], depthwise [K,FY,FX] (channel-last in C
+    #: code as [FY,FX,K]), dense [K,C]
+    weights: np.ndarray | None = field(default=None, repr=False)
+    #: int32 bias with the input zero-point correction -zp_x·Σw folded in
+    bias: np.ndarray | None = field(default=None, repr=False)
+    requant: Requant | None = None
+    #: op-specific parameters (elementwise multipliers, pool clamps, softmax tables, ...)
+    attrs: dict[str, Any] = field(default_factory=dict)
+    #: graph nodes fused into this layer (for reports and error messages)
+    source_nodes: tuple[str, ...] = ()
+
+    @property
+    def macs(self) -> int:
+        return self.nest.macs
+
+    @property
+    def weight_bytes(self) -> int:
+        w = 0 if self.weights is None else int(self.weights.size) * self.nest.w_bytes
+        b = 0 if self.bias is None else int(self.bias.size) * 4
+        return w + b
+
+
+@dataclass(frozen=True, eq=False)
+class LayerGraph:
+    """The lowered network: layers in execution order over named activation tensors."""
+
+    name: str
+    layers: tuple[Layer, ...]
+    #: activation tensors (no constants) by name: shape, dtype, quant
+    tensors: dict[str, Any]
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    source: str = ""
+    meta: dict[str, Any] = field(default_factory=dict)

@@ -1,0 +1,77 @@
+"""Requantization of an int32 accumulator to the output integer type: one IR concept, three modes.
+
+Modes (../shared/DESIGN.md "Integer semantics"):
+- ``tflite``: y = clamp(SRDHM(acc << max(shift,0), M0) >>rnd max(-shift,0) + zp). `multiplier` holds
+  the Q31 M0 per channel and `shift` the power-of-two exponent (positive = left), exactly as TFLite's
+  QuantizeMultiplier derives them from s_x*s_w/s_y in double precision.
+- ``onnx``: y = saturate(round_half_even(acc * scale) + zp) in float32, as onnxruntime's QLinear*
+  kernels compute; `scale` holds the float32 per-channel s_x*s_w/s_y.
+- ``shift``: y = clamp((k*acc + lambda) >> d) with floor shift (DORY / PULP-NN, seed 004
+  "(k*phi + lambda) >> d"); `multiplier` holds k, `bias` lambda, `shift` d. NEMO/QuantLab integer
+  graphs lower to it.
+
+Fused activations (ReLU, ReLU6, ...) are folded into `qmin`/`qmax` in the output's integer domain.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+RequantMode = Literal["tflite", "onnx", "shift"]
+
+
+@dataclass(frozen=True, eq=False)
+class Requant:
+    mode: RequantMode
+    #: tflite: int32 M0 (Q31); shift: int32/int64 k; onnx: unused (ones)
+    multiplier: np.ndarray = field(repr=False)
+    #: tflite: int32 exponent (positive = left shift); shift: int32 d (right shift); onnx: unused
+    shift: np.ndarray = field(repr=False)
+    #: output zero point (tflite, onnx); 0 for shift mode unless the graph adds one
+    zero_point: int = 0
+    qmin: int = -128
+    qmax: int = 127
+    #: onnx: float32 per-channel scale s_x*s_w/s_y
+    scale: np.ndarray | None = field(default=None, repr=False)
+    #: shift: int32/int64 lambda per channel, added after the multiply
+    bias: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def channels(self) -> int:
+        arr = self.scale if self.mode == "onnx" else self.multiplier
+        return int(np.size(arr))
+
+
+def quantize_multiplier(real: float) -> tuple[int, int]:
+    """TFLite's QuantizeMultiplier: real = M0 * 2^shift / 2^31 with M0 in [2^30, 2^31).
+
+    Mirrors tensorflow/lite/kernels/internal/quantization_util.cc (frexp, round, the 2^31 carry,
+    shifts below -31 flush to zero).
+    """
+    if real == 0.0:
+        return 0, 0
+    mant, shift = np.frexp(np.float64(real))
+    q = int(np.round(np.float64(mant) * np.float64(1 << 31)))
+    if q == (1 << 31):
+        q //= 2
+        shift += 1
+    if shift < -31:
+        shift = 0
+        q = 0
+    return q, int(shift)
+
+
+def tflite_requant(real_scales: np.ndarray, zero_point: int, qmin: int, qmax: int) -> Requant:
+    """Build a ``tflite`` Requant from per-channel real (double) scales s_x*s_w/s_y."""
+    pairs = [quantize_multiplier(float(s)) for s in np.atleast_1d(real_scales)]
+    return Requant(
+        mode="tflite",
+        multiplier=np.asarray([p[0] for p in pairs], dtype=np.int64),
+        shift=np.asarray([p[1] for p in pairs], dtype=np.int64),
+        zero_point=int(zero_point),
+        qmin=int(qmin),
+        qmax=int(qmax),
+    )

@@ -1,0 +1,86 @@
+"""Tensors of the integer IR: shape, dtype, quantization parameters and (for constants) data.
+
+Layout convention: every 4-D activation is NHWC (TFLite's native order; the ONNX frontend converts
+NCHW models at import and records the source layout on the Graph). Convolution weights are stored
+[K, FY, FX, C/groups] (OHWI), fully-connected weights [K, C].
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+#: dtypes the IR knows, with their numpy equivalent
+DTYPES: dict[str, type] = {
+    "int8": np.int8,
+    "uint8": np.uint8,
+    "int16": np.int16,
+    "int32": np.int32,
+    "int64": np.int64,
+    "float32": np.float32,
+    "bool": np.bool_,
+}
+
+
+def np_dtype(dtype: str) -> np.dtype:
+    """The numpy dtype of an IR dtype name."""
+    return np.dtype(DTYPES[dtype])
+
+
+def dtype_range(dtype: str) -> tuple[int, int]:
+    """(min, max) of an integer IR dtype."""
+    info = np.iinfo(np_dtype(dtype))
+    return int(info.min), int(info.max)
+
+
+@dataclass(frozen=True, eq=False)
+class QuantParams:
+    """Affine quantization: real = scale * (q - zero_point), per tensor or per `axis`.
+
+    `scale` and `zero_point` have one entry per tensor (axis None) or one per channel along `axis`.
+    Scales are kept as float32 values exactly as the model stores them (TFLite derives its fixed-point
+    multipliers from them in double precision).
+    """
+
+    scale: tuple[float, ...]
+    zero_point: tuple[int, ...]
+    axis: int | None = None
+
+    @property
+    def per_channel(self) -> bool:
+        return self.axis is not None and len(self.scale) > 1
+
+    def scale_array(self) -> np.ndarray:
+        return np.asarray(self.scale, dtype=np.float32)
+
+    def zp_array(self) -> np.ndarray:
+        return np.asarray(self.zero_point, dtype=np.int64)
+
+    @property
+    def zp(self) -> int:
+        """The single zero point of a per-tensor quantized tensor."""
+        return int(self.zero_point[0]) if self.zero_point else 0
+
+
+@dataclass(frozen=True, eq=False)
+class Tensor:
+    """A value of the graph: an activation (data None) or a constant (data set)."""
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+    quant: QuantParams | None = None
+    data: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def is_const(self) -> bool:
+        return self.data is not None
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * np_dtype(self.dtype).itemsize

