@@ -1,0 +1,78 @@
+"""Integer accumulation of convolutions and dense layers (int64, exact).
+
+acc[n,oy,ox,k] = bias[k] + Σ (x[n, oy·sy + fy·dy − pt, ox·sx + fx·dx − pl, c] − zp_x) · (w[k,fy,fx,c] − zp_w[k])
+with padding taking the value zp_x (so padded taps contribute nothing), groups splitting C and K
+evenly (depthwise: groups = C, w [K,FY,FX,1], output channel k reads input channel k // (K/C)).
+This is the arithmetic of TFLite's reference ConvPerChannel/DepthwiseConvPerChannel/FullyConnected
+and of onnxruntime's QLinearConv before requantization.
+
+Sums are computed as float64 matrix products: every partial sum of int8/uint8/int16 × int8 products
+here stays far below 2^53, so the result is exact and BLAS-fast.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def pad_nhwc(x: np.ndarray, pads: tuple[int, int, int, int], value: int) -> np.ndarray:
+    t, l, b, r = pads
+    return np.pad(x, ((0, 0), (t, b), (l, r), (0, 0)), constant_values=value)
+
+
+def conv2d_acc(
+    x: np.ndarray,
+    w: np.ndarray,
+    bias: np.ndarray | None,
+    zp_x: int,
+    zp_w: np.ndarray | int,
+    stride: tuple[int, int],
+    pads: tuple[int, int, int, int],
+    dilation: tuple[int, int] = (1, 1),
+    groups: int = 1,
+) -> np.ndarray:
+    """int64 accumulators [N, OY, OX, K] of a (grouped) 2-D convolution in NHWC/OHWI."""
+    n, _, _, c = x.shape
+    k, fy, fx, cg = w.shape
+    sy, sx = stride
+    dy, dx = dilation
+    xp = pad_nhwc(np.asarray(x, dtype=np.int64), pads, zp_x) - zp_x
+    hp, wp = xp.shape[1], xp.shape[2]
+    oy = (hp - (dy * (fy - 1) + 1)) // sy + 1
+    ox = (wp - (dx * (fx - 1) + 1)) // sx + 1
+    # patches [N, OY, OX, FY, FX, C]
+    cols = np.empty((n, oy, ox, fy, fx, c), dtype=np.float64)
+    for i in range(fy):
+        for j in range(fx):
+            cols[:, :, :, i, j, :] = xp[:, i * dy: i * dy + sy * (oy - 1) + 1: sy, j * dx: j * dx + sx * (ox - 1) + 1: sx, :]
+    wz = np.asarray(w, dtype=np.int64) - np.asarray(zp_w, dtype=np.int64).reshape(-1, 1, 1, 1)
+    kg = k // groups
+    acc = np.empty((n, oy, ox, k), dtype=np.float64)
+    if groups == 1:
+        flat = cols.reshape(n * oy * ox, fy * fx * c)
+        acc[...] = (flat @ wz.reshape(k, -1).astype(np.float64).T).reshape(n, oy, ox, k)
+    elif cg == 1 and groups == c:
+        # depthwise: output channel ki reads input channel ki // kg
+        src = cols[..., np.arange(k) // kg]  # [N,OY,OX,FY,FX,K]
+        acc[...] = np.einsum("nyxijk,kij->nyxk", src, wz[..., 0].astype(np.float64), optimize=True)
+    else:
+        for g in range(groups):
+            sub = cols[..., g * cg:(g + 1) * cg].reshape(n * oy * ox, fy * fx * cg)
+            wg = wz[g * kg:(g + 1) * kg].reshape(kg, -1).astype(np.float64)
+            acc[..., g * kg:(g + 1) * kg] = (sub @ wg.T).reshape(n, oy, ox, kg)
+    out = np.rint(acc).astype(np.int64)
+    if bias is not None:
+        out += np.asarray(bias, dtype=np.int64)
+    return out
+
+
+def dense_acc(
+    x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, zp_x: int, zp_w: np.ndarray | int = 0
+) -> np.ndarray:
+    """int64 accumulators [N, K] of a fully-connected layer: x [N, C], w [K, C]."""
+    xz = np.asarray(x, dtype=np.int64).reshape(-1, w.shape[1]) - zp_x
+    wz = np.asarray(w, dtype=np.int64) - np.asarray(zp_w, dtype=np.int64).reshape(-1, 1)
+    out = np.rint(xz.astype(np.float64) @ wz.astype(np.float64).T).astype(np.int64)
+    if bias is not None:
+        out += np.asarray(bias, dtype=np.int64)
+    return out

@@ -1,0 +1,46 @@
+"""Golden kernels of conv2d and fully_connected, every requant mode (golden/conv.py + requant.py).
+
+Weight zero points come from the weight tensor's QuantParams (per channel along axis 0), the input
+zero point from the input tensor's; the bias is int32 (int64 for 16x8). The 16x8 path (int16
+activations) accumulates in int64 and uses TFLite's int64 MultiplyByQuantizedMultiplier.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir.graph import Graph, Node
+from .conv import conv2d_acc, dense_acc
+from .registry import kernel
+from .requant import apply_requant
+
+
+def _zps(graph: Graph, node: Node) -> tuple[int, np.ndarray]:
+    x = graph.tensors[node.inputs[0]]
+    w = graph.tensors[node.inputs[1]]
+    zp_x = x.quant.zp if x.quant else 0
+    zp_w = w.quant.zp_array() if w.quant else np.zeros(1, dtype=np.int64)
+    return zp_x, zp_w
+
+
+def _wide(graph: Graph, node: Node) -> bool:
+    return graph.tensors[node.inputs[0]].dtype == "int16"
+
+
+@kernel("conv2d")
+def conv2d(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
+    x, w = args[0], args[1]
+    bias = args[2] if len(args) > 2 else None
+    zp_x, zp_w = _zps(graph, node)
+    a = node.attrs
+    acc = conv2d_acc(x, w, bias, zp_x, zp_w, a["stride"], a["pads"], a.get("dilation", (1, 1)), a.get("groups", 1))
+    return apply_requant(acc, a["requant"], wide=_wide(graph, node))
+
+
+@kernel("fully_connected")
+def fully_connected(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
+    x, w = args[0], args[1]
+    bias = args[2] if len(args) > 2 else None
+    zp_x, zp_w = _zps(graph, node)
+    acc = dense_acc(x, w, bias, zp_x, zp_w)
+    return apply_requant(acc, node.attrs["requant"], wide=_wide(graph, node))
