@@ -30,13 +30,19 @@ def conv2d_acc(
     pads: tuple[int, int, int, int],
     dilation: tuple[int, int] = (1, 1),
     groups: int = 1,
+    pad_value: int | None = None,
 ) -> np.ndarray:
-    """int64 accumulators [N, OY, OX, K] of a (grouped) 2-D convolution in NHWC/OHWI."""
+    """int64 accumulators [N, OY, OX, K] of a (grouped) 2-D convolution in NHWC/OHWI.
+
+    Padding takes `pad_value` (default zp_x). Lowered layers pass zp_x=0 and pad_value=zp_x: their
+    bias already holds −zp_x·Σw, so padded taps must contribute zp_x·w to cancel it.
+    """
     n, _, _, c = x.shape
     k, fy, fx, cg = w.shape
     sy, sx = stride
     dy, dx = dilation
-    xp = pad_nhwc(np.asarray(x, dtype=np.int64), pads, zp_x) - zp_x
+    fill = zp_x if pad_value is None else pad_value
+    xp = pad_nhwc(np.asarray(x, dtype=np.int64), pads, fill) - zp_x
     hp, wp = xp.shape[1], xp.shape[2]
     oy = (hp - (dy * (fy - 1) + 1)) // sy + 1
     ox = (wp - (dx * (fx - 1) + 1)) // sx + 1

@@ -1,0 +1,62 @@
+"""Run a LayerGraph (the lowered network) with the golden arithmetic.
+
+conv2d / depthwise / fully_connected layers compute from their folded form (weights without zero
+point, bias' = bias − zp_x·Σw, padding with zp_x, golden/conv.py) — the form the C kernels
+implement; every other layer runs the graph-level kernel of its op (golden/registry.py). The
+Graph and its LayerGraph must agree bit for bit (tests/test_passes.py).
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from ..ir.graph import Graph, Node
+from ..ir.layer import Layer, LayerGraph
+from ..ir.tensor import np_dtype
+from .conv import conv2d_acc, dense_acc
+from .registry import lookup
+from .requant import apply_requant
+from .run import _feeds
+
+
+def run_layer(layer: Layer, lg: LayerGraph, args: list[np.ndarray]) -> np.ndarray:
+    """Compute one layer's output from its input arrays (in `layer.inputs` order)."""
+    nest = layer.nest
+    out_t = lg.tensors[layer.output]
+    wide = nest.in_bytes == 2
+    if layer.op in ("conv2d", "depthwise"):
+        x = args[0].reshape(nest.N, nest.IY, nest.IX, nest.C)
+        w = layer.weights if layer.op == "conv2d" else layer.weights[..., None]
+        groups = 1 if layer.op == "conv2d" else nest.C
+        acc = conv2d_acc(
+            x, w, layer.bias, 0, 0, (nest.SY, nest.SX), nest.pads, groups=groups,
+            pad_value=int(layer.attrs.get("pad_value", 0)),
+        )
+        y = apply_requant(acc, layer.requant, wide=wide)
+    elif layer.op == "fully_connected":
+        y = apply_requant(dense_acc(args[0], layer.weights, layer.bias, 0, 0), layer.requant, wide=wide)
+    else:
+        consts = layer.attrs.get("const_tensors", {})
+        names = layer.attrs.get("node_inputs", layer.inputs)
+        it = iter(args)
+        full_args = [None if not n else (consts[n].data if n in consts else next(it)) for n in names]
+        attrs = {k: v for k, v in layer.attrs.items() if k not in ("const_tensors", "node_inputs")}
+        node = Node(layer.name, layer.op if layer.op != "global_avg_pool" else "mean", tuple(names), (layer.output,), attrs)
+        view = Graph(lg.name, {**lg.tensors, **consts}, (node,), lg.inputs, lg.outputs, lg.source)
+        y = lookup(node, view)(node, view, full_args)
+    return np.asarray(y).astype(np_dtype(out_t.dtype)).reshape(out_t.shape)
+
+
+def run_layers(
+    lg: LayerGraph,
+    inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray] | np.ndarray,
+    keep_all: bool = False,
+) -> dict[str, np.ndarray]:
+    """Execute the layers in order; outputs by name (every activation with keep_all)."""
+    view = Graph(lg.name, lg.tensors, (), lg.inputs, lg.outputs, lg.source)
+    values = _feeds(view, inputs)
+    for layer in lg.layers:
+        values[layer.output] = run_layer(layer, lg, [values[i] for i in layer.inputs])
+    return values if keep_all else {o: values[o] for o in lg.outputs}

@@ -1,0 +1,162 @@
+"""Lower a canonical Graph to Layers: one fused, schedulable unit per kernel call.
+
+conv2d / fully_connected nodes become `conv2d`, `depthwise` or `fully_connected` layers that carry
+weights in kernel layout, the int32 bias with the input zero-point correction folded in
+(bias' = bias − zp_x·Σw, DESIGN.md "Integer semantics"; padding then uses zp_x so padded taps
+cancel), the Requant and the fused activation (in Requant.qmin/qmax). Every other op becomes a layer
+of the same name. Each layer gets the LoopNest the scheduler reasons about (DESIGN.md "Scheduling").
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import UnsupportedOpError
+from ..ir.graph import Graph, Node
+from ..ir.layer import Layer, LayerGraph, LoopNest
+from ..ir.tensor import Tensor, np_dtype
+
+
+def _bytes(t: Tensor) -> int:
+    return np_dtype(t.dtype).itemsize
+
+
+def _hwc(shape: tuple[int, ...]) -> tuple[int, int, int, int]:
+    """(N, H, W, C) view of an activation shape (rank 1-4)."""
+    s = tuple(shape)
+    if len(s) == 4:
+        return s  # type: ignore[return-value]
+    if len(s) == 3:
+        return (s[0], 1, s[1], s[2])
+    if len(s) == 2:
+        return (s[0], 1, 1, s[1])
+    if len(s) == 1:
+        return (1, 1, 1, s[0])
+    return (1, 1, 1, 1)
+
+
+def _where(graph: Graph, node: Node) -> str:
+    return f"{graph.source or graph.name}: node '{node.name}'"
+
+
+def _lower_conv(graph: Graph, node: Node) -> Layer:
+    x, w = graph.tensors[node.inputs[0]], graph.tensors[node.inputs[1]]
+    y = graph.tensors[node.outputs[0]]
+    a = node.attrs
+    if tuple(a.get("dilation", (1, 1))) != (1, 1):
+        raise UnsupportedOpError(f"{_where(graph, node)}: dilated convolution (dilation {a['dilation']}) is not supported by the tiled kernels")
+    n, iy, ix, c = x.shape
+    k, fy, fx, cg = w.shape
+    _, oy, ox, _ = y.shape
+    groups = int(a.get("groups", 1))
+    if groups == 1:
+        op, kind = "conv2d", "conv"
+    elif groups == c and cg == 1:
+        op, kind = "depthwise", "dwconv"
+    else:
+        raise UnsupportedOpError(f"{_where(graph, node)}: grouped convolution with {groups} groups is not supported; only dense (1 group) and depthwise convolutions are")
+    weights, bias = _fold_weights(graph, node, w)
+    zp_x = x.quant.zp if x.quant else 0
+    # depthwise output channel k reads input channel k // multiplier: the same Σw per output channel
+    bias = bias - zp_x * weights.reshape(k, -1).sum(axis=1)
+    if op == "depthwise":
+        weights = weights[..., 0]  # [K, FY, FX]
+    sy, sx = a["stride"]
+    nest = LoopNest(
+        kind=kind, K=k, C=c, OY=oy, OX=ox, FY=fy, FX=fx, SY=sy, SX=sx, pads=tuple(a["pads"]),
+        IY=iy, IX=ix, N=n, in_bytes=_bytes(x), w_bytes=_bytes(w), out_bytes=_bytes(y),
+    )
+    return Layer(
+        name=node.name, op=op, inputs=(node.inputs[0],), output=node.outputs[0], nest=nest,
+        weights=weights.astype(np.int8), bias=_bias_dtype(bias, x), requant=a["requant"],
+        attrs={"pad_value": zp_x, "mode": a.get("mode")},
+        source_nodes=(node.name,),
+    )
+
+
+def _bias_dtype(bias: np.ndarray, x: Tensor) -> np.ndarray:
+    # 16x8 layers keep int64 biases (TFLite's int16 path); int8 layers must fit int32
+    if x.dtype == "int16":
+        return bias.astype(np.int64)
+    if bias.size and (bias.max() > np.iinfo(np.int32).max or bias.min() < np.iinfo(np.int32).min):
+        raise UnsupportedOpError(f"layer bias with zero-point correction overflows int32 (input zero point {x.quant.zp if x.quant else 0})")
+    return bias.astype(np.int32)
+
+
+def _fold_weights(graph: Graph, node: Node, w: Tensor) -> tuple[np.ndarray, np.ndarray]:
+    """Weights with their zero point removed (must fit int8) and the int64 bias (zeros if absent)."""
+    if w.data is None:
+        raise UnsupportedOpError(f"{_where(graph, node)}: weights '{w.name}' are not constant; only constant weights can be deployed")
+    weights = np.asarray(w.data, dtype=np.int64)
+    k = weights.shape[0]
+    if w.quant is not None and np.any(w.quant.zp_array() != 0):
+        zp = w.quant.zp_array()
+        weights = weights - zp.reshape((-1,) + (1,) * (weights.ndim - 1))
+        if weights.min() < -128 or weights.max() > 127:
+            raise UnsupportedOpError(f"{_where(graph, node)}: weights '{w.name}' have a non-zero zero point and do not fit int8 once it is removed; quantize weights symmetrically")
+    b = node.inputs[2] if len(node.inputs) > 2 and node.inputs[2] else None
+    bias = np.zeros(k, dtype=np.int64) if b is None else np.asarray(graph.tensors[b].data, dtype=np.int64).reshape(k)
+    return weights, bias
+
+
+def _lower_fc(graph: Graph, node: Node) -> Layer:
+    x, w = graph.tensors[node.inputs[0]], graph.tensors[node.inputs[1]]
+    y = graph.tensors[node.outputs[0]]
+    k, c = w.shape
+    weights, bias = _fold_weights(graph, node, w)
+    zp_x = x.quant.zp if x.quant else 0
+    bias = bias - zp_x * weights.sum(axis=1)
+    nest = LoopNest(kind="fc", K=k, C=c, OY=1, OX=1, N=y.shape[0], in_bytes=_bytes(x), w_bytes=_bytes(w), out_bytes=_bytes(y))
+    return Layer(
+        name=node.name, op="fully_connected", inputs=(node.inputs[0],), output=node.outputs[0], nest=nest,
+        weights=weights.astype(np.int8), bias=_bias_dtype(bias, x), requant=node.attrs["requant"],
+        attrs={"pad_value": zp_x, "mode": node.attrs.get("mode")}, source_nodes=(node.name,),
+    )
+
+
+def _lower_other(graph: Graph, node: Node) -> Layer:
+    x = graph.tensors[node.inputs[0]]
+    y = graph.tensors[node.outputs[0]]
+    a = node.attrs
+    n, oy, ox, k = _hwc(y.shape)
+    _, iy, ix, c = _hwc(x.shape)
+    op, kind = node.op, "other"
+    extra: dict = {}
+    if op in ("avg_pool", "max_pool") and len(x.shape) == 4:
+        kind = "pool"
+        (fy, fx), (sy, sx) = a["kernel"], a["stride"]
+        extra = dict(FY=fy, FX=fx, SY=sy, SX=sx, pads=tuple(a["pads"]))
+    elif op == "mean" and len(x.shape) == 4 and {ax % 4 for ax in a["axes"]} == {1, 2}:
+        op, kind = "global_avg_pool", "gap"
+        extra = dict(FY=iy, FX=ix)
+    elif op in ("add", "sub", "mul") and len(node.inputs) == 2 and all(
+        graph.tensors[i].shape == y.shape for i in node.inputs
+    ):
+        kind = "add"
+    nest = LoopNest(kind=kind, K=k, C=c, OY=oy, OX=ox, IY=iy, IX=ix, N=n, in_bytes=_bytes(x), w_bytes=1, out_bytes=_bytes(y), **extra)
+    inputs = tuple(i for i in node.inputs if i and not graph.tensors[i].is_const)
+    consts = {i: graph.tensors[i] for i in node.inputs if i and graph.tensors[i].is_const}
+    attrs = dict(a)
+    if consts:
+        attrs["const_tensors"] = consts
+    return Layer(
+        name=node.name, op=op, inputs=inputs, output=node.outputs[0], nest=nest, requant=a.get("requant"),
+        attrs={**attrs, "node_inputs": node.inputs}, source_nodes=(node.name,),
+    )
+
+
+def lower_graph(graph: Graph) -> LayerGraph:
+    """Graph (canonicalized) -> LayerGraph in the same execution order."""
+    layers = []
+    for node in graph.nodes:
+        if node.op == "conv2d":
+            layers.append(_lower_conv(graph, node))
+        elif node.op == "fully_connected":
+            layers.append(_lower_fc(graph, node))
+        else:
+            layers.append(_lower_other(graph, node))
+    tensors = {name: t for name, t in graph.tensors.items() if not t.is_const}
+    return LayerGraph(
+        name=graph.name, layers=tuple(layers), tensors=tensors, inputs=graph.inputs,
+        outputs=graph.outputs, source=graph.source, meta=dict(graph.meta),
+    )

@@ -1,0 +1,1 @@
+"""Reports: analysis data, terminal tables (rich) and JSON."""
