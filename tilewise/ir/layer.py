@@ -52,11 +52,16 @@ class LoopNest:
 
     @property
     def macs(self) -> int:
-        """Multiply-accumulates (for pools/adds: one per window element / per output element)."""
+        """Multiply-accumulates of conv/dwconv/fc (the field's usual count); 0 for other kinds."""
         if self.kind == "dwconv":
             return self.N * self.K * self.OY * self.OX * self.FY * self.FX
         if self.kind in ("conv", "fc"):
             return self.N * self.K * self.C * self.OY * self.OX * self.FY * self.FX
+        return 0
+
+    @property
+    def elementwise_ops(self) -> int:
+        """Element operations of pools (one per window tap) and adds (one per output element)."""
         if self.kind in ("pool", "gap"):
             return self.N * self.K * self.OY * self.OX * self.FY * self.FX
         if self.kind == "add":
