@@ -1,0 +1,169 @@
+"""Static L2 planning: DORY bidirectional stack, best-fit, weight placement, errors."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tilewise.errors import TilewiseError
+from tilewise.ir.layer import Layer, LayerGraph, LoopNest
+from tilewise.ir.tensor import Tensor
+from tilewise.memory import (
+    Buffer, LayerStep, activation_buffers, conflicts, live_bytes, lower_bound, plan_best_fit,
+    plan_bidirectional, plan_buffers, plan_network, steps_from_layer_graph,
+)
+from tilewise.memory.network import act_name, weight_name
+
+
+def chain(xs: list[int], ws: list[int]) -> tuple[list[LayerStep], dict[str, int]]:
+    steps = [LayerStep(f"l{i}", (f"t{i}",), f"t{i + 1}", w) for i, w in enumerate(ws)]
+    return steps, {f"t{i}": x for i, x in enumerate(xs)}
+
+
+# ---------------------------------------------------------------- planners on random intervals
+
+buffer_sets = st.lists(
+    st.tuples(st.integers(1, 4096), st.integers(0, 15), st.integers(0, 6),
+              st.sampled_from(["activation", "weight", "scratch"])),
+    min_size=1, max_size=25,
+).map(lambda rows: [Buffer(f"b{i}", s, f, f + d, k) for i, (s, f, d, k) in enumerate(rows)])
+
+
+@settings(max_examples=150, deadline=None)
+@given(buffer_sets, st.sampled_from([1, 4, 16]))
+def test_planners_valid_on_random_intervals(buffers, align):
+    lb = lower_bound(buffers, align)
+    bi_off, bi_peak = plan_bidirectional(buffers, align=align)
+    bf_off, bf_peak, _ = plan_best_fit(buffers, align=align)
+    for offsets, peak in ((bi_off, bi_peak), (bf_off, bf_peak)):
+        assert conflicts(buffers, offsets) == []
+        assert peak >= lb
+        assert all(o % align == 0 and 0 <= o and o + b.size <= peak
+                   for b in buffers for o in [offsets[b.name]])
+    plan = plan_buffers(buffers, align=align)
+    assert plan.peak == min(bi_peak, bf_peak)
+    assert plan.lower_bound == lb
+    assert plan.planner == ("bidirectional" if bi_peak <= bf_peak else plan.planner)
+
+
+def test_conflicts_detects_overlap():
+    a, b = Buffer("a", 10, 0, 2), Buffer("b", 10, 2, 3)
+    assert conflicts([a, b], {"a": 0, "b": 5}) == [("a", "b")]
+    assert conflicts([a, b], {"a": 0, "b": 10}) == []
+    assert conflicts([a, Buffer("c", 10, 3, 4)], {"a": 0, "c": 0}) == []  # disjoint in time
+
+
+# ---------------------------------------------------------------- DORY's stack formula
+
+def test_bidirectional_chain_matches_dory_formula():
+    """Seed 001 §4.4.1: for a chain, D = max_i(L2x,i + L2w,i + L2w,i+1 + L2x,i+1)."""
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        n = int(rng.integers(2, 12))
+        xs = [int(v) * 4 for v in rng.integers(1, 500, n + 1)]
+        ws = [int(v) * 4 for v in rng.integers(1, 500, n)]
+        steps, sizes = chain(xs, ws)
+        plan = plan_network(steps, sizes, 10**6, outputs=(f"t{n}",))
+        # everything fits: weights resident; force streaming with a tight L2 instead
+        streamed = activation_buffers(steps, sizes, (f"t{n}",)) + [
+            Buffer(weight_name(s.name), s.weight_bytes, max(0, i - 1), i, "weight")
+            for i, s in enumerate(steps)]
+        _, peak = plan_bidirectional(streamed)
+        d = max(xs[i] + ws[i] + (ws[i + 1] if i + 1 < n else 0) + xs[i + 1] for i in range(n))
+        assert peak == d == lower_bound(streamed)
+        assert plan.weights_in_l3 == ()
+
+
+def test_residual_lifetime_and_stack_fragmentation():
+    """A residual output lives to its last consumer; with weight-less steps the DORY stack cannot
+    flip ends and leaves holes, and the best-fit planner wins."""
+    steps = [
+        LayerStep("c0", ("in",), "a", 1000),
+        LayerStep("c1", ("a",), "b", 1000),
+        LayerStep("pool", ("b",), "c", 0),
+        LayerStep("relu", ("c",), "d", 0),
+        LayerStep("add", ("a", "d"), "e", 0),
+    ]
+    sizes = {"in": 4000, "a": 4000, "b": 8000, "c": 2000, "d": 2000, "e": 8000}
+    acts = {b.name: b for b in activation_buffers(steps, sizes, ("e",))}
+    assert (acts[act_name("a")].first, acts[act_name("a")].last) == (0, 4)
+    assert (acts[act_name("in")].first, acts[act_name("in")].last) == (0, 0)
+    assert (acts[act_name("e")].first, acts[act_name("e")].last) == (4, 4)
+    plan = plan_network(steps, sizes, 64_000, outputs=("e",))
+    assert plan.weights_in_l2 == ("c0", "c1")
+    # live per step (weights resident, 2000): 10000, 14000, a+b+c 16000, 10000, a+d+e 16000
+    assert live_bytes(plan.plan.buffers) == {0: 10_000, 1: 14_000, 2: 16_000, 3: 10_000, 4: 16_000}
+    assert plan.lower_bound == 16_000
+    # stack: end A holds a, w0, w1 (in popped); c and d are pushed on A at steps 2, 3 (no weight
+    # allocation, no flip); at step 4 c is dead but below d, so e lands on top: 6000+2000+2000+8000
+    assert plan.plan.peaks["bidirectional"] == 18_000
+    assert plan.peak == 16_000 and plan.planner.startswith("best-fit")
+    assert conflicts(plan.plan.buffers, plan.plan.offsets) == []
+
+
+# ---------------------------------------------------------------- weight placement
+
+def test_weights_resident_when_they_fit_else_streamed_with_prefetch():
+    xs = [3000, 6000, 6000, 1000]
+    ws = [20000, 2000, 5000]
+    steps, sizes = chain(xs, ws)
+    all_in = plan_network(steps, sizes, 60_000, outputs=("t3",))
+    assert all_in.weights_in_l2 == ("l0", "l1", "l2") and all_in.weights_in_l3 == ()
+    assert all_in.peak == all_in.lower_bound == 27_000 + 12_000  # all weights + t1,t2 at step 1
+
+    # all streamed: step 0 holds t0+t1+w0+w1 (prefetch) = 31000, step 1 t1+t2+w1+w2 = 19000.
+    # Pinning l0 (largest) would make step 1 need 39000 and l2 step 0 36000; l1 fits (31000).
+    tight = plan_network(steps, sizes, 34_000, outputs=("t3",))
+    assert tight.weights_in_l2 == ("l1",) and tight.weights_in_l3 == ("l0", "l2")
+    assert tight.peak == tight.lower_bound == 31_000
+    bufs = {b.name: b for b in tight.plan.buffers}
+    assert (bufs[weight_name("l2")].first, bufs[weight_name("l2")].last) == (1, 2)  # prefetched
+    assert (bufs[weight_name("l0")].first, bufs[weight_name("l0")].last) == (0, 0)
+    assert (bufs[weight_name("l1")].first, bufs[weight_name("l1")].last) == (0, 2)  # resident
+    assert conflicts(tight.plan.buffers, tight.plan.offsets) == []
+
+
+def test_streamed_weight_tiles_and_scratch_are_counted():
+    steps = [LayerStep("a", ("x",), "y", 50_000, streamed_weight_bytes=8_000, scratch_bytes=3_000),
+             LayerStep("b", ("y",), "z", 1_000)]
+    sizes = {"x": 10_000, "y": 10_000, "z": 1_000}
+    plan = plan_network(steps, sizes, 40_000, outputs=("z",))
+    assert plan.weights_in_l3 == ("a",)
+    assert plan.lower_bound == 10_000 + 10_000 + 8_000 + 3_000 + 1_000
+    l3 = plan_network(steps, sizes, 40_000, outputs=("z",), l3_tensors=frozenset({"x"}))
+    assert act_name("x") not in l3.plan.offsets and l3.l3_tensors == ("x",)
+
+
+def test_too_small_l2_names_first_layer_and_minimum():
+    xs = [1000, 2000, 9000, 2000]
+    ws = [500, 500, 500]
+    steps, sizes = chain(xs, ws)
+    with pytest.raises(TilewiseError) as e:
+        plan_network(steps, sizes, 10_000, outputs=("t3",))
+    msg = str(e.value)
+    assert "layer 'l1'" in msg  # step 1: t1 2000 + t2 9000 + w1 + w2 = 12000 > 10000
+    need = int(re.search(r"at least (\d+) bytes", msg).group(1))
+    assert need == 12_000
+    ok = plan_network(steps, sizes, need, outputs=("t3",))
+    assert ok.peak <= need
+    with pytest.raises(TilewiseError):
+        plan_network(steps, sizes, need - 4, outputs=("t3",))
+
+
+def test_steps_from_layer_graph():
+    nest = LoopNest("conv", K=8, C=4, OY=6, OX=6, FY=3, FX=3, IY=8, IX=8)
+    w = np.zeros((8, 3, 3, 4), np.int8)
+    layers = (Layer("conv", "conv2d", ("x",), "y", nest, weights=w, bias=np.zeros(8, np.int32)),
+              Layer("add", "add", ("y", "y"), "z", LoopNest("add", 8, 8, 6, 6)))
+    tensors = {"x": Tensor("x", (1, 8, 8, 4), "int8"), "y": Tensor("y", (1, 6, 6, 8), "int8"),
+               "z": Tensor("z", (1, 6, 6, 8), "int16")}
+    lg = LayerGraph("g", layers, tensors, ("x",), ("z",))
+    steps, sizes = steps_from_layer_graph(lg)
+    assert steps[0].weight_bytes == 8 * 9 * 4 + 8 * 4
+    assert sizes == {"x": 256, "y": 288, "z": 576}
+    plan = plan_network(steps, sizes, 4096, outputs=lg.outputs)
+    assert live_bytes(plan.plan.buffers, 4)[1] == 288 + 576 + 320

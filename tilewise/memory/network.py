@@ -1,0 +1,199 @@
+"""Network-level L2 plan: activation lifetimes over the execution order, and weight placement.
+
+DESIGN.md "Memory planning" and seed 001 §4.4: activations live in L2 at static offsets computed
+from their lifetimes (a residual output lives until its last consumer); weights live in L2 when
+they fit alongside the activation plan, otherwise in L3, and the next layer's weights are
+prefetched from L3 into an L2 buffer during the current layer (DORY Listing 2: "transfer from L3
+the weights of the following layer", then run the layer). A streamed weight buffer therefore lives
+from the step before its layer to its layer, and it is counted in the plan.
+
+Placement policy: all weights resident if that fits; otherwise start from every weight streamed
+(the smallest possible footprint) and pin weights back into L2, largest first, while the plan
+still fits — each pinned byte is a byte the µDMA no longer moves per inference.
+
+Tensors kept in L3 by the L3→L2 tiler (`schedule/l3.py`) are left out of the L2 plan; the L2 tile
+buffers that layer needs are passed as the step's `scratch_bytes`, and a layer whose weights are
+streamed by output-channel tiles passes the L2 size of those tiles as `streamed_weight_bytes`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from ..errors import TilewiseError
+from .buffers import Buffer, live_bytes
+from .plan import Plan, plan_buffers
+
+
+@dataclass(frozen=True)
+class LayerStep:
+    """One layer of the execution order, as the memory planner sees it."""
+
+    name: str
+    inputs: tuple[str, ...]
+    output: str
+    #: constants of the layer (weights, bias, requant tables) in bytes
+    weight_bytes: int = 0
+    #: L2 bytes of this layer's weight buffer when its weights are streamed from L3
+    #: (None: the whole weights; less when the L3 tiler streams them by output-channel tiles)
+    streamed_weight_bytes: int | None = None
+    #: L2 working bytes live only during this step (tiles of L3-resident tensors)
+    scratch_bytes: int = 0
+
+
+@dataclass(frozen=True)
+class NetworkPlan:
+    """The L2 plan of a network: buffer offsets, peak, lower bound and weight placement."""
+
+    plan: Plan
+    l2_bytes: int
+    #: layers whose weights stay resident in L2 for the whole run
+    weights_in_l2: tuple[str, ...]
+    #: layers whose weights live in L3 and are prefetched into L2 during the previous step
+    weights_in_l3: tuple[str, ...]
+    #: tensors left in L3 by the L3→L2 tiler (not in the L2 plan)
+    l3_tensors: tuple[str, ...]
+
+    @property
+    def peak(self) -> int:
+        return self.plan.peak
+
+    @property
+    def lower_bound(self) -> int:
+        return self.plan.lower_bound
+
+    @property
+    def planner(self) -> str:
+        return self.plan.planner
+
+    def activation_offset(self, tensor: str) -> int:
+        return self.plan.offsets[act_name(tensor)]
+
+    def weight_offset(self, layer: str) -> int:
+        return self.plan.offsets[weight_name(layer)]
+
+    def scratch_offset(self, layer: str) -> int:
+        return self.plan.offsets[scratch_name(layer)]
+
+
+def act_name(tensor: str) -> str:
+    return f"act:{tensor}"
+
+
+def weight_name(layer: str) -> str:
+    return f"w:{layer}"
+
+
+def scratch_name(layer: str) -> str:
+    return f"tmp:{layer}"
+
+
+def activation_buffers(
+    steps: Sequence[LayerStep], tensor_bytes: Mapping[str, int], outputs: Sequence[str] = (),
+    l3_tensors: frozenset[str] = frozenset(),
+) -> list[Buffer]:
+    """One buffer per L2 activation: from its producing step (0 for network inputs) to its last
+    consumer (the last step for network outputs)."""
+    n = len(steps)
+    first: dict[str, int] = {}
+    last: dict[str, int] = {}
+    for i, s in enumerate(steps):
+        for t in s.inputs:
+            first.setdefault(t, 0)
+            last[t] = i
+        if s.output in first:
+            raise ValueError(f"tensor {s.output!r} is written by two layers or read before written")
+        first[s.output] = i
+        last.setdefault(s.output, i)
+    for t in outputs:
+        last[t] = n - 1
+    return [Buffer(act_name(t), int(tensor_bytes[t]), first[t], last[t], "activation")
+            for t in first if t not in l3_tensors]
+
+
+def _weight_buffers(steps: Sequence[LayerStep], pinned: set[str]) -> list[Buffer]:
+    n = len(steps)
+    out = []
+    for i, s in enumerate(steps):
+        if s.weight_bytes <= 0:
+            continue
+        if s.name in pinned:
+            out.append(Buffer(weight_name(s.name), s.weight_bytes, 0, n - 1, "weight"))
+        else:
+            size = s.weight_bytes if s.streamed_weight_bytes is None else s.streamed_weight_bytes
+            out.append(Buffer(weight_name(s.name), size, max(0, i - 1), i, "weight"))
+    return out
+
+
+def _scratch_buffers(steps: Sequence[LayerStep]) -> list[Buffer]:
+    return [Buffer(scratch_name(s.name), s.scratch_bytes, i, i, "scratch")
+            for i, s in enumerate(steps) if s.scratch_bytes > 0]
+
+
+def plan_network(
+    steps: Sequence[LayerStep], tensor_bytes: Mapping[str, int], l2_bytes: int,
+    outputs: Sequence[str] = (), l3_tensors: frozenset[str] = frozenset(), align: int = 4,
+) -> NetworkPlan:
+    """Plan activations and weights of `steps` in an L2 of `l2_bytes`.
+
+    Raises TilewiseError naming the first layer that cannot fit and the smallest L2 the plan needs.
+    """
+    if not steps:
+        raise TilewiseError("cannot plan memory for a network without layers")
+    acts = activation_buffers(steps, tensor_bytes, outputs, l3_tensors) + _scratch_buffers(steps)
+    flips = [s.weight_bytes > 0 for s in steps]
+    weighted = [s.name for s in steps if s.weight_bytes > 0]
+
+    def attempt(pinned: set[str]) -> Plan:
+        return plan_buffers(acts + _weight_buffers(steps, pinned), flips, align)
+
+    plan = attempt(set(weighted))
+    pinned = set(weighted)
+    if plan.peak > l2_bytes:
+        pinned = set()
+        plan = attempt(pinned)
+        if plan.peak > l2_bytes:
+            raise TilewiseError(_too_small(steps, plan, l2_bytes))
+        by_size = sorted(weighted, key=lambda n: -next(s.weight_bytes for s in steps if s.name == n))
+        for name in by_size:
+            trial = attempt(pinned | {name})
+            if trial.peak <= l2_bytes:
+                pinned.add(name)
+                plan = trial
+    return NetworkPlan(
+        plan, l2_bytes,
+        tuple(n for n in weighted if n in pinned), tuple(n for n in weighted if n not in pinned),
+        tuple(sorted(l3_tensors)))
+
+
+def _too_small(steps: Sequence[LayerStep], plan: Plan, l2_bytes: int) -> str:
+    """The one-sentence error for a plan whose smallest footprint still exceeds L2."""
+    live = live_bytes(plan.buffers, plan.align)
+    for i, s in enumerate(steps):
+        if live.get(i, 0) > l2_bytes:
+            return (f"layer '{s.name}' cannot fit in L2 of {l2_bytes} bytes: the buffers live while it "
+                    f"runs (weights streamed from L3) need {live[i]} bytes, and the whole network needs "
+                    f"an L2 of at least {plan.peak} bytes.")
+    for i, s in enumerate(steps):
+        over = [b for b in plan.buffers if b.first <= i <= b.last
+                and plan.offsets[b.name] + b.size > l2_bytes]
+        if over:
+            return (f"layer '{steps[i].name}' is the first that cannot fit in L2 of {l2_bytes} bytes "
+                    f"once buffers are placed (fragmentation); the network needs an L2 of at least "
+                    f"{plan.peak} bytes.")
+    return f"the network needs an L2 of at least {plan.peak} bytes, more than the {l2_bytes} available."
+
+
+def steps_from_layer_graph(lg) -> tuple[list[LayerStep], dict[str, int]]:
+    """LayerSteps and activation sizes (bytes) of a `ir.layer.LayerGraph`."""
+    from ..ir.tensor import np_dtype
+
+    steps = [LayerStep(l.name, tuple(l.inputs), l.output, l.weight_bytes) for l in lg.layers]
+    sizes: dict[str, int] = {}
+    for name, t in lg.tensors.items():
+        n = 1
+        for d in t.shape:
+            n *= int(d)
+        sizes[name] = n * np_dtype(t.dtype).itemsize
+    return steps, sizes

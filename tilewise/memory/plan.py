@@ -1,0 +1,59 @@
+"""L2 offset plan of a set of buffers: run both planners, keep the smaller peak (DESIGN.md).
+
+The planners are the seed-001 bidirectional stack (`bidirectional.py`) and a best-fit offset
+assignment (`bestfit.py`). The plan records both peaks, which planner won, and the lower bound
+(max over steps of live bytes), so a report can say how far from optimal the plan is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from .bestfit import plan_best_fit
+from .bidirectional import plan_bidirectional
+from .buffers import Buffer, conflicts, lower_bound
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Static offsets of `buffers` in one memory; `peak` bytes are needed from offset 0."""
+
+    buffers: tuple[Buffer, ...]
+    offsets: dict[str, int] = field(hash=False)
+    peak: int
+    lower_bound: int
+    #: "bidirectional" or "best-fit/<order>"
+    planner: str
+    #: peak of each planner tried, by planner name
+    peaks: dict[str, int] = field(hash=False)
+    align: int = 1
+
+    def offset(self, name: str) -> int:
+        return self.offsets[name]
+
+    @property
+    def gap(self) -> float:
+        """Relative distance of the peak from the lower bound (0 = provably optimal)."""
+        return 0.0 if self.lower_bound == 0 else self.peak / self.lower_bound - 1.0
+
+
+def plan_buffers(
+    buffers: Sequence[Buffer], flips: Sequence[bool] | None = None, align: int = 1
+) -> Plan:
+    """Plan `buffers` with both planners and keep the smaller peak (ties: the DORY stack)."""
+    names = [b.name for b in buffers]
+    if len(set(names)) != len(names):
+        dup = sorted({n for n in names if names.count(n) > 1})
+        raise ValueError(f"duplicate buffer names: {dup}")
+    bi_off, bi_peak = plan_bidirectional(buffers, flips, align)
+    bf_off, bf_peak, order = plan_best_fit(buffers, align)
+    bf_name = f"best-fit/{order}"
+    peaks = {"bidirectional": bi_peak, bf_name: bf_peak}
+    if bi_peak <= bf_peak:
+        offsets, peak, planner = bi_off, bi_peak, "bidirectional"
+    else:
+        offsets, peak, planner = bf_off, bf_peak, bf_name
+    bad = conflicts(buffers, offsets)
+    assert not bad, f"{planner} produced overlapping buffers {bad[:3]}"
+    return Plan(tuple(buffers), offsets, peak, lower_bound(buffers, align), planner, peaks, align)
