@@ -51,6 +51,15 @@ def multiply_by_quantized_multiplier(x: np.ndarray, multiplier: np.ndarray, shif
     return rounding_divide_by_pot(srdhm(wrap32(np.asarray(x, dtype=np.int64) << left), multiplier), right)
 
 
+def multiply_by_quantized_multiplier_single(x: np.ndarray, multiplier: np.ndarray, shift: np.ndarray) -> np.ndarray:
+    """Single-rounding MultiplyByQuantizedMultiplier(int32 x, int32 M0, int shift): round(x*M0 / 2^(31-shift)),
+    ties toward +inf, as TFLITE_SINGLE_ROUNDING builds (and LiteRT's int8 FULLY_CONNECTED) compute it."""
+    x = wrap32(np.asarray(x, dtype=np.int64))
+    m = np.asarray(multiplier, dtype=np.int64)
+    total = 31 - np.asarray(shift, dtype=np.int64)
+    return wrap32((x * m + (np.int64(1) << (total - 1))) >> total)
+
+
 def multiply_by_quantized_multiplier_64(x: np.ndarray, multiplier: np.ndarray, shift: np.ndarray) -> np.ndarray:
     """MultiplyByQuantizedMultiplier(int64 x, int32 M0, int shift): the 16x8 path (int64 acc).
 

@@ -4,3 +4,8 @@ Add a new kernel module here when you create one.
 """
 
 from . import linear  # noqa: F401
+from . import elementwise  # noqa: F401
+from . import pool  # noqa: F401
+from . import activation  # noqa: F401
+from . import shape_ops  # noqa: F401
+from . import quant_ops  # noqa: F401

@@ -24,7 +24,8 @@ def _zps(graph: Graph, node: Node) -> tuple[int, np.ndarray]:
 
 
 def _wide(graph: Graph, node: Node) -> bool:
-    return graph.tensors[node.inputs[0]].dtype == "int16"
+    """int64 accumulation (TFLite 16x8 with int64 bias): decided at import, carried by the Requant."""
+    return bool(getattr(node.attrs["requant"], "wide", False))
 
 
 @kernel("conv2d")

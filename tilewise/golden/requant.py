@@ -1,6 +1,7 @@
 """Apply an IR `Requant` to an int accumulator: the three modes of DESIGN.md "Integer semantics".
 
-- tflite: MultiplyByQuantizedMultiplier per channel (golden/fixedpoint.py), + zero point, clamp.
+- tflite: MultiplyByQuantizedMultiplier per channel (golden/fixedpoint.py; double rounding, or single
+  rounding when Requant.rounding == "single", or the int64 form when Requant.wide), + zero point, clamp.
 - onnx: float32 acc·scale, round half to even, + zero point, saturate (onnxruntime's
   MlasRequantizeOutput).
 - shift: (k·acc + λ) >> d with floor shift, + zero point, clamp (seed 004, PULP-NN requant).
@@ -13,7 +14,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir.requant import Requant
-from .fixedpoint import multiply_by_quantized_multiplier, multiply_by_quantized_multiplier_64
+from .fixedpoint import (
+    multiply_by_quantized_multiplier,
+    multiply_by_quantized_multiplier_64,
+    multiply_by_quantized_multiplier_single,
+)
 
 
 def apply_requant(acc: np.ndarray, rq: Requant, wide: bool = False) -> np.ndarray:
@@ -23,7 +28,12 @@ def apply_requant(acc: np.ndarray, rq: Requant, wide: bool = False) -> np.ndarra
     """
     acc = np.asarray(acc, dtype=np.int64)
     if rq.mode == "tflite":
-        fn = multiply_by_quantized_multiplier_64 if wide else multiply_by_quantized_multiplier
+        if wide:
+            fn = multiply_by_quantized_multiplier_64
+        elif getattr(rq, "rounding", "double") == "single":
+            fn = multiply_by_quantized_multiplier_single
+        else:
+            fn = multiply_by_quantized_multiplier
         y = fn(acc, rq.multiplier, rq.shift) + rq.zero_point
     elif rq.mode == "onnx":
         assert rq.scale is not None

@@ -38,6 +38,12 @@ class Requant:
     scale: np.ndarray | None = field(default=None, repr=False)
     #: shift: int32/int64 lambda per channel, added after the multiply
     bias: np.ndarray | None = field(default=None, repr=False)
+    #: tflite: int64 accumulator and TFLite's int64 MultiplyByQuantizedMultiplier (16x8 conv/fc with
+    #: int64 bias); False = int32 accumulator and the int32 MultiplyByQuantizedMultiplier
+    wide: bool = False
+    #: tflite: "double" = SRDHM then RoundingDivideByPOT (gemmlowp, LiteRT's conv kernels); "single" =
+    #: one rounding of x*M0/2^(31-shift), ties upward (LiteRT's int8 FULLY_CONNECTED kernel)
+    rounding: Literal["double", "single"] = "double"
 
     @property
     def channels(self) -> int:

@@ -1,0 +1,284 @@
+"""TFLite flatbuffer -> ir.Graph. Reads the model with the `tflite` schema package (no hand parser).
+
+Two phases:
+1. `read_flatbuffer` walks the flatbuffer into plain frozen records (`TfliteModel`): tensors (name,
+   shape, type, buffer data, affine quantization), operators (builtin code, inputs, outputs, options as
+   a dict). Any failure of that walk on a truncated or corrupt file becomes one ModelFormatError
+   sentence. Schema quirks handled here: the operator code is max(builtin_code,
+   deprecated_builtin_code) (old files carry only the int8 deprecated field, new ones put codes above
+   127 in the int32 field); buffer 0 and empty/missing buffers mean "no data"; buffers stored outside
+   the flatbuffer (offset/size, >2 GB models) are sliced from the file; an absent quantized_dimension
+   reads as 0.
+2. `tflite_ops.convert_operator` maps each operator onto the IR catalogue (ir/ops.py) and computes
+   the fixed-point parameters exactly as the operator's Prepare in LiteRT does.
+
+IR tensor names are the TFLite tensor names (made unique with '#index' when a file repeats or omits a
+name); Graph.meta["tflite_tensor_index"] maps IR name -> TFLite tensor index so that tools can compare
+every intermediate with the interpreter's tensors.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import struct
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..errors import ModelFormatError, TilewiseError
+from ..ir.graph import Graph, Node
+from ..ir.tensor import QuantParams, Tensor
+
+#: TFLite TensorType -> IR dtype (types the IR does not know map to None and are rejected when used)
+TENSOR_TYPES: dict[int, str] = {0: "float32", 2: "int32", 3: "uint8", 4: "int64", 6: "bool", 7: "int16", 9: "int8"}
+TYPE_NAMES: dict[int, str] = {
+    0: "float32", 1: "float16", 2: "int32", 3: "uint8", 4: "int64", 5: "string", 6: "bool", 7: "int16",
+    8: "complex64", 9: "int8", 10: "float64", 11: "complex128", 12: "uint64", 13: "resource", 14: "variant",
+    15: "uint32", 16: "uint16", 17: "int4", 18: "bfloat16",
+}
+
+
+def _schema(name: str) -> Any:
+    """The generated module tflite.<name> (the package re-exports classes under the same names)."""
+    return importlib.import_module(f"tflite.{name}")
+
+
+_BUILTIN_NAMES: dict[int, str] = {
+    v: k for k, v in vars(_schema("BuiltinOperator").BuiltinOperator).items() if not k.startswith("_")
+}
+_OPTION_NAMES: dict[int, str] = {
+    v: k for k, v in vars(_schema("BuiltinOptions").BuiltinOptions).items() if not k.startswith("_")
+}
+
+
+@dataclass(frozen=True)
+class TfliteTensor:
+    index: int
+    name: str
+    shape: tuple[int, ...]
+    type_code: int
+    data: np.ndarray | None = field(repr=False)
+    scale: tuple[float, ...] = ()
+    zero_point: tuple[int, ...] = ()
+    quantized_dimension: int = 0
+
+    @property
+    def dtype(self) -> str | None:
+        return TENSOR_TYPES.get(self.type_code)
+
+    @property
+    def type_name(self) -> str:
+        return TYPE_NAMES.get(self.type_code, f"type {self.type_code}")
+
+    @property
+    def quantized(self) -> bool:
+        return len(self.scale) > 0
+
+
+@dataclass(frozen=True)
+class TfliteOperator:
+    index: int
+    code: int
+    custom_code: str
+    inputs: tuple[int, ...]
+    outputs: tuple[int, ...]
+    options: dict[str, Any]
+
+    @property
+    def name(self) -> str:
+        if self.custom_code:
+            return f"custom op '{self.custom_code}'"
+        return _BUILTIN_NAMES.get(self.code, f"builtin op {self.code}")
+
+
+@dataclass(frozen=True)
+class TfliteModel:
+    tensors: tuple[TfliteTensor, ...]
+    operators: tuple[TfliteOperator, ...]
+    inputs: tuple[int, ...]
+    outputs: tuple[int, ...]
+    description: str
+    subgraphs: int
+
+
+def _text(raw: bytes | None) -> str:
+    return raw.decode("utf-8", errors="replace") if raw else ""
+
+
+def _read_options(op: Any) -> dict[str, Any]:
+    """Every field of the operator's builtin options table as a dict (vectors as lists)."""
+    kind = op.BuiltinOptionsType()
+    if kind == 0 or op.BuiltinOptions() is None:
+        return {}
+    name = _OPTION_NAMES.get(kind)
+    if name is None:
+        return {}
+    cls = getattr(_schema(name), name)
+    obj = cls()
+    table = op.BuiltinOptions()
+    obj.Init(table.Bytes, table.Pos)
+    out: dict[str, Any] = {}
+    for attr, fn in inspect.getmembers(cls, inspect.isfunction):
+        if attr.startswith(("_", "Init", "GetRootAs")) or attr.endswith(("BufferHasIdentifier", "Length", "IsNone")):
+            continue
+        params = inspect.signature(fn).parameters
+        if attr.endswith("AsNumpy"):
+            vec = getattr(obj, attr)()
+            out[attr[: -len("AsNumpy")]] = [] if isinstance(vec, int) else [int(v) for v in vec]
+        elif len(params) == 1:
+            out[attr] = getattr(obj, attr)()
+    return out
+
+
+def _tensor_data(buf: Any, data: bytes) -> bytes | None:
+    if buf is None:
+        return None
+    if not buf.DataIsNone() and buf.DataLength() > 0:
+        return buf.DataAsNumpy().tobytes()
+    offset, size = buf.Offset(), buf.Size()
+    if offset > 1 and size > 0:
+        if offset + size > len(data):
+            raise ModelFormatError("buffer outside the file")
+        return data[offset: offset + size]
+    return None
+
+
+def read_flatbuffer(data: bytes, source: str) -> TfliteModel:
+    """Walk the flatbuffer into plain records; a truncated or corrupt file raises ModelFormatError."""
+    if len(data) < 8 or data[4:8] != b"TFL3":
+        raise ModelFormatError(
+            f"{source}: not a TFLite flatbuffer (no 'TFL3' identifier at byte 4); give a .tflite model file"
+        )
+    try:
+        model = _schema("Model").Model.GetRootAs(data, 0)
+        if model.SubgraphsLength() < 1:
+            raise ModelFormatError(f"{source}: the TFLite model has no subgraph; re-export the model")
+        codes = []
+        for i in range(model.OperatorCodesLength()):
+            oc = model.OperatorCodes(i)
+            codes.append((max(int(oc.BuiltinCode()), int(oc.DeprecatedBuiltinCode())), _text(oc.CustomCode())))
+        buffers = [model.Buffers(i) for i in range(model.BuffersLength())]
+        sg = model.Subgraphs(0)
+        tensors = []
+        for i in range(sg.TensorsLength()):
+            t = sg.Tensors(i)
+            shape = tuple(int(d) for d in t.ShapeAsNumpy()) if t.ShapeLength() > 0 else ()
+            bidx = int(t.Buffer())
+            raw = None
+            if 0 < bidx < len(buffers):
+                raw = _tensor_data(buffers[bidx], data)
+            elif bidx >= len(buffers) and bidx != 0:
+                raise ModelFormatError(f"tensor {i} refers to buffer {bidx} of {len(buffers)}")
+            q = t.Quantization()
+            scale: tuple[float, ...] = ()
+            zps: tuple[int, ...] = ()
+            qdim = 0
+            if q is not None and q.ScaleLength() > 0:
+                scale = tuple(float(s) for s in q.ScaleAsNumpy())
+                zps = tuple(int(z) for z in q.ZeroPointAsNumpy()) if q.ZeroPointLength() > 0 else (0,) * len(scale)
+                qdim = int(q.QuantizedDimension())
+            arr = None
+            dtype = TENSOR_TYPES.get(int(t.Type()))
+            if raw is not None and dtype is not None:
+                itemsize = np.dtype(dtype).itemsize
+                count = int(np.prod(shape, dtype=np.int64)) if shape else 1
+                if len(raw) != count * itemsize:
+                    raise ModelFormatError(
+                        f"tensor {i} '{_text(t.Name())}' holds {len(raw)} bytes but its shape {shape} "
+                        f"needs {count * itemsize}"
+                    )
+                arr = np.frombuffer(raw, dtype=dtype).reshape(shape).copy()
+            tensors.append(TfliteTensor(i, _text(t.Name()), shape, int(t.Type()), arr, scale, zps, qdim))
+        ops = []
+        for i in range(sg.OperatorsLength()):
+            op = sg.Operators(i)
+            ci = int(op.OpcodeIndex())
+            if ci >= len(codes):
+                raise ModelFormatError(f"operator {i} uses operator code {ci} of {len(codes)}")
+            ins = tuple(int(v) for v in op.InputsAsNumpy()) if op.InputsLength() > 0 else ()
+            outs = tuple(int(v) for v in op.OutputsAsNumpy()) if op.OutputsLength() > 0 else ()
+            for v in ins + outs:
+                if v >= len(tensors) or v < -1:
+                    raise ModelFormatError(f"operator {i} refers to tensor {v} of {len(tensors)}")
+            ops.append(TfliteOperator(i, codes[ci][0], codes[ci][1], ins, outs, _read_options(op)))
+        inputs = tuple(int(v) for v in sg.InputsAsNumpy()) if sg.InputsLength() > 0 else ()
+        outputs = tuple(int(v) for v in sg.OutputsAsNumpy()) if sg.OutputsLength() > 0 else ()
+        for v in inputs + outputs:
+            if not 0 <= v < len(tensors):
+                raise ModelFormatError(f"the subgraph's inputs/outputs refer to tensor {v} of {len(tensors)}")
+        return TfliteModel(tuple(tensors), tuple(ops), inputs, outputs, _text(model.Description()),
+                           model.SubgraphsLength())
+    except TilewiseError as e:
+        msg = str(e)
+        if msg.startswith(source):
+            raise
+        raise ModelFormatError(f"{source}: the TFLite flatbuffer is corrupt ({msg}); re-export the model") from None
+    except (IndexError, struct.error, ValueError, TypeError, AttributeError, OverflowError, MemoryError) as e:
+        raise ModelFormatError(
+            f"{source}: the TFLite flatbuffer is truncated or corrupt ({type(e).__name__} while reading it); "
+            "re-export or re-download the model"
+        ) from None
+
+
+def ir_names(model: TfliteModel) -> list[str]:
+    """Unique IR tensor names: the TFLite name, or name#index when repeated or empty."""
+    seen: set[str] = set()
+    names = []
+    for t in model.tensors:
+        name = t.name or f"tensor#{t.index}"
+        if name in seen:
+            name = f"{name}#{t.index}"
+        seen.add(name)
+        names.append(name)
+    return names
+
+
+def quant_params(t: TfliteTensor, axis_map: dict[int, int] | None = None) -> QuantParams | None:
+    """IR QuantParams of a TFLite tensor (per-channel keeps its axis, optionally remapped)."""
+    if not t.quantized:
+        return None
+    if len(t.scale) > 1:
+        axis = t.quantized_dimension
+        if axis_map:
+            axis = axis_map.get(axis, axis)
+        return QuantParams(t.scale, t.zero_point, axis)
+    return QuantParams(t.scale, t.zero_point[:1] or (0,), None)
+
+
+def read_tflite(data: bytes, source: str) -> Graph:
+    """Convert a TFLite model (bytes of a .tflite file) into an IR Graph (not yet verified)."""
+    from .tflite_ops import Converter
+
+    model = read_flatbuffer(data, source)
+    names = ir_names(model)
+    conv = Converter(model, names, source)
+    for op in model.operators:
+        conv.convert(op)
+    for i in model.inputs:
+        t = model.tensors[i]
+        if t.dtype is None:
+            raise ModelFormatError(f"{source}: graph input '{t.name}' has type {t.type_name}, which tilewise does not support")
+    tensors: dict[str, Tensor] = {}
+    used = set(names[i] for i in model.inputs) | set(names[i] for i in model.outputs)
+    for n in conv.nodes:
+        used.update(i for i in n.inputs if i)
+        used.update(n.outputs)
+    for name in used:
+        tensors[name] = conv.tensors[name]
+    index = {names[t.index]: t.index for t in model.tensors if names[t.index] in tensors}
+    meta = {"format": "tflite", "source_layout": "NHWC", "tflite_tensor_index": index,
+            "description": model.description, "subgraphs": model.subgraphs}
+    return Graph(
+        name=source.rsplit("/", 1)[-1].rsplit(".", 1)[0] or "model",
+        tensors=tensors,
+        nodes=tuple(conv.nodes),
+        inputs=tuple(names[i] for i in model.inputs),
+        outputs=tuple(names[i] for i in model.outputs),
+        source=source,
+        meta=meta,
+    )
+
+
+__all__ = ["read_tflite", "read_flatbuffer", "TfliteModel", "TfliteOperator", "TfliteTensor", "Node"]

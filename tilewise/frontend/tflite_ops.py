@@ -1,0 +1,578 @@
+"""TFLite operators -> IR nodes, with the fixed-point parameters each operator's Prepare computes.
+
+Every formula below mirrors the Prepare function of the LiteRT builtin kernel (tflite/kernels/*.cc,
+kernel_util.cc, quantization_util.cc), because the int8 result of a TFLite model is defined by those
+parameters, including their float/double rounding:
+
+| op | parameters (as LiteRT computes them) |
+|---|---|
+| CONV_2D, DEPTHWISE_CONV_2D | per channel QuantizeMultiplier(double(s_x)·double(s_w[k])/double(s_y)) |
+| FULLY_CONNECTED | per tensor: double(float(s_x·s_w))/double(s_y); per channel as conv |
+| ADD, SUB | left_shift 20 (int8/uint8) or 15 (int16); in_k = s_k/(2·max s); out = 2·max s/(2^ls·s_y) |
+| MUL | QuantizeMultiplier(float(s_a·s_b/s_y)) (float arithmetic) |
+| MEAN | QuantizeMultiplier(double(s_x)/double(s_y)) |
+| SOFTMAX | PreprocessSoftmaxScaling(beta, s_x, 5 integer bits), diff_min = -CalculateInputRadius(5, shift) |
+| LOGISTIC | 256-entry table from the float sigmoid (LUTPopulate), int8/uint8 |
+| QUANTIZE | int->int: QuantizeMultiplier(double(s_x)/double(s_y)); float->int: round(x/s)+zp |
+| fused RELU/RELU6/RELU_N1_TO_1 | CalculateActivationRangeQuantized: zp + round(f/s) in float, clamped to the type |
+
+SAME padding becomes explicit pads (ir.ops.same_pads, TFLite's ComputePaddingHeightWidth). Every node
+whose semantics depend on the source format gets attrs["mode"] = "tflite".
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import Any, Callable
+
+import numpy as np
+
+from ..errors import UnsupportedOpError
+from ..ir.graph import Node
+from ..ir.ops import same_pads
+from ..ir.requant import quantize_multiplier, tflite_requant
+from ..ir.tensor import Tensor, dtype_range
+from .tflite import TfliteModel, TfliteOperator, TfliteTensor, quant_params
+
+ACT_NAMES = {0: "NONE", 1: "RELU", 2: "RELU_N1_TO_1", 3: "RELU6", 4: "TANH", 5: "SIGN_BIT", 6: "SIGMOID"}
+INT_ACTIVATIONS = ("int8", "uint8", "int16")
+
+
+def tf_round(x: float) -> float:
+    """TfLiteRound / std::round: half away from zero."""
+    return math.floor(abs(x) + 0.5) * (1.0 if x >= 0 else -1.0)
+
+
+def activation_range(act: int, dtype: str, scale: float, zero_point: int) -> tuple[int, int] | None:
+    """CalculateActivationRangeQuantized (kernel_util.cc); None for an activation it rejects."""
+    qmin, qmax = dtype_range(dtype)
+    s = np.float32(scale)
+
+    def q(f: float) -> int:
+        return int(zero_point + int(tf_round(float(np.float32(f) / s))))
+
+    if act == 0:
+        return qmin, qmax
+    if act == 1:
+        return max(qmin, q(0.0)), qmax
+    if act == 3:
+        return max(qmin, q(0.0)), min(qmax, q(6.0))
+    if act == 2:
+        return max(qmin, q(-1.0)), min(qmax, q(1.0))
+    return None
+
+
+def f32(x: float) -> np.float32:
+    return np.float32(x)
+
+
+class Converter:
+    """Accumulates IR tensors and nodes while walking the TFLite operators in order."""
+
+    def __init__(self, model: TfliteModel, names: list[str], source: str) -> None:
+        self.model = model
+        self.names = names
+        self.source = source
+        self.nodes: list[Node] = []
+        self.tensors: dict[str, Tensor] = {}
+        for t in model.tensors:
+            if t.dtype is not None:
+                self.tensors[names[t.index]] = Tensor(names[t.index], t.shape, t.dtype, quant_params(t), t.data)
+
+    # -- helpers -------------------------------------------------------------------------------
+    def where(self, op: TfliteOperator) -> str:
+        out = self.model.tensors[op.outputs[0]].name if op.outputs else "?"
+        return f"{self.source}: operator {op.index} ({op.name}, output '{out}')"
+
+    def fail(self, op: TfliteOperator, what: str, todo: str) -> UnsupportedOpError:
+        return UnsupportedOpError(f"{self.where(op)} {what}; {todo}")
+
+    def t(self, idx: int) -> TfliteTensor:
+        return self.model.tensors[idx]
+
+    def name(self, idx: int) -> str:
+        return self.names[idx]
+
+    def inp(self, op: TfliteOperator, k: int) -> TfliteTensor | None:
+        if k >= len(op.inputs) or op.inputs[k] < 0:
+            return None
+        return self.t(op.inputs[k])
+
+    def need(self, op: TfliteOperator, k: int, what: str) -> TfliteTensor:
+        t = self.inp(op, k)
+        if t is None:
+            raise self.fail(op, f"has no {what} input", "the model is malformed; re-export it")
+        return t
+
+    def const(self, op: TfliteOperator, t: TfliteTensor, what: str) -> np.ndarray:
+        if t.data is None:
+            raise self.fail(op, f"has a non-constant {what} ('{t.name}')",
+                            f"tilewise needs a constant {what}; freeze the model so the {what} is a constant")
+        return t.data
+
+    def check_int(self, op: TfliteOperator, t: TfliteTensor, allowed: tuple[str, ...] = INT_ACTIVATIONS) -> str:
+        if t.dtype == "float32" or t.type_code in (1, 10, 18):
+            raise self.fail(op, f"computes in floating point ({t.type_name} tensor '{t.name}')",
+                            "tilewise compiles integer-quantized models only: convert it with full-integer "
+                            "(int8) post-training quantization")
+        if t.dtype not in allowed:
+            raise self.fail(op, f"has a {t.type_name} tensor '{t.name}'",
+                            f"tilewise supports {', '.join(allowed)} here")
+        if not t.quantized and t.dtype in INT_ACTIVATIONS:
+            raise self.fail(op, f"has an integer tensor '{t.name}' without quantization parameters",
+                            "re-export the model with full-integer quantization")
+        return t.dtype
+
+    def act_range(self, op: TfliteOperator, y: TfliteTensor) -> tuple[int, int]:
+        act = int(op.options.get("FusedActivationFunction", 0))
+        r = activation_range(act, y.dtype or "int8", y.scale[0], y.zero_point[0])
+        if r is None:
+            raise self.fail(op, f"has the fused activation {ACT_NAMES.get(act, act)}, which quantized kernels "
+                                "do not support", "use NONE, RELU, RELU6 or RELU_N1_TO_1")
+        return r
+
+    def add_const(self, name: str, data: np.ndarray, dtype: str, like: Tensor | None = None, quant: Any = None) -> str:
+        self.tensors[name] = Tensor(name, tuple(data.shape), dtype, quant if quant is not None else
+                                    (like.quant if like else None), data)
+        return name
+
+    def add_tensor(self, name: str, shape: tuple[int, ...], like: TfliteTensor) -> str:
+        self.tensors[name] = Tensor(name, tuple(shape), like.dtype or "int8", quant_params(like), None)
+        return name
+
+    def emit(self, op: TfliteOperator, ir_op: str, inputs: list[str], output: str, suffix: str = "",
+             **attrs: Any) -> None:
+        name = f"op{op.index}_{op.name.lower()}{suffix}"
+        self.nodes.append(Node(name, ir_op, tuple(inputs), (output,), dict(attrs)))
+
+    def same_quant(self, a: TfliteTensor, b: TfliteTensor) -> bool:
+        return a.scale[:1] == b.scale[:1] and a.zero_point[:1] == b.zero_point[:1]
+
+    def pads(self, op: TfliteOperator, in_hw: tuple[int, int], k_hw: tuple[int, int], s_hw: tuple[int, int],
+             d_hw: tuple[int, int] = (1, 1)) -> tuple[int, int, int, int]:
+        padding = int(op.options.get("Padding", 0))
+        if padding == 1:
+            return (0, 0, 0, 0)
+        if padding != 0:
+            raise self.fail(op, f"uses padding mode {padding}", "use SAME or VALID padding")
+        t, b = same_pads(in_hw[0], k_hw[0], s_hw[0], d_hw[0])
+        l, r = same_pads(in_hw[1], k_hw[1], s_hw[1], d_hw[1])
+        return (t, l, b, r)
+
+    # -- dispatch ------------------------------------------------------------------------------
+    def convert(self, op: TfliteOperator) -> None:
+        fn = CONVERTERS.get(op.name)
+        if fn is None:
+            raise UnsupportedOpError(
+                f"{self.where(op)} is not supported by tilewise; supported TFLite operators are "
+                f"{', '.join(sorted(CONVERTERS))} — replace or remove this operator before export"
+            )
+        if not op.outputs:
+            raise self.fail(op, "has no output", "the model is malformed; re-export it")
+        for k in op.outputs:
+            if self.t(k).dtype is None:
+                raise self.fail(op, f"produces a {self.t(k).type_name} tensor", "tilewise supports int8/uint8/int16")
+        fn(self, op)
+
+
+# ---------------------------------------------------------------------------------------------
+# convolution and dense layers
+# ---------------------------------------------------------------------------------------------
+
+def _linear_requant(cv: Converter, op: TfliteOperator, x: TfliteTensor, w: TfliteTensor, y: TfliteTensor,
+                    per_tensor_float_product: bool) -> Any:
+    qmin, qmax = cv.act_range(op, y)
+    if not w.quantized:
+        raise cv.fail(op, f"has weights '{w.name}' without quantization parameters",
+                      "re-export the model with int8 weight quantization")
+    if len(w.scale) > 1 or not per_tensor_float_product:
+        real = np.asarray([float(x.scale[0]) * float(s) / float(y.scale[0]) for s in w.scale], dtype=np.float64)
+    else:
+        # GetQuantizedConvolutionMultipler: the product is taken in float, then widened
+        real = np.asarray([float(f32(x.scale[0]) * f32(w.scale[0])) / float(y.scale[0])], dtype=np.float64)
+    rq = tflite_requant(real, y.zero_point[0], qmin, qmax)
+    return rq
+
+
+def _bias(cv: Converter, op: TfliteOperator, x_dtype: str, k: int) -> tuple[str, int | None]:
+    b = cv.inp(op, 2)
+    if b is None:
+        return "", None
+    cv.const(op, b, "bias")
+    allowed = ("int64", "int32") if x_dtype == "int16" else ("int32",)
+    if b.dtype not in allowed:
+        raise cv.fail(op, f"has a {b.type_name} bias '{b.name}'", f"expected {' or '.join(allowed)}")
+    if b.data is not None and b.data.size != k:
+        raise cv.fail(op, f"has a bias of {b.data.size} values for {k} output channels",
+                      "the model is malformed; re-export it")
+    return cv.name(b.index), int(b.type_code)
+
+
+def _wide_accumulator(cv: Converter, op: TfliteOperator, x_dtype: str, bias_type: int | None) -> bool:
+    """16x8 kernels accumulate in int64 unless the op says its quantized bias is int32."""
+    if x_dtype != "int16":
+        return False
+    declared = int(op.options.get("QuantizedBiasType", 0))
+    if declared == 2 or (declared == 0 and bias_type == 2):
+        return False
+    return True
+
+
+def _check_weights(cv: Converter, op: TfliteOperator, w: TfliteTensor, per_channel_axis: int) -> np.ndarray:
+    data = cv.const(op, w, "weights")
+    if w.dtype != "int8":
+        raise cv.fail(op, f"has {w.type_name} weights '{w.name}'", "tilewise supports int8 weights")
+    if len(w.scale) > 1 and (w.quantized_dimension != per_channel_axis or len(w.scale) != w.shape[per_channel_axis]):
+        raise cv.fail(op, f"has weights '{w.name}' quantized along dimension {w.quantized_dimension} with "
+                          f"{len(w.scale)} scales", f"expected per-channel scales along dimension {per_channel_axis}")
+    if any(z != 0 for z in w.zero_point):
+        raise cv.fail(op, f"has weights '{w.name}' with a non-zero zero point",
+                      "int8 TFLite kernels require symmetric weights; re-quantize with symmetric weights")
+    return data
+
+
+def conv_2d(cv: Converter, op: TfliteOperator) -> None:
+    x, w, y = cv.need(op, 0, "input"), cv.need(op, 1, "weights"), cv.t(op.outputs[0])
+    xd = cv.check_int(op, x, ("int8", "int16"))
+    cv.check_int(op, y, (xd,))
+    wdata = _check_weights(cv, op, w, 0)
+    if len(x.shape) != 4 or len(w.shape) != 4:
+        raise cv.fail(op, "has a non-4-D input or filter", "CONV_2D needs NHWC input and OHWI filter")
+    c, (k, fy, fx, cg) = x.shape[3], w.shape
+    if cg <= 0 or c % cg or k % (c // cg):
+        raise cv.fail(op, f"has {c} input channels but filters of depth {cg}", "the model is malformed")
+    o = op.options
+    stride = (int(o.get("StrideH", 1)), int(o.get("StrideW", 1)))
+    dil = (int(o.get("DilationHFactor", 1)), int(o.get("DilationWFactor", 1)))
+    pads = cv.pads(op, x.shape[1:3], (fy, fx), stride, dil)
+    bias, btype = _bias(cv, op, xd, k)
+    rq = _linear_requant(cv, op, x, w, y, per_tensor_float_product=False)
+    rq = _with_wide(rq, _wide_accumulator(cv, op, xd, btype))
+    cv.emit(op, "conv2d", [cv.name(x.index), cv.name(w.index), bias], cv.name(y.index),
+            stride=stride, dilation=dil, pads=pads, groups=c // cg, requant=rq, mode="tflite")
+
+
+def depthwise_conv_2d(cv: Converter, op: TfliteOperator) -> None:
+    x, w, y = cv.need(op, 0, "input"), cv.need(op, 1, "weights"), cv.t(op.outputs[0])
+    xd = cv.check_int(op, x, ("int8", "int16"))
+    cv.check_int(op, y, (xd,))
+    wdata = _check_weights(cv, op, w, 3)
+    if len(x.shape) != 4 or len(w.shape) != 4 or w.shape[0] != 1:
+        raise cv.fail(op, "has a non-4-D input or a filter not shaped [1,FY,FX,K]", "the model is malformed")
+    c, (_, fy, fx, k) = x.shape[3], w.shape
+    if k % c:
+        raise cv.fail(op, f"has {k} output channels for {c} input channels", "the model is malformed")
+    o = op.options
+    stride = (int(o.get("StrideH", 1)), int(o.get("StrideW", 1)))
+    dil = (int(o.get("DilationHFactor", 1)), int(o.get("DilationWFactor", 1)))
+    pads = cv.pads(op, x.shape[1:3], (fy, fx), stride, dil)
+    bias, btype = _bias(cv, op, xd, k)
+    rq = _linear_requant(cv, op, x, w, y, per_tensor_float_product=False)
+    rq = _with_wide(rq, _wide_accumulator(cv, op, xd, btype))
+    # TFLite [1,FY,FX,C*mult] -> IR [K,FY,FX,1]; per-channel axis 3 -> 0
+    wq = quant_params(w, {3: 0})
+    wname = cv.add_const(cv.name(w.index), np.ascontiguousarray(wdata.transpose(3, 1, 2, 0)), "int8", quant=wq)
+    cv.emit(op, "conv2d", [cv.name(x.index), wname, bias], cv.name(y.index),
+            stride=stride, dilation=dil, pads=pads, groups=c, requant=rq, mode="tflite")
+
+
+def fully_connected(cv: Converter, op: TfliteOperator) -> None:
+    x, w, y = cv.need(op, 0, "input"), cv.need(op, 1, "weights"), cv.t(op.outputs[0])
+    xd = cv.check_int(op, x, ("int8", "int16"))
+    cv.check_int(op, y, (xd,))
+    _check_weights(cv, op, w, 0)
+    if int(op.options.get("WeightsFormat", 0)) != 0:
+        raise cv.fail(op, "uses shuffled weights", "export with the default weights format")
+    if len(w.shape) != 2:
+        raise cv.fail(op, f"has weights of shape {w.shape}", "FULLY_CONNECTED needs [K, C] weights")
+    k, c = w.shape
+    size = int(np.prod(x.shape)) if x.shape else 1
+    if c == 0 or size % c:
+        raise cv.fail(op, f"has {size} input values for weights of depth {c}", "the model is malformed")
+    bias, btype = _bias(cv, op, xd, k)
+    rq = _linear_requant(cv, op, x, w, y, per_tensor_float_product=True)
+    rq = _with_wide(rq, _wide_accumulator(cv, op, xd, btype))
+    if not rq.wide:
+        rq = replace(rq, rounding="single")
+    out = cv.name(y.index)
+    flat = (size // c, k)
+    target = out if tuple(y.shape) == flat else cv.add_tensor(f"{out}#2d", flat, y)
+    cv.emit(op, "fully_connected", [cv.name(x.index), cv.name(w.index), bias], target, requant=rq, mode="tflite")
+    if target != out:
+        if int(np.prod(y.shape)) != size // c * k:
+            raise cv.fail(op, f"declares output shape {y.shape}", "the model is malformed")
+        cv.emit(op, "reshape", [target], out, suffix="_keepdims", shape=tuple(y.shape))
+
+
+def _with_wide(rq: Any, wide: bool) -> Any:
+    return replace(rq, wide=wide) if wide else rq
+
+
+# ---------------------------------------------------------------------------------------------
+# elementwise arithmetic
+# ---------------------------------------------------------------------------------------------
+
+def _binary_inputs(cv: Converter, op: TfliteOperator) -> tuple[TfliteTensor, TfliteTensor, TfliteTensor, str]:
+    a, b, y = cv.need(op, 0, "first"), cv.need(op, 1, "second"), cv.t(op.outputs[0])
+    d = cv.check_int(op, a)
+    cv.check_int(op, b, (d,))
+    cv.check_int(op, y, (d,))
+    try:
+        shape = tuple(np.broadcast_shapes(a.shape, b.shape))
+    except ValueError:
+        raise cv.fail(op, f"has inputs of shapes {a.shape} and {b.shape} that do not broadcast",
+                      "the model is malformed") from None
+    if shape != tuple(y.shape):
+        raise cv.fail(op, f"declares output shape {y.shape} but its inputs broadcast to {shape}",
+                      "the model is malformed")
+    return a, b, y, d
+
+
+def add_sub(cv: Converter, op: TfliteOperator) -> None:
+    a, b, y, d = _binary_inputs(cv, op)
+    qmin, qmax = cv.act_range(op, y)
+    if d == "int16":
+        if a.zero_point[0] or b.zero_point[0] or y.zero_point[0]:
+            raise cv.fail(op, "has int16 tensors with non-zero zero points", "int16 quantization must be symmetric")
+        pot = op.options.get("PotScaleInt16", True)
+        if pot and all(_is_pot(s) for s in (a.scale[0], b.scale[0], y.scale[0])):
+            raise cv.fail(op, "uses the power-of-two int16 scaling path", "tilewise implements the general int16 path; "
+                              "use non-power-of-two scales or set pot_scale_int16=false")
+    left_shift = 15 if d == "int16" else 20
+    twice_max = 2.0 * float(max(f32(a.scale[0]), f32(b.scale[0])))
+    m1 = quantize_multiplier(float(a.scale[0]) / twice_max)
+    m2 = quantize_multiplier(float(b.scale[0]) / twice_max)
+    mo = quantize_multiplier(twice_max / float(f32(1 << left_shift) * f32(y.scale[0])))
+    cv.emit(op, op.name.lower(), [cv.name(a.index), cv.name(b.index)], cv.name(y.index), mode="tflite",
+            left_shift=left_shift, input_multipliers=(m1[0], m2[0]), input_shifts=(m1[1], m2[1]),
+            output_multiplier=mo[0], output_shift=mo[1], qmin=qmin, qmax=qmax)
+
+
+def _is_pot(scale: float) -> bool:
+    lg = math.log2(scale)
+    return abs(lg - round(lg)) < 1e-6
+
+
+def mul(cv: Converter, op: TfliteOperator) -> None:
+    a, b, y, d = _binary_inputs(cv, op)
+    qmin, qmax = cv.act_range(op, y)
+    real = float(f32(f32(a.scale[0]) * f32(b.scale[0])) / f32(y.scale[0]))
+    m, s = quantize_multiplier(real)
+    cv.emit(op, "mul", [cv.name(a.index), cv.name(b.index)], cv.name(y.index), mode="tflite",
+            output_multiplier=m, output_shift=s, qmin=qmin, qmax=qmax)
+
+
+# ---------------------------------------------------------------------------------------------
+# pooling and reductions
+# ---------------------------------------------------------------------------------------------
+
+def pool(cv: Converter, op: TfliteOperator) -> None:
+    x, y = cv.need(op, 0, "input"), cv.t(op.outputs[0])
+    d = cv.check_int(op, x)
+    cv.check_int(op, y, (d,))
+    if not cv.same_quant(x, y):
+        raise cv.fail(op, "has different input and output quantization", "TFLite pooling does not rescale")
+    if len(x.shape) != 4:
+        raise cv.fail(op, f"has a {len(x.shape)}-D input", "pooling needs NHWC input")
+    o = op.options
+    kernel = (int(o.get("FilterHeight", 1)), int(o.get("FilterWidth", 1)))
+    stride = (int(o.get("StrideH", 1)), int(o.get("StrideW", 1)))
+    pads = cv.pads(op, x.shape[1:3], kernel, stride)
+    qmin, qmax = cv.act_range(op, y)
+    ir_op = "avg_pool" if op.name == "AVERAGE_POOL_2D" else "max_pool"
+    cv.emit(op, ir_op, [cv.name(x.index)], cv.name(y.index), mode="tflite", kernel=kernel, stride=stride,
+            pads=pads, qmin=qmin, qmax=qmax)
+
+
+def mean(cv: Converter, op: TfliteOperator) -> None:
+    x, ax, y = cv.need(op, 0, "input"), cv.need(op, 1, "axis"), cv.t(op.outputs[0])
+    d = cv.check_int(op, x)
+    cv.check_int(op, y, (d,))
+    rank = len(x.shape)
+    axes_raw = [int(v) for v in np.atleast_1d(cv.const(op, ax, "axis"))]
+    if any(not -rank <= v < rank for v in axes_raw):
+        raise cv.fail(op, f"reduces axes {axes_raw} of a {rank}-D tensor", "the model is malformed")
+    axes = tuple(sorted({v % rank for v in axes_raw}))
+    m, s = quantize_multiplier(float(x.scale[0]) / float(y.scale[0]))
+    cv.emit(op, "mean", [cv.name(x.index)], cv.name(y.index), mode="tflite", axes=axes,
+            axes_as_given=tuple(axes_raw), keepdims=bool(op.options.get("KeepDims", False)),
+            multiplier=m, shift=s, same_quant=cv.same_quant(x, y))
+
+
+# ---------------------------------------------------------------------------------------------
+# data movement
+# ---------------------------------------------------------------------------------------------
+
+def pad(cv: Converter, op: TfliteOperator) -> None:
+    x, p, y = cv.need(op, 0, "input"), cv.need(op, 1, "paddings"), cv.t(op.outputs[0])
+    d = cv.check_int(op, x)
+    cv.check_int(op, y, (d,))
+    pads = np.asarray(cv.const(op, p, "paddings"), dtype=np.int64).reshape(-1, 2)
+    if pads.shape[0] != len(x.shape) or (pads < 0).any():
+        raise cv.fail(op, f"has paddings {pads.tolist()} for a {len(x.shape)}-D input", "the model is malformed")
+    if not cv.same_quant(x, y):
+        raise cv.fail(op, "has different input and output quantization", "TFLite PAD does not rescale")
+    value = y.zero_point[0]
+    cval = cv.inp(op, 2)
+    if cval is not None:
+        value = int(np.asarray(cv.const(op, cval, "pad value")).reshape(-1)[0])
+    cv.emit(op, "pad", [cv.name(x.index)], cv.name(y.index), pads=tuple((int(a), int(b)) for a, b in pads),
+            value=int(value))
+
+
+def reshape(cv: Converter, op: TfliteOperator) -> None:
+    x, y = cv.need(op, 0, "input"), cv.t(op.outputs[0])
+    d = cv.check_int(op, x)
+    cv.check_int(op, y, (d,))
+    if int(np.prod(x.shape)) != int(np.prod(y.shape)):
+        raise cv.fail(op, f"reshapes {x.shape} into {y.shape}", "the model is malformed")
+    cv.emit(op, "reshape", [cv.name(x.index)], cv.name(y.index), shape=tuple(y.shape))
+
+
+def concatenation(cv: Converter, op: TfliteOperator) -> None:
+    xs = [cv.t(i) for i in op.inputs if i >= 0]
+    y = cv.t(op.outputs[0])
+    d = cv.check_int(op, y)
+    for x in xs:
+        cv.check_int(op, x, (d,))
+    if int(op.options.get("FusedActivationFunction", 0)) != 0:
+        raise cv.fail(op, "has a fused activation", "quantized CONCATENATION supports none")
+    rank = len(y.shape)
+    axis = int(op.options.get("Axis", 0))
+    axis = axis + rank if axis < 0 else axis
+    rescale = [not cv.same_quant(x, y) for x in xs]
+    if any(rescale) and d != "uint8":
+        raise cv.fail(op, f"concatenates {d} inputs whose quantization differs from the output's",
+                      f"LiteRT's {d} kernel requires equal scales and zero points (insert a QUANTIZE before "
+                      "the concatenation)")
+    params = tuple((float(x.scale[0]), int(x.zero_point[0])) for x in xs)
+    cv.emit(op, "concat", [cv.name(x.index) for x in xs], cv.name(y.index), mode="tflite", axis=axis,
+            input_quant=params, output_quant=(float(y.scale[0]), int(y.zero_point[0])))
+
+
+def transpose(cv: Converter, op: TfliteOperator) -> None:
+    x, p, y = cv.need(op, 0, "input"), cv.need(op, 1, "perm"), cv.t(op.outputs[0])
+    d = cv.check_int(op, x)
+    cv.check_int(op, y, (d,))
+    perm = tuple(int(v) for v in np.atleast_1d(cv.const(op, p, "permutation")))
+    if sorted(perm) != list(range(len(x.shape))):
+        raise cv.fail(op, f"has permutation {perm} for a {len(x.shape)}-D input", "the model is malformed")
+    cv.emit(op, "transpose", [cv.name(x.index)], cv.name(y.index), perm=perm)
+
+
+# ---------------------------------------------------------------------------------------------
+# activations
+# ---------------------------------------------------------------------------------------------
+
+def softmax(cv: Converter, op: TfliteOperator) -> None:
+    x, y = cv.need(op, 0, "input"), cv.t(op.outputs[0])
+    d = cv.check_int(op, x, ("int8", "uint8"))
+    cv.check_int(op, y, (d,))
+    lo = dtype_range(d)[0]
+    if y.zero_point[0] != lo or f32(y.scale[0]) != f32(1.0 / 256):
+        raise cv.fail(op, f"has output quantization scale {y.scale[0]}, zero point {y.zero_point[0]}",
+                      f"TFLite requires scale 1/256 and zero point {lo} for a {d} softmax")
+    beta = float(op.options.get("Beta", 1.0))
+    mult, shift = softmax_scaling(beta, float(x.scale[0]))
+    diff_min = -input_radius(5, shift)
+    cv.emit(op, "softmax", [cv.name(x.index)], cv.name(y.index), mode="tflite", input_multiplier=mult,
+            input_left_shift=shift, diff_min=diff_min)
+
+
+def softmax_scaling(beta: float, input_scale: float, integer_bits: int = 5) -> tuple[int, int]:
+    """PreprocessSoftmaxScaling (quantization_util.cc), double-rounding build."""
+    real = min(beta * input_scale * float(1 << (31 - integer_bits)), float((1 << 31) - 1))
+    m, s = quantize_multiplier(real)
+    return m, s
+
+
+def input_radius(integer_bits: int, left_shift: int, total_signed_bits: int = 31) -> int:
+    """CalculateInputRadius (quantization_util.cc)."""
+    v = 1.0 * ((1 << integer_bits) - 1) * float(1 << (total_signed_bits - integer_bits)) / float(1 << left_shift)
+    return int(math.floor(v))
+
+
+def logistic(cv: Converter, op: TfliteOperator) -> None:
+    x, y = cv.need(op, 0, "input"), cv.t(op.outputs[0])
+    d = cv.check_int(op, x, ("int8", "uint8"))
+    cv.check_int(op, y, (d,))
+    lo = dtype_range(d)[0]
+    if y.zero_point[0] != lo or f32(y.scale[0]) != f32(1.0 / 256):
+        raise cv.fail(op, f"has output quantization scale {y.scale[0]}, zero point {y.zero_point[0]}",
+                      f"TFLite requires scale 1/256 and zero point {lo} for a {d} logistic")
+    table = sigmoid_table(d, float(x.scale[0]), int(x.zero_point[0]), float(y.scale[0]), int(y.zero_point[0]))
+    cv.emit(op, "logistic", [cv.name(x.index)], cv.name(y.index), mode="tflite", table=table)
+
+
+def sigmoid_table(dtype: str, s_in: float, zp_in: int, s_out: float, zp_out: int) -> tuple[int, ...]:
+    """LUTPopulate for LOGISTIC: entry q holds quantize(1/(1+exp(-dequantize(q)))) in float32."""
+    lo, hi = dtype_range(dtype)
+    q = np.arange(lo, hi + 1, dtype=np.int32)
+    deq = np.float32(s_in) * (q - zp_in).astype(np.float32)
+    e = _expf(-deq)
+    val = np.float32(1.0) / (np.float32(1.0) + e)
+    inv = np.float32(1.0) / np.float32(s_out)
+    r = val * inv
+    rounded = np.sign(r) * np.floor(np.abs(r) + np.float32(0.5))
+    out = np.clip(rounded.astype(np.int64) + zp_out, lo, hi)
+    return tuple(int(v) for v in out)
+
+
+def _expf(x: np.ndarray) -> np.ndarray:
+    """float32 exp, correctly rounded from double (what libm's expf returns for these inputs)."""
+    return np.exp(x.astype(np.float64)).astype(np.float32)
+
+
+# ---------------------------------------------------------------------------------------------
+# quantization
+# ---------------------------------------------------------------------------------------------
+
+def quantize(cv: Converter, op: TfliteOperator) -> None:
+    x, y = cv.need(op, 0, "input"), cv.t(op.outputs[0])
+    yd = cv.check_int(op, y)
+    if len(y.scale) > 1:
+        raise cv.fail(op, "quantizes per channel", "tilewise supports per-tensor QUANTIZE")
+    if x.dtype == "float32":
+        cv.emit(op, "quantize", [cv.name(x.index)], cv.name(y.index), mode="tflite",
+                scale=float(y.scale[0]), zero_point=int(y.zero_point[0]))
+        return
+    cv.check_int(op, x)
+    m, s = quantize_multiplier(float(x.scale[0]) / float(y.scale[0]))
+    cv.emit(op, "quantize", [cv.name(x.index)], cv.name(y.index), mode="tflite", multiplier=m, shift=s,
+            input_zero_point=int(x.zero_point[0]), zero_point=int(y.zero_point[0]))
+    del yd
+
+
+def dequantize(cv: Converter, op: TfliteOperator) -> None:
+    x, y = cv.need(op, 0, "input"), cv.t(op.outputs[0])
+    cv.check_int(op, x, ("int8", "uint8", "int16"))
+    if len(x.scale) > 1:
+        raise cv.fail(op, "dequantizes per channel", "tilewise supports per-tensor DEQUANTIZE")
+    if y.dtype != "float32":
+        raise cv.fail(op, f"produces a {y.type_name} tensor", "DEQUANTIZE must produce float32")
+    cv.emit(op, "dequantize", [cv.name(x.index)], cv.name(y.index), mode="tflite",
+            scale=float(x.scale[0]), zero_point=int(x.zero_point[0]))
+
+
+CONVERTERS: dict[str, Callable[[Converter, TfliteOperator], None]] = {
+    "CONV_2D": conv_2d,
+    "DEPTHWISE_CONV_2D": depthwise_conv_2d,
+    "FULLY_CONNECTED": fully_connected,
+    "ADD": add_sub,
+    "SUB": add_sub,
+    "MUL": mul,
+    "AVERAGE_POOL_2D": pool,
+    "MAX_POOL_2D": pool,
+    "MEAN": mean,
+    "PAD": pad,
+    "PADV2": pad,
+    "RESHAPE": reshape,
+    "SQUEEZE": reshape,
+    "CONCATENATION": concatenation,
+    "TRANSPOSE": transpose,
+    "SOFTMAX": softmax,
+    "LOGISTIC": logistic,
+    "QUANTIZE": quantize,
+    "DEQUANTIZE": dequantize,
+}
