@@ -1,0 +1,127 @@
+"""L3→L2 tiling: the seed-001 cascade, the traffic search, and the network-level bridge."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tilewise.errors import TilewiseError
+from tilewise.ir.layer import LoopNest
+from tilewise.memory import LayerStep, conflicts, plan_network
+from tilewise.schedule.l3 import _candidate, l3_network, plan_l3
+
+BIG = LoopNest("conv", K=256, C=128, OY=16, OX=16, FY=3, FX=3, pads=(1, 1, 1, 1), IY=16, IX=16)
+W_BIG = 256 * 128 * 9 + 256 * 8  # weights + per-channel constants
+X_BIG, Y_BIG = 128 * 16 * 16, 256 * 16 * 16
+
+
+def test_fits_whole():
+    t = plan_l3(BIG, X_BIG + Y_BIG + W_BIG)
+    assert t.stage == "none" and not t.tiled and t.n_tiles == 1 and t.l3_bytes == 0
+    assert t.sub_nest == BIG
+
+
+def test_next_weights_count_in_eq5():
+    l2 = X_BIG + Y_BIG + W_BIG
+    t = plan_l3(BIG, l2, w_next_bytes=1000)
+    assert t.tiled and t.l2_w_next == 1000 and t.l2_total <= l2
+
+
+def test_weights_exceed_small_l2_are_tiled_by_output_channel():
+    l2 = 200_000  # weights alone are 296,960 bytes
+    t = plan_l3(BIG, l2)
+    assert t.stage == "w" and t.w_tiled and not t.y_in_l3 and not t.x_in_l3
+    assert t.k_tile % 4 == 0 and t.k_tile < 256
+    # double-buffered weight tiles, input and output whole in L2
+    assert t.l2_w == 2 * (t.k_tile * 128 * 9 + t.k_tile * 8)
+    assert t.l2_x == X_BIG and t.l2_y == Y_BIG and t.l2_total <= l2
+    # the largest multiple of 4 that fits: one more step of 4 would not
+    bigger = _candidate(BIG, t.k_tile + 4, 16, False, False, "rows_outer", 0, 8, 1.0, 0.0)
+    assert bigger.l2_total > l2
+    assert t.n_k == -(-256 // t.k_tile) and t.n_tiles == t.n_k
+    assert t.sub_nest.K == t.k_tile and t.sub_nest.C == 128 and t.sub_nest.OY == 16
+    assert t.l3_bytes == W_BIG  # each weight tile read once
+
+
+def test_cascade_falls_through_to_output_tiling():
+    # weights alone fit once double buffered at k=4, but x + y do not leave room: tile y too
+    l2 = X_BIG + 40_000
+    t = plan_l3(BIG, l2)
+    assert t.stage == "wy" and t.y_in_l3 and t.w_tiled and t.l2_total <= l2
+    assert t.oy_tile < 16 and t.iy_tile == min(16, t.oy_tile + 2)
+    assert t.sub_nest.OY == t.oy_tile and t.sub_nest.pads == (0, 1, 0, 1)
+    # earlier stages have no candidate that fits
+    for k in range(4, 257, 4):
+        assert _candidate(BIG, k, 16, False, False, "rows_outer", 0, 8, 1.0, 0.0).l2_total > l2
+    full_w = _candidate(BIG, 256, 1, False, True, "rows_outer", 0, 8, 1.0, 0.0)
+    assert full_w.l2_total > l2  # "y" alone (weights whole) cannot fit either
+
+
+def test_input_in_l3_tiles_input_rows():
+    t = plan_l3(BIG, 10**7, x_in_l3=True)
+    assert t.x_in_l3 and t.stage == "x" and t.l3_bytes > 0
+    # plenty of L2: the input is read from L3 once, whole, and nothing else is cut
+    assert t.n_tiles == 1 and t.l3_bytes == X_BIG and t.l2_x == X_BIG
+    # tight L2: input stripes double buffered, output rows stay in L2
+    t = plan_l3(BIG, Y_BIG + W_BIG + 2 * 128 * 16 * 6, x_in_l3=True)
+    assert t.stage == "x" and t.oy_tile == 4 and t.iy_tile == 6 and t.l2_x == 2 * 128 * 16 * 6
+    assert t.n_tiles == 4 and t.l3_bytes == 4 * 6 * 128 * 16  # halo rows read twice
+
+
+def test_search_beats_cascade_on_traffic():
+    l2 = 100_000
+    c = plan_l3(BIG, l2, l3_bandwidth=2.0, l3_setup_cycles=100)
+    s = plan_l3(BIG, l2, strategy="search", l3_bandwidth=2.0, l3_setup_cycles=100)
+    assert s.l2_total <= l2 and c.l2_total <= l2
+    assert s.l3_cycles <= c.l3_cycles
+    # here the cascade re-reads weights per row tile; the search keeps them to one pass
+    assert s.l3_bytes == W_BIG + 2 * Y_BIG < c.l3_bytes
+
+
+def test_nothing_fits_raises():
+    with pytest.raises(TilewiseError, match="cannot be tiled from L3 into L2 of 3000 bytes"):
+        plan_l3(BIG, 3000)
+
+
+nests = st.builds(
+    lambda kind, k, c, oy, f: LoopNest(
+        kind, K=k if kind == "conv" else c, C=c, OY=oy, OX=oy, FY=f, FX=f,
+        pads=(f // 2,) * 4, IY=oy, IX=oy),
+    st.sampled_from(["conv", "dwconv"]), st.sampled_from([8, 16, 32, 64]),
+    st.sampled_from([4, 16, 32]), st.integers(1, 24), st.sampled_from([1, 3]))
+
+
+@settings(max_examples=40, deadline=None)
+@given(nests, st.floats(0.05, 1.2), st.booleans())
+def test_search_never_worse_than_cascade(nest, frac, x_l3):
+    whole = _candidate(nest, nest.K, nest.OY, False, False, "rows_outer", 0, 8, 1.0, 0.0).l2_total
+    l2 = max(64, int(whole * frac))
+    try:
+        c = plan_l3(nest, l2, x_in_l3=x_l3, l3_setup_cycles=50)
+    except TilewiseError:
+        with pytest.raises(TilewiseError):
+            plan_l3(nest, l2, x_in_l3=x_l3, strategy="search", l3_setup_cycles=50)
+        return
+    s = plan_l3(nest, l2, x_in_l3=x_l3, strategy="search", l3_setup_cycles=50)
+    assert c.l2_total <= l2 and s.l2_total <= l2
+    assert s.l3_cycles <= c.l3_cycles + 1e-9
+    assert c.x_in_l3 == x_l3 == s.x_in_l3
+
+
+def test_network_bridge_feeds_the_memory_planner():
+    a = LoopNest("conv", K=64, C=16, OY=32, OX=32, FY=3, FX=3, pads=(1, 1, 1, 1), IY=32, IX=32)
+    b = LoopNest("conv", K=16, C=64, OY=32, OX=32, FY=1, FX=1, IY=32, IX=32)
+    steps = [LayerStep("a", ("x",), "y", 64 * 16 * 9 + 64 * 8),
+             LayerStep("b", ("y",), "z", 16 * 64 + 16 * 8)]
+    sizes = {"x": 16 * 32 * 32, "y": 64 * 32 * 32, "z": 16 * 32 * 32}
+    l2 = 60_000  # y alone is 65,536 bytes: it must live in L3
+    net = l3_network(steps, {"a": a, "b": b}, sizes, l2, outputs=("z",))
+    assert net.l3_tensors == frozenset({"y"})
+    ta, tb = net.tilings["a"], net.tilings["b"]
+    assert ta.y_in_l3 and tb.x_in_l3
+    plan = plan_network(list(net.steps), sizes, l2, outputs=("z",), l3_tensors=net.l3_tensors)
+    assert plan.peak <= l2 and conflicts(plan.plan.buffers, plan.plan.offsets) == []
+    assert "act:y" not in plan.plan.offsets
+    sa = next(s for s in net.steps if s.name == "a")
+    assert sa.scratch_bytes == ta.l2_y  # the double-buffered output tiles
