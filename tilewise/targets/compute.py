@@ -1,0 +1,90 @@
+"""Separable compute-cost terms: the form every kernel model returns.
+
+Compute cycles of one tile = Σ_terms coef · Π_{dim in term} f_dim(size, first, last), where `size`
+is the tile's extent in that loop dimension and `first`/`last` say whether the tile is the first /
+last along it (the input-channel loop uses them: bias on the first, requantization on the last).
+Because each term is a product of per-dimension factors, the sum over any Cartesian set of tiles is
+the product of per-dimension sums; the `model` tiler uses this for exact totals and bounds over
+whole tile grids at the cost of a few outer products (schedule/cost.py, schedule/model.py).
+
+Factors take and return numpy arrays (they are evaluated on broadcast grids), so write them with
+numpy operations only (`np.ceil`, `//`, `%`, `np.where`), never Python `if` on values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Mapping
+
+import numpy as np
+
+Factor = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
+
+
+@dataclass(frozen=True)
+class Term:
+    """coef · Π factors; a factor maps (size, first, last) arrays of one dimension to cycles."""
+
+    coef: float
+    factors: tuple[tuple[str, Factor], ...] = ()
+    label: str = ""
+
+
+def tile_cycles(terms: tuple[Term, ...], size: Mapping[str, np.ndarray],
+                first: Mapping[str, np.ndarray], last: Mapping[str, np.ndarray]) -> np.ndarray:
+    """Evaluate terms on broadcastable per-dimension arrays (one tile or a grid of tiles)."""
+    total: np.ndarray | float = 0.0
+    for term in terms:
+        v: np.ndarray | float = term.coef
+        for dim, f in term.factors:
+            v = v * f(size[dim], first[dim], last[dim])
+        total = total + v
+    return np.asarray(total, dtype=np.float64)
+
+
+# Common factor shapes -------------------------------------------------------------------------
+
+def ident(s: np.ndarray, first: np.ndarray, last: np.ndarray) -> np.ndarray:
+    return s.astype(np.float64)
+
+
+def ceil_div(n: int) -> Factor:
+    """ceil(size / n): the share of the slowest of n cores."""
+    def f(s: np.ndarray, first: np.ndarray, last: np.ndarray) -> np.ndarray:
+        return np.ceil(s / n)
+    return f
+
+
+def parity_of_ceil(n: int) -> Factor:
+    """ceil(size / n) mod 2 (odd row count on the slowest core)."""
+    def f(s: np.ndarray, first: np.ndarray, last: np.ndarray) -> np.ndarray:
+        return (np.ceil(s / n) % 2).astype(np.float64)
+    return f
+
+
+def parity(s: np.ndarray, first: np.ndarray, last: np.ndarray) -> np.ndarray:
+    return (s % 2).astype(np.float64)
+
+
+def on_last(s: np.ndarray, first: np.ndarray, last: np.ndarray) -> np.ndarray:
+    """1 on the last tile of the dimension (requantize once per output, after the last C tile)."""
+    return np.asarray(last, dtype=np.float64) + 0.0 * s
+
+
+def on_first(s: np.ndarray, first: np.ndarray, last: np.ndarray) -> np.ndarray:
+    return np.asarray(first, dtype=np.float64) + 0.0 * s
+
+
+def when_split(fn: Factor) -> Factor:
+    """fn(size) on tiles of a dimension that is split (not first-and-last), else 0."""
+    def f(s: np.ndarray, first: np.ndarray, last: np.ndarray) -> np.ndarray:
+        split = ~(np.asarray(first, bool) & np.asarray(last, bool))
+        return np.where(split, fn(s, first, last), 0.0)
+    return f
+
+
+def affine(a: float, b: float) -> Factor:
+    """a·size + b."""
+    def f(s: np.ndarray, first: np.ndarray, last: np.ndarray) -> np.ndarray:
+        return a * s + b
+    return f
