@@ -239,13 +239,18 @@ class ModelBuilder:
         return p
 
 
-def litert_run(path: str | Path, inputs: Sequence[np.ndarray], all_tensors: bool = False) -> dict[int, np.ndarray]:
-    """Run LiteRT's reference kernels (BUILTIN_REF) once; returns output (or every) tensor by index."""
+def litert_interpreter(path: str | Path, all_tensors: bool = False) -> Any:
+    """A LiteRT interpreter with the reference kernels (BUILTIN_REF), tensors allocated."""
     from ai_edge_litert.interpreter import Interpreter, OpResolverType
 
     it = Interpreter(model_path=str(path), experimental_op_resolver_type=OpResolverType.BUILTIN_REF,
                      experimental_preserve_all_tensors=all_tensors)
     it.allocate_tensors()
+    return it
+
+
+def litert_invoke(it: Any, inputs: Sequence[np.ndarray], all_tensors: bool = False) -> dict[int, np.ndarray]:
+    """Run once; returns the output (or every readable) tensor by TFLite tensor index."""
     for d, x in zip(it.get_input_details(), inputs):
         it.set_tensor(d["index"], np.asarray(x, dtype=d["dtype"]).reshape(d["shape"]))
     it.invoke()
@@ -258,3 +263,56 @@ def litert_run(path: str | Path, inputs: Sequence[np.ndarray], all_tensors: bool
                 pass
         return out
     return {d["index"]: it.get_tensor(d["index"]).copy() for d in it.get_output_details()}
+
+
+def litert_run(path: str | Path, inputs: Sequence[np.ndarray], all_tensors: bool = False) -> dict[int, np.ndarray]:
+    return litert_invoke(litert_interpreter(path, all_tensors), inputs, all_tensors)
+
+
+def random_inputs(shapes_dtypes: Sequence[tuple[tuple[int, ...], str]], n: int, seed: int = 0,
+                  float_range: float = 8.0) -> list[list[np.ndarray]]:
+    """n random input sets plus the all-min and all-max sets (integer inputs span their full range)."""
+    rng = np.random.RandomState(seed)
+    sets: list[list[np.ndarray]] = []
+    for k in range(n + 2):
+        one = []
+        for shape, dtype in shapes_dtypes:
+            if dtype == "float32":
+                v = rng.uniform(-float_range, float_range, size=shape) if k < n else \
+                    np.full(shape, -float_range if k == n else float_range)
+                one.append(v.astype(np.float32))
+            else:
+                info = np.iinfo(np.dtype(dtype))
+                v = rng.randint(info.min, int(info.max) + 1, size=shape) if k < n else \
+                    np.full(shape, info.min if k == n else info.max)
+                one.append(v.astype(dtype))
+        sets.append(one)
+    return sets
+
+
+def compare_with_litert(path: str | Path, n: int = 50, seed: int = 0, all_tensors: bool = False,
+                        float_range: float = 8.0) -> tuple[int, int]:
+    """(differing elements, compared elements) of golden vs LiteRT BUILTIN_REF over n random inputs plus
+    the all-min and all-max inputs; with all_tensors every IR tensor that has a TFLite twin is compared."""
+    from tilewise.frontend import load_model
+    from tilewise.golden import run_graph
+
+    graph = load_model(path)
+    index = graph.meta["tflite_tensor_index"]
+    specs = [(t.shape, t.dtype) for t in graph.input_tensors()]
+    it = litert_interpreter(path, all_tensors)
+    bad = total = 0
+    for inputs in random_inputs(specs, n, seed, float_range):
+        ref = litert_invoke(it, inputs, all_tensors)
+        got = run_graph(graph, inputs, keep_all=all_tensors)
+        names = [o for nd in graph.nodes for o in nd.outputs if o in index] if all_tensors else list(graph.outputs)
+        for name in names:
+            r = ref[index[name]]
+            g = np.asarray(got[name]).reshape(r.shape)
+            if r.dtype.kind == "f":
+                diff = int((r.view(np.uint32) != g.astype(np.float32).view(np.uint32)).sum())
+            else:
+                diff = int((r.astype(np.int64) != g.astype(np.int64)).sum())
+            bad += diff
+            total += r.size
+    return bad, total

@@ -7,7 +7,7 @@ parameters, including their float/double rounding:
 | op | parameters (as LiteRT computes them) |
 |---|---|
 | CONV_2D, DEPTHWISE_CONV_2D | per channel QuantizeMultiplier(double(s_x)·double(s_w[k])/double(s_y)) |
-| FULLY_CONNECTED | per tensor: double(float(s_x·s_w))/double(s_y); per channel as conv |
+| FULLY_CONNECTED | as conv (per tensor too); int8 requantizes with single rounding (Requant.rounding) |
 | ADD, SUB | left_shift 20 (int8/uint8) or 15 (int16); in_k = s_k/(2·max s); out = 2·max s/(2^ls·s_y) |
 | MUL | QuantizeMultiplier(float(s_a·s_b/s_y)) (float arithmetic) |
 | MEAN | QuantizeMultiplier(double(s_x)/double(s_y)) |
@@ -180,19 +180,17 @@ class Converter:
 # convolution and dense layers
 # ---------------------------------------------------------------------------------------------
 
-def _linear_requant(cv: Converter, op: TfliteOperator, x: TfliteTensor, w: TfliteTensor, y: TfliteTensor,
-                    per_tensor_float_product: bool) -> Any:
+def _linear_requant(cv: Converter, op: TfliteOperator, x: TfliteTensor, w: TfliteTensor, y: TfliteTensor) -> Any:
+    """Per-channel (or broadcast per-tensor) QuantizeMultiplier(double(s_x)·double(s_w)/double(s_y)).
+
+    LiteRT's FULLY_CONNECTED uses the same double product for per-tensor weights (not the float
+    product of the legacy GetQuantizedConvolutionMultipler; tests/test_tflite_ops.py pins this)."""
     qmin, qmax = cv.act_range(op, y)
     if not w.quantized:
         raise cv.fail(op, f"has weights '{w.name}' without quantization parameters",
                       "re-export the model with int8 weight quantization")
-    if len(w.scale) > 1 or not per_tensor_float_product:
-        real = np.asarray([float(x.scale[0]) * float(s) / float(y.scale[0]) for s in w.scale], dtype=np.float64)
-    else:
-        # GetQuantizedConvolutionMultipler: the product is taken in float, then widened
-        real = np.asarray([float(f32(x.scale[0]) * f32(w.scale[0])) / float(y.scale[0])], dtype=np.float64)
-    rq = tflite_requant(real, y.zero_point[0], qmin, qmax)
-    return rq
+    real = np.asarray([float(x.scale[0]) * float(s) / float(y.scale[0]) for s in w.scale], dtype=np.float64)
+    return tflite_requant(real, y.zero_point[0], qmin, qmax)
 
 
 def _bias(cv: Converter, op: TfliteOperator, x_dtype: str, k: int) -> tuple[str, int | None]:
@@ -247,7 +245,7 @@ def conv_2d(cv: Converter, op: TfliteOperator) -> None:
     dil = (int(o.get("DilationHFactor", 1)), int(o.get("DilationWFactor", 1)))
     pads = cv.pads(op, x.shape[1:3], (fy, fx), stride, dil)
     bias, btype = _bias(cv, op, xd, k)
-    rq = _linear_requant(cv, op, x, w, y, per_tensor_float_product=False)
+    rq = _linear_requant(cv, op, x, w, y)
     rq = _with_wide(rq, _wide_accumulator(cv, op, xd, btype))
     cv.emit(op, "conv2d", [cv.name(x.index), cv.name(w.index), bias], cv.name(y.index),
             stride=stride, dilation=dil, pads=pads, groups=c // cg, requant=rq, mode="tflite")
@@ -268,7 +266,7 @@ def depthwise_conv_2d(cv: Converter, op: TfliteOperator) -> None:
     dil = (int(o.get("DilationHFactor", 1)), int(o.get("DilationWFactor", 1)))
     pads = cv.pads(op, x.shape[1:3], (fy, fx), stride, dil)
     bias, btype = _bias(cv, op, xd, k)
-    rq = _linear_requant(cv, op, x, w, y, per_tensor_float_product=False)
+    rq = _linear_requant(cv, op, x, w, y)
     rq = _with_wide(rq, _wide_accumulator(cv, op, xd, btype))
     # TFLite [1,FY,FX,C*mult] -> IR [K,FY,FX,1]; per-channel axis 3 -> 0
     wq = quant_params(w, {3: 0})
@@ -291,7 +289,7 @@ def fully_connected(cv: Converter, op: TfliteOperator) -> None:
     if c == 0 or size % c:
         raise cv.fail(op, f"has {size} input values for weights of depth {c}", "the model is malformed")
     bias, btype = _bias(cv, op, xd, k)
-    rq = _linear_requant(cv, op, x, w, y, per_tensor_float_product=True)
+    rq = _linear_requant(cv, op, x, w, y)
     rq = _with_wide(rq, _wide_accumulator(cv, op, xd, btype))
     if not rq.wide:
         rq = replace(rq, rounding="single")

@@ -58,7 +58,7 @@ def run_graph(
         if not keep_all:
             for i in node.inputs:
                 consumers_left[i] -= 1
-                if consumers_left[i] == 0 and i not in graph.outputs and not graph.tensors[i].is_const:
+                if i and consumers_left[i] == 0 and i not in graph.outputs and not graph.tensors[i].is_const:
                     values.pop(i, None)
     if keep_all:
         return values
