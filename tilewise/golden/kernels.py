@@ -9,3 +9,4 @@ from . import pool  # noqa: F401
 from . import activation  # noqa: F401
 from . import shape_ops  # noqa: F401
 from . import quant_ops  # noqa: F401
+from . import onnx_ops  # noqa: F401

@@ -1,0 +1,55 @@
+"""ONNX frontend entry: `read_onnx(data, source) -> Graph` for QDQ, QOperator and NEMO/QuantLab models.
+
+Pipeline (each step its own module):
+1. onnx_model.py  decode the protobuf into an OnnxGraph (corrupt file -> ModelFormatError);
+2. onnx_qdq.py    fuse DequantizeLinear -> op -> QuantizeLinear groups into QLinear nodes, as
+                  onnxruntime does at session creation — or, for a model without any quantization
+                  operator, onnx_nemo.py fuses integer Conv/Gemm + Mul/Add/Div/Floor/Clip chains;
+3. onnx_lower.py  walk the nodes in order and emit IR nodes in NHWC (handlers in onnx_qop.py and
+                  onnx_nemo.py), turning quantized graph inputs/outputs into integer IR edges.
+
+Semantics: every arithmetic node gets attrs["mode"] = "onnx" (what onnxruntime's QLinear* kernels
+compute, golden/onnx_ops.py) except NEMO layers, whose Requant has mode "shift". Anything outside
+SUPPORTED_OPS, or float computation left in the graph, is an UnsupportedOpError naming the file,
+the node and its op type. graph.meta: "format" = "onnx", "onnx_style" in {"qdq", "qoperator",
+"nemo"}, "onnx_opset", "source_layout" = "NCHW", "onnx_inputs" / "onnx_outputs" (onnx_lower.py;
+frontend/onnx_io.py converts arrays between the ONNX model and the IR with them).
+"""
+
+from __future__ import annotations
+
+from ..ir.graph import Graph
+from . import onnx_nemo, onnx_qop  # noqa: F401  (register their lowering handlers)
+from .onnx_lower import Lowering
+from .onnx_model import read_graph
+from .onnx_qdq import fuse_qdq
+
+SUPPORTED_OPS = (
+    "QuantizeLinear/DequantizeLinear around Conv, Gemm, MatMul, Add, AveragePool, MaxPool, GlobalAveragePool, "
+    "Relu, Clip, Reshape, Flatten, Transpose, Concat, Softmax",
+    "QLinearConv", "QLinearMatMul", "QGemm", "QLinearAdd", "QLinearAveragePool", "QLinearGlobalAveragePool",
+    "QLinearSoftmax", "QLinearConcat", "MaxPool/Reshape/Flatten/Transpose/Concat/Identity on integer tensors",
+    "NEMO/QuantLab integer Conv/Gemm/MatMul with Mul/Add/Div/Floor/Clip requantization and Pad",
+)
+
+
+def model_style(g) -> str:
+    """'qdq' when any DequantizeLinear feeds a float operator, 'qoperator' for QLinear graphs, else 'nemo'."""
+    if not onnx_nemo.has_quantization(g):
+        return "nemo"
+    cons = g.consumers()
+    for n in g.nodes:
+        if n.op_type == "DequantizeLinear" and any(c.op_type != "QuantizeLinear" for c in cons.get(n.outputs[0], [])):
+            return "qdq"
+    return "qoperator"
+
+
+def read_onnx(data: bytes, source: str) -> Graph:
+    """Read an ONNX model (bytes of the .onnx file) into an integer IR Graph (not yet verified)."""
+    g = read_graph(data, source)
+    style = model_style(g)
+    g = onnx_nemo.to_integer_ops(g) if style == "nemo" else fuse_qdq(g)
+    lw = Lowering(g, style)
+    lw.lower_inputs()
+    lw.lower_nodes()
+    return lw.finish(g.name, {"format": "onnx", "onnx_style": style, "onnx_opset": g.opset})

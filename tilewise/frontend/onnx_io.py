@@ -1,0 +1,86 @@
+"""Arrays between an ONNX model and the IR Graph the frontend made of it, and the reference session.
+
+The IR runs on integer NHWC tensors; the ONNX model takes NCHW tensors, often float32 ones that its
+first QuantizeLinear quantizes and its last DequantizeLinear produces. graph.meta["onnx_inputs"] /
+["onnx_outputs"] (onnx_lower.py) say, per edge, the IR tensor, `to_ir_perm` (ir = onnx.transpose(p))
+and the edge quantization (scale, zero_point; None for integer ONNX tensors). A float input is fed
+as s·(q − zp) in float32, which QuantizeLinear maps back to exactly q; a float output is quantized
+back with round-half-even, exact for values DequantizeLinear produced.
+
+`reference_session` is onnxruntime as the reference: default session options plus
+"session.qdqisint8allowed" = "1". On x86-64 onnxruntime fuses QDQ groups with int8 activations into
+QLinear kernels only with that entry (ARM does by default); without it, such groups run as float
+Conv/Add with different rounding. uint8-activation QDQ and QOperator models compute the same either way.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+
+from ..ir.graph import Graph
+from ..ir.tensor import dtype_range, np_dtype
+
+
+def reference_session(model: str | Path | bytes, int8_qdq_fusion: bool = True) -> Any:
+    """An onnxruntime CPU InferenceSession for `model` (path or serialized bytes)."""
+    import onnxruntime as ort
+
+    so = ort.SessionOptions()
+    so.log_severity_level = 3
+    if int8_qdq_fusion:
+        so.add_session_config_entry("session.qdqisint8allowed", "1")
+    src = model if isinstance(model, bytes) else str(model)
+    return ort.InferenceSession(src, so, providers=["CPUExecutionProvider"])
+
+
+def _inverse(p: tuple[int, ...]) -> tuple[int, ...]:
+    inv = [0] * len(p)
+    for i, v in enumerate(p):
+        inv[v] = i
+    return tuple(inv)
+
+
+def onnx_feeds(graph: Graph, ir_inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """ONNX session feeds for integer IR inputs (keyed by IR tensor name)."""
+    feeds = {}
+    for e in graph.meta["onnx_inputs"]:
+        q = np.asarray(ir_inputs[e["ir"]]).transpose(_inverse(tuple(e["to_ir_perm"])))
+        if e["onnx_dtype"] == "float32":
+            feeds[e["onnx"]] = (np.float32(e["scale"]) * (q.astype(np.int64) - int(e["zero_point"])).astype(np.float32)).astype(np.float32)
+        else:
+            feeds[e["onnx"]] = q.astype(np_dtype(e["onnx_dtype"]))
+    return feeds
+
+
+def ir_outputs(graph: Graph, onnx_outputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """IR-layout integer arrays (keyed by IR tensor name) from ONNX outputs (keyed by ONNX name)."""
+    out = {}
+    for e in graph.meta["onnx_outputs"]:
+        v = np.asarray(onnx_outputs[e["onnx"]])
+        t = graph.tensors[e["ir"]]
+        if e["onnx_dtype"] == "float32":
+            lo, hi = dtype_range(t.dtype)
+            q = np.rint(v.astype(np.float32) / np.float32(e["scale"])).astype(np.int64) + int(e["zero_point"])
+            v = np.clip(q, lo, hi)
+        out[e["ir"]] = np.asarray(v).transpose(tuple(e["to_ir_perm"])).astype(np_dtype(t.dtype))
+    return out
+
+
+def run_reference(graph: Graph, session: Any, ir_inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Run the ONNX model on IR inputs; returns IR-layout integer outputs keyed by IR tensor name."""
+    names = [o.name for o in session.get_outputs()]
+    res = session.run(names, onnx_feeds(graph, ir_inputs))
+    return ir_outputs(graph, dict(zip(names, res)))
+
+
+def random_inputs(graph: Graph, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """Uniformly random integer inputs over each IR input's dtype range."""
+    out = {}
+    for name in graph.inputs:
+        t = graph.tensors[name]
+        lo, hi = dtype_range(t.dtype)
+        out[name] = rng.integers(lo, hi + 1, size=t.shape).astype(np_dtype(t.dtype))
+    return out

@@ -1,0 +1,476 @@
+"""QOperator-form ONNX graph -> IR Graph: tensors, NCHW -> NHWC layout, graph edges, data-movement ops.
+
+Layout. Every 4-D activation of the IR is NHWC while ONNX's are NCHW. Each IR activation remembers
+the permutation `perm` with ir_array = onnx_array.transpose(perm): (0, 2, 3, 1) for 4-D tensors,
+the identity otherwise. Constants are transposed at import (conv weights OIHW -> OHWI, broadcast
+operands of adds). Ops that index elements (Reshape, Flatten, Transpose, Concat/Softmax axes) are
+rewritten so that the IR computes the element order ONNX means:
+- a Reshape/Flatten reads its input in ONNX order: an IR transpose NHWC -> NCHW is inserted unless the
+  permutation does not move data in memory (e.g. H = W = 1), where a reshape suffices;
+- except a Flatten/Reshape of an N×C×H×W tensor to N×(C·H·W) whose every reader is a Gemm/MatMul: it
+  becomes a plain reshape of the NHWC data and those readers' weight columns are permuted from CHW
+  to HWC order (no transpose at run time), recorded in `flat`;
+- a 4-D reshape result is brought back to NHWC (transpose, or reshape when trivial).
+
+Graph edges. A float graph input quantized by QuantizeLinear becomes an integer IR input; a graph
+output produced by DequantizeLinear becomes its integer source. graph.meta records, per ONNX input
+and output, the IR tensor, the permutation and the edge quantization (onnx_io.py uses them):
+meta["onnx_inputs"] / meta["onnx_outputs"] = [{"onnx", "ir", "to_ir_perm", "onnx_shape",
+"onnx_dtype", "scale", "zero_point"}]; scale/zero_point are None when the ONNX tensor is already
+integer. meta["source_layout"] = "NCHW".
+
+The arithmetic ops are lowered by onnx_qop.py (QLinear*) and onnx_nemo.py (integer NEMO graphs),
+which register their handlers in HANDLERS.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from ..ir.graph import Graph, Node
+from ..ir.ops import infer_shape
+from ..ir.tensor import QuantParams, Tensor, dtype_range
+from .onnx_model import ONode, OnnxGraph, unsupported
+
+NHWC = (0, 2, 3, 1)
+FC_READERS = ("QGemm", "QLinearMatMul", "IntGemm")
+Handler = Callable[["Lowering", ONode], None]
+HANDLERS: dict[str, Handler] = {}
+
+
+def handler(*op_types: str) -> Callable[[Handler], Handler]:
+    def reg(fn: Handler) -> Handler:
+        for op in op_types:
+            HANDLERS[op] = fn
+        return fn
+
+    return reg
+
+
+def canonical_perm(rank: int) -> tuple[int, ...]:
+    return NHWC if rank == 4 else tuple(range(rank))
+
+
+def inverse(p: tuple[int, ...]) -> tuple[int, ...]:
+    inv = [0] * len(p)
+    for i, v in enumerate(p):
+        inv[v] = i
+    return tuple(inv)
+
+
+def moves_data(shape: tuple[int, ...], perm: tuple[int, ...]) -> bool:
+    """Whether x.transpose(perm) changes the memory order of x (size-1 axes do not count)."""
+    order = [perm[i] for i in range(len(perm)) if shape[perm[i]] != 1]
+    return order != sorted(order)
+
+
+class Lowering:
+    """Accumulates IR tensors and nodes while walking the ONNX nodes in order."""
+
+    def __init__(self, g: OnnxGraph, style: str) -> None:
+        self.g = g
+        self.style = style
+        self.tensors: dict[str, Tensor] = {}
+        self.nodes: list[Node] = []
+        self.ir: dict[str, str] = {}  # ONNX tensor -> IR tensor
+        self.perm: dict[str, tuple[int, ...]] = {}  # IR tensor -> perm (ir = onnx.transpose(perm))
+        self.flat: dict[str, tuple[int, int, int]] = {}  # IR tensor holding an HWC-flattened CHW tensor
+        self.cons = g.consumers()
+        self.prod = g.producers()
+        self.names: set[str] = set()
+        self.inputs: list[dict[str, Any]] = []
+        self.outputs: list[dict[str, Any]] = []
+        self.ir_inputs: list[str] = []
+
+    # -- constants ------------------------------------------------------------------------------
+    def const(self, node: ONode, name: str, what: str) -> np.ndarray:
+        if name not in self.g.consts:
+            raise unsupported(self.g, node, f"takes its {what} '{name}' from a computed tensor",
+                              f"make the {what} a constant initializer")
+        return np.asarray(self.g.consts[name])
+
+    def scalar(self, node: ONode, name: str, what: str) -> float | int:
+        v = self.const(node, name, what).reshape(-1)
+        if v.size != 1:
+            raise unsupported(self.g, node, f"has {v.size} values for its {what}",
+                              "quantize activations per tensor (one scale and zero point)")
+        return v[0].item()
+
+    def qparams(self, node: ONode, scale: str, zp: str, what: str) -> tuple[float, int, str]:
+        """(float32 scale, zero point, dtype) of a per-tensor quantized operand."""
+        s = float(np.float32(self.scalar(node, scale, f"{what} scale")))
+        if zp:
+            z_arr = self.const(node, zp, f"{what} zero point")
+            z = int(self.scalar(node, zp, f"{what} zero point"))
+            dt = str(z_arr.dtype)
+        else:
+            z, dt = 0, "uint8"
+        if dt not in ("int8", "uint8"):
+            raise unsupported(self.g, node, f"quantizes its {what} to {dt}", "use int8 or uint8 activations")
+        if not s > 0:
+            raise unsupported(self.g, node, f"has the non-positive {what} scale {s}", "the model is malformed")
+        return s, z, dt
+
+    # -- tensors --------------------------------------------------------------------------------
+    def fresh(self, base: str) -> str:
+        name = base
+        i = 1
+        while name in self.tensors or name in self.names:
+            name = f"{base}_{i}"
+            i += 1
+        self.names.add(name)
+        return name
+
+    def node_name(self, base: str) -> str:
+        return self.fresh(base or "node")
+
+    def add_tensor(self, name: str, shape: tuple[int, ...], dtype: str, quant: QuantParams | None,
+                   data: np.ndarray | None = None, perm: tuple[int, ...] | None = None) -> str:
+        self.tensors[name] = Tensor(name, tuple(int(d) for d in shape), dtype, quant, data)
+        self.names.add(name)
+        self.perm[name] = perm if perm is not None else tuple(range(len(shape)))
+        return name
+
+    def add_const(self, base: str, data: np.ndarray, dtype: str, quant: QuantParams | None = None) -> str:
+        name = self.fresh(base)
+        return self.add_tensor(name, data.shape, dtype, quant, np.ascontiguousarray(data))
+
+    def emit(self, onode: ONode | None, op: str, inputs: list[str], output: str, expect: tuple[int, ...] | None,
+             dtype: str, quant: QuantParams | None, layout: tuple[int, ...] | None = None, suffix: str = "",
+             **attrs: Any) -> str:
+        """Append an IR node; its output shape comes from IR shape inference (checked if given).
+
+        `layout` is the output's perm (ir = onnx.transpose(layout)), the identity by default.
+        """
+        name = self.node_name((onode.name if onode else op) + suffix)
+        attrs.setdefault("mode", "onnx")
+        node = Node(name, op, tuple(inputs), (output,), dict(attrs))
+        inferred = infer_shape(Graph("tmp", self.tensors, (), (), ()), node)
+        if expect is not None and tuple(expect) != tuple(inferred):
+            raise unsupported(self.g, onode, f"produces shape {tuple(expect)} where its inputs give {tuple(inferred)}",
+                              "the model is malformed")
+        self.add_tensor(output, inferred, dtype, quant, perm=layout)
+        self.nodes.append(node)
+        return output
+
+    def t(self, ir_name: str) -> Tensor:
+        return self.tensors[ir_name]
+
+    def onnx_shape(self, ir_name: str) -> tuple[int, ...]:
+        shape = self.tensors[ir_name].shape
+        p = self.perm[ir_name]
+        out = [0] * len(shape)
+        for i, d in enumerate(shape):
+            out[p[i]] = d
+        return tuple(out)
+
+    def act(self, node: ONode, onnx_name: str, scale: float | None = None, zp: int | None = None,
+            dtype: str | None = None) -> str:
+        """IR name of an integer activation read by `node`, its quantization checked against the node's."""
+        if onnx_name not in self.ir:
+            if onnx_name in self.g.consts:
+                raise unsupported(self.g, node, f"reads the constant '{onnx_name}' where it expects an activation",
+                                  "tilewise needs activations computed by the graph")
+            raise unsupported(self.g, node, f"reads '{onnx_name}', a float tensor that no quantized operator produces",
+                              "quantize the whole model (QDQ or QOperator) so that every operator works on integers")
+        name = self.ir[onnx_name]
+        t = self.tensors[name]
+        if scale is not None:
+            if dtype is not None and t.dtype != dtype:
+                raise unsupported(self.g, node, f"reads '{onnx_name}' as {dtype} but it is {t.dtype}", "the model is malformed")
+            if t.quant is None:
+                self.tensors[name] = Tensor(t.name, t.shape, t.dtype, QuantParams((scale,), (int(zp or 0),)), t.data)
+            elif (np.float32(t.quant.scale[0]) != np.float32(scale) or t.quant.zp != int(zp or 0)):
+                raise unsupported(self.g, node, f"reads '{onnx_name}' with scale {scale} and zero point {zp}, but it "
+                                  f"was produced with scale {t.quant.scale[0]} and zero point {t.quant.zp}",
+                                  "give producer and consumer the same quantization parameters")
+        return name
+
+    def alias(self, onnx_out: str, ir_name: str) -> None:
+        self.ir[onnx_out] = ir_name
+
+    def out_name(self, onnx_name: str) -> str:
+        name = self.fresh(onnx_name)
+        self.ir[onnx_name] = name
+        return name
+
+    # -- layout ---------------------------------------------------------------------------------
+    def in_onnx_order(self, node: ONode, ir_name: str) -> str:
+        """An IR tensor holding `ir_name`'s data in ONNX element order (transposing when needed)."""
+        if ir_name in self.flat:
+            raise unsupported(self.g, node, "reads a flattened tensor in an unsupported way", "report this model")
+        p = self.perm[ir_name]
+        if p == tuple(range(len(p))):
+            return ir_name
+        t = self.tensors[ir_name]
+        q = inverse(p)
+        oshape = self.onnx_shape(ir_name)
+        out = self.fresh(f"{ir_name}__onnx_order")
+        if moves_data(t.shape, q):
+            return self.emit(node, "transpose", [ir_name], out, oshape, t.dtype, t.quant, suffix="_to_nchw", perm=q)
+        return self.emit(node, "reshape", [ir_name], out, oshape, t.dtype, t.quant, suffix="_to_nchw", shape=oshape)
+
+    def from_onnx_order(self, node: ONode, ir_name: str, onnx_out: str) -> str:
+        """Bring an ONNX-ordered result to its canonical IR layout and bind it to `onnx_out`."""
+        t = self.tensors[ir_name]
+        p = canonical_perm(len(t.shape))
+        if p == tuple(range(len(p))):
+            self.alias(onnx_out, ir_name)
+            return ir_name
+        out = self.out_name(onnx_out)
+        shape = tuple(t.shape[i] for i in p)
+        if moves_data(t.shape, p):
+            self.emit(node, "transpose", [ir_name], out, shape, t.dtype, t.quant, layout=p, suffix="_to_nhwc", perm=p)
+        else:
+            self.emit(node, "reshape", [ir_name], out, shape, t.dtype, t.quant, layout=p, suffix="_to_nhwc", shape=shape)
+        return out
+
+    def const_like(self, node: ONode, name: str, data: np.ndarray, rank: int, perm: tuple[int, ...], dtype: str,
+                   quant: QuantParams | None) -> str:
+        """A broadcast operand constant aligned to `rank` dims and permuted like its partner."""
+        arr = np.asarray(data)
+        if arr.ndim > rank:
+            raise unsupported(self.g, node, f"broadcasts a {arr.ndim}-D constant against a {rank}-D tensor", "the model is malformed")
+        arr = arr.reshape((1,) * (rank - arr.ndim) + arr.shape).transpose(perm)
+        cname = self.fresh(name)
+        return self.add_tensor(cname, arr.shape, dtype, quant, np.ascontiguousarray(arr), perm=perm)
+
+    # -- edges ----------------------------------------------------------------------------------
+    def lower_inputs(self) -> None:
+        for name, (dtype, shape) in self.g.inputs.items():
+            perm = canonical_perm(len(shape))
+            ir_shape = tuple(shape[i] for i in perm)
+            readers = self.cons.get(name, [])
+            qs = [n for n in readers if n.op_type == "QuantizeLinear"]
+            if dtype == "float32" and self.style != "nemo":
+                if not readers or len(qs) != len(readers):
+                    other = next((n for n in readers if n.op_type != "QuantizeLinear"), None)
+                    raise unsupported(self.g, other, f"reads the float graph input '{name}' directly",
+                                      "quantize the model so that its input goes through a QuantizeLinear")
+                params = {(self.qparams(q, q.input(1), q.input(2), "output")) for q in qs}
+                if len(params) != 1:
+                    raise unsupported(self.g, qs[1], f"quantizes the graph input '{name}' differently from '{qs[0].name}'",
+                                      "quantize a graph input once")
+                s, z, dt = params.pop()
+                ir_name = self.fresh(qs[0].outputs[0])
+                self.add_tensor(ir_name, ir_shape, dt, QuantParams((s,), (z,)), perm=perm)
+                for q in qs:
+                    self.alias(q.outputs[0], ir_name)
+                edge = (s, z)
+            elif dtype == "float32":  # NEMO: integer values carried in float32
+                ir_name = self.fresh(name)
+                self.add_tensor(ir_name, ir_shape, "uint8", QuantParams((1.0,), (0,)), perm=perm)
+                self.alias(name, ir_name)
+                edge = (1.0, 0)
+            elif dtype in ("int8", "uint8"):
+                ir_name = self.fresh(name)
+                self.add_tensor(ir_name, ir_shape, dtype, None, perm=perm)
+                self.alias(name, ir_name)
+                edge = None
+            else:
+                raise unsupported(self.g, None, f"has the {dtype} input '{name}'", "use float32, int8 or uint8 inputs")
+            self.ir_inputs.append(ir_name)
+            self.inputs.append({"onnx": name, "ir": ir_name, "to_ir_perm": perm, "onnx_shape": tuple(shape),
+                                "onnx_dtype": dtype, "scale": None if edge is None else edge[0],
+                                "zero_point": None if edge is None else edge[1]})
+
+    def lower_outputs(self) -> list[str]:
+        names = []
+        for name in self.g.outputs:
+            p = self.prod.get(name)
+            if p is not None and p.op_type == "DequantizeLinear" and p.inputs[0] in self.ir:
+                src = self.act(p, p.inputs[0])
+                s, z, _ = self.qparams(p, p.input(1), p.input(2), "input")
+                t = self.tensors[src]
+                if t.quant is not None and (np.float32(t.quant.scale[0]) != np.float32(s) or t.quant.zp != z):
+                    raise unsupported(self.g, p, "dequantizes the graph output with parameters its producer does not use",
+                                      "give producer and DequantizeLinear the same quantization parameters")
+                edge: tuple[float, int] | None = (s, z)
+                dtype = "float32"
+            elif name in self.ir:
+                src = self.ir[name]
+                edge = (1.0, 0) if self.style == "nemo" else None
+                dtype = "float32" if self.style == "nemo" else self.tensors[src].dtype
+            else:
+                raise unsupported(self.g, p, f"produces the graph output '{name}' in float", "quantize the model up to its outputs")
+            if src in self.flat:
+                raise unsupported(self.g, p, f"outputs the flattened tensor '{name}'", "report this model")
+            names.append(src)
+            self.outputs.append({"onnx": name, "ir": src, "to_ir_perm": self.perm[src], "onnx_shape": self.onnx_shape(src),
+                                 "onnx_dtype": dtype, "scale": None if edge is None else edge[0],
+                                 "zero_point": None if edge is None else edge[1]})
+        return names
+
+    # -- walking --------------------------------------------------------------------------------
+    def lower_nodes(self) -> None:
+        for node in self.g.nodes:
+            if node.op_type == "QuantizeLinear" and node.inputs[0] in self.g.inputs:
+                continue  # input edge, handled by lower_inputs
+            if node.op_type == "DequantizeLinear" and all(o in self.g.outputs and len(self.cons.get(o, [])) == 0
+                                                          for o in node.outputs):
+                continue  # output edge
+            fn = HANDLERS.get(node.op_type)
+            if fn is None:
+                raise self.no_handler(node)
+            fn(self, node)
+
+    def no_handler(self, node: ONode) -> Exception:
+        if node.op_type == "DequantizeLinear":
+            reader = next(iter(self.cons.get(node.outputs[0], [])), None)
+            if reader is not None:
+                return unsupported(self.g, reader, "computes in float on a dequantized tensor (it is not part of a "
+                                   "DequantizeLinear -> op -> QuantizeLinear group tilewise can run on integers)",
+                                   "quantize this operator too, or remove it")
+        if node.op_type == "QuantizeLinear":
+            return unsupported(self.g, node, "quantizes a float tensor computed inside the graph",
+                               "quantize every operator before it (the model still computes in float there)")
+        from .onnx import SUPPORTED_OPS  # local: avoid an import cycle
+
+        return unsupported(self.g, node, "is not supported by tilewise",
+                           f"supported ONNX operators are {', '.join(SUPPORTED_OPS)} (quantized)")
+
+    def finish(self, graph_name: str, meta: dict[str, Any]) -> Graph:
+        outs = self.lower_outputs()
+        used = {i for n in self.nodes for i in n.inputs} | set(outs) | set(self.ir_inputs)
+        tensors = {k: v for k, v in self.tensors.items() if k in used or any(k in n.outputs for n in self.nodes)}
+        meta = dict(meta)
+        meta.update({"source_layout": "NCHW", "onnx_inputs": self.inputs, "onnx_outputs": self.outputs})
+        return Graph(graph_name, tensors, tuple(self.nodes), tuple(self.ir_inputs), tuple(outs),
+                     source=self.g.source, meta=meta)
+
+
+# ---------------------------------------------------------------------------------------------
+# window geometry shared by convolutions and pools
+# ---------------------------------------------------------------------------------------------
+
+def window_pads(lw: Lowering, node: ONode, in_hw: tuple[int, int], kernel: tuple[int, int], stride: tuple[int, int],
+                dilation: tuple[int, int] = (1, 1)) -> tuple[int, int, int, int]:
+    """(top, left, bottom, right) from pads / auto_pad, ceil_mode accepted only where it changes nothing."""
+    auto = str(node.attr("auto_pad", "NOTSET"))
+    if auto in ("NOTSET", ""):
+        p = [int(v) for v in node.attr("pads", [0, 0, 0, 0])]
+        if len(p) != 4:
+            raise unsupported(lw.g, node, f"has {len(p)} pad values", "tilewise supports 2-D windows")
+        pads = (p[0], p[1], p[2], p[3])
+    elif auto == "VALID":
+        pads = (0, 0, 0, 0)
+    elif auto in ("SAME_UPPER", "SAME_LOWER"):
+        out = []
+        for size, k, s, d in zip(in_hw, kernel, stride, dilation):
+            o = -(-size // s)
+            total = max((o - 1) * s + d * (k - 1) + 1 - size, 0)
+            small, big = total // 2, total - total // 2
+            out.append((small, big) if auto == "SAME_UPPER" else (big, small))
+        pads = (out[0][0], out[1][0], out[0][1], out[1][1])
+    else:
+        raise unsupported(lw.g, node, f"has auto_pad '{auto}'", "use explicit pads")
+    if int(node.attr("ceil_mode", 0)):
+        for size, k, s, b, e, d in zip(in_hw, kernel, stride, pads[:2], pads[2:], dilation):
+            if (size + b + e - (d * (k - 1) + 1)) % s != 0:
+                raise unsupported(lw.g, node, "uses ceil_mode where it adds an output row or column",
+                                  "export with ceil_mode=0 or pad the input explicitly")
+    return pads
+
+
+def int_range(dtype: str, clip: tuple[int, int] | None = None) -> tuple[int, int]:
+    lo, hi = dtype_range(dtype)
+    if clip is not None:
+        lo, hi = max(lo, clip[0]), min(hi, clip[1])
+    return lo, hi
+
+
+# ---------------------------------------------------------------------------------------------
+# data movement on integer tensors (any style)
+# ---------------------------------------------------------------------------------------------
+
+@handler("Identity", "Dropout")
+def identity(lw: Lowering, node: ONode) -> None:
+    lw.alias(node.outputs[0], lw.act(node, node.inputs[0]))
+
+
+@handler("MaxPool")
+def max_pool(lw: Lowering, node: ONode) -> None:
+    if len([o for o in node.outputs if o]) > 1:
+        raise unsupported(lw.g, node, "also returns indices", "use MaxPool without the Indices output")
+    x = lw.act(node, node.inputs[0])
+    t = lw.t(x)
+    if len(t.shape) != 4:
+        raise unsupported(lw.g, node, f"pools a {len(t.shape)}-D tensor", "tilewise supports 2-D pooling on N×C×H×W tensors")
+    kernel = tuple(int(v) for v in node.attr("kernel_shape"))
+    stride = tuple(int(v) for v in node.attr("strides", [1, 1]))
+    if tuple(int(v) for v in node.attr("dilations", [1, 1])) != (1, 1):
+        raise unsupported(lw.g, node, "has dilations", "use an undilated MaxPool")
+    pads = window_pads(lw, node, t.shape[1:3], kernel, stride)
+    lo, hi = int_range(t.dtype)
+    lw.emit(node, "max_pool", [x], lw.out_name(node.outputs[0]), None, t.dtype, t.quant, layout=lw.perm[x],
+            kernel=kernel, stride=stride, pads=pads, qmin=lo, qmax=hi)
+
+
+def _target_shape(lw: Lowering, node: ONode, in_shape: tuple[int, ...]) -> tuple[int, ...]:
+    if node.op_type == "Flatten":
+        axis = int(node.attr("axis", 1)) % (len(in_shape) + 1) if in_shape else 0
+        return (int(np.prod(in_shape[:axis], dtype=np.int64)), int(np.prod(in_shape[axis:], dtype=np.int64)))
+    spec = [int(v) for v in lw.const(node, node.inputs[1], "shape").reshape(-1)]
+    allow_zero = int(node.attr("allowzero", 0))
+    out = [in_shape[i] if (v == 0 and not allow_zero) else v for i, v in enumerate(spec)]
+    if out.count(-1) > 1:
+        raise unsupported(lw.g, node, "has more than one -1 in its shape", "the model is malformed")
+    if -1 in out:
+        known = int(np.prod([v for v in out if v != -1], dtype=np.int64))
+        out[out.index(-1)] = int(np.prod(in_shape, dtype=np.int64)) // max(known, 1)
+    if int(np.prod(out, dtype=np.int64)) != int(np.prod(in_shape, dtype=np.int64)):
+        raise unsupported(lw.g, node, f"reshapes {in_shape} to {tuple(out)}", "the model is malformed")
+    return tuple(out)
+
+
+def _only_fc_readers(lw: Lowering, onnx_name: str) -> bool:
+    readers = lw.cons.get(onnx_name, [])
+    return (bool(readers) and onnx_name not in lw.g.outputs
+            and all(r.op_type in FC_READERS and r.inputs[0] == onnx_name and onnx_name not in r.inputs[1:] for r in readers))
+
+
+@handler("Reshape", "Flatten")
+def reshape(lw: Lowering, node: ONode) -> None:
+    x = lw.act(node, node.inputs[0])
+    t = lw.t(x)
+    oshape = lw.onnx_shape(x)
+    target = _target_shape(lw, node, oshape)
+    if target == oshape:
+        lw.alias(node.outputs[0], x)
+        return
+    if (len(oshape) == 4 and lw.perm[x] == NHWC and len(target) == 2 and target[0] == oshape[0]
+            and moves_data(t.shape, inverse(NHWC)) and _only_fc_readers(lw, node.outputs[0])):
+        out = lw.out_name(node.outputs[0])
+        lw.emit(node, "reshape", [x], out, target, t.dtype, t.quant, shape=target)
+        lw.flat[out] = (oshape[1], oshape[2], oshape[3])
+        return
+    # where the NHWC -> NCHW permutation moves no data (e.g. H = W = 1) the IR data is already in ONNX order
+    src = x if not moves_data(t.shape, inverse(lw.perm[x])) else lw.in_onnx_order(node, x)
+    if canonical_perm(len(target)) == tuple(range(len(target))):
+        lw.emit(node, "reshape", [src], lw.out_name(node.outputs[0]), target, t.dtype, t.quant, shape=target)
+        return
+    mid = lw.fresh(f"{node.outputs[0]}__onnx_order")
+    lw.emit(node, "reshape", [src], mid, target, t.dtype, t.quant, shape=target)
+    lw.from_onnx_order(node, mid, node.outputs[0])
+
+
+@handler("Transpose")
+def transpose(lw: Lowering, node: ONode) -> None:
+    x = lw.act(node, node.inputs[0])
+    t = lw.t(x)
+    rank = len(t.shape)
+    p_onnx = tuple(int(v) for v in node.attr("perm", list(range(rank))[::-1]))
+    py = canonical_perm(rank)
+    inv_px = inverse(lw.perm[x])
+    q = tuple(inv_px[p_onnx[py[i]]] for i in range(rank))
+    if q == tuple(range(rank)):
+        lw.alias(node.outputs[0], x)
+        return
+    shape = tuple(t.shape[i] for i in q)
+    out = lw.out_name(node.outputs[0])
+    if moves_data(t.shape, q):
+        lw.emit(node, "transpose", [x], out, shape, t.dtype, t.quant, layout=py, perm=q)
+    else:
+        lw.emit(node, "reshape", [x], out, shape, t.dtype, t.quant, layout=py, shape=shape)

@@ -1,0 +1,187 @@
+"""ONNX protobuf -> a small, format-neutral view of the graph the ONNX frontend works on.
+
+Owns: decoding the model (a corrupt or non-model protobuf is one ModelFormatError sentence),
+constants (initializers and Constant nodes as numpy arrays), node attributes as plain Python values,
+static graph-input shapes (a symbolic leading batch dimension is taken as 1), producer/consumer maps,
+and the one-sentence UnsupportedOpError every ONNX frontend module raises.
+
+`ONode` is a mutable-free stand-in for onnx.NodeProto that the QDQ and NEMO rewrites
+(onnx_qdq.py, onnx_nemo.py) can create: op_type, inputs, outputs, attrs. Internal ops that those
+rewrites produce carry the domain "tilewise".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+
+from ..errors import ModelFormatError, UnsupportedOpError
+
+TW_DOMAIN = "tilewise"
+
+#: ONNX TensorProto element types the frontend understands -> IR dtype names
+ELEM_DTYPES = {
+    onnx.TensorProto.FLOAT: "float32",
+    onnx.TensorProto.INT8: "int8",
+    onnx.TensorProto.UINT8: "uint8",
+    onnx.TensorProto.INT16: "int16",
+    onnx.TensorProto.INT32: "int32",
+    onnx.TensorProto.INT64: "int64",
+}
+
+
+@dataclass(frozen=True, eq=False)
+class ONode:
+    op_type: str
+    name: str
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    attrs: dict[str, Any] = field(default_factory=dict)
+    domain: str = ""
+
+    def attr(self, key: str, default: Any = None) -> Any:
+        return self.attrs.get(key, default)
+
+    def input(self, i: int) -> str:
+        """Name of input i, '' when absent (optional inputs)."""
+        return self.inputs[i] if i < len(self.inputs) else ""
+
+
+@dataclass(frozen=True, eq=False)
+class OnnxGraph:
+    source: str
+    name: str
+    nodes: tuple[ONode, ...]
+    consts: dict[str, np.ndarray]
+    #: graph inputs (not initializers): name -> (IR dtype, static shape)
+    inputs: dict[str, tuple[str, tuple[int, ...]]]
+    outputs: tuple[str, ...]
+    opset: int
+    notes: tuple[str, ...] = ()
+
+    def producers(self) -> dict[str, ONode]:
+        return {o: n for n in self.nodes for o in n.outputs if o}
+
+    def consumers(self) -> dict[str, list[ONode]]:
+        out: dict[str, list[ONode]] = {}
+        for n in self.nodes:
+            for i in n.inputs:
+                if i:
+                    out.setdefault(i, []).append(n)
+        return out
+
+    def with_nodes(self, nodes: list[ONode], consts: dict[str, np.ndarray] | None = None) -> "OnnxGraph":
+        return OnnxGraph(self.source, self.name, tuple(nodes), consts if consts is not None else self.consts,
+                         self.inputs, self.outputs, self.opset, self.notes)
+
+
+def unsupported(g: OnnxGraph | str, node: ONode | None, what: str, hint: str) -> UnsupportedOpError:
+    """One sentence: file, node name and op type, what is wrong, what to do."""
+    src = g if isinstance(g, str) else g.source
+    where = f"node '{node.name}' ({node.op_type})" if node is not None else "the graph"
+    return UnsupportedOpError(f"{src}: {where} {what}; {hint}")
+
+
+def _attrs(node: onnx.NodeProto) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for a in node.attribute:
+        v = helper.get_attribute_value(a)
+        if isinstance(v, bytes):
+            v = v.decode("utf-8", errors="replace")
+        elif isinstance(v, onnx.TensorProto):
+            v = numpy_helper.to_array(v)
+        elif isinstance(v, list):
+            v = [x.decode("utf-8", errors="replace") if isinstance(x, bytes) else x for x in v]
+        out[a.name] = v
+    return out
+
+
+def _static_shape(source: str, vi: onnx.ValueInfoProto) -> tuple[int, ...]:
+    tt = vi.type.tensor_type
+    if not tt.HasField("shape"):
+        raise ModelFormatError(f"{source}: graph input '{vi.name}' has no shape; export the model with static input shapes")
+    dims = []
+    for i, d in enumerate(tt.shape.dim):
+        if d.HasField("dim_value") and d.dim_value > 0:
+            dims.append(int(d.dim_value))
+        elif i == 0:
+            dims.append(1)  # symbolic batch: one sample at a time on the device
+        else:
+            raise ModelFormatError(
+                f"{source}: graph input '{vi.name}' has a symbolic dimension {i} ('{d.dim_param}'); "
+                "export the model with static input shapes"
+            )
+    return tuple(dims)
+
+
+def decode_model(data: bytes, source: str) -> onnx.ModelProto:
+    """Parse the protobuf; anything that is not a readable ONNX model is a ModelFormatError."""
+    try:
+        model = onnx.load_model_from_string(data)
+    except Exception as exc:  # protobuf DecodeError and friends
+        raise ModelFormatError(
+            f"{source}: not a readable ONNX model ({type(exc).__name__}); the file is corrupt or truncated"
+        ) from None
+    if model.ir_version <= 0 or not model.HasField("graph") or len(model.graph.node) == 0:
+        raise ModelFormatError(f"{source}: the protobuf holds no ONNX graph; the file is corrupt or not an ONNX model")
+    for t in model.graph.initializer:
+        if t.data_location == onnx.TensorProto.EXTERNAL:
+            raise ModelFormatError(f"{source}: initializer '{t.name}' is stored as external data; save the model with all tensors inside the .onnx file")
+    return model
+
+
+def read_graph(data: bytes, source: str) -> OnnxGraph:
+    """Decode `data` into an OnnxGraph (constants folded out of Constant nodes)."""
+    model = decode_model(data, source)
+    g = model.graph
+    opset = 0
+    for imp in model.opset_import:
+        if imp.domain in ("", "ai.onnx"):
+            opset = int(imp.version)
+    consts: dict[str, np.ndarray] = {}
+    for t in g.initializer:
+        try:
+            consts[t.name] = numpy_helper.to_array(t)
+        except Exception:
+            raise ModelFormatError(f"{source}: initializer '{t.name}' cannot be decoded; the file is corrupt") from None
+    nodes: list[ONode] = []
+    for i, n in enumerate(g.node):
+        name = n.name or f"{n.op_type}_{i}"
+        attrs = _attrs(n)
+        if n.op_type == "Constant" and n.domain in ("", "ai.onnx"):
+            if "value" not in attrs or len(n.output) != 1:
+                raise unsupported(source, ONode(n.op_type, name, (), ()), "holds a non-tensor constant",
+                                  "replace it by a tensor initializer")
+            consts[n.output[0]] = np.asarray(attrs["value"])
+            continue
+        nodes.append(ONode(n.op_type, name, tuple(n.input), tuple(n.output), attrs, n.domain))
+    inputs: dict[str, tuple[str, tuple[int, ...]]] = {}
+    for vi in g.input:
+        if vi.name in consts:
+            continue
+        et = vi.type.tensor_type.elem_type
+        if et not in ELEM_DTYPES:
+            raise ModelFormatError(f"{source}: graph input '{vi.name}' has element type {onnx.TensorProto.DataType.Name(et)}; "
+                                   "tilewise takes float32, int8 or uint8 model inputs")
+        inputs[vi.name] = (ELEM_DTYPES[et], _static_shape(source, vi))
+    if not inputs:
+        raise ModelFormatError(f"{source}: the graph has no inputs")
+    outputs = tuple(o.name for o in g.output)
+    _check_topological(source, nodes, set(inputs) | set(consts))
+    return OnnxGraph(source, g.name or "onnx_model", tuple(nodes), consts, inputs, outputs, opset)
+
+
+def _check_topological(source: str, nodes: list[ONode], available: set[str]) -> None:
+    have = set(available)
+    for n in nodes:
+        for i in n.inputs:
+            if i and i not in have:
+                raise ModelFormatError(
+                    f"{source}: node '{n.name}' ({n.op_type}) reads '{i}', which no earlier node produces; "
+                    "the graph is not topologically sorted or a tensor is missing"
+                )
+        have.update(o for o in n.outputs if o)

@@ -1,0 +1,258 @@
+"""NEMO / QuantLab integer-deployable ONNX graphs -> IR conv2d / fully_connected with ``shift`` requant.
+
+NEMO's "ID" export and QuantLab (the inputs DORY takes, seed 001 §III; DORY's NEMO/Quantlab
+frontends) keep float32 tensors that hold integers: Conv/Gemm/MatMul with integer weights (8-bit) and
+integer biases, followed by the requantization written out as elementwise ops,
+    y = clip(floor((k·acc + λ) / 2^d), lo, hi)
+as any sequence of Mul (integer k), Add (integer λ), Div (by 2^d), Floor and Clip/Relu — the
+PULP-NN requantization (k·φ + λ) >> d of seed 004 §"requantization". Each such chain becomes one IR
+conv2d/fully_connected with Requant(mode="shift", multiplier=k, bias=λ·2^(d − d_at_add), shift=d,
+qmin=lo, qmax=hi). A Pad (zeros) before a Conv is folded into its pads. Activation dtypes follow the
+clip range (DORY's activations are unsigned 8-bit: [0, 255] -> uint8); the graph input is uint8.
+
+onnxruntime runs these graphs in float32, which equals the integer arithmetic as long as every
+intermediate stays below 2^24 in magnitude; the golden model is the integer definition.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..ir.requant import Requant
+from ..ir.tensor import QuantParams
+from .onnx_lower import NHWC, Lowering, handler
+from .onnx_model import TW_DOMAIN, ONode, OnnxGraph, unsupported
+from .onnx_qop import conv_geometry, fc_input
+
+LINEAR = ("Conv", "Gemm", "MatMul")
+QUANT_OPS = ("QuantizeLinear", "DequantizeLinear")
+INT1 = QuantParams((1.0,), (0,))
+
+
+def has_quantization(g: OnnxGraph) -> bool:
+    return any(n.op_type in QUANT_OPS or n.op_type.startswith("QLinear") or n.op_type == "QGemm" for n in g.nodes)
+
+
+def _integral(a: np.ndarray) -> bool:
+    a = np.asarray(a, dtype=np.float64)
+    return bool(np.all(np.isfinite(a)) and np.all(a == np.round(a)))
+
+
+def check_integer_model(g: OnnxGraph) -> None:
+    """Raise the 'float-only model' error unless every linear operator has integer weights."""
+    linear = [n for n in g.nodes if n.op_type in LINEAR]
+    hint = ("quantize it first (onnxruntime.quantization.quantize_static gives QDQ or QOperator models), "
+            "or export an integer-deployable NEMO/QuantLab graph")
+    if not linear:
+        first = g.nodes[0] if g.nodes else None
+        raise unsupported(g, first, "belongs to a float-only model (no quantization operators and no integer "
+                          "convolution or dense layer)", hint)
+    for n in linear:
+        w = g.consts.get(n.input(1))
+        if w is None or not _integral(w) or np.abs(w).max(initial=0) > 128:
+            raise unsupported(g, n, "computes in float (the model has no quantization operators and these weights "
+                              "are not 8-bit integers)", hint)
+
+
+def _per_channel(arr: np.ndarray, channels: int, conv: bool) -> np.ndarray | None:
+    """A constant broadcast along the channel axis (NCHW axis 1, or the last axis of a dense output)
+    as a [channels] vector; None if it broadcasts along anything else."""
+    a = np.asarray(arr, dtype=np.float64)
+    if a.size == 1:
+        return np.full(channels, a.reshape(-1)[0])
+    if a.size != channels:
+        return None
+    if conv and a.ndim >= 3 and a.shape[-3] == channels:
+        return a.reshape(channels)
+    if not conv and a.shape[-1] == channels:
+        return a.reshape(channels)
+    return None
+
+
+class _Chain:
+    """(k·acc + λ) / 2^d with integer k, λ per channel; then floor and clip."""
+
+    def __init__(self, channels: int) -> None:
+        self.k = np.ones(channels, dtype=np.float64)
+        self.lam = np.zeros(channels, dtype=np.float64)
+        self.d = 0
+        self.floored = False
+        self.lo: float | None = None
+        self.hi: float | None = None
+
+
+def _absorb(g: OnnxGraph, cons: dict, node: ONode, channels: int, conv: bool) -> tuple[_Chain, str, list[ONode]]:
+    ch = _Chain(channels)
+    out = node.outputs[0]
+    absorbed: list[ONode] = []
+    while out not in g.outputs:
+        readers = cons.get(out, [])
+        if len(readers) != 1:
+            break
+        c = readers[0]
+        other = next((i for i in c.inputs if i and i != out), "")
+        val = g.consts.get(other) if other else None
+        vec = _per_channel(val, channels, conv) if val is not None else None
+        if c.op_type in ("Mul", "Add", "Div") and (vec is None or ch.floored):
+            break
+        if c.op_type == "Mul":
+            if _integral(vec):
+                ch.k, ch.lam = ch.k * vec, ch.lam * vec
+            elif np.all(vec > 0) and np.all(np.log2(1 / vec) == np.round(np.log2(1 / vec))) and len(set(vec)) == 1:
+                ch.d += int(round(math.log2(1 / vec[0])))
+            else:
+                raise unsupported(g, c, "multiplies by a non-integer", "NEMO requantization multiplies by integers")
+        elif c.op_type == "Add":
+            scaled = vec * (2.0 ** ch.d)
+            if not _integral(scaled):
+                raise unsupported(g, c, "adds a non-integer offset", "NEMO requantization adds integers")
+            ch.lam = ch.lam + scaled
+        elif c.op_type == "Div":
+            if len(set(vec)) != 1 or vec[0] <= 0 or math.log2(vec[0]) != round(math.log2(vec[0])):
+                raise unsupported(g, c, "divides by something other than a power of two", "requantize with Div by 2^d")
+            ch.d += int(round(math.log2(vec[0])))
+        elif c.op_type == "Floor":
+            ch.floored = True
+        elif c.op_type in ("Clip", "Relu"):
+            lo, hi = (0.0, None) if c.op_type == "Relu" else (_bound(g, c, 1, "min"), _bound(g, c, 2, "max"))
+            for v in (lo, hi):
+                if v is not None and v != round(v):
+                    raise unsupported(g, c, f"clips to the non-integer bound {v}", "clip to integers")
+            ch.lo = lo if ch.lo is None else (ch.lo if lo is None else max(ch.lo, lo))
+            ch.hi = hi if ch.hi is None else (ch.hi if hi is None else min(ch.hi, hi))
+        else:
+            break
+        absorbed.append(c)
+        out = c.outputs[0]
+    if ch.d > 0 and not ch.floored:
+        last = absorbed[-1] if absorbed else node
+        raise unsupported(g, last, "leaves a non-integer (divided, unfloored) value in float",
+                          "follow the Div by a Floor, as NEMO/QuantLab integer graphs do")
+    if not (_integral(ch.k) and _integral(ch.lam)):
+        raise unsupported(g, node, "is followed by a non-integer requantization", "use integer multipliers and offsets")
+    return ch, out, absorbed
+
+
+def _bound(g: OnnxGraph, c: ONode, idx: int, attr: str) -> float | None:
+    if c.input(idx):
+        if c.input(idx) not in g.consts:
+            raise unsupported(g, c, "takes a computed clip bound", "make Clip bounds constants")
+        return float(np.asarray(g.consts[c.input(idx)]).reshape(-1)[0])
+    v = c.attr(attr)
+    return None if v is None else float(v)
+
+
+def _fold_pad(g: OnnxGraph, prod: dict, cons: dict, conv: ONode) -> tuple[str, list[int], ONode | None]:
+    p = prod.get(conv.inputs[0])
+    if p is None or p.op_type != "Pad" or len(cons.get(p.outputs[0], [])) != 1 or str(p.attr("mode", "constant")) != "constant":
+        return conv.inputs[0], [0, 0, 0, 0], None
+    pads = p.attr("pads")
+    if pads is None:
+        pads = g.consts.get(p.input(1))
+    value = g.consts.get(p.input(2), np.zeros(1)) if p.input(2) else np.asarray(p.attr("value", 0.0))
+    pads = [int(v) for v in np.asarray(pads).reshape(-1)] if pads is not None else None
+    if pads is None or len(pads) != 8 or any(pads[i] for i in (0, 1, 4, 5)) or float(np.asarray(value).reshape(-1)[0]) != 0.0:
+        return conv.inputs[0], [0, 0, 0, 0], None
+    return p.inputs[0], [pads[2], pads[3], pads[6], pads[7]], p
+
+
+def to_integer_ops(g: OnnxGraph) -> OnnxGraph:
+    """Fuse each linear op and its requantization chain into one tilewise IntConv / IntGemm node."""
+    check_integer_model(g)
+    prod, cons = g.producers(), g.consumers()
+    removed: set[int] = set()
+    replaced: dict[int, ONode] = {}
+    for n in g.nodes:
+        if n.op_type not in LINEAR:
+            continue
+        w = np.asarray(g.consts[n.inputs[1]])
+        conv = n.op_type == "Conv"
+        if conv:
+            channels = w.shape[0]
+        elif n.op_type == "Gemm":
+            channels = w.shape[0] if int(n.attr("transB", 0)) else w.shape[1]
+        else:
+            channels = w.shape[1]
+        ch, out, absorbed = _absorb(g, cons, n, channels, conv)
+        attrs = dict(n.attrs)
+        inputs = list(n.inputs)
+        if conv:
+            src, extra, pad_node = _fold_pad(g, prod, cons, n)
+            if pad_node is not None:
+                p = [int(v) for v in attrs.get("pads", [0, 0, 0, 0])]
+                attrs["pads"] = [p[i] + extra[i] for i in range(4)]
+                inputs[0] = src
+                removed.add(id(pad_node))
+        attrs.update({"tw_k": ch.k.astype(np.int64), "tw_lambda": ch.lam.astype(np.int64), "tw_d": ch.d,
+                      "tw_lo": ch.lo, "tw_hi": ch.hi, "tw_op": n.op_type})
+        replaced[id(n)] = ONode("IntConv" if conv else "IntGemm", n.name, tuple(inputs), (out,), attrs, TW_DOMAIN)
+        removed.update(id(c) for c in absorbed)
+    nodes = [replaced.get(id(n), n) for n in g.nodes if id(n) not in removed]
+    return g.with_nodes(nodes)
+
+
+def _out_dtype(lo: float | None, hi: float | None) -> str:
+    if lo is None or hi is None:
+        return "int32"
+    for dt, (a, b) in (("uint8", (0, 255)), ("int8", (-128, 127)), ("int16", (-32768, 32767))):
+        if lo >= a and hi <= b:
+            return dt
+    return "int32"
+
+
+def _requant(node: ONode, dtype: str) -> Requant:
+    k = np.asarray(node.attr("tw_k"), dtype=np.int64)
+    lo = node.attr("tw_lo")
+    hi = node.attr("tw_hi")
+    qmin = int(lo) if lo is not None else -(1 << 31)
+    qmax = int(hi) if hi is not None else (1 << 31) - 1
+    return Requant(mode="shift", multiplier=k, shift=np.full(k.size, int(node.attr("tw_d")), dtype=np.int64),
+                   zero_point=0, qmin=qmin, qmax=qmax, bias=np.asarray(node.attr("tw_lambda"), dtype=np.int64))
+
+
+def _int_const(lw: Lowering, node: ONode, name: str, what: str, dtype: str, lo: int, hi: int) -> np.ndarray:
+    a = lw.const(node, name, what)
+    if not _integral(a) or (a.size and (a.min() < lo or a.max() > hi)):
+        raise unsupported(lw.g, node, f"has {what} that are not {dtype} integers", f"export integer {what}")
+    return np.round(a).astype(np.dtype(dtype))
+
+
+@handler("IntConv")
+def int_conv(lw: Lowering, node: ONode) -> None:
+    x = lw.act(node, node.inputs[0])
+    w = _int_const(lw, node, node.inputs[1], "weights", "int8", -128, 127)
+    geo = conv_geometry(lw, node, lw.t(x).shape, w.shape)
+    w_ir = lw.add_const(f"{node.inputs[1]}__ohwi", np.ascontiguousarray(w.transpose(0, 2, 3, 1)), "int8", INT1)
+    ins = [x, w_ir]
+    if node.input(2):
+        b = _int_const(lw, node, node.inputs[2], "biases", "int32", -(1 << 31), (1 << 31) - 1)
+        ins.append(lw.add_const(f"{node.inputs[2]}__bias", b.reshape(-1), "int32"))
+    dtype = _out_dtype(node.attr("tw_lo"), node.attr("tw_hi"))
+    lw.emit(node, "conv2d", ins, lw.out_name(node.outputs[0]), None, dtype, INT1, layout=NHWC,
+            requant=_requant(node, dtype), **geo)
+
+
+@handler("IntGemm")
+def int_gemm(lw: Lowering, node: ONode) -> None:
+    if node.attr("tw_op") == "Gemm" and (int(node.attr("transA", 0)) or float(node.attr("alpha", 1.0)) != 1.0
+                                         or float(node.attr("beta", 1.0)) != 1.0):
+        raise unsupported(lw.g, node, "uses transA, alpha or beta", "export the Gemm with transA=0, alpha=beta=1")
+    x = lw.act(node, node.inputs[0])
+    w = _int_const(lw, node, node.inputs[1], "weights", "int8", -128, 127)
+    trans_b = node.attr("tw_op") == "Gemm" and int(node.attr("transB", 0))
+    w_kc = w if trans_b else w.T
+    shape = lw.onnx_shape(x) if x not in lw.flat else lw.t(x).shape
+    if len(shape) != 2 or shape[1] != w_kc.shape[1]:
+        raise unsupported(lw.g, node, f"multiplies a tensor of shape {shape} by weights {w.shape}", "use 2-D dense layers")
+    src, w_kc = fc_input(lw, node, x, w_kc)
+    ins = [src, lw.add_const(f"{node.inputs[1]}__kc", np.ascontiguousarray(w_kc), "int8", INT1)]
+    if node.input(2):
+        b = _int_const(lw, node, node.inputs[2], "biases", "int32", -(1 << 31), (1 << 31) - 1)
+        if b.size != w_kc.shape[0]:
+            raise unsupported(lw.g, node, f"has {b.size} biases for {w_kc.shape[0]} outputs", "give one bias per output")
+        ins.append(lw.add_const(f"{node.inputs[2]}__bias", b.reshape(-1), "int32"))
+    dtype = _out_dtype(node.attr("tw_lo"), node.attr("tw_hi"))
+    lw.emit(node, "fully_connected", ins, lw.out_name(node.outputs[0]), (shape[0], w_kc.shape[0]), dtype, INT1,
+            requant=_requant(node, dtype))

@@ -1,0 +1,193 @@
+"""Golden kernels of the ``onnx`` mode: what onnxruntime's CPU QLinear* kernels compute, bit for bit.
+
+conv2d and fully_connected need nothing here: golden/linear.py accumulates exactly and
+golden/requant.py applies the ``onnx`` Requant (MlasRequantizeOutput: float32 acc·scale, clamp,
+round half to even, + zero point). The other quantized operators of onnxruntime (1.31, x86-64 MLAS,
+default session options) each compute in float32 in their own way, and those exact float32 steps are
+reproduced below. The float32 constants each operator derives from its scales are computed once by
+the ONNX frontend (frontend/onnx_qparams.py) and stored on the node, as onnxruntime's kernels
+derive them at setup; the kernels here only apply them.
+
+| IR op (mode onnx) | onnxruntime kernel | arithmetic (float32 unless said) |
+|---|---|---|
+| add | QLinearAdd, MlasQLinearAdd AVX2 | r = fma(a, ratio_a, fma(b, ratio_b, fixed)); y = sat(rint(r)) |
+| avg_pool | QLinearAveragePool (qlinear_pool.cc) | Σ in window order of s_x·(x−zp_x), / count, y = sat(rint(v/s_y + zp_y)) |
+| mean | QLinearGlobalAveragePool, MlasQLinearGlobalAveragePool | int Σ(x) − zp_x·N, then the onnx Requant |
+| softmax | QLinearSoftmax (qlinear_softmax.cc) | 256-entry exp table, sequential Σ, rint(t·⌊1/s_y⌋/Σ) + zp_y |
+| concat | QLinearConcat (lookup tables) | per input: copy, or sat(rint(s_x·(x−zp_x)/s_y) + zp_y) |
+| quantize | DequantizeLinear→QuantizeLinear (MlasQuantizeLinear) | sat(rint(s_x·(x−zp_x)/s_y) + zp_y), then [qmin, qmax] |
+
+"fma" is a fused multiply-add (one rounding), as the compiler contracts the AVX2 intrinsics of
+qladd_avx2.cpp; it is evaluated in float64 (exact product of an 8-bit integer and a float32) and
+rounded once to float32. Which operand of an add is "a" follows onnxruntime's broadcaster: the
+full-size operand, input 0 when both are (attrs["a_index"]).
+
+max_pool and clamp are mode-independent but no other module registers them for every mode, so they
+are registered here for mode ``onnx`` (reshape and transpose use golden/shape_ops.py).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir.graph import Graph, Node
+from ..ir.tensor import dtype_range
+from .conv import pad_nhwc
+from .registry import kernel
+from .requant import apply_requant
+
+f32 = np.float32
+
+
+def fma32(a: np.ndarray, b: np.ndarray | float, c: np.ndarray | float) -> np.ndarray:
+    """float32 fused multiply-add a·b + c with a single rounding (a holds small integers)."""
+    return (np.asarray(a, dtype=np.float64) * np.float64(f32(b)) + np.asarray(c, dtype=np.float32).astype(np.float64)).astype(np.float32)
+
+
+def _saturate(v: np.ndarray, dtype: str) -> np.ndarray:
+    lo, hi = dtype_range(dtype)
+    return np.clip(v, lo, hi)
+
+
+def _out_dtype(graph: Graph, node: Node) -> str:
+    return graph.tensors[node.outputs[0]].dtype
+
+
+def _clamp(node: Node, graph: Graph, y: np.ndarray) -> np.ndarray:
+    lo, hi = dtype_range(_out_dtype(graph, node))
+    return np.clip(y, max(lo, int(node.attrs.get("qmin", lo))), min(hi, int(node.attrs.get("qmax", hi))))
+
+
+def requantize_values(x: np.ndarray, x_scale: float, x_zp: int, y_scale: float, y_zp: int, dtype: str) -> np.ndarray:
+    """MlasQuantizeLinear(DequantizeLinear(x)): sat(rint(f32(s_x·(x−zp_x)) / s_y) + zp_y)."""
+    deq = f32(x_scale) * (np.asarray(x, dtype=np.int64) - int(x_zp)).astype(np.float32)
+    q = np.rint(deq.astype(np.float32) / f32(y_scale)).astype(np.int64) + int(y_zp)
+    return _saturate(q, dtype)
+
+
+@kernel("add", mode="onnx")
+def add(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
+    a_idx = int(node.attrs.get("a_index", 0))
+    shape = graph.tensors[node.outputs[0]].shape
+    a = np.broadcast_to(np.asarray(args[a_idx], dtype=np.int64), shape)
+    b = np.broadcast_to(np.asarray(args[1 - a_idx], dtype=np.int64), shape)
+    at = node.attrs
+    r = fma32(a, at["ratio_a"], fma32(b, at["ratio_b"], f32(at["fixed"])))
+    return _clamp(node, graph, np.rint(r).astype(np.int64))
+
+
+@kernel("quantize", mode="onnx")
+def quantize(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
+    at = node.attrs
+    y = requantize_values(args[0], at["x_scale"], at["x_zero_point"], at["y_scale"], at["y_zero_point"],
+                          _out_dtype(graph, node))
+    return _clamp(node, graph, y)
+
+
+@kernel("concat", mode="onnx")
+def concat(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
+    at = node.attrs
+    ys, yz = at["output_quant"]
+    dtype = _out_dtype(graph, node)
+    parts = []
+    for x, (xs, xz) in zip(args, at["input_quant"]):
+        if f32(xs) == f32(ys) and int(xz) == int(yz):
+            parts.append(np.asarray(x, dtype=np.int64))
+        else:
+            parts.append(requantize_values(x, xs, xz, ys, yz, dtype))
+    return np.concatenate(parts, axis=int(at["axis"]))
+
+
+def _window_sum_f32(v: np.ndarray, kernel: tuple[int, int], stride: tuple[int, int],
+                    pads: tuple[int, int, int, int], out_hw: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """Sequential float32 window sums (h outer, w inner, padding skipped) and valid-tap counts."""
+    ky, kx = kernel
+    sy, sx = stride
+    t, l, _, _ = pads
+    n, h, w, c = v.shape
+    oy, ox = out_hw
+    vp = pad_nhwc(v, (t, l, ky + sy * oy, kx + sx * ox), 0)
+    mask = pad_nhwc(np.ones((1, h, w, 1), dtype=np.float32), (t, l, ky + sy * oy, kx + sx * ox), 0)
+    acc = np.zeros((n, oy, ox, c), dtype=np.float32)
+    count = np.zeros((1, oy, ox, 1), dtype=np.int64)
+    for i in range(ky):
+        for j in range(kx):
+            tap = vp[:, i: i + sy * (oy - 1) + 1: sy, j: j + sx * (ox - 1) + 1: sx, :]
+            acc = (acc + tap).astype(np.float32)  # adding the 0.0 of a padded tap is exact
+            count += mask[:, i: i + sy * (oy - 1) + 1: sy, j: j + sx * (ox - 1) + 1: sx, :].astype(np.int64)
+    return acc, count
+
+
+def global_average(x: np.ndarray, graph: Graph, node: Node, axes: tuple[int, int] = (1, 2)) -> np.ndarray:
+    """MlasQLinearGlobalAveragePool: int32 Σ(x) − zp_x·N, requantized by attrs["requant"]."""
+    at = node.attrs
+    acc = np.asarray(x, dtype=np.int64).sum(axis=axes, keepdims=True) - int(at["x_zero_point"]) * int(at["count"])
+    return apply_requant(acc, at["requant"])
+
+
+@kernel("mean", mode="onnx")
+def mean(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
+    y = global_average(args[0], graph, node, tuple(node.attrs["axes"]))
+    if not node.attrs.get("keepdims", True):
+        y = y.reshape(graph.tensors[node.outputs[0]].shape)
+    return _clamp(node, graph, y)
+
+
+@kernel("avg_pool", mode="onnx")
+def avg_pool(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
+    at = node.attrs
+    x = np.asarray(args[0], dtype=np.int64)
+    out_shape = graph.tensors[node.outputs[0]].shape
+    if at.get("global_fallback", False):
+        return _clamp(node, graph, global_average(x, graph, node))
+    deq = (f32(at["x_scale"]) * (x - int(at["x_zero_point"])).astype(np.float32)).astype(np.float32)
+    acc, count = _window_sum_f32(deq, tuple(at["kernel"]), tuple(at["stride"]), tuple(at["pads"]), out_shape[1:3])
+    if at.get("count_include_pad", False):
+        count = np.full_like(count, int(at["kernel"][0]) * int(at["kernel"][1]))
+    avg = (acc / count.astype(np.float32)).astype(np.float32)
+    v = ((avg / f32(at["y_scale"])).astype(np.float32) + f32(int(at["y_zero_point"]))).astype(np.float32)
+    y = _saturate(np.rint(v).astype(np.int64), _out_dtype(graph, node))
+    return _clamp(node, graph, y)
+
+
+@kernel("softmax", mode="onnx")
+def softmax(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
+    at = node.attrs
+    dtype = _out_dtype(graph, node)
+    axis = int(at["axis"])
+    x = np.moveaxis(np.asarray(args[0], dtype=np.int64), axis, -1)
+    table = np.asarray(at["table"], dtype=np.float32)  # table[i] = exp((i - 255 + shift)·s_x)
+    idx = 255 - x.max(axis=-1, keepdims=True) + x
+    t = table[idx]
+    total = np.zeros(t.shape[:-1], dtype=np.float32)
+    for j in range(t.shape[-1]):  # sequential float32 sum, as the kernel's loop
+        total = (total + t[..., j]).astype(np.float32)
+    q = np.rint(((t * f32(at["y_scale_inv"])).astype(np.float32) / total[..., None]).astype(np.float32))
+    vq = q.astype(np.int64) + int(at["y_zero_point"])
+    if dtype == "uint8":
+        y = np.minimum(vq, 255)
+    else:  # int8: values above 255 become int8(255) = -1, others wrap as the C cast does
+        y = np.where(vq > 255, -1, ((vq + 128) & 0xFF) - 128)
+    return np.moveaxis(y, -1, axis)
+
+
+@kernel("max_pool", mode="onnx")
+def max_pool(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
+    at = node.attrs
+    ky, kx = at["kernel"]
+    sy, sx = at["stride"]
+    t, l, b, r = at["pads"]
+    x = np.asarray(args[0], dtype=np.int64)
+    lo = np.iinfo(np.int64).min
+    xp = np.pad(x, ((0, 0), (t, b), (l, r), (0, 0)), constant_values=lo)
+    _, oy, ox, _ = graph.tensors[node.outputs[0]].shape
+    y = np.full((x.shape[0], oy, ox, x.shape[3]), lo, dtype=np.int64)
+    for i in range(ky):
+        for j in range(kx):
+            y = np.maximum(y, xp[:, i: i + sy * (oy - 1) + 1: sy, j: j + sx * (ox - 1) + 1: sx, :])
+    return _clamp(node, graph, y)
+
+
+@kernel("clamp", mode="onnx")
+def clamp(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
+    return _clamp(node, graph, np.asarray(args[0], dtype=np.int64))
