@@ -6,8 +6,13 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import MLPERF, mlperf_path
-from tflite_builder import compare_with_litert
+try:  # tests/ as a package or as a plain directory on sys.path
+    from .conftest import MLPERF, mlperf_path
+    from .tflite_builder import compare_with_litert
+except ImportError:
+    from conftest import MLPERF, mlperf_path
+    from tflite_builder import compare_with_litert
+
 from tilewise.frontend import load_model
 
 

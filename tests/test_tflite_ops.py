@@ -9,7 +9,11 @@ from typing import Callable
 import numpy as np
 import pytest
 
-from tflite_builder import ACT, SAME, VALID, ModelBuilder, compare_with_litert
+try:  # tests/ as a package or as a plain directory on sys.path
+    from .tflite_builder import ACT, SAME, VALID, ModelBuilder, compare_with_litert, litert_interpreter, litert_invoke
+except ImportError:
+    from tflite_builder import ACT, SAME, VALID, ModelBuilder, compare_with_litert, litert_interpreter, litert_invoke
+
 
 RNG = np.random.RandomState(1234)
 
@@ -441,7 +445,6 @@ def test_fc_per_tensor_multiplier_is_taken_from_the_double_product(tmp_path) -> 
     accumulator lands where they round differently, and check that LiteRT agrees with the golden model."""
     from dataclasses import replace
 
-    from tflite_builder import litert_interpreter, litert_invoke
     from tilewise.frontend import load_model
     from tilewise.golden import run_graph
     from tilewise.golden.requant import apply_requant
