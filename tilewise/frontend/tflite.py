@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ModelFormatError, TilewiseError
-from ..ir.graph import Graph, Node
+from ..ir.graph import Graph
 from ..ir.tensor import QuantParams, Tensor
 
 #: TFLite TensorType -> IR dtype (types the IR does not know map to None and are rejected when used)
@@ -281,4 +281,4 @@ def read_tflite(data: bytes, source: str) -> Graph:
     )
 
 
-__all__ = ["read_tflite", "read_flatbuffer", "TfliteModel", "TfliteOperator", "TfliteTensor", "Node"]
+__all__ = ["read_tflite", "read_flatbuffer", "TfliteModel", "TfliteOperator", "TfliteTensor"]

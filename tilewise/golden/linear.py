@@ -1,8 +1,9 @@
 """Golden kernels of conv2d and fully_connected, every requant mode (golden/conv.py + requant.py).
 
 Weight zero points come from the weight tensor's QuantParams (per channel along axis 0), the input
-zero point from the input tensor's; the bias is int32 (int64 for 16x8). The 16x8 path (int16
-activations) accumulates in int64 and uses TFLite's int64 MultiplyByQuantizedMultiplier.
+zero point from the input tensor's; the bias is int32 (int64 for 16x8). When the Requant says `wide`
+(TFLite 16x8 with int64 bias) the accumulator is int64 and TFLite's int64 MultiplyByQuantizedMultiplier
+applies; otherwise the int32 one, with double or single rounding as Requant.rounding says.
 """
 
 from __future__ import annotations

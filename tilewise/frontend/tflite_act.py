@@ -1,0 +1,114 @@
+"""TFLite activation and quantization operators -> IR nodes: SOFTMAX, LOGISTIC, QUANTIZE, DEQUANTIZE.
+
+Parameters as LiteRT's Prepare computes them (see tflite_ops.py for the table): softmax uses
+PreprocessSoftmaxScaling with 5 integer bits and diff_min = -CalculateInputRadius(5, left_shift)
+(quantization_util.cc); LOGISTIC int8/uint8 is the 256-entry table LUTPopulate builds from the float
+sigmoid 1/(1+expf(-x)); QUANTIZE int->int uses QuantizeMultiplier(double(s_in)/double(s_out)).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..ir.requant import quantize_multiplier
+from ..ir.tensor import dtype_range
+from .tflite import TfliteOperator
+
+if TYPE_CHECKING:
+    from .tflite_ops import Converter
+
+f32 = np.float32
+
+
+def softmax(cv: Converter, op: TfliteOperator) -> None:
+    x, y = cv.need(op, 0, "input"), cv.t(op.outputs[0])
+    d = cv.check_int(op, x, ("int8", "uint8"))
+    cv.check_int(op, y, (d,))
+    lo = dtype_range(d)[0]
+    if y.zero_point[0] != lo or f32(y.scale[0]) != f32(1.0 / 256):
+        raise cv.fail(op, f"has output quantization scale {y.scale[0]}, zero point {y.zero_point[0]}",
+                      f"TFLite requires scale 1/256 and zero point {lo} for a {d} softmax")
+    beta = float(op.options.get("Beta", 1.0))
+    mult, shift = softmax_scaling(beta, float(x.scale[0]))
+    diff_min = -input_radius(5, shift)
+    cv.emit(op, "softmax", [cv.name(x.index)], cv.name(y.index), mode="tflite", input_multiplier=mult,
+            input_left_shift=shift, diff_min=diff_min)
+
+
+def softmax_scaling(beta: float, input_scale: float, integer_bits: int = 5) -> tuple[int, int]:
+    """PreprocessSoftmaxScaling (quantization_util.cc), double-rounding build."""
+    real = min(beta * input_scale * float(1 << (31 - integer_bits)), float((1 << 31) - 1))
+    m, s = quantize_multiplier(real)
+    return m, s
+
+
+def input_radius(integer_bits: int, left_shift: int, total_signed_bits: int = 31) -> int:
+    """CalculateInputRadius (quantization_util.cc)."""
+    v = 1.0 * ((1 << integer_bits) - 1) * float(1 << (total_signed_bits - integer_bits)) / float(1 << left_shift)
+    return int(math.floor(v))
+
+
+def logistic(cv: Converter, op: TfliteOperator) -> None:
+    x, y = cv.need(op, 0, "input"), cv.t(op.outputs[0])
+    d = cv.check_int(op, x, ("int8", "uint8"))
+    cv.check_int(op, y, (d,))
+    lo = dtype_range(d)[0]
+    if y.zero_point[0] != lo or f32(y.scale[0]) != f32(1.0 / 256):
+        raise cv.fail(op, f"has output quantization scale {y.scale[0]}, zero point {y.zero_point[0]}",
+                      f"TFLite requires scale 1/256 and zero point {lo} for a {d} logistic")
+    table = sigmoid_table(d, float(x.scale[0]), int(x.zero_point[0]), float(y.scale[0]), int(y.zero_point[0]))
+    cv.emit(op, "logistic", [cv.name(x.index)], cv.name(y.index), mode="tflite", table=table)
+
+
+def sigmoid_table(dtype: str, s_in: float, zp_in: int, s_out: float, zp_out: int) -> tuple[int, ...]:
+    """LUTPopulate for LOGISTIC: entry q holds quantize(1/(1+exp(-dequantize(q)))) in float32."""
+    lo, hi = dtype_range(dtype)
+    q = np.arange(lo, hi + 1, dtype=np.int32)
+    deq = np.float32(s_in) * (q - zp_in).astype(np.float32)
+    e = _expf(-deq)
+    val = np.float32(1.0) / (np.float32(1.0) + e)
+    inv = np.float32(1.0) / np.float32(s_out)
+    r = val * inv
+    rounded = np.sign(r) * np.floor(np.abs(r) + np.float32(0.5))
+    out = np.clip(rounded.astype(np.int64) + zp_out, lo, hi)
+    return tuple(int(v) for v in out)
+
+
+def _expf(x: np.ndarray) -> np.ndarray:
+    """float32 exp, correctly rounded from double (what libm's expf returns for these inputs)."""
+    return np.exp(x.astype(np.float64)).astype(np.float32)
+
+
+# ---------------------------------------------------------------------------------------------
+# quantization
+# ---------------------------------------------------------------------------------------------
+
+def quantize(cv: Converter, op: TfliteOperator) -> None:
+    x, y = cv.need(op, 0, "input"), cv.t(op.outputs[0])
+    cv.check_int(op, y)
+    if len(y.scale) > 1:
+        raise cv.fail(op, "quantizes per channel", "tilewise supports per-tensor QUANTIZE")
+    if x.dtype == "float32":
+        cv.emit(op, "quantize", [cv.name(x.index)], cv.name(y.index), mode="tflite",
+                scale=float(y.scale[0]), zero_point=int(y.zero_point[0]))
+        return
+    cv.check_int(op, x)
+    m, s = quantize_multiplier(float(x.scale[0]) / float(y.scale[0]))
+    cv.emit(op, "quantize", [cv.name(x.index)], cv.name(y.index), mode="tflite", multiplier=m, shift=s,
+            input_zero_point=int(x.zero_point[0]), zero_point=int(y.zero_point[0]))
+
+
+def dequantize(cv: Converter, op: TfliteOperator) -> None:
+    x, y = cv.need(op, 0, "input"), cv.t(op.outputs[0])
+    cv.check_int(op, x, ("int8", "uint8", "int16"))
+    if len(x.scale) > 1:
+        raise cv.fail(op, "dequantizes per channel", "tilewise supports per-tensor DEQUANTIZE")
+    if y.dtype != "float32":
+        raise cv.fail(op, f"produces a {y.type_name} tensor", "DEQUANTIZE must produce float32")
+    cv.emit(op, "dequantize", [cv.name(x.index)], cv.name(y.index), mode="tflite",
+            scale=float(x.scale[0]), zero_point=int(x.zero_point[0]))
+
+
