@@ -1,0 +1,1 @@
+"""tilewise test suite."""
