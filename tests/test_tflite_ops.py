@@ -68,6 +68,36 @@ def add_int16() -> ModelBuilder:
     return b
 
 
+def sub_int16() -> ModelBuilder:
+    b = ModelBuilder()
+    x = b.input("x", (1, 3, 3, 4), "int16", scale=0.0003, zero_point=0)
+    y = b.input("y", (1, 3, 3, 4), "int16", scale=0.0007, zero_point=0)
+    z = b.tensor("z", (1, 3, 3, 4), "int16", scale=0.0009, zero_point=0)
+    b.op("SUB", [x, y], [z], "SubOptions", FusedActivationFunction=ACT["NONE"])
+    b.output(z)
+    return b
+
+
+def mul_int16() -> ModelBuilder:
+    b = ModelBuilder()
+    x = b.input("x", (1, 3, 3, 4), "int16", scale=0.0003, zero_point=0)
+    y = b.input("y", (1, 1, 1, 4), "int16", scale=0.0007, zero_point=0)
+    z = b.tensor("z", (1, 3, 3, 4), "int16", scale=0.00011, zero_point=0)
+    b.op("MUL", [x, y], [z], "MulOptions", FusedActivationFunction=ACT["NONE"])
+    b.output(z)
+    return b
+
+
+def add_uint8() -> ModelBuilder:
+    b = ModelBuilder()
+    x = b.input("x", (1, 4, 4, 3), "uint8", scale=0.02, zero_point=128)
+    y = b.input("y", (1, 4, 4, 3), "uint8", scale=0.03, zero_point=100)
+    z = b.tensor("z", (1, 4, 4, 3), "uint8", scale=0.04, zero_point=90)
+    b.op("ADD", [x, y], [z], "AddOptions", FusedActivationFunction=ACT["RELU"])
+    b.output(z)
+    return b
+
+
 def mul_broadcast_relu6() -> ModelBuilder:
     b = ModelBuilder()
     x = b.input("x", (1, 4, 5, 6), "int8", scale=0.07, zero_point=-3)
@@ -418,7 +448,8 @@ def chain_conv_mean_fc_softmax() -> ModelBuilder:
 
 
 CASES: list[Callable[[], ModelBuilder]] = [
-    sub_broadcast_relu, sub_const_second, add_relu_n1_to_1, add_int16, mul_broadcast_relu6,
+    sub_broadcast_relu, sub_const_second, add_relu_n1_to_1, add_int16, sub_int16, mul_int16, add_uint8,
+    mul_broadcast_relu6,
     max_pool_same_relu6, avg_pool_same_partial,
     mean_hw_keepdims_rescale, mean_hw_keepdims_same_quant, mean_last_axis_same_quant, mean_axis1_rescale,
     pad_zero_point, padv2_constant, concat_same_quant, concat_uint8_rescale, transpose_nhwc_nchw, squeeze,
