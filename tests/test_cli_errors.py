@@ -77,7 +77,7 @@ def test_onnx_float_only_model(tmp_path):
     p = tmp_path / "float_conv.onnx"
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 6, 6])
-    w = numpy_helper.from_array(np.ones((4, 3, 3, 3), np.float32), "w")
+    w = numpy_helper.from_array(np.random.default_rng(0).normal(size=(4, 3, 3, 3)).astype(np.float32), "w")
     _onnx_model([helper.make_node("Conv", ["x", "w"], ["y"], name="float_conv")], [x], [y], [w], p)
     assert_one_sentence_error(run_cli("analyze", str(p)), str(p), "float_conv")
 
