@@ -25,7 +25,6 @@ def run_layer(layer: Layer, lg: LayerGraph, args: list[np.ndarray]) -> np.ndarra
     """Compute one layer's output from its input arrays (in `layer.inputs` order)."""
     nest = layer.nest
     out_t = lg.tensors[layer.output]
-    wide = nest.in_bytes == 2
     if layer.op in ("conv2d", "depthwise"):
         x = args[0].reshape(nest.N, nest.IY, nest.IX, nest.C)
         w = layer.weights if layer.op == "conv2d" else layer.weights[..., None]
@@ -34,9 +33,9 @@ def run_layer(layer: Layer, lg: LayerGraph, args: list[np.ndarray]) -> np.ndarra
             x, w, layer.bias, 0, 0, (nest.SY, nest.SX), nest.pads, groups=groups,
             pad_value=int(layer.attrs.get("pad_value", 0)),
         )
-        y = apply_requant(acc, layer.requant, wide=wide)
+        y = apply_requant(acc, layer.requant)
     elif layer.op == "fully_connected":
-        y = apply_requant(dense_acc(args[0], layer.weights, layer.bias, 0, 0), layer.requant, wide=wide)
+        y = apply_requant(dense_acc(args[0], layer.weights, layer.bias, 0, 0), layer.requant)
     else:
         consts = layer.attrs.get("const_tensors", {})
         names = layer.attrs.get("node_inputs", layer.inputs)

@@ -24,11 +24,6 @@ def _zps(graph: Graph, node: Node) -> tuple[int, np.ndarray]:
     return zp_x, zp_w
 
 
-def _wide(graph: Graph, node: Node) -> bool:
-    """int64 accumulation (TFLite 16x8 with int64 bias): decided at import, carried by the Requant."""
-    return bool(getattr(node.attrs["requant"], "wide", False))
-
-
 @kernel("conv2d")
 def conv2d(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
     x, w = args[0], args[1]
@@ -36,7 +31,7 @@ def conv2d(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
     zp_x, zp_w = _zps(graph, node)
     a = node.attrs
     acc = conv2d_acc(x, w, bias, zp_x, zp_w, a["stride"], a["pads"], a.get("dilation", (1, 1)), a.get("groups", 1))
-    return apply_requant(acc, a["requant"], wide=_wide(graph, node))
+    return apply_requant(acc, a["requant"])
 
 
 @kernel("fully_connected")
@@ -45,4 +40,4 @@ def fully_connected(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndar
     bias = args[2] if len(args) > 2 else None
     zp_x, zp_w = _zps(graph, node)
     acc = dense_acc(x, w, bias, zp_x, zp_w)
-    return apply_requant(acc, node.attrs["requant"], wide=_wide(graph, node))
+    return apply_requant(acc, node.attrs["requant"])

@@ -21,16 +21,16 @@ from .fixedpoint import (
 )
 
 
-def apply_requant(acc: np.ndarray, rq: Requant, wide: bool = False) -> np.ndarray:
+def apply_requant(acc: np.ndarray, rq: Requant) -> np.ndarray:
     """Requantize int64 accumulators `acc` (channels last) to int64 values in [qmin, qmax].
 
-    `wide` selects TFLite's int64-accumulator path (16x8 conv/fc).
+    `rq.wide` selects TFLite's int64-accumulator path (16x8 conv/fc).
     """
     acc = np.asarray(acc, dtype=np.int64)
     if rq.mode == "tflite":
-        if wide:
+        if rq.wide:
             fn = multiply_by_quantized_multiplier_64
-        elif getattr(rq, "rounding", "double") == "single":
+        elif rq.rounding == "single":
             fn = multiply_by_quantized_multiplier_single
         else:
             fn = multiply_by_quantized_multiplier
