@@ -156,14 +156,15 @@ class _Fuser:
                 continue
             if node.op_type in REQUANT_OPS or node.op_type in MOVE_OPS or node.op_type in CLIP_OPS:
                 self.fuse(node)
-        # DQ -> Q pairs (requantization written as two nodes)
-        for node in self.g.nodes:
-            if node.op_type == "DequantizeLinear" and id(node) not in self.removed and node.inputs[0] not in self.consts:
-                q = self.only_consumer(node.outputs[0])
-                if q is not None and q.op_type == "QuantizeLinear" and id(q) not in self.removed:
-                    x, xs, xz = self.dq_params(node, "input", q)
-                    ys, yz = q.inputs[1], self.zp_name(q, self.q_dtype(q))
-                    self.emit(node, [ONode("Requant", q.name, (x, xs, xz, ys, yz), (q.outputs[0],), {}, TW_DOMAIN)], [q])
+        # DQ -> Q pairs (requantization written as two nodes; the DQ may have other readers)
+        for q in self.g.nodes:
+            if q.op_type != "QuantizeLinear" or id(q) in self.removed:
+                continue
+            dq = self.dq_of(q.inputs[0])
+            if dq is not None and dq.inputs[0] not in self.consts:
+                x, xs, xz = self.dq_params(dq, "input", q)
+                ys, yz = q.inputs[1], self.zp_name(q, self.q_dtype(q))
+                self.emit(q, [ONode("Requant", q.name, (x, xs, xz, ys, yz), (q.outputs[0],), {}, TW_DOMAIN)], [])
         nodes: list[ONode] = []
         for node in self.g.nodes:
             if id(node) in self.new:
@@ -232,6 +233,9 @@ class _Fuser:
             self.emit(node, [ONode("QLinearConcat", node.name, tuple(ins), (y,), attrs, MS)], absorbed)
         elif op in MOVE_OPS:
             x, xs, xz = self.dq_params(dqs[0], "input", node)
+            if self.same_params(xs, xz, ys, yz):  # onnxruntime drops such Q/DQ pairs
+                self.emit(node, [ONode(op, node.name, (x, *node.inputs[1:]), (y,), attrs)], absorbed)
+                return
             mid = self.fresh(node.outputs[0])
             moved = ONode(op, node.name, (x, *node.inputs[1:]), (mid,), attrs)
             req = ONode("Requant", q.name, (mid, xs, xz, ys, yz), (y,), {}, TW_DOMAIN)
@@ -240,6 +244,14 @@ class _Fuser:
             x, xs, xz = self.dq_params(dqs[0], "input", node)
             bounds = _clip_bounds(self.g, node)
             self.emit(node, [ONode("Requant", node.name, (x, xs, xz, ys, yz), (y,), {"tw_clip": bounds}, TW_DOMAIN)], absorbed)
+
+    def same_params(self, xs: str, xz: str, ys: str, yz: str) -> bool:
+        vals = [self.consts.get(n) for n in (xs, xz, ys, yz)]
+        if any(v is None for v in vals):
+            return False
+        a, b, c, d = (np.asarray(v) for v in vals)
+        return a.size == c.size == 1 and np.float32(a.reshape(-1)[0]) == np.float32(c.reshape(-1)[0]) and \
+            b.dtype == d.dtype and int(b.reshape(-1)[0]) == int(d.reshape(-1)[0])
 
     def data_inputs(self, node: ONode) -> list[int]:
         op = node.op_type

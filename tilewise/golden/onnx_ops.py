@@ -13,7 +13,7 @@ derive them at setup; the kernels here only apply them.
 | add | QLinearAdd, MlasQLinearAdd AVX2 | r = fma(a, ratio_a, fma(b, ratio_b, fixed)); y = sat(rint(r)) |
 | avg_pool | QLinearAveragePool (qlinear_pool.cc) | Σ in window order of s_x·(x−zp_x), / count, y = sat(rint(v/s_y + zp_y)) |
 | mean | QLinearGlobalAveragePool, MlasQLinearGlobalAveragePool | int Σ(x) − zp_x·N, then the onnx Requant |
-| softmax | QLinearSoftmax (qlinear_softmax.cc) | 256-entry exp table, sequential Σ, rint(t·⌊1/s_y⌋/Σ) + zp_y |
+| softmax | QLinearSoftmax (qlinear_softmax.cc) | 256-entry exp table, sequential Σ, sat(rint(t·⌊1/s_y⌋/Σ) + zp_y) |
 | concat | QLinearConcat (lookup tables) | per input: copy, or sat(rint(s_x·(x−zp_x)/s_y) + zp_y) |
 | quantize | DequantizeLinear→QuantizeLinear (MlasQuantizeLinear) | sat(rint(s_x·(x−zp_x)/s_y) + zp_y), then [qmin, qmax] |
 
@@ -163,11 +163,7 @@ def softmax(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
     for j in range(t.shape[-1]):  # sequential float32 sum, as the kernel's loop
         total = (total + t[..., j]).astype(np.float32)
     q = np.rint(((t * f32(at["y_scale_inv"])).astype(np.float32) / total[..., None]).astype(np.float32))
-    vq = q.astype(np.int64) + int(at["y_zero_point"])
-    if dtype == "uint8":
-        y = np.minimum(vq, 255)
-    else:  # int8: values above 255 become int8(255) = -1, others wrap as the C cast does
-        y = np.where(vq > 255, -1, ((vq + 128) & 0xFF) - 128)
+    y = _saturate(q.astype(np.int64) + int(at["y_zero_point"]), dtype)
     return np.moveaxis(y, -1, axis)
 
 
