@@ -8,3 +8,9 @@
   buffering); dory.py: the seed-001 CP-SAT tiler; idsp.py: the seed-002 analytical model;
 - api.py: `schedule_layer`, the entry point.
 """
+
+from .api import TILERS, get_tiler, schedule_layer
+from .space import Buffer, DimTiling, LayerSchedule, TileStep, Traffic, Transfer, iter_tiles
+
+__all__ = ["TILERS", "get_tiler", "schedule_layer", "Buffer", "DimTiling", "LayerSchedule",
+           "TileStep", "Traffic", "Transfer", "iter_tiles"]

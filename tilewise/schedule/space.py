@@ -277,9 +277,13 @@ class LayerSchedule:
 
 # --- reuse analysis (loop order → which operand is resident) --------------------------------------
 
-def inner_loops(order: tuple[str, ...], dims: frozenset[str]) -> tuple[str, ...]:
-    """Loops strictly inner to the innermost loop relevant to an operand with `dims`."""
-    idx = [i for i, d in enumerate(order) if d in dims]
+def inner_loops(order: tuple[str, ...], dims: frozenset[str],
+                counts: dict[str, int] | None = None) -> tuple[str, ...]:
+    """Loops inner to the innermost loop relevant to an operand with `dims` — the loops the operand
+    stays resident across. Loops with a single trip are ignored when `counts` is given (an operand
+    whose only relevant loops have one trip is loaded once, at the first tile)."""
+    idx = [i for i, d in enumerate(order)
+           if d in dims and (counts is None or counts.get(d, 1) > 1)]
     if not idx:
         return order
     return order[idx[-1] + 1:]
@@ -287,7 +291,7 @@ def inner_loops(order: tuple[str, ...], dims: frozenset[str]) -> tuple[str, ...]
 
 def fetch_count(order: tuple[str, ...], counts: dict[str, int], dims: frozenset[str]) -> int:
     """How many times an operand's tile is (re)loaded over the layer."""
-    inner = set(inner_loops(order, dims))
+    inner = set(inner_loops(order, dims, counts))
     return math.prod(counts[d] for d in order if d not in inner)
 
 
@@ -295,7 +299,7 @@ def valid_order(order: tuple[str, ...], counts: dict[str, int], psum_spill: bool
     """C tiled without spilling partial sums needs the c loop innermost (among loops with trips)."""
     if psum_spill or "c" not in order or counts.get("c", 1) == 1:
         return True
-    return all(counts[d] == 1 for d in order[order.index("c") + 1:])
+    return all(counts.get(d, 1) == 1 for d in order[order.index("c") + 1:])
 
 
 # --- buffers --------------------------------------------------------------------------------------
@@ -393,7 +397,8 @@ def iter_tiles(s: LayerSchedule, const_bytes: int = 12, psum_bytes: int = 4) -> 
     t = {d.dim: d for d in s.tiles}
     pos = {d: positions(nest, d, t[d].tile) for d in t}
     ops = operands(nest, const_bytes)
-    inner = {op.name: set(inner_loops(s.loop_order, op.dims)) for op in ops}
+    counts = {d: t[d].count for d in t}
+    inner = {op.name: set(inner_loops(s.loop_order, op.dims, counts)) for op in ops}
     C = nest.C
     ranges = [range(t[d].count) for d in s.loop_order]
     for idx in itertools.product(*ranges):
@@ -412,9 +417,10 @@ def iter_tiles(s: LayerSchedule, const_bytes: int = 12, psum_bytes: int = 4) -> 
                 box = ((p["n"].start, p["n"].size), (p["oy"].in_start, p["oy"].in_size),
                        (p["ox"].in_start, p["ox"].in_size), (ch.start, ch.size))
                 full = (nest.N, nest.IY, nest.IX, nch)
-                if fetch:
-                    loads.append(Transfer(op.name, box, operand_tile_bytes(nest, op.name, ext,
-                                          const_bytes), hwc_chunks(tuple(b[1] for b in box), full)))
+                nbytes = operand_tile_bytes(nest, op.name, ext, const_bytes)
+                if fetch and nbytes > 0:   # a tile entirely in the padding moves nothing
+                    loads.append(Transfer(op.name, box, nbytes,
+                                          hwc_chunks(tuple(b[1] for b in box), full)))
             elif op.name in ("w", "b"):
                 if fetch:
                     box = ((p["k"].start, p["k"].size),)

@@ -1,0 +1,199 @@
+"""The `model` tiler: minimum predicted cycles over tile sizes × loop orders × buffering, exactly.
+
+Space (space.py): every tile size 1..D of every tile loop (input channels included: with C tiled,
+32-bit partial sums stay in L1, so layers whose full-C tiles never fit still deploy), every loop
+order up to equivalence, single or double buffering (double only with asynchronous DMA), subject to
+the L1 budget of the module's memory level. Objective: `Evaluator.exact` cycles (cost.py).
+
+Search: branch and bound, exact within the space. For each (buffering, loop order) the tile sizes
+are fixed one dimension at a time; a family of candidates that agree on the fixed dimensions is
+pruned when its L1 lower bound exceeds the budget or its cycle lower bound (`Evaluator.bound`:
+free dimensions at full extent for compute and traffic — the kernel terms are superadditive, finer
+tiling never moves fewer bytes or chunks — and at their smallest for the exposed first load / last
+store) is not below the best schedule found so far. Surviving complete candidates are evaluated
+exactly in increasing order of their bound until the bound reaches the incumbent. An incumbent
+comes first from a coarse probe (powers of two and halves). No heuristic cuts the space:
+tests/test_model_tiler.py checks the result against brute-force enumeration.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import TilewiseError
+from ..ir.layer import LoopNest
+from ..targets.base import Module, Target
+from .cost import Evaluator, untiled_schedule
+from .space import REDUCING, LayerSchedule, inner_loops, loop_dims, operands
+
+#: dimensions fixed first to last in the branch and bound
+EXPANSION = ("k", "oy", "c", "ox", "n")
+_TOL = 1e-9
+_BATCH = 512
+
+
+def candidate_orders(nest: LoopNest, module: Module) -> list[tuple[str, ...]]:
+    """Loop orders (outer→inner) that differ in which operand stays resident.
+
+    Dimensions of extent 1 go outermost. Without partial-sum spilling, the input-channel loop is
+    innermost (partial sums stay in L1 across it). Orders equivalent for every operand under every
+    choice of which loops have a single trip are merged (they load and store identically).
+    """
+    dims = loop_dims(nest.kind)
+    size = {"n": nest.N, "k": nest.K, "c": nest.C, "oy": nest.OY, "ox": nest.OX}
+    trivial = [d for d in dims if size[d] == 1]
+    active = [d for d in dims if size[d] > 1]
+    tail: list[str] = []
+    if nest.kind in REDUCING and not module.psum_spill and "c" in active:
+        active.remove("c")
+        tail = ["c"]
+    ops = operands(nest, module.const_bytes_per_channel)
+    loops = active + tail
+    seen: dict[tuple, tuple[str, ...]] = {}
+    for perm in itertools.permutations(active):
+        order = tuple(trivial) + perm + tuple(tail)
+        sig = []
+        for r in range(len(loops) + 1):
+            for ones in itertools.combinations(loops, r):
+                counts = {d: (1 if d in ones or d in trivial else 2) for d in dims}
+                sig.append(tuple(frozenset(inner_loops(order, op.dims, counts)) for op in ops))
+        seen.setdefault(tuple(sig), order)
+    return list(seen.values())
+
+
+@dataclass
+class _Best:
+    cycles: float = math.inf
+    l1: int = 0
+    tile: dict | None = None
+    order: tuple[str, ...] = ()
+    buffering: int = 1
+
+    def offer(self, cycles: np.ndarray, l1: np.ndarray, sel: dict, order: tuple, buf: int):
+        i = int(np.lexsort((l1, cycles))[0])
+        c = float(cycles[i])
+        if c < self.cycles * (1 - _TOL) or (c <= self.cycles * (1 + _TOL) and int(l1[i]) < self.l1):
+            self.cycles, self.l1 = c, int(l1[i])
+            self.tile = {d: int(v[i]) for d, v in sel.items()}
+            self.order, self.buffering = order, buf
+
+
+def _bufferings(ev: Evaluator) -> tuple[int, ...]:
+    return (2, 1) if ev.overlap else (1,)
+
+
+def _probe(ev: Evaluator, orders: list, best: _Best) -> None:
+    """A coarse grid (powers of two, halves, full) to find a good incumbent fast."""
+    vals = {}
+    for d in ev.dims:
+        D = ev.D[d]
+        v = {D, -(-D // 2), -(-D // 4)} | {1 << i for i in range(D.bit_length()) if 1 << i < D}
+        vals[d] = np.array(sorted(v))
+    grid = np.meshgrid(*[vals[d] for d in ev.dims], indexing="ij")
+    sel = {d: g.ravel() for d, g in zip(ev.dims, grid)}
+    for buf in _bufferings(ev):
+        for order in orders:
+            ok = ev.l1_bytes(sel, order, buf) <= ev.free
+            if not ok.any():
+                continue
+            cand = {d: v[ok] for d, v in sel.items()}
+            lb = ev.bound(cand, order, buf)
+            pick = np.argsort(lb, kind="stable")[:8]
+            sub = {d: v[pick] for d, v in cand.items()}
+            r = ev.exact(sub, order, buf)
+            best.offer(r["cycles"], ev.l1_bytes(sub, order, buf), sub, order, buf)
+
+
+def _branch_and_bound(ev: Evaluator, order: tuple, buf: int, best: _Best) -> None:
+    cur: dict[str, np.ndarray] = {}
+    free = set(ev.dims)
+    size = 1
+    for d in [d for d in EXPANSION if d in ev.dims]:
+        values = np.arange(1, ev.D[d] + 1)
+        cur = {k: np.repeat(v, len(values)) for k, v in cur.items()}
+        cur[d] = np.tile(values, size)
+        free.discard(d)
+        fr = frozenset(free)
+        keep = ev.l1_bytes(cur, order, buf, fr) <= ev.free
+        if keep.any():
+            sub = {k: v[keep] for k, v in cur.items()}
+            b = ev.bound(sub, order, buf, fr)
+            keep2 = b < best.cycles * (1 + _TOL)
+            idx = np.flatnonzero(keep)[keep2]
+        else:
+            idx = np.zeros(0, np.int64)
+        cur = {k: v[idx] for k, v in cur.items()}
+        size = len(idx)
+        if size == 0:
+            return
+    lb = ev.bound(cur, order, buf)
+    ordr = np.argsort(lb, kind="stable")
+    for s in range(0, len(ordr), _BATCH):
+        chunk = ordr[s:s + _BATCH]
+        chunk = chunk[lb[chunk] < best.cycles * (1 + _TOL)]
+        if len(chunk) == 0:
+            return
+        sub = {k: v[chunk] for k, v in cur.items()}
+        r = ev.exact(sub, order, buf)
+        best.offer(r["cycles"], ev.l1_bytes(sub, order, buf), sub, order, buf)
+
+
+def min_l1_bytes(ev: Evaluator, orders: list) -> int:
+    """The least L1 any schedule of the space needs (all tiles 1, single buffering)."""
+    one = {d: np.array([1]) for d in ev.dims}
+    return int(min(ev.l1_bytes(one, o, 1)[0] for o in orders))
+
+
+def tile(nest: LoopNest, target: Target, module: Module) -> LayerSchedule:
+    """The fastest schedule of `nest` on `module` (exact within the space, see module doc)."""
+    if nest.kind == "other":
+        outer = target.outer(module.memory)
+        return untiled_schedule(nest, target, module, level=outer.name if outer else None)
+    if module.memory != "L1" or target.outer(module.memory) is None:
+        return untiled_schedule(nest, target, module)
+    ev = Evaluator(nest, target, module)
+    orders = candidate_orders(nest, module)
+    best = _Best()
+    _probe(ev, orders, best)
+    for buf in _bufferings(ev):
+        for order in orders:
+            _branch_and_bound(ev, order, buf, best)
+    if best.tile is None:
+        need = min_l1_bytes(ev, orders)
+        raise TilewiseError(
+            f"cannot fit: needs at least {need} bytes of {module.memory} on module "
+            f"{module.name} of {target.name} ({ev.free} bytes free)")
+    return ev.build(best.tile, best.order, best.buffering, tiler="model")
+
+
+def brute_force(nest: LoopNest, target: Target, module: Module) -> tuple[float, dict, tuple, int]:
+    """Exhaustive reference for tests: exact cycles of every tile size × every permutation of the
+    tile loops with more than one trip (no equivalence merging) × buffering, that fits and keeps
+    partial sums legal."""
+    ev = Evaluator(nest, target, module)
+    grid = np.meshgrid(*[np.arange(1, ev.D[d] + 1) for d in ev.dims], indexing="ij")
+    sel = {d: g.ravel() for d, g in zip(ev.dims, grid)}
+    count = {d: -(-ev.D[d] // sel[d]) for d in ev.dims}
+    best = _Best()
+    trivial = tuple(d for d in ev.dims if ev.D[d] == 1)   # one trip: never affects reuse
+    active = [d for d in ev.dims if ev.D[d] > 1]
+    for buf in _bufferings(ev):
+        for perm in itertools.permutations(active):
+            order = trivial + perm
+            ok = ev.l1_bytes(sel, order, buf) <= ev.free
+            if "c" in order and not ev.spill:
+                after = order[order.index("c") + 1:]
+                legal = np.ones_like(ok)
+                for d in after:
+                    legal &= count[d] == 1
+                ok &= (count["c"] == 1) | legal
+            idx = np.flatnonzero(ok)
+            for s in range(0, len(idx), _BATCH):
+                sub = {d: v[idx[s:s + _BATCH]] for d, v in sel.items()}
+                r = ev.exact(sub, order, buf)
+                best.offer(r["cycles"], ev.l1_bytes(sub, order, buf), sub, order, buf)
+    return best.cycles, best.tile or {}, best.order, best.buffering

@@ -1,0 +1,41 @@
+"""GreenWaves GAP8: 8-core RI5CY cluster with a 64 kB TCDM, 512 kB L2, HyperRAM L3.
+
+Figures and where they come from:
+- cluster: 8 RI5CY cores, RV32IMCXpulpV2, PULP-NN kernels (seed 001 §3.2–3.3, seed 004 ch. 3);
+  100 MHz is the clock of DORY's end-to-end measurements (seed 001 §5.2, Table 4); the chip runs
+  the cluster up to 175 MHz (--clock).
+- L1: 64 kB TCDM (seed 001 §3.2); reserved: core stacks 3.5 kB (core 0) + 7 × 3.4 kB (DESIGN.md),
+  so 36.7 kB are free for tiles, buffers and im2col by default (--l1 sets the free part).
+- L2↔L1 cluster DMA: up to 2 GB/s with 80 ns latency (seed 001 §3.2) — 64-bit, 8 B/cycle; setup
+  8 cycles = 80 ns at 100 MHz. Per contiguous chunk 27 cycles: MATCH's measured figure for the
+  same PULP cluster DMA on GAP9 (seed 003 §V), assumed here. 20 core cycles to program a transfer
+  (assumed).
+- L2: 512 kB (seed 001 §3.2). L3: 8 MB HyperRAM (64 MB HyperFlash also on board, read-only),
+  I/O DMA up to 200 MB/s (seed 001 §3.2); >50 pJ/B off-chip (seed 001 §1).
+- energy: 11.89 mJ for 23.3 M cycles of 1.0-MobileNetV1-128 at 1 V / 100 MHz (seed 001 Table 4)
+  → 510 pJ per cluster cycle, whole SoC average.
+"""
+
+from .base import KB, MB, Memory, Module, Target
+from .kernels import PulpNN
+
+KINDS = frozenset({"conv", "dwconv", "fc", "pool", "gap", "add", "other"})
+
+TARGET = Target(
+    name="gap8",
+    description="GreenWaves GAP8: 8-core RI5CY cluster, 64 kB L1 TCDM, 512 kB L2, 8 MB L3",
+    clock_mhz=100.0,
+    memories=(
+        Memory("L1", 64 * KB, reserved=3584 + 7 * 3482, bandwidth=8.0, dma_setup_cycles=8,
+               dma_chunk_cycles=27, dma_issue_cycles=20, dma_async=True,
+               note="TCDM; stacks 3.5 kB + 7x3.4 kB reserved"),
+        Memory("L2", 512 * KB, bandwidth_mb_s=200.0, dma_setup_cycles=100, dma_async=True,
+               pj_per_byte=50.0, note="L3<->L2 I/O DMA 200 MB/s"),
+        Memory("L3", 8 * MB, note="HyperRAM; 64 MB HyperFlash for read-only data"),
+    ),
+    modules=(
+        Module("cluster", cores=8, kinds=KINDS, kernel=PulpNN(), memory="L1", scalable=True,
+               pj_per_cycle=510.0, note="8x RI5CY XpulpV2, PULP-NN"),
+    ),
+    sources=("seed 001 §3.2-3.3, Table 4", "seed 004 ch. 3, Table 3.2", "seed 003 §V (DMA chunk)"),
+)

@@ -1,0 +1,34 @@
+"""The imaging DSP of seed 002 (ch. 5 and Table 7.2): a VLIW SIMD core with a local scratchpad.
+
+Figures (seed 002 §5.5 and Table 7.2, notes/idsp-model.md):
+- 450 MHz; 32 MACs/cycle (16-bit SIMD, 16-bit accumulators: partial sums are 2 bytes and may be
+  spilled to external memory between input-channel tiles, as the seed's schedules do);
+- data bus 32 elements/cycle of 2 bytes → 64 B/cycle; 150-cycle DMA initialisation, charged to the
+  DSP per transfer (eq. 5.9, CC_dsp = CC_tile + N_transfers·CC_dma_init); no per-chunk cost;
+- 128 kB local memory (64 kB usable per buffer set with double buffering); the 4 kB register file
+  is not a tiling level here; external memory assumed 256 MB.
+The seed's own analytical model (padded tiles, accesses per schedule, Pareto search) is in
+schedule/idsp.py; the generic model (schedule/cost.py) runs this target like any other.
+"""
+
+from .base import KB, MB, Memory, Module, Target
+from .kernels import SimdDsp
+
+TARGET = Target(
+    name="idsp",
+    description="imaging DSP (seed 002): 32 MAC/cycle SIMD, 128 kB local memory, 450 MHz",
+    clock_mhz=450.0,
+    memories=(
+        Memory("L1", 128 * KB, bandwidth=64.0, dma_setup_cycles=0, dma_chunk_cycles=0,
+               dma_issue_cycles=150, dma_async=True, note="local memory"),
+        Memory("L2", 256 * MB, note="external memory"),
+    ),
+    modules=(
+        Module("dsp", cores=1, kinds=frozenset({"conv", "dwconv", "fc", "pool", "gap", "add",
+                                                 "other"}),
+               kernel=SimdDsp(macs_per_cycle=32.0, elems_per_cycle=32.0), memory="L1",
+               const_bytes_per_channel=0, psum_bytes=2, psum_spill=True,
+               note="VLIW SIMD, 32 MAC/cycle, 16-bit"),
+    ),
+    sources=("seed 002 ch. 5, Table 5.1, §5.5", "seed 002 Table 7.2"),
+)

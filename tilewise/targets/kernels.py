@@ -1,0 +1,328 @@
+"""Kernel-library cost models: per-tile compute cycles from each library's loop structure.
+
+Each model is frozen data (its constants) plus `terms(nest, cores)` returning separable terms
+(targets/compute.py) and `scratch(...)` returning its L1 scratch bytes.
+
+PulpNN — the PULP-NN kernels on RI5CY/XpulpV2 clusters (seed 004 ch. 3, seed 001 §3.3):
+- conv (incl. 1×1): output rows split over cores (the slowest core has ceil(oy/cores) rows); each
+  core walks its pixels in pairs: im2col of two receptive fields (none for 1×1, HWC pixels are
+  already contiguous) then the 4×2 MatMul — 4 output channels × 2 pixels, inner loop 6 loads +
+  8 sdotp4 = 32 MACs in `mm_4x2` cycles over ⌊FY·FX·c/4⌋ iterations; reduction leftovers (mod 4)
+  run scalar at the same cost per element; leftover channels (k mod 4) use the 1×2 loop; an odd
+  last pixel the 4×1 / 1×1 loops. Per output: requantization `(k·φ+λ)>>d` + clip + store. With C
+  tiled: bias on the first c tile, int32 partial-sum load/store in between, requant on the last.
+- depthwise (DORY's HWC kernel): channels split over cores; per channel and output column the
+  FX × padded-rows column is gathered from HWC, then per output FY·⌈FX/4⌉ × (2 loads + sdotp4).
+- dense: output neurons split over cores, 2×1 kernel (3 loads + 2 sdotp4 = 8 MACs).
+- pool / add / global pool: SIMD over 4 channels, rows (channels for global pool) over cores.
+- multi-core: a slowdown of 1 + contention·(cores−1)² for I$ and TCDM conflicts (seed 004 Table
+  3.2: 1.00 / 1.005 / 1.02 / 1.12 of ideal at 1 / 2 / 4 / 8 cores).
+Calibrated on seed 004's benchmark layer (16×16×32 → 16×16×64, 3×3, pad 1): 2,586k cycles on
+1 core, 361k on 8 (tests/test_cost_model.py holds the prediction within 15%).
+
+CmsisNN — CMSIS-NN on a Cortex-M7 (STM32H7), single core: im2col to q15 then the 2×2 MatMul
+(2 channels × 2 pixels, SMLAD dual 16-bit MACs); calibrated to seed 004 §3.4.1: PULP-NN on one
+GAP8 core is 2.54× faster on the benchmark layer.
+
+SimdDsp — seed 002's IDSP: CC_tile = N_MACs / DSP throughput (eq. 5.10), nothing else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..ir.layer import LoopNest
+from .compute import Term, ceil_div, ident, on_last, parity, parity_of_ceil
+
+
+def _q(L: int):
+    """Factor on c: SIMD iterations + leftover elements of a reduction of length L(c) = m·c."""
+    def f(s, first, last):
+        n = L * s
+        return (n // 4 + n % 4).astype(np.float64)
+    return f
+
+
+def _lin(a: float, b: float, mult: int = 1):
+    """a·mult·size + b as a factor (b ≥ 0 keeps it superadditive)."""
+    def f(s, first, last):
+        return a * mult * s + b
+    return f
+
+
+def _blk(w: int):
+    def f(s, first, last):
+        return (s // w).astype(np.float64)
+    return f
+
+
+def _left(w: int):
+    def f(s, first, last):
+        return (s % w).astype(np.float64)
+    return f
+
+
+def _ceil_blk(n: int, w: int):
+    """⌊ceil(size/n) / w⌋ and its leftover: per-core blocks of w."""
+    def blk(s, first, last):
+        return (np.ceil(s / n) // w).astype(np.float64)
+
+    def left(s, first, last):
+        return (np.ceil(s / n) % w).astype(np.float64)
+    return blk, left
+
+
+def _not_last(s, first, last):
+    return (~np.asarray(last, bool)).astype(np.float64) + 0.0 * s
+
+
+def _not_first(s, first, last):
+    return (~np.asarray(first, bool)).astype(np.float64) + 0.0 * s
+
+
+def _ceil4(s, first, last):
+    return np.ceil(s / 4)
+
+
+def _per_image(terms: tuple[Term, ...]) -> tuple[Term, ...]:
+    return tuple(Term(t.coef, (("n", ident), *t.factors), t.label) for t in terms)
+
+
+@dataclass(frozen=True)
+class PulpNN:
+    """PULP-NN on RI5CY cores (see module docstring). Cycle constants per core."""
+
+    name: str = "pulp-nn"
+    mm_4x2: float = 14.0       # 6 lw + 8 sdotp4 per inner iteration (seed 001 §3.3)
+    mm_1x2: float = 5.0        # leftover channel: 3 lw + 2 sdotp4
+    mm_4x1: float = 9.0        # odd pixel: 5 lw + 4 sdotp4
+    mm_1x1: float = 3.0        # 2 lw + 1 sdotp4
+    block: float = 20.0        # per 4-channel block: pointers, 8 accumulator inits, loop setup
+    block1: float = 8.0        # per leftover channel
+    requant: float = 10.0      # per output: (k·φ+λ)>>d, clip, pack/store
+    im2col_byte: float = 3.0   # per byte copied into im2col (lbu/sb + address update)
+    im2col_pos: float = 10.0   # per kernel position per pixel (pointer, padding checks)
+    psum: float = 3.0          # per output per partial-sum load or store (int32, C tiled)
+    call: float = 400.0        # per kernel call: fork, barrier, argument setup
+    contention: float = 0.0024  # slowdown per (cores−1)²
+    dw_gather: float = 3.0     # depthwise: per byte gathered into the column buffer
+    dw_out: float = 12.0       # depthwise: per output beyond the MACs (requant, store, loop)
+    dw_channel: float = 30.0   # depthwise: per channel (weight unpack, pointers)
+    fc_2x1: float = 5.0        # dense: 3 lw + 2 sdotp4 for 2 neurons × 4 inputs
+    fc_1x1: float = 3.0        # dense leftover neuron
+    fc_neuron: float = 14.0    # dense: per neuron overhead + requant
+    pool_win: float = 2.0      # pool: per window element per 4 channels (lw + max4/add4)
+    pool_out: float = 4.0      # pool: per output element (avg: requant)
+    add_elem: float = 6.0      # add: per output element (two loads, rescale, clip, store)
+    gap_elem: float = 1.0      # global pool: per input element
+    other_elem: float = 30.0   # softmax & co: per element, one core
+    #: multiplies everything (e.g. a core computing straight from L2 pays wait states)
+    scale: float = 1.0
+
+    def _k(self, cores: int) -> float:
+        return self.scale * (1.0 + self.contention * (cores - 1) ** 2)
+
+    def terms(self, nest: LoopNest, cores: int) -> tuple[Term, ...]:
+        """Per-tile cycles; a batch tile of n images costs n kernel calls."""
+        return _per_image(self._terms(nest, cores))
+
+    def _terms(self, nest: LoopNest, cores: int) -> tuple[Term, ...]:
+        kind = nest.kind
+        g = self._k(cores)
+        P = max(cores, 1)
+        if kind == "conv":
+            F = nest.FY * nest.FX
+            rows = ("oy", ceil_div(P))
+            odd = [("oy", parity_of_ceil(P)), ("ox", parity)]
+            t = [
+                Term(g * 0.5 * self.mm_4x2, (rows, ("ox", ident), ("k", _blk(4)), ("c", _q(F))),
+                     "mm4x2"),
+                Term(g * 0.5 * self.block, (rows, ("ox", ident), ("k", _blk(4))), "block"),
+                Term(g * 0.5 * self.mm_1x2, (rows, ("ox", ident), ("k", _left(4)), ("c", _q(F))),
+                     "mm1x2"),
+                Term(g * 0.5 * self.block1, (rows, ("ox", ident), ("k", _left(4))), "block1"),
+                # odd pixel on the slowest core: single-pixel loops minus half a pair
+                Term(g * (self.mm_4x1 - 0.5 * self.mm_4x2),
+                     (*odd, ("k", _blk(4)), ("c", _q(F))), "odd4"),
+                Term(g * (self.mm_1x1 - 0.5 * self.mm_1x2),
+                     (*odd, ("k", _left(4)), ("c", _q(F))), "odd1"),
+                Term(g * 0.5 * self.block, (*odd, ("k", _blk(4))), "oddblock"),
+                Term(g * 0.5 * self.block1, (*odd, ("k", _left(4))), "oddblock1"),
+                Term(g * self.requant, (rows, ("ox", ident), ("k", ident), ("c", on_last)),
+                     "requant"),
+                Term(g * self.psum, (rows, ("ox", ident), ("k", ident), ("c", _not_last)),
+                     "psum_store"),
+                Term(g * self.psum, (rows, ("ox", ident), ("k", ident), ("c", _not_first)),
+                     "psum_load"),
+                Term(g * self.call, (), "call"),
+            ]
+            if F > 1:
+                t.append(Term(g * F, (rows, ("ox", ident),
+                                      ("c", _lin(self.im2col_byte, self.im2col_pos))), "im2col"))
+            return tuple(t)
+        if kind == "dwconv":
+            ch = ("k", ceil_div(P))
+            sy, fy, fx = nest.SY, nest.FY, nest.FX
+            macs_out = fy * -(-fx // 4) * 3.0
+            return (
+                # gather FX columns × padded rows ((oy−1)·SY + FY) per channel and output column
+                Term(g * self.dw_gather * fx, (ch, ("ox", ident), ("oy", _lin(sy, fy - sy))),
+                     "dw_gather"),
+                Term(g * (macs_out + self.dw_out), (ch, ("ox", ident), ("oy", ident)), "dw_mac"),
+                Term(g * (self.dw_channel + 2.0 * fy * fx), (ch,), "dw_channel"),
+                Term(g * self.call, (), "call"),
+            )
+        if kind == "fc":
+            blk, left = _ceil_blk(P, 2)
+            return (
+                Term(g * self.fc_2x1, (("k", blk), ("c", _q(1))), "fc2x1"),
+                Term(g * self.fc_1x1, (("k", left), ("c", _q(1))), "fc1x1"),
+                Term(g * self.fc_neuron, (("k", ceil_div(P)), ("c", on_last)), "fc_neuron"),
+                Term(g * self.psum, (("k", ceil_div(P)), ("c", _not_last)), "psum_store"),
+                Term(g * self.psum, (("k", ceil_div(P)), ("c", _not_first)), "psum_load"),
+                Term(g * self.call, (), "call"),
+            )
+        if kind == "pool":
+            return (
+                Term(g * self.pool_win * nest.FY * nest.FX,
+                     (("oy", ceil_div(P)), ("ox", ident), ("k", _ceil4)), "pool_win"),
+                Term(g * self.pool_out, (("oy", ceil_div(P)), ("ox", ident), ("k", ident)),
+                     "pool_out"),
+                Term(g * self.call, (), "call"),
+            )
+        if kind == "gap":
+            return (
+                Term(g * self.gap_elem * nest.FY * nest.FX, (("k", ceil_div(P)),), "gap_in"),
+                Term(g * self.pool_out, (("k", ceil_div(P)),), "gap_out"),
+                Term(g * self.call, (), "call"),
+            )
+        if kind == "add":
+            return (
+                Term(g * self.add_elem, (("oy", ceil_div(P)), ("ox", ident), ("k", ident)),
+                     "add"),
+                Term(g * self.call, (), "call"),
+            )
+        # other: one core, per element of input and output
+        return (Term(self.scale * self.other_elem,
+                     (("oy", ident), ("ox", ident), ("k", ident)), "other"),
+                Term(self.scale * self.call, (), "call"))
+
+    def scratch(self, nest: LoopNest, cores: int, k, c, oy, ox):
+        """im2col: 2 receptive fields per core (seed 004 §3.3, notes/dory-tiler.md: 2·C·FY·FX
+        per core); depthwise: FX × padded input rows (+FX) per core (DORY's column buffer)."""
+        zero = 0 * np.asarray(k) * np.asarray(oy)
+        if nest.kind == "conv" and nest.FY * nest.FX > 1:
+            return zero + cores * 2 * nest.FY * nest.FX * np.asarray(c)
+        if nest.kind == "dwconv":
+            rows = (np.asarray(oy) - 1) * nest.SY + nest.FY
+            return zero + cores * (nest.FX * rows + nest.FX)
+        return zero
+
+
+@dataclass(frozen=True)
+class CmsisNN:
+    """CMSIS-NN on one Cortex-M7 (arm_convolve_s8 & co): q15 im2col + 2×2 MatMul with SMLAD."""
+
+    name: str = "cmsis-nn"
+    mm_2x2: float = 21.0       # 16 MACs: 2 weight words widened (SXTB16, ROR), 4 q15 loads, 8 SMLAD
+    mm_1x2: float = 10.0       # leftover channel
+    mm_2x1: float = 11.0       # odd pixel
+    mm_1x1: float = 6.0
+    block: float = 16.0
+    requant: float = 12.0
+    im2col_byte: float = 1.5   # int8 → q15 widening copy
+    im2col_pos: float = 6.0
+    psum: float = 3.0
+    call: float = 200.0
+    dw_mac: float = 2.2        # depthwise per MAC (arm_depthwise_conv_s8, channel-vectorized)
+    dw_out: float = 10.0
+    fc_mac: float = 0.6        # per MAC in arm_fully_connected_s8 (4-way unrolled SMLAD)
+    fc_neuron: float = 14.0
+    pool_win: float = 1.5
+    pool_out: float = 4.0
+    add_elem: float = 8.0
+    gap_elem: float = 1.0
+    other_elem: float = 30.0
+
+    def terms(self, nest: LoopNest, cores: int) -> tuple[Term, ...]:
+        return _per_image(self._terms(nest, cores))
+
+    def _terms(self, nest: LoopNest, cores: int) -> tuple[Term, ...]:
+        kind = nest.kind
+        if kind == "conv":
+            F = nest.FY * nest.FX
+            pix = (("oy", ident), ("ox", ident))
+            odd = (("oy", parity), ("ox", parity))
+            t = [
+                Term(0.5 * self.mm_2x2, (*pix, ("k", _blk(2)), ("c", _q(F))), "mm2x2"),
+                Term(0.5 * self.block, (*pix, ("k", _blk(2))), "block"),
+                Term(0.5 * self.mm_1x2, (*pix, ("k", _left(2)), ("c", _q(F))), "mm1x2"),
+                Term(self.mm_2x1 - 0.5 * self.mm_2x2, (*odd, ("k", _blk(2)), ("c", _q(F))),
+                     "odd2"),
+                Term(self.mm_1x1 - 0.5 * self.mm_1x2, (*odd, ("k", _left(2)), ("c", _q(F))),
+                     "odd1"),
+                Term(self.requant, (*pix, ("k", ident), ("c", on_last)), "requant"),
+                Term(self.psum, (*pix, ("k", ident), ("c", _not_last)), "psum_store"),
+                Term(self.psum, (*pix, ("k", ident), ("c", _not_first)), "psum_load"),
+                Term(self.call, (), "call"),
+            ]
+            if F > 1:
+                t.append(Term(F, (*pix, ("c", _lin(self.im2col_byte, self.im2col_pos))),
+                              "im2col"))
+            return tuple(t)
+        if kind == "dwconv":
+            F = nest.FY * nest.FX
+            return (Term(self.dw_mac * F + self.dw_out, (("oy", ident), ("ox", ident),
+                                                          ("k", ident)), "dw"),
+                    Term(self.call, (), "call"))
+        if kind == "fc":
+            return (Term(self.fc_mac, (("k", ident), ("c", ident)), "fc"),
+                    Term(self.fc_neuron, (("k", ident), ("c", on_last)), "fc_neuron"),
+                    Term(self.psum, (("k", ident), ("c", _not_last)), "psum_store"),
+                    Term(self.psum, (("k", ident), ("c", _not_first)), "psum_load"),
+                    Term(self.call, (), "call"))
+        if kind == "pool":
+            return (Term(self.pool_win * nest.FY * nest.FX, (("oy", ident), ("ox", ident),
+                                                             ("k", _ceil4)), "pool_win"),
+                    Term(self.pool_out, (("oy", ident), ("ox", ident), ("k", ident)), "pool_out"),
+                    Term(self.call, (), "call"))
+        if kind == "gap":
+            return (Term(self.gap_elem * nest.FY * nest.FX + self.pool_out, (("k", ident),),
+                         "gap"), Term(self.call, (), "call"))
+        if kind == "add":
+            return (Term(self.add_elem, (("oy", ident), ("ox", ident), ("k", ident)), "add"),
+                    Term(self.call, (), "call"))
+        return (Term(self.other_elem, (("oy", ident), ("ox", ident), ("k", ident)), "other"),
+                Term(self.call, (), "call"))
+
+    def scratch(self, nest: LoopNest, cores: int, k, c, oy, ox):
+        """q15 im2col of two receptive fields (arm_convolve_s8's buffer), 2·2·FY·FX·c bytes."""
+        zero = 0 * np.asarray(k) * np.asarray(oy)
+        if nest.kind == "conv" and nest.FY * nest.FX > 1:
+            return zero + 4 * nest.FY * nest.FX * np.asarray(c)
+        return zero
+
+
+@dataclass(frozen=True)
+class SimdDsp:
+    """A SIMD DSP sustaining `macs_per_cycle` (seed 002 eq. 5.10: CC_tile = N_MACs / throughput)."""
+
+    name: str = "simd-dsp"
+    macs_per_cycle: float = 32.0
+    #: cycles per output/input element for elementwise kinds (pool, add, other)
+    elems_per_cycle: float = 32.0
+
+    def terms(self, nest: LoopNest, cores: int) -> tuple[Term, ...]:
+        r = 1.0 / self.macs_per_cycle
+        F = nest.FY * nest.FX
+        all4 = (("n", ident), ("oy", ident), ("ox", ident), ("k", ident))
+        if nest.kind in ("conv", "fc"):
+            return (Term(r * F, (*all4, ("c", ident)), "macs"),)
+        if nest.kind in ("dwconv", "pool", "gap"):
+            return (Term(r * F, all4, "macs"),)
+        return (Term(1.0 / self.elems_per_cycle, all4, "elems"),)
+
+    def scratch(self, nest: LoopNest, cores: int, k, c, oy, ox):
+        return 0 * np.asarray(k) * np.asarray(oy)

@@ -1,0 +1,33 @@
+"""STMicroelectronics STM32H743: one Cortex-M7 at 480 MHz, DTCM as L1, AXI SRAM as L2, flash.
+
+Figures and where they come from:
+- 480 MHz, 1× Cortex-M7 with a 128 kB zero-wait-state DTCM scratchpad (seed 001 §6.1, where DORY
+  manages the DTCM by DMA exactly like GAP8's L1); 8 kB of it assumed reserved for the stack.
+- L2: 1 MB SRAM (DESIGN.md); L3: 2 MB internal flash, read-only (weights).
+- DMA into the DTCM: 64-bit AXI at half the core clock → 4 B/cycle; 30 cycles setup, 6 per chunk
+  and 40 core cycles of driver code per transfer — assumed, the seeds give no figures.
+- kernels: CMSIS-NN, calibrated so that one GAP8 core running PULP-NN is 2.54× faster on seed 004's
+  benchmark convolution (seed 004 §3.4.1) — see targets/kernels.py.
+"""
+
+from .base import KB, MB, Memory, Module, Target
+from .gap8 import KINDS
+from .kernels import CmsisNN
+
+TARGET = Target(
+    name="stm32h7",
+    description="STM32H743: Cortex-M7 @480 MHz, 128 kB DTCM, 1 MB SRAM, 2 MB flash",
+    clock_mhz=480.0,
+    memories=(
+        Memory("L1", 128 * KB, reserved=8 * KB, bandwidth=4.0, dma_setup_cycles=30,
+               dma_chunk_cycles=6, dma_issue_cycles=40, dma_async=True, note="DTCM"),
+        Memory("L2", 1 * MB, bandwidth=2.0, dma_setup_cycles=30, dma_async=True,
+               note="AXI SRAM; flash reads at ~2 B/cycle"),
+        Memory("L3", 2 * MB, read_only=True, note="internal flash, weights only"),
+    ),
+    modules=(
+        Module("cpu", cores=1, kinds=KINDS, kernel=CmsisNN(), memory="L1",
+               note="Cortex-M7, CMSIS-NN"),
+    ),
+    sources=("seed 001 §6.1", "seed 004 §3.4.1"),
+)
