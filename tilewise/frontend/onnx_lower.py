@@ -317,8 +317,14 @@ class Lowering:
             fn(self, node)
 
     def no_handler(self, node: ONode) -> Exception:
+        from .onnx import SUPPORTED_OPS  # local: avoid an import cycle
+        from .onnx_qdq import CLIP_OPS, MOVE_OPS, REQUANT_OPS
+
         if node.op_type == "DequantizeLinear":
             reader = next(iter(self.cons.get(node.outputs[0], [])), None)
+            if reader is not None and reader.op_type not in REQUANT_OPS + MOVE_OPS + CLIP_OPS + ("QuantizeLinear",):
+                return unsupported(self.g, reader, "is not supported by tilewise",
+                                   f"supported ONNX operators are {', '.join(SUPPORTED_OPS)}")
             if reader is not None:
                 return unsupported(self.g, reader, "computes in float on a dequantized tensor (it is not part of a "
                                    "DequantizeLinear -> op -> QuantizeLinear group tilewise can run on integers)",
@@ -326,8 +332,6 @@ class Lowering:
         if node.op_type == "QuantizeLinear":
             return unsupported(self.g, node, "quantizes a float tensor computed inside the graph",
                                "quantize every operator before it (the model still computes in float there)")
-        from .onnx import SUPPORTED_OPS  # local: avoid an import cycle
-
         return unsupported(self.g, node, "is not supported by tilewise",
                            f"supported ONNX operators are {', '.join(SUPPORTED_OPS)} (quantized)")
 
