@@ -226,3 +226,37 @@ def test_corrupt_protobuf_is_a_format_error(content, tmp_path):
     with pytest.raises(ModelFormatError) as e:
         load_model(path)
     _one_sentence(e.value, str(path))
+
+
+def test_data_movement_ops_keep_onnx_element_order(tmp_path):
+    """Transpose, MaxPool, Reshape to 3-D and back to 4-D, Concat on H, Flatten(axis=2) on int8 tensors:
+    the IR inserts the right transposes so that every result equals onnxruntime's."""
+    shape_const = lambda name, v: numpy_helper.from_array(np.asarray(v, dtype=np.int64), name)  # noqa: E731
+    nodes = [
+        helper.make_node("Transpose", ["x"], ["t"], name="transpose", perm=[0, 3, 1, 2]),
+        helper.make_node("MaxPool", ["t"], ["m"], name="pool", kernel_shape=[2, 2], strides=[1, 1], pads=[0, 1, 1, 0]),
+        helper.make_node("Reshape", ["m", "s3"], ["r"], name="to3d"),
+        helper.make_node("Reshape", ["r", "s4"], ["r4"], name="to4d"),
+        helper.make_node("Concat", ["r4", "t2"], ["c"], name="concat", axis=2),
+        helper.make_node("Transpose", ["x"], ["t2"], name="transpose2", perm=[0, 2, 1, 3]),
+        helper.make_node("Flatten", ["c"], ["f"], name="flatten", axis=2),
+        helper.make_node("Identity", ["f"], ["out"], name="identity"),
+    ]
+    # topological order: t2 before concat
+    nodes = [nodes[0], nodes[1], nodes[2], nodes[3], nodes[5], nodes[4], nodes[6], nodes[7]]
+    graph = helper.make_graph(
+        nodes, "moves", [helper.make_tensor_value_info("x", TensorProto.INT8, [1, 4, 5, 6])],
+        [onnx.ValueInfoProto(name=n) for n in ("t", "m", "r", "r4", "c", "out")],
+        [shape_const("s3", [1, 6, 20]), shape_const("s4", [1, 5, 4, 6])])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 9
+    path = tmp_path / "moves.onnx"
+    onnx.save(m, str(path))
+    g = load_model(path)
+    assert g.meta["onnx_style"] == "qoperator" and g.meta["onnx_inputs"][0]["onnx_dtype"] == "int8"
+    try:
+        from .test_golden_onnx import assert_bit_exact
+    except ImportError:
+        from test_golden_onnx import assert_bit_exact
+    compared = assert_bit_exact(path, runs=3)
+    assert len(compared) == 6

@@ -34,9 +34,10 @@ SUPPORTED_OPS = (
 
 
 def model_style(g) -> str:
-    """'qdq' when any DequantizeLinear feeds a float operator, 'qoperator' for QLinear graphs, else 'nemo'."""
+    """'qdq' when any DequantizeLinear feeds a float operator, 'qoperator' for QLinear graphs (and graphs
+    on integer inputs without quantization operators), 'nemo' for float graphs without them."""
     if not onnx_nemo.has_quantization(g):
-        return "nemo"
+        return "nemo" if any(dt == "float32" for dt, _ in g.inputs.values()) else "qoperator"
     cons = g.consumers()
     for n in g.nodes:
         if n.op_type == "DequantizeLinear" and any(c.op_type != "QuantizeLinear" for c in cons.get(n.outputs[0], [])):

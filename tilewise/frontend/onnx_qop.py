@@ -282,6 +282,14 @@ def qlinear_softmax(lw: Lowering, node: ONode) -> None:
             axis=ir_axis, table=softmax_table(xs, d), y_scale_inv=softmax_y_scale_inv(ys), y_zero_point=yz)
 
 
+def _check_concat(lw: Lowering, node: ONode, ins: list[str], axis: int) -> None:
+    shapes = [lw.t(i).shape for i in ins]
+    if any(len(sh) != len(shapes[0]) or any(a != b for d, (a, b) in enumerate(zip(sh, shapes[0])) if d != axis)
+           for sh in shapes):
+        raise unsupported(lw.g, node, f"concatenates tensors of shapes {[lw.onnx_shape(i) for i in ins]}",
+                          "the model is malformed")
+
+
 @handler("QLinearConcat")
 def qlinear_concat(lw: Lowering, node: ONode) -> None:
     ys, yz, ydt = lw.qparams(node, node.inputs[0], node.input(1), "output")
@@ -296,6 +304,7 @@ def qlinear_concat(lw: Lowering, node: ONode) -> None:
     if any(dt != ydt for _, _, dt in params) or any(lw.perm[i] != perm for i in ins):
         raise unsupported(lw.g, node, "concatenates tensors of different types or ranks", "the model is malformed")
     axis = int(node.attr("axis")) % rank
+    _check_concat(lw, node, ins, perm.index(axis))
     lw.emit(node, "concat", ins, lw.out_name(node.outputs[0]), None, ydt, QuantParams((ys,), (yz,)), layout=perm,
             axis=perm.index(axis), input_quant=tuple((s, z) for s, z, _ in params), output_quant=(ys, yz))
 
@@ -305,15 +314,18 @@ def concat(lw: Lowering, node: ONode) -> None:
     """Concat of integer tensors (QOperator graphs, NEMO graphs): no rescaling."""
     ins = [lw.act(node, x) for x in node.inputs]
     t0 = lw.t(ins[0])
-    if any(lw.t(i).quant is None or t0.quant is None or lw.t(i).dtype != t0.dtype
-           or np.float32(lw.t(i).quant.scale[0]) != np.float32(t0.quant.scale[0]) or lw.t(i).quant.zp != t0.quant.zp
-           for i in ins):
+
+    def key(t):
+        return (t.dtype, None) if t.quant is None else (t.dtype, float(np.float32(t.quant.scale[0])), t.quant.zp)
+
+    if len({key(lw.t(i)) for i in ins}) != 1:
         raise unsupported(lw.g, node, "concatenates integer tensors quantized differently", "use QLinearConcat or requantize first")
     perm = lw.perm[ins[0]]
     axis = int(node.attr("axis")) % len(perm)
-    q = t0.quant
-    lw.emit(node, "concat", ins, lw.out_name(node.outputs[0]), None, t0.dtype, q, layout=perm, axis=perm.index(axis),
-            input_quant=tuple((q.scale[0], q.zp) for _ in ins), output_quant=(q.scale[0], q.zp))
+    qs = (t0.quant.scale[0], t0.quant.zp) if t0.quant is not None else (1.0, 0)
+    _check_concat(lw, node, ins, perm.index(axis))
+    lw.emit(node, "concat", ins, lw.out_name(node.outputs[0]), None, t0.dtype, t0.quant, layout=perm, axis=perm.index(axis),
+            input_quant=tuple(qs for _ in ins), output_quant=qs)
 
 
 @handler("Requant")
