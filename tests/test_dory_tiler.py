@@ -9,7 +9,12 @@ import pytest
 
 from tilewise.errors import TilewiseError
 from tilewise.ir.layer import LoopNest
+from tilewise.schedule import iter_tiles, schedule_layer
+from tilewise.schedule.cost import Evaluator
+from tilewise.schedule.dory import DORY_ORDER
+from tilewise.schedule.dory import tile as dory_tile
 from tilewise.schedule.dory_cp import solve_dory, tile_l1_bytes
+from tilewise.targets.registry import get_target
 
 #: seed 001 §6.1: "for a layer of dimension 32×64×64×32 (CoHWCi), the DORY tiler generates a main
 #: 32×56×2×32 tile and a border 32×8×2×32 tile with a 28 kB L1 memory constraint; both tiles are
@@ -164,3 +169,63 @@ def test_layer_that_needs_input_channel_tiling_raises():
 def test_unsupported_kind_raises():
     with pytest.raises(TilewiseError, match="does not handle layers of kind 'other'"):
         solve_dory(LoopNest("other", K=10, C=10, OY=1, OX=1), 1 << 20)
+
+
+# ------------------------------------------------------------------ the tiler on a target
+
+def test_paper_tiles_through_the_dory_tiler_on_gap8():
+    """The reproduction end to end: gap8 with 28 kB free L1, the 2020 objective, single buffered;
+    the generated loops run the main 32×56×2(×32 C) tile and the 32×8×2 border tile 32 times each."""
+    tg = get_target("gap8", l1_kb=28)
+    s = dory_tile(PAPER, tg, tg.module("cluster"), objective="dory2020", double_buffer=False)
+    assert s.tiler == "dory" and s.buffering == 1 and s.l1_bytes <= tg.memory("L1").free
+    assert s.tile_sizes == {"n": 1, "k": 32, "c": 32, "oy": 56, "ox": 2}
+    assert (s.tiling("oy").count, s.tiling("oy").border) == (2, 8)
+    assert (s.tiling("ox").count, s.tiling("ox").border) == (32, 2)
+    shapes: dict[tuple[int, int, int, int], int] = {}
+    for st in iter_tiles(s, tg.module("cluster").const_bytes_per_channel):
+        key = (st.pos["k"].size, st.pos["oy"].size, st.pos["ox"].size, st.pos["c"].size)
+        shapes[key] = shapes.get(key, 0) + 1
+    assert shapes == {(32, 56, 2, 32): 32, (32, 8, 2, 32): 32}
+    assert s.n_tiles == 64
+
+
+LAYERS = {
+    "paper": PAPER,
+    "pointwise": LoopNest("conv", K=128, C=64, OY=32, OX=32, IY=32, IX=32),
+    "stride2": LoopNest("conv", K=64, C=32, OY=32, OX=32, FY=3, FX=3, SY=2, SX=2,
+                        pads=(0, 0, 1, 1), IY=64, IX=64),
+    "dw": LoopNest("dwconv", K=64, C=64, OY=32, OX=32, FY=3, FX=3, pads=(1, 1, 1, 1),
+                   IY=32, IX=32),
+    "dw_large": LoopNest("dwconv", K=32, C=32, OY=64, OX=64, FY=3, FX=3, pads=(1, 1, 1, 1),
+                         IY=64, IX=64),
+    "fc": LoopNest("fc", K=256, C=1024, OY=1, OX=1),
+    "pool": LoopNest("pool", K=64, C=64, OY=16, OX=16, FY=2, FX=2, SY=2, SX=2, IY=32, IX=32),
+    "add": LoopNest("add", K=64, C=64, OY=32, OX=32, IY=32, IX=32),
+    "gap": LoopNest("gap", K=256, C=256, OY=1, OX=1, FY=8, FX=8, IY=8, IX=8),
+}
+
+
+@pytest.mark.parametrize("target,l1_kb", [("gap8", 16), ("gap8", 28), ("stm32h7", 28)])
+def test_model_tiler_never_predicts_more_cycles_than_dory(target, l1_kb):
+    tg = get_target(target, l1_kb=l1_kb)
+    free = tg.memory("L1").free
+    for name, nest in LAYERS.items():
+        d = schedule_layer(nest, tg, tiler="dory")
+        m = schedule_layer(nest, tg, tiler="model")
+        assert d.tiler == "dory" and d.l1_bytes <= free, name
+        assert d.loop_order == tuple(x for x in DORY_ORDER if x in d.loop_order), name
+        assert m.cycles <= d.cycles * (1 + 1e-9), (name, m.cycles, d.cycles)
+        # the dory schedule is costed by the same evaluator as the model's
+        mod = tg.module(d.module)
+        again = Evaluator(nest, tg, mod).build(d.tile_sizes, d.loop_order, d.buffering)
+        assert again.cycles == d.cycles and again.l1_bytes == d.l1_bytes, name
+
+
+def test_dory_tiler_error_names_the_c_limit():
+    tg = get_target("gap8", l1_kb=16)
+    big_c = LoopNest("conv", K=64, C=1024, OY=8, OX=8, FY=3, FX=3, pads=(1, 1, 1, 1), IY=8, IX=8)
+    with pytest.raises(TilewiseError, match="never tiles the input channels"):
+        schedule_layer(big_c, tg, tiler="dory")
+    # the model tiler tiles C and deploys it
+    assert schedule_layer(big_c, tg, tiler="model").tiling("c").count > 1

@@ -138,10 +138,14 @@ def _fixed_dims(nest: LoopNest) -> tuple[bool, bool]:
 
 def solve_dory(
     nest: LoopNest, l1_bytes: int, *, cores: int = 8, double_buffer: bool = True,
-    objective: Objective = "code", chan_const_bytes: int = 8, layer_name: str = "layer",
+    objective: Objective = "code", chan_const_bytes: int = 8, layer_name: str | None = None,
     time_limit_s: float = 10.0, num_workers: int = 1,
 ) -> DoryTile:
-    """Solve DORY's tiling problem for one layer; raises TilewiseError when no tile fits L1."""
+    """Solve DORY's tiling problem for one layer; raises TilewiseError when no tile fits L1.
+
+    `layer_name` only words the error ("layer 'x' cannot ..."; without it "this conv layer ...").
+    """
+    who = f"layer '{layer_name}'" if layer_name else f"this {nest.kind} layer"
     if objective not in OBJECTIVES:
         raise ValueError(f"unknown DORY objective set {objective!r}")
     sz = _sizes(nest, chan_const_bytes)
@@ -159,7 +163,7 @@ def solve_dory(
         what = ("it never tiles the input channels or the kernel"
                 if nest.kind in ("conv", "fc") else "its smallest tile is too large")
         raise TilewiseError(
-            f"layer '{layer_name}' cannot be tiled by DORY's formulation into L1 of {l1_bytes} "
+            f"{who} cannot be tiled by DORY's formulation into L1 of {l1_bytes} "
             f"bytes: {what} (C={nest.C}, kernel {nest.FY}x{nest.FX}), and its smallest tile needs "
             f"{smallest} bytes; use --tiler model or a larger --l1.")
 
@@ -269,7 +273,7 @@ def solve_dory(
     solver.parameters.random_seed = 0
     status = solver.Solve(m)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        raise TilewiseError(f"layer '{layer_name}': CP-SAT found no DORY tiling within "
+        raise TilewiseError(f"{who}: CP-SAT found no DORY tiling within "
                             f"{time_limit_s:g} s ({solver.StatusName(status)}); use --tiler model.")
     k, h, w = solver.Value(kt), solver.Value(ht), solver.Value(wt)
     used = tile_l1_bytes(nest, k, h, w, double_buffer=double_buffer, **kw)
