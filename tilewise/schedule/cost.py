@@ -209,7 +209,8 @@ class Evaluator:
                 ld_p = fetch & ~np.asarray(first_c, bool)
                 stores = stores + np.where(st, t_final, 0.0) + np.where(st_p, t_part, 0.0)
                 loads = loads + np.where(ld_p, t_part, 0.0)
-                k_tr = (st & (nb > 0)) + (st_p & (pbytes > 0)) + (ld_p & (pbytes > 0))
+                k_tr = ((st & (nb > 0)).astype(np.int64) + (st_p & (pbytes > 0)).astype(np.int64)
+                        + (ld_p & (pbytes > 0)).astype(np.int64))
                 ntr = ntr + k_tr
                 byt = np.where(st, nb, 0) + np.where(st_p, pbytes, 0) + np.where(ld_p, pbytes, 0)
                 chk = (np.where(st, ch, 0) + np.where(st_p, ch, 0) + np.where(ld_p, ch, 0)) * (nb > 0)

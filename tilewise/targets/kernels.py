@@ -105,7 +105,7 @@ class PulpNN:
     im2col_byte: float = 3.0   # per byte copied into im2col (lbu/sb + address update)
     im2col_pos: float = 10.0   # per kernel position per pixel (pointer, padding checks)
     psum: float = 3.0          # per output per partial-sum load or store (int32, C tiled)
-    call: float = 400.0        # per kernel call: fork, barrier, argument setup
+    call: float = 200.0        # per kernel call: fork, barrier, argument setup
     contention: float = 0.0024  # slowdown per (cores−1)²
     dw_gather: float = 3.0     # depthwise: per byte gathered into the column buffer
     dw_out: float = 12.0       # depthwise: per output beyond the MACs (requant, store, loop)

@@ -1,0 +1,106 @@
+"""Built-in targets: figures, overrides, registry errors (DESIGN.md "Targets are data")."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+
+import pytest
+
+from tilewise.errors import TilewiseError
+from tilewise.targets import KB, MB, Target, get_target, list_targets
+
+NAMES = ("gap8", "gap9", "idsp", "stm32h7")
+
+
+def test_registry_lists_the_builtins():
+    assert tuple(t.name for t in list_targets()) == NAMES
+    for t in list_targets():
+        assert isinstance(t, Target)
+        assert [m.name for m in t.memories][:2] == ["L1", "L2"]
+        assert t.modules and t.sources and t.clock_mhz > 0
+        for m in t.memories:
+            assert 0 <= m.reserved < m.size
+        # every chip file documents where its figures come from
+        doc = importlib.import_module(f"tilewise.targets.{t.name}").__doc__
+        assert "seed" in doc
+
+
+def test_gap8_figures():
+    t = get_target("gap8")
+    l1 = t.memory("L1")
+    assert l1.size == 64 * KB
+    assert l1.reserved == 3584 + 7 * 3482          # core stacks 3.5 kB + 7 x 3.4 kB
+    assert 36 * KB < l1.free < 37 * KB
+    assert t.memory("L2").size == 512 * KB and t.memory("L3").size == 8 * MB
+    assert l1.bandwidth == 8.0 and l1.dma_chunk_cycles == 27 and l1.dma_async
+    cl = t.module("cluster")
+    assert cl.cores == 8 and cl.memory == "L1" and cl.scalable
+    assert {"conv", "dwconv", "fc", "pool", "add", "gap"} <= cl.kinds
+
+
+def test_gap9_match_figures():
+    t = get_target("gap9")
+    assert t.clock_mhz == 260
+    assert t.memory("L1").size == 128 * KB and t.memory("L1").free == 90 * KB
+    assert t.memory("L2").free == 1408 * KB
+    assert t.memory("L1").dma_chunk_cycles == 27
+    assert {m.name for m in t.modules} == {"cluster", "fc"}
+    assert t.module("fc").memory == "L2" and t.module("fc").cores == 1
+
+
+def test_idsp_and_stm32h7_figures():
+    d = get_target("idsp")
+    l1 = d.memory("L1")
+    assert (d.clock_mhz, l1.size, l1.bandwidth, l1.dma_issue_cycles) == (450, 128 * KB, 64.0, 150)
+    assert d.module("dsp").kernel.macs_per_cycle == 32
+    assert d.module("dsp").psum_spill and d.module("dsp").psum_bytes == 2
+    s = get_target("stm32h7")
+    assert s.clock_mhz == 480 and s.memory("L1").size == 128 * KB
+    assert s.memory("L3").read_only and s.module("cpu").cores == 1
+
+
+def test_overrides():
+    base = get_target("gap9")
+    t = get_target("gap9", l1_kb=16, l2_kb=300, cores=2, clock_mhz=100)
+    assert t.memory("L1").free == 16 * KB                 # --l1 is the free part
+    assert t.memory("L1").reserved == base.memory("L1").reserved
+    assert t.memory("L2").free == 300 * KB
+    assert t.module("cluster").cores == 2
+    assert t.module("fc").cores == 1                        # not a scalable module
+    assert t.clock_mhz == 100
+    # off-chip bandwidth is MB/s: its bytes per cycle follow the clock, on-chip DMA's do not
+    assert t.memory("L2").bytes_per_cycle(100) == pytest.approx(2.0)
+    assert base.memory("L2").bytes_per_cycle(260) == pytest.approx(200 / 260)
+    assert t.memory("L1").bytes_per_cycle(100) == base.memory("L1").bytes_per_cycle(260)
+    # the registry's values are untouched
+    assert get_target("gap9") == base
+
+
+def test_targets_are_frozen_values():
+    t = get_target("gap8")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        t.clock_mhz = 1.0  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        t.memory("L1").size = 1  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("kwargs,msg", [
+    ({"name": "gap10"}, "unknown target 'gap10'; built-in targets: gap8, gap9, idsp, stm32h7"),
+    ({"name": "gap8", "l1_kb": 0}, "bad override for target gap8"),
+    ({"name": "gap8", "cores": 0}, "bad override for target gap8"),
+    ({"name": "gap8", "clock_mhz": -5}, "bad override for target gap8"),
+])
+def test_errors_are_one_sentence(kwargs, msg):
+    with pytest.raises(TilewiseError, match=msg.replace("(", r"\(")):
+        get_target(**kwargs)
+
+
+def test_lookups():
+    t = get_target("gap9")
+    assert t.outer("L1").name == "L2" and t.outer("L3") is None
+    assert [m.name for m in t.modules_for("conv")] == ["cluster", "fc"]
+    with pytest.raises(KeyError):
+        t.memory("L4")
+    with pytest.raises(KeyError):
+        t.module("ne16")
