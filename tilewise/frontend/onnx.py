@@ -13,7 +13,9 @@ compute, golden/onnx_ops.py) except NEMO layers, whose Requant has mode "shift".
 SUPPORTED_OPS, or float computation left in the graph, is an UnsupportedOpError naming the file,
 the node and its op type. graph.meta: "format" = "onnx", "onnx_style" in {"qdq", "qoperator",
 "nemo"}, "onnx_opset", "source_layout" = "NCHW", "onnx_inputs" / "onnx_outputs" (onnx_lower.py;
-frontend/onnx_io.py converts arrays between the ONNX model and the IR with them).
+frontend/onnx_io.py converts arrays between the ONNX model and the IR with them), and
+"onnx_session_config": the onnxruntime session config entries under which onnxruntime computes what
+the golden model does ({"session.qdqisint8allowed": "1"} for QDQ models, see onnx_io.py).
 """
 
 from __future__ import annotations
@@ -53,4 +55,7 @@ def read_onnx(data: bytes, source: str) -> Graph:
     lw = Lowering(g, style)
     lw.lower_inputs()
     lw.lower_nodes()
-    return lw.finish(g.name, {"format": "onnx", "onnx_style": style, "onnx_opset": g.opset})
+    # onnxruntime on x86-64 fuses int8-activation QDQ groups into its QLinear kernels only with this entry
+    session_config = {"session.qdqisint8allowed": "1"} if style == "qdq" else {}
+    return lw.finish(g.name, {"format": "onnx", "onnx_style": style, "onnx_opset": g.opset,
+                              "onnx_session_config": session_config})
