@@ -1,0 +1,92 @@
+/*
+ * tw_conv.c — int8 convolution of one HWC tile: im2col + 4x2 MatMul (seed 004 §3.3.1–3.3.3),
+ * output rows split over cores (§3.3.2). Contract in tw_conv.h.
+ */
+#include "tw_conv.h"
+
+#include <string.h>
+
+#include "tw_matmul.h"
+
+size_t tw_conv2d_s8_scratch(const tw_window_t *win, int in_c, int n_cores)
+{
+    return (size_t)n_cores * 2u * (size_t)win->k_h * (size_t)win->k_w * (size_t)in_c;
+}
+
+/* Fill `col` with the receptive field of output pixel (oy, ox): k_h x k_w taps of in_c values,
+ * in the weights' (fy, fx, c) order; taps outside the tile read the pad value. */
+static void im2col_pixel(const tw_conv_args_t *a, int oy, int ox, int8_t *col)
+{
+    const tw_window_t *g = &a->win;
+    int fy, fx;
+    for (fy = 0; fy < g->k_h; fy++) {
+        int iy = oy * g->s_h - g->pad_t + fy * g->d_h;
+        for (fx = 0; fx < g->k_w; fx++) {
+            int ix = ox * g->s_w - g->pad_l + fx * g->d_w;
+            if (iy < 0 || iy >= g->in_h || ix < 0 || ix >= g->in_w)
+                memset(col, a->pad_value, (size_t)a->in_c);
+            else
+                memcpy(col, a->in + ((size_t)iy * g->in_w + ix) * a->in_c, (size_t)a->in_c);
+            col += a->in_c;
+        }
+    }
+}
+
+static tw_mm_sink_t conv_sink(const tw_conv_args_t *a)
+{
+    tw_mm_sink_t s;
+    s.bias = a->bias;
+    s.psum = a->psum;
+    s.out = a->out;
+    s.row = a->out_c;
+    s.flags = a->acc_flags;
+    s.rq = &a->rq;
+    return s;
+}
+
+void tw_conv2d_s8(const tw_conv_args_t *a, int core_id, int n_cores)
+{
+    const tw_window_t *g = &a->win;
+    int len = g->k_h * g->k_w * a->in_c;
+    int8_t *col0 = a->im2col + (size_t)core_id * 2u * (size_t)len;
+    int8_t *col1 = col0 + len;
+    tw_mm_sink_t sink = conv_sink(a);
+    int row_begin, row_end, p, p_end;
+
+    tw_core_range(g->out_h, core_id, n_cores, &row_begin, &row_end);
+    p = row_begin * g->out_w;            /* tile-local pixel index oy * out_w + ox */
+    p_end = row_end * g->out_w;
+    for (; p + 2 <= p_end; p += 2) {
+        im2col_pixel(a, p / g->out_w, p % g->out_w, col0);
+        im2col_pixel(a, (p + 1) / g->out_w, (p + 1) % g->out_w, col1);
+        tw_matmul_s8(col0, col1, p, p + 1, a->w, len, 0, a->out_c, &sink);
+    }
+    if (p < p_end) {
+        im2col_pixel(a, p / g->out_w, p % g->out_w, col0);
+        tw_matmul_s8(col0, NULL, p, 0, a->w, len, 0, a->out_c, &sink);
+    }
+}
+
+/* Input pixel read by output pixel p of a 1x1, unpadded convolution. */
+static const int8_t *pointwise_column(const tw_conv_args_t *a, int p)
+{
+    const tw_window_t *g = &a->win;
+    int oy = p / g->out_w, ox = p % g->out_w;
+    return a->in + ((size_t)(oy * g->s_h) * g->in_w + (size_t)(ox * g->s_w)) * a->in_c;
+}
+
+void tw_conv1x1_s8(const tw_conv_args_t *a, int core_id, int n_cores)
+{
+    const tw_window_t *g = &a->win;
+    tw_mm_sink_t sink = conv_sink(a);
+    int row_begin, row_end, p, p_end;
+
+    tw_core_range(g->out_h, core_id, n_cores, &row_begin, &row_end);
+    p = row_begin * g->out_w;
+    p_end = row_end * g->out_w;
+    for (; p + 2 <= p_end; p += 2)
+        tw_matmul_s8(pointwise_column(a, p), pointwise_column(a, p + 1), p, p + 1,
+                     a->w, a->in_c, 0, a->out_c, &sink);
+    if (p < p_end)
+        tw_matmul_s8(pointwise_column(a, p), NULL, p, 0, a->w, a->in_c, 0, a->out_c, &sink);
+}

@@ -1,0 +1,48 @@
+/*
+ * tw_elementwise.c — int8 ADD / SUB / MUL, TFLite reference arithmetic (contract in
+ * tw_elementwise.h), elements split over cores.
+ */
+#include "tw_elementwise.h"
+
+#include "tw_requant.h"
+
+/* sign = +1 for ADD, -1 for SUB */
+static void add_or_sub(const tw_add_params_t *p, const int8_t *a, const int8_t *b, int8_t *out,
+                       int n, int sign, int core_id, int n_cores)
+{
+    int begin, end, i;
+    tw_core_range(n, core_id, n_cores, &begin, &end);
+    for (i = begin; i < end; i++) {
+        int32_t xa = (int32_t)((uint32_t)(a[i] - p->a_zp) << p->left_shift);
+        int32_t xb = (int32_t)((uint32_t)(b[i] - p->b_zp) << p->left_shift);
+        int32_t sa = tw_mbqm(xa, p->a_mult, p->a_shift);
+        int32_t sb = tw_mbqm(xb, p->b_mult, p->b_shift);
+        int32_t raw = sign > 0 ? sa + sb : sa - sb;
+        int32_t y = tw_mbqm(raw, p->out_mult, p->out_shift) + p->out_zp;
+        out[i] = (int8_t)tw_clamp32(y, p->qmin, p->qmax);
+    }
+}
+
+void tw_add_s8(const tw_add_params_t *p, const int8_t *a, const int8_t *b, int8_t *out, int n,
+               int core_id, int n_cores)
+{
+    add_or_sub(p, a, b, out, n, 1, core_id, n_cores);
+}
+
+void tw_sub_s8(const tw_add_params_t *p, const int8_t *a, const int8_t *b, int8_t *out, int n,
+               int core_id, int n_cores)
+{
+    add_or_sub(p, a, b, out, n, -1, core_id, n_cores);
+}
+
+void tw_mul_s8(const tw_mul_params_t *p, const int8_t *a, const int8_t *b, int8_t *out, int n,
+               int core_id, int n_cores)
+{
+    int begin, end, i;
+    tw_core_range(n, core_id, n_cores, &begin, &end);
+    for (i = begin; i < end; i++) {
+        int32_t prod = (a[i] - p->a_zp) * (b[i] - p->b_zp);
+        int32_t y = tw_mbqm(prod, p->out_mult, p->out_shift) + p->out_zp;
+        out[i] = (int8_t)tw_clamp32(y, p->qmin, p->qmax);
+    }
+}

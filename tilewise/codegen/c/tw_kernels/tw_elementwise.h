@@ -1,0 +1,52 @@
+/*
+ * tw_elementwise.h — int8 elementwise ADD / SUB / MUL with requantization, TFLite semantics
+ * (tensorflow/lite/kernels/internal/reference/integer_ops/add.h, sub, mul.h; BUILTIN_REF).
+ *
+ * CALL CONTRACT (for the code generator)
+ *   a, b, out are n int8 elements each (same shape, no broadcasting; in HWC any tile of the
+ *   output maps to the same-shaped tiles of a and b). out may alias a or b (in place).
+ *
+ *   ADD / SUB (tw_add_s8 / tw_sub_s8), with MBQM = MultiplyByQuantizedMultiplier (tw_requant.h):
+ *       sa  = MBQM((a - a_zp) * 2^left_shift, a_mult, a_shift)
+ *       sb  = MBQM((b - b_zp) * 2^left_shift, b_mult, b_shift)
+ *       out = clamp(MBQM(sa +/- sb, out_mult, out_shift) + out_zp, qmin, qmax)
+ *   left_shift is 20 for int8 in TFLite; the input multipliers come from s_a / (2·max(s_a,s_b)),
+ *   the output one from 2·max(s_a,s_b) / (2^left_shift · s_out) (TFLite add.cc / sub.cc Prepare).
+ *   TFLite applies these with MultiplyByQuantizedMultiplierSmallerThanOneExp, which equals MBQM
+ *   for the shift <= 0 those multipliers always have.
+ *
+ *   MUL (tw_mul_s8):
+ *       out = clamp(MBQM((a - a_zp) * (b - b_zp), out_mult, out_shift) + out_zp, qmin, qmax)
+ *   with out_mult/out_shift from s_a·s_b/s_out.
+ *
+ *   Core split: element ranges, chunk = ceil(n / n_cores). Same args on every core; barrier after.
+ */
+#ifndef TW_ELEMENTWISE_H
+#define TW_ELEMENTWISE_H
+
+#include <stdint.h>
+
+#include "tw_common.h"
+
+typedef struct {
+    int32_t a_zp, a_mult, a_shift;
+    int32_t b_zp, b_mult, b_shift;
+    int32_t left_shift;
+    int32_t out_mult, out_shift, out_zp;
+    int32_t qmin, qmax;
+} tw_add_params_t;
+
+typedef struct {
+    int32_t a_zp, b_zp;
+    int32_t out_mult, out_shift, out_zp;
+    int32_t qmin, qmax;
+} tw_mul_params_t;
+
+void tw_add_s8(const tw_add_params_t *p, const int8_t *a, const int8_t *b, int8_t *out, int n,
+               int core_id, int n_cores);
+void tw_sub_s8(const tw_add_params_t *p, const int8_t *a, const int8_t *b, int8_t *out, int n,
+               int core_id, int n_cores);
+void tw_mul_s8(const tw_mul_params_t *p, const int8_t *a, const int8_t *b, int8_t *out, int n,
+               int core_id, int n_cores);
+
+#endif /* TW_ELEMENTWISE_H */

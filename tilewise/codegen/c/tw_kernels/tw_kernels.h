@@ -1,0 +1,28 @@
+/*
+ * tw_kernels.h — the tilewise int8 kernel library: one include for generated code.
+ *
+ * C99, no malloc, no mutable globals; every kernel works on one tile already in L1, in HWC
+ * layout, and computes its core's share of it (tw_common.h). Sources to compile: every .c file
+ * of this folder (link with -lm for nearbyintf, used by the onnx requant mode).
+ *
+ *   tw_conv.h         conv2d (im2col + 4x2 MatMul), 1x1 pointwise, C-tiling partial sums
+ *   tw_depthwise.h    depthwise conv with depth multiplier
+ *   tw_linear.h       fully connected, C-tiling partial sums
+ *   tw_elementwise.h  add / sub / mul (TFLite)
+ *   tw_pool.h         average / max pooling, global average pooling (TFLite)
+ *   tw_softmax.h      softmax (TFLite int8 reference)
+ *   tw_requant.h      requantization: tflite / shift / onnx modes
+ */
+#ifndef TW_KERNELS_H
+#define TW_KERNELS_H
+
+#include "tw_common.h"
+#include "tw_requant.h"
+#include "tw_conv.h"
+#include "tw_depthwise.h"
+#include "tw_linear.h"
+#include "tw_elementwise.h"
+#include "tw_pool.h"
+#include "tw_softmax.h"
+
+#endif /* TW_KERNELS_H */

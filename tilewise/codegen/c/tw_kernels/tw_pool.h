@@ -1,0 +1,68 @@
+/*
+ * tw_pool.h — int8 average / max pooling on one L1 tile and global average pooling, HWC.
+ *
+ * CALL CONTRACT (for the code generator)
+ *   tw_avgpool_s8 / tw_maxpool_s8 — TFLite reference semantics (reference/integer_ops/pooling.h):
+ *     the window of output pixel (oy, ox) covers the taps of tw_common.h (dilation must be 1);
+ *     taps outside the tile buffer are padding and are IGNORED (not read, not counted):
+ *       avg: sum = sum of valid taps, count = number of valid taps,
+ *            y = (sum > 0 ? (sum + count/2) / count : (sum - count/2) / count)   (C division)
+ *            out = clamp(y, qmin, qmax)        — no zero points: TFLite requires s,zp in == out
+ *       max: out = clamp(max of valid taps (-128 if none), qmin, qmax)
+ *     Because padding is excluded, `count` over a tile equals the count over the whole layer as
+ *     long as the tile carries its halo as data and only border tiles have pads (tw_common.h).
+ *     Buffers: in [win.in_h][win.in_w][c], out [win.out_h][win.out_w][c].
+ *     Core split: output rows, chunk = ceil(out_h / n_cores).
+ *
+ *   tw_global_avgpool_s8 — per channel, over all pixels of the layer (possibly in several tiles):
+ *       acc = sum over the layer's pixels of (x - in_zp)                      (int32)
+ *       y   = MBQM(acc, mult, shift)
+ *       if divisor > 1:  y = (y > 0 ? (y + divisor/2) / divisor : (y - divisor/2) / divisor)
+ *       out = clamp(y + out_zp, qmin, qmax)
+ *     Two TFLite ops map onto it:
+ *       MEAN over H,W (LiteRT reduce.cc -> QuantizedMeanOrSum, golden/pool.py `mean`): mult/shift
+ *         are the s_in/s_out multiplier with 1/n folded in (golden/pool.py _mean_scale), divisor 1,
+ *         qmin/qmax the type range.
+ *       AVERAGE_POOL_2D whose window is the whole map (golden `avg_pool`): in_zp = out_zp = 0,
+ *         mult = 1<<30, shift = 1 (MBQM is then the identity), divisor = H*W, qmin/qmax of the op.
+ *     Pixel tiling: pass the same int32 acc[c] buffer with acc_flags TW_ACC_FIRST on the first tile
+ *     and TW_ACC_LAST on the last (acc may be NULL for TW_ACC_WHOLE).
+ *     Buffers: in [pixels][c] (any dense run of HWC pixels), out [c] (written on the last tile).
+ *     Core split: channels, chunk = ceil(c / n_cores).
+ *
+ *   Same args on every core; barrier after.
+ */
+#ifndef TW_POOL_H
+#define TW_POOL_H
+
+#include <stdint.h>
+
+#include "tw_common.h"
+
+typedef struct {
+    tw_window_t win;           /* d_h = d_w = 1 */
+    const int8_t *in;
+    int c;
+    int8_t *out;
+    int32_t qmin, qmax;
+} tw_pool_args_t;
+
+typedef struct {
+    const int8_t *in;
+    int pixels;                /* pixels in this tile */
+    int c;
+    int32_t *acc;              /* [c] running sums, or NULL when acc_flags == TW_ACC_WHOLE */
+    int acc_flags;
+    int divisor;               /* rounding division after the multiplier; 1 = none */
+    int32_t in_zp;
+    int32_t mult, shift;
+    int32_t out_zp;
+    int32_t qmin, qmax;
+    int8_t *out;
+} tw_gap_args_t;
+
+void tw_avgpool_s8(const tw_pool_args_t *a, int core_id, int n_cores);
+void tw_maxpool_s8(const tw_pool_args_t *a, int core_id, int n_cores);
+void tw_global_avgpool_s8(const tw_gap_args_t *a, int core_id, int n_cores);
+
+#endif /* TW_POOL_H */

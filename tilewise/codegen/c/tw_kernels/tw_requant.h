@@ -1,0 +1,114 @@
+/*
+ * tw_requant.h — requantization of an int32 accumulator to int8: the three modes of DESIGN.md
+ * "Integer semantics", bit-exact with tilewise/golden/requant.py.
+ *
+ *   TW_RQ_TFLITE  y = clamp(MultiplyByQuantizedMultiplier(acc, M0[k], shift[k]) + zp)
+ *                 MBQM = RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(acc << max(shift,0),
+ *                 M0), max(-shift,0)) — TFLite common.h / gemmlowp fixedpoint.h, double rounding
+ *                 (the default build); shift > 0 is a left shift.
+ *   TW_RQ_TFLITE_SINGLE  the same with TFLite's single-rounding MultiplyByQuantizedMultiplier:
+ *                 round(acc·M0 / 2^(31-shift)), ties toward +inf, in 64 bits (TFLITE_SINGLE_ROUNDING
+ *                 builds; what LiteRT's int8 FULLY_CONNECTED computes — golden Requant.rounding
+ *                 == "single").
+ *   TW_RQ_SHIFT   y = clamp(floor((k[k]·acc + lambda[k]) / 2^d[k]) + zp) in 64-bit — DORY/PULP-NN's
+ *                 "(k·phi + lambda) >> d" (seed 004 §3.3.1 footnote, seed 001 §4.1).
+ *   TW_RQ_ONNX    y = clamp(round_half_even((float)acc * scale[k]) + zp) in float32 — onnxruntime's
+ *                 QLinear* output requantization; uses nearbyintf under the default rounding mode.
+ *
+ * clamp is to [qmin, qmax] (fused ReLU/ReLU6 are folded into them by the compiler).
+ *
+ * Call contract: per-channel arrays are indexed by the TILE-LOCAL output channel — for a tile of
+ * output channels [k0, k0 + K_tile) the caller passes pointers already offset by k0. With
+ * per_channel = 0 element 0 serves every channel. Arrays the mode does not use may be NULL.
+ */
+#ifndef TW_REQUANT_H
+#define TW_REQUANT_H
+
+#include <math.h>
+#include <stdint.h>
+
+#include "tw_common.h"
+
+#define TW_RQ_TFLITE 0
+#define TW_RQ_SHIFT 1
+#define TW_RQ_ONNX 2
+#define TW_RQ_TFLITE_SINGLE 3
+
+typedef struct {
+    int mode;                 /* TW_RQ_TFLITE | TW_RQ_TFLITE_SINGLE | TW_RQ_SHIFT | TW_RQ_ONNX */
+    int per_channel;          /* 1: arrays indexed by channel; 0: element 0 for all */
+    const int32_t *mult;      /* tflite(_single): Q31 M0; shift: k */
+    const int32_t *shift;     /* tflite(_single): exponent (+ = left); shift: d (right, 0..63) */
+    const int32_t *lambda;    /* shift: lambda (NULL = 0) */
+    const float *scale;       /* onnx: s_x*s_w/s_y */
+    int32_t zero_point;       /* output zero point */
+    int32_t qmin, qmax;       /* output clamp, within [-128, 127] */
+} tw_requant_t;
+
+/* gemmlowp SaturatingRoundingDoublingHighMul: round(a*b / 2^31), ties away from zero, with the
+ * single overflow case (INT32_MIN * INT32_MIN) saturated. */
+static inline int32_t tw_srdhm(int32_t a, int32_t b)
+{
+    int64_t ab, nudge;
+    if (a == INT32_MIN && b == INT32_MIN) return INT32_MAX;
+    ab = (int64_t)a * (int64_t)b;
+    nudge = ab >= 0 ? (1LL << 30) : (1 - (1LL << 30));
+    return (int32_t)((ab + nudge) / (1LL << 31));   /* C division truncates toward zero */
+}
+
+/* gemmlowp RoundingDivideByPOT: x / 2^e rounded to nearest, ties away from zero; 0 <= e <= 31. */
+static inline int32_t tw_rounding_divide_by_pot(int32_t x, int e)
+{
+    int32_t mask = (int32_t)((1LL << e) - 1);
+    int32_t remainder = x & mask;
+    int32_t threshold = (mask >> 1) + (x < 0 ? 1 : 0);
+    return tw_asr32(x, e) + (remainder > threshold ? 1 : 0);
+}
+
+/* TFLite MultiplyByQuantizedMultiplier(int32 x, int32 M0, int shift). The left shift wraps like
+ * the reference's int32 arithmetic (golden: wrap32(x << left)). */
+static inline int32_t tw_mbqm(int32_t x, int32_t m0, int32_t shift)
+{
+    int left = shift > 0 ? shift : 0;
+    int right = shift > 0 ? 0 : -shift;
+    int32_t shifted = (int32_t)((uint32_t)x << left);
+    return tw_rounding_divide_by_pot(tw_srdhm(shifted, m0), right);
+}
+
+/* Single-rounding MultiplyByQuantizedMultiplier: round(x * M0 / 2^(31 - shift)), ties toward
+ * +inf (TFLITE_SINGLE_ROUNDING in common.h); shift <= 30. */
+static inline int32_t tw_mbqm_single(int32_t x, int32_t m0, int32_t shift)
+{
+    int total = 31 - shift;
+    int64_t v = (int64_t)x * m0 + ((int64_t)1 << (total - 1));
+    return (int32_t)tw_asr64(v, total);
+}
+
+/* Requantize accumulator `acc` of tile-local output channel `k` to int8. The sum with the zero
+ * point and the clamp are done in 64 bits, as in the golden model. */
+static inline int8_t tw_requant(const tw_requant_t *rq, int32_t acc, int k)
+{
+    int i = rq->per_channel ? k : 0;
+    int64_t y;
+    if (rq->mode == TW_RQ_TFLITE) {
+        y = (int64_t)tw_mbqm(acc, rq->mult[i], rq->shift[i]);
+    } else if (rq->mode == TW_RQ_TFLITE_SINGLE) {
+        y = (int64_t)tw_mbqm_single(acc, rq->mult[i], rq->shift[i]);
+    } else if (rq->mode == TW_RQ_SHIFT) {
+        y = (int64_t)acc * rq->mult[i] + (rq->lambda ? rq->lambda[i] : 0);
+        y = tw_asr64(y, (int)rq->shift[i]);
+    } else {
+        float f = nearbyintf((float)acc * rq->scale[i]);
+        /* bound before the conversion (out-of-range float->int is undefined); the bound is far
+         * outside the int8 range, so the clamp below gives the golden model's answer */
+        if (f > 1073741824.0f) f = 1073741824.0f;
+        if (f < -1073741824.0f) f = -1073741824.0f;
+        y = (int64_t)f;
+    }
+    y += rq->zero_point;
+    if (y < rq->qmin) y = rq->qmin;
+    if (y > rq->qmax) y = rq->qmax;
+    return (int8_t)y;
+}
+
+#endif /* TW_REQUANT_H */
