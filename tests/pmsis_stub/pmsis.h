@@ -1,0 +1,34 @@
+/*
+ * Minimal stand-in for the PMSIS headers (GAP SDK / pulp-sdk): declarations of exactly the API
+ * tilewise's tw_hal_pulp.c uses, with the real names and argument order, so the PULP HAL can be
+ * compiled (-fsyntax-only / -c) on a host without an SDK. The command structure's fields are
+ * this stub's own (the real one is opaque to the HAL); tests/c/pmsis_fake.c gives them meaning
+ * to run the HAL's DMA decomposition on the host.
+ */
+#ifndef TILEWISE_PMSIS_STUB_H
+#define TILEWISE_PMSIS_STUB_H
+
+#include <stdint.h>
+
+typedef enum {
+    PI_CL_DMA_DIR_LOC2EXT = 0,
+    PI_CL_DMA_DIR_EXT2LOC = 1
+} pi_cl_dma_dir_e;
+
+typedef struct pi_cl_dma_cmd_s {
+    uint32_t ext, loc, size, stride, length;
+    int dir, is_2d, pending;
+} pi_cl_dma_cmd_t;
+
+void pi_cl_dma_cmd(uint32_t ext, uint32_t loc, uint32_t size, pi_cl_dma_dir_e dir,
+                   pi_cl_dma_cmd_t *cmd);
+void pi_cl_dma_cmd_2d(uint32_t ext, uint32_t loc, uint32_t size, uint32_t stride,
+                      uint32_t length, pi_cl_dma_dir_e dir, pi_cl_dma_cmd_t *cmd);
+void pi_cl_dma_cmd_wait(pi_cl_dma_cmd_t *cmd);
+
+void pi_cl_team_fork(int nb_cores, void (*entry)(void *), void *arg);
+void pi_cl_team_barrier(void);
+int pi_cl_team_nb_cores(void);
+int pi_core_id(void);
+
+#endif /* TILEWISE_PMSIS_STUB_H */
