@@ -1,0 +1,255 @@
+/*
+ * Test shim for tests/test_c_kernels.py: flat C entry points (scalars, arrays) that fill the
+ * kernels' argument structs and run the kernel on n_cores cores through the host HAL's tw_fork,
+ * each core calling the kernel with tw_core_id() / tw_core_count() as generated code does.
+ * Marshalling only — no arithmetic of its own.
+ *
+ * geom[14] = in_h, in_w, out_h, out_w, k_h, k_w, s_h, s_w, d_h, d_w, pad_t, pad_l, pad_b, pad_r
+ * rqi[5]   = mode, per_channel, zero_point, qmin, qmax
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tw_hal.h"
+#include "tw_kernels.h"
+
+static tw_window_t window(const int32_t *g)
+{
+    tw_window_t w;
+    w.in_h = g[0]; w.in_w = g[1]; w.out_h = g[2]; w.out_w = g[3];
+    w.k_h = g[4]; w.k_w = g[5]; w.s_h = g[6]; w.s_w = g[7]; w.d_h = g[8]; w.d_w = g[9];
+    w.pad_t = g[10]; w.pad_l = g[11]; w.pad_b = g[12]; w.pad_r = g[13];
+    return w;
+}
+
+static tw_requant_t requant(const int32_t *rqi, const int32_t *mult, const int32_t *shift,
+                            const int32_t *lambda, const float *scale)
+{
+    tw_requant_t rq;
+    rq.mode = rqi[0];
+    rq.per_channel = rqi[1];
+    rq.zero_point = rqi[2];
+    rq.qmin = rqi[3];
+    rq.qmax = rqi[4];
+    rq.mult = mult;
+    rq.shift = shift;
+    rq.lambda = lambda;
+    rq.scale = scale;
+    return rq;
+}
+
+/* ---- conv / pointwise */
+typedef struct { tw_conv_args_t a; int pointwise; } conv_job_t;
+
+static void conv_core(void *p)
+{
+    const conv_job_t *j = (const conv_job_t *)p;
+    if (j->pointwise)
+        tw_conv1x1_s8(&j->a, tw_core_id(), tw_core_count());
+    else
+        tw_conv2d_s8(&j->a, tw_core_id(), tw_core_count());
+}
+
+long shim_conv_scratch(const int32_t *geom, int in_c, int n_cores)
+{
+    tw_window_t w = window(geom);
+    return (long)tw_conv2d_s8_scratch(&w, in_c, n_cores);
+}
+
+int shim_window_valid(const int32_t *geom)
+{
+    tw_window_t w = window(geom);
+    return tw_window_valid(&w);
+}
+
+void shim_conv(const int32_t *geom, const int8_t *in, int in_c, const int8_t *w,
+               const int32_t *bias, int8_t *out, int out_c, int pad_value, int32_t *psum,
+               int acc_flags, const int32_t *rqi, const int32_t *mult, const int32_t *shift,
+               const int32_t *lambda, const float *scale, int8_t *im2col, int pointwise,
+               int n_cores)
+{
+    conv_job_t j;
+    j.a.win = window(geom);
+    j.a.in = in;
+    j.a.in_c = in_c;
+    j.a.w = w;
+    j.a.bias = bias;
+    j.a.out = out;
+    j.a.out_c = out_c;
+    j.a.pad_value = (int8_t)pad_value;
+    j.a.psum = psum;
+    j.a.acc_flags = acc_flags;
+    j.a.rq = requant(rqi, mult, shift, lambda, scale);
+    j.a.im2col = im2col;
+    j.pointwise = pointwise;
+    tw_fork(n_cores, conv_core, &j);
+}
+
+/* ---- depthwise */
+static void dw_core(void *p)
+{
+    tw_depthwise_s8((const tw_dw_args_t *)p, tw_core_id(), tw_core_count());
+}
+
+void shim_depthwise(const int32_t *geom, const int8_t *in, int in_c, int depth_mult,
+                    const int8_t *w, const int32_t *bias, int8_t *out, int pad_value,
+                    const int32_t *rqi, const int32_t *mult, const int32_t *shift,
+                    const int32_t *lambda, const float *scale, int n_cores)
+{
+    tw_dw_args_t a;
+    a.win = window(geom);
+    a.in = in;
+    a.in_c = in_c;
+    a.depth_mult = depth_mult;
+    a.w = w;
+    a.bias = bias;
+    a.out = out;
+    a.pad_value = (int8_t)pad_value;
+    a.rq = requant(rqi, mult, shift, lambda, scale);
+    tw_fork(n_cores, dw_core, &a);
+}
+
+/* ---- fully connected */
+static void fc_core(void *p)
+{
+    tw_fully_connected_s8((const tw_fc_args_t *)p, tw_core_id(), tw_core_count());
+}
+
+void shim_fc(const int8_t *in, int n_rows, int in_c, const int8_t *w, const int32_t *bias,
+             int8_t *out, int out_c, int32_t *psum, int acc_flags, const int32_t *rqi,
+             const int32_t *mult, const int32_t *shift, const int32_t *lambda,
+             const float *scale, int n_cores)
+{
+    tw_fc_args_t a;
+    a.in = in;
+    a.n_rows = n_rows;
+    a.in_c = in_c;
+    a.w = w;
+    a.bias = bias;
+    a.out = out;
+    a.out_c = out_c;
+    a.psum = psum;
+    a.acc_flags = acc_flags;
+    a.rq = requant(rqi, mult, shift, lambda, scale);
+    tw_fork(n_cores, fc_core, &a);
+}
+
+/* ---- elementwise: op 0 add, 1 sub, 2 mul; prm = a_zp a_mult a_shift b_zp b_mult b_shift
+ *      left_shift out_mult out_shift out_zp qmin qmax (mul uses a_zp b_zp out_* qmin qmax) */
+typedef struct {
+    int op;
+    tw_add_params_t add;
+    tw_mul_params_t mul;
+    const int8_t *a, *b;
+    int8_t *out;
+    int n;
+} elt_job_t;
+
+static void elt_core(void *p)
+{
+    const elt_job_t *j = (const elt_job_t *)p;
+    if (j->op == 0)
+        tw_add_s8(&j->add, j->a, j->b, j->out, j->n, tw_core_id(), tw_core_count());
+    else if (j->op == 1)
+        tw_sub_s8(&j->add, j->a, j->b, j->out, j->n, tw_core_id(), tw_core_count());
+    else
+        tw_mul_s8(&j->mul, j->a, j->b, j->out, j->n, tw_core_id(), tw_core_count());
+}
+
+void shim_elementwise(int op, const int32_t *prm, const int8_t *a, const int8_t *b, int8_t *out,
+                      int n, int n_cores)
+{
+    elt_job_t j;
+    j.op = op;
+    j.add.a_zp = prm[0]; j.add.a_mult = prm[1]; j.add.a_shift = prm[2];
+    j.add.b_zp = prm[3]; j.add.b_mult = prm[4]; j.add.b_shift = prm[5];
+    j.add.left_shift = prm[6];
+    j.add.out_mult = prm[7]; j.add.out_shift = prm[8]; j.add.out_zp = prm[9];
+    j.add.qmin = prm[10]; j.add.qmax = prm[11];
+    j.mul.a_zp = prm[0]; j.mul.b_zp = prm[3];
+    j.mul.out_mult = prm[7]; j.mul.out_shift = prm[8]; j.mul.out_zp = prm[9];
+    j.mul.qmin = prm[10]; j.mul.qmax = prm[11];
+    j.a = a;
+    j.b = b;
+    j.out = out;
+    j.n = n;
+    tw_fork(n_cores, elt_core, &j);
+}
+
+/* ---- pooling: op 0 avg, 1 max */
+typedef struct { tw_pool_args_t a; int op; } pool_job_t;
+
+static void pool_core(void *p)
+{
+    const pool_job_t *j = (const pool_job_t *)p;
+    if (j->op == 0)
+        tw_avgpool_s8(&j->a, tw_core_id(), tw_core_count());
+    else
+        tw_maxpool_s8(&j->a, tw_core_id(), tw_core_count());
+}
+
+void shim_pool(int op, const int32_t *geom, const int8_t *in, int c, int8_t *out, int qmin,
+               int qmax, int n_cores)
+{
+    pool_job_t j;
+    j.op = op;
+    j.a.win = window(geom);
+    j.a.in = in;
+    j.a.c = c;
+    j.a.out = out;
+    j.a.qmin = qmin;
+    j.a.qmax = qmax;
+    tw_fork(n_cores, pool_core, &j);
+}
+
+/* ---- global average pooling; prm = divisor in_zp mult shift out_zp qmin qmax */
+static void gap_core(void *p)
+{
+    tw_global_avgpool_s8((const tw_gap_args_t *)p, tw_core_id(), tw_core_count());
+}
+
+void shim_gap(const int8_t *in, int pixels, int c, int32_t *acc, int acc_flags,
+              const int32_t *prm, int8_t *out, int n_cores)
+{
+    tw_gap_args_t a;
+    a.in = in;
+    a.pixels = pixels;
+    a.c = c;
+    a.acc = acc;
+    a.acc_flags = acc_flags;
+    a.divisor = prm[0];
+    a.in_zp = prm[1];
+    a.mult = prm[2];
+    a.shift = prm[3];
+    a.out_zp = prm[4];
+    a.qmin = prm[5];
+    a.qmax = prm[6];
+    a.out = out;
+    tw_fork(n_cores, gap_core, &a);
+}
+
+/* ---- softmax */
+static void softmax_core(void *p)
+{
+    tw_softmax_s8((const tw_softmax_args_t *)p, tw_core_id(), tw_core_count());
+}
+
+void shim_softmax(const int8_t *in, int8_t *out, int rows, int depth, int32_t multiplier,
+                  int32_t left_shift, int32_t diff_min, int n_cores)
+{
+    tw_softmax_args_t a;
+    a.in = in;
+    a.out = out;
+    a.rows = rows;
+    a.depth = depth;
+    a.input_beta_multiplier = multiplier;
+    a.input_beta_left_shift = left_shift;
+    a.diff_min = diff_min;
+    tw_fork(n_cores, softmax_core, &a);
+}
+
+/* ---- fixed-point primitives, for direct checks against golden/fixedpoint.py */
+int32_t shim_mbqm(int32_t x, int32_t m, int32_t shift, int single)
+{
+    return single ? tw_mbqm_single(x, m, shift) : tw_mbqm(x, m, shift);
+}

@@ -1,0 +1,499 @@
+"""The C kernel library (tilewise/codegen/c/tw_kernels) against the golden model, bit for bit.
+
+The kernels and the host HAL are built once per session with the system compiler under
+-std=c99 -Wall -Wextra -Werror -pedantic and called through ctypes (tests/tw_kernel_calls.py) on
+random tiles, on 1, 3 and 8 host cores. References: golden/conv.py conv2d_acc / dense_acc +
+golden/requant.py apply_requant (conv, pointwise, depthwise, fully connected; tflite, shift and onnx
+requant), golden/elementwise.py add/sub/mul, golden/pool.py avg_pool/max_pool/mean,
+golden/activation.py softmax, golden/fixedpoint.py multiply_by_quantized_multiplier. Layers are
+also cut into tiles the way the tiler does (border tiles with their own pads, halos as data, K and
+C tiles with int32 partial sums) and the assembled result must equal the untiled golden output.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import zlib
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from tilewise.golden import activation as g_act
+from tilewise.golden import elementwise as g_elt
+from tilewise.golden import pool as g_pool
+from tilewise.golden.conv import conv2d_acc, dense_acc
+from tilewise.golden.fixedpoint import multiply_by_quantized_multiplier, multiply_by_quantized_multiplier_single
+from tilewise.golden.requant import apply_requant
+from tilewise.ir.graph import Graph, Node
+from tilewise.ir.ops import conv_out
+from tilewise.ir.requant import Requant, quantize_multiplier, tflite_requant
+from tilewise.ir.tensor import QuantParams, Tensor
+
+from . import tw_kernel_calls as kc
+from .tw_kernel_calls import ACC_FIRST, ACC_LAST, Window
+
+CORES = (1, 3, 8)
+MODES = ("tflite", "tflite_single", "shift", "onnx")
+
+
+@pytest.fixture(scope="session")
+def lib():
+    return kc.load_library()
+
+
+# ------------------------------------------------------------------------------------------ helpers
+
+def seed(*parts) -> int:
+    """A stable seed from test parameters (str hashes are randomized per process)."""
+    return zlib.crc32(repr(parts).encode())
+
+
+def make_requant(mode: str, acc: np.ndarray, rng: np.random.Generator, per_channel: bool = True,
+                 ties: bool = False) -> Requant:
+    """A requant of `mode` scaled so that the outputs of `acc` spread over the int8 range."""
+    k = acc.shape[-1]
+    spread = acc.reshape(-1, k).std(axis=0) + 1.0
+    real = rng.uniform(0.5, 2.0, k) * 50.0 / spread
+    if ties:  # power-of-two scales: acc * scale lands on .5 often (round-half-even in onnx mode)
+        real = 2.0 ** np.round(np.log2(real))
+    if not per_channel:
+        real = real[:1]
+    zp = int(rng.integers(-20, 21))
+    qmin, qmax = (zp, 127) if rng.random() < 0.3 else (-128, 127)
+    n = real.size
+    if mode in ("tflite", "tflite_single"):
+        rq = tflite_requant(real, zp, qmin, qmax)
+        return replace(rq, rounding="single") if mode == "tflite_single" else rq
+    if mode == "shift":
+        d = 16
+        return Requant("shift", multiplier=np.maximum(1, np.round(real * 2.0**d)).astype(np.int64),
+                       shift=np.full(n, d), zero_point=zp, qmin=qmin, qmax=qmax,
+                       bias=rng.integers(-(1 << 15), 1 << 15, n))
+    return Requant("onnx", multiplier=np.ones(n, dtype=np.int64), shift=np.zeros(n, dtype=np.int64),
+                   zero_point=zp, qmin=qmin, qmax=qmax, scale=real.astype(np.float32))
+
+
+def random_conv(rng, h, w, c, k, fy, fx, depthwise_mult=0):
+    """Input, weights (OHWI, or [K,FY,FX,1] for depthwise), folded bias and the input zero point."""
+    zp_x = int(rng.integers(-30, 31))
+    x = rng.integers(-128, 128, (h, w, c)).astype(np.int8)
+    kk = c * depthwise_mult if depthwise_mult else k
+    wt = rng.integers(-127, 128, (kk, fy, fx, 1 if depthwise_mult else c)).astype(np.int8)
+    bias = rng.integers(-4000, 4000, kk) - zp_x * wt.astype(np.int64).sum(axis=(1, 2, 3))
+    return x, wt, bias.astype(np.int32), zp_x
+
+
+def conv_acc(x, wt, bias, stride, pads, dil, pad_value, groups=1) -> np.ndarray:
+    """Golden int64 accumulators [OY, OX, K] of a layer in folded form (zp_x = 0, pads = pad_value)."""
+    return conv2d_acc(x[None], wt, bias, 0, 0, stride, pads, dil, groups=groups, pad_value=pad_value)[0]
+
+
+def requantized(acc: np.ndarray, rq: Requant) -> np.ndarray:
+    return apply_requant(acc, rq).astype(np.int8)
+
+
+def tile_range(lo: int, hi: int, stride: int, k: int, dil: int, pad_before: int, size: int):
+    """Input rows [a0, a1) and (pad_before, pad_after) of the tile producing output rows [lo, hi)."""
+    a = lo * stride - pad_before
+    b = (hi - 1) * stride - pad_before + dil * (k - 1) + 1
+    return max(a, 0), min(b, size), max(-a, 0), max(b - size, 0)
+
+
+def tiles_of(n: int, step: int):
+    return [(i, min(n, i + step)) for i in range(0, n, step)]
+
+
+def run_windowed_tiled(lib, x, fy, fx, stride, pads, dil, tiles, call):
+    """Cut the output [OY, OX] into tiles of tiles=(toy, tox) and call call(win, x_tile, (oy0,oy1,ox0,ox1))."""
+    h, w = x.shape[:2]
+    (sy, sx), (dy, dx) = stride, dil
+    oy_n = conv_out(h, fy, sy, pads[0], pads[2], dy)
+    ox_n = conv_out(w, fx, sx, pads[1], pads[3], dx)
+    for oy0, oy1 in tiles_of(oy_n, tiles[0]):
+        y0, y1, pt, pb = tile_range(oy0, oy1, sy, fy, dy, pads[0], h)
+        for ox0, ox1 in tiles_of(ox_n, tiles[1]):
+            x0, x1, pl, pr = tile_range(ox0, ox1, sx, fx, dx, pads[1], w)
+            win = Window(y1 - y0, x1 - x0, oy1 - oy0, ox1 - ox0, fy, fx, sy, sx, dy, dx, (pt, pl, pb, pr))
+            assert kc.window_valid(lib, win), win
+            call(win, x[y0:y1, x0:x1], (oy0, oy1, ox0, ox1))
+    return oy_n, ox_n
+
+
+def conv_tiled(lib, x, wt, bias, rq, stride, pads, dil, pad_value, tiles, cores, pointwise=False):
+    """Run a conv layer as tiles (toy, tox, tk, tc): spatial, output-channel and input-channel tiles."""
+    k, fy, fx, c = wt.shape
+    out = {}
+
+    def call(win, xt, box):
+        for k0, k1 in tiles_of(k, tiles[2]):
+            ctiles = tiles_of(c, tiles[3])
+            psum = None if len(ctiles) == 1 else np.zeros((win.out_h, win.out_w, k1 - k0), dtype=np.int32)
+            for i, (c0, c1) in enumerate(ctiles):
+                flags = (ACC_FIRST if i == 0 else 0) | (ACC_LAST if i == len(ctiles) - 1 else 0)
+                y = kc.conv(lib, win, xt[..., c0:c1], wt[k0:k1, ..., c0:c1], bias[k0:k1],
+                            kc.RequantArrays(rq, k0, k1), pad_value, cores, psum, flags, pointwise)
+            out[box + (k0, k1)] = y
+
+    oy_n, ox_n = run_windowed_tiled(lib, x, fy, fx, stride, pads, dil, tiles, call)
+    full = np.zeros((oy_n, ox_n, k), dtype=np.int8)
+    for (oy0, oy1, ox0, ox1, k0, k1), y in out.items():
+        full[oy0:oy1, ox0:ox1, k0:k1] = y
+    return full
+
+
+def softmax_params(beta: float, s_in: float) -> tuple[int, int, int]:
+    """(input_multiplier, input_left_shift, diff_min) as TFLite's SoftmaxPrepare derives them for the
+    reference kernel: PreprocessSoftmaxScaling and CalculateInputRadius with 5 integer bits
+    (quantization_util.cc, double-rounding build)."""
+    real = min(beta * s_in * float(1 << 26), float((1 << 31) - 1))
+    mult, shift = quantize_multiplier(real)
+    radius = int(np.floor(31.0 * float(1 << 26) / float(1 << shift)))
+    return mult, shift, -radius
+
+
+def golden_node(fn, op: str, attrs: dict, inputs: list[tuple[np.ndarray, int, float]], out_shape,
+                out_zp: int, out_scale: float = 0.1):
+    """Call a graph-level golden kernel on one node built from (array, zero point, scale) inputs."""
+    tensors = {f"in{i}": Tensor(f"in{i}", a.shape, "int8", QuantParams((s,), (zp,))) for i, (a, zp, s) in enumerate(inputs)}
+    tensors["out"] = Tensor("out", tuple(out_shape), "int8", QuantParams((out_scale,), (out_zp,)))
+    names = tuple(f"in{i}" for i in range(len(inputs)))
+    node = Node("n", op, names, ("out",), attrs)
+    graph = Graph("g", tensors, (node,), names, ("out",))
+    return np.asarray(fn(node, graph, [a for a, _, _ in inputs])).astype(np.int8)
+
+
+# ------------------------------------------------------------------------------ fixed point
+
+def test_mbqm_matches_golden(lib):
+    rng = np.random.default_rng(1)
+    x = np.concatenate([rng.integers(-(1 << 31), 1 << 31, 1500), rng.integers(-5000, 5000, 500),
+                        [-(1 << 31), (1 << 31) - 1, 0, -1, 1]])
+    m = rng.integers(1 << 30, 1 << 31, x.size)
+    m[-5:] = [-(1 << 31), (1 << 31) - 1, 1 << 30, (1 << 31) - 1, 1 << 30]
+    shift = rng.integers(-31, 13, x.size)
+    want = multiply_by_quantized_multiplier(x, m, shift)
+    got = np.array([lib.shim_mbqm(int(a), int(b), int(s), 0) for a, b, s in zip(x, m, shift)])
+    assert np.array_equal(got, want)
+    want = multiply_by_quantized_multiplier_single(x, m, shift)
+    got = np.array([lib.shim_mbqm(int(a), int(b), int(s), 1) for a, b, s in zip(x, m, shift)])
+    assert np.array_equal(got, want)
+
+
+# ------------------------------------------------------------------------------ convolution
+
+# (H, W, C, K, FY, FX, stride, dilation, pads (t, l, b, r))
+CONV_CASES = {
+    "3x3_s1_same_c3_k8": (9, 7, 3, 8, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1)),
+    "5x5_s2_asym_c5_k7": (11, 9, 5, 7, 5, 5, (2, 2), (1, 1), (2, 1, 1, 2)),
+    "7x7_s3_c8_k13": (8, 10, 8, 13, 7, 7, (3, 3), (1, 1), (3, 3, 2, 3)),
+    "1x1_c16_k6": (6, 5, 16, 6, 1, 1, (1, 1), (1, 1), (0, 0, 0, 0)),
+    "3x1_dil2_s21_c4_k9": (10, 10, 4, 9, 3, 1, (2, 1), (2, 1), (1, 0, 0, 0)),
+    "2x4_s13_c7_k4": (5, 13, 7, 4, 2, 4, (1, 3), (1, 1), (0, 2, 1, 1)),
+    "6x6_valid_c12_k10_one_row": (6, 7, 12, 10, 6, 6, (1, 1), (1, 1), (0, 0, 0, 0)),
+}
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("cores", CORES)
+@pytest.mark.parametrize("case", list(CONV_CASES))
+def test_conv_single_tile(lib, case, cores, mode):
+    h, w, c, k, fy, fx, stride, dil, pads = CONV_CASES[case]
+    rng = np.random.default_rng(seed((case, cores, mode)))
+    x, wt, bias, zp_x = random_conv(rng, h, w, c, k, fy, fx)
+    acc = conv_acc(x, wt, bias, stride, pads, dil, zp_x)
+    rq = make_requant(mode, acc, rng, per_channel=cores != 3)
+    want = requantized(acc, rq)
+    win = Window(h, w, want.shape[0], want.shape[1], fy, fx, *stride, *dil, pads)
+    got = kc.conv(lib, win, x, wt, bias, kc.RequantArrays(rq), zp_x, cores)
+    assert np.array_equal(got, want)
+
+
+# (case, tiles (rows, cols, K, C))
+CONV_TILINGS = [
+    ("3x3_s1_same_c3_k8", (4, 3, 5, 2)),
+    ("5x5_s2_asym_c5_k7", (2, 4, 4, 3)),
+    ("7x7_s3_c8_k13", (1, 2, 13, 3)),
+    ("3x1_dil2_s21_c4_k9", (3, 5, 9, 1)),
+    ("2x4_s13_c7_k4", (2, 2, 3, 7)),
+]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("case,tiles", CONV_TILINGS)
+def test_conv_tiled_with_border_pads_and_partial_sums(lib, case, tiles, mode):
+    h, w, c, k, fy, fx, stride, dil, pads = CONV_CASES[case]
+    rng = np.random.default_rng(seed((case, mode, "tiled")))
+    x, wt, bias, zp_x = random_conv(rng, h, w, c, k, fy, fx)
+    acc = conv_acc(x, wt, bias, stride, pads, dil, zp_x)
+    rq = make_requant(mode, acc, rng)
+    want = requantized(acc, rq)
+    cores = CORES[len(case) % 3]
+    got = conv_tiled(lib, x, wt, bias, rq, stride, pads, dil, zp_x, tiles, cores)
+    assert np.array_equal(got, want)
+
+
+@pytest.mark.parametrize("cores", CORES)
+@pytest.mark.parametrize("stride", [1, 2, 3])
+def test_pointwise_matches_golden_and_conv2d(lib, stride, cores):
+    rng = np.random.default_rng(100 + stride * 10 + cores)
+    x, wt, bias, zp_x = random_conv(rng, 9, 7, 11, 10, 1, 1)
+    acc = conv_acc(x, wt, bias, (stride, stride), (0,) * 4, (1, 1), zp_x)
+    rq = make_requant("tflite", acc, rng)
+    want = requantized(acc, rq)
+    got_pw = conv_tiled(lib, x, wt, bias, rq, (stride, stride), (0,) * 4, (1, 1), zp_x, (2, 3, 6, 4), cores, pointwise=True)
+    got_cv = conv_tiled(lib, x, wt, bias, rq, (stride, stride), (0,) * 4, (1, 1), zp_x, (3, 7, 10, 11), cores)
+    assert np.array_equal(got_pw, want)
+    assert np.array_equal(got_cv, want)
+
+
+def test_conv_positive_shift_and_onnx_ties(lib):
+    """Small accumulators need multipliers > 1 (tflite left shift); power-of-two onnx scales hit .5 ties."""
+    rng = np.random.default_rng(7)
+    x, wt, bias, zp_x = random_conv(rng, 5, 5, 1, 6, 1, 1)
+    wt[...] = rng.integers(-2, 3, wt.shape)
+    bias = (rng.integers(-3, 4, 6) - zp_x * wt.astype(np.int64).sum(axis=(1, 2, 3))).astype(np.int32)
+    acc = conv_acc(x, wt, bias, (1, 1), (0,) * 4, (1, 1), zp_x)
+    for rq in (make_requant("tflite", acc, rng), make_requant("tflite_single", acc, rng),
+               make_requant("onnx", acc, rng, ties=True)):
+        if rq.mode == "tflite":
+            assert (rq.shift > 0).any()
+        want = requantized(acc, rq)
+        got = kc.conv(lib, Window(5, 5, 5, 5, 1, 1), x, wt, bias, kc.RequantArrays(rq), zp_x, 3)
+        assert np.array_equal(got, want)
+
+
+# ------------------------------------------------------------------------------ depthwise
+
+# (H, W, C, mult, FY, FX, stride, dilation, pads, tiles (rows, cols, channels))
+DW_CASES = {
+    "3x3_s1_m1": (10, 9, 13, 1, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1), (4, 4, 5)),
+    "5x5_s2_m2": (11, 12, 5, 2, 5, 5, (2, 2), (1, 1), (2, 2, 1, 2), (3, 2, 2)),
+    "7x7_s3_m3": (13, 9, 3, 3, 7, 7, (3, 3), (1, 1), (3, 2, 3, 3), (2, 3, 1)),
+    "3x3_dil2_s1_m1": (9, 9, 6, 1, 3, 3, (1, 1), (2, 2), (2, 2, 2, 2), (5, 9, 4)),
+}
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("case", list(DW_CASES))
+def test_depthwise_tiled(lib, case, mode):
+    h, w, c, m, fy, fx, stride, dil, pads, tiles = DW_CASES[case]
+    rng = np.random.default_rng(seed((case, mode)))
+    x, wt, bias, zp_x = random_conv(rng, h, w, c, 0, fy, fx, depthwise_mult=m)
+    k = c * m
+    acc = conv_acc(x, wt, bias, stride, pads, dil, zp_x, groups=c)
+    rq = make_requant(mode, acc, rng)
+    want = requantized(acc, rq)
+    w_hwk = wt[..., 0].transpose(1, 2, 0)  # [FY, FX, K]: the C kernel's layout
+    got = np.zeros_like(want)
+    for cores in CORES:
+        def call(win, xt, box):
+            for c0, c1 in tiles_of(c, tiles[2]):
+                k0, k1 = c0 * m, c1 * m
+                y = kc.depthwise(lib, win, xt[..., c0:c1], w_hwk[..., k0:k1], bias[k0:k1], m,
+                                 kc.RequantArrays(rq, k0, k1), zp_x, cores)
+                got[box[0]:box[1], box[2]:box[3], k0:k1] = y
+
+        got[...] = 0
+        run_windowed_tiled(lib, x, fy, fx, stride, pads, dil, tiles[:2], call)
+        assert np.array_equal(got, want), cores
+    # and the whole layer as one tile
+    win = Window(h, w, want.shape[0], want.shape[1], fy, fx, *stride, *dil, pads)
+    assert np.array_equal(kc.depthwise(lib, win, x, w_hwk, bias, m, kc.RequantArrays(rq), zp_x, 8), want)
+    assert k == want.shape[-1]
+
+
+# ------------------------------------------------------------------------------ fully connected
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("cores", CORES)
+@pytest.mark.parametrize("rows,c,k", [(1, 37, 10), (2, 64, 13), (3, 29, 4), (1, 250, 3)])
+def test_fully_connected(lib, rows, c, k, cores, mode):
+    rng = np.random.default_rng(seed((rows, c, k, cores, mode)))
+    zp_x = int(rng.integers(-30, 31))
+    x = rng.integers(-128, 128, (rows, c)).astype(np.int8)
+    wt = rng.integers(-127, 128, (k, c)).astype(np.int8)
+    bias = (rng.integers(-4000, 4000, k) - zp_x * wt.astype(np.int64).sum(axis=1)).astype(np.int32)
+    acc = dense_acc(x, wt, bias, 0, 0)
+    rq = make_requant(mode, acc, rng)
+    want = apply_requant(acc, rq).astype(np.int8)
+    assert np.array_equal(kc.fully_connected(lib, x, wt, bias, rq=kc.RequantArrays(rq), cores=cores), want)
+    # C tiled in slices of 16 with int32 partial sums, K tiled by 5
+    got = np.zeros_like(want)
+    for k0, k1 in tiles_of(k, 5):
+        ctiles = tiles_of(c, 16)
+        psum = np.zeros((rows, k1 - k0), dtype=np.int32)
+        for i, (c0, c1) in enumerate(ctiles):
+            flags = (ACC_FIRST if i == 0 else 0) | (ACC_LAST if i == len(ctiles) - 1 else 0)
+            y = kc.fully_connected(lib, x[:, c0:c1], wt[k0:k1, c0:c1], bias[k0:k1], kc.RequantArrays(rq, k0, k1),
+                                   cores, psum, flags)
+        got[:, k0:k1] = y
+    assert np.array_equal(got, want)
+
+
+# ------------------------------------------------------------------------------ elementwise
+
+def add_params(rng, op: str):
+    sa, sb, so = rng.uniform(0.01, 0.2, 3)
+    za, zb, zo = (int(v) for v in rng.integers(-40, 41, 3))
+    qmin, qmax = (zo, 127) if rng.random() < 0.3 else (-128, 127)
+    if op == "mul":
+        mo = quantize_multiplier(float(np.float32(np.float32(sa) * np.float32(sb)) / np.float32(so)))
+        attrs = dict(mode="tflite", output_multiplier=mo[0], output_shift=mo[1], qmin=qmin, qmax=qmax)
+        prm = [za, 0, 0, zb, 0, 0, 0, mo[0], mo[1], zo, qmin, qmax]
+    else:
+        twice_max = 2.0 * max(sa, sb)
+        m1, m2 = quantize_multiplier(sa / twice_max), quantize_multiplier(sb / twice_max)
+        mo = quantize_multiplier(twice_max / ((1 << 20) * so))
+        attrs = dict(mode="tflite", left_shift=20, input_multipliers=(m1[0], m2[0]), input_shifts=(m1[1], m2[1]),
+                     output_multiplier=mo[0], output_shift=mo[1], qmin=qmin, qmax=qmax)
+        prm = [za, m1[0], m1[1], zb, m2[0], m2[1], 20, mo[0], mo[1], zo, qmin, qmax]
+    return attrs, prm, (za, sa), (zb, sb), (zo, so)
+
+
+@pytest.mark.parametrize("cores", CORES)
+@pytest.mark.parametrize("op", ["add", "sub", "mul"])
+def test_elementwise(lib, op, cores):
+    rng = np.random.default_rng(seed((op, cores)))
+    fn = {"add": g_elt.add, "sub": g_elt.sub, "mul": g_elt.mul}[op]
+    for n in (1, 7, 1000):
+        attrs, prm, (za, sa), (zb, sb), (zo, so) = add_params(rng, op)
+        a = rng.integers(-128, 128, (1, n)).astype(np.int8)
+        b = rng.integers(-128, 128, (1, n)).astype(np.int8)
+        want = golden_node(fn, op, attrs, [(a, za, sa), (b, zb, sb)], a.shape, zo, so)
+        assert np.array_equal(kc.elementwise(lib, op, prm, a, b, cores), want)
+        inplace = a.copy()  # out aliases the first input
+        kc.elementwise(lib, op, prm, inplace, b, cores, out=inplace)
+        assert np.array_equal(inplace, want)
+
+
+# ------------------------------------------------------------------------------ pooling
+
+# (H, W, C, FY, FX, stride, pads, tiles (rows, cols))
+POOL_CASES = {
+    "2x2_s2": (8, 9, 5, 2, 2, (2, 2), (0, 0, 0, 1), (2, 3)),
+    "3x3_s1_same": (7, 7, 3, 3, 3, (1, 1), (1, 1, 1, 1), (3, 2)),
+    "3x3_s2_asym": (9, 10, 4, 3, 3, (2, 2), (1, 0, 1, 1), (2, 2)),
+    "5x3_s3": (11, 8, 6, 5, 3, (3, 1), (2, 1, 2, 1), (1, 4)),
+    "global_7x5": (7, 5, 9, 7, 5, (1, 1), (0, 0, 0, 0), (1, 1)),
+}
+
+
+@pytest.mark.parametrize("op", ["avg", "max"])
+@pytest.mark.parametrize("case", list(POOL_CASES))
+def test_pool_tiled(lib, case, op):
+    h, w, c, fy, fx, stride, pads, tiles = POOL_CASES[case]
+    rng = np.random.default_rng(seed((case, op)))
+    x = rng.integers(-128, 128, (h, w, c)).astype(np.int8)
+    qmin, qmax = (-10, 127) if op == "avg" else (-128, 100)
+    attrs = dict(mode="tflite", kernel=(fy, fx), stride=stride, pads=pads, qmin=qmin, qmax=qmax)
+    fn = g_pool.avg_pool if op == "avg" else g_pool.max_pool
+    oy, ox = conv_out(h, fy, stride[0], pads[0], pads[2]), conv_out(w, fx, stride[1], pads[1], pads[3])
+    want = golden_node(fn, f"{op}_pool", attrs, [(x[None], 0, 0.1)], (1, oy, ox, c), 0)[0]
+    for cores in CORES:
+        got = np.zeros_like(want)
+
+        def call(win, xt, box):
+            got[box[0]:box[1], box[2]:box[3]] = kc.pool(lib, op, win, xt, qmin, qmax, cores)
+
+        run_windowed_tiled(lib, x, fy, fx, stride, pads, (1, 1), tiles, call)
+        assert np.array_equal(got, want), cores
+
+
+@pytest.mark.parametrize("cores", CORES)
+def test_global_avgpool_as_tflite_mean_in_pixel_tiles(lib, cores):
+    rng = np.random.default_rng(50 + cores)
+    for h, w, c in ((5, 5, 16), (7, 3, 13), (1, 1, 8)):
+        x = rng.integers(-128, 128, (h, w, c)).astype(np.int8)
+        (zi, zo), (si, so) = rng.integers(-30, 31, 2), rng.uniform(0.02, 0.1, 2)
+        m, s = quantize_multiplier(float(si / so))
+        attrs = dict(mode="tflite", axes=(1, 2), keepdims=True, multiplier=m, shift=s)
+        want = golden_node(g_pool.mean, "mean", attrs, [(x[None], int(zi), si)], (1, 1, 1, c), int(zo), so).reshape(c)
+        mp, sp = g_pool._mean_scale(m, s, h * w)
+        prm = [1, int(zi), mp, sp, int(zo), -128, 127]
+        pixels = x.reshape(h * w, c)
+        assert np.array_equal(kc.global_avgpool(lib, pixels, prm, cores), want)
+        acc = np.full(c, 12345, dtype=np.int32)  # stale content must be ignored by the first tile
+        out = np.full(c, 0x5A, dtype=np.int8)
+        ptiles = tiles_of(h * w, 4)
+        for i, (p0, p1) in enumerate(ptiles):
+            flags = (ACC_FIRST if i == 0 else 0) | (ACC_LAST if i == len(ptiles) - 1 else 0)
+            kc.global_avgpool(lib, pixels[p0:p1], prm, cores, acc, flags, out)
+        assert np.array_equal(out, want)
+
+
+def test_global_avgpool_as_full_window_average_pool(lib):
+    rng = np.random.default_rng(60)
+    h, w, c = 6, 5, 11
+    x = rng.integers(-128, 128, (h, w, c)).astype(np.int8)
+    attrs = dict(mode="tflite", kernel=(h, w), stride=(1, 1), pads=(0, 0, 0, 0), qmin=-128, qmax=127)
+    want = golden_node(g_pool.avg_pool, "avg_pool", attrs, [(x[None], 0, 0.1)], (1, 1, 1, c), 0).reshape(c)
+    prm = [h * w, 0, 1 << 30, 1, 0, -128, 127]
+    for cores in CORES:
+        assert np.array_equal(kc.global_avgpool(lib, x.reshape(h * w, c), prm, cores), want)
+
+
+# ------------------------------------------------------------------------------ softmax
+
+@pytest.mark.parametrize("cores", CORES)
+@pytest.mark.parametrize("depth", [1, 10, 37, 300])
+def test_softmax(lib, depth, cores):
+    rng = np.random.default_rng(depth * 10 + cores)
+    for s_in, beta in ((0.0625, 1.0), (0.17, 1.0), (0.011, 0.6), (0.5, 1.0)):
+        x = rng.integers(-128, 128, (5, depth)).astype(np.int8)
+        x[0] = rng.integers(-3, 3, depth)        # flat row: many near-equal exps
+        mult, shift, diff_min = softmax_params(beta, s_in)
+        attrs = dict(mode="tflite", input_multiplier=mult, input_left_shift=shift, diff_min=diff_min)
+        want = golden_node(g_act.softmax, "softmax", attrs, [(x, 0, s_in)], x.shape, -128, 1 / 256)
+        assert np.array_equal(kc.softmax(lib, x, mult, shift, diff_min, cores), want), (s_in, beta)
+
+
+def test_softmax_few_classes_many_rows(lib):
+    """Two to four classes give outputs across the whole int8 range: every rounding step shows."""
+    rng = np.random.default_rng(77)
+    for depth in (2, 3, 4):
+        for s_in in (0.02, 0.1, 0.3):
+            x = rng.integers(-128, 128, (3000, depth)).astype(np.int8)
+            mult, shift, diff_min = softmax_params(1.0, s_in)
+            attrs = dict(mode="tflite", input_multiplier=mult, input_left_shift=shift, diff_min=diff_min)
+            want = golden_node(g_act.softmax, "softmax", attrs, [(x, 0, s_in)], x.shape, -128, 1 / 256)
+            assert np.array_equal(kc.softmax(lib, x, mult, shift, diff_min, 3), want), (depth, s_in)
+
+
+# ------------------------------------------------------------------------------ sanitizers
+
+def test_kernels_clean_under_sanitizers():
+    """Every kernel and the host DMA, in exactly-sized heap buffers, under ASan + UBSan (abort on any
+    finding); the driver also cross-checks core counts, C tiling, 1x1 vs im2col and DMA copies."""
+    exe = kc.build.build_executable(
+        "tw_sanitize", kc.build.kernel_sources() + [kc.build.HAL / "tw_hal_host.c", kc.build.TESTS_C / "sanitize_main.c"],
+        [kc.build.KERNELS, kc.build.HAL], ("-g", "-O1", "-fsanitize=address,undefined", "-fno-sanitize-recover=all"))
+    proc = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "ASAN_OPTIONS": "detect_leaks=1:abort_on_error=0"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "runtime error" not in proc.stderr and "ERROR: AddressSanitizer" not in proc.stderr
+    assert proc.stdout.startswith("forks ")
+
+
+# ------------------------------------------------------------------------------ MLPerf Tiny layers
+
+def test_mlperf_layers_match_golden(lib, mlperf_model):
+    """Every layer of an MLPerf Tiny model, in its lowered (folded) form, through the C kernels on
+    the golden model's own intermediate activations: bit-exact with golden/layers.py run_layer."""
+    from tilewise.frontend import load_model
+    from tilewise.golden.layers import run_layers
+    from tilewise.passes import canonicalize, lower
+
+    lg = lower(canonicalize(load_model(mlperf_model)))
+    rng = np.random.default_rng(seed(mlperf_model.name))
+    name = lg.inputs[0]
+    x = rng.integers(-128, 128, lg.tensors[name].shape).astype(np.int8)
+    values = run_layers(lg, {name: x}, keep_all=True)
+    checked = 0
+    for i, layer in enumerate(lg.layers):
+        got = kc.run_layer(lib, layer, lg, [values[t] for t in layer.inputs], CORES[i % 3])
+        if got is not None:
+            assert np.array_equal(got, values[layer.output]), f"{layer.op} layer {i} ({layer.name})"
+            checked += 1
+    assert checked >= len(lg.layers) - 1

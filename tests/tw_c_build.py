@@ -1,0 +1,75 @@
+"""Build tilewise's shipped C (tilewise/codegen/c) with the system compiler for the C tests.
+
+`build_shared(name, sources, ...)` compiles once per process into a temporary directory and returns
+the shared library's path; `compile_objects` compiles without linking (syntax / warning checks).
+Every build uses the flags the generated projects promise to be clean under: C99, -Wall -Wextra
+-Werror (plus -pedantic here).
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+C_ROOT = REPO / "tilewise" / "codegen" / "c"
+KERNELS = C_ROOT / "tw_kernels"
+HAL = C_ROOT / "tw_hal"
+TESTS_C = REPO / "tests" / "c"
+PMSIS_STUB = REPO / "tests" / "pmsis_stub"
+CFLAGS = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"]
+
+_BUILD_DIR: Path | None = None
+_CACHE: dict[tuple, Path] = {}
+
+
+def cc() -> str:
+    return os.environ.get("CC", "cc")
+
+
+def build_dir() -> Path:
+    global _BUILD_DIR
+    if _BUILD_DIR is None:
+        _BUILD_DIR = Path(tempfile.mkdtemp(prefix="tw_c_"))
+        atexit.register(shutil.rmtree, _BUILD_DIR, True)
+    return _BUILD_DIR
+
+
+def kernel_sources() -> list[Path]:
+    return sorted(KERNELS.glob("*.c"))
+
+
+def run_cc(args: list[str]) -> None:
+    proc = subprocess.run([cc(), *args], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise AssertionError(f"{cc()} {' '.join(args)}\n{proc.stdout}{proc.stderr}")
+
+
+def build_shared(name: str, sources: list[Path], includes: list[Path], extra: tuple[str, ...] = ()) -> Path:
+    key = (name, tuple(sources), tuple(includes), extra)
+    if key not in _CACHE:
+        out = build_dir() / f"lib{name}.so"
+        args = [*CFLAGS, "-O2", "-fPIC", "-shared", "-pthread", *extra]
+        args += [f"-I{p}" for p in includes]
+        args += [str(s) for s in sources] + ["-o", str(out), "-lm"]
+        run_cc(args)
+        _CACHE[key] = out
+    return _CACHE[key]
+
+
+def build_executable(name: str, sources: list[Path], includes: list[Path], extra: tuple[str, ...] = ()) -> Path:
+    out = build_dir() / name
+    args = [*CFLAGS, "-pthread", *extra, *[f"-I{p}" for p in includes]]
+    args += [str(s) for s in sources] + ["-o", str(out), "-lm"]
+    run_cc(args)
+    return out
+
+
+def compile_objects(sources: list[Path], includes: list[Path], extra: tuple[str, ...] = ()) -> None:
+    for src in sources:
+        args = [*CFLAGS, *extra, *[f"-I{p}" for p in includes], "-c", str(src), "-o", str(build_dir() / (src.stem + ".o"))]
+        run_cc(args)

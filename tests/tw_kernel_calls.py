@@ -1,0 +1,207 @@
+"""ctypes calls into the C kernel library (tests/c/kernel_shim.c) with numpy arrays.
+
+Each function takes one tile's arrays exactly as generated code would hold them in L1 (dense, HWC,
+tile-local channels), runs the kernel on `cores` host threads through the HAL's tw_fork, and returns
+the output array. Used by tests/test_c_kernels.py.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from dataclasses import dataclass
+
+import numpy as np
+
+from tilewise.ir.requant import Requant
+
+from . import tw_c_build as build
+
+P = ctypes.c_void_p
+I = ctypes.c_int
+I32 = ctypes.c_int32
+
+MODES = {"tflite": 0, "shift": 1, "onnx": 2, "tflite_single": 3}
+ACC_FIRST, ACC_LAST = 1, 2
+ACC_WHOLE = ACC_FIRST | ACC_LAST
+
+_SIGNATURES = {
+    "shim_conv_scratch": (ctypes.c_long, [P, I, I]),
+    "shim_window_valid": (I, [P]),
+    "shim_conv": (None, [P, P, I, P, P, P, I, I, P, I, P, P, P, P, P, P, I, I]),
+    "shim_depthwise": (None, [P, P, I, I, P, P, P, I, P, P, P, P, P, I]),
+    "shim_fc": (None, [P, I, I, P, P, P, I, P, I, P, P, P, P, P, I]),
+    "shim_elementwise": (None, [I, P, P, P, P, I, I]),
+    "shim_pool": (None, [I, P, P, I, P, I, I, I]),
+    "shim_gap": (None, [P, I, I, P, I, P, P, I]),
+    "shim_softmax": (None, [P, P, I, I, I32, I32, I32, I]),
+    "shim_mbqm": (I32, [I32, I32, I32, I]),
+}
+
+
+def load_library() -> ctypes.CDLL:
+    sources = build.kernel_sources() + [build.HAL / "tw_hal_host.c", build.TESTS_C / "kernel_shim.c"]
+    lib = ctypes.CDLL(str(build.build_shared("twkernels", sources, [build.KERNELS, build.HAL])))
+    for name, (res, args) in _SIGNATURES.items():
+        fn = getattr(lib, name)
+        fn.restype = res
+        fn.argtypes = args
+    return lib
+
+
+def ptr(a: np.ndarray | None):
+    return None if a is None else a.ctypes.data_as(P)
+
+
+def c_array(a, dtype) -> np.ndarray:
+    return np.ascontiguousarray(np.asarray(a), dtype=dtype)
+
+
+@dataclass(frozen=True)
+class Window:
+    """tw_window_t: a tile's input/output dims, kernel, stride, dilation and per-side pads."""
+
+    in_h: int
+    in_w: int
+    out_h: int
+    out_w: int
+    k_h: int
+    k_w: int
+    s_h: int = 1
+    s_w: int = 1
+    d_h: int = 1
+    d_w: int = 1
+    pads: tuple[int, int, int, int] = (0, 0, 0, 0)
+
+    def array(self) -> np.ndarray:
+        return c_array([self.in_h, self.in_w, self.out_h, self.out_w, self.k_h, self.k_w, self.s_h,
+                        self.s_w, self.d_h, self.d_w, *self.pads], np.int32)
+
+
+class RequantArrays:
+    """The tw_requant_t arrays of a Requant restricted to output channels [k0, k1)."""
+
+    def __init__(self, rq: Requant, k0: int = 0, k1: int | None = None):
+        per_channel = rq.channels > 1
+        sl = slice(k0, k1) if per_channel else slice(0, 1)
+        mode = "tflite_single" if rq.mode == "tflite" and rq.rounding == "single" else rq.mode
+        assert not rq.wide, "the C kernels are int8 only (no 16x8 int64 path)"
+        self.rqi = c_array([MODES[mode], int(per_channel), rq.zero_point, rq.qmin, rq.qmax], np.int32)
+        self.mult = c_array(np.atleast_1d(rq.multiplier)[sl], np.int32)
+        self.shift = c_array(np.atleast_1d(rq.shift)[sl], np.int32)
+        self.lam = None if rq.bias is None else c_array(np.atleast_1d(rq.bias)[sl], np.int32)
+        self.scale = None if rq.scale is None else c_array(np.atleast_1d(rq.scale)[sl], np.float32)
+
+    def args(self) -> list:
+        return [ptr(self.rqi), ptr(self.mult), ptr(self.shift), ptr(self.lam), ptr(self.scale)]
+
+
+def window_valid(lib, win: Window) -> bool:
+    return bool(lib.shim_window_valid(ptr(win.array())))
+
+
+def conv(lib, win: Window, x, w, bias, rq: RequantArrays, pad_value: int, cores: int,
+         psum: np.ndarray | None = None, flags: int = ACC_WHOLE, pointwise: bool = False) -> np.ndarray:
+    """x [in_h, in_w, C] int8, w [K, k_h, k_w, C] int8, bias [K] int32 -> out [out_h, out_w, K]."""
+    x, w = c_array(x, np.int8), c_array(w, np.int8)
+    b = None if bias is None else c_array(bias, np.int32)
+    k, c = w.shape[0], x.shape[-1]
+    g = win.array()
+    out = np.full((win.out_h, win.out_w, k), 0x5A, dtype=np.int8)
+    scratch = None if pointwise else np.zeros(lib.shim_conv_scratch(ptr(g), c, cores), dtype=np.int8)
+    lib.shim_conv(ptr(g), ptr(x), c, ptr(w), ptr(b), ptr(out), k, pad_value, ptr(psum), flags,
+                  *rq.args(), ptr(scratch), int(pointwise), cores)
+    return out
+
+
+def depthwise(lib, win: Window, x, w_hwk, bias, mult: int, rq: RequantArrays, pad_value: int,
+              cores: int) -> np.ndarray:
+    """x [in_h, in_w, C], w [k_h, k_w, C*mult] -> out [out_h, out_w, C*mult]."""
+    x, w = c_array(x, np.int8), c_array(w_hwk, np.int8)
+    b = None if bias is None else c_array(bias, np.int32)
+    out = np.full((win.out_h, win.out_w, w.shape[-1]), 0x5A, dtype=np.int8)
+    lib.shim_depthwise(ptr(win.array()), ptr(x), x.shape[-1], mult, ptr(w), ptr(b), ptr(out), pad_value,
+                       *rq.args(), cores)
+    return out
+
+
+def fully_connected(lib, x, w, bias, rq: RequantArrays, cores: int, psum: np.ndarray | None = None,
+                    flags: int = ACC_WHOLE) -> np.ndarray:
+    """x [N, C], w [K, C] -> out [N, K]."""
+    x, w = c_array(x, np.int8), c_array(w, np.int8)
+    b = None if bias is None else c_array(bias, np.int32)
+    out = np.full((x.shape[0], w.shape[0]), 0x5A, dtype=np.int8)
+    lib.shim_fc(ptr(x), x.shape[0], x.shape[1], ptr(w), ptr(b), ptr(out), w.shape[0], ptr(psum), flags,
+                *rq.args(), cores)
+    return out
+
+
+def elementwise(lib, op: str, params: list[int], a, b, cores: int, out: np.ndarray | None = None) -> np.ndarray:
+    a, b = c_array(a, np.int8), c_array(b, np.int8)
+    if out is None:
+        out = np.full(a.shape, 0x5A, dtype=np.int8)
+    lib.shim_elementwise({"add": 0, "sub": 1, "mul": 2}[op], ptr(c_array(params, np.int32)), ptr(a), ptr(b),
+                         ptr(out), a.size, cores)
+    return out
+
+
+def pool(lib, op: str, win: Window, x, qmin: int, qmax: int, cores: int) -> np.ndarray:
+    x = c_array(x, np.int8)
+    out = np.full((win.out_h, win.out_w, x.shape[-1]), 0x5A, dtype=np.int8)
+    lib.shim_pool({"avg": 0, "max": 1}[op], ptr(win.array()), ptr(x), x.shape[-1], ptr(out), qmin, qmax, cores)
+    return out
+
+
+def global_avgpool(lib, x_pixels, params: list[int], cores: int, acc: np.ndarray | None = None,
+                   flags: int = ACC_WHOLE, out: np.ndarray | None = None) -> np.ndarray:
+    """x [pixels, C]; params = divisor in_zp mult shift out_zp qmin qmax."""
+    x = c_array(x_pixels, np.int8)
+    if out is None:
+        out = np.full(x.shape[-1], 0x5A, dtype=np.int8)
+    lib.shim_gap(ptr(x), x.shape[0], x.shape[1], ptr(acc), flags, ptr(c_array(params, np.int32)), ptr(out), cores)
+    return out
+
+
+def softmax(lib, x, multiplier: int, left_shift: int, diff_min: int, cores: int) -> np.ndarray:
+    x = c_array(x, np.int8)
+    out = np.full(x.shape, 0x5A, dtype=np.int8)
+    lib.shim_softmax(ptr(x), ptr(out), x.shape[0], x.shape[1], multiplier, left_shift, diff_min, cores)
+    return out
+
+
+def run_layer(lib, layer, lg, args: list[np.ndarray], cores: int) -> np.ndarray | None:
+    """One lowered layer computed by the C kernels as a single tile (None for layout-only ops)."""
+    n = layer.nest
+    out_shape = lg.tensors[layer.output].shape
+    if layer.op in ("conv2d", "depthwise"):
+        x = args[0].reshape(n.IY, n.IX, n.C)
+        win = Window(n.IY, n.IX, n.OY, n.OX, n.FY, n.FX, n.SY, n.SX, 1, 1, tuple(n.pads))
+        pad = int(layer.attrs["pad_value"])
+        rq = RequantArrays(layer.requant)
+        if layer.op == "depthwise":
+            w_hwk = layer.weights.transpose(1, 2, 0)
+            y = depthwise(lib, win, x, w_hwk, layer.bias, n.K // n.C, rq, pad, cores)
+        else:
+            pointwise = n.FY == n.FX == 1 and not any(n.pads)
+            y = conv(lib, win, x, layer.weights, layer.bias, rq, pad, cores, pointwise=pointwise)
+    elif layer.op == "fully_connected":
+        x = args[0].reshape(-1, layer.weights.shape[1])
+        y = fully_connected(lib, x, layer.weights, layer.bias, RequantArrays(layer.requant), cores)
+    elif layer.op == "add":
+        a = layer.attrs
+        zp = [lg.tensors[t].quant.zp for t in (*layer.inputs, layer.output)]
+        prm = [zp[0], a["input_multipliers"][0], a["input_shifts"][0], zp[1], a["input_multipliers"][1],
+               a["input_shifts"][1], a["left_shift"], a["output_multiplier"], a["output_shift"], zp[2], a["qmin"], a["qmax"]]
+        y = elementwise(lib, "add", prm, args[0], args[1], cores)
+    elif layer.op == "avg_pool":
+        a = layer.attrs
+        win = Window(n.IY, n.IX, n.OY, n.OX, *a["kernel"], *a["stride"], 1, 1, tuple(a["pads"]))
+        y = pool(lib, "avg", win, args[0].reshape(n.IY, n.IX, n.C), a["qmin"], a["qmax"], cores)
+    elif layer.op == "softmax":
+        a = layer.attrs
+        x = args[0].reshape(-1, out_shape[-1])
+        y = softmax(lib, x, a["input_multiplier"], a["input_left_shift"], a["diff_min"], cores)
+    elif layer.op == "reshape":
+        return None
+    else:
+        raise AssertionError(f"no C kernel for layer op {layer.op}")
+    return y.reshape(out_shape)
