@@ -98,15 +98,17 @@ class Lowering:
                               "quantize activations per tensor (one scale and zero point)")
         return v[0].item()
 
-    def qparams(self, node: ONode, scale: str, zp: str, what: str) -> tuple[float, int, str]:
-        """(float32 scale, zero point, dtype) of a per-tensor quantized operand."""
+    def qparams(self, node: ONode, scale: str, zp: str, what: str, data: str = "") -> tuple[float, int, str]:
+        """(float32 scale, zero point, dtype) of a per-tensor quantized operand; without a zero point the
+        dtype is the operand `data`'s (uint8 for outputs, as ONNX defaults)."""
         s = float(np.float32(self.scalar(node, scale, f"{what} scale")))
         if zp:
             z_arr = self.const(node, zp, f"{what} zero point")
             z = int(self.scalar(node, zp, f"{what} zero point"))
             dt = str(z_arr.dtype)
         else:
-            z, dt = 0, "uint8"
+            z = 0
+            dt = self.tensors[self.ir[data]].dtype if data in self.ir else "uint8"
         if dt not in ("int8", "uint8"):
             raise unsupported(self.g, node, f"quantizes its {what} to {dt}", "use int8 or uint8 activations")
         if not s > 0:
@@ -282,7 +284,7 @@ class Lowering:
             p = self.prod.get(name)
             if p is not None and p.op_type == "DequantizeLinear" and p.inputs[0] in self.ir:
                 src = self.act(p, p.inputs[0])
-                s, z, _ = self.qparams(p, p.input(1), p.input(2), "input")
+                s, z, _ = self.qparams(p, p.input(1), p.input(2), "input", p.inputs[0])
                 t = self.tensors[src]
                 if t.quant is not None and (np.float32(t.quant.scale[0]) != np.float32(s) or t.quant.zp != z):
                     raise unsupported(self.g, p, "dequantizes the graph output with parameters its producer does not use",

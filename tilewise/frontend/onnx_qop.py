@@ -97,7 +97,7 @@ def conv_geometry(lw: Lowering, node: ONode, x_shape: tuple[int, ...], w_shape: 
 
 @handler("QLinearConv")
 def qlinear_conv(lw: Lowering, node: ONode) -> None:
-    xs, xz, xdt = lw.qparams(node, node.inputs[1], node.input(2), "input")
+    xs, xz, xdt = lw.qparams(node, node.inputs[1], node.input(2), "input", node.inputs[0])
     ys, yz, ydt = lw.qparams(node, node.inputs[6], node.input(7), "output")
     x = lw.act(node, node.inputs[0], xs, xz, xdt)
     w = lw.const(node, node.inputs[3], "weights")
@@ -145,7 +145,7 @@ def emit_dense(lw: Lowering, node: ONode, x: str, w_kc: np.ndarray, ws: np.ndarr
 
 @handler("QLinearMatMul")
 def qlinear_matmul(lw: Lowering, node: ONode) -> None:
-    as_, az, adt = lw.qparams(node, node.inputs[1], node.input(2), "input A")
+    as_, az, adt = lw.qparams(node, node.inputs[1], node.input(2), "input A", node.inputs[0])
     ys, yz, ydt = lw.qparams(node, node.inputs[6], node.input(7), "output")
     a = lw.act(node, node.inputs[0], as_, az, adt)
     b = lw.const(node, node.inputs[3], "weights (input B)")
@@ -163,7 +163,7 @@ def qgemm(lw: Lowering, node: ONode) -> None:
         raise unsupported(lw.g, node, "transposes its input A", "export the Gemm with transA=0")
     if not node.input(7):
         raise unsupported(lw.g, node, "produces a float output", "quantize the Gemm output too")
-    as_, az, adt = lw.qparams(node, node.inputs[1], node.input(2), "input A")
+    as_, az, adt = lw.qparams(node, node.inputs[1], node.input(2), "input A", node.inputs[0])
     ys, yz, ydt = lw.qparams(node, node.inputs[7], node.input(8), "output")
     a = lw.act(node, node.inputs[0], as_, az, adt)
     b = lw.const(node, node.inputs[3], "weights (input B)")
@@ -185,8 +185,8 @@ def _operand(lw: Lowering, node: ONode, name: str, s: float, z: int, dt: str, ra
 
 @handler("QLinearAdd")
 def qlinear_add(lw: Lowering, node: ONode) -> None:
-    sa, za, dta = lw.qparams(node, node.inputs[1], node.input(2), "input A")
-    sb, zb, dtb = lw.qparams(node, node.inputs[4], node.input(5), "input B")
+    sa, za, dta = lw.qparams(node, node.inputs[1], node.input(2), "input A", node.inputs[0])
+    sb, zb, dtb = lw.qparams(node, node.inputs[4], node.input(5), "input B", node.inputs[3])
     sc, zc, dtc = lw.qparams(node, node.inputs[6], node.input(7), "output")
     if not dta == dtb == dtc:
         raise unsupported(lw.g, node, f"mixes {dta}, {dtb} and {dtc}", "quantize both inputs and the output alike")
@@ -225,7 +225,7 @@ def _global_mean(lw: Lowering, node: ONode, x: str, xs: float, xz: int, ys: floa
 def _pool_io(lw: Lowering, node: ONode) -> tuple[str, float, int, float, int, str]:
     if node.attr("channels_last"):
         raise unsupported(lw.g, node, "is an onnxruntime-internal NHWC pool", "give the model as exported (NCHW)")
-    xs, xz, xdt = lw.qparams(node, node.inputs[1], node.input(2), "input")
+    xs, xz, xdt = lw.qparams(node, node.inputs[1], node.input(2), "input", node.inputs[0])
     ys, yz, ydt = lw.qparams(node, node.inputs[3], node.input(4), "output")
     if xdt != ydt:
         raise unsupported(lw.g, node, f"maps {xdt} to {ydt}", "quantize input and output alike")
@@ -261,7 +261,7 @@ def qlinear_avg_pool(lw: Lowering, node: ONode) -> None:
 
 @handler("QLinearSoftmax")
 def qlinear_softmax(lw: Lowering, node: ONode) -> None:
-    xs, xz, xdt = lw.qparams(node, node.inputs[1], node.input(2), "input")
+    xs, xz, xdt = lw.qparams(node, node.inputs[1], node.input(2), "input", node.inputs[0])
     ys, yz, ydt = lw.qparams(node, node.inputs[3], node.input(4), "output")
     if xdt != ydt:
         raise unsupported(lw.g, node, f"maps {xdt} to {ydt}", "quantize input and output alike")
@@ -294,7 +294,7 @@ def _check_concat(lw: Lowering, node: ONode, ins: list[str], axis: int) -> None:
 def qlinear_concat(lw: Lowering, node: ONode) -> None:
     ys, yz, ydt = lw.qparams(node, node.inputs[0], node.input(1), "output")
     triples = [node.inputs[i:i + 3] for i in range(2, len(node.inputs), 3)]
-    params = [lw.qparams(node, s, z, "input") for _, s, z in triples]
+    params = [lw.qparams(node, s, z, "input", x) for x, s, z in triples]
     acts = [x for (x, _, _) in triples if x not in lw.g.consts]
     if not acts:
         raise unsupported(lw.g, node, "concatenates constants only", "fold the constants before quantizing")
@@ -331,7 +331,7 @@ def concat(lw: Lowering, node: ONode) -> None:
 @handler("Requant")
 def requant(lw: Lowering, node: ONode) -> None:
     """tilewise Requant from onnx_qdq.py: DequantizeLinear -> [Relu/Clip] -> QuantizeLinear."""
-    xs, xz, xdt = lw.qparams(node, node.inputs[1], node.input(2), "input")
+    xs, xz, xdt = lw.qparams(node, node.inputs[1], node.input(2), "input", node.inputs[0])
     ys, yz, ydt = lw.qparams(node, node.inputs[3], node.input(4), "output")
     x = lw.act(node, node.inputs[0], xs, xz, xdt)
     lo, hi = clip_range(lw, node, ys, yz, ydt)
