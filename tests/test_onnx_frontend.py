@@ -102,13 +102,13 @@ def test_nemo_style_lowering(tmp_path):
 
 
 def test_uint8_weights_become_int8(tmp_path):
-    from onnxruntime.quantization import QuantType  # noqa: F401  (quantize() passes int8; build a uint8 one here)
+    """QOperator with uint8 weights (zero point ~128): the IR stores int8 weights, results unchanged."""
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
 
     n = Net("u8w", (1, 2, 5, 5), seed=9)
     m = n.model([n.conv("x", 3, (3, 3), (1, 1), (1, 1, 1, 1))])
     src = tmp_path / "f.onnx"
     onnx.save(m, str(src))
-    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, quantize_static
 
     rng = np.random.default_rng(0)
 
@@ -122,10 +122,14 @@ def test_uint8_weights_become_int8(tmp_path):
     q = tmp_path / "q.onnx"
     quantize_static(str(src), str(q), R(), quant_format=QuantFormat.QOperator, activation_type=QuantType.QUInt8,
                     weight_type=QuantType.QUInt8)
+    qconv = next(n for n in onnx.load(str(q)).graph.node if n.op_type == "QLinearConv")
+    w_onnx = _inits(q)[qconv.input[3]]
+    assert w_onnx.dtype == np.uint8
     g = load_model(q)
     conv = next(n for n in g.nodes if n.op == "conv2d")
     w = g.tensors[conv.inputs[1]]
     assert w.dtype == "int8" and w.data.dtype == np.int8
+    np.testing.assert_array_equal(w.data.astype(np.int16) + 128, w_onnx.transpose(0, 2, 3, 1))
     try:
         from .test_golden_onnx import assert_bit_exact
     except ImportError:
