@@ -30,10 +30,12 @@ from tilewise.golden import run_graph
 VARIANTS = [("QDQ", True, "int8"), ("QDQ", False, "uint8"), ("QOperator", False, "int8"), ("QOperator", True, "uint8")]
 
 
-def assert_bit_exact(path: Path, runs: int = 3, seed: int = 0, inputs=None) -> dict[str, int]:
-    """Golden vs onnxruntime on `runs` random inputs; returns compared element counts per output."""
+def assert_bit_exact(path: Path, runs: int = 3, seed: int = 0, inputs=None, plain: bool = False) -> dict[str, int]:
+    """Golden vs onnxruntime on `runs` random inputs; returns compared element counts per output.
+
+    `plain`: onnxruntime with its default session options only (no int8 QDQ fusion entry)."""
     g = load_model(path)
-    sess = reference_session(path)
+    sess = reference_session(path, int8_qdq_fusion=not plain)
     rng = np.random.default_rng(seed)
     compared: dict[str, int] = {}
     for r in range(runs):
@@ -58,6 +60,8 @@ def test_quantized_network_bit_exact(net, fmt, per_channel, act, tmp_path):
         assert not [o for o in ops if o in FLOAT_COMPUTE], f"onnxruntime left float compute: {ops}"
         compared = assert_bit_exact(path)
         assert sum(compared.values()) > 0
+        if fmt == "QOperator" or act == "uint8":  # these need no session option at all
+            assert_bit_exact(path, runs=2, seed=1, plain=True)
     assert len(load_model(exposed).outputs) >= 4  # the intermediate tensors were compared too
 
 
