@@ -183,7 +183,7 @@ def test_paper_tiles_through_the_dory_tiler_on_gap8():
     assert (s.tiling("oy").count, s.tiling("oy").border) == (2, 8)
     assert (s.tiling("ox").count, s.tiling("ox").border) == (32, 2)
     shapes: dict[tuple[int, int, int, int], int] = {}
-    for st in iter_tiles(s, tg.module("cluster").const_bytes_per_channel):
+    for st in iter_tiles(s):
         key = (st.pos["k"].size, st.pos["oy"].size, st.pos["ox"].size, st.pos["c"].size)
         shapes[key] = shapes.get(key, 0) + 1
     assert shapes == {(32, 56, 2, 32): 32, (32, 8, 2, 32): 32}

@@ -125,3 +125,46 @@ def test_network_bridge_feeds_the_memory_planner():
     assert "act:y" not in plan.plan.offsets
     sa = next(s for s in net.steps if s.name == "a")
     assert sa.scratch_bytes == ta.l2_y  # the double-buffered output tiles
+
+
+# ------------------------------------------------------------------ a real network
+
+def _lowered(name: str):
+    from tilewise.frontend import load_model
+    from tilewise.passes import canonicalize, lower
+
+    from .conftest import mlperf_path
+
+    return lower(canonicalize(load_model(mlperf_path(name))))
+
+
+@pytest.mark.parametrize("l2_kb", [32, 16])
+def test_resnet8_in_a_small_l2(l2_kb):
+    """ic_resnet8 needs 127,896 B of L2 with every weight resident and 68,096 B with weights
+    streamed; at 32 kB and 16 kB its activations must go through L3 too."""
+    from tilewise.memory import steps_from_layer_graph
+    from tilewise.schedule.l3 import l3_dma, plan_memory
+    from tilewise.targets.registry import get_target
+
+    lg = _lowered("ic_resnet8")
+    steps, sizes = steps_from_layer_graph(lg)
+    nests = {layer.name: layer.nest for layer in lg.layers}
+    l2 = l2_kb * 1024
+    with pytest.raises(TilewiseError, match=r"layer '.*' cannot fit in L2"):
+        plan_network(steps, sizes, l2, outputs=lg.outputs)   # without L3 tiling
+    dma = l3_dma(get_target("gap8"))
+    assert dma == {"l3_bandwidth": 2.0, "l3_setup_cycles": 100.0}  # 200 MB/s at 100 MHz
+    for strategy in ("cascade", "search"):
+        net, plan = plan_memory(steps, nests, sizes, l2, outputs=lg.outputs, strategy=strategy,
+                                **dma)
+        assert plan.peak <= l2 and plan.lower_bound <= plan.peak
+        assert conflicts(plan.plan.buffers, plan.plan.offsets) == []
+        assert net.l3_tensors and net.tilings
+        for t in net.tilings.values():
+            assert t.tiled
+        # every consumer of an L3 tensor streams its input from L3
+        for s in lg.layers:
+            if any(i in net.l3_tensors for i in s.inputs):
+                assert net.tilings[s.name].x_in_l3
+        assert set(plan.weights_in_l2) | set(plan.weights_in_l3) == {
+            s.name for s in steps if s.weight_bytes > 0}

@@ -22,8 +22,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ..errors import TilewiseError
-from .buffers import Buffer, live_bytes
+from .buffers import Buffer, live_bytes, lower_bound
 from .plan import Plan, plan_buffers
+
+
+class L2TooSmallError(TilewiseError):
+    """The network cannot be planned in the given L2: names the first layer that does not fit and
+    the smallest L2 the plan needs (`layer`, `needed`)."""
+
+    def __init__(self, message: str, layer: str, needed: int):
+        super().__init__(message)
+        self.layer = layer
+        self.needed = needed
 
 
 @dataclass(frozen=True)
@@ -40,6 +50,9 @@ class LayerStep:
     streamed_weight_bytes: int | None = None
     #: L2 working bytes live only during this step (tiles of L3-resident tensors)
     scratch_bytes: int = 0
+    #: streamed weights are prefetched during the previous step (False: loaded at this step's
+    #: start, when the previous step has no room for them)
+    prefetch: bool = True
 
 
 @dataclass(frozen=True)
@@ -122,7 +135,8 @@ def _weight_buffers(steps: Sequence[LayerStep], pinned: set[str]) -> list[Buffer
             out.append(Buffer(weight_name(s.name), s.weight_bytes, 0, n - 1, "weight"))
         else:
             size = s.weight_bytes if s.streamed_weight_bytes is None else s.streamed_weight_bytes
-            out.append(Buffer(weight_name(s.name), size, max(0, i - 1), i, "weight"))
+            first = max(0, i - 1) if s.prefetch else i
+            out.append(Buffer(weight_name(s.name), size, first, i, "weight"))
     return out
 
 
@@ -145,44 +159,51 @@ def plan_network(
     flips = [s.weight_bytes > 0 for s in steps]
     weighted = [s.name for s in steps if s.weight_bytes > 0]
 
-    def attempt(pinned: set[str]) -> Plan:
-        return plan_buffers(acts + _weight_buffers(steps, pinned), flips, align)
+    def attempt(pinned: set[str], capacity: int | None = None) -> Plan:
+        return plan_buffers(acts + _weight_buffers(steps, pinned), flips, align, capacity)
 
-    plan = attempt(set(weighted))
+    def fits(pinned: set[str]) -> bool:
+        bufs = acts + _weight_buffers(steps, pinned)
+        if lower_bound(bufs, align) > l2_bytes:
+            return False
+        return attempt(pinned, l2_bytes).peak <= l2_bytes
+
     pinned = set(weighted)
-    if plan.peak > l2_bytes:
+    if not fits(pinned):
         pinned = set()
-        plan = attempt(pinned)
-        if plan.peak > l2_bytes:
-            raise TilewiseError(_too_small(steps, plan, l2_bytes))
+        if not fits(pinned):
+            raise _too_small(steps, attempt(pinned), l2_bytes)
         by_size = sorted(weighted, key=lambda n: -next(s.weight_bytes for s in steps if s.name == n))
         for name in by_size:
-            trial = attempt(pinned | {name})
-            if trial.peak <= l2_bytes:
+            if fits(pinned | {name}):
                 pinned.add(name)
-                plan = trial
+    plan = attempt(pinned)  # the smallest peak the planners find for the chosen placement
+    if plan.peak > l2_bytes:  # (a capacity-bounded search found a fit: keep that one)
+        plan = attempt(pinned, l2_bytes)
     return NetworkPlan(
         plan, l2_bytes,
         tuple(n for n in weighted if n in pinned), tuple(n for n in weighted if n not in pinned),
         tuple(sorted(l3_tensors)))
 
 
-def _too_small(steps: Sequence[LayerStep], plan: Plan, l2_bytes: int) -> str:
+def _too_small(steps: Sequence[LayerStep], plan: Plan, l2_bytes: int) -> L2TooSmallError:
     """The one-sentence error for a plan whose smallest footprint still exceeds L2."""
     live = live_bytes(plan.buffers, plan.align)
     for i, s in enumerate(steps):
         if live.get(i, 0) > l2_bytes:
-            return (f"layer '{s.name}' cannot fit in L2 of {l2_bytes} bytes: the buffers live while it "
-                    f"runs (weights streamed from L3) need {live[i]} bytes, and the whole network needs "
-                    f"an L2 of at least {plan.peak} bytes.")
+            return L2TooSmallError(
+                f"layer '{s.name}' cannot fit in L2 of {l2_bytes} bytes: the buffers live while it "
+                f"runs (weights streamed from L3) need {live[i]} bytes, and the whole network needs "
+                f"an L2 of at least {plan.peak} bytes.", s.name, plan.peak)
     for i, s in enumerate(steps):
-        over = [b for b in plan.buffers if b.first <= i <= b.last
-                and plan.offsets[b.name] + b.size > l2_bytes]
-        if over:
-            return (f"layer '{steps[i].name}' is the first that cannot fit in L2 of {l2_bytes} bytes "
-                    f"once buffers are placed (fragmentation); the network needs an L2 of at least "
-                    f"{plan.peak} bytes.")
-    return f"the network needs an L2 of at least {plan.peak} bytes, more than the {l2_bytes} available."
+        if any(b.first <= i <= b.last and plan.offsets[b.name] + b.size > l2_bytes
+               for b in plan.buffers):
+            return L2TooSmallError(
+                f"layer '{s.name}' is the first that cannot fit in L2 of {l2_bytes} bytes once "
+                f"buffers are placed (fragmentation); the network needs an L2 of at least "
+                f"{plan.peak} bytes.", s.name, plan.peak)
+    return L2TooSmallError(f"the network needs an L2 of at least {plan.peak} bytes, more than the "
+                           f"{l2_bytes} available.", steps[-1].name, plan.peak)
 
 
 def steps_from_layer_graph(lg) -> tuple[list[LayerStep], dict[str, int]]:

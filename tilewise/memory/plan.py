@@ -38,16 +38,28 @@ class Plan:
         return 0.0 if self.lower_bound == 0 else self.peak / self.lower_bound - 1.0
 
 
+#: random orders the best-fit planner may try when its fixed orders miss the goal
+RESTARTS = 400
+
+
 def plan_buffers(
-    buffers: Sequence[Buffer], flips: Sequence[bool] | None = None, align: int = 1
+    buffers: Sequence[Buffer], flips: Sequence[bool] | None = None, align: int = 1,
+    capacity: int | None = None, restarts: int = RESTARTS,
 ) -> Plan:
-    """Plan `buffers` with both planners and keep the smaller peak (ties: the DORY stack)."""
+    """Plan `buffers` with both planners and keep the smaller peak (ties: the DORY stack).
+
+    The best-fit planner stops searching once its peak reaches the lower bound, or `capacity` when
+    given (a feasibility check: any plan that fits will do).
+    """
     names = [b.name for b in buffers]
     if len(set(names)) != len(names):
         dup = sorted({n for n in names if names.count(n) > 1})
         raise ValueError(f"duplicate buffer names: {dup}")
+    lb = lower_bound(buffers, align)
     bi_off, bi_peak = plan_bidirectional(buffers, flips, align)
-    bf_off, bf_peak, order = plan_best_fit(buffers, align)
+    goal = max(lb, capacity or 0)
+    bf_off, bf_peak, order = plan_best_fit(
+        buffers, align, restarts=restarts if bi_peak > goal else 0, goal=goal)
     bf_name = f"best-fit/{order}"
     peaks = {"bidirectional": bi_peak, bf_name: bf_peak}
     if bi_peak <= bf_peak:
@@ -56,4 +68,4 @@ def plan_buffers(
         offsets, peak, planner = bf_off, bf_peak, bf_name
     bad = conflicts(buffers, offsets)
     assert not bad, f"{planner} produced overlapping buffers {bad[:3]}"
-    return Plan(tuple(buffers), offsets, peak, lower_bound(buffers, align), planner, peaks, align)
+    return Plan(tuple(buffers), offsets, peak, lb, planner, peaks, align)

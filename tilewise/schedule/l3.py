@@ -21,14 +21,13 @@ the sub-layer each L3 tile presents to the L2→L1 scheduler (`sub_nest`).
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from collections.abc import Mapping, Sequence
-
 from ..errors import TilewiseError
 from ..ir.layer import LoopNest
-from ..memory.network import LayerStep, activation_buffers
+from ..memory.network import LayerStep, NetworkPlan, activation_buffers, plan_network
 
 Stage = Literal["none", "x", "w", "y", "wy", "x+w", "x+y", "x+wy"]
 Order = Literal["rows_outer", "k_outer"]
@@ -48,7 +47,8 @@ class L3Tiling:
     x_in_l3: bool
     w_tiled: bool
     y_in_l3: bool
-    #: L2 bytes of input, output and weight buffers (double-buffered tiles counted twice)
+    #: L2 bytes of input, output and weight buffers (double-buffered tiles counted twice); l2_x
+    #: counts every input: whole for inputs in L2, tile buffers for inputs streamed from L3
     l2_x: int
     l2_y: int
     l2_w: int
@@ -65,6 +65,8 @@ class L3Tiling:
     #: the layer's full output channels and rows (for tile counts)
     k_full: int
     oy_full: int
+    #: L2 bytes of the tile buffers of the inputs streamed from L3 (part of l2_x)
+    l2_x_tiles: int = 0
 
     @property
     def l2_total(self) -> int:
@@ -101,9 +103,13 @@ def _in_rows(nest: LoopNest, oy: int) -> int:
     return min(nest.IY, (oy - 1) * nest.SY + nest.FY)
 
 
+def _n_inputs(nest: LoopNest) -> int:
+    return 2 if nest.kind == "add" else 1
+
+
 def _x_row_bytes(nest: LoopNest) -> int:
-    n = nest.N * nest.C * nest.IX * nest.in_bytes
-    return 2 * n if nest.kind == "add" else n
+    """Bytes of one input row of one input tensor."""
+    return nest.N * nest.C * nest.IX * nest.in_bytes
 
 
 def _y_row_bytes(nest: LoopNest) -> int:
@@ -111,37 +117,39 @@ def _y_row_bytes(nest: LoopNest) -> int:
 
 
 def _sub_nest(nest: LoopNest, k: int, oy: int, rows_tiled: bool) -> LoopNest:
+    """The L2-resident layer one L3 tile presents to the L2→L1 scheduler (an interior tile)."""
+    c = k * nest.C // nest.K if nest.kind != "conv" and nest.kind != "fc" else nest.C
     if not rows_tiled:
-        return replace(nest, K=k, C=k * nest.C // nest.K if nest.kind == "dwconv" else nest.C) \
-            if k != nest.K else nest
+        return nest if k == nest.K else replace(nest, K=k, C=c)
     pt, pl, pb, pr = nest.pads
-    c = k * nest.C // nest.K if nest.kind in ("dwconv", "pool", "add") and k != nest.K else nest.C
     return replace(nest, K=k, C=c, OY=oy, IY=_in_rows(nest, oy), pads=(0, pl, 0, pr))
 
 
-def _candidate(nest: LoopNest, k: int, oy: int, x_l3: bool, y_l3: bool, order: Order,
+def _candidate(nest: LoopNest, k: int, oy: int, x_l3: int, y_l3: bool, order: Order,
                w_next: int, chan_const: int, bw: float, setup: float) -> L3Tiling:
+    """One L3 tiling: `x_l3` of the layer's inputs stream from L3 (the others are whole in L2)."""
     K, OY = nest.K, nest.OY
     n_k, n_h = -(-K // k), -(-OY // oy)
     rows_tiled = n_h > 1 or oy < OY
     w_tiled = k < K
     iy = _in_rows(nest, oy) if rows_tiled else nest.IY
     xr, yr = _x_row_bytes(nest), _y_row_bytes(nest)
-    l2_x = (2 * iy * xr if rows_tiled else nest.IY * xr) if x_l3 else nest.IY * xr
-    l2_y = 2 * oy * yr if y_l3 else OY * yr
+    x_full, y_full = nest.IY * xr, OY * yr
+    x_tiles = x_l3 * (2 * iy * xr if rows_tiled else x_full)
+    l2_x = x_tiles + (_n_inputs(nest) - x_l3) * x_full
+    l2_y = 2 * oy * yr if y_l3 else y_full
     if w_tiled:
         l2_w = 2 * _weights_bytes(nest, k, chan_const)
     else:
         l2_w = _weights_bytes(nest, K, chan_const)
     # L3 traffic
-    x_full, y_full = nest.IY * xr, OY * yr
     w_full = _weights_bytes(nest, K, chan_const)
     bytes_, transfers = 0, 0
-    x_pass = (n_h * iy * xr) if rows_tiled else x_full  # one pass over the input, halos included
+    x_pass = (n_h * iy * xr) if rows_tiled else x_full  # one pass over an input, halos included
     if x_l3:
         passes = n_k if (order == "k_outer" and w_tiled and rows_tiled) else 1
-        bytes_ += passes * x_pass
-        transfers += passes * n_h
+        bytes_ += passes * x_l3 * x_pass
+        transfers += passes * x_l3 * n_h
     if w_tiled:
         passes = n_h if (order == "rows_outer" and rows_tiled) else 1
         bytes_ += passes * w_full
@@ -150,10 +158,11 @@ def _candidate(nest: LoopNest, k: int, oy: int, x_l3: bool, y_l3: bool, order: O
         bytes_ += 2 * y_full  # written back here, read again by the next layer
         transfers += 2 * n_h
     cycles = transfers * setup + bytes_ / bw
-    stage = "+".join(s for s, on in (("x", x_l3), ("w", w_tiled), ("y", y_l3)) if on) or "none"
-    stage = {"w+y": "wy", "x+w+y": "x+wy"}.get(stage, stage)
-    return L3Tiling(stage, k, oy, iy, x_l3, w_tiled, y_l3, l2_x, l2_y, l2_w, w_next, order,
-                    bytes_, transfers, cycles, _sub_nest(nest, k, oy, rows_tiled), K, OY)
+    stage = "+".join(s for s, on in (("x", x_l3 > 0), ("w", w_tiled), ("y", y_l3)) if on)
+    stage = {"": "none", "w+y": "wy", "x+w+y": "x+wy"}.get(stage, stage)
+    return L3Tiling(stage, k, oy, iy, x_l3 > 0, w_tiled, y_l3, l2_x, l2_y, l2_w, w_next, order,
+                    bytes_, transfers, cycles, _sub_nest(nest, k, oy, rows_tiled), K, OY,
+                    x_tiles)
 
 
 def _k_tiles(nest: LoopNest) -> list[int]:
@@ -168,21 +177,34 @@ def _k_tiles(nest: LoopNest) -> list[int]:
 
 
 def plan_l3(
-    nest: LoopNest, l2_bytes: int, *, w_next_bytes: int = 0, x_in_l3: bool = False,
+    nest: LoopNest, l2_bytes: int, *, w_next_bytes: int = 0, x_in_l3: bool | int = False,
     strategy: Literal["cascade", "search"] = "cascade", chan_const_bytes: int = 8,
     l3_bandwidth: float = 1.0, l3_setup_cycles: float = 0.0, layer_name: str = "layer",
 ) -> L3Tiling:
     """Cut `nest` at the L3→L2 boundary so that Eq. 5 holds in `l2_bytes` of L2.
 
-    `x_in_l3`: the previous layer left this layer's input in L3 (so input rows must be tiled).
+    `x_in_l3`: the previous layer left this layer's input in L3 (so input rows must be tiled);
+    for a two-input add, the number of its inputs in L3 (True: all).
     `l3_bandwidth` (bytes/cycle) and `l3_setup_cycles` price the traffic for `strategy="search"`
     and for the reported `l3_cycles`. Raises TilewiseError when no stage fits.
     """
-    if nest.kind in ("fc",):
+    if nest.kind == "other":
+        need = nest.input_elems * nest.in_bytes + nest.output_elems * nest.out_bytes
+        if need + w_next_bytes > l2_bytes:
+            raise TilewiseError(
+                f"layer '{layer_name}' ({nest.kind}) is never tiled and needs {need} bytes of L2 "
+                f"for its input and output (plus {w_next_bytes} of prefetched weights), more than "
+                f"the {l2_bytes} available.")
+    if nest.kind in ("fc", "other"):
         rows = [1]
     else:
         rows = list(range(nest.OY, 0, -1))
     ks = _k_tiles(nest)
+    if x_in_l3 is True:
+        x_in_l3 = _n_inputs(nest)
+    x_in_l3 = int(x_in_l3)
+    if not 0 <= x_in_l3 <= _n_inputs(nest):
+        raise ValueError(f"x_in_l3={x_in_l3} for a layer with {_n_inputs(nest)} input(s)")
     mk = dict(w_next=w_next_bytes, chan_const=chan_const_bytes, bw=l3_bandwidth,
               setup=l3_setup_cycles)
 
@@ -193,6 +215,8 @@ def plan_l3(
         # (w tiled, y in L3) per stage; x is L3-tiled in every stage when the input is in L3
         stages = [(False, False), (True, False), (False, True), (True, True)]
         for w_t, y_t in stages:
+            if y_t and nest.kind == "other":
+                continue
             if w_t and x_in_l3 and not y_t:
                 # seed 001: weight tiling alone "can only be selected when the output of the
                 # previous layer is already in L2"; with x in L3 it goes with output tiling
@@ -211,7 +235,7 @@ def plan_l3(
                 return best
     elif strategy == "search":
         best = None
-        for y_t in (False, True):
+        for y_t in ((False,) if nest.kind == "other" else (False, True)):
             for k in ks:
                 for oy in (rows if (y_t or x_in_l3) else [nest.OY]):
                     for order in ("rows_outer", "k_outer"):
@@ -252,30 +276,107 @@ def l3_network(
     """Decide L3→L2 tiling for every layer in execution order.
 
     A layer is L3-tiled when Eq. 5 fails in the L2 left by the other activations live across its
-    step (residuals); its input is L3-tiled when a producer left it in L3. The returned steps carry
-    the L2 tile buffers so the static planner reserves them.
+    step (residuals); its input is L3-tiled when a producer left it in L3. L2w,next is the weight
+    buffer the next layer needs (its whole weights, or its double-buffered weight tiles when it is
+    weight-tiled itself): a first pass decides every layer without prefetch to size those buffers,
+    the second pass decides with them. When a layer cannot fit with the next layer's weights
+    prefetched, the next layer loads its weights at its own start instead (`LayerStep.prefetch`).
+    The returned steps carry the L2 tile buffers so the static planner reserves them; the planner
+    (`memory.plan_network`) is the final check.
     """
+    kw = dict(strategy=strategy, chan_const_bytes=chan_const_bytes, l3_bandwidth=l3_bandwidth,
+              l3_setup_cycles=l3_setup_cycles)
     acts = activation_buffers(steps, tensor_bytes, outputs)
-    l3: set[str] = set()
+
+    def forward(w_next_of) -> tuple[list[L3Tiling], set[str], set[int]]:
+        l3: set[str] = set()
+        out: list[L3Tiling] = []
+        no_prefetch: set[int] = set()
+        for i, s in enumerate(steps):
+            mine = {f"act:{t}" for t in (*s.inputs, s.output)}
+            others = sum(b.size for b in acts if b.first <= i <= b.last and b.name not in mine
+                         and b.name[4:] not in l3)
+            x_l3 = min(sum(t in l3 for t in s.inputs), _n_inputs(nests[s.name]))
+            w_next = w_next_of(i)
+            try:
+                t = plan_l3(nests[s.name], l2_bytes - others, w_next_bytes=w_next, x_in_l3=x_l3,
+                            layer_name=s.name, **kw)
+            except TilewiseError:
+                if w_next == 0:
+                    raise
+                t = plan_l3(nests[s.name], l2_bytes - others, x_in_l3=x_l3, layer_name=s.name,
+                            **kw)
+                no_prefetch.add(i + 1)
+            if t.y_in_l3:
+                l3.add(s.output)
+            out.append(t)
+        return out, l3, no_prefetch
+
+    alone, _, _ = forward(lambda i: 0)
+
+    def w_next_of(i: int) -> int:
+        if i + 1 >= len(steps) or steps[i + 1].weight_bytes <= 0:
+            return 0
+        return alone[i + 1].l2_w
+
+    final, l3, no_prefetch = forward(w_next_of)
     tilings: dict[str, L3Tiling] = {}
     out_steps: list[LayerStep] = []
-    for i, s in enumerate(steps):
-        nest = nests[s.name]
-        mine = {f"act:{t}" for t in (*s.inputs, s.output)}
-        others = sum(b.size for b in acts if b.first <= i <= b.last and b.name not in mine
-                     and b.name[4:] not in l3)
-        w_next = steps[i + 1].weight_bytes if i + 1 < len(steps) else 0
-        x_l3 = any(t in l3 for t in s.inputs)
-        t = plan_l3(nest, l2_bytes - others, w_next_bytes=w_next, x_in_l3=x_l3,
-                    strategy=strategy, chan_const_bytes=chan_const_bytes,
-                    l3_bandwidth=l3_bandwidth, l3_setup_cycles=l3_setup_cycles, layer_name=s.name)
-        if not t.tiled:
-            out_steps.append(s)
-            continue
-        tilings[s.name] = t
-        if t.y_in_l3:
-            l3.add(s.output)
-        scratch = (t.l2_x if t.x_in_l3 else 0) + (t.l2_y if t.y_in_l3 else 0)
-        out_steps.append(replace(s, scratch_bytes=s.scratch_bytes + scratch,
-                                 streamed_weight_bytes=t.l2_w if t.w_tiled else s.streamed_weight_bytes))
+    for i, (s, t) in enumerate(zip(steps, final)):
+        s = replace(s, prefetch=s.prefetch and i not in no_prefetch)
+        if t.tiled:
+            tilings[s.name] = t
+            scratch = t.l2_x_tiles + (t.l2_y if t.y_in_l3 else 0)
+            s = replace(s, scratch_bytes=s.scratch_bytes + scratch,
+                        streamed_weight_bytes=t.l2_w if t.w_tiled else s.streamed_weight_bytes)
+        out_steps.append(s)
     return NetworkL3(tilings, tuple(out_steps), frozenset(l3))
+
+
+def l3_dma(target) -> dict[str, float]:
+    """`plan_l3` / `l3_network` keyword arguments pricing L3 traffic on `target`: the DMA between
+    its L2 and the next outer level (bytes per cycle at the target clock, setup cycles)."""
+    l2 = target.memory("L2")
+    return {"l3_bandwidth": l2.bytes_per_cycle(target.clock_mhz),
+            "l3_setup_cycles": float(l2.dma_setup_cycles)}
+
+
+def plan_memory(
+    steps: Sequence[LayerStep], nests: Mapping[str, LoopNest], tensor_bytes: Mapping[str, int],
+    l2_bytes: int, *, outputs: Sequence[str] = (), strategy: Literal["cascade", "search"] = "cascade",
+    chan_const_bytes: int = 8, l3_bandwidth: float = 1.0, l3_setup_cycles: float = 0.0,
+    align: int = 4, attempts: int = 12, keep: int = 3,
+) -> tuple[NetworkL3, NetworkPlan]:
+    """L3→L2 tiling of the layers that need it, then the static L2 plan of the whole network.
+
+    The L3 decisions use Eq. 5 against the L2 left by the other live activations; the offset
+    planner may still need more (fragmentation, weights pinned in L2). So the L3 tiler runs with
+    budgets of L2, L2·31/32, L2·30/32 ... (at most `attempts`); among the first `keep` that the
+    planner fits, the one with the least L3 traffic (cycles) wins. When none fits, the planner's
+    error for the full budget stands (it names the first layer that does not fit).
+    """
+    step = max(align, l2_bytes // 32)
+    found: list[tuple[float, int, NetworkL3, NetworkPlan]] = []
+    first_err: TilewiseError | None = None
+    for i in range(attempts):
+        budget = l2_bytes - i * step
+        if budget <= 0:
+            break
+        try:
+            net = l3_network(steps, nests, tensor_bytes, budget, outputs=outputs,
+                             strategy=strategy, chan_const_bytes=chan_const_bytes,
+                             l3_bandwidth=l3_bandwidth, l3_setup_cycles=l3_setup_cycles)
+            plan = plan_network(list(net.steps), tensor_bytes, l2_bytes, outputs=outputs,
+                                l3_tensors=net.l3_tensors, align=align)
+        except TilewiseError as e:
+            first_err = first_err or e
+            continue
+        cost = sum(t.l3_cycles for t in net.tilings.values())
+        found.append((cost, i, net, plan))
+        if len(found) >= keep or cost == 0:
+            break
+    if not found:
+        assert first_err is not None
+        raise first_err
+    _, _, net, plan = min(found, key=lambda f: (f[0], f[1]))
+    return net, plan
