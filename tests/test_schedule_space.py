@@ -114,7 +114,7 @@ def _simulate(s, ev):
     C, L, S = [], [], []
     counts = {t.dim: t.count for t in s.tiles}
     traffic: dict[str, list[int]] = {}
-    for st in iter_tiles(s, m.const_bytes_per_channel, m.psum_bytes):
+    for st in iter_tiles(s):
         size = {d: np.array(p.size) for d, p in st.pos.items()}
         first = {d: np.array(p.index == 0) for d, p in st.pos.items()}
         last = {d: np.array(p.index == counts[d] - 1) for d, p in st.pos.items()}

@@ -419,7 +419,8 @@ class Evaluator:
             dma_transfers=sum(t.transfers for t in traffic), n_tiles=int(r["tiles"][0]),
             compute_cycles=float(r["compute"][0]), dma_cycles=float(r["dma"][0]),
             cycles=float(r["cycles"][0]), tiler=tiler,
-            weights_tiled=self.nest.kind in REDUCING and counts.get("c", 1) > 1)
+            weights_tiled=self.nest.kind in REDUCING and counts.get("c", 1) > 1,
+            const_bytes=self.cb, psum_bytes=self.pb)
 
 
 def untiled_schedule(nest: LoopNest, target: Target, module: Module,
@@ -441,4 +442,13 @@ def untiled_schedule(nest: LoopNest, target: Target, module: Module,
         outer=None,
         tiles=tiles, loop_order=dims, buffering=1, buffers=bufs,
         l1_bytes=sum(b.total for b in bufs), traffic=(), dma_bytes=0, dma_transfers=0,
-        n_tiles=1, compute_cycles=comp, dma_cycles=0.0, cycles=comp, tiler=tiler)
+        n_tiles=1, compute_cycles=comp, dma_cycles=0.0, cycles=comp, tiler=tiler,
+        const_bytes=module.const_bytes_per_channel, psum_bytes=module.psum_bytes)
+
+
+def energy_pj(s: LayerSchedule, target: Target) -> float:
+    """Energy of a schedule from the target's optional figures: the module's average pJ per
+    cycle × cycles + the level's pJ per byte × bytes moved into it (0 where a figure is unknown)."""
+    module = target.module(s.module)
+    moved = target.memory(s.level).pj_per_byte * s.dma_bytes if s.outer else 0.0
+    return module.pj_per_cycle * s.cycles + moved

@@ -25,11 +25,13 @@ DMA byte accounting (`LayerSchedule.dma_bytes`, what codegen must move, exactly)
   columns — times its channels (c tile; k tile for depthwise/pool/add) and batch tile, in_bytes
   each. Padding is never transferred: the kernel synthesizes it from the tile's pads
   (`TileStep.pads`).
-- weights w: k_t·FY·FX·c_t (depthwise k_t·FY·FX) w_bytes per weight tile. Weight tiles are one
-  contiguous chunk: when C is tiled (`weights_tiled`), codegen stores the weights in L2 tile-major,
-  one [k_t][FY][FX][c_t] block per (k tile, c tile); otherwise the natural [K][FY][FX][C] layout
-  already makes every k tile contiguous (depthwise: store [k tile][FY][FX][k_t] blocks).
-- constants b: k_t · Module.const_bytes_per_channel (bias, multiplier, shift; one chunk per k tile).
+- weights w: k_t·FY·FX·c_t (depthwise k_t·FY·FX) w_bytes per weight tile, one contiguous chunk:
+  codegen stores every weight tile as one block in L2. The layer's natural layout (Layer.weights:
+  conv [K][FY][FX][C], depthwise [K][FY][FX], dense [K][C]) already does so unless C is tiled;
+  `weights_tiled` flags that case: store one [k_t][FY][FX][c_t] block per (k tile, c tile), in tile
+  order. (A depthwise kernel wanting channel-last weights gets one [FY][FX][k_t] block per k tile.)
+- constants b: k_t · Module.const_bytes_per_channel per k tile, one chunk: codegen stores each k
+  tile's per-channel constants (bias, multiplier, shift as int32: 12 B) as one block.
 - output y: n_t·oy_t·ox_t·k_t out_bytes per store. Partial sums never move (unless the module
   spills them: then psum_bytes per element, both ways).
 - each load/store is one transfer (one DMA setup); its contiguous chunks are counted from the HWC
@@ -247,6 +249,10 @@ class LayerSchedule:
     cycles: float
     tiler: str = "model"
     weights_tiled: bool = False
+    #: the module's per-output-channel constant bytes and partial-sum element bytes (the b
+    #: operand's and spilled partial sums' sizes; see Module)
+    const_bytes: int = 12
+    psum_bytes: int = 4
     notes: tuple[str, ...] = field(default=())
 
     def tiling(self, dim: str) -> DimTiling:
@@ -388,12 +394,16 @@ class TileStep:
     last_c: bool = True                  # last input-channel tile: requantize and store
 
 
-def iter_tiles(s: LayerSchedule, const_bytes: int = 12, psum_bytes: int = 4) -> Iterator[TileStep]:
+def iter_tiles(s: LayerSchedule, const_bytes: int | None = None,
+               psum_bytes: int | None = None) -> Iterator[TileStep]:
     """Every tile step of a schedule in execution order, with its loads and stores.
 
     The cost model (schedule/cost.py) counts exactly these transfers; tests hold the two equal.
+    const_bytes / psum_bytes default to the schedule's (its module's).
     """
     nest = s.nest
+    const_bytes = s.const_bytes if const_bytes is None else const_bytes
+    psum_bytes = s.psum_bytes if psum_bytes is None else psum_bytes
     t = {d.dim: d for d in s.tiles}
     pos = {d: positions(nest, d, t[d].tile) for d in t}
     ops = operands(nest, const_bytes)

@@ -69,22 +69,3 @@ def parity(s: np.ndarray, first: np.ndarray, last: np.ndarray) -> np.ndarray:
 def on_last(s: np.ndarray, first: np.ndarray, last: np.ndarray) -> np.ndarray:
     """1 on the last tile of the dimension (requantize once per output, after the last C tile)."""
     return np.asarray(last, dtype=np.float64) + 0.0 * s
-
-
-def on_first(s: np.ndarray, first: np.ndarray, last: np.ndarray) -> np.ndarray:
-    return np.asarray(first, dtype=np.float64) + 0.0 * s
-
-
-def when_split(fn: Factor) -> Factor:
-    """fn(size) on tiles of a dimension that is split (not first-and-last), else 0."""
-    def f(s: np.ndarray, first: np.ndarray, last: np.ndarray) -> np.ndarray:
-        split = ~(np.asarray(first, bool) & np.asarray(last, bool))
-        return np.where(split, fn(s, first, last), 0.0)
-    return f
-
-
-def affine(a: float, b: float) -> Factor:
-    """a·size + b."""
-    def f(s: np.ndarray, first: np.ndarray, last: np.ndarray) -> np.ndarray:
-        return a * s + b
-    return f
