@@ -1,0 +1,26 @@
+"""Command-line options shared by the commands that take a target (analyze, generate, validate).
+
+`add_target_options` adds --target, --l1/--l2 (kB free after reservations, DESIGN.md), --cores,
+--clock and --tiler; `target_from_args` resolves them to a `Target` value.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from .targets.base import Target
+
+
+def add_target_options(p: argparse.ArgumentParser, required: bool = False, default: str | None = None) -> None:
+    p.add_argument("--target", required=required, default=default, help="built-in target (see `tilewise targets`)")
+    p.add_argument("--l1", type=float, metavar="KB", help="L1 kB available to tiles, buffers and kernel scratch")
+    p.add_argument("--l2", type=float, metavar="KB", help="L2 kB available to activations and weights")
+    p.add_argument("--cores", type=int, metavar="N", help="cores of the target's multi-core module")
+    p.add_argument("--clock", type=float, metavar="MHZ", help="clock frequency in MHz")
+    p.add_argument("--tiler", default="model", choices=("model", "dory"), help="tiling search (default: model)")
+
+
+def target_from_args(args: argparse.Namespace) -> Target:
+    from .targets.registry import get_target
+
+    return get_target(args.target, l1_kb=args.l1, l2_kb=args.l2, cores=args.cores, clock_mhz=args.clock)
