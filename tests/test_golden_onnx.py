@@ -237,3 +237,85 @@ def test_example_model_bit_exact(tmp_path):
     want = run_reference(g, plain, x)
     got = run_graph(g, x)
     assert all(np.array_equal(got[k], want[k]) for k in want)
+
+
+def _conv_case(rng: np.random.Generator, i: int, tmp_path: Path) -> Path:
+    xdt = ("int8", "uint8")[i % 2]
+    info = np.iinfo(NP[xdt])
+    c = int(rng.choice([1, 3, 4, 8, 16]))
+    groups = int(rng.choice([1, c, 2 if c % 2 == 0 else 1]))
+    k = int(rng.choice([2, 4, 6])) * groups
+    kh, kw = (int(v) for v in rng.choice([1, 2, 3, 5], 2))
+    sh, sw = (int(v) for v in rng.choice([1, 2, 3], 2))
+    dh, dw = (int(v) for v in rng.choice([1, 1, 2], 2))
+    pads = [int(rng.integers(0, max(kh, kw))) for _ in range(4)]
+    h = int(rng.integers(dh * (kh - 1) + 1, 14))
+    w_ = int(rng.integers(dw * (kw - 1) + 1, 14))
+    per_channel = bool(i % 3)
+    fan_in = c // groups * kh * kw
+    xs = float(rng.uniform(0.01, 0.1))
+    ws = rng.uniform(0.002, 0.02, k if per_channel else 1).astype(np.float32)
+    acc_std = np.sqrt(fan_in) * 74.0 * 74.0
+    ys = float(xs * float(ws.mean()) * acc_std / 40.0)
+    consts = {
+        **qp("x", xs, int(rng.integers(info.min, info.max + 1)), xdt), **qp("y", ys, int(rng.integers(info.min // 2, info.max // 2 + 1)), xdt),
+        "w": rng.integers(-128, 128, (k, c // groups, kh, kw)).astype(np.int8), "w_s": ws if per_channel else np.float32(ws[0]),
+        "w_z": np.zeros(k, np.int8) if per_channel else np.int8(0), "b": rng.integers(-int(acc_std), int(acc_std) + 1, k).astype(np.int32),
+    }
+    node = helper.make_node("QLinearConv", ["x", "x_s", "x_z", "w", "w_s", "w_z", "y_s", "y_z", "b"], ["y"], name="conv",
+                            kernel_shape=[kh, kw], strides=[sh, sw], dilations=[dh, dw], pads=pads, group=groups)
+    return save_model(tmp_path / f"conv{i}.onnx", [node], [("x", xdt, (1, c, h, w_))], [("y", xdt)], consts)
+
+
+def test_random_qlinear_conv_geometries(tmp_path):
+    """Kernels 1-5, strides 1-3, dilations, asymmetric pads, dense/grouped/depthwise, per tensor/channel."""
+    rng = np.random.default_rng(17)
+    for i in range(24):
+        assert_bit_exact(_conv_case(rng, i, tmp_path), runs=2, seed=i)
+
+
+def test_large_accumulators_round_like_onnxruntime(tmp_path):
+    """3x3x256 convolution on extreme inputs: int32 accumulators beyond 2^24 (inexact in float32), outputs
+    not saturated."""
+    rng = np.random.default_rng(18)
+    c, k = 256, 8
+    consts = {**qp("x", 0.05, 0, "int8"), **qp("y", 130.0, 0, "int8"),
+              "w": np.where(rng.random((k, c, 3, 3)) < 0.9, 127, -128).astype(np.int8),
+              "w_s": np.float32(0.01), "w_z": np.int8(0), "b": rng.integers(-999, 999, k).astype(np.int32)}
+    node = helper.make_node("QLinearConv", ["x", "x_s", "x_z", "w", "w_s", "w_z", "y_s", "y_z", "b"], ["y"], name="conv",
+                            kernel_shape=[3, 3], pads=[1, 1, 1, 1])
+    path = save_model(tmp_path / "big.onnx", [node], [("x", "int8", (1, c, 4, 4))], [("y", "int8")], consts)
+
+    def extreme(g, r):
+        return {g.inputs[0]: np.where(r.random((1, 4, 4, c)) < 0.95, 127, -128).astype(np.int8)}
+
+    g = load_model(path)
+    x = extreme(g, np.random.default_rng(0))[g.inputs[0]].astype(np.int64)
+    assert np.abs(x).sum() * 127 > 2 ** 24  # the accumulators do exceed float32's integer range
+    assert_bit_exact(path, runs=3, inputs=extreme)
+    y = run_graph(g, extreme(g, np.random.default_rng(0)))[g.outputs[0]]
+    assert 20 < np.abs(y.astype(int)).max() < 127
+
+
+def test_random_dense_layers(tmp_path):
+    rng = np.random.default_rng(19)
+    for i in range(12):
+        dt = ("int8", "uint8")[i % 2]
+        info = np.iinfo(NP[dt])
+        m, kdim, n = int(rng.integers(1, 5)), int(rng.integers(1, 300)), int(rng.integers(1, 40))
+        per_channel = bool(i % 3)
+        ws = rng.uniform(0.002, 0.02, n if per_channel else 1).astype(np.float32)
+        ys = float(0.05 * float(ws.mean()) * np.sqrt(kdim) * 74 * 74 / 40)
+        w = rng.integers(-128, 128, (kdim, n)).astype(np.int8)
+        consts = {**qp("a", 0.05, int(rng.integers(info.min, info.max + 1)), dt),
+                  **qp("y", ys, int(rng.integers(info.min // 2, info.max // 2 + 1)), dt),
+                  "w": w, "wt": np.ascontiguousarray(w.T), "w_s": ws if per_channel else np.float32(ws[0]),
+                  "w_z": np.zeros(n, np.int8) if per_channel else np.int8(0),
+                  "b": rng.integers(-20000, 20000, n).astype(np.int32)}
+        nodes = [
+            helper.make_node("QLinearMatMul", ["a", "a_s", "a_z", "w", "w_s", "w_z", "y_s", "y_z"], ["mm"], name="matmul"),
+            helper.make_node("QGemm", ["a", "a_s", "a_z", "wt", "w_s", "w_z", "b", "y_s", "y_z"], ["gemm"], name="gemm",
+                             domain="com.microsoft", transB=1, alpha=float(rng.choice([1.0, 0.75]))),
+        ]
+        path = save_model(tmp_path / f"dense{i}.onnx", nodes, [("a", dt, (m, kdim))], [("mm", dt), ("gemm", dt)], consts)
+        assert_bit_exact(path, runs=2, seed=i)
