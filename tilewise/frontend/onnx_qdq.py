@@ -200,8 +200,6 @@ class _Fuser:
             ins = [x, xs, xz, w, ws, wz, ys, yz]
             if len(dqs) > 2:
                 ins.append(self.bias_param(dqs[2], node))
-            elif node.input(2):
-                return
             self.emit(node, [ONode("QLinearConv", node.name, tuple(ins), (y,), attrs)], absorbed)
         elif op in ("Gemm", "MatMul"):
             a, as_, az = self.dq_params(dqs[0], "input", node)
@@ -211,8 +209,6 @@ class _Fuser:
                 self.emit(node, [ONode("QLinearMatMul", node.name, (a, as_, az, b, bs, bz, ys, yz), (y,), attrs)], absorbed)
                 return
             c = self.bias_param(dqs[2], node) if len(dqs) > 2 else ""
-            if node.input(2) and not c:
-                return
             if c and float(node.attr("beta", 1.0)) != 1.0:
                 raise unsupported(self.g, node, f"scales its bias by beta={node.attr('beta')}", "fold beta into the bias before quantizing")
             attrs.pop("beta", None)
