@@ -8,9 +8,14 @@ loop nest (ir/layer.py LoopNest.macs), weight bytes (weights + int32 bias), acti
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING
 
 from ..ir.layer import LayerGraph
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..schedule.network import NetworkSchedule
+    from .schedule_report import ScheduledRow
 
 
 @dataclass(frozen=True)
@@ -39,14 +44,18 @@ class Analysis:
     model: str
     rows: tuple[LayerRow, ...]
     totals: Totals
+    #: with a target: one ScheduledRow per layer and the scheduled totals
+    scheduled: tuple["ScheduledRow", ...] = ()
+    scheduled_totals: dict = field(default_factory=dict)
 
     def to_json(self) -> dict:
-        d = asdict(self)
-        d["layers"] = d.pop("rows")
-        return d
+        layers = [asdict(r) for r in self.rows]
+        for row, s in zip(layers, self.scheduled):
+            row.update({k: v for k, v in asdict(s).items() if k != "name"})
+        return {"model": self.model, "layers": layers, "totals": {**asdict(self.totals), **self.scheduled_totals}}
 
 
-def analyze_layers(lg: LayerGraph) -> Analysis:
+def analyze_layers(lg: LayerGraph, ns: "NetworkSchedule | None" = None) -> Analysis:
     rows = []
     for layer in lg.layers:
         ins = tuple(tuple(lg.tensors[i].shape) for i in layer.inputs)
@@ -61,4 +70,8 @@ def analyze_layers(lg: LayerGraph) -> Analysis:
         max_layer_activation_bytes=biggest.activation_bytes if biggest else 0,
         max_layer=biggest.name if biggest else "",
     )
-    return Analysis(model=lg.source or lg.name, rows=tuple(rows), totals=totals)
+    if ns is None:
+        return Analysis(model=lg.source or lg.name, rows=tuple(rows), totals=totals)
+    from .schedule_report import scheduled_rows, scheduled_totals
+
+    return Analysis(lg.source or lg.name, tuple(rows), totals, scheduled_rows(ns), scheduled_totals(ns))

@@ -15,23 +15,66 @@ def _shape(s: tuple[int, ...]) -> str:
 def make_console() -> Console:
     """A console that does not squeeze tables when output goes to a file or pipe."""
     console = Console()
-    return console if console.is_terminal else Console(width=200)
+    return console if console.is_terminal else Console(width=220)
+
+
+def _kb(b: int) -> str:
+    return f"{b / 1024:,.1f}"
 
 
 def print_analysis(a: Analysis, console: Console | None = None) -> None:
     console = console or make_console()
-    table = Table(title=f"tilewise analyze — {a.model}", title_justify="left")
-    for col, just in (("#", "right"), ("layer", "left"), ("op", "left"), ("input", "left"), ("output", "left"),
-                      ("MACs", "right"), ("weights B", "right"), ("act. B", "right")):
+    sched = bool(a.scheduled)
+    title = f"tilewise analyze — {a.model}"
+    if sched:
+        t = a.scheduled_totals
+        title += f" on {t['target']} (L1 {_kb(t['l1_free_bytes'])} kB, L2 {_kb(t['l2_free_bytes'])} kB, tiler {t['tiler']})"
+    table = Table(title=title, title_justify="left")
+    cols = [("#", "right"), ("layer", "left"), ("op", "left"), ("input", "left"), ("output", "left"),
+            ("MACs", "right"), ("weights B", "right"), ("act. B", "right")]
+    if sched:
+        cols += [("module", "left"), ("tiles", "left"), ("loop order", "left"), ("L1 B", "right"),
+                 ("DMA B", "right"), ("cycles", "right"), ("MAC/cyc", "right")]
+    for col, just in cols:
         table.add_column(col, justify=just, no_wrap=True)  # type: ignore[arg-type]
     for i, r in enumerate(a.rows):
-        table.add_row(
-            str(i), r.name, r.op, ", ".join(_shape(s) for s in r.input_shapes), _shape(r.output_shape),
-            f"{r.macs:,}", f"{r.weight_bytes:,}", f"{r.activation_bytes:,}",
-        )
+        cells = [str(i), r.name, r.op, ", ".join(_shape(s) for s in r.input_shapes), _shape(r.output_shape),
+                 f"{r.macs:,}", f"{r.weight_bytes:,}", f"{r.activation_bytes:,}"]
+        if sched:
+            s = a.scheduled[i]
+            cells += [s.module, _tiles_cell(s), ",".join(s.loop_order),
+                      f"{s.l1_bytes:,}", f"{s.dma_bytes:,}", f"{s.cycles:,.0f}", f"{s.mac_per_cycle:.2f}" if r.macs else ""]
+        table.add_row(*cells)
     console.print(table)
     t = a.totals
     console.print(
         f"[bold]totals[/bold]: {t.layers} layers, {t.macs:,} MACs, {t.weight_bytes:,} B weights, "
         f"largest layer in+out {t.max_layer_activation_bytes:,} B ({t.max_layer})"
     )
+    if sched:
+        s = a.scheduled_totals
+        console.print(
+            f"[bold]{s['target']}[/bold]: {s['cycles']:,.0f} cycles = {s['latency_ms']:.3f} ms at {s['clock_mhz']:g} MHz, "
+            f"{s['mac_per_cycle']:.2f} MAC/cycle; peak L2 {s['peak_l2_bytes']:,} B (lower bound "
+            f"{s['l2_lower_bound_bytes']:,} B, {s['l2_planner']}); weights {s['weights_l2_bytes']:,} B in L2, "
+            f"{s['weights_l3_bytes']:,} B in L3; DMA L2↔L1 {s['dma_bytes']:,} B"
+        )
+
+
+def _tiles_cell(row) -> str:
+    if not row.tiles or all(v["count"] == 1 for v in row.tiles.values()) and row.l1_bytes == 0:
+        return "untiled (L2)"
+    parts = []
+    for dim, v in row.tiles.items():
+        if dim == "n" and v["size"] == 1:
+            continue
+        p = f"{dim.upper()}{v['tile']}"
+        if v["count"] > 1:
+            p += f"×{v['count']}"
+            if v["border"] != v["tile"]:
+                p += f"({v['border']})"
+        parts.append(p)
+    text = " ".join(parts)
+    if row.l3:
+        text += f" | L3 {row.l3['stage']}×{row.l3['tiles']}"
+    return text

@@ -1,0 +1,91 @@
+"""`tilewise analyze --target`: the four MLPerf Tiny models scheduled on gap8 at L1 = 64/32/16/8 kB
+with both tilers; the model tiler never predicts more cycles than dory on any layer; the stable JSON
+fields; a model that cannot fit fails with one sentence naming the layer and the memory it needs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tilewise.cli import main
+from tilewise.errors import TilewiseError
+from tilewise.frontend import load_model
+from tilewise.passes import lower
+from tilewise.schedule.network import schedule_network
+from tilewise.targets.registry import get_target
+
+from .conftest import MLPERF, mlperf_path
+
+L1_SIZES = (64, 32, 16, 8)
+
+
+@pytest.fixture(scope="module")
+def lowered():
+    return {name: lower(load_model(mlperf_path(name))) for name in MLPERF}
+
+
+@pytest.mark.parametrize("l1", L1_SIZES)
+@pytest.mark.parametrize("name", MLPERF)
+def test_model_tiler_never_worse_than_dory(lowered, name, l1):
+    lg = lowered[name]
+    target = get_target("gap8", l1_kb=l1)
+    model = schedule_network(lg, target, "model")
+    free = target.memory("L1").free
+    for s in model.schedules:
+        assert s.l1_bytes <= free
+    try:
+        dory = schedule_network(lg, target, "dory")
+    except TilewiseError as e:
+        # DORY never tiles input channels: only a layer whose full-C tile cannot fit may stop it
+        assert "cannot" in str(e)
+        return
+    for layer, m, d in zip(lg.layers, model.schedules, dory.schedules):
+        assert m.cycles <= d.cycles * (1 + 1e-9), (layer.name, m.cycles, d.cycles)
+    assert model.cycles <= dory.cycles * (1 + 1e-9)
+
+
+def test_analyze_json_fields(capsys):
+    path = mlperf_path("kws_dscnn")
+    assert main(["analyze", str(path), "--target", "gap8", "--l1", "16", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    for layer in data["layers"]:
+        assert {"name", "op", "macs", "module", "tiles", "loop_order", "l1_bytes", "dma_bytes", "cycles"} <= set(layer)
+        assert layer["l1_bytes"] <= 16 * 1024
+    t = data["totals"]
+    for key in ("macs", "cycles", "latency_ms", "peak_l2_bytes", "l2_lower_bound_bytes", "weights_l2_bytes", "weights_l3_bytes"):
+        assert key in t
+    assert t["peak_l2_bytes"] >= t["l2_lower_bound_bytes"] > 0
+    assert t["cycles"] == pytest.approx(sum(l["cycles"] for l in data["layers"]))
+    assert t["latency_ms"] == pytest.approx(t["cycles"] / (t["clock_mhz"] * 1e3))
+    # a multi-tile schedule at 16 kB: some layer has more than one tile along some dimension
+    assert any(v["count"] > 1 for l in data["layers"] for v in l["tiles"].values())
+
+
+def test_analyze_table_with_target(capsys):
+    assert main(["analyze", str(mlperf_path("ic_resnet8")), "--target", "gap8", "--tiler", "dory"]) == 0
+    out = capsys.readouterr().out
+    assert "gap8" in out and "cycles" in out and "peak L2" in out and "tiler dory" in out
+
+
+def test_model_that_cannot_fit_names_layer_and_memory():
+    path = mlperf_path("vww_mobilenet_v1_025")
+    proc = subprocess.run([sys.executable, "-m", "tilewise.cli", "analyze", str(path), "--target", "gap8", "--l2", "16"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    err = proc.stderr.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+    assert "layer 'op0_conv_2d'" in err and "bytes" in err
+    assert any(tok.isdigit() and int(tok) > 16384 for tok in err.replace(",", " ").split())
+
+
+def test_target_options_without_target_are_rejected(capsys):
+    assert main(["analyze", str(mlperf_path("kws_dscnn")), "--l1", "16"]) == 2
+
+
+def test_targets_command(capsys):
+    assert main(["targets", "--json"]) == 0
+    names = {t["name"] for t in json.loads(capsys.readouterr().out)}
+    assert {"gap8", "gap9", "stm32h7", "idsp"} <= names

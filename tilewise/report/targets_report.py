@@ -1,0 +1,35 @@
+"""`tilewise targets`: the built-in targets, their memories, modules and sources."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+from rich.table import Table
+
+from ..targets.registry import list_targets
+from .tables import make_console
+
+
+def targets_json() -> list[dict]:
+    out = []
+    for t in list_targets():
+        out.append({
+            "name": t.name, "description": t.description, "clock_mhz": t.clock_mhz,
+            "memories": [{k: v for k, v in asdict(m).items()} | {"free": m.free} for m in t.memories],
+            "modules": [{"name": m.name, "cores": m.cores, "kinds": sorted(m.kinds), "memory": m.memory,
+                         "kernel": m.kernel.name, "note": m.note} for m in t.modules],
+            "sources": list(t.sources),
+        })
+    return out
+
+
+def print_targets() -> None:
+    console = make_console()
+    table = Table(title="tilewise targets (override with --l1 KB --l2 KB --cores N --clock MHZ)", title_justify="left")
+    for col in ("target", "clock MHz", "memories (free / size)", "modules", "description"):
+        table.add_column(col)
+    for t in list_targets():
+        mems = ", ".join(f"{m.name} {m.free / 1024:,.1f}/{m.size / 1024:,.0f} kB" for m in t.memories)
+        mods = ", ".join(f"{m.name}×{m.cores} ({m.kernel.name})" for m in t.modules)
+        table.add_row(t.name, f"{t.clock_mhz:g}", mems, mods, t.description)
+    console.print(table)
