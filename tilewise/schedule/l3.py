@@ -125,23 +125,38 @@ def _sub_nest(nest: LoopNest, k: int, oy: int, rows_tiled: bool) -> LoopNest:
     return replace(nest, K=k, C=c, OY=oy, IY=_in_rows(nest, oy), pads=(0, pl, 0, pr))
 
 
+def _l2_parts(nest: LoopNest, k: int, oy: int, x_l3: int, y_l3: bool,
+              chan_const: int) -> tuple[int, int, int, int, bool, int]:
+    """(l2_x, l2_x_tiles, l2_y, l2_w, rows tiled, input rows per tile) of one L3 tiling."""
+    rows_tiled = oy < nest.OY
+    iy = _in_rows(nest, oy) if rows_tiled else nest.IY
+    xr, yr = _x_row_bytes(nest), _y_row_bytes(nest)
+    x_full = nest.IY * xr
+    x_tiles = x_l3 * (2 * iy * xr if rows_tiled else x_full)
+    l2_x = x_tiles + (_n_inputs(nest) - x_l3) * x_full
+    l2_y = 2 * oy * yr if y_l3 else nest.OY * yr
+    if k < nest.K:
+        l2_w = 2 * _weights_bytes(nest, k, chan_const)
+    else:
+        l2_w = _weights_bytes(nest, nest.K, chan_const)
+    return l2_x, x_tiles, l2_y, l2_w, rows_tiled, iy
+
+
+def _fits(nest: LoopNest, k: int, oy: int, x_l3: int, y_l3: bool, w_next: int, chan_const: int,
+          l2_bytes: int) -> bool:
+    x, _, y, w, _, _ = _l2_parts(nest, k, oy, x_l3, y_l3, chan_const)
+    return x + y + w + w_next <= l2_bytes
+
+
 def _candidate(nest: LoopNest, k: int, oy: int, x_l3: int, y_l3: bool, order: Order,
                w_next: int, chan_const: int, bw: float, setup: float) -> L3Tiling:
     """One L3 tiling: `x_l3` of the layer's inputs stream from L3 (the others are whole in L2)."""
     K, OY = nest.K, nest.OY
     n_k, n_h = -(-K // k), -(-OY // oy)
-    rows_tiled = n_h > 1 or oy < OY
     w_tiled = k < K
-    iy = _in_rows(nest, oy) if rows_tiled else nest.IY
+    l2_x, x_tiles, l2_y, l2_w, rows_tiled, iy = _l2_parts(nest, k, oy, x_l3, y_l3, chan_const)
     xr, yr = _x_row_bytes(nest), _y_row_bytes(nest)
     x_full, y_full = nest.IY * xr, OY * yr
-    x_tiles = x_l3 * (2 * iy * xr if rows_tiled else x_full)
-    l2_x = x_tiles + (_n_inputs(nest) - x_l3) * x_full
-    l2_y = 2 * oy * yr if y_l3 else y_full
-    if w_tiled:
-        l2_w = 2 * _weights_bytes(nest, k, chan_const)
-    else:
-        l2_w = _weights_bytes(nest, K, chan_const)
     # L3 traffic
     w_full = _weights_bytes(nest, K, chan_const)
     bytes_, transfers = 0, 0
@@ -208,9 +223,6 @@ def plan_l3(
     mk = dict(w_next=w_next_bytes, chan_const=chan_const_bytes, bw=l3_bandwidth,
               setup=l3_setup_cycles)
 
-    def fits(t: L3Tiling) -> bool:
-        return t.l2_total <= l2_bytes
-
     if strategy == "cascade":
         # (w tiled, y in L3) per stage; x is L3-tiled in every stage when the input is in L3
         stages = [(False, False), (True, False), (False, True), (True, True)]
@@ -228,8 +240,11 @@ def plan_l3(
                 for oy in (rows if (y_t or x_in_l3) else [nest.OY]):
                     if y_t and oy == nest.OY and nest.OY > 1:
                         continue
+                    if not _fits(nest, k, oy, x_in_l3, y_t, w_next_bytes, chan_const_bytes,
+                                 l2_bytes):
+                        continue
                     t = _candidate(nest, k, oy, x_in_l3, y_t, "rows_outer", **mk)
-                    if fits(t) and (best is None or (-t.n_tiles, t.l2_total) > (-best.n_tiles, best.l2_total)):
+                    if best is None or (-t.n_tiles, t.l2_total) > (-best.n_tiles, best.l2_total):
                         best = t
             if best is not None:
                 return best
@@ -238,10 +253,11 @@ def plan_l3(
         for y_t in ((False,) if nest.kind == "other" else (False, True)):
             for k in ks:
                 for oy in (rows if (y_t or x_in_l3) else [nest.OY]):
+                    if not _fits(nest, k, oy, x_in_l3, y_t, w_next_bytes, chan_const_bytes,
+                                 l2_bytes):
+                        continue
                     for order in ("rows_outer", "k_outer"):
                         t = _candidate(nest, k, oy, x_in_l3, y_t, order, **mk)  # type: ignore[arg-type]
-                        if not fits(t):
-                            continue
                         key = (t.l3_cycles, t.l2_total, t.n_tiles)
                         if best is None or key < (best.l3_cycles, best.l2_total, best.n_tiles):
                             best = t
