@@ -252,10 +252,11 @@ class Evaluator:
                 "n": n}
 
     # -- L1 bytes ------------------------------------------------------------------------------
-    def l1_bytes(self, sel: dict[str, np.ndarray], order: tuple[str, ...], buffering: int,
+    def l1_bytes(self, sel: dict[str, np.ndarray], order: tuple[str, ...] | None, buffering: int,
                  free: frozenset[str] = frozenset()) -> np.ndarray:
         """L1 bytes of candidates; dims in `free` count at tile size 1 with one trip (a lower bound
-        over every completion of the family)."""
+        over every completion of the family). Independent of the loop order: an operand is moved
+        more than once (two copies when double buffering) iff one of its own loops is tiled."""
         nest = self.nest
         S, I, n = {}, {}, {}
         for d in self.dims:
@@ -276,11 +277,10 @@ class Evaluator:
             size = self._op_bytes(op.name, S, I)
             if op.output:
                 size = np.where(spilled, np.maximum(size, size // nest.out_bytes * self.pb), size)
-            masks = self._inner_masks(order, n, op.dims)
-            moves = np.ones(1, np.int64)
-            for j, d in enumerate(order):
-                moves = moves * np.where(masks[j], 1, n[d])
-            copies = np.where((buffering == 2) & (moves > 1), 2, 1)
+            tiled = np.zeros(1, bool)
+            for d in op.dims:
+                tiled = tiled | (n[d] > 1)
+            copies = np.where((buffering == 2) & tiled, 2, 1)
             total = total + al(size) * copies
         if nest.kind in REDUCING and not self.spill and "c" not in free:
             ps = S["n"] * S["oy"] * S["ox"] * S["k"] * self.pb
@@ -296,6 +296,11 @@ class Evaluator:
         """Lower bound of `exact(...)['cycles']` over every candidate agreeing with `sel` on the
         fixed dims (dims in `free` may take any tile size). Exact for single buffering when no
         dim is free and every input tile is either full or partial along each dim."""
+        return self.combine(self.parts(sel, free), order, buffering)
+
+    def parts(self, sel: dict[str, np.ndarray], free: frozenset[str] = frozenset()) -> dict:
+        """The loop-order-independent pieces of `bound`: summed compute, each operand's traffic
+        over one pass of its own tile grid, the first tile's loads and the last tile's store."""
         nest = self.nest
         # per-dim views: counts n, Σ sizes, Σ loaded input extents, non-empty positions, partial
         n, ssum, isum, ne, part, first_s, first_i, last_s = {}, {}, {}, {}, {}, {}, {}, {}
@@ -328,22 +333,16 @@ class Evaluator:
                 else:
                     v = v * n[d]
             comp = comp + v
-        # traffic
-        dma = 0.0
-        transfers = 0
+        # traffic of one pass over each operand's grid
+        ops = {}
         L1 = 0.0
         ST = 0.0
         ch_d = "c" if nest.kind in REDUCING else "k"
         exact_first = not free
         for op in self.ops:
-            masks = self._inner_masks(order, n, op.dims)
-            fetches = np.ones(1, np.int64)
-            for j, d in enumerate(order):
-                fetches = fetches * np.where(masks[j], 1, n[d])
             grid = np.ones(1, np.int64)
             for d in op.dims:
                 grid = grid * n[d]
-            reuse = fetches // grid
             if op.name in ("x", "x2"):
                 nbytes = ssum["n"] * isum["oy"] * isum["ox"] * ssum[ch_d] * nest.in_bytes
                 nonempty = n["n"] * ne["oy"] * ne["ox"] * n[ch_d]
@@ -380,12 +379,30 @@ class Evaluator:
                 else:
                     lch = 1
                 ST = self._dma(lb, lch)
-                reuse = reuse if not self.spill else np.ones_like(reuse)
-            dma = dma + reuse * (nonempty * self.setup + chunks * self.cc + nbytes / self.bw)
+            ops[op.name] = (grid, nonempty,
+                            nonempty * self.setup + chunks * self.cc + nbytes / self.bw)
+        return {"n": n, "comp": comp, "ops": ops, "L1": L1, "ST": ST}
+
+    def combine(self, parts: dict, order: tuple[str, ...], buffering: int) -> np.ndarray:
+        """`bound` for one loop order from `parts`: each operand's pass × its reload factor."""
+        n = parts["n"]
+        dma = 0.0
+        transfers = 0
+        for op in self.ops:
+            grid, nonempty, one_pass = parts["ops"][op.name]
+            if op.output and self.spill:
+                reuse = 1                     # spilled partial sums: at least one pass
+            else:
+                masks = self._inner_masks(order, n, op.dims)
+                fetches = np.ones(1, np.int64)
+                for j, d in enumerate(order):
+                    fetches = fetches * np.where(masks[j], 1, n[d])
+                reuse = fetches // grid
+            dma = dma + reuse * one_pass
             transfers = transfers + reuse * nonempty
-        comp = comp + self.issue * transfers
+        comp = parts["comp"] + self.issue * transfers
         if self.overlap and buffering == 2:
-            return np.maximum(L1 + ST + comp, dma)
+            return np.maximum(parts["L1"] + parts["ST"] + comp, dma)
         return comp + dma
 
     def _y_chunk_sum(self, n: dict, ssum: dict) -> np.ndarray:

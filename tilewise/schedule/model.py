@@ -5,15 +5,16 @@ Space (space.py): every tile size 1..D of every tile loop (input channels includ
 order up to equivalence, single or double buffering (double only with asynchronous DMA), subject to
 the L1 budget of the module's memory level. Objective: `Evaluator.exact` cycles (cost.py).
 
-Search: branch and bound, exact within the space. For each (buffering, loop order) the tile sizes
-are fixed one dimension at a time; a family of candidates that agree on the fixed dimensions is
-pruned when its L1 lower bound exceeds the budget or its cycle lower bound (`Evaluator.bound`:
-free dimensions at full extent for compute and traffic — the kernel terms are superadditive, finer
-tiling never moves fewer bytes or chunks — and at their smallest for the exposed first load / last
-store) is not below the best schedule found so far. Surviving complete candidates are evaluated
-exactly in increasing order of their bound until the bound reaches the incumbent. An incumbent
-comes first from a coarse probe (powers of two and halves). No heuristic cuts the space:
-tests/test_model_tiler.py checks the result against brute-force enumeration.
+Search: branch and bound, exact within the space. For each buffering the tile sizes are fixed one
+dimension at a time; a family of candidates that agree on the fixed dimensions is pruned when its
+L1 lower bound exceeds the budget (the L1 bytes do not depend on the loop order) or, for every
+loop order, its cycle lower bound (`Evaluator.bound`: free dimensions at full extent for compute
+and traffic — the kernel terms are superadditive, finer tiling never moves fewer bytes or chunks —
+and at their smallest for the exposed first load / last store) is not below the best schedule
+found so far. The order-independent parts of the bound are shared by all orders. Surviving
+complete candidates are evaluated exactly in increasing order of their bound until the bound
+reaches the incumbent. An incumbent comes first from a coarse probe (powers of two and halves).
+No heuristic cuts the space: tests/test_model_tiler.py checks the result against brute force.
 """
 
 from __future__ import annotations
@@ -96,50 +97,63 @@ def _probe(ev: Evaluator, orders: list, best: _Best) -> None:
     grid = np.meshgrid(*[vals[d] for d in ev.dims], indexing="ij")
     sel = {d: g.ravel() for d, g in zip(ev.dims, grid)}
     for buf in _bufferings(ev):
+        ok = ev.l1_bytes(sel, None, buf) <= ev.free
+        if not ok.any():
+            continue
+        cand = {d: v[ok] for d, v in sel.items()}
+        parts = ev.parts(cand)
         for order in orders:
-            ok = ev.l1_bytes(sel, order, buf) <= ev.free
-            if not ok.any():
-                continue
-            cand = {d: v[ok] for d, v in sel.items()}
-            lb = ev.bound(cand, order, buf)
+            lb = ev.combine(parts, order, buf)
             pick = np.argsort(lb, kind="stable")[:8]
             sub = {d: v[pick] for d, v in cand.items()}
             r = ev.exact(sub, order, buf)
             best.offer(r["cycles"], ev.l1_bytes(sub, order, buf), sub, order, buf)
 
 
-def _branch_and_bound(ev: Evaluator, order: tuple, buf: int, best: _Best) -> None:
+def _branch_and_bound(ev: Evaluator, orders: list, buf: int, best: _Best) -> None:
+    """Fix tile sizes dimension by dimension for all loop orders at once (they share every
+    order-independent part of the bound); a family survives while some order can still fit and
+    beat the incumbent."""
     cur: dict[str, np.ndarray] = {}
     free = set(ev.dims)
     size = 1
+    alive = None
     for d in [d for d in EXPANSION if d in ev.dims]:
         values = np.arange(1, ev.D[d] + 1)
         cur = {k: np.repeat(v, len(values)) for k, v in cur.items()}
         cur[d] = np.tile(values, size)
         free.discard(d)
         fr = frozenset(free)
-        keep = ev.l1_bytes(cur, order, buf, fr) <= ev.free
-        if keep.any():
-            sub = {k: v[keep] for k, v in cur.items()}
-            b = ev.bound(sub, order, buf, fr)
-            keep2 = b < best.cycles * (1 + _TOL)
-            idx = np.flatnonzero(keep)[keep2]
-        else:
-            idx = np.zeros(0, np.int64)
+        fits = ev.l1_bytes(cur, None, buf, fr) <= ev.free      # the same for every order
+        idx = np.flatnonzero(fits)
         cur = {k: v[idx] for k, v in cur.items()}
+        fits = fits[idx]
+        parts = ev.parts(cur, fr)
+        alive = np.zeros((len(orders), len(idx)), bool)
+        lbs = np.full(alive.shape, np.inf)
+        for i, order in enumerate(orders):
+            lb = np.broadcast_to(ev.combine(parts, order, buf), fits.shape)
+            alive[i] = fits & (lb < best.cycles * (1 + _TOL))
+            lbs[i] = lb
+        keep = alive.any(0)
+        idx = np.flatnonzero(keep)
+        cur = {k: v[idx] for k, v in cur.items()}
+        alive, lbs = alive[:, idx], lbs[:, idx]
         size = len(idx)
         if size == 0:
             return
-    lb = ev.bound(cur, order, buf)
-    ordr = np.argsort(lb, kind="stable")
-    for s in range(0, len(ordr), _BATCH):
-        chunk = ordr[s:s + _BATCH]
-        chunk = chunk[lb[chunk] < best.cycles * (1 + _TOL)]
-        if len(chunk) == 0:
-            return
-        sub = {k: v[chunk] for k, v in cur.items()}
-        r = ev.exact(sub, order, buf)
-        best.offer(r["cycles"], ev.l1_bytes(sub, order, buf), sub, order, buf)
+    # leaves: exact, in increasing order of their bound, per loop order
+    for i, order in enumerate(orders):
+        cand = np.flatnonzero(alive[i])
+        cand = cand[np.argsort(lbs[i, cand], kind="stable")]
+        for s in range(0, len(cand), _BATCH):
+            chunk = cand[s:s + _BATCH]
+            chunk = chunk[lbs[i, chunk] < best.cycles * (1 + _TOL)]
+            if len(chunk) == 0:
+                break
+            sub = {k: v[chunk] for k, v in cur.items()}
+            r = ev.exact(sub, order, buf)
+            best.offer(r["cycles"], ev.l1_bytes(sub, order, buf), sub, order, buf)
 
 
 def min_l1_bytes(ev: Evaluator, orders: list) -> int:
@@ -160,8 +174,7 @@ def tile(nest: LoopNest, target: Target, module: Module) -> LayerSchedule:
     best = _Best()
     _probe(ev, orders, best)
     for buf in _bufferings(ev):
-        for order in orders:
-            _branch_and_bound(ev, order, buf, best)
+        _branch_and_bound(ev, orders, buf, best)
     if best.tile is None:
         need = min_l1_bytes(ev, orders)
         raise TilewiseError(
