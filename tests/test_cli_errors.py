@@ -90,22 +90,10 @@ def test_analyze_writes_nothing_on_error(tmp_path):
     assert set(tmp_path.iterdir()) == before
 
 
-def _float_conv_tflite(path):
-    from .tflite_builder import SAME, ModelBuilder
-
-    b = ModelBuilder()
-    x = b.input("x", (1, 5, 5, 2), "float32")
-    w = b.const("w", np.ones((3, 3, 3, 2), dtype=np.float32), "float32")
-    bias = b.const("b", np.zeros(3, dtype=np.float32), "float32")
-    y = b.tensor("conv_out", (1, 5, 5, 3), "float32")
-    b.op("CONV_2D", [x, w, bias], [y], "Conv2DOptions", Padding=SAME, StrideW=1, StrideH=1,
-         FusedActivationFunction=0, DilationWFactor=1, DilationHFactor=1)
-    b.output(y)
-    return b.save(path)
-
-
 def test_tflite_float_only_op(tmp_path):
-    p = _float_conv_tflite(tmp_path / "float.tflite")
+    from .tflite_builder import float_conv_model
+
+    p = float_conv_model(tmp_path / "float.tflite")
     assert_one_sentence_error(run_cli("analyze", str(p)), str(p), "CONV_2D", "conv_out")
 
 

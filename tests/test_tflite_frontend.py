@@ -9,12 +9,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-try:  # tests/ as a package or as a plain directory on sys.path
-    from .conftest import mlperf_path
-    from .tflite_builder import ACT, SAME, VALID, ModelBuilder, compare_with_litert, litert_interpreter
-except ImportError:
-    from conftest import mlperf_path
-    from tflite_builder import ACT, SAME, VALID, ModelBuilder, compare_with_litert, litert_interpreter
+from .conftest import mlperf_path
+from .tflite_builder import (
+    ACT, SAME, VALID, ModelBuilder, compare_with_litert, float_conv_model, litert_interpreter,
+)
 
 from tilewise.errors import ModelFormatError, TilewiseError, UnsupportedOpError
 from tilewise.frontend import load_model
@@ -190,15 +188,7 @@ def test_corrupted_bytes_never_escape_as_raw_exceptions(tmp_path) -> None:
 
 
 def test_float_model_is_rejected_with_operator_name(tmp_path) -> None:
-    b = ModelBuilder()
-    x = b.input("x", (1, 5, 5, 2), "float32")
-    w = b.const("w", np.ones((3, 3, 3, 2), dtype=np.float32), "float32")
-    bias = b.const("b", np.zeros(3, dtype=np.float32), "float32")
-    y = b.tensor("conv_out", (1, 5, 5, 3), "float32")
-    b.op("CONV_2D", [x, w, bias], [y], "Conv2DOptions", Padding=SAME, StrideW=1, StrideH=1,
-         FusedActivationFunction=0, DilationWFactor=1, DilationHFactor=1)
-    b.output(y)
-    path = b.save(tmp_path / "float.tflite")
+    path = float_conv_model(tmp_path / "float.tflite")
     litert_interpreter(path)  # a valid model for LiteRT
     with pytest.raises(UnsupportedOpError) as e:
         load_model(path)

@@ -316,3 +316,17 @@ def compare_with_litert(path: str | Path, n: int = 50, seed: int = 0, all_tensor
             bad += diff
             total += r.size
     return bad, total
+
+
+def float_conv_model(path: Path) -> Path:
+    """A valid float32 CONV_2D model (output tensor 'conv_out'): tilewise must reject it."""
+    b = ModelBuilder()
+    x = b.input("x", (1, 5, 5, 2), "float32")
+    w = b.const("w", np.ones((3, 3, 3, 2), dtype=np.float32), "float32")
+    bias = b.const("b", np.zeros(3, dtype=np.float32), "float32")
+    y = b.tensor("conv_out", (1, 5, 5, 3), "float32")
+    b.op("CONV_2D", [x, w, bias], [y], "Conv2DOptions", Padding=SAME, StrideW=1, StrideH=1,
+         FusedActivationFunction=0, DilationWFactor=1, DilationHFactor=1)
+    b.output(y)
+    return b.save(path)
+
