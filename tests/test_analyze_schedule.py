@@ -89,3 +89,17 @@ def test_targets_command(capsys):
     assert main(["targets", "--json"]) == 0
     names = {t["name"] for t in json.loads(capsys.readouterr().out)}
     assert {"gap8", "gap9", "stm32h7", "idsp"} <= names
+
+
+@pytest.mark.parametrize("name", MLPERF)
+def test_dory_fits_more_as_l1_grows(lowered, name):
+    """If DORY's formulation fits a network at some L1, it fits at every larger L1 (regression: its
+    budget retry used to give up on large FC layers at 64 kB while fitting them at 16 kB)."""
+    fits = []
+    for l1 in sorted(L1_SIZES):
+        try:
+            schedule_network(lowered[name], get_target("gap8", l1_kb=l1), "dory")
+            fits.append(True)
+        except TilewiseError:
+            fits.append(False)
+    assert fits == sorted(fits), dict(zip(sorted(L1_SIZES), fits))

@@ -31,7 +31,7 @@ from .space import REDUCING, LayerSchedule, loop_dims
 #: DORY's tile loop nest, outer→inner (its layer template: "loop nest is nof,h,w,nif")
 DORY_ORDER = ("n", "k", "oy", "ox", "c")
 #: how many times the CP is re-solved with a tighter budget before giving up
-_RETRIES = 8
+_RETRIES = 48
 
 
 def dory_order(nest: LoopNest) -> tuple[str, ...]:
@@ -87,6 +87,9 @@ def tile(nest: LoopNest, target: Target, module: Module, *, objective: Objective
         s = schedule_from_tile(nest, target, module, t, ev)
         if s.l1_bytes <= free:
             return s
-        budget -= max(4, s.l1_bytes - free)
+        # shrink DORY's budget by the overshoot (at least 1/16 of it) until our accounting fits
+        budget -= max(4, s.l1_bytes - free, budget // 16)
+        if budget <= 0:
+            break
     raise TilewiseError(f"DORY's formulation found no {nest.kind} tile that fits the {free} bytes "
                         f"of {module.memory} free on {target.name}")
