@@ -1,0 +1,89 @@
+"""The peers we did not write, driven the way their users drive them.
+
+- TFLM: the `tflite-micro` Python package's interpreter (its default kernels), `invoke()` timed
+  from Python; arena usage from `print_allocations()` (RecordingMicroAllocator: total, head =
+  the non-persistent planned buffers, tail = persistent), read in a child process because the
+  package prints it from C++ to stderr.
+- LiteRT: `ai_edge_litert.interpreter.Interpreter(num_threads=1)` with the default op resolver
+  (XNNPACK delegate applied), `invoke()` timed from Python.
+Both are given the benchmark input once (models.model_input) and invoked n times back to back;
+the per-invoke time includes the Python call (≈1 µs), which the notes of table 1 state.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from . import models
+
+TFLM_ARENA = 4 << 20
+PROBE = Path(__file__).resolve().parent / "peer_proc.py"
+
+
+class TflmRunner:
+    def __init__(self, path: Path, name: str):
+        from tflite_micro.python.tflite_micro import runtime
+
+        self.it = runtime.Interpreter.from_file(str(path), arena_size=TFLM_ARENA)
+        d = self.it.get_input_details(0)
+        self.input = models.model_input(name, tuple(d["shape"]), np.dtype(d["dtype"]))
+        self.it.set_input(self.input, 0)
+
+    def time(self, n: int) -> float:
+        """Seconds per invoke over n back-to-back invokes."""
+        inv = self.it.invoke
+        t0 = time.perf_counter()
+        for _ in range(n):
+            inv()
+        return (time.perf_counter() - t0) / n
+
+    def output(self) -> np.ndarray:
+        return np.asarray(self.it.get_output(0))
+
+
+class LiteRtRunner:
+    def __init__(self, path: Path, name: str):
+        from ai_edge_litert.interpreter import Interpreter
+
+        self.it = Interpreter(model_path=str(path), num_threads=1)
+        self.it.allocate_tensors()
+        d = self.it.get_input_details()[0]
+        self.input = models.model_input(name, tuple(d["shape"]), np.dtype(d["dtype"]))
+        self.it.set_tensor(d["index"], self.input)
+        self._out = self.it.get_output_details()[0]["index"]
+
+    def time(self, n: int) -> float:
+        inv = self.it.invoke
+        t0 = time.perf_counter()
+        for _ in range(n):
+            inv()
+        return (time.perf_counter() - t0) / n
+
+    def output(self) -> np.ndarray:
+        return np.asarray(self.it.get_tensor(self._out))
+
+
+_ALLOC = re.compile(r"Arena allocation (total|head|tail) (\d+) bytes")
+
+
+def tflm_arena(name: str) -> dict[str, int]:
+    """TFLM's arena usage after one invoke: {'total', 'head', 'tail'} in bytes."""
+    proc = subprocess.run([sys.executable, str(PROBE), "arena", name], capture_output=True, text=True,
+                          timeout=300)
+    if proc.returncode != 0:
+        raise RuntimeError(f"TFLM arena probe failed for {name}: {proc.stderr.strip()[-500:]}")
+    found = dict((k, int(v)) for k, v in _ALLOC.findall(proc.stdout + proc.stderr))
+    if set(found) != {"total", "head", "tail"}:
+        raise RuntimeError(f"TFLM print_allocations gave no arena totals for {name}")
+    return found
+
+
+def tflm_invoke_command(name: str, n: int) -> list[str]:
+    """A Python process that loads the model, invokes once (warm-up), then n more times."""
+    return [sys.executable, str(PROBE), "invokes", name, str(n)]

@@ -1,0 +1,110 @@
+"""One PNG per benchmark table under bench/out/ (matplotlib, Agg backend: no display needed).
+
+Each plot reads the table's raw `data` (never re-measures); cells that are explanations
+("n/a (...)") are left out of the bars and named in the plot's subtitle.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+from .tables import Table  # noqa: E402
+
+
+def _num(v) -> float:
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else float("nan")
+
+
+def _bars(ax, labels: list[str], series: dict[str, list[float]], log: bool = False, ylabel: str = "") -> None:
+    x = np.arange(len(labels))
+    w = 0.8 / max(1, len(series))
+    for i, (name, vals) in enumerate(series.items()):
+        ax.bar(x + (i - (len(series) - 1) / 2) * w, [_num(v) for v in vals], w, label=name)
+    ax.set_xticks(x, labels, rotation=20, ha="right", fontsize=8)
+    if log:
+        ax.set_yscale("log")
+    ax.set_ylabel(ylabel)
+    ax.legend(fontsize=8)
+    ax.grid(axis="y", alpha=0.3)
+
+
+def _host(t: Table, ax) -> None:
+    names = list(t.data)
+    eng = ("tilewise", "tflm", "litert")
+    label = {"tilewise": "tilewise C", "tflm": "TFLM", "litert": "LiteRT (XNNPACK)"}
+    _bars(ax, names, {label[e]: [t.data[n]["ms"].get(e, float("nan")) for n in names] for e in eng},
+          log=True, ylabel="ms per inference (log)")
+
+
+def _memory(t: Table, ax) -> None:
+    names = list(t.data)
+    d = t.data
+    _bars(ax, names, {"tilewise act. peak": [d[n]["tw_act_peak"] for n in names],
+                      "lower bound": [d[n]["tw_act_lower_bound"] for n in names],
+                      "TFLM arena head": [d[n]["tflm_arena"]["head"] for n in names],
+                      "TFLM arena total": [d[n]["tflm_arena"]["total"] for n in names]},
+          ylabel="bytes")
+
+
+def _compile(t: Table, ax) -> None:
+    labels, ana, gen = [], [], []
+    for n, per in t.data.items():
+        for tiler, v in per.items():
+            labels.append(f"{n}\n{tiler}")
+            ana.append(np.median(v["analyze_s"]) * 1e3)
+            g = v.get("analyze_generate_s")
+            gen.append(np.median(g) * 1e3 if g else float("nan"))
+    _bars(ax, labels, {"analyze": ana, "analyze + generate": gen}, ylabel="ms")
+
+
+def _quality(t: Table, ax) -> None:
+    names = list(t.data)
+    l1s = sorted({l1 for per in t.data.values() for l1 in per}, key=int, reverse=True)
+    _bars(ax, names, {f"L1 {l1} kB": [t.data[n][l1]["ratio"] if t.data[n][l1]["ratio"] is not None
+                                      else float("nan") for n in names] for l1 in l1s},
+          ylabel="predicted cycles model / dory")
+    ax.axhline(1.0, color="k", lw=0.8)
+
+
+def _gap9(t: Table, ax) -> None:
+    names = list(t.data)
+    d = t.data
+    _bars(ax, names, {"pred. --tiler model": [d[n]["pred_ms"]["model"] for n in names],
+                      "pred. --tiler dory": [d[n]["pred_ms"]["dory"] for n in names],
+                      "DORY silicon": [d[n]["dory_ms"] for n in names],
+                      "MATCH cluster silicon": [d[n]["match_cluster_ms"] for n in names]},
+          ylabel="ms on GAP9 @260 MHz")
+
+
+def _gap8(t: Table, ax) -> None:
+    labels, pub, a, b = [], [], [], []
+    for cores, v in t.data["pulp_nn"].items():
+        labels.append(f"PULP-NN {cores}c")
+        pub.append(v["published"]), a.append(v["kernel_only"]), b.append(v["scheduled"])
+    for name, v in t.data["dory"].items():
+        labels.append(name)
+        pub.append(v["published_cycles"]), a.append(v["pred_cycles"]["dory"]), b.append(v["pred_cycles"]["model"])
+    _bars(ax, labels, {"published": pub, "pred. A (kernel only / --tiler dory)": a,
+                       "pred. B (scheduled / --tiler model)": b}, log=True, ylabel="cycles (log)")
+
+
+PLOTS = {"host": _host, "memory": _memory, "compile_time": _compile, "schedule_quality": _quality,
+         "silicon_gap9": _gap9, "silicon_gap8": _gap8}
+
+
+def plot(t: Table, out_dir: Path) -> Path:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    fig, ax = plt.subplots(figsize=(9, 4.8))
+    PLOTS[t.key](t, ax)
+    ax.set_title(t.title, fontsize=10)
+    fig.tight_layout()
+    path = out_dir / f"{t.key}.png"
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

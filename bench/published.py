@@ -1,0 +1,73 @@
+"""Published figures the benchmark compares against — the only numbers typed in by hand.
+
+Every figure is copied from ../shared/notes/anchors.md (the project's checked reading of the seeds)
+and carries its source; tests/test_bench.py checks each against that file so a typo cannot hide.
+
+- MATCH / DORY on GAP9 silicon, MLPerf Tiny, 260 MHz (seed 003): DORY (GAP9) from Table III;
+  MATCH with the cluster only ("cluster+CPU", no NE16) from the Table IV ablation.
+- PULP-NN benchmark layer on GAP8 (seed 004 ch. 3, Table 3.2): total cycles per core count.
+- DORY end to end on GAP8 at 100 MHz (seed 001 Table 4 = seed 004 Table 3.3): MACs and cycles.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Figure:
+    value: float
+    source: str
+
+
+SEED3_T3 = "seed 003 Table III (GAP9 silicon, 260 MHz)"
+SEED3_T4 = "seed 003 Table IV (GAP9 ablation, cluster+CPU)"
+SEED4_T32 = "seed 004 ch. 3, Table 3.2 (GAP8)"
+SEED1_T4 = "seed 001 Table 4 / seed 004 Table 3.3 (GAP8, 100 MHz)"
+
+#: latency in ms on GAP9, by MLPerf Tiny model file stem
+DORY_GAP9_MS = {
+    "vww_mobilenet_v1_025": Figure(11.29, SEED3_T3),
+    "ic_resnet8": Figure(5.76, SEED3_T3),
+    "kws_dscnn": Figure(4.19, SEED3_T3),
+    "ad_autoencoder": Figure(0.52, SEED3_T3),
+}
+MATCH_GAP9_CLUSTER_MS = {
+    "vww_mobilenet_v1_025": Figure(11.2, SEED3_T4),
+    "ic_resnet8": Figure(5.48, SEED3_T4),
+    "kws_dscnn": Figure(4.25, SEED3_T4),
+    "ad_autoencoder": Figure(0.54, SEED3_T4),
+}
+
+#: the PULP-NN benchmark layer: 16x16x32 input, 64 filters 3x3x32, pad 1, stride 1 (seed 004 §3.4)
+PULPNN_MACS = Figure(4_718_592, SEED4_T32)
+PULPNN_CYCLES = {
+    1: Figure(2_586_000, SEED4_T32),
+    2: Figure(1_299_000, SEED4_T32),
+    4: Figure(660_000, SEED4_T32),
+    8: Figure(361_000, SEED4_T32),
+}
+
+#: DORY's end-to-end networks on GAP8 (8 cores, 100 MHz): MACs and cycles
+DORY_GAP8 = {
+    "1.0-MobileNetV1-128": (Figure(186.4e6, SEED1_T4), Figure(23.3e6, SEED1_T4)),
+    "0.5-MobileNetV1-192": (Figure(110.0e6, SEED1_T4), Figure(16.0e6, SEED1_T4)),
+    "0.25-MobileNetV1-128": (Figure(13.5e6, SEED1_T4), Figure(2.8e6, SEED1_T4)),
+    "1.0-MobileNetV2-128": (Figure(100.1e6, SEED1_T4), Figure(19.0e6, SEED1_T4)),
+}
+
+
+def all_figures() -> list[tuple[str, Figure]]:
+    """(label, figure) for every published number used, for the source check."""
+    out: list[tuple[str, Figure]] = []
+    for k, f in DORY_GAP9_MS.items():
+        out.append((f"DORY GAP9 {k}", f))
+    for k, f in MATCH_GAP9_CLUSTER_MS.items():
+        out.append((f"MATCH GAP9 cluster {k}", f))
+    out.append(("PULP-NN MACs", PULPNN_MACS))
+    for c, f in PULPNN_CYCLES.items():
+        out.append((f"PULP-NN {c} cores", f))
+    for k, (m, c) in DORY_GAP8.items():
+        out.append((f"{k} MACs", m))
+        out.append((f"{k} cycles", c))
+    return out

@@ -1,0 +1,124 @@
+"""Run tilewise's benchmarks: `python bench/run.py` (what `make bench` runs).
+
+Prints the machine description and five tables (host execution, memory, compile time, schedule
+quality, prediction vs silicon — the last in two parts), writes bench/results.json and one PNG per
+table under bench/out/. Options pick sections and models for a quick look; the defaults are the
+benchmark (issue 5): every MLPerf Tiny model, medians of 5 runs after a warm-up.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench import machine, models, tables  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+SECTIONS = ("1", "2", "3", "4", "5")
+
+
+def run(sections: tuple[str, ...], names: tuple[str, ...], runs: int, out_dir: Path,
+        results: Path | None, callgrind: bool = True, plot: bool = True) -> dict:
+    started = time.perf_counter()
+    desc = machine.describe()
+    print("## Machine\n")
+    print(machine.render(desc))
+    done: list[tables.Table] = []
+    timings: dict[str, float] = {}
+
+    def emit(t: tables.Table, t0: float) -> None:
+        timings[t.key] = time.perf_counter() - t0
+        done.append(t)
+        print(tables.render(t), flush=True)
+
+    code_sizes = None
+    if "1" in sections:
+        from bench import host_exec
+        t0 = time.perf_counter()
+        t1, code_sizes = host_exec.measure(names, runs=runs, with_callgrind=callgrind)
+        emit(t1, t0)
+    if "2" in sections:
+        from bench import memory_table
+        t0 = time.perf_counter()
+        if code_sizes is None:
+            from bench import tilewise_host
+            code_sizes = tilewise_host.code_sizes(names)
+        emit(memory_table.measure(names, code_sizes), t0)
+    if "3" in sections:
+        from bench import compile_time
+        t0 = time.perf_counter()
+        emit(compile_time.measure(names, runs=runs), t0)
+    if "4" in sections:
+        from bench import schedule_quality
+        t0 = time.perf_counter()
+        emit(schedule_quality.measure(names), t0)
+    if "5" in sections:
+        from bench import silicon
+        t0 = time.perf_counter()
+        emit(silicon.gap9_mlperf(names), t0)
+        t0 = time.perf_counter()
+        emit(silicon.gap8_published(), t0)
+    pngs = []
+    if plot:
+        from bench import plots
+        pngs = [_rel(plots.plot(t, out_dir)) for t in done]
+    total = time.perf_counter() - started
+    doc = {"machine": desc, "runs": runs, "models": list(names), "seconds": total,
+           "section_seconds": timings, "plots": pngs, "tables": {t.key: t.to_json() for t in done}}
+    if results is not None:
+        results.parent.mkdir(parents=True, exist_ok=True)
+        results.write_text(json.dumps(doc, indent=1, default=_jsonable) + "\n")
+    print(f"bench: {len(done)} tables in {total:.0f} s" + (f"; plots in {out_dir}" if plot else "")
+          + (f"; results in {results}" if results else ""))
+    return doc
+
+
+def _rel(p: Path) -> str:
+    try:
+        return str(p.resolve().relative_to(HERE.parent))
+    except ValueError:
+        return str(p)
+
+
+def _jsonable(o):
+    try:
+        import numpy as np
+        if isinstance(o, np.generic):
+            return o.item()
+    except ImportError:  # pragma: no cover
+        pass
+    raise TypeError(f"not JSON serializable: {type(o).__name__}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--only", default=",".join(SECTIONS), help="tables to run, e.g. 4,5 (default: all)")
+    p.add_argument("--models", default=",".join(models.MLPERF), help="MLPerf Tiny models (default: all four)")
+    p.add_argument("--runs", type=int, default=5, help="timed runs per measurement (default 5, at least 5 "
+                                                        "for published numbers)")
+    p.add_argument("--out", type=Path, default=HERE / "out", help="directory for the PNG plots")
+    p.add_argument("--results", type=Path, default=HERE / "results.json", help="JSON results file")
+    p.add_argument("--no-callgrind", action="store_true", help="skip the instruction counts")
+    p.add_argument("--no-plots", action="store_true")
+    a = p.parse_args(argv)
+    sections = tuple(s.strip() for s in a.only.split(",") if s.strip())
+    bad = [s for s in sections if s not in SECTIONS]
+    if bad:
+        p.error(f"unknown table(s) {','.join(bad)}; choose from {','.join(SECTIONS)}")
+    names = tuple(n.strip() for n in a.models.split(",") if n.strip())
+    unknown = [n for n in names if n not in models.MLPERF]
+    if unknown:
+        p.error(f"unknown model(s) {','.join(unknown)}; choose from {','.join(models.MLPERF)}")
+    if a.runs < 1:
+        p.error("--runs must be at least 1")
+    run(sections, names, a.runs, a.out, a.results, callgrind=not a.no_callgrind, plot=not a.no_plots)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,105 @@
+"""bench/: the fast parts of the benchmark (tables 4 and 5 on one model, the rebuilt geometries,
+the published figures against their source) so CI notices when `make bench` would break."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+
+import pytest
+
+from bench import geometries, published, run, schedule_quality, silicon, stats, tables
+from tests.conftest import REPO, mlperf_path
+
+ANCHORS = REPO.parent / "shared" / "notes" / "anchors.md"
+
+
+def test_ratios_are_run_by_run():
+    num, den = [2.0, 4.0, 9.0], [1.0, 4.0, 3.0]
+    assert stats.run_ratios(num, den) == [2.0, 1.0, 3.0]
+    assert stats.median_ratio(num, den) == 2.0            # not median(num) / median(den) = 4/3
+    with pytest.raises(ValueError):
+        stats.run_ratios([1.0], [1.0, 2.0])
+
+
+def test_table_render_formats_cells():
+    t = tables.Table("k", "T", ("a", "b", "c", "d"), (("x", 1234567, 0.1234, None), ("y", 2.5, "n/a (why)", True)),
+                     notes=("source: here",))
+    text = tables.render(t)
+    assert "| x | 1,234,567 | 0.123 | — |" in text
+    assert "| y | 2.50 | n/a (why) | yes |" in text
+    assert text.rstrip().endswith("- source: here")
+
+
+def test_geometries_match_published_macs():
+    assert geometries.pulp_nn_layer().layers[0].macs == published.PULPNN_MACS.value
+    for name, build in geometries.DORY_NETWORKS.items():
+        lg = build()
+        macs = sum(layer.macs for layer in lg.layers)
+        pub = published.DORY_GAP8[name][0].value
+        assert abs(macs / pub - 1) < 0.015, (name, macs, pub)
+        # plausible requantization: every multiplier a real Q31 mantissa, weights int8
+        for layer in lg.layers:
+            if layer.requant is not None and layer.weights is not None:
+                assert (layer.requant.multiplier >= 1 << 30).all() and (layer.requant.multiplier < 1 << 31).all()
+                assert layer.weights.dtype.name == "int8"
+    v2 = geometries.mobilenet_v2(128)
+    assert sum(layer.op == "add" for layer in v2.layers) == 10      # residuals of MobileNetV2
+
+
+def _renderings(v: float) -> set[str]:
+    out = {f"{v:g}", f"{v:,.0f}", f"{v:.2f}"}
+    if v >= 1e5:
+        out |= {f"{v / 1e3:,.0f}k", f"{v / 1e6:.1f}M"}
+    return out
+
+
+def test_published_figures_come_from_anchors():
+    if not ANCHORS.exists():
+        msg = f"{ANCHORS} not found (shared/ beside the repository)"
+        if os.environ.get("TILEWISE_REQUIRE_MODELS") == "1":
+            pytest.fail(msg)
+        pytest.skip(msg)
+    text = ANCHORS.read_text()
+    for label, fig in published.all_figures():
+        assert fig.source.startswith("seed 00"), label
+        assert any(r in text for r in _renderings(fig.value)), (label, fig.value)
+
+
+def test_schedule_quality_one_model():
+    mlperf_path("kws_dscnn")
+    t = schedule_quality.measure(["kws_dscnn"])
+    assert [r[1] for r in t.rows] == [64, 16]
+    for _, _, model, dory, ratio in t.rows:
+        assert isinstance(model, float) and isinstance(dory, float)
+        assert ratio == pytest.approx(model / dory)
+        assert ratio <= 1.0 + 1e-9          # the latency objective never loses to DORY's on its own cost model
+
+
+def test_silicon_gap9_one_model():
+    mlperf_path("ic_resnet8")
+    t = silicon.gap9_mlperf(["ic_resnet8"])
+    (row,) = t.rows
+    d = t.data["ic_resnet8"]
+    assert row[3] == published.DORY_GAP9_MS["ic_resnet8"].value
+    assert row[5] == published.MATCH_GAP9_CLUSTER_MS["ic_resnet8"].value
+    assert d["err_dory_pct"] == pytest.approx(100 * (d["pred_ms"]["dory"] / row[3] - 1))
+    assert all(math.isfinite(v) and v > 0 for v in d["pred_ms"].values())
+    assert any("seed 003 Table III" in n for n in t.notes)
+
+
+def test_run_writes_results(tmp_path: Path, capsys):
+    mlperf_path("kws_dscnn")
+    res = tmp_path / "results.json"
+    assert run.main(["--only", "4", "--models", "kws_dscnn", "--runs", "1", "--results", str(res),
+                     "--out", str(tmp_path / "out")]) == 0
+    doc = json.loads(res.read_text())
+    assert doc["machine"]["cpu"] and doc["models"] == ["kws_dscnn"]
+    assert list(doc["tables"]) == ["schedule_quality"]
+    assert (tmp_path / "out" / "schedule_quality.png").stat().st_size > 1000
+    out = capsys.readouterr().out
+    assert "## Machine" in out and "Table 4" in out
+    with pytest.raises(SystemExit):
+        run.main(["--only", "9"])
