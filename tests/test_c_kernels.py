@@ -22,12 +22,15 @@ import pytest
 
 from tilewise.golden import activation as g_act
 from tilewise.golden import elementwise as g_elt
+from tilewise.golden import onnx_ops as g_onnx
 from tilewise.golden import pool as g_pool
 from tilewise.golden.conv import conv2d_acc, dense_acc
 from tilewise.golden.fixedpoint import multiply_by_quantized_multiplier, multiply_by_quantized_multiplier_single
 from tilewise.golden.requant import apply_requant
 from tilewise.ir.graph import Graph, Node
 from tilewise.ir.ops import conv_out
+from tilewise.frontend.onnx_qparams import add_params as onnx_add_params
+from tilewise.frontend.onnx_qparams import global_pool_scale
 from tilewise.ir.requant import Requant, quantize_multiplier, tflite_requant
 from tilewise.ir.tensor import QuantParams, Tensor
 
@@ -248,6 +251,21 @@ def test_pointwise_matches_golden_and_conv2d(lib, stride, cores):
     assert np.array_equal(got_cv, want)
 
 
+@pytest.mark.parametrize("cores", CORES)
+def test_pointwise_with_padding(lib, cores):
+    """1x1 convolutions with (asymmetric) padding: padded output pixels accumulate the pad value
+    (tw_matmul_fill_s8) without scratch, in tiles with border pads and C-tiled partial sums."""
+    rng = np.random.default_rng(200 + cores)
+    for stride, pads, tiles in (((1, 1), (1, 2, 0, 1), (3, 5, 4, 5)), ((2, 1), (2, 0, 1, 3), (2, 5, 7, 4)),
+                                ((3, 2), (0, 1, 2, 0), (5, 5, 3, 11))):
+        x, wt, bias, zp_x = random_conv(rng, 7, 6, 11, 9, 1, 1)
+        acc = conv_acc(x, wt, bias, stride, pads, (1, 1), zp_x)
+        rq = make_requant("tflite", acc, rng)
+        want = requantized(acc, rq)
+        got = conv_tiled(lib, x, wt, bias, rq, stride, pads, (1, 1), zp_x, tiles, cores, pointwise=True)
+        assert np.array_equal(got, want), (stride, pads)
+
+
 def test_conv_positive_shift_and_onnx_ties(lib):
     """Small accumulators need multipliers > 1 (tflite left shift); power-of-two onnx scales hit .5 ties."""
     rng = np.random.default_rng(7)
@@ -366,6 +384,54 @@ def test_elementwise(lib, op, cores):
         inplace = a.copy()  # out aliases the first input
         kc.elementwise(lib, op, prm, inplace, b, cores, out=inplace)
         assert np.array_equal(inplace, want)
+
+
+@pytest.mark.parametrize("cores", CORES)
+def test_add_onnx_matches_qlinearadd_golden(lib, cores):
+    """tw_add_onnx_s8 against golden/onnx_ops.py add (onnxruntime's QLinearAdd in float32 fmas),
+    both operand orders (a_index), clamps, and scales that make many .5 ties."""
+    rng = np.random.default_rng(seed(("add_onnx", cores)))
+    for trial in range(12):
+        sa, sb, so = rng.uniform(0.005, 0.2, 3)
+        if trial % 3 == 0:  # power-of-two ratios: r lands on .5 often (round half to even)
+            sa, sb, so = 2.0 ** rng.integers(-7, -3, 3)
+        za, zb, zo = (int(v) for v in rng.integers(-60, 61, 3))
+        ra, rb, fixed = onnx_add_params(sa, za, sb, zb, so, zo)
+        a_index = trial % 2
+        qmin, qmax = (zo, 127) if trial % 4 == 1 else (-128, 127)
+        attrs = dict(mode="onnx", a_index=a_index, ratio_a=ra, ratio_b=rb, fixed=fixed, qmin=qmin, qmax=qmax)
+        a = rng.integers(-128, 128, (1, 997)).astype(np.int8)
+        b = rng.integers(-128, 128, (1, 997)).astype(np.int8)
+        want = golden_node(g_onnx.add, "add", attrs, [(a, za, sa), (b, zb, sb)], a.shape, zo, so)
+        first, second = (b, a) if a_index == 1 else (a, b)
+        got = kc.add_onnx(lib, ra, rb, fixed, qmin, qmax, first, second, cores)
+        assert np.array_equal(got, want), trial
+
+
+@pytest.mark.parametrize("cores", CORES)
+def test_global_avgpool_onnx_in_pixel_tiles(lib, cores):
+    """tw_global_avgpool_rq_s8 against golden/onnx_ops.py mean (QLinearGlobalAveragePool)."""
+    rng = np.random.default_rng(seed(("gap_onnx", cores)))
+    for h, w, c in ((8, 8, 32), (5, 3, 13), (1, 1, 7)):
+        x = rng.integers(-128, 128, (h, w, c)).astype(np.int8)
+        si, so = rng.uniform(0.02, 0.1, 2)
+        zi, zo = (int(v) for v in rng.integers(-30, 31, 2))
+        scale = global_pool_scale(si, so, h * w)
+        rq = Requant("onnx", multiplier=np.ones(1, np.int64), shift=np.zeros(1, np.int64), zero_point=zo,
+                     qmin=-128, qmax=127, scale=np.asarray([scale], np.float32))
+        attrs = dict(mode="onnx", axes=(1, 2), keepdims=True, x_zero_point=zi, count=h * w, requant=rq,
+                     qmin=-128, qmax=127)
+        want = golden_node(g_onnx.mean, "mean", attrs, [(x[None], zi, si)], (1, 1, 1, c), zo, so).reshape(c)
+        pixels = x.reshape(h * w, c)
+        ra = kc.RequantArrays(rq)
+        assert np.array_equal(kc.global_avgpool_rq(lib, pixels, zi, ra, cores), want)
+        acc = np.full(c, -777, dtype=np.int32)
+        out = np.full(c, 0x5A, dtype=np.int8)
+        ptiles = tiles_of(h * w, 5)
+        for i, (p0, p1) in enumerate(ptiles):
+            flags = (ACC_FIRST if i == 0 else 0) | (ACC_LAST if i == len(ptiles) - 1 else 0)
+            kc.global_avgpool_rq(lib, pixels[p0:p1], zi, ra, cores, acc, flags, out)
+        assert np.array_equal(out, want)
 
 
 # ------------------------------------------------------------------------------ pooling

@@ -35,6 +35,8 @@ _SIGNATURES = {
     "shim_gap": (None, [P, I, I, P, I, P, P, I]),
     "shim_softmax": (None, [P, P, I, I, I32, I32, I32, I]),
     "shim_mbqm": (I32, [I32, I32, I32, I]),
+    "shim_add_onnx": (None, [P, P, P, P, P, I, I]),
+    "shim_gap_rq": (None, [P, I, I, P, I, I, P, P, P, P, P, P, I]),
 }
 
 
@@ -158,6 +160,27 @@ def global_avgpool(lib, x_pixels, params: list[int], cores: int, acc: np.ndarray
     if out is None:
         out = np.full(x.shape[-1], 0x5A, dtype=np.int8)
     lib.shim_gap(ptr(x), x.shape[0], x.shape[1], ptr(acc), flags, ptr(c_array(params, np.int32)), ptr(out), cores)
+    return out
+
+
+def add_onnx(lib, ratio_a: float, ratio_b: float, fixed: float, qmin: int, qmax: int, a, b,
+             cores: int) -> np.ndarray:
+    """onnxruntime QLinearAdd of two int8 arrays of the same shape (tw_add_onnx_s8)."""
+    a, b = c_array(a, np.int8), c_array(b, np.int8)
+    out = np.full(a.shape, 0x5A, dtype=np.int8)
+    lib.shim_add_onnx(ptr(c_array([ratio_a, ratio_b, fixed], np.float32)), ptr(c_array([qmin, qmax], np.int32)),
+                      ptr(a), ptr(b), ptr(out), a.size, cores)
+    return out
+
+
+def global_avgpool_rq(lib, x_pixels, in_zp: int, rq: "RequantArrays", cores: int,
+                      acc: np.ndarray | None = None, flags: int = ACC_WHOLE,
+                      out: np.ndarray | None = None) -> np.ndarray:
+    """x [pixels, C] -> [C] through tw_global_avgpool_rq_s8."""
+    x = c_array(x_pixels, np.int8)
+    if out is None:
+        out = np.full(x.shape[-1], 0x5A, dtype=np.int8)
+    lib.shim_gap_rq(ptr(x), x.shape[0], x.shape[1], ptr(acc), flags, in_zp, *rq.args(), ptr(out), cores)
     return out
 
 

@@ -253,3 +253,55 @@ int32_t shim_mbqm(int32_t x, int32_t m, int32_t shift, int single)
 {
     return single ? tw_mbqm_single(x, m, shift) : tw_mbqm(x, m, shift);
 }
+
+/* ---- onnx-mode add (QLinearAdd); f = ratio_a ratio_b fixed, q = qmin qmax */
+typedef struct {
+    tw_add_onnx_params_t p;
+    const int8_t *a, *b;
+    int8_t *out;
+    int n;
+} add_onnx_job_t;
+
+static void add_onnx_core(void *p)
+{
+    const add_onnx_job_t *j = (const add_onnx_job_t *)p;
+    tw_add_onnx_s8(&j->p, j->a, j->b, j->out, j->n, tw_core_id(), tw_core_count());
+}
+
+void shim_add_onnx(const float *f, const int32_t *q, const int8_t *a, const int8_t *b, int8_t *out,
+                   int n, int n_cores)
+{
+    add_onnx_job_t j;
+    j.p.ratio_a = f[0];
+    j.p.ratio_b = f[1];
+    j.p.fixed = f[2];
+    j.p.qmin = q[0];
+    j.p.qmax = q[1];
+    j.a = a;
+    j.b = b;
+    j.out = out;
+    j.n = n;
+    tw_fork(n_cores, add_onnx_core, &j);
+}
+
+/* ---- global average pooling with a tw_requant_t (onnx QLinearGlobalAveragePool) */
+static void gap_rq_core(void *p)
+{
+    tw_global_avgpool_rq_s8((const tw_gap_rq_args_t *)p, tw_core_id(), tw_core_count());
+}
+
+void shim_gap_rq(const int8_t *in, int pixels, int c, int32_t *acc, int acc_flags, int in_zp,
+                 const int32_t *rqi, const int32_t *mult, const int32_t *shift,
+                 const int32_t *lambda, const float *scale, int8_t *out, int n_cores)
+{
+    tw_gap_rq_args_t a;
+    a.in = in;
+    a.pixels = pixels;
+    a.c = c;
+    a.acc = acc;
+    a.acc_flags = acc_flags;
+    a.in_zp = in_zp;
+    a.rq = requant(rqi, mult, shift, lambda, scale);
+    a.out = out;
+    tw_fork(n_cores, gap_rq_core, &a);
+}

@@ -22,6 +22,14 @@
  *   team size, and tw_barrier() waits for the whole team. Outside a fork: id 0, count 1, and
  *   tw_barrier() returns at once. Forks do not nest.
  *
+ * L3 — tw_l3_read(l2, l3, bytes) copies `bytes` from off-chip memory (L3) into L2, for weights
+ *   streamed from L3 with the next layer's prefetch (seed 001 §4.4, DORY Listing 2). Same rules
+ *   as DMA: asynchronous, the destination is undefined until tw_l3_wait(id), each id waited once.
+ *   `l3` is an address in L3: on the host a pointer into memory the harness holds; on PULP an
+ *   address in the RAM device given to tw_hal_pulp_set_ram() (tw_hal_pulp_l3.c). Called outside
+ *   forks (by the code that sequences layers). Counted apart from L2<->L1 DMA:
+ *   tw_hal_get_l3_stats().
+ *
  * Counters — tw_hal_get_stats() reports DMA transfers and bytes (and, on the host, protocol
  *   errors) so that a run can be held against the schedule's prediction.
  *
@@ -73,5 +81,11 @@ typedef struct {
 
 void tw_hal_get_stats(tw_hal_stats_t *out);
 void tw_hal_reset_stats(void);
+
+tw_dma_id_t tw_l3_read(void *l2, const void *l3, uint32_t bytes);
+void tw_l3_wait(tw_dma_id_t id);
+
+/* L3 reads issued and bytes read since the last tw_hal_reset_stats(). */
+void tw_hal_get_l3_stats(uint64_t *transfers, uint64_t *bytes);
 
 #endif /* TW_HAL_H */

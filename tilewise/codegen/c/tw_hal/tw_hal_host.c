@@ -9,7 +9,9 @@
  * again (a mismatch counts a race: the program wrote the source of an in-flight transfer) and
  * copied. So a missing or misplaced wait in generated double buffering shows up as a wrong
  * result or a counted race, never as luck. Transfers, bytes and L2-side contiguous chunks are
- * counted for comparison with the schedule's prediction.
+ * counted for comparison with the schedule's prediction. L3 reads (tw_l3_read) go through the same
+ * pending table — garbage until their wait, races counted, included in dma_pending/dma_waits —
+ * but are counted apart (tw_hal_get_l3_stats).
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -39,6 +41,7 @@ static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;   /* DMA table and co
 static transfer_t g_pending[MAX_PENDING];
 static tw_dma_id_t g_next_id = 1;
 static tw_hal_stats_t g_stats;
+static uint64_t g_l3_transfers, g_l3_bytes;                  /* tw_l3_read, counted apart */
 
 static void fail(const char *msg)
 {
@@ -106,9 +109,11 @@ static uint64_t l2_chunks(uint32_t row_bytes, uint32_t rows, uint32_t planes,
     return per_plane * planes;
 }
 
-tw_dma_id_t tw_dma_copy_3d(void *l1, void *l2, uint32_t row_bytes, uint32_t rows,
-                           uint32_t planes, uint32_t l1_row_stride, uint32_t l1_plane_stride,
-                           uint32_t l2_row_stride, uint32_t l2_plane_stride, tw_dma_dir_t dir)
+/* Issue a transfer (L2<->L1 DMA, or an L3->L2 read when `l3` is set: `l2` is then the L3
+ * source and `l1` the L2 destination). */
+static tw_dma_id_t issue(void *l1, void *l2, uint32_t row_bytes, uint32_t rows, uint32_t planes,
+                         uint32_t l1_row_stride, uint32_t l1_plane_stride, uint32_t l2_row_stride,
+                         uint32_t l2_plane_stride, tw_dma_dir_t dir, int l3)
 {
     transfer_t *t = NULL;
     int i;
@@ -144,14 +149,45 @@ tw_dma_id_t tw_dma_copy_3d(void *l1, void *l2, uint32_t row_bytes, uint32_t rows
     }
     t->src_hash = source_hash(t);
     fill_garbage(t);
-    g_stats.dma_transfers++;
-    g_stats.dma_bytes += (uint64_t)row_bytes * rows * planes;
-    g_stats.dma_chunks += l2_chunks(row_bytes, rows, planes, l2_row_stride, l2_plane_stride);
+    if (l3) {
+        g_l3_transfers++;
+        g_l3_bytes += (uint64_t)row_bytes * rows * planes;
+    } else {
+        g_stats.dma_transfers++;
+        g_stats.dma_bytes += (uint64_t)row_bytes * rows * planes;
+        g_stats.dma_chunks += l2_chunks(row_bytes, rows, planes, l2_row_stride, l2_plane_stride);
+    }
     g_stats.dma_pending++;
     if (g_stats.dma_pending > g_stats.dma_max_pending)
         g_stats.dma_max_pending = g_stats.dma_pending;
     pthread_mutex_unlock(&g_lock);
     return t->id;
+}
+
+tw_dma_id_t tw_dma_copy_3d(void *l1, void *l2, uint32_t row_bytes, uint32_t rows,
+                           uint32_t planes, uint32_t l1_row_stride, uint32_t l1_plane_stride,
+                           uint32_t l2_row_stride, uint32_t l2_plane_stride, tw_dma_dir_t dir)
+{
+    return issue(l1, l2, row_bytes, rows, planes, l1_row_stride, l1_plane_stride, l2_row_stride,
+                 l2_plane_stride, dir, 0);
+}
+
+tw_dma_id_t tw_l3_read(void *l2, const void *l3, uint32_t bytes)
+{
+    return issue(l2, (void *)(uintptr_t)l3, bytes, 1, 1, 0, 0, 0, 0, TW_DMA_L2_TO_L1, 1);
+}
+
+void tw_l3_wait(tw_dma_id_t id)
+{
+    tw_dma_wait(id);
+}
+
+void tw_hal_get_l3_stats(uint64_t *transfers, uint64_t *bytes)
+{
+    pthread_mutex_lock(&g_lock);
+    *transfers = g_l3_transfers;
+    *bytes = g_l3_bytes;
+    pthread_mutex_unlock(&g_lock);
 }
 
 tw_dma_id_t tw_dma_copy_2d(void *l1, void *l2, uint32_t row_bytes, uint32_t rows,
@@ -199,6 +235,7 @@ void tw_hal_reset_stats(void)
     pthread_mutex_lock(&g_lock);
     pending = g_stats.dma_pending;
     memset(&g_stats, 0, sizeof g_stats);
+    g_l3_transfers = g_l3_bytes = 0;
     g_stats.dma_pending = pending;
     g_stats.dma_max_pending = pending;
     pthread_mutex_unlock(&g_lock);

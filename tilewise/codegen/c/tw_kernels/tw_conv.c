@@ -67,12 +67,25 @@ void tw_conv2d_s8(const tw_conv_args_t *a, int core_id, int n_cores)
     }
 }
 
-/* Input pixel read by output pixel p of a 1x1, unpadded convolution. */
+/* Input pixel read by output pixel p of a 1x1 convolution, or NULL when it is padding. */
 static const int8_t *pointwise_column(const tw_conv_args_t *a, int p)
 {
     const tw_window_t *g = &a->win;
-    int oy = p / g->out_w, ox = p % g->out_w;
-    return a->in + ((size_t)(oy * g->s_h) * g->in_w + (size_t)(ox * g->s_w)) * a->in_c;
+    int iy = (p / g->out_w) * g->s_h - g->pad_t;
+    int ix = (p % g->out_w) * g->s_w - g->pad_l;
+    if (iy < 0 || iy >= g->in_h || ix < 0 || ix >= g->in_w)
+        return NULL;
+    return a->in + ((size_t)iy * g->in_w + (size_t)ix) * a->in_c;
+}
+
+/* One pixel of a pointwise convolution: its input column, or the pad value everywhere. */
+static void pointwise_pixel(const tw_conv_args_t *a, int p, const tw_mm_sink_t *sink)
+{
+    const int8_t *col = pointwise_column(a, p);
+    if (col)
+        tw_matmul_s8(col, NULL, p, 0, a->w, a->in_c, 0, a->out_c, sink);
+    else
+        tw_matmul_fill_s8(a->pad_value, p, a->w, a->in_c, 0, a->out_c, sink);
 }
 
 void tw_conv1x1_s8(const tw_conv_args_t *a, int core_id, int n_cores)
@@ -84,9 +97,15 @@ void tw_conv1x1_s8(const tw_conv_args_t *a, int core_id, int n_cores)
     tw_core_range(g->out_h, core_id, n_cores, &row_begin, &row_end);
     p = row_begin * g->out_w;
     p_end = row_end * g->out_w;
-    for (; p + 2 <= p_end; p += 2)
-        tw_matmul_s8(pointwise_column(a, p), pointwise_column(a, p + 1), p, p + 1,
-                     a->w, a->in_c, 0, a->out_c, &sink);
+    for (; p + 2 <= p_end; p += 2) {
+        const int8_t *c0 = pointwise_column(a, p), *c1 = pointwise_column(a, p + 1);
+        if (c0 && c1) {
+            tw_matmul_s8(c0, c1, p, p + 1, a->w, a->in_c, 0, a->out_c, &sink);
+        } else {
+            pointwise_pixel(a, p, &sink);
+            pointwise_pixel(a, p + 1, &sink);
+        }
+    }
     if (p < p_end)
-        tw_matmul_s8(pointwise_column(a, p), NULL, p, 0, a->w, a->in_c, 0, a->out_c, &sink);
+        pointwise_pixel(a, p, &sink);
 }

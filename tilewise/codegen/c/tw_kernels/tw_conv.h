@@ -30,8 +30,10 @@
  *   two at a time in row-major order (the two im2col buffers of the 4x2 MatMul), the odd one last.
  *   All cores call with the same args; barrier afterwards. Kernels do not touch the HAL.
  *
- *   tw_conv1x1_s8: pointwise layers (k_h = k_w = 1, all pads 0, any stride, dilation ignored):
- *   the input pixel is the MatMul column, no im2col and no scratch (im2col may be NULL).
+ *   tw_conv1x1_s8: pointwise layers (k_h = k_w = 1, any stride and pads, dilation ignored):
+ *   the input pixel is the MatMul column, no im2col and no scratch (im2col may be NULL); an
+ *   output pixel whose tap falls in the padding accumulates pad_value against every weight
+ *   (tw_matmul_fill_s8), also without scratch.
  *   tw_conv2d_s8 handles every geometry, including 1x1.
  */
 #ifndef TW_CONV_H

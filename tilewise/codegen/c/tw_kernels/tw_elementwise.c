@@ -4,6 +4,8 @@
  */
 #include "tw_elementwise.h"
 
+#include <math.h>
+
 #include "tw_requant.h"
 
 /* sign = +1 for ADD, -1 for SUB */
@@ -43,6 +45,23 @@ void tw_mul_s8(const tw_mul_params_t *p, const int8_t *a, const int8_t *b, int8_
     for (i = begin; i < end; i++) {
         int32_t prod = (a[i] - p->a_zp) * (b[i] - p->b_zp);
         int32_t y = tw_mbqm(prod, p->out_mult, p->out_shift) + p->out_zp;
+        out[i] = (int8_t)tw_clamp32(y, p->qmin, p->qmax);
+    }
+}
+
+void tw_add_onnx_s8(const tw_add_onnx_params_t *p, const int8_t *a, const int8_t *b, int8_t *out,
+                    int n, int core_id, int n_cores)
+{
+    int begin, end, i;
+    tw_core_range(n, core_id, n_cores, &begin, &end);
+    for (i = begin; i < end; i++) {
+        float r = fmaf((float)a[i], p->ratio_a, fmaf((float)b[i], p->ratio_b, p->fixed));
+        float q = nearbyintf(r);
+        int32_t y;
+        /* bound before converting (out-of-range float->int is undefined); far outside int8 */
+        if (q > 1024.0f) q = 1024.0f;
+        if (q < -1024.0f) q = -1024.0f;
+        y = (int32_t)q;
         out[i] = (int8_t)tw_clamp32(y, p->qmin, p->qmax);
     }
 }

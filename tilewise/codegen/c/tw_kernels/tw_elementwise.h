@@ -19,6 +19,14 @@
  *       out = clamp(MBQM((a - a_zp) * (b - b_zp), out_mult, out_shift) + out_zp, qmin, qmax)
  *   with out_mult/out_shift from s_a·s_b/s_out.
  *
+ *   ADD, onnx mode (tw_add_onnx_s8) — onnxruntime's QLinearAdd (MlasQLinearAdd, AVX2 path;
+ *   golden/onnx_ops.py `add`), in float32 with fused multiply-adds (one rounding each):
+ *       r   = fmaf(a, ratio_a, fmaf(b, ratio_b, fixed))
+ *       out = clamp(nearbyintf(r), qmin, qmax)       (round half to even, default rounding mode)
+ *   with ratio_a = s_a/s_out, ratio_b = s_b/s_out, fixed = zp_out - ratio_a·zp_a - ratio_b·zp_b as
+ *   the frontend computes them (frontend/onnx_qparams.py). `a` is onnxruntime's "A" operand
+ *   (golden attrs a_index): the caller passes the inputs in that order.
+ *
  *   Core split: element ranges, chunk = ceil(n / n_cores). Same args on every core; barrier after.
  */
 #ifndef TW_ELEMENTWISE_H
@@ -42,11 +50,18 @@ typedef struct {
     int32_t qmin, qmax;
 } tw_mul_params_t;
 
+typedef struct {
+    float ratio_a, ratio_b, fixed;
+    int32_t qmin, qmax;
+} tw_add_onnx_params_t;
+
 void tw_add_s8(const tw_add_params_t *p, const int8_t *a, const int8_t *b, int8_t *out, int n,
                int core_id, int n_cores);
 void tw_sub_s8(const tw_add_params_t *p, const int8_t *a, const int8_t *b, int8_t *out, int n,
                int core_id, int n_cores);
 void tw_mul_s8(const tw_mul_params_t *p, const int8_t *a, const int8_t *b, int8_t *out, int n,
                int core_id, int n_cores);
+void tw_add_onnx_s8(const tw_add_onnx_params_t *p, const int8_t *a, const int8_t *b, int8_t *out,
+                    int n, int core_id, int n_cores);
 
 #endif /* TW_ELEMENTWISE_H */

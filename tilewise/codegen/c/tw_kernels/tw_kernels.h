@@ -8,8 +8,8 @@
  *   tw_conv.h         conv2d (im2col + 4x2 MatMul), 1x1 pointwise, C-tiling partial sums
  *   tw_depthwise.h    depthwise conv with depth multiplier
  *   tw_linear.h       fully connected, C-tiling partial sums
- *   tw_elementwise.h  add / sub / mul (TFLite)
- *   tw_pool.h         average / max pooling, global average pooling (TFLite)
+ *   tw_elementwise.h  add / sub / mul (TFLite), add (onnxruntime QLinearAdd)
+ *   tw_pool.h         average / max pooling, global average pooling (TFLite; onnx requant)
  *   tw_softmax.h      softmax (TFLite int8 reference)
  *   tw_requant.h      requantization: tflite / shift / onnx modes
  */

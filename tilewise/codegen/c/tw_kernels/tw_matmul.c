@@ -103,3 +103,16 @@ void tw_matmul_s8(const int8_t *col0, const int8_t *col1, int pix0, int pix1,
     else
         matmul_1px(col0, pix0, w, len, k_begin, k_end, sink);
 }
+
+void tw_matmul_fill_s8(int8_t value, int pix, const int8_t *w, int len, int k_begin, int k_end,
+                       const tw_mm_sink_t *sink)
+{
+    int k, j;
+    for (k = k_begin; k < k_end; k++) {
+        const int8_t *wk = w + (size_t)k * len;
+        int32_t a0 = acc_init(sink, pix, k);
+        for (j = 0; j < len; j++)
+            a0 += wk[j] * value;
+        acc_store(sink, pix, k, a0);
+    }
+}

@@ -36,4 +36,9 @@ typedef struct {
 void tw_matmul_s8(const int8_t *col0, const int8_t *col1, int pix0, int pix1,
                   const int8_t *w, int len, int k_begin, int k_end, const tw_mm_sink_t *sink);
 
+/* One pixel whose column is `len` copies of `value` (a padded tap of a 1x1 convolution): the
+ * same accumulation as tw_matmul_s8 without a column buffer. */
+void tw_matmul_fill_s8(int8_t value, int pix, const int8_t *w, int len, int k_begin, int k_end,
+                       const tw_mm_sink_t *sink);
+
 #endif /* TW_MATMUL_H */

@@ -90,3 +90,18 @@ void tw_global_avgpool_s8(const tw_gap_args_t *a, int core_id, int n_cores)
         }
     }
 }
+
+void tw_global_avgpool_rq_s8(const tw_gap_rq_args_t *a, int core_id, int n_cores)
+{
+    int c_begin, c_end, c, p;
+    tw_core_range(a->c, core_id, n_cores, &c_begin, &c_end);
+    for (c = c_begin; c < c_end; c++) {
+        int32_t acc = (a->acc_flags & TW_ACC_FIRST) ? 0 : a->acc[c];
+        for (p = 0; p < a->pixels; p++)
+            acc += a->in[(size_t)p * a->c + c] - a->in_zp;
+        if (a->acc_flags & TW_ACC_LAST)
+            a->out[c] = tw_requant(&a->rq, acc, c);
+        else
+            a->acc[c] = acc;
+    }
+}

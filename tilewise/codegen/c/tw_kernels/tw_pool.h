@@ -30,6 +30,14 @@
  *     Buffers: in [pixels][c] (any dense run of HWC pixels), out [c] (written on the last tile).
  *     Core split: channels, chunk = ceil(c / n_cores).
  *
+ *   tw_global_avgpool_rq_s8 — global average pooling with a tw_requant_t (onnxruntime's
+ *     QLinearGlobalAveragePool, golden/onnx_ops.py `global_average` + apply_requant):
+ *       acc = sum over the layer's pixels of (x - in_zp)                      (int32)
+ *       out = tw_requant(rq, acc, c)          (onnx mode: float32 acc·scale, round half to even,
+ *                                              + zero point, clamp to [rq.qmin, rq.qmax])
+ *     Pixel tiling and buffers as tw_global_avgpool_s8; rq arrays indexed by tile-local channel
+ *     (or per_channel = 0). Core split: channels.
+ *
  *   Same args on every core; barrier after.
  */
 #ifndef TW_POOL_H
@@ -38,6 +46,7 @@
 #include <stdint.h>
 
 #include "tw_common.h"
+#include "tw_requant.h"
 
 typedef struct {
     tw_window_t win;           /* d_h = d_w = 1 */
@@ -61,8 +70,20 @@ typedef struct {
     int8_t *out;
 } tw_gap_args_t;
 
+typedef struct {
+    const int8_t *in;
+    int pixels;
+    int c;
+    int32_t *acc;              /* [c] running sums, or NULL when acc_flags == TW_ACC_WHOLE */
+    int acc_flags;
+    int32_t in_zp;
+    tw_requant_t rq;
+    int8_t *out;
+} tw_gap_rq_args_t;
+
 void tw_avgpool_s8(const tw_pool_args_t *a, int core_id, int n_cores);
 void tw_maxpool_s8(const tw_pool_args_t *a, int core_id, int n_cores);
 void tw_global_avgpool_s8(const tw_gap_args_t *a, int core_id, int n_cores);
+void tw_global_avgpool_rq_s8(const tw_gap_rq_args_t *a, int core_id, int n_cores);
 
 #endif /* TW_POOL_H */
