@@ -1,4 +1,4 @@
-"""The `tilewise` command line: analyze, targets, demo (generate/validate/explore join as they land).
+"""The `tilewise` command line: analyze, targets, generate, validate, demo (explore joins as it lands).
 
 Exit codes: 0 success, 1 validation mismatch, 2 bad input (one sentence on stderr, no traceback).
 Set TILEWISE_DEBUG=1 to see tracebacks of internal errors.
@@ -50,6 +50,33 @@ def _cmd_targets(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_generate(args: argparse.Namespace) -> int:
+    from .codegen import generate_model
+
+    project, ns = generate_model(args.model, target_from_args(args), args.tiler, args.out)
+    m = project.manifest
+    print(f"tilewise: wrote {project.path} — {len(m['layers'])} layers for {m['target']} "
+          f"(tiler {m['tiler']}): L1 arena {m['l1_bytes']:,} B, L2 arena {m['l2_arena_bytes']:,} B "
+          f"(plan peak {m['l2_peak_bytes']:,} B), L3 image {m['l3_bytes']:,} B, "
+          f"DMA {m['dma_bytes_predicted']:,} B per inference; build with `make -C {project.path}`")
+    return 0
+
+
+def _cmd_validate(args: argparse.Namespace) -> int:
+    from .validate import validate_path
+    from .validate.text import format_report
+
+    if args.inputs < 1:
+        raise TilewiseError(f"--inputs must be at least 1, got {args.inputs}")
+    report = validate_path(args.model, target_from_args(args), args.tiler, args.inputs, args.seed,
+                           args.out)
+    if args.json:
+        print(json.dumps(report.to_json(), indent=2))
+    else:
+        print(format_report(report))
+    return 0 if report.bit_exact else 1
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     from .demo import run_demo
 
@@ -67,6 +94,22 @@ def build_parser() -> argparse.ArgumentParser:
     t = sub.add_parser("targets", help="the built-in targets and their parameters")
     t.add_argument("--json", action="store_true", help="print JSON instead of tables")
     t.set_defaults(fn=_cmd_targets)
+    g = sub.add_parser("generate", help="write the tiled C project of a model for a target")
+    g.add_argument("model", help=".tflite or .onnx model")
+    g.add_argument("-o", "--out", required=True, help="directory of the generated project")
+    add_target_options(g, required=True)
+    g.set_defaults(fn=_cmd_generate)
+    v = sub.add_parser("validate", help="generate, build on the host, compare bit for bit with the "
+                                        "golden model and the reference runtime")
+    v.add_argument("model", help=".tflite or .onnx model")
+    v.add_argument("--inputs", type=int, default=20, metavar="N",
+                   help="random inputs (the all-min and all-max inputs are added; default 20)")
+    v.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    v.add_argument("-o", "--out", help="keep the generated project here (default: a temporary "
+                                       "directory, kept only on a mismatch)")
+    v.add_argument("--json", action="store_true", help="print the report as JSON")
+    add_target_options(v, required=True)
+    v.set_defaults(fn=_cmd_validate)
     d = sub.add_parser("demo", help="the main job on the bundled example model")
     d.add_argument("-o", "--out", help="directory for the demo's outputs (default: a temporary one)")
     d.set_defaults(fn=_cmd_demo)

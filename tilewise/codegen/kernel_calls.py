@@ -1,0 +1,224 @@
+"""C for one layer's kernel call on one tile: the `compute()` function of a generated layer file.
+
+Each layer kind maps to one kernel of the shipped library (tilewise/codegen/c/tw_kernels, whose
+headers hold the call contracts) with the arithmetic its golden kernel defines:
+
+| layer op (mode)                   | kernel                        | golden                          |
+|-----------------------------------|-------------------------------|---------------------------------|
+| conv2d (FY·FX > 1)                | tw_conv2d_s8 (im2col + 4x2)   | golden/conv.py + requant.py     |
+| conv2d 1x1                        | tw_conv1x1_s8                 | idem                            |
+| depthwise (multiplier 1)          | tw_depthwise_s8               | idem (groups = C)               |
+| fully_connected                   | tw_fully_connected_s8         | golden/conv.py dense_acc        |
+| add / sub / mul (tflite)          | tw_add_s8 / tw_sub_s8 / tw_mul_s8 | golden/elementwise.py       |
+| add (onnx)                        | tw_add_onnx_s8                | golden/onnx_ops.py add          |
+| avg_pool (tflite), max_pool (any) | tw_avgpool_s8 / tw_maxpool_s8 | golden/pool.py, onnx_ops.py     |
+| global_avg_pool (tflite mean)     | tw_global_avgpool_s8          | golden/pool.py mean             |
+| global_avg_pool (onnx)            | tw_global_avgpool_rq_s8       | golden/onnx_ops.py mean         |
+
+`compute(t, m, flags, core, cores)` gets the tile's position (`tw_tile_pos_t`: channel, row and
+column ranges and the input spans with their pads) and its buffers (`tw_tile_bufs_t`), so that the
+tiled loop nest (layer_c.py) and untiled layers call the same code. Per-channel constants come
+from the layer's `b` block (constants.py): bias, then two requant words per channel.
+Unsupported ops or modes raise TilewiseError naming the layer.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import TilewiseError
+from ..golden.pool import _mean_scale
+from ..ir.layer import Layer, LayerGraph
+from ..ir.tensor import dtype_range
+from .constants import LayerConstants
+
+WEIGHTED_OPS = ("conv2d", "depthwise", "fully_connected")
+
+
+def c_float(v: float) -> str:
+    """A C float literal that is exactly the float32 value of v (hex float, C99)."""
+    f = float(np.float32(v))
+    if f == 0.0:
+        return "0.0f"
+    return f"{f.hex()}f"
+
+
+def _zp(lg: LayerGraph, name: str) -> int:
+    q = lg.tensors[name].quant
+    return q.zp if q is not None else 0
+
+
+def _mode(layer: Layer) -> str:
+    return str(layer.attrs.get("mode") or (layer.requant.mode if layer.requant else "tflite"))
+
+
+def _unsupported(layer: Layer, what: str) -> TilewiseError:
+    return TilewiseError(f"layer '{layer.name}' ({layer.op}): {what} is not supported by the C "
+                         f"kernels of `tilewise generate`")
+
+
+def _window(fy: str, fx: str, sy: str, sx: str) -> str:
+    return (f"    k.win.in_h = t->ry.size;\n    k.win.in_w = t->rx.size;\n"
+            f"    k.win.out_h = t->oy_t;\n    k.win.out_w = t->ox_t;\n"
+            f"    k.win.k_h = {fy};\n    k.win.k_w = {fx};\n    k.win.s_h = {sy};\n    k.win.s_w = {sx};\n"
+            f"    k.win.d_h = 1;\n    k.win.d_w = 1;\n"
+            f"    k.win.pad_t = t->ry.pad_lo;\n    k.win.pad_l = t->rx.pad_lo;\n"
+            f"    k.win.pad_b = t->ry.pad_hi;\n    k.win.pad_r = t->rx.pad_hi;\n")
+
+
+def requant_function(layer: Layer, consts: LayerConstants) -> str:
+    """`requant(b, k_t, k0)`: the tw_requant_t of a tile from its per-channel block."""
+    rq = layer.requant
+    assert rq is not None
+    lines = ["/* Requantization of a tile's k_t output channels from its per-channel block\n"
+             " * [bias | word1 | word2] (k_t int32 each; constants.py). */",
+             "static tw_requant_t requant(const int8_t *b, int k_t, int k0)", "{",
+             "    const int32_t *words = (const int32_t *)(const void *)b;",
+             "    tw_requant_t rq;"]
+    if rq.mode == "tflite":
+        mode = "TW_RQ_TFLITE_SINGLE" if rq.rounding == "single" else "TW_RQ_TFLITE"
+        lines += [f"    rq.mode = {mode};", "    rq.mult = words + k_t;",
+                  "    rq.shift = words + 2 * k_t;", "    rq.lambda = NULL;", "    rq.scale = NULL;",
+                  "    (void)k0;"]
+    elif rq.mode == "onnx":
+        lines += ["    rq.mode = TW_RQ_ONNX;", "    rq.mult = NULL;", "    rq.shift = NULL;",
+                  "    rq.lambda = NULL;",
+                  "    rq.scale = (const float *)(const void *)(words + k_t);", "    (void)k0;"]
+    else:
+        lines += ["    rq.mode = TW_RQ_SHIFT;", "    rq.mult = words + k_t;",
+                  "    rq.lambda = words + 2 * k_t;", "    rq.shift = SHIFT_D + k0;",
+                  "    rq.scale = NULL;"]
+    lines += ["    rq.per_channel = 1;", f"    rq.zero_point = {int(rq.zero_point)};",
+              f"    rq.qmin = {int(rq.qmin)};", f"    rq.qmax = {int(rq.qmax)};", "    return rq;", "}"]
+    out = "\n".join(lines) + "\n"
+    if rq.mode == "shift":
+        d = consts.shift_d
+        vals = ", ".join([str(d)] * layer.nest.K)
+        out = (f"/* shift mode: the right shift d = {d} of every channel (read from L2) */\n"
+               f"static const int32_t SHIFT_D[{layer.nest.K}] = {{{vals}}};\n\n") + out
+    return out
+
+
+def compute_function(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
+    """The static helpers and `compute()` of a tiled or untiled layer of kind conv ... gap."""
+    nest, op, mode = layer.nest, layer.op, _mode(layer)
+    head = ("static void compute(const tw_tile_pos_t *t, const tw_tile_bufs_t *m, int flags, "
+            "int core, int cores)\n{\n")
+    pre = ""
+    if op in WEIGHTED_OPS:
+        assert consts is not None
+        pre = requant_function(layer, consts) + "\n"
+        pad = int(layer.attrs.get("pad_value", 0))
+        if not -128 <= pad <= 127:
+            raise _unsupported(layer, f"an input zero point of {pad} (int8 inputs only)")
+    if op == "conv2d":
+        pointwise = nest.FY == 1 and nest.FX == 1
+        body = ("    tw_conv_args_t k;\n" + _window("FY", "FX", "SY", "SX") +
+                "    k.in = m->x;\n    k.in_c = t->c_t;\n    k.w = m->w;\n"
+                "    k.bias = (const int32_t *)(const void *)m->b;\n"
+                "    k.out = m->y;\n    k.out_c = t->k_t;\n"
+                f"    k.pad_value = {pad};\n    k.psum = m->psum;\n    k.acc_flags = flags;\n"
+                "    k.rq = requant(m->b, t->k_t, t->k0);\n"
+                + ("    k.im2col = NULL;\n    tw_conv1x1_s8(&k, core, cores);\n" if pointwise else
+                   "    k.im2col = m->scratch;\n    tw_conv2d_s8(&k, core, cores);\n"))
+    elif op == "depthwise":
+        if nest.K != nest.C:
+            raise _unsupported(layer, f"a depth multiplier of {nest.K // max(nest.C, 1)}")
+        body = ("    tw_dw_args_t k;\n" + _window("FY", "FX", "SY", "SX") +
+                "    k.in = m->x;\n    k.in_c = t->k_t;\n    k.depth_mult = 1;\n    k.w = m->w;\n"
+                "    k.bias = (const int32_t *)(const void *)m->b;\n    k.out = m->y;\n"
+                f"    k.pad_value = {pad};\n"
+                "    k.rq = requant(m->b, t->k_t, t->k0);\n    (void)flags;\n"
+                "    tw_depthwise_s8(&k, core, cores);\n")
+    elif op == "fully_connected":
+        body = ("    tw_fc_args_t k;\n    k.in = m->x;\n    k.n_rows = 1;\n    k.in_c = t->c_t;\n"
+                "    k.w = m->w;\n    k.bias = (const int32_t *)(const void *)m->b;\n"
+                "    k.out = m->y;\n    k.out_c = t->k_t;\n    k.psum = m->psum;\n"
+                "    k.acc_flags = flags;\n    k.rq = requant(m->b, t->k_t, t->k0);\n"
+                "    tw_fully_connected_s8(&k, core, cores);\n")
+    elif op in ("avg_pool", "max_pool"):
+        a = layer.attrs
+        if op == "avg_pool" and mode != "tflite":
+            raise _unsupported(layer, f"average pooling in {mode} mode")
+        if op == "avg_pool" and a.get("count_include_pad"):
+            raise _unsupported(layer, "average pooling that counts padding")
+        lo, hi = dtype_range(lg.tensors[layer.output].dtype)
+        qmin, qmax = max(lo, int(a.get("qmin", lo))), min(hi, int(a.get("qmax", hi)))
+        fn = "tw_avgpool_s8" if op == "avg_pool" else "tw_maxpool_s8"
+        body = ("    tw_pool_args_t k;\n" + _window("FY", "FX", "SY", "SX") +
+                f"    k.in = m->x;\n    k.c = t->k_t;\n    k.out = m->y;\n"
+                f"    k.qmin = {qmin};\n    k.qmax = {qmax};\n    (void)flags;\n"
+                f"    {fn}(&k, core, cores);\n")
+    elif op == "global_avg_pool":
+        body = _gap_body(layer, lg, mode)
+    elif op in ("add", "sub", "mul"):
+        pre, body = _elementwise(layer, lg, mode)
+    else:
+        raise _unsupported(layer, "this op")
+    return pre + head + body + "}\n"
+
+
+def _gap_body(layer: Layer, lg: LayerGraph, mode: str) -> str:
+    a, nest = layer.attrs, layer.nest
+    out_t = lg.tensors[layer.output]
+    lo, hi = dtype_range(out_t.dtype)
+    pixels = nest.IY * nest.IX
+    common = ("    k.in = m->x;\n    k.pixels = IY * IX;\n    k.c = t->k_t;\n    k.acc = NULL;\n"
+              "    k.acc_flags = TW_ACC_WHOLE;\n    k.out = m->y;\n    (void)flags;\n")
+    if mode == "tflite":
+        mult, shift = _mean_scale(int(a["multiplier"]), int(a["shift"]), pixels)
+        return ("    tw_gap_args_t k;\n" + common +
+                f"    k.divisor = 1;\n    k.in_zp = {_zp(lg, layer.inputs[0])};\n"
+                f"    k.mult = {mult};\n    k.shift = {shift};\n"
+                f"    k.out_zp = {_zp(lg, layer.output)};\n"
+                f"    k.qmin = {lo};\n    k.qmax = {hi};\n"
+                "    tw_global_avgpool_s8(&k, core, cores);\n")
+    if mode == "onnx":
+        rq = a["requant"]
+        if rq.mode != "onnx" or int(a["count"]) != pixels or np.size(rq.scale) != 1:
+            raise _unsupported(layer, "this global average pooling")
+        qmin = max(lo, int(rq.qmin), int(a.get("qmin", lo)))
+        qmax = min(hi, int(rq.qmax), int(a.get("qmax", hi)))
+        scale = c_float(float(np.atleast_1d(rq.scale)[0]))
+        return ("    static const float scale[1] = {" + scale + "};\n"
+                "    tw_gap_rq_args_t k;\n" + common +
+                f"    k.in_zp = {int(a['x_zero_point'])};\n"
+                "    k.rq.mode = TW_RQ_ONNX;\n    k.rq.per_channel = 0;\n    k.rq.mult = NULL;\n"
+                "    k.rq.shift = NULL;\n    k.rq.lambda = NULL;\n    k.rq.scale = scale;\n"
+                f"    k.rq.zero_point = {int(rq.zero_point)};\n"
+                f"    k.rq.qmin = {qmin};\n    k.rq.qmax = {qmax};\n"
+                "    tw_global_avgpool_rq_s8(&k, core, cores);\n")
+    raise _unsupported(layer, f"global average pooling in {mode} mode")
+
+
+def _elementwise(layer: Layer, lg: LayerGraph, mode: str) -> tuple[str, str]:
+    a, op = layer.attrs, layer.op
+    n = "t->oy_t * t->ox_t * t->k_t"
+    tail = "    (void)flags;\n"
+    if mode == "tflite" and op in ("add", "sub"):
+        (m1, m2), (s1, s2) = a["input_multipliers"], a["input_shifts"]
+        pre = ("static const tw_add_params_t PARAMS = {\n"
+               f"    {_zp(lg, layer.inputs[0])}, {int(m1)}, {int(s1)},   /* a: zero point, multiplier, shift */\n"
+               f"    {_zp(lg, layer.inputs[1])}, {int(m2)}, {int(s2)},   /* b */\n"
+               f"    {int(a['left_shift'])},                            /* left shift */\n"
+               f"    {int(a['output_multiplier'])}, {int(a['output_shift'])}, {_zp(lg, layer.output)},  /* out */\n"
+               f"    {int(a['qmin'])}, {int(a['qmax'])}\n}};\n\n")
+        fn = "tw_add_s8" if op == "add" else "tw_sub_s8"
+        return pre, f"    {fn}(&PARAMS, m->x, m->x2, m->y, {n}, core, cores);\n{tail}"
+    if mode == "tflite" and op == "mul":
+        pre = ("static const tw_mul_params_t PARAMS = {\n"
+               f"    {_zp(lg, layer.inputs[0])}, {_zp(lg, layer.inputs[1])},\n"
+               f"    {int(a['output_multiplier'])}, {int(a['output_shift'])}, {_zp(lg, layer.output)},\n"
+               f"    {int(a['qmin'])}, {int(a['qmax'])}\n}};\n\n")
+        return pre, f"    tw_mul_s8(&PARAMS, m->x, m->x2, m->y, {n}, core, cores);\n{tail}"
+    if mode == "onnx" and op == "add":
+        lo, hi = dtype_range(lg.tensors[layer.output].dtype)
+        qmin, qmax = max(lo, int(a.get("qmin", lo))), min(hi, int(a.get("qmax", hi)))
+        pre = ("/* onnxruntime QLinearAdd: ratio_a, ratio_b, fixed (float32), clamp */\n"
+               "static const tw_add_onnx_params_t PARAMS = {\n"
+               f"    {c_float(a['ratio_a'])}, {c_float(a['ratio_b'])}, {c_float(a['fixed'])},\n"
+               f"    {qmin}, {qmax}\n}};\n\n")
+        first, second = ("m->x2", "m->x") if int(a.get("a_index", 0)) == 1 else ("m->x", "m->x2")
+        return pre, (f"    tw_add_onnx_s8(&PARAMS, {first}, {second}, m->y, {n}, core, cores);\n"
+                     f"{tail}")
+    raise _unsupported(layer, f"{op} in {mode} mode")

@@ -1,0 +1,209 @@
+"""`generate`: a NetworkSchedule → the self-contained C project of DESIGN.md "Generated C project".
+
+Nothing here decides anything: tiles, loop orders, buffering and L1 offsets come from each
+layer's `LayerSchedule`, activation/weight offsets and weight placement from the memory plan
+(`NetworkSchedule.memory`). Files written:
+
+    network.h / network.c        tw_network_run (network_c.py)
+    layers/layers.h, layer_NN.c  one function per layer (layer_c.py)
+    weights.h / weights.c        constants resident in L2; weights_l3.bin for those in L3
+    tw_kernels/ tw_runtime/ tw_hal/   the shipped C library (codegen/c), copied
+    main_host.c, Makefile, README.md  host harness (host.py)
+    tilewise.json                 the manifest validate reads (tensors, layers, predicted DMA)
+
+The PULP HAL is added for PULP targets (gap8, gap9). Layers tiled at L3→L2 (ns.l3.tilings) are
+not generated yet: generate raises a TilewiseError naming the layer.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import TilewiseError
+from ..ir.layer import LayerGraph
+from ..memory.network import act_name, weight_name
+from ..schedule.network import NetworkSchedule
+from .constants import LayerConstants, layer_constants
+from .host import MAIN_HOST, makefile, readme
+from .layer_c import LayerEmit, emit_tiled, emit_untiled
+from .network_c import L3Stream, l2_arena_bytes, layers_h, network_c, network_h, weights_files
+
+C_LIB = Path(__file__).resolve().parent / "c"
+#: targets whose clusters run PMSIS (the PULP HAL is generated for them)
+PULP_TARGETS = frozenset({"gap8", "gap9", "pulp-open"})
+WEIGHTED = ("conv2d", "depthwise", "fully_connected")
+INCLUDES = (".", "layers", "tw_kernels", "tw_hal", "tw_runtime")
+
+
+@dataclass(frozen=True)
+class Project:
+    """A generated project on disk and its manifest (tilewise.json)."""
+
+    path: Path
+    manifest: dict[str, Any]
+
+    @property
+    def l3(self) -> bool:
+        return self.manifest["l3_bytes"] > 0
+
+    def sources(self, hal: str = "host") -> list[Path]:
+        """C sources of the host (or PULP) build, harness included for the host."""
+        p = self.path
+        srcs = [p / "network.c", p / "weights.c", *sorted((p / "layers").glob("*.c")),
+                *sorted((p / "tw_kernels").glob("*.c")), p / "tw_runtime" / "tw_tile.c"]
+        if hal == "host":
+            return srcs + [p / "tw_hal" / "tw_hal_host.c", p / "main_host.c"]
+        return srcs + [p / "tw_hal" / "tw_hal_pulp.c"] + (
+            [p / "tw_hal" / "tw_hal_pulp_l3.c"] if self.l3 else [])
+
+    def includes(self) -> list[Path]:
+        return [self.path / d for d in INCLUDES]
+
+
+def _check_network(lg: LayerGraph, ns: NetworkSchedule) -> None:
+    if len(lg.inputs) != 1 or len(lg.outputs) != 1:
+        raise TilewiseError(f"{lg.source or lg.name}: generate supports networks with one input and "
+                            f"one output (this one has {len(lg.inputs)} and {len(lg.outputs)})")
+    for name, t in lg.tensors.items():
+        if t.dtype != "int8":
+            raise TilewiseError(f"{lg.source or lg.name}: tensor '{name}' is {t.dtype}; the C "
+                                f"kernels of generate are int8 only")
+    if ns.l3.tilings:
+        name = next(iter(ns.l3.tilings))
+        raise TilewiseError(f"layer '{name}' needs L3->L2 tiling on {ns.target.name} (its tensors do "
+                            f"not fit L2), which generate does not support yet; give a larger --l2")
+    if ns.memory.l3_tensors:
+        raise TilewiseError(f"tensor '{ns.memory.l3_tensors[0]}' is planned in L3, which generate "
+                            f"does not support yet; give a larger --l2")
+
+
+def _copy_library(out: Path, pulp: bool, l3: bool) -> None:
+    for sub in ("tw_kernels", "tw_runtime"):
+        dst = out / sub
+        if dst.exists():
+            shutil.rmtree(dst)
+        shutil.copytree(C_LIB / sub, dst)
+    hal = out / "tw_hal"
+    if hal.exists():
+        shutil.rmtree(hal)
+    hal.mkdir()
+    files = ["tw_hal.h", "tw_hal_host.c", "tw_hal_host.h"]
+    if pulp:
+        files.append("tw_hal_pulp.c")
+        if l3:
+            files.append("tw_hal_pulp_l3.c")
+    for f in files:
+        shutil.copy2(C_LIB / "tw_hal" / f, hal / f)
+
+
+def generate(ns: NetworkSchedule, out_dir: str | Path, model_name: str | None = None) -> Project:
+    """Write the C project of `ns` into `out_dir` (created; generated files are overwritten)."""
+    lg = ns.layers
+    _check_network(lg, ns)
+    target = ns.target
+    plan = ns.memory
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "layers").mkdir(exist_ok=True)
+    for old in (out / "layers").glob("layer_*.c"):
+        old.unlink()
+    l1_free = target.memory("L1").free if any(m.name == "L1" for m in target.memories) else None
+    in_l3 = set(plan.weights_in_l3)
+
+    consts: dict[int, LayerConstants] = {}
+    emits: list[LayerEmit] = []
+    cores_used = 1
+    l1_bytes = 4
+    for i, (layer, s) in enumerate(zip(lg.layers, ns.schedules)):
+        cores = target.module(s.module).cores
+        cores_used = max(cores_used, cores)
+        k = layer_constants(layer, s) if layer.op in WEIGHTED and layer.weights is not None else None
+        if k is not None:
+            consts[i] = k
+        in_off = [plan.activation_offset(t) for t in layer.inputs]
+        out_off = plan.activation_offset(layer.output)
+        emit = emit_untiled if s.untiled else emit_tiled
+        emits.append(emit(i, layer, lg, s, cores, k, l1_free, in_off, out_off))
+        l1_bytes = max(l1_bytes, s.l1_bytes)
+
+    # L3 image and streams: a weight buffer is live from its prefetch step to its layer
+    l3_streams: list[L3Stream] = []
+    l3_image = bytearray()
+    for i, layer in enumerate(lg.layers):
+        if layer.name not in in_l3:
+            continue
+        if i not in consts:
+            raise TilewiseError(f"layer '{layer.name}': constants planned in L3 but the layer has none")
+        buf = next(b for b in plan.plan.buffers if b.name == weight_name(layer.name))
+        if buf.size != consts[i].size:
+            raise TilewiseError(f"layer '{layer.name}': the plan streams {buf.size} bytes of "
+                                f"constants from L3, the layer has {consts[i].size}")
+        l3_image += bytes(-len(l3_image) % 4)
+        l3_streams.append(L3Stream(i, buf.first, len(l3_image), plan.weight_offset(layer.name),
+                                   consts[i].size))
+        l3_image += consts[i].blob
+    used = {act_name(t) for l in lg.layers for t in (*l.inputs, l.output)}
+    used |= {weight_name(lg.layers[s.layer].name) for s in l3_streams}
+    arena = l2_arena_bytes(plan, sorted(used))
+
+    in_t, out_t = lg.tensors[lg.inputs[0]], lg.tensors[lg.outputs[0]]
+    dma = sum(s.dma_bytes for s in ns.schedules)
+    pulp = target.name in PULP_TARGETS
+    out_sizes = [lg.tensors[l.output].nbytes for l in lg.layers]
+
+    _copy_library(out, pulp, bool(l3_streams))
+    (out / "layers" / "layers.h").write_text(layers_h(emits, [l.name for l in lg.layers]))
+    for e in emits:
+        (out / "layers" / e.filename).write_text(e.text)
+    wh, wc = weights_files({i: (lg.layers[i].name, k) for i, k in consts.items()
+                            if lg.layers[i].name not in in_l3})
+    (out / "weights.h").write_text(wh)
+    (out / "weights.c").write_text(wc)
+    l3_path = out / "weights_l3.bin"
+    if l3_streams:
+        l3_path.write_bytes(bytes(l3_image))
+    elif l3_path.exists():
+        l3_path.unlink()
+    (out / "network.h").write_text(network_h(lg, in_t.nbytes, out_t.nbytes, l1_bytes, arena,
+                                             plan.peak, len(l3_image), dma, cores_used, target.name))
+    (out / "network.c").write_text(network_c(lg, plan, emits, consts, l3_streams, len(l3_image),
+                                             arena, out_sizes))
+    (out / "main_host.c").write_text(MAIN_HOST)
+    (out / "Makefile").write_text(makefile(target.name, pulp, bool(l3_streams)))
+    name = model_name or lg.name
+    (out / "README.md").write_text(readme(name, target.name, ns.tiler, pulp, bool(l3_streams),
+                                          len(lg.layers)))
+    manifest = {
+        "model": name, "source": lg.source, "target": target.name, "tiler": ns.tiler,
+        "input": {"name": in_t.name, "shape": list(in_t.shape), "bytes": in_t.nbytes},
+        "output": {"name": out_t.name, "shape": list(out_t.shape), "bytes": out_t.nbytes},
+        "layers": [{
+            "index": i, "name": l.name, "op": l.op, "kind": l.nest.kind, "output": l.output,
+            "shape": list(lg.tensors[l.output].shape), "bytes": out_sizes[i],
+            "function": e.function, "file": f"layers/{e.filename}", "untiled": s.untiled,
+            "tiles": {t.dim: t.tile for t in s.tiles}, "loop_order": list(s.loop_order),
+            "dma_bytes": s.dma_bytes, "dma_transfers": s.dma_transfers,
+        } for i, (l, s, e) in enumerate(zip(lg.layers, ns.schedules, emits))],
+        "dma_bytes_predicted": dma,
+        "dma_transfers_predicted": sum(s.dma_transfers for s in ns.schedules),
+        "dma_chunks_predicted": sum(t.chunks for s in ns.schedules for t in s.traffic),
+        "l3_bytes": len(l3_image), "l3_bytes_predicted": sum(s.bytes for s in l3_streams),
+        "l1_bytes": l1_bytes, "l2_arena_bytes": arena, "l2_peak_bytes": plan.peak,
+        "cores": cores_used, "pulp": pulp,
+    }
+    (out / "tilewise.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    return Project(out, manifest)
+
+
+def load_project(path: str | Path) -> Project:
+    """A project generated earlier (reads its tilewise.json)."""
+    p = Path(path)
+    try:
+        manifest = json.loads((p / "tilewise.json").read_text())
+    except FileNotFoundError:
+        raise TilewiseError(f"{p}: not a tilewise project (no tilewise.json)") from None
+    return Project(p, manifest)

@@ -1,0 +1,10 @@
+"""Validation: build generated projects with the system C compiler, run them on the host and hold
+them bit for bit against the golden model and the reference runtime, with the DMA bytes each
+inference moves against the schedule's prediction (check.py; build.py, run.py, reference.py,
+locate.py, text.py)."""
+
+from .check import (ValidationReport, check_project, golden_outputs, make_inputs, new_report,
+                    validate_model, validate_network, validate_path)
+
+__all__ = ["ValidationReport", "check_project", "golden_outputs", "make_inputs", "new_report",
+           "validate_model", "validate_network", "validate_path"]

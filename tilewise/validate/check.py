@@ -1,0 +1,234 @@
+"""`tilewise validate`: generate, build on the host, run, compare bit for bit, count DMA bytes.
+
+validate_model(model, target, tiler, n) = load → lower → schedule_network → generate (codegen) →
+build (build.py) → run the harness on n random inputs plus the all-minimum and all-maximum inputs
+in one process (run.py) → compare every output with the golden model (golden.layers.run_layers)
+and with the reference runtime (reference.py) → hold the DMA bytes of every inference against the
+schedule's prediction (Σ LayerSchedule.dma_bytes) and check the host HAL saw no protocol error.
+On a mismatch with the golden model a dump build names the first differing layer, tile and
+element (locate.py). `check_project` does the build/run/compare part for any project, e.g. one a
+test has edited.
+
+The report (`ValidationReport.to_json`) has the keys of issue 4 — bit_exact, mismatches,
+reference, inputs, peak_l2_bytes, dma_bytes_measured, dma_bytes_predicted — plus transfers,
+chunks, L3 bytes, HAL counters and the first difference.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..codegen.project import Project, generate
+from ..golden.layers import run_layers
+from ..ir.layer import LayerGraph
+from ..ir.tensor import dtype_range, np_dtype
+from ..schedule.network import NetworkSchedule
+from .build import build_host
+from .locate import first_difference
+from .run import run_harness
+
+
+@dataclass
+class ValidationReport:
+    """The outcome of one validation (mutable while it is assembled)."""
+
+    model: str
+    target: str
+    tiler: str
+    l1_free_bytes: int | None
+    inputs: int
+    reference: str | None
+    peak_l2_bytes: int
+    dma_bytes_predicted: int
+    dma_transfers_predicted: int
+    dma_chunks_predicted: int
+    l3_bytes_predicted: int
+    project: str
+    dma_bytes_measured: int | None = None
+    dma_transfers_measured: int | None = None
+    dma_chunks_measured: int | None = None
+    l3_bytes_measured: int | None = None
+    hal: dict[str, int] = field(default_factory=dict)
+    mismatches: list[dict[str, Any]] = field(default_factory=list)
+    first_difference: dict[str, Any] | None = None
+    golden_vs_reference: int | None = None
+
+    @property
+    def bit_exact(self) -> bool:
+        return not self.mismatches
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "bit_exact": self.bit_exact, "mismatches": self.mismatches,
+            "reference": self.reference, "inputs": self.inputs,
+            "peak_l2_bytes": self.peak_l2_bytes,
+            "dma_bytes_measured": self.dma_bytes_measured,
+            "dma_bytes_predicted": self.dma_bytes_predicted,
+            "dma_transfers_measured": self.dma_transfers_measured,
+            "dma_transfers_predicted": self.dma_transfers_predicted,
+            "dma_chunks_measured": self.dma_chunks_measured,
+            "dma_chunks_predicted": self.dma_chunks_predicted,
+            "l3_bytes_measured": self.l3_bytes_measured,
+            "l3_bytes_predicted": self.l3_bytes_predicted,
+            "hal": self.hal, "first_difference": self.first_difference,
+            "golden_vs_reference": self.golden_vs_reference,
+            "model": self.model, "target": self.target, "tiler": self.tiler,
+            "l1_free_bytes": self.l1_free_bytes, "project": self.project,
+        }
+
+
+def make_inputs(lg: LayerGraph, n: int, seed: int = 0) -> list[np.ndarray]:
+    """n uniformly random inputs over the input's integer range, then the all-min and all-max."""
+    t = lg.tensors[lg.inputs[0]]
+    lo, hi = dtype_range(t.dtype)
+    dt = np_dtype(t.dtype)
+    rng = np.random.default_rng(seed)
+    xs = [rng.integers(lo, hi + 1, size=t.shape).astype(dt) for _ in range(n)]
+    return xs + [np.full(t.shape, lo, dt), np.full(t.shape, hi, dt)]
+
+
+def golden_outputs(lg: LayerGraph, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+    return [np.asarray(run_layers(lg, {lg.inputs[0]: x})[lg.outputs[0]]) for x in inputs]
+
+
+def _diff(a: np.ndarray, b: np.ndarray) -> int:
+    a = np.asarray(a, dtype=np.int64).reshape(-1)
+    b = np.asarray(b, dtype=np.int64).reshape(-1)
+    if a.size != b.size:
+        return max(a.size, b.size)
+    return int((a != b).sum())
+
+
+def check_project(report: ValidationReport, project: Project, lg: LayerGraph,
+                  inputs: Sequence[np.ndarray], golden: Sequence[np.ndarray],
+                  reference: Sequence[np.ndarray] | None = None, *, exe: Path | None = None,
+                  cache: str | Path | None = None, sanitize: bool = False,
+                  locate: bool = True, extra_flags: tuple[str, ...] = ()) -> ValidationReport:
+    """Build (unless `exe` is given), run and compare `project`; fills `report`."""
+    exe = exe or build_host(project, sanitize=sanitize, cache=cache, extra=extra_flags)
+    res = run_harness(project, exe, inputs)
+    st = res.stats
+    n = len(inputs)
+    if st:
+        report.dma_bytes_measured = int(st["dma_bytes_min"])
+        report.dma_transfers_measured = int(st["dma_transfers"]) // max(n, 1)
+        report.dma_chunks_measured = int(st["dma_chunks"]) // max(n, 1)
+        report.l3_bytes_measured = int(st["l3_bytes"]) // max(n, 1)
+        report.hal = {k: int(st[k]) for k in ("races", "bad_waits", "pending", "max_pending")}
+        if st["dma_bytes_min"] != st["dma_bytes_max"] or st["dma_bytes_min"] != report.dma_bytes_predicted:
+            report.mismatches.append({"kind": "dma_bytes", "measured_min": st["dma_bytes_min"],
+                                      "measured_max": st["dma_bytes_max"],
+                                      "predicted": report.dma_bytes_predicted})
+        for what in ("transfers", "chunks"):
+            got, want = getattr(report, f"dma_{what}_measured"), getattr(report, f"dma_{what}_predicted")
+            if int(st[f"dma_{what}"]) != want * n:
+                report.mismatches.append({"kind": f"dma_{what}", "measured": got, "predicted": want})
+        if report.l3_bytes_measured != report.l3_bytes_predicted:
+            report.mismatches.append({"kind": "l3_bytes", "measured": report.l3_bytes_measured,
+                                      "predicted": report.l3_bytes_predicted})
+        if st["races"] or st["bad_waits"] or st["pending"]:
+            report.mismatches.append({"kind": "hal", **report.hal})
+    if not res.ok and (res.outputs is None or not st):
+        report.mismatches.append({"kind": "run", "error": res.error})
+    first_bad = None
+    if res.outputs is not None:
+        for i, (got, want) in enumerate(zip(res.outputs, golden)):
+            d = _diff(got, want)
+            if d:
+                report.mismatches.append({"kind": "output", "against": "golden", "input": i,
+                                          "elements": d})
+                first_bad = i if first_bad is None else first_bad
+            if reference is not None:
+                d = _diff(got, reference[i])
+                if d:
+                    report.mismatches.append({"kind": "output", "against": report.reference,
+                                              "input": i, "elements": d})
+    if reference is not None:
+        report.golden_vs_reference = sum(_diff(g, r) for g, r in zip(golden, reference))
+        if report.golden_vs_reference:
+            report.mismatches.append({"kind": "golden_vs_reference",
+                                      "elements": report.golden_vs_reference})
+    if locate and (first_bad is not None or res.outputs is None):
+        idx = first_bad if first_bad is not None else 0
+        report.first_difference = locate_first_difference(project, lg, inputs[idx], cache,
+                                                          extra_flags)
+        if report.first_difference is not None:
+            report.first_difference["input"] = idx
+    return report
+
+
+def locate_first_difference(project: Project, lg: LayerGraph, x: np.ndarray,
+                            cache: str | Path | None = None,
+                            extra_flags: tuple[str, ...] = ()) -> dict[str, Any] | None:
+    """Rebuild with per-layer dumps, run on `x`, name the first differing layer/tile/element."""
+    exe = build_host(project, dump=True, cache=cache, extra=extra_flags)
+    res = run_harness(project, exe, [x], dump=True)
+    if res.dump is None:
+        return {"error": res.error or "the dump build wrote no layer outputs"}
+    return first_difference(lg, project.manifest, x, res.dump)
+
+
+def new_report(ns: NetworkSchedule, project: Project, model: str, n_inputs: int,
+               reference: str | None) -> ValidationReport:
+    m = project.manifest
+    l1 = [mem for mem in ns.target.memories if mem.name == "L1"]
+    return ValidationReport(
+        model=model, target=ns.target.name, tiler=ns.tiler,
+        l1_free_bytes=l1[0].free if l1 else None, inputs=n_inputs, reference=reference,
+        peak_l2_bytes=ns.memory.peak, dma_bytes_predicted=m["dma_bytes_predicted"],
+        dma_transfers_predicted=m["dma_transfers_predicted"],
+        dma_chunks_predicted=m["dma_chunks_predicted"],
+        l3_bytes_predicted=m["l3_bytes_predicted"], project=str(project.path))
+
+
+def validate_network(ns: NetworkSchedule, out_dir: str | Path, inputs: Sequence[np.ndarray], *,
+                     model: str | None = None, reference_name: str | None = None,
+                     reference: Sequence[np.ndarray] | None = None,
+                     cache: str | Path | None = None, sanitize: bool = False,
+                     locate: bool = True) -> tuple[ValidationReport, Project]:
+    """Generate `ns` into out_dir and check it on `inputs` (golden; reference when given)."""
+    lg = ns.layers
+    project = generate(ns, out_dir, model_name=model)
+    report = new_report(ns, project, model or lg.name, len(inputs), reference_name)
+    check_project(report, project, lg, inputs, golden_outputs(lg, inputs), reference,
+                  cache=cache, sanitize=sanitize, locate=locate)
+    return report, project
+
+
+def validate_model(model: str | Path, ns: NetworkSchedule, graph, n_random: int = 20,
+                   seed: int = 0, out_dir: str | Path | None = None,
+                   cache: str | Path | None = None) -> ValidationReport:
+    """The whole of `tilewise validate` for a scheduled model (`graph` as loaded from `model`)."""
+    from .reference import reference_name, reference_outputs
+
+    inputs = make_inputs(ns.layers, n_random, seed)
+    ref = reference_outputs(graph, model, inputs)
+    work = Path(out_dir) if out_dir else Path(tempfile.mkdtemp(prefix="tilewise_validate_"))
+    report, _ = validate_network(ns, work, inputs, model=Path(model).name,
+                                 reference_name=reference_name(graph), reference=ref, cache=cache)
+    return report
+
+
+def validate_path(model: str | Path, target, tiler: str = "model", n_random: int = 20,
+                  seed: int = 0, out_dir: str | Path | None = None) -> ValidationReport:
+    """`tilewise validate MODEL`: load, lower, schedule on `target`, then `validate_model`. Without
+    `out_dir` the project is built in a temporary directory, removed when the result is bit-exact."""
+    import shutil
+
+    from ..frontend import load_model
+    from ..passes import lower
+    from ..schedule.network import schedule_network
+
+    graph = load_model(model)
+    ns = schedule_network(lower(graph), target, tiler)
+    work = Path(out_dir) if out_dir else Path(tempfile.mkdtemp(prefix="tilewise_validate_"))
+    report = validate_model(model, ns, graph, n_random, seed, work)
+    if out_dir is None and report.bit_exact:
+        shutil.rmtree(work, ignore_errors=True)
+        report.project = "(temporary, removed)"
+    return report

@@ -1,0 +1,62 @@
+"""Name the first layer, tile and element where generated code departs from the golden model.
+
+A dump build (-DTW_DUMP_LAYERS) writes every layer's output in execution order; they are compared
+with `golden.layers.run_layers(keep_all=True)` layer by layer. The first differing element is
+given in NHWC coordinates of the layer's output, and the tile that computed it is found from the
+layer's schedule (tile index = coordinate // tile size along k, oy, ox), which is how the tiled
+loop nest of that layer indexes its tiles.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..golden.layers import run_layers
+from ..ir.layer import LayerGraph
+
+
+def _nhwc(shape: tuple[int, ...]) -> tuple[int, int, int, int]:
+    s = tuple(int(d) for d in shape)
+    if len(s) == 4:
+        return s  # type: ignore[return-value]
+    if len(s) == 3:
+        return (s[0], 1, s[1], s[2])
+    if len(s) == 2:
+        return (s[0], 1, 1, s[1])
+    if len(s) == 1:
+        return (1, 1, 1, s[0])
+    return (1, 1, 1, 1)
+
+
+def first_difference(lg: LayerGraph, manifest: dict[str, Any], x: np.ndarray,
+                     dump: bytes) -> dict[str, Any] | None:
+    """The first differing layer of a dump for input `x`, or None when every layer matches."""
+    golden = run_layers(lg, {lg.inputs[0]: x}, keep_all=True)
+    pos = 0
+    for entry, layer in zip(manifest["layers"], lg.layers):
+        n = int(entry["bytes"])
+        if pos + n > len(dump):
+            return {"layer": layer.name, "index": entry["index"], "op": layer.op,
+                    "error": "the dump ends before this layer (the run stopped here)"}
+        got = np.frombuffer(dump[pos:pos + n], dtype=np.int8)
+        pos += n
+        want = np.asarray(golden[layer.output]).reshape(-1).astype(np.int8)
+        diff = np.flatnonzero(got != want)
+        if diff.size == 0:
+            continue
+        flat = int(diff[0])
+        shape = _nhwc(tuple(lg.tensors[layer.output].shape))
+        coord = [int(v) for v in np.unravel_index(flat, shape)]
+        tiles = entry.get("tiles", {})
+        tile = {}
+        if not entry.get("untiled"):
+            for dim, c in (("k", coord[3]), ("oy", coord[1]), ("ox", coord[2])):
+                if dim in tiles:
+                    tile[dim] = c // int(tiles[dim])
+        return {"layer": layer.name, "index": entry["index"], "op": layer.op,
+                "file": entry.get("file"), "element": coord, "expected": int(want[flat]),
+                "got": int(got[flat]), "tile": tile, "differing_elements": int(diff.size),
+                "elements": int(n)}
+    return None
