@@ -1,7 +1,7 @@
 """Child process for TFLM measurements that need a process of their own.
 
     python bench/peer_proc.py arena NAME      # one invoke, then print_allocations() (to stderr)
-    python bench/peer_proc.py invokes NAME N  # load, set input, 1 warm-up invoke, then N invokes
+    python bench/peer_proc.py invokes NAME N  # load, set input, 1 warm-up invoke, then N × (set_input + invoke)
 
 `invokes` is what callgrind counts: the instructions of a process with N invokes minus those of
 the same process with 0 invokes, divided by N, are TFLM's instructions per inference (issue 5).
@@ -28,6 +28,7 @@ def main(argv: list[str]) -> int:
         return 0
     if mode == "invokes":
         for _ in range(int(argv[2])):
+            r.it.set_input(r.input, 0)
             r.it.invoke()
         return 0
     raise SystemExit(f"unknown mode {mode}")
