@@ -56,8 +56,12 @@ def test_project_files_and_makefile_build(tmp_path):
     # the layers run in order, at the memory plan's offsets
     calls = re.findall(r"tw_layer_(\d\d)\(&a\)", net)
     assert calls == [f"{i:02d}" for i in range(8)]
+    base = p.manifest["l2_arena_base"]
     for layer in ns.layers.layers:
-        assert f"a.y = L2 + {ns.memory.activation_offset(layer.output)};" in net
+        assert f"a.y = L2 + {ns.memory.activation_offset(layer.output) - base};" in net
+    # the weights resident in L2 are the const image, kept apart from the arena by the plan
+    m = p.manifest
+    assert m["l2_arena_holes"] == 0 and m["l2_arena_bytes"] + m["l2_image_bytes"] == m["l2_peak_bytes"]
     # the Makefile's host build is -Wall -Wextra -Werror clean and runs
     proc = subprocess.run(["make", "-s", "-C", str(p.path)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
@@ -165,7 +169,8 @@ def test_weights_streamed_from_l3_bit_exact(tmp_path, c_cache):
     for name in ns.memory.weights_in_l3:
         i = names.index(name)
         buf = next(b for b in ns.memory.plan.buffers if b.name == f"w:{name}")
-        read = net.index(f"l3_id[{i}] = tw_l3_read(L2 + {ns.memory.weight_offset(name)}")
+        read = net.index(f"l3_id[{i}] = tw_l3_read(L2 + "
+                         f"{ns.memory.weight_offset(name) - p.manifest['l2_arena_base']}")
         # issued before the layer of the step that makes the buffer live runs, waited before its own
         assert net.index(f"tw_layer_{buf.first:02d}(&a)") > read
         assert read < net.index(f"tw_l3_wait(l3_id[{i}]);") < net.index(f"tw_layer_{i:02d}(&a)")

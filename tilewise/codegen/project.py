@@ -30,7 +30,7 @@ from ..schedule.network import NetworkSchedule
 from .constants import LayerConstants, layer_constants
 from .host import MAIN_HOST, makefile, readme
 from .layer_c import LayerEmit, emit_tiled, emit_untiled
-from .network_c import L3Stream, l2_arena_bytes, layers_h, network_c, network_h, weights_files
+from .network_c import L3Stream, arena_map, layers_h, network_c, network_h, weights_files
 
 C_LIB = Path(__file__).resolve().parent / "c"
 #: targets whose clusters run PMSIS (the PULP HAL is generated for them)
@@ -114,6 +114,11 @@ def generate(ns: NetworkSchedule, out_dir: str | Path, model_name: str | None = 
     l1_free = target.memory("L1").free if any(m.name == "L1" for m in target.memories) else None
     in_l3 = set(plan.weights_in_l3)
 
+    # the arena: planned buffers the code uses (activations, weight buffers filled from L3)
+    used = {act_name(t) for l in lg.layers for t in (*l.inputs, l.output)}
+    used |= {weight_name(n) for n in in_l3}
+    arena = arena_map(plan, used)
+
     consts: dict[int, LayerConstants] = {}
     emits: list[LayerEmit] = []
     cores_used = 1
@@ -124,8 +129,8 @@ def generate(ns: NetworkSchedule, out_dir: str | Path, model_name: str | None = 
         k = layer_constants(layer, s) if layer.op in WEIGHTED and layer.weights is not None else None
         if k is not None:
             consts[i] = k
-        in_off = [plan.activation_offset(t) for t in layer.inputs]
-        out_off = plan.activation_offset(layer.output)
+        in_off = [arena.act(t) for t in layer.inputs]
+        out_off = arena.act(layer.output)
         emit = emit_untiled if s.untiled else emit_tiled
         emits.append(emit(i, layer, lg, s, cores, k, l1_free, in_off, out_off))
         l1_bytes = max(l1_bytes, s.l1_bytes)
@@ -143,13 +148,9 @@ def generate(ns: NetworkSchedule, out_dir: str | Path, model_name: str | None = 
             raise TilewiseError(f"layer '{layer.name}': the plan streams {buf.size} bytes of "
                                 f"constants from L3, the layer has {consts[i].size}")
         l3_image += bytes(-len(l3_image) % 4)
-        l3_streams.append(L3Stream(i, buf.first, len(l3_image), plan.weight_offset(layer.name),
+        l3_streams.append(L3Stream(i, buf.first, len(l3_image), arena.offset(buf.name),
                                    consts[i].size))
         l3_image += consts[i].blob
-    used = {act_name(t) for l in lg.layers for t in (*l.inputs, l.output)}
-    used |= {weight_name(lg.layers[s.layer].name) for s in l3_streams}
-    arena = l2_arena_bytes(plan, sorted(used))
-
     in_t, out_t = lg.tensors[lg.inputs[0]], lg.tensors[lg.outputs[0]]
     dma = sum(s.dma_bytes for s in ns.schedules)
     pulp = target.name in PULP_TARGETS
@@ -159,8 +160,9 @@ def generate(ns: NetworkSchedule, out_dir: str | Path, model_name: str | None = 
     (out / "layers" / "layers.h").write_text(layers_h(emits, [l.name for l in lg.layers]))
     for e in emits:
         (out / "layers" / e.filename).write_text(e.text)
-    wh, wc = weights_files({i: (lg.layers[i].name, k) for i, k in consts.items()
-                            if lg.layers[i].name not in in_l3})
+    image = {i: (lg.layers[i].name, k) for i, k in consts.items() if lg.layers[i].name not in in_l3}
+    image_bytes = sum(k.size for _, k in image.values())
+    wh, wc = weights_files(image)
     (out / "weights.h").write_text(wh)
     (out / "weights.c").write_text(wc)
     l3_path = out / "weights_l3.bin"
@@ -169,9 +171,9 @@ def generate(ns: NetworkSchedule, out_dir: str | Path, model_name: str | None = 
     elif l3_path.exists():
         l3_path.unlink()
     (out / "network.h").write_text(network_h(lg, in_t.nbytes, out_t.nbytes, l1_bytes, arena,
-                                             plan.peak, len(l3_image), dma, cores_used, target.name))
-    (out / "network.c").write_text(network_c(lg, plan, emits, consts, l3_streams, len(l3_image),
-                                             arena, out_sizes))
+                                             image_bytes, len(l3_image), dma, cores_used, target.name))
+    (out / "network.c").write_text(network_c(lg, arena, emits, consts, l3_streams, len(l3_image),
+                                             out_sizes))
     (out / "main_host.c").write_text(MAIN_HOST)
     (out / "Makefile").write_text(makefile(target.name, pulp, bool(l3_streams)))
     name = model_name or lg.name
@@ -192,7 +194,8 @@ def generate(ns: NetworkSchedule, out_dir: str | Path, model_name: str | None = 
         "dma_transfers_predicted": sum(s.dma_transfers for s in ns.schedules),
         "dma_chunks_predicted": sum(t.chunks for s in ns.schedules for t in s.traffic),
         "l3_bytes": len(l3_image), "l3_bytes_predicted": sum(s.bytes for s in l3_streams),
-        "l1_bytes": l1_bytes, "l2_arena_bytes": arena, "l2_peak_bytes": plan.peak,
+        "l1_bytes": l1_bytes, "l2_arena_bytes": arena.size, "l2_arena_base": arena.base,
+        "l2_arena_holes": arena.holes, "l2_image_bytes": image_bytes, "l2_peak_bytes": plan.peak,
         "cores": cores_used, "pulp": pulp,
     }
     (out / "tilewise.json").write_text(json.dumps(manifest, indent=2) + "\n")
