@@ -207,6 +207,31 @@ def test_untiled_layers_on_an_l2_module_and_single_core_target(tmp_path, c_cache
     assert report.bit_exact, report.to_json()
 
 
+def test_untiled_reshape_and_softmax_run_from_l2(tmp_path, c_cache):
+    """Layers of kind "other": a reshape that changes the HWC view (a byte copy) and a TFLite
+    softmax, between tiled layers."""
+    from tilewise.ir.graph import Graph, Node
+    from tilewise.ir.tensor import QuantParams, Tensor
+
+    q = QuantParams((0.05,), (3,))
+    t = {"x": Tensor("x", (1, 4, 6, 3), "int8", q), "r": Tensor("r", (1, 6, 4, 3), "int8", q),
+         "p": Tensor("p", (1, 3, 2, 3), "int8", q), "f": Tensor("f", (1, 18), "int8", q),
+         "y": Tensor("y", (1, 18), "int8", QuantParams((1 / 256,), (-128,)))}
+    nodes = (Node("r", "reshape", ("x",), ("r",), {"shape": (1, 6, 4, 3)}),
+             Node("p", "max_pool", ("r",), ("p",), {"kernel": (2, 2), "stride": (2, 2), "pads": (0, 0, 0, 0),
+                                                  "qmin": -128, "qmax": 127, "mode": "tflite"}),
+             Node("f", "reshape", ("p",), ("f",), {"shape": (1, 18)}),
+             Node("y", "softmax", ("f",), ("y",), {"mode": "tflite", "input_multiplier": 1476210432,
+                                                  "input_left_shift": 24, "diff_min": -124}))
+    lg = lower(Graph("other", t, nodes, ("x",), ("y",)))
+    assert [l.op for l in lg.layers] == ["reshape", "max_pool", "reshape", "softmax"]
+    ns = schedule_network(lg, get_target("gap8", l1_kb=1), "model")
+    report, p = validate_network(ns, tmp_path / "other", make_inputs(lg, 4), cache=c_cache)
+    assert report.bit_exact, report.to_json()
+    assert "memmove" in (p.path / "layers" / "layer_00.c").read_text()
+    assert "tw_softmax_s8" in (p.path / "layers" / "layer_03.c").read_text()
+
+
 def test_generate_refuses_what_it_cannot_do_in_one_sentence(tmp_path):
     ns = example_ns(l1_kb=8, l2_kb=12)            # L2 so small that layers are tiled at L3 -> L2
     with pytest.raises(TilewiseError, match=r"layer '\w+' needs L3->L2 tiling"):

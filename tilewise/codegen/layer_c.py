@@ -31,9 +31,6 @@ from ..schedule.space import REDUCING, LayerSchedule, fetch_count, inner_loops, 
 from .constants import LayerConstants
 from .kernel_calls import compute_function
 
-TILE_DIMS = ("k", "c", "oy", "ox")
-
-
 @dataclass(frozen=True)
 class LayerEmit:
     """A layer's C: function name, file name and text."""
@@ -407,7 +404,7 @@ def emit_untiled(index: int, layer: Layer, lg: LayerGraph, s: LayerSchedule, cor
     head = _header(index, layer, lg, s, cores, l1_free, in_off, out_off)
     if layer.nest.kind == "other":
         body = _other_body(layer, lg)
-        text = "\n".join([head, '#include "layers.h"\n', body.replace("FN", fn)])
+        text = "\n".join([head, '#include "layers.h"\n', body.replace("@FN@", fn)])
         return LayerEmit(fn, f"layer_{index:02d}.c", text)
     scratch = s.buffer("scratch")
     if scratch is not None and l1_free is not None and scratch.bytes > l1_free:
@@ -443,7 +440,7 @@ def _other_body(layer: Layer, lg: LayerGraph) -> str:
         rows = int(np.prod(x.shape[:-1], dtype=np.int64)) if len(x.shape) > 1 else 1
         a = layer.attrs
         return ("/* softmax over the last dimension (tw_softmax.h), one core, on the L2 tensors */\n"
-                "void FN(tw_layer_args_t *a)\n{\n    tw_softmax_args_t k;\n"
+                "void @FN@(tw_layer_args_t *a)\n{\n    tw_softmax_args_t k;\n"
                 f"    k.in = a->x;\n    k.out = a->y;\n    k.rows = {rows};\n    k.depth = {depth};\n"
                 f"    k.input_beta_multiplier = {int(a['input_multiplier'])};\n"
                 f"    k.input_beta_left_shift = {int(a['input_left_shift'])};\n"
@@ -454,7 +451,7 @@ def _other_body(layer: Layer, lg: LayerGraph) -> str:
         and tuple(x.quant.zero_point) == tuple(y.quant.zero_point))
     if layer.op == "reshape" and x.nbytes == y.nbytes and x.dtype == y.dtype and same_q:
         return ("/* reshape: the bytes do not change in HWC */\n"
-                "void FN(tw_layer_args_t *a)\n{\n"
+                "void @FN@(tw_layer_args_t *a)\n{\n"
                 f"    memmove(a->y, a->x, {y.nbytes});\n}}\n")
     raise TilewiseError(f"layer '{layer.name}' ({layer.op}, mode {mode}) runs untiled and has no "
                         f"C kernel in `tilewise generate`")
