@@ -91,7 +91,7 @@ def _copy_library(out: Path, pulp: bool, l3: bool) -> None:
     if hal.exists():
         shutil.rmtree(hal)
     hal.mkdir()
-    files = ["tw_hal.h", "tw_hal_host.c", "tw_hal_host.h"]
+    files = ["tw_hal.h", "tw_hal_chunks.h", "tw_hal_host.c", "tw_hal_host.h"]
     if pulp:
         files.append("tw_hal_pulp.c")
         if l3:

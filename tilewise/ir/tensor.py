@@ -28,6 +28,20 @@ def np_dtype(dtype: str) -> np.dtype:
     return np.dtype(DTYPES[dtype])
 
 
+def nhwc_view(shape: tuple[int, ...]) -> tuple[int, int, int, int]:
+    """(N, H, W, C) view of an activation shape of rank 0-4 (missing dims are 1; rank 3 is N, W, C)."""
+    s = tuple(int(d) for d in shape)
+    if len(s) == 4:
+        return s  # type: ignore[return-value]
+    if len(s) == 3:
+        return (s[0], 1, s[1], s[2])
+    if len(s) == 2:
+        return (s[0], 1, 1, s[1])
+    if len(s) == 1:
+        return (1, 1, 1, s[0])
+    return (1, 1, 1, 1)
+
+
 def dtype_range(dtype: str) -> tuple[int, int]:
     """(min, max) of an integer IR dtype."""
     info = np.iinfo(np_dtype(dtype))

@@ -14,25 +14,11 @@ import numpy as np
 from ..errors import UnsupportedOpError
 from ..ir.graph import Graph, Node
 from ..ir.layer import Layer, LayerGraph, LoopNest
-from ..ir.tensor import Tensor, np_dtype
+from ..ir.tensor import Tensor, nhwc_view, np_dtype
 
 
 def _bytes(t: Tensor) -> int:
     return np_dtype(t.dtype).itemsize
-
-
-def _hwc(shape: tuple[int, ...]) -> tuple[int, int, int, int]:
-    """(N, H, W, C) view of an activation shape (rank 1-4)."""
-    s = tuple(shape)
-    if len(s) == 4:
-        return s  # type: ignore[return-value]
-    if len(s) == 3:
-        return (s[0], 1, s[1], s[2])
-    if len(s) == 2:
-        return (s[0], 1, 1, s[1])
-    if len(s) == 1:
-        return (1, 1, 1, s[0])
-    return (1, 1, 1, 1)
 
 
 def _where(graph: Graph, node: Node) -> str:
@@ -118,8 +104,8 @@ def _lower_other(graph: Graph, node: Node) -> Layer:
     x = graph.tensors[node.inputs[0]]
     y = graph.tensors[node.outputs[0]]
     a = node.attrs
-    n, oy, ox, k = _hwc(y.shape)
-    _, iy, ix, c = _hwc(x.shape)
+    n, oy, ox, k = nhwc_view(y.shape)
+    _, iy, ix, c = nhwc_view(x.shape)
     op, kind = node.op, "other"
     extra: dict = {}
     if op in ("avg_pool", "max_pool") and len(x.shape) == 4:

@@ -15,19 +15,7 @@ import numpy as np
 
 from ..golden.layers import run_layers
 from ..ir.layer import LayerGraph
-
-
-def _nhwc(shape: tuple[int, ...]) -> tuple[int, int, int, int]:
-    s = tuple(int(d) for d in shape)
-    if len(s) == 4:
-        return s  # type: ignore[return-value]
-    if len(s) == 3:
-        return (s[0], 1, s[1], s[2])
-    if len(s) == 2:
-        return (s[0], 1, 1, s[1])
-    if len(s) == 1:
-        return (1, 1, 1, s[0])
-    return (1, 1, 1, 1)
+from ..ir.tensor import nhwc_view
 
 
 def first_difference(lg: LayerGraph, manifest: dict[str, Any], x: np.ndarray,
@@ -47,7 +35,7 @@ def first_difference(lg: LayerGraph, manifest: dict[str, Any], x: np.ndarray,
         if diff.size == 0:
             continue
         flat = int(diff[0])
-        shape = _nhwc(tuple(lg.tensors[layer.output].shape))
+        shape = nhwc_view(tuple(lg.tensors[layer.output].shape))
         coord = [int(v) for v in np.unravel_index(flat, shape)]
         tiles = entry.get("tiles", {})
         tile = {}

@@ -16,6 +16,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "tw_hal.h"
+#include "tw_hal_chunks.h"
 #include "tw_hal_host.h"
 
 #include <pthread.h>
@@ -96,19 +97,6 @@ static void complete(const transfer_t *t)
                     t->src + (size_t)p * t->src_plane + (size_t)r * t->src_row, t->row_bytes);
 }
 
-/* Contiguous runs on the L2 side: rows merge when the L2 row stride equals the row length,
- * planes merge when additionally the plane stride equals the plane length. */
-static uint64_t l2_chunks(uint32_t row_bytes, uint32_t rows, uint32_t planes,
-                          uint32_t l2_row_stride, uint32_t l2_plane_stride)
-{
-    uint64_t per_plane;
-    if (row_bytes == 0 || rows == 0 || planes == 0) return 0;
-    per_plane = (rows == 1 || l2_row_stride == row_bytes) ? 1 : rows;
-    if (per_plane == 1 && (planes == 1 || l2_plane_stride == (uint64_t)rows * row_bytes))
-        return 1;
-    return per_plane * planes;
-}
-
 /* Issue a transfer (L2<->L1 DMA, or an L3->L2 read when `l3` is set: `l2` is then the L3
  * source and `l1` the L2 destination). */
 static tw_dma_id_t issue(void *l1, void *l2, uint32_t row_bytes, uint32_t rows, uint32_t planes,
@@ -155,7 +143,7 @@ static tw_dma_id_t issue(void *l1, void *l2, uint32_t row_bytes, uint32_t rows, 
     } else {
         g_stats.dma_transfers++;
         g_stats.dma_bytes += (uint64_t)row_bytes * rows * planes;
-        g_stats.dma_chunks += l2_chunks(row_bytes, rows, planes, l2_row_stride, l2_plane_stride);
+        g_stats.dma_chunks += tw_l2_chunks(row_bytes, rows, planes, l2_row_stride, l2_plane_stride);
     }
     g_stats.dma_pending++;
     if (g_stats.dma_pending > g_stats.dma_max_pending)

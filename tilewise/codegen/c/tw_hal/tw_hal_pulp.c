@@ -19,6 +19,7 @@
 #include "pmsis.h"
 
 #include "tw_hal.h"
+#include "tw_hal_chunks.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -108,17 +109,6 @@ static void copy_2d(uint8_t *l1, uint8_t *l2, uint32_t row_bytes, uint32_t rows,
     }
 }
 
-static uint64_t l2_chunks(uint32_t row_bytes, uint32_t rows, uint32_t planes,
-                          uint32_t l2_row_stride, uint32_t l2_plane_stride)
-{
-    uint64_t per_plane;
-    if (row_bytes == 0 || rows == 0 || planes == 0) return 0;
-    per_plane = (rows == 1 || l2_row_stride == row_bytes) ? 1 : rows;
-    if (per_plane == 1 && (planes == 1 || l2_plane_stride == (uint64_t)rows * row_bytes))
-        return 1;
-    return per_plane * planes;
-}
-
 tw_dma_id_t tw_dma_copy_3d(void *l1, void *l2, uint32_t row_bytes, uint32_t rows,
                            uint32_t planes, uint32_t l1_row_stride, uint32_t l1_plane_stride,
                            uint32_t l2_row_stride, uint32_t l2_plane_stride, tw_dma_dir_t dir)
@@ -133,7 +123,7 @@ tw_dma_id_t tw_dma_copy_3d(void *l1, void *l2, uint32_t row_bytes, uint32_t rows
     if (g_next_id == 0) g_next_id = 1;
     g_stats.dma_transfers++;
     g_stats.dma_bytes += (uint64_t)plane_bytes * planes;
-    g_stats.dma_chunks += l2_chunks(row_bytes, rows, planes, l2_row_stride, l2_plane_stride);
+    g_stats.dma_chunks += tw_l2_chunks(row_bytes, rows, planes, l2_row_stride, l2_plane_stride);
     if (row_bytes == 0 || rows == 0 || planes == 0)
         return id;
 
