@@ -138,13 +138,14 @@ def measure(names: Sequence[str] = models.MLPERF, runs: int = 5, round_s: float 
     table = Table(
         "host", f"Table 1 — host execution, one core (ms per inference, median of {runs} rounds)",
         ("model", "tilewise C", "TFLM", "LiteRT", "tilewise / TFLM", "tilewise / LiteRT",
-         "tilewise = reference", "max |Δ| TFLM/LiteRT vs ref.", "tilewise instr/inf", "of which host HAL %", "TFLM instr/inf"),
+         "tilewise = reference", "max Δ TFLM/LiteRT vs ref. (codes)", "tilewise instr/inf",
+         "of which host HAL %", "TFLM instr/inf"),
         tuple(tuple(r) for r in rows),
         notes=("tilewise C: generated project + host HAL (1 core; the host HAL checks every DMA — garbage "
                "fill and source hash — as in validation) built with gcc -O2 into bench/harness/bench_main.c, "
                "input in memory, n inferences per round timed inside the program (clock_gettime).",
                "TFLM: tflite-micro Python interpreter invoke(); LiteRT: ai_edge_litert Interpreter, default "
-               "resolver (XNNPACK), num_threads=1; both timed from Python (includes ~1 µs of call overhead).",
+               "resolver (XNNPACK), num_threads=1; both timed from Python (the time includes the Python call of invoke()).",
                "TFLM reuses its input tensor's arena bytes, so each TFLM inference is set_input + invoke; LiteRT "
                "keeps its input, so it is invoke alone. Every engine's output after the timed rounds is checked "
                "equal to its first output.",

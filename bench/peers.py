@@ -8,9 +8,9 @@
   (XNNPACK delegate applied), `invoke()` timed from Python.
 Both run the benchmark input (models.model_input) n times back to back. TFLM's planner reuses the
 input tensor's arena bytes for later activations, so an invoke clobbers its own input: each TFLM
-inference is set_input + invoke (≈0.3–1 µs for the copy). LiteRT keeps its input tensor intact
+inference is set_input + invoke (one copy of the input). LiteRT keeps its input tensor intact
 across invokes (host_exec checks the output after the timed rounds), so it is invoked alone.
-Times include the Python call (≈1 µs), which the notes of table 1 state.
+Times include the Python call of invoke(), which the notes of table 1 state.
 """
 
 from __future__ import annotations

@@ -79,7 +79,7 @@ def _gap9(t: Table, ax) -> None:
                       "pred. --tiler dory": [d[n]["pred_ms"]["dory"] for n in names],
                       "DORY silicon": [d[n]["dory_ms"] for n in names],
                       "MATCH cluster silicon": [d[n]["match_cluster_ms"] for n in names]},
-          ylabel="ms on GAP9 @260 MHz")
+          ylabel="ms on GAP9 (cluster)")
 
 
 def _gap8(t: Table, ax) -> None:

@@ -1,9 +1,10 @@
 """Run tilewise's benchmarks: `python bench/run.py` (what `make bench` runs).
 
 Prints the machine description and five tables (host execution, memory, compile time, schedule
-quality, prediction vs silicon — the last in two parts), writes bench/results.json and one PNG per
-table under bench/out/. Options pick sections and models for a quick look; the defaults are the
-benchmark (issue 5): every MLPerf Tiny model, medians of 5 runs after a warm-up.
+quality, prediction vs silicon — the last in two parts), writes bench/results.json, one PNG per
+table and the tables as Markdown (tables.md) under bench/out/. Options pick sections and models
+for a quick look; the defaults are the benchmark (issue 5): every MLPerf Tiny model, medians of 5
+runs after a warm-up.
 """
 
 from __future__ import annotations
@@ -68,6 +69,10 @@ def run(sections: tuple[str, ...], names: tuple[str, ...], runs: int, out_dir: P
         from bench import plots
         pngs = [_rel(plots.plot(t, out_dir)) for t in done]
     total = time.perf_counter() - started
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "tables.md").write_text("## Machine\n\n" + machine.render(desc) + "\n"
+                                       + "\n".join(tables.render(t) for t in done)
+                                       + f"\n_bench: {len(done)} tables in {total:.0f} s, {runs} runs per timing._\n")
     doc = {"machine": desc, "runs": runs, "models": list(names), "seconds": total,
            "section_seconds": timings, "plots": pngs, "tables": {t.key: t.to_json() for t in done}}
     if results is not None:

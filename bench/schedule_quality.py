@@ -36,8 +36,10 @@ def measure(names: Sequence[str] = models.MLPERF, l1s: Sequence[int] = L1_KB) ->
             ratio = cyc["model"] / cyc["dory"] if ok else None  # type: ignore[operator]
             data.setdefault(name, {})[str(l1)] = {**cyc, "ratio": ratio}
             rows.append((name, l1, *(cyc[t] for t in scheduling.TILERS), ratio))
+    g8 = scheduling.target("gap8")
     return Table(
-        "schedule_quality", "Table 4 — schedule quality on gap8 (predicted cycles, 8 cores, 100 MHz)",
+        "schedule_quality", f"Table 4 — schedule quality on gap8 (predicted cycles, "
+                            f"{g8.module('cluster').cores} cores, {g8.clock_mhz:g} MHz)",
         ("model", "L1 kB", "cycles --tiler model", "cycles --tiler dory", "model / dory"),
         tuple(rows),
         notes=("Predicted by tilewise's gap8 cost model for both tilers (same space, same cost model); "

@@ -41,7 +41,7 @@ def gap9_mlperf(names: Sequence[str] = models.MLPERF) -> Table:
         rows.append((f"{name} ({models.PAPER_NAMES[name]})", ms["model"], ms["dory"], dory.value,
                      e_d, match.value, e_m))
     return Table(
-        "silicon_gap9", "Table 5a — predicted gap9 cluster latency (260 MHz) vs GAP9 silicon (ms)",
+        "silicon_gap9", f"Table 5a — predicted gap9 cluster latency ({tgt.clock_mhz:g} MHz) vs GAP9 silicon (ms)",
         ("model", "pred. --tiler model", "pred. --tiler dory", "DORY silicon", "err dory-tiler vs DORY %",
          "MATCH cluster silicon", "err model-tiler vs MATCH %"),
         tuple(rows),
@@ -82,6 +82,8 @@ def gap8_published(networks: Sequence[str] = tuple(geometries.DORY_NETWORKS)) ->
                               "published_cycles": pub_cyc.value, "pred_cycles": cyc}
         rows.append((f"{name} (DORY)", macs, pub_macs.value, pub_cyc.value, cyc["dory"],
                      _err(cyc["dory"], pub_cyc.value), cyc["model"], _err(cyc["model"], pub_cyc.value)))
+    g8 = scheduling.target("gap8")
+    mems = f"L1 free {g8.memory('L1').free / 1024:.1f} kB, L2 {g8.memory('L2').free // 1024} kB"
     return Table(
         "silicon_gap8", "Table 5b — predicted gap8 cycles vs GAP8 silicon",
         ("workload", "MACs (ours)", "MACs (published)", "published cycles",
@@ -90,8 +92,8 @@ def gap8_published(networks: Sequence[str] = tuple(geometries.DORY_NETWORKS)) ->
         notes=(f"PULP-NN rows: published = {published.SEED4_T32}; A = kernel model on the whole layer in "
                "L1, no DMA (the paper's setup); B = the layer scheduled by --tiler model on gap8 with "
                "that core count, L2↔L1 DMA included.",
-               f"DORY rows: published = {published.SEED1_T4}, 8 cores; A = --tiler dory, B = --tiler model, "
-               "both on gap8 defaults (L1 free 36.7 kB, L2 512 kB, weights/activations that do not fit "
+               f"DORY rows: published = {published.SEED1_T4}, {g8.module('cluster').cores} cores; A = --tiler "
+               f"dory, B = --tiler model, both on gap8 defaults ({mems}, weights/activations that do not fit "
                "streamed from L3); networks rebuilt from their standard geometry with random int8 weights "
                "(bench/geometries.py), so MACs (ours) is shown next to the paper's."),
         data=data,

@@ -113,7 +113,9 @@ class HostBuild:
         return np.fromfile(self.root / "output.bin", dtype=np.int8)
 
     def code_size(self) -> dict[str, int]:
-        return dict(self.sizes)
+        """text / rodata bytes of the project's objects and the arenas its network.h declares."""
+        return {**self.sizes, "l2_arena": int(self.manifest["l2_arena_bytes"]),
+                "l1_arena": int(self.manifest["l1_bytes"])}
 
     def cleanup(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
