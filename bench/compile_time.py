@@ -4,8 +4,8 @@ analyze = `load_model` + `lower` + `schedule_network` on gap8 (what `tilewise an
 --target gap8 --tiler T` computes before printing); analyze + generate =
 `tilewise.codegen.generate_model` (the whole of `tilewise generate MODEL --target gap8 --tiler T
 -o DIR`: load, lower, schedule, write the C project), when code generation is available. Wall
-times in one process, median of `runs` after one warm-up, so imports and first-call costs are
-excluded.
+times in one process, median of `runs` after one warm-up (imports and first-call costs excluded);
+the two are measured alternately, round by round, so a busy moment of the machine hits both.
 """
 
 from __future__ import annotations
@@ -41,10 +41,11 @@ def measure(names: Sequence[str] = models.MLPERF, runs: int = 5) -> Table:
     for name in names:
         path = models.model_path(name)
         for tiler in scheduling.TILERS:
-            ana = stats.wall_times(lambda: _analyze(path, tiler), runs)
-            gen = None
+            fns = [lambda: _analyze(path, tiler)]
             if reason is None:
-                gen = stats.wall_times(lambda: _generate(path, tiler), runs)
+                fns.append(lambda: _generate(path, tiler))
+            times = stats.interleaved_wall_times(fns, runs)
+            ana, gen = times[0], (times[1] if reason is None else None)
             data.setdefault(name, {})[tiler] = {"analyze_s": ana, "analyze_generate_s": gen}
             rows.append((name, tiler, stats.median(ana) * 1e3,
                          stats.median(gen) * 1e3 if gen else na))

@@ -35,13 +35,16 @@ def spread(xs: Sequence[float]) -> float:
     return (max(xs) - min(xs)) / m if m else 0.0
 
 
-def wall_times(fn: Callable[[], object], runs: int, warmup: int = 1) -> list[float]:
-    """Wall seconds of `runs` calls of fn after `warmup` untimed calls."""
+def interleaved_wall_times(fns: Sequence[Callable[[], object]], runs: int, warmup: int = 1) -> list[list[float]]:
+    """Wall seconds of each function over `runs` rounds, the functions alternating within a round
+    (after `warmup` untimed rounds)."""
     for _ in range(warmup):
-        fn()
-    out = []
+        for fn in fns:
+            fn()
+    out: list[list[float]] = [[] for _ in fns]
     for _ in range(runs):
-        t0 = time.perf_counter()
-        fn()
-        out.append(time.perf_counter() - t0)
+        for i, fn in enumerate(fns):
+            t0 = time.perf_counter()
+            fn()
+            out[i].append(time.perf_counter() - t0)
     return out

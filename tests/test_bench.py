@@ -24,6 +24,13 @@ def test_ratios_are_run_by_run():
         stats.run_ratios([1.0], [1.0, 2.0])
 
 
+def test_interleaved_wall_times_alternate():
+    calls: list[str] = []
+    times = stats.interleaved_wall_times([lambda: calls.append("a"), lambda: calls.append("b")], runs=2)
+    assert calls == ["a", "b"] * 3                    # one warm-up round, then two timed rounds
+    assert [len(t) for t in times] == [2, 2] and all(x >= 0 for t in times for x in t)
+
+
 def test_table_render_formats_cells():
     t = tables.Table("k", "T", ("a", "b", "c", "d"), (("x", 1234567, 0.1234, None), ("y", 2.5, "n/a (why)", True)),
                      notes=("source: here",))
