@@ -29,6 +29,8 @@ test: install
 	$(BIN)/python -m pytest -q -n $(JOBS)
 
 bench: install
+	@command -v valgrind >/dev/null 2>&1 || \
+	  (echo "installing valgrind (instruction counts) with apt-get"; apt-get update -q && apt-get install -y -q valgrind)
 	$(BIN)/pip install -q -e '.[bench]'
 	$(BIN)/python bench/run.py
 

@@ -24,7 +24,8 @@ SECTIONS = ("1", "2", "3", "4", "5")
 
 
 def run(sections: tuple[str, ...], names: tuple[str, ...], runs: int, out_dir: Path,
-        results: Path | None, callgrind: bool = True, plot: bool = True) -> dict:
+        results: Path | None, callgrind: bool = True, plot: bool = True,
+        readme: Path | None = None) -> dict:
     started = time.perf_counter()
     desc = machine.describe()
     print("## Machine\n")
@@ -70,9 +71,12 @@ def run(sections: tuple[str, ...], names: tuple[str, ...], runs: int, out_dir: P
         pngs = [_rel(plots.plot(t, out_dir)) for t in done]
     total = time.perf_counter() - started
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "tables.md").write_text("## Machine\n\n" + machine.render(desc) + "\n"
-                                       + "\n".join(tables.render(t) for t in done)
-                                       + f"\n_bench: {len(done)} tables in {total:.0f} s, {runs} runs per timing._\n")
+    tables_md = ("## Machine\n\n" + machine.render(desc) + "\n" + "\n".join(tables.render(t) for t in done)
+                 + f"\n_bench: {len(done)} tables in {total:.0f} s, {runs} runs per timing._\n")
+    (out_dir / "tables.md").write_text(tables_md)
+    if readme is not None:
+        from bench import readme as readme_section
+        readme_section.update(readme, tables_md)
     doc = {"machine": desc, "runs": runs, "models": list(names), "seconds": total,
            "section_seconds": timings, "plots": pngs, "tables": {t.key: t.to_json() for t in done}}
     if results is not None:
@@ -110,6 +114,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--results", type=Path, default=HERE / "results.json", help="JSON results file")
     p.add_argument("--no-callgrind", action="store_true", help="skip the instruction counts")
     p.add_argument("--no-plots", action="store_true")
+    p.add_argument("--readme", type=Path, nargs="?", const=HERE.parent / "README.md", default=None,
+                   help="also write the tables into README.md's Performance section")
     a = p.parse_args(argv)
     sections = tuple(s.strip() for s in a.only.split(",") if s.strip())
     bad = [s for s in sections if s not in SECTIONS]
@@ -121,7 +127,8 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"unknown model(s) {','.join(unknown)}; choose from {','.join(models.MLPERF)}")
     if a.runs < 1:
         p.error("--runs must be at least 1")
-    run(sections, names, a.runs, a.out, a.results, callgrind=not a.no_callgrind, plot=not a.no_plots)
+    run(sections, names, a.runs, a.out, a.results, callgrind=not a.no_callgrind, plot=not a.no_plots,
+        readme=a.readme)
     return 0
 
 
