@@ -157,14 +157,16 @@ def softmax_params(beta: float, s_in: float) -> tuple[int, int, int]:
 
 
 def golden_node(fn, op: str, attrs: dict, inputs: list[tuple[np.ndarray, int, float]], out_shape,
-                out_zp: int, out_scale: float = 0.1):
-    """Call a graph-level golden kernel on one node built from (array, zero point, scale) inputs."""
-    tensors = {f"in{i}": Tensor(f"in{i}", a.shape, "int8", QuantParams((s,), (zp,))) for i, (a, zp, s) in enumerate(inputs)}
-    tensors["out"] = Tensor("out", tuple(out_shape), "int8", QuantParams((out_scale,), (out_zp,)))
+                out_zp: int, out_scale: float = 0.1, dtype: str = "int8"):
+    """Call a graph-level golden kernel on one node built from (array, zero point, scale) inputs
+    (all tensors of `dtype`; the result is returned as int8 for int8, int64 otherwise)."""
+    tensors = {f"in{i}": Tensor(f"in{i}", a.shape, dtype, QuantParams((s,), (zp,))) for i, (a, zp, s) in enumerate(inputs)}
+    tensors["out"] = Tensor("out", tuple(out_shape), dtype, QuantParams((out_scale,), (out_zp,)))
     names = tuple(f"in{i}" for i in range(len(inputs)))
     node = Node("n", op, names, ("out",), attrs)
     graph = Graph("g", tensors, (node,), names, ("out",))
-    return np.asarray(fn(node, graph, [a for a, _, _ in inputs])).astype(np.int8)
+    y = np.asarray(fn(node, graph, [a for a, _, _ in inputs]))
+    return y.astype(np.int8) if dtype == "int8" else y.astype(np.int64)
 
 
 # ------------------------------------------------------------------------------ fixed point
@@ -406,6 +408,34 @@ def test_add_onnx_matches_qlinearadd_golden(lib, cores):
         first, second = (b, a) if a_index == 1 else (a, b)
         got = kc.add_onnx(lib, ra, rb, fixed, qmin, qmax, first, second, cores)
         assert np.array_equal(got, want), trial
+
+
+def biased(u: np.ndarray) -> np.ndarray:
+    """How tilewise stores a uint8 tensor: the int8 bytes u - 128 (u ^ 0x80)."""
+    return (np.asarray(u, dtype=np.int64) - 128).astype(np.int8)
+
+
+@pytest.mark.parametrize("cores", CORES)
+def test_add_onnx_u8_matches_qlinearadd_golden_on_uint8(lib, cores):
+    """tw_add_onnx_u8 on biased uint8 storage against golden add on uint8 tensors: uint8 zero points
+    (0..255), clamps, power-of-two scales (ties), every uint8 value of a against random b."""
+    rng = np.random.default_rng(seed(("add_onnx_u8", cores)))
+    for trial in range(12):
+        sa, sb, so = rng.uniform(0.005, 0.2, 3)
+        if trial % 3 == 0:
+            sa, sb, so = 2.0 ** rng.integers(-7, -3, 3)
+        za, zb, zo = (int(v) for v in rng.integers(0, 256, 3))
+        ra, rb, fixed = onnx_add_params(sa, za, sb, zb, so, zo)
+        a_index = trial % 2
+        qmin, qmax = (zo, 255) if trial % 4 == 1 else (0, 255)
+        attrs = dict(mode="onnx", a_index=a_index, ratio_a=ra, ratio_b=rb, fixed=fixed, qmin=qmin, qmax=qmax)
+        a = np.tile(np.arange(256), 4)[None].astype(np.uint8)
+        b = rng.integers(0, 256, a.shape).astype(np.uint8)
+        want = golden_node(g_onnx.add, "add", attrs, [(a, za, sa), (b, zb, sb)], a.shape, zo, so, "uint8")
+        assert want.min() >= 0 and want.max() <= 255
+        first, second = (b, a) if a_index == 1 else (a, b)
+        got = kc.add_onnx(lib, ra, rb, fixed, qmin, qmax, biased(first), biased(second), cores, u8=True)
+        assert np.array_equal(got, biased(want)), trial
 
 
 @pytest.mark.parametrize("cores", CORES)

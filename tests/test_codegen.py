@@ -237,9 +237,9 @@ def test_generate_refuses_what_it_cannot_do_in_one_sentence(tmp_path):
     with pytest.raises(TilewiseError, match=r"layer '\w+' needs L3->L2 tiling"):
         generate(ns, tmp_path / "x")
     lg = layer_graph(LayerSpec("dwconv", c=4, k=4, h=5, w=5, fy=3, fx=3, pads=(1, 1, 1, 1)), 0)
-    lg.tensors["x"] = replace(lg.tensors["x"], dtype="uint8")
-    with pytest.raises(TilewiseError, match="int8 only"):
-        generate(schedule_network(lg, get_target("gap8"), "model"), tmp_path / "u8")
+    lg.tensors["x"] = replace(lg.tensors["x"], dtype="int16")
+    with pytest.raises(TilewiseError, match=r"int8 \(and uint8\) only"):
+        generate(schedule_network(lg, get_target("gap8"), "model"), tmp_path / "i16")
 
 
 def test_cli_generate(tmp_path, capsys):

@@ -35,7 +35,7 @@ _SIGNATURES = {
     "shim_gap": (None, [P, I, I, P, I, P, P, I]),
     "shim_softmax": (None, [P, P, I, I, I32, I32, I32, I]),
     "shim_mbqm": (I32, [I32, I32, I32, I]),
-    "shim_add_onnx": (None, [P, P, P, P, P, I, I]),
+    "shim_add_onnx": (None, [P, P, P, P, P, I, I, I]),
     "shim_gap_rq": (None, [P, I, I, P, I, I, P, P, P, P, P, P, I]),
 }
 
@@ -164,12 +164,13 @@ def global_avgpool(lib, x_pixels, params: list[int], cores: int, acc: np.ndarray
 
 
 def add_onnx(lib, ratio_a: float, ratio_b: float, fixed: float, qmin: int, qmax: int, a, b,
-             cores: int) -> np.ndarray:
-    """onnxruntime QLinearAdd of two int8 arrays of the same shape (tw_add_onnx_s8)."""
+             cores: int, u8: bool = False) -> np.ndarray:
+    """onnxruntime QLinearAdd of two int8 arrays of the same shape (tw_add_onnx_s8); with u8, of two
+    uint8 arrays stored as u - 128 (tw_add_onnx_u8; a, b and the result are the stored int8 bytes)."""
     a, b = c_array(a, np.int8), c_array(b, np.int8)
     out = np.full(a.shape, 0x5A, dtype=np.int8)
     lib.shim_add_onnx(ptr(c_array([ratio_a, ratio_b, fixed], np.float32)), ptr(c_array([qmin, qmax], np.int32)),
-                      ptr(a), ptr(b), ptr(out), a.size, cores)
+                      ptr(a), ptr(b), ptr(out), a.size, cores, int(u8))
     return out
 
 

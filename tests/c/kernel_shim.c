@@ -259,17 +259,21 @@ typedef struct {
     tw_add_onnx_params_t p;
     const int8_t *a, *b;
     int8_t *out;
-    int n;
+    int n, u8;
 } add_onnx_job_t;
 
 static void add_onnx_core(void *p)
 {
     const add_onnx_job_t *j = (const add_onnx_job_t *)p;
-    tw_add_onnx_s8(&j->p, j->a, j->b, j->out, j->n, tw_core_id(), tw_core_count());
+    if (j->u8)
+        tw_add_onnx_u8(&j->p, j->a, j->b, j->out, j->n, tw_core_id(), tw_core_count());
+    else
+        tw_add_onnx_s8(&j->p, j->a, j->b, j->out, j->n, tw_core_id(), tw_core_count());
 }
 
+/* u8: tw_add_onnx_u8 (uint8 tensors stored as u - 128) */
 void shim_add_onnx(const float *f, const int32_t *q, const int8_t *a, const int8_t *b, int8_t *out,
-                   int n, int n_cores)
+                   int n, int n_cores, int u8)
 {
     add_onnx_job_t j;
     j.p.ratio_a = f[0];
@@ -281,6 +285,7 @@ void shim_add_onnx(const float *f, const int32_t *q, const int8_t *a, const int8
     j.b = b;
     j.out = out;
     j.n = n;
+    j.u8 = u8;
     tw_fork(n_cores, add_onnx_core, &j);
 }
 

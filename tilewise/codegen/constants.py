@@ -6,7 +6,8 @@ blob, 4-byte aligned where it starts:
     [ per-channel blocks: one per k tile, k_t · const_bytes bytes each ][ weight blocks ]
 
 - per-channel block of a k tile (the `b` operand, one DMA chunk): three int32 arrays of k_t
-  entries — bias (with −zp_x·Σw folded in, ir/layer.py), then two requant words per channel —
+  entries — bias (with −zp_x·Σw folded in, ir/layer.py; + 128·Σw when the input is uint8, which
+  the generated C stores biased as x − 128, kernel_calls.py "uint8"), then two requant words —
   padded with zeros to k_t · Module.const_bytes_per_channel bytes:
     tflite:  M0 (Q31 multiplier), shift (exponent, + = left)                     (tw_requant.h)
     shift:   k (multiplier), λ (added after the multiply); the right shift d is uniform per layer
@@ -114,6 +115,9 @@ def layer_constants(layer: Layer, s: LayerSchedule) -> LayerConstants:
                             f"of per-channel constants, tilewise's kernels need {4 * WORDS} "
                             f"(bias, multiplier, shift)")
     bias = np.asarray(layer.bias if layer.bias is not None else np.zeros(nest.K), dtype=np.int64)
+    if layer.attrs.get("x_dtype") == "uint8":
+        # the kernel reads x − 128: Σw·(x − 128) + bias + 128·Σw = Σw·x + bias
+        bias = bias + 128 * np.asarray(layer.weights, dtype=np.int64).reshape(nest.K, -1).sum(axis=1)
     if bias.min(initial=0) < np.iinfo(np.int32).min or bias.max(initial=0) > np.iinfo(np.int32).max:
         raise TilewiseError(f"layer '{layer.name}': bias does not fit int32")
     w1, w2, d = _requant_words(layer)

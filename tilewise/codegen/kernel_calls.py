@@ -20,6 +20,18 @@ column ranges and the input spans with their pads) and its buffers (`tw_tile_buf
 tiled loop nest (layer_c.py) and untiled layers call the same code. Per-channel constants come
 from the layer's `b` block (constants.py): bias, then two requant words per channel.
 Unsupported ops or modes raise TilewiseError naming the layer.
+
+uint8 tensors (onnxruntime's QUInt8 activations) are stored biased, as the int8 bytes u − 128
+(u ^ 0x80; the network converts its input and output, network_c.py), and run through the int8
+kernels with every zero point, pad value and clamp bound lowered by 128 and the weighted layers'
+bias raised by 128·Σw (constants.py). This is exact wherever the arithmetic only uses x − zp_x,
+adds the output zero point to an integer and clamps — conv, depthwise, dense (all requant modes),
+max pool, global average pool (tflite mean and onnx), tflite add/sub/mul:
+Σw·((x−128) − (zp−128)) = Σw·(x − zp), and clamp(r + zp − 128, lo − 128, hi − 128) =
+clamp(r + zp, lo, hi) − 128 (tests/test_codegen_ops.py checks it on the golden model). onnx add
+computes with the uint8 values in float32 (tw_add_onnx_u8). The tflite average pool rounds the
+raw window sum half away from zero, which a shift of every value by −128 does not commute with,
+so it is refused for uint8, as is any op not listed.
 """
 
 from __future__ import annotations
@@ -48,6 +60,18 @@ def _zp(lg: LayerGraph, name: str) -> int:
     return q.zp if q is not None else 0
 
 
+def u8_offset(lg: LayerGraph, name: str) -> int:
+    """128 for a uint8 tensor (stored as u − 128), else 0."""
+    return 128 if lg.tensors[name].dtype == "uint8" else 0
+
+
+def _dtype_range(lg: LayerGraph, name: str) -> tuple[int, int]:
+    """The value range of a tensor as stored (uint8: [−128, 127], biased)."""
+    lo, hi = dtype_range(lg.tensors[name].dtype)
+    off = u8_offset(lg, name)
+    return lo - off, hi - off
+
+
 def _mode(layer: Layer) -> str:
     return str(layer.attrs.get("mode") or (layer.requant.mode if layer.requant else "tflite"))
 
@@ -66,8 +90,9 @@ def _window(fy: str, fx: str, sy: str, sx: str) -> str:
             f"    k.win.pad_b = t->ry.pad_hi;\n    k.win.pad_r = t->rx.pad_hi;\n")
 
 
-def requant_function(layer: Layer, consts: LayerConstants) -> str:
-    """`requant(b, k_t, k0)`: the tw_requant_t of a tile from its per-channel block."""
+def requant_function(layer: Layer, consts: LayerConstants, out_off: int = 0) -> str:
+    """`requant(b, k_t, k0)`: the tw_requant_t of a tile from its per-channel block; `out_off` is
+    128 for a uint8 output (zero point and clamp lowered by it)."""
     rq = layer.requant
     assert rq is not None
     lines = ["/* Requantization of a tile's k_t output channels from its per-channel block\n"
@@ -88,8 +113,11 @@ def requant_function(layer: Layer, consts: LayerConstants) -> str:
         lines += ["    rq.mode = TW_RQ_SHIFT;", "    rq.mult = words + k_t;",
                   "    rq.lambda = words + 2 * k_t;", "    rq.shift = SHIFT_D + k0;",
                   "    rq.scale = NULL;"]
-    lines += ["    rq.per_channel = 1;", f"    rq.zero_point = {int(rq.zero_point)};",
-              f"    rq.qmin = {int(rq.qmin)};", f"    rq.qmax = {int(rq.qmax)};", "    return rq;", "}"]
+    zp, qmin, qmax = int(rq.zero_point) - out_off, int(rq.qmin) - out_off, int(rq.qmax) - out_off
+    if not -128 <= qmin <= qmax <= 127:
+        raise _unsupported(layer, f"an output clamp of [{rq.qmin}, {rq.qmax}]")
+    lines += ["    rq.per_channel = 1;", f"    rq.zero_point = {zp};",
+              f"    rq.qmin = {qmin};", f"    rq.qmax = {qmax};", "    return rq;", "}"]
     out = "\n".join(lines) + "\n"
     if rq.mode == "shift":
         d = consts.shift_d
@@ -105,12 +133,17 @@ def compute_function(layer: Layer, lg: LayerGraph, consts: LayerConstants | None
     head = ("static void compute(const tw_tile_pos_t *t, const tw_tile_bufs_t *m, int flags, "
             "int core, int cores)\n{\n")
     pre = ""
+    x_off, y_off = u8_offset(lg, layer.inputs[0]), u8_offset(lg, layer.output)
     if op in WEIGHTED_OPS:
         assert consts is not None
-        pre = requant_function(layer, consts) + "\n"
-        pad = int(layer.attrs.get("pad_value", 0))
+        if (layer.attrs.get("x_dtype") == "uint8") != (x_off == 128):
+            raise _unsupported(layer, "an input dtype that differs from its lowering")
+        pre = requant_function(layer, consts, y_off) + "\n"
+        pad = int(layer.attrs.get("pad_value", 0)) - x_off
         if not -128 <= pad <= 127:
-            raise _unsupported(layer, f"an input zero point of {pad} (int8 inputs only)")
+            raise _unsupported(layer, f"an input zero point of {pad + x_off}")
+    elif op in ("avg_pool", "max_pool", "global_avg_pool") and x_off != y_off:
+        raise _unsupported(layer, "an output dtype that differs from the input's")
     if op == "conv2d":
         pointwise = nest.FY == 1 and nest.FX == 1
         body = ("    tw_conv_args_t k;\n" + _window("FY", "FX", "SY", "SX") +
@@ -142,8 +175,11 @@ def compute_function(layer: Layer, lg: LayerGraph, consts: LayerConstants | None
             raise _unsupported(layer, f"average pooling in {mode} mode")
         if op == "avg_pool" and a.get("count_include_pad"):
             raise _unsupported(layer, "average pooling that counts padding")
+        if op == "avg_pool" and x_off:
+            raise _unsupported(layer, "tflite average pooling of uint8 tensors")
         lo, hi = dtype_range(lg.tensors[layer.output].dtype)
         qmin, qmax = max(lo, int(a.get("qmin", lo))), min(hi, int(a.get("qmax", hi)))
+        qmin, qmax = qmin - y_off, qmax - y_off
         fn = "tw_avgpool_s8" if op == "avg_pool" else "tw_maxpool_s8"
         body = ("    tw_pool_args_t k;\n" + _window("FY", "FX", "SY", "SX") +
                 f"    k.in = m->x;\n    k.c = t->k_t;\n    k.out = m->y;\n"
@@ -160,18 +196,18 @@ def compute_function(layer: Layer, lg: LayerGraph, consts: LayerConstants | None
 
 def _gap_body(layer: Layer, lg: LayerGraph, mode: str) -> str:
     a, nest = layer.attrs, layer.nest
-    out_t = lg.tensors[layer.output]
-    lo, hi = dtype_range(out_t.dtype)
+    lo, hi = dtype_range(lg.tensors[layer.output].dtype)
+    x_off, y_off = u8_offset(lg, layer.inputs[0]), u8_offset(lg, layer.output)
     pixels = nest.IY * nest.IX
     common = ("    k.in = m->x;\n    k.pixels = IY * IX;\n    k.c = t->k_t;\n    k.acc = NULL;\n"
               "    k.acc_flags = TW_ACC_WHOLE;\n    k.out = m->y;\n    (void)flags;\n")
     if mode == "tflite":
         mult, shift = _mean_scale(int(a["multiplier"]), int(a["shift"]), pixels)
         return ("    tw_gap_args_t k;\n" + common +
-                f"    k.divisor = 1;\n    k.in_zp = {_zp(lg, layer.inputs[0])};\n"
+                f"    k.divisor = 1;\n    k.in_zp = {_zp(lg, layer.inputs[0]) - x_off};\n"
                 f"    k.mult = {mult};\n    k.shift = {shift};\n"
-                f"    k.out_zp = {_zp(lg, layer.output)};\n"
-                f"    k.qmin = {lo};\n    k.qmax = {hi};\n"
+                f"    k.out_zp = {_zp(lg, layer.output) - y_off};\n"
+                f"    k.qmin = {lo - y_off};\n    k.qmax = {hi - y_off};\n"
                 "    tw_global_avgpool_s8(&k, core, cores);\n")
     if mode == "onnx":
         rq = a["requant"]
@@ -182,11 +218,11 @@ def _gap_body(layer: Layer, lg: LayerGraph, mode: str) -> str:
         scale = c_float(float(np.atleast_1d(rq.scale)[0]))
         return ("    static const float scale[1] = {" + scale + "};\n"
                 "    tw_gap_rq_args_t k;\n" + common +
-                f"    k.in_zp = {int(a['x_zero_point'])};\n"
+                f"    k.in_zp = {int(a['x_zero_point']) - x_off};\n"
                 "    k.rq.mode = TW_RQ_ONNX;\n    k.rq.per_channel = 0;\n    k.rq.mult = NULL;\n"
                 "    k.rq.shift = NULL;\n    k.rq.lambda = NULL;\n    k.rq.scale = scale;\n"
-                f"    k.rq.zero_point = {int(rq.zero_point)};\n"
-                f"    k.rq.qmin = {qmin};\n    k.rq.qmax = {qmax};\n"
+                f"    k.rq.zero_point = {int(rq.zero_point) - y_off};\n"
+                f"    k.rq.qmin = {qmin - y_off};\n    k.rq.qmax = {qmax - y_off};\n"
                 "    tw_global_avgpool_rq_s8(&k, core, cores);\n")
     raise _unsupported(layer, f"global average pooling in {mode} mode")
 
@@ -195,6 +231,9 @@ def _elementwise(layer: Layer, lg: LayerGraph, mode: str) -> tuple[str, str]:
     a, op = layer.attrs, layer.op
     n = "t->oy_t * t->ox_t * t->k_t"
     tail = "    (void)flags;\n"
+    offs = {u8_offset(lg, t) for t in (*layer.inputs, layer.output)}
+    if offs != {0} and (mode != "onnx" or offs != {128}):
+        raise _unsupported(layer, f"{op} in {mode} mode on uint8 tensors")
     if mode == "tflite" and op in ("add", "sub"):
         (m1, m2), (s1, s2) = a["input_multipliers"], a["input_shifts"]
         pre = ("static const tw_add_params_t PARAMS = {\n"
@@ -219,6 +258,7 @@ def _elementwise(layer: Layer, lg: LayerGraph, mode: str) -> tuple[str, str]:
                f"    {c_float(a['ratio_a'])}, {c_float(a['ratio_b'])}, {c_float(a['fixed'])},\n"
                f"    {qmin}, {qmax}\n}};\n\n")
         first, second = ("m->x2", "m->x") if int(a.get("a_index", 0)) == 1 else ("m->x", "m->x2")
-        return pre, (f"    tw_add_onnx_s8(&PARAMS, {first}, {second}, m->y, {n}, core, cores);\n"
+        fn = "tw_add_onnx_u8" if offs == {128} else "tw_add_onnx_s8"   # u8: clamp in uint8 values
+        return pre, (f"    {fn}(&PARAMS, {first}, {second}, m->y, {n}, core, cores);\n"
                      f"{tail}")
     raise _unsupported(layer, f"{op} in {mode} mode")

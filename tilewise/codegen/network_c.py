@@ -214,6 +214,12 @@ def network_c(lg: LayerGraph, arena: ArenaMap, emits: list[LayerEmit],
     lines += ["    tw_layer_args_t a;", "",
               f"    memcpy(L2 + {arena.act(lg.inputs[0])}, input, "
               f"TW_NETWORK_INPUT_BYTES);", "    a.l1 = L1;"]
+    # uint8 tensors are stored as u - 128 (kernel_calls.py "uint8"): convert at the boundary
+    u8_in, u8_out = (lg.tensors[t].dtype == "uint8" for t in (lg.inputs[0], lg.outputs[0]))
+    if u8_in:
+        after = next(i for i, line in enumerate(lines) if "memcpy(L2 + " in line) + 1
+        lines.insert(after, f"    tw_flip_sign_bits(L2 + {arena.act(lg.inputs[0])}, "
+                            "TW_NETWORK_INPUT_BYTES);   /* uint8 input, stored as u - 128 */")
     by_issue: dict[int, list[L3Stream]] = {}
     for s in l3_streams:
         by_issue.setdefault(s.issue_at, []).append(s)
@@ -241,6 +247,9 @@ def network_c(lg: LayerGraph, arena: ArenaMap, emits: list[LayerEmit],
         lines.append(f"    {e.function}(&a);")
         lines.append(f"    TW_DUMP({i}, a.y, {out_sizes[i]}u);")
     lines += ["", f"    memcpy(output, L2 + {arena.act(lg.outputs[0])}, "
-                  f"TW_NETWORK_OUTPUT_BYTES);", "    return 0;", "}", ""]
+                  f"TW_NETWORK_OUTPUT_BYTES);"]
+    if u8_out:
+        lines.append("    tw_flip_sign_bits(output, TW_NETWORK_OUTPUT_BYTES);   /* back to uint8 */")
+    lines += ["    return 0;", "}", ""]
     return "\n".join(lines)
 

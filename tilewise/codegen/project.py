@@ -69,9 +69,9 @@ def _check_network(lg: LayerGraph, ns: NetworkSchedule) -> None:
         raise TilewiseError(f"{lg.source or lg.name}: generate supports networks with one input and "
                             f"one output (this one has {len(lg.inputs)} and {len(lg.outputs)})")
     for name, t in lg.tensors.items():
-        if t.dtype != "int8":
+        if t.dtype not in ("int8", "uint8"):
             raise TilewiseError(f"{lg.source or lg.name}: tensor '{name}' is {t.dtype}; the C "
-                                f"kernels of generate are int8 only")
+                                f"kernels of generate are int8 (and uint8) only")
     if ns.l3.tilings:
         name = next(iter(ns.l3.tilings))
         raise TilewiseError(f"layer '{name}' needs L3->L2 tiling on {ns.target.name} (its tensors do "

@@ -55,7 +55,7 @@ def _lower_conv(graph: Graph, node: Node) -> Layer:
     return Layer(
         name=node.name, op=op, inputs=(node.inputs[0],), output=node.outputs[0], nest=nest,
         weights=weights.astype(np.int8), bias=_bias_dtype(bias, x), requant=a["requant"],
-        attrs={"pad_value": zp_x, "mode": a.get("mode")},
+        attrs={"pad_value": zp_x, "mode": a.get("mode"), "x_dtype": x.dtype},
         source_nodes=(node.name,),
     )
 
@@ -96,7 +96,8 @@ def _lower_fc(graph: Graph, node: Node) -> Layer:
     return Layer(
         name=node.name, op="fully_connected", inputs=(node.inputs[0],), output=node.outputs[0], nest=nest,
         weights=weights.astype(np.int8), bias=_bias_dtype(bias, x), requant=node.attrs["requant"],
-        attrs={"pad_value": zp_x, "mode": node.attrs.get("mode")}, source_nodes=(node.name,),
+        attrs={"pad_value": zp_x, "mode": node.attrs.get("mode"), "x_dtype": x.dtype},
+        source_nodes=(node.name,),
     )
 
 

@@ -137,7 +137,9 @@ def check_project(report: ValidationReport, project: Project, lg: LayerGraph,
         report.mismatches.append({"kind": "run", "error": res.error})
     first_bad = None
     if res.outputs is not None:
-        for i, (got, want) in enumerate(zip(res.outputs, golden)):
+        out_dt = np_dtype(lg.tensors[lg.outputs[0]].dtype)   # the harness's bytes, as uint8 too
+        outs = res.outputs.view(out_dt) if out_dt.itemsize == 1 else res.outputs
+        for i, (got, want) in enumerate(zip(outs, golden)):
             d = _diff(got, want)
             if d:
                 report.mismatches.append({"kind": "output", "against": "golden", "input": i,

@@ -30,7 +30,10 @@ def first_difference(lg: LayerGraph, manifest: dict[str, Any], x: np.ndarray,
                     "error": "the dump ends before this layer (the run stopped here)"}
         got = np.frombuffer(dump[pos:pos + n], dtype=np.int8)
         pos += n
-        want = np.asarray(golden[layer.output]).reshape(-1).astype(np.int8)
+        want = np.asarray(golden[layer.output]).reshape(-1).astype(np.int64)
+        if lg.tensors[layer.output].dtype == "uint8":   # stored as u - 128 (codegen kernel_calls.py)
+            want = want - 128
+        want = want.astype(np.int8)
         diff = np.flatnonzero(got != want)
         if diff.size == 0:
             continue

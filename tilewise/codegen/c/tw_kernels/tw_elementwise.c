@@ -65,3 +65,21 @@ void tw_add_onnx_s8(const tw_add_onnx_params_t *p, const int8_t *a, const int8_t
         out[i] = (int8_t)tw_clamp32(y, p->qmin, p->qmax);
     }
 }
+
+void tw_add_onnx_u8(const tw_add_onnx_params_t *p, const int8_t *a, const int8_t *b, int8_t *out,
+                    int n, int core_id, int n_cores)
+{
+    int begin, end, i;
+    tw_core_range(n, core_id, n_cores, &begin, &end);
+    for (i = begin; i < end; i++) {
+        /* the stored bytes are u - 128: the uint8 operands are a + 128, b + 128 */
+        float r = fmaf((float)((int32_t)a[i] + 128), p->ratio_a,
+                       fmaf((float)((int32_t)b[i] + 128), p->ratio_b, p->fixed));
+        float q = nearbyintf(r);
+        int32_t y;
+        if (q > 1024.0f) q = 1024.0f;
+        if (q < -1024.0f) q = -1024.0f;
+        y = (int32_t)q;
+        out[i] = (int8_t)(tw_clamp32(y, p->qmin, p->qmax) - 128);
+    }
+}

@@ -27,6 +27,11 @@
  *   the frontend computes them (frontend/onnx_qparams.py). `a` is onnxruntime's "A" operand
  *   (golden attrs a_index): the caller passes the inputs in that order.
  *
+ *   tw_add_onnx_u8 is the same for uint8 tensors, which tilewise stores biased, as u - 128 (the
+ *   byte u ^ 0x80, tilewise/passes/signed.py): it computes on the uint8 values a + 128, b + 128,
+ *   clamps to [qmin, qmax] in the uint8 domain and stores y - 128 — the float steps see exactly
+ *   onnxruntime's operands, so it is bit-exact where re-biasing `fixed` would not be.
+ *
  *   Core split: element ranges, chunk = ceil(n / n_cores). Same args on every core; barrier after.
  */
 #ifndef TW_ELEMENTWISE_H
@@ -62,6 +67,8 @@ void tw_sub_s8(const tw_add_params_t *p, const int8_t *a, const int8_t *b, int8_
 void tw_mul_s8(const tw_mul_params_t *p, const int8_t *a, const int8_t *b, int8_t *out, int n,
                int core_id, int n_cores);
 void tw_add_onnx_s8(const tw_add_onnx_params_t *p, const int8_t *a, const int8_t *b, int8_t *out,
+                    int n, int core_id, int n_cores);
+void tw_add_onnx_u8(const tw_add_onnx_params_t *p, const int8_t *a, const int8_t *b, int8_t *out,
                     int n, int core_id, int n_cores);
 
 #endif /* TW_ELEMENTWISE_H */
