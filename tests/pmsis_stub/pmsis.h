@@ -31,7 +31,7 @@ void pi_cl_team_barrier(void);
 int pi_cl_team_nb_cores(void);
 int pi_core_id(void);
 
-/* cluster-side RAM (L3) reads: tw_hal_pulp_l3.c */
+/* cluster-side RAM (L3) reads and writes: tw_hal_pulp_l3.c */
 struct pi_device;
 typedef struct pi_cl_ram_req_s {
     uint32_t ram_addr, size;
@@ -42,5 +42,8 @@ typedef struct pi_cl_ram_req_s {
 void pi_cl_ram_read(struct pi_device *device, uint32_t pi_ram_addr, void *addr, uint32_t size,
                     pi_cl_ram_req_t *req);
 void pi_cl_ram_read_wait(pi_cl_ram_req_t *req);
+void pi_cl_ram_write(struct pi_device *device, uint32_t pi_ram_addr, void *addr, uint32_t size,
+                     pi_cl_ram_req_t *req);
+void pi_cl_ram_write_wait(pi_cl_ram_req_t *req);
 
 #endif /* TILEWISE_PMSIS_STUB_H */

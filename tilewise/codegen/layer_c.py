@@ -117,12 +117,17 @@ def _header(index: int, layer: Layer, lg: LayerGraph, s: LayerSchedule, cores: i
 
 # --- geometry macros and tile_at ----------------------------------------------------------------
 
-def _macros(layer: Layer, s: LayerSchedule, cores: int, consts: LayerConstants | None) -> str:
+def _macros(layer: Layer, s: LayerSchedule, cores: int, consts: LayerConstants | None,
+            x_ch: int | None = None, y_ch: int | None = None) -> str:
     n = s.nest
+    xc = x_ch if x_ch is not None else (n.C if n.kind in REDUCING else n.K)
     m = [f"#define K {n.K}", f"#define C {n.C}", f"#define OY {n.OY}", f"#define OX {n.OX}",
          f"#define IY {n.IY}", f"#define IX {n.IX}", f"#define FY {n.FY}", f"#define FX {n.FX}",
          f"#define SY {n.SY}", f"#define SX {n.SX}", f"#define PAD_T {n.pads[0]}",
-         f"#define PAD_L {n.pads[1]}", f"#define CORES {cores}", ""]
+         f"#define PAD_L {n.pads[1]}", f"#define CORES {cores}",
+         "/* channels per pixel of the L2 input and output tensors (wider than the tile's when it",
+         " * is a k tile of a layer tiled at L3->L2) */",
+         f"#define X_CH {xc}", f"#define Y_CH {y_ch if y_ch is not None else n.K}", ""]
     m.append("/* tiles per dimension: size, count, size of the last (border) tile */")
     for t in s.tiles:
         if t.dim == "n":
@@ -167,7 +172,7 @@ def _tile_at(kind: str) -> str:
 def _loaders(s: LayerSchedule) -> str:
     """load_<op>() / store_y(): one DMA transfer each (space.py Transfer)."""
     n = s.nest
-    ch = "C" if n.kind in REDUCING else "K"
+    ch = "X_CH"
     out = []
     for op in operands(n, s.const_bytes):
         if op.name in ("x", "x2"):
@@ -199,7 +204,7 @@ def _loaders(s: LayerSchedule) -> str:
             out.append("/* y: the output tile back to L2 */\n"
                        "static tw_dma_id_t store_y(const tw_layer_args_t *a, int8_t *src, "
                        "const tw_tile_pos_t *t)\n{\n"
-                       "    return tw_dma_hwc(src, a->y, OY, OX, K, t->oy0, t->oy_t, t->ox0, t->ox_t, "
+                       "    return tw_dma_hwc(src, a->y, OY, OX, Y_CH, t->oy0, t->oy_t, t->ox0, t->ox_t, "
                        "t->k0, t->k_t, TW_DMA_L1_TO_L2);\n}\n")
     return "\n".join(out)
 
@@ -368,10 +373,13 @@ def _check(layer: Layer, s: LayerSchedule) -> None:
 
 def emit_tiled(index: int, layer: Layer, lg: LayerGraph, s: LayerSchedule, cores: int,
                consts: LayerConstants | None, l1_free: int | None, in_off: list[int],
-               out_off: int) -> LayerEmit:
-    """The C file of a layer tiled L2 -> L1 by schedule `s`."""
+               out_off: int, *, fn: str | None = None, x_ch: int | None = None,
+               y_ch: int | None = None) -> LayerEmit:
+    """The C file of a layer tiled L2 -> L1 by schedule `s`. `fn` / `x_ch` / `y_ch`: for one L2
+    tile geometry of a layer tiled at L3->L2 (l3_c.py): its function name, and the channels per
+    pixel of the L2 tensors its tiles sit in."""
     _check(layer, s)
-    fn = function_name(index)
+    fn = fn or function_name(index)
     if layer.nest.kind == "add" and len(layer.inputs) != 2:
         raise TilewiseError(f"layer '{layer.name}' ({layer.op}) has a constant operand; generate "
                             f"supports elementwise ops on two activations")
@@ -385,27 +393,37 @@ def emit_tiled(index: int, layer: Layer, lg: LayerGraph, s: LayerSchedule, cores
     text = "\n".join([
         _header(index, layer, lg, s, cores, l1_free, in_off, out_off),
         '#include "layers.h"\n',
-        _macros(layer, s, cores, consts),
+        _macros(layer, s, cores, consts, x_ch, y_ch),
         compute_function(layer, lg, consts),
         _tile_at(layer.nest.kind),
         _loaders(s),
         _body(s),
         f"void {fn}(tw_layer_args_t *a)\n{{\n    tw_fork(CORES, body, a);\n}}\n",
     ])
-    return LayerEmit(fn, f"layer_{index:02d}.c", text)
+    return LayerEmit(fn, _filename(index, fn), text)
+
+
+def _filename(index: int, fn: str) -> str:
+    return f"layer_{index:02d}.c" if fn == function_name(index) else f"{fn[3:]}.c"
 
 
 def emit_untiled(index: int, layer: Layer, lg: LayerGraph, s: LayerSchedule, cores: int,
                  consts: LayerConstants | None, l1_free: int | None, in_off: list[int],
-                 out_off: int) -> LayerEmit:
+                 out_off: int, *, fn: str | None = None, x_ch: int | None = None,
+                 y_ch: int | None = None) -> LayerEmit:
     """A layer run whole from L2: kinds conv ... gap on an L2 module, or kind "other"."""
     _check(layer, s)
-    fn = function_name(index)
+    fn = fn or function_name(index)
+    n = s.nest
+    if (x_ch is not None and x_ch != (n.C if n.kind in REDUCING else n.K)) or (
+            y_ch is not None and y_ch != n.K):
+        raise TilewiseError(f"layer '{layer.name}': an output-channel tile of it runs untiled on "
+                            f"module '{s.module}', whose kernel needs dense L2 tensors")
     head = _header(index, layer, lg, s, cores, l1_free, in_off, out_off)
     if layer.nest.kind == "other":
         body = _other_body(layer, lg)
         text = "\n".join([head, '#include "layers.h"\n', body.replace("@FN@", fn)])
-        return LayerEmit(fn, f"layer_{index:02d}.c", text)
+        return LayerEmit(fn, _filename(index, fn), text)
     scratch = s.buffer("scratch")
     if scratch is not None and l1_free is not None and scratch.bytes > l1_free:
         raise TilewiseError(f"layer '{layer.name}': untiled on module '{s.module}', its "
@@ -423,7 +441,7 @@ def emit_untiled(index: int, layer: Layer, lg: LayerGraph, s: LayerSchedule, cor
     text = "\n".join([head, '#include "layers.h"\n', _macros(layer, s, cores, consts),
                       compute_function(layer, lg, consts), _tile_at(layer.nest.kind), body,
                       f"void {fn}(tw_layer_args_t *a)\n{{\n    tw_fork(CORES, body, a);\n}}\n"])
-    return LayerEmit(fn, f"layer_{index:02d}.c", text)
+    return LayerEmit(fn, _filename(index, fn), text)
 
 
 def _other_body(layer: Layer, lg: LayerGraph) -> str:

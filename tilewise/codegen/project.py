@@ -11,8 +11,10 @@ layer's `LayerSchedule`, activation/weight offsets and weight placement from the
     main_host.c, Makefile, README.md  host harness (host.py)
     tilewise.json                 the manifest validate reads (tensors, layers, predicted DMA)
 
-The PULP HAL is added for PULP targets (gap8, gap9). Layers tiled at L3→L2 (ns.l3.tilings) are
-not generated yet: generate raises a TilewiseError naming the layer.
+The PULP HAL is added for PULP targets (gap8, gap9). Layers tiled at L3→L2 (ns.l3.tilings) get
+an outer L3 loop (l3_c.py): one function per L2 tile geometry (layer_NN_gG.c) and a driver
+(layer_NN.c). The L3 image weights_l3.bin is [constants streamed whole | weight k tiles of
+L3-tiled layers | the L3 activation region (ns.l3_plan), zeros].
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from ..memory.network import act_name, weight_name
 from ..schedule.network import NetworkSchedule
 from .constants import LayerConstants, layer_constants
 from .host import MAIN_HOST, makefile, readme
+from .l3_c import L3Layer, Where, check_supported, driver, emit_l3_layer
 from .layer_c import LayerEmit, emit_tiled, emit_untiled
 from .network_c import L3Stream, arena_map, layers_h, network_c, network_h, weights_files
 
@@ -72,13 +75,7 @@ def _check_network(lg: LayerGraph, ns: NetworkSchedule) -> None:
         if t.dtype not in ("int8", "uint8"):
             raise TilewiseError(f"{lg.source or lg.name}: tensor '{name}' is {t.dtype}; the C "
                                 f"kernels of generate are int8 (and uint8) only")
-    if ns.l3.tilings:
-        name = next(iter(ns.l3.tilings))
-        raise TilewiseError(f"layer '{name}' needs L3->L2 tiling on {ns.target.name} (its tensors do "
-                            f"not fit L2), which generate does not support yet; give a larger --l2")
-    if ns.memory.l3_tensors:
-        raise TilewiseError(f"tensor '{ns.memory.l3_tensors[0]}' is planned in L3, which generate "
-                            f"does not support yet; give a larger --l2")
+    check_supported(ns)
 
 
 def _copy_library(out: Path, pulp: bool, l3: bool) -> None:
@@ -117,13 +114,22 @@ def generate(ns: NetworkSchedule, out_dir: str | Path, model_name: str | None = 
     # the arena: planned buffers the code uses (activations, weight buffers filled from L3)
     used = {act_name(t) for l in lg.layers for t in (*l.inputs, l.output)}
     used |= {weight_name(n) for n in in_l3}
+    used |= {f"tmp:{n}" for n in ns.l3_tiles}
     arena = arena_map(plan, used)
+    l3_layers: dict[int, L3Layer] = {}
 
     consts: dict[int, LayerConstants] = {}
     emits: list[LayerEmit] = []
     cores_used = 1
     l1_bytes = 4
     for i, (layer, s) in enumerate(zip(lg.layers, ns.schedules)):
+        if layer.name in ns.l3_tiles:   # the driver is emitted once L3 offsets are known
+            lay = l3_layers[i] = emit_l3_layer(i, layer, ns, l1_free)
+            if lay.consts is not None:
+                consts[i] = lay.consts
+            emits.append(lay.emits[0])
+            cores_used, l1_bytes = max(cores_used, lay.cores), max(l1_bytes, lay.l1_bytes)
+            continue
         cores = target.module(s.module).cores
         cores_used = max(cores_used, cores)
         k = layer_constants(layer, s) if layer.op in WEIGHTED and layer.weights is not None else None
@@ -138,8 +144,9 @@ def generate(ns: NetworkSchedule, out_dir: str | Path, model_name: str | None = 
     # L3 image and streams: a weight buffer is live from its prefetch step to its layer
     l3_streams: list[L3Stream] = []
     l3_image = bytearray()
+    w_tiled = frozenset(i for i in l3_layers if ns.l3.tilings[lg.layers[i].name].w_tiled)
     for i, layer in enumerate(lg.layers):
-        if layer.name not in in_l3:
+        if layer.name not in in_l3 or i in w_tiled:
             continue
         if i not in consts:
             raise TilewiseError(f"layer '{layer.name}': constants planned in L3 but the layer has none")
@@ -151,14 +158,40 @@ def generate(ns: NetworkSchedule, out_dir: str | Path, model_name: str | None = 
         l3_streams.append(L3Stream(i, buf.first, len(l3_image), arena.offset(buf.name),
                                    consts[i].size))
         l3_image += consts[i].blob
+    k_blobs: dict[int, list[int]] = {}
+    for i in sorted(w_tiled):
+        for blob in l3_layers[i].k_blobs:
+            l3_image += bytes(-len(l3_image) % 4)
+            k_blobs.setdefault(i, []).append(len(l3_image))
+            l3_image += blob
+    l3_image += bytes(-len(l3_image) % 4)
+    act_base = len(l3_image)
+    l3_acts = {t: act_base + o for t, o in ns.l3_plan.offsets.items()}
+    l3_image += bytes(ns.l3_plan.bytes)
+    streamed = {st.layer: st for st in l3_streams}
+    for i, lay in l3_layers.items():
+        layer = lg.layers[i]
+        w_const = None
+        if i in streamed or i in consts:
+            w_const = "a->w"
+        where = Where(
+            tuple(None if x in l3_acts else arena.act(x) for x in layer.inputs),
+            tuple(l3_acts.get(x) for x in layer.inputs),
+            None if layer.output in l3_acts else arena.act(layer.output), l3_acts.get(layer.output),
+            arena.offset(f"tmp:{layer.name}") if f"tmp:{layer.name}" in plan.plan.offsets else None,
+            arena.offset(weight_name(layer.name)) if i in w_tiled else None, w_const,
+            tuple(k_blobs.get(i, ())))
+        emits[i] = driver(i, layer, ns, lay, where)
     in_t, out_t = lg.tensors[lg.inputs[0]], lg.tensors[lg.outputs[0]]
-    dma = sum(s.dma_bytes for s in ns.schedules)
+    layer_dma = [ns.layer_dma(i) for i in range(len(lg.layers))]
+    dma = sum(d.bytes for d in layer_dma)
+    l3_used = len(l3_image) > 0
     pulp = target.name in PULP_TARGETS
     out_sizes = [lg.tensors[l.output].nbytes for l in lg.layers]
 
-    _copy_library(out, pulp, bool(l3_streams))
+    _copy_library(out, pulp, l3_used)
     (out / "layers" / "layers.h").write_text(layers_h(emits, [l.name for l in lg.layers]))
-    for e in emits:
+    for e in [*emits, *(g for lay in l3_layers.values() for g in lay.emits)]:
         (out / "layers" / e.filename).write_text(e.text)
     image = {i: (lg.layers[i].name, k) for i, k in consts.items() if lg.layers[i].name not in in_l3}
     image_bytes = sum(k.size for _, k in image.values())
@@ -166,18 +199,19 @@ def generate(ns: NetworkSchedule, out_dir: str | Path, model_name: str | None = 
     (out / "weights.h").write_text(wh)
     (out / "weights.c").write_text(wc)
     l3_path = out / "weights_l3.bin"
-    if l3_streams:
+    if l3_used:
         l3_path.write_bytes(bytes(l3_image))
     elif l3_path.exists():
         l3_path.unlink()
     (out / "network.h").write_text(network_h(lg, in_t.nbytes, out_t.nbytes, l1_bytes, arena,
-                                             image_bytes, len(l3_image), dma, cores_used, target.name))
+                                             image_bytes, len(l3_image), dma, cores_used, target.name,
+                                             l3_act_base=act_base if l3_used else 0))
     (out / "network.c").write_text(network_c(lg, arena, emits, consts, l3_streams, len(l3_image),
-                                             out_sizes))
+                                             out_sizes, l3_acts, w_tiled))
     (out / "main_host.c").write_text(MAIN_HOST)
-    (out / "Makefile").write_text(makefile(target.name, pulp, bool(l3_streams)))
+    (out / "Makefile").write_text(makefile(target.name, pulp, l3_used))
     name = model_name or lg.name
-    (out / "README.md").write_text(readme(name, target.name, ns.tiler, pulp, bool(l3_streams),
+    (out / "README.md").write_text(readme(name, target.name, ns.tiler, pulp, l3_used,
                                           len(lg.layers)))
     manifest = {
         "model": name, "source": lg.source, "target": target.name, "tiler": ns.tiler,
@@ -188,12 +222,17 @@ def generate(ns: NetworkSchedule, out_dir: str | Path, model_name: str | None = 
             "shape": list(lg.tensors[l.output].shape), "bytes": out_sizes[i],
             "function": e.function, "file": f"layers/{e.filename}", "untiled": s.untiled,
             "tiles": {t.dim: t.tile for t in s.tiles}, "loop_order": list(s.loop_order),
-            "dma_bytes": s.dma_bytes, "dma_transfers": s.dma_transfers,
+            "dma_bytes": layer_dma[i].bytes, "dma_transfers": layer_dma[i].transfers,
+            "l3_tiled": l.name in ns.l3_tiles,
         } for i, (l, s, e) in enumerate(zip(lg.layers, ns.schedules, emits))],
         "dma_bytes_predicted": dma,
-        "dma_transfers_predicted": sum(s.dma_transfers for s in ns.schedules),
-        "dma_chunks_predicted": sum(t.chunks for s in ns.schedules for t in s.traffic),
-        "l3_bytes": len(l3_image), "l3_bytes_predicted": sum(s.bytes for s in l3_streams),
+        "dma_transfers_predicted": sum(d.transfers for d in layer_dma),
+        "dma_chunks_predicted": sum(d.chunks for d in layer_dma),
+        "l3_bytes": len(l3_image),
+        "l3_bytes_predicted": sum(s.bytes for s in l3_streams) + ns.l3_bytes,
+        "l3_transfers_predicted": len(l3_streams) + sum(t.l3_transfers
+                                                        for t in ns.l3.tilings.values()),
+        "l3_activation_bytes": ns.l3_plan.bytes,
         "l1_bytes": l1_bytes, "l2_arena_bytes": arena.size, "l2_arena_base": arena.base,
         "l2_arena_holes": arena.holes, "l2_image_bytes": image_bytes, "l2_peak_bytes": plan.peak,
         "cores": cores_used, "pulp": pulp,

@@ -41,11 +41,12 @@ def scheduled_rows(ns: NetworkSchedule) -> tuple[ScheduledRow, ...]:
         t = ns.l3_tiling(layer.name)
         l3 = None
         if t is not None:
-            l3 = {"stage": t.stage, "k_tile": t.k_tile, "oy_tile": t.oy_tile, "tiles": t.n_tiles, "l3_bytes": t.l3_bytes}
-        n = t.n_tiles if t is not None else 1
+            l3 = {"stage": t.stage, "k_tile": t.k_tile, "oy_tile": t.oy_tile, "tiles": t.n_tiles, "l3_bytes": t.l3_bytes,
+                  "l3_transfers": t.l3_transfers, "order": t.order,
+                  "tile_schedules": len(ns.l3_tiles[layer.name].schedules) if layer.name in ns.l3_tiles else 1}
         rows.append(ScheduledRow(
             name=layer.name, module=s.module, tiles=tiles_json(s), loop_order=tuple(s.loop_order),
-            buffering=s.buffering, l1_bytes=s.l1_bytes, dma_bytes=s.dma_bytes * n, cycles=cycles,
+            buffering=s.buffering, l1_bytes=s.l1_bytes, dma_bytes=ns.layer_dma(i).bytes, cycles=cycles,
             mac_per_cycle=layer.macs / cycles if cycles else 0.0, l3=l3,
         ))
     return tuple(rows)
@@ -68,4 +69,6 @@ def scheduled_totals(ns: NetworkSchedule) -> dict:
         "weights_l2_bytes": ns.weights_l2_bytes,
         "weights_l3_bytes": ns.weights_l3_bytes,
         "dma_bytes": sum(r.dma_bytes for r in scheduled_rows(ns)),
+        "l3_activation_bytes": ns.l3_plan.bytes,
+        "l3_tile_bytes": ns.l3_bytes,
     }

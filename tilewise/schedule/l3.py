@@ -16,7 +16,12 @@ L3 traffic (bytes and transfers, with the L3 memory's bandwidth and DMA setup) a
 wins. An output left in L3 costs twice (written here, read back by the next layer).
 
 The result names the L2 buffer sizes the memory planner must reserve (`l2_x`, `l2_y`, `l2_w`) and
-the sub-layer each L3 tile presents to the L2→L1 scheduler (`sub_nest`).
+the sub-layer an interior L3 tile presents to the L2→L1 scheduler (`sub_nest`). `l2_tiles` lists
+every L2 tile the code runs, in execution order, with its own sub-layer (border k tile, first and
+last row tiles with their padding halos): the L3 traffic (`l3_bytes`, `l3_transfers`) is what
+generated code moves for this layer — input row tiles as they are clipped to the tensor, weight
+k tiles once per pass, output row tiles written once (the next layer pays its own read-back; the
+search still charges an output left in L3 for that read when it ranks candidates).
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from typing import Literal
 from ..errors import TilewiseError
 from ..ir.layer import LoopNest
 from ..memory.network import LayerStep, NetworkPlan, activation_buffers, plan_network
+from .space import positions
 
 Stage = Literal["none", "x", "w", "y", "wy", "x+w", "x+y", "x+wy"]
 Order = Literal["rows_outer", "k_outer"]
@@ -67,6 +73,8 @@ class L3Tiling:
     oy_full: int
     #: L2 bytes of the tile buffers of the inputs streamed from L3 (part of l2_x)
     l2_x_tiles: int = 0
+    #: the whole layer (for `tiles`)
+    nest: LoopNest | None = None
 
     @property
     def l2_total(self) -> int:
@@ -87,6 +95,62 @@ class L3Tiling:
     @property
     def n_tiles(self) -> int:
         return self.n_k * self.n_rows
+
+    @property
+    def tiles(self) -> tuple[L2Tile, ...]:
+        """Every L2 tile the layer runs, in execution order (`l2_tiles`)."""
+        assert self.nest is not None
+        return l2_tiles(self.nest, self.k_tile, self.oy_tile, self.order)
+
+
+@dataclass(frozen=True)
+class L2Tile:
+    """One L3→L2 tile of a layer: output channels [k0, k0+k), output rows [oy0, oy0+oy) reading
+    input rows [iy0, iy0+iy) (clipped to the tensor); `nest` is the layer its L2→L1 schedule sees
+    (K=k, OY=oy, IY=iy, the top/bottom padding this tile synthesizes)."""
+
+    i_k: int
+    i_h: int
+    k0: int
+    k: int
+    oy0: int
+    oy: int
+    iy0: int
+    iy: int
+    nest: LoopNest
+
+
+def _row_tiles(nest: LoopNest, oy_tile: int) -> list[tuple[int, int, int, int, int, int]]:
+    """(oy0, oy, iy0, iy, pad_top, pad_bottom) of each output row tile (space.py positions)."""
+    if nest.kind in ("fc", "other") or oy_tile >= nest.OY:
+        return [(0, nest.OY, 0, nest.IY, nest.pads[0], nest.pads[2])]
+    return [(p.start, p.size, p.in_start, p.in_size, p.pad_lo, p.pad_hi)
+            for p in positions(nest, "oy", oy_tile)]
+
+
+def _tile_nest(nest: LoopNest, k: int, row: tuple[int, int, int, int, int, int]) -> LoopNest:
+    c = nest.C if nest.kind in ("conv", "fc") else k * nest.C // nest.K
+    oy0, oy, iy0, iy, pt, pb = row
+    if oy == nest.OY:
+        return nest if k == nest.K else replace(nest, K=k, C=c)
+    _, pl, _, pr = nest.pads
+    return replace(nest, K=k, C=c, OY=oy, IY=iy, pads=(pt, pl, pb, pr))
+
+
+def l2_tiles(nest: LoopNest, k_tile: int, oy_tile: int, order: str = "rows_outer"
+             ) -> tuple[L2Tile, ...]:
+    """Every L2 tile of `nest` cut into `k_tile` channels × `oy_tile` rows, in execution order
+    (rows outer, k inner for "rows_outer"; k outer for "k_outer")."""
+    ks = [(k0, min(k_tile, nest.K - k0)) for k0 in range(0, nest.K, k_tile)]
+    rows = _row_tiles(nest, oy_tile)
+    pairs = ([(ik, ih) for ih in range(len(rows)) for ik in range(len(ks))] if order == "rows_outer"
+             else [(ik, ih) for ik in range(len(ks)) for ih in range(len(rows))])
+    out = []
+    for ik, ih in pairs:
+        k0, k = ks[ik]
+        r = rows[ih]
+        out.append(L2Tile(ik, ih, k0, k, r[0], r[1], r[2], r[3], _tile_nest(nest, k, r)))
+    return tuple(out)
 
 
 def _weights_bytes(nest: LoopNest, k: int, chan_const_bytes: int) -> int:
@@ -116,7 +180,7 @@ def _y_row_bytes(nest: LoopNest) -> int:
     return nest.N * nest.K * nest.OX * nest.out_bytes
 
 
-def _sub_nest(nest: LoopNest, k: int, oy: int, rows_tiled: bool) -> LoopNest:
+def _sub_nest(nest: LoopNest, k: int, oy: int, rows_tiled: bool) -> LoopNest:  # noqa: D401
     """The L2-resident layer one L3 tile presents to the L2→L1 scheduler (an interior tile)."""
     c = k * nest.C // nest.K if nest.kind != "conv" and nest.kind != "fc" else nest.C
     if not rows_tiled:
@@ -160,7 +224,8 @@ def _candidate(nest: LoopNest, k: int, oy: int, x_l3: int, y_l3: bool, order: Or
     # L3 traffic
     w_full = _weights_bytes(nest, K, chan_const)
     bytes_, transfers = 0, 0
-    x_pass = (n_h * iy * xr) if rows_tiled else x_full  # one pass over an input, halos included
+    # one pass over an input: the row tiles as clipped to the tensor, halos included
+    x_pass = sum(r[3] for r in _row_tiles(nest, oy)) * xr if rows_tiled else x_full
     if x_l3:
         passes = n_k if (order == "k_outer" and w_tiled and rows_tiled) else 1
         bytes_ += passes * x_l3 * x_pass
@@ -170,14 +235,22 @@ def _candidate(nest: LoopNest, k: int, oy: int, x_l3: int, y_l3: bool, order: Or
         bytes_ += passes * w_full
         transfers += passes * n_k
     if y_l3:
-        bytes_ += 2 * y_full  # written back here, read again by the next layer
-        transfers += 2 * n_h
+        bytes_ += y_full  # output row tiles written back to L3 (the consumer pays its reads)
+        transfers += n_h
     cycles = transfers * setup + bytes_ / bw
     stage = "+".join(s for s, on in (("x", x_l3 > 0), ("w", w_tiled), ("y", y_l3)) if on)
     stage = {"": "none", "w+y": "wy", "x+w+y": "x+wy"}.get(stage, stage)
     return L3Tiling(stage, k, oy, iy, x_l3 > 0, w_tiled, y_l3, l2_x, l2_y, l2_w, w_next, order,
                     bytes_, transfers, cycles, _sub_nest(nest, k, oy, rows_tiled), K, OY,
-                    x_tiles)
+                    x_tiles, nest)
+
+
+def _rank(t: L3Tiling, nest: LoopNest, mk: dict) -> float:
+    """Search cost of a candidate: its L3 cycles, plus the next layer's read of an output left
+    in L3 (one pass, one transfer per row tile)."""
+    if not t.y_in_l3:
+        return t.l3_cycles
+    return t.l3_cycles + t.n_rows * mk["setup"] + nest.OY * _y_row_bytes(nest) / mk["bw"]
 
 
 def _k_tiles(nest: LoopNest) -> list[int]:
@@ -257,9 +330,12 @@ def plan_l3(
                                  l2_bytes):
                         continue
                     for order in ("rows_outer", "k_outer"):
+                        if order == "k_outer" and y_t and k < nest.K and oy < nest.OY:
+                            continue  # an output row tile would complete only at the last k tile
                         t = _candidate(nest, k, oy, x_in_l3, y_t, order, **mk)  # type: ignore[arg-type]
-                        key = (t.l3_cycles, t.l2_total, t.n_tiles)
-                        if best is None or key < (best.l3_cycles, best.l2_total, best.n_tiles):
+                        key = (_rank(t, nest, mk), t.l2_total, t.n_tiles)
+                        if best is None or key < (_rank(best, nest, mk), best.l2_total,
+                                                  best.n_tiles):
                             best = t
         if best is not None:
             return best

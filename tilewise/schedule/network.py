@@ -5,21 +5,72 @@ codegen/reporting (DESIGN.md pipeline: partition → schedule → memory plan):
 1. each layer is scheduled at L2→L1 by `schedule_layer` (fastest module, the chosen tiler);
 2. the L3→L2 decisions and the static L2 plan come from `schedule.l3.plan_memory` (seed 001 Eq. 5
    cascade, bidirectional stack vs best fit, weights in L2 or streamed from L3 with prefetch);
-3. a layer cut at L3→L2 is rescheduled on the sub-layer its L2 tiles present (`L3Tiling.sub_nest`).
+3. a layer cut at L3→L2 is rescheduled on every distinct sub-layer its L2 tiles present
+   (`L3Tiling.tiles`: interior tiles, the border k tile, the first / last row tiles with their
+   padding halos), deduplicated by geometry (`TiledLayer`); its cycles and L2↔L1 DMA are the sums
+   over the tiles the code runs;
+4. the activations left in L3 get static L3 offsets (`memory.l3.plan_l3_activations`).
 Errors name the first layer that cannot fit and the smallest memory it would need.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..errors import TilewiseError
 from ..ir.layer import Layer, LayerGraph
+from ..memory.l3 import L3Plan, plan_l3_activations
 from ..memory.network import LayerStep, NetworkPlan
 from ..targets.base import Target
 from .api import schedule_layer
-from .l3 import L3Tiling, NetworkL3, l3_dma, plan_memory
-from .space import LayerSchedule
+from .l3 import L2Tile, L3Tiling, NetworkL3, l3_dma, plan_memory
+from .space import REDUCING, LayerSchedule, hwc_chunks, iter_tiles
+
+
+@dataclass(frozen=True)
+class TiledLayer:
+    """The L2 tiles of an L3-tiled layer and one L2→L1 schedule per distinct tile geometry."""
+
+    #: every L2 tile in execution order
+    tiles: tuple[L2Tile, ...]
+    #: the schedules of the distinct geometries (`L2Tile.nest`), in order of first use
+    schedules: tuple[LayerSchedule, ...]
+    #: tile j runs schedules[geometry[j]]
+    geometry: tuple[int, ...]
+
+    def schedule_of(self, j: int) -> LayerSchedule:
+        return self.schedules[self.geometry[j]]
+
+
+@dataclass(frozen=True)
+class Dma:
+    """L2↔L1 DMA of a layer: bytes, transfers and contiguous chunks on the L2 side."""
+
+    bytes: int
+    transfers: int
+    chunks: int
+
+
+def embedded_dma(s: LayerSchedule, x_channels: int, y_channels: int) -> Dma:
+    """DMA of schedule `s` run on an L2 tile whose input / output rows are `x_channels` /
+    `y_channels` channels wide (a k tile of a wider tensor: more chunks, same bytes)."""
+    if s.untiled:
+        return Dma(0, 0, 0)
+    n = s.nest
+    if x_channels == (n.C if n.kind in REDUCING else n.K) and y_channels == n.K:
+        return Dma(s.dma_bytes, s.dma_transfers, sum(t.chunks for t in s.traffic))
+    b = tr = ch = 0
+    for step in iter_tiles(s):
+        for t in (*step.loads, *step.stores):
+            b, tr = b + t.bytes, tr + 1
+            ext = tuple(x[1] for x in t.box)
+            if t.operand in ("x", "x2"):
+                ch += hwc_chunks(ext, (n.N, n.IY, n.IX, x_channels))
+            elif t.operand == "y":
+                ch += hwc_chunks(ext, (n.N, n.OY, n.OX, y_channels))
+            else:
+                ch += t.chunks
+    return Dma(b, tr, ch)
 
 
 @dataclass(frozen=True, eq=False)
@@ -34,6 +85,10 @@ class NetworkSchedule:
     #: L3→L2 tiling of the layers that needed it, by layer name
     l3: NetworkL3
     memory: NetworkPlan
+    #: per L3-tiled layer (by name): its L2 tiles and their schedules
+    l3_tiles: dict[str, TiledLayer] = field(default_factory=dict, hash=False)
+    #: offsets in L3 of the activations left there
+    l3_plan: L3Plan = field(default_factory=lambda: L3Plan({}, 0))
 
     def schedule(self, name: str) -> LayerSchedule:
         for layer, s in zip(self.layers.layers, self.schedules):
@@ -51,7 +106,29 @@ class NetworkSchedule:
         s = self.schedules[i]
         if t is None:
             return s.cycles
-        return s.cycles * t.n_tiles + t.l3_cycles
+        tl = self.l3_tiles.get(layer.name)
+        if tl is None:
+            return s.cycles * t.n_tiles + t.l3_cycles
+        return sum(tl.schedule_of(j).cycles for j in range(len(tl.tiles))) + t.l3_cycles
+
+    def layer_dma(self, i: int) -> Dma:
+        """L2↔L1 DMA of layer i as its code moves it (summed over its L2 tiles)."""
+        layer = self.layers.layers[i]
+        tl = self.l3_tiles.get(layer.name)
+        s = self.schedules[i]
+        if tl is None:
+            return embedded_dma(s, s.nest.C if s.nest.kind in REDUCING else s.nest.K, s.nest.K)
+        n = layer.nest
+        xc = n.C if n.kind in REDUCING else n.K
+        parts = [embedded_dma(tl.schedule_of(j), xc, n.K) for j in range(len(tl.tiles))]
+        return Dma(sum(p.bytes for p in parts), sum(p.transfers for p in parts),
+                   sum(p.chunks for p in parts))
+
+    @property
+    def l3_bytes(self) -> int:
+        """L3↔L2 bytes the L3-tiled layers move per inference (input / output row tiles, weight
+        k tiles; whole streamed weights are counted by the memory plan)."""
+        return sum(t.l3_bytes for t in self.l3.tilings.values())
 
     @property
     def cycles(self) -> float:
@@ -110,8 +187,20 @@ def schedule_network(lg: LayerGraph, target: Target, tiler: str = "model", l3_st
         steps, nests, tensor_bytes, l2.free, outputs=lg.outputs, strategy=l3_strategy,  # type: ignore[arg-type]
         chan_const_bytes=max(per_channel.values(), default=12), **l3_dma(target),
     )
-    schedules = [
-        _schedule_one(layer, l3.tilings[layer.name].sub_nest, target, tiler) if layer.name in l3.tilings else s
-        for layer, s in zip(lg.layers, first)
-    ]
-    return NetworkSchedule(lg, target, tiler, tuple(schedules), l3, plan)
+    tiled: dict[str, TiledLayer] = {}
+    schedules = list(first)
+    for i, layer in enumerate(lg.layers):
+        t = l3.tilings.get(layer.name)
+        if t is None:
+            continue
+        tiles = t.tiles
+        geoms: dict = {}
+        for tile in tiles:
+            geoms.setdefault(tile.nest, len(geoms))
+        scheds = tuple(_schedule_one(layer, nest, target, tiler) for nest in geoms)
+        tiled[layer.name] = TiledLayer(tiles, scheds, tuple(geoms[tile.nest] for tile in tiles))
+        # the reported schedule: the interior tile's (the most frequent geometry)
+        g = max(range(len(scheds)), key=lambda k: sum(x.nest == scheds[k].nest for x in tiles))
+        schedules[i] = scheds[g]
+    l3_plan = plan_l3_activations(l3.steps, tensor_bytes, l3.l3_tensors, lg.outputs)
+    return NetworkSchedule(lg, target, tiler, tuple(schedules), l3, plan, tiled, l3_plan)

@@ -27,8 +27,10 @@
  *   as DMA: asynchronous, the destination is undefined until tw_l3_wait(id), each id waited once.
  *   `l3` is an address in L3: on the host a pointer into memory the harness holds; on PULP an
  *   address in the RAM device given to tw_hal_pulp_set_ram() (tw_hal_pulp_l3.c). Called outside
- *   forks (by the code that sequences layers). Counted apart from L2<->L1 DMA:
- *   tw_hal_get_l3_stats().
+ *   forks (by the code that sequences layers). tw_l3_write(l3, l2, bytes) is the other direction
+ *   (an output row tile of a layer tiled at L3->L2 written back, seed 001 §4.2.1), waited with
+ *   tw_l3_wait; the L2 source must not change until then. Counted apart from L2<->L1 DMA:
+ *   tw_hal_get_l3_stats() (reads and writes together).
  *
  * Counters — tw_hal_get_stats() reports DMA transfers and bytes (and, on the host, protocol
  *   errors) so that a run can be held against the schedule's prediction.
@@ -83,9 +85,10 @@ void tw_hal_get_stats(tw_hal_stats_t *out);
 void tw_hal_reset_stats(void);
 
 tw_dma_id_t tw_l3_read(void *l2, const void *l3, uint32_t bytes);
+tw_dma_id_t tw_l3_write(void *l3, const void *l2, uint32_t bytes);
 void tw_l3_wait(tw_dma_id_t id);
 
-/* L3 reads issued and bytes read since the last tw_hal_reset_stats(). */
+/* L3 transfers (reads and writes) issued and bytes moved since the last tw_hal_reset_stats(). */
 void tw_hal_get_l3_stats(uint64_t *transfers, uint64_t *bytes);
 
 #endif /* TW_HAL_H */
