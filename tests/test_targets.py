@@ -47,6 +47,12 @@ def test_gap9_match_figures():
     assert t.memory("L1").dma_chunk_cycles == 27
     assert {m.name for m in t.modules} == {"cluster", "fc"}
     assert t.module("fc").memory == "L2" and t.module("fc").cores == 1
+    # MATCH's GAP9 cluster model: 550 + 370 cycles per transfer, depthwise input at 1 B/cycle;
+    # seed 004 Table 3.2: 1.3k cold-I$ cycles per kernel call, once per layer
+    assert t.memory("L1").dma_setup_cycles == 920
+    cl = t.module("cluster")
+    assert cl.dw_input_bytes_per_cycle == 1.0 and cl.layer_overhead_cycles == 1300
+    assert cl.kernel.dw_flat and not get_target("gap8").module("cluster").kernel.dw_flat
 
 
 def test_idsp_and_stm32h7_figures():

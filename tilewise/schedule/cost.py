@@ -10,7 +10,9 @@ Per tile i (DESIGN.md "Scheduling"; seed 003 §V; seed 002 eq. 5.7–5.9):
   (epilogue) are exposed, everything else overlaps tile by tile:
       cycles = L_1 + S_T + Σ_i max(C_i, D_i − [i=1]·L_1 − [i=T]·S_T)
   (one tile: L + C + S);
-- single buffering or blocking DMA: cycles = Σ_i (C_i + D_i).
+- single buffering or blocking DMA: cycles = Σ_i (C_i + D_i);
+- plus the module's fixed `layer_overhead_cycles` once per layer (counted as compute), outside
+  the tile sum: every candidate of a layer pays it alike, bounds included.
 
 Tiles are grouped into classes: along each dimension, positions with the same (size, loaded input
 extent, first, last) behave identically, and a tile's behaviour is fixed by its per-dimension
@@ -102,6 +104,9 @@ class Evaluator:
         self.ops = operands(nest, module.const_bytes_per_channel)
         self.terms = module.kernel.terms(nest, module.cores)
         self.bw = self.level.bytes_per_cycle(target.clock_mhz)
+        #: depthwise inputs the module's DMA reorders HWC -> CHW move at their own, lower rate
+        dw_bw = module.dw_input_bytes_per_cycle
+        self.bw_x = min(self.bw, dw_bw) if nest.kind == "dwconv" and dw_bw > 0 else self.bw
         self.setup = float(self.level.dma_setup_cycles)
         self.cc = float(self.level.dma_chunk_cycles)
         self.issue = float(self.level.dma_issue_cycles)
@@ -110,6 +115,8 @@ class Evaluator:
         self.cb = module.const_bytes_per_channel
         self.pb = module.psum_bytes
         self.spill = module.psum_spill and nest.kind in REDUCING
+        #: once per layer, outside the tile sum (targets.base.Module.layer_overhead_cycles)
+        self.layer_oh = float(module.layer_overhead_cycles)
         # Σ over the positions of each tile size of every term factor: (D,) per (term, dim)
         self.fsum: list[dict[str, np.ndarray]] = []
         for term in self.terms:
@@ -146,8 +153,9 @@ class Evaluator:
                                (nest.N, nest.OY, nest.OX, nest.K))
         return np.ones_like(S["k"])
 
-    def _dma(self, nbytes: np.ndarray, chunks: np.ndarray) -> np.ndarray:
-        return np.where(nbytes > 0, self.setup + chunks * self.cc + nbytes / self.bw, 0.0)
+    def _dma(self, nbytes: np.ndarray, chunks: np.ndarray, bw: float | None = None) -> np.ndarray:
+        bw = self.bw if bw is None else bw
+        return np.where(nbytes > 0, self.setup + chunks * self.cc + nbytes / bw, 0.0)
 
     def _inner_masks(self, order: tuple[str, ...], n: dict, dims: frozenset[str]) -> list:
         """Per loop position j: (B,) bool, loop j is inner to the operand's innermost relevant
@@ -215,7 +223,7 @@ class Evaluator:
                 byt = np.where(st, nb, 0) + np.where(st_p, pbytes, 0) + np.where(ld_p, pbytes, 0)
                 chk = (np.where(st, ch, 0) + np.where(st_p, ch, 0) + np.where(ld_p, ch, 0)) * (nb > 0)
             else:
-                t = self._dma(nb, ch)
+                t = self._dma(nb, ch, self.bw_x if op.name == "x" else self.bw)
                 loads = loads + np.where(fetch, t, 0.0)
                 k_tr = fetch & (nb > 0)
                 ntr = ntr + k_tr
@@ -248,6 +256,8 @@ class Evaluator:
             cycles = np.where(T == 1, tot_c + tot_d, multi)
         else:
             cycles = tot_c + tot_d
+        cycles = cycles + self.layer_oh
+        tot_c = tot_c + self.layer_oh
         return {"cycles": cycles, "compute": tot_c, "dma": tot_d, "tiles": T, "ops": out,
                 "n": n}
 
@@ -357,7 +367,7 @@ class Evaluator:
                                       (nest.N, nest.IY, nest.IX, nest.C if ch_d == "c" else nest.K))
                 else:
                     fch = 1
-                L1 = L1 + self._dma(fb, fch)
+                L1 = L1 + self._dma(fb, fch, self.bw_x if op.name == "x" else self.bw)
             elif op.name == "w":
                 per = nest.FY * nest.FX * nest.w_bytes
                 nbytes = ssum["k"] * (ssum["c"] if nest.kind in REDUCING else 1) * per
@@ -380,7 +390,8 @@ class Evaluator:
                     lch = 1
                 ST = self._dma(lb, lch)
             ops[op.name] = (grid, nonempty,
-                            nonempty * self.setup + chunks * self.cc + nbytes / self.bw)
+                            nonempty * self.setup + chunks * self.cc
+                            + nbytes / (self.bw_x if op.name == "x" else self.bw))
         return {"n": n, "comp": comp, "ops": ops, "L1": L1, "ST": ST}
 
     def combine(self, parts: dict, order: tuple[str, ...], buffering: int) -> np.ndarray:
@@ -402,8 +413,8 @@ class Evaluator:
             transfers = transfers + reuse * nonempty
         comp = parts["comp"] + self.issue * transfers
         if self.overlap and buffering == 2:
-            return np.maximum(parts["L1"] + parts["ST"] + comp, dma)
-        return comp + dma
+            return np.maximum(parts["L1"] + parts["ST"] + comp, dma) + self.layer_oh
+        return comp + dma + self.layer_oh
 
     def _y_chunk_sum(self, n: dict, ssum: dict) -> np.ndarray:
         """Σ over output tiles of HWC chunks (outputs have no halo: sums are the full extents)."""
@@ -449,6 +460,7 @@ def untiled_schedule(nest: LoopNest, target: Target, module: Module,
     size = {d: np.ones((1, 1), np.int64) * dim_size(nest, d) for d in dims}
     one = {d: np.ones((1, 1), bool) for d in dims}
     comp = float(tile_cycles(module.kernel.terms(nest, module.cores), size, one, one).sum())
+    comp += module.layer_overhead_cycles
     c = nest.C if nest.kind in REDUCING else nest.K
     scr = int(np.asarray(module.kernel.scratch(nest, module.cores, np.array(nest.K),
                                                np.array(c), np.array(nest.OY),

@@ -107,6 +107,13 @@ class Module:
     scalable: bool = False
     #: average energy per active cycle (pJ), 0 = unknown
     pj_per_cycle: float = 0.0
+    #: fixed cycles once per layer, outside the per-tile sum (cold instruction cache of the layer's
+    #: kernel, runtime set-up): added to every schedule of the layer alike, so it never changes
+    #: which schedule is best and keeps the tile terms superadditive
+    layer_overhead_cycles: float = 0.0
+    #: bytes per cycle of the depthwise-input DMA when the runtime reorders it HWC -> CHW on the
+    #: way in (one byte per bus beat); 0 = the memory level's bandwidth like every other operand
+    dw_input_bytes_per_cycle: float = 0.0
     note: str = ""
 
     def runs(self, kind: str) -> bool:

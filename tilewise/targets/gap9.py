@@ -3,9 +3,24 @@
 Figures and where they come from (seed 003 §V–VI, notes/match-cost-model.md):
 - clock 260 MHz: MATCH's measurements on GAP9 silicon (seed 003 Table III).
 - L1 128 kB, of which MATCH uses 90 kB for tiles → 38 kB reserved; L2 1.5 MB, 1408 kB usable.
-- L2↔L1 cluster DMA: 27 cycles per contiguous chunk (seed 003 §V-B); 8 B/cycle, 8 cycles setup
-  and 20 core cycles to program a transfer as on GAP8 (assumed).
-- cluster: 8 RI5CY-class cores running PULP-NN; the GAP8 calibration (seed 004) is reused.
+- L2↔L1 cluster DMA: 27 cycles per contiguous chunk (seed 003 §V-B), 8 B/cycle. Per transfer
+  920 cycles on the DMA side: MATCH's GAP9 cluster model charges every operand transfer
+  550 cycles of DMA API plus 370 of layer-template set-up (eml-eda/match,
+  match/cost_model/examples/pulp_cluster.py, API_OVERHEAD / MATCH_SETUP_OVERHEAD) and overlaps
+  it with compute like the transfer itself (seed 003 §V-B: L = max(L_ops, L_mem)); 20 core
+  cycles to program a transfer as on GAP8 (assumed).
+- cluster: 8 RI5CY-class cores running PULP-NN; the GAP8 calibration (seed 004) is reused for
+  dense layers. Depthwise layers run pulp_nn_depthwise_generic on CHW tiles (DORY's GAP9 layer
+  template; MATCH's GAP9 model), costed as MATCH's public model gives it (targets/kernels.py,
+  `dw_flat`): about 66 cycles per 3×3 output per core instead of the 21 of DORY's GAP8 HWC kernel.
+- depthwise input tiles arrive reordered HWC → CHW by the cluster DMA, one 2-D transfer per
+  channel with 1-byte rows (DORY's GAP9 dory_dma.c, dma_transfer_hwc_to_chw; MATCH's GAP9 model
+  moves them at 1 byte per cycle): `dw_input_bytes_per_cycle` = 1 instead of 8. Only the cycles
+  change; bytes, transfers and chunks are counted as for any input.
+- per layer 1.3k cycles: the cold instruction cache of a kernel call, fetched from L2 — seed 004
+  Table 3.2 counts 1.3k I$ stall cycles for one call of the conv kernel on one core (GAP8's
+  cluster; GAP9's is assumed alike). Each layer calls its own kernel code, so every layer pays it
+  once (`Module.layer_overhead_cycles`).
 - fc: the fabric-controller core running the same kernels on one core straight from L2, with an
   assumed 1.5× penalty for L2 access latency (the cluster reads single-cycle TCDM). MATCH's CPU
   fallback is TVM code (236 ms on MobileNet, seed 003 Table IV), far slower than this kernel model.
@@ -18,12 +33,16 @@ from .base import KB, MB, Memory, Module, Target
 from .gap8 import KINDS
 from .kernels import PulpNN
 
+#: PULP-NN as MATCH models it on GAP9's cluster: per output 2·(5 + 10) loop set-up + 9 requant,
+#: (2·3 + 1) per SIMD step of 4 taps, (2·2 + 2) per leftover tap, 1 cycle per im2col byte
+KERNEL = replace(PulpNN(), dw_flat=True, dw_simd=7.0, dw_tap=6.0, dw_out=39.0, dw_gather=1.0)
+
 TARGET = Target(
     name="gap9",
     description="GreenWaves GAP9: 8-core cluster + FC core, 128 kB L1, 1.5 MB L2",
     clock_mhz=260.0,
     memories=(
-        Memory("L1", 128 * KB, reserved=38 * KB, bandwidth=8.0, dma_setup_cycles=8,
+        Memory("L1", 128 * KB, reserved=38 * KB, bandwidth=8.0, dma_setup_cycles=920,
                dma_chunk_cycles=27, dma_issue_cycles=20, dma_async=True,
                note="cluster TCDM; MATCH uses 90 kB"),
         Memory("L2", 1536 * KB, reserved=128 * KB, bandwidth_mb_s=200.0, dma_setup_cycles=100,
@@ -31,10 +50,12 @@ TARGET = Target(
         Memory("L3", 8 * MB, note="external RAM (assumed 8 MB)"),
     ),
     modules=(
-        Module("cluster", cores=8, kinds=KINDS, kernel=PulpNN(), memory="L1", scalable=True,
+        Module("cluster", cores=8, kinds=KINDS, kernel=KERNEL, memory="L1", scalable=True,
+               layer_overhead_cycles=1300.0, dw_input_bytes_per_cycle=1.0,
                note="8-core cluster, PULP-NN"),
-        Module("fc", cores=1, kinds=KINDS, kernel=replace(PulpNN(), scale=1.5), memory="L2",
+        Module("fc", cores=1, kinds=KINDS, kernel=replace(KERNEL, scale=1.5), memory="L2",
                note="fabric controller core computing from L2"),
     ),
-    sources=("seed 003 §V-VI, Tables III-IV", "notes/match-cost-model.md", "seed 004 ch. 3"),
+    sources=("seed 003 §V-VI, Tables III-IV", "notes/match-cost-model.md", "seed 004 ch. 3, Table 3.2",
+             "eml-eda/match match/cost_model/examples/pulp_cluster.py (GAP9 cluster model)"),
 )
