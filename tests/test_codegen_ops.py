@@ -30,7 +30,7 @@ from tilewise.passes import lower
 from tilewise.schedule.network import schedule_network
 from tilewise.targets.registry import get_target
 from tilewise.validate import make_inputs
-from tilewise.validate.check import validate_model
+from tilewise.validate.check import validate_model, validate_network
 
 from . import onnx_models as om
 from .codegen_cases import c_cache  # noqa: F401 (fixture)
@@ -68,7 +68,8 @@ def test_uint8_rebias_of_weighted_layers_is_exact(seed, mode, kind):
     rng = np.random.default_rng(seed)
     zp_x, zp_y = (int(v) for v in rng.integers(0, 256, 2))
     qmin, qmax = (zp_y, 255) if rng.random() < 0.3 else (0, 255)
-    h, w, c, k = (int(v) for v in rng.integers(1, 6, 4))
+    h, w = (int(v) for v in rng.integers(3, 7, 2))       # >= every kernel size below
+    c, k = (int(v) for v in rng.integers(1, 6, 2))
     x = rng.integers(0, 256, (1, h, w, c))
     if rng.random() < 0.2:
         x[:] = rng.choice([0, 255])
@@ -172,3 +173,50 @@ def test_uint8_onnx_models_generate_bit_exact(net, fmt, per_channel, tmp_path, c
     assert report.reference == "onnxruntime" and report.golden_vs_reference == 0
     assert report.bit_exact, report.to_json()
     assert report.dma_bytes_measured == report.dma_bytes_predicted
+
+
+# ------------------------------------------------------------------ shift requant, per-channel d
+
+@pytest.mark.parametrize("kind", ["conv", "dwconv", "fc"])
+def test_shift_requant_with_per_channel_right_shifts(kind, tmp_path, c_cache):
+    """(k·acc + λ) >> d[k] with a different d per output channel (DORY/NEMO per-channel requant),
+    tiled over k on a small L1: generated C equals the golden model."""
+    from .codegen_cases import LayerSpec, layer_graph
+
+    spec = {"conv": LayerSpec("conv", c=5, k=12, h=7, w=6, fy=3, fx=3, pads=(1, 1, 1, 1)),
+            "dwconv": LayerSpec("dwconv", c=32, k=32, h=16, w=14, fy=3, fx=3, sy=2, pads=(1, 0, 1, 1)),
+            "fc": LayerSpec("fc", c=300, k=40, h=1, w=1)}[kind]
+    lg = layer_graph(spec, 3)
+    rng = np.random.default_rng(5)
+    layer = lg.layers[-1]
+    k = layer.nest.K
+    d = rng.integers(6, 20, k)
+    d[:3] = (0, 31, 40)
+    rq = Requant("shift", multiplier=rng.integers(1, 1 << 6, k) * (1 << np.maximum(d - 16, 0)),
+                 shift=d, zero_point=int(rng.integers(-10, 10)), qmin=-128, qmax=127,
+                 bias=rng.integers(-(1 << 10), 1 << 10, k) << np.maximum(d - 22, 0))
+    rq = replace(rq, multiplier=np.where(d == 0, 0, rq.multiplier))   # d = 0: output = zp + λ
+    lg = replace(lg, layers=(*lg.layers[:-1], replace(layer, requant=rq)))
+    ns = schedule_network(lg, get_target("gap8", l1_kb=1), "model")
+    assert any(t.count > 1 for t in ns.schedules[-1].tiles if t.dim == "k")
+    report, p = validate_network(ns, tmp_path / kind, make_inputs(lg, 4), cache=c_cache)
+    assert report.bit_exact, report.to_json()
+    text = (p.path / "layers" / f"layer_{len(lg.layers) - 1:02d}.c").read_text()
+    assert "SHIFT_D" in text and ", ".join(str(v) for v in d) in text
+
+
+def test_nemo_integer_graph_generates_bit_exact_with_onnxruntime(tmp_path, c_cache):
+    """The NEMO/QuantLab integer graph of tests/onnx_models.py (shift requant with λ, uint8
+    activations, max pool, int8 output): generated C equals the golden model and onnxruntime."""
+    import onnx
+
+    path = tmp_path / "nemo.onnx"
+    onnx.save(om.nemo_net(), str(path))
+    graph = load_model(path)
+    lg = lower(graph)
+    assert {l.requant.mode for l in lg.layers if l.requant is not None} == {"shift"}
+    assert lg.tensors[lg.inputs[0]].dtype == "uint8"
+    ns = schedule_network(lg, get_target("gap8", l1_kb=1), "model")
+    report = validate_model(path, ns, graph, n_random=4, out_dir=tmp_path / "c", cache=c_cache)
+    assert report.reference == "onnxruntime" and report.golden_vs_reference == 0
+    assert report.bit_exact, report.to_json()

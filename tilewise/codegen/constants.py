@@ -10,8 +10,8 @@ blob, 4-byte aligned where it starts:
   the generated C stores biased as x − 128, kernel_calls.py "uint8"), then two requant words —
   padded with zeros to k_t · Module.const_bytes_per_channel bytes:
     tflite:  M0 (Q31 multiplier), shift (exponent, + = left)                     (tw_requant.h)
-    shift:   k (multiplier), λ (added after the multiply); the right shift d is uniform per layer
-             and emitted as a constant array of the layer's C file
+    shift:   k (multiplier), λ (added after the multiply); the right shifts d (one per channel,
+             NEMO/DORY's per-channel requant) are a constant array of the layer's C file
     onnx:    scale (float32 bits), an unused zero word
   Block of the k tile starting at channel k0: offset k0 · const_bytes.
 - weight blocks (the `w` operand, one DMA chunk per (k tile, c tile)), int8:
@@ -46,8 +46,8 @@ class LayerConstants:
     b_offset: int          # per-channel blocks
     w_offset: int          # weight blocks
     const_bytes: int       # bytes per output channel of the b blocks
-    #: shift mode: the uniform right shift d (None otherwise)
-    shift_d: int | None = None
+    #: shift mode: the right shift d of every output channel (None otherwise)
+    shift_d: tuple[int, ...] | None = None
 
     @property
     def size(self) -> int:
@@ -58,8 +58,8 @@ def _tiles(t: DimTiling) -> list[tuple[int, int]]:
     return [(s, min(t.tile, t.size - s)) for s in range(0, t.size, t.tile)]
 
 
-def _requant_words(layer: Layer) -> tuple[np.ndarray, np.ndarray, int | None]:
-    """The two per-channel requant words (as uint32 bit patterns) and shift mode's d."""
+def _requant_words(layer: Layer) -> tuple[np.ndarray, np.ndarray, tuple[int, ...] | None]:
+    """The two per-channel requant words (as uint32 bit patterns) and shift mode's d per channel."""
     rq = layer.requant
     k = layer.nest.K
     if rq is None:
@@ -79,16 +79,15 @@ def _requant_words(layer: Layer) -> tuple[np.ndarray, np.ndarray, int | None]:
     if rq.mode == "onnx":
         scale = per_channel(rq.scale, np.float32)
         return scale.view(np.int32), np.zeros(k, np.int32), None
-    d = np.unique(np.atleast_1d(rq.shift))
-    if d.size != 1:
-        raise TilewiseError(f"layer '{layer.name}': shift-mode requant with per-channel shifts "
-                            f"d is not supported by generate (one d per layer)")
+    d = per_channel(rq.shift, np.int64)
+    if d.min() < 0 or d.max() > 63:
+        raise TilewiseError(f"layer '{layer.name}': shift-mode right shifts must be in 0..63")
     mult = per_channel(rq.multiplier, np.int64)
     lam = per_channel(0 if rq.bias is None else rq.bias, np.int64)
     for name, a in (("k", mult), ("lambda", lam)):
         if a.min() < np.iinfo(np.int32).min or a.max() > np.iinfo(np.int32).max:
             raise TilewiseError(f"layer '{layer.name}': shift-mode {name} does not fit int32")
-    return mult.astype(np.int32), lam.astype(np.int32), int(d[0])
+    return mult.astype(np.int32), lam.astype(np.int32), tuple(int(v) for v in d)
 
 
 def weight_blocks(layer: Layer, s: LayerSchedule) -> bytes:

@@ -121,8 +121,9 @@ def requant_function(layer: Layer, consts: LayerConstants, out_off: int = 0) -> 
     out = "\n".join(lines) + "\n"
     if rq.mode == "shift":
         d = consts.shift_d
-        vals = ", ".join([str(d)] * layer.nest.K)
-        out = (f"/* shift mode: the right shift d = {d} of every channel (read from L2) */\n"
+        assert d is not None and len(d) == layer.nest.K
+        vals = ", ".join(str(v) for v in d)
+        out = (f"/* shift mode: the right shift d of each output channel */\n"
                f"static const int32_t SHIFT_D[{layer.nest.K}] = {{{vals}}};\n\n") + out
     return out
 
