@@ -223,7 +223,8 @@ def network_c(lg: LayerGraph, arena: ArenaMap, emits: list[LayerEmit],
               "{", "    int8_t *const L1 = (int8_t *)l1;", "    int8_t *const L2 = (int8_t *)l2;"]
     if l3_bytes:
         lines.append("    int8_t *const L3 = (int8_t *)l3;")
-        lines.append(f"    tw_dma_id_t l3_id[{len(lg.layers)}] = {{0}};")
+        if l3_streams:
+            lines.append(f"    tw_dma_id_t l3_id[{len(lg.layers)}] = {{0}};")
     lines += ["    tw_layer_args_t a;", "",
               f"    memcpy(L2 + {arena.act(lg.inputs[0])}, input, "
               f"TW_NETWORK_INPUT_BYTES);", "    a.l1 = L1;", "    a.l2 = L2;",

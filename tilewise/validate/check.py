@@ -53,6 +53,9 @@ class ValidationReport:
     dma_transfers_measured: int | None = None
     dma_chunks_measured: int | None = None
     l3_bytes_measured: int | None = None
+    #: L3<->L2 transfers (tw_l3_read / tw_l3_write calls) per inference
+    l3_transfers_predicted: int = 0
+    l3_transfers_measured: int | None = None
     hal: dict[str, int] = field(default_factory=dict)
     mismatches: list[dict[str, Any]] = field(default_factory=list)
     first_difference: dict[str, Any] | None = None
@@ -75,6 +78,8 @@ class ValidationReport:
             "dma_chunks_predicted": self.dma_chunks_predicted,
             "l3_bytes_measured": self.l3_bytes_measured,
             "l3_bytes_predicted": self.l3_bytes_predicted,
+            "l3_transfers_measured": self.l3_transfers_measured,
+            "l3_transfers_predicted": self.l3_transfers_predicted,
             "hal": self.hal, "first_difference": self.first_difference,
             "golden_vs_reference": self.golden_vs_reference,
             "model": self.model, "target": self.target, "tiler": self.tiler,
@@ -119,6 +124,7 @@ def check_project(report: ValidationReport, project: Project, lg: LayerGraph,
         report.dma_transfers_measured = int(st["dma_transfers"]) // max(n, 1)
         report.dma_chunks_measured = int(st["dma_chunks"]) // max(n, 1)
         report.l3_bytes_measured = int(st["l3_bytes"]) // max(n, 1)
+        report.l3_transfers_measured = int(st["l3_transfers"]) // max(n, 1)
         report.hal = {k: int(st[k]) for k in ("races", "bad_waits", "pending", "max_pending")}
         if st["dma_bytes_min"] != st["dma_bytes_max"] or st["dma_bytes_min"] != report.dma_bytes_predicted:
             report.mismatches.append({"kind": "dma_bytes", "measured_min": st["dma_bytes_min"],
@@ -131,6 +137,10 @@ def check_project(report: ValidationReport, project: Project, lg: LayerGraph,
         if report.l3_bytes_measured != report.l3_bytes_predicted:
             report.mismatches.append({"kind": "l3_bytes", "measured": report.l3_bytes_measured,
                                       "predicted": report.l3_bytes_predicted})
+        if int(st["l3_transfers"]) != report.l3_transfers_predicted * n:
+            report.mismatches.append({"kind": "l3_transfers",
+                                      "measured": report.l3_transfers_measured,
+                                      "predicted": report.l3_transfers_predicted})
         if st["races"] or st["bad_waits"] or st["pending"]:
             report.mismatches.append({"kind": "hal", **report.hal})
     if not res.ok and (res.outputs is None or not st):
@@ -185,7 +195,8 @@ def new_report(ns: NetworkSchedule, project: Project, model: str, n_inputs: int,
         peak_l2_bytes=ns.memory.peak, dma_bytes_predicted=m["dma_bytes_predicted"],
         dma_transfers_predicted=m["dma_transfers_predicted"],
         dma_chunks_predicted=m["dma_chunks_predicted"],
-        l3_bytes_predicted=m["l3_bytes_predicted"], project=str(project.path))
+        l3_bytes_predicted=m["l3_bytes_predicted"],
+        l3_transfers_predicted=m.get("l3_transfers_predicted", 0), project=str(project.path))
 
 
 def validate_network(ns: NetworkSchedule, out_dir: str | Path, inputs: Sequence[np.ndarray], *,
