@@ -497,6 +497,41 @@ def test_pool_tiled(lib, case, op):
         assert np.array_equal(got, want), cores
 
 
+@pytest.mark.parametrize("dtype", ["int8", "uint8"])
+@pytest.mark.parametrize("case", list(POOL_CASES))
+def test_avgpool_onnx_tiled(lib, case, dtype):
+    """tw_avgpool_onnx_s8 against golden/onnx_ops.py avg_pool (QLinearAveragePool's float32
+    steps): with and without counted padding, clamps, power-of-two scales (ties), int8 and
+    uint8 tensors (stored as u - 128), tiled with border pads."""
+    h, w, c, fy, fx, stride, pads, tiles = POOL_CASES[case]
+    rng = np.random.default_rng(seed((case, "avg_onnx", dtype)))
+    lo, hi = (0, 255) if dtype == "uint8" else (-128, 127)
+    off = 128 if dtype == "uint8" else 0
+    oy, ox = conv_out(h, fy, stride[0], pads[0], pads[2]), conv_out(w, fx, stride[1], pads[1], pads[3])
+    for trial in range(4):
+        x = rng.integers(lo, hi + 1, (h, w, c))
+        xs, ys = rng.uniform(0.01, 0.1, 2)
+        if trial % 2:
+            xs, ys = 2.0 ** rng.integers(-7, -3, 2)
+        xz, yz = (int(v) for v in rng.integers(lo + 20, hi - 20, 2))
+        cip = trial >= 2
+        qmin = yz if trial == 1 else lo
+        attrs = dict(mode="onnx", kernel=(fy, fx), stride=stride, pads=pads, count_include_pad=cip,
+                     x_scale=float(np.float32(xs)), x_zero_point=xz, y_scale=float(np.float32(ys)),
+                     y_zero_point=yz, qmin=qmin, qmax=hi)
+        want = golden_node(g_onnx.avg_pool, "avg_pool", attrs, [(x[None], xz, xs)], (1, oy, ox, c), yz, ys,
+                           dtype)[0]
+        for cores in (1, 4):
+            got = np.zeros(want.shape, dtype=np.int8)
+
+            def call(win, xt, box):
+                got[box[0]:box[1], box[2]:box[3]] = kc.avgpool_onnx(
+                    lib, win, xt - off, xs, ys, xz - off, yz, cip, qmin, hi, off, cores)
+
+            run_windowed_tiled(lib, x, fy, fx, stride, pads, (1, 1), tiles, call)
+            assert np.array_equal(got.astype(np.int64) + off, want), (trial, cores)
+
+
 @pytest.mark.parametrize("cores", CORES)
 def test_global_avgpool_as_tflite_mean_in_pixel_tiles(lib, cores):
     rng = np.random.default_rng(50 + cores)

@@ -175,6 +175,21 @@ def test_uint8_onnx_models_generate_bit_exact(net, fmt, per_channel, tmp_path, c
     assert report.dma_bytes_measured == report.dma_bytes_predicted
 
 
+@pytest.mark.parametrize("act,fmt,per_channel", [("int8", "QDQ", False), ("uint8", "QOperator", True),
+                                                ("uint8", "QDQ", False)])
+def test_onnx_average_pools_generate_bit_exact(act, fmt, per_channel, tmp_path, c_cache):
+    """QLinearAveragePool with and without counted padding (tw_avgpool_onnx_s8, tiled), then max
+    pool and QLinearGlobalAveragePool, int8 and uint8: bit-exact with golden and onnxruntime."""
+    model = om.quantize(om.pools_net(), tmp_path / "pools.onnx", fmt, per_channel, act=act)
+    graph = load_model(model)
+    lg = lower(graph)
+    assert sum(l.op == "avg_pool" and l.attrs.get("mode") == "onnx" for l in lg.layers) == 2
+    ns = schedule_network(lg, get_target("gap8", l1_kb=1), "model")
+    report = validate_model(model, ns, graph, n_random=3, out_dir=tmp_path / "c", cache=c_cache)
+    assert report.reference == "onnxruntime" and report.golden_vs_reference == 0
+    assert report.bit_exact, report.to_json()
+
+
 # ------------------------------------------------------------------ shift requant, per-channel d
 
 @pytest.mark.parametrize("kind", ["conv", "dwconv", "fc"])

@@ -32,6 +32,7 @@ _SIGNATURES = {
     "shim_fc": (None, [P, I, I, P, P, P, I, P, I, P, P, P, P, P, I]),
     "shim_elementwise": (None, [I, P, P, P, P, I, I]),
     "shim_pool": (None, [I, P, P, I, P, I, I, I]),
+    "shim_avgpool_onnx": (None, [P, P, I, P, P, P, I]),
     "shim_gap": (None, [P, I, I, P, I, P, P, I]),
     "shim_softmax": (None, [P, P, I, I, I32, I32, I32, I]),
     "shim_mbqm": (I32, [I32, I32, I32, I]),
@@ -150,6 +151,18 @@ def pool(lib, op: str, win: Window, x, qmin: int, qmax: int, cores: int) -> np.n
     x = c_array(x, np.int8)
     out = np.full((win.out_h, win.out_w, x.shape[-1]), 0x5A, dtype=np.int8)
     lib.shim_pool({"avg": 0, "max": 1}[op], ptr(win.array()), ptr(x), x.shape[-1], ptr(out), qmin, qmax, cores)
+    return out
+
+
+def avgpool_onnx(lib, win: Window, x, x_scale: float, y_scale: float, x_zp: int, y_zp: int,
+                 count_include_pad: bool, qmin: int, qmax: int, out_offset: int, cores: int) -> np.ndarray:
+    """tw_avgpool_onnx_s8 on one tile (x_zp stored domain; y_zp, qmin, qmax value domain)."""
+    x = c_array(x, np.int8)
+    out = np.full((win.out_h, win.out_w, x.shape[-1]), 0x5A, dtype=np.int8)
+    lib.shim_avgpool_onnx(ptr(win.array()), ptr(x), x.shape[-1], ptr(out),
+                          ptr(c_array([x_scale, y_scale], np.float32)),
+                          ptr(c_array([x_zp, y_zp, int(count_include_pad), qmin, qmax, out_offset], np.int32)),
+                          cores)
     return out
 
 

@@ -202,6 +202,37 @@ void shim_pool(int op, const int32_t *geom, const int8_t *in, int c, int8_t *out
     tw_fork(n_cores, pool_core, &j);
 }
 
+/* ---- onnx average pooling (QLinearAveragePool); f = x_scale y_scale,
+ *      q = x_zp y_zp count_include_pad qmin qmax out_offset */
+typedef struct { tw_pool_args_t a; tw_avgpool_onnx_params_t p; } avgpool_onnx_job_t;
+
+static void avgpool_onnx_core(void *p)
+{
+    const avgpool_onnx_job_t *j = (const avgpool_onnx_job_t *)p;
+    tw_avgpool_onnx_s8(&j->a, &j->p, tw_core_id(), tw_core_count());
+}
+
+void shim_avgpool_onnx(const int32_t *geom, const int8_t *in, int c, int8_t *out, const float *f,
+                       const int32_t *q, int n_cores)
+{
+    avgpool_onnx_job_t j;
+    j.a.win = window(geom);
+    j.a.in = in;
+    j.a.c = c;
+    j.a.out = out;
+    j.a.qmin = -128;
+    j.a.qmax = 127;
+    j.p.x_scale = f[0];
+    j.p.y_scale = f[1];
+    j.p.x_zp = q[0];
+    j.p.y_zp = q[1];
+    j.p.count_include_pad = q[2];
+    j.p.qmin = q[3];
+    j.p.qmax = q[4];
+    j.p.out_offset = q[5];
+    tw_fork(n_cores, avgpool_onnx_core, &j);
+}
+
 /* ---- global average pooling; prm = divisor in_zp mult shift out_zp qmin qmax */
 static void gap_core(void *p)
 {

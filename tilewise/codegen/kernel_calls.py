@@ -12,6 +12,7 @@ headers hold the call contracts) with the arithmetic its golden kernel defines:
 | add / sub / mul (tflite)          | tw_add_s8 / tw_sub_s8 / tw_mul_s8 | golden/elementwise.py       |
 | add (onnx)                        | tw_add_onnx_s8                | golden/onnx_ops.py add          |
 | avg_pool (tflite), max_pool (any) | tw_avgpool_s8 / tw_maxpool_s8 | golden/pool.py, onnx_ops.py     |
+| avg_pool (onnx)                   | tw_avgpool_onnx_s8            | golden/onnx_ops.py avg_pool     |
 | global_avg_pool (tflite mean)     | tw_global_avgpool_s8          | golden/pool.py mean             |
 | global_avg_pool (onnx)            | tw_global_avgpool_rq_s8       | golden/onnx_ops.py mean         |
 
@@ -29,7 +30,8 @@ adds the output zero point to an integer and clamps — conv, depthwise, dense (
 max pool, global average pool (tflite mean and onnx), tflite add/sub/mul:
 Σw·((x−128) − (zp−128)) = Σw·(x − zp), and clamp(r + zp − 128, lo − 128, hi − 128) =
 clamp(r + zp, lo, hi) − 128 (tests/test_codegen_ops.py checks it on the golden model). onnx add
-computes with the uint8 values in float32 (tw_add_onnx_u8). The tflite average pool rounds the
+computes with the uint8 values in float32 (tw_add_onnx_u8); the onnx average pool adds y_zp in
+float32, so it gets y_zp and its clamp in the value domain and an output offset. The tflite average pool rounds the
 raw window sum half away from zero, which a shift of every value by −128 does not commute with,
 so it is refused for uint8, as is any op not listed.
 """
@@ -170,6 +172,8 @@ def compute_function(layer: Layer, lg: LayerGraph, consts: LayerConstants | None
                 "    k.out = m->y;\n    k.out_c = t->k_t;\n    k.psum = m->psum;\n"
                 "    k.acc_flags = flags;\n    k.rq = requant(m->b, t->k_t, t->k0);\n"
                 "    tw_fully_connected_s8(&k, core, cores);\n")
+    elif op == "avg_pool" and mode == "onnx":
+        pre, body = _avgpool_onnx(layer, lg, x_off, y_off)
     elif op in ("avg_pool", "max_pool"):
         a = layer.attrs
         if op == "avg_pool" and mode != "tflite":
@@ -193,6 +197,27 @@ def compute_function(layer: Layer, lg: LayerGraph, consts: LayerConstants | None
     else:
         raise _unsupported(layer, "this op")
     return pre + head + body + "}\n"
+
+
+def _avgpool_onnx(layer: Layer, lg: LayerGraph, x_off: int, y_off: int) -> tuple[str, str]:
+    """QLinearAveragePool: tw_avgpool_onnx_s8 with the float32 constants of the node."""
+    a = layer.attrs
+    if a.get("global_fallback"):
+        raise _unsupported(layer, "an average pool lowered as a global average")
+    lo, hi = dtype_range(lg.tensors[layer.output].dtype)
+    qmin, qmax = max(lo, int(a.get("qmin", lo))), min(hi, int(a.get("qmax", hi)))
+    pre = ("/* onnxruntime QLinearAveragePool: x_scale, y_scale (float32), x_zp (as stored), y_zp,\n"
+           " * count_include_pad, clamp (value domain), output offset (uint8 stored as u - 128) */\n"
+           "static const tw_avgpool_onnx_params_t PARAMS = {\n"
+           f"    {c_float(a['x_scale'])}, {c_float(a['y_scale'])},\n"
+           f"    {int(a['x_zero_point']) - x_off}, {int(a['y_zero_point'])}, "
+           f"{1 if a.get('count_include_pad') else 0},\n"
+           f"    {qmin}, {qmax}, {y_off}\n}};\n\n")
+    body = ("    tw_pool_args_t k;\n" + _window("FY", "FX", "SY", "SX") +
+            "    k.in = m->x;\n    k.c = t->k_t;\n    k.out = m->y;\n"
+            "    k.qmin = -128;\n    k.qmax = 127;\n    (void)flags;\n"
+            "    tw_avgpool_onnx_s8(&k, &PARAMS, core, cores);\n")
+    return pre, body
 
 
 def _gap_body(layer: Layer, lg: LayerGraph, mode: str) -> str:

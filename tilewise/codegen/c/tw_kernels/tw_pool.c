@@ -4,6 +4,7 @@
  */
 #include "tw_pool.h"
 
+#include <math.h>
 #include <stddef.h>
 
 #include "tw_requant.h"
@@ -44,6 +45,42 @@ void tw_avgpool_s8(const tw_pool_args_t *a, int core_id, int n_cores)
                         count++;
                     }
                 out_px[c] = (int8_t)tw_clamp32(count ? rounded_div(sum, count) : 0, a->qmin, a->qmax);
+            }
+        }
+    }
+}
+
+void tw_avgpool_onnx_s8(const tw_pool_args_t *a, const tw_avgpool_onnx_params_t *p, int core_id,
+                        int n_cores)
+{
+    const tw_window_t *g = &a->win;
+    int row_begin, row_end, oy, ox, c, y, x;
+    tw_core_range(g->out_h, core_id, n_cores, &row_begin, &row_end);
+    for (oy = row_begin; oy < row_end; oy++) {
+        for (ox = 0; ox < g->out_w; ox++) {
+            int y0, y1, x0, x1;
+            int8_t *out_px = a->out + ((size_t)oy * g->out_w + ox) * a->c;
+            int count;
+            clipped_window(g, oy, ox, &y0, &y1, &x0, &x1);
+            count = p->count_include_pad ? g->k_h * g->k_w : (y1 - y0) * (x1 - x0);
+            for (c = 0; c < a->c; c++) {
+                float sum = 0.0f, v, q;
+                int32_t r;
+                for (y = y0; y < y1; y++)
+                    for (x = x0; x < x1; x++) {
+                        float d = p->x_scale *
+                                  (float)((int32_t)a->in[((size_t)y * g->in_w + x) * a->c + c] - p->x_zp);
+                        sum = sum + d;
+                    }
+                v = sum / (float)count;
+                v = v / p->y_scale;
+                v = v + (float)p->y_zp;
+                q = nearbyintf(v);
+                /* bound before converting (out-of-range float->int is undefined) */
+                if (q > 1073741824.0f) q = 1073741824.0f;
+                if (q < -1073741824.0f) q = -1073741824.0f;
+                r = tw_clamp32((int32_t)q, p->qmin, p->qmax);
+                out_px[c] = (int8_t)(r - p->out_offset);
             }
         }
     }

@@ -38,6 +38,18 @@
  *     Pixel tiling and buffers as tw_global_avgpool_s8; rq arrays indexed by tile-local channel
  *     (or per_channel = 0). Core split: channels.
  *
+ *   tw_avgpool_onnx_s8 — onnxruntime's QLinearAveragePool (qlinear_pool.cc; golden/onnx_ops.py
+ *     `avg_pool`), in float32 step by step, the window as tw_avgpool_s8 (taps outside the tile
+ *     buffer are padding):
+ *       sum = 0; for each valid tap, rows outer, columns inner: sum = sum + x_scale·(x − x_zp)
+ *       count = valid taps, or k_h·k_w when count_include_pad
+ *       v = (sum / count) / y_scale + y_zp;  out = clamp(nearbyintf(v), qmin, qmax) − out_offset
+ *     x_zp is in the stored domain (a uint8 input, stored as u − 128, passes zp − 128: x − x_zp
+ *     is the same integer); y_zp, qmin and qmax are in the output's value domain (uint8: 0..255)
+ *     and out_offset is 128 for a uint8 output (stored as u − 128), else 0. Every product and
+ *     sum is rounded to float32 separately: build without floating-point contraction (ISO C
+ *     mode, as the generated Makefile's -std=c99, or -ffp-contract=off). Core split: rows.
+ *
  *   Same args on every core; barrier after.
  */
 #ifndef TW_POOL_H
@@ -81,7 +93,18 @@ typedef struct {
     int8_t *out;
 } tw_gap_rq_args_t;
 
+typedef struct {
+    float x_scale, y_scale;
+    int32_t x_zp;              /* stored domain */
+    int32_t y_zp;              /* value domain */
+    int count_include_pad;
+    int32_t qmin, qmax;        /* value domain, within the output type's range */
+    int32_t out_offset;        /* 128 for a uint8 output, else 0 */
+} tw_avgpool_onnx_params_t;
+
 void tw_avgpool_s8(const tw_pool_args_t *a, int core_id, int n_cores);
+void tw_avgpool_onnx_s8(const tw_pool_args_t *a, const tw_avgpool_onnx_params_t *p, int core_id,
+                        int n_cores);
 void tw_maxpool_s8(const tw_pool_args_t *a, int core_id, int n_cores);
 void tw_global_avgpool_s8(const tw_gap_args_t *a, int core_id, int n_cores);
 void tw_global_avgpool_rq_s8(const tw_gap_rq_args_t *a, int core_id, int n_cores);
