@@ -175,3 +175,13 @@ def test_resnet8_in_a_small_l2(l2_kb):
                 assert net.tilings[s.name].x_in_l3
         assert set(plan.weights_in_l2) | set(plan.weights_in_l3) == {
             s.name for s in steps if s.weight_bytes > 0}
+
+
+def test_network_output_never_left_in_l3():
+    """The caller reads a network output from L2: the output layer may tile weights, never y."""
+    free = plan_l3(BIG, 100_000)
+    assert free.y_in_l3
+    with pytest.raises(TilewiseError):
+        plan_l3(BIG, 100_000, y_to_l3=False)   # input + whole output + 2 weight tiles > 100 kB
+    kept = plan_l3(BIG, 120_000, y_to_l3=False)
+    assert not kept.y_in_l3 and kept.w_tiled and kept.l2_total <= 120_000

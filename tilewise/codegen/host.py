@@ -230,8 +230,8 @@ buffering and L1 layout; the loops follow the loop order and move exactly the DM
 | file | what |
 |---|---|
 | `network.h`, `network.c` | `tw_network_run(input, output, l1, l2{", l3" if l3 else ""})`, the layers in order, the L2 arena map |
-| `layers/layer_NN.c` | one tiled function per layer |
-| `weights.c` | constants resident in L2 (per-channel blocks, then weight blocks){"" if not l3 else chr(10) + "| `weights_l3.bin` | constants streamed from L3 |"}
+| `layers/layer_NN.c` | one tiled function per layer (for a layer tiled at L3 -> L2: its L3 loop, with one function per L2 tile geometry in `layer_NN_gG.c`) |
+| `weights.c` | constants resident in L2 (per-channel blocks, then weight blocks){"" if not l3 else chr(10) + "| `weights_l3.bin` | the L3 image: constants streamed from L3, then the region of the activations left in L3 |"}
 | `tw_kernels/`, `tw_runtime/`, `tw_hal/` | kernel library, tile DMA helpers, hardware abstraction |
 | `main_host.c`, `Makefile` | host harness: `make && ./network_host input.bin output.bin{" weights_l3.bin" if l3 else ""}` |
 | `tilewise.json` | what validate needs: tensors, layers, predicted DMA bytes |

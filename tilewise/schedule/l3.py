@@ -268,13 +268,15 @@ def plan_l3(
     nest: LoopNest, l2_bytes: int, *, w_next_bytes: int = 0, x_in_l3: bool | int = False,
     strategy: Literal["cascade", "search"] = "cascade", chan_const_bytes: int = 8,
     l3_bandwidth: float = 1.0, l3_setup_cycles: float = 0.0, layer_name: str = "layer",
+    y_to_l3: bool = True,
 ) -> L3Tiling:
     """Cut `nest` at the L3→L2 boundary so that Eq. 5 holds in `l2_bytes` of L2.
 
     `x_in_l3`: the previous layer left this layer's input in L3 (so input rows must be tiled);
     for a two-input add, the number of its inputs in L3 (True: all).
     `l3_bandwidth` (bytes/cycle) and `l3_setup_cycles` price the traffic for `strategy="search"`
-    and for the reported `l3_cycles`. Raises TilewiseError when no stage fits.
+    and for the reported `l3_cycles`. `y_to_l3=False`: the output must stay in L2 (a network
+    output, which the caller reads from L2). Raises TilewiseError when no stage fits.
     """
     if nest.kind == "other":
         need = nest.input_elems * nest.in_bytes + nest.output_elems * nest.out_bytes
@@ -300,7 +302,7 @@ def plan_l3(
         # (w tiled, y in L3) per stage; x is L3-tiled in every stage when the input is in L3
         stages = [(False, False), (True, False), (False, True), (True, True)]
         for w_t, y_t in stages:
-            if y_t and nest.kind == "other":
+            if y_t and (nest.kind == "other" or not y_to_l3):
                 continue
             if w_t and x_in_l3 and not y_t:
                 # seed 001: weight tiling alone "can only be selected when the output of the
@@ -323,7 +325,7 @@ def plan_l3(
                 return best
     elif strategy == "search":
         best = None
-        for y_t in ((False,) if nest.kind == "other" else (False, True)):
+        for y_t in ((False,) if nest.kind == "other" or not y_to_l3 else (False, True)):
             for k in ks:
                 for oy in (rows if (y_t or x_in_l3) else [nest.OY]):
                     if not _fits(nest, k, oy, x_in_l3, y_t, w_next_bytes, chan_const_bytes,
@@ -341,7 +343,7 @@ def plan_l3(
             return best
     else:
         raise ValueError(f"unknown L3 strategy {strategy!r}")
-    smallest = _candidate(nest, ks[-1], 1, x_in_l3, nest.OY > 1, "rows_outer", **mk)
+    smallest = _candidate(nest, ks[-1], 1, x_in_l3, nest.OY > 1 and y_to_l3, "rows_outer", **mk)
     raise TilewiseError(
         f"layer '{layer_name}' cannot be tiled from L3 into L2 of {l2_bytes} bytes: even one "
         f"output row with {ks[-1]} output channel(s) needs {smallest.l2_total} bytes of L2 "
@@ -367,14 +369,15 @@ def l3_network(
 ) -> NetworkL3:
     """Decide L3→L2 tiling for every layer in execution order.
 
-    A layer is L3-tiled when Eq. 5 fails in the L2 left by the other activations live across its
-    step (residuals); its input is L3-tiled when a producer left it in L3. L2w,next is the weight
-    buffer the next layer needs (its whole weights, or its double-buffered weight tiles when it is
-    weight-tiled itself): a first pass decides every layer without prefetch to size those buffers,
-    the second pass decides with them. When a layer cannot fit with the next layer's weights
-    prefetched, the next layer loads its weights at its own start instead (`LayerStep.prefetch`).
-    The returned steps carry the L2 tile buffers so the static planner reserves them; the planner
-    (`memory.plan_network`) is the final check.
+    A network output is never left in L3 (the caller reads it from L2). A layer is L3-tiled when
+    Eq. 5 fails in the L2 left by the other activations live across its step (residuals); its input
+    is L3-tiled when a producer left it in L3. L2w,next is the weight buffer the next layer needs
+    (its whole weights, or its double-buffered weight tiles when it is weight-tiled itself): a
+    first pass decides every layer without prefetch to size those buffers, the second pass decides
+    with them. When a layer cannot fit with the next layer's weights prefetched, the next layer
+    loads its weights at its own start instead (`LayerStep.prefetch`). The returned steps carry the
+    L2 tile buffers so the static planner reserves them; the planner (`memory.plan_network`) is the
+    final check.
     """
     kw = dict(strategy=strategy, chan_const_bytes=chan_const_bytes, l3_bandwidth=l3_bandwidth,
               l3_setup_cycles=l3_setup_cycles)
@@ -390,14 +393,15 @@ def l3_network(
                          and b.name[4:] not in l3)
             x_l3 = min(sum(t in l3 for t in s.inputs), _n_inputs(nests[s.name]))
             w_next = w_next_of(i)
+            y_ok = s.output not in outputs   # a network output stays in L2
             try:
                 t = plan_l3(nests[s.name], l2_bytes - others, w_next_bytes=w_next, x_in_l3=x_l3,
-                            layer_name=s.name, **kw)
+                            layer_name=s.name, y_to_l3=y_ok, **kw)
             except TilewiseError:
                 if w_next == 0:
                     raise
                 t = plan_l3(nests[s.name], l2_bytes - others, x_in_l3=x_l3, layer_name=s.name,
-                            **kw)
+                            y_to_l3=y_ok, **kw)
                 no_prefetch.add(i + 1)
             if t.y_in_l3:
                 l3.add(s.output)
