@@ -628,3 +628,52 @@ def test_mlperf_layers_match_golden(lib, mlperf_model):
             assert np.array_equal(got, values[layer.output]), f"{layer.op} layer {i} ({layer.name})"
             checked += 1
     assert checked >= len(lg.layers) - 1
+
+
+# ------------------------------------------------------------------------------ onnx softmax, tables
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8"])
+def test_softmax_onnx_matches_qlinearsoftmax_golden(lib, dtype):
+    """tw_softmax_onnx_s8 against golden/onnx_ops.py softmax (QLinearSoftmax's float32 table, sum
+    and division): depths 1..300, constant rows, extreme values, int8 and uint8 (stored u - 128)."""
+    from tilewise.frontend.onnx_qparams import softmax_table, softmax_y_scale_inv
+
+    rng = np.random.default_rng(seed(("softmax_onnx", dtype)))
+    lo, hi = (0, 255) if dtype == "uint8" else (-128, 127)
+    off = 128 if dtype == "uint8" else 0
+    # depth 1: t·y_scale_inv overflows float32 (the non-finite path)
+    for rows, depth in ((3, 10), (1, 1), (5, 300), (4, 7), (6, 1)):
+        xs = float(np.float32(rng.uniform(0.02, 0.3)))
+        ys = 1.0 / 256
+        yz = lo
+        if rng.random() < 0.5 or depth == 1:
+            ys, yz = float(np.float32(rng.uniform(0.002, 0.01))), int(rng.integers(lo, lo + 200))
+        x = rng.integers(lo, hi + 1, (rows, depth))
+        x[0] = x[0, 0]
+        x[-1, : min(depth, 2)] = (hi, lo)[: min(depth, 2)]
+        table = softmax_table(xs, depth)
+        ysi = softmax_y_scale_inv(ys)
+        attrs = dict(mode="onnx", axis=-1, table=table, y_scale_inv=ysi, y_zero_point=yz)
+        want = golden_node(g_onnx.softmax, "softmax", attrs, [(x, 0, xs)], x.shape, yz, ys, dtype)
+        for cores in (1, 3):
+            nonfinite = (hi if yz < 0 else lo) - off
+            got = kc.softmax_onnx(lib, x - off, table, ysi, yz - off, nonfinite, cores)
+            assert np.array_equal(got.astype(np.int64) + off, want), (rows, depth, cores)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8"])
+def test_lookup_table_matches_tflite_logistic_golden(lib, dtype):
+    """tw_lut_s8 against golden/activation.py logistic on every input value."""
+    from tilewise.frontend.tflite_act import sigmoid_table
+
+    lo, hi = (0, 255) if dtype == "uint8" else (-128, 127)
+    off = 128 if dtype == "uint8" else 0
+    table = sigmoid_table(dtype, 0.06, lo + 100, 1.0 / 256, lo)
+    x = np.arange(lo, hi + 1)[None]
+    attrs = dict(mode="tflite", table=table)
+    want = golden_node(g_act.logistic, "logistic", attrs, [(x, lo + 100, 0.06)], x.shape, lo, 1.0 / 256, dtype)
+    assert len(set(want.reshape(-1).tolist())) > 100
+    stored = (np.asarray(table, dtype=np.int64) - off).astype(np.int8)
+    for cores in (1, 4):
+        got = kc.lut(lib, stored, x - off, cores)
+        assert np.array_equal(got.astype(np.int64) + off, want), cores

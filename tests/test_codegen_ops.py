@@ -190,6 +190,50 @@ def test_onnx_average_pools_generate_bit_exact(act, fmt, per_channel, tmp_path, 
     assert report.bit_exact, report.to_json()
 
 
+@pytest.mark.parametrize("act,fmt,per_channel", [("int8", "QOperator", False), ("uint8", "QDQ", True),
+                                                ("uint8", "QOperator", False)])
+def test_onnx_softmax_generates_bit_exact(act, fmt, per_channel, tmp_path, c_cache):
+    """QLinearSoftmax after two Gemms (tw_softmax_onnx_s8, untiled): golden and onnxruntime."""
+    model = om.quantize(om.dense_net(), tmp_path / "dense.onnx", fmt, per_channel, act=act)
+    graph = load_model(model)
+    lg = lower(graph)
+    assert lg.layers[-1].op == "softmax" and lg.layers[-1].attrs["mode"] == "onnx"
+    ns = schedule_network(lg, get_target("gap8", l1_kb=2), "model")
+    report = validate_model(model, ns, graph, n_random=4, out_dir=tmp_path / "c", cache=c_cache)
+    assert report.reference == "onnxruntime" and report.golden_vs_reference == 0
+    assert report.bit_exact, report.to_json()
+
+
+def test_tflite_logistic_generates_bit_exact_with_litert(tmp_path, c_cache):
+    """CONV_2D -> LOGISTIC (the 256-entry table, tw_lut_s8, untiled) -> CONV_2D: golden and LiteRT."""
+    from .tflite_builder import ACT, SAME, ModelBuilder
+
+    rng = np.random.default_rng(11)
+    b = ModelBuilder()
+    x = b.input("x", (1, 7, 6, 3), "int8", scale=0.03, zero_point=-5)
+    w = b.const("w", rng.integers(-127, 128, (8, 3, 3, 3)), "int8", scale=rng.uniform(0.005, 0.02, 8), zero_point=0)
+    bias = b.const("b", rng.integers(-2000, 2000, 8), "int32", scale=np.full(8, 1e-4), zero_point=0)
+    h = b.tensor("h", (1, 7, 6, 8), "int8", scale=0.05, zero_point=3)
+    b.op("CONV_2D", [x, w, bias], [h], "Conv2DOptions", Padding=SAME, StrideW=1, StrideH=1,
+         FusedActivationFunction=ACT["NONE"], DilationWFactor=1, DilationHFactor=1)
+    s = b.tensor("s", (1, 7, 6, 8), "int8", scale=1 / 256, zero_point=-128)
+    b.op("LOGISTIC", [h], [s])
+    w2 = b.const("w2", rng.integers(-127, 128, (4, 1, 1, 8)), "int8", scale=rng.uniform(0.01, 0.03, 4), zero_point=0)
+    b2 = b.const("b2", rng.integers(-500, 500, 4), "int32", scale=np.full(4, 1e-4), zero_point=0)
+    y = b.tensor("y", (1, 7, 6, 4), "int8", scale=0.04, zero_point=-2)
+    b.op("CONV_2D", [s, w2, b2], [y], "Conv2DOptions", Padding=SAME, StrideW=1, StrideH=1,
+         FusedActivationFunction=ACT["NONE"], DilationWFactor=1, DilationHFactor=1)
+    b.output(y)
+    path = b.save(tmp_path / "logistic.tflite")
+    graph = load_model(path)
+    lg = lower(graph)
+    assert [l.op for l in lg.layers] == ["conv2d", "logistic", "conv2d"]
+    ns = schedule_network(lg, get_target("gap8", l1_kb=1), "model")
+    report = validate_model(path, ns, graph, n_random=4, out_dir=tmp_path / "c", cache=c_cache)
+    assert report.reference and report.golden_vs_reference == 0
+    assert report.bit_exact, report.to_json()
+
+
 # ------------------------------------------------------------------ shift requant, per-channel d
 
 @pytest.mark.parametrize("kind", ["conv", "dwconv", "fc"])

@@ -35,6 +35,8 @@ _SIGNATURES = {
     "shim_avgpool_onnx": (None, [P, P, I, P, P, P, I]),
     "shim_gap": (None, [P, I, I, P, I, P, P, I]),
     "shim_softmax": (None, [P, P, I, I, I32, I32, I32, I]),
+    "shim_softmax_onnx": (None, [P, P, I, I, P, P, I32, I32, I]),
+    "shim_lut": (None, [P, P, P, I, I]),
     "shim_mbqm": (I32, [I32, I32, I32, I]),
     "shim_add_onnx": (None, [P, P, P, P, P, I, I, I]),
     "shim_gap_rq": (None, [P, I, I, P, I, I, P, P, P, P, P, P, I]),
@@ -195,6 +197,23 @@ def global_avgpool_rq(lib, x_pixels, in_zp: int, rq: "RequantArrays", cores: int
     if out is None:
         out = np.full(x.shape[-1], 0x5A, dtype=np.int8)
     lib.shim_gap_rq(ptr(x), x.shape[0], x.shape[1], ptr(acc), flags, in_zp, *rq.args(), ptr(out), cores)
+    return out
+
+
+def softmax_onnx(lib, x, table, y_scale_inv: float, y_zp: int, y_nonfinite: int, cores: int) -> np.ndarray:
+    """[rows, depth] int8 (as stored) through tw_softmax_onnx_s8."""
+    x = c_array(x, np.int8)
+    out = np.full(x.shape, 0x5A, dtype=np.int8)
+    lib.shim_softmax_onnx(ptr(x), ptr(out), x.shape[0], x.shape[1], ptr(c_array(table, np.float32)),
+                          ptr(c_array([y_scale_inv], np.float32)), y_zp, y_nonfinite, cores)
+    return out
+
+
+def lut(lib, table, x, cores: int) -> np.ndarray:
+    """out = table[x + 128] through tw_lut_s8."""
+    x = c_array(x, np.int8)
+    out = np.full(x.shape, 0x5A, dtype=np.int8)
+    lib.shim_lut(ptr(c_array(table, np.int8)), ptr(x), ptr(out), x.size, cores)
     return out
 
 

@@ -279,6 +279,46 @@ void shim_softmax(const int8_t *in, int8_t *out, int rows, int depth, int32_t mu
     tw_fork(n_cores, softmax_core, &a);
 }
 
+/* ---- onnx softmax (QLinearSoftmax) */
+static void softmax_onnx_core(void *p)
+{
+    tw_softmax_onnx_s8((const tw_softmax_onnx_args_t *)p, tw_core_id(), tw_core_count());
+}
+
+void shim_softmax_onnx(const int8_t *in, int8_t *out, int rows, int depth, const float *table,
+                       const float *y_scale_inv, int32_t y_zp, int32_t y_nonfinite, int n_cores)
+{
+    tw_softmax_onnx_args_t a;
+    a.y_nonfinite = (int8_t)y_nonfinite;
+    a.in = in;
+    a.out = out;
+    a.rows = rows;
+    a.depth = depth;
+    a.table = table;
+    a.y_scale_inv = *y_scale_inv;
+    a.y_zp = y_zp;
+    tw_fork(n_cores, softmax_onnx_core, &a);
+}
+
+/* ---- 256-entry lookup table (logistic) */
+typedef struct { const int8_t *table, *in; int8_t *out; int n; } lut_job_t;
+
+static void lut_core(void *p)
+{
+    const lut_job_t *j = (const lut_job_t *)p;
+    tw_lut_s8(j->table, j->in, j->out, j->n, tw_core_id(), tw_core_count());
+}
+
+void shim_lut(const int8_t *table, const int8_t *in, int8_t *out, int n, int n_cores)
+{
+    lut_job_t j;
+    j.table = table;
+    j.in = in;
+    j.out = out;
+    j.n = n;
+    tw_fork(n_cores, lut_core, &j);
+}
+
 /* ---- fixed-point primitives, for direct checks against golden/fixedpoint.py */
 int32_t shim_mbqm(int32_t x, int32_t m, int32_t shift, int single)
 {

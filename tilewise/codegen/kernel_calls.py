@@ -288,3 +288,54 @@ def _elementwise(layer: Layer, lg: LayerGraph, mode: str) -> tuple[str, str]:
         return pre, (f"    {fn}(&PARAMS, {first}, {second}, m->y, {n}, core, cores);\n"
                      f"{tail}")
     raise _unsupported(layer, f"{op} in {mode} mode")
+
+
+def other_body(layer: Layer, lg: LayerGraph) -> str | None:
+    """The whole function (`void @FN@(tw_layer_args_t *a)`, run by the calling core on the L2
+    tensors) of an untiled op this module maps, or None: onnx softmax (tw_softmax_onnx_s8) and
+    the TFLite logistic table (tw_lut_s8)."""
+    mode = layer.attrs.get("mode")
+    if layer.op == "softmax" and mode == "onnx":
+        return _softmax_onnx(layer, lg)
+    if layer.op == "logistic" and mode == "tflite":
+        return _logistic(layer, lg)
+    return None
+
+
+def _softmax_onnx(layer: Layer, lg: LayerGraph) -> str:
+    a = layer.attrs
+    x = lg.tensors[layer.inputs[0]]
+    ndim = len(x.shape)
+    if int(a["axis"]) % max(ndim, 1) != ndim - 1:
+        raise _unsupported(layer, f"softmax over axis {a['axis']} (not the last)")
+    lo, hi = dtype_range(lg.tensors[layer.output].dtype)
+    y_off = u8_offset(lg, layer.output)
+    yz = int(a["y_zero_point"])
+    table = np.asarray(a["table"], dtype=np.float32)
+    assert table.shape == (256,)
+    depth = int(x.shape[-1])
+    rows = int(np.prod(x.shape[:-1], dtype=np.int64)) if ndim > 1 else 1
+    vals = ",\n".join("    " + ", ".join(c_float(v) for v in table[i:i + 4]) for i in range(0, 256, 4))
+    return ("/* onnxruntime QLinearSoftmax over the last dimension (tw_softmax.h), one core, on the\n"
+            " * L2 tensors: exp table, y_scale_inv (float32), zero point as stored */\n"
+            f"static const float TABLE[256] = {{\n{vals}\n}};\n\n"
+            "void @FN@(tw_layer_args_t *a)\n{\n    tw_softmax_onnx_args_t k;\n"
+            f"    k.in = a->x;\n    k.out = a->y;\n    k.rows = {rows};\n    k.depth = {depth};\n"
+            f"    k.table = TABLE;\n    k.y_scale_inv = {c_float(a['y_scale_inv'])};\n"
+            f"    k.y_zp = {yz - y_off};\n"
+            f"    k.y_nonfinite = {(hi if yz < 0 else lo) - y_off};\n"
+            "    tw_softmax_onnx_s8(&k, 0, 1);\n}\n")
+
+
+def _logistic(layer: Layer, lg: LayerGraph) -> str:
+    x, y = lg.tensors[layer.inputs[0]], lg.tensors[layer.output]
+    if x.dtype not in ("int8", "uint8") or y.dtype not in ("int8", "uint8"):
+        raise _unsupported(layer, f"a logistic from {x.dtype} to {y.dtype}")
+    table = np.asarray(layer.attrs["table"], dtype=np.int64) - u8_offset(lg, layer.output)
+    assert table.shape == (256,) and table.min() >= -128 and table.max() <= 127
+    vals = ",\n".join("    " + ", ".join(str(int(v)) for v in table[i:i + 16]) for i in range(0, 256, 16))
+    return ("/* TFLite LOGISTIC: the 256-entry table (LUTPopulate) indexed by the stored byte + 128,\n"
+            " * entries as the output is stored (tw_elementwise.h tw_lut_s8), one core, on L2 */\n"
+            f"static const int8_t TABLE[256] = {{\n{vals}\n}};\n\n"
+            "void @FN@(tw_layer_args_t *a)\n{\n"
+            f"    tw_lut_s8(TABLE, a->x, a->y, {y.nbytes}, 0, 1);\n}}\n")

@@ -29,7 +29,7 @@ from ..errors import TilewiseError
 from ..ir.layer import Layer, LayerGraph
 from ..schedule.space import REDUCING, LayerSchedule, fetch_count, inner_loops, operands
 from .constants import LayerConstants
-from .kernel_calls import compute_function
+from .kernel_calls import compute_function, other_body
 
 @dataclass(frozen=True)
 class LayerEmit:
@@ -445,7 +445,11 @@ def emit_untiled(index: int, layer: Layer, lg: LayerGraph, s: LayerSchedule, cor
 
 
 def _other_body(layer: Layer, lg: LayerGraph) -> str:
-    """Softmax (TFLite int8 reference) and byte-identical reshapes, run by the calling core."""
+    """Softmax (TFLite int8 reference) and byte-identical reshapes, run by the calling core; onnx
+    softmax and logistic come from kernel_calls.other_body."""
+    body = other_body(layer, lg)
+    if body is not None:
+        return body
     x, y = lg.tensors[layer.inputs[0]], lg.tensors[layer.output]
     mode = layer.attrs.get("mode")
     if layer.op == "softmax" and mode == "tflite":

@@ -83,3 +83,10 @@ void tw_add_onnx_u8(const tw_add_onnx_params_t *p, const int8_t *a, const int8_t
         out[i] = (int8_t)(tw_clamp32(y, p->qmin, p->qmax) - 128);
     }
 }
+
+void tw_lut_s8(const int8_t *table, const int8_t *in, int8_t *out, int n, int core_id, int n_cores)
+{
+    int begin, end, i;
+    tw_core_range(n, core_id, n_cores, &begin, &end);
+    for (i = begin; i < end; i++) out[i] = table[(int32_t)in[i] + 128];
+}

@@ -32,6 +32,11 @@
  *   clamps to [qmin, qmax] in the uint8 domain and stores y - 128 — the float steps see exactly
  *   onnxruntime's operands, so it is bit-exact where re-biasing `fixed` would not be.
  *
+ *   LOOKUP TABLE (tw_lut_s8) — out[i] = table[in[i] + 128]: TFLite's int8/uint8 LOGISTIC (and any
+ *   256-entry table op; golden/activation.py `logistic`, table indexed by q - qmin). A uint8
+ *   tensor stored as u - 128 gives the same index u; the caller stores the table's entries as
+ *   the output is stored (uint8: value - 128).
+ *
  *   Core split: element ranges, chunk = ceil(n / n_cores). Same args on every core; barrier after.
  */
 #ifndef TW_ELEMENTWISE_H
@@ -68,6 +73,7 @@ void tw_mul_s8(const tw_mul_params_t *p, const int8_t *a, const int8_t *b, int8_
                int core_id, int n_cores);
 void tw_add_onnx_s8(const tw_add_onnx_params_t *p, const int8_t *a, const int8_t *b, int8_t *out,
                     int n, int core_id, int n_cores);
+void tw_lut_s8(const int8_t *table, const int8_t *in, int8_t *out, int n, int core_id, int n_cores);
 void tw_add_onnx_u8(const tw_add_onnx_params_t *p, const int8_t *a, const int8_t *b, int8_t *out,
                     int n, int core_id, int n_cores);
 

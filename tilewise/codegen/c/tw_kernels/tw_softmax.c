@@ -10,6 +10,8 @@
  */
 #include "tw_softmax.h"
 
+#include <math.h>
+
 #include <stddef.h>
 
 #include "tw_requant.h"
@@ -136,6 +138,33 @@ void tw_softmax_s8(const tw_softmax_args_t *a, int core_id, int n_cores)
                 v = tw_clamp32(p - 128, -128, 127);
             }
             y[c] = (int8_t)v;
+        }
+    }
+}
+
+void tw_softmax_onnx_s8(const tw_softmax_onnx_args_t *a, int core_id, int n_cores)
+{
+    int begin, end, r, j;
+    tw_core_range(a->rows, core_id, n_cores, &begin, &end);
+    for (r = begin; r < end; r++) {
+        const int8_t *x = a->in + (size_t)r * a->depth;
+        int8_t *y = a->out + (size_t)r * a->depth;
+        int32_t m = -128;
+        float total = 0.0f;
+        for (j = 0; j < a->depth; j++)
+            if (x[j] > m) m = x[j];
+        for (j = 0; j < a->depth; j++)
+            total = total + a->table[255 - m + x[j]];
+        for (j = 0; j < a->depth; j++) {
+            float t = a->table[255 - m + x[j]] * a->y_scale_inv;
+            float q = nearbyintf(t / total);
+            if (isnan(q) || isinf(q)) {   /* t·y_scale_inv overflowed (tw_softmax.h) */
+                y[j] = a->y_nonfinite;
+                continue;
+            }
+            if (q > 1024.0f) q = 1024.0f;
+            if (q < -1024.0f) q = -1024.0f;
+            y[j] = (int8_t)tw_clamp32((int32_t)q + a->y_zp, -128, 127);
         }
     }
 }

@@ -17,6 +17,21 @@
  *     diff_min = -floor((2^5 - 1) * 2^(31-5) / 2^input_beta_left_shift)   (CalculateInputRadius)
  *   Core split: rows, chunk = ceil(rows / n_cores). The whole depth must be in one tile.
  *   Same args on every core; barrier after.
+ *
+ *   tw_softmax_onnx_s8 — onnxruntime's QLinearSoftmax (qlinear_softmax.cc; golden/onnx_ops.py
+ *   `softmax`), float32 step by step. Per row, with m = max of the row:
+ *       t_j   = table[255 - m + x_j]                 (table[i] = exp((i - 255)·s_x), float32)
+ *       S     = t_0 + t_1 + ... (sequential float32 sum)
+ *       out_j = clamp(nearbyintf((t_j · y_scale_inv) / S) + y_zp, -128, 127)
+ *   x - m does not change when every value is shifted, so a uint8 input stored as u - 128 needs
+ *   nothing special; a uint8 output passes y_zp - 128 (saturating to [0, 255] then subtracting
+ *   128 equals adding zp - 128 and saturating to [-128, 127]). Products and quotients are
+ *   rounded to float32 one by one (no contraction: ISO C mode / -ffp-contract=off). A
+ *   non-finite quotient (t·y_scale_inv overflows float32 when the depth is 1) gives y_nonfinite:
+ *   onnxruntime converts it with x86's cvtss2si to INT32_MIN and adds the zero point with
+ *   wrap-around before clamping (the golden model does the same in int64), so the caller passes
+ *   the type's maximum when the zero point (value domain) is negative, else its minimum — as
+ *   stored.
  */
 #ifndef TW_SOFTMAX_H
 #define TW_SOFTMAX_H
@@ -36,5 +51,18 @@ typedef struct {
 } tw_softmax_args_t;
 
 void tw_softmax_s8(const tw_softmax_args_t *a, int core_id, int n_cores);
+
+typedef struct {
+    const int8_t *in;
+    int8_t *out;
+    int rows;
+    int depth;
+    const float *table;        /* [256] */
+    float y_scale_inv;
+    int32_t y_zp;              /* as stored (uint8 output: zp - 128) */
+    int8_t y_nonfinite;        /* the stored output of a non-finite quotient (above) */
+} tw_softmax_onnx_args_t;
+
+void tw_softmax_onnx_s8(const tw_softmax_onnx_args_t *a, int core_id, int n_cores);
 
 #endif /* TW_SOFTMAX_H */
