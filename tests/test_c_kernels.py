@@ -677,3 +677,24 @@ def test_lookup_table_matches_tflite_logistic_golden(lib, dtype):
     for cores in (1, 4):
         got = kc.lut(lib, stored, x - off, cores)
         assert np.array_equal(got.astype(np.int64) + off, want), cores
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8"])
+def test_concat2_matches_qlinearconcat_golden(lib, dtype):
+    """tw_concat2_s8 with golden requantization tables (and a copied input of the output's
+    quantization) against golden/onnx_ops.py concat, along channels and along rows."""
+    rng = np.random.default_rng(seed(("concat", dtype)))
+    lo, hi = (0, 255) if dtype == "uint8" else (-128, 127)
+    off = 128 if dtype == "uint8" else 0
+    a = rng.integers(lo, hi + 1, (1, 5, 4, 3))
+    a.reshape(-1)[:60] = np.linspace(lo, hi, 60).astype(np.int64)
+    for axis, b_shape in ((3, (1, 5, 4, 6)), (1, (1, 2, 4, 3))):
+        b = rng.integers(lo, hi + 1, b_shape)
+        (sa, za), (sy, zy) = (0.013, lo + 40), (0.031, lo + 100)
+        attrs = dict(mode="onnx", axis=axis, input_quant=((sa, za), (sy, zy)), output_quant=(sy, zy))
+        want = golden_node(g_onnx.concat, "concat", attrs, [(a, za, sa), (b, zy, sy)],
+                           np.concatenate([a, b], axis=axis).shape, zy, sy, dtype)
+        lut_a = g_onnx.requantize_values(np.arange(lo, hi + 1), sa, za, sy, zy, dtype) - off
+        outer = int(np.prod(a.shape[:axis]))
+        got = kc.concat2(lib, (a - off).reshape(outer, -1), lut_a, (b - off).reshape(outer, -1), None)
+        assert np.array_equal(got.astype(np.int64).reshape(want.shape) + off, want), axis

@@ -234,6 +234,20 @@ def test_tflite_logistic_generates_bit_exact_with_litert(tmp_path, c_cache):
     assert report.bit_exact, report.to_json()
 
 
+@pytest.mark.parametrize("act,fmt,per_channel", [("int8", "QDQ", True), ("uint8", "QOperator", False)])
+def test_onnx_concat_generates_bit_exact(act, fmt, per_channel, tmp_path, c_cache):
+    """QLinearConcat of two conv branches with different scales (tw_concat2_s8 with a golden
+    requantization table): golden and onnxruntime."""
+    model = om.quantize(om.concat_net(), tmp_path / "concat.onnx", fmt, per_channel, act=act)
+    graph = load_model(model)
+    lg = lower(graph)
+    assert any(l.op == "concat" for l in lg.layers)
+    ns = schedule_network(lg, get_target("gap8", l1_kb=2), "model")
+    report = validate_model(model, ns, graph, n_random=4, out_dir=tmp_path / "c", cache=c_cache)
+    assert report.reference == "onnxruntime" and report.golden_vs_reference == 0
+    assert report.bit_exact, report.to_json()
+
+
 # ------------------------------------------------------------------ shift requant, per-channel d
 
 @pytest.mark.parametrize("kind", ["conv", "dwconv", "fc"])

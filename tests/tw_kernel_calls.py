@@ -37,6 +37,7 @@ _SIGNATURES = {
     "shim_softmax": (None, [P, P, I, I, I32, I32, I32, I]),
     "shim_softmax_onnx": (None, [P, P, I, I, P, P, I32, I32, I]),
     "shim_lut": (None, [P, P, P, I, I]),
+    "shim_concat2": (None, [P, P, I, P, P, I, P, I]),
     "shim_mbqm": (I32, [I32, I32, I32, I]),
     "shim_add_onnx": (None, [P, P, P, P, P, I, I, I]),
     "shim_gap_rq": (None, [P, I, I, P, I, I, P, P, P, P, P, P, I]),
@@ -206,6 +207,17 @@ def softmax_onnx(lib, x, table, y_scale_inv: float, y_zp: int, y_nonfinite: int,
     out = np.full(x.shape, 0x5A, dtype=np.int8)
     lib.shim_softmax_onnx(ptr(x), ptr(out), x.shape[0], x.shape[1], ptr(c_array(table, np.float32)),
                           ptr(c_array([y_scale_inv], np.float32)), y_zp, y_nonfinite, cores)
+    return out
+
+
+def concat2(lib, a, lut_a, b, lut_b) -> np.ndarray:
+    """[outer, inner_a] ++ [outer, inner_b] through tw_concat2_s8 (lut None = copy)."""
+    a, b = c_array(a, np.int8), c_array(b, np.int8)
+    la = None if lut_a is None else c_array(lut_a, np.int8)
+    lb = None if lut_b is None else c_array(lut_b, np.int8)
+    out = np.full((a.shape[0], a.shape[1] + b.shape[1]), 0x5A, dtype=np.int8)
+    lib.shim_concat2(ptr(a), None if la is None else ptr(la), a.shape[1], ptr(b),
+                     None if lb is None else ptr(lb), b.shape[1], ptr(out), a.shape[0])
     return out
 
 

@@ -319,6 +319,13 @@ void shim_lut(const int8_t *table, const int8_t *in, int8_t *out, int n, int n_c
     tw_fork(n_cores, lut_core, &j);
 }
 
+/* ---- concat of two tensors (QLinearConcat); a NULL table copies */
+void shim_concat2(const int8_t *a, const int8_t *lut_a, int inner_a, const int8_t *b,
+                  const int8_t *lut_b, int inner_b, int8_t *out, int outer)
+{
+    tw_concat2_s8(a, lut_a, inner_a, b, lut_b, inner_b, out, outer, 0, 1);
+}
+
 /* ---- fixed-point primitives, for direct checks against golden/fixedpoint.py */
 int32_t shim_mbqm(int32_t x, int32_t m, int32_t shift, int single)
 {

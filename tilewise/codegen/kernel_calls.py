@@ -299,7 +299,45 @@ def other_body(layer: Layer, lg: LayerGraph) -> str | None:
         return _softmax_onnx(layer, lg)
     if layer.op == "logistic" and mode == "tflite":
         return _logistic(layer, lg)
+    if layer.op == "concat" and mode == "onnx":
+        return _concat_onnx(layer, lg)
     return None
+
+
+def _concat_onnx(layer: Layer, lg: LayerGraph) -> str:
+    """QLinearConcat of two activations: tw_concat2_s8 with a requantization table per input
+    whose scale or zero point differs from the output's (golden onnx_ops.requantize_values on
+    every input value, so the table is the golden function itself)."""
+    from ..golden.onnx_ops import requantize_values
+
+    a = layer.attrs
+    if len(layer.inputs) != 2 or "const_tensors" in a:
+        raise _unsupported(layer, f"a concat of {len(a.get('node_inputs', layer.inputs))} inputs "
+                                  "(two activations only)")
+    y = lg.tensors[layer.output]
+    axis = int(a["axis"]) % len(y.shape)
+    outer = int(np.prod(y.shape[:axis], dtype=np.int64))
+    inner = [int(np.prod(lg.tensors[t].shape[axis:], dtype=np.int64)) for t in layer.inputs]
+    ys, yz = a["output_quant"]
+    y_off = u8_offset(lg, layer.output)
+    tables, args = [], []
+    for i, (t, (xs, xz)) in enumerate(zip(layer.inputs, a["input_quant"])):
+        if lg.tensors[t].dtype != y.dtype:
+            raise _unsupported(layer, f"a concat of {lg.tensors[t].dtype} into {y.dtype}")
+        if np.float32(xs) == np.float32(ys) and int(xz) == int(yz):
+            args.append("NULL")
+            continue
+        lo, hi = dtype_range(y.dtype)
+        lut = requantize_values(np.arange(lo, hi + 1), xs, xz, ys, yz, y.dtype) - y_off
+        vals = ",\n".join("    " + ", ".join(str(int(v)) for v in lut[j:j + 16]) for j in range(0, 256, 16))
+        tables.append(f"/* input {i} requantized to the output (stored byte + 128 -> stored) */\n"
+                      f"static const int8_t LUT{i}[256] = {{\n{vals}\n}};\n")
+        args.append(f"LUT{i}")
+    return ("/* onnxruntime QLinearConcat of two tensors (tw_elementwise.h tw_concat2_s8), one core,\n"
+            " * on the L2 tensors */\n" + "\n".join(tables) + "\n"
+            "void @FN@(tw_layer_args_t *a)\n{\n"
+            f"    tw_concat2_s8(a->x, {args[0]}, {inner[0]}, a->x2, {args[1]}, {inner[1]}, a->y, "
+            f"{outer}, 0, 1);\n}}\n")
 
 
 def _softmax_onnx(layer: Layer, lg: LayerGraph) -> str:

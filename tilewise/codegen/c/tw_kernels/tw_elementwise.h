@@ -37,6 +37,13 @@
  *   tensor stored as u - 128 gives the same index u; the caller stores the table's entries as
  *   the output is stored (uint8: value - 128).
  *
+ *   CONCAT of two tensors (tw_concat2_s8) — onnxruntime's QLinearConcat (golden/onnx_ops.py
+ *   `concat`): viewed as [outer][inner_a] and [outer][inner_b] (outer = product of the dims
+ *   before the axis), out[o] = a[o] then b[o], each element passed through its input's 256-entry
+ *   table (indexed by stored byte + 128: the requantized value sat(rint(s_x·(x − zp_x) / s_y) +
+ *   zp_y) as stored), or copied when the table is NULL (same scale and zero point). Core split:
+ *   outer rows.
+ *
  *   Core split: element ranges, chunk = ceil(n / n_cores). Same args on every core; barrier after.
  */
 #ifndef TW_ELEMENTWISE_H
@@ -74,6 +81,8 @@ void tw_mul_s8(const tw_mul_params_t *p, const int8_t *a, const int8_t *b, int8_
 void tw_add_onnx_s8(const tw_add_onnx_params_t *p, const int8_t *a, const int8_t *b, int8_t *out,
                     int n, int core_id, int n_cores);
 void tw_lut_s8(const int8_t *table, const int8_t *in, int8_t *out, int n, int core_id, int n_cores);
+void tw_concat2_s8(const int8_t *a, const int8_t *lut_a, int inner_a, const int8_t *b,
+                   const int8_t *lut_b, int inner_b, int8_t *out, int outer, int core_id, int n_cores);
 void tw_add_onnx_u8(const tw_add_onnx_params_t *p, const int8_t *a, const int8_t *b, int8_t *out,
                     int n, int core_id, int n_cores);
 
