@@ -153,3 +153,34 @@ def test_l3_activation_plan_shares_bytes_between_disjoint_lifetimes():
                 assert oa + a.size <= ob or ob + b.size <= oa
     assert ns.l3_plan.bytes < sum(b.size for b in bufs)
     assert scheduled_totals(ns)["l3_activation_bytes"] == ns.l3_plan.bytes
+
+
+def _two_convs(spec: LayerSpec, seed: int):
+    """x -> layer (spec) -> 3x3 conv to 8 channels: the first layer's output may stay in L3."""
+    rng = np.random.default_rng(seed)
+    x = Tensor("x", (1, spec.h, spec.w, spec.c), "int8", _q(0.04, 5))
+    node, ts = _weighted(spec, rng, "x", x, 5, "d")
+    d = ts["d"]
+    oy, ox = spec.out_hw
+    n2, t2 = _weighted(LayerSpec("conv", c=d.shape[-1], k=8, h=oy, w=ox, fy=3, fx=3,
+                                 pads=(1, 1, 1, 1)), rng, "d", d, d.quant.zp, "y")
+    return lower(Graph("two_convs", {"x": x, **ts, **t2}, (node, n2), ("x",), ("y",)))
+
+
+@pytest.mark.parametrize("spec,l2_kb,strategy,tiler,stage", [
+    # depthwise k tiles: the input tile is a channel slice of the wider L2 input (X_CH)
+    (LayerSpec("dwconv", c=32, k=32, h=16, w=7, fy=5, fx=5, sy=2, sx=2), 4, "search", "dory", "wy"),
+    # stride 2, padding only at the bottom: the last row tile synthesizes it
+    (LayerSpec("conv", c=16, k=64, h=23, w=17, fy=3, fx=3, sy=2, sx=2, pads=(0, 0, 1, 1)), 12,
+     "search", "dory", "wy"),
+    (LayerSpec("dwconv", c=8, k=8, h=17, w=20, fy=5, fx=5, pads=(1, 1, 2, 2)), 4, "cascade",
+     "dory", "y"),
+    (LayerSpec("conv", c=8, k=62, h=23, w=10), 12, "cascade", "model", "y"),
+])
+def test_row_and_channel_tiles_of_varied_layers(spec, l2_kb, strategy, tiler, stage, tmp_path,
+                                                c_cache):
+    lg = _two_convs(spec, 3)
+    ns = schedule_network(lg, get_target("gap8", l2_kb=l2_kb), tiler, l3_strategy=strategy)
+    assert ns.l3.tilings["d"].stage == stage and ns.l3.tilings["y"].x_in_l3
+    report, _ = validate_network(ns, tmp_path / "p", make_inputs(lg, 3, seed=l2_kb), cache=c_cache)
+    _check_measured(report.to_json(), ns)
