@@ -248,6 +248,34 @@ def test_onnx_concat_generates_bit_exact(act, fmt, per_channel, tmp_path, c_cach
     assert report.bit_exact, report.to_json()
 
 
+@pytest.mark.parametrize("c,m", [(1, 8), (3, 2)])
+def test_depthwise_with_channel_multiplier_generates_bit_exact_with_litert(c, m, tmp_path, c_cache):
+    """DEPTHWISE_CONV_2D with DepthMultiplier m (lowered to a dense conv with block-diagonal
+    weights, passes/lower.py), per-channel scales, SAME padding, stride 2: golden and LiteRT."""
+    from .tflite_builder import ACT, SAME, ModelBuilder
+
+    rng = np.random.default_rng(c * 10 + m)
+    k = c * m
+    b = ModelBuilder()
+    x = b.input("x", (1, 10, 9, c), "int8", scale=0.05, zero_point=7)
+    w = b.const("w", rng.integers(-127, 128, (1, 3, 3, k)), "int8", scale=rng.uniform(0.002, 0.02, k),
+                zero_point=0, quantized_dimension=3)
+    bias = b.const("b", rng.integers(-3000, 3000, k), "int32", scale=np.full(k, 1e-4), zero_point=0)
+    y = b.tensor("y", (1, 5, 5, k), "int8", scale=0.03, zero_point=-5)
+    b.op("DEPTHWISE_CONV_2D", [x, w, bias], [y], "DepthwiseConv2DOptions", Padding=SAME, StrideW=2,
+         StrideH=2, DepthMultiplier=m, FusedActivationFunction=ACT["RELU"], DilationWFactor=1,
+         DilationHFactor=1)
+    b.output(y)
+    path = b.save(tmp_path / "dw.tflite")
+    graph = load_model(path)
+    lg = lower(graph)
+    assert [l.op for l in lg.layers] == ["conv2d"] and lg.layers[0].nest.C == c
+    ns = schedule_network(lg, get_target("gap8", l1_kb=1), "model")
+    report = validate_model(path, ns, graph, n_random=4, out_dir=tmp_path / "c", cache=c_cache)
+    assert report.reference and report.golden_vs_reference == 0
+    assert report.bit_exact, report.to_json()
+
+
 # ------------------------------------------------------------------ shift requant, per-channel d
 
 @pytest.mark.parametrize("kind", ["conv", "dwconv", "fc"])

@@ -1,5 +1,12 @@
 """Lower a canonical Graph to Layers: one fused, schedulable unit per kernel call.
 
+A depthwise convolution with a channel multiplier m > 1 (output channel k reads input channel
+k // m) becomes a dense `conv2d` whose weights are block-diagonal (zero outside input channel
+k // m): exact, since the zero taps add nothing to the accumulator (nor to −zp_x·Σw), and its
+loop nest is what the kernels then run — C times the MACs and weights of the depthwise form, free
+when C = 1 (the usual case: a depthwise first layer on one input channel). The tiled depthwise
+kernels pair input and output channels one to one.
+
 conv2d / fully_connected nodes become `conv2d`, `depthwise` or `fully_connected` layers that carry
 weights in kernel layout, the int32 bias with the input zero-point correction folded in
 (bias' = bias − zp_x·Σw, DESIGN.md "Integer semantics"; padding then uses zp_x so padded taps
@@ -45,6 +52,12 @@ def _lower_conv(graph: Graph, node: Node) -> Layer:
     zp_x = x.quant.zp if x.quant else 0
     # depthwise output channel k reads input channel k // multiplier: the same Σw per output channel
     bias = bias - zp_x * weights.reshape(k, -1).sum(axis=1)
+    if op == "depthwise" and k != c:
+        # channel multiplier m = K / C: block-diagonal dense weights (module docstring)
+        m = k // c
+        dense = np.zeros((k, fy, fx, c), dtype=weights.dtype)
+        dense[np.arange(k), :, :, np.arange(k) // m] = weights[..., 0]
+        weights, op, kind = dense, "conv2d", "conv"
     if op == "depthwise":
         weights = weights[..., 0]  # [K, FY, FX]
     sy, sx = a["stride"]
