@@ -217,10 +217,12 @@ def driver(i: int, layer: Layer, ns: NetworkSchedule, lay: L3Layer, w: Where) ->
                                if t.w_tiled else "as the memory plan places them"),
             f"  L3 traffic per inference: {t.l3_bytes} B in {t.l3_transfers} transfers "
             f"(predicted {t.l3_cycles:,.0f} cycles)", "",
-            "L2 tiles (geometry function, output channels, output rows, input rows read):"]
-    for j, tile in enumerate(tl.tiles):
-        head.append(f"  {j:>3}: g{tl.geometry[j]}  k {tile.k0}+{tile.k}  oy {tile.oy0}+{tile.oy}"
-                    f"  iy {tile.iy0}+{tile.iy}  pads t/b {tile.nest.pads[0]}/{tile.nest.pads[2]}")
+            f"L2 tile geometries ({len(tl.tiles)} tiles; each runs its geometry's L2 -> L1 "
+            f"schedule, layer_{i:02d}_gG.c):"]
+    for g, s in enumerate(tl.schedules):
+        gn = s.nest
+        head.append(f"  g{g}: K={gn.K} OY={gn.OY} IY={gn.IY} pads t/b {gn.pads[0]}/{gn.pads[2]}"
+                    f" - {tl.geometry.count(g)} tile(s), {s.cycles:,.0f} cycles each")
     L = ["/*", *[f" * {h}".rstrip() for h in head], " */", '#include "layers.h"', ""]
     L += [f"void {e.function}(tw_layer_args_t *a);" for e in lay.emits]
     L += ["", "/* one L2 tile: geometry, k tile, channels, output rows, input rows; flags: it starts a row\n"
