@@ -276,6 +276,61 @@ def test_depthwise_with_channel_multiplier_generates_bit_exact_with_litert(c, m,
     assert report.bit_exact, report.to_json()
 
 
+def _se_net():
+    """conv -> global average pool -> QLinearAdd of the [1, C, 1, 1] pool back onto the conv's
+    [1, C, H, W] output (the broadcast operand first: a_index 1) -> 1x1 conv."""
+    n = om.Net("se", (1, 3, 7, 6), seed=9)
+    a = n.conv("x", 6, (3, 3), (1, 1), (1, 1, 1, 1))
+    r = n.add(n.gap(a), a)
+    return n.model([n.conv(r, 4, (1, 1), (1, 1), (0, 0, 0, 0))])
+
+
+@pytest.mark.parametrize("act,fmt", [("int8", "QDQ"), ("uint8", "QOperator")])
+def test_onnx_channel_broadcast_add_generates_bit_exact(act, fmt, tmp_path, c_cache):
+    model = om.quantize(_se_net(), tmp_path / "se.onnx", fmt, False, act=act)
+    graph = load_model(model)
+    lg = lower(graph)
+    add = next(l for l in lg.layers if l.op == "add")
+    assert [lg.tensors[t].shape for t in add.inputs] == [(1, 1, 1, 6), (1, 7, 6, 6)]
+    ns = schedule_network(lg, get_target("gap8", l1_kb=2), "model")
+    report = validate_model(model, ns, graph, n_random=4, out_dir=tmp_path / "c", cache=c_cache)
+    assert report.reference == "onnxruntime" and report.golden_vs_reference == 0
+    assert report.bit_exact, report.to_json()
+
+
+def test_tflite_channel_broadcast_mul_and_constant_add_generate_bit_exact(tmp_path, c_cache):
+    """MUL of a [1,H,W,C] activation by a [1,1,1,C] one (squeeze-excite), ADD of a constant
+    per-channel vector, SUB of a constant scalar: golden and LiteRT."""
+    from .tflite_builder import ACT, SAME, ModelBuilder
+
+    rng = np.random.default_rng(21)
+    b = ModelBuilder()
+    x = b.input("x", (1, 5, 4, 3), "int8", scale=0.03, zero_point=-5)
+    w = b.const("w", rng.integers(-127, 128, (6, 3, 3, 3)), "int8", scale=rng.uniform(0.005, 0.02, 6), zero_point=0)
+    bias = b.const("b", rng.integers(-2000, 2000, 6), "int32", scale=np.full(6, 1e-4), zero_point=0)
+    h = b.tensor("h", (1, 5, 4, 6), "int8", scale=0.05, zero_point=3)
+    b.op("CONV_2D", [x, w, bias], [h], "Conv2DOptions", Padding=SAME, StrideW=1, StrideH=1,
+         FusedActivationFunction=ACT["NONE"], DilationWFactor=1, DilationHFactor=1)
+    ax = b.const("axes", np.array([1, 2], dtype=np.int32), "int32")
+    g = b.tensor("g", (1, 1, 1, 6), "int8", scale=0.031, zero_point=4)
+    b.op("MEAN", [h, ax], [g], "ReducerOptions", KeepDims=True)
+    m = b.tensor("m", (1, 5, 4, 6), "int8", scale=0.04, zero_point=-7)
+    b.op("MUL", [h, g], [m], "MulOptions", FusedActivationFunction=ACT["RELU6"])
+    cv = b.const("cv", rng.integers(-128, 128, 6), "int8", scale=0.02, zero_point=-3)
+    a = b.tensor("a", (1, 5, 4, 6), "int8", scale=0.05, zero_point=2)
+    b.op("ADD", [cv, m], [a], "AddOptions", FusedActivationFunction=ACT["NONE"])
+    cs = b.const("cs", np.array([17]), "int8", scale=0.03, zero_point=1)
+    y = b.tensor("y", (1, 5, 4, 6), "int8", scale=0.06, zero_point=-1)
+    b.op("SUB", [a, cs], [y], "SubOptions", FusedActivationFunction=ACT["NONE"])
+    b.output(y)
+    path = b.save(tmp_path / "bcast.tflite")
+    graph = load_model(path)
+    lg = lower(graph)
+    assert [l.op for l in lg.layers] == ["conv2d", "global_avg_pool", "mul", "add", "sub"]
+    ns = schedule_network(lg, get_target("gap8", l1_kb=1), "model")
+    report = validate_model(path, ns, graph, n_random=4, out_dir=tmp_path / "c", cache=c_cache)
+    assert report.reference and report.golden_vs_reference == 0
+    assert report.bit_exact, report.to_json()
 # ------------------------------------------------------------------ shift requant, per-channel d
 
 @pytest.mark.parametrize("kind", ["conv", "dwconv", "fc"])

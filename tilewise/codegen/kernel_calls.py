@@ -38,6 +38,8 @@ so it is refused for uint8, as is any op not listed.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from ..errors import TilewiseError
@@ -254,28 +256,36 @@ def _gap_body(layer: Layer, lg: LayerGraph, mode: str) -> str:
 
 
 def _elementwise(layer: Layer, lg: LayerGraph, mode: str) -> tuple[str, str]:
+    pre, call = _elementwise_call(layer, lg, mode, layer.inputs, "m->x", "m->x2", "m->y",
+                                  "t->oy_t * t->ox_t * t->k_t", "core, cores")
+    return pre, f"{call}    (void)flags;\n"
+
+
+def _elementwise_call(layer: Layer, lg: LayerGraph, mode: str, names: tuple[str, ...], x: str,
+                      x2: str, y: str, n: str, cores: str) -> tuple[str, str]:
+    """PARAMS and the kernel call of add / sub / mul on operands `names` (tensors of lg, in node
+    input order) at C expressions x, x2 (-> y, n elements)."""
     a, op = layer.attrs, layer.op
-    n = "t->oy_t * t->ox_t * t->k_t"
-    tail = "    (void)flags;\n"
-    offs = {u8_offset(lg, t) for t in (*layer.inputs, layer.output)}
+    tail = ""
+    offs = {u8_offset(lg, t) for t in (*names, layer.output)}
     if offs != {0} and (mode != "onnx" or offs != {128}):
         raise _unsupported(layer, f"{op} in {mode} mode on uint8 tensors")
     if mode == "tflite" and op in ("add", "sub"):
         (m1, m2), (s1, s2) = a["input_multipliers"], a["input_shifts"]
         pre = ("static const tw_add_params_t PARAMS = {\n"
-               f"    {_zp(lg, layer.inputs[0])}, {int(m1)}, {int(s1)},   /* a: zero point, multiplier, shift */\n"
-               f"    {_zp(lg, layer.inputs[1])}, {int(m2)}, {int(s2)},   /* b */\n"
+               f"    {_zp(lg, names[0])}, {int(m1)}, {int(s1)},   /* a: zero point, multiplier, shift */\n"
+               f"    {_zp(lg, names[1])}, {int(m2)}, {int(s2)},   /* b */\n"
                f"    {int(a['left_shift'])},                            /* left shift */\n"
                f"    {int(a['output_multiplier'])}, {int(a['output_shift'])}, {_zp(lg, layer.output)},  /* out */\n"
                f"    {int(a['qmin'])}, {int(a['qmax'])}\n}};\n\n")
         fn = "tw_add_s8" if op == "add" else "tw_sub_s8"
-        return pre, f"    {fn}(&PARAMS, m->x, m->x2, m->y, {n}, core, cores);\n{tail}"
+        return pre, f"    {fn}(&PARAMS, {x}, {x2}, {y}, {n}, {cores});\n{tail}"
     if mode == "tflite" and op == "mul":
         pre = ("static const tw_mul_params_t PARAMS = {\n"
-               f"    {_zp(lg, layer.inputs[0])}, {_zp(lg, layer.inputs[1])},\n"
+               f"    {_zp(lg, names[0])}, {_zp(lg, names[1])},\n"
                f"    {int(a['output_multiplier'])}, {int(a['output_shift'])}, {_zp(lg, layer.output)},\n"
                f"    {int(a['qmin'])}, {int(a['qmax'])}\n}};\n\n")
-        return pre, f"    tw_mul_s8(&PARAMS, m->x, m->x2, m->y, {n}, core, cores);\n{tail}"
+        return pre, f"    tw_mul_s8(&PARAMS, {x}, {x2}, {y}, {n}, {cores});\n{tail}"
     if mode == "onnx" and op == "add":
         lo, hi = dtype_range(lg.tensors[layer.output].dtype)
         qmin, qmax = max(lo, int(a.get("qmin", lo))), min(hi, int(a.get("qmax", hi)))
@@ -283,10 +293,9 @@ def _elementwise(layer: Layer, lg: LayerGraph, mode: str) -> tuple[str, str]:
                "static const tw_add_onnx_params_t PARAMS = {\n"
                f"    {c_float(a['ratio_a'])}, {c_float(a['ratio_b'])}, {c_float(a['fixed'])},\n"
                f"    {qmin}, {qmax}\n}};\n\n")
-        first, second = ("m->x2", "m->x") if int(a.get("a_index", 0)) == 1 else ("m->x", "m->x2")
+        first, second = (x2, x) if int(a.get("a_index", 0)) == 1 else (x, x2)
         fn = "tw_add_onnx_u8" if offs == {128} else "tw_add_onnx_s8"   # u8: clamp in uint8 values
-        return pre, (f"    {fn}(&PARAMS, {first}, {second}, m->y, {n}, core, cores);\n"
-                     f"{tail}")
+        return pre, f"    {fn}(&PARAMS, {first}, {second}, {y}, {n}, {cores});\n{tail}"
     raise _unsupported(layer, f"{op} in {mode} mode")
 
 
@@ -301,7 +310,53 @@ def other_body(layer: Layer, lg: LayerGraph) -> str | None:
         return _logistic(layer, lg)
     if layer.op == "concat" and mode == "onnx":
         return _concat_onnx(layer, lg)
+    if layer.op in ("add", "sub", "mul") and mode in ("tflite", "onnx"):
+        return _broadcast_elementwise(layer, lg, mode)
     return None
+
+
+def _broadcast_elementwise(layer: Layer, lg: LayerGraph, mode: str) -> str:
+    """add / sub / mul whose operands are the output's shape or a per-channel vector broadcast
+    over the pixels (shape [..., 1, C]; e.g. squeeze-excite scales or a constant per-channel
+    offset), activations or constants: the elementwise kernel once per pixel on C elements, the
+    vector operand at the same address every time. Constants are emitted as the tensor is
+    stored (uint8: value − 128)."""
+    a = layer.attrs
+    names = tuple(a.get("node_inputs", layer.inputs))
+    consts = a.get("const_tensors", {})
+    y = lg.tensors[layer.output]
+    if len(names) != 2 or not y.shape:
+        raise _unsupported(layer, f"{layer.op} of {len(names)} operands")
+    chans = int(y.shape[-1])
+    pixels = y.nbytes // max(chans, 1)
+    view = replace(lg, tensors={**lg.tensors, **consts})
+    ptrs, decls, act = [], [], iter(("a->x", "a->x2"))
+    for i, nm in enumerate(names):
+        t = view.tensors[nm]
+        size = int(np.prod(t.shape, dtype=np.int64)) if t.shape else 1
+        full = tuple(t.shape) == tuple(y.shape)
+        vector = size == chans and (not t.shape or int(t.shape[-1]) == chans)
+        if nm in consts:
+            if not (full or vector or size == 1):
+                raise _unsupported(layer, f"a constant operand of shape {list(t.shape)}")
+            vals = np.broadcast_to(np.asarray(t.data, dtype=np.int64).reshape(-1),
+                                   (size if size != 1 else chans,)) - u8_offset(view, nm)
+            decls.append(f"static const int8_t OPERAND{i}[{vals.size}] = {{"
+                         + ", ".join(str(int(v)) for v in vals) + "};\n")
+            base = f"OPERAND{i}"
+        else:
+            if not (full or vector):
+                raise _unsupported(layer, f"an operand of shape {list(t.shape)} broadcast to "
+                                          f"{list(y.shape)} (per-channel vectors only)")
+            base = next(act)
+        ptrs.append(f"{base} + (size_t)p * {chans}" if full and size > 1 else base)
+    pre, call = _elementwise_call(layer, view, mode, names, ptrs[0], ptrs[1],
+                                  f"a->y + (size_t)p * {chans}", str(chans), "0, 1")
+    return ("/* " + f"{layer.op} ({mode}) with a per-channel operand broadcast over {pixels} pixels: "
+            "the kernel once per pixel, one core, on the L2 tensors */\n"
+            + "".join(decls) + pre +
+            "void @FN@(tw_layer_args_t *a)\n{\n    int p;\n"
+            f"    for (p = 0; p < {pixels}; p++) {{\n        {call.strip()}\n    }}\n}}\n")
 
 
 def _concat_onnx(layer: Layer, lg: LayerGraph) -> str:
