@@ -331,6 +331,34 @@ def test_tflite_channel_broadcast_mul_and_constant_add_generate_bit_exact(tmp_pa
     report = validate_model(path, ns, graph, n_random=4, out_dir=tmp_path / "c", cache=c_cache)
     assert report.reference and report.golden_vs_reference == 0
     assert report.bit_exact, report.to_json()
+def test_tflite_uint8_add_and_constant_mul_generate_bit_exact(tmp_path, c_cache):
+    """Legacy uint8 TFLite elementwise ops: MAX_POOL, ADD of two uint8 activations (tiled), MUL by a
+    same-shape uint8 constant (untiled): golden and LiteRT."""
+    from .tflite_builder import ACT, SAME, ModelBuilder
+
+    rng = np.random.default_rng(31)
+    b = ModelBuilder()
+    x = b.input("x", (1, 5, 4, 3), "uint8", scale=0.02, zero_point=120)
+    h = b.tensor("h", (1, 5, 4, 3), "uint8", scale=0.02, zero_point=120)
+    b.op("MAX_POOL_2D", [x], [h], "Pool2DOptions", Padding=SAME, StrideW=1, StrideH=1, FilterWidth=2,
+         FilterHeight=2, FusedActivationFunction=ACT["NONE"])
+    a = b.tensor("a", (1, 5, 4, 3), "uint8", scale=0.04, zero_point=90)
+    b.op("ADD", [x, h], [a], "AddOptions", FusedActivationFunction=ACT["RELU6"])
+    k = b.const("k", rng.integers(0, 256, (1, 5, 4, 3)), "uint8", scale=0.01, zero_point=130)
+    y = b.tensor("y", (1, 5, 4, 3), "uint8", scale=0.02, zero_point=140)
+    b.op("MUL", [a, k], [y], "MulOptions", FusedActivationFunction=ACT["NONE"])
+    b.output(y)
+    path = b.save(tmp_path / "u8.tflite")
+    graph = load_model(path)
+    lg = lower(graph)
+    assert [l.op for l in lg.layers] == ["max_pool", "add", "mul"]
+    assert lg.tensors[lg.inputs[0]].dtype == "uint8" and lg.tensors[lg.outputs[0]].dtype == "uint8"
+    ns = schedule_network(lg, get_target("gap8", l1_kb=1), "model")
+    report = validate_model(path, ns, graph, n_random=4, out_dir=tmp_path / "c", cache=c_cache)
+    assert report.reference and report.golden_vs_reference == 0
+    assert report.bit_exact, report.to_json()
+
+
 # ------------------------------------------------------------------ shift requant, per-channel d
 
 @pytest.mark.parametrize("kind", ["conv", "dwconv", "fc"])

@@ -27,7 +27,8 @@ uint8 tensors (onnxruntime's QUInt8 activations) are stored biased, as the int8 
 kernels with every zero point, pad value and clamp bound lowered by 128 and the weighted layers'
 bias raised by 128·Σw (constants.py). This is exact wherever the arithmetic only uses x − zp_x,
 adds the output zero point to an integer and clamps — conv, depthwise, dense (all requant modes),
-max pool, global average pool (tflite mean and onnx), tflite add/sub/mul:
+max pool, global average pool (tflite mean and onnx), tflite add/sub/mul (int32 x − zp, the
+output zero point and clamp lowered):
 Σw·((x−128) − (zp−128)) = Σw·(x − zp), and clamp(r + zp − 128, lo − 128, hi − 128) =
 clamp(r + zp, lo, hi) − 128 (tests/test_codegen_ops.py checks it on the golden model). onnx add
 computes with the uint8 values in float32 (tw_add_onnx_u8); the onnx average pool adds y_zp in
@@ -268,23 +269,26 @@ def _elementwise_call(layer: Layer, lg: LayerGraph, mode: str, names: tuple[str,
     a, op = layer.attrs, layer.op
     tail = ""
     offs = {u8_offset(lg, t) for t in (*names, layer.output)}
-    if offs != {0} and (mode != "onnx" or offs != {128}):
-        raise _unsupported(layer, f"{op} in {mode} mode on uint8 tensors")
+    if offs != {0} and offs != {128}:
+        raise _unsupported(layer, f"{op} mixing int8 and uint8 tensors")
+    # tflite: x − zp and out + zp, clamp are integer — exact on storage (module docstring)
+    z0, z1, zo = (_zp(lg, t) - u8_offset(lg, t) for t in (*names, layer.output))
+    off = u8_offset(lg, layer.output)
     if mode == "tflite" and op in ("add", "sub"):
         (m1, m2), (s1, s2) = a["input_multipliers"], a["input_shifts"]
         pre = ("static const tw_add_params_t PARAMS = {\n"
-               f"    {_zp(lg, names[0])}, {int(m1)}, {int(s1)},   /* a: zero point, multiplier, shift */\n"
-               f"    {_zp(lg, names[1])}, {int(m2)}, {int(s2)},   /* b */\n"
+               f"    {z0}, {int(m1)}, {int(s1)},   /* a: zero point, multiplier, shift */\n"
+               f"    {z1}, {int(m2)}, {int(s2)},   /* b */\n"
                f"    {int(a['left_shift'])},                            /* left shift */\n"
-               f"    {int(a['output_multiplier'])}, {int(a['output_shift'])}, {_zp(lg, layer.output)},  /* out */\n"
-               f"    {int(a['qmin'])}, {int(a['qmax'])}\n}};\n\n")
+               f"    {int(a['output_multiplier'])}, {int(a['output_shift'])}, {zo},  /* out */\n"
+               f"    {int(a['qmin']) - off}, {int(a['qmax']) - off}\n}};\n\n")
         fn = "tw_add_s8" if op == "add" else "tw_sub_s8"
         return pre, f"    {fn}(&PARAMS, {x}, {x2}, {y}, {n}, {cores});\n{tail}"
     if mode == "tflite" and op == "mul":
         pre = ("static const tw_mul_params_t PARAMS = {\n"
-               f"    {_zp(lg, names[0])}, {_zp(lg, names[1])},\n"
-               f"    {int(a['output_multiplier'])}, {int(a['output_shift'])}, {_zp(lg, layer.output)},\n"
-               f"    {int(a['qmin'])}, {int(a['qmax'])}\n}};\n\n")
+               f"    {z0}, {z1},\n"
+               f"    {int(a['output_multiplier'])}, {int(a['output_shift'])}, {zo},\n"
+               f"    {int(a['qmin']) - off}, {int(a['qmax']) - off}\n}};\n\n")
         return pre, f"    tw_mul_s8(&PARAMS, {x}, {x2}, {y}, {n}, {cores});\n{tail}"
     if mode == "onnx" and op == "add":
         lo, hi = dtype_range(lg.tensors[layer.output].dtype)

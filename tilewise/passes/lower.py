@@ -130,8 +130,8 @@ def _lower_other(graph: Graph, node: Node) -> Layer:
         op, kind = "global_avg_pool", "gap"
         extra = dict(FY=iy, FX=ix)
     elif op in ("add", "sub", "mul") and len(node.inputs) == 2 and all(
-        graph.tensors[i].shape == y.shape for i in node.inputs
-    ):
+        graph.tensors[i].shape == y.shape and not graph.tensors[i].is_const for i in node.inputs
+    ):   # two same-shape activations; a constant operand runs untiled (codegen kernel_calls.py)
         kind = "add"
     nest = LoopNest(kind=kind, K=k, C=c, OY=oy, OX=ox, IY=iy, IX=ix, N=n, in_bytes=_bytes(x), w_bytes=1, out_bytes=_bytes(y), **extra)
     inputs = tuple(i for i in node.inputs if i and not graph.tensors[i].is_const)
