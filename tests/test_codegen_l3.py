@@ -184,3 +184,21 @@ def test_row_and_channel_tiles_of_varied_layers(spec, l2_kb, strategy, tiler, st
     assert ns.l3.tilings["d"].stage == stage and ns.l3.tilings["y"].x_in_l3
     report, _ = validate_network(ns, tmp_path / "p", make_inputs(lg, 3, seed=l2_kb), cache=c_cache)
     _check_measured(report.to_json(), ns)
+
+
+def test_k_tiles_outside_row_tiles(tmp_path, c_cache):
+    """The search's k_outer order: per weight k tile, every input row tile is read again from L3
+    (x+w with the output in L2)."""
+    rng = np.random.default_rng(4)
+    x = Tensor("x", (1, 16, 16, 4), "int8", _q(0.04, 5))
+    n1, t1 = _weighted(LayerSpec("conv", c=4, k=64, h=16, w=16), rng, "x", x, 5, "a")
+    n2, t2 = _weighted(LayerSpec("conv", c=64, k=16, h=16, w=16, fy=3, fx=3, pads=(1, 1, 1, 1)),
+                       rng, "a", t1["a"], t1["a"].quant.zp, "y")
+    lg = lower(Graph("k_outer", {"x": x, **t1, **t2}, (n1, n2), ("x",), ("y",)))
+    ns = schedule_network(lg, get_target("gap8", l2_kb=16), "model", l3_strategy="search")
+    t = ns.l3.tilings["y"]
+    assert t.order == "k_outer" and t.stage == "x+w" and t.n_k > 1 and t.n_rows > 1
+    tiles = ns.l3_tiles["y"].tiles
+    assert [x.i_k for x in tiles] == sorted(x.i_k for x in tiles)   # k outer, rows inner
+    report, _ = validate_network(ns, tmp_path / "p", make_inputs(lg, 3), cache=c_cache)
+    _check_measured(report.to_json(), ns)
