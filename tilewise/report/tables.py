@@ -58,6 +58,8 @@ def print_analysis(a: Analysis, console: Console | None = None) -> None:
             f"{s['mac_per_cycle']:.2f} MAC/cycle; peak L2 {s['peak_l2_bytes']:,} B (lower bound "
             f"{s['l2_lower_bound_bytes']:,} B, {s['l2_planner']}); weights {s['weights_l2_bytes']:,} B in L2, "
             f"{s['weights_l3_bytes']:,} B in L3; DMA L2↔L1 {s['dma_bytes']:,} B"
+            + (f"; L3: {s['l3_activation_bytes']:,} B of activations, {s['l3_tile_bytes']:,} B of L3↔L2 tile traffic"
+               if s.get("l3_activation_bytes") or s.get("l3_tile_bytes") else "")
         )
 
 
