@@ -10,11 +10,21 @@ headers hold the call contracts) with the arithmetic its golden kernel defines:
 | depthwise (multiplier 1)          | tw_depthwise_s8               | idem (groups = C)               |
 | fully_connected                   | tw_fully_connected_s8         | golden/conv.py dense_acc        |
 | add / sub / mul (tflite)          | tw_add_s8 / tw_sub_s8 / tw_mul_s8 | golden/elementwise.py       |
-| add (onnx)                        | tw_add_onnx_s8                | golden/onnx_ops.py add          |
+| add (onnx)                        | tw_add_onnx_s8 (uint8: _u8)   | golden/onnx_ops.py add          |
 | avg_pool (tflite), max_pool (any) | tw_avgpool_s8 / tw_maxpool_s8 | golden/pool.py, onnx_ops.py     |
 | avg_pool (onnx)                   | tw_avgpool_onnx_s8            | golden/onnx_ops.py avg_pool     |
 | global_avg_pool (tflite mean)     | tw_global_avgpool_s8          | golden/pool.py mean             |
 | global_avg_pool (onnx)            | tw_global_avgpool_rq_s8       | golden/onnx_ops.py mean         |
+
+Untiled ops (layer kind "other", `other_body`: the whole layer function, on the L2 tensors):
+
+| softmax (onnx)                    | tw_softmax_onnx_s8            | golden/onnx_ops.py softmax      |
+| logistic (tflite)                 | tw_lut_s8 (256-entry table)   | golden/activation.py logistic   |
+| concat (onnx, two activations)    | tw_concat2_s8 + golden tables | golden/onnx_ops.py concat       |
+| add / sub / mul with a per-channel vector, scalar or constant operand | the elementwise kernel once per pixel | as above |
+
+Depthwise layers with a channel multiplier > 1 arrive as dense conv2d (passes/lower.py). The
+16x8 path (int16 activations, Requant.wide) is refused (constants.py).
 
 `compute(t, m, flags, core, cores)` gets the tile's position (`tw_tile_pos_t`: channel, row and
 column ranges and the input spans with their pads) and its buffers (`tw_tile_bufs_t`), so that the
