@@ -33,6 +33,7 @@ import numpy as np
 from ..ir.graph import Graph, Node
 from ..ir.tensor import dtype_range
 from .conv import pad_nhwc
+from .fixedpoint import INT32_MIN, wrap32
 from .registry import kernel
 from .requant import apply_requant
 
@@ -162,8 +163,12 @@ def softmax(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
     total = np.zeros(t.shape[:-1], dtype=np.float32)
     for j in range(t.shape[-1]):  # sequential float32 sum, as the kernel's loop
         total = (total + t[..., j]).astype(np.float32)
-    q = np.rint(((t * f32(at["y_scale_inv"])).astype(np.float32) / total[..., None]).astype(np.float32))
-    y = _saturate(q.astype(np.int64) + int(at["y_zero_point"]), dtype)
+    with np.errstate(over="ignore", invalid="ignore"):  # a depth-1 softmax can overflow float32
+        q = np.rint(((t * f32(at["y_scale_inv"])).astype(np.float32) / total[..., None]).astype(np.float32))
+    # onnxruntime converts with x86's cvtss2si: a non-finite quotient becomes INT32_MIN, and the zero
+    # point is added with int32 wrap-around before saturating (tw_softmax.h documents the same)
+    qi = np.where(np.isfinite(q), q, np.float32(INT32_MIN)).astype(np.int64)
+    y = _saturate(wrap32(qi + int(at["y_zero_point"])), dtype)
     return np.moveaxis(y, -1, axis)
 
 
