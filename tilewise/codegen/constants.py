@@ -64,9 +64,9 @@ def _requant_words(layer: Layer) -> tuple[np.ndarray, np.ndarray, tuple[int, ...
     k = layer.nest.K
     if rq is None:
         raise TilewiseError(f"layer '{layer.name}' ({layer.op}) has no requantization")
-    if rq.wide:
-        raise TilewiseError(f"layer '{layer.name}' uses the 16x8 (int64 accumulator) path, which "
-                            f"the C kernels do not implement; only int8 layers can be generated")
+    if rq.wide and rq.mode != "tflite":
+        raise TilewiseError(f"layer '{layer.name}' uses the 16x8 (int64 accumulator) path with a "
+                            f"{rq.mode} requant, which the C kernels do not implement")
 
     def per_channel(a, dtype) -> np.ndarray:
         a = np.atleast_1d(np.asarray(a))

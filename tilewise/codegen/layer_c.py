@@ -169,10 +169,16 @@ def _tile_at(kind: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _el(v: str, nbytes: int) -> str:
+    """A channel count or offset `v` in bytes for elements of `nbytes` bytes."""
+    return v if nbytes == 1 else f"{nbytes} * {v}"
+
+
 def _loaders(s: LayerSchedule) -> str:
     """load_<op>() / store_y(): one DMA transfer each (space.py Transfer)."""
     n = s.nest
     ch = "X_CH"
+    xb, yb = n.in_bytes, n.out_bytes     # tw_dma_hwc counts channels in bytes (int16: 2 each)
     out = []
     for op in operands(n, s.const_bytes):
         if op.name in ("x", "x2"):
@@ -180,8 +186,9 @@ def _loaders(s: LayerSchedule) -> str:
             out.append(f"/* {op.name}: the tile's receptive field inside the input, c_t channels */\n"
                        f"static tw_dma_id_t load_{op.name}(const tw_layer_args_t *a, int8_t *dst, "
                        f"const tw_tile_pos_t *t)\n{{\n"
-                       f"    return tw_dma_hwc(dst, {src}, IY, IX, {ch}, t->ry.start, t->ry.size, "
-                       f"t->rx.start, t->rx.size, t->c0, t->c_t, TW_DMA_L2_TO_L1);\n}}\n")
+                       f"    return tw_dma_hwc(dst, {src}, IY, IX, {_el(ch, xb)}, t->ry.start, t->ry.size, "
+                       f"t->rx.start, t->rx.size, {_el('t->c0', xb)}, {_el('t->c_t', xb)}, "
+                       f"TW_DMA_L2_TO_L1);\n}}\n")
         elif op.name == "w":
             if n.kind == "dwconv":
                 off, size = "(uint32_t)(t->k0 * FY * FX)", "(uint32_t)(t->k_t * FY * FX)"
@@ -204,8 +211,9 @@ def _loaders(s: LayerSchedule) -> str:
             out.append("/* y: the output tile back to L2 */\n"
                        "static tw_dma_id_t store_y(const tw_layer_args_t *a, int8_t *src, "
                        "const tw_tile_pos_t *t)\n{\n"
-                       "    return tw_dma_hwc(src, a->y, OY, OX, Y_CH, t->oy0, t->oy_t, t->ox0, t->ox_t, "
-                       "t->k0, t->k_t, TW_DMA_L1_TO_L2);\n}\n")
+                       f"    return tw_dma_hwc(src, a->y, OY, OX, {_el('Y_CH', yb)}, t->oy0, t->oy_t, "
+                       f"t->ox0, t->ox_t, {_el('t->k0', yb)}, {_el('t->k_t', yb)}, "
+                       f"TW_DMA_L1_TO_L2);\n}}\n")
     return "\n".join(out)
 
 

@@ -29,10 +29,12 @@ from ..errors import TilewiseError
 from ..ir.layer import LayerGraph
 from ..memory.network import act_name, weight_name
 from ..schedule.network import NetworkSchedule
+from ..schedule.space import LayerSchedule
 from .constants import LayerConstants, layer_constants
 from .host import MAIN_HOST, makefile, readme
 from .l3_c import L3Layer, Where, check_supported, driver, emit_l3_layer
 from .layer_c import LayerEmit, emit_tiled, emit_untiled
+from .s16 import check_int16
 from .network_c import L3Stream, arena_map, layers_h, network_c, network_h, weights_files
 
 C_LIB = Path(__file__).resolve().parent / "c"
@@ -67,14 +69,23 @@ class Project:
         return [self.path / d for d in INCLUDES]
 
 
+def _schedule_or_none(ns: NetworkSchedule, name: str) -> LayerSchedule | None:
+    try:
+        return ns.schedule(name)
+    except (KeyError, ValueError):
+        return None
+
+
 def _check_network(lg: LayerGraph, ns: NetworkSchedule) -> None:
     if len(lg.inputs) != 1 or len(lg.outputs) != 1:
         raise TilewiseError(f"{lg.source or lg.name}: generate supports networks with one input and "
                             f"one output (this one has {len(lg.inputs)} and {len(lg.outputs)})")
     for name, t in lg.tensors.items():
-        if t.dtype not in ("int8", "uint8"):
+        if t.dtype not in ("int8", "uint8", "int16"):
             raise TilewiseError(f"{lg.source or lg.name}: tensor '{name}' is {t.dtype}; the C "
-                                f"kernels of generate are int8 (and uint8) only")
+                                f"kernels of generate are int8, uint8 and int16 (16x8) only")
+    for layer in lg.layers:
+        check_int16(layer, lg, _schedule_or_none(ns, layer.name), layer.name in ns.l3.tilings)
     check_supported(ns)
 
 

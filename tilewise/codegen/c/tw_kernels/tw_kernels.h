@@ -12,6 +12,7 @@
  *   tw_pool.h         average / max pooling, global average pooling (TFLite; onnx requant)
  *   tw_softmax.h      softmax (TFLite int8 reference)
  *   tw_requant.h      requantization: tflite / shift / onnx modes
+ *   tw_s16.h          16x8: int16 conv / fully connected, int64 accumulation and requant
  */
 #ifndef TW_KERNELS_H
 #define TW_KERNELS_H
@@ -24,5 +25,6 @@
 #include "tw_elementwise.h"
 #include "tw_pool.h"
 #include "tw_softmax.h"
+#include "tw_s16.h"
 
 #endif /* TW_KERNELS_H */

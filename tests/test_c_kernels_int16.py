@@ -1,0 +1,161 @@
+"""The 16x8 C kernels (tw_kernels/tw_s16.h: int16 activations, int8 weights, int64 accumulation,
+TFLite's int64 MultiplyByQuantizedMultiplier) against the golden model, bit for bit.
+
+References: golden/conv.py conv2d_acc / dense_acc + golden/requant.py apply_requant with a
+Requant(wide=True) (golden/fixedpoint.py multiply_by_quantized_multiplier_64). The kernels are
+called through ctypes from the session library of tests/tw_kernel_calls.py, each core of 1, 3 and 8
+called in turn (kernels do not touch the HAL); layers are also cut into C tiles with int32 partial
+sums (TW_ACC_FIRST / 0 / TW_ACC_LAST) and the result must equal the untiled golden output.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import zlib
+
+import numpy as np
+import pytest
+
+from tilewise.golden.conv import conv2d_acc, dense_acc
+from tilewise.golden.requant import apply_requant
+from tilewise.ir.requant import Requant, quantize_multiplier
+
+from . import tw_kernel_calls as kc
+
+ACC_FIRST, ACC_LAST = 1, 2
+CORES = (1, 3, 8)
+P16, P8, P32 = (ctypes.POINTER(t) for t in (ctypes.c_int16, ctypes.c_int8, ctypes.c_int32))
+
+
+class Win(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_int) for n in ("in_h", "in_w", "out_h", "out_w", "k_h", "k_w", "s_h",
+                                            "s_w", "d_h", "d_w", "pad_t", "pad_l", "pad_b", "pad_r")]
+
+
+class Rq16(ctypes.Structure):
+    _fields_ = [("mult", P32), ("shift", P32), ("zero_point", ctypes.c_int32),
+                ("qmin", ctypes.c_int32), ("qmax", ctypes.c_int32)]
+
+
+class Conv16(ctypes.Structure):
+    _fields_ = [("win", Win), ("in_", P16), ("in_c", ctypes.c_int), ("w", P8), ("bias", P32),
+                ("out", P16), ("out_c", ctypes.c_int), ("pad_value", ctypes.c_int16),
+                ("psum", P32), ("acc_flags", ctypes.c_int), ("rq", Rq16)]
+
+
+@pytest.fixture(scope="session")
+def lib():
+    lib = kc.load_library()
+    for name in ("tw_conv2d_s16", "tw_fully_connected_s16"):
+        fn = getattr(lib, name)
+        fn.restype = None
+        fn.argtypes = [ctypes.POINTER(Conv16), ctypes.c_int, ctypes.c_int]
+    return lib
+
+
+def _p(a: np.ndarray | None, t):
+    return ctypes.cast(None, t) if a is None else a.ctypes.data_as(t)
+
+
+def wide_requant(acc: np.ndarray, rng: np.random.Generator, qmin: int = -32768, qmax: int = 32767) -> Requant:
+    """A wide tflite requant spreading `acc` (channels last) over the int16 range."""
+    k = acc.shape[-1]
+    spread = np.abs(acc.reshape(-1, k)).max(axis=0) + 1.0
+    pairs = [quantize_multiplier(float(v)) for v in rng.uniform(0.5, 3.0, k) * 32767 / spread]
+    return Requant("tflite", np.array([m for m, _ in pairs], np.int32), np.array([s for _, s in pairs], np.int32),
+                   zero_point=int(rng.integers(-50, 50)), qmin=qmin, qmax=qmax, wide=True)
+
+
+def _call(lib, fn: str, x, w, bias, rq: Requant, k0: int, k1: int, out, psum, flags: int, cores: int,
+          win: Win | None = None, pad_value: int = 0) -> None:
+    mult = np.ascontiguousarray(rq.multiplier[k0:k1], np.int32)
+    shift = np.ascontiguousarray(rq.shift[k0:k1], np.int32)
+    a = Conv16(win=win or Win(), in_=_p(x, P16), in_c=x.shape[-1], w=_p(w, P8), bias=_p(bias, P32),
+               out=_p(out, P16), out_c=k1 - k0, pad_value=pad_value, psum=_p(psum, P32), acc_flags=flags,
+               rq=Rq16(_p(mult, P32), _p(shift, P32), rq.zero_point, rq.qmin, rq.qmax))
+    for core in range(cores):
+        getattr(lib, fn)(ctypes.byref(a), core, cores)
+
+
+def _seed(*parts) -> np.random.Generator:
+    return np.random.default_rng(zlib.crc32(repr(parts).encode()))
+
+
+CONVS = [  # (in_h, in_w, C, K, fy, fx, stride, dilation, pads t l b r)
+    (7, 9, 5, 6, 3, 3, 1, 1, (1, 1, 1, 1)),
+    (8, 8, 16, 7, 1, 1, 2, 1, (0, 0, 0, 0)),
+    (6, 10, 3, 4, 1, 1, 1, 1, (1, 0, 1, 2)),      # 1x1 with padded taps
+    (9, 7, 4, 3, 3, 2, 2, 2, (2, 1, 0, 1)),
+]
+
+
+@pytest.mark.parametrize("geom", CONVS, ids=lambda g: "x".join(map(str, g[:6])))
+@pytest.mark.parametrize("cores", CORES)
+def test_conv2d_s16_matches_golden(lib, geom, cores):
+    ih, iw, c, k, fy, fx, s, d, pads = geom
+    rng = _seed("conv", geom, cores)
+    x = rng.integers(-32768, 32768, (1, ih, iw, c)).astype(np.int16)
+    x.flat[:3] = (-32768, 32767, -32768)
+    w = rng.integers(-128, 128, (k, fy, fx, c)).astype(np.int8)
+    bias = rng.integers(-2**24, 2**24, k).astype(np.int32)
+    acc = conv2d_acc(x, w, bias, 0, 0, (s, s), pads, (d, d), pad_value=0)
+    rq = wide_requant(acc, rng)
+    want = apply_requant(acc, rq)[0]
+    oh, ow = want.shape[:2]
+    win = Win(ih, iw, oh, ow, fy, fx, s, s, d, d, *pads)
+    out = np.full((oh, ow, k), 0x5A5A, np.int16)
+    _call(lib, "tw_conv2d_s16", x[0], w, bias, rq, 0, k, out, None, ACC_FIRST | ACC_LAST, cores, win)
+    assert np.array_equal(out, want)
+    # K tiles (per-channel requant offset) x C tiles (int32 partial sums) assembled == untiled
+    tiled = np.full_like(out, 0x5A5A)
+    kt, ct = (k + 1) // 2, max(1, c // 2)
+    for k0 in range(0, k, kt):
+        k1 = min(k, k0 + kt)
+        o = np.full((oh, ow, k1 - k0), 0x5A5A, np.int16)
+        psum = np.zeros((oh, ow, k1 - k0), np.int32)
+        starts = list(range(0, c, ct))
+        for i, c0 in enumerate(starts):
+            c1 = min(c, c0 + ct)
+            flags = (ACC_FIRST if i == 0 else 0) | (ACC_LAST if i == len(starts) - 1 else 0)
+            _call(lib, "tw_conv2d_s16", np.ascontiguousarray(x[0, :, :, c0:c1]),
+                  np.ascontiguousarray(w[k0:k1, :, :, c0:c1]), np.ascontiguousarray(bias[k0:k1]),
+                  rq, k0, k1, o, psum, flags, cores, win)
+        tiled[:, :, k0:k1] = o
+    assert np.array_equal(tiled, want)
+
+
+@pytest.mark.parametrize("c,k", [(48, 10), (4096, 5), (3, 17)])
+@pytest.mark.parametrize("cores", CORES)
+def test_fully_connected_s16_int64_accumulation(lib, c, k, cores):
+    rng = _seed("fc", c, k, cores)
+    x = rng.integers(-32768, 32768, c).astype(np.int16)
+    w = rng.integers(-128, 128, (k, c)).astype(np.int8)
+    if c == 4096:  # |acc| = 2^34 on channel 0: only an int64 accumulator gets it right
+        x[:] = -32768
+        w[0] = -128
+    bias = rng.integers(-2**30, 2**30, k).astype(np.int32)
+    acc = dense_acc(x[None], w, bias, 0)
+    assert c != 4096 or int(np.abs(acc).max()) > 2**31
+    rq = wide_requant(acc, rng, qmin=0, qmax=32767)   # a fused ReLU's clamp
+    want = apply_requant(acc, rq)[0]
+    out = np.full(k, 0x5A5A, np.int16)
+    _call(lib, "tw_fully_connected_s16", x, w, bias, rq, 0, k, out, None, ACC_FIRST | ACC_LAST, cores)
+    assert np.array_equal(out, want)
+
+
+def test_requant16_rounding_and_edges(lib):
+    """MBQM64 at its edges: M0 at and above 0x7FFF0000 (saturated 16-bit multiplier), shifts from
+    -31 to 14, exact ties of both signs; acc = bias through a 1-input fc with x = 1, w = 1."""
+    mults = [1 << 30, 0x7FFF0000 - 1, 0x7FFF0000, 0x7FFFFFFF, 1518500250, 1 << 30]
+    shifts = [-31, -1, 0, 14, -16, -15]
+    accs = np.array([-(2**31) + 1, 2**31 - 1, -3 * 2**14, 3 * 2**14, -12345678, 2**15 + 2**14], np.int64)
+    k = len(mults)
+    rq = Requant("tflite", np.array(mults, np.int32), np.array(shifts, np.int32), zero_point=-7,
+                 qmin=-32768, qmax=32767, wide=True)
+    x, w = np.ones(1, np.int16), np.ones((k, 1), np.int8)
+    for a in accs:
+        bias = (np.full(k, a) - 1).astype(np.int32)
+        want = apply_requant(dense_acc(x[None], w, bias, 0), rq)[0]
+        out = np.zeros(k, np.int16)
+        _call(lib, "tw_fully_connected_s16", x, w, bias, rq, 0, k, out, None, ACC_FIRST | ACC_LAST, 1)
+        assert np.array_equal(out, want), (a, out, want)

@@ -1,0 +1,180 @@
+"""Generated C for TFLite 16x8 models (int16 activations, int8 weights, int64 bias and accumulation,
+codegen/s16.py + tw_kernels/tw_s16.h), built and run on the host: outputs bit-exact with the golden
+model and LiteRT BUILTIN_REF, L2<->L1 DMA bytes / transfers / chunks measured = predicted by the
+schedule (whose byte counts use LoopNest.in_bytes / out_bytes = 2), at L1 sizes that force tiles.
+
+The harness moves raw bytes: inputs go in as their int16 bytes and outputs come back as int16
+(tilewise/validate's run_harness / check_project compare int8 elements, so this file compares
+itself). What the 16x8 path does not run is refused with a one-sentence error.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tilewise.codegen import generate
+from tilewise.errors import TilewiseError
+from tilewise.frontend import load_model
+from tilewise.passes import lower
+from tilewise.schedule.network import schedule_network
+from tilewise.targets.registry import get_target
+from tilewise.validate.build import build_host
+from tilewise.validate.check import golden_outputs
+from tilewise.validate.run import run_harness
+
+from .codegen_cases import c_cache  # noqa: F401 (fixture)
+from .tflite_builder import ACT, SAME, VALID, ModelBuilder, litert_interpreter, litert_invoke
+
+R = np.random.RandomState(16)
+
+
+def _w(shape) -> np.ndarray:
+    return R.randint(-127, 128, size=shape).astype(np.int8)
+
+
+def _b(k: int, span: int) -> np.ndarray:
+    return R.randint(-span, span, size=k).astype(np.int64)
+
+
+def _conv(b: ModelBuilder, x: int, c: int, k: int, f: int, out_hw: tuple[int, int], name: str,
+          padding=SAME, stride: int = 1, act: str = "RELU") -> int:
+    w = b.const(f"{name}_w", _w((k, f, f, c)), "int8", scale=R.uniform(0.002, 0.02, k), zero_point=0)
+    bias = b.const(f"{name}_b", _b(k, 1_000_000), "int64", scale=np.full(k, 1e-6), zero_point=0)
+    y = b.tensor(name, (1, *out_hw, k), "int16", scale=0.004, zero_point=0)
+    b.op("CONV_2D", [x, w, bias], [y], "Conv2DOptions", Padding=padding, StrideW=stride, StrideH=stride,
+         FusedActivationFunction=ACT[act], DilationWFactor=1, DilationHFactor=1)
+    return y
+
+
+def _fc(b: ModelBuilder, x: int, c: int, k: int, name: str, act: str = "NONE") -> int:
+    w = b.const(f"{name}_w", _w((k, c)), "int8", scale=0.011, zero_point=0)
+    bias = b.const(f"{name}_b", _b(k, 5_000_000), "int64", scale=4.4e-6, zero_point=0)
+    y = b.tensor(name, (1, k), "int16", scale=0.03, zero_point=0)
+    b.op("FULLY_CONNECTED", [x, w, bias], [y], "FullyConnectedOptions", FusedActivationFunction=ACT[act])
+    return y
+
+
+def conv3x3() -> ModelBuilder:
+    b = ModelBuilder()
+    x = b.input("x", (1, 12, 12, 8), "int16", scale=0.0005, zero_point=0)
+    b.output(_conv(b, x, 8, 16, 3, (12, 12), "y"))
+    return b
+
+
+def conv1x1() -> ModelBuilder:
+    b = ModelBuilder()
+    x = b.input("x", (1, 10, 10, 24), "int16", scale=0.0005, zero_point=0)
+    b.output(_conv(b, x, 24, 20, 1, (5, 5), "y", padding=VALID, stride=2, act="NONE"))
+    return b
+
+
+def fc() -> ModelBuilder:
+    b = ModelBuilder()
+    x = b.input("x", (1, 200), "int16", scale=0.0004, zero_point=0)
+    b.output(_fc(b, x, 200, 24, "y"))
+    return b
+
+
+def conv_fc() -> ModelBuilder:
+    b = ModelBuilder()
+    x = b.input("x", (1, 9, 9, 4), "int16", scale=0.0005, zero_point=0)
+    h = _conv(b, x, 4, 8, 3, (4, 4), "h", padding=VALID, stride=2)
+    b.output(_fc(b, h, 128, 10, "y"))
+    return b
+
+
+def _run(model: ModelBuilder, l1_kb: int, tmp: Path, cache, litert_exact: bool, n: int = 4):
+    path = model.save(tmp / "m.tflite")
+    lg = lower(load_model(str(path)))
+    ns = schedule_network(lg, get_target("gap8", l1_kb=l1_kb), "model")
+    proj = generate(ns, tmp / "proj")
+    exe = build_host(proj, cache=cache)
+    shape = lg.tensors[lg.inputs[0]].shape
+    xs = [R.randint(-32768, 32768, size=shape).astype(np.int16) for _ in range(n)]
+    xs += [np.full(shape, -32768, np.int16), np.full(shape, 32767, np.int16)]
+    res = run_harness(proj, exe, [x.view(np.int8) for x in xs])
+    assert res.outputs is not None and res.stats, res.error
+    outs = res.outputs.view(np.int16)
+    it = litert_interpreter(path)
+    off_by_one = 0
+    for got, want, x in zip(outs, golden_outputs(lg, xs), xs):
+        ref = next(iter(litert_invoke(it, [x]).values())).reshape(-1).astype(np.int64)
+        assert np.array_equal(got, np.asarray(want).reshape(-1)), "generated C vs golden"
+        d = np.abs(got.astype(np.int64) - ref)
+        if litert_exact:
+            assert not d.any(), "generated C vs LiteRT"
+        assert d.max() <= 1, "generated C vs LiteRT beyond the known FC rounding difference"
+        off_by_one += int(d.sum())
+    st, m = res.stats, proj.manifest
+    assert st["dma_bytes_min"] == st["dma_bytes_max"] == m["dma_bytes_predicted"]
+    assert st["dma_transfers"] == m["dma_transfers_predicted"] * len(xs)
+    assert st["dma_chunks"] == m["dma_chunks_predicted"] * len(xs)
+    assert st["races"] == st["bad_waits"] == st["pending"] == 0
+    return ns, off_by_one
+
+
+def _tiles(ns, dim: str) -> list[int]:
+    return [s.tiling(dim).count for s in ns.schedules if not s.untiled]
+
+
+@pytest.mark.parametrize("name,model,l1_kb,tiled", [
+    ("conv3x3_pad", conv3x3, 4, ("oy", "ox")),
+    ("conv1x1_s2", conv1x1, 1, ("k", "ox")),
+])
+def test_16x8_conv_bit_exact_with_golden_and_litert_dma_as_predicted(name, model, l1_kb, tiled, tmp_path,
+                                                                     c_cache):
+    ns, _ = _run(model(), l1_kb, tmp_path, c_cache, litert_exact=True)
+    for dim in tiled:
+        assert max(_tiles(ns, dim)) > 1, f"{name}: L1 of {l1_kb} kB did not force {dim} tiles"
+    assert all(s.nest.in_bytes == 2 and s.nest.out_bytes == 2 for s in ns.schedules)
+
+
+@pytest.mark.parametrize("name,model,l1_kb,tiled", [
+    ("fc", fc, 2, ("c",)),                      # C tiles: int32 partial sums
+    ("conv_fc", conv_fc, 1, ("k", "ox", "c")),
+])
+def test_16x8_fc_bit_exact_with_golden_dma_as_predicted(name, model, l1_kb, tiled, tmp_path, c_cache):
+    """The C is bit-exact with the golden model. Against LiteRT the FC outputs differ by at most 1
+    in some elements: LiteRT's 16x8 FULLY_CONNECTED requantizes with the full 32-bit multiplier
+    (as golden multiply_by_quantized_multiplier does on these accumulators), while the golden model
+    (frontend Requant.wide, golden/fixedpoint.py multiply_by_quantized_multiplier_64) applies the
+    int64 form with the 16-bit reduced multiplier that LiteRT's CONV_2D uses — a golden-model issue
+    this test pins (it fails once the golden FC follows LiteRT and the C kernel does not)."""
+    ns, off_by_one = _run(model(), l1_kb, tmp_path, c_cache, litert_exact=False)
+    assert off_by_one > 0
+    for dim in tiled:
+        assert max(_tiles(ns, dim)) > 1, f"{name}: L1 of {l1_kb} kB did not force {dim} tiles"
+    assert all(s.nest.in_bytes == 2 and s.nest.out_bytes == 2 for s in ns.schedules
+               if s.nest.kind in ("conv", "fc"))
+
+
+def test_16x8_unsupported_layers_keep_one_sentence_errors(tmp_path):
+    b = ModelBuilder()
+    x = b.input("x", (1, 6, 6, 4), "int16", scale=0.0005, zero_point=0)
+    w = b.const("w", _w((1, 3, 3, 4)), "int8", scale=R.uniform(0.002, 0.02, 4), zero_point=0,
+                quantized_dimension=3)
+    bias = b.const("b", _b(4, 1000), "int64", scale=np.full(4, 1e-6), zero_point=0)
+    y = b.tensor("y", (1, 6, 6, 4), "int16", scale=0.004, zero_point=0)
+    b.op("DEPTHWISE_CONV_2D", [x, w, bias], [y], "DepthwiseConv2DOptions", Padding=SAME, StrideW=1,
+         StrideH=1, DepthMultiplier=1, FusedActivationFunction=ACT["NONE"], DilationWFactor=1,
+         DilationHFactor=1)
+    b.output(y)
+    lg = lower(load_model(str(b.save(tmp_path / "dw.tflite"))))
+    ns = schedule_network(lg, get_target("gap8", l1_kb=4), "model")
+    with pytest.raises(TilewiseError, match=r"not supported by the 16x8 C kernels") as e:
+        generate(ns, tmp_path / "proj")
+    assert "\n" not in str(e.value)
+
+
+def test_16x8_c_tiles_whose_partial_sums_may_overflow_int32_are_refused(tmp_path):
+    b = ModelBuilder()
+    x = b.input("x", (1, 4096), "int16", scale=0.0004, zero_point=0)
+    b.output(_fc(b, x, 4096, 8, "y"))
+    lg = lower(load_model(str(b.save(tmp_path / "big.tflite"))))
+    ns = schedule_network(lg, get_target("gap8", l1_kb=2), "model")
+    assert _tiles(ns, "c")[0] > 1
+    with pytest.raises(TilewiseError, match=r"partial sums that may exceed int32"):
+        generate(ns, tmp_path / "proj")

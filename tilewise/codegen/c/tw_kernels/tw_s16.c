@@ -1,0 +1,70 @@
+/*
+ * tw_s16.c — 16x8 convolution and fully connected of one HWC tile (contract in tw_s16.h): a
+ * direct loop per output value with an int64 accumulator (TFLite's 16x8 reference kernels).
+ */
+#include "tw_s16.h"
+
+/* Accumulate output value (p, k) with the C-tiling flags: start, then either store the partial
+ * sum or requantize. */
+static void finish(const tw_conv16_args_t *a, int p, int k, int64_t acc)
+{
+    size_t i = (size_t)p * (size_t)a->out_c + (size_t)k;
+    if (a->acc_flags & TW_ACC_LAST)
+        a->out[i] = tw_requant16(&a->rq, acc, k);
+    else
+        a->psum[i] = (int32_t)acc;
+}
+
+static int64_t start(const tw_conv16_args_t *a, int p, int k)
+{
+    if (a->acc_flags & TW_ACC_FIRST)
+        return a->bias ? a->bias[k] : 0;
+    return a->psum[(size_t)p * (size_t)a->out_c + (size_t)k];
+}
+
+void tw_conv2d_s16(const tw_conv16_args_t *a, int core_id, int n_cores)
+{
+    const tw_window_t *g = &a->win;
+    int row_begin, row_end, oy, ox, k, fy, fx, c;
+
+    tw_core_range(g->out_h, core_id, n_cores, &row_begin, &row_end);
+    for (oy = row_begin; oy < row_end; oy++) {
+        for (ox = 0; ox < g->out_w; ox++) {
+            int p = oy * g->out_w + ox;
+            for (k = 0; k < a->out_c; k++) {
+                int64_t acc = start(a, p, k);
+                const int8_t *wk = a->w + (size_t)k * g->k_h * g->k_w * a->in_c;
+                for (fy = 0; fy < g->k_h; fy++) {
+                    int iy = oy * g->s_h - g->pad_t + fy * g->d_h;
+                    for (fx = 0; fx < g->k_w; fx++) {
+                        int ix = ox * g->s_w - g->pad_l + fx * g->d_w;
+                        const int8_t *wt = wk + ((size_t)fy * g->k_w + fx) * a->in_c;
+                        if (iy < 0 || iy >= g->in_h || ix < 0 || ix >= g->in_w) {
+                            for (c = 0; c < a->in_c; c++)
+                                acc += (int64_t)a->pad_value * wt[c];
+                        } else {
+                            const int16_t *x = a->in + ((size_t)iy * g->in_w + ix) * a->in_c;
+                            for (c = 0; c < a->in_c; c++)
+                                acc += (int64_t)((int32_t)x[c] * wt[c]);
+                        }
+                    }
+                }
+                finish(a, p, k, acc);
+            }
+        }
+    }
+}
+
+void tw_fully_connected_s16(const tw_conv16_args_t *a, int core_id, int n_cores)
+{
+    int k_begin, k_end, k, c;
+
+    tw_core_range(a->out_c, core_id, n_cores, &k_begin, &k_end);
+    for (k = k_begin; k < k_end; k++) {
+        const int8_t *wk = a->w + (size_t)k * a->in_c;
+        int64_t acc = start(a, 0, k);
+        for (c = 0; c < a->in_c; c++)
+            acc += (int64_t)((int32_t)a->in[c] * wk[c]);
+        finish(a, 0, k, acc);
+    }
+}

@@ -1,0 +1,80 @@
+/*
+ * tw_s16.h — 16x8 kernels on one L1 tile: int16 activations, int8 weights, int64 accumulation,
+ * TFLite's int64 MultiplyByQuantizedMultiplier (the "wide" requant of golden/requant.py, TFLite
+ * reference_integer_ops conv.h / fully_connected.h int16 overloads). HWC, same tile API as the
+ * int8 kernels (tw_conv.h, tw_linear.h).
+ *
+ * CALL CONTRACT (for the code generator)
+ *   Arithmetic: for output pixel p and tile-local output channel k,
+ *       acc = (first C-tile ? bias[k] : psum[p][k]) + sum over taps and the tile's input channels
+ *             of x * w[k][fy][fx][c],   x = the tap's input value or pad_value outside the tile
+ *   accumulated in int64; on the last C-tile out[p][k] = requant16(acc, k), else psum[p][k] = acc.
+ *   psum is int32: the compiler only emits C-tiled calls for layers whose |bias| + 32768·Σ|w| per
+ *   channel fits int32 (then every partial sum does, and the int32 psum is exact).
+ *   requant16(acc, k) = clamp(MBQM64(acc, mult[k], shift[k]) + zero_point, qmin, qmax) with
+ *       MBQM64: M0' = M0 < 0x7FFF0000 ? (M0 + 2^15) >> 16 : 0x7FFF, total = 15 - shift,
+ *       (int32)((acc·M0' + 2^(total-1)) >> total)     (golden/fixedpoint.py
+ *       multiply_by_quantized_multiplier_64; the int32 wrap as in the golden model).
+ *   Golden: golden/conv.py conv2d_acc / dense_acc + golden/requant.py apply_requant (rq.wide).
+ *
+ *   Buffers (dense, tile-local, L1):
+ *     in    [win.in_h][win.in_w][in_c]          int16   (fc: [in_c])
+ *     w     [out_c][win.k_h][win.k_w][in_c]     int8 (OHWI, the tile's K and C slice; fc [out_c][in_c])
+ *     bias  [out_c]                             int32, may be NULL (zero)
+ *     out   [win.out_h][win.out_w][out_c]       int16, written on the last C-tile
+ *     psum  same shape as out, int32; NULL allowed when acc_flags == TW_ACC_WHOLE
+ *   mult / shift are indexed by the tile-local output channel (offset by the tile's first channel).
+ *   No scratch.
+ *
+ *   Core split: conv — output rows of the tile; fc — output channels. All cores call with the same
+ *   args; barrier afterwards. Kernels do not touch the HAL.
+ */
+#ifndef TW_S16_H
+#define TW_S16_H
+
+#include <stdint.h>
+
+#include "tw_common.h"
+
+typedef struct {
+    const int32_t *mult;       /* Q31 M0 per channel */
+    const int32_t *shift;      /* exponent (+ = left), <= 14 */
+    int32_t zero_point;
+    int32_t qmin, qmax;        /* within [-32768, 32767] */
+} tw_requant16_t;
+
+typedef struct {
+    tw_window_t win;           /* fc: ignored */
+    const int16_t *in;
+    int in_c;
+    const int8_t *w;
+    const int32_t *bias;
+    int16_t *out;
+    int out_c;
+    int16_t pad_value;         /* the input zero point (0 in TFLite's 16x8 kernels) */
+    int32_t *psum;
+    int acc_flags;
+    tw_requant16_t rq;
+} tw_conv16_args_t;
+
+/* TFLite MultiplyByQuantizedMultiplier(int64 x, int32 M0, int shift). */
+static inline int32_t tw_mbqm64(int64_t x, int32_t m0, int32_t shift)
+{
+    int64_t reduced = m0 < 0x7FFF0000 ? ((int64_t)m0 + (1 << 15)) >> 16 : 0x7FFF;
+    int total = 15 - shift;
+    int64_t v = tw_asr64(x * reduced + ((int64_t)1 << (total - 1)), total);
+    return (int32_t)(uint32_t)(uint64_t)v;
+}
+
+static inline int16_t tw_requant16(const tw_requant16_t *rq, int64_t acc, int k)
+{
+    int64_t y = (int64_t)tw_mbqm64(acc, rq->mult[k], rq->shift[k]) + rq->zero_point;
+    if (y < rq->qmin) y = rq->qmin;
+    if (y > rq->qmax) y = rq->qmax;
+    return (int16_t)y;
+}
+
+void tw_conv2d_s16(const tw_conv16_args_t *a, int core_id, int n_cores);
+void tw_fully_connected_s16(const tw_conv16_args_t *a, int core_id, int n_cores);
+
+#endif /* TW_S16_H */
