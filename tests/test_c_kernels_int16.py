@@ -6,6 +6,7 @@ Requant(wide=True) (golden/fixedpoint.py multiply_by_quantized_multiplier_64). T
 called through ctypes from the session library of tests/tw_kernel_calls.py, each core of 1, 3 and 8
 called in turn (kernels do not touch the HAL); layers are also cut into C tiles with int32 partial
 sums (TW_ACC_FIRST / 0 / TW_ACC_LAST) and the result must equal the untiled golden output.
+tw_add_s16 / tw_sub_s16 against golden/elementwise.py add / sub with TFLite's int16 parameters.
 """
 
 from __future__ import annotations
@@ -159,3 +160,44 @@ def test_requant16_rounding_and_edges(lib):
         out = np.zeros(k, np.int16)
         _call(lib, "tw_fully_connected_s16", x, w, bias, rq, 0, k, out, None, ACC_FIRST | ACC_LAST, 1)
         assert np.array_equal(out, want), (a, out, want)
+
+
+class AddParams(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_int32) for n in ("a_zp", "a_mult", "a_shift", "b_zp", "b_mult", "b_shift",
+                                              "left_shift", "out_mult", "out_shift", "out_zp", "qmin", "qmax")]
+
+
+@pytest.mark.parametrize("op", ["add", "sub"])
+@pytest.mark.parametrize("scales", [(0.0005, 0.0004, 0.005), (0.0003, 0.0007, 0.0009), (0.001, 0.001, 0.00001)])
+@pytest.mark.parametrize("cores", CORES)
+def test_add_sub_s16_matches_golden(lib, op, scales, cores):
+    """int16 ADD/SUB with the frontend's parameters (tests/test_tflite_ops.py builds such models) —
+    extremes, saturation and every core split."""
+    from tilewise.golden import elementwise as g_elt
+    from tilewise.ir.graph import Graph, Node
+    from tilewise.ir.tensor import QuantParams, Tensor
+
+    sa, sb, so = (float(np.float32(v)) for v in scales)
+    twice_max = 2.0 * max(sa, sb)             # frontend/tflite_ops.py add_sub, int16: left_shift 15
+    m1, m2 = quantize_multiplier(sa / twice_max), quantize_multiplier(sb / twice_max)
+    mo = quantize_multiplier(twice_max / float(np.float32(1 << 15) * np.float32(so)))
+    attrs = {"left_shift": 15, "input_multipliers": (m1[0], m2[0]), "input_shifts": (m1[1], m2[1]),
+             "output_multiplier": mo[0], "output_shift": mo[1], "qmin": -32768, "qmax": 32767,
+             "mode": "tflite"}
+    t = {n: Tensor(n, (1, 5, 7, 6), "int16", QuantParams((s,), (0,))) for n, s in zip("aby", scales)}
+    node = Node("y", op, ("a", "b"), ("y",), attrs)
+    rng = _seed("add", op, scales, cores)
+    a = rng.integers(-32768, 32768, (1, 5, 7, 6)).astype(np.int16)
+    b = rng.integers(-32768, 32768, (1, 5, 7, 6)).astype(np.int16)
+    a.flat[:4], b.flat[:4] = (-32768, 32767, 32767, -32768), (32767, -32768, 32767, -32768)
+    want = getattr(g_elt, op)(node, Graph("g", t, (node,), ("a", "b"), ("y",)), [a, b])
+    (m1, m2), (s1, s2) = attrs["input_multipliers"], attrs["input_shifts"]
+    p = AddParams(0, m1, s1, 0, m2, s2, attrs["left_shift"], attrs["output_multiplier"],
+                  attrs["output_shift"], 0, attrs["qmin"], attrs["qmax"])
+    out = np.full(a.shape, 0x5A5A, np.int16)
+    fn = getattr(lib, f"tw_{op}_s16")
+    fn.restype = None
+    fn.argtypes = [ctypes.POINTER(AddParams), P16, P16, P16, ctypes.c_int, ctypes.c_int, ctypes.c_int]
+    for core in range(cores):
+        fn(ctypes.byref(p), _p(a, P16), _p(b, P16), _p(out, P16), a.size, core, cores)
+    assert np.array_equal(out, want)

@@ -1,7 +1,8 @@
 """Generated C for TFLite 16x8 models (int16 activations, int8 weights, int64 bias and accumulation,
 codegen/s16.py + tw_kernels/tw_s16.h), built and run on the host: outputs bit-exact with the golden
 model and LiteRT BUILTIN_REF, L2<->L1 DMA bytes / transfers / chunks measured = predicted by the
-schedule (whose byte counts use LoopNest.in_bytes / out_bytes = 2), at L1 sizes that force tiles.
+schedule (whose byte counts use LoopNest.in_bytes / out_bytes = 2), at L1 sizes that force tiles:
+conv 3x3 with padding, 1x1 stride 2, fully connected, conv -> fc, conv -> add / sub (residual).
 
 The harness moves raw bytes: inputs go in as their int16 bytes and outputs come back as int16
 (tilewise/validate's run_harness / check_project compare int8 elements, so this file compares
@@ -86,6 +87,16 @@ def conv_fc() -> ModelBuilder:
     return b
 
 
+def residual(op: str) -> ModelBuilder:
+    b = ModelBuilder()
+    x = b.input("x", (1, 8, 8, 8), "int16", scale=0.0005, zero_point=0)
+    h = _conv(b, x, 8, 8, 3, (8, 8), "h", act="NONE")
+    y = b.tensor("y", (1, 8, 8, 8), "int16", scale=0.005, zero_point=0)
+    b.op(op.upper(), [h, x], [y], f"{op.capitalize()}Options", FusedActivationFunction=ACT["NONE"])
+    b.output(y)
+    return b
+
+
 def _run(model: ModelBuilder, l1_kb: int, tmp: Path, cache, litert_exact: bool, n: int = 4):
     path = model.save(tmp / "m.tflite")
     lg = lower(load_model(str(path)))
@@ -123,6 +134,8 @@ def _tiles(ns, dim: str) -> list[int]:
 @pytest.mark.parametrize("name,model,l1_kb,tiled", [
     ("conv3x3_pad", conv3x3, 4, ("oy", "ox")),
     ("conv1x1_s2", conv1x1, 1, ("k", "ox")),
+    ("conv_add", lambda: residual("add"), 2, ("oy",)),
+    ("conv_sub", lambda: residual("sub"), 2, ("oy",)),
 ])
 def test_16x8_conv_bit_exact_with_golden_and_litert_dma_as_predicted(name, model, l1_kb, tiled, tmp_path,
                                                                      c_cache):

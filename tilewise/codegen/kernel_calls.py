@@ -24,7 +24,8 @@ Untiled ops (layer kind "other", `other_body`: the whole layer function, on the 
 | add / sub / mul with a per-channel vector, scalar or constant operand | the elementwise kernel once per pixel | as above |
 
 Depthwise layers with a channel multiplier > 1 arrive as dense conv2d (passes/lower.py). The
-16x8 path (int16 activations, Requant.wide: conv2d and fully_connected) is s16.py's.
+16x8 path (int16 activations, Requant.wide: conv2d and fully_connected; int16 add/sub) is
+s16.py's.
 
 `compute(t, m, flags, core, cores)` gets the tile's position (`tw_tile_pos_t`: channel, row and
 column ranges and the input spans with their pads) and its buffers (`tw_tile_bufs_t`), so that the
@@ -152,7 +153,7 @@ def compute_function(layer: Layer, lg: LayerGraph, consts: LayerConstants | None
     pre = ""
     x_off, y_off = u8_offset(lg, layer.inputs[0]), u8_offset(lg, layer.output)
     if is_int16(layer, lg):     # the 16x8 path (s16.py; project.py checked the layer)
-        pre, body = compute_s16(layer, _window("FY", "FX", "SY", "SX"))
+        pre, body = compute_s16(layer, lg, _window("FY", "FX", "SY", "SX"))
         return pre + head + body + "}\n"
     if op in WEIGHTED_OPS:
         assert consts is not None

@@ -8,10 +8,11 @@ map to the kernels of tw_kernels/tw_s16.h:
 |-------------------|--------------------------|-------------------------------------------------|
 | conv2d (any FY·FX)| tw_conv2d_s16            | golden/conv.py conv2d_acc + requant.py (wide)   |
 | fully_connected   | tw_fully_connected_s16   | golden/conv.py dense_acc + requant.py (wide)    |
+| add / sub (tflite, same-shaped operands) | tw_add_s16 / tw_sub_s16 | golden/elementwise.py add / sub |
 | reshape           | byte copy (layer_c.py)   | —                                               |
 
-Everything else touching an int16 tensor (depthwise, pools, add/sub/mul, softmax, layers tiled at
-L3->L2, the non-wide int32-bias 16x8 form) is refused with a one-sentence error.
+Everything else touching an int16 tensor (depthwise, pools, mul, broadcast add/sub, softmax,
+layers tiled at L3->L2, the non-wide int32-bias 16x8 form) is refused with a one-sentence error.
 
 The kernels accumulate in int64 but keep C-tile partial sums in the schedule's int32 psum buffer
 (Module.psum_bytes = 4): a layer whose C dimension is tiled is generated only when
@@ -28,6 +29,7 @@ from ..ir.layer import Layer, LayerGraph
 from ..schedule.space import LayerSchedule
 
 S16_OPS = ("conv2d", "fully_connected")
+S16_ELEMENTWISE = ("add", "sub")
 INT32_MAX = 2**31 - 1
 
 
@@ -57,10 +59,16 @@ def check_int16(layer: Layer, lg: LayerGraph, s: LayerSchedule | None, in_l3: bo
     dts = {lg.tensors[t].dtype for t in (*layer.inputs, layer.output) if t in lg.tensors}
     if layer.op == "reshape" and dts == {"int16"}:
         return
-    if layer.op not in S16_OPS:
+    if layer.op not in (*S16_OPS, *S16_ELEMENTWISE):
         raise _refuse(layer, "an int16 layer of this kind")
     if dts != {"int16"}:
         raise _refuse(layer, "mixing int16 with other activation types")
+    if layer.op in S16_ELEMENTWISE:
+        shapes = {tuple(lg.tensors[t].shape) for t in (*layer.inputs, layer.output) if t in lg.tensors}
+        if (layer.nest.kind != "add" or len(layer.inputs) != 2 or len(shapes) != 1
+                or layer.attrs.get("mode", "tflite") != "tflite" or in_l3):
+            raise _refuse(layer, "an int16 add/sub that broadcasts, has a constant operand or is tiled at L3")
+        return
     rq = layer.requant
     if rq is None or rq.mode != "tflite" or not rq.wide:
         raise _refuse(layer, "the int32-bias (non-wide) 16x8 form")
@@ -93,9 +101,34 @@ def requant16_function(layer: Layer) -> str:
             "    return rq;\n}\n")
 
 
-def compute_s16(layer: Layer, window: str) -> tuple[str, str]:
-    """(helpers, body of compute()) of an int16 conv2d / fully_connected layer; `window` is the
-    tw_window_t assignment text of kernel_calls.py."""
+def _zp(lg: LayerGraph, name: str) -> int:
+    q = lg.tensors[name].quant
+    return q.zp if q is not None else 0
+
+
+def add_s16(layer: Layer, lg: LayerGraph) -> tuple[str, str]:
+    """(PARAMS, body of compute()) of an int16 add / sub (tw_add_params_t, tw_elementwise.h)."""
+    a = layer.attrs
+    (m1, m2), (s1, s2) = a["input_multipliers"], a["input_shifts"]
+    z0, z1, zo = (_zp(lg, t) for t in (*layer.inputs, layer.output))
+    pre = ("static const tw_add_params_t PARAMS = {\n"
+           f"    {z0}, {int(m1)}, {int(s1)},   /* a: zero point, multiplier, shift */\n"
+           f"    {z1}, {int(m2)}, {int(s2)},   /* b */\n"
+           f"    {int(a['left_shift'])},                            /* left shift */\n"
+           f"    {int(a['output_multiplier'])}, {int(a['output_shift'])}, {zo},  /* out */\n"
+           f"    {int(a['qmin'])}, {int(a['qmax'])}\n}};\n\n")
+    fn = "tw_add_s16" if layer.op == "add" else "tw_sub_s16"
+    body = (f"    {fn}(&PARAMS, (const int16_t *)(const void *)m->x, (const int16_t *)(const void *)m->x2,\n"
+            f"               (int16_t *)(void *)m->y, t->oy_t * t->ox_t * t->k_t, core, cores);\n"
+            "    (void)flags;\n")
+    return pre, body
+
+
+def compute_s16(layer: Layer, lg: LayerGraph, window: str) -> tuple[str, str]:
+    """(helpers, body of compute()) of an int16 conv2d / fully_connected / add / sub layer;
+    `window` is the tw_window_t assignment text of kernel_calls.py."""
+    if layer.op in S16_ELEMENTWISE:
+        return add_s16(layer, lg)
     common = ("    k.in = (const int16_t *)(const void *)m->x;\n    k.in_c = t->c_t;\n    k.w = m->w;\n"
               "    k.bias = (const int32_t *)(const void *)m->b;\n"
               "    k.out = (int16_t *)(void *)m->y;\n    k.out_c = t->k_t;\n"

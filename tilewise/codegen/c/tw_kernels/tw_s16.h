@@ -26,8 +26,12 @@
  *   mult / shift are indexed by the tile-local output channel (offset by the tile's first channel).
  *   No scratch.
  *
- *   Core split: conv — output rows of the tile; fc — output channels. All cores call with the same
- *   args; barrier afterwards. Kernels do not touch the HAL.
+ *   ADD / SUB of int16 tensors (tw_add_s16 / tw_sub_s16): tw_elementwise.h's arithmetic and
+ *   tw_add_params_t on n int16 elements (TFLite's int16 ADD/SUB with left_shift 15; qmin/qmax in
+ *   the int16 range), the sum of the two scaled inputs wrapping in int32 as in the golden model.
+ *
+ *   Core split: conv — output rows of the tile; fc — output channels; add/sub — element ranges.
+ *   All cores call with the same args; barrier afterwards. Kernels do not touch the HAL.
  */
 #ifndef TW_S16_H
 #define TW_S16_H
@@ -35,6 +39,7 @@
 #include <stdint.h>
 
 #include "tw_common.h"
+#include "tw_elementwise.h"
 
 typedef struct {
     const int32_t *mult;       /* Q31 M0 per channel */
@@ -76,5 +81,9 @@ static inline int16_t tw_requant16(const tw_requant16_t *rq, int64_t acc, int k)
 
 void tw_conv2d_s16(const tw_conv16_args_t *a, int core_id, int n_cores);
 void tw_fully_connected_s16(const tw_conv16_args_t *a, int core_id, int n_cores);
+void tw_add_s16(const tw_add_params_t *p, const int16_t *a, const int16_t *b, int16_t *out, int n,
+                int core_id, int n_cores);
+void tw_sub_s16(const tw_add_params_t *p, const int16_t *a, const int16_t *b, int16_t *out, int n,
+                int core_id, int n_cores);
 
 #endif /* TW_S16_H */
