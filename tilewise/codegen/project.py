@@ -226,8 +226,8 @@ def generate(ns: NetworkSchedule, out_dir: str | Path, model_name: str | None = 
                                           len(lg.layers)))
     manifest = {
         "model": name, "source": lg.source, "target": target.name, "tiler": ns.tiler,
-        "input": {"name": in_t.name, "shape": list(in_t.shape), "bytes": in_t.nbytes},
-        "output": {"name": out_t.name, "shape": list(out_t.shape), "bytes": out_t.nbytes},
+        "input": {"name": in_t.name, "shape": list(in_t.shape), "bytes": in_t.nbytes, "dtype": in_t.dtype},
+        "output": {"name": out_t.name, "shape": list(out_t.shape), "bytes": out_t.nbytes, "dtype": out_t.dtype},
         "layers": [{
             "index": i, "name": l.name, "op": l.op, "kind": l.nest.kind, "output": l.output,
             "shape": list(lg.tensors[l.output].shape), "bytes": out_sizes[i],

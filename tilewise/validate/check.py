@@ -148,7 +148,7 @@ def check_project(report: ValidationReport, project: Project, lg: LayerGraph,
     first_bad = None
     if res.outputs is not None:
         out_dt = np_dtype(lg.tensors[lg.outputs[0]].dtype)   # the harness's bytes, as uint8 too
-        outs = res.outputs.view(out_dt) if out_dt.itemsize == 1 else res.outputs
+        outs = res.outputs.view(out_dt)   # raw bytes [N, output bytes] as the output's element type
         for i, (got, want) in enumerate(zip(outs, golden)):
             d = _diff(got, want)
             if d:

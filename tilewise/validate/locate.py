@@ -28,12 +28,13 @@ def first_difference(lg: LayerGraph, manifest: dict[str, Any], x: np.ndarray,
         if pos + n > len(dump):
             return {"layer": layer.name, "index": entry["index"], "op": layer.op,
                     "error": "the dump ends before this layer (the run stopped here)"}
-        got = np.frombuffer(dump[pos:pos + n], dtype=np.int8)
+        stored = np.int16 if lg.tensors[layer.output].dtype == "int16" else np.int8  # uint8 is stored u-128
+        got = np.frombuffer(dump[pos:pos + n], dtype=stored)
         pos += n
         want = np.asarray(golden[layer.output]).reshape(-1).astype(np.int64)
         if lg.tensors[layer.output].dtype == "uint8":   # stored as u - 128 (codegen kernel_calls.py)
             want = want - 128
-        want = want.astype(np.int8)
+        want = want.astype(stored)
         diff = np.flatnonzero(got != want)
         if diff.size == 0:
             continue
