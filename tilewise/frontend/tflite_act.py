@@ -23,14 +23,21 @@ if TYPE_CHECKING:
 f32 = np.float32
 
 
-def softmax(cv: Converter, op: TfliteOperator) -> None:
+def _probability_io(cv: Converter, op: TfliteOperator, what: str):
+    """Input and output of a softmax/logistic: int8 or uint8, output quantized as TFLite requires
+    (scale 1/256, zero point at the type's minimum). Returns (x, y, dtype)."""
     x, y = cv.need(op, 0, "input"), cv.t(op.outputs[0])
     d = cv.check_int(op, x, ("int8", "uint8"))
     cv.check_int(op, y, (d,))
     lo = dtype_range(d)[0]
     if y.zero_point[0] != lo or f32(y.scale[0]) != f32(1.0 / 256):
         raise cv.fail(op, f"has output quantization scale {y.scale[0]}, zero point {y.zero_point[0]}",
-                      f"TFLite requires scale 1/256 and zero point {lo} for a {d} softmax")
+                      f"TFLite requires scale 1/256 and zero point {lo} for a {d} {what}")
+    return x, y, d
+
+
+def softmax(cv: Converter, op: TfliteOperator) -> None:
+    x, y, _ = _probability_io(cv, op, "softmax")
     beta = float(op.options.get("Beta", 1.0))
     mult, shift = softmax_scaling(beta, float(x.scale[0]))
     diff_min = -input_radius(5, shift)
@@ -52,13 +59,7 @@ def input_radius(integer_bits: int, left_shift: int, total_signed_bits: int = 31
 
 
 def logistic(cv: Converter, op: TfliteOperator) -> None:
-    x, y = cv.need(op, 0, "input"), cv.t(op.outputs[0])
-    d = cv.check_int(op, x, ("int8", "uint8"))
-    cv.check_int(op, y, (d,))
-    lo = dtype_range(d)[0]
-    if y.zero_point[0] != lo or f32(y.scale[0]) != f32(1.0 / 256):
-        raise cv.fail(op, f"has output quantization scale {y.scale[0]}, zero point {y.zero_point[0]}",
-                      f"TFLite requires scale 1/256 and zero point {lo} for a {d} logistic")
+    x, y, d = _probability_io(cv, op, "logistic")
     table = sigmoid_table(d, float(x.scale[0]), int(x.zero_point[0]), float(y.scale[0]), int(y.zero_point[0]))
     cv.emit(op, "logistic", [cv.name(x.index)], cv.name(y.index), mode="tflite", table=table)
 

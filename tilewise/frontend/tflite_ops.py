@@ -230,6 +230,17 @@ def _check_weights(cv: Converter, op: TfliteOperator, w: TfliteTensor, per_chann
     return data
 
 
+def _conv_params(cv: Converter, op: TfliteOperator, x, w, y, xd: str, kernel: tuple[int, int], k: int):
+    """Stride, dilation, explicit pads, bias name and Requant shared by CONV_2D and DEPTHWISE_CONV_2D."""
+    o = op.options
+    stride = (int(o.get("StrideH", 1)), int(o.get("StrideW", 1)))
+    dil = (int(o.get("DilationHFactor", 1)), int(o.get("DilationWFactor", 1)))
+    pads = cv.pads(op, x.shape[1:3], kernel, stride, dil)
+    bias, btype = _bias(cv, op, xd, k)
+    rq = _with_wide(_linear_requant(cv, op, x, w, y), _wide_accumulator(cv, op, xd, btype))
+    return stride, dil, pads, bias, rq
+
+
 def conv_2d(cv: Converter, op: TfliteOperator) -> None:
     x, w, y = cv.need(op, 0, "input"), cv.need(op, 1, "weights"), cv.t(op.outputs[0])
     xd = cv.check_int(op, x, ("int8", "int16"))
@@ -240,13 +251,7 @@ def conv_2d(cv: Converter, op: TfliteOperator) -> None:
     c, (k, fy, fx, cg) = x.shape[3], w.shape
     if cg <= 0 or c % cg or k % (c // cg):
         raise cv.fail(op, f"has {c} input channels but filters of depth {cg}", "the model is malformed")
-    o = op.options
-    stride = (int(o.get("StrideH", 1)), int(o.get("StrideW", 1)))
-    dil = (int(o.get("DilationHFactor", 1)), int(o.get("DilationWFactor", 1)))
-    pads = cv.pads(op, x.shape[1:3], (fy, fx), stride, dil)
-    bias, btype = _bias(cv, op, xd, k)
-    rq = _linear_requant(cv, op, x, w, y)
-    rq = _with_wide(rq, _wide_accumulator(cv, op, xd, btype))
+    stride, dil, pads, bias, rq = _conv_params(cv, op, x, w, y, xd, (fy, fx), k)
     cv.emit(op, "conv2d", [cv.name(x.index), cv.name(w.index), bias], cv.name(y.index),
             stride=stride, dilation=dil, pads=pads, groups=c // cg, requant=rq, mode="tflite")
 
@@ -261,13 +266,7 @@ def depthwise_conv_2d(cv: Converter, op: TfliteOperator) -> None:
     c, (_, fy, fx, k) = x.shape[3], w.shape
     if k % c:
         raise cv.fail(op, f"has {k} output channels for {c} input channels", "the model is malformed")
-    o = op.options
-    stride = (int(o.get("StrideH", 1)), int(o.get("StrideW", 1)))
-    dil = (int(o.get("DilationHFactor", 1)), int(o.get("DilationWFactor", 1)))
-    pads = cv.pads(op, x.shape[1:3], (fy, fx), stride, dil)
-    bias, btype = _bias(cv, op, xd, k)
-    rq = _linear_requant(cv, op, x, w, y)
-    rq = _with_wide(rq, _wide_accumulator(cv, op, xd, btype))
+    stride, dil, pads, bias, rq = _conv_params(cv, op, x, w, y, xd, (fy, fx), k)
     # TFLite [1,FY,FX,C*mult] -> IR [K,FY,FX,1]; per-channel axis 3 -> 0
     wq = quant_params(w, {3: 0})
     wname = cv.add_const(cv.name(w.index), np.ascontiguousarray(wdata.transpose(3, 1, 2, 0)), "int8", quant=wq)
