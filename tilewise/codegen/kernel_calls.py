@@ -82,13 +82,6 @@ def u8_offset(lg: LayerGraph, name: str) -> int:
     return 128 if lg.tensors[name].dtype == "uint8" else 0
 
 
-def _dtype_range(lg: LayerGraph, name: str) -> tuple[int, int]:
-    """The value range of a tensor as stored (uint8: [−128, 127], biased)."""
-    lo, hi = dtype_range(lg.tensors[name].dtype)
-    off = u8_offset(lg, name)
-    return lo - off, hi - off
-
-
 def _mode(layer: Layer) -> str:
     return str(layer.attrs.get("mode") or (layer.requant.mode if layer.requant else "tflite"))
 

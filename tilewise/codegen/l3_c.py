@@ -165,7 +165,6 @@ class Where:
 
 def driver(i: int, layer: Layer, ns: NetworkSchedule, lay: L3Layer, w: Where) -> LayerEmit:
     """layer_NN.c: the L3 loop over the layer's L2 tiles."""
-    lg = ns.layers
     t = ns.l3.tilings[layer.name]
     tl = ns.l3_tiles[layer.name]
     n = layer.nest

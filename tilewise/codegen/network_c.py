@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..ir.layer import LayerGraph
-from ..memory.network import NetworkPlan, act_name, weight_name
+from ..memory.network import NetworkPlan, act_name
 from .constants import LayerConstants
 from .layer_c import LayerEmit
 
@@ -30,10 +30,6 @@ class L3Stream:
     l3_offset: int
     l2_offset: int
     bytes: int
-
-
-def c_ident(name: str) -> str:
-    return "".join(ch if ch.isalnum() else "_" for ch in name)
 
 
 @dataclass(frozen=True)
