@@ -56,9 +56,10 @@ def gap9_mlperf(names: Sequence[str] = models.MLPERF) -> Table:
 def _gap9_costs(tgt) -> str:
     """The GAP9-specific costs the prediction includes, read from the target."""
     l1, cl = tgt.memory("L1"), tgt.module("cluster")
+    dw_rate = next(b.x_dma_bytes_per_cycle for b in cl.bindings if b.key.op == "depthwise")
     return (f"GAP9 costs beyond the GAP8 PULP-NN calibration: {l1.dma_setup_cycles:g} cycles per L2↔L1 "
             "transfer (MATCH's GAP9 cluster model: DMA API + template set-up), depthwise inputs reordered "
-            f"HWC→CHW by the DMA at {cl.dw_input_bytes_per_cycle:g} B/cycle and computed by "
+            f"HWC→CHW by the DMA at {dw_rate:g} B/cycle and computed by "
             "pulp_nn_depthwise_generic as MATCH models it, "
             f"{cl.layer_overhead_cycles:g} cycles per layer (cold I$ of a kernel call, seed 004 Table 3.2); "
             "the dense kernel at its measured cycles per instruction (seed 004 Table 3.2).")
@@ -70,7 +71,7 @@ def _kernel_only_cycles(nest, cores: int) -> float:
     full = {"n": nest.N, "k": nest.K, "c": nest.C, "oy": nest.OY, "ox": nest.OX}
     size = {d: np.array(v) for d, v in full.items()}
     one = {d: np.array(True) for d in full}
-    return float(tile_cycles(m.kernel.terms(nest, m.cores), size, one, one))
+    return float(tile_cycles(m.bindings[0].cost.terms(nest, m.cores), size, one, one))
 
 
 def gap8_published(networks: Sequence[str] = tuple(geometries.DORY_NETWORKS)) -> Table:

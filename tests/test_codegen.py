@@ -13,13 +13,12 @@ import pytest
 
 from tilewise.cli import main as cli_main
 from tilewise.codegen import generate, load_project
-from tilewise.codegen.constants import layer_constants
+from tilewise.bindings.portable.constants import layer_constants
 from tilewise.errors import TilewiseError
 from tilewise.examples import EXAMPLE_ONNX
 from tilewise.frontend import load_model
 from tilewise.passes import lower
-from tilewise.schedule.api import schedule_layer
-from tilewise.schedule.network import const_bytes, schedule_network
+from tilewise.schedule.network import schedule_network
 from tilewise.schedule.space import fetch_count, operands
 from tilewise.targets.registry import get_target
 from tilewise.validate import make_inputs, validate_network
@@ -127,7 +126,7 @@ def test_constants_tile_major_layout(resnet16):
         if layer.weights is None:
             continue
         k = layer_constants(layer, s)
-        assert k.size == const_bytes(layer, ns)      # what the memory plan reserves
+        assert k.size == ns.const_bytes(layer)       # what the memory plan reserves
         words = np.frombuffer(k.blob[:k.w_offset], dtype="<i4")
         w = np.frombuffer(k.blob[k.w_offset:], dtype=np.int8)
         kt, nest = s.tiling("k"), s.nest
@@ -190,18 +189,23 @@ def test_pulp_variant_compiles_against_pmsis_stub(tmp_path):
 
 
 def test_untiled_layers_on_an_l2_module_and_single_core_target(tmp_path, c_cache):
-    """gap9's fabric-controller module computes from L2 (untiled, one core); forced for three
-    layers here. stm32h7: one Cortex-M core, CMSIS-NN scratch sizes."""
-    ns = example_ns("gap9")
-    forced = list(ns.schedules)
-    for i in (0, 3, 7):   # conv (im2col scratch from L1), add, dense
-        forced[i] = schedule_layer(ns.layers.layers[i].nest, ns.target, module="fc")
-        assert forced[i].untiled
-    ns_fc = replace(ns, schedules=tuple(forced))
-    xs = make_inputs(ns.layers, 3)
+    """gap9's fabric-controller module computes from L2 (untiled, one core); partition takes it
+    for conv, add and dense here because the cluster of this copy of gap9 has no bindings for
+    them. stm32h7: one Cortex-M core, weights in flash."""
+    g9 = get_target("gap9")
+    cl = g9.module("cluster")
+    gone = ("conv2d", "add", "fully_connected")
+    cl = replace(cl, bindings=tuple(b for b in cl.bindings if b.key.op not in gone))
+    ns_fc = schedule_network(lower(load_model(EXAMPLE_ONNX)),
+                             replace(g9, modules=(cl, g9.module("fc"))), "model")
+    for i, layer in enumerate(ns_fc.layers.layers):
+        s = ns_fc.schedules[i]
+        if layer.op in gone:
+            assert s.module == "fc" and s.untiled, (layer.name, s.module)
+    xs = make_inputs(ns_fc.layers, 3)
     report, p = validate_network(ns_fc, tmp_path / "fc", xs, cache=c_cache)
     assert report.bit_exact, report.to_json()
-    assert report.dma_bytes_predicted == sum(s.dma_bytes for s in forced)
+    assert report.dma_bytes_predicted == sum(s.dma_bytes for s in ns_fc.schedules)
     assert "untiled" in (p.path / "layers" / "layer_03.c").read_text()
     report, _ = validate_network(example_ns("stm32h7", l1_kb=4), tmp_path / "stm", xs, cache=c_cache)
     assert report.bit_exact, report.to_json()
@@ -232,12 +236,14 @@ def test_untiled_reshape_and_softmax_run_from_l2(tmp_path, c_cache):
     assert "tw_softmax_s8" in (p.path / "layers" / "layer_03.c").read_text()
 
 
-def test_generate_refuses_what_it_cannot_do_in_one_sentence(tmp_path):
+def test_what_no_kernel_runs_is_refused_at_partition_in_one_sentence(tmp_path):
     # (layers tiled at L3 -> L2 are generated: tests/test_codegen_l3.py)
     lg = layer_graph(LayerSpec("dwconv", c=4, k=4, h=5, w=5, fy=3, fx=3, pads=(1, 1, 1, 1)), 0)
     lg.tensors["x"] = replace(lg.tensors["x"], dtype="int16")
-    with pytest.raises(TilewiseError, match=r"int8 \(and uint8\) only"):
-        generate(schedule_network(lg, get_target("gap8"), "model"), tmp_path / "i16")
+    with pytest.raises(TilewiseError, match=r"layer 'y' \(depthwise\): no module of gap8 runs "
+                                            r"depthwise tflite 16x8->8") as e:
+        schedule_network(lg, get_target("gap8"), "model")
+    assert "\n" not in str(e.value)
 
 
 def test_cli_generate(tmp_path, capsys):

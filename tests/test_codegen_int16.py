@@ -1,12 +1,12 @@
 """Generated C for TFLite 16x8 models (int16 activations, int8 weights, int64 bias and accumulation,
 codegen/s16.py + tw_kernels/tw_s16.h), built and run on the host: outputs bit-exact with the golden
 model and LiteRT BUILTIN_REF, L2<->L1 DMA bytes / transfers / chunks measured = predicted by the
-schedule (whose byte counts use LoopNest.in_bytes / out_bytes = 2), at L1 sizes that force tiles:
+schedule (whose byte counts use LoopNest.x_bits / y_bits = 16), at L1 sizes that force tiles:
 conv 3x3 with padding, 1x1 stride 2, fully connected, conv -> fc, conv -> add / sub (residual).
 
 The harness takes int16 inputs and its outputs are read back as int16; `tilewise validate` runs the
-same path end to end (the last tests). What the 16x8 path does not run is refused with a one-sentence
-error.
+same path end to end (the last tests). What the 16x8 path does not run is refused at partition time
+(so by analyze and generate alike) with a one-sentence error.
 """
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ def residual(op: str) -> ModelBuilder:
     return b
 
 
-def _run(model: ModelBuilder, l1_kb: int, tmp: Path, cache, litert_exact: bool, n: int = 4):
+def _run(model: ModelBuilder, l1_kb: float, tmp: Path, cache, litert_exact: bool, n: int = 4):
     path = model.save(tmp / "m.tflite")
     lg = lower(load_model(str(path)))
     ns = schedule_network(lg, get_target("gap8", l1_kb=l1_kb), "model")
@@ -142,12 +142,12 @@ def test_16x8_conv_bit_exact_with_golden_and_litert_dma_as_predicted(name, model
     ns, _ = _run(model(), l1_kb, tmp_path, c_cache, litert_exact=True)
     for dim in tiled:
         assert max(_tiles(ns, dim)) > 1, f"{name}: L1 of {l1_kb} kB did not force {dim} tiles"
-    assert all(s.nest.in_bytes == 2 and s.nest.out_bytes == 2 for s in ns.schedules)
+    assert all(s.nest.x_bits == 16 and s.nest.y_bits == 16 for s in ns.schedules)
 
 
 @pytest.mark.parametrize("name,model,l1_kb,tiled", [
     ("fc", fc, 2, ("c",)),                      # C tiles: int32 partial sums
-    ("conv_fc", conv_fc, 1, ("k", "ox", "c")),
+    ("conv_fc", conv_fc, 0.5, ("k", "ox", "c")),
 ])
 def test_16x8_fc_bit_exact_with_golden_dma_as_predicted(name, model, l1_kb, tiled, tmp_path, c_cache):
     """The C is bit-exact with the golden model. Against LiteRT the FC outputs differ by at most 1
@@ -160,7 +160,7 @@ def test_16x8_fc_bit_exact_with_golden_dma_as_predicted(name, model, l1_kb, tile
     assert off_by_one > 0
     for dim in tiled:
         assert max(_tiles(ns, dim)) > 1, f"{name}: L1 of {l1_kb} kB did not force {dim} tiles"
-    assert all(s.nest.in_bytes == 2 and s.nest.out_bytes == 2 for s in ns.schedules
+    assert all(s.nest.x_bits == 16 and s.nest.y_bits == 16 for s in ns.schedules
                if s.nest.kind in ("conv", "fc"))
 
 
@@ -176,9 +176,8 @@ def test_16x8_unsupported_layers_keep_one_sentence_errors(tmp_path):
          DilationHFactor=1)
     b.output(y)
     lg = lower(load_model(str(b.save(tmp_path / "dw.tflite"))))
-    ns = schedule_network(lg, get_target("gap8", l1_kb=4), "model")
-    with pytest.raises(TilewiseError, match=r"not supported by the 16x8 C kernels") as e:
-        generate(ns, tmp_path / "proj")
+    with pytest.raises(TilewiseError, match=r"no module of gap8 runs depthwise tflite 16x8->16") as e:
+        schedule_network(lg, get_target("gap8", l1_kb=4), "model")
     assert "\n" not in str(e.value)
 
 
@@ -187,10 +186,13 @@ def test_16x8_c_tiles_whose_partial_sums_may_overflow_int32_are_refused(tmp_path
     x = b.input("x", (1, 4096), "int16", scale=0.0004, zero_point=0)
     b.output(_fc(b, x, 4096, 8, "y"))
     lg = lower(load_model(str(b.save(tmp_path / "big.tflite"))))
-    ns = schedule_network(lg, get_target("gap8", l1_kb=2), "model")
-    assert _tiles(ns, "c")[0] > 1
-    with pytest.raises(TilewiseError, match=r"partial sums that may exceed int32"):
-        generate(ns, tmp_path / "proj")
+    # the binding keeps C whole for this layer: at 2 kB it cannot fit, and the reason says why
+    with pytest.raises(TilewiseError, match=r"keeps c whole \(its int32 partial sums could "
+                                            r"overflow if C were tiled\)") as e:
+        schedule_network(lg, get_target("gap8", l1_kb=2), "model")
+    assert "\n" not in str(e.value)
+    ns = schedule_network(lg, get_target("gap8", l1_kb=16), "model")
+    assert _tiles(ns, "c")[0] == 1
 
 
 def _validate_cli(model: ModelBuilder, tmp: Path) -> tuple[int, dict]:

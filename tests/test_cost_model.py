@@ -15,10 +15,12 @@ from tilewise.schedule.model import candidate_orders
 from tilewise.targets import get_target
 from tilewise.targets.compute import tile_cycles
 
+from .placed import cost_model, placed, seed002, with_cost
+
 
 def conv(K, C, H, W, f=3, s=1, p=1, kind="conv", N=1, b=1):
     OY, OX = (H + 2 * p - f) // s + 1, (W + 2 * p - f) // s + 1
-    return LoopNest(kind, K, C, OY, OX, f, f, s, s, (p, p, p, p), H, W, N, b, b, b)
+    return LoopNest(kind, K, C, OY, OX, f, f, s, s, (p, p, p, p), H, W, N, 8 * b, 8 * b, 8 * b)
 
 
 def kernel_cycles(target, nest, **tile):
@@ -27,7 +29,7 @@ def kernel_cycles(target, nest, **tile):
     full = {"n": nest.N, "k": nest.K, "c": nest.C, "oy": nest.OY, "ox": nest.OX}
     size = {d: np.array(tile.get(d, v)) for d, v in full.items()}
     one = {d: np.array(True) for d in full}
-    return float(tile_cycles(m.kernel.terms(nest, m.cores), size, one, one))
+    return float(tile_cycles(cost_model(m).terms(nest, m.cores), size, one, one))
 
 
 BENCH = conv(64, 32, 16, 16)      # seed 004 §3.4: 16x16x32 -> 16x16x64, 3x3, pad 1
@@ -92,7 +94,7 @@ def test_dense_kernel_cycles_per_instruction():
     # the instruction count alone (cpi 1) would miss the measured cycles by a third
     from dataclasses import replace
     m = t1.module("cluster")
-    ideal = replace(t1, modules=(replace(m, kernel=replace(m.kernel, fc_cpi=1.0)),))
+    ideal = replace(t1, modules=(with_cost(m, fc_cpi=1.0),))
     assert kernel_cycles(ideal, fc) == pytest.approx(20_700, rel=0.05)
     assert one / kernel_cycles(ideal, fc) == pytest.approx(33 / 20.7, rel=0.01)   # call aside
 
@@ -141,7 +143,7 @@ def test_gap9_depthwise_input_dma_rate():
     g9 = get_target("gap9")
     cl = g9.module("cluster")
     dw = conv(16, 16, 8, 8, kind="dwconv")
-    ev = Evaluator(dw, g9, cl)
+    ev = Evaluator(dw, g9, placed(g9, dw, cl))
     tile = {"n": 1, "k": 16, "oy": 8, "ox": 8}
     s = ev.build(tile, ("n", "k", "oy", "ox"), 1)
     l1 = g9.memory("L1")
@@ -150,7 +152,7 @@ def test_gap9_depthwise_input_dma_rate():
     want = sum(l1.dma_setup_cycles + l1.dma_chunk_cycles + b / bw
                for b, bw in ((x.bytes, 1.0), (16 * 9, 8.0), (16 * 12, 8.0), (8 * 8 * 16, 8.0)))
     assert s.dma_cycles == pytest.approx(want)
-    assert Evaluator(conv(16, 16, 8, 8), g9, cl).bw_x == l1.bandwidth
+    assert Evaluator(conv(16, 16, 8, 8), g9, placed(g9, conv(16, 16, 8, 8), cl)).bw_x == l1.bandwidth
 
 
 def test_cmsis_nn_ratio():
@@ -173,11 +175,12 @@ def test_pulp_nn_structure():
     assert 2 * kernel_cycles(t, n, k=32) > base * 1.05
     # pointwise: no im2col at all (HWC pixels are already contiguous), no scratch
     pw = conv(64, 32, 16, 16, 1, 1, 0)
-    kern = t.module("cluster").kernel
+    kern = cost_model(t.module("cluster"))
     assert "im2col" in [x.label for x in kern.terms(n, 8)]
     assert "im2col" not in [x.label for x in kern.terms(pw, 8)]
-    assert kern.scratch(pw, 8, 64, 32, 16, 16) == 0
-    assert kern.scratch(n, 8, 64, 32, 16, 16) == 8 * 2 * 9 * 32
+    # the kernel's im2col buffer is its binding's scratch formula: two receptive fields per core
+    assert placed(t, pw).binding.scratch(pw, 8, 64, 32, 16, 16) == 0
+    assert placed(t, n).binding.scratch(n, 8, 64, 32, 16, 16) == 8 * 2 * 9 * 32
     # depthwise channels, dense neurons are split over cores
     dw = conv(64, 64, 16, 16, kind="dwconv")
     t1 = get_target("gap8", cores=1)
@@ -198,7 +201,7 @@ def test_dma_cost_formula():
     t = get_target("gap8")
     l1 = t.memory("L1")
     n = conv(8, 16, 4, 4, 1, 1, 0)
-    ev = Evaluator(n, t, t.module("cluster"))
+    ev = Evaluator(n, t, placed(t, n))
     s = ev.build({"n": 1, "k": 8, "c": 16, "oy": 4, "ox": 4}, ("n", "k", "oy", "ox", "c"), 1)
     # one tile: x, w, b each one chunk, y one chunk
     want = sum(l1.dma_setup_cycles + l1.dma_chunk_cycles + b / l1.bandwidth
@@ -214,7 +217,7 @@ def test_dma_cost_formula():
 def test_overlap_single_double_blocking():
     n = conv(32, 32, 16, 16)
     t = get_target("gap8")
-    ev = Evaluator(n, t, t.module("cluster"))
+    ev = Evaluator(n, t, placed(t, n))
     tile = {"n": 1, "k": 32, "c": 32, "oy": 4, "ox": 16}
     order = ("n", "k", "oy", "ox", "c")
     single, double = ev.build(tile, order, 1), ev.build(tile, order, 2)
@@ -223,7 +226,7 @@ def test_overlap_single_double_blocking():
     assert double.l1_bytes > single.l1_bytes
     from dataclasses import replace
     blocking = replace(t, memories=(replace(t.memory("L1"), dma_async=False),) + t.memories[1:])
-    evb = Evaluator(n, blocking, blocking.module("cluster"))
+    evb = Evaluator(n, blocking, placed(blocking, n))
     assert evb.build(tile, order, 2).cycles == pytest.approx(single.cycles)
 
 
@@ -259,9 +262,10 @@ def test_bounds_are_lower_bounds(case):
     exceed the exact value of any member — what makes the branch and bound exact."""
     tname, cores, nest = BOUND_CASES[case]
     t = get_target(tname, cores=cores) if tname in ("gap8", "gap9") else get_target(tname)
-    ev = Evaluator(nest, t, t.modules[0])
+    p = seed002(t, nest) if tname == "idsp" else placed(t, nest)   # idsp: spilled psums
+    ev = Evaluator(nest, t, p)
     rng = random.Random(case)
-    orders = candidate_orders(nest, t.modules[0])
+    orders = candidate_orders(nest, p)
     for _ in range(12):
         order = rng.choice(orders)
         buf = rng.choice((1, 2))
@@ -297,7 +301,7 @@ def test_kernels_superadditive(tname):
                         rng.choice((1, 2)), 0, kind=kind if kind != "fc" else "conv")
             if kind == "fc":
                 nest = conv(rng.randint(1, 40), rng.randint(1, 90), 1, 1, 1, 1, 0, kind="fc")
-            ev = Evaluator(nest, t, m)
+            ev = Evaluator(nest, t, placed(t, nest, m))
             for d in ev.dims:
                 total = lambda tt: sum(  # noqa: E731
                     term.coef * np.prod([sums[x][tt - 1] if x == d else sums[x][-1]

@@ -19,6 +19,7 @@ from tilewise.schedule.dory_cp import solve_dory, tile_l1_bytes
 from tilewise.targets.registry import get_target
 
 from .conftest import mlperf_path
+from .placed import placed
 
 #: seed 001 §6.1: "for a layer of dimension 32×64×64×32 (CoHWCi), the DORY tiler generates a main
 #: 32×56×2×32 tile and a border 32×8×2×32 tile with a 28 kB L1 memory constraint; both tiles are
@@ -181,7 +182,7 @@ def test_paper_tiles_through_the_dory_tiler_on_gap8():
     """The reproduction end to end: gap8 with 28 kB free L1, the 2020 objective, single buffered;
     the generated loops run the main 32×56×2(×32 C) tile and the 32×8×2 border tile 32 times each."""
     tg = get_target("gap8", l1_kb=28)
-    s = dory_tile(PAPER, tg, tg.module("cluster"), objective="dory2020", double_buffer=False)
+    s = dory_tile(PAPER, tg, placed(tg, PAPER), objective="dory2020", double_buffer=False)
     assert s.tiler == "dory" and s.buffering == 1 and s.l1_bytes <= tg.memory("L1").free
     assert s.tile_sizes == {"n": 1, "k": 32, "c": 32, "oy": 56, "ox": 2}
     assert (s.tiling("oy").count, s.tiling("oy").border) == (2, 8)
@@ -221,8 +222,8 @@ def test_model_tiler_never_predicts_more_cycles_than_dory(target, l1_kb):
         assert d.loop_order == tuple(x for x in DORY_ORDER if x in d.loop_order), name
         assert m.cycles <= d.cycles * (1 + 1e-9), (name, m.cycles, d.cycles)
         # the dory schedule is costed by the same evaluator as the model's
-        mod = tg.module(d.module)
-        again = Evaluator(nest, tg, mod).build(d.tile_sizes, d.loop_order, d.buffering)
+        again = Evaluator(nest, tg, placed(tg, nest, d.module)).build(d.tile_sizes, d.loop_order,
+                                                                      d.buffering)
         assert again.cycles == d.cycles and again.l1_bytes == d.l1_bytes, name
 
 

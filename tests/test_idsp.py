@@ -15,6 +15,8 @@ from tilewise.schedule import idsp
 from tilewise.schedule.cost import Evaluator
 from tilewise.targets import get_target
 
+from .placed import seed002
+
 # Table 5.3: (layer, schedule) -> (TOx, TOy, TOc, TOn, TKc), "optimal" kB, "actual" kB (None = >512)
 TABLE_5_3 = {
     ("conv1", "intra"): ((28, 28, 32, 8, 1), 410, 512),
@@ -103,10 +105,10 @@ def test_schedules_are_loop_orders(sched):
     elements the seed's access formula counts (a layer without padding, tiles dividing evenly,
     every tile loop running more than once); with single-trip loops it reuses more, never less."""
     nest = LoopNest("conv", K=16, C=8, OY=6, OX=6, FY=3, FX=3, IY=8, IX=8, N=2,
-                    in_bytes=2, w_bytes=2, out_bytes=2)
+                    x_bits=16, w_bits=16, y_bits=16)
     layer = idsp.IdspLayer.from_nest(nest)
     target = get_target("idsp")
-    ev = Evaluator(nest, target, target.module("dsp"))
+    ev = Evaluator(nest, target, seed002(target, nest))   # the seed's DSP: 16-bit psums spilled
     order = idsp.LOOP_ORDERS.get(sched, ("n", "k", "oy", "ox", "c"))
     every_loop = [(3, 2, 4, 1, 4), (2, 3, 8, 1, 2), (1, 1, 2, 1, 1), (3, 3, 8, 1, 4)]
     single_trips = [(6, 3, 8, 2, 2), (2, 6, 16, 1, 8), (6, 6, 16, 2, 8)]

@@ -16,11 +16,13 @@ from tilewise.schedule.cost import Evaluator
 from tilewise.schedule.model import brute_force, candidate_orders, min_l1_bytes, tile
 from tilewise.targets import get_target
 
+from .placed import placed, seed002
+
 
 def conv(K, C, H, W, f=3, s=1, p=1, kind="conv", N=1, b=1, pads=None):
     pads = pads or (p, p, p, p)
     OY, OX = (H + pads[0] + pads[2] - f) // s + 1, (W + pads[1] + pads[3] - f) // s + 1
-    return LoopNest(kind, K, C, OY, OX, f, f, s, s, pads, H, W, N, b, b, b)
+    return LoopNest(kind, K, C, OY, OX, f, f, s, s, pads, H, W, N, 8 * b, 8 * b, 8 * b)
 
 
 def small(tname, l1, cores=None):
@@ -49,7 +51,7 @@ BRUTE = [
 def test_exact_against_brute_force(case):
     tname, l1, cores, nest = BRUTE[case]
     t = small(tname, l1, cores)
-    m = t.modules[0]
+    m = seed002(t, nest) if tname == "idsp" else placed(t, nest)
     want, _, _, _ = brute_force(nest, t, m)
     got = tile(nest, t, m)
     assert got.cycles == pytest.approx(want, rel=1e-9)
@@ -75,7 +77,7 @@ def test_random_layers_against_brute_force(seed):
     nest = conv(K, C, H, W, f, s, p, kind=kind)
     t = small(rng.choice(["gap8", "stm32h7"]), rng.choice([400, 900, 2000, 6000]),
               rng.choice([1, 8]))
-    m = t.modules[0]
+    m = placed(t, nest)
     want, best, _, _ = brute_force(nest, t, m)
     if not best:
         with pytest.raises(TilewiseError, match="cannot fit"):
@@ -90,7 +92,7 @@ def test_c_tiling_deploys_what_full_c_tiles_cannot():
     model tiler splits C with 32-bit partial sums in L1 and deploys it."""
     nest = conv(32, 256, 8, 8)
     t = get_target("gap8", l1_kb=16)
-    m = t.module("cluster")
+    m = placed(t, nest)
     ev = Evaluator(nest, t, m)
     full_c = {d: np.array([1]) for d in ev.dims}
     full_c["c"] = np.array([256])
@@ -104,7 +106,7 @@ def test_c_tiling_deploys_what_full_c_tiles_cannot():
 def test_nothing_fits_names_the_minimum():
     nest = conv(64, 32, 16, 16)
     t = small("gap8", 150, 8)
-    m = t.module("cluster")
+    m = placed(t, nest)
     need = min_l1_bytes(Evaluator(nest, t, m), candidate_orders(nest, m))
     with pytest.raises(TilewiseError, match=f"cannot fit: needs at least {need} bytes of L1"):
         schedule_layer(nest, t)
@@ -164,15 +166,16 @@ def test_schedule_layer_api(monkeypatch):
     assert soft.untiled and soft.level == "L2"
     with pytest.raises(TilewiseError, match="unknown tiler 'magic'"):
         schedule_layer(nest, g9, tiler="magic")
-    with pytest.raises(TilewiseError, match="does not run gap layers"):
-        no_gap = replace(g9.module("cluster"), kinds=frozenset({"conv"}))
+    with pytest.raises(TilewiseError, match="no binding of module cluster runs a gap loop nest"):
+        cl = g9.module("cluster")
+        no_gap = replace(cl, bindings=tuple(b for b in cl.bindings if b.key.nest_kind != "gap"))
         schedule_layer(LoopNest("gap", 8, 8, 1, 1, 4, 4, IY=4, IX=4), g9, module=no_gap)
-    # the tiler hook: any "module:function" taking (nest, target, module)
+    # the tiler hook: any "module:function" taking (nest, target, placement)
     calls = []
 
-    def fake(n, t, m):
-        calls.append(m.name)
-        return tile(n, t, m)
+    def fake(n, t, p):
+        calls.append(p.module.name)
+        return tile(n, t, p)
     import sys
     import types
     mod = types.ModuleType("fake_tiler")

@@ -16,10 +16,12 @@ from tilewise.schedule.space import (DimTiling, TilePos, fetch_count, hwc_chunks
 from tilewise.targets import get_target
 from tilewise.targets.compute import tile_cycles
 
+from .placed import placed, seed002
+
 
 def conv(K, C, H, W, f=3, s=1, p=1, kind="conv", N=1, b=1):
     OY, OX = (H + 2 * p - f) // s + 1, (W + 2 * p - f) // s + 1
-    return LoopNest(kind, K, C, OY, OX, f, f, s, s, (p, p, p, p), H, W, N, b, b, b)
+    return LoopNest(kind, K, C, OY, OX, f, f, s, s, (p, p, p, p), H, W, N, 8 * b, 8 * b, 8 * b)
 
 
 def test_positions_border_halo_and_pads():
@@ -64,7 +66,7 @@ def test_dory_border_tile_example():
     56-row main tile leave an 8-row border, and each runs once per 2-column tile, 32 times."""
     n = conv(32, 32, 64, 64, 3, 1, 1)
     t = get_target("gap8", l1_kb=28)
-    ev = Evaluator(n, t, t.module("cluster"))
+    ev = Evaluator(n, t, placed(t, n))
     s = ev.build({"n": 1, "k": 32, "c": 32, "oy": 56, "ox": 2}, ("n", "k", "oy", "ox", "c"), 2)
     rows = [st.pos["oy"].size for st in iter_tiles(s)]
     assert rows.count(56) == 32 and rows.count(8) == 32 and len(rows) == 64
@@ -109,7 +111,7 @@ def test_operands_per_kind():
 def _simulate(s, ev):
     """Walk every tile: kernel terms per tile, DMA per transfer, the async/blocking formula."""
     m = ev.module
-    terms = m.kernel.terms(s.nest, m.cores)
+    terms = ev.binding.cost.terms(s.nest, m.cores)
     dma = lambda t: ev.setup + t.chunks * ev.cc + t.bytes / ev.bw  # noqa: E731
     C, L, S = [], [], []
     counts = {t.dim: t.count for t in s.tiles}
@@ -155,8 +157,8 @@ CASES = [
 def test_iter_tiles_matches_the_cost_model(case):
     tname, nest, tile = CASES[case]
     target = get_target(tname)
-    module = target.modules[0]
-    ev = Evaluator(nest, target, module)
+    p = seed002(target, nest) if tname == "idsp" else placed(target, nest)   # idsp: spilled psums
+    ev = Evaluator(nest, target, p)
     tile = {"n": 1, **tile}
     rng = random.Random(case)
     orders = [ev.dims]
@@ -183,7 +185,7 @@ def test_iter_tiles_matches_the_cost_model(case):
             # every input element is loaded at least once, every output stored exactly once
             # (partial-sum spills aside)
             if not ev.spill:
-                assert traffic["y"][2] == nest.output_elems * nest.out_bytes
+                assert traffic["y"][2] == nest.output_elems * nest.y_bits // 8
             sel = {d: np.array([v]) for d, v in tile.items() if d in ev.dims}
             assert s.l1_bytes == int(ev.l1_bytes(sel, order, buf)[0])
 
@@ -191,7 +193,7 @@ def test_iter_tiles_matches_the_cost_model(case):
 def test_buffers_layout():
     n = conv(64, 32, 16, 16)
     t = get_target("gap8")
-    ev = Evaluator(n, t, t.module("cluster"))
+    ev = Evaluator(n, t, placed(t, n))
     # k outermost: weights fetched once per k tile -> double-buffered only if k has 2+ tiles
     s = ev.build({"n": 1, "k": 64, "c": 32, "oy": 4, "ox": 16}, ("n", "k", "oy", "ox", "c"), 2)
     b = {x.name: x for x in s.buffers}

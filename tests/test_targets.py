@@ -19,6 +19,7 @@ def test_registry_lists_the_builtins():
         assert isinstance(t, Target)
         assert [m.name for m in t.memories][:2] == ["L1", "L2"]
         assert t.modules and t.sources and t.clock_mhz > 0
+        assert all(m.bindings for m in t.modules)
         for m in t.memories:
             assert 0 <= m.reserved < m.size
         # every chip file documents where its figures come from
@@ -36,7 +37,11 @@ def test_gap8_figures():
     assert l1.bandwidth == 8.0 and l1.dma_chunk_cycles == 27 and l1.dma_async
     cl = t.module("cluster")
     assert cl.cores == 8 and cl.memory == "L1" and cl.scalable
-    assert {"conv", "dwconv", "fc", "pool", "add", "gap"} <= cl.kinds
+    ops = {b.key.op for b in cl.bindings}
+    assert {"conv2d", "depthwise", "fully_connected", "avg_pool", "max_pool", "add",
+            "global_avg_pool", "softmax"} <= ops
+    assert cl.families == ("portable",) and cl.cost_models == ("pulp-nn",)
+    assert t.sdk == "pmsis" and get_target("stm32h7").sdk is None
 
 
 def test_gap9_match_figures():
@@ -51,19 +56,26 @@ def test_gap9_match_figures():
     # seed 004 Table 3.2: 1.3k cold-I$ cycles per kernel call, once per layer
     assert t.memory("L1").dma_setup_cycles == 920
     cl = t.module("cluster")
-    assert cl.dw_input_bytes_per_cycle == 1.0 and cl.layer_overhead_cycles == 1300
-    assert cl.kernel.dw_flat and not get_target("gap8").module("cluster").kernel.dw_flat
+    dw = [b for b in cl.bindings if b.key.op == "depthwise"]
+    assert dw and all(b.x_dma_bytes_per_cycle == 1.0 for b in dw)
+    assert all(b.x_dma_bytes_per_cycle == 0 for b in cl.bindings if b.key.op != "depthwise")
+    assert cl.layer_overhead_cycles == 1300
+    assert cl.bindings[0].cost.dw_flat
+    assert not get_target("gap8").module("cluster").bindings[0].cost.dw_flat
 
 
 def test_idsp_and_stm32h7_figures():
     d = get_target("idsp")
     l1 = d.memory("L1")
     assert (d.clock_mhz, l1.size, l1.bandwidth, l1.dma_issue_cycles) == (450, 128 * KB, 64.0, 150)
-    assert d.module("dsp").kernel.macs_per_cycle == 32
-    assert d.module("dsp").psum_spill and d.module("dsp").psum_bytes == 2
+    assert d.module("dsp").bindings[0].cost.macs_per_cycle == 32
     s = get_target("stm32h7")
     assert s.clock_mhz == 480 and s.memory("L1").size == 128 * KB
-    assert s.memory("L3").read_only and s.module("cpu").cores == 1
+    # weights stay in the read-only flash, which holds nothing else; activations have no L3
+    flash = s.memory("flash")
+    assert flash.read_only and flash.roles == {"weight"} and s.module("cpu").cores == 1
+    assert s.module("cpu").weights_from == "flash"
+    assert s.outer("L2") is None and s.outer("L2", "weight") is flash
 
 
 def test_overrides():
@@ -105,7 +117,7 @@ def test_errors_are_one_sentence(kwargs, msg):
 def test_lookups():
     t = get_target("gap9")
     assert t.outer("L1").name == "L2" and t.outer("L3") is None
-    assert [m.name for m in t.modules_for("conv")] == ["cluster", "fc"]
+    assert t.outer("L2").name == "L3" and t.has_memory("L3") and not t.has_memory("L4")
     with pytest.raises(KeyError):
         t.memory("L4")
     with pytest.raises(KeyError):

@@ -17,7 +17,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 C_ROOT = REPO / "tilewise" / "codegen" / "c"
-KERNELS = C_ROOT / "tw_kernels"
+KERNELS = REPO / "tilewise" / "bindings" / "portable" / "c"
 HAL = C_ROOT / "tw_hal"
 TESTS_C = REPO / "tests" / "c"
 PMSIS_STUB = REPO / "tests" / "pmsis_stub"

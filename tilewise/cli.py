@@ -22,15 +22,20 @@ def _cmd_analyze(args: argparse.Namespace) -> int:
     from .report.analysis import analyze_layers
 
     target = target_from_args(args) if args.target else None
-    if target is None and any(getattr(args, k) is not None for k in ("l1", "l2", "cores", "clock")):
-        raise TilewiseError("--l1/--l2/--cores/--clock need --target (see `tilewise targets`)")
+    if target is None and (any(getattr(args, k) is not None for k in ("l1", "l2", "cores", "clock"))
+                           or args.objective != "latency"):
+        raise TilewiseError("--l1/--l2/--cores/--clock/--objective need --target (see `tilewise "
+                            "targets`)")
     lg = lower(load_model(args.model))
     ns = None
     if target is not None:
         from .schedule.network import schedule_network
 
-        ns = schedule_network(lg, target, args.tiler)
-    analysis = analyze_layers(lg, ns)
+        ns = schedule_network(lg, target, args.tiler, objective=args.objective)
+    elif args.why:
+        raise TilewiseError("--why needs --target (it lists each layer's candidate modules and "
+                            "kernels)")
+    analysis = analyze_layers(lg, ns, why=args.why)
     if args.json:
         print(json.dumps(analysis.to_json(), indent=2))
     else:
@@ -53,7 +58,8 @@ def _cmd_targets(args: argparse.Namespace) -> int:
 def _cmd_generate(args: argparse.Namespace) -> int:
     from .codegen import generate_model
 
-    project, ns = generate_model(args.model, target_from_args(args), args.tiler, args.out)
+    project, ns = generate_model(args.model, target_from_args(args), args.tiler, args.out,
+                                 objective=args.objective)
     m = project.manifest
     print(f"tilewise: wrote {project.path} — {len(m['layers'])} layers for {m['target']} "
           f"(tiler {m['tiler']}): L1 arena {m['l1_bytes']:,} B, L2 arena {m['l2_arena_bytes']:,} B + "
@@ -70,7 +76,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     if args.inputs < 1:
         raise TilewiseError(f"--inputs must be at least 1, got {args.inputs}")
     report = validate_path(args.model, target_from_args(args), args.tiler, args.inputs, args.seed,
-                           args.out)
+                           args.out, objective=args.objective)
     if args.json:
         print(json.dumps(report.to_json(), indent=2))
     else:
@@ -90,6 +96,8 @@ def build_parser() -> argparse.ArgumentParser:
     a = sub.add_parser("analyze", help="per-layer table: shapes, MACs, weights, activations")
     a.add_argument("model", help=".tflite or .onnx model")
     a.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    a.add_argument("--why", action="store_true", help="with --target: every layer's candidate "
+                   "modules and kernels, and why each was rejected or not chosen")
     add_target_options(a)
     a.set_defaults(fn=_cmd_analyze)
     t = sub.add_parser("targets", help="the built-in targets and their parameters")

@@ -1,7 +1,8 @@
 """Command-line options shared by the commands that take a target (analyze, generate, validate).
 
 `add_target_options` adds --target, --l1/--l2 (kB free after reservations, DESIGN.md), --cores,
---clock and --tiler; `target_from_args` resolves them to a `Target` value.
+--clock, --tiler and --objective (what partition minimizes when it chooses each layer's module and
+kernel); `target_from_args` resolves them to a `Target` value.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ def add_target_options(p: argparse.ArgumentParser, required: bool = False, defau
     p.add_argument("--cores", type=int, metavar="N", help="cores of the target's multi-core module")
     p.add_argument("--clock", type=float, metavar="MHZ", help="clock frequency in MHz")
     p.add_argument("--tiler", default="model", choices=("model", "dory"), help="tiling search (default: model)")
+    p.add_argument("--objective", default="latency", choices=("latency", "energy", "edp"),
+                   help="what the choice of module and kernel per layer minimizes (default: latency)")
 
 
 def target_from_args(args: argparse.Namespace) -> Target:

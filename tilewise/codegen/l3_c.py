@@ -32,15 +32,13 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..errors import TilewiseError
+from ..bindings.base import Binding, LayerConstants
 from ..ir.layer import Layer, LayerGraph
 from ..schedule.l3 import L2Tile, L3Tiling
 from ..schedule.network import NetworkSchedule, TiledLayer
-from ..schedule.space import REDUCING
-from .constants import LayerConstants, layer_constants
-from .layer_c import LayerEmit, emit_tiled, emit_untiled, function_name
-
-WEIGHTED = ("conv2d", "depthwise", "fully_connected")
+from ..schedule.operands import REDUCING, whole_bytes
+from ..schedule.placement import Placement
+from .layer_c import LayerEmit, emit_tiled, function_name
 
 
 @dataclass(frozen=True)
@@ -79,60 +77,37 @@ def sub_layer(layer: Layer, tile: L2Tile) -> Layer:
                    bias=_slice(layer.bias, tile.k0, tile.k, K), requant=rq)
 
 
-def check_supported(ns: NetworkSchedule) -> None:
-    """One-sentence errors for L3 tilings generate does not run."""
-    lg = ns.layers
-    for layer in lg.layers:
-        t = ns.l3.tilings.get(layer.name)
-        if t is None:
-            continue
-        if t.y_in_l3 and layer.output in lg.outputs:
-            raise TilewiseError(f"layer '{layer.name}': the network output would be left in L3, "
-                                f"which generate does not support; give a larger --l2")
-        if t.order == "k_outer" and t.y_in_l3 and t.w_tiled and t.n_rows > 1:
-            raise TilewiseError(f"layer '{layer.name}': output row tiles written to L3 with "
-                                f"k tiles outside them cannot be generated")
-        if t.w_tiled and layer.name not in ns.memory.weights_in_l3:
-            raise TilewiseError(f"layer '{layer.name}': weights k-tiled at L3->L2 but pinned in "
-                                f"L2 by the memory plan; generate streams k tiles from L3 only")
-        if t.x_in_l3 and t.w_tiled and layer.nest.kind not in REDUCING:
-            raise TilewiseError(f"layer '{layer.name}' ({layer.op}): input rows from L3 with "
-                                f"output-channel tiles are not supported by generate")
-
-
-def _emit_geometries(i: int, layer: Layer, lg: LayerGraph, ns: NetworkSchedule, tl: TiledLayer,
+def _emit_geometries(i: int, layer: Layer, lg: LayerGraph, p: Placement, tl: TiledLayer,
                      l1_free: int | None) -> tuple[list[LayerEmit], int, int]:
-    target = ns.target
+    """One tiled function per L2 tile geometry (partition never leaves an L3-tiled layer to an
+    untiled placement: its kernels need whole L2 tensors)."""
     n = layer.nest
+    b = p.binding
     x_ch = n.C if n.kind in REDUCING else n.K
-    emits, l1, cores_used = [], 4, 1
+    emits, l1 = [], 4
     for g, s in enumerate(tl.schedules):
-        j = tl.geometry.index(g)
-        sub = sub_layer(layer, tl.tiles[j])
-        consts = layer_constants(sub, s) if layer.op in WEIGHTED and layer.weights is not None else None
-        cores = target.module(s.module).cores
-        cores_used = max(cores_used, cores)
-        emit = emit_untiled if s.untiled else emit_tiled
-        emits.append(emit(i, sub, lg, s, cores, consts, l1_free, [0] * len(layer.inputs), 0,
-                          fn=f"{function_name(i)}_g{g}", x_ch=x_ch, y_ch=n.K))
+        assert not s.untiled, f"layer '{layer.name}': an untiled placement cut at L3"
+        sub = sub_layer(layer, tl.tiles[tl.geometry.index(g)])
+        consts = b.consts.build(sub, s) if b.consts is not None else None
+        emits.append(emit_tiled(i, sub, lg, s, p.module.cores, consts, l1_free,
+                                [0] * len(layer.inputs), 0, b.emit(sub, lg, consts),
+                                fn=f"{function_name(i)}_g{g}", x_ch=x_ch, y_ch=n.K))
         l1 = max(l1, s.l1_bytes)
-    return emits, l1, cores_used
+    return emits, l1, p.module.cores
 
 
-def _constants(layer: Layer, t: L3Tiling, tl: TiledLayer) -> tuple[LayerConstants | None,
-                                                                   tuple[bytes, ...]]:
-    """The layer's constant blob (weights not k-tiled) or one blob per k tile; every geometry
-    that uses a blob must lay it out identically (same L1 k / c tiles)."""
-    if layer.op not in WEIGHTED or layer.weights is None:
+def _constants(layer: Layer, binding: Binding, t: L3Tiling, tl: TiledLayer
+               ) -> tuple[LayerConstants | None, tuple[bytes, ...]]:
+    """The layer's constant blob (weights not k-tiled) or one blob per k tile; the geometries
+    that share a blob have the same L1 k / c tiles (schedule/network.py), so they lay it out
+    alike."""
+    if binding.consts is None or layer.weights is None:
         return None, ()
     blobs: dict[int, LayerConstants] = {}
     for j, tile in enumerate(tl.tiles):
-        k = layer_constants(sub_layer(layer, tile), tl.schedule_of(j))
+        k = binding.consts.build(sub_layer(layer, tile), tl.schedule_of(j))
         first = blobs.setdefault(tile.i_k, k)
-        if first.blob != k.blob:
-            raise TilewiseError(f"layer '{layer.name}': its L2 tiles' schedules lay out the same "
-                                f"constants differently (different L1 k / c tiles), which "
-                                f"generate cannot stream from one copy")
+        assert first.blob == k.blob, f"layer '{layer.name}': one blob laid out two ways"
     if not t.w_tiled:
         return blobs[0], ()
     return None, tuple(blobs[ik].blob for ik in sorted(blobs))
@@ -143,8 +118,9 @@ def emit_l3_layer(i: int, layer: Layer, ns: NetworkSchedule, l1_free: int | None
     L2 and L3 offsets are known: `driver`)."""
     tl = ns.l3_tiles[layer.name]
     t = ns.l3.tilings[layer.name]
-    emits, l1, cores = _emit_geometries(i, layer, ns.layers, ns, tl, l1_free)
-    consts, k_blobs = _constants(layer, t, tl)
+    p = ns.placement(i)
+    emits, l1, cores = _emit_geometries(i, layer, ns.layers, p, tl, l1_free)
+    consts, k_blobs = _constants(layer, p.binding, t, tl)
     return L3Layer(i, tuple(emits), consts, k_blobs, l1, cores)
 
 
@@ -169,8 +145,8 @@ def driver(i: int, layer: Layer, ns: NetworkSchedule, lay: L3Layer, w: Where) ->
     tl = ns.l3_tiles[layer.name]
     n = layer.nest
     fn = function_name(i)
-    xr = n.IX * n.C * n.in_bytes          # bytes of one input row
-    yr = n.OX * n.K * n.out_bytes         # bytes of one output row
+    xr = n.IX * n.C * whole_bytes(n.x_bits)     # bytes of one input row
+    yr = n.OX * n.K * whole_bytes(n.y_bits)     # bytes of one output row
     rows_tiled = t.n_rows > 1
     x_copies = 2 if rows_tiled else 1
     x_buf_bytes = (t.iy_tile if rows_tiled else n.IY) * xr
@@ -192,16 +168,12 @@ def driver(i: int, layer: Layer, ns: NetworkSchedule, lay: L3Layer, w: Where) ->
         y_buf_off = w.scratch + off
         off += 2 * y_buf_bytes
     plan_scratch = next((b.size for b in ns.memory.plan.buffers if b.name == f"tmp:{layer.name}"), 0)
-    if off > plan_scratch:
-        raise TilewiseError(f"layer '{layer.name}': its L3 tile buffers need {off} bytes, the plan "
-                            f"reserves {plan_scratch}")
+    assert off <= plan_scratch, f"layer '{layer.name}': L3 tile buffers {off} > plan {plan_scratch}"
     w_copy = 0
     if t.w_tiled:
         w_copy = max(len(b) for b in lay.k_blobs)
         plan_w = next(b.size for b in ns.memory.plan.buffers if b.name == f"w:{layer.name}")
-        if 2 * w_copy > plan_w:
-            raise TilewiseError(f"layer '{layer.name}': its weight k tiles need 2 x {w_copy} "
-                                f"bytes of L2, the plan reserves {plan_w}")
+        assert 2 * w_copy <= plan_w, f"layer '{layer.name}': k tiles 2 x {w_copy} > plan {plan_w}"
 
     head = [f"layer_{i:02d}.c — layer {i} '{layer.name}' ({layer.op}), tiled at L3 -> L2 "
             f"(generated by tilewise).", "",

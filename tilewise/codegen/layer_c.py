@@ -23,13 +23,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
-from ..errors import TilewiseError
+from ..bindings.base import LayerConstants
 from ..ir.layer import Layer, LayerGraph
+from ..schedule.operands import whole_bytes
 from ..schedule.space import REDUCING, LayerSchedule, fetch_count, inner_loops, operands
-from .constants import LayerConstants
-from .kernel_calls import compute_function, other_body
+
 
 @dataclass(frozen=True)
 class LayerEmit:
@@ -178,7 +176,8 @@ def _loaders(s: LayerSchedule) -> str:
     """load_<op>() / store_y(): one DMA transfer each (space.py Transfer)."""
     n = s.nest
     ch = "X_CH"
-    xb, yb = n.in_bytes, n.out_bytes     # tw_dma_hwc counts channels in bytes (int16: 2 each)
+    # tw_dma_hwc counts channels in bytes (int16: 2 each)
+    xb, yb = whole_bytes(n.x_bits), whole_bytes(n.y_bits)
     out = []
     for op in operands(n, s.const_bytes):
         if op.name in ("x", "x2"):
@@ -368,41 +367,28 @@ def _carry_chain(active: list[str]) -> str:
 
 # --- files ----------------------------------------------------------------------------------------
 
-def _check(layer: Layer, s: LayerSchedule) -> None:
-    if s.nest.N != 1:
-        raise TilewiseError(f"layer '{layer.name}': batch size {s.nest.N}; generate supports batch 1")
-    if not s.untiled and (s.level, s.outer) != ("L1", "L2"):
-        raise TilewiseError(f"layer '{layer.name}': tiles from {s.outer} to {s.level}; generate "
-                            f"runs L2 -> L1 tiles only")
-    if s.psum and s.buffer("psum") is None:     # C tiled without an L1 partial-sum buffer
-        raise TilewiseError(f"layer '{layer.name}': the schedule spills partial sums to L2 "
-                            f"(module '{s.module}'), which generate does not implement")
+def _check(s: LayerSchedule) -> None:
+    """What partition guarantees (the placement's tile rules and the binding's psum rule)."""
+    assert s.nest.N == 1, "the kernels' bindings take batch 1"
+    assert s.untiled or (s.level, s.outer) == ("L1", "L2"), (s.level, s.outer)
+    assert not s.psum or s.buffer("psum") is not None, "partial sums spilled to L2"
 
 
 def emit_tiled(index: int, layer: Layer, lg: LayerGraph, s: LayerSchedule, cores: int,
                consts: LayerConstants | None, l1_free: int | None, in_off: list[int],
-               out_off: int, *, fn: str | None = None, x_ch: int | None = None,
+               out_off: int, code: str, *, fn: str | None = None, x_ch: int | None = None,
                y_ch: int | None = None) -> LayerEmit:
-    """The C file of a layer tiled L2 -> L1 by schedule `s`. `fn` / `x_ch` / `y_ch`: for one L2
-    tile geometry of a layer tiled at L3->L2 (l3_c.py): its function name, and the channels per
-    pixel of the L2 tensors its tiles sit in."""
-    _check(layer, s)
+    """The C file of a layer tiled L2 -> L1 by schedule `s`; `code` is its binding's C (the
+    static helpers and `compute()`). `fn` / `x_ch` / `y_ch`: for one L2 tile geometry of a layer
+    tiled at L3->L2 (l3_c.py): its function name, and the channels per pixel of the L2 tensors
+    its tiles sit in."""
+    _check(s)
     fn = fn or function_name(index)
-    if layer.nest.kind == "add" and len(layer.inputs) != 2:
-        raise TilewiseError(f"layer '{layer.name}' ({layer.op}) has a constant operand; generate "
-                            f"supports elementwise ops on two activations")
-    if layer.nest.kind == "conv" and layer.nest.FY * layer.nest.FX > 1:
-        scr = s.buffer("scratch")
-        need = cores * 2 * layer.nest.FY * layer.nest.FX * s.tiling("c").tile
-        if scr is None or scr.bytes < need:
-            raise TilewiseError(f"layer '{layer.name}': the schedule reserves "
-                                f"{0 if scr is None else scr.bytes} bytes of im2col scratch, "
-                                f"the kernel needs {need}")
     text = "\n".join([
         _header(index, layer, lg, s, cores, l1_free, in_off, out_off),
         '#include "layers.h"\n',
         _macros(layer, s, cores, consts, x_ch, y_ch),
-        compute_function(layer, lg, consts),
+        code,
         _tile_at(layer.nest.kind),
         _loaders(s),
         _body(s),
@@ -417,27 +403,19 @@ def _filename(index: int, fn: str) -> str:
 
 def emit_untiled(index: int, layer: Layer, lg: LayerGraph, s: LayerSchedule, cores: int,
                  consts: LayerConstants | None, l1_free: int | None, in_off: list[int],
-                 out_off: int, *, fn: str | None = None, x_ch: int | None = None,
-                 y_ch: int | None = None) -> LayerEmit:
-    """A layer run whole from L2: kinds conv ... gap on an L2 module, or kind "other"."""
-    _check(layer, s)
+                 out_off: int, code: str, whole: bool, *, fn: str | None = None) -> LayerEmit:
+    """A layer run whole on the L2 tensors: a `compute()` (`code`) called once by every core of
+    the module (kinds conv ... gap on a module computing from L2), or, with `whole`, the
+    binding's own layer function (untiled ops; `code` has `@FN@` for its name)."""
+    _check(s)
     fn = fn or function_name(index)
-    n = s.nest
-    if (x_ch is not None and x_ch != (n.C if n.kind in REDUCING else n.K)) or (
-            y_ch is not None and y_ch != n.K):
-        raise TilewiseError(f"layer '{layer.name}': an output-channel tile of it runs untiled on "
-                            f"module '{s.module}', whose kernel needs dense L2 tensors")
     head = _header(index, layer, lg, s, cores, l1_free, in_off, out_off)
-    if layer.nest.kind == "other":
-        body = _other_body(layer, lg)
-        text = "\n".join([head, '#include "layers.h"\n', body.replace("@FN@", fn)])
+    if whole:
+        text = "\n".join([head, '#include "layers.h"\n', code.replace("@FN@", fn)])
         return LayerEmit(fn, _filename(index, fn), text)
-    scratch = s.buffer("scratch")
-    if scratch is not None and l1_free is not None and scratch.bytes > l1_free:
-        raise TilewiseError(f"layer '{layer.name}': untiled on module '{s.module}', its "
-                            f"{scratch.bytes} bytes of kernel scratch do not fit L1")
     b = "a->w + B_BASE" if consts is not None else "NULL"
     w = "a->w + W_BASE" if consts is not None else "NULL"
+    scratch = s.buffer("scratch")
     body = (f"static void body(void *arg)\n{{\n"
             f"    const tw_layer_args_t *a = (const tw_layer_args_t *)arg;\n"
             f"    const tw_tile_pos_t t = tile_at(0, 0, 0, 0);\n"
@@ -447,41 +425,6 @@ def emit_untiled(index: int, layer: Layer, lg: LayerGraph, s: LayerSchedule, cor
             f"    m.scratch = {'a->l1   /* kernel scratch at the start of the L1 arena */' if scratch else 'NULL'};\n"
             f"    compute(&t, &m, TW_ACC_WHOLE, tw_core_id(), tw_core_count());\n}}\n")
     text = "\n".join([head, '#include "layers.h"\n', _macros(layer, s, cores, consts),
-                      compute_function(layer, lg, consts), _tile_at(layer.nest.kind), body,
+                      code, _tile_at(layer.nest.kind), body,
                       f"void {fn}(tw_layer_args_t *a)\n{{\n    tw_fork(CORES, body, a);\n}}\n"])
     return LayerEmit(fn, _filename(index, fn), text)
-
-
-def _other_body(layer: Layer, lg: LayerGraph) -> str:
-    """Softmax (TFLite int8 reference) and byte-identical reshapes, run by the calling core; onnx
-    softmax and logistic come from kernel_calls.other_body."""
-    body = other_body(layer, lg)
-    if body is not None:
-        return body
-    x, y = lg.tensors[layer.inputs[0]], lg.tensors[layer.output]
-    mode = layer.attrs.get("mode")
-    if layer.op == "softmax" and mode == "tflite":
-        q = y.quant
-        if (y.dtype != "int8" or q is None or q.zp != -128
-                or not np.isclose(q.scale[0], 1.0 / 256, rtol=0, atol=1e-12)):
-            raise TilewiseError(f"layer '{layer.name}' (softmax): the int8 kernel needs the output "
-                                f"quantized with scale 1/256 and zero point -128")
-        depth = int(x.shape[-1])
-        rows = int(np.prod(x.shape[:-1], dtype=np.int64)) if len(x.shape) > 1 else 1
-        a = layer.attrs
-        return ("/* softmax over the last dimension (tw_softmax.h), one core, on the L2 tensors */\n"
-                "void @FN@(tw_layer_args_t *a)\n{\n    tw_softmax_args_t k;\n"
-                f"    k.in = a->x;\n    k.out = a->y;\n    k.rows = {rows};\n    k.depth = {depth};\n"
-                f"    k.input_beta_multiplier = {int(a['input_multiplier'])};\n"
-                f"    k.input_beta_left_shift = {int(a['input_left_shift'])};\n"
-                f"    k.diff_min = {int(a['diff_min'])};\n"
-                "    tw_softmax_s8(&k, 0, 1);\n}\n")
-    same_q = (x.quant is None and y.quant is None) or (
-        x.quant is not None and y.quant is not None and tuple(x.quant.scale) == tuple(y.quant.scale)
-        and tuple(x.quant.zero_point) == tuple(y.quant.zero_point))
-    if layer.op == "reshape" and x.nbytes == y.nbytes and x.dtype == y.dtype and same_q:
-        return ("/* reshape: the bytes do not change in HWC */\n"
-                "void @FN@(tw_layer_args_t *a)\n{\n"
-                f"    memmove(a->y, a->x, {y.nbytes});\n}}\n")
-    raise TilewiseError(f"layer '{layer.name}' ({layer.op}, mode {mode}) runs untiled and has no "
-                        f"C kernel in `tilewise generate`")

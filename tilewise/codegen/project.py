@@ -1,47 +1,89 @@
 """`generate`: a NetworkSchedule → the self-contained C project of DESIGN.md "Generated C project".
 
-Nothing here decides anything: tiles, loop orders, buffering and L1 offsets come from each
-layer's `LayerSchedule`, activation/weight offsets and weight placement from the memory plan
-(`NetworkSchedule.memory`). Files written:
+Three steps, the first two pure:
+1. `plan_project(ns)` decides everything that is not already decided upstream: each layer's C
+   (its binding's kernel code inside the tiled loop nest of layer_c.py / l3_c.py), the constant
+   blobs (each binding's layout), the L2 arena map, the L3 image layout ([constants streamed
+   whole | weight k tiles of L3-tiled layers | the activations left in L3]) and the manifest;
+2. `render(plan)` turns the plan into files (path → text, bytes, or a shipped C file to copy);
+3. `write_project(files, out_dir)` writes them.
+Nothing here chooses tiles, loop orders, modules or kernels: they come from each layer's
+`LayerSchedule` and partition's placement; activation/weight offsets and weight placement from
+the memory plan (`NetworkSchedule.memory`). Files written:
 
     network.h / network.c        tw_network_run (network_c.py)
-    layers/layers.h, layer_NN.c  one function per layer (layer_c.py)
-    weights.h / weights.c        constants resident in L2; weights_l3.bin for those in L3
-    tw_kernels/ tw_runtime/ tw_hal/   the shipped C library (codegen/c), copied
+    layers/layers.h, layer_NN.c  one function per layer (layer_c.py; l3_c.py for layers tiled at
+                                 L3->L2: a driver and one function per L2 tile geometry)
+    weights.h / weights.c        constants kept as const data (L2, or a read-only memory);
+                                 weights_l3.bin for those in L3
+    <family dirs>/ tw_runtime/ tw_hal/   the kernel families the bindings chose, tile helpers, HAL
     main_host.c, Makefile, README.md  host harness (host.py)
     tilewise.json                 the manifest validate reads (tensors, layers, predicted DMA)
 
-The PULP HAL is added for PULP targets (gap8, gap9). Layers tiled at L3→L2 (ns.l3.tilings) get
-an outer L3 loop (l3_c.py): one function per L2 tile geometry (layer_NN_gG.c) and a driver
-(layer_NN.c). The L3 image weights_l3.bin is [constants streamed whole | weight k tiles of
-L3-tiled layers | the L3 activation region (ns.l3_plan), zeros].
+The target's SDK HAL (`Target.sdk`, "pmsis" for the GAP chips) is added beside the host HAL.
 """
 
 from __future__ import annotations
 
 import json
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..bindings.base import Family, LayerConstants
 from ..errors import TilewiseError
-from ..ir.layer import LayerGraph
 from ..memory.network import act_name, weight_name
 from ..schedule.network import NetworkSchedule
-from ..schedule.space import LayerSchedule
-from .constants import LayerConstants, layer_constants
 from .host import MAIN_HOST, makefile, readme
-from .l3_c import L3Layer, Where, check_supported, driver, emit_l3_layer
+from .l3_c import L3Layer, Where, driver, emit_l3_layer
 from .layer_c import LayerEmit, emit_tiled, emit_untiled
-from .s16 import check_int16
-from .network_c import L3Stream, arena_map, layers_h, network_c, network_h, weights_files
+from .network_c import ArenaMap, L3Stream, arena_map, layers_h, network_c, network_h, weights_files
 
 C_LIB = Path(__file__).resolve().parent / "c"
-#: targets whose clusters run PMSIS (the PULP HAL is generated for them)
-PULP_TARGETS = frozenset({"gap8", "gap9", "pulp-open"})
-WEIGHTED = ("conv2d", "depthwise", "fully_connected")
-INCLUDES = (".", "layers", "tw_kernels", "tw_hal", "tw_runtime")
+RUNTIME_DIRS = ("tw_runtime", "tw_hal")
+HAL_FILES = ("tw_hal.h", "tw_hal_chunks.h", "tw_hal_host.c", "tw_hal_host.h")
+SDK_HAL = {"pmsis": (("tw_hal_pulp.c",), ("tw_hal_pulp_l3.c",))}
+
+#: a file of the project: its text, its bytes, or a shipped C source to copy
+Content = str | bytes | Path
+
+
+@dataclass(frozen=True)
+class L3Image:
+    """The L3 image (weights_l3.bin) and where each part of it is."""
+
+    blob: bytes
+    streams: tuple[L3Stream, ...]
+    #: L3-tiled layers whose weight k tiles stream from L3: the L3 offset of each k tile's blob
+    k_blobs: dict[int, tuple[int, ...]] = field(default_factory=dict)
+    act_base: int = 0
+    #: L3 offsets of the activations left in L3
+    acts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def size(self) -> int:
+        return len(self.blob)
+
+
+@dataclass(frozen=True)
+class ProjectPlan:
+    """Every decision of a generated project (pure data; `render` writes it)."""
+
+    ns: NetworkSchedule
+    name: str
+    families: tuple[Family, ...]
+    emits: tuple[LayerEmit, ...]           # one per layer: the function network.c calls
+    extra_emits: tuple[LayerEmit, ...]     # L2 tile geometries of L3-tiled layers
+    consts: dict[int, LayerConstants]
+    #: the const image (weights.c): layers whose constants are not streamed from L3
+    image: dict[int, tuple[str, LayerConstants]]
+    arena: ArenaMap
+    l3: L3Image
+    l1_bytes: int
+    cores: int
+    w_tiled: frozenset[int]
+    manifest: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -55,201 +97,223 @@ class Project:
     def l3(self) -> bool:
         return self.manifest["l3_bytes"] > 0
 
+    @property
+    def kernel_dirs(self) -> tuple[str, ...]:
+        return tuple(f["dir"] for f in self.manifest["families"])
+
     def sources(self, hal: str = "host") -> list[Path]:
-        """C sources of the host (or PULP) build, harness included for the host."""
+        """C sources of the host (or SDK) build, harness included for the host."""
         p = self.path
-        srcs = [p / "network.c", p / "weights.c", *sorted((p / "layers").glob("*.c")),
-                *sorted((p / "tw_kernels").glob("*.c")), p / "tw_runtime" / "tw_tile.c"]
+        srcs = [p / "network.c", p / "weights.c", *sorted((p / "layers").glob("*.c"))]
+        for d in self.kernel_dirs:
+            srcs += sorted((p / d).glob("*.c"))
+        srcs.append(p / "tw_runtime" / "tw_tile.c")
         if hal == "host":
             return srcs + [p / "tw_hal" / "tw_hal_host.c", p / "main_host.c"]
-        return srcs + [p / "tw_hal" / "tw_hal_pulp.c"] + (
-            [p / "tw_hal" / "tw_hal_pulp_l3.c"] if self.l3 else [])
+        base, l3 = SDK_HAL[hal]
+        return srcs + [p / "tw_hal" / f for f in base + (l3 if self.l3 else ())]
 
     def includes(self) -> list[Path]:
-        return [self.path / d for d in INCLUDES]
+        return [self.path / d for d in (".", "layers", *self.kernel_dirs, *RUNTIME_DIRS)]
 
 
-def _schedule_or_none(ns: NetworkSchedule, name: str) -> LayerSchedule | None:
-    try:
-        return ns.schedule(name)
-    except (KeyError, ValueError):
-        return None
+# --- plan ---------------------------------------------------------------------------------------
 
-
-def _check_network(lg: LayerGraph, ns: NetworkSchedule) -> None:
-    if len(lg.inputs) != 1 or len(lg.outputs) != 1:
-        raise TilewiseError(f"{lg.source or lg.name}: generate supports networks with one input and "
-                            f"one output (this one has {len(lg.inputs)} and {len(lg.outputs)})")
-    for name, t in lg.tensors.items():
-        if t.dtype not in ("int8", "uint8", "int16"):
-            raise TilewiseError(f"{lg.source or lg.name}: tensor '{name}' is {t.dtype}; the C "
-                                f"kernels of generate are int8, uint8 and int16 (16x8) only")
-    for layer in lg.layers:
-        check_int16(layer, lg, _schedule_or_none(ns, layer.name), layer.name in ns.l3.tilings)
-    check_supported(ns)
-
-
-def _copy_library(out: Path, pulp: bool, l3: bool) -> None:
-    for sub in ("tw_kernels", "tw_runtime"):
-        dst = out / sub
-        if dst.exists():
-            shutil.rmtree(dst)
-        shutil.copytree(C_LIB / sub, dst)
-    hal = out / "tw_hal"
-    if hal.exists():
-        shutil.rmtree(hal)
-    hal.mkdir()
-    files = ["tw_hal.h", "tw_hal_chunks.h", "tw_hal_host.c", "tw_hal_host.h"]
-    if pulp:
-        files.append("tw_hal_pulp.c")
-        if l3:
-            files.append("tw_hal_pulp_l3.c")
-    for f in files:
-        shutil.copy2(C_LIB / "tw_hal" / f, hal / f)
-
-
-def generate(ns: NetworkSchedule, out_dir: str | Path, model_name: str | None = None) -> Project:
-    """Write the C project of `ns` into `out_dir` (created; generated files are overwritten)."""
-    lg = ns.layers
-    _check_network(lg, ns)
-    target = ns.target
-    plan = ns.memory
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "layers").mkdir(exist_ok=True)
-    for old in (out / "layers").glob("layer_*.c"):
-        old.unlink()
-    l1_free = target.memory("L1").free if any(m.name == "L1" for m in target.memories) else None
+def _l3_image(ns: NetworkSchedule, consts: dict[int, LayerConstants], l3_layers: dict[int, L3Layer],
+              arena: ArenaMap, w_tiled: frozenset[int]) -> L3Image:
+    """[constants streamed whole | weight k tiles of L3-tiled layers | the L3 activations]."""
+    lg, plan = ns.layers, ns.memory
     in_l3 = set(plan.weights_in_l3)
+    image = bytearray()
+    streams: list[L3Stream] = []
+    for i, layer in enumerate(lg.layers):
+        if layer.name not in in_l3 or i in w_tiled:
+            continue
+        buf = next(b for b in plan.plan.buffers if b.name == weight_name(layer.name))
+        assert i in consts and buf.size == consts[i].size, f"layer '{layer.name}': L3 stream size"
+        image += bytes(-len(image) % 4)
+        streams.append(L3Stream(i, buf.first, len(image), arena.offset(buf.name), consts[i].size))
+        image += consts[i].blob
+    k_blobs: dict[int, list[int]] = {}
+    for i in sorted(w_tiled):
+        for blob in l3_layers[i].k_blobs:
+            image += bytes(-len(image) % 4)
+            k_blobs.setdefault(i, []).append(len(image))
+            image += blob
+    image += bytes(-len(image) % 4)
+    act_base = len(image)
+    acts = {t: act_base + o for t, o in ns.l3_plan.offsets.items()}
+    image += bytes(ns.l3_plan.bytes)
+    return L3Image(bytes(image), tuple(streams), {i: tuple(v) for i, v in k_blobs.items()},
+                   act_base, acts)
 
-    # the arena: planned buffers the code uses (activations, weight buffers filled from L3)
+
+def _where(ns: NetworkSchedule, i: int, arena: ArenaMap, l3: L3Image, w_tiled: frozenset[int],
+           has_consts: bool) -> Where:
+    layer = ns.layers.layers[i]
+    offsets = ns.memory.plan.offsets
+    return Where(
+        tuple(None if x in l3.acts else arena.act(x) for x in layer.inputs),
+        tuple(l3.acts.get(x) for x in layer.inputs),
+        None if layer.output in l3.acts else arena.act(layer.output), l3.acts.get(layer.output),
+        arena.offset(f"tmp:{layer.name}") if f"tmp:{layer.name}" in offsets else None,
+        arena.offset(weight_name(layer.name)) if i in w_tiled else None,
+        "a->w" if has_consts else None, l3.k_blobs.get(i, ()))
+
+
+def plan_project(ns: NetworkSchedule, model_name: str | None = None) -> ProjectPlan:
+    """Every decision of the project of `ns` (module docstring); pure."""
+    lg, target, plan = ns.layers, ns.target, ns.memory
+    l1_free = target.memory("L1").free if target.has_memory("L1") else None
+    in_l3 = set(plan.weights_in_l3)
     used = {act_name(t) for l in lg.layers for t in (*l.inputs, l.output)}
     used |= {weight_name(n) for n in in_l3}
     used |= {f"tmp:{n}" for n in ns.l3_tiles}
     arena = arena_map(plan, used)
-    l3_layers: dict[int, L3Layer] = {}
 
     consts: dict[int, LayerConstants] = {}
     emits: list[LayerEmit] = []
-    cores_used = 1
-    l1_bytes = 4
+    l3_layers: dict[int, L3Layer] = {}
+    cores, l1_bytes = 1, 4
     for i, (layer, s) in enumerate(zip(lg.layers, ns.schedules)):
+        p = ns.placement(i)
         if layer.name in ns.l3_tiles:   # the driver is emitted once L3 offsets are known
             lay = l3_layers[i] = emit_l3_layer(i, layer, ns, l1_free)
             if lay.consts is not None:
                 consts[i] = lay.consts
             emits.append(lay.emits[0])
-            cores_used, l1_bytes = max(cores_used, lay.cores), max(l1_bytes, lay.l1_bytes)
+            cores, l1_bytes = max(cores, lay.cores), max(l1_bytes, lay.l1_bytes)
             continue
-        cores = target.module(s.module).cores
-        cores_used = max(cores_used, cores)
-        k = layer_constants(layer, s) if layer.op in WEIGHTED and layer.weights is not None else None
+        b = p.binding
+        k = b.consts.build(layer, s) if b.consts is not None and layer.weights is not None else None
         if k is not None:
             consts[i] = k
-        in_off = [arena.act(t) for t in layer.inputs]
-        out_off = arena.act(layer.output)
-        emit = emit_untiled if s.untiled else emit_tiled
-        emits.append(emit(i, layer, lg, s, cores, k, l1_free, in_off, out_off))
-        l1_bytes = max(l1_bytes, s.l1_bytes)
+        code = b.emit(layer, lg, k)
+        args = (i, layer, lg, s, p.module.cores, k, l1_free, [arena.act(t) for t in layer.inputs],
+                arena.act(layer.output), code)
+        emits.append(emit_untiled(*args, b.whole_function) if s.untiled else emit_tiled(*args))
+        cores, l1_bytes = max(cores, p.module.cores), max(l1_bytes, s.l1_bytes)
 
-    # L3 image and streams: a weight buffer is live from its prefetch step to its layer
-    l3_streams: list[L3Stream] = []
-    l3_image = bytearray()
     w_tiled = frozenset(i for i in l3_layers if ns.l3.tilings[lg.layers[i].name].w_tiled)
-    for i, layer in enumerate(lg.layers):
-        if layer.name not in in_l3 or i in w_tiled:
-            continue
-        if i not in consts:
-            raise TilewiseError(f"layer '{layer.name}': constants planned in L3 but the layer has none")
-        buf = next(b for b in plan.plan.buffers if b.name == weight_name(layer.name))
-        if buf.size != consts[i].size:
-            raise TilewiseError(f"layer '{layer.name}': the plan streams {buf.size} bytes of "
-                                f"constants from L3, the layer has {consts[i].size}")
-        l3_image += bytes(-len(l3_image) % 4)
-        l3_streams.append(L3Stream(i, buf.first, len(l3_image), arena.offset(buf.name),
-                                   consts[i].size))
-        l3_image += consts[i].blob
-    k_blobs: dict[int, list[int]] = {}
-    for i in sorted(w_tiled):
-        for blob in l3_layers[i].k_blobs:
-            l3_image += bytes(-len(l3_image) % 4)
-            k_blobs.setdefault(i, []).append(len(l3_image))
-            l3_image += blob
-    l3_image += bytes(-len(l3_image) % 4)
-    act_base = len(l3_image)
-    l3_acts = {t: act_base + o for t, o in ns.l3_plan.offsets.items()}
-    l3_image += bytes(ns.l3_plan.bytes)
-    streamed = {st.layer: st for st in l3_streams}
+    l3 = _l3_image(ns, consts, l3_layers, arena, w_tiled)
+    streamed = {st.layer for st in l3.streams}
     for i, lay in l3_layers.items():
-        layer = lg.layers[i]
-        w_const = None
-        if i in streamed or i in consts:
-            w_const = "a->w"
-        where = Where(
-            tuple(None if x in l3_acts else arena.act(x) for x in layer.inputs),
-            tuple(l3_acts.get(x) for x in layer.inputs),
-            None if layer.output in l3_acts else arena.act(layer.output), l3_acts.get(layer.output),
-            arena.offset(f"tmp:{layer.name}") if f"tmp:{layer.name}" in plan.plan.offsets else None,
-            arena.offset(weight_name(layer.name)) if i in w_tiled else None, w_const,
-            tuple(k_blobs.get(i, ())))
-        emits[i] = driver(i, layer, ns, lay, where)
+        emits[i] = driver(i, lg.layers[i], ns, lay,
+                          _where(ns, i, arena, l3, w_tiled, i in streamed or i in consts))
+    image = {i: (lg.layers[i].name, k) for i, k in consts.items() if lg.layers[i].name not in in_l3}
+    families = tuple({ns.placement(i).binding.family.name: ns.placement(i).binding.family
+                      for i in range(len(lg.layers))}.values())
+    extra = tuple(g for lay in l3_layers.values() for g in lay.emits)
+    name = model_name or lg.name
+    manifest = _manifest(ns, name, emits, families, arena, l3, image, l1_bytes, cores)
+    return ProjectPlan(ns, name, families, tuple(emits), extra, consts, image, arena, l3,
+                       l1_bytes, cores, w_tiled, manifest)
+
+
+def _manifest(ns: NetworkSchedule, name: str, emits: list[LayerEmit], families: tuple[Family, ...],
+              arena: ArenaMap, l3: L3Image, image: dict, l1_bytes: int, cores: int) -> dict:
+    lg, target = ns.layers, ns.target
     in_t, out_t = lg.tensors[lg.inputs[0]], lg.tensors[lg.outputs[0]]
     layer_dma = [ns.layer_dma(i) for i in range(len(lg.layers))]
-    dma = sum(d.bytes for d in layer_dma)
-    l3_used = len(l3_image) > 0
-    pulp = target.name in PULP_TARGETS
-    out_sizes = [lg.tensors[l.output].nbytes for l in lg.layers]
-
-    _copy_library(out, pulp, l3_used)
-    (out / "layers" / "layers.h").write_text(layers_h(emits, [l.name for l in lg.layers]))
-    for e in [*emits, *(g for lay in l3_layers.values() for g in lay.emits)]:
-        (out / "layers" / e.filename).write_text(e.text)
-    image = {i: (lg.layers[i].name, k) for i, k in consts.items() if lg.layers[i].name not in in_l3}
-    image_bytes = sum(k.size for _, k in image.values())
-    wh, wc = weights_files(image)
-    (out / "weights.h").write_text(wh)
-    (out / "weights.c").write_text(wc)
-    l3_path = out / "weights_l3.bin"
-    if l3_used:
-        l3_path.write_bytes(bytes(l3_image))
-    elif l3_path.exists():
-        l3_path.unlink()
-    (out / "network.h").write_text(network_h(lg, in_t.nbytes, out_t.nbytes, l1_bytes, arena,
-                                             image_bytes, len(l3_image), dma, cores_used, target.name,
-                                             l3_act_base=act_base if l3_used else 0))
-    (out / "network.c").write_text(network_c(lg, arena, emits, consts, l3_streams, len(l3_image),
-                                             out_sizes, l3_acts, w_tiled))
-    (out / "main_host.c").write_text(MAIN_HOST)
-    (out / "Makefile").write_text(makefile(target.name, pulp, l3_used))
-    name = model_name or lg.name
-    (out / "README.md").write_text(readme(name, target.name, ns.tiler, pulp, l3_used,
-                                          len(lg.layers)))
-    manifest = {
+    return {
         "model": name, "source": lg.source, "target": target.name, "tiler": ns.tiler,
         "input": {"name": in_t.name, "shape": list(in_t.shape), "bytes": in_t.nbytes, "dtype": in_t.dtype},
         "output": {"name": out_t.name, "shape": list(out_t.shape), "bytes": out_t.nbytes, "dtype": out_t.dtype},
         "layers": [{
             "index": i, "name": l.name, "op": l.op, "kind": l.nest.kind, "output": l.output,
-            "shape": list(lg.tensors[l.output].shape), "bytes": out_sizes[i],
+            "shape": list(lg.tensors[l.output].shape), "bytes": lg.tensors[l.output].nbytes,
+            "module": s.module, "binding": s.binding,
             "function": e.function, "file": f"layers/{e.filename}", "untiled": s.untiled,
             "tiles": {t.dim: t.tile for t in s.tiles}, "loop_order": list(s.loop_order),
             "dma_bytes": layer_dma[i].bytes, "dma_transfers": layer_dma[i].transfers,
             "l3_tiled": l.name in ns.l3_tiles,
         } for i, (l, s, e) in enumerate(zip(lg.layers, ns.schedules, emits))],
-        "dma_bytes_predicted": dma,
+        "families": [{"name": f.name, "dir": f.project_dir} for f in families],
+        "dma_bytes_predicted": sum(d.bytes for d in layer_dma),
         "dma_transfers_predicted": sum(d.transfers for d in layer_dma),
         "dma_chunks_predicted": sum(d.chunks for d in layer_dma),
-        "l3_bytes": len(l3_image),
-        "l3_bytes_predicted": sum(s.bytes for s in l3_streams) + ns.l3_bytes,
-        "l3_transfers_predicted": len(l3_streams) + sum(t.l3_transfers
+        "l3_bytes": l3.size,
+        "l3_bytes_predicted": sum(s.bytes for s in l3.streams) + ns.l3_bytes,
+        "l3_transfers_predicted": len(l3.streams) + sum(t.l3_transfers
                                                         for t in ns.l3.tilings.values()),
         "l3_activation_bytes": ns.l3_plan.bytes,
         "l1_bytes": l1_bytes, "l2_arena_bytes": arena.size, "l2_arena_base": arena.base,
-        "l2_arena_holes": arena.holes, "l2_image_bytes": image_bytes, "l2_peak_bytes": plan.peak,
-        "cores": cores_used, "pulp": pulp,
+        "l2_arena_holes": arena.holes, "l2_image_bytes": sum(k.size for _, k in image.values()),
+        "l2_peak_bytes": ns.memory.peak, "flash_bytes": ns.flash_bytes,
+        "cores": cores, "sdk": target.sdk,
     }
-    (out / "tilewise.json").write_text(json.dumps(manifest, indent=2) + "\n")
+
+
+# --- render and write ---------------------------------------------------------------------------
+
+def render(plan: ProjectPlan) -> dict[str, Content]:
+    """The files of the project: relative path → text, bytes or a shipped file to copy."""
+    ns, lg = plan.ns, plan.ns.layers
+    target = ns.target
+    files: dict[str, Content] = {}
+    for fam in plan.families:
+        for src in sorted(fam.c_dir.iterdir()):
+            if src.is_file():
+                files[f"{fam.project_dir}/{src.name}"] = src
+    for src in sorted((C_LIB / "tw_runtime").iterdir()):
+        files[f"tw_runtime/{src.name}"] = src
+    hal = list(HAL_FILES)
+    if target.sdk in SDK_HAL:
+        base, l3 = SDK_HAL[target.sdk]
+        hal += list(base) + (list(l3) if plan.l3.size else [])
+    for f in hal:
+        files[f"tw_hal/{f}"] = C_LIB / "tw_hal" / f
+    headers = tuple(f.header for f in plan.families)
+    files["layers/layers.h"] = layers_h(list(plan.emits), [l.name for l in lg.layers], headers)
+    for e in (*plan.emits, *plan.extra_emits):
+        files[f"layers/{e.filename}"] = e.text
+    wh, wc = weights_files(plan.image)
+    files["weights.h"], files["weights.c"] = wh, wc
+    if plan.l3.size:
+        files["weights_l3.bin"] = plan.l3.blob
+    m = plan.manifest
+    files["network.h"] = network_h(lg, m["input"]["bytes"], m["output"]["bytes"], plan.l1_bytes,
+                                   plan.arena, m["l2_image_bytes"], plan.l3.size,
+                                   m["dma_bytes_predicted"], plan.cores, target.name,
+                                   l3_act_base=plan.l3.act_base if plan.l3.size else 0)
+    files["network.c"] = network_c(lg, plan.arena, list(plan.emits), plan.consts,
+                                   list(plan.l3.streams), plan.l3.size,
+                                   [lg.tensors[l.output].nbytes for l in lg.layers], plan.l3.acts,
+                                   plan.w_tiled)
+    files["main_host.c"] = MAIN_HOST
+    dirs = tuple(f.project_dir for f in plan.families)
+    files["Makefile"] = makefile(target.name, target.sdk, bool(plan.l3.size), dirs)
+    files["README.md"] = readme(plan.name, target.name, ns.tiler, target.sdk, bool(plan.l3.size),
+                                len(lg.layers), dirs)
+    files["tilewise.json"] = json.dumps(m, indent=2) + "\n"
+    return files
+
+
+def write_project(files: dict[str, Content], out_dir: str | Path) -> Project:
+    """Write rendered files into `out_dir` (created; the generated folders are replaced)."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    for d in {Path(p).parts[0] for p in files if len(Path(p).parts) > 1}:
+        if (out / d).is_dir():
+            shutil.rmtree(out / d)
+    if (out / "weights_l3.bin").exists() and "weights_l3.bin" not in files:
+        (out / "weights_l3.bin").unlink()
+    for rel, content in files.items():
+        path = out / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, Path):
+            shutil.copy2(content, path)
+        elif isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content)
+    manifest = json.loads(str(files["tilewise.json"]))
     return Project(out, manifest)
+
+
+def generate(ns: NetworkSchedule, out_dir: str | Path, model_name: str | None = None) -> Project:
+    """Write the C project of `ns` into `out_dir` (created; generated files are overwritten)."""
+    return write_project(render(plan_project(ns, model_name)), out_dir)
 
 
 def load_project(path: str | Path) -> Project:

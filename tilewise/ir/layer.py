@@ -45,10 +45,11 @@ class LoopNest:
     IY: int = 1
     IX: int = 1
     N: int = 1
-    #: element sizes in bytes of input, weights, output
-    in_bytes: int = 1
-    w_bytes: int = 1
-    out_bytes: int = 1
+    #: operand precisions in bits (input, weights, output): 8 or 16 today, packed 4/2-bit ready
+    #: (tile sizes in bytes come from schedule/operands.py, ⌈elements·bits/8⌉)
+    x_bits: int = 8
+    w_bits: int = 8
+    y_bits: int = 8
 
     @property
     def macs(self) -> int:
@@ -118,7 +119,7 @@ class Layer:
 
     @property
     def weight_bytes(self) -> int:
-        w = 0 if self.weights is None else int(self.weights.size) * self.nest.w_bytes
+        w = 0 if self.weights is None else (int(self.weights.size) * self.nest.w_bits + 7) // 8
         b = 0 if self.bias is None else int(self.bias.size) * 4
         return w + b
 

@@ -28,6 +28,11 @@ def np_dtype(dtype: str) -> np.dtype:
     return np.dtype(DTYPES[dtype])
 
 
+def dtype_bits(dtype: str) -> int:
+    """Bits per element of an IR dtype (bool counts as 8: one byte per element)."""
+    return np_dtype(dtype).itemsize * 8
+
+
 def nhwc_view(shape: tuple[int, ...]) -> tuple[int, int, int, int]:
     """(N, H, W, C) view of an activation shape of rank 0-4 (missing dims are 1; rank 3 is N, W, C)."""
     s = tuple(int(d) for d in shape)

@@ -9,7 +9,10 @@ from the step before its layer to its layer, and it is counted in the plan.
 
 Placement policy: all weights resident if that fits; otherwise start from every weight streamed
 (the smallest possible footprint) and pin weights back into L2, largest first, while the plan
-still fits — each pinned byte is a byte the µDMA no longer moves per inference.
+still fits — each pinned byte is a byte the µDMA no longer moves per inference. Weights the L3
+tiler streams by output-channel tiles are never pinned (their tiles are what fits), and with
+`stream=False` (no L3 holds weights) every weight is resident. Constants kept in a read-only
+memory (a Cortex-M's flash) are not steps' weight bytes at all: they never enter the L2 plan.
 
 Tensors kept in L3 by the L3→L2 tiler (`schedule/l3.py`) are left out of the L2 plan; the L2 tile
 buffers that layer needs are passed as the step's `scratch_bytes`, and a layer whose weights are
@@ -148,6 +151,7 @@ def _scratch_buffers(steps: Sequence[LayerStep]) -> list[Buffer]:
 def plan_network(
     steps: Sequence[LayerStep], tensor_bytes: Mapping[str, int], l2_bytes: int,
     outputs: Sequence[str] = (), l3_tensors: frozenset[str] = frozenset(), align: int = 4,
+    stream: bool = True,
 ) -> NetworkPlan:
     """Plan activations and weights of `steps` in an L2 of `l2_bytes`.
 
@@ -168,12 +172,16 @@ def plan_network(
             return False
         return attempt(pinned, l2_bytes).peak <= l2_bytes
 
-    pinned = set(weighted)
+    tiled = {s.name for s in steps if s.streamed_weight_bytes is not None}
+    pinnable = [n for n in weighted if n not in tiled]
+    pinned = set(pinnable)
     if not fits(pinned):
+        if not stream:
+            raise _too_small(steps, attempt(pinned), l2_bytes)
         pinned = set()
         if not fits(pinned):
             raise _too_small(steps, attempt(pinned), l2_bytes)
-        by_size = sorted(weighted, key=lambda n: -next(s.weight_bytes for s in steps if s.name == n))
+        by_size = sorted(pinnable, key=lambda n: -next(s.weight_bytes for s in steps if s.name == n))
         for name in by_size:
             if fits(pinned | {name}):
                 pinned.add(name)
@@ -193,7 +201,7 @@ def _too_small(steps: Sequence[LayerStep], plan: Plan, l2_bytes: int) -> L2TooSm
         if live.get(i, 0) > l2_bytes:
             return L2TooSmallError(
                 f"layer '{s.name}' cannot fit in L2 of {l2_bytes} bytes: the buffers live while it "
-                f"runs (weights streamed from L3) need {live[i]} bytes, and the whole network needs "
+                f"runs need {live[i]} bytes, and the whole network needs "
                 f"an L2 of at least {plan.peak} bytes.", s.name, plan.peak)
     for i, s in enumerate(steps):
         if any(b.first <= i <= b.last and plan.offsets[b.name] + b.size > l2_bytes

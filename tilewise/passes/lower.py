@@ -21,11 +21,11 @@ import numpy as np
 from ..errors import UnsupportedOpError
 from ..ir.graph import Graph, Node
 from ..ir.layer import Layer, LayerGraph, LoopNest
-from ..ir.tensor import Tensor, nhwc_view, np_dtype
+from ..ir.tensor import Tensor, dtype_bits, nhwc_view
 
 
-def _bytes(t: Tensor) -> int:
-    return np_dtype(t.dtype).itemsize
+def _bits(t: Tensor) -> int:
+    return dtype_bits(t.dtype)
 
 
 def _where(graph: Graph, node: Node) -> str:
@@ -63,7 +63,7 @@ def _lower_conv(graph: Graph, node: Node) -> Layer:
     sy, sx = a["stride"]
     nest = LoopNest(
         kind=kind, K=k, C=c, OY=oy, OX=ox, FY=fy, FX=fx, SY=sy, SX=sx, pads=tuple(a["pads"]),
-        IY=iy, IX=ix, N=n, in_bytes=_bytes(x), w_bytes=_bytes(w), out_bytes=_bytes(y),
+        IY=iy, IX=ix, N=n, x_bits=_bits(x), w_bits=_bits(w), y_bits=_bits(y),
     )
     return Layer(
         name=node.name, op=op, inputs=(node.inputs[0],), output=node.outputs[0], nest=nest,
@@ -105,7 +105,7 @@ def _lower_fc(graph: Graph, node: Node) -> Layer:
     weights, bias = _fold_weights(graph, node, w)
     zp_x = x.quant.zp if x.quant else 0
     bias = bias - zp_x * weights.sum(axis=1)
-    nest = LoopNest(kind="fc", K=k, C=c, OY=1, OX=1, N=y.shape[0], in_bytes=_bytes(x), w_bytes=_bytes(w), out_bytes=_bytes(y))
+    nest = LoopNest(kind="fc", K=k, C=c, OY=1, OX=1, N=y.shape[0], x_bits=_bits(x), w_bits=_bits(w), y_bits=_bits(y))
     return Layer(
         name=node.name, op="fully_connected", inputs=(node.inputs[0],), output=node.outputs[0], nest=nest,
         weights=weights.astype(np.int8), bias=_bias_dtype(bias, x), requant=node.attrs["requant"],
@@ -133,7 +133,7 @@ def _lower_other(graph: Graph, node: Node) -> Layer:
         graph.tensors[i].shape == y.shape and not graph.tensors[i].is_const for i in node.inputs
     ):   # two same-shape activations; a constant operand runs untiled (codegen kernel_calls.py)
         kind = "add"
-    nest = LoopNest(kind=kind, K=k, C=c, OY=oy, OX=ox, IY=iy, IX=ix, N=n, in_bytes=_bytes(x), w_bytes=1, out_bytes=_bytes(y), **extra)
+    nest = LoopNest(kind=kind, K=k, C=c, OY=oy, OX=ox, IY=iy, IX=ix, N=n, x_bits=_bits(x), w_bits=8, y_bits=_bits(y), **extra)
     inputs = tuple(i for i in node.inputs if i and not graph.tensors[i].is_const)
     consts = {i: graph.tensors[i] for i in node.inputs if i and graph.tensors[i].is_const}
     attrs = dict(a)

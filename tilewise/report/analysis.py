@@ -51,11 +51,12 @@ class Analysis:
     def to_json(self) -> dict:
         layers = [asdict(r) for r in self.rows]
         for row, s in zip(layers, self.scheduled):
-            row.update({k: v for k, v in asdict(s).items() if k != "name"})
+            row.update({k: v for k, v in asdict(s).items()
+                        if k != "name" and not (k == "candidates" and v is None)})
         return {"model": self.model, "layers": layers, "totals": {**asdict(self.totals), **self.scheduled_totals}}
 
 
-def analyze_layers(lg: LayerGraph, ns: "NetworkSchedule | None" = None) -> Analysis:
+def analyze_layers(lg: LayerGraph, ns: "NetworkSchedule | None" = None, why: bool = False) -> Analysis:
     rows = []
     for layer in lg.layers:
         ins = tuple(tuple(lg.tensors[i].shape) for i in layer.inputs)
@@ -74,4 +75,5 @@ def analyze_layers(lg: LayerGraph, ns: "NetworkSchedule | None" = None) -> Analy
         return Analysis(model=lg.source or lg.name, rows=tuple(rows), totals=totals)
     from .schedule_report import scheduled_rows, scheduled_totals
 
-    return Analysis(lg.source or lg.name, tuple(rows), totals, scheduled_rows(ns), scheduled_totals(ns))
+    return Analysis(lg.source or lg.name, tuple(rows), totals, scheduled_rows(ns, why),
+                    scheduled_totals(ns))

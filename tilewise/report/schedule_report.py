@@ -1,10 +1,14 @@
-"""The scheduled part of `tilewise analyze --target`: per-layer module, tiles, loop order, L1 use,
-DMA bytes, predicted cycles and MAC/cycle; totals: peak L2 and its lower bound, weights in L2/L3,
-predicted cycles, latency at the target clock, MAC/cycle.
+"""The scheduled part of `tilewise analyze --target`: per-layer module and binding (partition's
+choice), tiles, loop order, L1 use, DMA bytes, predicted cycles and MAC/cycle; with `--why`, every
+candidate (module, binding) partition weighed and why it was rejected or not chosen; totals: peak
+L2 and its lower bound, weights in L2/L3/flash, RAM and flash, predicted cycles, latency at the
+target clock, MAC/cycle.
 
-JSON field names are stable (scripts use them): layers[].{name, op, macs, module, tiles, loop_order,
-l1_bytes, dma_bytes, cycles} and totals.{macs, cycles, latency_ms, peak_l2_bytes,
-l2_lower_bound_bytes, weights_l2_bytes, weights_l3_bytes}.
+JSON field names are stable (scripts use them): layers[].{name, op, macs, module, binding, tiles,
+loop_order, l1_bytes, dma_bytes, cycles[, candidates]} and totals.{macs, cycles, latency_ms,
+peak_l2_bytes, l2_lower_bound_bytes, weights_l2_bytes, weights_l3_bytes, flash_bytes, ram_bytes}.
+ram_bytes = the L1 arena + the L2 plan's peak (activations and weights kept in L2); flash_bytes =
+constants kept in read-only memory, which no RAM holds.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from ..schedule.space import LayerSchedule
 class ScheduledRow:
     name: str
     module: str
+    binding: str
     tiles: dict[str, dict[str, int]]
     loop_order: tuple[str, ...]
     buffering: int
@@ -28,13 +33,15 @@ class ScheduledRow:
     mac_per_cycle: float
     #: the L3→L2 cut of this layer, when it has one
     l3: dict | None
+    #: with --why: every candidate partition weighed (Candidate.to_json)
+    candidates: tuple[dict, ...] | None = None
 
 
 def tiles_json(s: LayerSchedule) -> dict[str, dict[str, int]]:
     return {t.dim: {"size": t.size, "tile": t.tile, "count": t.count, "border": t.border} for t in s.tiles}
 
 
-def scheduled_rows(ns: NetworkSchedule) -> tuple[ScheduledRow, ...]:
+def scheduled_rows(ns: NetworkSchedule, why: bool = False) -> tuple[ScheduledRow, ...]:
     rows = []
     for i, (layer, s) in enumerate(zip(ns.layers.layers, ns.schedules)):
         cycles = ns.layer_cycles(i)
@@ -44,10 +51,14 @@ def scheduled_rows(ns: NetworkSchedule) -> tuple[ScheduledRow, ...]:
             l3 = {"stage": t.stage, "k_tile": t.k_tile, "oy_tile": t.oy_tile, "tiles": t.n_tiles, "l3_bytes": t.l3_bytes,
                   "l3_transfers": t.l3_transfers, "order": t.order,
                   "tile_schedules": len(ns.l3_tiles[layer.name].schedules) if layer.name in ns.l3_tiles else 1}
+        cands = None
+        if why and ns.partition is not None:
+            cands = tuple(c.to_json() for c in ns.partition.choices[i].candidates)
         rows.append(ScheduledRow(
-            name=layer.name, module=s.module, tiles=tiles_json(s), loop_order=tuple(s.loop_order),
-            buffering=s.buffering, l1_bytes=s.l1_bytes, dma_bytes=ns.layer_dma(i).bytes, cycles=cycles,
-            mac_per_cycle=layer.macs / cycles if cycles else 0.0, l3=l3,
+            name=layer.name, module=s.module, binding=s.binding, tiles=tiles_json(s),
+            loop_order=tuple(s.loop_order), buffering=s.buffering, l1_bytes=s.l1_bytes,
+            dma_bytes=ns.layer_dma(i).bytes, cycles=cycles,
+            mac_per_cycle=layer.macs / cycles if cycles else 0.0, l3=l3, candidates=cands,
         ))
     return tuple(rows)
 
@@ -57,6 +68,7 @@ def scheduled_totals(ns: NetworkSchedule) -> dict:
     return {
         "target": ns.target.name,
         "tiler": ns.tiler,
+        "objective": ns.partition.objective if ns.partition else "latency",
         "clock_mhz": ns.target.clock_mhz,
         "l1_free_bytes": ns.target.memory("L1").free,
         "l2_free_bytes": ns.target.memory("L2").free,
@@ -68,6 +80,8 @@ def scheduled_totals(ns: NetworkSchedule) -> dict:
         "l2_planner": ns.memory.planner,
         "weights_l2_bytes": ns.weights_l2_bytes,
         "weights_l3_bytes": ns.weights_l3_bytes,
+        "flash_bytes": ns.flash_bytes,
+        "ram_bytes": ns.ram_bytes,
         "dma_bytes": sum(r.dma_bytes for r in scheduled_rows(ns)),
         "l3_activation_bytes": ns.l3_plan.bytes,
         "l3_tile_bytes": ns.l3_bytes,

@@ -33,7 +33,7 @@ def print_analysis(a: Analysis, console: Console | None = None) -> None:
     cols = [("#", "right"), ("layer", "left"), ("op", "left"), ("input", "left"), ("output", "left"),
             ("MACs", "right"), ("weights B", "right"), ("act. B", "right")]
     if sched:
-        cols += [("module", "left"), ("tiles", "left"), ("loop order", "left"), ("L1 B", "right"),
+        cols += [("module / kernel", "left"), ("tiles", "left"), ("loop order", "left"), ("L1 B", "right"),
                  ("DMA B", "right"), ("cycles", "right"), ("MAC/cyc", "right")]
     for col, just in cols:
         table.add_column(col, justify=just, no_wrap=True)  # type: ignore[arg-type]
@@ -42,10 +42,12 @@ def print_analysis(a: Analysis, console: Console | None = None) -> None:
                  f"{r.macs:,}", f"{r.weight_bytes:,}", f"{r.activation_bytes:,}"]
         if sched:
             s = a.scheduled[i]
-            cells += [s.module, _tiles_cell(s), ",".join(s.loop_order),
+            cells += [f"{s.module} {s.binding.split('/')[-1]}", _tiles_cell(s), ",".join(s.loop_order),
                       f"{s.l1_bytes:,}", f"{s.dma_bytes:,}", f"{s.cycles:,.0f}", f"{s.mac_per_cycle:.2f}" if r.macs else ""]
         table.add_row(*cells)
     console.print(table)
+    if sched and a.scheduled and a.scheduled[0].candidates is not None:
+        print_why(a, console)
     t = a.totals
     console.print(
         f"[bold]totals[/bold]: {t.layers} layers, {t.macs:,} MACs, {t.weight_bytes:,} B weights, "
@@ -57,10 +59,25 @@ def print_analysis(a: Analysis, console: Console | None = None) -> None:
             f"[bold]{s['target']}[/bold]: {s['cycles']:,.0f} cycles = {s['latency_ms']:.3f} ms at {s['clock_mhz']:g} MHz, "
             f"{s['mac_per_cycle']:.2f} MAC/cycle; peak L2 {s['peak_l2_bytes']:,} B (lower bound "
             f"{s['l2_lower_bound_bytes']:,} B, {s['l2_planner']}); weights {s['weights_l2_bytes']:,} B in L2, "
-            f"{s['weights_l3_bytes']:,} B in L3; DMA L2↔L1 {s['dma_bytes']:,} B"
+            f"{s['weights_l3_bytes']:,} B in L3" +
+            (f", {s['flash_bytes']:,} B in flash" if s.get("flash_bytes") else "") +
+            f"; RAM {s['ram_bytes']:,} B (L1 arena + L2 peak); DMA L2↔L1 {s['dma_bytes']:,} B"
             + (f"; L3: {s['l3_activation_bytes']:,} B of activations, {s['l3_tile_bytes']:,} B of L3↔L2 tile traffic"
                if s.get("l3_activation_bytes") or s.get("l3_tile_bytes") else "")
         )
+
+
+def print_why(a: Analysis, console: Console) -> None:
+    """`analyze --why`: per layer, every candidate (module, kernel) and what partition found."""
+    obj = a.scheduled_totals.get("objective", "latency")
+    console.print(f"[bold]candidates[/bold] (partition minimizes {obj}; [green]✓[/green] chosen)")
+    for r, s in zip(a.rows, a.scheduled):
+        console.print(f"  {r.name} ({r.op}):")
+        for c in s.candidates or ():
+            mark = "[green]✓[/green]" if c["chosen"] else " "
+            what = (f"{c['cycles']:,.0f} cycles" if c["reason"] is None
+                    else f"rejected: {c['reason']}")
+            console.print(f"    {mark} {c['module']} {c['binding']}: {what}", highlight=False)
 
 
 def _tiles_cell(row) -> str:

@@ -1,4 +1,5 @@
-"""`tilewise targets`: the built-in targets, their memories, modules and sources."""
+"""`tilewise targets`: the built-in targets, their memories (with operand roles), modules (with
+their kernel families, cost models and the ops their bindings run) and sources."""
 
 from __future__ import annotations
 
@@ -15,10 +16,15 @@ def targets_json() -> list[dict]:
     for t in list_targets():
         out.append({
             "name": t.name, "description": t.description, "clock_mhz": t.clock_mhz,
-            "memories": [{k: v for k, v in asdict(m).items()} | {"free": m.free} for m in t.memories],
-            "modules": [{"name": m.name, "cores": m.cores, "kinds": sorted(m.kinds), "memory": m.memory,
-                         "kernel": m.kernel.name, "note": m.note} for m in t.modules],
-            "sources": list(t.sources),
+            "memories": [{k: (sorted(v) if isinstance(v, frozenset) else v)
+                          for k, v in asdict(m).items()} | {"free": m.free} for m in t.memories],
+            "modules": [{"name": m.name, "cores": m.cores, "memory": m.memory,
+                         "weights_from": m.weights_from, "families": list(m.families),
+                         "cost_models": list(m.cost_models),
+                         "ops": sorted({b.key.op for b in m.bindings}),
+                         "bindings": [b.label for b in m.bindings], "note": m.note}
+                        for m in t.modules],
+            "sources": list(t.sources), "sdk": t.sdk,
         })
     return out
 
@@ -30,6 +36,7 @@ def print_targets() -> None:
         table.add_column(col)
     for t in list_targets():
         mems = ", ".join(f"{m.name} {m.free / 1024:,.1f}/{m.size / 1024:,.0f} kB" for m in t.memories)
-        mods = ", ".join(f"{m.name}×{m.cores} ({m.kernel.name})" for m in t.modules)
+        mods = ", ".join(f"{m.name}×{m.cores} ({'/'.join(m.families)} kernels, "
+                         f"{'/'.join(m.cost_models)} costs)" for m in t.modules)
         table.add_row(t.name, f"{t.clock_mhz:g}", mems, mods, t.description)
     console.print(table)

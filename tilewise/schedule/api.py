@@ -1,14 +1,16 @@
-"""`schedule_layer`: pick the module and the tiler for one layer and return its `LayerSchedule`.
+"""The schedule of one layer: `schedule_placed` for a placement, `schedule_layer` for a bare nest.
 
 Tilers are plugged in by name: ``model`` (default, schedule/model.py) and ``dory`` (the seed-001
 CP-SAT tiler, schedule/dory.py). A tiler is a function
-``tile(nest: LoopNest, target: Target, module: Module) -> LayerSchedule`` that handles modules
-computing from L1; layers that are never tiled (kind ``other``, modules computing from L2) get the
-untiled schedule here, whatever the tiler. A tiler raises `TilewiseError` ("cannot fit: needs at
-least N bytes of L1 ...") when nothing fits; the caller prefixes the layer name.
+``tile(nest: LoopNest, target: Target, placement: Placement) -> LayerSchedule``; untiled
+placements (placement.py) get the untiled schedule whatever the tiler. A tiler raises
+`TilewiseError` ("cannot fit: needs at least N bytes of L1 ...") when nothing fits; the caller
+prefixes the layer name.
 
-Module choice (MATCH, seed 003 §IV-B): every module of the target that runs the layer's kind is
-scheduled and the one with the fewest predicted cycles wins, unless `module` names one.
+Which module and binding run a layer of a network is partition's choice (tilewise/partition), by
+cost over every legal candidate. `schedule_layer` serves bare loop nests (seed studies, tests,
+sweeps over synthetic layers): each module of the target (or the one named) with its binding for
+the nest's geometry (`nest_placement`), the fastest wins.
 """
 
 from __future__ import annotations
@@ -20,9 +22,10 @@ from ..errors import TilewiseError
 from ..ir.layer import LoopNest
 from ..targets.base import Module, Target
 from .cost import untiled_schedule
+from .placement import Placement, nest_placement
 from .space import LayerSchedule
 
-Tiler = Callable[[LoopNest, Target, Module], LayerSchedule]
+Tiler = Callable[[LoopNest, Target, Placement], LayerSchedule]
 
 #: tiler name -> "module:function", imported on first use
 TILERS: dict[str, str] = {
@@ -44,30 +47,25 @@ def get_tiler(name: str) -> Tiler:
     return getattr(mod, fn)
 
 
+def schedule_placed(nest: LoopNest, target: Target, placement: Placement,
+                    tiler: str = "model") -> LayerSchedule:
+    """The schedule of `nest` under `placement` by `tiler`."""
+    fn = get_tiler(tiler)
+    if placement.untiled:
+        return untiled_schedule(nest, target, placement, tiler=tiler)
+    return fn(nest, target, placement)
+
+
 def schedule_layer(nest: LoopNest, target: Target, tiler: str = "model",
                    module: str | Module | None = None) -> LayerSchedule:
-    """The schedule of one layer on `target` (fastest module unless `module` is given)."""
-    if module is None:
-        mods = target.modules_for(nest.kind)
-        if not mods:
-            raise TilewiseError(f"no module of target {target.name} runs {nest.kind} layers")
-    else:
-        m = target.module(module) if isinstance(module, str) else module
-        if not m.runs(nest.kind):
-            raise TilewiseError(f"module {m.name} of target {target.name} does not run "
-                                f"{nest.kind} layers")
-        mods = (m,)
-    fn = get_tiler(tiler)
+    """The fastest schedule of a bare loop nest over the target's modules (or `module`)."""
+    get_tiler(tiler)
+    mods = (module,) if module is not None else target.modules
     found: list[LayerSchedule] = []
     errors: list[TilewiseError] = []
     for m in mods:
         try:
-            if nest.kind == "other" or m.memory != "L1" or target.outer(m.memory) is None:
-                outer = target.outer(m.memory) if nest.kind == "other" else None
-                found.append(untiled_schedule(nest, target, m, tiler=tiler,
-                                              level=outer.name if outer else None))
-            else:
-                found.append(fn(nest, target, m))
+            found.append(schedule_placed(nest, target, nest_placement(target, nest, m), tiler))
         except TilewiseError as e:
             errors.append(e)
     if not found:

@@ -1,8 +1,8 @@
 """The generic cost model of a schedule: cycles, DMA traffic and L1 bytes, exact and vectorized.
 
 Per tile i (DESIGN.md "Scheduling"; seed 003 §V; seed 002 eq. 5.7–5.9):
-- C_i = kernel cycles (the module's separable terms, targets/kernels.py) + dma_issue_cycles × the
-  tile's transfers (core time to program the DMA);
+- C_i = kernel cycles (the binding's separable cost terms, targets/kernels.py) + dma_issue_cycles ×
+  the tile's transfers (core time to program the DMA);
 - D_i = Σ over the tile's transfers of dma_setup + chunks·dma_chunk + bytes / bandwidth, where the
   tile's transfers are the loads of the operands that change at tile i and the store of its
   output if it completes one (space.py's reuse rule);
@@ -29,9 +29,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import TilewiseError
 from ..ir.layer import LoopNest
-from ..targets.base import Module, Target
+from ..targets.base import Target
 from ..targets.compute import tile_cycles
+from .operands import operand_bytes
+from .placement import Placement
 from .space import (REDUCING, Buffer, DimTiling, LayerSchedule, Traffic, dim_size, loop_dims,
                     operands, plan_buffers, positions)
 
@@ -93,28 +96,32 @@ def _hwc_chunks(ext: tuple, full: tuple) -> np.ndarray:
 
 
 class Evaluator:
-    """Cost model of one layer on one module of a target, for any candidate schedule."""
+    """Cost model of one layer placed on a module with a binding, for any candidate schedule."""
 
-    def __init__(self, nest: LoopNest, target: Target, module: Module):
+    def __init__(self, nest: LoopNest, target: Target, placement: Placement):
+        module, binding = placement.module, placement.binding
         self.nest, self.target, self.module = nest, target, module
+        self.placement, self.binding, self.rules = placement, binding, placement.rules
         self.level = target.memory(module.memory)
         self.dims = loop_dims(nest.kind)
         self.D = {d: dim_size(nest, d) for d in self.dims}
+        #: the tile sizes the binding's rules allow per dimension (ascending)
+        self.values = {d: self.rules.allowed(d, self.D[d]) for d in self.dims}
         self.tables = {d: dim_table(nest, d) for d in self.dims}
-        self.ops = operands(nest, module.const_bytes_per_channel)
-        self.terms = module.kernel.terms(nest, module.cores)
+        self.ops = operands(nest, binding.const_bytes)
+        self.terms = binding.cost.terms(nest, module.cores)
         self.bw = self.level.bytes_per_cycle(target.clock_mhz)
-        #: depthwise inputs the module's DMA reorders HWC -> CHW move at their own, lower rate
-        dw_bw = module.dw_input_bytes_per_cycle
-        self.bw_x = min(self.bw, dw_bw) if nest.kind == "dwconv" and dw_bw > 0 else self.bw
+        #: inputs the binding's layout makes the DMA reorder on the way in move at their own rate
+        x_bw = binding.x_dma_bytes_per_cycle
+        self.bw_x = min(self.bw, x_bw) if x_bw > 0 else self.bw
         self.setup = float(self.level.dma_setup_cycles)
         self.cc = float(self.level.dma_chunk_cycles)
         self.issue = float(self.level.dma_issue_cycles)
         self.overlap = self.level.dma_async
         self.free = self.level.free
-        self.cb = module.const_bytes_per_channel
-        self.pb = module.psum_bytes
-        self.spill = module.psum_spill and nest.kind in REDUCING
+        self.cb = binding.const_bytes
+        self.psum_bits = binding.psum_bits
+        self.spill = binding.psum_spill and nest.kind in REDUCING
         #: once per layer, outside the tile sum (targets.base.Module.layer_overhead_cycles)
         self.layer_oh = float(module.layer_overhead_cycles)
         # Σ over the positions of each tile size of every term factor: (D,) per (term, dim)
@@ -131,16 +138,10 @@ class Evaluator:
         return v["c"] if self.nest.kind in REDUCING else v["k"]
 
     def _op_bytes(self, name: str, S: dict, I: dict) -> np.ndarray:
-        nest = self.nest
-        if name in ("x", "x2"):
-            return S["n"] * I["oy"] * I["ox"] * self._ch(S) * nest.in_bytes
-        if name == "w":
-            if nest.kind == "dwconv":
-                return S["k"] * (nest.FY * nest.FX * nest.w_bytes)
-            return S["k"] * S["c"] * (nest.FY * nest.FX * nest.w_bytes)
-        if name == "b":
-            return S["k"] * self.cb
-        return S["n"] * S["oy"] * S["ox"] * S["k"] * nest.out_bytes
+        """Bytes of operand tiles of sizes S (input extents I) — operands.py's formula."""
+        return operand_bytes(self.nest, name, const_bytes=self.cb, psum_bits=self.psum_bits,
+                             n=S["n"], k=S["k"], c=S["c"] if "c" in S else S["k"], oy=S["oy"],
+                             ox=S["ox"], rows=I["oy"], cols=I["ox"])
 
     def _op_chunks(self, name: str, S: dict, I: dict) -> np.ndarray:
         nest = self.nest
@@ -209,7 +210,7 @@ class Evaluator:
             if op.output:
                 first_c = F["c"] if "c" in F else True
                 last_c = L["c"] if "c" in L else True
-                pbytes = nb // self.nest.out_bytes * self.pb
+                pbytes = self._op_bytes("psum", S, I)
                 t_final = self._dma(nb, ch)
                 t_part = self._dma(pbytes, ch)
                 st = flush & last_c
@@ -286,17 +287,17 @@ class Evaluator:
         for op in self.ops:
             size = self._op_bytes(op.name, S, I)
             if op.output:
-                size = np.where(spilled, np.maximum(size, size // nest.out_bytes * self.pb), size)
+                size = np.where(spilled, np.maximum(size, self._op_bytes("psum", S, I)), size)
             tiled = np.zeros(1, bool)
             for d in op.dims:
                 tiled = tiled | (n[d] > 1)
             copies = np.where((buffering == 2) & tiled, 2, 1)
             total = total + al(size) * copies
         if nest.kind in REDUCING and not self.spill and "c" not in free:
-            ps = S["n"] * S["oy"] * S["ox"] * S["k"] * self.pb
+            ps = self._op_bytes("psum", S, I)
             total = total + np.where(n["c"] > 1, al(ps), 0)
         c = S["c"] if "c" in S else S["k"]
-        scr = self.module.kernel.scratch(nest, self.module.cores, S["k"], c, S["oy"], S["ox"])
+        scr = self.binding.scratch(nest, self.module.cores, S["k"], c, S["oy"], S["ox"])
         total = total + al(np.asarray(scr, np.int64))
         return np.broadcast_to(total, np.broadcast(*[np.asarray(v) for v in S.values()]).shape)
 
@@ -354,13 +355,13 @@ class Evaluator:
             for d in op.dims:
                 grid = grid * n[d]
             if op.name in ("x", "x2"):
-                nbytes = ssum["n"] * isum["oy"] * isum["ox"] * ssum[ch_d] * nest.in_bytes
+                nbytes = self._op_bytes(op.name, ssum, isum)
                 nonempty = n["n"] * ne["oy"] * ne["ox"] * n[ch_d]
                 chunks = np.where(part[ch_d], ssum["n"] * isum["oy"] * isum["ox"] * n[ch_d],
                                   np.where(part["ox"], ssum["n"] * isum["oy"] * n["ox"] * n[ch_d],
                                            np.where(part["oy"], ssum["n"] * n["oy"] * n["ox"]
                                                     * n[ch_d], grid)))
-                fb = first_s["n"] * first_i["oy"] * first_i["ox"] * first_s[ch_d] * nest.in_bytes
+                fb = self._op_bytes(op.name, first_s, first_i)
                 if exact_first:
                     fch = _hwc_chunks((first_s["n"], first_i["oy"], first_i["ox"],
                                        first_s[ch_d]),
@@ -369,20 +370,19 @@ class Evaluator:
                     fch = 1
                 L1 = L1 + self._dma(fb, fch, self.bw_x if op.name == "x" else self.bw)
             elif op.name == "w":
-                per = nest.FY * nest.FX * nest.w_bytes
-                nbytes = ssum["k"] * (ssum["c"] if nest.kind in REDUCING else 1) * per
+                nbytes = self._op_bytes("w", ssum, isum)
                 nonempty, chunks = grid, grid
-                fb = first_s["k"] * (first_s["c"] if nest.kind in REDUCING else 1) * per
+                fb = self._op_bytes("w", first_s, first_i)
                 L1 = L1 + self._dma(fb, 1)
             elif op.name == "b":
                 nbytes = ssum["k"] * self.cb
                 nonempty, chunks = grid, grid
                 L1 = L1 + self._dma(first_s["k"] * self.cb, 1)
             else:  # y: stores (partial-sum spills bounded below by nothing extra)
-                nbytes = ssum["n"] * ssum["oy"] * ssum["ox"] * ssum["k"] * nest.out_bytes
+                nbytes = self._op_bytes("y", ssum, isum)
                 nonempty = grid
                 chunks = self._y_chunk_sum(n, ssum)
-                lb = last_s["n"] * last_s["oy"] * last_s["ox"] * last_s["k"] * nest.out_bytes
+                lb = self._op_bytes("y", last_s, last_s)
                 if exact_first:
                     lch = _hwc_chunks((last_s["n"], last_s["oy"], last_s["ox"], last_s["k"]),
                                       (nest.N, nest.OY, nest.OX, nest.K))
@@ -432,10 +432,11 @@ class Evaluator:
         r = self.exact(sel, order, buffering)
         tiles = tuple(DimTiling(d, self.D[d], int(tile[d])) for d in self.dims)
         counts = {t.dim: t.count for t in tiles}
-        scr = int(np.asarray(self.module.kernel.scratch(
+        scr = int(np.asarray(self.binding.scratch(
             self.nest, self.module.cores, np.array(tile["k"]),
             np.array(tile.get("c", tile["k"])), np.array(tile["oy"]), np.array(tile["ox"]))))
-        bufs = plan_buffers(self.nest, tiles, order, buffering, self.cb, self.pb, self.spill, scr)
+        bufs = plan_buffers(self.nest, tiles, order, buffering, self.cb, self.psum_bits,
+                            self.spill, scr)
         traffic = tuple(Traffic(name, int(v[0][0]), int(v[1][0]), int(v[2][0]))
                         for name, v in r["ops"].items())
         l1 = sum(b.total for b in bufs)
@@ -448,31 +449,37 @@ class Evaluator:
             compute_cycles=float(r["compute"][0]), dma_cycles=float(r["dma"][0]),
             cycles=float(r["cycles"][0]), tiler=tiler,
             weights_tiled=self.nest.kind in REDUCING and counts.get("c", 1) > 1,
-            const_bytes=self.cb, psum_bytes=self.pb)
+            const_bytes=self.cb, psum_bits=self.psum_bits, binding=self.binding.label)
 
 
-def untiled_schedule(nest: LoopNest, target: Target, module: Module,
-                     tiler: str = "model", level: str | None = None) -> LayerSchedule:
-    """A layer run whole in place at `level` (default: the module's) with no DMA: modules that
-    compute from L2, and kinds that are never tiled ("other" runs from L2)."""
+def untiled_schedule(nest: LoopNest, target: Target, placement: Placement,
+                     tiler: str = "model") -> LayerSchedule:
+    """A layer run whole in place with no DMA (an untiled placement, placement.py): at the module's
+    memory when the module computes from it, else at the next outer level (L2). Its kernel scratch,
+    if any, sits at the start of the L1 arena and must fit there."""
+    module, binding = placement.module, placement.binding
+    outer = target.outer(module.memory)
+    level = module.memory if module.memory != "L1" or outer is None else outer.name
     dims = loop_dims(nest.kind)
     tiles = tuple(DimTiling(d, dim_size(nest, d), dim_size(nest, d)) for d in dims)
     size = {d: np.ones((1, 1), np.int64) * dim_size(nest, d) for d in dims}
     one = {d: np.ones((1, 1), bool) for d in dims}
-    comp = float(tile_cycles(module.kernel.terms(nest, module.cores), size, one, one).sum())
+    comp = float(tile_cycles(binding.cost.terms(nest, module.cores), size, one, one).sum())
     comp += module.layer_overhead_cycles
     c = nest.C if nest.kind in REDUCING else nest.K
-    scr = int(np.asarray(module.kernel.scratch(nest, module.cores, np.array(nest.K),
-                                               np.array(c), np.array(nest.OY),
-                                               np.array(nest.OX))))
+    scr = int(np.asarray(binding.scratch(nest, module.cores, np.array(nest.K), np.array(c),
+                                         np.array(nest.OY), np.array(nest.OX))))
     bufs = (Buffer("scratch", -(-scr // 4) * 4, 1, 0),) if scr else ()
+    l1 = sum(b.total for b in bufs)
+    if l1 and target.has_memory("L1") and l1 > target.memory("L1").free:
+        raise TilewiseError(f"cannot fit: its {l1} bytes of kernel scratch exceed the "
+                            f"{target.memory('L1').free} bytes of L1 free")
     return LayerSchedule(
-        nest=nest, target=target.name, module=module.name, level=level or module.memory,
-        outer=None,
+        nest=nest, target=target.name, module=module.name, level=level, outer=None,
         tiles=tiles, loop_order=dims, buffering=1, buffers=bufs,
-        l1_bytes=sum(b.total for b in bufs), traffic=(), dma_bytes=0, dma_transfers=0,
+        l1_bytes=l1, traffic=(), dma_bytes=0, dma_transfers=0,
         n_tiles=1, compute_cycles=comp, dma_cycles=0.0, cycles=comp, tiler=tiler,
-        const_bytes=module.const_bytes_per_channel, psum_bytes=module.psum_bytes)
+        const_bytes=binding.const_bytes, psum_bits=binding.psum_bits, binding=binding.label)
 
 
 def energy_pj(s: LayerSchedule, target: Target) -> float:

@@ -23,9 +23,10 @@ from dataclasses import replace
 
 from ..errors import TilewiseError
 from ..ir.layer import LoopNest
-from ..targets.base import Module, Target
+from ..targets.base import Target
 from .cost import Evaluator, untiled_schedule
 from .dory_cp import DoryTile, Objective, solve_dory
+from .placement import Placement
 from .space import REDUCING, LayerSchedule, loop_dims
 
 #: DORY's tile loop nest, outer→inner (its layer template: "loop nest is nof,h,w,nif")
@@ -39,10 +40,10 @@ def dory_order(nest: LoopNest) -> tuple[str, ...]:
     return tuple(d for d in DORY_ORDER if d in dims)
 
 
-def schedule_from_tile(nest: LoopNest, target: Target, module: Module, t: DoryTile,
+def schedule_from_tile(nest: LoopNest, target: Target, placement: Placement, t: DoryTile,
                        ev: Evaluator | None = None) -> LayerSchedule:
-    """The LayerSchedule of a DORY tile on `module`, costed by the common model."""
-    ev = ev or Evaluator(nest, target, module)
+    """The LayerSchedule of a DORY tile placed by `placement`, costed by the common model."""
+    ev = ev or Evaluator(nest, target, placement)
     tile = {"n": nest.N, "k": t.K, "oy": t.OY, "ox": t.OX}
     if nest.kind in REDUCING:
         tile["c"] = nest.C
@@ -53,22 +54,31 @@ def schedule_from_tile(nest: LoopNest, target: Target, module: Module, t: DoryTi
     return replace(s, notes=s.notes + notes)
 
 
-def tile(nest: LoopNest, target: Target, module: Module, *, objective: Objective = "code",
+def tile(nest: LoopNest, target: Target, placement: Placement, *, objective: Objective = "code",
          double_buffer: bool | None = None, time_limit_s: float = 10.0,
          num_workers: int = 1) -> LayerSchedule:
-    """DORY's schedule of `nest` on `module`; TilewiseError when its formulation cannot fit L1.
+    """DORY's schedule of `nest` placed by `placement`; TilewiseError when its formulation cannot
+    fit L1.
 
     `double_buffer`: None = when the level's DMA is asynchronous (DORY always double buffers on
-    GAP8); False reproduces the single-buffered accounting of the paper's example.
+    GAP8); False reproduces the single-buffered accounting of the paper's example. The binding's
+    tile rules hold: an imposed output-channel tile is a constraint of the CP; rules DORY's
+    formulation cannot express (C or spatial dimensions kept whole or fixed, tile multiples) are
+    refused with a reason.
     """
-    if nest.kind == "other":
-        outer = target.outer(module.memory)
-        return untiled_schedule(nest, target, module, tiler="dory",
-                                level=outer.name if outer else None)
-    if module.memory != "L1" or target.outer(module.memory) is None:
-        return untiled_schedule(nest, target, module, tiler="dory")
+    if placement.untiled:
+        return untiled_schedule(nest, target, placement, tiler="dory")
+    module, rules = placement.module, placement.rules
+    fixed = dict(rules.fixed)
+    k_tile = fixed.pop("k", None)
+    if "k" in rules.whole:
+        k_tile = nest.K
+    fixed.pop("c", None)    # DORY never tiles C: a fixed c tile is the whole C
+    if fixed or rules.multiple or rules.whole - {"c", "k", "n"}:
+        raise TilewiseError(f"its kernel {rules.describe()}, which DORY's formulation cannot "
+                            f"express; use --tiler model")
     level = target.memory(module.memory)
-    ev = Evaluator(nest, target, module)
+    ev = Evaluator(nest, target, placement)
     free = level.free
     budget = free
     for _ in range(_RETRIES):
@@ -76,7 +86,7 @@ def tile(nest: LoopNest, target: Target, module: Module, *, objective: Objective
             db = level.dma_async if double_buffer is None else double_buffer
             t = solve_dory(nest, budget, cores=module.cores, double_buffer=db,
                            objective=objective, time_limit_s=time_limit_s,
-                           num_workers=num_workers, layer_name=None)
+                           num_workers=num_workers, layer_name=None, k_tile=k_tile)
         except TilewiseError as e:
             if budget == free:
                 raise
@@ -84,7 +94,7 @@ def tile(nest: LoopNest, target: Target, module: Module, *, objective: Objective
                 f"DORY's formulation cannot fit this {nest.kind} layer into the {free} bytes of "
                 f"{module.memory} free on {target.name} once buffers are counted as the target "
                 f"does ({e})") from None
-        s = schedule_from_tile(nest, target, module, t, ev)
+        s = schedule_from_tile(nest, target, placement, t, ev)
         if s.l1_bytes <= free:
             return s
         # shrink DORY's budget by the overshoot (at least 1/16 of it) until our accounting fits

@@ -39,6 +39,7 @@ from ortools.sat.python import cp_model
 
 from ..errors import TilewiseError
 from ..ir.layer import LoopNest
+from .operands import whole_bytes
 
 Objective = Literal["code", "paper", "dory2020"]
 OBJECTIVES: tuple[str, ...] = ("code", "paper", "dory2020")
@@ -102,10 +103,10 @@ def tile_l1_bytes(nest: LoopNest, k: int, oy: int, ox: int, *, cores: int = 8,
     iy = min(nest.IY, (oy - 1) * nest.SY + nest.FY)
     ix = min(nest.IX, (ox - 1) * nest.SX + nest.FX)
     c = _in_channels(nest, k) if sz.chan_tied else nest.C
-    x = sz.in_factor * c * iy * ix * nest.in_bytes
-    y = k * oy * ox * nest.out_bytes
+    x = sz.in_factor * c * iy * ix * whole_bytes(nest.x_bits)
+    y = k * oy * ox * whole_bytes(nest.y_bits)
     w = {"full": k * nest.C * nest.FY * nest.FX, "dw": k * nest.FY * nest.FX, "none": 0}[sz.weights]
-    w *= nest.w_bytes
+    w *= whole_bytes(nest.w_bits)
     db = 2 if double_buffer else 1
     return db * (x + y + w + k * sz.chan_const) + _scratch(nest, sz, iy, cores) + 20
 
@@ -118,7 +119,7 @@ def _in_channels(nest: LoopNest, k: int) -> int:
 
 def _scratch(nest: LoopNest, sz: _Sizes, iy: int, cores: int) -> int:
     if sz.scratch == "im2col":
-        return 2 * nest.C * nest.FY * nest.FX * cores * nest.in_bytes
+        return 2 * nest.C * nest.FY * nest.FX * cores * whole_bytes(nest.x_bits)
     if sz.scratch == "dw":
         pt, _, pb, _ = nest.pads
         return cores * (nest.FY * (iy + pt + pb) + nest.FY)
@@ -139,11 +140,13 @@ def _fixed_dims(nest: LoopNest) -> tuple[bool, bool]:
 def solve_dory(
     nest: LoopNest, l1_bytes: int, *, cores: int = 8, double_buffer: bool = True,
     objective: Objective = "code", chan_const_bytes: int = 8, layer_name: str | None = None,
-    time_limit_s: float = 10.0, num_workers: int = 1,
+    time_limit_s: float = 10.0, num_workers: int = 1, k_tile: int | None = None,
 ) -> DoryTile:
     """Solve DORY's tiling problem for one layer; raises TilewiseError when no tile fits L1.
 
     `layer_name` only words the error ("layer 'x' cannot ..."; without it "this conv layer ...").
+    `k_tile` imposes the output-channel tile (the binding's tile rules: L2 tiles of one L3-tiled
+    layer that share a constant blob lay it out alike).
     """
     who = f"layer '{layer_name}'" if layer_name else f"this {nest.kind} layer"
     if objective not in OBJECTIVES:
@@ -151,12 +154,12 @@ def solve_dory(
     sz = _sizes(nest, chan_const_bytes)
     kw = dict(cores=cores, chan_const_bytes=chan_const_bytes)
     whole = tile_l1_bytes(nest, nest.K, nest.OY, nest.OX, double_buffer=False, **kw)
-    if whole <= l1_bytes:  # DORY's early exit: the layer runs as one tile, no double buffering
+    if whole <= l1_bytes and k_tile in (None, nest.K):  # DORY's early exit: one tile, no double buffering
         return DoryTile(nest.K, nest.OY, nest.OX, nest.IY, nest.IX, nest.C, whole, 0, "untiled",
                         objective, False)
     fix_h, fix_w = _fixed_dims(nest)
     k_step = nest.K // nest.C if (nest.kind == "dwconv" and nest.K % nest.C == 0) else 1
-    k_min = k_step
+    k_min = k_step if k_tile is None else min(k_tile, nest.K)
     smallest = tile_l1_bytes(nest, k_min, nest.OY if fix_h else 1, nest.OX if fix_w else 1,
                              double_buffer=double_buffer, **kw)
     if smallest > l1_bytes:
@@ -170,6 +173,8 @@ def solve_dory(
     m = cp_model.CpModel()
     K, OY, OX = nest.K, nest.OY, nest.OX
     kt = m.NewIntVar(k_min, K, "Cty")
+    if k_tile is not None:
+        m.Add(kt == min(k_tile, K))
     if k_step > 1:
         kq = m.NewIntVar(1, K // k_step, "Cty_q")
         m.Add(kt == k_step * kq)
@@ -190,14 +195,14 @@ def solve_dory(
         cx, c_hi = nest.C, nest.C
     x_el = m.NewIntVar(0, c_hi * nest.IY * nest.IX, "x_elems")
     m.AddMultiplicationEquality(x_el, [cx, hx, wx] if sz.chan_tied else [hx, wx])
-    x_bytes = sz.in_factor * nest.in_bytes * (x_el if sz.chan_tied else nest.C * x_el)
+    x_bytes = sz.in_factor * whole_bytes(nest.x_bits) * (x_el if sz.chan_tied else nest.C * x_el)
     y_el = m.NewIntVar(0, K * OY * OX, "y_elems")
     m.AddMultiplicationEquality(y_el, [kt, ht, wt])
-    y_bytes = nest.out_bytes * y_el
+    y_bytes = whole_bytes(nest.y_bits) * y_el
     if sz.weights == "full":
-        w_bytes = nest.w_bytes * nest.C * nest.FY * nest.FX * kt
+        w_bytes = whole_bytes(nest.w_bits) * nest.C * nest.FY * nest.FX * kt
     elif sz.weights == "dw":
-        w_bytes = nest.w_bytes * nest.FY * nest.FX * kt
+        w_bytes = whole_bytes(nest.w_bits) * nest.FY * nest.FX * kt
     else:
         w_bytes = 0
     db = 2 if double_buffer else 1

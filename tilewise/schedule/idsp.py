@@ -79,7 +79,7 @@ class IdspSystem:
     @classmethod
     def from_target(cls, target: Target, elem_bytes: int = 2) -> IdspSystem:
         l1 = target.memory("L1")
-        dsp = target.modules[0].kernel
+        dsp = target.modules[0].bindings[0].cost
         return cls(target.clock_mhz, float(getattr(dsp, "macs_per_cycle")),
                    l1.bytes_per_cycle(target.clock_mhz) / elem_bytes, elem_bytes,
                    float(l1.dma_issue_cycles), l1.free)

@@ -15,6 +15,12 @@ row tiling, output channel tiling, output row tiling and loop order that fits L2
 L3 traffic (bytes and transfers, with the L3 memory's bandwidth and DMA setup) and the cheapest
 wins. An output left in L3 costs twice (written here, read back by the next layer).
 
+What may be cut is the placement's (its binding's `TileRules`: `l3` — untiled kernels and the
+16x8 ones are never cut —, `l3_k_step`) and the target's (activations go to L3 only where an
+outer memory holds them, weights only where one holds weights). An input read from L3 by row
+tiles is never combined with output-channel tiles of a layer without an input-channel loop (its
+input tile would be a channel slice of the L3 rows).
+
 The result names the L2 buffer sizes the memory planner must reserve (`l2_x`, `l2_y`, `l2_w`) and
 the sub-layer an interior L3 tile presents to the L2→L1 scheduler (`sub_nest`). `l2_tiles` lists
 every L2 tile the code runs, in execution order, with its own sub-layer (border k tile, first and
@@ -30,9 +36,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
+from ..bindings.base import TileRules
 from ..errors import TilewiseError
 from ..ir.layer import LoopNest
 from ..memory.network import LayerStep, NetworkPlan, activation_buffers, plan_network
+from .operands import REDUCING, operand_bytes, weights_bytes
 from .space import positions
 
 Stage = Literal["none", "x", "w", "y", "wy", "x+w", "x+y", "x+wy"]
@@ -153,16 +161,6 @@ def l2_tiles(nest: LoopNest, k_tile: int, oy_tile: int, order: str = "rows_outer
     return tuple(out)
 
 
-def _weights_bytes(nest: LoopNest, k: int, chan_const_bytes: int) -> int:
-    if nest.kind == "dwconv":
-        w = k * nest.FY * nest.FX
-    elif nest.kind in ("conv", "fc"):
-        w = k * nest.C * nest.FY * nest.FX
-    else:
-        return 0
-    return w * nest.w_bytes + k * chan_const_bytes
-
-
 def _in_rows(nest: LoopNest, oy: int) -> int:
     return min(nest.IY, (oy - 1) * nest.SY + nest.FY)
 
@@ -173,11 +171,11 @@ def _n_inputs(nest: LoopNest) -> int:
 
 def _x_row_bytes(nest: LoopNest) -> int:
     """Bytes of one input row of one input tensor."""
-    return nest.N * nest.C * nest.IX * nest.in_bytes
+    return int(operand_bytes(nest, "x", n=nest.N, k=nest.C, c=nest.C, rows=1, cols=nest.IX))
 
 
 def _y_row_bytes(nest: LoopNest) -> int:
-    return nest.N * nest.K * nest.OX * nest.out_bytes
+    return int(operand_bytes(nest, "y", n=nest.N, k=nest.K, oy=1, ox=nest.OX))
 
 
 def _sub_nest(nest: LoopNest, k: int, oy: int, rows_tiled: bool) -> LoopNest:  # noqa: D401
@@ -190,7 +188,7 @@ def _sub_nest(nest: LoopNest, k: int, oy: int, rows_tiled: bool) -> LoopNest:  #
 
 
 def _l2_parts(nest: LoopNest, k: int, oy: int, x_l3: int, y_l3: bool,
-              chan_const: int) -> tuple[int, int, int, int, bool, int]:
+              chan_const: int, w_l2: bool = True) -> tuple[int, int, int, int, bool, int]:
     """(l2_x, l2_x_tiles, l2_y, l2_w, rows tiled, input rows per tile) of one L3 tiling."""
     rows_tiled = oy < nest.OY
     iy = _in_rows(nest, oy) if rows_tiled else nest.IY
@@ -199,30 +197,34 @@ def _l2_parts(nest: LoopNest, k: int, oy: int, x_l3: int, y_l3: bool,
     x_tiles = x_l3 * (2 * iy * xr if rows_tiled else x_full)
     l2_x = x_tiles + (_n_inputs(nest) - x_l3) * x_full
     l2_y = 2 * oy * yr if y_l3 else nest.OY * yr
-    if k < nest.K:
-        l2_w = 2 * _weights_bytes(nest, k, chan_const)
+    if not w_l2:
+        l2_w = 0
+    elif k < nest.K:
+        l2_w = 2 * weights_bytes(nest, k, chan_const)
     else:
-        l2_w = _weights_bytes(nest, nest.K, chan_const)
+        l2_w = weights_bytes(nest, nest.K, chan_const)
     return l2_x, x_tiles, l2_y, l2_w, rows_tiled, iy
 
 
 def _fits(nest: LoopNest, k: int, oy: int, x_l3: int, y_l3: bool, w_next: int, chan_const: int,
-          l2_bytes: int) -> bool:
-    x, _, y, w, _, _ = _l2_parts(nest, k, oy, x_l3, y_l3, chan_const)
+          w_l2: bool, l2_bytes: int) -> bool:
+    x, _, y, w, _, _ = _l2_parts(nest, k, oy, x_l3, y_l3, chan_const, w_l2)
     return x + y + w + w_next <= l2_bytes
 
 
 def _candidate(nest: LoopNest, k: int, oy: int, x_l3: int, y_l3: bool, order: Order,
-               w_next: int, chan_const: int, bw: float, setup: float) -> L3Tiling:
+               w_next: int, chan_const: int, bw: float, setup: float, w_l2: bool = True
+               ) -> L3Tiling:
     """One L3 tiling: `x_l3` of the layer's inputs stream from L3 (the others are whole in L2)."""
     K, OY = nest.K, nest.OY
     n_k, n_h = -(-K // k), -(-OY // oy)
     w_tiled = k < K
-    l2_x, x_tiles, l2_y, l2_w, rows_tiled, iy = _l2_parts(nest, k, oy, x_l3, y_l3, chan_const)
+    l2_x, x_tiles, l2_y, l2_w, rows_tiled, iy = _l2_parts(nest, k, oy, x_l3, y_l3, chan_const,
+                                                           w_l2)
     xr, yr = _x_row_bytes(nest), _y_row_bytes(nest)
     x_full, y_full = nest.IY * xr, OY * yr
     # L3 traffic
-    w_full = _weights_bytes(nest, K, chan_const)
+    w_full = weights_bytes(nest, K, chan_const) if w_l2 else 0
     bytes_, transfers = 0, 0
     # one pass over an input: the row tiles as clipped to the tensor, halos included
     x_pass = sum(r[3] for r in _row_tiles(nest, oy)) * xr if rows_tiled else x_full
@@ -253,22 +255,30 @@ def _rank(t: L3Tiling, nest: LoopNest, mk: dict) -> float:
     return t.l3_cycles + t.n_rows * mk["setup"] + nest.OY * _y_row_bytes(nest) / mk["bw"]
 
 
-def _k_tiles(nest: LoopNest) -> list[int]:
+def _k_tiles(nest: LoopNest, k_step: int = 1) -> list[int]:
     """Output-channel tiles for weight tiling, largest first: multiples of the depthwise
-    multiplier, and of 4 (PULP-NN's MATMUL_CH) when K allows it."""
+    multiplier, and of the binding's `l3_k_step` when K allows it."""
     if nest.kind not in ("conv", "fc", "dwconv"):
         return [nest.K]
     step = nest.K // nest.C if nest.kind == "dwconv" and nest.K % nest.C == 0 else 1
-    if nest.K % (4 * step) == 0:
-        step *= 4
+    if nest.K % (k_step * step) == 0:
+        step *= k_step
     return list(range(nest.K, 0, -step))
+
+
+def _sliced_x(nest: LoopNest, k: int, x_in_l3: int) -> bool:
+    """Input rows read from L3 with output-channel tiles of a layer whose input channels follow
+    its output channels (depthwise, pool, add): its input tile would be a channel slice of the L3
+    rows, which the generated L3 loop does not move."""
+    return bool(x_in_l3) and k < nest.K and nest.kind not in REDUCING
 
 
 def plan_l3(
     nest: LoopNest, l2_bytes: int, *, w_next_bytes: int = 0, x_in_l3: bool | int = False,
     strategy: Literal["cascade", "search"] = "cascade", chan_const_bytes: int = 8,
     l3_bandwidth: float = 1.0, l3_setup_cycles: float = 0.0, layer_name: str = "layer",
-    y_to_l3: bool = True,
+    y_to_l3: bool = True, rules: TileRules | None = None, w_to_l3: bool = True,
+    w_in_l2: bool = True,
 ) -> L3Tiling:
     """Cut `nest` at the L3→L2 boundary so that Eq. 5 holds in `l2_bytes` of L2.
 
@@ -276,10 +286,21 @@ def plan_l3(
     for a two-input add, the number of its inputs in L3 (True: all).
     `l3_bandwidth` (bytes/cycle) and `l3_setup_cycles` price the traffic for `strategy="search"`
     and for the reported `l3_cycles`. `y_to_l3=False`: the output must stay in L2 (a network
-    output, which the caller reads from L2). Raises TilewiseError when no stage fits.
+    output, which the caller reads from L2, or no L3 to hold it). `rules`: the placement's tile
+    rules (`l3=False`: the layer is never cut; `l3_k_step`); `w_to_l3=False`: no L3 holds weights,
+    so they are never streamed by output-channel tiles. Raises TilewiseError when no stage fits.
     """
+    rules = rules or TileRules(l3_k_step=4)
+    if not rules.l3:
+        if x_in_l3:
+            raise TilewiseError(f"layer '{layer_name}' cannot read its input from L3 (its kernel "
+                                f"needs the whole tensors in L2)")
+        y_to_l3 = False
+        w_to_l3 = False
     if nest.kind == "other":
-        need = nest.input_elems * nest.in_bytes + nest.output_elems * nest.out_bytes
+        need = (_n_inputs(nest) * int(operand_bytes(nest, "x", n=nest.N, k=nest.C, c=nest.C,
+                                                   rows=nest.IY, cols=nest.IX))
+                + int(operand_bytes(nest, "y", n=nest.N, k=nest.K, oy=nest.OY, ox=nest.OX)))
         if need + w_next_bytes > l2_bytes:
             raise TilewiseError(
                 f"layer '{layer_name}' ({nest.kind}) is never tiled and needs {need} bytes of L2 "
@@ -289,13 +310,13 @@ def plan_l3(
         rows = [1]
     else:
         rows = list(range(nest.OY, 0, -1))
-    ks = _k_tiles(nest)
+    ks = _k_tiles(nest, rules.l3_k_step) if w_to_l3 and w_in_l2 else [nest.K]
     if x_in_l3 is True:
         x_in_l3 = _n_inputs(nest)
     x_in_l3 = int(x_in_l3)
     if not 0 <= x_in_l3 <= _n_inputs(nest):
         raise ValueError(f"x_in_l3={x_in_l3} for a layer with {_n_inputs(nest)} input(s)")
-    mk = dict(w_next=w_next_bytes, chan_const=chan_const_bytes, bw=l3_bandwidth,
+    mk = dict(w_next=w_next_bytes, chan_const=chan_const_bytes, w_l2=w_in_l2, bw=l3_bandwidth,
               setup=l3_setup_cycles)
 
     if strategy == "cascade":
@@ -310,13 +331,13 @@ def plan_l3(
                 continue
             best: L3Tiling | None = None
             for k in (ks if w_t else [nest.K]):
-                if w_t and k == nest.K:
+                if (w_t and k == nest.K) or _sliced_x(nest, k, x_in_l3):
                     continue
                 for oy in (rows if (y_t or x_in_l3) else [nest.OY]):
                     if y_t and oy == nest.OY and nest.OY > 1:
                         continue
                     if not _fits(nest, k, oy, x_in_l3, y_t, w_next_bytes, chan_const_bytes,
-                                 l2_bytes):
+                                 w_in_l2, l2_bytes):
                         continue
                     t = _candidate(nest, k, oy, x_in_l3, y_t, "rows_outer", **mk)
                     if best is None or (-t.n_tiles, t.l2_total) > (-best.n_tiles, best.l2_total):
@@ -327,9 +348,11 @@ def plan_l3(
         best = None
         for y_t in ((False,) if nest.kind == "other" or not y_to_l3 else (False, True)):
             for k in ks:
+                if _sliced_x(nest, k, x_in_l3):
+                    continue
                 for oy in (rows if (y_t or x_in_l3) else [nest.OY]):
                     if not _fits(nest, k, oy, x_in_l3, y_t, w_next_bytes, chan_const_bytes,
-                                 l2_bytes):
+                                 w_in_l2, l2_bytes):
                         continue
                     for order in ("rows_outer", "k_outer"):
                         if order == "k_outer" and y_t and k < nest.K and oy < nest.OY:
@@ -366,6 +389,8 @@ def l3_network(
     steps: Sequence[LayerStep], nests: Mapping[str, LoopNest], tensor_bytes: Mapping[str, int],
     l2_bytes: int, *, outputs: Sequence[str] = (), strategy: Literal["cascade", "search"] = "cascade",
     chan_const_bytes: int = 8, l3_bandwidth: float = 1.0, l3_setup_cycles: float = 0.0,
+    rules: Mapping[str, TileRules] | None = None, l3_acts: bool = True, l3_weights: bool = True,
+    const_per_channel: Mapping[str, int] | None = None,
 ) -> NetworkL3:
     """Decide L3→L2 tiling for every layer in execution order.
 
@@ -378,10 +403,22 @@ def l3_network(
     loads its weights at its own start instead (`LayerStep.prefetch`). The returned steps carry the
     L2 tile buffers so the static planner reserves them; the planner (`memory.plan_network`) is the
     final check.
+
+    `rules`: each layer's placement rules (plan_l3); an output is left in L3 only when an L3 holds
+    activations (`l3_acts`) and every reader of it may read from L3. `l3_weights`: an L3 holds
+    weights (else they are never streamed). A step without weight bytes keeps its constants out
+    of L2 (a read-only memory holds them). `const_per_channel`: each layer's per-channel constant
+    bytes (its binding's; `chan_const_bytes` for layers not named).
     """
     kw = dict(strategy=strategy, chan_const_bytes=chan_const_bytes, l3_bandwidth=l3_bandwidth,
-              l3_setup_cycles=l3_setup_cycles)
+              l3_setup_cycles=l3_setup_cycles, w_to_l3=l3_weights)
+    rules = rules or {}
     acts = activation_buffers(steps, tensor_bytes, outputs)
+    readers_ok = {s.output: l3_acts for s in steps}
+    for s in steps:
+        for t in s.inputs:
+            if t in readers_ok and s.name in rules and not rules[s.name].l3:
+                readers_ok[t] = False
 
     def forward(w_next_of) -> tuple[list[L3Tiling], set[str], set[int]]:
         l3: set[str] = set()
@@ -393,15 +430,18 @@ def l3_network(
                          and b.name[4:] not in l3)
             x_l3 = min(sum(t in l3 for t in s.inputs), _n_inputs(nests[s.name]))
             w_next = w_next_of(i)
-            y_ok = s.output not in outputs   # a network output stays in L2
+            y_ok = s.output not in outputs and readers_ok[s.output]  # a network output stays in L2
+            own = dict(rules=rules.get(s.name), w_in_l2=s.weight_bytes > 0, **kw)
+            if const_per_channel and s.name in const_per_channel:
+                own["chan_const_bytes"] = const_per_channel[s.name]
             try:
                 t = plan_l3(nests[s.name], l2_bytes - others, w_next_bytes=w_next, x_in_l3=x_l3,
-                            layer_name=s.name, y_to_l3=y_ok, **kw)
+                            layer_name=s.name, y_to_l3=y_ok, **own)
             except TilewiseError:
                 if w_next == 0:
                     raise
                 t = plan_l3(nests[s.name], l2_bytes - others, x_in_l3=x_l3, layer_name=s.name,
-                            y_to_l3=y_ok, **kw)
+                            y_to_l3=y_ok, **own)
                 no_prefetch.add(i + 1)
             if t.y_in_l3:
                 l3.add(s.output)
@@ -442,6 +482,8 @@ def plan_memory(
     l2_bytes: int, *, outputs: Sequence[str] = (), strategy: Literal["cascade", "search"] = "cascade",
     chan_const_bytes: int = 8, l3_bandwidth: float = 1.0, l3_setup_cycles: float = 0.0,
     align: int = 4, attempts: int = 12, keep: int = 3,
+    rules: Mapping[str, TileRules] | None = None, l3_acts: bool = True, l3_weights: bool = True,
+    const_per_channel: Mapping[str, int] | None = None,
 ) -> tuple[NetworkL3, NetworkPlan]:
     """L3→L2 tiling of the layers that need it, then the static L2 plan of the whole network.
 
@@ -450,6 +492,8 @@ def plan_memory(
     budgets of L2, L2·31/32, L2·30/32 ... (at most `attempts`); among the first `keep` that the
     planner fits, the one with the least L3 traffic (cycles) wins. When none fits, the planner's
     error for the full budget stands (it names the first layer that does not fit).
+    `rules`, `l3_acts`, `l3_weights`, `const_per_channel`: see `l3_network`; without an L3 for
+    weights every weight stays in L2.
     """
     step = max(align, l2_bytes // 32)
     found: list[tuple[float, int, NetworkL3, NetworkPlan]] = []
@@ -461,9 +505,11 @@ def plan_memory(
         try:
             net = l3_network(steps, nests, tensor_bytes, budget, outputs=outputs,
                              strategy=strategy, chan_const_bytes=chan_const_bytes,
-                             l3_bandwidth=l3_bandwidth, l3_setup_cycles=l3_setup_cycles)
+                             l3_bandwidth=l3_bandwidth, l3_setup_cycles=l3_setup_cycles,
+                             rules=rules, l3_acts=l3_acts, l3_weights=l3_weights,
+                             const_per_channel=const_per_channel)
             plan = plan_network(list(net.steps), tensor_bytes, l2_bytes, outputs=outputs,
-                                l3_tensors=net.l3_tensors, align=align)
+                                l3_tensors=net.l3_tensors, align=align, stream=l3_weights)
         except TilewiseError as e:
             first_err = first_err or e
             continue

@@ -1,9 +1,10 @@
 """The `model` tiler: minimum predicted cycles over tile sizes × loop orders × buffering, exactly.
 
-Space (space.py): every tile size 1..D of every tile loop (input channels included: with C tiled,
-32-bit partial sums stay in L1, so layers whose full-C tiles never fit still deploy), every loop
-order up to equivalence, single or double buffering (double only with asynchronous DMA), subject to
-the L1 budget of the module's memory level. Objective: `Evaluator.exact` cycles (cost.py).
+Space (space.py): every tile size 1..D of every tile loop that the binding's tile rules allow
+(input channels included: with C tiled, 32-bit partial sums stay in L1, so layers whose full-C
+tiles never fit still deploy), every loop order up to equivalence, single or double buffering
+(double only with asynchronous DMA), subject to the L1 budget of the module's memory level.
+Objective: `Evaluator.exact` cycles (cost.py).
 
 Search: branch and bound, exact within the space. For each buffering the tile sizes are fixed one
 dimension at a time; a family of candidates that agree on the fixed dimensions is pruned when its
@@ -27,8 +28,9 @@ import numpy as np
 
 from ..errors import TilewiseError
 from ..ir.layer import LoopNest
-from ..targets.base import Module, Target
+from ..targets.base import Target
 from .cost import Evaluator, untiled_schedule
+from .placement import Placement
 from .space import REDUCING, LayerSchedule, inner_loops, loop_dims, operands
 
 #: dimensions fixed first to last in the branch and bound
@@ -37,7 +39,7 @@ _TOL = 1e-9
 _BATCH = 512
 
 
-def candidate_orders(nest: LoopNest, module: Module) -> list[tuple[str, ...]]:
+def candidate_orders(nest: LoopNest, placement: Placement) -> list[tuple[str, ...]]:
     """Loop orders (outer→inner) that differ in which operand stays resident.
 
     Dimensions of extent 1 go outermost. Without partial-sum spilling, the input-channel loop is
@@ -49,10 +51,10 @@ def candidate_orders(nest: LoopNest, module: Module) -> list[tuple[str, ...]]:
     trivial = [d for d in dims if size[d] == 1]
     active = [d for d in dims if size[d] > 1]
     tail: list[str] = []
-    if nest.kind in REDUCING and not module.psum_spill and "c" in active:
+    if nest.kind in REDUCING and not placement.binding.psum_spill and "c" in active:
         active.remove("c")
         tail = ["c"]
-    ops = operands(nest, module.const_bytes_per_channel)
+    ops = operands(nest, placement.binding.const_bytes)
     loops = active + tail
     seen: dict[tuple, tuple[str, ...]] = {}
     for perm in itertools.permutations(active):
@@ -88,12 +90,14 @@ def _bufferings(ev: Evaluator) -> tuple[int, ...]:
 
 
 def _probe(ev: Evaluator, orders: list, best: _Best) -> None:
-    """A coarse grid (powers of two, halves, full) to find a good incumbent fast."""
+    """A coarse grid (powers of two, halves, full; the nearest allowed sizes) to find a good
+    incumbent fast."""
     vals = {}
     for d in ev.dims:
-        D = ev.D[d]
+        D, allowed = ev.D[d], ev.values[d]
         v = {D, -(-D // 2), -(-D // 4)} | {1 << i for i in range(D.bit_length()) if 1 << i < D}
-        vals[d] = np.array(sorted(v))
+        near = allowed[np.minimum(np.searchsorted(allowed, sorted(v)), len(allowed) - 1)]
+        vals[d] = np.unique(near)
     grid = np.meshgrid(*[vals[d] for d in ev.dims], indexing="ij")
     sel = {d: g.ravel() for d, g in zip(ev.dims, grid)}
     for buf in _bufferings(ev):
@@ -119,7 +123,7 @@ def _branch_and_bound(ev: Evaluator, orders: list, buf: int, best: _Best) -> Non
     size = 1
     alive = None
     for d in [d for d in EXPANSION if d in ev.dims]:
-        values = np.arange(1, ev.D[d] + 1)
+        values = ev.values[d]
         cur = {k: np.repeat(v, len(values)) for k, v in cur.items()}
         cur[d] = np.tile(values, size)
         free.discard(d)
@@ -157,38 +161,41 @@ def _branch_and_bound(ev: Evaluator, orders: list, buf: int, best: _Best) -> Non
 
 
 def min_l1_bytes(ev: Evaluator, orders: list) -> int:
-    """The least L1 any schedule of the space needs (all tiles 1, single buffering)."""
-    one = {d: np.array([1]) for d in ev.dims}
+    """The least L1 any schedule of the space needs (the smallest allowed tiles, single
+    buffering)."""
+    one = {d: ev.values[d][:1] for d in ev.dims}
     return int(min(ev.l1_bytes(one, o, 1)[0] for o in orders))
 
 
-def tile(nest: LoopNest, target: Target, module: Module) -> LayerSchedule:
-    """The fastest schedule of `nest` on `module` (exact within the space, see module doc)."""
-    if nest.kind == "other":
-        outer = target.outer(module.memory)
-        return untiled_schedule(nest, target, module, level=outer.name if outer else None)
-    if module.memory != "L1" or target.outer(module.memory) is None:
-        return untiled_schedule(nest, target, module)
-    ev = Evaluator(nest, target, module)
-    orders = candidate_orders(nest, module)
+def tile(nest: LoopNest, target: Target, placement: Placement) -> LayerSchedule:
+    """The fastest schedule of `nest` placed by `placement` (exact within the space, see module
+    doc)."""
+    if placement.untiled:
+        return untiled_schedule(nest, target, placement)
+    module = placement.module
+    ev = Evaluator(nest, target, placement)
+    orders = candidate_orders(nest, placement)
     best = _Best()
     _probe(ev, orders, best)
     for buf in _bufferings(ev):
         _branch_and_bound(ev, orders, buf, best)
     if best.tile is None:
         need = min_l1_bytes(ev, orders)
+        rules = placement.rules.describe()
         raise TilewiseError(
             f"cannot fit: needs at least {need} bytes of {module.memory} on module "
-            f"{module.name} of {target.name} ({ev.free} bytes free)")
+            f"{module.name} of {target.name} ({ev.free} bytes free)"
+            + (f"; its kernel {rules}" if rules else ""))
     return ev.build(best.tile, best.order, best.buffering, tiler="model")
 
 
-def brute_force(nest: LoopNest, target: Target, module: Module) -> tuple[float, dict, tuple, int]:
-    """Exhaustive reference for tests: exact cycles of every tile size × every permutation of the
-    tile loops with more than one trip (no equivalence merging) × buffering, that fits and keeps
-    partial sums legal."""
-    ev = Evaluator(nest, target, module)
-    grid = np.meshgrid(*[np.arange(1, ev.D[d] + 1) for d in ev.dims], indexing="ij")
+def brute_force(nest: LoopNest, target: Target, placement: Placement
+                ) -> tuple[float, dict, tuple, int]:
+    """Exhaustive reference for tests: exact cycles of every allowed tile size × every permutation
+    of the tile loops with more than one trip (no equivalence merging) × buffering, that fits and
+    keeps partial sums legal."""
+    ev = Evaluator(nest, target, placement)
+    grid = np.meshgrid(*[ev.values[d] for d in ev.dims], indexing="ij")
     sel = {d: g.ravel() for d, g in zip(ev.dims, grid)}
     count = {d: -(-ev.D[d] // sel[d]) for d in ev.dims}
     best = _Best()

@@ -1,14 +1,21 @@
-"""Whole-network scheduling: every layer's module and L2→L1 schedule, L3→L2 tiling, the L2 plan.
+"""Whole-network scheduling: partition, every layer's L2→L1 schedule, L3→L2 tiling, memory plans.
 
-`schedule_network(layers, target, tiler)` is the one function between the lowered network and
-codegen/reporting (DESIGN.md pipeline: partition → schedule → memory plan):
-1. each layer is scheduled at L2→L1 by `schedule_layer` (fastest module, the chosen tiler);
+`schedule_network(layers, target, tiler, objective=...)` is the one function between the lowered
+network and codegen/reporting (DESIGN.md pipeline: partition → schedule → memory plan):
+1. partition (tilewise/partition) gives every layer one placement — module and binding — chosen by
+   cost, with its L2→L1 schedule on the whole layer;
 2. the L3→L2 decisions and the static L2 plan come from `schedule.l3.plan_memory` (seed 001 Eq. 5
-   cascade, bidirectional stack vs best fit, weights in L2 or streamed from L3 with prefetch);
+   cascade, bidirectional stack vs best fit, weights in L2 or streamed from L3 with prefetch), under
+   each placement's tile rules (untiled kernels and the 16x8 ones are never cut at L3) and the
+   target's memory roles (activations go to L3 only where an L3 holds them). Constants of modules
+   that read weights from a read-only memory (`Module.weights_from`: a Cortex-M's flash) stay
+   there: they are not in the L2 plan, and they must fit that memory;
 3. a layer cut at L3→L2 is rescheduled on every distinct sub-layer its L2 tiles present
    (`L3Tiling.tiles`: interior tiles, the border k tile, the first / last row tiles with their
-   padding halos), deduplicated by geometry (`TiledLayer`); its cycles and L2↔L1 DMA are the sums
-   over the tiles the code runs;
+   padding halos), deduplicated by geometry (`TiledLayer`), with the same placement — one module
+   runs the whole layer — and, for geometries that share a constant blob (the same output
+   channels), the same L1 k and c tiles, so the blob has one layout; its cycles and L2↔L1 DMA are
+   the sums over the tiles the code runs;
 4. the activations left in L3 get static L3 offsets (`memory.l3.plan_l3_activations`).
 Errors name the first layer that cannot fit and the smallest memory it would need.
 """
@@ -21,9 +28,12 @@ from ..errors import TilewiseError
 from ..ir.layer import Layer, LayerGraph
 from ..memory.l3 import L3Plan, plan_l3_activations
 from ..memory.network import LayerStep, NetworkPlan
+from ..partition import Partition, partition
 from ..targets.base import Target
-from .api import schedule_layer
+from .api import schedule_placed
 from .l3 import L2Tile, L3Tiling, NetworkL3, l3_dma, plan_memory
+from .operands import const_bytes
+from .placement import Placement
 from .space import REDUCING, LayerSchedule, hwc_chunks, iter_tiles
 
 
@@ -89,6 +99,18 @@ class NetworkSchedule:
     l3_tiles: dict[str, TiledLayer] = field(default_factory=dict, hash=False)
     #: offsets in L3 of the activations left there
     l3_plan: L3Plan = field(default_factory=lambda: L3Plan({}, 0))
+    #: the placement of every layer and the candidates partition weighed
+    partition: Partition | None = None
+    #: constant bytes kept in read-only memories (flash), by memory name
+    rom: dict[str, int] = field(default_factory=dict, hash=False)
+
+    def placement(self, i: int) -> Placement:
+        assert self.partition is not None
+        return self.partition.choices[i].placement
+
+    def const_bytes(self, layer: Layer) -> int:
+        """Bytes of `layer`'s constant blob as its binding lays it out."""
+        return const_bytes(layer, self.schedule(layer.name).const_bytes)
 
     def schedule(self, name: str) -> LayerSchedule:
         for layer, s in zip(self.layers.layers, self.schedules):
@@ -145,62 +167,112 @@ class NetworkSchedule:
     @property
     def weights_l2_bytes(self) -> int:
         names = set(self.memory.weights_in_l2)
-        return sum(const_bytes(l, self) for l in self.layers.layers if l.name in names)
+        return sum(self.const_bytes(l) for l in self.layers.layers if l.name in names)
 
     @property
     def weights_l3_bytes(self) -> int:
         names = set(self.memory.weights_in_l3)
-        return sum(const_bytes(l, self) for l in self.layers.layers if l.name in names)
+        return sum(self.const_bytes(l) for l in self.layers.layers if l.name in names)
+
+    @property
+    def flash_bytes(self) -> int:
+        """Constant bytes kept in read-only memories (not in RAM)."""
+        return sum(self.rom.values())
+
+    @property
+    def l1_bytes(self) -> int:
+        """The L1 arena: the largest of the layers' L1 layouts (tiles, buffers, scratch)."""
+        return max((s.l1_bytes for s in self.schedules), default=0)
+
+    @property
+    def ram_bytes(self) -> int:
+        """On-chip RAM the network needs: the L1 arena plus the L2 plan's peak (activations and
+        the weights kept in L2; constants in read-only memory are not RAM)."""
+        l1 = self.l1_bytes if self.target.has_memory("L1") else 0
+        return l1 + self.memory.peak
 
 
-def const_bytes(layer: Layer, ns: NetworkSchedule | None = None, per_channel: int | None = None) -> int:
-    """L2 bytes of a layer's constants: weights plus per-output-channel constants (bias,
-    multiplier, shift) of its module (Module.const_bytes_per_channel)."""
-    if layer.weights is None:
-        return 0
-    if per_channel is None:
-        assert ns is not None
-        s = ns.schedule(layer.name)
-        per_channel = ns.target.module(s.module).const_bytes_per_channel
-    return int(layer.weights.size) * layer.nest.w_bytes + layer.nest.K * per_channel
+def _fail(layer: Layer, target: Target, e: TilewiseError) -> TilewiseError:
+    return TilewiseError(f"layer '{layer.name}' ({layer.op}) cannot be scheduled on "
+                         f"{target.name}: {e}")
 
 
-def _schedule_one(layer: Layer, nest, target: Target, tiler: str) -> LayerSchedule:
-    try:
-        return schedule_layer(nest, target, tiler)
-    except TilewiseError as e:
-        raise TilewiseError(f"layer '{layer.name}' ({layer.op}) cannot be scheduled on {target.name}: {e}") from None
+def _tile_schedules(layer: Layer, t: L3Tiling, p: Placement, target: Target, tiler: str
+                    ) -> TiledLayer:
+    """Schedules of the distinct L2 tile geometries of an L3-tiled layer, most frequent first;
+    geometries with the same output channels share a constant blob, so they take the first one's
+    L1 k and c tiles (module docstring)."""
+    tiles = t.tiles
+    count: dict = {}
+    for tile in tiles:
+        count[tile.nest] = count.get(tile.nest, 0) + 1
+    order = sorted(count, key=lambda n: -count[n])
+    scheds: dict = {}
+    shared: dict[int, dict[str, int]] = {}
+    for nest in order:
+        fixed = shared.get(nest.K)
+        pl = p.fixing(**fixed) if fixed and layer.weights is not None else p
+        try:
+            s = schedule_placed(nest, target, pl, tiler)
+        except TilewiseError as e:
+            raise _fail(layer, target, e) from None
+        scheds[nest] = s
+        if not s.untiled:
+            shared.setdefault(nest.K, {d: s.tiling(d).tile for d in ("k", "c")
+                                       if d in s.tile_sizes})
+    geoms: dict = {}
+    for tile in tiles:
+        geoms.setdefault(tile.nest, len(geoms))
+    return TiledLayer(tiles, tuple(scheds[n] for n in geoms),
+                      tuple(geoms[tile.nest] for tile in tiles))
 
 
-def schedule_network(lg: LayerGraph, target: Target, tiler: str = "model", l3_strategy: str = "cascade") -> NetworkSchedule:
-    """Schedule every layer of `lg` on `target` and plan its memory."""
-    first = [_schedule_one(layer, layer.nest, target, tiler) for layer in lg.layers]
-    per_channel = {layer.name: target.module(s.module).const_bytes_per_channel for layer, s in zip(lg.layers, first)}
-    steps = [
-        LayerStep(layer.name, layer.inputs, layer.output, weight_bytes=const_bytes(layer, per_channel=per_channel[layer.name]))
-        for layer in lg.layers
-    ]
+def _rom(lg: LayerGraph, part: Partition, target: Target) -> dict[str, int]:
+    """Constant bytes per read-only memory (modules with `weights_from`); they must fit it."""
+    rom: dict[str, int] = {}
+    for layer, c in zip(lg.layers, part.choices):
+        src = c.placement.module.weights_from
+        if src is not None and layer.weights is not None:
+            rom[src] = rom.get(src, 0) + const_bytes(layer, c.placement.binding.const_bytes)
+    for name, used in rom.items():
+        mem = target.memory(name)
+        if used > mem.free:
+            raise TilewiseError(f"the network's {used} bytes of constants do not fit the {mem.free} "
+                                f"bytes of {name} on {target.name}")
+    return rom
+
+
+def schedule_network(lg: LayerGraph, target: Target, tiler: str = "model",
+                     l3_strategy: str = "cascade", objective: str = "latency") -> NetworkSchedule:
+    """Partition `lg` on `target`, schedule every layer and plan its memory."""
+    part = partition(lg, target, tiler, objective)
+    rom = _rom(lg, part, target)
+    in_rom = {c.layer for c in part.choices if c.placement.module.weights_from is not None}
+    steps = [LayerStep(layer.name, layer.inputs, layer.output,
+                       weight_bytes=0 if layer.name in in_rom
+                       else const_bytes(layer, c.placement.binding.const_bytes))
+             for layer, c in zip(lg.layers, part.choices)]
     nests = {layer.name: layer.nest for layer in lg.layers}
+    rules = {c.layer: c.placement.rules for c in part.choices}
     tensor_bytes = {name: t.nbytes for name, t in lg.tensors.items()}
     l2 = target.memory("L2")
     l3, plan = plan_memory(
         steps, nests, tensor_bytes, l2.free, outputs=lg.outputs, strategy=l3_strategy,  # type: ignore[arg-type]
-        chan_const_bytes=max(per_channel.values(), default=12), **l3_dma(target),
+        rules=rules, l3_acts=target.outer("L2") is not None,
+        l3_weights=target.outer("L2", "weight") is not None,
+        const_per_channel={c.layer: c.placement.binding.const_bytes for c in part.choices},
+        **l3_dma(target),
     )
     tiled: dict[str, TiledLayer] = {}
-    schedules = list(first)
+    schedules = [c.schedule for c in part.choices]
     for i, layer in enumerate(lg.layers):
         t = l3.tilings.get(layer.name)
         if t is None:
             continue
-        tiles = t.tiles
-        geoms: dict = {}
-        for tile in tiles:
-            geoms.setdefault(tile.nest, len(geoms))
-        scheds = tuple(_schedule_one(layer, nest, target, tiler) for nest in geoms)
-        tiled[layer.name] = TiledLayer(tiles, scheds, tuple(geoms[tile.nest] for tile in tiles))
+        tl = tiled[layer.name] = _tile_schedules(layer, t, part.choices[i].placement, target, tiler)
         # the reported schedule: the interior tile's (the most frequent geometry)
-        g = max(range(len(scheds)), key=lambda k: sum(x.nest == scheds[k].nest for x in tiles))
-        schedules[i] = scheds[g]
+        g = max(range(len(tl.schedules)), key=lambda k: tl.geometry.count(k))
+        schedules[i] = tl.schedules[g]
     l3_plan = plan_l3_activations(l3.steps, tensor_bytes, l3.l3_tensors, lg.outputs)
-    return NetworkSchedule(lg, target, tiler, tuple(schedules), l3, plan, tiled, l3_plan)
+    return NetworkSchedule(lg, target, tiler, tuple(schedules), l3, plan, tiled, l3_plan, part,
+                           rom)

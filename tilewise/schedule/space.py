@@ -22,18 +22,18 @@ Its *tile loops* run over the dimensions
 DMA byte accounting (`LayerSchedule.dma_bytes`, what codegen must move, exactly):
 - input tile (x, and x2 for add): the part of the tile's receptive field that lies inside the input
   tensor — rows [oy0·SY − pad_top, (oy0+oy_t−1)·SY − pad_top + FY − 1] ∩ [0, IY) and likewise
-  columns — times its channels (c tile; k tile for depthwise/pool/add) and batch tile, in_bytes
+  columns — times its channels (c tile; k tile for depthwise/pool/add) and batch tile, x_bits
   each. Padding is never transferred: the kernel synthesizes it from the tile's pads
-  (`TileStep.pads`).
-- weights w: k_t·FY·FX·c_t (depthwise k_t·FY·FX) w_bytes per weight tile, one contiguous chunk:
+  (`TileStep.pads`). Every size is operands.py's formula (bits per element, ⌈elements·bits/8⌉).
+- weights w: k_t·FY·FX·c_t (depthwise k_t·FY·FX) weights of w_bits per weight tile, one contiguous chunk:
   codegen stores every weight tile as one block in L2. The layer's natural layout (Layer.weights:
   conv [K][FY][FX][C], depthwise [K][FY][FX], dense [K][C]) already does so unless C is tiled;
   `weights_tiled` flags that case: store one [k_t][FY][FX][c_t] block per (k tile, c tile), in tile
   order. (A depthwise kernel wanting channel-last weights gets one [FY][FX][k_t] block per k tile.)
 - constants b: k_t · Module.const_bytes_per_channel per k tile, one chunk: codegen stores each k
   tile's per-channel constants (bias, multiplier, shift as int32: 12 B) as one block.
-- output y: n_t·oy_t·ox_t·k_t out_bytes per store. Partial sums never move (unless the module
-  spills them: then psum_bytes per element, both ways).
+- output y: n_t·oy_t·ox_t·k_t elements of y_bits per store. Partial sums never move (unless the
+  binding spills them: then psum_bits per element, both ways).
 - each load/store is one transfer (one DMA setup); its contiguous chunks are counted from the HWC
   layout (`hwc_chunks`): a tile spanning full rows×channels of a batch item is one chunk, full
   channels but partial rows is one chunk per row, partial channels one chunk per pixel.
@@ -41,8 +41,8 @@ DMA byte accounting (`LayerSchedule.dma_bytes`, what codegen must move, exactly)
 
 L1 accounting (`plan_buffers`): each operand buffer holds the largest tile of that operand (4-byte
 aligned); double buffering keeps two copies of every operand that is transferred more than once;
-plus ``psum`` (psum_bytes per output element of a tile, when C is tiled) and ``scratch`` (the
-kernel's, e.g. im2col per core). The schedule is valid when the sum fits `Memory.free` of the
+plus ``psum`` (psum_bits per output element of a tile, when C is tiled) and ``scratch`` (the
+binding's scratch formula, e.g. im2col per core). The schedule is valid when the sum fits `Memory.free` of the
 module's level.
 """
 
@@ -54,11 +54,9 @@ from dataclasses import dataclass, field
 from typing import Iterator
 
 from ..ir.layer import LoopNest
+from .operands import REDUCING, WEIGHTED, Operand, operand_bytes, operands
 
 DIMS = ("n", "k", "c", "oy", "ox")
-#: kinds that have a separate input-channel loop
-REDUCING = ("conv", "fc")
-WEIGHTED = ("conv", "fc", "dwconv")
 ALIGN = 4
 
 
@@ -69,34 +67,6 @@ def loop_dims(kind: str) -> tuple[str, ...]:
 
 def dim_size(nest: LoopNest, dim: str) -> int:
     return {"n": nest.N, "k": nest.K, "c": nest.C, "oy": nest.OY, "ox": nest.OX}[dim]
-
-
-@dataclass(frozen=True)
-class Operand:
-    """A tensor moved between L2 and the module's level, and the loop dims its tile depends on."""
-
-    name: str            # x, x2, w, b, y
-    dims: frozenset[str]
-    output: bool = False
-
-
-def operands(nest: LoopNest, const_bytes_per_channel: int = 12) -> tuple[Operand, ...]:
-    kind = nest.kind
-    ch = "c" if kind in REDUCING else "k"
-    x = Operand("x", frozenset({"n", ch, "oy", "ox"}))
-    y = Operand("y", frozenset({"n", "k", "oy", "ox"}), output=True)
-    if kind in REDUCING:
-        ops = [x, Operand("w", frozenset({"k", "c"}))]
-    elif kind == "dwconv":
-        ops = [x, Operand("w", frozenset({"k"}))]
-    elif kind == "add":
-        ops = [x, Operand("x2", x.dims)]
-    else:
-        ops = [x]
-    if kind in WEIGHTED and const_bytes_per_channel > 0:
-        ops.append(Operand("b", frozenset({"k"})))
-    ops.append(y)
-    return tuple(ops)
 
 
 # --- geometry along one dimension -----------------------------------------------------------------
@@ -215,7 +185,8 @@ class LayerSchedule:
     """How one layer runs: what `tilewise analyze` reports and what codegen executes.
 
     Fields:
-    - nest: the layer's loop nest; target / module: names; tiler: "model" | "dory" | ...
+    - nest: the layer's loop nest; target / module: names; binding: the binding's label
+      ("portable/conv2d_s8_tflite"); tiler: "model" | "dory" | ...
     - level: memory the kernel computes from ("L1"); outer: where tiles come from ("L2"); for
       untiled schedules (module computing from L2, kind "other") level="L2", outer=None, no DMA.
     - tiles: one `DimTiling` per loop dimension of the kind (`loop_dims`), in that order.
@@ -249,10 +220,11 @@ class LayerSchedule:
     cycles: float
     tiler: str = "model"
     weights_tiled: bool = False
-    #: the module's per-output-channel constant bytes and partial-sum element bytes (the b
-    #: operand's and spilled partial sums' sizes; see Module)
+    #: the binding's per-output-channel constant bytes and partial-sum element bits (the b
+    #: operand's and partial sums' sizes; bindings/base.py)
     const_bytes: int = 12
-    psum_bytes: int = 4
+    psum_bits: int = 32
+    binding: str = ""
     notes: tuple[str, ...] = field(default=())
 
     def tiling(self, dim: str) -> DimTiling:
@@ -315,26 +287,16 @@ def _align(n: int) -> int:
 
 
 def operand_tile_bytes(nest: LoopNest, op: str, ext: dict[str, int], const_bytes: int,
-                       psum_bytes: int = 4) -> int:
-    """Bytes of one tile of operand `op` with extents ext (n,k,c,rows,cols: input rows/cols for x)."""
-    if op in ("x", "x2"):
-        ch = ext["c"] if nest.kind in REDUCING else ext["k"]
-        return ext["n"] * ext["rows"] * ext["cols"] * ch * nest.in_bytes
-    if op == "w":
-        if nest.kind == "dwconv":
-            return ext["k"] * nest.FY * nest.FX * nest.w_bytes
-        return ext["k"] * nest.FY * nest.FX * ext["c"] * nest.w_bytes
-    if op == "b":
-        return ext["k"] * const_bytes
-    if op == "y":
-        return ext["n"] * ext["oy"] * ext["ox"] * ext["k"] * nest.out_bytes
-    if op == "psum":
-        return ext["n"] * ext["oy"] * ext["ox"] * ext["k"] * psum_bytes
-    raise KeyError(op)
+                       psum_bits: int = 32) -> int:
+    """Bytes of one tile of operand `op` with extents ext (n, k, c, oy, ox; rows, cols: the input
+    rows and columns of x) — operands.py's formula."""
+    return int(operand_bytes(nest, op, const_bytes=const_bytes, psum_bits=psum_bits,
+                             **{d: ext[d] for d in ("n", "k", "c", "oy", "ox", "rows", "cols")
+                                if d in ext}))
 
 
 def plan_buffers(nest: LoopNest, tiles: tuple[DimTiling, ...], order: tuple[str, ...],
-                 buffering: int, const_bytes: int, psum_bytes: int, psum_spill: bool,
+                 buffering: int, const_bytes: int, psum_bits: int, psum_spill: bool,
                  scratch: int) -> tuple[Buffer, ...]:
     """The L1 arena: operand buffers (largest tile, copies), psum, scratch; sequential offsets."""
     t = {d.dim: d for d in tiles}
@@ -347,16 +309,16 @@ def plan_buffers(nest: LoopNest, tiles: tuple[DimTiling, ...], order: tuple[str,
     offset = 0
     spilled = psum_spill and nest.kind in REDUCING and counts.get("c", 1) > 1
     for op in operands(nest, const_bytes):
-        size = operand_tile_bytes(nest, op.name, ext, const_bytes, psum_bytes)
+        size = operand_tile_bytes(nest, op.name, ext, const_bytes, psum_bits)
         if op.name == "y" and spilled:
-            size = max(size, operand_tile_bytes(nest, "psum", ext, const_bytes, psum_bytes))
+            size = max(size, operand_tile_bytes(nest, "psum", ext, const_bytes, psum_bits))
         size = _align(size)
         moves = fetch_count(order, counts, op.dims)
         copies = 2 if buffering == 2 and moves > 1 else 1
         bufs.append(Buffer(op.name, size, copies, offset))
         offset += size * copies
     if nest.kind in REDUCING and counts.get("c", 1) > 1 and not psum_spill:
-        size = _align(operand_tile_bytes(nest, "psum", ext, const_bytes, psum_bytes))
+        size = _align(operand_tile_bytes(nest, "psum", ext, const_bytes, psum_bits))
         bufs.append(Buffer("psum", size, 1, offset))
         offset += size
     if scratch > 0:
@@ -395,15 +357,15 @@ class TileStep:
 
 
 def iter_tiles(s: LayerSchedule, const_bytes: int | None = None,
-               psum_bytes: int | None = None) -> Iterator[TileStep]:
+               psum_bits: int | None = None) -> Iterator[TileStep]:
     """Every tile step of a schedule in execution order, with its loads and stores.
 
     The cost model (schedule/cost.py) counts exactly these transfers; tests hold the two equal.
-    const_bytes / psum_bytes default to the schedule's (its module's).
+    const_bytes / psum_bits default to the schedule's (its binding's).
     """
     nest = s.nest
     const_bytes = s.const_bytes if const_bytes is None else const_bytes
-    psum_bytes = s.psum_bytes if psum_bytes is None else psum_bytes
+    psum_bits = s.psum_bits if psum_bits is None else psum_bits
     t = {d.dim: d for d in s.tiles}
     pos = {d: positions(nest, d, t[d].tile) for d in t}
     ops = operands(nest, const_bytes)
@@ -447,14 +409,14 @@ def iter_tiles(s: LayerSchedule, const_bytes: int | None = None,
                 last_c = "c" not in p or p["c"].start + p["c"].size == C
                 if fetch and not first_c:   # spilled partial sums come back
                     loads.append(Transfer("y", box, operand_tile_bytes(nest, "psum", ext,
-                                          const_bytes, psum_bytes), chunks, partial=True))
+                                          const_bytes, psum_bits), chunks, partial=True))
                 if flush:
                     if last_c:
                         stores.append(Transfer("y", box, operand_tile_bytes(nest, "y", ext,
                                                const_bytes), chunks))
                     else:
                         stores.append(Transfer("y", box, operand_tile_bytes(nest, "psum", ext,
-                                               const_bytes, psum_bytes), chunks, partial=True))
+                                               const_bytes, psum_bits), chunks, partial=True))
         pads = (p["oy"].pad_lo, p["ox"].pad_lo, p["oy"].pad_hi, p["ox"].pad_hi)
         first_c = "c" not in p or p["c"].first
         last_c = "c" not in p or p["c"].start + p["c"].size == C

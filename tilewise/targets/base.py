@@ -1,17 +1,21 @@
-"""Targets are data: memory levels, execution modules and their kernel cost models.
+"""Targets are data: memory levels with operand roles, execution modules and their bindings.
 
 A `Target` is a frozen value (DESIGN.md "Targets are data"): adding a chip is one file of parameters
-(`targets/<chip>.py`) and, where its kernels differ, one small kernel model (`targets/kernels/`).
-Nothing here is a subclass per chip.
+(`targets/<chip>.py`); its modules list the bindings they run (`bindings/<family>/`, built for the
+module's kernel cost model). Nothing here is a subclass per chip, and no stage compares a target's
+name: capabilities are fields (`Target.sdk`, `Memory.roles`, `Module.weights_from`).
 
-- `Memory`: one level of the hierarchy, innermost first (L1, L2, L3). The DMA fields describe the
-  engine that moves data between this level and the next outer one:
+- `Memory`: one level of the hierarchy, innermost first (L1, L2, L3, or a read-only flash). It says
+  which operands it may hold (`roles`: activations, weights, tile buffers) and whether it is
+  read-only. The DMA fields describe the engine that moves data between this level and the next
+  outer one:
   ``dma = dma_setup_cycles + chunks * dma_chunk_cycles + bytes / bandwidth`` per transfer (seed 003
   §V: a fixed overhead per contiguous chunk; seed 002 eq. 5.9: a fixed penalty per transfer), plus
   ``dma_issue_cycles`` of core time per transfer to program it (seed 002's CC_dma_init is core time).
-- `Module`: an execution unit (8-core cluster, a single core, an accelerator) with the layer kinds
-  it runs, the memory level it computes from, and its kernel model (`KernelModel`), which gives
-  per-tile compute cycles as a sum of separable terms and the kernel's scratch bytes.
+- `Module`: an execution unit (8-core cluster, a single core, an accelerator) with its bindings
+  (what it runs and how), the memory level it computes from, and where it reads weights from
+  (`weights_from`: a read-only memory such as a Cortex-M's flash keeps const weights in place; None
+  = the activation path, L2 or streamed from L3).
 - `Energy` figures are optional (0 = unknown).
 """
 
@@ -21,13 +25,16 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:  # pragma: no cover
-    import numpy as np
-
+    from ..bindings.base import Binding
     from ..ir.layer import LoopNest
     from .compute import Term
 
 KB = 1024
 MB = 1024 * 1024
+
+#: operand roles a memory may serve: activations (network tensors), weights (layer constants),
+#: tile buffers (L1 operand tiles, partial sums, kernel scratch)
+ROLES = frozenset({"act", "weight", "tile"})
 
 
 @dataclass(frozen=True)
@@ -50,6 +57,9 @@ class Memory:
     dma_async: bool = True
     #: off-chip levels on their own clock: bandwidth in MB/s, converted with the target clock
     bandwidth_mb_s: float | None = None
+    #: the operands this memory may hold (ROLES)
+    roles: frozenset[str] = ROLES
+    #: read-only at run time (flash): only constants live there, written by the programmer
     read_only: bool = False
     #: energy per byte moved into this level from the next outer one (pJ/B), 0 = unknown
     pj_per_byte: float = 0.0
@@ -58,6 +68,9 @@ class Memory:
     @property
     def free(self) -> int:
         return self.size - self.reserved
+
+    def holds(self, role: str) -> bool:
+        return role in self.roles
 
     def bytes_per_cycle(self, clock_mhz: float) -> float:
         if self.bandwidth_mb_s is not None:
@@ -71,17 +84,13 @@ class KernelModel(Protocol):
     `terms(nest, cores)` returns the compute cycles of one tile as Σ coef·Π_dim f_dim(size, first,
     last) (see `targets.compute`): separable, so sums over tile grids factor per dimension, which
     makes the `model` tiler's bounds cheap and exact. Every factor must be superadditive in its
-    dimension (splitting a tile never lowers the summed compute) — the tests check it.
-    `scratch(nest, cores, k, c, oy, ox)` gives the kernel's L1 scratch bytes for a tile (numpy
-    arrays broadcast); monotone non-decreasing in every size.
+    dimension (splitting a tile never lowers the summed compute) — the tests check it. A binding
+    (bindings/base.py) pairs one such model with the kernel it prices.
     """
 
     name: str
 
     def terms(self, nest: LoopNest, cores: int) -> tuple[Term, ...]: ...
-
-    def scratch(self, nest: LoopNest, cores: int, k: np.ndarray, c: np.ndarray, oy: np.ndarray,
-                ox: np.ndarray) -> np.ndarray: ...
 
 
 @dataclass(frozen=True)
@@ -90,19 +99,14 @@ class Module:
 
     name: str
     cores: int
-    #: layer kinds (LoopNest.kind) the module runs
-    kinds: frozenset[str]
-    kernel: KernelModel
-    #: memory level the kernel reads and writes; "L2" = computes in place from L2, never tiled
+    #: what the module runs and how: one binding per (op, mode, precisions, geometry) it takes
+    bindings: tuple[Binding, ...]
+    #: memory level the kernels read and write; "L2" = computes in place from L2, never tiled
     memory: str = "L1"
-    #: per-output-channel constants moved with each weight tile: bias int32, multiplier int32,
-    #: shift int32 (12 B); DORY counts k and lambda, 8 B (notes/dory-tiler.md)
-    const_bytes_per_channel: int = 12
-    #: bytes of one partial sum when the input channels are tiled (32-bit accumulators)
-    psum_bytes: int = 4
-    #: may partial sums leave L1 between input-channel tiles (IDSP schedules); False on MCUs:
-    #: the input-channel loop is then innermost and partial sums stay in L1
-    psum_spill: bool = False
+    #: memory the module reads constant weights from when it is not the activation path: a
+    #: read-only memory (a Cortex-M's flash) keeps const weights in place, never copied to RAM;
+    #: None = weights live with the activations (L2, or streamed from L3 when they do not fit)
+    weights_from: str | None = None
     #: --cores applies to this module
     scalable: bool = False
     #: average energy per active cycle (pJ), 0 = unknown
@@ -111,13 +115,17 @@ class Module:
     #: kernel, runtime set-up): added to every schedule of the layer alike, so it never changes
     #: which schedule is best and keeps the tile terms superadditive
     layer_overhead_cycles: float = 0.0
-    #: bytes per cycle of the depthwise-input DMA when the runtime reorders it HWC -> CHW on the
-    #: way in (one byte per bus beat); 0 = the memory level's bandwidth like every other operand
-    dw_input_bytes_per_cycle: float = 0.0
     note: str = ""
 
-    def runs(self, kind: str) -> bool:
-        return kind in self.kinds
+    @property
+    def families(self) -> tuple[str, ...]:
+        """Names of the kernel families the module's bindings come from (in order)."""
+        return tuple(dict.fromkeys(b.family.name for b in self.bindings))
+
+    @property
+    def cost_models(self) -> tuple[str, ...]:
+        """Names of the cost models pricing the module's bindings (in order)."""
+        return tuple(dict.fromkeys(b.cost.name for b in self.bindings))
 
 
 @dataclass(frozen=True)
@@ -130,6 +138,9 @@ class Target:
     memories: tuple[Memory, ...]
     modules: tuple[Module, ...]
     sources: tuple[str, ...] = field(default=())
+    #: the SDK whose HAL the generated firmware uses besides the host HAL ("pmsis" for GAP chips);
+    #: None = host HAL only
+    sdk: str | None = None
 
     def memory(self, name: str) -> Memory:
         for m in self.memories:
@@ -137,20 +148,23 @@ class Target:
                 return m
         raise KeyError(f"target {self.name} has no memory level {name}")
 
-    def outer(self, name: str) -> Memory | None:
-        """The level a tile of level `name` is moved from (the next outer level), or None."""
+    def has_memory(self, name: str) -> bool:
+        return any(m.name == name for m in self.memories)
+
+    def outer(self, name: str, role: str = "act") -> Memory | None:
+        """The level a tile of level `name` is moved from: the next outer level that holds
+        `role` (activations by default), or None."""
         names = [m.name for m in self.memories]
-        i = names.index(name)
-        return self.memories[i + 1] if i + 1 < len(self.memories) else None
+        for m in self.memories[names.index(name) + 1:]:
+            if m.holds(role) and not (m.read_only and role == "act"):
+                return m
+        return None
 
     def module(self, name: str) -> Module:
         for m in self.modules:
             if m.name == name:
                 return m
         raise KeyError(f"target {self.name} has no module {name}")
-
-    def modules_for(self, kind: str) -> tuple[Module, ...]:
-        return tuple(m for m in self.modules if m.runs(kind))
 
     def with_overrides(self, *, l1_kb: float | None = None, l2_kb: float | None = None,
                        cores: int | None = None, clock_mhz: float | None = None) -> Target:

@@ -14,12 +14,13 @@ Figures and where they come from:
   I/O DMA up to 200 MB/s (seed 001 §3.2); >50 pJ/B off-chip (seed 001 §1).
 - energy: 11.89 mJ for 23.3 M cycles of 1.0-MobileNetV1-128 at 1 V / 100 MHz (seed 001 Table 4)
   → 510 pJ per cluster cycle, whole SoC average.
+- kernels: the portable family (bindings/portable) priced by the PULP-NN model; the generated
+  firmware uses the PMSIS HAL.
 """
 
+from ..bindings import portable
 from .base import KB, MB, Memory, Module, Target
 from .kernels import PulpNN
-
-KINDS = frozenset({"conv", "dwconv", "fc", "pool", "gap", "add", "other"})
 
 TARGET = Target(
     name="gap8",
@@ -34,8 +35,9 @@ TARGET = Target(
         Memory("L3", 8 * MB, note="HyperRAM; 64 MB HyperFlash for read-only data"),
     ),
     modules=(
-        Module("cluster", cores=8, kinds=KINDS, kernel=PulpNN(), memory="L1", scalable=True,
-               pj_per_cycle=510.0, note="8x RI5CY XpulpV2, PULP-NN"),
+        Module("cluster", cores=8, bindings=portable.bindings(PulpNN()), memory="L1",
+               scalable=True, pj_per_cycle=510.0, note="8x RI5CY XpulpV2, PULP-NN"),
     ),
     sources=("seed 001 §3.2-3.3, Table 4", "seed 004 ch. 3, Table 3.2", "seed 003 §V (DMA chunk)"),
+    sdk="pmsis",
 )

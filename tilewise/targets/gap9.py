@@ -15,7 +15,8 @@ Figures and where they come from (seed 003 §V–VI, notes/match-cost-model.md):
   `dw_flat`): about 66 cycles per 3×3 output per core instead of the 21 of DORY's GAP8 HWC kernel.
 - depthwise input tiles arrive reordered HWC → CHW by the cluster DMA, one 2-D transfer per
   channel with 1-byte rows (DORY's GAP9 dory_dma.c, dma_transfer_hwc_to_chw; MATCH's GAP9 model
-  moves them at 1 byte per cycle): `dw_input_bytes_per_cycle` = 1 instead of 8. Only the cycles
+  moves them at 1 byte per cycle): the depthwise bindings' input DMA rate is 1 B/cycle instead of 8
+  (`Binding.x_dma_bytes_per_cycle`). Only the cycles
   change; bytes, transfers and chunks are counted as for any input.
 - per layer 1.3k cycles: the cold instruction cache of a kernel call, fetched from L2 — seed 004
   Table 3.2 counts 1.3k I$ stall cycles for one call of the conv kernel on one core (GAP8's
@@ -29,8 +30,8 @@ Figures and where they come from (seed 003 §V–VI, notes/match-cost-model.md):
 
 from dataclasses import replace
 
+from ..bindings import portable
 from .base import KB, MB, Memory, Module, Target
-from .gap8 import KINDS
 from .kernels import PulpNN
 
 #: PULP-NN as MATCH models it on GAP9's cluster: per output 2·(5 + 10) loop set-up + 9 requant,
@@ -50,12 +51,14 @@ TARGET = Target(
         Memory("L3", 8 * MB, note="external RAM (assumed 8 MB)"),
     ),
     modules=(
-        Module("cluster", cores=8, kinds=KINDS, kernel=KERNEL, memory="L1", scalable=True,
-               layer_overhead_cycles=1300.0, dw_input_bytes_per_cycle=1.0,
+        Module("cluster", cores=8,
+               bindings=portable.bindings(KERNEL, depthwise_input_bytes_per_cycle=1.0),
+               memory="L1", scalable=True, layer_overhead_cycles=1300.0,
                note="8-core cluster, PULP-NN"),
-        Module("fc", cores=1, kinds=KINDS, kernel=replace(KERNEL, scale=1.5), memory="L2",
-               note="fabric controller core computing from L2"),
+        Module("fc", cores=1, bindings=portable.bindings(replace(KERNEL, scale=1.5)),
+               memory="L2", note="fabric controller core computing from L2"),
     ),
     sources=("seed 003 §V-VI, Tables III-IV", "notes/match-cost-model.md", "seed 004 ch. 3, Table 3.2",
              "eml-eda/match match/cost_model/examples/pulp_cluster.py (GAP9 cluster model)"),
+    sdk="pmsis",
 )

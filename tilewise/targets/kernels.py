@@ -1,7 +1,8 @@
 """Kernel-library cost models: per-tile compute cycles from each library's loop structure.
 
 Each model is frozen data (its constants) plus `terms(nest, cores)` returning separable terms
-(targets/compute.py) and `scratch(...)` returning its L1 scratch bytes.
+(targets/compute.py). A binding (bindings/) pairs a model with the kernel it prices; the kernel's
+L1 scratch is the binding's formula, not the model's.
 
 PulpNN — the PULP-NN kernels on RI5CY/XpulpV2 clusters (seed 004 ch. 3, seed 001 §3.3):
 - conv (incl. 1×1): output rows split over cores (the slowest core has ceil(oy/cores) rows); each
@@ -234,17 +235,6 @@ class PulpNN:
                      (("oy", ident), ("ox", ident), ("k", ident)), "other"),
                 Term(self.scale * self.call, (), "call"))
 
-    def scratch(self, nest: LoopNest, cores: int, k, c, oy, ox):
-        """im2col: 2 receptive fields per core (seed 004 §3.3, notes/dory-tiler.md: 2·C·FY·FX
-        per core); depthwise: FX × padded input rows (+FX) per core (DORY's column buffer)."""
-        zero = 0 * np.asarray(k) * np.asarray(oy)
-        if nest.kind == "conv" and nest.FY * nest.FX > 1:
-            return zero + cores * 2 * nest.FY * nest.FX * np.asarray(c)
-        if nest.kind == "dwconv":
-            rows = (np.asarray(oy) - 1) * nest.SY + nest.FY
-            return zero + cores * (nest.FX * rows + nest.FX)
-        return zero
-
 
 @dataclass(frozen=True)
 class CmsisNN:
@@ -322,13 +312,6 @@ class CmsisNN:
         return (Term(self.other_elem, (("oy", ident), ("ox", ident), ("k", ident)), "other"),
                 Term(self.call, (), "call"))
 
-    def scratch(self, nest: LoopNest, cores: int, k, c, oy, ox):
-        """q15 im2col of two receptive fields (arm_convolve_s8's buffer), 2·2·FY·FX·c bytes."""
-        zero = 0 * np.asarray(k) * np.asarray(oy)
-        if nest.kind == "conv" and nest.FY * nest.FX > 1:
-            return zero + 4 * nest.FY * nest.FX * np.asarray(c)
-        return zero
-
 
 @dataclass(frozen=True)
 class SimdDsp:
@@ -348,6 +331,3 @@ class SimdDsp:
         if nest.kind in ("dwconv", "pool", "gap"):
             return (Term(r * F, all4, "macs"),)
         return (Term(1.0 / self.elems_per_cycle, all4, "elems"),)
-
-    def scratch(self, nest: LoopNest, cores: int, k, c, oy, ox):
-        return 0 * np.asarray(k) * np.asarray(oy)

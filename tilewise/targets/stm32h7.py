@@ -3,15 +3,18 @@
 Figures and where they come from:
 - 480 MHz, 1× Cortex-M7 with a 128 kB zero-wait-state DTCM scratchpad (seed 001 §6.1, where DORY
   manages the DTCM by DMA exactly like GAP8's L1); 8 kB of it assumed reserved for the stack.
-- L2: 1 MB SRAM (DESIGN.md); L3: 2 MB internal flash, read-only (weights).
+- L2: 1 MB SRAM (DESIGN.md) for activations; 2 MB internal flash, read-only: the const weights stay
+  there (the Cortex-M reads flash in place and its DMA moves weight tiles from it), never copied
+  to RAM and not counted in it. No external RAM: a network whose activations do not fit the SRAM
+  does not fit this part.
 - DMA into the DTCM: 64-bit AXI at half the core clock → 4 B/cycle; 30 cycles setup, 6 per chunk
   and 40 core cycles of driver code per transfer — assumed, the seeds give no figures.
 - kernels: CMSIS-NN, calibrated so that one GAP8 core running PULP-NN is 2.54× faster on seed 004's
   benchmark convolution (seed 004 §3.4.1) — see targets/kernels.py.
 """
 
+from ..bindings import portable
 from .base import KB, MB, Memory, Module, Target
-from .gap8 import KINDS
 from .kernels import CmsisNN
 
 TARGET = Target(
@@ -22,12 +25,13 @@ TARGET = Target(
         Memory("L1", 128 * KB, reserved=8 * KB, bandwidth=4.0, dma_setup_cycles=30,
                dma_chunk_cycles=6, dma_issue_cycles=40, dma_async=True, note="DTCM"),
         Memory("L2", 1 * MB, bandwidth=2.0, dma_setup_cycles=30, dma_async=True,
-               note="AXI SRAM; flash reads at ~2 B/cycle"),
-        Memory("L3", 2 * MB, read_only=True, note="internal flash, weights only"),
+               roles=frozenset({"act", "tile"}), note="AXI SRAM: activations"),
+        Memory("flash", 2 * MB, roles=frozenset({"weight"}), read_only=True,
+               note="internal flash: const weights, read in place"),
     ),
     modules=(
-        Module("cpu", cores=1, kinds=KINDS, kernel=CmsisNN(), memory="L1",
-               note="Cortex-M7, CMSIS-NN"),
+        Module("cpu", cores=1, bindings=portable.bindings(CmsisNN()), memory="L1",
+               weights_from="flash", note="Cortex-M7, CMSIS-NN"),
     ),
     sources=("seed 001 §6.1", "seed 004 §3.4.1"),
 )

@@ -22,8 +22,9 @@ from ..errors import TilewiseError
 
 CFLAGS = ("-std=c99", "-Wall", "-Wextra", "-Werror")
 SANITIZE = ("-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-fno-sanitize-recover=all")
-#: project sources that are copies of the shipped library (cacheable across projects)
-SHARED_DIRS = ("tw_kernels", "tw_runtime", "tw_hal")
+#: project folders that are copies of the shipped runtime (cacheable across projects), besides
+#: the kernel families' folders the project lists
+RUNTIME_DIRS = ("tw_runtime", "tw_hal")
 
 
 class BuildError(Exception):
@@ -53,10 +54,11 @@ def flags(opt: str = "-O2", dump: bool = False, sanitize: bool = False,
     return f + [f"-D{d}" for d in defines]
 
 
-def _cached_object(src: Path, fl: list[str], includes: list[str], cache: Path, cc: str) -> Path:
+def _cached_object(src: Path, fl: list[str], includes: list[str], cache: Path, cc: str,
+                   shared: set[str]) -> Path:
     key = hashlib.sha256()
     key.update(src.read_bytes())
-    for inc in sorted(Path(i) for i in includes if Path(i).name in SHARED_DIRS):
+    for inc in sorted(Path(i) for i in includes if Path(i).name in shared):
         for h in sorted(inc.glob("*.h")):
             key.update(h.name.encode() + h.read_bytes())
     key.update(" ".join([cc, *fl]).encode())
@@ -84,12 +86,12 @@ def build_host(project: Project, out: str | Path | None = None, *, opt: str = "-
     exe = Path(out) if out else project.path / ("network_host_dump" if dump else "network_host")
     includes = [str(p) for p in project.includes()]
     sources = project.sources("host")
+    shared_dirs = {*RUNTIME_DIRS, *project.kernel_dirs}
     objects: list[str] = []
     rest: list[str] = []
     for s in sources:
-        shared = s.parent.name in SHARED_DIRS
-        if cache is not None and shared:
-            objects.append(str(_cached_object(s, fl, includes, Path(cache), cc)))
+        if cache is not None and s.parent.name in shared_dirs:
+            objects.append(str(_cached_object(s, fl, includes, Path(cache), cc, shared_dirs)))
         else:
             rest.append(str(s))
     _run([cc, *fl, *[f"-I{i}" for i in includes], *rest, *objects, "-o", str(exe), "-lm"],
@@ -99,13 +101,13 @@ def build_host(project: Project, out: str | Path | None = None, *, opt: str = "-
 
 def compile_pulp(project: Project, pmsis_include: str | Path, out_dir: str | Path) -> list[Path]:
     """Compile (-c, no link) the PULP variant against a PMSIS include directory."""
-    if not project.manifest.get("pulp"):
+    if project.manifest.get("sdk") != "pmsis":
         raise TilewiseError(f"{project.path}: target {project.manifest['target']} has no PULP HAL")
     cc = compiler()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     objs = []
-    for s in project.sources("pulp"):
+    for s in project.sources("pmsis"):
         obj = out / f"{s.parent.name}_{s.stem}.o"
         _run([cc, "-O2", *CFLAGS, f"-I{Path(pmsis_include).resolve()}", *[f"-I{p}" for p in project.includes()],
               "-c", str(s), "-o", str(obj)], project.path)

@@ -228,7 +228,8 @@ def validate_model(model: str | Path, ns: NetworkSchedule, graph, n_random: int 
 
 
 def validate_path(model: str | Path, target, tiler: str = "model", n_random: int = 20,
-                  seed: int = 0, out_dir: str | Path | None = None) -> ValidationReport:
+                  seed: int = 0, out_dir: str | Path | None = None,
+                  objective: str = "latency") -> ValidationReport:
     """`tilewise validate MODEL`: load, lower, schedule on `target`, then `validate_model`. Without
     `out_dir` the project is built in a temporary directory, removed when the result is bit-exact."""
     import shutil
@@ -238,7 +239,7 @@ def validate_path(model: str | Path, target, tiler: str = "model", n_random: int
     from ..schedule.network import schedule_network
 
     graph = load_model(model)
-    ns = schedule_network(lower(graph), target, tiler)
+    ns = schedule_network(lower(graph), target, tiler, objective=objective)
     work = Path(out_dir) if out_dir else Path(tempfile.mkdtemp(prefix="tilewise_validate_"))
     report = validate_model(model, ns, graph, n_random, seed, work)
     if out_dir is None and report.bit_exact:

@@ -1,4 +1,4 @@
-"""The 16x8 path of `tilewise generate`: which int16 layers the C kernels run and their calls.
+"""The portable family's 16x8 kernel calls: int16 conv, dense, add and sub.
 
 16x8 layers (TFLite: int16 activations, int8 weights, int64 or int32 bias, golden Requant.wide =
 TFLite's int64 MultiplyByQuantizedMultiplier, golden/fixedpoint.py multiply_by_quantized_multiplier_64)
@@ -12,78 +12,25 @@ map to the kernels of tw_kernels/tw_s16.h:
 | reshape           | byte copy (layer_c.py)   | —                                               |
 
 Everything else touching an int16 tensor (depthwise, pools, mul, broadcast add/sub, softmax,
-layers tiled at L3->L2, the non-wide int32-bias 16x8 form) is refused with a one-sentence error.
+layers tiled at L3->L2, the non-wide int32-bias 16x8 form) has no binding, or is refused by the
+binding's check (checks.py), at partition time.
 
 The kernels accumulate in int64 but keep C-tile partial sums in the schedule's int32 psum buffer
-(Module.psum_bytes = 4): a layer whose C dimension is tiled is generated only when
-|bias| + 32768·Σ|w| fits int32 for every output channel, which bounds every partial sum, so the
-int32 psum is exact.
+(the binding's psum_bits = 32): the binding's tile rules tile C only when |bias| + 32768·Σ|w| fits
+int32 for every output channel (checks.s16_rules), which bounds every partial sum, so the int32
+psum is exact.
 """
 
 from __future__ import annotations
 
-import numpy as np
+from ...ir.layer import Layer, LayerGraph
 
-from ..errors import TilewiseError
-from ..ir.layer import Layer, LayerGraph
-from ..schedule.space import LayerSchedule
-
-S16_OPS = ("conv2d", "fully_connected")
 S16_ELEMENTWISE = ("add", "sub")
-INT32_MAX = 2**31 - 1
 
 
 def is_int16(layer: Layer, lg: LayerGraph) -> bool:
     """Whether any activation of `layer` is int16."""
     return any(lg.tensors[t].dtype == "int16" for t in (*layer.inputs, layer.output) if t in lg.tensors)
-
-
-def _refuse(layer: Layer, what: str) -> TilewiseError:
-    return TilewiseError(f"layer '{layer.name}' ({layer.op}): {what} is not supported by the 16x8 "
-                         f"C kernels of `tilewise generate` (they are int8 (and uint8) only, plus "
-                         f"int16 conv2d and fully_connected)")
-
-
-def acc_bound(layer: Layer) -> int:
-    """max over output channels of |bias| + 32768·Σ|w|: a bound on every partial sum."""
-    k = layer.nest.K
-    w = np.abs(np.asarray(layer.weights, dtype=np.int64)).reshape(k, -1).sum(axis=1)
-    b = np.zeros(k, np.int64) if layer.bias is None else np.abs(np.asarray(layer.bias, dtype=np.int64))
-    return int((b + 32768 * w).max(initial=0))
-
-
-def check_int16(layer: Layer, lg: LayerGraph, s: LayerSchedule | None, in_l3: bool) -> None:
-    """One-sentence errors for int16 layers the 16x8 kernels do not run (module docstring)."""
-    if not is_int16(layer, lg):
-        return
-    dts = {lg.tensors[t].dtype for t in (*layer.inputs, layer.output) if t in lg.tensors}
-    if layer.op == "reshape" and dts == {"int16"}:
-        return
-    if layer.op not in (*S16_OPS, *S16_ELEMENTWISE):
-        raise _refuse(layer, "an int16 layer of this kind")
-    if dts != {"int16"}:
-        raise _refuse(layer, "mixing int16 with other activation types")
-    if layer.op in S16_ELEMENTWISE:
-        shapes = {tuple(lg.tensors[t].shape) for t in (*layer.inputs, layer.output) if t in lg.tensors}
-        if (layer.nest.kind != "add" or len(layer.inputs) != 2 or len(shapes) != 1
-                or layer.attrs.get("mode", "tflite") != "tflite" or in_l3):
-            raise _refuse(layer, "an int16 add/sub that broadcasts, has a constant operand or is tiled at L3")
-        return
-    rq = layer.requant
-    if rq is None or rq.mode != "tflite" or not rq.wide:
-        raise _refuse(layer, "the int32-bias (non-wide) 16x8 form")
-    if in_l3:
-        raise _refuse(layer, "an int16 layer tiled at L3->L2")
-    if int(layer.attrs.get("pad_value", 0)) != 0:
-        raise _refuse(layer, "a non-zero int16 input zero point")
-    if not -32768 <= int(rq.qmin) <= int(rq.qmax) <= 32767:
-        raise _refuse(layer, f"an output clamp of [{rq.qmin}, {rq.qmax}]")
-    if np.max(np.atleast_1d(rq.shift)) > 14:
-        raise _refuse(layer, "a requant left shift above 14")
-    c_tiled = s is not None and not s.untiled and s.tiling("c").count > 1
-    if c_tiled and acc_bound(layer) > INT32_MAX:
-        raise _refuse(layer, "C tiling with partial sums that may exceed int32 "
-                             "(give a larger --l1 so that C is not tiled)")
 
 
 def requant16_function(layer: Layer) -> str:

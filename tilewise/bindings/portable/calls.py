@@ -54,11 +54,11 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..errors import TilewiseError
-from ..golden.pool import _mean_scale
-from ..ir.layer import Layer, LayerGraph
-from ..ir.tensor import dtype_range
-from .constants import LayerConstants
+from ...errors import TilewiseError
+from ...golden.pool import _mean_scale
+from ...ir.layer import Layer, LayerGraph
+from ...ir.tensor import dtype_range
+from ..base import LayerConstants
 from .s16 import compute_s16, is_int16
 
 WEIGHTED_OPS = ("conv2d", "depthwise", "fully_connected")
@@ -130,7 +130,7 @@ def requant_function(layer: Layer, consts: LayerConstants, out_off: int = 0) -> 
               f"    rq.qmin = {qmin};", f"    rq.qmax = {qmax};", "    return rq;", "}"]
     out = "\n".join(lines) + "\n"
     if rq.mode == "shift":
-        d = consts.shift_d
+        d = dict(consts.extra).get("SHIFT_D")
         assert d is not None and len(d) == layer.nest.K
         vals = ", ".join(str(v) for v in d)
         out = (f"/* shift mode: the right shift d of each output channel */\n"
@@ -311,20 +311,41 @@ def _elementwise_call(layer: Layer, lg: LayerGraph, mode: str, names: tuple[str,
     raise _unsupported(layer, f"{op} in {mode} mode")
 
 
-def other_body(layer: Layer, lg: LayerGraph) -> str | None:
+def other_body(layer: Layer, lg: LayerGraph) -> str:
     """The whole function (`void @FN@(tw_layer_args_t *a)`, run by the calling core on the L2
-    tensors) of an untiled op this module maps, or None: onnx softmax (tw_softmax_onnx_s8) and
-    the TFLite logistic table (tw_lut_s8)."""
+    tensors) of an untiled op (its binding's check passed): softmax (tw_softmax_s8,
+    tw_softmax_onnx_s8), the TFLite logistic table (tw_lut_s8), onnx concat (tw_concat2_s8),
+    broadcast add / sub / mul, and byte-identical reshapes."""
     mode = layer.attrs.get("mode")
     if layer.op == "softmax" and mode == "onnx":
         return _softmax_onnx(layer, lg)
-    if layer.op == "logistic" and mode == "tflite":
+    if layer.op == "softmax":
+        return _softmax_tflite(layer, lg)
+    if layer.op == "logistic":
         return _logistic(layer, lg)
-    if layer.op == "concat" and mode == "onnx":
+    if layer.op == "concat":
         return _concat_onnx(layer, lg)
-    if layer.op in ("add", "sub", "mul") and mode in ("tflite", "onnx"):
-        return _broadcast_elementwise(layer, lg, mode)
-    return None
+    if layer.op in ("add", "sub", "mul"):
+        return _broadcast_elementwise(layer, lg, str(mode))
+    assert layer.op == "reshape", layer.op
+    return ("/* reshape: the bytes do not change in HWC */\n"
+            "void @FN@(tw_layer_args_t *a)\n{\n"
+            f"    memmove(a->y, a->x, {lg.tensors[layer.output].nbytes});\n}}\n")
+
+
+def _softmax_tflite(layer: Layer, lg: LayerGraph) -> str:
+    """TFLite int8 softmax (its check: output scale 1/256, zero point -128)."""
+    x = lg.tensors[layer.inputs[0]]
+    depth = int(x.shape[-1])
+    rows = int(np.prod(x.shape[:-1], dtype=np.int64)) if len(x.shape) > 1 else 1
+    a = layer.attrs
+    return ("/* softmax over the last dimension (tw_softmax.h), one core, on the L2 tensors */\n"
+            "void @FN@(tw_layer_args_t *a)\n{\n    tw_softmax_args_t k;\n"
+            f"    k.in = a->x;\n    k.out = a->y;\n    k.rows = {rows};\n    k.depth = {depth};\n"
+            f"    k.input_beta_multiplier = {int(a['input_multiplier'])};\n"
+            f"    k.input_beta_left_shift = {int(a['input_left_shift'])};\n"
+            f"    k.diff_min = {int(a['diff_min'])};\n"
+            "    tw_softmax_s8(&k, 0, 1);\n}\n")
 
 
 def _broadcast_elementwise(layer: Layer, lg: LayerGraph, mode: str) -> str:
@@ -375,7 +396,7 @@ def _concat_onnx(layer: Layer, lg: LayerGraph) -> str:
     """QLinearConcat of two activations: tw_concat2_s8 with a requantization table per input
     whose scale or zero point differs from the output's (golden onnx_ops.requantize_values on
     every input value, so the table is the golden function itself)."""
-    from ..golden.onnx_ops import requantize_values
+    from ...golden.onnx_ops import requantize_values
 
     a = layer.attrs
     if len(layer.inputs) != 2 or "const_tensors" in a:

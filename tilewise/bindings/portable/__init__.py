@@ -1,0 +1,128 @@
+"""The portable kernel family: tilewise's C99 kernels (`c/`, copied into projects as tw_kernels/).
+
+`bindings(cost)` returns the family's bindings for a module whose kernels are priced by `cost`
+(a targets.kernels model). The table, one binding per row (mode "any" = every semantics mode):
+
+| binding            | op               | modes              | bits (x/w→y) | geometry | C (calls.py / s16.py) |
+|--------------------|------------------|--------------------|--------------|----------|-----------------------|
+| conv2d_s8          | conv2d           | tflite, onnx, shift| 8x8→8        | conv     | tw_conv2d_s8 (im2col + 4x2), tw_conv1x1_s8 |
+| depthwise_s8       | depthwise        | tflite, onnx, shift| 8x8→8        | dwconv   | tw_depthwise_s8       |
+| fully_connected_s8 | fully_connected  | tflite, onnx, shift| 8x8→8        | fc       | tw_fully_connected_s8 |
+| conv2d_s16         | conv2d           | tflite (int64 acc) | 16x8→16      | conv     | tw_conv2d_s16         |
+| fully_connected_s16| fully_connected  | tflite (int64 acc) | 16x8→16      | fc       | tw_fully_connected_s16|
+| add_s8, sub_s8, mul_s8 | add, sub, mul| tflite (add: onnx) | 8→8          | add      | tw_add_s8 ... tw_add_onnx_s8/_u8 |
+| add_s16, sub_s16   | add, sub         | tflite             | 16→16        | add      | tw_add_s16 / tw_sub_s16 |
+| *_broadcast_s8     | add, sub, mul    | tflite (add: onnx) | 8→8          | other    | the elementwise kernel per pixel |
+| avg_pool_s8        | avg_pool         | tflite, onnx       | 8→8          | pool     | tw_avgpool_s8 / tw_avgpool_onnx_s8 |
+| max_pool_s8        | max_pool         | any                | 8→8          | pool     | tw_maxpool_s8         |
+| global_avg_pool_s8 | global_avg_pool  | tflite, onnx       | 8→8          | gap      | tw_global_avgpool_s8 / _rq_s8 |
+| softmax_s8         | softmax          | tflite, onnx       | 8→8          | other    | tw_softmax_s8 / tw_softmax_onnx_s8 |
+| logistic_s8        | logistic         | tflite             | 8→8          | other    | tw_lut_s8             |
+| concat_s8          | concat           | onnx               | 8→8          | other    | tw_concat2_s8         |
+| reshape            | reshape          | any                | 8→8, 16→16   | other    | a byte copy           |
+
+Weighted bindings take the portable constants layout (constants.py: 12 bytes per channel).
+conv2d's L1 scratch is its im2col buffer: two receptive fields per core, 2·FY·FX·c_t bytes each
+(tw_conv.h), none for 1×1. Output-channel tiles at L3→L2 are multiples of 4 when K allows (the
+4×2 MatMul's channel blocks). The 16x8 kernels are not cut at L3→L2 and keep C whole when a
+partial sum could exceed int32 (checks.s16_rules); untiled ops run whole on the L2 tensors.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from ...ir.layer import Layer, LayerGraph, LoopNest
+from ..base import Binding, BindingKey, LayerConstants, Precision, TileRules
+from . import checks, constants
+from .common import FAMILY, S8, S16
+
+Check = Callable[[Layer, LayerGraph], "str | None"]
+
+
+def im2col_bytes(nest: LoopNest, cores: int, k, c, oy, ox):
+    """tw_conv2d_s8's im2col buffer: two receptive fields of FY·FX·c_t bytes per core (none for a
+    1×1 conv, whose HWC pixels are already contiguous)."""
+    zero = 0 * np.asarray(k) * np.asarray(oy)
+    if nest.FY * nest.FX == 1:
+        return zero
+    return zero + cores * 2 * nest.FY * nest.FX * np.asarray(c)
+
+
+def _compute(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
+    from .calls import compute_function
+
+    return compute_function(layer, lg, consts)
+
+
+def _whole(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
+    from .calls import other_body
+
+    return other_body(layer, lg)
+
+
+TILED = TileRules()
+WEIGHTED = TileRules(l3_k_step=4)
+NO_L3 = TileRules(l3=False)
+UNTILED = TileRules(l3=False, untiled=True)
+
+
+def bindings(cost, *, depthwise_input_bytes_per_cycle: float = 0.0) -> tuple[Binding, ...]:
+    """The portable family priced by the kernel cost model `cost` (module docstring).
+
+    `depthwise_input_bytes_per_cycle`: the rate of the depthwise input DMA when the target's
+    runtime reorders it on the way in (gap9's MATCH model; Binding.x_dma_bytes_per_cycle)."""
+    out: list[Binding] = []
+
+    def add(name: str, op: str, modes: tuple[str | None, ...], prec: Precision, kind: str,
+            check: Check, *, whole: bool = False, **kw) -> None:
+        for mode in modes:
+            suffix = f"_{mode}" if len(modes) > 1 else ""
+            out.append(Binding(
+                family=FAMILY, name=name + suffix, key=BindingKey(op, mode, prec, kind),
+                cost=cost, check=check, emit=_whole if whole else _compute,
+                whole_function=whole, **kw))
+
+    rq = ("tflite", "onnx", "shift")
+    p8w, p16w = Precision(S8, 8, S8), Precision(S16, 8, S16, acc=64)
+    p8, p16 = Precision(S8, 0, S8), Precision(S16, 0, S16)
+    add("conv2d_s8", "conv2d", rq, p8w, "conv", checks.weighted_s8, scratch=im2col_bytes,
+        consts=constants.layout("k.fy.fx.c"), tiles=WEIGHTED)
+    add("depthwise_s8", "depthwise", rq, p8w, "dwconv", checks.weighted_s8,
+        consts=constants.layout("fy.fx.k"), tiles=WEIGHTED,
+        x_dma_bytes_per_cycle=depthwise_input_bytes_per_cycle)
+    add("fully_connected_s8", "fully_connected", rq, p8w, "fc", checks.weighted_s8,
+        consts=constants.layout("k.c"), tiles=WEIGHTED)
+    add("conv2d_s16", "conv2d", ("tflite",), p16w, "conv", checks.weighted_s16,
+        consts=constants.layout("k.fy.fx.c"), tiles=NO_L3, layer_rules=checks.s16_rules)
+    add("fully_connected_s16", "fully_connected", ("tflite",), p16w, "fc", checks.weighted_s16,
+        consts=constants.layout("k.c"), tiles=NO_L3, layer_rules=checks.s16_rules)
+    for op in ("add", "sub", "mul"):
+        modes = ("tflite", "onnx") if op == "add" else ("tflite",)
+        add(f"{op}_s8", op, modes, p8, "add", checks.elementwise_s8, tiles=TILED)
+        add(f"{op}_broadcast_s8", op, modes, p8, "other", checks.broadcast_s8, whole=True,
+            tiles=UNTILED)
+    for op in ("add", "sub"):
+        add(f"{op}_s16", op, ("tflite",), p16, "add", checks.elementwise_s16, tiles=NO_L3)
+    add("avg_pool_s8", "avg_pool", ("tflite",), p8, "pool", checks.avg_pool_tflite)
+    add("avg_pool_onnx_s8", "avg_pool", ("onnx",), p8, "pool", checks.avg_pool_onnx)
+    add("max_pool_s8", "max_pool", (None,), p8, "pool", checks.max_pool)
+    add("global_avg_pool_s8", "global_avg_pool", ("tflite",), p8, "gap", checks.gap_tflite)
+    add("global_avg_pool_onnx_s8", "global_avg_pool", ("onnx",), p8, "gap", checks.gap_onnx)
+    add("softmax_s8", "softmax", ("tflite",), p8, "other", checks.softmax_tflite, whole=True,
+        tiles=UNTILED)
+    add("softmax_onnx_s8", "softmax", ("onnx",), p8, "other", checks.softmax_onnx, whole=True,
+        tiles=UNTILED)
+    add("logistic_s8", "logistic", ("tflite",), p8, "other", checks.logistic, whole=True,
+        tiles=UNTILED)
+    add("concat_s8", "concat", ("onnx",), p8, "other", checks.concat_onnx, whole=True,
+        tiles=UNTILED)
+    for p in (p8, p16):
+        add("reshape" if p is p8 else "reshape_s16", "reshape", (None,), p, "other",
+            checks.reshape, whole=True, tiles=UNTILED)
+    return tuple(out)
+
+
+__all__ = ["FAMILY", "bindings", "im2col_bytes"]

@@ -1,0 +1,219 @@
+"""Legality of the portable kernels: the reason a kernel cannot run a layer, or None.
+
+Every refusal the portable C could make is here, asked by partition before anything is scheduled,
+so `analyze` and `generate` give the same answer. A check returns a noun phrase ("an output clamp
+of [-200, 127]"); partition wraps it into one sentence naming the layer, module and kernel.
+The emission code (calls.py, s16.py) may assume its check passed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...ir.layer import Layer, LayerGraph
+from . import constants
+from .common import batch_one, first, u8_offset
+
+INT32_MAX = 2**31 - 1
+
+
+def _in8(v: int) -> bool:
+    return -128 <= v <= 127
+
+
+def _dtypes(layer: Layer, lg: LayerGraph) -> set[str]:
+    return {lg.tensors[t].dtype for t in (*layer.inputs, layer.output) if t in lg.tensors}
+
+
+def _offsets_agree(layer: Layer, tensors, names: tuple[str, ...]) -> str | None:
+    """int8 and uint8 (stored biased) operands do not mix in one elementwise kernel."""
+    offs = {128 if tensors[t].dtype == "uint8" else 0 for t in (*names, layer.output)}
+    if offs != {0} and offs != {128}:
+        return f"{layer.op} mixing int8 and uint8 tensors"
+    return None
+
+
+# --- int8 conv2d / depthwise / fully_connected -------------------------------------------------
+
+def weighted_s8(layer: Layer, lg: LayerGraph) -> str | None:
+    """conv2d (im2col + 4x2 or 1x1), depthwise (multiplier 1) and dense on int8/uint8."""
+    rq = layer.requant
+    if rq is None:
+        return "a layer without requantization"
+    x_off, y_off = u8_offset(lg, layer.inputs[0]), u8_offset(lg, layer.output)
+    if rq.wide:
+        return "the 16x8 (int64 accumulator) requantization on 8-bit activations"
+    if (layer.attrs.get("x_dtype") == "uint8") != (x_off == 128):
+        return "an input dtype that differs from its lowering"
+    pad = int(layer.attrs.get("pad_value", 0)) - x_off
+    if not _in8(pad):
+        return f"an input zero point of {pad + x_off}"
+    if not (_in8(int(rq.qmin) - y_off) and _in8(int(rq.qmax) - y_off) and rq.qmin <= rq.qmax):
+        return f"an output clamp of [{rq.qmin}, {rq.qmax}]"
+    if layer.op == "depthwise" and layer.nest.K != layer.nest.C:
+        return f"a depth multiplier of {layer.nest.K // max(layer.nest.C, 1)}"
+    return first(batch_one(layer), constants.check(layer))
+
+
+# --- 16x8 ---------------------------------------------------------------------------------------
+
+def acc_bound(layer: Layer) -> int:
+    """max over output channels of |bias| + 32768·Σ|w|: a bound on every partial sum."""
+    k = layer.nest.K
+    w = np.abs(np.asarray(layer.weights, dtype=np.int64)).reshape(k, -1).sum(axis=1)
+    b = np.zeros(k, np.int64) if layer.bias is None else np.abs(np.asarray(layer.bias, dtype=np.int64))
+    return int((b + 32768 * w).max(initial=0))
+
+
+def weighted_s16(layer: Layer, lg: LayerGraph) -> str | None:
+    """16x8 conv2d and dense (int64 accumulation, TFLite's int64 requant)."""
+    if _dtypes(layer, lg) != {"int16"}:
+        return "mixing int16 with other activation types"
+    rq = layer.requant
+    if rq is None or rq.mode != "tflite" or not rq.wide:
+        return "the int32-bias (non-wide) 16x8 form"
+    if int(layer.attrs.get("pad_value", 0)) != 0:
+        return "a non-zero int16 input zero point"
+    if not -32768 <= int(rq.qmin) <= int(rq.qmax) <= 32767:
+        return f"an output clamp of [{rq.qmin}, {rq.qmax}]"
+    if np.max(np.atleast_1d(rq.shift)) > 14:
+        return "a requant left shift above 14"
+    return first(batch_one(layer), constants.check(layer))
+
+
+def s16_rules(layer: Layer, rules):
+    """The int16 kernels keep C-tile partial sums in int32: C is tiled only when every partial sum
+    provably fits (|bias| + 32768·Σ|w| ≤ INT32_MAX); otherwise C stays whole."""
+    if layer.weights is not None and acc_bound(layer) > INT32_MAX:
+        return rules.with_whole("c", why="its int32 partial sums could overflow if C were tiled")
+    return rules
+
+
+def elementwise_s16(layer: Layer, lg: LayerGraph) -> str | None:
+    """int16 add / sub of two same-shaped activations (TFLite)."""
+    if _dtypes(layer, lg) != {"int16"}:
+        return "mixing int16 with other activation types"
+    shapes = {tuple(lg.tensors[t].shape) for t in (*layer.inputs, layer.output)}
+    if len(layer.inputs) != 2 or len(shapes) != 1:
+        return "an int16 add/sub that broadcasts or has a constant operand"
+    return batch_one(layer)
+
+
+def reshape(layer: Layer, lg: LayerGraph) -> str | None:
+    """A reshape whose bytes do not change (HWC, same dtype and quantization): a copy."""
+    x, y = lg.tensors[layer.inputs[0]], lg.tensors[layer.output]
+    same_q = (x.quant is None and y.quant is None) or (
+        x.quant is not None and y.quant is not None and tuple(x.quant.scale) == tuple(y.quant.scale)
+        and tuple(x.quant.zero_point) == tuple(y.quant.zero_point))
+    if not (x.nbytes == y.nbytes and x.dtype == y.dtype and same_q):
+        return "a reshape that changes the type or quantization"
+    return None
+
+
+# --- elementwise int8 ---------------------------------------------------------------------------
+
+def elementwise_s8(layer: Layer, lg: LayerGraph) -> str | None:
+    """add / sub / mul (tflite), add (onnx) on two same-shaped activations, tiled."""
+    return first(batch_one(layer), _offsets_agree(layer, lg.tensors, layer.inputs))
+
+
+def broadcast_s8(layer: Layer, lg: LayerGraph) -> str | None:
+    """add / sub / mul with a per-channel vector, scalar or constant operand (untiled)."""
+    a = layer.attrs
+    names = tuple(a.get("node_inputs", layer.inputs))
+    consts = a.get("const_tensors", {})
+    y = lg.tensors[layer.output]
+    if len(names) != 2 or not y.shape:
+        return f"{layer.op} of {len(names)} operands"
+    tensors = {**lg.tensors, **consts}
+    reason = _offsets_agree(layer, tensors, names)
+    if reason:
+        return reason
+    chans = int(y.shape[-1])
+    for nm in names:
+        t = tensors[nm]
+        size = int(np.prod(t.shape, dtype=np.int64)) if t.shape else 1
+        full = tuple(t.shape) == tuple(y.shape)
+        vector = size == chans and (not t.shape or int(t.shape[-1]) == chans)
+        if nm in consts and not (full or vector or size == 1):
+            return f"a constant operand of shape {list(t.shape)}"
+        if nm not in consts and not (full or vector):
+            return (f"an operand of shape {list(t.shape)} broadcast to {list(y.shape)} "
+                    f"(per-channel vectors only)")
+    return None
+
+
+# --- pooling ------------------------------------------------------------------------------------
+
+def _same_storage(layer: Layer, lg: LayerGraph) -> str | None:
+    if u8_offset(lg, layer.inputs[0]) != u8_offset(lg, layer.output):
+        return "an output dtype that differs from the input's"
+    return batch_one(layer)
+
+
+def avg_pool_tflite(layer: Layer, lg: LayerGraph) -> str | None:
+    if layer.attrs.get("count_include_pad"):
+        return "average pooling that counts padding"
+    if u8_offset(lg, layer.inputs[0]):
+        return "tflite average pooling of uint8 tensors"
+    return _same_storage(layer, lg)
+
+
+def avg_pool_onnx(layer: Layer, lg: LayerGraph) -> str | None:
+    if layer.attrs.get("global_fallback"):
+        return "an average pool lowered as a global average"
+    return _same_storage(layer, lg)
+
+
+def max_pool(layer: Layer, lg: LayerGraph) -> str | None:
+    return _same_storage(layer, lg)
+
+
+def gap_tflite(layer: Layer, lg: LayerGraph) -> str | None:
+    return _same_storage(layer, lg)
+
+
+def gap_onnx(layer: Layer, lg: LayerGraph) -> str | None:
+    a, nest = layer.attrs, layer.nest
+    rq = a.get("requant")
+    if (rq is None or rq.mode != "onnx" or int(a.get("count", -1)) != nest.IY * nest.IX
+            or np.size(rq.scale) != 1):
+        return "this global average pooling"
+    return _same_storage(layer, lg)
+
+
+# --- untiled ops --------------------------------------------------------------------------------
+
+def softmax_tflite(layer: Layer, lg: LayerGraph) -> str | None:
+    y = lg.tensors[layer.output]
+    q = y.quant
+    if (y.dtype != "int8" or q is None or q.zp != -128
+            or not np.isclose(q.scale[0], 1.0 / 256, rtol=0, atol=1e-12)):
+        return "a softmax output not quantized with scale 1/256 and zero point -128"
+    return None
+
+
+def softmax_onnx(layer: Layer, lg: LayerGraph) -> str | None:
+    ndim = len(lg.tensors[layer.inputs[0]].shape)
+    if int(layer.attrs["axis"]) % max(ndim, 1) != ndim - 1:
+        return f"softmax over axis {layer.attrs['axis']} (not the last)"
+    return None
+
+
+def logistic(layer: Layer, lg: LayerGraph) -> str | None:
+    x, y = lg.tensors[layer.inputs[0]], lg.tensors[layer.output]
+    if x.dtype not in ("int8", "uint8") or y.dtype not in ("int8", "uint8"):
+        return f"a logistic from {x.dtype} to {y.dtype}"
+    return None
+
+
+def concat_onnx(layer: Layer, lg: LayerGraph) -> str | None:
+    a = layer.attrs
+    if len(layer.inputs) != 2 or "const_tensors" in a:
+        return (f"a concat of {len(a.get('node_inputs', layer.inputs))} inputs "
+                "(two activations only)")
+    y = lg.tensors[layer.output]
+    for t in layer.inputs:
+        if lg.tensors[t].dtype != y.dtype:
+            return f"a concat of {lg.tensors[t].dtype} into {y.dtype}"
+    return None

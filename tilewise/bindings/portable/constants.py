@@ -1,0 +1,142 @@
+"""The portable family's constants layout: a weighted layer's blob, as its schedule moves it.
+
+Contract: tilewise/schedule/space.py ("DMA byte accounting"). A layer's constants are one byte
+blob, 4-byte aligned where it starts:
+
+    [ per-channel blocks: one per k tile, k_t · const_bytes bytes each ][ weight blocks ]
+
+- per-channel block of a k tile (the `b` operand, one DMA chunk): three int32 arrays of k_t
+  entries — bias (with −zp_x·Σw folded in, ir/layer.py; + 128·Σw when the input is uint8, which
+  the generated C stores biased as x − 128, calls.py "uint8"), then two requant words
+  (BYTES_PER_CHANNEL = 12 bytes per channel, the binding's `ConstLayout.bytes_per_channel`):
+    tflite:  M0 (Q31 multiplier), shift (exponent, + = left)                     (tw_requant.h)
+    shift:   k (multiplier), λ (added after the multiply); the right shifts d (one per channel,
+             NEMO/DORY's per-channel requant) are a constant array of the layer's C file
+    onnx:    scale (float32 bits), an unused zero word
+  Block of the k tile starting at channel k0: offset k0 · const_bytes.
+- weight blocks (the `w` operand, one DMA chunk per (k tile, c tile)), int8:
+    conv   [k_t][FY][FX][c_t] at k0·FY·FX·C + c0·k_t·FY·FX    (the natural [K][FY][FX][C] layout
+           when C is not tiled: c0 = 0, c_t = C)
+    fc     [k_t][c_t] at k0·C + c0·k_t                         (natural [K][C] when C is whole)
+    dwconv [FY][FX][k_t] at k0·FY·FX                           (channel-last per k tile, as
+           tw_depthwise_s8 reads it)
+The blob's size is exactly the layer's constant bytes in the memory plan (weights + K·12,
+schedule/operands.py `const_bytes`), so an L3-streamed copy fits its planned L2 buffer. `check`
+gives the reason a layer's constants cannot take this layout (partition asks it before anything is
+scheduled); `layer_constants` builds the blob once `check` has passed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...ir.layer import Layer
+from ...schedule.operands import weights_bytes
+from ..base import ConstLayout, LayerConstants
+
+#: int32 words per channel the portable kernels read (bias + two requant words)
+WORDS = 3
+BYTES_PER_CHANNEL = 4 * WORDS
+INT32 = np.iinfo(np.int32)
+
+
+def _tiles(t) -> list[tuple[int, int]]:
+    return [(s, min(t.tile, t.size - s)) for s in range(0, t.size, t.tile)]
+
+
+def _per_channel(layer: Layer, a, dtype) -> np.ndarray | None:
+    a = np.atleast_1d(np.asarray(a))
+    k = layer.nest.K
+    if a.size not in (1, k):
+        return None
+    return np.broadcast_to(a, (k,)).astype(dtype)
+
+
+def _bias(layer: Layer) -> np.ndarray:
+    """int64 bias as the kernel adds it: + 128·Σw when the input is uint8 (the kernel reads
+    x − 128: Σw·(x − 128) + bias + 128·Σw = Σw·x + bias)."""
+    nest = layer.nest
+    bias = np.asarray(layer.bias if layer.bias is not None else np.zeros(nest.K), dtype=np.int64)
+    if layer.attrs.get("x_dtype") == "uint8":
+        bias = bias + 128 * np.asarray(layer.weights, dtype=np.int64).reshape(nest.K, -1).sum(axis=1)
+    return bias
+
+
+def check(layer: Layer) -> str | None:
+    """The reason the layer's constants cannot be laid out for the portable kernels, or None."""
+    rq = layer.requant
+    if rq is None:
+        return "a layer without requantization"
+    k = layer.nest.K
+    words = (rq.scale,) if rq.mode == "onnx" else (rq.multiplier, rq.shift)
+    if any(_per_channel(layer, a, np.int64) is None for a in words):
+        return f"a requantization with {np.size(words[0])} channels for {k} outputs"
+    if rq.mode == "shift":
+        d = _per_channel(layer, rq.shift, np.int64)
+        if d.min() < 0 or d.max() > 63:
+            return "shift-mode right shifts outside 0..63"
+        lam = 0 if rq.bias is None else rq.bias
+        for name, a in (("k", rq.multiplier), ("lambda", lam)):
+            v = _per_channel(layer, a, np.int64)
+            if v is None or v.min() < INT32.min or v.max() > INT32.max:
+                return f"a shift-mode {name} that does not fit int32"
+    bias = _bias(layer)
+    if bias.min(initial=0) < INT32.min or bias.max(initial=0) > INT32.max:
+        return "a bias that does not fit int32"
+    return None
+
+
+def _requant_words(layer: Layer) -> tuple[np.ndarray, np.ndarray, tuple[int, ...] | None]:
+    """The two per-channel requant words (as uint32 bit patterns) and shift mode's d per channel
+    (`check` passed)."""
+    rq = layer.requant
+    assert rq is not None
+    k = layer.nest.K
+    if rq.mode == "tflite":
+        return (_per_channel(layer, rq.multiplier, np.int32), _per_channel(layer, rq.shift, np.int32),
+                None)
+    if rq.mode == "onnx":
+        scale = _per_channel(layer, rq.scale, np.float32)
+        return scale.view(np.int32), np.zeros(k, np.int32), None
+    d = _per_channel(layer, rq.shift, np.int64)
+    mult = _per_channel(layer, rq.multiplier, np.int64)
+    lam = _per_channel(layer, 0 if rq.bias is None else rq.bias, np.int64)
+    return mult.astype(np.int32), lam.astype(np.int32), tuple(int(v) for v in d)
+
+
+def weight_blocks(layer: Layer, s) -> bytes:
+    """The weights as the schedule's tile-major blocks (module docstring)."""
+    nest = layer.nest
+    w = np.asarray(layer.weights, dtype=np.int8)
+    kt = _tiles(s.tiling("k"))
+    if nest.kind == "dwconv":
+        return b"".join(np.ascontiguousarray(w[k0:k0 + n].transpose(1, 2, 0)).tobytes()
+                        for k0, n in kt)
+    if nest.kind == "fc":
+        w = w.reshape(nest.K, 1, 1, nest.C)
+    ct = _tiles(s.tiling("c"))
+    return b"".join(np.ascontiguousarray(w[k0:k0 + kn, :, :, c0:c0 + cn]).tobytes()
+                    for k0, kn in kt for c0, cn in ct)
+
+
+def layer_constants(layer: Layer, s) -> LayerConstants:
+    """The constant blob of a conv / depthwise / dense layer for schedule `s` (`check` passed)."""
+    nest = layer.nest
+    bias32 = _bias(layer).astype(np.int32)
+    w1, w2, d = _requant_words(layer)
+    blocks = []
+    for k0, n in _tiles(s.tiling("k")):
+        words = np.concatenate([bias32[k0:k0 + n], w1[k0:k0 + n], w2[k0:k0 + n]]).astype("<i4")
+        blocks.append(words.tobytes())
+    b = b"".join(blocks)
+    w = weight_blocks(layer, s)
+    assert len(w) == weights_bytes(nest)
+    extra = (("SHIFT_D", d),) if d is not None else ()
+    return LayerConstants(blob=b + w, b_offset=0, w_offset=len(b), const_bytes=BYTES_PER_CHANNEL,
+                          extra=extra)
+
+
+def layout(weights: str) -> ConstLayout:
+    """The portable constants layout with weight layout `weights` ("k.fy.fx.c" or "fy.fx.k")."""
+    return ConstLayout(bytes_per_channel=BYTES_PER_CHANNEL, weight_layout=weights,
+                       build=layer_constants, check=check)
