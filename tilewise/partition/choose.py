@@ -73,12 +73,6 @@ class Partition:
     objective: str
     choices: tuple[Choice, ...]
 
-    def choice(self, layer: str) -> Choice:
-        for c in self.choices:
-            if c.layer == layer:
-                return c
-        raise KeyError(layer)
-
 
 def check_network(lg: LayerGraph) -> None:
     """What the generated C API takes: one input, one output, integer activations it stores."""
