@@ -40,7 +40,7 @@ from ..bindings.base import TileRules
 from ..errors import TilewiseError
 from ..ir.layer import LoopNest
 from ..memory.network import LayerStep, NetworkPlan, activation_buffers, plan_network
-from .operands import REDUCING, operand_bytes, weights_bytes
+from .operands import REDUCING, WEIGHTED, operand_bytes, weights_bytes
 from .space import positions
 
 Stage = Literal["none", "x", "w", "y", "wy", "x+w", "x+y", "x+wy"]
@@ -258,7 +258,7 @@ def _rank(t: L3Tiling, nest: LoopNest, mk: dict) -> float:
 def _k_tiles(nest: LoopNest, k_step: int = 1) -> list[int]:
     """Output-channel tiles for weight tiling, largest first: multiples of the depthwise
     multiplier, and of the binding's `l3_k_step` when K allows it."""
-    if nest.kind not in ("conv", "fc", "dwconv"):
+    if nest.kind not in WEIGHTED:
         return [nest.K]
     step = nest.K // nest.C if nest.kind == "dwconv" and nest.K % nest.C == 0 else 1
     if nest.K % (k_step * step) == 0:
