@@ -26,8 +26,8 @@ import numpy as np
 
 from tilewise.ir.graph import Graph, Node
 from tilewise.ir.layer import LayerGraph
-from tilewise.ir.ops import same_pads
 from tilewise.ir.requant import quantize_multiplier, tflite_requant
+from tilewise.ir.shapes import same_pads
 from tilewise.ir.tensor import QuantParams, Tensor
 from tilewise.ir.verify import verify
 from tilewise.passes import lower

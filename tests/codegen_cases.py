@@ -19,7 +19,7 @@ from tilewise.golden.conv import conv2d_acc, dense_acc
 from tilewise.frontend.onnx_qparams import add_params as onnx_add_params
 from tilewise.ir.graph import Graph, Node
 from tilewise.ir.layer import LayerGraph
-from tilewise.ir.ops import conv_out
+from tilewise.ir.shapes import conv_out
 from tilewise.ir.requant import Requant, quantize_multiplier, tflite_requant
 from tilewise.ir.tensor import QuantParams, Tensor
 from tilewise.passes import lower

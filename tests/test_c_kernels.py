@@ -28,7 +28,7 @@ from tilewise.golden.conv import conv2d_acc, dense_acc
 from tilewise.golden.fixedpoint import multiply_by_quantized_multiplier, multiply_by_quantized_multiplier_single
 from tilewise.golden.requant import apply_requant
 from tilewise.ir.graph import Graph, Node
-from tilewise.ir.ops import conv_out
+from tilewise.ir.shapes import conv_out
 from tilewise.frontend.onnx_qparams import add_params as onnx_add_params
 from tilewise.frontend.onnx_qparams import global_pool_scale
 from tilewise.ir.requant import Requant, quantize_multiplier, tflite_requant

@@ -30,7 +30,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..ir.graph import Graph, Node
-from ..ir.ops import infer_shape
+from ..ir.shapes import infer_shape
 from ..ir.tensor import QuantParams, Tensor, dtype_range
 from .onnx_model import ONode, OnnxGraph, unsupported
 

@@ -16,7 +16,7 @@ parameters, including their float/double rounding:
 | QUANTIZE | int->int: QuantizeMultiplier(double(s_x)/double(s_y)); float->int: round(x/s)+zp |
 | fused RELU/RELU6/RELU_N1_TO_1 | CalculateActivationRangeQuantized: zp + round(f/s) in float, clamped to the type |
 
-SAME padding becomes explicit pads (ir.ops.same_pads, TFLite's ComputePaddingHeightWidth). Every node
+SAME padding becomes explicit pads (ir.shapes.same_pads, TFLite's ComputePaddingHeightWidth). Every node
 whose semantics depend on the source format gets attrs["mode"] = "tflite".
 """
 
@@ -30,8 +30,8 @@ import numpy as np
 
 from ..errors import UnsupportedOpError
 from ..ir.graph import Node
-from ..ir.ops import same_pads
 from ..ir.requant import quantize_multiplier, tflite_requant
+from ..ir.shapes import same_pads
 from ..ir.tensor import Tensor, dtype_range
 from .tflite import TfliteModel, TfliteOperator, TfliteTensor, quant_params
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from ..errors import GraphError
 from .graph import Graph
-from .ops import OPS, infer_shape
+from .ops import OPS
+from .shapes import infer_shape
 
 
 def verify(graph: Graph) -> Graph:
