@@ -1,29 +1,71 @@
-"""The operator catalogue of the integer IR.
+"""The op vocabulary of the integer IR: one `Op` enum for graph nodes and lowered layers.
 
-All activations are NHWC. Attribute conventions (every frontend produces exactly these):
+All activations are NHWC. Every op's parameters are one of the frozen dataclasses of
+`ir/params.py` (`params.PARAMS_OF` says which); shape inference is `ir/shapes.py`.
 
-| op | inputs | attrs |
+| op | inputs | params (ir/params.py) |
 |---|---|---|
-| conv2d | x, w[K,FY,FX,C/groups], bias? int32[K] | stride (sy,sx), dilation (dy,dx), pads (top,left,bottom,right), groups, requant |
-| fully_connected | x[..., C], w[K,C], bias? | requant; output [N,K] with N = size(x)/C |
-| add, sub, mul | a, b (broadcastable) | mode + mode-specific params (see golden/elementwise.py) |
-| avg_pool, max_pool | x | kernel (ky,kx), stride, pads, qmin, qmax (+ mode params when rescaling) |
-| mean | x | axes, keepdims, mode params (TFLite MEAN rescale) |
-| pad | x | pads ((before, after) per dim), value |
-| reshape | x | shape |
-| concat | inputs... | axis (+ mode params when inputs are rescaled) |
-| transpose | x | perm |
-| softmax, logistic | x | mode + mode params |
-| quantize | x | requant-like params from input to output quantization (int->int or float->int) |
-| dequantize | x | (output float32) |
-| clamp | x | qmin, qmax |
+| conv2d | x, w[K,FY,FX,C/groups], bias? int32[K] | Conv2dParams (stride, dilation, pads, groups, requant) |
+| fully_connected | x[..., C], w[K,C], bias? | FullyConnectedParams (requant); output [N,K] with N = size(x)/C |
+| add, sub, mul | a, b (broadcastable) | TfliteAddSubParams, TfliteMulParams, OnnxAddParams |
+| avg_pool, max_pool | x | TfliteAvgPoolParams, OnnxAvgPoolParams, MaxPoolParams |
+| mean | x | TfliteMeanParams, OnnxMeanParams (axes, keepdims + rescale) |
+| pad | x | PadParams ((before, after) per dim, value) |
+| reshape | x | ReshapeParams (shape) |
+| concat | inputs... | ConcatParams (axis, input and output quantization) |
+| transpose | x | TransposeParams (perm) |
+| softmax, logistic | x | TfliteSoftmaxParams, OnnxSoftmaxParams, TfliteLogisticParams |
+| quantize | x | TfliteRequantizeParams (int->int), TfliteAffineQuantizeParams (float->int), OnnxQuantizeParams |
+| dequantize | x | TfliteDequantizeParams (output float32) |
+| clamp | x | ClampParams (qmin, qmax) |
 
-Shape inference is ir/shapes.py.
+Layer-only ops (passes/lower.py makes them; no graph node has them):
+
+| op | what | parameters |
+|---|---|---|
+| depthwise | conv2d with groups = C and channel multiplier 1 | the Layer's weights, bias, requant, pad_value (no params) |
+| global_avg_pool | mean over H and W of an NHWC tensor | the mean's TfliteMeanParams / OnnxMeanParams |
+
+conv2d and fully_connected layers, like depthwise, carry their arithmetic in the Layer's own
+fields (ir/layer.py), not in params.
 """
 
 from __future__ import annotations
 
-OPS = (
-    "conv2d", "fully_connected", "add", "sub", "mul", "avg_pool", "max_pool", "mean", "pad",
-    "reshape", "concat", "transpose", "softmax", "logistic", "quantize", "dequantize", "clamp",
-)
+import enum
+
+
+class Op(enum.StrEnum):
+    """Every op of the IR. Members compare equal to their lower-case names (StrEnum)."""
+
+    CONV2D = "conv2d"
+    FULLY_CONNECTED = "fully_connected"
+    ADD = "add"
+    SUB = "sub"
+    MUL = "mul"
+    AVG_POOL = "avg_pool"
+    MAX_POOL = "max_pool"
+    MEAN = "mean"
+    PAD = "pad"
+    RESHAPE = "reshape"
+    CONCAT = "concat"
+    TRANSPOSE = "transpose"
+    SOFTMAX = "softmax"
+    LOGISTIC = "logistic"
+    QUANTIZE = "quantize"
+    DEQUANTIZE = "dequantize"
+    CLAMP = "clamp"
+    #: layer-only: conv2d with groups = C, channel multiplier 1
+    DEPTHWISE = "depthwise"
+    #: layer-only: mean over H and W
+    GLOBAL_AVG_POOL = "global_avg_pool"
+
+
+#: the lowered forms passes/lower.py produces; a Graph never holds them
+LAYER_ONLY_OPS: frozenset[Op] = frozenset({Op.DEPTHWISE, Op.GLOBAL_AVG_POOL})
+
+#: the ops a graph node may have (ir/verify.py holds graphs to it)
+GRAPH_OPS: frozenset[Op] = frozenset(Op) - LAYER_ONLY_OPS
+
+#: layers whose arithmetic lives in Layer.weights / bias / requant / pad_value (Layer.params is None)
+WEIGHTED_LAYER_OPS: frozenset[Op] = frozenset({Op.CONV2D, Op.DEPTHWISE, Op.FULLY_CONNECTED})
