@@ -118,10 +118,10 @@ def test_uint8_rebias_of_max_pool_and_global_average_pool_is_exact(seed):
     pool = dict(mode="onnx", kernel=(2, 2), stride=(1, 2), pads=(1, 0, 1, 1), qmin=lo, qmax=255)
     out = (1, h + 1, (w + 1 - 2) // 2 + 1, c)
     node, g = _node("max_pool", pool, [x.shape, out], "uint8", [zi, zi])
-    want = g_onnx.max_pool(node, g, [x])
+    want = g_pool.max_pool(node, g, [x])
     node, g = _node("max_pool", {**pool, "qmin": lo - 128, "qmax": 127}, [x.shape, out], "int8",
                     [zi - 128, zi - 128])
-    assert np.array_equal(want - 128, g_onnx.max_pool(node, g, [x - 128]))
+    assert np.array_equal(want - 128, g_pool.max_pool(node, g, [x - 128]))
     # onnx QLinearGlobalAveragePool: Σx − zp·N, then the onnx requant
     rq = Requant("onnx", multiplier=np.ones(1, np.int64), shift=np.zeros(1, np.int64), zero_point=zo,
                  qmin=lo, qmax=255, scale=np.float32([rng.uniform(0.2, 1.5) / (h * w)]))

@@ -213,8 +213,6 @@ def compute_function(layer: Layer, lg: LayerGraph, consts: LayerConstants | None
 def _avgpool_onnx(layer: Layer, lg: LayerGraph, x_off: int, y_off: int) -> tuple[str, str]:
     """QLinearAveragePool: tw_avgpool_onnx_s8 with the float32 constants of the node."""
     a = layer.attrs
-    if a.get("global_fallback"):
-        raise _unsupported(layer, "an average pool lowered as a global average")
     lo, hi = dtype_range(lg.tensors[layer.output].dtype)
     qmin, qmax = max(lo, int(a.get("qmin", lo))), min(hi, int(a.get("qmax", hi)))
     pre = ("/* onnxruntime QLinearAveragePool: x_scale, y_scale (float32), x_zp (as stored), y_zp,\n"

@@ -22,8 +22,8 @@ qladd_avx2.cpp; it is evaluated in float64 (exact product of an 8-bit integer an
 rounded once to float32. Which operand of an add is "a" follows onnxruntime's broadcaster: the
 full-size operand, input 0 when both are (attrs["a_index"]).
 
-max_pool and clamp are mode-independent but no other module registers them for every mode, so they
-are registered here for mode ``onnx`` (reshape and transpose use golden/shape_ops.py).
+clamp is mode-independent (registered for every mode here, beside the clamp helper); max_pool
+(golden/pool.py), reshape and transpose (golden/shape_ops.py) serve every mode too.
 """
 
 from __future__ import annotations
@@ -139,8 +139,6 @@ def avg_pool(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
     at = node.attrs
     x = np.asarray(args[0], dtype=np.int64)
     out_shape = graph.tensors[node.outputs[0]].shape
-    if at.get("global_fallback", False):
-        return _clamp(node, graph, global_average(x, graph, node))
     deq = (f32(at["x_scale"]) * (x - int(at["x_zero_point"])).astype(np.float32)).astype(np.float32)
     acc, count = _window_sum_f32(deq, tuple(at["kernel"]), tuple(at["stride"]), tuple(at["pads"]), out_shape[1:3])
     if at.get("count_include_pad", False):
@@ -172,23 +170,6 @@ def softmax(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
     return np.moveaxis(y, -1, axis)
 
 
-@kernel("max_pool", mode="onnx")
-def max_pool(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
-    at = node.attrs
-    ky, kx = at["kernel"]
-    sy, sx = at["stride"]
-    t, l, b, r = at["pads"]
-    x = np.asarray(args[0], dtype=np.int64)
-    lo = np.iinfo(np.int64).min
-    xp = np.pad(x, ((0, 0), (t, b), (l, r), (0, 0)), constant_values=lo)
-    _, oy, ox, _ = graph.tensors[node.outputs[0]].shape
-    y = np.full((x.shape[0], oy, ox, x.shape[3]), lo, dtype=np.int64)
-    for i in range(ky):
-        for j in range(kx):
-            y = np.maximum(y, xp[:, i: i + sy * (oy - 1) + 1: sy, j: j + sx * (ox - 1) + 1: sx, :])
-    return _clamp(node, graph, y)
-
-
-@kernel("clamp", mode="onnx")
+@kernel("clamp")
 def clamp(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
     return _clamp(node, graph, np.asarray(args[0], dtype=np.int64))

@@ -1,10 +1,11 @@
-"""Golden average/max pooling and MEAN in TFLite semantics (mode "tflite").
+"""Golden average pooling and MEAN in TFLite semantics (mode "tflite"), and max pooling (every mode).
 
 avg_pool (reference_integer_ops::AveragePool, kernels/internal/reference/integer_ops/pooling.h): the
 window is clipped to the input (padded taps are not counted), the int32 sum of the valid taps is
 divided by their count rounding half away from zero ((acc ± count/2) / count with C truncation), then
 clamped to [qmin, qmax]. No rescaling: input and output share quantization.
-max_pool: the maximum over the valid taps, clamped to [qmin, qmax].
+max_pool: the maximum over the valid taps, clamped to [qmin, qmax] — what LiteRT's MaxPool and
+onnxruntime's MaxPool on integer tensors both compute, so it serves every mode.
 mean (LiteRT reduce.cc, EvalMean for kReference -> reference_ops::QuantizedMeanOrSum): int32 sum over
 the axes minus n·zp_in, scaled by the (multiplier, shift) of s_in/s_out with 1/n folded into the
 multiplier (shift' = min(floor(log2 n), 32, 31 + shift), multiplier' = (multiplier << shift') / n),
@@ -49,7 +50,7 @@ def avg_pool(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
     return np.clip(out, a["qmin"], a["qmax"])
 
 
-@kernel("max_pool", mode="tflite")
+@kernel("max_pool")
 def max_pool(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
     a = node.attrs
     x = np.asarray(args[0], dtype=np.int64)
