@@ -449,8 +449,7 @@ def test_global_avgpool_onnx_in_pixel_tiles(lib, cores):
         scale = global_pool_scale(si, so, h * w)
         rq = Requant("onnx", multiplier=np.ones(1, np.int64), shift=np.zeros(1, np.int64), zero_point=zo,
                      qmin=-128, qmax=127, scale=np.asarray([scale], np.float32))
-        attrs = dict(mode="onnx", axes=(1, 2), keepdims=True, x_zero_point=zi, count=h * w, requant=rq,
-                     qmin=-128, qmax=127)
+        attrs = dict(mode="onnx", axes=(1, 2), keepdims=True, x_zero_point=zi, count=h * w, requant=rq)
         want = golden_node(g_onnx.mean, "mean", attrs, [(x[None], zi, si)], (1, 1, 1, c), zo, so).reshape(c)
         pixels = x.reshape(h * w, c)
         ra = kc.RequantArrays(rq)

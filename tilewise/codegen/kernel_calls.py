@@ -248,8 +248,8 @@ def _gap_body(layer: Layer, lg: LayerGraph, mode: str) -> str:
         rq = a["requant"]
         if rq.mode != "onnx" or int(a["count"]) != pixels or np.size(rq.scale) != 1:
             raise _unsupported(layer, "this global average pooling")
-        qmin = max(lo, int(rq.qmin), int(a.get("qmin", lo)))
-        qmax = min(hi, int(rq.qmax), int(a.get("qmax", hi)))
+        qmin = max(lo, int(rq.qmin))
+        qmax = min(hi, int(rq.qmax))
         scale = c_float(float(np.atleast_1d(rq.scale)[0]))
         return ("    static const float scale[1] = {" + scale + "};\n"
                 "    tw_gap_rq_args_t k;\n" + common +

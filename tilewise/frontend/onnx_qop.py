@@ -219,7 +219,7 @@ def _global_mean(lw: Lowering, node: ONode, x: str, xs: float, xz: int, ys: floa
     lo, hi = clip_range(lw, node, ys, yz, ydt)
     rq = onnx_requant(np.asarray([scale], dtype=np.float32), yz, lo, hi)
     lw.emit(node, "mean", [x], lw.out_name(node.outputs[0]), None, ydt, QuantParams((ys,), (yz,)), layout=NHWC,
-            axes=(1, 2), keepdims=True, x_zero_point=xz, count=count, requant=rq, qmin=lo, qmax=hi)
+            axes=(1, 2), keepdims=True, x_zero_point=xz, count=count, requant=rq)
 
 
 def _pool_io(lw: Lowering, node: ONode) -> tuple[str, float, int, float, int, str]:

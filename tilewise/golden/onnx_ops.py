@@ -120,7 +120,7 @@ def _window_sum_f32(v: np.ndarray, kernel: tuple[int, int], stride: tuple[int, i
 
 
 def global_average(x: np.ndarray, graph: Graph, node: Node, axes: tuple[int, int] = (1, 2)) -> np.ndarray:
-    """MlasQLinearGlobalAveragePool: int32 Σ(x) − zp_x·N, requantized by attrs["requant"]."""
+    """MlasQLinearGlobalAveragePool: int32 Σ(x) − zp_x·N, requantized (and clamped) by attrs["requant"]."""
     at = node.attrs
     acc = np.asarray(x, dtype=np.int64).sum(axis=axes, keepdims=True) - int(at["x_zero_point"]) * int(at["count"])
     return apply_requant(acc, at["requant"])
@@ -131,7 +131,7 @@ def mean(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
     y = global_average(args[0], graph, node, tuple(node.attrs["axes"]))
     if not node.attrs.get("keepdims", True):
         y = y.reshape(graph.tensors[node.outputs[0]].shape)
-    return _clamp(node, graph, y)
+    return y
 
 
 @kernel("avg_pool", mode="onnx")
