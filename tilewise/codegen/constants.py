@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import TilewiseError
-from ..ir.layer import Layer
+from ..ir.layer import Layer, LayerGraph
 from ..schedule.space import DimTiling, LayerSchedule
 
 #: int32 words per channel tilewise stores (bias + two requant words)
@@ -105,8 +105,8 @@ def weight_blocks(layer: Layer, s: LayerSchedule) -> bytes:
                     for k0, kn in kt for c0, cn in ct)
 
 
-def layer_constants(layer: Layer, s: LayerSchedule) -> LayerConstants:
-    """The constant blob of a conv / depthwise / dense layer for schedule `s`."""
+def layer_constants(layer: Layer, lg: LayerGraph, s: LayerSchedule) -> LayerConstants:
+    """The constant blob of a conv / depthwise / dense layer of `lg` for schedule `s`."""
     nest = layer.nest
     cb = s.const_bytes
     if cb < 4 * WORDS:
@@ -114,7 +114,7 @@ def layer_constants(layer: Layer, s: LayerSchedule) -> LayerConstants:
                             f"of per-channel constants, tilewise's kernels need {4 * WORDS} "
                             f"(bias, multiplier, shift)")
     bias = np.asarray(layer.bias if layer.bias is not None else np.zeros(nest.K), dtype=np.int64)
-    if layer.attrs.get("x_dtype") == "uint8":
+    if lg.tensors[layer.inputs[0]].dtype == "uint8":
         # the kernel reads x − 128: Σw·(x − 128) + bias + 128·Σw = Σw·x + bias
         bias = bias + 128 * np.asarray(layer.weights, dtype=np.int64).reshape(nest.K, -1).sum(axis=1)
     if bias.min(initial=0) < np.iinfo(np.int32).min or bias.max(initial=0) > np.iinfo(np.int32).max:

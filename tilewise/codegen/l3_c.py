@@ -109,7 +109,7 @@ def _emit_geometries(i: int, layer: Layer, lg: LayerGraph, ns: NetworkSchedule, 
     for g, s in enumerate(tl.schedules):
         j = tl.geometry.index(g)
         sub = sub_layer(layer, tl.tiles[j])
-        consts = layer_constants(sub, s) if layer.op in WEIGHTED and layer.weights is not None else None
+        consts = layer_constants(sub, lg, s) if layer.op in WEIGHTED and layer.weights is not None else None
         cores = target.module(s.module).cores
         cores_used = max(cores_used, cores)
         emit = emit_untiled if s.untiled else emit_tiled
@@ -119,15 +119,15 @@ def _emit_geometries(i: int, layer: Layer, lg: LayerGraph, ns: NetworkSchedule, 
     return emits, l1, cores_used
 
 
-def _constants(layer: Layer, t: L3Tiling, tl: TiledLayer) -> tuple[LayerConstants | None,
-                                                                   tuple[bytes, ...]]:
+def _constants(layer: Layer, lg: LayerGraph, t: L3Tiling,
+               tl: TiledLayer) -> tuple[LayerConstants | None, tuple[bytes, ...]]:
     """The layer's constant blob (weights not k-tiled) or one blob per k tile; every geometry
     that uses a blob must lay it out identically (same L1 k / c tiles)."""
     if layer.op not in WEIGHTED or layer.weights is None:
         return None, ()
     blobs: dict[int, LayerConstants] = {}
     for j, tile in enumerate(tl.tiles):
-        k = layer_constants(sub_layer(layer, tile), tl.schedule_of(j))
+        k = layer_constants(sub_layer(layer, tile), lg, tl.schedule_of(j))
         first = blobs.setdefault(tile.i_k, k)
         if first.blob != k.blob:
             raise TilewiseError(f"layer '{layer.name}': its L2 tiles' schedules lay out the same "
@@ -144,7 +144,7 @@ def emit_l3_layer(i: int, layer: Layer, ns: NetworkSchedule, l1_free: int | None
     tl = ns.l3_tiles[layer.name]
     t = ns.l3.tilings[layer.name]
     emits, l1, cores = _emit_geometries(i, layer, ns.layers, ns, tl, l1_free)
-    consts, k_blobs = _constants(layer, t, tl)
+    consts, k_blobs = _constants(layer, ns.layers, t, tl)
     return L3Layer(i, tuple(emits), consts, k_blobs, l1, cores)
 
 

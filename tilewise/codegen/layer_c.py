@@ -27,6 +27,7 @@ import numpy as np
 
 from ..errors import TilewiseError
 from ..ir.layer import Layer, LayerGraph
+from ..ir.params import TfliteSoftmaxParams
 from ..schedule.space import REDUCING, LayerSchedule, fetch_count, inner_loops, operands
 from .constants import LayerConstants
 from .kernel_calls import compute_function, other_body
@@ -459,7 +460,7 @@ def _other_body(layer: Layer, lg: LayerGraph) -> str:
     if body is not None:
         return body
     x, y = lg.tensors[layer.inputs[0]], lg.tensors[layer.output]
-    mode = layer.attrs.get("mode")
+    mode = layer.mode
     if layer.op == "softmax" and mode == "tflite":
         q = y.quant
         if (y.dtype != "int8" or q is None or q.zp != -128
@@ -468,13 +469,14 @@ def _other_body(layer: Layer, lg: LayerGraph) -> str:
                                 f"quantized with scale 1/256 and zero point -128")
         depth = int(x.shape[-1])
         rows = int(np.prod(x.shape[:-1], dtype=np.int64)) if len(x.shape) > 1 else 1
-        a = layer.attrs
+        a = layer.params
+        assert isinstance(a, TfliteSoftmaxParams)
         return ("/* softmax over the last dimension (tw_softmax.h), one core, on the L2 tensors */\n"
                 "void @FN@(tw_layer_args_t *a)\n{\n    tw_softmax_args_t k;\n"
                 f"    k.in = a->x;\n    k.out = a->y;\n    k.rows = {rows};\n    k.depth = {depth};\n"
-                f"    k.input_beta_multiplier = {int(a['input_multiplier'])};\n"
-                f"    k.input_beta_left_shift = {int(a['input_left_shift'])};\n"
-                f"    k.diff_min = {int(a['diff_min'])};\n"
+                f"    k.input_beta_multiplier = {int(a.input_multiplier)};\n"
+                f"    k.input_beta_left_shift = {int(a.input_left_shift)};\n"
+                f"    k.diff_min = {int(a.diff_min)};\n"
                 "    tw_softmax_s8(&k, 0, 1);\n}\n")
     same_q = (x.quant is None and y.quant is None) or (
         x.quant is not None and y.quant is not None and tuple(x.quant.scale) == tuple(y.quant.scale)

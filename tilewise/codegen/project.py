@@ -143,7 +143,7 @@ def generate(ns: NetworkSchedule, out_dir: str | Path, model_name: str | None = 
             continue
         cores = target.module(s.module).cores
         cores_used = max(cores_used, cores)
-        k = layer_constants(layer, s) if layer.op in WEIGHTED and layer.weights is not None else None
+        k = layer_constants(layer, lg, s) if layer.op in WEIGHTED and layer.weights is not None else None
         if k is not None:
             consts[i] = k
         in_off = [arena.act(t) for t in layer.inputs]

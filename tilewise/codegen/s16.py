@@ -26,6 +26,7 @@ import numpy as np
 
 from ..errors import TilewiseError
 from ..ir.layer import Layer, LayerGraph
+from ..ir.params import TfliteAddSubParams
 from ..schedule.space import LayerSchedule
 
 S16_OPS = ("conv2d", "fully_connected")
@@ -66,7 +67,7 @@ def check_int16(layer: Layer, lg: LayerGraph, s: LayerSchedule | None, in_l3: bo
     if layer.op in S16_ELEMENTWISE:
         shapes = {tuple(lg.tensors[t].shape) for t in (*layer.inputs, layer.output) if t in lg.tensors}
         if (layer.nest.kind != "add" or len(layer.inputs) != 2 or len(shapes) != 1
-                or layer.attrs.get("mode", "tflite") != "tflite" or in_l3):
+                or layer.mode != "tflite" or in_l3):
             raise _refuse(layer, "an int16 add/sub that broadcasts, has a constant operand or is tiled at L3")
         return
     rq = layer.requant
@@ -74,7 +75,7 @@ def check_int16(layer: Layer, lg: LayerGraph, s: LayerSchedule | None, in_l3: bo
         raise _refuse(layer, "the int32-bias (non-wide) 16x8 form")
     if in_l3:
         raise _refuse(layer, "an int16 layer tiled at L3->L2")
-    if int(layer.attrs.get("pad_value", 0)) != 0:
+    if int(layer.pad_value) != 0:
         raise _refuse(layer, "a non-zero int16 input zero point")
     if not -32768 <= int(rq.qmin) <= int(rq.qmax) <= 32767:
         raise _refuse(layer, f"an output clamp of [{rq.qmin}, {rq.qmax}]")
@@ -108,15 +109,16 @@ def _zp(lg: LayerGraph, name: str) -> int:
 
 def add_s16(layer: Layer, lg: LayerGraph) -> tuple[str, str]:
     """(PARAMS, body of compute()) of an int16 add / sub (tw_add_params_t, tw_elementwise.h)."""
-    a = layer.attrs
-    (m1, m2), (s1, s2) = a["input_multipliers"], a["input_shifts"]
+    a = layer.params
+    assert isinstance(a, TfliteAddSubParams)
+    (m1, m2), (s1, s2) = a.input_multipliers, a.input_shifts
     z0, z1, zo = (_zp(lg, t) for t in (*layer.inputs, layer.output))
     pre = ("static const tw_add_params_t PARAMS = {\n"
            f"    {z0}, {int(m1)}, {int(s1)},   /* a: zero point, multiplier, shift */\n"
            f"    {z1}, {int(m2)}, {int(s2)},   /* b */\n"
-           f"    {int(a['left_shift'])},                            /* left shift */\n"
-           f"    {int(a['output_multiplier'])}, {int(a['output_shift'])}, {zo},  /* out */\n"
-           f"    {int(a['qmin'])}, {int(a['qmax'])}\n}};\n\n")
+           f"    {int(a.left_shift)},                            /* left shift */\n"
+           f"    {int(a.output_multiplier)}, {int(a.output_shift)}, {zo},  /* out */\n"
+           f"    {int(a.qmin)}, {int(a.qmax)}\n}};\n\n")
     fn = "tw_add_s16" if layer.op == "add" else "tw_sub_s16"
     body = (f"    {fn}(&PARAMS, (const int16_t *)(const void *)m->x, (const int16_t *)(const void *)m->x2,\n"
             f"               (int16_t *)(void *)m->y, t->oy_t * t->ox_t * t->k_t, core, cores);\n"

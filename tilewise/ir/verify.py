@@ -1,6 +1,6 @@
 """The graph verifier: rejects inconsistent graphs with one clear sentence naming node and tensor.
 
-Checks: every node's op is a graph op (ir/ops.py);
+Checks: every node's op is a graph op (ir/ops.py; a Node checks its params' class when it is built);
 every input is a graph input, a constant or produced earlier (topological order); every tensor has
 one producer; output shapes equal shape inference (ir/shapes.py); graph outputs exist.
 """
