@@ -26,8 +26,10 @@ import numpy as np
 
 from tilewise.ir.graph import Graph, Node
 from tilewise.ir.layer import LayerGraph
-from tilewise.ir.ops import same_pads
+from tilewise.ir.ops import Op
+from tilewise.ir.params import Conv2dParams, FullyConnectedParams, TfliteAddSubParams, TfliteMeanParams
 from tilewise.ir.requant import quantize_multiplier, tflite_requant
+from tilewise.ir.shapes import same_pads
 from tilewise.ir.tensor import QuantParams, Tensor
 from tilewise.ir.verify import verify
 from tilewise.passes import lower
@@ -89,9 +91,8 @@ class _Builder:
             wn, bn, real = self._weights(name, (k, f, f, c), f * f * c, x, yq)
         y = self._act(f"{name}/y", (n, oy, ox, k), yq)
         rq = tflite_requant(np.asarray(real, dtype=np.float64), yq[1], -128, 127)
-        self.nodes.append(Node(name, "conv2d", (x, wn, bn), (y,), dict(
-            stride=(s, s), dilation=(1, 1), pads=(pt, pl, pb, pr), groups=c if depthwise else 1,
-            requant=rq, mode="tflite")))
+        self.nodes.append(Node(name, Op.CONV2D, (x, wn, bn), (y,), Conv2dParams(
+            stride=(s, s), dilation=(1, 1), pads=(pt, pl, pb, pr), groups=c if depthwise else 1, requant=rq)))
         return y
 
     def add(self, a: str, b: str) -> str:
@@ -101,10 +102,9 @@ class _Builder:
         twice = 2.0 * max(sa, sb)
         m1, m2 = quantize_multiplier(sa / twice), quantize_multiplier(sb / twice)
         mo = quantize_multiplier(twice / ((1 << 20) * sy))
-        self.nodes.append(Node(name, "add", (a, b), (y,), dict(
-            mode="tflite", left_shift=20, input_multipliers=(m1[0], m2[0]),
-            input_shifts=(m1[1], m2[1]), output_multiplier=mo[0], output_shift=mo[1],
-            qmin=-128, qmax=127)))
+        self.nodes.append(Node(name, Op.ADD, (a, b), (y,), TfliteAddSubParams(
+            left_shift=20, input_multipliers=(m1[0], m2[0]), input_shifts=(m1[1], m2[1]),
+            output_multiplier=mo[0], output_shift=mo[1], qmin=-128, qmax=127)))
         return y
 
     def global_pool(self, x: str) -> str:
@@ -113,8 +113,8 @@ class _Builder:
         xq = self.tensors[x].quant
         y = self._act(f"{name}/y", (n, c), (xq.scale[0], xq.zero_point[0]))
         m, s = quantize_multiplier(1.0)
-        self.nodes.append(Node(name, "mean", (x,), (y,), dict(
-            mode="tflite", axes=(1, 2), keepdims=False, multiplier=m, shift=s)))
+        self.nodes.append(Node(name, Op.MEAN, (x,), (y,), TfliteMeanParams(
+            axes=(1, 2), keepdims=False, multiplier=m, shift=s)))
         return y
 
     def fc(self, x: str, k: int) -> str:
@@ -123,8 +123,8 @@ class _Builder:
         wn, bn, real = self._weights(name, (k, c), c, x, LOGITS)
         y = self._act(f"{name}/y", (n, k), LOGITS)
         rq = tflite_requant(np.asarray(real, dtype=np.float64), 0, -128, 127)
-        self.nodes.append(Node(name, "fully_connected", (x, wn, bn), (y,), dict(
-            requant=replace(rq, rounding="single"), mode="tflite")))
+        self.nodes.append(Node(name, Op.FULLY_CONNECTED, (x, wn, bn), (y,), FullyConnectedParams(
+            requant=replace(rq, rounding="single"))))
         return y
 
     def finish(self, out: str) -> LayerGraph:

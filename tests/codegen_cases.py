@@ -19,7 +19,10 @@ from tilewise.golden.conv import conv2d_acc, dense_acc
 from tilewise.frontend.onnx_qparams import add_params as onnx_add_params
 from tilewise.ir.graph import Graph, Node
 from tilewise.ir.layer import LayerGraph
-from tilewise.ir.ops import conv_out
+from tilewise.ir.ops import Op
+from tilewise.ir.params import (Conv2dParams, FullyConnectedParams, MaxPoolParams, OnnxAddParams, OpParams,
+                                TfliteAddSubParams, TfliteAvgPoolParams)
+from tilewise.ir.shapes import conv_out
 from tilewise.ir.requant import Requant, quantize_multiplier, tflite_requant
 from tilewise.ir.tensor import QuantParams, Tensor
 from tilewise.passes import lower
@@ -72,9 +75,7 @@ def _weighted(spec: LayerSpec, rng: np.random.Generator, x_name: str, x: Tensor,
         w = rng.integers(-127, 128, (spec.k, spec.c)).astype(np.int8)
         bias = rng.integers(-3000, 3000, spec.k).astype(np.int32)
         acc = dense_acc(calib, w, bias, zp_x)
-        attrs: dict = {}
         shape = (1, spec.k)
-        op = "fully_connected"
     else:
         dw = spec.kind == "dwconv"
         k = spec.c if dw else spec.k
@@ -82,11 +83,8 @@ def _weighted(spec: LayerSpec, rng: np.random.Generator, x_name: str, x: Tensor,
         bias = rng.integers(-3000, 3000, k).astype(np.int32)
         acc = conv2d_acc(calib, w, bias, zp_x, 0, (spec.sy, spec.sx), spec.pads,
                          groups=spec.c if dw else 1)
-        attrs = {"stride": (spec.sy, spec.sx), "pads": spec.pads, "dilation": (1, 1),
-                 "groups": spec.c if dw else 1}
         oy, ox = spec.out_hw
         shape = (1, oy, ox, k)
-        op = "conv2d"
     zp_y = int(rng.integers(-20, 21))
     rq = _requant(spec.mode, acc, rng, zp_y)
     s_w = rng.uniform(0.002, 0.02, w.shape[0])
@@ -95,8 +93,12 @@ def _weighted(spec: LayerSpec, rng: np.random.Generator, x_name: str, x: Tensor,
         f"{out}_b": Tensor(f"{out}_b", bias.shape, "int32", None, bias),
         out: Tensor(out, shape, "int8", _q(0.05, zp_y)),
     }
-    mode = "onnx" if spec.mode == "onnx" else "tflite"
-    node = Node(out, op, (x_name, f"{out}_w", f"{out}_b"), (out,), {**attrs, "requant": rq, "mode": mode})
+    if spec.kind == "fc":
+        op, params = Op.FULLY_CONNECTED, FullyConnectedParams(requant=rq)
+    else:
+        op, params = Op.CONV2D, Conv2dParams(stride=(spec.sy, spec.sx), pads=spec.pads, dilation=(1, 1),
+                                             groups=spec.c if spec.kind == "dwconv" else 1, requant=rq)
+    node = Node(out, op, (x_name, f"{out}_w", f"{out}_b"), (out,), params)
     return node, tensors
 
 
@@ -115,12 +117,10 @@ def layer_graph(spec: LayerSpec, seed: int) -> LayerGraph:
     elif spec.kind in ("avgpool", "maxpool"):
         oy, ox = spec.out_hw
         qmin = -128 if rng.random() < 0.7 else int(rng.integers(-60, 0))
-        op = "avg_pool" if spec.kind == "avgpool" else "max_pool"
-        mode = "tflite" if op == "avg_pool" or spec.mode != "onnx" else "onnx"
+        op, cls = (Op.AVG_POOL, TfliteAvgPoolParams) if spec.kind == "avgpool" else (Op.MAX_POOL, MaxPoolParams)
         tensors["y"] = Tensor("y", (1, oy, ox, spec.c), "int8", _q(0.04, zp_x))
-        nodes.append(Node("y", op, ("x",), ("y",), {
-            "kernel": (spec.fy, spec.fx), "stride": (spec.sy, spec.sx), "pads": spec.pads,
-            "qmin": qmin, "qmax": 127, "mode": mode}))
+        nodes.append(Node("y", op, ("x",), ("y",), cls(
+            kernel=(spec.fy, spec.fx), stride=(spec.sy, spec.sx), pads=spec.pads, qmin=qmin, qmax=127)))
     elif spec.kind == "add":
         side = replace(spec, kind="dwconv", fy=3, fx=3, sy=1, sx=1, pads=(1, 1, 1, 1), mode="tflite")
         node, ts = _weighted(side, rng, "x", x, zp_x, "d")
@@ -131,16 +131,15 @@ def layer_graph(spec: LayerSpec, seed: int) -> LayerGraph:
         tensors["y"] = Tensor("y", x.shape, "int8", _q(so, zo))
         if spec.mode == "onnx":
             ra, rb, fixed = onnx_add_params(sa, za, sb, zb, so, zo)
-            attrs = {"mode": "onnx", "a_index": 0, "ratio_a": ra, "ratio_b": rb, "fixed": fixed,
-                     "qmin": -128, "qmax": 127}
+            params: OpParams = OnnxAddParams(a_index=0, ratio_a=ra, ratio_b=rb, fixed=fixed, qmin=-128, qmax=127)
         else:
             twice = 2.0 * max(sa, sb)
             m1, m2 = quantize_multiplier(sa / twice), quantize_multiplier(sb / twice)
             mo = quantize_multiplier(twice / ((1 << 20) * so))
-            attrs = {"mode": "tflite", "left_shift": 20, "input_multipliers": (m1[0], m2[0]),
-                     "input_shifts": (m1[1], m2[1]), "output_multiplier": mo[0],
-                     "output_shift": mo[1], "qmin": -128, "qmax": 127}
-        nodes.append(Node("y", "add", ("x", "d"), ("y",), attrs))
+            params = TfliteAddSubParams(left_shift=20, input_multipliers=(m1[0], m2[0]),
+                                        input_shifts=(m1[1], m2[1]), output_multiplier=mo[0],
+                                        output_shift=mo[1], qmin=-128, qmax=127)
+        nodes.append(Node("y", Op.ADD, ("x", "d"), ("y",), params))
     else:
         raise ValueError(spec.kind)
     g = Graph(f"{spec.kind}_net", tensors, tuple(nodes), ("x",), ("y",), source=f"{spec}")

@@ -12,6 +12,7 @@ import pytest
 
 from bench import geometries, published, run, schedule_quality, silicon, stats, tables
 from tests.conftest import REPO, mlperf_path
+from tilewise.ir.ops import Op
 
 ANCHORS = REPO.parent / "shared" / "notes" / "anchors.md"
 
@@ -53,7 +54,7 @@ def test_geometries_match_published_macs():
                 assert (layer.requant.multiplier >= 1 << 30).all() and (layer.requant.multiplier < 1 << 31).all()
                 assert layer.weights.dtype.name == "int8"
     v2 = geometries.mobilenet_v2(128)
-    assert sum(layer.op == "add" for layer in v2.layers) == 10      # residuals of MobileNetV2
+    assert sum(layer.op == Op.ADD for layer in v2.layers) == 10      # residuals of MobileNetV2
 
 
 def _renderings(v: float) -> set[str]:

@@ -28,7 +28,11 @@ from tilewise.golden.conv import conv2d_acc, dense_acc
 from tilewise.golden.fixedpoint import multiply_by_quantized_multiplier, multiply_by_quantized_multiplier_single
 from tilewise.golden.requant import apply_requant
 from tilewise.ir.graph import Graph, Node
-from tilewise.ir.ops import conv_out
+from tilewise.ir.ops import Op
+from tilewise.ir.params import (ConcatParams, MaxPoolParams, OnnxAddParams, OnnxAvgPoolParams, OnnxMeanParams,
+                                OnnxSoftmaxParams, OpParams, TfliteAddSubParams, TfliteAvgPoolParams,
+                                TfliteLogisticParams, TfliteMeanParams, TfliteMulParams, TfliteSoftmaxParams)
+from tilewise.ir.shapes import conv_out
 from tilewise.frontend.onnx_qparams import add_params as onnx_add_params
 from tilewise.frontend.onnx_qparams import global_pool_scale
 from tilewise.ir.requant import Requant, quantize_multiplier, tflite_requant
@@ -156,14 +160,14 @@ def softmax_params(beta: float, s_in: float) -> tuple[int, int, int]:
     return mult, shift, -radius
 
 
-def golden_node(fn, op: str, attrs: dict, inputs: list[tuple[np.ndarray, int, float]], out_shape,
+def golden_node(fn, op: Op, params: OpParams, inputs: list[tuple[np.ndarray, int, float]], out_shape,
                 out_zp: int, out_scale: float = 0.1, dtype: str = "int8"):
     """Call a graph-level golden kernel on one node built from (array, zero point, scale) inputs
     (all tensors of `dtype`; the result is returned as int8 for int8, int64 otherwise)."""
     tensors = {f"in{i}": Tensor(f"in{i}", a.shape, dtype, QuantParams((s,), (zp,))) for i, (a, zp, s) in enumerate(inputs)}
     tensors["out"] = Tensor("out", tuple(out_shape), dtype, QuantParams((out_scale,), (out_zp,)))
     names = tuple(f"in{i}" for i in range(len(inputs)))
-    node = Node("n", op, names, ("out",), attrs)
+    node = Node("n", op, names, ("out",), params)
     graph = Graph("g", tensors, (node,), names, ("out",))
     y = np.asarray(fn(node, graph, [a for a, _, _ in inputs]))
     return y.astype(np.int8) if dtype == "int8" else y.astype(np.int64)
@@ -360,16 +364,16 @@ def add_params(rng, op: str):
     qmin, qmax = (zo, 127) if rng.random() < 0.3 else (-128, 127)
     if op == "mul":
         mo = quantize_multiplier(float(np.float32(np.float32(sa) * np.float32(sb)) / np.float32(so)))
-        attrs = dict(mode="tflite", output_multiplier=mo[0], output_shift=mo[1], qmin=qmin, qmax=qmax)
+        params = TfliteMulParams(output_multiplier=mo[0], output_shift=mo[1], qmin=qmin, qmax=qmax)
         prm = [za, 0, 0, zb, 0, 0, 0, mo[0], mo[1], zo, qmin, qmax]
     else:
         twice_max = 2.0 * max(sa, sb)
         m1, m2 = quantize_multiplier(sa / twice_max), quantize_multiplier(sb / twice_max)
         mo = quantize_multiplier(twice_max / ((1 << 20) * so))
-        attrs = dict(mode="tflite", left_shift=20, input_multipliers=(m1[0], m2[0]), input_shifts=(m1[1], m2[1]),
-                     output_multiplier=mo[0], output_shift=mo[1], qmin=qmin, qmax=qmax)
+        params = TfliteAddSubParams(left_shift=20, input_multipliers=(m1[0], m2[0]), input_shifts=(m1[1], m2[1]),
+                                    output_multiplier=mo[0], output_shift=mo[1], qmin=qmin, qmax=qmax)
         prm = [za, m1[0], m1[1], zb, m2[0], m2[1], 20, mo[0], mo[1], zo, qmin, qmax]
-    return attrs, prm, (za, sa), (zb, sb), (zo, so)
+    return params, prm, (za, sa), (zb, sb), (zo, so)
 
 
 @pytest.mark.parametrize("cores", CORES)
@@ -378,10 +382,10 @@ def test_elementwise(lib, op, cores):
     rng = np.random.default_rng(seed((op, cores)))
     fn = {"add": g_elt.add, "sub": g_elt.sub, "mul": g_elt.mul}[op]
     for n in (1, 7, 1000):
-        attrs, prm, (za, sa), (zb, sb), (zo, so) = add_params(rng, op)
+        params, prm, (za, sa), (zb, sb), (zo, so) = add_params(rng, op)
         a = rng.integers(-128, 128, (1, n)).astype(np.int8)
         b = rng.integers(-128, 128, (1, n)).astype(np.int8)
-        want = golden_node(fn, op, attrs, [(a, za, sa), (b, zb, sb)], a.shape, zo, so)
+        want = golden_node(fn, Op(op), params, [(a, za, sa), (b, zb, sb)], a.shape, zo, so)
         assert np.array_equal(kc.elementwise(lib, op, prm, a, b, cores), want)
         inplace = a.copy()  # out aliases the first input
         kc.elementwise(lib, op, prm, inplace, b, cores, out=inplace)
@@ -401,10 +405,10 @@ def test_add_onnx_matches_qlinearadd_golden(lib, cores):
         ra, rb, fixed = onnx_add_params(sa, za, sb, zb, so, zo)
         a_index = trial % 2
         qmin, qmax = (zo, 127) if trial % 4 == 1 else (-128, 127)
-        attrs = dict(mode="onnx", a_index=a_index, ratio_a=ra, ratio_b=rb, fixed=fixed, qmin=qmin, qmax=qmax)
+        params = OnnxAddParams(a_index=a_index, ratio_a=ra, ratio_b=rb, fixed=fixed, qmin=qmin, qmax=qmax)
         a = rng.integers(-128, 128, (1, 997)).astype(np.int8)
         b = rng.integers(-128, 128, (1, 997)).astype(np.int8)
-        want = golden_node(g_onnx.add, "add", attrs, [(a, za, sa), (b, zb, sb)], a.shape, zo, so)
+        want = golden_node(g_onnx.add, Op.ADD, params, [(a, za, sa), (b, zb, sb)], a.shape, zo, so)
         first, second = (b, a) if a_index == 1 else (a, b)
         got = kc.add_onnx(lib, ra, rb, fixed, qmin, qmax, first, second, cores)
         assert np.array_equal(got, want), trial
@@ -428,10 +432,10 @@ def test_add_onnx_u8_matches_qlinearadd_golden_on_uint8(lib, cores):
         ra, rb, fixed = onnx_add_params(sa, za, sb, zb, so, zo)
         a_index = trial % 2
         qmin, qmax = (zo, 255) if trial % 4 == 1 else (0, 255)
-        attrs = dict(mode="onnx", a_index=a_index, ratio_a=ra, ratio_b=rb, fixed=fixed, qmin=qmin, qmax=qmax)
+        params = OnnxAddParams(a_index=a_index, ratio_a=ra, ratio_b=rb, fixed=fixed, qmin=qmin, qmax=qmax)
         a = np.tile(np.arange(256), 4)[None].astype(np.uint8)
         b = rng.integers(0, 256, a.shape).astype(np.uint8)
-        want = golden_node(g_onnx.add, "add", attrs, [(a, za, sa), (b, zb, sb)], a.shape, zo, so, "uint8")
+        want = golden_node(g_onnx.add, Op.ADD, params, [(a, za, sa), (b, zb, sb)], a.shape, zo, so, "uint8")
         assert want.min() >= 0 and want.max() <= 255
         first, second = (b, a) if a_index == 1 else (a, b)
         got = kc.add_onnx(lib, ra, rb, fixed, qmin, qmax, biased(first), biased(second), cores, u8=True)
@@ -449,9 +453,8 @@ def test_global_avgpool_onnx_in_pixel_tiles(lib, cores):
         scale = global_pool_scale(si, so, h * w)
         rq = Requant("onnx", multiplier=np.ones(1, np.int64), shift=np.zeros(1, np.int64), zero_point=zo,
                      qmin=-128, qmax=127, scale=np.asarray([scale], np.float32))
-        attrs = dict(mode="onnx", axes=(1, 2), keepdims=True, x_zero_point=zi, count=h * w, requant=rq,
-                     qmin=-128, qmax=127)
-        want = golden_node(g_onnx.mean, "mean", attrs, [(x[None], zi, si)], (1, 1, 1, c), zo, so).reshape(c)
+        params = OnnxMeanParams(axes=(1, 2), keepdims=True, x_zero_point=zi, count=h * w, requant=rq)
+        want = golden_node(g_onnx.mean, Op.MEAN, params, [(x[None], zi, si)], (1, 1, 1, c), zo, so).reshape(c)
         pixels = x.reshape(h * w, c)
         ra = kc.RequantArrays(rq)
         assert np.array_equal(kc.global_avgpool_rq(lib, pixels, zi, ra, cores), want)
@@ -483,10 +486,11 @@ def test_pool_tiled(lib, case, op):
     rng = np.random.default_rng(seed((case, op)))
     x = rng.integers(-128, 128, (h, w, c)).astype(np.int8)
     qmin, qmax = (-10, 127) if op == "avg" else (-128, 100)
-    attrs = dict(mode="tflite", kernel=(fy, fx), stride=stride, pads=pads, qmin=qmin, qmax=qmax)
-    fn = g_pool.avg_pool if op == "avg" else g_pool.max_pool
+    ir_op, cls, fn = ((Op.AVG_POOL, TfliteAvgPoolParams, g_pool.avg_pool) if op == "avg"
+                      else (Op.MAX_POOL, MaxPoolParams, g_pool.max_pool))
+    params = cls(kernel=(fy, fx), stride=stride, pads=pads, qmin=qmin, qmax=qmax)
     oy, ox = conv_out(h, fy, stride[0], pads[0], pads[2]), conv_out(w, fx, stride[1], pads[1], pads[3])
-    want = golden_node(fn, f"{op}_pool", attrs, [(x[None], 0, 0.1)], (1, oy, ox, c), 0)[0]
+    want = golden_node(fn, ir_op, params, [(x[None], 0, 0.1)], (1, oy, ox, c), 0)[0]
     for cores in CORES:
         got = np.zeros_like(want)
 
@@ -516,10 +520,10 @@ def test_avgpool_onnx_tiled(lib, case, dtype):
         xz, yz = (int(v) for v in rng.integers(lo + 20, hi - 20, 2))
         cip = trial >= 2
         qmin = yz if trial == 1 else lo
-        attrs = dict(mode="onnx", kernel=(fy, fx), stride=stride, pads=pads, count_include_pad=cip,
-                     x_scale=float(np.float32(xs)), x_zero_point=xz, y_scale=float(np.float32(ys)),
-                     y_zero_point=yz, qmin=qmin, qmax=hi)
-        want = golden_node(g_onnx.avg_pool, "avg_pool", attrs, [(x[None], xz, xs)], (1, oy, ox, c), yz, ys,
+        params = OnnxAvgPoolParams(kernel=(fy, fx), stride=stride, pads=pads, count_include_pad=cip,
+                                   x_scale=float(np.float32(xs)), x_zero_point=xz, y_scale=float(np.float32(ys)),
+                                   y_zero_point=yz, qmin=qmin, qmax=hi)
+        want = golden_node(g_onnx.avg_pool, Op.AVG_POOL, params, [(x[None], xz, xs)], (1, oy, ox, c), yz, ys,
                            dtype)[0]
         for cores in (1, 4):
             got = np.zeros(want.shape, dtype=np.int8)
@@ -539,8 +543,8 @@ def test_global_avgpool_as_tflite_mean_in_pixel_tiles(lib, cores):
         x = rng.integers(-128, 128, (h, w, c)).astype(np.int8)
         (zi, zo), (si, so) = rng.integers(-30, 31, 2), rng.uniform(0.02, 0.1, 2)
         m, s = quantize_multiplier(float(si / so))
-        attrs = dict(mode="tflite", axes=(1, 2), keepdims=True, multiplier=m, shift=s)
-        want = golden_node(g_pool.mean, "mean", attrs, [(x[None], int(zi), si)], (1, 1, 1, c), int(zo), so).reshape(c)
+        params = TfliteMeanParams(axes=(1, 2), keepdims=True, multiplier=m, shift=s)
+        want = golden_node(g_pool.mean, Op.MEAN, params, [(x[None], int(zi), si)], (1, 1, 1, c), int(zo), so).reshape(c)
         mp, sp = g_pool._mean_scale(m, s, h * w)
         prm = [1, int(zi), mp, sp, int(zo), -128, 127]
         pixels = x.reshape(h * w, c)
@@ -558,8 +562,8 @@ def test_global_avgpool_as_full_window_average_pool(lib):
     rng = np.random.default_rng(60)
     h, w, c = 6, 5, 11
     x = rng.integers(-128, 128, (h, w, c)).astype(np.int8)
-    attrs = dict(mode="tflite", kernel=(h, w), stride=(1, 1), pads=(0, 0, 0, 0), qmin=-128, qmax=127)
-    want = golden_node(g_pool.avg_pool, "avg_pool", attrs, [(x[None], 0, 0.1)], (1, 1, 1, c), 0).reshape(c)
+    params = TfliteAvgPoolParams(kernel=(h, w), stride=(1, 1), pads=(0, 0, 0, 0), qmin=-128, qmax=127)
+    want = golden_node(g_pool.avg_pool, Op.AVG_POOL, params, [(x[None], 0, 0.1)], (1, 1, 1, c), 0).reshape(c)
     prm = [h * w, 0, 1 << 30, 1, 0, -128, 127]
     for cores in CORES:
         assert np.array_equal(kc.global_avgpool(lib, x.reshape(h * w, c), prm, cores), want)
@@ -575,8 +579,8 @@ def test_softmax(lib, depth, cores):
         x = rng.integers(-128, 128, (5, depth)).astype(np.int8)
         x[0] = rng.integers(-3, 3, depth)        # flat row: many near-equal exps
         mult, shift, diff_min = softmax_params(beta, s_in)
-        attrs = dict(mode="tflite", input_multiplier=mult, input_left_shift=shift, diff_min=diff_min)
-        want = golden_node(g_act.softmax, "softmax", attrs, [(x, 0, s_in)], x.shape, -128, 1 / 256)
+        params = TfliteSoftmaxParams(input_multiplier=mult, input_left_shift=shift, diff_min=diff_min)
+        want = golden_node(g_act.softmax, Op.SOFTMAX, params, [(x, 0, s_in)], x.shape, -128, 1 / 256)
         assert np.array_equal(kc.softmax(lib, x, mult, shift, diff_min, cores), want), (s_in, beta)
 
 
@@ -587,8 +591,8 @@ def test_softmax_few_classes_many_rows(lib):
         for s_in in (0.02, 0.1, 0.3):
             x = rng.integers(-128, 128, (3000, depth)).astype(np.int8)
             mult, shift, diff_min = softmax_params(1.0, s_in)
-            attrs = dict(mode="tflite", input_multiplier=mult, input_left_shift=shift, diff_min=diff_min)
-            want = golden_node(g_act.softmax, "softmax", attrs, [(x, 0, s_in)], x.shape, -128, 1 / 256)
+            params = TfliteSoftmaxParams(input_multiplier=mult, input_left_shift=shift, diff_min=diff_min)
+            want = golden_node(g_act.softmax, Op.SOFTMAX, params, [(x, 0, s_in)], x.shape, -128, 1 / 256)
             assert np.array_equal(kc.softmax(lib, x, mult, shift, diff_min, 3), want), (depth, s_in)
 
 
@@ -653,8 +657,8 @@ def test_softmax_onnx_matches_qlinearsoftmax_golden(lib, dtype):
         x[-1, : min(depth, 2)] = (hi, lo)[: min(depth, 2)]
         table = softmax_table(xs, depth)
         ysi = softmax_y_scale_inv(ys)
-        attrs = dict(mode="onnx", axis=-1, table=table, y_scale_inv=ysi, y_zero_point=yz)
-        want = golden_node(g_onnx.softmax, "softmax", attrs, [(x, 0, xs)], x.shape, yz, ys, dtype)
+        params = OnnxSoftmaxParams(axis=-1, table=table, y_scale_inv=ysi, y_zero_point=yz)
+        want = golden_node(g_onnx.softmax, Op.SOFTMAX, params, [(x, 0, xs)], x.shape, yz, ys, dtype)
         for cores in (1, 3):
             nonfinite = (hi if yz < 0 else lo) - off
             got = kc.softmax_onnx(lib, x - off, table, ysi, yz - off, nonfinite, cores)
@@ -670,8 +674,8 @@ def test_lookup_table_matches_tflite_logistic_golden(lib, dtype):
     off = 128 if dtype == "uint8" else 0
     table = sigmoid_table(dtype, 0.06, lo + 100, 1.0 / 256, lo)
     x = np.arange(lo, hi + 1)[None]
-    attrs = dict(mode="tflite", table=table)
-    want = golden_node(g_act.logistic, "logistic", attrs, [(x, lo + 100, 0.06)], x.shape, lo, 1.0 / 256, dtype)
+    params = TfliteLogisticParams(table=table)
+    want = golden_node(g_act.logistic, Op.LOGISTIC, params, [(x, lo + 100, 0.06)], x.shape, lo, 1.0 / 256, dtype)
     assert len(set(want.reshape(-1).tolist())) > 100
     stored = (np.asarray(table, dtype=np.int64) - off).astype(np.int8)
     for cores in (1, 4):
@@ -691,8 +695,8 @@ def test_concat2_matches_qlinearconcat_golden(lib, dtype):
     for axis, b_shape in ((3, (1, 5, 4, 6)), (1, (1, 2, 4, 3))):
         b = rng.integers(lo, hi + 1, b_shape)
         (sa, za), (sy, zy) = (0.013, lo + 40), (0.031, lo + 100)
-        attrs = dict(mode="onnx", axis=axis, input_quant=((sa, za), (sy, zy)), output_quant=(sy, zy))
-        want = golden_node(g_onnx.concat, "concat", attrs, [(a, za, sa), (b, zy, sy)],
+        params = ConcatParams(mode="onnx", axis=axis, input_quant=((sa, za), (sy, zy)), output_quant=(sy, zy))
+        want = golden_node(g_onnx.concat, Op.CONCAT, params, [(a, za, sa), (b, zy, sy)],
                            np.concatenate([a, b], axis=axis).shape, zy, sy, dtype)
         lut_a = g_onnx.requantize_values(np.arange(lo, hi + 1), sa, za, sy, zy, dtype) - off
         outer = int(np.prod(a.shape[:axis]))

@@ -175,25 +175,26 @@ def test_add_sub_s16_matches_golden(lib, op, scales, cores):
     extremes, saturation and every core split."""
     from tilewise.golden import elementwise as g_elt
     from tilewise.ir.graph import Graph, Node
+    from tilewise.ir.ops import Op
+    from tilewise.ir.params import TfliteAddSubParams
     from tilewise.ir.tensor import QuantParams, Tensor
 
     sa, sb, so = (float(np.float32(v)) for v in scales)
     twice_max = 2.0 * max(sa, sb)             # frontend/tflite_ops.py add_sub, int16: left_shift 15
     m1, m2 = quantize_multiplier(sa / twice_max), quantize_multiplier(sb / twice_max)
     mo = quantize_multiplier(twice_max / float(np.float32(1 << 15) * np.float32(so)))
-    attrs = {"left_shift": 15, "input_multipliers": (m1[0], m2[0]), "input_shifts": (m1[1], m2[1]),
-             "output_multiplier": mo[0], "output_shift": mo[1], "qmin": -32768, "qmax": 32767,
-             "mode": "tflite"}
+    prm = TfliteAddSubParams(left_shift=15, input_multipliers=(m1[0], m2[0]), input_shifts=(m1[1], m2[1]),
+                             output_multiplier=mo[0], output_shift=mo[1], qmin=-32768, qmax=32767)
     t = {n: Tensor(n, (1, 5, 7, 6), "int16", QuantParams((s,), (0,))) for n, s in zip("aby", scales)}
-    node = Node("y", op, ("a", "b"), ("y",), attrs)
+    node = Node("y", Op(op), ("a", "b"), ("y",), prm)
     rng = _seed("add", op, scales, cores)
     a = rng.integers(-32768, 32768, (1, 5, 7, 6)).astype(np.int16)
     b = rng.integers(-32768, 32768, (1, 5, 7, 6)).astype(np.int16)
     a.flat[:4], b.flat[:4] = (-32768, 32767, 32767, -32768), (32767, -32768, 32767, -32768)
     want = getattr(g_elt, op)(node, Graph("g", t, (node,), ("a", "b"), ("y",)), [a, b])
-    (m1, m2), (s1, s2) = attrs["input_multipliers"], attrs["input_shifts"]
-    p = AddParams(0, m1, s1, 0, m2, s2, attrs["left_shift"], attrs["output_multiplier"],
-                  attrs["output_shift"], 0, attrs["qmin"], attrs["qmax"])
+    (m1, m2), (s1, s2) = prm.input_multipliers, prm.input_shifts
+    p = AddParams(0, m1, s1, 0, m2, s2, prm.left_shift, prm.output_multiplier, prm.output_shift, 0, prm.qmin,
+                  prm.qmax)
     out = np.full(a.shape, 0x5A5A, np.int16)
     fn = getattr(lib, f"tw_{op}_s16")
     fn.restype = None

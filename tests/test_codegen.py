@@ -125,7 +125,7 @@ def test_constants_tile_major_layout(resnet16):
     for layer, s in zip(ns.layers.layers, ns.schedules):
         if layer.weights is None:
             continue
-        k = layer_constants(layer, s)
+        k = layer_constants(layer, ns.layers, s)
         assert k.size == ns.const_bytes(layer)       # what the memory plan reserves
         words = np.frombuffer(k.blob[:k.w_offset], dtype="<i4")
         w = np.frombuffer(k.blob[k.w_offset:], dtype=np.int8)
@@ -215,20 +215,22 @@ def test_untiled_reshape_and_softmax_run_from_l2(tmp_path, c_cache):
     """Layers of kind "other": a reshape that changes the HWC view (a byte copy) and a TFLite
     softmax, between tiled layers."""
     from tilewise.ir.graph import Graph, Node
+    from tilewise.ir.ops import Op
+    from tilewise.ir.params import MaxPoolParams, ReshapeParams, TfliteSoftmaxParams
     from tilewise.ir.tensor import QuantParams, Tensor
 
     q = QuantParams((0.05,), (3,))
     t = {"x": Tensor("x", (1, 4, 6, 3), "int8", q), "r": Tensor("r", (1, 6, 4, 3), "int8", q),
          "p": Tensor("p", (1, 3, 2, 3), "int8", q), "f": Tensor("f", (1, 18), "int8", q),
          "y": Tensor("y", (1, 18), "int8", QuantParams((1 / 256,), (-128,)))}
-    nodes = (Node("r", "reshape", ("x",), ("r",), {"shape": (1, 6, 4, 3)}),
-             Node("p", "max_pool", ("r",), ("p",), {"kernel": (2, 2), "stride": (2, 2), "pads": (0, 0, 0, 0),
-                                                  "qmin": -128, "qmax": 127, "mode": "tflite"}),
-             Node("f", "reshape", ("p",), ("f",), {"shape": (1, 18)}),
-             Node("y", "softmax", ("f",), ("y",), {"mode": "tflite", "input_multiplier": 1476210432,
-                                                  "input_left_shift": 24, "diff_min": -124}))
+    nodes = (Node("r", Op.RESHAPE, ("x",), ("r",), ReshapeParams(shape=(1, 6, 4, 3))),
+             Node("p", Op.MAX_POOL, ("r",), ("p",), MaxPoolParams(kernel=(2, 2), stride=(2, 2), pads=(0, 0, 0, 0),
+                                                                  qmin=-128, qmax=127)),
+             Node("f", Op.RESHAPE, ("p",), ("f",), ReshapeParams(shape=(1, 18))),
+             Node("y", Op.SOFTMAX, ("f",), ("y",), TfliteSoftmaxParams(input_multiplier=1476210432,
+                                                                      input_left_shift=24, diff_min=-124)))
     lg = lower(Graph("other", t, nodes, ("x",), ("y",)))
-    assert [l.op for l in lg.layers] == ["reshape", "max_pool", "reshape", "softmax"]
+    assert [l.op for l in lg.layers] == [Op.RESHAPE, Op.MAX_POOL, Op.RESHAPE, Op.SOFTMAX]
     ns = schedule_network(lg, get_target("gap8", l1_kb=1), "model")
     report, p = validate_network(ns, tmp_path / "other", make_inputs(lg, 4), cache=c_cache)
     assert report.bit_exact, report.to_json()

@@ -16,6 +16,8 @@ import pytest
 from tilewise.codegen import generate, load_project
 from tilewise.frontend import load_model
 from tilewise.ir.graph import Graph, Node
+from tilewise.ir.ops import Op
+from tilewise.ir.params import MaxPoolParams
 from tilewise.ir.tensor import Tensor
 from tilewise.passes import lower
 from tilewise.report.schedule_report import scheduled_rows, scheduled_totals
@@ -75,9 +77,8 @@ def _conv_pool(spec: LayerSpec, seed: int):
     node, ts = _weighted(spec, rng, "x", x, 5, "d")
     oy, ox = spec.out_hw
     ts["y"] = Tensor("y", (1, oy // 2, ox // 2, spec.k), "int8", ts["d"].quant)
-    pool = Node("y", "max_pool", ("d",), ("y",), {
-        "kernel": (2, 2), "stride": (2, 2), "pads": (0, 0, 0, 0), "qmin": -128, "qmax": 127,
-        "mode": "tflite"})
+    pool = Node("y", Op.MAX_POOL, ("d",), ("y",), MaxPoolParams(
+        kernel=(2, 2), stride=(2, 2), pads=(0, 0, 0, 0), qmin=-128, qmax=127))
     return lower(Graph("conv_pool", {"x": x, **ts}, (node, pool), ("x",), ("y",)))
 
 

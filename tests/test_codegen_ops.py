@@ -24,6 +24,8 @@ from tilewise.golden import pool as g_pool
 from tilewise.golden.conv import conv2d_acc, dense_acc
 from tilewise.golden.requant import apply_requant
 from tilewise.ir.graph import Graph, Node
+from tilewise.ir.ops import Op
+from tilewise.ir.params import MaxPoolParams, OnnxMeanParams, OpParams, TfliteAvgPoolParams, TfliteMeanParams
 from tilewise.ir.requant import Requant, tflite_requant
 from tilewise.ir.tensor import QuantParams, Tensor
 from tilewise.passes import lower
@@ -96,11 +98,11 @@ def test_uint8_rebias_of_weighted_layers_is_exact(seed, mode, kind):
     assert np.array_equal(apply_requant(acc_u, rq) - 128, apply_requant(acc_s, _lowered(rq)))
 
 
-def _node(op: str, attrs: dict, shapes, dtype: str, zps) -> tuple[Node, Graph]:
+def _node(op: Op, params: OpParams, shapes, dtype: str, zps) -> tuple[Node, Graph]:
     tensors = {f"t{i}": Tensor(f"t{i}", s, dtype, QuantParams((0.05,), (zp,)))
                for i, (s, zp) in enumerate(zip(shapes, zps))}
     names = tuple(tensors)
-    node = Node("n", op, names[:-1], names[-1:], attrs)
+    node = Node("n", op, names[:-1], names[-1:], params)
     return node, Graph("g", tensors, (node,), names[:-1], names[-1:])
 
 
@@ -115,38 +117,37 @@ def test_uint8_rebias_of_max_pool_and_global_average_pool_is_exact(seed):
     x.reshape(-1)[: min(x.size, 256)] = np.arange(256)[: min(x.size, 256)]
     zi, zo = (int(v) for v in rng.integers(0, 256, 2))
     lo = int(rng.choice([0, zo]))
-    pool = dict(mode="onnx", kernel=(2, 2), stride=(1, 2), pads=(1, 0, 1, 1), qmin=lo, qmax=255)
+    pool = MaxPoolParams(kernel=(2, 2), stride=(1, 2), pads=(1, 0, 1, 1), qmin=lo, qmax=255)
     out = (1, h + 1, (w + 1 - 2) // 2 + 1, c)
-    node, g = _node("max_pool", pool, [x.shape, out], "uint8", [zi, zi])
-    want = g_onnx.max_pool(node, g, [x])
-    node, g = _node("max_pool", {**pool, "qmin": lo - 128, "qmax": 127}, [x.shape, out], "int8",
+    node, g = _node(Op.MAX_POOL, pool, [x.shape, out], "uint8", [zi, zi])
+    want = g_pool.max_pool(node, g, [x])
+    node, g = _node(Op.MAX_POOL, replace(pool, qmin=lo - 128, qmax=127), [x.shape, out], "int8",
                     [zi - 128, zi - 128])
-    assert np.array_equal(want - 128, g_onnx.max_pool(node, g, [x - 128]))
+    assert np.array_equal(want - 128, g_pool.max_pool(node, g, [x - 128]))
     # onnx QLinearGlobalAveragePool: Σx − zp·N, then the onnx requant
     rq = Requant("onnx", multiplier=np.ones(1, np.int64), shift=np.zeros(1, np.int64), zero_point=zo,
                  qmin=lo, qmax=255, scale=np.float32([rng.uniform(0.2, 1.5) / (h * w)]))
-    gap = dict(mode="onnx", axes=(1, 2), keepdims=True, x_zero_point=zi, count=h * w, requant=rq)
-    node, g = _node("mean", gap, [x.shape, (1, 1, 1, c)], "uint8", [zi, zo])
+    gap = OnnxMeanParams(axes=(1, 2), keepdims=True, x_zero_point=zi, count=h * w, requant=rq)
+    node, g = _node(Op.MEAN, gap, [x.shape, (1, 1, 1, c)], "uint8", [zi, zo])
     want = g_onnx.mean(node, g, [x])
-    gap_s = {**gap, "x_zero_point": zi - 128, "requant": _lowered(rq)}
-    node, g = _node("mean", gap_s, [x.shape, (1, 1, 1, c)], "int8", [zi - 128, zo - 128])
+    gap_s = replace(gap, x_zero_point=zi - 128, requant=_lowered(rq))
+    node, g = _node(Op.MEAN, gap_s, [x.shape, (1, 1, 1, c)], "int8", [zi - 128, zo - 128])
     assert np.array_equal(want - 128, g_onnx.mean(node, g, [x - 128]))
     # tflite mean: wrap32(Σx − zp_in·N)·M + zp_out
     m = tflite_requant(np.array([rng.uniform(0.3, 1.5)]), 0, -128, 127)
-    tfl = dict(mode="tflite", axes=(1, 2), keepdims=True, multiplier=int(m.multiplier[0]),
-               shift=int(m.shift[0]))
-    node, g = _node("mean", tfl, [x.shape, (1, 1, 1, c)], "uint8", [zi, zo])
+    tfl = TfliteMeanParams(axes=(1, 2), keepdims=True, multiplier=int(m.multiplier[0]), shift=int(m.shift[0]))
+    node, g = _node(Op.MEAN, tfl, [x.shape, (1, 1, 1, c)], "uint8", [zi, zo])
     want = g_pool.mean(node, g, [x])
-    node, g = _node("mean", tfl, [x.shape, (1, 1, 1, c)], "int8", [zi - 128, zo - 128])
+    node, g = _node(Op.MEAN, tfl, [x.shape, (1, 1, 1, c)], "int8", [zi - 128, zo - 128])
     assert np.array_equal(want - 128, g_pool.mean(node, g, [x - 128]))
 
 
 def test_tflite_average_pool_does_not_commute_with_the_rebias():
     """Why generate refuses the tflite average pool on uint8: its round-half-away-from-zero of the
     raw window sum differs after shifting the values by −128 (here 1/2 → 1 but −255/2 → −128)."""
-    attrs = dict(mode="tflite", kernel=(1, 2), stride=(1, 2), pads=(0, 0, 0, 0), qmin=-1000, qmax=1000)
+    params = TfliteAvgPoolParams(kernel=(1, 2), stride=(1, 2), pads=(0, 0, 0, 0), qmin=-1000, qmax=1000)
     x = np.array([0, 1]).reshape(1, 1, 2, 1)
-    node, g = _node("avg_pool", attrs, [x.shape, (1, 1, 1, 1)], "int16", [0, 0])
+    node, g = _node(Op.AVG_POOL, params, [x.shape, (1, 1, 1, 1)], "int16", [0, 0])
     u = g_pool.avg_pool(node, g, [x])
     s = g_pool.avg_pool(node, g, [x - 128])
     assert int(u.reshape(-1)[0]) - 128 != int(s.reshape(-1)[0])
@@ -183,7 +184,7 @@ def test_onnx_average_pools_generate_bit_exact(act, fmt, per_channel, tmp_path, 
     model = om.quantize(om.pools_net(), tmp_path / "pools.onnx", fmt, per_channel, act=act)
     graph = load_model(model)
     lg = lower(graph)
-    assert sum(l.op == "avg_pool" and l.attrs.get("mode") == "onnx" for l in lg.layers) == 2
+    assert sum(l.op == Op.AVG_POOL and l.mode == "onnx" for l in lg.layers) == 2
     ns = schedule_network(lg, get_target("gap8", l1_kb=1), "model")
     report = validate_model(model, ns, graph, n_random=3, out_dir=tmp_path / "c", cache=c_cache)
     assert report.reference == "onnxruntime" and report.golden_vs_reference == 0
@@ -197,7 +198,7 @@ def test_onnx_softmax_generates_bit_exact(act, fmt, per_channel, tmp_path, c_cac
     model = om.quantize(om.dense_net(), tmp_path / "dense.onnx", fmt, per_channel, act=act)
     graph = load_model(model)
     lg = lower(graph)
-    assert lg.layers[-1].op == "softmax" and lg.layers[-1].attrs["mode"] == "onnx"
+    assert lg.layers[-1].op == Op.SOFTMAX and lg.layers[-1].mode == "onnx"
     ns = schedule_network(lg, get_target("gap8", l1_kb=2), "model")
     report = validate_model(model, ns, graph, n_random=4, out_dir=tmp_path / "c", cache=c_cache)
     assert report.reference == "onnxruntime" and report.golden_vs_reference == 0
@@ -227,7 +228,7 @@ def test_tflite_logistic_generates_bit_exact_with_litert(tmp_path, c_cache):
     path = b.save(tmp_path / "logistic.tflite")
     graph = load_model(path)
     lg = lower(graph)
-    assert [l.op for l in lg.layers] == ["conv2d", "logistic", "conv2d"]
+    assert [l.op for l in lg.layers] == [Op.CONV2D, Op.LOGISTIC, Op.CONV2D]
     ns = schedule_network(lg, get_target("gap8", l1_kb=1), "model")
     report = validate_model(path, ns, graph, n_random=4, out_dir=tmp_path / "c", cache=c_cache)
     assert report.reference and report.golden_vs_reference == 0
@@ -241,7 +242,7 @@ def test_onnx_concat_generates_bit_exact(act, fmt, per_channel, tmp_path, c_cach
     model = om.quantize(om.concat_net(), tmp_path / "concat.onnx", fmt, per_channel, act=act)
     graph = load_model(model)
     lg = lower(graph)
-    assert any(l.op == "concat" for l in lg.layers)
+    assert any(l.op == Op.CONCAT for l in lg.layers)
     ns = schedule_network(lg, get_target("gap8", l1_kb=2), "model")
     report = validate_model(model, ns, graph, n_random=4, out_dir=tmp_path / "c", cache=c_cache)
     assert report.reference == "onnxruntime" and report.golden_vs_reference == 0
@@ -269,7 +270,7 @@ def test_depthwise_with_channel_multiplier_generates_bit_exact_with_litert(c, m,
     path = b.save(tmp_path / "dw.tflite")
     graph = load_model(path)
     lg = lower(graph)
-    assert [l.op for l in lg.layers] == ["conv2d"] and lg.layers[0].nest.C == c
+    assert [l.op for l in lg.layers] == [Op.CONV2D] and lg.layers[0].nest.C == c
     ns = schedule_network(lg, get_target("gap8", l1_kb=1), "model")
     report = validate_model(path, ns, graph, n_random=4, out_dir=tmp_path / "c", cache=c_cache)
     assert report.reference and report.golden_vs_reference == 0
@@ -290,7 +291,7 @@ def test_onnx_channel_broadcast_add_generates_bit_exact(act, fmt, tmp_path, c_ca
     model = om.quantize(_se_net(), tmp_path / "se.onnx", fmt, False, act=act)
     graph = load_model(model)
     lg = lower(graph)
-    add = next(l for l in lg.layers if l.op == "add")
+    add = next(l for l in lg.layers if l.op == Op.ADD)
     assert [lg.tensors[t].shape for t in add.inputs] == [(1, 1, 1, 6), (1, 7, 6, 6)]
     ns = schedule_network(lg, get_target("gap8", l1_kb=2), "model")
     report = validate_model(model, ns, graph, n_random=4, out_dir=tmp_path / "c", cache=c_cache)
@@ -326,7 +327,7 @@ def test_tflite_channel_broadcast_mul_and_constant_add_generate_bit_exact(tmp_pa
     path = b.save(tmp_path / "bcast.tflite")
     graph = load_model(path)
     lg = lower(graph)
-    assert [l.op for l in lg.layers] == ["conv2d", "global_avg_pool", "mul", "add", "sub"]
+    assert [l.op for l in lg.layers] == [Op.CONV2D, Op.GLOBAL_AVG_POOL, Op.MUL, Op.ADD, Op.SUB]
     ns = schedule_network(lg, get_target("gap8", l1_kb=1), "model")
     report = validate_model(path, ns, graph, n_random=4, out_dir=tmp_path / "c", cache=c_cache)
     assert report.reference and report.golden_vs_reference == 0
@@ -351,7 +352,7 @@ def test_tflite_uint8_add_and_constant_mul_generate_bit_exact(tmp_path, c_cache)
     path = b.save(tmp_path / "u8.tflite")
     graph = load_model(path)
     lg = lower(graph)
-    assert [l.op for l in lg.layers] == ["max_pool", "add", "mul"]
+    assert [l.op for l in lg.layers] == [Op.MAX_POOL, Op.ADD, Op.MUL]
     assert lg.tensors[lg.inputs[0]].dtype == "uint8" and lg.tensors[lg.outputs[0]].dtype == "uint8"
     ns = schedule_network(lg, get_target("gap8", l1_kb=1), "model")
     report = validate_model(path, ns, graph, n_random=4, out_dir=tmp_path / "c", cache=c_cache)

@@ -26,6 +26,7 @@ except ImportError:  # run as a plain module
 from tilewise.frontend import load_model
 from tilewise.frontend.onnx_io import random_inputs, reference_session, run_reference
 from tilewise.golden import run_graph
+from tilewise.ir.ops import Op
 
 VARIANTS = [("QDQ", True, "int8"), ("QDQ", False, "uint8"), ("QOperator", False, "int8"), ("QOperator", True, "uint8")]
 
@@ -151,7 +152,7 @@ def test_dq_relu_clip_q_requant_exhaustive(dtype, tmp_path):
         path = save_model(tmp_path / f"rq{trial}.onnx", nodes, [("x", dtype, x.shape)],
                           [("q0", dtype), ("q1", dtype), ("q2", dtype)], consts)
         g = load_model(path)
-        assert sorted(n.op for n in g.nodes) == ["quantize"] * 3
+        assert [n.op for n in g.nodes] == [Op.QUANTIZE] * 3
         assert_bit_exact(path, runs=1, inputs=lambda g, r: {g.inputs[0]: x})
 
 
@@ -213,8 +214,8 @@ def test_nemo_integer_graph_bit_exact(tmp_path):
     onnx.save(nemo_net(), str(path))
     g = load_model(path)
     assert g.meta["onnx_style"] == "nemo"
-    assert [n.op for n in g.nodes if n.op != "reshape"] == ["conv2d", "max_pool", "conv2d", "fully_connected"]
-    assert all(n.attrs["requant"].mode == "shift" for n in g.nodes if n.op in ("conv2d", "fully_connected"))
+    assert [n.op for n in g.nodes if n.op != Op.RESHAPE] == [Op.CONV2D, Op.MAX_POOL, Op.CONV2D, Op.FULLY_CONNECTED]
+    assert all(n.params.requant.mode == "shift" for n in g.nodes if n.op in (Op.CONV2D, Op.FULLY_CONNECTED))
     assert_bit_exact(path, runs=5)
 
 
@@ -225,8 +226,8 @@ def test_example_model_bit_exact(tmp_path):
     assert path.stat().st_size < 100_000
     g = load_model(path)
     ops = {n.op for n in g.nodes}
-    assert {"conv2d", "add", "fully_connected"} <= ops and ops & {"avg_pool", "max_pool", "mean"}
-    assert any(n.op == "conv2d" and n.attrs.get("groups", 1) > 1 for n in g.nodes)
+    assert {Op.CONV2D, Op.ADD, Op.FULLY_CONNECTED} <= ops and ops & {Op.AVG_POOL, Op.MAX_POOL, Op.MEAN}
+    assert any(n.op == Op.CONV2D and n.params.groups > 1 for n in g.nodes)
     assert_bit_exact(path, runs=5)
     assert_bit_exact(expose_intermediates(path, tmp_path / "example_all.onnx"), runs=3)
     # the reference needs no session option for this QOperator model

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from tilewise.errors import TilewiseError
@@ -11,7 +11,7 @@ from tilewise.frontend import load_model
 from tilewise.ir.layer import LoopNest
 from tilewise.memory import LayerStep, conflicts, plan_network, steps_from_layer_graph
 from tilewise.passes import canonicalize, lower
-from tilewise.schedule.l3 import _candidate, l3_dma, l3_network, plan_l3, plan_memory
+from tilewise.schedule.l3 import _candidate, _rank, l3_dma, l3_network, plan_l3, plan_memory
 from tilewise.targets.registry import get_target
 
 from .conftest import mlperf_path
@@ -103,6 +103,8 @@ nests = st.builds(
 
 @settings(max_examples=40, deadline=None)
 @given(nests, st.floats(0.05, 1.2), st.booleans())
+@example(LoopNest("conv", K=16, C=16, OY=6, OX=6, FY=3, FX=3, pads=(1, 1, 1, 1), IY=6, IX=6),
+         0.9375, True)   # the cascade writes fewer L3 bytes here but leaves more to read back
 def test_search_never_worse_than_cascade(nest, frac, x_l3):
     whole = _candidate(nest, nest.K, nest.OY, False, False, "rows_outer", 0, 8, 1.0, 0.0).l2_total
     l2 = max(64, int(whole * frac))
@@ -121,7 +123,10 @@ def test_search_never_worse_than_cascade(nest, frac, x_l3):
         assert x_l3 and s.w_tiled and not s.y_in_l3
         return
     assert c.l2_total <= l2 and s.l2_total <= l2
-    assert s.l3_cycles <= c.l3_cycles + 1e-9
+    # what the search minimizes: its L3 cycles plus the next layer's read-back of an output it
+    # leaves in L3 (the cascade may write fewer bytes here and leave more to read back)
+    mk = {"setup": 50, "bw": 1.0}
+    assert _rank(s, nest, mk) <= _rank(c, nest, mk) + 1e-9
     assert c.x_in_l3 == x_l3 == s.x_in_l3
 
 

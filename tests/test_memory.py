@@ -11,6 +11,8 @@ from hypothesis import strategies as st
 
 from tilewise.errors import TilewiseError
 from tilewise.ir.layer import Layer, LayerGraph, LoopNest
+from tilewise.ir.ops import Op
+from tilewise.ir.params import TfliteAddSubParams
 from tilewise.ir.tensor import Tensor
 from tilewise.memory import (
     Buffer, LayerStep, activation_buffers, conflicts, live_bytes, lower_bound, plan_best_fit,
@@ -173,8 +175,10 @@ def test_too_small_l2_names_first_layer_and_minimum():
 def test_steps_from_layer_graph():
     nest = LoopNest("conv", K=8, C=4, OY=6, OX=6, FY=3, FX=3, IY=8, IX=8)
     w = np.zeros((8, 3, 3, 4), np.int8)
-    layers = (Layer("conv", "conv2d", ("x",), "y", nest, weights=w, bias=np.zeros(8, np.int32)),
-              Layer("add", "add", ("y", "y"), "z", LoopNest("add", 8, 8, 6, 6)))
+    add = TfliteAddSubParams(left_shift=20, input_multipliers=(1 << 30, 1 << 30), input_shifts=(0, 0),
+                             output_multiplier=1 << 30, output_shift=0, qmin=-32768, qmax=32767)
+    layers = (Layer("conv", Op.CONV2D, ("x",), "y", nest, weights=w, bias=np.zeros(8, np.int32)),
+              Layer("add", Op.ADD, ("y", "y"), "z", LoopNest("add", 8, 8, 6, 6), params=add))
     tensors = {"x": Tensor("x", (1, 8, 8, 4), "int8"), "y": Tensor("y", (1, 6, 6, 8), "int8"),
                "z": Tensor("z", (1, 6, 6, 8), "int16")}
     lg = LayerGraph("g", layers, tensors, ("x",), ("z",))

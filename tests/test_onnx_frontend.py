@@ -16,6 +16,8 @@ except ImportError:  # run as a plain module
 from tilewise.errors import ModelFormatError, UnsupportedOpError
 from tilewise.frontend import load_model
 from tilewise.frontend.onnx_io import onnx_feeds, ir_outputs, random_inputs
+from tilewise.ir.ops import Op
+from tilewise.ir.params import OnnxAddParams
 
 
 def _inits(path) -> dict[str, np.ndarray]:
@@ -35,14 +37,14 @@ def test_layout_meta_and_conv_weights(tmp_path):
     # conv weights are OHWI, per-channel scales on axis 0, requant in onnx mode with one scale per channel
     onnx_qconv = next(n for n in onnx.load(str(q)).graph.node if n.op_type == "QLinearConv")
     w_onnx = _inits(q)[onnx_qconv.input[3]]
-    conv = next(n for n in g.nodes if n.op == "conv2d")
+    conv = next(n for n in g.nodes if n.op == Op.CONV2D)
     w = g.tensors[conv.inputs[1]]
     np.testing.assert_array_equal(w.data, w_onnx.transpose(0, 2, 3, 1))
     assert w.quant.axis == 0 and len(w.quant.scale) == w_onnx.shape[0]
-    assert conv.attrs["mode"] == "onnx" and conv.attrs["requant"].mode == "onnx"
-    assert conv.attrs["requant"].scale.shape == (w_onnx.shape[0],)
+    assert conv.params.mode == "onnx" and conv.params.requant.mode == "onnx"
+    assert conv.params.requant.scale.shape == (w_onnx.shape[0],)
     # the second conv has asymmetric pads (top, left, bottom, right) = (0, 1, 1, 0)
-    assert [n.attrs["pads"] for n in g.nodes if n.op == "conv2d"][1] == (0, 1, 1, 0)
+    assert [n.params.pads for n in g.nodes if n.op == Op.CONV2D][1] == (0, 1, 1, 0)
     # onnx_io: IR integers -> float NCHW feeds that quantize back to the same integers
     x = random_inputs(g, np.random.default_rng(0))
     feed = onnx_feeds(g, x)["x"]
@@ -58,29 +60,29 @@ def test_depthwise_and_residual_add(tmp_path):
     q = quantize(NETS["residual"](), tmp_path / "res.onnx", "QDQ", False, "uint8")
     g = load_model(q)
     assert g.meta["onnx_style"] == "qdq"
-    dw = [n for n in g.nodes if n.op == "conv2d" and n.attrs["groups"] > 1]
+    dw = [n for n in g.nodes if n.op == Op.CONV2D and n.params.groups > 1]
     assert len(dw) == 2
     for n in dw:
         k, fy, fx, cg = g.tensors[n.inputs[1]].shape
-        assert (fy, fx, cg) == (3, 3, 1) and n.attrs["groups"] == k == g.tensors[n.inputs[0]].shape[3]
-    (add,) = [n for n in g.nodes if n.op == "add"]
-    assert add.attrs["mode"] == "onnx" and {"ratio_a", "ratio_b", "fixed", "a_index"} <= set(add.attrs)
+        assert (fy, fx, cg) == (3, 3, 1) and n.params.groups == k == g.tensors[n.inputs[0]].shape[3]
+    (add,) = [n for n in g.nodes if n.op == Op.ADD]
+    assert isinstance(add.params, OnnxAddParams)
     assert g.tensors[add.outputs[0]].dtype == "uint8"
 
 
 def test_flatten_into_gemm_permutes_weights_instead_of_transposing(tmp_path):
     q = quantize(dense_net(), tmp_path / "dense.onnx", "QOperator", False, "int8")
     g = load_model(q)
-    assert "transpose" not in [n.op for n in g.nodes]
-    fc = next(n for n in g.nodes if n.op == "fully_connected")
+    assert Op.TRANSPOSE not in [n.op for n in g.nodes]
+    fc = next(n for n in g.nodes if n.op == Op.FULLY_CONNECTED)
     qgemm = next(n for n in onnx.load(str(q)).graph.node if n.op_type == "QGemm")
     w = _inits(q)[qgemm.input[3]]  # [K, C*H*W] in CHW column order (transB=1)
     c, h, wd = 4, 3, 3
     np.testing.assert_array_equal(g.tensors[fc.inputs[1]].data, w.reshape(-1, c, h, wd).transpose(0, 2, 3, 1).reshape(w.shape[0], -1))
     # when the flattened tensor is also an output, the IR transposes to NCHW order instead
     g2 = load_model(expose_intermediates(q, tmp_path / "dense_all.onnx"))
-    assert "transpose" in [n.op for n in g2.nodes]
-    fc2 = next(n for n in g2.nodes if n.op == "fully_connected")
+    assert Op.TRANSPOSE in [n.op for n in g2.nodes]
+    fc2 = next(n for n in g2.nodes if n.op == Op.FULLY_CONNECTED)
     np.testing.assert_array_equal(g2.tensors[fc2.inputs[1]].data, w)
 
 
@@ -91,14 +93,14 @@ def test_nemo_style_lowering(tmp_path):
     assert g.meta["onnx_style"] == "nemo"
     assert g.tensors[g.inputs[0]].dtype == "uint8" and g.tensors[g.inputs[0]].shape == (1, 15, 5, 3)
     conv1 = g.nodes[0]
-    assert conv1.attrs["pads"] == (1, 1, 1, 0)  # the Pad node folded in
-    rq = conv1.attrs["requant"]
+    assert conv1.params.pads == (1, 1, 1, 0)  # the Pad node folded in
+    rq = conv1.params.requant
     assert rq.mode == "shift" and rq.shift.tolist() == [14] * 8 and (rq.qmin, rq.qmax) == (0, 255)
     init = _inits(path)
     assert rq.multiplier.tolist() == init["k1"].reshape(-1).astype(int).tolist()
     assert rq.bias.tolist() == init["l1"].reshape(-1).astype(int).tolist()
-    fc = next(n for n in g.nodes if n.op == "fully_connected")
-    assert g.tensors[fc.outputs[0]].dtype == "int8" and fc.attrs["requant"].shift.tolist() == [9] * 5
+    fc = next(n for n in g.nodes if n.op == Op.FULLY_CONNECTED)
+    assert g.tensors[fc.outputs[0]].dtype == "int8" and fc.params.requant.shift.tolist() == [9] * 5
 
 
 def test_uint8_weights_become_int8(tmp_path):
@@ -126,7 +128,7 @@ def test_uint8_weights_become_int8(tmp_path):
     w_onnx = _inits(q)[qconv.input[3]]
     assert w_onnx.dtype == np.uint8
     g = load_model(q)
-    conv = next(n for n in g.nodes if n.op == "conv2d")
+    conv = next(n for n in g.nodes if n.op == Op.CONV2D)
     w = g.tensors[conv.inputs[1]]
     assert w.dtype == "int8" and w.data.dtype == np.int8
     np.testing.assert_array_equal(w.data.astype(np.int16) + 128, w_onnx.transpose(0, 2, 3, 1))

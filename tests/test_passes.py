@@ -12,6 +12,7 @@ import pytest
 from tilewise.frontend import load_model
 from tilewise.golden import run_graph
 from tilewise.golden.layers import run_layers
+from tilewise.ir.ops import Op
 from tilewise.ir.tensor import dtype_range
 from tilewise.passes import canonicalize, lower
 
@@ -43,13 +44,13 @@ def test_lowering_structure(name):
     graph = load_model(mlperf_path(name))
     canon = canonicalize(graph)
     lg = lower(graph)
-    assert not any(n.op == "pad" and any(c.op == "conv2d" for c in canon.consumers().get(n.outputs[0], [])) for n in canon.nodes)
+    assert not any(n.op == Op.PAD and any(c.op == Op.CONV2D for c in canon.consumers().get(n.outputs[0], [])) for n in canon.nodes)
     # reshapes feeding dense layers are gone
     for n in canon.nodes:
-        if n.op == "reshape":
-            assert any(c.op != "fully_connected" for c in canon.consumers().get(n.outputs[0], [])) or n.outputs[0] in canon.outputs
+        if n.op == Op.RESHAPE:
+            assert any(c.op != Op.FULLY_CONNECTED for c in canon.consumers().get(n.outputs[0], [])) or n.outputs[0] in canon.outputs
     for layer in lg.layers:
-        if layer.op in ("conv2d", "depthwise", "fully_connected"):
+        if layer.op in (Op.CONV2D, Op.DEPTHWISE, Op.FULLY_CONNECTED):
             assert layer.weights.dtype == np.int8 and layer.bias.dtype in (np.int32, np.int64)
             assert layer.requant is not None and layer.macs > 0
 
@@ -58,7 +59,7 @@ def test_zero_point_folded_into_bias():
     """bias' = bias − zp_x·Σw on a layer with a non-zero input zero point (kws_dscnn's first conv)."""
     graph = load_model(mlperf_path("kws_dscnn"))
     lg = lower(graph)
-    first = next(l for l in lg.layers if l.op == "conv2d")
+    first = next(l for l in lg.layers if l.op == Op.CONV2D)
     node = graph.node(first.source_nodes[0])
     zp = graph.tensors[node.inputs[0]].quant.zp
     assert zp != 0

@@ -17,6 +17,7 @@ from .tflite_builder import (
 from tilewise.errors import ModelFormatError, TilewiseError, UnsupportedOpError
 from tilewise.frontend import load_model
 from tilewise.frontend.tflite import read_flatbuffer, read_tflite
+from tilewise.ir.ops import Op
 from tilewise.ir.requant import quantize_multiplier
 
 
@@ -29,10 +30,11 @@ def _one_sentence(msg: str) -> None:
 
 def test_mlperf_import_keeps_tflite_names_and_op_counts() -> None:
     expected = {
-        "ic_resnet8": {"conv2d": 9, "add": 3, "avg_pool": 1, "reshape": 1, "fully_connected": 1, "softmax": 1},
-        "kws_dscnn": {"conv2d": 9, "avg_pool": 1, "reshape": 1, "fully_connected": 1, "softmax": 1},
-        "vww_mobilenet_v1_025": {"conv2d": 27, "avg_pool": 1, "reshape": 1, "fully_connected": 1, "softmax": 1},
-        "ad_autoencoder": {"fully_connected": 10},
+        "ic_resnet8": {Op.CONV2D: 9, Op.ADD: 3, Op.AVG_POOL: 1, Op.RESHAPE: 1, Op.FULLY_CONNECTED: 1, Op.SOFTMAX: 1},
+        "kws_dscnn": {Op.CONV2D: 9, Op.AVG_POOL: 1, Op.RESHAPE: 1, Op.FULLY_CONNECTED: 1, Op.SOFTMAX: 1},
+        "vww_mobilenet_v1_025": {Op.CONV2D: 27, Op.AVG_POOL: 1, Op.RESHAPE: 1, Op.FULLY_CONNECTED: 1,
+                                 Op.SOFTMAX: 1},
+        "ad_autoencoder": {Op.FULLY_CONNECTED: 10},
     }
     for name, counts in expected.items():
         path = mlperf_path(name)
@@ -40,8 +42,8 @@ def test_mlperf_import_keeps_tflite_names_and_op_counts() -> None:
         got: dict[str, int] = {}
         for n in graph.nodes:
             got[n.op] = got.get(n.op, 0) + 1
-            if n.op not in ("reshape",):
-                assert n.attrs.get("mode") == "tflite", n.name
+            if n.op != Op.RESHAPE:
+                assert n.params.mode == "tflite", n.name
         assert got == counts, name
         model = read_flatbuffer(path.read_bytes(), str(path))
         index = graph.meta["tflite_tensor_index"]
@@ -54,12 +56,12 @@ def test_depthwise_becomes_grouped_conv_with_ohwi_weights() -> None:
     path = mlperf_path("kws_dscnn")
     graph = load_model(path)
     model = read_flatbuffer(path.read_bytes(), str(path))
-    dw = [n for n in graph.nodes if n.op == "conv2d" and n.attrs["groups"] > 1]
+    dw = [n for n in graph.nodes if n.op == Op.CONV2D and n.params.groups > 1]
     assert len(dw) == 4
     for n in dw:
         w = graph.tensors[n.inputs[1]]
         x = graph.tensors[n.inputs[0]]
-        assert n.attrs["groups"] == x.shape[3]
+        assert n.params.groups == x.shape[3]
         assert w.shape[3] == 1 and w.shape[0] == x.shape[3]
         assert w.quant is not None and w.quant.axis == 0 and len(w.quant.scale) == w.shape[0]
         src = model.tensors[graph.meta["tflite_tensor_index"][n.inputs[1]]]
@@ -71,10 +73,10 @@ def test_same_padding_and_requant_parameters() -> None:
     path = mlperf_path("kws_dscnn")
     graph = load_model(path)
     first = graph.nodes[0]  # 10x4 filter, stride 2, SAME on 49x10
-    assert first.attrs["stride"] == (2, 2)
-    assert first.attrs["pads"] == (4, 1, 5, 1)
+    assert first.params.stride == (2, 2)
+    assert first.params.pads == (4, 1, 5, 1)
     x, w, y = (graph.tensors[i] for i in first.inputs[:2] + first.outputs)
-    rq = first.attrs["requant"]
+    rq = first.params.requant
     for k in (0, 17, 63):
         m, s = quantize_multiplier(float(x.quant.scale[0]) * float(w.quant.scale[k]) / float(y.quant.scale[0]))
         assert (int(rq.multiplier[k]), int(rq.shift[k])) == (m, s)
@@ -93,7 +95,7 @@ def test_fused_activations_fold_into_qmin_qmax(tmp_path, act: str, expect: tuple
          FusedActivationFunction=ACT[act], DilationWFactor=1, DilationHFactor=1)
     b.output(y)
     graph = load_model(b.save(tmp_path / "m.tflite"))
-    rq = graph.nodes[0].attrs["requant"]
+    rq = graph.nodes[0].params.requant
     assert (rq.qmin, rq.qmax) == expect
 
 
@@ -126,7 +128,7 @@ def test_old_schema_and_missing_buffers_and_optional_bias(tmp_path) -> None:
         path = builder.save(tmp_path / f"{key}.tflite")
         graph = load_model(path)
         node = graph.nodes[0]
-        assert node.op == "fully_connected"
+        assert node.op == Op.FULLY_CONNECTED
         assert graph.tensors[node.inputs[1]].quant.axis == 0
         if key == "no_bias":
             assert node.inputs[2] == ""

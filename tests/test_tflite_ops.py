@@ -494,7 +494,7 @@ def test_fc_per_tensor_multiplier_is_taken_from_the_double_product(tmp_path) -> 
     b.output(y)
     path = b.save(tmp_path / "fc.tflite")
     graph = load_model(path)
-    rq_double = graph.nodes[0].attrs["requant"]
+    rq_double = graph.nodes[0].params.requant
     rq_float = replace(tflite_requant(np.array([float(np.float32(sx) * np.float32(sw)) / sy]), 0, -128, 127),
                        rounding="single")
     assert (rq_float.multiplier != rq_double.multiplier).all()

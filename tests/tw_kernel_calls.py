@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tilewise.ir.ops import Op
+from tilewise.ir.params import TfliteAddSubParams, TfliteAvgPoolParams, TfliteSoftmaxParams
 from tilewise.ir.requant import Requant
 
 from . import tw_c_build as build
@@ -240,35 +242,38 @@ def run_layer(lib, layer, lg, args: list[np.ndarray], cores: int) -> np.ndarray 
     """One lowered layer computed by the C kernels as a single tile (None for layout-only ops)."""
     n = layer.nest
     out_shape = lg.tensors[layer.output].shape
-    if layer.op in ("conv2d", "depthwise"):
+    if layer.op in (Op.CONV2D, Op.DEPTHWISE):
         x = args[0].reshape(n.IY, n.IX, n.C)
         win = Window(n.IY, n.IX, n.OY, n.OX, n.FY, n.FX, n.SY, n.SX, 1, 1, tuple(n.pads))
-        pad = int(layer.attrs["pad_value"])
+        pad = layer.pad_value
         rq = RequantArrays(layer.requant)
-        if layer.op == "depthwise":
+        if layer.op == Op.DEPTHWISE:
             w_hwk = layer.weights.transpose(1, 2, 0)
             y = depthwise(lib, win, x, w_hwk, layer.bias, n.K // n.C, rq, pad, cores)
         else:
             pointwise = n.FY == n.FX == 1 and not any(n.pads)
             y = conv(lib, win, x, layer.weights, layer.bias, rq, pad, cores, pointwise=pointwise)
-    elif layer.op == "fully_connected":
+    elif layer.op == Op.FULLY_CONNECTED:
         x = args[0].reshape(-1, layer.weights.shape[1])
         y = fully_connected(lib, x, layer.weights, layer.bias, RequantArrays(layer.requant), cores)
-    elif layer.op == "add":
-        a = layer.attrs
+    elif layer.op == Op.ADD:
+        a = layer.params
+        assert isinstance(a, TfliteAddSubParams)
         zp = [lg.tensors[t].quant.zp for t in (*layer.inputs, layer.output)]
-        prm = [zp[0], a["input_multipliers"][0], a["input_shifts"][0], zp[1], a["input_multipliers"][1],
-               a["input_shifts"][1], a["left_shift"], a["output_multiplier"], a["output_shift"], zp[2], a["qmin"], a["qmax"]]
+        prm = [zp[0], a.input_multipliers[0], a.input_shifts[0], zp[1], a.input_multipliers[1],
+               a.input_shifts[1], a.left_shift, a.output_multiplier, a.output_shift, zp[2], a.qmin, a.qmax]
         y = elementwise(lib, "add", prm, args[0], args[1], cores)
-    elif layer.op == "avg_pool":
-        a = layer.attrs
-        win = Window(n.IY, n.IX, n.OY, n.OX, *a["kernel"], *a["stride"], 1, 1, tuple(a["pads"]))
-        y = pool(lib, "avg", win, args[0].reshape(n.IY, n.IX, n.C), a["qmin"], a["qmax"], cores)
-    elif layer.op == "softmax":
-        a = layer.attrs
+    elif layer.op == Op.AVG_POOL:
+        a = layer.params
+        assert isinstance(a, TfliteAvgPoolParams)
+        win = Window(n.IY, n.IX, n.OY, n.OX, *a.kernel, *a.stride, 1, 1, tuple(a.pads))
+        y = pool(lib, "avg", win, args[0].reshape(n.IY, n.IX, n.C), a.qmin, a.qmax, cores)
+    elif layer.op == Op.SOFTMAX:
+        a = layer.params
+        assert isinstance(a, TfliteSoftmaxParams)
         x = args[0].reshape(-1, out_shape[-1])
-        y = softmax(lib, x, a["input_multiplier"], a["input_left_shift"], a["diff_min"], cores)
-    elif layer.op == "reshape":
+        y = softmax(lib, x, a.input_multiplier, a.input_left_shift, a.diff_min, cores)
+    elif layer.op == Op.RESHAPE:
         return None
     else:
         raise AssertionError(f"no C kernel for layer op {layer.op}")

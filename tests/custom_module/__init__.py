@@ -47,7 +47,7 @@ def check(layer, lg) -> str | None:
     return None
 
 
-def build(layer, schedule) -> LayerConstants:
+def build(layer, lg, schedule) -> LayerConstants:
     k = layer.nest.K
     bias = np.asarray(layer.bias, dtype="<i4")
     scale = np.broadcast_to(np.asarray(layer.requant.scale, dtype="<f4"), (k,))
@@ -58,7 +58,7 @@ def build(layer, schedule) -> LayerConstants:
 
 def emit(layer, lg, consts) -> str:
     n, rq = layer.nest, layer.requant
-    pad = int(layer.attrs.get("pad_value", 0))
+    pad = int(layer.pad_value)
     return (
         "/* conv2d on the test's scalar reference module (tests/custom_module) */\n"
         "static const ref_conv_geom_t GEOM = {\n"

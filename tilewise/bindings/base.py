@@ -159,14 +159,15 @@ class ConstLayout:
 
     bytes_per_channel: the per-output-channel block moved with each k tile (the `b` operand);
     weight_layout: a name the C template and the builder agree on (e.g. "k.fy.fx.c" tile-major,
-    "fy.fx.k" channel-last per k tile); `build(layer, schedule)` returns the blob; `check(layer)`
-    returns a reason when the layer's constants cannot be laid out (e.g. a value beyond int32).
+    "fy.fx.k" channel-last per k tile); `build(layer, lg, schedule)` returns the blob;
+    `check(layer, lg)` returns a reason when the layer's constants cannot be laid out (e.g. a
+    value beyond int32).
     """
 
     bytes_per_channel: int
     weight_layout: str
-    build: Callable[[Layer, Any], LayerConstants]
-    check: Callable[[Layer], str | None] = field(default=lambda layer: None)
+    build: Callable[[Layer, LayerGraph, Any], LayerConstants]
+    check: Callable[[Layer, LayerGraph], str | None] = field(default=lambda layer, lg: None)
 
 
 @dataclass(frozen=True)

@@ -12,14 +12,6 @@ from ..ir.tensor import dtype_bits
 from .base import Binding, BindingKey, Precision
 
 
-def layer_mode(layer: Layer) -> str | None:
-    """The layer's semantics mode: its op's mode, else its requantization's."""
-    mode = layer.attrs.get("mode")
-    if mode is None and layer.requant is not None:
-        mode = layer.requant.mode
-    return None if mode is None else str(mode)
-
-
 def layer_precision(layer: Layer, lg: LayerGraph) -> Precision:
     x = dtype_bits(lg.tensors[layer.inputs[0]].dtype) if layer.inputs else 0
     y = dtype_bits(lg.tensors[layer.output].dtype)
@@ -29,8 +21,7 @@ def layer_precision(layer: Layer, lg: LayerGraph) -> Precision:
 
 
 def layer_key(layer: Layer, lg: LayerGraph) -> BindingKey:
-    return BindingKey(str(layer.op), layer_mode(layer), layer_precision(layer, lg),
-                      layer.nest.kind)
+    return BindingKey(str(layer.op), layer.mode, layer_precision(layer, lg), layer.nest.kind)
 
 
 def matches(binding: Binding, key: BindingKey) -> bool:

@@ -88,7 +88,7 @@ def _emit_geometries(i: int, layer: Layer, lg: LayerGraph, p: Placement, tl: Til
     for g, s in enumerate(tl.schedules):
         assert not s.untiled, f"layer '{layer.name}': an untiled placement cut at L3"
         sub = sub_layer(layer, tl.tiles[tl.geometry.index(g)])
-        consts = b.consts.build(sub, s) if b.consts is not None else None
+        consts = b.consts.build(sub, lg, s) if b.consts is not None else None
         emits.append(emit_tiled(i, sub, lg, s, p.module.cores, consts, l1_free,
                                 [0] * len(layer.inputs), 0, b.emit(sub, lg, consts),
                                 fn=f"{function_name(i)}_g{g}", x_ch=x_ch, y_ch=n.K))
@@ -96,7 +96,7 @@ def _emit_geometries(i: int, layer: Layer, lg: LayerGraph, p: Placement, tl: Til
     return emits, l1, p.module.cores
 
 
-def _constants(layer: Layer, binding: Binding, t: L3Tiling, tl: TiledLayer
+def _constants(layer: Layer, lg: LayerGraph, binding: Binding, t: L3Tiling, tl: TiledLayer
                ) -> tuple[LayerConstants | None, tuple[bytes, ...]]:
     """The layer's constant blob (weights not k-tiled) or one blob per k tile; the geometries
     that share a blob have the same L1 k / c tiles (schedule/network.py), so they lay it out
@@ -105,7 +105,7 @@ def _constants(layer: Layer, binding: Binding, t: L3Tiling, tl: TiledLayer
         return None, ()
     blobs: dict[int, LayerConstants] = {}
     for j, tile in enumerate(tl.tiles):
-        k = binding.consts.build(sub_layer(layer, tile), tl.schedule_of(j))
+        k = binding.consts.build(sub_layer(layer, tile), lg, tl.schedule_of(j))
         first = blobs.setdefault(tile.i_k, k)
         assert first.blob == k.blob, f"layer '{layer.name}': one blob laid out two ways"
     if not t.w_tiled:
@@ -120,7 +120,7 @@ def emit_l3_layer(i: int, layer: Layer, ns: NetworkSchedule, l1_free: int | None
     t = ns.l3.tilings[layer.name]
     p = ns.placement(i)
     emits, l1, cores = _emit_geometries(i, layer, ns.layers, p, tl, l1_free)
-    consts, k_blobs = _constants(layer, p.binding, t, tl)
+    consts, k_blobs = _constants(layer, ns.layers, p.binding, t, tl)
     return L3Layer(i, tuple(emits), consts, k_blobs, l1, cores)
 
 

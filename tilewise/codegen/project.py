@@ -185,7 +185,7 @@ def plan_project(ns: NetworkSchedule, model_name: str | None = None) -> ProjectP
             cores, l1_bytes = max(cores, lay.cores), max(l1_bytes, lay.l1_bytes)
             continue
         b = p.binding
-        k = b.consts.build(layer, s) if b.consts is not None and layer.weights is not None else None
+        k = b.consts.build(layer, lg, s) if b.consts is not None and layer.weights is not None else None
         if k is not None:
             consts[i] = k
         code = b.emit(layer, lg, k)

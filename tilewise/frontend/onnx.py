@@ -8,8 +8,9 @@ Pipeline (each step its own module):
 3. onnx_lower.py  walk the nodes in order and emit IR nodes in NHWC (handlers in onnx_qop.py and
                   onnx_nemo.py), turning quantized graph inputs/outputs into integer IR edges.
 
-Semantics: every arithmetic node gets attrs["mode"] = "onnx" (what onnxruntime's QLinear* kernels
-compute, golden/onnx_ops.py) except NEMO layers, whose Requant has mode "shift". Anything outside
+Semantics: every arithmetic node gets the Onnx* parameters of its op (ir/params.py, mode "onnx": what
+onnxruntime's QLinear* kernels compute, golden/onnx_ops.py); conv2d / fully_connected take their mode
+from their Requant: "onnx", or "shift" for NEMO layers. Anything outside
 SUPPORTED_OPS, or float computation left in the graph, is an UnsupportedOpError naming the file,
 the node and its op type. graph.meta: "format" = "onnx", "onnx_style" in {"qdq", "qoperator",
 "nemo"}, "onnx_opset", "source_layout" = "NCHW", "onnx_inputs" / "onnx_outputs" (onnx_lower.py;

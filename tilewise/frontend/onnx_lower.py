@@ -30,7 +30,9 @@ from typing import Any, Callable
 import numpy as np
 
 from ..ir.graph import Graph, Node
-from ..ir.ops import infer_shape
+from ..ir.ops import Op
+from ..ir.params import MaxPoolParams, OpParams, ReshapeParams, TransposeParams
+from ..ir.shapes import infer_shape
 from ..ir.tensor import QuantParams, Tensor, dtype_range
 from .onnx_model import ONode, OnnxGraph, unsupported
 
@@ -139,16 +141,15 @@ class Lowering:
         name = self.fresh(base)
         return self.add_tensor(name, data.shape, dtype, quant, np.ascontiguousarray(data))
 
-    def emit(self, onode: ONode | None, op: str, inputs: list[str], output: str, expect: tuple[int, ...] | None,
-             dtype: str, quant: QuantParams | None, layout: tuple[int, ...] | None = None, suffix: str = "",
-             **attrs: Any) -> str:
+    def emit(self, onode: ONode | None, op: Op, inputs: list[str], output: str, expect: tuple[int, ...] | None,
+             dtype: str, quant: QuantParams | None, params: OpParams, layout: tuple[int, ...] | None = None,
+             suffix: str = "") -> str:
         """Append an IR node; its output shape comes from IR shape inference (checked if given).
 
         `layout` is the output's perm (ir = onnx.transpose(layout)), the identity by default.
         """
         name = self.node_name((onode.name if onode else op) + suffix)
-        attrs.setdefault("mode", "onnx")
-        node = Node(name, op, tuple(inputs), (output,), dict(attrs))
+        node = Node(name, op, tuple(inputs), (output,), params)
         inferred = infer_shape(Graph("tmp", self.tensors, (), (), ()), node)
         if expect is not None and tuple(expect) != tuple(inferred):
             raise unsupported(self.g, onode, f"produces shape {tuple(expect)} where its inputs give {tuple(inferred)}",
@@ -211,8 +212,10 @@ class Lowering:
         oshape = self.onnx_shape(ir_name)
         out = self.fresh(f"{ir_name}__onnx_order")
         if moves_data(t.shape, q):
-            return self.emit(node, "transpose", [ir_name], out, oshape, t.dtype, t.quant, suffix="_to_nchw", perm=q)
-        return self.emit(node, "reshape", [ir_name], out, oshape, t.dtype, t.quant, suffix="_to_nchw", shape=oshape)
+            return self.emit(node, Op.TRANSPOSE, [ir_name], out, oshape, t.dtype, t.quant, TransposeParams(perm=q),
+                             suffix="_to_nchw")
+        return self.emit(node, Op.RESHAPE, [ir_name], out, oshape, t.dtype, t.quant, ReshapeParams(shape=oshape),
+                         suffix="_to_nchw")
 
     def from_onnx_order(self, node: ONode, ir_name: str, onnx_out: str) -> str:
         """Bring an ONNX-ordered result to its canonical IR layout and bind it to `onnx_out`."""
@@ -224,9 +227,11 @@ class Lowering:
         out = self.out_name(onnx_out)
         shape = tuple(t.shape[i] for i in p)
         if moves_data(t.shape, p):
-            self.emit(node, "transpose", [ir_name], out, shape, t.dtype, t.quant, layout=p, suffix="_to_nhwc", perm=p)
+            self.emit(node, Op.TRANSPOSE, [ir_name], out, shape, t.dtype, t.quant, TransposeParams(perm=p), layout=p,
+                      suffix="_to_nhwc")
         else:
-            self.emit(node, "reshape", [ir_name], out, shape, t.dtype, t.quant, layout=p, suffix="_to_nhwc", shape=shape)
+            self.emit(node, Op.RESHAPE, [ir_name], out, shape, t.dtype, t.quant, ReshapeParams(shape=shape), layout=p,
+                      suffix="_to_nhwc")
         return out
 
     def const_like(self, node: ONode, name: str, data: np.ndarray, rank: int, perm: tuple[int, ...], dtype: str,
@@ -410,8 +415,8 @@ def max_pool(lw: Lowering, node: ONode) -> None:
         raise unsupported(lw.g, node, "has dilations", "use an undilated MaxPool")
     pads = window_pads(lw, node, t.shape[1:3], kernel, stride)
     lo, hi = int_range(t.dtype)
-    lw.emit(node, "max_pool", [x], lw.out_name(node.outputs[0]), None, t.dtype, t.quant, layout=lw.perm[x],
-            kernel=kernel, stride=stride, pads=pads, qmin=lo, qmax=hi)
+    lw.emit(node, Op.MAX_POOL, [x], lw.out_name(node.outputs[0]), None, t.dtype, t.quant,
+            MaxPoolParams(kernel=kernel, stride=stride, pads=pads, qmin=lo, qmax=hi), layout=lw.perm[x])
 
 
 def _target_shape(lw: Lowering, node: ONode, in_shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -449,16 +454,17 @@ def reshape(lw: Lowering, node: ONode) -> None:
     if (len(oshape) == 4 and lw.perm[x] == NHWC and len(target) == 2 and target[0] == oshape[0]
             and moves_data(t.shape, inverse(NHWC)) and _only_fc_readers(lw, node.outputs[0])):
         out = lw.out_name(node.outputs[0])
-        lw.emit(node, "reshape", [x], out, target, t.dtype, t.quant, shape=target)
+        lw.emit(node, Op.RESHAPE, [x], out, target, t.dtype, t.quant, ReshapeParams(shape=target))
         lw.flat[out] = (oshape[1], oshape[2], oshape[3])
         return
     # where the NHWC -> NCHW permutation moves no data (e.g. H = W = 1) the IR data is already in ONNX order
     src = x if not moves_data(t.shape, inverse(lw.perm[x])) else lw.in_onnx_order(node, x)
     if canonical_perm(len(target)) == tuple(range(len(target))):
-        lw.emit(node, "reshape", [src], lw.out_name(node.outputs[0]), target, t.dtype, t.quant, shape=target)
+        lw.emit(node, Op.RESHAPE, [src], lw.out_name(node.outputs[0]), target, t.dtype, t.quant,
+                ReshapeParams(shape=target))
         return
     mid = lw.fresh(f"{node.outputs[0]}__onnx_order")
-    lw.emit(node, "reshape", [src], mid, target, t.dtype, t.quant, shape=target)
+    lw.emit(node, Op.RESHAPE, [src], mid, target, t.dtype, t.quant, ReshapeParams(shape=target))
     lw.from_onnx_order(node, mid, node.outputs[0])
 
 
@@ -477,6 +483,6 @@ def transpose(lw: Lowering, node: ONode) -> None:
     shape = tuple(t.shape[i] for i in q)
     out = lw.out_name(node.outputs[0])
     if moves_data(t.shape, q):
-        lw.emit(node, "transpose", [x], out, shape, t.dtype, t.quant, layout=py, perm=q)
+        lw.emit(node, Op.TRANSPOSE, [x], out, shape, t.dtype, t.quant, TransposeParams(perm=q), layout=py)
     else:
-        lw.emit(node, "reshape", [x], out, shape, t.dtype, t.quant, layout=py, shape=shape)
+        lw.emit(node, Op.RESHAPE, [x], out, shape, t.dtype, t.quant, ReshapeParams(shape=shape), layout=py)

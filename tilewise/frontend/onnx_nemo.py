@@ -20,11 +20,13 @@ import math
 
 import numpy as np
 
+from ..ir.ops import Op
+from ..ir.params import FullyConnectedParams
 from ..ir.requant import Requant
 from ..ir.tensor import QuantParams
 from .onnx_lower import NHWC, Lowering, handler
 from .onnx_model import TW_DOMAIN, ONode, OnnxGraph, unsupported
-from .onnx_qop import conv_geometry, fc_input
+from .onnx_qop import conv_params, fc_input
 
 LINEAR = ("Conv", "Gemm", "MatMul")
 QUANT_OPS = ("QuantizeLinear", "DequantizeLinear")
@@ -223,15 +225,14 @@ def _int_const(lw: Lowering, node: ONode, name: str, what: str, dtype: str, lo: 
 def int_conv(lw: Lowering, node: ONode) -> None:
     x = lw.act(node, node.inputs[0])
     w = _int_const(lw, node, node.inputs[1], "weights", "int8", -128, 127)
-    geo = conv_geometry(lw, node, lw.t(x).shape, w.shape)
+    dtype = _out_dtype(node.attr("tw_lo"), node.attr("tw_hi"))
+    params = conv_params(lw, node, lw.t(x).shape, w.shape, _requant(node, dtype))
     w_ir = lw.add_const(f"{node.inputs[1]}__ohwi", np.ascontiguousarray(w.transpose(0, 2, 3, 1)), "int8", INT1)
     ins = [x, w_ir]
     if node.input(2):
         b = _int_const(lw, node, node.inputs[2], "biases", "int32", -(1 << 31), (1 << 31) - 1)
         ins.append(lw.add_const(f"{node.inputs[2]}__bias", b.reshape(-1), "int32"))
-    dtype = _out_dtype(node.attr("tw_lo"), node.attr("tw_hi"))
-    lw.emit(node, "conv2d", ins, lw.out_name(node.outputs[0]), None, dtype, INT1, layout=NHWC,
-            requant=_requant(node, dtype), **geo)
+    lw.emit(node, Op.CONV2D, ins, lw.out_name(node.outputs[0]), None, dtype, INT1, params, layout=NHWC)
 
 
 @handler("IntGemm")
@@ -254,5 +255,5 @@ def int_gemm(lw: Lowering, node: ONode) -> None:
             raise unsupported(lw.g, node, f"has {b.size} biases for {w_kc.shape[0]} outputs", "give one bias per output")
         ins.append(lw.add_const(f"{node.inputs[2]}__bias", b.reshape(-1), "int32"))
     dtype = _out_dtype(node.attr("tw_lo"), node.attr("tw_hi"))
-    lw.emit(node, "fully_connected", ins, lw.out_name(node.outputs[0]), (shape[0], w_kc.shape[0]), dtype, INT1,
-            requant=_requant(node, dtype))
+    lw.emit(node, Op.FULLY_CONNECTED, ins, lw.out_name(node.outputs[0]), (shape[0], w_kc.shape[0]), dtype, INT1,
+            FullyConnectedParams(requant=_requant(node, dtype)))

@@ -3,16 +3,20 @@ QLinearAveragePool, QLinearGlobalAveragePool, QLinearSoftmax, QLinearConcat, and
 Requant that onnx_qdq.py makes of DQ -> [Relu/Clip] -> Q).
 
 conv2d / fully_connected carry an ``onnx`` Requant whose per-channel float32 scale is the one the
-kernel computes (onnx_qparams.py); the other ops carry the float32 constants their onnxruntime
-kernel derives (golden/onnx_ops.py documents the arithmetic). A fused Relu/Clip (attrs["tw_clip"])
-becomes the output clamp [Q(low), Q(high)]. uint8 weights are stored as int8 (w − 128, zero point
-− 128), which leaves every product (w − zp_w)·x unchanged.
+kernel computes (onnx_qparams.py); the other ops carry, in their Onnx* parameters (ir/params.py),
+the float32 constants their onnxruntime kernel derives (golden/onnx_ops.py documents the
+arithmetic). A fused Relu/Clip (the ONNX-level node attribute "tw_clip") becomes the output clamp
+[Q(low), Q(high)]. uint8 weights are stored as int8 (w − 128, zero point − 128), which leaves every
+product (w − zp_w)·x unchanged.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from ..ir.ops import Op
+from ..ir.params import (ClampParams, ConcatParams, Conv2dParams, FullyConnectedParams, OnnxAddParams,
+                         OnnxAvgPoolParams, OnnxMeanParams, OnnxQuantizeParams, OnnxSoftmaxParams, ReshapeParams)
 from ..ir.requant import Requant
 from ..ir.tensor import QuantParams
 from .onnx_lower import NHWC, Lowering, canonical_perm, handler, int_range, window_pads
@@ -77,7 +81,9 @@ def make_bias(lw: Lowering, node: ONode, name: str, channels: int) -> list[str]:
     return [lw.add_const(f"{name}__bias", b.reshape(-1).astype(np.int32), "int32")]
 
 
-def conv_geometry(lw: Lowering, node: ONode, x_shape: tuple[int, ...], w_shape: tuple[int, ...]) -> dict:
+def conv_params(lw: Lowering, node: ONode, x_shape: tuple[int, ...], w_shape: tuple[int, ...],
+                rq: Requant) -> Conv2dParams:
+    """The Conv2dParams of a QLinearConv / Conv node: its geometry (checked) and `rq`."""
     if len(x_shape) != 4 or len(w_shape) != 4:
         raise unsupported(lw.g, node, f"is a {len(x_shape) - 2}-D convolution", "tilewise supports 2-D convolutions")
     if node.attr("channels_last"):
@@ -92,7 +98,7 @@ def conv_geometry(lw: Lowering, node: ONode, x_shape: tuple[int, ...], w_shape: 
     if c % groups or w_shape[1] * groups != c or w_shape[0] % groups:
         raise unsupported(lw.g, node, f"has {groups} groups for {c} input channels and weights {w_shape}", "the model is malformed")
     pads = window_pads(lw, node, x_shape[1:3], kernel, stride, dilation)
-    return {"stride": stride, "dilation": dilation, "pads": pads, "groups": groups}
+    return Conv2dParams(stride=stride, dilation=dilation, pads=pads, groups=groups, requant=rq)
 
 
 @handler("QLinearConv")
@@ -103,13 +109,12 @@ def qlinear_conv(lw: Lowering, node: ONode) -> None:
     w = lw.const(node, node.inputs[3], "weights")
     k = w.shape[0]
     ws, wz = weight_quant(lw, node, node.inputs[4], node.input(5), k)
-    geo = conv_geometry(lw, node, lw.t(x).shape, w.shape)
+    lo, hi = clip_range(lw, node, ys, yz, ydt)
+    params = conv_params(lw, node, lw.t(x).shape, w.shape, onnx_requant(conv_scales(xs, ws, ys), yz, lo, hi))
     w_ir = make_weight(lw, node, f"{node.inputs[3]}__ohwi", np.transpose(w, (0, 2, 3, 1)), ws, wz)
     bias = make_bias(lw, node, node.input(8), k)
-    lo, hi = clip_range(lw, node, ys, yz, ydt)
-    rq = onnx_requant(conv_scales(xs, ws, ys), yz, lo, hi)
-    lw.emit(node, "conv2d", [x, w_ir, *bias], lw.out_name(node.outputs[0]), None, ydt, QuantParams((ys,), (yz,)),
-            layout=NHWC, requant=rq, **geo)
+    lw.emit(node, Op.CONV2D, [x, w_ir, *bias], lw.out_name(node.outputs[0]), None, ydt, QuantParams((ys,), (yz,)),
+            params, layout=NHWC)
 
 
 def fc_input(lw: Lowering, node: ONode, x: str, w_kc: np.ndarray) -> tuple[str, np.ndarray]:
@@ -130,16 +135,18 @@ def emit_dense(lw: Lowering, node: ONode, x: str, w_kc: np.ndarray, ws: np.ndarr
     w_ir = make_weight(lw, node, f"{wname}__kc", np.ascontiguousarray(w_kc), ws, wz)
     b = make_bias(lw, node, bias, w_kc.shape[0])
     out_shape = tuple(a_shape[:-1]) + (w_kc.shape[0],)
+    params = FullyConnectedParams(requant=rq)
     if len(out_shape) == 2:
-        lw.emit(node, "fully_connected", [src, w_ir, *b], lw.out_name(node.outputs[0]), out_shape, ydt, yquant, requant=rq)
+        lw.emit(node, Op.FULLY_CONNECTED, [src, w_ir, *b], lw.out_name(node.outputs[0]), out_shape, ydt, yquant, params)
         return
     mid = lw.fresh(f"{node.outputs[0]}__2d")
-    lw.emit(node, "fully_connected", [src, w_ir, *b], mid, None, ydt, yquant, requant=rq)
+    lw.emit(node, Op.FULLY_CONNECTED, [src, w_ir, *b], mid, None, ydt, yquant, params)
+    shape = ReshapeParams(shape=out_shape)
     if canonical_perm(len(out_shape)) == tuple(range(len(out_shape))):
-        lw.emit(node, "reshape", [mid], lw.out_name(node.outputs[0]), out_shape, ydt, yquant, suffix="_reshape", shape=out_shape)
+        lw.emit(node, Op.RESHAPE, [mid], lw.out_name(node.outputs[0]), out_shape, ydt, yquant, shape, suffix="_reshape")
     else:
         mid2 = lw.fresh(f"{node.outputs[0]}__onnx_order")
-        lw.emit(node, "reshape", [mid], mid2, out_shape, ydt, yquant, suffix="_reshape", shape=out_shape)
+        lw.emit(node, Op.RESHAPE, [mid], mid2, out_shape, ydt, yquant, shape, suffix="_reshape")
         lw.from_onnx_order(node, mid2, node.outputs[0])
 
 
@@ -205,8 +212,8 @@ def qlinear_add(lw: Lowering, node: ONode) -> None:
     pa, pb = ((sa, za), (sb, zb)) if a_index == 0 else ((sb, zb), (sa, za))
     ra, rb, fixed = add_params(pa[0], pa[1], pb[0], pb[1], sc, zc)
     lo, hi = clip_range(lw, node, sc, zc, dtc)
-    lw.emit(node, "add", ins, lw.out_name(node.outputs[0]), None, dtc, QuantParams((sc,), (zc,)), layout=perm,
-            a_index=a_index, ratio_a=ra, ratio_b=rb, fixed=fixed, qmin=lo, qmax=hi)
+    lw.emit(node, Op.ADD, ins, lw.out_name(node.outputs[0]), None, dtc, QuantParams((sc,), (zc,)),
+            OnnxAddParams(a_index=a_index, ratio_a=ra, ratio_b=rb, fixed=fixed, qmin=lo, qmax=hi), layout=perm)
 
 
 def _global_mean(lw: Lowering, node: ONode, x: str, xs: float, xz: int, ys: float, yz: int, ydt: str) -> None:
@@ -218,8 +225,8 @@ def _global_mean(lw: Lowering, node: ONode, x: str, xs: float, xz: int, ys: floa
                           "onnxruntime rejects as out of range", "requantize the pooled tensor with a sensible scale")
     lo, hi = clip_range(lw, node, ys, yz, ydt)
     rq = onnx_requant(np.asarray([scale], dtype=np.float32), yz, lo, hi)
-    lw.emit(node, "mean", [x], lw.out_name(node.outputs[0]), None, ydt, QuantParams((ys,), (yz,)), layout=NHWC,
-            axes=(1, 2), keepdims=True, x_zero_point=xz, count=count, requant=rq, qmin=lo, qmax=hi)
+    lw.emit(node, Op.MEAN, [x], lw.out_name(node.outputs[0]), None, ydt, QuantParams((ys,), (yz,)),
+            OnnxMeanParams(axes=(1, 2), keepdims=True, x_zero_point=xz, count=count, requant=rq), layout=NHWC)
 
 
 def _pool_io(lw: Lowering, node: ONode) -> tuple[str, float, int, float, int, str]:
@@ -254,9 +261,11 @@ def qlinear_avg_pool(lw: Lowering, node: ONode) -> None:
         _global_mean(lw, node, x, xs, xz, ys, yz, ydt)  # onnxruntime's fallback to the global pool
         return
     lo, hi = clip_range(lw, node, ys, yz, ydt)
-    lw.emit(node, "avg_pool", [x], lw.out_name(node.outputs[0]), None, ydt, QuantParams((ys,), (yz,)), layout=NHWC,
-            kernel=kernel, stride=stride, pads=pads, count_include_pad=bool(int(node.attr("count_include_pad", 0))),
-            x_scale=xs, x_zero_point=xz, y_scale=ys, y_zero_point=yz, qmin=lo, qmax=hi)
+    params = OnnxAvgPoolParams(kernel=kernel, stride=stride, pads=pads,
+                               count_include_pad=bool(int(node.attr("count_include_pad", 0))),
+                               x_scale=xs, x_zero_point=xz, y_scale=ys, y_zero_point=yz, qmin=lo, qmax=hi)
+    lw.emit(node, Op.AVG_POOL, [x], lw.out_name(node.outputs[0]), None, ydt, QuantParams((ys,), (yz,)), params,
+            layout=NHWC)
 
 
 @handler("QLinearSoftmax")
@@ -278,8 +287,10 @@ def qlinear_softmax(lw: Lowering, node: ONode) -> None:
     onnx_axis = big[0] if big else axis
     ir_axis = lw.perm[x].index(onnx_axis)
     d = int(np.prod([oshape[i] for i in reduce_dims], dtype=np.int64))
-    lw.emit(node, "softmax", [x], lw.out_name(node.outputs[0]), None, ydt, QuantParams((ys,), (yz,)), layout=lw.perm[x],
-            axis=ir_axis, table=softmax_table(xs, d), y_scale_inv=softmax_y_scale_inv(ys), y_zero_point=yz)
+    params = OnnxSoftmaxParams(axis=ir_axis, table=softmax_table(xs, d), y_scale_inv=softmax_y_scale_inv(ys),
+                               y_zero_point=yz)
+    lw.emit(node, Op.SOFTMAX, [x], lw.out_name(node.outputs[0]), None, ydt, QuantParams((ys,), (yz,)), params,
+            layout=lw.perm[x])
 
 
 def _check_concat(lw: Lowering, node: ONode, ins: list[str], axis: int) -> None:
@@ -305,8 +316,9 @@ def qlinear_concat(lw: Lowering, node: ONode) -> None:
         raise unsupported(lw.g, node, "concatenates tensors of different types or ranks", "the model is malformed")
     axis = int(node.attr("axis")) % rank
     _check_concat(lw, node, ins, perm.index(axis))
-    lw.emit(node, "concat", ins, lw.out_name(node.outputs[0]), None, ydt, QuantParams((ys,), (yz,)), layout=perm,
-            axis=perm.index(axis), input_quant=tuple((s, z) for s, z, _ in params), output_quant=(ys, yz))
+    lw.emit(node, Op.CONCAT, ins, lw.out_name(node.outputs[0]), None, ydt, QuantParams((ys,), (yz,)),
+            ConcatParams(mode="onnx", axis=perm.index(axis), input_quant=tuple((s, z) for s, z, _ in params),
+                         output_quant=(ys, yz)), layout=perm)
 
 
 @handler("Concat")
@@ -324,8 +336,9 @@ def concat(lw: Lowering, node: ONode) -> None:
     axis = int(node.attr("axis")) % len(perm)
     qs = (t0.quant.scale[0], t0.quant.zp) if t0.quant is not None else (1.0, 0)
     _check_concat(lw, node, ins, perm.index(axis))
-    lw.emit(node, "concat", ins, lw.out_name(node.outputs[0]), None, t0.dtype, t0.quant, layout=perm, axis=perm.index(axis),
-            input_quant=tuple(qs for _ in ins), output_quant=qs)
+    lw.emit(node, Op.CONCAT, ins, lw.out_name(node.outputs[0]), None, t0.dtype, t0.quant,
+            ConcatParams(mode="onnx", axis=perm.index(axis), input_quant=tuple(qs for _ in ins), output_quant=qs),
+            layout=perm)
 
 
 @handler("Requant")
@@ -341,7 +354,9 @@ def requant(lw: Lowering, node: ONode) -> None:
     if same and (lo, hi) == int_range(ydt):
         lw.alias(out, x)
     elif same:
-        lw.emit(node, "clamp", [x], lw.out_name(out), None, ydt, quant, layout=lw.perm[x], qmin=lo, qmax=hi)
+        lw.emit(node, Op.CLAMP, [x], lw.out_name(out), None, ydt, quant, ClampParams(qmin=lo, qmax=hi),
+                layout=lw.perm[x])
     else:
-        lw.emit(node, "quantize", [x], lw.out_name(out), None, ydt, quant, layout=lw.perm[x], x_scale=xs,
-                x_zero_point=xz, y_scale=ys, y_zero_point=yz, qmin=lo, qmax=hi)
+        lw.emit(node, Op.QUANTIZE, [x], lw.out_name(out), None, ydt, quant,
+                OnnxQuantizeParams(x_scale=xs, x_zero_point=xz, y_scale=ys, y_zero_point=yz, qmin=lo, qmax=hi),
+                layout=lw.perm[x])

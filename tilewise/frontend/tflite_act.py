@@ -13,6 +13,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..ir.ops import Op
+from ..ir.params import (TfliteAffineQuantizeParams, TfliteDequantizeParams, TfliteLogisticParams,
+                         TfliteRequantizeParams, TfliteSoftmaxParams)
 from ..ir.requant import quantize_multiplier
 from ..ir.tensor import dtype_range
 from .tflite import TfliteOperator
@@ -41,8 +44,8 @@ def softmax(cv: Converter, op: TfliteOperator) -> None:
     beta = float(op.options.get("Beta", 1.0))
     mult, shift = softmax_scaling(beta, float(x.scale[0]))
     diff_min = -input_radius(5, shift)
-    cv.emit(op, "softmax", [cv.name(x.index)], cv.name(y.index), mode="tflite", input_multiplier=mult,
-            input_left_shift=shift, diff_min=diff_min)
+    cv.emit(op, Op.SOFTMAX, [cv.name(x.index)], cv.name(y.index),
+            TfliteSoftmaxParams(input_multiplier=mult, input_left_shift=shift, diff_min=diff_min))
 
 
 def softmax_scaling(beta: float, input_scale: float, integer_bits: int = 5) -> tuple[int, int]:
@@ -61,7 +64,7 @@ def input_radius(integer_bits: int, left_shift: int, total_signed_bits: int = 31
 def logistic(cv: Converter, op: TfliteOperator) -> None:
     x, y, d = _probability_io(cv, op, "logistic")
     table = sigmoid_table(d, float(x.scale[0]), int(x.zero_point[0]), float(y.scale[0]), int(y.zero_point[0]))
-    cv.emit(op, "logistic", [cv.name(x.index)], cv.name(y.index), mode="tflite", table=table)
+    cv.emit(op, Op.LOGISTIC, [cv.name(x.index)], cv.name(y.index), TfliteLogisticParams(table=table))
 
 
 def sigmoid_table(dtype: str, s_in: float, zp_in: int, s_out: float, zp_out: int) -> tuple[int, ...]:
@@ -93,13 +96,14 @@ def quantize(cv: Converter, op: TfliteOperator) -> None:
     if len(y.scale) > 1:
         raise cv.fail(op, "quantizes per channel", "tilewise supports per-tensor QUANTIZE")
     if x.dtype == "float32":
-        cv.emit(op, "quantize", [cv.name(x.index)], cv.name(y.index), mode="tflite",
-                scale=float(y.scale[0]), zero_point=int(y.zero_point[0]))
+        cv.emit(op, Op.QUANTIZE, [cv.name(x.index)], cv.name(y.index),
+                TfliteAffineQuantizeParams(scale=float(y.scale[0]), zero_point=int(y.zero_point[0])))
         return
     cv.check_int(op, x)
     m, s = quantize_multiplier(float(x.scale[0]) / float(y.scale[0]))
-    cv.emit(op, "quantize", [cv.name(x.index)], cv.name(y.index), mode="tflite", multiplier=m, shift=s,
-            input_zero_point=int(x.zero_point[0]), zero_point=int(y.zero_point[0]))
+    cv.emit(op, Op.QUANTIZE, [cv.name(x.index)], cv.name(y.index),
+            TfliteRequantizeParams(multiplier=m, shift=s, input_zero_point=int(x.zero_point[0]),
+                                   zero_point=int(y.zero_point[0])))
 
 
 def dequantize(cv: Converter, op: TfliteOperator) -> None:
@@ -109,7 +113,7 @@ def dequantize(cv: Converter, op: TfliteOperator) -> None:
         raise cv.fail(op, "dequantizes per channel", "tilewise supports per-tensor DEQUANTIZE")
     if y.dtype != "float32":
         raise cv.fail(op, f"produces a {y.type_name} tensor", "DEQUANTIZE must produce float32")
-    cv.emit(op, "dequantize", [cv.name(x.index)], cv.name(y.index), mode="tflite",
-            scale=float(x.scale[0]), zero_point=int(x.zero_point[0]))
+    cv.emit(op, Op.DEQUANTIZE, [cv.name(x.index)], cv.name(y.index),
+            TfliteDequantizeParams(scale=float(x.scale[0]), zero_point=int(x.zero_point[0])))
 
 

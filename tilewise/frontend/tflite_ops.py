@@ -16,8 +16,9 @@ parameters, including their float/double rounding:
 | QUANTIZE | int->int: QuantizeMultiplier(double(s_x)/double(s_y)); float->int: round(x/s)+zp |
 | fused RELU/RELU6/RELU_N1_TO_1 | CalculateActivationRangeQuantized: zp + round(f/s) in float, clamped to the type |
 
-SAME padding becomes explicit pads (ir.ops.same_pads, TFLite's ComputePaddingHeightWidth). Every node
-whose semantics depend on the source format gets attrs["mode"] = "tflite".
+SAME padding becomes explicit pads (ir.shapes.same_pads, TFLite's ComputePaddingHeightWidth). Every node
+gets the typed parameters of its op (ir/params.py); those whose semantics depend on the source format
+are the Tflite* classes (mode "tflite"), conv2d / fully_connected take mode "tflite" from their Requant.
 """
 
 from __future__ import annotations
@@ -30,8 +31,12 @@ import numpy as np
 
 from ..errors import UnsupportedOpError
 from ..ir.graph import Node
-from ..ir.ops import same_pads
-from ..ir.requant import quantize_multiplier, tflite_requant
+from ..ir.ops import Op
+from ..ir.params import (ConcatParams, Conv2dParams, FullyConnectedParams, MaxPoolParams, OpParams, PadParams,
+                         ReshapeParams, TfliteAddSubParams, TfliteAvgPoolParams, TfliteMeanParams, TfliteMulParams,
+                         TransposeParams)
+from ..ir.requant import Requant, quantize_multiplier, tflite_requant
+from ..ir.shapes import same_pads
 from ..ir.tensor import Tensor, dtype_range
 from .tflite import TfliteModel, TfliteOperator, TfliteTensor, quant_params
 
@@ -141,10 +146,10 @@ class Converter:
         self.tensors[name] = Tensor(name, tuple(shape), like.dtype or "int8", quant_params(like), None)
         return name
 
-    def emit(self, op: TfliteOperator, ir_op: str, inputs: list[str], output: str, suffix: str = "",
-             **attrs: Any) -> None:
+    def emit(self, op: TfliteOperator, ir_op: Op, inputs: list[str], output: str, params: OpParams,
+             suffix: str = "") -> None:
         name = f"op{op.index}_{op.name.lower()}{suffix}"
-        self.nodes.append(Node(name, ir_op, tuple(inputs), (output,), dict(attrs)))
+        self.nodes.append(Node(name, ir_op, tuple(inputs), (output,), params))
 
     def same_quant(self, a: TfliteTensor, b: TfliteTensor) -> bool:
         return a.scale[:1] == b.scale[:1] and a.zero_point[:1] == b.zero_point[:1]
@@ -180,7 +185,7 @@ class Converter:
 # convolution and dense layers
 # ---------------------------------------------------------------------------------------------
 
-def _linear_requant(cv: Converter, op: TfliteOperator, x: TfliteTensor, w: TfliteTensor, y: TfliteTensor) -> Any:
+def _linear_requant(cv: Converter, op: TfliteOperator, x: TfliteTensor, w: TfliteTensor, y: TfliteTensor) -> Requant:
     """Per-channel (or broadcast per-tensor) QuantizeMultiplier(double(s_x)·double(s_w)/double(s_y)).
 
     LiteRT's FULLY_CONNECTED uses the same double product for per-tensor weights (not the float
@@ -230,15 +235,17 @@ def _check_weights(cv: Converter, op: TfliteOperator, w: TfliteTensor, per_chann
     return data
 
 
-def _conv_params(cv: Converter, op: TfliteOperator, x, w, y, xd: str, kernel: tuple[int, int], k: int):
-    """Stride, dilation, explicit pads, bias name and Requant shared by CONV_2D and DEPTHWISE_CONV_2D."""
+def _conv_params(cv: Converter, op: TfliteOperator, x, w, y, xd: str, kernel: tuple[int, int], k: int,
+                 groups: int) -> tuple[str, Conv2dParams]:
+    """Bias name and the Conv2dParams (stride, dilation, explicit pads, Requant) shared by CONV_2D and
+    DEPTHWISE_CONV_2D."""
     o = op.options
     stride = (int(o.get("StrideH", 1)), int(o.get("StrideW", 1)))
     dil = (int(o.get("DilationHFactor", 1)), int(o.get("DilationWFactor", 1)))
     pads = cv.pads(op, x.shape[1:3], kernel, stride, dil)
     bias, btype = _bias(cv, op, xd, k)
     rq = _with_wide(_linear_requant(cv, op, x, w, y), _wide_accumulator(cv, op, xd, btype))
-    return stride, dil, pads, bias, rq
+    return bias, Conv2dParams(stride=stride, dilation=dil, pads=pads, groups=groups, requant=rq)
 
 
 def conv_2d(cv: Converter, op: TfliteOperator) -> None:
@@ -251,9 +258,8 @@ def conv_2d(cv: Converter, op: TfliteOperator) -> None:
     c, (k, fy, fx, cg) = x.shape[3], w.shape
     if cg <= 0 or c % cg or k % (c // cg):
         raise cv.fail(op, f"has {c} input channels but filters of depth {cg}", "the model is malformed")
-    stride, dil, pads, bias, rq = _conv_params(cv, op, x, w, y, xd, (fy, fx), k)
-    cv.emit(op, "conv2d", [cv.name(x.index), cv.name(w.index), bias], cv.name(y.index),
-            stride=stride, dilation=dil, pads=pads, groups=c // cg, requant=rq, mode="tflite")
+    bias, params = _conv_params(cv, op, x, w, y, xd, (fy, fx), k, c // cg)
+    cv.emit(op, Op.CONV2D, [cv.name(x.index), cv.name(w.index), bias], cv.name(y.index), params)
 
 
 def depthwise_conv_2d(cv: Converter, op: TfliteOperator) -> None:
@@ -266,12 +272,11 @@ def depthwise_conv_2d(cv: Converter, op: TfliteOperator) -> None:
     c, (_, fy, fx, k) = x.shape[3], w.shape
     if k % c:
         raise cv.fail(op, f"has {k} output channels for {c} input channels", "the model is malformed")
-    stride, dil, pads, bias, rq = _conv_params(cv, op, x, w, y, xd, (fy, fx), k)
+    bias, params = _conv_params(cv, op, x, w, y, xd, (fy, fx), k, c)
     # TFLite [1,FY,FX,C*mult] -> IR [K,FY,FX,1]; per-channel axis 3 -> 0
     wq = quant_params(w, {3: 0})
     wname = cv.add_const(cv.name(w.index), np.ascontiguousarray(wdata.transpose(3, 1, 2, 0)), "int8", quant=wq)
-    cv.emit(op, "conv2d", [cv.name(x.index), wname, bias], cv.name(y.index),
-            stride=stride, dilation=dil, pads=pads, groups=c, requant=rq, mode="tflite")
+    cv.emit(op, Op.CONV2D, [cv.name(x.index), wname, bias], cv.name(y.index), params)
 
 
 def fully_connected(cv: Converter, op: TfliteOperator) -> None:
@@ -295,14 +300,14 @@ def fully_connected(cv: Converter, op: TfliteOperator) -> None:
     out = cv.name(y.index)
     flat = (size // c, k)
     target = out if tuple(y.shape) == flat else cv.add_tensor(f"{out}#2d", flat, y)
-    cv.emit(op, "fully_connected", [cv.name(x.index), cv.name(w.index), bias], target, requant=rq, mode="tflite")
+    cv.emit(op, Op.FULLY_CONNECTED, [cv.name(x.index), cv.name(w.index), bias], target, FullyConnectedParams(requant=rq))
     if target != out:
         if int(np.prod(y.shape)) != size // c * k:
             raise cv.fail(op, f"declares output shape {y.shape}", "the model is malformed")
-        cv.emit(op, "reshape", [target], out, suffix="_keepdims", shape=tuple(y.shape))
+        cv.emit(op, Op.RESHAPE, [target], out, ReshapeParams(shape=tuple(y.shape)), suffix="_keepdims")
 
 
-def _with_wide(rq: Any, wide: bool) -> Any:
+def _with_wide(rq: Requant, wide: bool) -> Requant:
     return replace(rq, wide=wide) if wide else rq
 
 
@@ -341,9 +346,11 @@ def add_sub(cv: Converter, op: TfliteOperator) -> None:
     m1 = quantize_multiplier(float(a.scale[0]) / twice_max)
     m2 = quantize_multiplier(float(b.scale[0]) / twice_max)
     mo = quantize_multiplier(twice_max / float(f32(1 << left_shift) * f32(y.scale[0])))
-    cv.emit(op, op.name.lower(), [cv.name(a.index), cv.name(b.index)], cv.name(y.index), mode="tflite",
-            left_shift=left_shift, input_multipliers=(m1[0], m2[0]), input_shifts=(m1[1], m2[1]),
-            output_multiplier=mo[0], output_shift=mo[1], qmin=qmin, qmax=qmax)
+    params = TfliteAddSubParams(left_shift=left_shift, input_multipliers=(m1[0], m2[0]),
+                                input_shifts=(m1[1], m2[1]), output_multiplier=mo[0], output_shift=mo[1],
+                                qmin=qmin, qmax=qmax)
+    ir_op = Op.ADD if op.name == "ADD" else Op.SUB
+    cv.emit(op, ir_op, [cv.name(a.index), cv.name(b.index)], cv.name(y.index), params)
 
 
 def _is_pot(scale: float) -> bool:
@@ -356,8 +363,8 @@ def mul(cv: Converter, op: TfliteOperator) -> None:
     qmin, qmax = cv.act_range(op, y)
     real = float(f32(f32(a.scale[0]) * f32(b.scale[0])) / f32(y.scale[0]))
     m, s = quantize_multiplier(real)
-    cv.emit(op, "mul", [cv.name(a.index), cv.name(b.index)], cv.name(y.index), mode="tflite",
-            output_multiplier=m, output_shift=s, qmin=qmin, qmax=qmax)
+    cv.emit(op, Op.MUL, [cv.name(a.index), cv.name(b.index)], cv.name(y.index),
+            TfliteMulParams(output_multiplier=m, output_shift=s, qmin=qmin, qmax=qmax))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -377,9 +384,12 @@ def pool(cv: Converter, op: TfliteOperator) -> None:
     stride = (int(o.get("StrideH", 1)), int(o.get("StrideW", 1)))
     pads = cv.pads(op, x.shape[1:3], kernel, stride)
     qmin, qmax = cv.act_range(op, y)
-    ir_op = "avg_pool" if op.name == "AVERAGE_POOL_2D" else "max_pool"
-    cv.emit(op, ir_op, [cv.name(x.index)], cv.name(y.index), mode="tflite", kernel=kernel, stride=stride,
-            pads=pads, qmin=qmin, qmax=qmax)
+    if op.name == "AVERAGE_POOL_2D":
+        ir_op: Op = Op.AVG_POOL
+        params: OpParams = TfliteAvgPoolParams(kernel=kernel, stride=stride, pads=pads, qmin=qmin, qmax=qmax)
+    else:
+        ir_op, params = Op.MAX_POOL, MaxPoolParams(kernel=kernel, stride=stride, pads=pads, qmin=qmin, qmax=qmax)
+    cv.emit(op, ir_op, [cv.name(x.index)], cv.name(y.index), params)
 
 
 def mean(cv: Converter, op: TfliteOperator) -> None:
@@ -392,8 +402,8 @@ def mean(cv: Converter, op: TfliteOperator) -> None:
         raise cv.fail(op, f"reduces axes {axes_raw} of a {rank}-D tensor", "the model is malformed")
     axes = tuple(sorted({v % rank for v in axes_raw}))
     m, s = quantize_multiplier(float(x.scale[0]) / float(y.scale[0]))
-    cv.emit(op, "mean", [cv.name(x.index)], cv.name(y.index), mode="tflite", axes=axes,
-            keepdims=bool(op.options.get("KeepDims", False)), multiplier=m, shift=s)
+    cv.emit(op, Op.MEAN, [cv.name(x.index)], cv.name(y.index),
+            TfliteMeanParams(axes=axes, keepdims=bool(op.options.get("KeepDims", False)), multiplier=m, shift=s))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -413,8 +423,8 @@ def pad(cv: Converter, op: TfliteOperator) -> None:
     cval = cv.inp(op, 2)
     if cval is not None:
         value = int(np.asarray(cv.const(op, cval, "pad value")).reshape(-1)[0])
-    cv.emit(op, "pad", [cv.name(x.index)], cv.name(y.index), pads=tuple((int(a), int(b)) for a, b in pads),
-            value=int(value))
+    cv.emit(op, Op.PAD, [cv.name(x.index)], cv.name(y.index),
+            PadParams(pads=tuple((int(a), int(b)) for a, b in pads), value=int(value)))
 
 
 def reshape(cv: Converter, op: TfliteOperator) -> None:
@@ -423,7 +433,7 @@ def reshape(cv: Converter, op: TfliteOperator) -> None:
     cv.check_int(op, y, (d,))
     if int(np.prod(x.shape)) != int(np.prod(y.shape)):
         raise cv.fail(op, f"reshapes {x.shape} into {y.shape}", "the model is malformed")
-    cv.emit(op, "reshape", [cv.name(x.index)], cv.name(y.index), shape=tuple(y.shape))
+    cv.emit(op, Op.RESHAPE, [cv.name(x.index)], cv.name(y.index), ReshapeParams(shape=tuple(y.shape)))
 
 
 def concatenation(cv: Converter, op: TfliteOperator) -> None:
@@ -443,8 +453,9 @@ def concatenation(cv: Converter, op: TfliteOperator) -> None:
                       f"LiteRT's {d} kernel requires equal scales and zero points (insert a QUANTIZE before "
                       "the concatenation)")
     params = tuple((float(x.scale[0]), int(x.zero_point[0])) for x in xs)
-    cv.emit(op, "concat", [cv.name(x.index) for x in xs], cv.name(y.index), mode="tflite", axis=axis,
-            input_quant=params, output_quant=(float(y.scale[0]), int(y.zero_point[0])))
+    cv.emit(op, Op.CONCAT, [cv.name(x.index) for x in xs], cv.name(y.index),
+            ConcatParams(mode="tflite", axis=axis, input_quant=params,
+                         output_quant=(float(y.scale[0]), int(y.zero_point[0]))))
 
 
 def transpose(cv: Converter, op: TfliteOperator) -> None:
@@ -454,7 +465,7 @@ def transpose(cv: Converter, op: TfliteOperator) -> None:
     perm = tuple(int(v) for v in np.atleast_1d(cv.const(op, p, "permutation")))
     if sorted(perm) != list(range(len(x.shape))):
         raise cv.fail(op, f"has permutation {perm} for a {len(x.shape)}-D input", "the model is malformed")
-    cv.emit(op, "transpose", [cv.name(x.index)], cv.name(y.index), perm=perm)
+    cv.emit(op, Op.TRANSPOSE, [cv.name(x.index)], cv.name(y.index), TransposeParams(perm=perm))
 
 
 from .tflite_act import dequantize, logistic, quantize, softmax  # noqa: E402  (they use Converter)

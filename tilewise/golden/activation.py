@@ -9,7 +9,8 @@ The parameters (input_multiplier, input_left_shift, diff_min) come from Preproce
 5 integer bits, computed at import (frontend/tflite_ops.py).
 
 logistic: LiteRT's int8/uint8 reference LOGISTIC is a 256-entry lookup table built at Prepare from the
-float sigmoid (LUTPopulate); the frontend stores that table in attrs["table"], indexed by q - qmin.
+float sigmoid (LUTPopulate); the frontend stores that table in TfliteLogisticParams.table, indexed by
+q - qmin.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir.graph import Graph, Node
+from ..ir.ops import Op
+from ..ir.params import TfliteLogisticParams, TfliteSoftmaxParams
 from ..ir.tensor import dtype_range
 from .fixedpoint import rounding_divide_by_pot, srdhm, wrap32
 from .gemmlowp import exp_on_negative_values, get_reciprocal
@@ -26,16 +29,17 @@ SCALED_DIFF_INTEGER_BITS = 5
 ACCUMULATION_INTEGER_BITS = 12
 
 
-@kernel("softmax", mode="tflite")
+@kernel(Op.SOFTMAX, mode="tflite")
 def softmax(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
     x = np.asarray(args[0], dtype=np.int64)
-    a = node.attrs
+    a = node.params
+    assert isinstance(a, TfliteSoftmaxParams)
     out_dtype = graph.tensors[node.outputs[0]].dtype
     lo, hi = dtype_range(out_dtype)
     bits = np.dtype(out_dtype).itemsize * 8
     diff = x - x.max(axis=-1, keepdims=True)
-    valid = diff >= a["diff_min"]
-    rescaled = srdhm(wrap32(diff * (1 << a["input_left_shift"])), a["input_multiplier"])
+    valid = diff >= a.diff_min
+    rescaled = srdhm(wrap32(diff * (1 << a.input_left_shift)), a.input_multiplier)
     exps = exp_on_negative_values(rescaled, SCALED_DIFF_INTEGER_BITS)
     contrib = np.where(valid, rounding_divide_by_pot(exps, ACCUMULATION_INTEGER_BITS), 0)
     sum_of_exps = wrap32(contrib.sum(axis=-1, keepdims=True))
@@ -45,9 +49,11 @@ def softmax(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
     return np.where(valid, y, lo)
 
 
-@kernel("logistic", mode="tflite")
+@kernel(Op.LOGISTIC, mode="tflite")
 def logistic(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
     x = np.asarray(args[0], dtype=np.int64)
     lo, _ = dtype_range(graph.tensors[node.inputs[0]].dtype)
-    table = np.asarray(node.attrs["table"], dtype=np.int64)
+    a = node.params
+    assert isinstance(a, TfliteLogisticParams)
+    table = np.asarray(a.table, dtype=np.int64)
     return table[x - lo]

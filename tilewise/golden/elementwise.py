@@ -14,6 +14,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir.graph import Graph, Node
+from ..ir.ops import Op
+from ..ir.params import TfliteAddSubParams, TfliteMulParams
 from .fixedpoint import multiply_by_quantized_multiplier, wrap32
 from .registry import kernel
 
@@ -24,32 +26,34 @@ def _zp(graph: Graph, name: str) -> int:
 
 
 def _add_sub(node: Node, graph: Graph, args: list[np.ndarray], sign: int) -> np.ndarray:
-    a = node.attrs
-    ls = int(a["left_shift"])
-    (m1, m2), (s1, s2) = a["input_multipliers"], a["input_shifts"]
+    a = node.params
+    assert isinstance(a, TfliteAddSubParams)
+    ls = int(a.left_shift)
+    (m1, m2), (s1, s2) = a.input_multipliers, a.input_shifts
     x1 = (np.asarray(args[0], dtype=np.int64) - _zp(graph, node.inputs[0])) << ls
     x2 = (np.asarray(args[1], dtype=np.int64) - _zp(graph, node.inputs[1])) << ls
     y1 = multiply_by_quantized_multiplier(x1, m1, s1)
     y2 = multiply_by_quantized_multiplier(x2, m2, s2)
     raw = wrap32(y1 + sign * y2)
-    out = multiply_by_quantized_multiplier(raw, a["output_multiplier"], a["output_shift"]) + _zp(graph, node.outputs[0])
-    return np.clip(out, a["qmin"], a["qmax"])
+    out = multiply_by_quantized_multiplier(raw, a.output_multiplier, a.output_shift) + _zp(graph, node.outputs[0])
+    return np.clip(out, a.qmin, a.qmax)
 
 
-@kernel("add", mode="tflite")
+@kernel(Op.ADD, mode="tflite")
 def add(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
     return _add_sub(node, graph, args, 1)
 
 
-@kernel("sub", mode="tflite")
+@kernel(Op.SUB, mode="tflite")
 def sub(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
     return _add_sub(node, graph, args, -1)
 
 
-@kernel("mul", mode="tflite")
+@kernel(Op.MUL, mode="tflite")
 def mul(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
-    a = node.attrs
+    a = node.params
+    assert isinstance(a, TfliteMulParams)
     x1 = np.asarray(args[0], dtype=np.int64) - _zp(graph, node.inputs[0])
     x2 = np.asarray(args[1], dtype=np.int64) - _zp(graph, node.inputs[1])
-    out = multiply_by_quantized_multiplier(x1 * x2, a["output_multiplier"], a["output_shift"])
-    return np.clip(out + _zp(graph, node.outputs[0]), a["qmin"], a["qmax"])
+    out = multiply_by_quantized_multiplier(x1 * x2, a.output_multiplier, a.output_shift)
+    return np.clip(out + _zp(graph, node.outputs[0]), a.qmin, a.qmax)

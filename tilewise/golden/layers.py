@@ -1,9 +1,10 @@
 """Run a LayerGraph (the lowered network) with the golden arithmetic.
 
 conv2d / depthwise / fully_connected layers compute from their folded form (weights without zero
-point, bias' = bias − zp_x·Σw, padding with zp_x, golden/conv.py) — the form the C kernels
-implement; every other layer runs the graph-level kernel of its op (golden/registry.py). The
-Graph and its LayerGraph must agree bit for bit (tests/test_passes.py).
+point, bias' = bias − zp_x·Σw, padding with Layer.pad_value = zp_x, golden/conv.py) — the form the C
+kernels implement; every other layer runs the graph-level kernel registered for its op and params
+mode (golden/registry.py; global_avg_pool has the mean's kernels) on its node inputs, constants
+included. The Graph and its LayerGraph must agree bit for bit (tests/test_passes.py).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import numpy as np
 
 from ..ir.graph import Graph, Node
 from ..ir.layer import Layer, LayerGraph
+from ..ir.ops import Op
 from ..ir.tensor import np_dtype
 from .conv import conv2d_acc, dense_acc
 from .registry import lookup
@@ -25,24 +27,22 @@ def run_layer(layer: Layer, lg: LayerGraph, args: list[np.ndarray]) -> np.ndarra
     """Compute one layer's output from its input arrays (in `layer.inputs` order)."""
     nest = layer.nest
     out_t = lg.tensors[layer.output]
-    if layer.op in ("conv2d", "depthwise"):
+    if layer.op in (Op.CONV2D, Op.DEPTHWISE):
         x = args[0].reshape(nest.N, nest.IY, nest.IX, nest.C)
-        w = layer.weights if layer.op == "conv2d" else layer.weights[..., None]
-        groups = 1 if layer.op == "conv2d" else nest.C
+        w = layer.weights if layer.op == Op.CONV2D else layer.weights[..., None]
+        groups = 1 if layer.op == Op.CONV2D else nest.C
         acc = conv2d_acc(
-            x, w, layer.bias, 0, 0, (nest.SY, nest.SX), nest.pads, groups=groups,
-            pad_value=int(layer.attrs.get("pad_value", 0)),
+            x, w, layer.bias, 0, 0, (nest.SY, nest.SX), nest.pads, groups=groups, pad_value=layer.pad_value,
         )
         y = apply_requant(acc, layer.requant)
-    elif layer.op == "fully_connected":
+    elif layer.op == Op.FULLY_CONNECTED:
         y = apply_requant(dense_acc(args[0], layer.weights, layer.bias, 0, 0), layer.requant)
     else:
-        consts = layer.attrs.get("const_tensors", {})
-        names = layer.attrs.get("node_inputs", layer.inputs)
+        assert layer.params is not None
+        consts = layer.const_inputs
         it = iter(args)
-        full_args = [None if not n else (consts[n].data if n in consts else next(it)) for n in names]
-        attrs = {k: v for k, v in layer.attrs.items() if k not in ("const_tensors", "node_inputs")}
-        node = Node(layer.name, layer.op if layer.op != "global_avg_pool" else "mean", tuple(names), (layer.output,), attrs)
+        full_args = [None if not n else (consts[n].data if n in consts else next(it)) for n in layer.node_inputs]
+        node = Node(layer.name, layer.op, layer.node_inputs, (layer.output,), layer.params)
         view = Graph(lg.name, {**lg.tensors, **consts}, (node,), lg.inputs, lg.outputs, lg.source)
         y = lookup(node, view)(node, view, full_args)
     return np.asarray(y).astype(np_dtype(out_t.dtype)).reshape(out_t.shape)

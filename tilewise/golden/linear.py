@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir.graph import Graph, Node
+from ..ir.ops import Op
+from ..ir.params import Conv2dParams, FullyConnectedParams
 from .conv import conv2d_acc, dense_acc
 from .registry import kernel
 from .requant import apply_requant
@@ -24,20 +26,23 @@ def _zps(graph: Graph, node: Node) -> tuple[int, np.ndarray]:
     return zp_x, zp_w
 
 
-@kernel("conv2d")
+@kernel(Op.CONV2D)
 def conv2d(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
     x, w = args[0], args[1]
     bias = args[2] if len(args) > 2 else None
     zp_x, zp_w = _zps(graph, node)
-    a = node.attrs
-    acc = conv2d_acc(x, w, bias, zp_x, zp_w, a["stride"], a["pads"], a.get("dilation", (1, 1)), a.get("groups", 1))
-    return apply_requant(acc, a["requant"])
+    p = node.params
+    assert isinstance(p, Conv2dParams)
+    acc = conv2d_acc(x, w, bias, zp_x, zp_w, p.stride, p.pads, p.dilation, p.groups)
+    return apply_requant(acc, p.requant)
 
 
-@kernel("fully_connected")
+@kernel(Op.FULLY_CONNECTED)
 def fully_connected(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
     x, w = args[0], args[1]
     bias = args[2] if len(args) > 2 else None
     zp_x, zp_w = _zps(graph, node)
+    p = node.params
+    assert isinstance(p, FullyConnectedParams)
     acc = dense_acc(x, w, bias, zp_x, zp_w)
-    return apply_requant(acc, node.attrs["requant"])
+    return apply_requant(acc, p.requant)

@@ -5,14 +5,14 @@ golden/requant.py applies the ``onnx`` Requant (MlasRequantizeOutput: float32 ac
 round half to even, + zero point). The other quantized operators of onnxruntime (1.31, x86-64 MLAS,
 default session options) each compute in float32 in their own way, and those exact float32 steps are
 reproduced below. The float32 constants each operator derives from its scales are computed once by
-the ONNX frontend (frontend/onnx_qparams.py) and stored on the node, as onnxruntime's kernels
-derive them at setup; the kernels here only apply them.
+the ONNX frontend (frontend/onnx_qparams.py) and stored in the node's Onnx* parameters
+(ir/params.py), as onnxruntime's kernels derive them at setup; the kernels here only apply them.
 
 | IR op (mode onnx) | onnxruntime kernel | arithmetic (float32 unless said) |
 |---|---|---|
 | add | QLinearAdd, MlasQLinearAdd AVX2 | r = fma(a, ratio_a, fma(b, ratio_b, fixed)); y = sat(rint(r)) |
 | avg_pool | QLinearAveragePool (qlinear_pool.cc) | Σ in window order of s_x·(x−zp_x), / count, y = sat(rint(v/s_y + zp_y)) |
-| mean | QLinearGlobalAveragePool, MlasQLinearGlobalAveragePool | int Σ(x) − zp_x·N, then the onnx Requant |
+| mean, global_avg_pool | QLinearGlobalAveragePool, MlasQLinearGlobalAveragePool | int Σ(x) − zp_x·N, then the onnx Requant |
 | softmax | QLinearSoftmax (qlinear_softmax.cc) | 256-entry exp table, sequential Σ, sat(rint(t·⌊1/s_y⌋/Σ) + zp_y) |
 | concat | QLinearConcat (lookup tables) | per input: copy, or sat(rint(s_x·(x−zp_x)/s_y) + zp_y) |
 | quantize | DequantizeLinear→QuantizeLinear (MlasQuantizeLinear) | sat(rint(s_x·(x−zp_x)/s_y) + zp_y), then [qmin, qmax] |
@@ -20,10 +20,10 @@ derive them at setup; the kernels here only apply them.
 "fma" is a fused multiply-add (one rounding), as the compiler contracts the AVX2 intrinsics of
 qladd_avx2.cpp; it is evaluated in float64 (exact product of an 8-bit integer and a float32) and
 rounded once to float32. Which operand of an add is "a" follows onnxruntime's broadcaster: the
-full-size operand, input 0 when both are (attrs["a_index"]).
+full-size operand, input 0 when both are (OnnxAddParams.a_index).
 
-max_pool and clamp are mode-independent but no other module registers them for every mode, so they
-are registered here for mode ``onnx`` (reshape and transpose use golden/shape_ops.py).
+clamp is mode-independent (ClampParams, registered for every mode here, beside the clamp helper);
+max_pool (golden/pool.py), reshape and transpose (golden/shape_ops.py) serve every mode too.
 """
 
 from __future__ import annotations
@@ -31,6 +31,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir.graph import Graph, Node
+from ..ir.ops import Op
+from ..ir.params import (ClampParams, ConcatParams, OnnxAddParams, OnnxAvgPoolParams, OnnxMeanParams,
+                         OnnxQuantizeParams, OnnxSoftmaxParams)
 from ..ir.tensor import dtype_range
 from .conv import pad_nhwc
 from .fixedpoint import INT32_MIN, wrap32
@@ -54,9 +57,10 @@ def _out_dtype(graph: Graph, node: Node) -> str:
     return graph.tensors[node.outputs[0]].dtype
 
 
-def _clamp(node: Node, graph: Graph, y: np.ndarray) -> np.ndarray:
+def _clamp(node: Node, graph: Graph, y: np.ndarray, qmin: int, qmax: int) -> np.ndarray:
+    """y clamped to [qmin, qmax] within the output type's range."""
     lo, hi = dtype_range(_out_dtype(graph, node))
-    return np.clip(y, max(lo, int(node.attrs.get("qmin", lo))), min(hi, int(node.attrs.get("qmax", hi))))
+    return np.clip(y, max(lo, int(qmin)), min(hi, int(qmax)))
 
 
 def requantize_values(x: np.ndarray, x_scale: float, x_zp: int, y_scale: float, y_zp: int, dtype: str) -> np.ndarray:
@@ -66,37 +70,38 @@ def requantize_values(x: np.ndarray, x_scale: float, x_zp: int, y_scale: float, 
     return _saturate(q, dtype)
 
 
-@kernel("add", mode="onnx")
+@kernel(Op.ADD, mode="onnx")
 def add(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
-    a_idx = int(node.attrs.get("a_index", 0))
+    at = node.params
+    assert isinstance(at, OnnxAddParams)
     shape = graph.tensors[node.outputs[0]].shape
-    a = np.broadcast_to(np.asarray(args[a_idx], dtype=np.int64), shape)
-    b = np.broadcast_to(np.asarray(args[1 - a_idx], dtype=np.int64), shape)
-    at = node.attrs
-    r = fma32(a, at["ratio_a"], fma32(b, at["ratio_b"], f32(at["fixed"])))
-    return _clamp(node, graph, np.rint(r).astype(np.int64))
+    a = np.broadcast_to(np.asarray(args[at.a_index], dtype=np.int64), shape)
+    b = np.broadcast_to(np.asarray(args[1 - at.a_index], dtype=np.int64), shape)
+    r = fma32(a, at.ratio_a, fma32(b, at.ratio_b, f32(at.fixed)))
+    return _clamp(node, graph, np.rint(r).astype(np.int64), at.qmin, at.qmax)
 
 
-@kernel("quantize", mode="onnx")
+@kernel(Op.QUANTIZE, mode="onnx")
 def quantize(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
-    at = node.attrs
-    y = requantize_values(args[0], at["x_scale"], at["x_zero_point"], at["y_scale"], at["y_zero_point"],
-                          _out_dtype(graph, node))
-    return _clamp(node, graph, y)
+    at = node.params
+    assert isinstance(at, OnnxQuantizeParams)
+    y = requantize_values(args[0], at.x_scale, at.x_zero_point, at.y_scale, at.y_zero_point, _out_dtype(graph, node))
+    return _clamp(node, graph, y, at.qmin, at.qmax)
 
 
-@kernel("concat", mode="onnx")
+@kernel(Op.CONCAT, mode="onnx")
 def concat(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
-    at = node.attrs
-    ys, yz = at["output_quant"]
+    at = node.params
+    assert isinstance(at, ConcatParams)
+    ys, yz = at.output_quant
     dtype = _out_dtype(graph, node)
     parts = []
-    for x, (xs, xz) in zip(args, at["input_quant"]):
+    for x, (xs, xz) in zip(args, at.input_quant):
         if f32(xs) == f32(ys) and int(xz) == int(yz):
             parts.append(np.asarray(x, dtype=np.int64))
         else:
             parts.append(requantize_values(x, xs, xz, ys, yz, dtype))
-    return np.concatenate(parts, axis=int(at["axis"]))
+    return np.concatenate(parts, axis=int(at.axis))
 
 
 def _window_sum_f32(v: np.ndarray, kernel: tuple[int, int], stride: tuple[int, int],
@@ -119,76 +124,62 @@ def _window_sum_f32(v: np.ndarray, kernel: tuple[int, int], stride: tuple[int, i
     return acc, count
 
 
-def global_average(x: np.ndarray, graph: Graph, node: Node, axes: tuple[int, int] = (1, 2)) -> np.ndarray:
-    """MlasQLinearGlobalAveragePool: int32 Σ(x) − zp_x·N, requantized by attrs["requant"]."""
-    at = node.attrs
-    acc = np.asarray(x, dtype=np.int64).sum(axis=axes, keepdims=True) - int(at["x_zero_point"]) * int(at["count"])
-    return apply_requant(acc, at["requant"])
+def global_average(x: np.ndarray, at: OnnxMeanParams) -> np.ndarray:
+    """MlasQLinearGlobalAveragePool: int32 Σ(x) − zp_x·N, requantized (and clamped) by at.requant."""
+    acc = np.asarray(x, dtype=np.int64).sum(axis=tuple(at.axes), keepdims=True) - int(at.x_zero_point) * int(at.count)
+    return apply_requant(acc, at.requant)
 
 
-@kernel("mean", mode="onnx")
+@kernel(Op.MEAN, Op.GLOBAL_AVG_POOL, mode="onnx")
 def mean(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
-    y = global_average(args[0], graph, node, tuple(node.attrs["axes"]))
-    if not node.attrs.get("keepdims", True):
+    at = node.params
+    assert isinstance(at, OnnxMeanParams)
+    y = global_average(args[0], at)
+    if not at.keepdims:
         y = y.reshape(graph.tensors[node.outputs[0]].shape)
-    return _clamp(node, graph, y)
+    return y
 
 
-@kernel("avg_pool", mode="onnx")
+@kernel(Op.AVG_POOL, mode="onnx")
 def avg_pool(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
-    at = node.attrs
+    at = node.params
+    assert isinstance(at, OnnxAvgPoolParams)
     x = np.asarray(args[0], dtype=np.int64)
     out_shape = graph.tensors[node.outputs[0]].shape
-    if at.get("global_fallback", False):
-        return _clamp(node, graph, global_average(x, graph, node))
-    deq = (f32(at["x_scale"]) * (x - int(at["x_zero_point"])).astype(np.float32)).astype(np.float32)
-    acc, count = _window_sum_f32(deq, tuple(at["kernel"]), tuple(at["stride"]), tuple(at["pads"]), out_shape[1:3])
-    if at.get("count_include_pad", False):
-        count = np.full_like(count, int(at["kernel"][0]) * int(at["kernel"][1]))
+    deq = (f32(at.x_scale) * (x - int(at.x_zero_point)).astype(np.float32)).astype(np.float32)
+    acc, count = _window_sum_f32(deq, tuple(at.kernel), tuple(at.stride), tuple(at.pads), out_shape[1:3])
+    if at.count_include_pad:
+        count = np.full_like(count, int(at.kernel[0]) * int(at.kernel[1]))
     avg = (acc / count.astype(np.float32)).astype(np.float32)
-    v = ((avg / f32(at["y_scale"])).astype(np.float32) + f32(int(at["y_zero_point"]))).astype(np.float32)
+    v = ((avg / f32(at.y_scale)).astype(np.float32) + f32(int(at.y_zero_point))).astype(np.float32)
     y = _saturate(np.rint(v).astype(np.int64), _out_dtype(graph, node))
-    return _clamp(node, graph, y)
+    return _clamp(node, graph, y, at.qmin, at.qmax)
 
 
-@kernel("softmax", mode="onnx")
+@kernel(Op.SOFTMAX, mode="onnx")
 def softmax(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
-    at = node.attrs
+    at = node.params
+    assert isinstance(at, OnnxSoftmaxParams)
     dtype = _out_dtype(graph, node)
-    axis = int(at["axis"])
+    axis = int(at.axis)
     x = np.moveaxis(np.asarray(args[0], dtype=np.int64), axis, -1)
-    table = np.asarray(at["table"], dtype=np.float32)  # table[i] = exp((i - 255 + shift)·s_x)
+    table = np.asarray(at.table, dtype=np.float32)  # table[i] = exp((i - 255 + shift)·s_x)
     idx = 255 - x.max(axis=-1, keepdims=True) + x
     t = table[idx]
     total = np.zeros(t.shape[:-1], dtype=np.float32)
     for j in range(t.shape[-1]):  # sequential float32 sum, as the kernel's loop
         total = (total + t[..., j]).astype(np.float32)
     with np.errstate(over="ignore", invalid="ignore"):  # a depth-1 softmax can overflow float32
-        q = np.rint(((t * f32(at["y_scale_inv"])).astype(np.float32) / total[..., None]).astype(np.float32))
+        q = np.rint(((t * f32(at.y_scale_inv)).astype(np.float32) / total[..., None]).astype(np.float32))
     # onnxruntime converts with x86's cvtss2si: a non-finite quotient becomes INT32_MIN, and the zero
     # point is added with int32 wrap-around before saturating (tw_softmax.h documents the same)
     qi = np.where(np.isfinite(q), q, np.float32(INT32_MIN)).astype(np.int64)
-    y = _saturate(wrap32(qi + int(at["y_zero_point"])), dtype)
+    y = _saturate(wrap32(qi + int(at.y_zero_point)), dtype)
     return np.moveaxis(y, -1, axis)
 
 
-@kernel("max_pool", mode="onnx")
-def max_pool(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
-    at = node.attrs
-    ky, kx = at["kernel"]
-    sy, sx = at["stride"]
-    t, l, b, r = at["pads"]
-    x = np.asarray(args[0], dtype=np.int64)
-    lo = np.iinfo(np.int64).min
-    xp = np.pad(x, ((0, 0), (t, b), (l, r), (0, 0)), constant_values=lo)
-    _, oy, ox, _ = graph.tensors[node.outputs[0]].shape
-    y = np.full((x.shape[0], oy, ox, x.shape[3]), lo, dtype=np.int64)
-    for i in range(ky):
-        for j in range(kx):
-            y = np.maximum(y, xp[:, i: i + sy * (oy - 1) + 1: sy, j: j + sx * (ox - 1) + 1: sx, :])
-    return _clamp(node, graph, y)
-
-
-@kernel("clamp", mode="onnx")
+@kernel(Op.CLAMP)
 def clamp(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
-    return _clamp(node, graph, np.asarray(args[0], dtype=np.int64))
+    at = node.params
+    assert isinstance(at, ClampParams)
+    return _clamp(node, graph, np.asarray(args[0], dtype=np.int64), at.qmin, at.qmax)

@@ -1,5 +1,6 @@
-"""Golden data-movement ops: pad, reshape, transpose (every mode) and concat (every mode; with
-TFLite's uint8 rescaling when an input's quantization differs from the output's).
+"""Golden data-movement ops: pad, reshape, transpose (every mode) and concat in tflite mode (with
+TFLite's uint8 rescaling when an input's quantization differs from the output's; the onnx concat is
+golden/onnx_ops.py's).
 
 pad: constant `value` (TFLite PAD pads with the output zero point, PADV2 with its constant input).
 concat, tflite mode: an input whose (scale, zero point) differs from the output's is requantized as
@@ -12,23 +13,31 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir.graph import Graph, Node
+from ..ir.ops import Op
+from ..ir.params import ConcatParams, PadParams, ReshapeParams, TransposeParams
 from ..ir.tensor import dtype_range
 from .registry import kernel
 
 
-@kernel("pad")
+@kernel(Op.PAD)
 def pad(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
-    return np.pad(args[0], tuple(tuple(p) for p in node.attrs["pads"]), constant_values=node.attrs["value"])
+    p = node.params
+    assert isinstance(p, PadParams)
+    return np.pad(args[0], tuple(tuple(pp) for pp in p.pads), constant_values=p.value)
 
 
-@kernel("reshape")
+@kernel(Op.RESHAPE)
 def reshape(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
-    return np.reshape(args[0], tuple(node.attrs["shape"]))
+    p = node.params
+    assert isinstance(p, ReshapeParams)
+    return np.reshape(args[0], tuple(p.shape))
 
 
-@kernel("transpose")
+@kernel(Op.TRANSPOSE)
 def transpose(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
-    return np.transpose(args[0], tuple(node.attrs["perm"]))
+    p = node.params
+    assert isinstance(p, TransposeParams)
+    return np.transpose(args[0], tuple(p.perm))
 
 
 def _rescale(q: np.ndarray, s_in: float, zp_in: int, s_out: float, zp_out: int, dtype: str) -> np.ndarray:
@@ -42,16 +51,15 @@ def _rescale(q: np.ndarray, s_in: float, zp_in: int, s_out: float, zp_out: int, 
     return np.clip(r.astype(np.int64) + zp_out, lo, hi)
 
 
-@kernel("concat", mode="tflite")
-@kernel("concat")
+@kernel(Op.CONCAT, mode="tflite")
 def concat(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
-    a = node.attrs
+    a = node.params
+    assert isinstance(a, ConcatParams)
     parts = [np.asarray(x, dtype=np.int64) for x in args]
-    if a.get("mode") == "tflite" and "input_quant" in a:
-        s_out, zp_out = a["output_quant"]
-        dtype = graph.tensors[node.outputs[0]].dtype
-        parts = [
-            p if (np.float32(s), z) == (np.float32(s_out), zp_out) else _rescale(p, s, z, s_out, zp_out, dtype)
-            for p, (s, z) in zip(parts, a["input_quant"])
-        ]
-    return np.concatenate(parts, axis=a["axis"])
+    s_out, zp_out = a.output_quant
+    dtype = graph.tensors[node.outputs[0]].dtype
+    parts = [
+        p if (np.float32(s), z) == (np.float32(s_out), zp_out) else _rescale(p, s, z, s_out, zp_out, dtype)
+        for p, (s, z) in zip(parts, a.input_quant)
+    ]
+    return np.concatenate(parts, axis=a.axis)

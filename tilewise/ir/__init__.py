@@ -1,10 +1,12 @@
-"""The integer IR: tensors with quantization, nodes, graphs, layers, shape inference, verification."""
+"""The integer IR: tensors with quantization, the op vocabulary and typed op parameters, nodes,
+graphs, layers, shape inference, verification."""
 
 from .graph import Graph, Node
+from .ops import Op
 from .requant import Requant, quantize_multiplier, tflite_requant
 from .tensor import DTYPES, QuantParams, Tensor, dtype_range, np_dtype
 
 __all__ = [
-    "Graph", "Node", "Requant", "quantize_multiplier", "tflite_requant", "DTYPES", "QuantParams",
+    "Graph", "Node", "Op", "Requant", "quantize_multiplier", "tflite_requant", "DTYPES", "QuantParams",
     "Tensor", "dtype_range", "np_dtype",
 ]

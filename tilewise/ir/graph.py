@@ -1,8 +1,9 @@
 """Nodes and graphs of the integer IR.
 
 A Graph holds tensors by name, nodes in a topological (execution) order and the graph's input and
-output tensor names. Operators and their attributes are catalogued in `ir/ops.py`. Graphs are
-treated as immutable values: passes build new graphs (`Graph.replace`) rather than mutate.
+output tensor names. Ops are the `Op` vocabulary of `ir/ops.py`; a node's parameters are one of the
+dataclasses of `ir/params.py`, checked against its op when the node is built. Graphs are treated
+as immutable values: passes build new graphs (`Graph.replace`) rather than mutate.
 """
 
 from __future__ import annotations
@@ -10,19 +11,23 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from .ops import Op
+from .params import OpParams, check_params
 from .tensor import Tensor
 
 
 @dataclass(frozen=True, eq=False)
 class Node:
+    """One op application: input tensor names in the op's order ("" for an absent optional input)."""
+
     name: str
-    op: str
+    op: Op
     inputs: tuple[str, ...]
     outputs: tuple[str, ...]
-    attrs: dict[str, Any] = field(default_factory=dict)
+    params: OpParams
 
-    def attr(self, key: str, default: Any = None) -> Any:
-        return self.attrs.get(key, default)
+    def __post_init__(self) -> None:
+        check_params(self.op, self.params, f"node '{self.name}'")
 
 
 @dataclass(frozen=True, eq=False)

@@ -3,7 +3,10 @@
 A Layer is one kernel call on the target: conv/depthwise/dense fused with bias, zero-point
 correction, requantization and activation; an elementwise op; a pooling; a softmax; ... It is
 produced from the Graph by `passes/` and carries everything the later stages need: the loop-nest
-geometry (`LoopNest`, DESIGN.md "Scheduling"), constants in kernel layout, and the requantization.
+geometry (`LoopNest`, DESIGN.md "Scheduling"), constants in kernel layout, the requantization,
+the op's typed parameters (ir/params.py) and the lowering facts as named fields (`pad_value`,
+`node_inputs`, `const_inputs`). The input dtype is not stored: it is the input tensor's
+(`LayerGraph.tensors[layer.inputs[0]].dtype`).
 
 Loop-nest naming follows DESIGN.md and seed 002: K output channels, C input channels, OY/OX output
 rows/columns, FY/FX kernel, SY/SX stride, IY/IX input rows/columns with halos, N batch.
@@ -12,11 +15,14 @@ rows/columns, FY/FX kernel, SY/SX stride, IY/IX input rows/columns with halos, N
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Mapping
 
 import numpy as np
 
+from .ops import Op
+from .params import Mode, OpParams, check_layer_params
 from .requant import Requant
+from .tensor import Tensor
 
 LayerKind = Literal["conv", "dwconv", "fc", "add", "pool", "gap", "other"]
 
@@ -24,6 +30,11 @@ LayerKind = Literal["conv", "dwconv", "fc", "add", "pool", "gap", "other"]
 @dataclass(frozen=True)
 class LoopNest:
     """Geometry of a layer as a loop nest (what the tiler reasons about).
+
+    `kind` is the loop-nest geometry class the scheduler and the cost models key on, not an op
+    (ops are `Layer.op`, ir/ops.py): several ops share a kind (add / sub / mul of two same-shaped
+    activations are all ``add``; avg_pool and max_pool are ``pool``) and one op can have several
+    (a mean over H and W is ``gap``, another mean ``other``).
 
     kind: ``conv`` (dense conv, incl. 1x1), ``dwconv`` (depthwise, K = C·multiplier), ``fc`` (dense;
     OY = OX = FY = FX = 1), ``add`` (elementwise, two inputs of the output's shape, FY = FX = 1),
@@ -95,10 +106,15 @@ class Layer:
     | ``max_pool`` | ``global_avg_pool`` | ``softmax`` | ``logistic`` | ``concat`` | ``transpose`` |
     ``quantize`` | ``dequantize`` | ``clamp`` | ``pad`` | ``reshape`` (a reshape that is not a
     layout no-op) — `golden.layers.run_layer` defines each.
+
+    conv2d / depthwise / fully_connected layers compute from weights, bias, requant and pad_value
+    and have no params; every other layer has its graph node's params (a mean over H and W, op
+    global_avg_pool, keeps the mean's) and no weights, bias or requant.
     """
 
     name: str
-    op: str
+    op: Op
+    #: the activations read at run time, in node input order (constants and absent inputs left out)
     inputs: tuple[str, ...]
     output: str
     nest: LoopNest
@@ -108,10 +124,33 @@ class Layer:
     #: int32 bias with the input zero-point correction -zp_x·Σw folded in
     bias: np.ndarray | None = field(default=None, repr=False)
     requant: Requant | None = None
-    #: op-specific parameters (elementwise multipliers, pool clamps, softmax tables, ...)
-    attrs: dict[str, Any] = field(default_factory=dict)
+    #: the op's parameters (ir/params.py); None for conv2d / depthwise / fully_connected
+    params: OpParams | None = None
+    #: conv2d / depthwise / fully_connected: the input zero point, which padded input taps take
+    #: (the folded bias cancels them); 0 for other layers
+    pad_value: int = 0
+    #: the graph node's inputs in order, constants and "" (absent optional input) included; empty
+    #: at construction means "the same as `inputs`"
+    node_inputs: tuple[str, ...] = ()
+    #: constant operands of a non-weighted layer (e.g. an add's per-channel vector), by name
+    const_inputs: Mapping[str, Tensor] = field(default_factory=dict, repr=False)
     #: graph nodes fused into this layer (for reports and error messages)
     source_nodes: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        check_layer_params(self.op, self.params, f"layer '{self.name}'")
+        if not self.node_inputs:
+            object.__setattr__(self, "node_inputs", tuple(self.inputs))
+        stray = [n for n in self.node_inputs if n and n not in self.inputs and n not in self.const_inputs]
+        if self.params is not None and stray:
+            raise ValueError(f"layer '{self.name}': node inputs {stray} are neither activations nor constants")
+
+    @property
+    def mode(self) -> Mode | None:
+        """The integer semantics: params.mode, or the requant's for the weighted layers."""
+        if self.params is not None:
+            return self.params.mode
+        return self.requant.mode if self.requant is not None else None
 
     @property
     def macs(self) -> int:

@@ -1,99 +1,71 @@
-"""The operator catalogue of the integer IR and its shape inference.
+"""The op vocabulary of the integer IR: one `Op` enum for graph nodes and lowered layers.
 
-All activations are NHWC. Attribute conventions (every frontend produces exactly these):
+All activations are NHWC. Every op's parameters are one of the frozen dataclasses of
+`ir/params.py` (`params.PARAMS_OF` says which); shape inference is `ir/shapes.py`.
 
-| op | inputs | attrs |
+| op | inputs | params (ir/params.py) |
 |---|---|---|
-| conv2d | x, w[K,FY,FX,C/groups], bias? int32[K] | stride (sy,sx), dilation (dy,dx), pads (top,left,bottom,right), groups, requant |
-| fully_connected | x[..., C], w[K,C], bias? | requant; output [N,K] with N = size(x)/C |
-| add, sub, mul | a, b (broadcastable) | mode + mode-specific params (see golden/elementwise.py) |
-| avg_pool, max_pool | x | kernel (ky,kx), stride, pads, qmin, qmax (+ mode params when rescaling) |
-| mean | x | axes, keepdims, mode params (TFLite MEAN rescale) |
-| pad | x | pads ((before, after) per dim), value |
-| reshape | x | shape |
-| concat | inputs... | axis (+ mode params when inputs are rescaled) |
-| transpose | x | perm |
-| softmax, logistic | x | mode + mode params |
-| quantize | x | requant-like params from input to output quantization (int->int or float->int) |
-| dequantize | x | (output float32) |
-| clamp | x | qmin, qmax |
+| conv2d | x, w[K,FY,FX,C/groups], bias? int32[K] | Conv2dParams (stride, dilation, pads, groups, requant) |
+| fully_connected | x[..., C], w[K,C], bias? | FullyConnectedParams (requant); output [N,K] with N = size(x)/C |
+| add, sub, mul | a, b (broadcastable) | TfliteAddSubParams, TfliteMulParams, OnnxAddParams |
+| avg_pool, max_pool | x | TfliteAvgPoolParams, OnnxAvgPoolParams, MaxPoolParams |
+| mean | x | TfliteMeanParams, OnnxMeanParams (axes, keepdims + rescale) |
+| pad | x | PadParams ((before, after) per dim, value) |
+| reshape | x | ReshapeParams (shape) |
+| concat | inputs... | ConcatParams (axis, input and output quantization) |
+| transpose | x | TransposeParams (perm) |
+| softmax, logistic | x | TfliteSoftmaxParams, OnnxSoftmaxParams, TfliteLogisticParams |
+| quantize | x | TfliteRequantizeParams (int->int), TfliteAffineQuantizeParams (float->int), OnnxQuantizeParams |
+| dequantize | x | TfliteDequantizeParams (output float32) |
+| clamp | x | ClampParams (qmin, qmax) |
 
-Output shapes are fully determined by input shapes and attributes; `infer_shape` computes them
-and the verifier (ir/verify.py) holds the frontends to it.
+Layer-only ops (passes/lower.py makes them; no graph node has them):
+
+| op | what | parameters |
+|---|---|---|
+| depthwise | conv2d with groups = C and channel multiplier 1 | the Layer's weights, bias, requant, pad_value (no params) |
+| global_avg_pool | mean over H and W of an NHWC tensor | the mean's TfliteMeanParams / OnnxMeanParams |
+
+conv2d and fully_connected layers, like depthwise, carry their arithmetic in the Layer's own
+fields (ir/layer.py), not in params.
 """
 
 from __future__ import annotations
 
-import math
-
-import numpy as np
-
-from ..errors import GraphError
-from .graph import Graph, Node
-
-OPS = (
-    "conv2d", "fully_connected", "add", "sub", "mul", "avg_pool", "max_pool", "mean", "pad",
-    "reshape", "concat", "transpose", "softmax", "logistic", "quantize", "dequantize", "clamp",
-)
+import enum
 
 
-def conv_out(size: int, kernel: int, stride: int, pad_before: int, pad_after: int, dilation: int = 1) -> int:
-    """Output length of a strided, padded window sweep."""
-    eff = dilation * (kernel - 1) + 1
-    return (size + pad_before + pad_after - eff) // stride + 1
+class Op(enum.StrEnum):
+    """Every op of the IR. Members compare equal to their lower-case names (StrEnum)."""
+
+    CONV2D = "conv2d"
+    FULLY_CONNECTED = "fully_connected"
+    ADD = "add"
+    SUB = "sub"
+    MUL = "mul"
+    AVG_POOL = "avg_pool"
+    MAX_POOL = "max_pool"
+    MEAN = "mean"
+    PAD = "pad"
+    RESHAPE = "reshape"
+    CONCAT = "concat"
+    TRANSPOSE = "transpose"
+    SOFTMAX = "softmax"
+    LOGISTIC = "logistic"
+    QUANTIZE = "quantize"
+    DEQUANTIZE = "dequantize"
+    CLAMP = "clamp"
+    #: layer-only: conv2d with groups = C, channel multiplier 1
+    DEPTHWISE = "depthwise"
+    #: layer-only: mean over H and W
+    GLOBAL_AVG_POOL = "global_avg_pool"
 
 
-def same_pads(size: int, kernel: int, stride: int, dilation: int = 1) -> tuple[int, int]:
-    """TFLite/TF 'SAME' padding (before, after): extra padding goes after."""
-    eff = dilation * (kernel - 1) + 1
-    out = math.ceil(size / stride)
-    total = max((out - 1) * stride + eff - size, 0)
-    return total // 2, total - total // 2
+#: the lowered forms passes/lower.py produces; a Graph never holds them
+LAYER_ONLY_OPS: frozenset[Op] = frozenset({Op.DEPTHWISE, Op.GLOBAL_AVG_POOL})
 
+#: the ops a graph node may have (ir/verify.py holds graphs to it)
+GRAPH_OPS: frozenset[Op] = frozenset(Op) - LAYER_ONLY_OPS
 
-def broadcast_shape(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
-    return tuple(np.broadcast_shapes(a, b))
-
-
-def infer_shape(graph: Graph, node: Node) -> tuple[int, ...]:
-    """The output shape of `node` from its input shapes and attributes."""
-    shp = [graph.tensors[i].shape if i else () for i in node.inputs]
-    op, a = node.op, node.attrs
-    if op == "conv2d":
-        n, h, w, _ = shp[0]
-        k, fy, fx, _ = shp[1]
-        sy, sx = a["stride"]
-        dy, dx = a.get("dilation", (1, 1))
-        t, l, b, r = a["pads"]
-        return (n, conv_out(h, fy, sy, t, b, dy), conv_out(w, fx, sx, l, r, dx), k)
-    if op == "fully_connected":
-        k, c = shp[1]
-        size = int(np.prod(shp[0]))
-        return (size // c, k)
-    if op in ("add", "sub", "mul"):
-        return broadcast_shape(shp[0], shp[1])
-    if op in ("avg_pool", "max_pool"):
-        n, h, w, c = shp[0]
-        ky, kx = a["kernel"]
-        sy, sx = a["stride"]
-        t, l, b, r = a["pads"]
-        return (n, conv_out(h, ky, sy, t, b), conv_out(w, kx, sx, l, r), c)
-    if op == "mean":
-        axes = {ax % len(shp[0]) for ax in a["axes"]}
-        if a.get("keepdims", True):
-            return tuple(1 if i in axes else d for i, d in enumerate(shp[0]))
-        return tuple(d for i, d in enumerate(shp[0]) if i not in axes)
-    if op == "pad":
-        return tuple(d + p0 + p1 for d, (p0, p1) in zip(shp[0], a["pads"]))
-    if op == "reshape":
-        return tuple(a["shape"])
-    if op == "concat":
-        axis = a["axis"] % len(shp[0])
-        out = list(shp[0])
-        out[axis] = sum(s[axis] for s in shp)
-        return tuple(out)
-    if op == "transpose":
-        return tuple(shp[0][p] for p in a["perm"])
-    if op in ("softmax", "logistic", "quantize", "dequantize", "clamp"):
-        return tuple(shp[0])
-    raise GraphError(f"node '{node.name}': unknown IR op '{op}'")
+#: layers whose arithmetic lives in Layer.weights / bias / requant / pad_value (Layer.params is None)
+WEIGHTED_LAYER_OPS: frozenset[Op] = frozenset({Op.CONV2D, Op.DEPTHWISE, Op.FULLY_CONNECTED})

@@ -1,15 +1,16 @@
 """The graph verifier: rejects inconsistent graphs with one clear sentence naming node and tensor.
 
-Checks: every node's op is known; every input is a graph input, a constant or produced earlier
-(topological order); every tensor has one producer; output shapes equal shape inference; integer
-ops have quantization parameters where their semantics need them; graph outputs exist.
+Checks: every node's op is a graph op (ir/ops.py; a Node checks its params' class when it is built);
+every input is a graph input, a constant or produced earlier (topological order); every tensor has
+one producer; output shapes equal shape inference (ir/shapes.py); graph outputs exist.
 """
 
 from __future__ import annotations
 
 from ..errors import GraphError
 from .graph import Graph
-from .ops import OPS, infer_shape
+from .ops import GRAPH_OPS
+from .shapes import infer_shape
 
 
 def verify(graph: Graph) -> Graph:
@@ -21,8 +22,8 @@ def verify(graph: Graph) -> Graph:
             raise GraphError(f"{where}: graph input '{name}' has no tensor")
     produced: set[str] = set()
     for node in graph.nodes:
-        if node.op not in OPS:
-            raise GraphError(f"{where}: node '{node.name}' has unknown IR op '{node.op}'")
+        if node.op not in GRAPH_OPS:
+            raise GraphError(f"{where}: node '{node.name}' has the op '{node.op}', which is not a graph op")
         for i in node.inputs:
             if not i:
                 continue
@@ -45,7 +46,7 @@ def verify(graph: Graph) -> Graph:
         if tuple(expected) != tuple(actual):
             raise GraphError(
                 f"{where}: node '{node.name}' ({node.op}) produces shape {tuple(actual)} "
-                f"but its inputs and attributes give {tuple(expected)}"
+                f"but its inputs and parameters give {tuple(expected)}"
             )
     for o in graph.outputs:
         if o not in available:

@@ -131,7 +131,7 @@ def choose(layer: Layer, lg: LayerGraph, target: Target, tiler: str = "model",
             p = place(target, m, b, layer)
             reason = b.check(layer, lg)
             if reason is None and b.consts is not None:
-                reason = b.consts.check(layer)
+                reason = b.consts.check(layer, lg)
             if reason is None:
                 reason = _l2_whole(layer, lg, target, p)
             s = None

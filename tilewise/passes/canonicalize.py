@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..ir.graph import Graph, Node
+from ..ir.ops import Op
+from ..ir.params import Conv2dParams, PadParams
 from ..ir.tensor import Tensor
 
 
@@ -37,24 +39,25 @@ def fold_pads(graph: Graph) -> Graph:
     mapping: dict[str, str] = {}
     changed_conv: dict[str, Node] = {}
     for node in graph.nodes:
-        if node.op != "pad":
+        if node.op != Op.PAD:
             continue
         out = node.outputs[0]
         users = consumers.get(out, [])
-        if len(users) != 1 or users[0].op != "conv2d" or users[0].inputs[0] != out or out in graph.outputs:
+        if len(users) != 1 or users[0].op != Op.CONV2D or users[0].inputs[0] != out or out in graph.outputs:
             continue
         conv = changed_conv.get(users[0].name, users[0])
         x = graph.tensors[node.inputs[0]]
-        pads = node.attrs["pads"]
-        if len(pads) != 4 or any(pads[i] != (0, 0) for i in (0, 3)):
+        pad, cp = node.params, conv.params
+        assert isinstance(pad, PadParams) and isinstance(cp, Conv2dParams)
+        pads = pad.pads
+        if len(pads) != 4 or any(tuple(pads[i]) != (0, 0) for i in (0, 3)):
             continue
         zp = x.quant.zp if x.quant else 0
-        if int(node.attrs.get("value", zp)) != zp or not _same_quant(x, graph.tensors[out]):
+        if pad.value != zp or not _same_quant(x, graph.tensors[out]):
             continue
-        t, l, b, r = conv.attrs["pads"]
+        t, l, b, r = cp.pads
         (pt, pb), (pl, pr) = pads[1], pads[2]
-        attrs = dict(conv.attrs, pads=(t + pt, l + pl, b + pb, r + pr))
-        changed_conv[conv.name] = replace(conv, attrs=attrs)
+        changed_conv[conv.name] = replace(conv, params=replace(cp, pads=(t + pt, l + pl, b + pb, r + pr)))
         removed.add(node.name)
         mapping[out] = node.inputs[0]
     if not removed:
@@ -67,7 +70,7 @@ def fold_pads(graph: Graph) -> Graph:
 
 
 #: consumers that read their input as a flat [N, C] vector, whatever its declared shape
-_FLAT_READERS = ("fully_connected",)
+_FLAT_READERS = (Op.FULLY_CONNECTED,)
 
 
 def drop_noop_reshapes(graph: Graph) -> Graph:
@@ -75,7 +78,7 @@ def drop_noop_reshapes(graph: Graph) -> Graph:
     mapping: dict[str, str] = {}
     kept: list[Node] = []
     for node in graph.nodes:
-        if node.op == "reshape":
+        if node.op == Op.RESHAPE:
             src = mapping.get(node.inputs[0], node.inputs[0])
             out = node.outputs[0]
             same_view = tuple(graph.tensors[src].shape) == tuple(graph.tensors[out].shape)

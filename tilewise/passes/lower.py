@@ -9,9 +9,12 @@ kernels pair input and output channels one to one.
 
 conv2d / fully_connected nodes become `conv2d`, `depthwise` or `fully_connected` layers that carry
 weights in kernel layout, the int32 bias with the input zero-point correction folded in
-(bias' = bias − zp_x·Σw, DESIGN.md "Integer semantics"; padding then uses zp_x so padded taps
-cancel), the Requant and the fused activation (in Requant.qmin/qmax). Every other op becomes a layer
-of the same name. Each layer gets the LoopNest the scheduler reasons about (DESIGN.md "Scheduling").
+(bias' = bias − zp_x·Σw, DESIGN.md "Integer semantics"; padding then uses Layer.pad_value = zp_x so
+padded taps cancel), the Requant and the fused activation (in Requant.qmin/qmax), and no params.
+Every other op becomes a layer of the same op (a mean over H and W of a 4-D tensor: op
+`global_avg_pool`) with the node's params, its activation inputs, and its constant operands in
+Layer.const_inputs. Each layer gets the LoopNest the scheduler reasons about (DESIGN.md
+"Scheduling") and the node's inputs in order (Layer.node_inputs).
 """
 
 from __future__ import annotations
@@ -20,7 +23,9 @@ import numpy as np
 
 from ..errors import UnsupportedOpError
 from ..ir.graph import Graph, Node
-from ..ir.layer import Layer, LayerGraph, LoopNest
+from ..ir.layer import Layer, LayerGraph, LayerKind, LoopNest
+from ..ir.ops import Op
+from ..ir.params import Conv2dParams, FullyConnectedParams, MeanParams, WindowParams
 from ..ir.tensor import Tensor, dtype_bits, nhwc_view
 
 
@@ -35,41 +40,42 @@ def _where(graph: Graph, node: Node) -> str:
 def _lower_conv(graph: Graph, node: Node) -> Layer:
     x, w = graph.tensors[node.inputs[0]], graph.tensors[node.inputs[1]]
     y = graph.tensors[node.outputs[0]]
-    a = node.attrs
-    if tuple(a.get("dilation", (1, 1))) != (1, 1):
-        raise UnsupportedOpError(f"{_where(graph, node)}: dilated convolution (dilation {a['dilation']}) is not supported by the tiled kernels")
+    a = node.params
+    assert isinstance(a, Conv2dParams)
+    if tuple(a.dilation) != (1, 1):
+        raise UnsupportedOpError(f"{_where(graph, node)}: dilated convolution (dilation {a.dilation}) is not supported by the tiled kernels")
     n, iy, ix, c = x.shape
     k, fy, fx, cg = w.shape
     _, oy, ox, _ = y.shape
-    groups = int(a.get("groups", 1))
+    groups = a.groups
+    kind: LayerKind
     if groups == 1:
-        op, kind = "conv2d", "conv"
+        op, kind = Op.CONV2D, "conv"
     elif groups == c and cg == 1:
-        op, kind = "depthwise", "dwconv"
+        op, kind = Op.DEPTHWISE, "dwconv"
     else:
         raise UnsupportedOpError(f"{_where(graph, node)}: grouped convolution with {groups} groups is not supported; only dense (1 group) and depthwise convolutions are")
     weights, bias = _fold_weights(graph, node, w)
     zp_x = x.quant.zp if x.quant else 0
     # depthwise output channel k reads input channel k // multiplier: the same Σw per output channel
     bias = bias - zp_x * weights.reshape(k, -1).sum(axis=1)
-    if op == "depthwise" and k != c:
+    if op == Op.DEPTHWISE and k != c:
         # channel multiplier m = K / C: block-diagonal dense weights (module docstring)
         m = k // c
         dense = np.zeros((k, fy, fx, c), dtype=weights.dtype)
         dense[np.arange(k), :, :, np.arange(k) // m] = weights[..., 0]
-        weights, op, kind = dense, "conv2d", "conv"
-    if op == "depthwise":
+        weights, op, kind = dense, Op.CONV2D, "conv"
+    if op == Op.DEPTHWISE:
         weights = weights[..., 0]  # [K, FY, FX]
-    sy, sx = a["stride"]
+    sy, sx = a.stride
     nest = LoopNest(
-        kind=kind, K=k, C=c, OY=oy, OX=ox, FY=fy, FX=fx, SY=sy, SX=sx, pads=tuple(a["pads"]),
+        kind=kind, K=k, C=c, OY=oy, OX=ox, FY=fy, FX=fx, SY=sy, SX=sx, pads=tuple(a.pads),
         IY=iy, IX=ix, N=n, x_bits=_bits(x), w_bits=_bits(w), y_bits=_bits(y),
     )
     return Layer(
         name=node.name, op=op, inputs=(node.inputs[0],), output=node.outputs[0], nest=nest,
-        weights=weights.astype(np.int8), bias=_bias_dtype(bias, x), requant=a["requant"],
-        attrs={"pad_value": zp_x, "mode": a.get("mode"), "x_dtype": x.dtype},
-        source_nodes=(node.name,),
+        weights=weights.astype(np.int8), bias=_bias_dtype(bias, x), requant=a.requant, pad_value=zp_x,
+        node_inputs=node.inputs, source_nodes=(node.name,),
     )
 
 
@@ -106,42 +112,40 @@ def _lower_fc(graph: Graph, node: Node) -> Layer:
     zp_x = x.quant.zp if x.quant else 0
     bias = bias - zp_x * weights.sum(axis=1)
     nest = LoopNest(kind="fc", K=k, C=c, OY=1, OX=1, N=y.shape[0], x_bits=_bits(x), w_bits=_bits(w), y_bits=_bits(y))
+    p = node.params
+    assert isinstance(p, FullyConnectedParams)
     return Layer(
-        name=node.name, op="fully_connected", inputs=(node.inputs[0],), output=node.outputs[0], nest=nest,
-        weights=weights.astype(np.int8), bias=_bias_dtype(bias, x), requant=node.attrs["requant"],
-        attrs={"pad_value": zp_x, "mode": node.attrs.get("mode"), "x_dtype": x.dtype},
-        source_nodes=(node.name,),
+        name=node.name, op=Op.FULLY_CONNECTED, inputs=(node.inputs[0],), output=node.outputs[0], nest=nest,
+        weights=weights.astype(np.int8), bias=_bias_dtype(bias, x), requant=p.requant, pad_value=zp_x,
+        node_inputs=node.inputs, source_nodes=(node.name,),
     )
 
 
 def _lower_other(graph: Graph, node: Node) -> Layer:
     x = graph.tensors[node.inputs[0]]
     y = graph.tensors[node.outputs[0]]
-    a = node.attrs
+    a = node.params
     n, oy, ox, k = nhwc_view(y.shape)
     _, iy, ix, c = nhwc_view(x.shape)
     op, kind = node.op, "other"
     extra: dict = {}
-    if op in ("avg_pool", "max_pool") and len(x.shape) == 4:
+    if isinstance(a, WindowParams) and len(x.shape) == 4:
         kind = "pool"
-        (fy, fx), (sy, sx) = a["kernel"], a["stride"]
-        extra = dict(FY=fy, FX=fx, SY=sy, SX=sx, pads=tuple(a["pads"]))
-    elif op == "mean" and len(x.shape) == 4 and {ax % 4 for ax in a["axes"]} == {1, 2}:
-        op, kind = "global_avg_pool", "gap"
+        (fy, fx), (sy, sx) = a.kernel, a.stride
+        extra = dict(FY=fy, FX=fx, SY=sy, SX=sx, pads=tuple(a.pads))
+    elif isinstance(a, MeanParams) and len(x.shape) == 4 and {ax % 4 for ax in a.axes} == {1, 2}:
+        op, kind = Op.GLOBAL_AVG_POOL, "gap"
         extra = dict(FY=iy, FX=ix)
-    elif op in ("add", "sub", "mul") and len(node.inputs) == 2 and all(
+    elif op in (Op.ADD, Op.SUB, Op.MUL) and len(node.inputs) == 2 and all(
         graph.tensors[i].shape == y.shape and not graph.tensors[i].is_const for i in node.inputs
     ):   # two same-shape activations; a constant operand runs untiled (codegen kernel_calls.py)
         kind = "add"
     nest = LoopNest(kind=kind, K=k, C=c, OY=oy, OX=ox, IY=iy, IX=ix, N=n, x_bits=_bits(x), w_bits=8, y_bits=_bits(y), **extra)
     inputs = tuple(i for i in node.inputs if i and not graph.tensors[i].is_const)
     consts = {i: graph.tensors[i] for i in node.inputs if i and graph.tensors[i].is_const}
-    attrs = dict(a)
-    if consts:
-        attrs["const_tensors"] = consts
     return Layer(
-        name=node.name, op=op, inputs=inputs, output=node.outputs[0], nest=nest, requant=a.get("requant"),
-        attrs={**attrs, "node_inputs": node.inputs}, source_nodes=(node.name,),
+        name=node.name, op=op, inputs=inputs, output=node.outputs[0], nest=nest, params=a,
+        node_inputs=node.inputs, const_inputs=consts, source_nodes=(node.name,),
     )
 
 
@@ -149,9 +153,9 @@ def lower_graph(graph: Graph) -> LayerGraph:
     """Graph (canonicalized) -> LayerGraph in the same execution order."""
     layers = []
     for node in graph.nodes:
-        if node.op == "conv2d":
+        if node.op == Op.CONV2D:
             layers.append(_lower_conv(graph, node))
-        elif node.op == "fully_connected":
+        elif node.op == Op.FULLY_CONNECTED:
             layers.append(_lower_fc(graph, node))
         else:
             layers.append(_lower_other(graph, node))

@@ -1,7 +1,8 @@
-"""C for one layer's kernel call on one tile: the `compute()` function of a generated layer file.
+"""The portable family's C for a layer: the `compute()` function of a generated layer file (one
+tile's kernel call), or the whole function of an untiled op.
 
-Each layer kind maps to one kernel of the shipped library (tilewise/codegen/c/tw_kernels, whose
-headers hold the call contracts) with the arithmetic its golden kernel defines:
+Each binding maps to one kernel of the family's library (c/, copied into projects as tw_kernels/;
+its headers hold the call contracts) with the arithmetic its golden kernel defines:
 
 | layer op (mode)                   | kernel                        | golden                          |
 |-----------------------------------|-------------------------------|---------------------------------|
@@ -31,7 +32,8 @@ s16.py's.
 column ranges and the input spans with their pads) and its buffers (`tw_tile_bufs_t`), so that the
 tiled loop nest (layer_c.py) and untiled layers call the same code. Per-channel constants come
 from the layer's `b` block (constants.py): bias, then two requant words per channel.
-Unsupported ops or modes raise TilewiseError naming the layer.
+Everything here runs after the binding's check (checks.py) passed: what it refuses is never
+emitted (an AssertionError here is a bug).
 
 uint8 tensors (onnxruntime's QUInt8 activations) are stored biased, as the int8 bytes u − 128
 (u ^ 0x80; the network converts its input and output, network_c.py), and run through the int8
@@ -45,7 +47,7 @@ clamp(r + zp, lo, hi) − 128 (tests/test_codegen_ops.py checks it on the golden
 computes with the uint8 values in float32 (tw_add_onnx_u8); the onnx average pool adds y_zp in
 float32, so it gets y_zp and its clamp in the value domain and an output offset. The tflite average pool rounds the
 raw window sum half away from zero, which a shift of every value by −128 does not commute with,
-so it is refused for uint8, as is any op not listed.
+so its binding refuses uint8, as the family has no binding for an op not listed.
 """
 
 from __future__ import annotations
@@ -54,14 +56,17 @@ from dataclasses import replace
 
 import numpy as np
 
-from ...errors import TilewiseError
 from ...golden.pool import _mean_scale
 from ...ir.layer import Layer, LayerGraph
+from ...ir.ops import WEIGHTED_LAYER_OPS
+from ...ir.params import (ConcatParams, MaxPoolParams, OnnxAddParams, OnnxAvgPoolParams, OnnxMeanParams,
+                          OnnxSoftmaxParams, TfliteAddSubParams, TfliteAvgPoolParams, TfliteLogisticParams,
+                          TfliteMeanParams, TfliteMulParams, TfliteSoftmaxParams)
 from ...ir.tensor import dtype_range
 from ..base import LayerConstants
+from .common import u8_offset
 from .s16 import compute_s16, is_int16
 
-WEIGHTED_OPS = ("conv2d", "depthwise", "fully_connected")
 
 
 def c_float(v: float) -> str:
@@ -77,18 +82,13 @@ def _zp(lg: LayerGraph, name: str) -> int:
     return q.zp if q is not None else 0
 
 
-def u8_offset(lg: LayerGraph, name: str) -> int:
-    """128 for a uint8 tensor (stored as u − 128), else 0."""
-    return 128 if lg.tensors[name].dtype == "uint8" else 0
-
-
 def _mode(layer: Layer) -> str:
-    return str(layer.attrs.get("mode") or (layer.requant.mode if layer.requant else "tflite"))
+    return str(layer.mode or "tflite")
 
 
-def _unsupported(layer: Layer, what: str) -> TilewiseError:
-    return TilewiseError(f"layer '{layer.name}' ({layer.op}): {what} is not supported by the C "
-                         f"kernels of `tilewise generate`")
+def _unsupported(layer: Layer, what: str) -> AssertionError:
+    """What the binding's check (checks.py) refuses never reaches emission: a bug if it does."""
+    return AssertionError(f"layer '{layer.name}' ({layer.op}): {what} passed its binding's check")
 
 
 def _window(fy: str, fx: str, sy: str, sx: str) -> str:
@@ -145,15 +145,13 @@ def compute_function(layer: Layer, lg: LayerGraph, consts: LayerConstants | None
             "int core, int cores)\n{\n")
     pre = ""
     x_off, y_off = u8_offset(lg, layer.inputs[0]), u8_offset(lg, layer.output)
-    if is_int16(layer, lg):     # the 16x8 path (s16.py; project.py checked the layer)
+    if is_int16(layer, lg):     # the 16x8 path (s16.py; checks.py passed the layer)
         pre, body = compute_s16(layer, lg, _window("FY", "FX", "SY", "SX"))
         return pre + head + body + "}\n"
-    if op in WEIGHTED_OPS:
+    if op in WEIGHTED_LAYER_OPS:
         assert consts is not None
-        if (layer.attrs.get("x_dtype") == "uint8") != (x_off == 128):
-            raise _unsupported(layer, "an input dtype that differs from its lowering")
         pre = requant_function(layer, consts, y_off) + "\n"
-        pad = int(layer.attrs.get("pad_value", 0)) - x_off
+        pad = int(layer.pad_value) - x_off
         if not -128 <= pad <= 127:
             raise _unsupported(layer, f"an input zero point of {pad + x_off}")
     elif op in ("avg_pool", "max_pool", "global_avg_pool") and x_off != y_off:
@@ -186,15 +184,14 @@ def compute_function(layer: Layer, lg: LayerGraph, consts: LayerConstants | None
     elif op == "avg_pool" and mode == "onnx":
         pre, body = _avgpool_onnx(layer, lg, x_off, y_off)
     elif op in ("avg_pool", "max_pool"):
-        a = layer.attrs
+        a = layer.params
+        assert isinstance(a, (TfliteAvgPoolParams, MaxPoolParams))
         if op == "avg_pool" and mode != "tflite":
             raise _unsupported(layer, f"average pooling in {mode} mode")
-        if op == "avg_pool" and a.get("count_include_pad"):
-            raise _unsupported(layer, "average pooling that counts padding")
         if op == "avg_pool" and x_off:
             raise _unsupported(layer, "tflite average pooling of uint8 tensors")
         lo, hi = dtype_range(lg.tensors[layer.output].dtype)
-        qmin, qmax = max(lo, int(a.get("qmin", lo))), min(hi, int(a.get("qmax", hi)))
+        qmin, qmax = max(lo, int(a.qmin)), min(hi, int(a.qmax))
         qmin, qmax = qmin - y_off, qmax - y_off
         fn = "tw_avgpool_s8" if op == "avg_pool" else "tw_maxpool_s8"
         body = ("    tw_pool_args_t k;\n" + _window("FY", "FX", "SY", "SX") +
@@ -212,17 +209,16 @@ def compute_function(layer: Layer, lg: LayerGraph, consts: LayerConstants | None
 
 def _avgpool_onnx(layer: Layer, lg: LayerGraph, x_off: int, y_off: int) -> tuple[str, str]:
     """QLinearAveragePool: tw_avgpool_onnx_s8 with the float32 constants of the node."""
-    a = layer.attrs
-    if a.get("global_fallback"):
-        raise _unsupported(layer, "an average pool lowered as a global average")
+    a = layer.params
+    assert isinstance(a, OnnxAvgPoolParams)
     lo, hi = dtype_range(lg.tensors[layer.output].dtype)
-    qmin, qmax = max(lo, int(a.get("qmin", lo))), min(hi, int(a.get("qmax", hi)))
+    qmin, qmax = max(lo, int(a.qmin)), min(hi, int(a.qmax))
     pre = ("/* onnxruntime QLinearAveragePool: x_scale, y_scale (float32), x_zp (as stored), y_zp,\n"
            " * count_include_pad, clamp (value domain), output offset (uint8 stored as u - 128) */\n"
            "static const tw_avgpool_onnx_params_t PARAMS = {\n"
-           f"    {c_float(a['x_scale'])}, {c_float(a['y_scale'])},\n"
-           f"    {int(a['x_zero_point']) - x_off}, {int(a['y_zero_point'])}, "
-           f"{1 if a.get('count_include_pad') else 0},\n"
+           f"    {c_float(a.x_scale)}, {c_float(a.y_scale)},\n"
+           f"    {int(a.x_zero_point) - x_off}, {int(a.y_zero_point)}, "
+           f"{1 if a.count_include_pad else 0},\n"
            f"    {qmin}, {qmax}, {y_off}\n}};\n\n")
     body = ("    tw_pool_args_t k;\n" + _window("FY", "FX", "SY", "SX") +
             "    k.in = m->x;\n    k.c = t->k_t;\n    k.out = m->y;\n"
@@ -232,30 +228,30 @@ def _avgpool_onnx(layer: Layer, lg: LayerGraph, x_off: int, y_off: int) -> tuple
 
 
 def _gap_body(layer: Layer, lg: LayerGraph, mode: str) -> str:
-    a, nest = layer.attrs, layer.nest
+    a, nest = layer.params, layer.nest
     lo, hi = dtype_range(lg.tensors[layer.output].dtype)
     x_off, y_off = u8_offset(lg, layer.inputs[0]), u8_offset(lg, layer.output)
     pixels = nest.IY * nest.IX
     common = ("    k.in = m->x;\n    k.pixels = IY * IX;\n    k.c = t->k_t;\n    k.acc = NULL;\n"
               "    k.acc_flags = TW_ACC_WHOLE;\n    k.out = m->y;\n    (void)flags;\n")
-    if mode == "tflite":
-        mult, shift = _mean_scale(int(a["multiplier"]), int(a["shift"]), pixels)
+    if isinstance(a, TfliteMeanParams):
+        mult, shift = _mean_scale(int(a.multiplier), int(a.shift), pixels)
         return ("    tw_gap_args_t k;\n" + common +
                 f"    k.divisor = 1;\n    k.in_zp = {_zp(lg, layer.inputs[0]) - x_off};\n"
                 f"    k.mult = {mult};\n    k.shift = {shift};\n"
                 f"    k.out_zp = {_zp(lg, layer.output) - y_off};\n"
                 f"    k.qmin = {lo - y_off};\n    k.qmax = {hi - y_off};\n"
                 "    tw_global_avgpool_s8(&k, core, cores);\n")
-    if mode == "onnx":
-        rq = a["requant"]
-        if rq.mode != "onnx" or int(a["count"]) != pixels or np.size(rq.scale) != 1:
+    if isinstance(a, OnnxMeanParams):
+        rq = a.requant
+        if rq.mode != "onnx" or int(a.count) != pixels or np.size(rq.scale) != 1:
             raise _unsupported(layer, "this global average pooling")
-        qmin = max(lo, int(rq.qmin), int(a.get("qmin", lo)))
-        qmax = min(hi, int(rq.qmax), int(a.get("qmax", hi)))
+        qmin = max(lo, int(rq.qmin))
+        qmax = min(hi, int(rq.qmax))
         scale = c_float(float(np.atleast_1d(rq.scale)[0]))
         return ("    static const float scale[1] = {" + scale + "};\n"
                 "    tw_gap_rq_args_t k;\n" + common +
-                f"    k.in_zp = {int(a['x_zero_point']) - x_off};\n"
+                f"    k.in_zp = {int(a.x_zero_point) - x_off};\n"
                 "    k.rq.mode = TW_RQ_ONNX;\n    k.rq.per_channel = 0;\n    k.rq.mult = NULL;\n"
                 "    k.rq.shift = NULL;\n    k.rq.lambda = NULL;\n    k.rq.scale = scale;\n"
                 f"    k.rq.zero_point = {int(rq.zero_point) - y_off};\n"
@@ -274,7 +270,7 @@ def _elementwise_call(layer: Layer, lg: LayerGraph, mode: str, names: tuple[str,
                       x2: str, y: str, n: str, cores: str) -> tuple[str, str]:
     """PARAMS and the kernel call of add / sub / mul on operands `names` (tensors of lg, in node
     input order) at C expressions x, x2 (-> y, n elements)."""
-    a, op = layer.attrs, layer.op
+    a, op = layer.params, layer.op
     tail = ""
     offs = {u8_offset(lg, t) for t in (*names, layer.output)}
     if offs != {0} and offs != {128}:
@@ -282,30 +278,30 @@ def _elementwise_call(layer: Layer, lg: LayerGraph, mode: str, names: tuple[str,
     # tflite: x − zp and out + zp, clamp are integer — exact on storage (module docstring)
     z0, z1, zo = (_zp(lg, t) - u8_offset(lg, t) for t in (*names, layer.output))
     off = u8_offset(lg, layer.output)
-    if mode == "tflite" and op in ("add", "sub"):
-        (m1, m2), (s1, s2) = a["input_multipliers"], a["input_shifts"]
+    if isinstance(a, TfliteAddSubParams):
+        (m1, m2), (s1, s2) = a.input_multipliers, a.input_shifts
         pre = ("static const tw_add_params_t PARAMS = {\n"
                f"    {z0}, {int(m1)}, {int(s1)},   /* a: zero point, multiplier, shift */\n"
                f"    {z1}, {int(m2)}, {int(s2)},   /* b */\n"
-               f"    {int(a['left_shift'])},                            /* left shift */\n"
-               f"    {int(a['output_multiplier'])}, {int(a['output_shift'])}, {zo},  /* out */\n"
-               f"    {int(a['qmin']) - off}, {int(a['qmax']) - off}\n}};\n\n")
+               f"    {int(a.left_shift)},                            /* left shift */\n"
+               f"    {int(a.output_multiplier)}, {int(a.output_shift)}, {zo},  /* out */\n"
+               f"    {int(a.qmin) - off}, {int(a.qmax) - off}\n}};\n\n")
         fn = "tw_add_s8" if op == "add" else "tw_sub_s8"
         return pre, f"    {fn}(&PARAMS, {x}, {x2}, {y}, {n}, {cores});\n{tail}"
-    if mode == "tflite" and op == "mul":
+    if isinstance(a, TfliteMulParams):
         pre = ("static const tw_mul_params_t PARAMS = {\n"
                f"    {z0}, {z1},\n"
-               f"    {int(a['output_multiplier'])}, {int(a['output_shift'])}, {zo},\n"
-               f"    {int(a['qmin']) - off}, {int(a['qmax']) - off}\n}};\n\n")
+               f"    {int(a.output_multiplier)}, {int(a.output_shift)}, {zo},\n"
+               f"    {int(a.qmin) - off}, {int(a.qmax) - off}\n}};\n\n")
         return pre, f"    tw_mul_s8(&PARAMS, {x}, {x2}, {y}, {n}, {cores});\n{tail}"
-    if mode == "onnx" and op == "add":
+    if isinstance(a, OnnxAddParams):
         lo, hi = dtype_range(lg.tensors[layer.output].dtype)
-        qmin, qmax = max(lo, int(a.get("qmin", lo))), min(hi, int(a.get("qmax", hi)))
+        qmin, qmax = max(lo, int(a.qmin)), min(hi, int(a.qmax))
         pre = ("/* onnxruntime QLinearAdd: ratio_a, ratio_b, fixed (float32), clamp */\n"
                "static const tw_add_onnx_params_t PARAMS = {\n"
-               f"    {c_float(a['ratio_a'])}, {c_float(a['ratio_b'])}, {c_float(a['fixed'])},\n"
+               f"    {c_float(a.ratio_a)}, {c_float(a.ratio_b)}, {c_float(a.fixed)},\n"
                f"    {qmin}, {qmax}\n}};\n\n")
-        first, second = (x2, x) if int(a.get("a_index", 0)) == 1 else (x, x2)
+        first, second = (x2, x) if a.a_index == 1 else (x, x2)
         fn = "tw_add_onnx_u8" if offs == {128} else "tw_add_onnx_s8"   # u8: clamp in uint8 values
         return pre, f"    {fn}(&PARAMS, {first}, {second}, {y}, {n}, {cores});\n{tail}"
     raise _unsupported(layer, f"{op} in {mode} mode")
@@ -316,7 +312,7 @@ def other_body(layer: Layer, lg: LayerGraph) -> str:
     tensors) of an untiled op (its binding's check passed): softmax (tw_softmax_s8,
     tw_softmax_onnx_s8), the TFLite logistic table (tw_lut_s8), onnx concat (tw_concat2_s8),
     broadcast add / sub / mul, and byte-identical reshapes."""
-    mode = layer.attrs.get("mode")
+    mode = layer.mode
     if layer.op == "softmax" and mode == "onnx":
         return _softmax_onnx(layer, lg)
     if layer.op == "softmax":
@@ -338,13 +334,14 @@ def _softmax_tflite(layer: Layer, lg: LayerGraph) -> str:
     x = lg.tensors[layer.inputs[0]]
     depth = int(x.shape[-1])
     rows = int(np.prod(x.shape[:-1], dtype=np.int64)) if len(x.shape) > 1 else 1
-    a = layer.attrs
+    a = layer.params
+    assert isinstance(a, TfliteSoftmaxParams)
     return ("/* softmax over the last dimension (tw_softmax.h), one core, on the L2 tensors */\n"
             "void @FN@(tw_layer_args_t *a)\n{\n    tw_softmax_args_t k;\n"
             f"    k.in = a->x;\n    k.out = a->y;\n    k.rows = {rows};\n    k.depth = {depth};\n"
-            f"    k.input_beta_multiplier = {int(a['input_multiplier'])};\n"
-            f"    k.input_beta_left_shift = {int(a['input_left_shift'])};\n"
-            f"    k.diff_min = {int(a['diff_min'])};\n"
+            f"    k.input_beta_multiplier = {int(a.input_multiplier)};\n"
+            f"    k.input_beta_left_shift = {int(a.input_left_shift)};\n"
+            f"    k.diff_min = {int(a.diff_min)};\n"
             "    tw_softmax_s8(&k, 0, 1);\n}\n")
 
 
@@ -354,9 +351,8 @@ def _broadcast_elementwise(layer: Layer, lg: LayerGraph, mode: str) -> str:
     offset), activations or constants: the elementwise kernel once per pixel on C elements, the
     vector operand at the same address every time. Constants are emitted as the tensor is
     stored (uint8: value − 128)."""
-    a = layer.attrs
-    names = tuple(a.get("node_inputs", layer.inputs))
-    consts = a.get("const_tensors", {})
+    names = layer.node_inputs
+    consts = layer.const_inputs
     y = lg.tensors[layer.output]
     if len(names) != 2 or not y.shape:
         raise _unsupported(layer, f"{layer.op} of {len(names)} operands")
@@ -398,18 +394,19 @@ def _concat_onnx(layer: Layer, lg: LayerGraph) -> str:
     every input value, so the table is the golden function itself)."""
     from ...golden.onnx_ops import requantize_values
 
-    a = layer.attrs
-    if len(layer.inputs) != 2 or "const_tensors" in a:
-        raise _unsupported(layer, f"a concat of {len(a.get('node_inputs', layer.inputs))} inputs "
+    a = layer.params
+    assert isinstance(a, ConcatParams)
+    if len(layer.inputs) != 2 or layer.const_inputs:
+        raise _unsupported(layer, f"a concat of {len(layer.node_inputs)} inputs "
                                   "(two activations only)")
     y = lg.tensors[layer.output]
-    axis = int(a["axis"]) % len(y.shape)
+    axis = int(a.axis) % len(y.shape)
     outer = int(np.prod(y.shape[:axis], dtype=np.int64))
     inner = [int(np.prod(lg.tensors[t].shape[axis:], dtype=np.int64)) for t in layer.inputs]
-    ys, yz = a["output_quant"]
+    ys, yz = a.output_quant
     y_off = u8_offset(lg, layer.output)
     tables, args = [], []
-    for i, (t, (xs, xz)) in enumerate(zip(layer.inputs, a["input_quant"])):
+    for i, (t, (xs, xz)) in enumerate(zip(layer.inputs, a.input_quant)):
         if lg.tensors[t].dtype != y.dtype:
             raise _unsupported(layer, f"a concat of {lg.tensors[t].dtype} into {y.dtype}")
         if np.float32(xs) == np.float32(ys) and int(xz) == int(yz):
@@ -429,15 +426,16 @@ def _concat_onnx(layer: Layer, lg: LayerGraph) -> str:
 
 
 def _softmax_onnx(layer: Layer, lg: LayerGraph) -> str:
-    a = layer.attrs
+    a = layer.params
+    assert isinstance(a, OnnxSoftmaxParams)
     x = lg.tensors[layer.inputs[0]]
     ndim = len(x.shape)
-    if int(a["axis"]) % max(ndim, 1) != ndim - 1:
-        raise _unsupported(layer, f"softmax over axis {a['axis']} (not the last)")
+    if int(a.axis) % max(ndim, 1) != ndim - 1:
+        raise _unsupported(layer, f"softmax over axis {a.axis} (not the last)")
     lo, hi = dtype_range(lg.tensors[layer.output].dtype)
     y_off = u8_offset(lg, layer.output)
-    yz = int(a["y_zero_point"])
-    table = np.asarray(a["table"], dtype=np.float32)
+    yz = int(a.y_zero_point)
+    table = np.asarray(a.table, dtype=np.float32)
     assert table.shape == (256,)
     depth = int(x.shape[-1])
     rows = int(np.prod(x.shape[:-1], dtype=np.int64)) if ndim > 1 else 1
@@ -447,7 +445,7 @@ def _softmax_onnx(layer: Layer, lg: LayerGraph) -> str:
             f"static const float TABLE[256] = {{\n{vals}\n}};\n\n"
             "void @FN@(tw_layer_args_t *a)\n{\n    tw_softmax_onnx_args_t k;\n"
             f"    k.in = a->x;\n    k.out = a->y;\n    k.rows = {rows};\n    k.depth = {depth};\n"
-            f"    k.table = TABLE;\n    k.y_scale_inv = {c_float(a['y_scale_inv'])};\n"
+            f"    k.table = TABLE;\n    k.y_scale_inv = {c_float(a.y_scale_inv)};\n"
             f"    k.y_zp = {yz - y_off};\n"
             f"    k.y_nonfinite = {(hi if yz < 0 else lo) - y_off};\n"
             "    tw_softmax_onnx_s8(&k, 0, 1);\n}\n")
@@ -457,7 +455,9 @@ def _logistic(layer: Layer, lg: LayerGraph) -> str:
     x, y = lg.tensors[layer.inputs[0]], lg.tensors[layer.output]
     if x.dtype not in ("int8", "uint8") or y.dtype not in ("int8", "uint8"):
         raise _unsupported(layer, f"a logistic from {x.dtype} to {y.dtype}")
-    table = np.asarray(layer.attrs["table"], dtype=np.int64) - u8_offset(lg, layer.output)
+    p = layer.params
+    assert isinstance(p, TfliteLogisticParams)
+    table = np.asarray(p.table, dtype=np.int64) - u8_offset(lg, layer.output)
     assert table.shape == (256,) and table.min() >= -128 and table.max() <= 127
     vals = ",\n".join("    " + ", ".join(str(int(v)) for v in table[i:i + 16]) for i in range(0, 256, 16))
     return ("/* TFLite LOGISTIC: the 256-entry table (LUTPopulate) indexed by the stored byte + 128,\n"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...ir.layer import Layer, LayerGraph
-from . import constants
+from ...ir.params import OnnxMeanParams, OnnxSoftmaxParams
 from .common import batch_one, first, u8_offset
 
 INT32_MAX = 2**31 - 1
@@ -43,16 +43,14 @@ def weighted_s8(layer: Layer, lg: LayerGraph) -> str | None:
     x_off, y_off = u8_offset(lg, layer.inputs[0]), u8_offset(lg, layer.output)
     if rq.wide:
         return "the 16x8 (int64 accumulator) requantization on 8-bit activations"
-    if (layer.attrs.get("x_dtype") == "uint8") != (x_off == 128):
-        return "an input dtype that differs from its lowering"
-    pad = int(layer.attrs.get("pad_value", 0)) - x_off
+    pad = int(layer.pad_value) - x_off
     if not _in8(pad):
         return f"an input zero point of {pad + x_off}"
     if not (_in8(int(rq.qmin) - y_off) and _in8(int(rq.qmax) - y_off) and rq.qmin <= rq.qmax):
         return f"an output clamp of [{rq.qmin}, {rq.qmax}]"
     if layer.op == "depthwise" and layer.nest.K != layer.nest.C:
         return f"a depth multiplier of {layer.nest.K // max(layer.nest.C, 1)}"
-    return first(batch_one(layer), constants.check(layer))
+    return batch_one(layer)
 
 
 # --- 16x8 ---------------------------------------------------------------------------------------
@@ -72,13 +70,13 @@ def weighted_s16(layer: Layer, lg: LayerGraph) -> str | None:
     rq = layer.requant
     if rq is None or rq.mode != "tflite" or not rq.wide:
         return "the int32-bias (non-wide) 16x8 form"
-    if int(layer.attrs.get("pad_value", 0)) != 0:
+    if int(layer.pad_value) != 0:
         return "a non-zero int16 input zero point"
     if not -32768 <= int(rq.qmin) <= int(rq.qmax) <= 32767:
         return f"an output clamp of [{rq.qmin}, {rq.qmax}]"
     if np.max(np.atleast_1d(rq.shift)) > 14:
         return "a requant left shift above 14"
-    return first(batch_one(layer), constants.check(layer))
+    return batch_one(layer)
 
 
 def s16_rules(layer: Layer, rules):
@@ -119,9 +117,8 @@ def elementwise_s8(layer: Layer, lg: LayerGraph) -> str | None:
 
 def broadcast_s8(layer: Layer, lg: LayerGraph) -> str | None:
     """add / sub / mul with a per-channel vector, scalar or constant operand (untiled)."""
-    a = layer.attrs
-    names = tuple(a.get("node_inputs", layer.inputs))
-    consts = a.get("const_tensors", {})
+    names = layer.node_inputs
+    consts = layer.const_inputs
     y = lg.tensors[layer.output]
     if len(names) != 2 or not y.shape:
         return f"{layer.op} of {len(names)} operands"
@@ -152,16 +149,12 @@ def _same_storage(layer: Layer, lg: LayerGraph) -> str | None:
 
 
 def avg_pool_tflite(layer: Layer, lg: LayerGraph) -> str | None:
-    if layer.attrs.get("count_include_pad"):
-        return "average pooling that counts padding"
     if u8_offset(lg, layer.inputs[0]):
         return "tflite average pooling of uint8 tensors"
     return _same_storage(layer, lg)
 
 
 def avg_pool_onnx(layer: Layer, lg: LayerGraph) -> str | None:
-    if layer.attrs.get("global_fallback"):
-        return "an average pool lowered as a global average"
     return _same_storage(layer, lg)
 
 
@@ -174,10 +167,10 @@ def gap_tflite(layer: Layer, lg: LayerGraph) -> str | None:
 
 
 def gap_onnx(layer: Layer, lg: LayerGraph) -> str | None:
-    a, nest = layer.attrs, layer.nest
-    rq = a.get("requant")
-    if (rq is None or rq.mode != "onnx" or int(a.get("count", -1)) != nest.IY * nest.IX
-            or np.size(rq.scale) != 1):
+    a, nest = layer.params, layer.nest
+    assert isinstance(a, OnnxMeanParams)
+    rq = a.requant
+    if rq.mode != "onnx" or int(a.count) != nest.IY * nest.IX or np.size(rq.scale) != 1:
         return "this global average pooling"
     return _same_storage(layer, lg)
 
@@ -195,8 +188,10 @@ def softmax_tflite(layer: Layer, lg: LayerGraph) -> str | None:
 
 def softmax_onnx(layer: Layer, lg: LayerGraph) -> str | None:
     ndim = len(lg.tensors[layer.inputs[0]].shape)
-    if int(layer.attrs["axis"]) % max(ndim, 1) != ndim - 1:
-        return f"softmax over axis {layer.attrs['axis']} (not the last)"
+    a = layer.params
+    assert isinstance(a, OnnxSoftmaxParams)
+    if int(a.axis) % max(ndim, 1) != ndim - 1:
+        return f"softmax over axis {a.axis} (not the last)"
     return None
 
 
@@ -208,10 +203,8 @@ def logistic(layer: Layer, lg: LayerGraph) -> str | None:
 
 
 def concat_onnx(layer: Layer, lg: LayerGraph) -> str | None:
-    a = layer.attrs
-    if len(layer.inputs) != 2 or "const_tensors" in a:
-        return (f"a concat of {len(a.get('node_inputs', layer.inputs))} inputs "
-                "(two activations only)")
+    if len(layer.inputs) != 2 or layer.const_inputs:
+        return f"a concat of {len(layer.node_inputs)} inputs (two activations only)"
     y = lg.tensors[layer.output]
     for t in layer.inputs:
         if lg.tensors[t].dtype != y.dtype:

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...ir.layer import Layer
+from ...ir.layer import Layer, LayerGraph
 from ...schedule.operands import weights_bytes
 from ..base import ConstLayout, LayerConstants
 
@@ -52,17 +52,17 @@ def _per_channel(layer: Layer, a, dtype) -> np.ndarray | None:
     return np.broadcast_to(a, (k,)).astype(dtype)
 
 
-def _bias(layer: Layer) -> np.ndarray:
+def _bias(layer: Layer, lg: LayerGraph) -> np.ndarray:
     """int64 bias as the kernel adds it: + 128·Σw when the input is uint8 (the kernel reads
     x − 128: Σw·(x − 128) + bias + 128·Σw = Σw·x + bias)."""
     nest = layer.nest
     bias = np.asarray(layer.bias if layer.bias is not None else np.zeros(nest.K), dtype=np.int64)
-    if layer.attrs.get("x_dtype") == "uint8":
+    if lg.tensors[layer.inputs[0]].dtype == "uint8":
         bias = bias + 128 * np.asarray(layer.weights, dtype=np.int64).reshape(nest.K, -1).sum(axis=1)
     return bias
 
 
-def check(layer: Layer) -> str | None:
+def check(layer: Layer, lg: LayerGraph) -> str | None:
     """The reason the layer's constants cannot be laid out for the portable kernels, or None."""
     rq = layer.requant
     if rq is None:
@@ -80,7 +80,7 @@ def check(layer: Layer) -> str | None:
             v = _per_channel(layer, a, np.int64)
             if v is None or v.min() < INT32.min or v.max() > INT32.max:
                 return f"a shift-mode {name} that does not fit int32"
-    bias = _bias(layer)
+    bias = _bias(layer, lg)
     if bias.min(initial=0) < INT32.min or bias.max(initial=0) > INT32.max:
         return "a bias that does not fit int32"
     return None
@@ -119,10 +119,11 @@ def weight_blocks(layer: Layer, s) -> bytes:
                     for k0, kn in kt for c0, cn in ct)
 
 
-def layer_constants(layer: Layer, s) -> LayerConstants:
-    """The constant blob of a conv / depthwise / dense layer for schedule `s` (`check` passed)."""
+def layer_constants(layer: Layer, lg: LayerGraph, s) -> LayerConstants:
+    """The constant blob of a conv / depthwise / dense layer of `lg` for schedule `s` (`check`
+    passed)."""
     nest = layer.nest
-    bias32 = _bias(layer).astype(np.int32)
+    bias32 = _bias(layer, lg).astype(np.int32)
     w1, w2, d = _requant_words(layer)
     blocks = []
     for k0, n in _tiles(s.tiling("k")):

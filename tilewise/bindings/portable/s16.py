@@ -24,6 +24,7 @@ psum is exact.
 from __future__ import annotations
 
 from ...ir.layer import Layer, LayerGraph
+from ...ir.params import TfliteAddSubParams
 
 S16_ELEMENTWISE = ("add", "sub")
 
@@ -55,15 +56,16 @@ def _zp(lg: LayerGraph, name: str) -> int:
 
 def add_s16(layer: Layer, lg: LayerGraph) -> tuple[str, str]:
     """(PARAMS, body of compute()) of an int16 add / sub (tw_add_params_t, tw_elementwise.h)."""
-    a = layer.attrs
-    (m1, m2), (s1, s2) = a["input_multipliers"], a["input_shifts"]
+    a = layer.params
+    assert isinstance(a, TfliteAddSubParams)
+    (m1, m2), (s1, s2) = a.input_multipliers, a.input_shifts
     z0, z1, zo = (_zp(lg, t) for t in (*layer.inputs, layer.output))
     pre = ("static const tw_add_params_t PARAMS = {\n"
            f"    {z0}, {int(m1)}, {int(s1)},   /* a: zero point, multiplier, shift */\n"
            f"    {z1}, {int(m2)}, {int(s2)},   /* b */\n"
-           f"    {int(a['left_shift'])},                            /* left shift */\n"
-           f"    {int(a['output_multiplier'])}, {int(a['output_shift'])}, {zo},  /* out */\n"
-           f"    {int(a['qmin'])}, {int(a['qmax'])}\n}};\n\n")
+           f"    {int(a.left_shift)},                            /* left shift */\n"
+           f"    {int(a.output_multiplier)}, {int(a.output_shift)}, {zo},  /* out */\n"
+           f"    {int(a.qmin)}, {int(a.qmax)}\n}};\n\n")
     fn = "tw_add_s16" if layer.op == "add" else "tw_sub_s16"
     body = (f"    {fn}(&PARAMS, (const int16_t *)(const void *)m->x, (const int16_t *)(const void *)m->x2,\n"
             f"               (int16_t *)(void *)m->y, t->oy_t * t->ox_t * t->k_t, core, cores);\n"

@@ -25,7 +25,7 @@
  *       out = clamp(nearbyintf(r), qmin, qmax)       (round half to even, default rounding mode)
  *   with ratio_a = s_a/s_out, ratio_b = s_b/s_out, fixed = zp_out - ratio_a·zp_a - ratio_b·zp_b as
  *   the frontend computes them (frontend/onnx_qparams.py). `a` is onnxruntime's "A" operand
- *   (golden attrs a_index): the caller passes the inputs in that order.
+ *   (OnnxAddParams.a_index): the caller passes the inputs in that order.
  *
  *   tw_add_onnx_u8 is the same for uint8 tensors, which tilewise stores biased, as u - 128 (the
  *   byte u ^ 0x80, tilewise/passes/signed.py): it computes on the uint8 values a + 128, b + 128,

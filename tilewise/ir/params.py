@@ -1,0 +1,414 @@
+"""Typed op parameters: one frozen dataclass per op of the IR (and per semantics mode where the
+parameter set differs). `Node.params` and `Layer.params` hold one of them; `PARAMS_OF` says which
+classes each op accepts, and Node / Layer check it when they are built, so a frontend that builds
+the wrong dataclass, forgets a field or misspells one fails at construction (every class is
+keyword-only, with no defaults except a fixed `mode`).
+
+`mode` is the integer semantics the parameters follow (DESIGN.md "Integer semantics"): "tflite"
+(LiteRT's reference kernels), "onnx" (onnxruntime's QLinear* kernels) or "shift" (DORY/PULP-NN
+(k·φ + λ) >> d, via the Requant). A class made for one mode fixes it (not an argument); conv2d
+and fully_connected take theirs from their Requant; mode-independent ops have mode None. The golden
+model looks its kernels up by (op, params.mode) (golden/registry.py).
+
+| class | op (mode) | fields, and where they come from |
+|---|---|---|
+| Conv2dParams | conv2d (any) | stride, dilation, pads (top, left, bottom, right), groups from the TFLite Conv2DOptions / DepthwiseConv2DOptions (SAME -> explicit pads, ComputePaddingHeightWidth) or ONNX QLinearConv/Conv attributes; requant (ir/requant.py) |
+| FullyConnectedParams | fully_connected (any) | requant |
+| TfliteAddSubParams | add, sub (tflite) | left_shift, input_multipliers, input_shifts, output_multiplier, output_shift, qmin, qmax: LiteRT add.cc / sub.cc Prepare (PrepareGeneralSubOp) |
+| TfliteMulParams | mul (tflite) | output_multiplier, output_shift, qmin, qmax: LiteRT mul.cc Prepare |
+| OnnxAddParams | add (onnx) | a_index, ratio_a, ratio_b, fixed, qmin, qmax: onnxruntime QLinearAdd, MlasQLinearAdd (qladd_avx2.cpp) |
+| TfliteAvgPoolParams | avg_pool (tflite) | kernel, stride, pads, qmin, qmax: Pool2DOptions, fused activation |
+| OnnxAvgPoolParams | avg_pool (onnx) | kernel, stride, pads, count_include_pad, x/y scale and zero point, qmin, qmax: QLinearAveragePool (qlinear_pool.cc) |
+| MaxPoolParams | max_pool (none) | kernel, stride, pads, qmin, qmax: Pool2DOptions / MaxPool attributes |
+| TfliteMeanParams | mean, global_avg_pool (tflite) | axes, keepdims, multiplier, shift: LiteRT reduce.cc (QuantizeMultiplier(s_x/s_y)) |
+| OnnxMeanParams | mean, global_avg_pool (onnx) | axes, keepdims, x_zero_point, count, requant: QLinearGlobalAveragePool (qlgavgpool.cpp) |
+| PadParams | pad (none) | pads per dim, value: TFLite PAD / PADV2 (output zero point or the constant input) |
+| ReshapeParams | reshape (none) | shape |
+| TransposeParams | transpose (none) | perm |
+| ConcatParams | concat (tflite, onnx) | axis, input_quant, output_quant: TFLite ConcatenationWithScaling / onnxruntime QLinearConcat |
+| TfliteSoftmaxParams | softmax (tflite) | input_multiplier, input_left_shift, diff_min: PreprocessSoftmaxScaling, CalculateInputRadius (5 integer bits) |
+| OnnxSoftmaxParams | softmax (onnx) | axis, table, y_scale_inv, y_zero_point: QLinearSoftmax (qlinear_softmax.cc) |
+| TfliteLogisticParams | logistic (tflite) | table: LUTPopulate of the float sigmoid |
+| TfliteRequantizeParams | quantize int->int (tflite) | multiplier, shift, input_zero_point, zero_point: reference_ops::Requantize |
+| TfliteAffineQuantizeParams | quantize float->int (tflite) | scale, zero_point: reference_ops::AffineQuantize |
+| OnnxQuantizeParams | quantize (onnx) | x/y scale and zero point, qmin, qmax: DequantizeLinear -> [Relu/Clip] -> QuantizeLinear |
+| TfliteDequantizeParams | dequantize (tflite) | scale, zero_point: reference_ops::Dequantize |
+| ClampParams | clamp (none) | qmin, qmax: a Relu/Clip between equal quantizations |
+
+Shared fields live in base classes that no op takes by themselves: WindowParams (kernel, stride,
+pads of the pools), MeanParams (axes, keepdims) and OnnxRescaleParams (x/y scale and zero point,
+qmin, qmax of the onnx ops that dequantize, compute in float32 and quantize).
+
+The frontends compute every value (frontend/tflite_ops.py, tflite_act.py, onnx_qparams.py document
+the formulas); the golden kernels only apply them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, Mapping
+
+import numpy as np
+
+from .ops import WEIGHTED_LAYER_OPS, Op
+from .requant import Requant, RequantMode
+
+Mode = RequantMode
+
+_params = dataclass(frozen=True, kw_only=True, eq=False)
+
+
+@_params
+class OpParams:
+    """Base of every op's parameters. `mode`: the semantics they follow, None when the op has one
+    meaning in every source format."""
+
+    mode: Mode | None = field(default=None, init=False)
+
+    def _check_lengths(self, **lengths: int) -> None:
+        for name, n in lengths.items():
+            if len(getattr(self, name)) != n:
+                raise ValueError(f"{type(self).__name__}.{name} must have {n} values, got {getattr(self, name)!r}")
+
+
+# ------------------------------------------------------------------------------ weighted ops
+
+@_params
+class Conv2dParams(OpParams):
+    """conv2d: x [N,H,W,C], w [K,FY,FX,C/groups] (OHWI), optional int32/int64 bias [K]."""
+
+    mode: Mode = field(init=False)
+    stride: tuple[int, int]
+    dilation: tuple[int, int]
+    #: (top, left, bottom, right) input pixels; padded taps take the input zero point
+    pads: tuple[int, int, int, int]
+    #: 1 (dense) .. C (depthwise, output channel k reads input channel k // (K/C))
+    groups: int
+    requant: Requant
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "mode", self.requant.mode)
+        self._check_lengths(stride=2, dilation=2, pads=4)
+
+
+@_params
+class FullyConnectedParams(OpParams):
+    """fully_connected: x [..., C] read as [N, C], w [K, C], optional bias [K]."""
+
+    mode: Mode = field(init=False)
+    requant: Requant
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "mode", self.requant.mode)
+
+
+# ------------------------------------------------------------------------------ elementwise
+
+@_params
+class TfliteAddSubParams(OpParams):
+    """add / sub, tflite: each input (q − zp) << left_shift, scaled by its (multiplier, shift),
+    summed, scaled by the output's, + zp_out, clamped (golden/elementwise.py)."""
+
+    mode: Literal["tflite"] = field(default="tflite", init=False)
+    #: 20 for int8/uint8, 15 for int16
+    left_shift: int
+    #: QuantizeMultiplier(s_a / (2·max s)), of (s_b / (2·max s)): (a, b)
+    input_multipliers: tuple[int, int]
+    input_shifts: tuple[int, int]
+    #: QuantizeMultiplier(2·max s / (2^left_shift · s_y))
+    output_multiplier: int
+    output_shift: int
+    #: the fused activation's range (CalculateActivationRangeQuantized)
+    qmin: int
+    qmax: int
+
+    def __post_init__(self) -> None:
+        self._check_lengths(input_multipliers=2, input_shifts=2)
+
+
+@_params
+class TfliteMulParams(OpParams):
+    """mul, tflite: (a − zp_a)·(b − zp_b) scaled by QuantizeMultiplier(float(s_a·s_b/s_y))."""
+
+    mode: Literal["tflite"] = field(default="tflite", init=False)
+    output_multiplier: int
+    output_shift: int
+    qmin: int
+    qmax: int
+
+
+@_params
+class OnnxAddParams(OpParams):
+    """add, onnx (QLinearAdd): r = fma(a, ratio_a, fma(b, ratio_b, fixed)) in float32."""
+
+    mode: Literal["onnx"] = field(default="onnx", init=False)
+    #: which input is the kernel's "a": the full-size operand (onnxruntime's broadcaster), 0 when both are
+    a_index: int
+    #: float32 s_a/s_c, s_b/s_c and zp_c − (zp_a·ratio_a + zp_b·ratio_b) (onnx_qparams.add_params)
+    ratio_a: float
+    ratio_b: float
+    fixed: float
+    qmin: int
+    qmax: int
+
+    def __post_init__(self) -> None:
+        if self.a_index not in (0, 1):
+            raise ValueError(f"OnnxAddParams.a_index must be 0 or 1, got {self.a_index!r}")
+
+
+# ------------------------------------------------------------------------------ pooling, reductions
+
+@_params
+class WindowParams(OpParams):
+    """The window of a pooling: kernel (ky, kx), stride (sy, sx), pads (top, left, bottom, right)."""
+
+    kernel: tuple[int, int]
+    stride: tuple[int, int]
+    pads: tuple[int, int, int, int]
+
+    def __post_init__(self) -> None:
+        self._check_lengths(kernel=2, stride=2, pads=4)
+
+
+@_params
+class MaxPoolParams(WindowParams):
+    """max_pool: the maximum over the valid taps, clamped to [qmin, qmax] (every mode)."""
+
+    qmin: int
+    qmax: int
+
+
+@_params
+class TfliteAvgPoolParams(WindowParams):
+    """avg_pool, tflite: rounded mean of the valid taps, clamped (reference_integer_ops::AveragePool)."""
+
+    mode: Literal["tflite"] = field(default="tflite", init=False)
+    qmin: int
+    qmax: int
+
+
+@_params
+class OnnxRescaleParams(OpParams):
+    """The float32 rescaling of an onnx op that dequantizes its input with (x_scale, x_zero_point),
+    quantizes its output with (y_scale, y_zero_point) (round half to even, saturate) and clamps to
+    [qmin, qmax] (a fused Relu/Clip)."""
+
+    mode: Literal["onnx"] = field(default="onnx", init=False)
+    x_scale: float
+    x_zero_point: int
+    y_scale: float
+    y_zero_point: int
+    qmin: int
+    qmax: int
+
+
+@_params
+class OnnxAvgPoolParams(OnnxRescaleParams, WindowParams):
+    """avg_pool, onnx (QLinearAveragePool): float32 window mean of s_x·(x − zp_x), rescaled to y."""
+
+    # OnnxRescaleParams comes first: dataclass fields are collected in reverse MRO, so its
+    # mode "onnx" must be the last one seen (WindowParams carries OpParams' mode None)
+
+    #: divide by FY·FX (True) or by the valid taps (False)
+    count_include_pad: bool
+
+
+@_params
+class MeanParams(OpParams):
+    """The reduction of a mean: axes (non-negative) and whether they are kept as size 1."""
+
+    axes: tuple[int, ...]
+    keepdims: bool
+
+
+@_params
+class TfliteMeanParams(MeanParams):
+    """mean, tflite (QuantizedMeanOrSum): Σ − n·zp_x scaled by (multiplier, shift) with 1/n folded in."""
+
+    mode: Literal["tflite"] = field(default="tflite", init=False)
+    #: QuantizeMultiplier(double(s_x) / double(s_y))
+    multiplier: int
+    shift: int
+
+
+@_params
+class OnnxMeanParams(MeanParams):
+    """mean, onnx (QLinearGlobalAveragePool): int Σ(x) − zp_x·count, then the onnx requant (whose
+    scale is s_x / (s_y·count) and whose [qmin, qmax] is the output clamp)."""
+
+    mode: Literal["onnx"] = field(default="onnx", init=False)
+    x_zero_point: int
+    #: pixels averaged (H·W)
+    count: int
+    requant: Requant
+
+
+# ------------------------------------------------------------------------------ data movement
+
+@_params
+class PadParams(OpParams):
+    """pad: constant padding, (before, after) per dimension."""
+
+    pads: tuple[tuple[int, int], ...]
+    value: int
+
+
+@_params
+class ReshapeParams(OpParams):
+    """reshape: the output shape (element order unchanged)."""
+
+    shape: tuple[int, ...]
+
+
+@_params
+class TransposeParams(OpParams):
+    """transpose: output dim i is input dim perm[i]."""
+
+    perm: tuple[int, ...]
+
+
+@_params
+class ConcatParams(OpParams):
+    """concat along `axis`; an input whose (scale, zero point) differs from the output's is
+    requantized as the mode's kernel does (golden/shape_ops.py, golden/onnx_ops.py)."""
+
+    mode: Literal["tflite", "onnx"]
+    axis: int
+    #: (scale, zero point) of each input, in input order
+    input_quant: tuple[tuple[float, int], ...]
+    output_quant: tuple[float, int]
+
+    def __post_init__(self) -> None:
+        if self.mode not in ("tflite", "onnx"):
+            raise ValueError(f"ConcatParams.mode must be 'tflite' or 'onnx', got {self.mode!r}")
+
+
+# ------------------------------------------------------------------------------ activations
+
+@_params
+class TfliteSoftmaxParams(OpParams):
+    """softmax over the last axis, tflite (reference_ops::Softmax, int8/uint8)."""
+
+    mode: Literal["tflite"] = field(default="tflite", init=False)
+    input_multiplier: int
+    input_left_shift: int
+    diff_min: int
+
+
+@_params
+class OnnxSoftmaxParams(OpParams):
+    """softmax, onnx (QLinearSoftmax): exp table lookup, float32 sum, scaled by ⌊1/s_y⌋."""
+
+    mode: Literal["onnx"] = field(default="onnx", init=False)
+    #: the IR (NHWC) axis normalized over
+    axis: int
+    #: float32[256]: table[i] = exp((i − 255 + shift)·s_x) (onnx_qparams.softmax_table)
+    table: np.ndarray = field(repr=False)
+    y_scale_inv: float
+    y_zero_point: int
+
+    def __post_init__(self) -> None:
+        self._check_lengths(table=256)
+
+
+@_params
+class TfliteLogisticParams(OpParams):
+    """logistic, tflite: output = table[q − qmin] (256 entries, int8/uint8)."""
+
+    mode: Literal["tflite"] = field(default="tflite", init=False)
+    table: tuple[int, ...] = field(repr=False)
+
+    def __post_init__(self) -> None:
+        self._check_lengths(table=256)
+
+
+# ------------------------------------------------------------------------------ (de)quantization
+
+@_params
+class TfliteRequantizeParams(OpParams):
+    """quantize int -> int, tflite: MultiplyByQuantizedMultiplier(q − zp_in, M, shift) + zp_out."""
+
+    mode: Literal["tflite"] = field(default="tflite", init=False)
+    #: QuantizeMultiplier(double(s_in) / double(s_out))
+    multiplier: int
+    shift: int
+    input_zero_point: int
+    zero_point: int
+
+
+@_params
+class TfliteAffineQuantizeParams(OpParams):
+    """quantize float -> int, tflite: round_half_away(x / scale) + zero_point in float32."""
+
+    mode: Literal["tflite"] = field(default="tflite", init=False)
+    scale: float
+    zero_point: int
+
+
+@_params
+class OnnxQuantizeParams(OnnxRescaleParams):
+    """quantize int -> int, onnx: QuantizeLinear(DequantizeLinear(x)), then [qmin, qmax]."""
+
+
+@_params
+class TfliteDequantizeParams(OpParams):
+    """dequantize, tflite: float32(double(scale)·(q − zero_point))."""
+
+    mode: Literal["tflite"] = field(default="tflite", init=False)
+    scale: float
+    zero_point: int
+
+
+@_params
+class ClampParams(OpParams):
+    """clamp to [qmin, qmax] (input and output quantized alike)."""
+
+    qmin: int
+    qmax: int
+
+
+_MEAN = (TfliteMeanParams, OnnxMeanParams)
+
+#: the parameter classes each op accepts on a graph node (depthwise is never a node)
+PARAMS_OF: Mapping[Op, tuple[type[OpParams], ...]] = {
+    Op.CONV2D: (Conv2dParams,),
+    Op.FULLY_CONNECTED: (FullyConnectedParams,),
+    Op.ADD: (TfliteAddSubParams, OnnxAddParams),
+    Op.SUB: (TfliteAddSubParams,),
+    Op.MUL: (TfliteMulParams,),
+    Op.AVG_POOL: (TfliteAvgPoolParams, OnnxAvgPoolParams),
+    Op.MAX_POOL: (MaxPoolParams,),
+    Op.MEAN: _MEAN,
+    Op.PAD: (PadParams,),
+    Op.RESHAPE: (ReshapeParams,),
+    Op.CONCAT: (ConcatParams,),
+    Op.TRANSPOSE: (TransposeParams,),
+    Op.SOFTMAX: (TfliteSoftmaxParams, OnnxSoftmaxParams),
+    Op.LOGISTIC: (TfliteLogisticParams,),
+    Op.QUANTIZE: (TfliteRequantizeParams, TfliteAffineQuantizeParams, OnnxQuantizeParams),
+    Op.DEQUANTIZE: (TfliteDequantizeParams,),
+    Op.CLAMP: (ClampParams,),
+    Op.DEPTHWISE: (),
+    Op.GLOBAL_AVG_POOL: _MEAN,
+}
+
+
+def check_params(op: Op, params: OpParams | None, where: str) -> None:
+    """Raise TypeError unless `op` is an Op and `params` one of PARAMS_OF[op]'s classes."""
+    if not isinstance(op, Op):
+        raise TypeError(f"{where}: op {op!r} is not an ir.ops.Op")
+    allowed = PARAMS_OF[op]
+    if type(params) not in allowed:
+        names = " or ".join(c.__name__ for c in allowed) or "no params"
+        raise TypeError(f"{where}: op '{op}' takes {names}, got {type(params).__name__}")
+
+
+def check_layer_params(op: Op, params: OpParams | None, where: str) -> None:
+    """As check_params, for layers: conv2d, depthwise and fully_connected layers take no params
+    (their arithmetic is the Layer's weights, bias, requant and pad_value)."""
+    if isinstance(op, Op) and op in WEIGHTED_LAYER_OPS:
+        if params is not None:
+            raise TypeError(f"{where}: a {op} layer keeps its parameters in the Layer's fields, "
+                            f"not in params ({type(params).__name__})")
+        return
+    check_params(op, params, where)
