@@ -17,6 +17,11 @@ pattern, seed 001 Listing 1, README of codegen/c):
 Loops whose dimension has a single tile are not emitted (their index is 0); the header comment
 shows the whole schedule. Untiled layers (kind "other", or modules that compute from L2) run their
 kernel once on the L2 tensors.
+
+The C is in templates (codegen/templates: layer.c.j2 with layer_header.j2, layer_loaders.j2 and
+layer_body.j2; layer_whole.c.j2); this module computes what they write from the schedule: the
+emitted loops, each operand's copies, whether it is loaded ahead, and the loops that must be at
+index 0 for it to be loaded (`BodyOperand.fetch`, from space.py `inner_loops`).
 """
 
 from __future__ import annotations

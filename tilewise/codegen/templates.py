@@ -52,10 +52,15 @@ def thousands(v: float) -> str:
     return f"{v:,.0f}"
 
 
-@cache
 def environment(folder: Path | None = None) -> Environment:
-    """The environment of the templates in `folder` (then the codegen folder); one per folder."""
-    folders = [TEMPLATES] if folder is None or Path(folder) == TEMPLATES else [Path(folder), TEMPLATES]
+    """The environment of the templates in `folder`, then the codegen folder (one per folder)."""
+    folder = Path(folder).resolve() if folder is not None else TEMPLATES
+    return _environment(None if folder == TEMPLATES else folder)
+
+
+@cache
+def _environment(folder: Path | None) -> Environment:
+    folders = [TEMPLATES] if folder is None else [folder, TEMPLATES]
     env = Environment(loader=FileSystemLoader([str(f) for f in folders]), undefined=StrictUndefined,
                       trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
                       autoescape=False)
