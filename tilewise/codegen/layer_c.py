@@ -21,7 +21,7 @@ kernel once on the L2 tensors.
 The C is in templates (codegen/templates: layer.c.j2 with layer_header.j2, layer_loaders.j2 and
 layer_body.j2; layer_whole.c.j2); this module computes what they write from the schedule: the
 emitted loops, each operand's copies, whether it is loaded ahead, and the loops that must be at
-index 0 for it to be loaded (`BodyOperand.fetch`, from space.py `inner_loops`).
+index 0 for it to be loaded (`TileOperand.fetch`, from space.py `inner_loops`).
 """
 
 from __future__ import annotations
@@ -78,42 +78,47 @@ class TensorAt:
 
 
 @dataclass(frozen=True)
-class Moves:
-    """How often an operand moves (header comment): loaded/stored `moves` times, resident
-    across the loops `inner`."""
+class TileOperand:
+    """An operand of a tiled layer as its C moves it: an input (loaded) or the output (stored);
+    its L1 copies; `moves`: how often it is loaded / stored per inference; `resident`: the tile
+    loops it stays resident across (space.py `inner_loops`); `fetch`: those of them that are
+    emitted — it is loaded when they are all at index 0 (the output: stored when they are at
+    their last index); `prefetch`: loaded one tile ahead into its other copy (double
+    buffering)."""
 
     name: str
     output: bool
-    moves: int
-    inner: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class BodyOperand:
-    """An operand of the tiled body: its L1 copies; an input (loaded) or the output (stored);
-    `prefetch`: loaded one tile ahead into its other copy (double buffering); `fetch`: the
-    emitted loops that must all be at index 0 for it to be loaded (for the output: at their
-    last index for it to be stored)."""
-
-    name: str
     copies: int
-    input: bool
-    prefetch: bool
+    moves: int
+    resident: tuple[str, ...]
     fetch: tuple[str, ...]
+    prefetch: bool
+
+
+def _operands(s: LayerSchedule) -> list[TileOperand]:
+    """The operands of tiled schedule `s`, in operands.py order (x, x2, w, b, y)."""
+    counts = _counts(s)
+    bufs = {b.name: b for b in s.buffers}
+    double = s.buffering == 2
+    ops = []
+    for op in operands(s.nest, s.const_bytes):
+        copies = bufs[op.name].copies
+        moves = fetch_count(s.loop_order, counts, op.dims)
+        if not op.output and copies == 1 and double and moves > 1:
+            raise AssertionError(f"{op.name} is reloaded but has one L1 copy under double buffering")
+        ops.append(TileOperand(op.name, op.output, copies, moves,
+                               tuple(inner_loops(s.loop_order, op.dims, counts)),
+                               _inner_active(s, op.dims), double and not op.output and copies == 2))
+    return ops
 
 
 def _header_data(index: int, layer: Layer, lg: LayerGraph, s: LayerSchedule, cores: int,
                  l1_free: int | None, in_off: list[int], out_off: int) -> dict[str, Any]:
     """What layer_header.j2 shows: the layer, its tensors and the schedule's decisions."""
-    counts = _counts(s)
-    moves = [] if s.untiled else [
-        Moves(op.name, op.output, fetch_count(s.loop_order, counts, op.dims),
-              tuple(inner_loops(s.loop_order, op.dims, counts)))
-        for op in operands(s.nest, s.const_bytes)]
     return dict(index=index, layer=layer, s=s, n=s.nest, cores=cores, l1_free=l1_free,
                 inputs=[TensorAt(t, list(lg.tensors[t].shape), o) for t, o in zip(layer.inputs, in_off)],
                 output=TensorAt(layer.output, list(lg.tensors[layer.output].shape), out_off),
-                moves=moves)
+                ops=[] if s.untiled else _operands(s))
 
 
 def _layer_data(layer: Layer, s: LayerSchedule, consts: LayerConstants | None, code: str,
@@ -128,25 +133,15 @@ def _layer_data(layer: Layer, s: LayerSchedule, consts: LayerConstants | None, c
 
 
 def _body_data(s: LayerSchedule) -> dict[str, Any]:
-    """What layer_loaders.j2 and layer_body.j2 need: the operands, which of them are loaded
-    ahead and under which loop condition, the loops that are emitted."""
+    """What layer_loaders.j2 and layer_body.j2 need besides the operands: the loops that are
+    emitted, the buffering, the kernel's L1 buffers, element bytes."""
     n = s.nest
-    counts = _counts(s)
-    ops = operands(n, s.const_bytes)
-    bufs = {b.name: b for b in s.buffers}
-    double = s.buffering == 2
-    for op in ops:
-        if (not op.output and bufs[op.name].copies == 1 and double
-                and fetch_count(s.loop_order, counts, op.dims) > 1):
-            raise AssertionError(f"{op.name} is reloaded but has one L1 copy under double buffering")
-    body = [BodyOperand(op.name, bufs[op.name].copies, not op.output,
-                        double and not op.output and bufs[op.name].copies == 2,
-                        _inner_active(s, op.dims)) for op in ops]
-    return dict(ops=body, bufs={op.name: op for op in body},
-                y=next(op for op in body if not op.input), active=_active(s), double=double,
-                psum="psum" in bufs, scratch="scratch" in bufs,
-                depthwise=n.kind == "dwconv",
-                x_bytes=whole_bytes(n.x_bits), y_bytes=whole_bytes(n.y_bits))
+    ops = _operands(s)
+    return dict(bufs={op.name: op for op in ops}, y=next(op for op in ops if op.output),
+                active=_active(s), double=s.buffering == 2,
+                psum=s.buffer("psum") is not None, scratch=s.buffer("scratch") is not None,
+                depthwise=n.kind == "dwconv", x_bytes=whole_bytes(n.x_bits),
+                y_bytes=whole_bytes(n.y_bits))
 
 
 # --- files ----------------------------------------------------------------------------------------
