@@ -3,6 +3,9 @@ shared macros and filters, and a kernel family's own template folder."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import jinja2
 import pytest
 
@@ -47,3 +50,11 @@ def test_a_family_folder_is_searched_first_and_sees_the_shared_macros(tmp_path):
     assert text == "if (n_c == N_C - 1) tw_conv2d_s8(&k, core, cores);\n"
     assert render("layers.h.j2", tmp_path) == "shadowed\n"
     assert environment(TEMPLATES) is environment()
+
+
+def test_the_template_module_imports_nothing_a_binding_is_imported_by():
+    """A binding (imported by the targets that list it) can import codegen.templates."""
+    code = ("import sys, tilewise.codegen.templates; "
+            "print(sorted(m for m in sys.modules if m.startswith('tilewise.')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "['tilewise.codegen', 'tilewise.codegen.templates']"
