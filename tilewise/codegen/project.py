@@ -35,7 +35,7 @@ from ..bindings.base import Family, LayerConstants
 from ..errors import TilewiseError
 from ..memory.network import act_name, weight_name
 from ..schedule.network import NetworkSchedule
-from .host import MAIN_HOST, makefile, readme
+from .host import main_host, makefile, readme
 from .l3_c import L3Layer, Where, driver, emit_l3_layer
 from .layer_c import LayerEmit, emit_tiled, emit_untiled
 from .network_c import ArenaMap, L3Stream, arena_map, layers_h, network_c, network_h, weights_files
@@ -280,7 +280,7 @@ def render(plan: ProjectPlan) -> dict[str, Content]:
                                    list(plan.l3.streams), plan.l3.size,
                                    [lg.tensors[l.output].nbytes for l in lg.layers], plan.l3.acts,
                                    plan.w_tiled)
-    files["main_host.c"] = MAIN_HOST
+    files["main_host.c"] = main_host()
     dirs = tuple(f.project_dir for f in plan.families)
     files["Makefile"] = makefile(target.name, target.sdk, bool(plan.l3.size), dirs)
     files["README.md"] = readme(plan.name, target.name, ns.tiler, target.sdk, bool(plan.l3.size),

@@ -1,0 +1,73 @@
+"""The jinja2 templates every emitted C file is written from: where they are looked up, how
+whitespace is handled, and the few filters they share.
+
+The Python side of code generation computes data (loops, buffers, offsets, which operand moves
+under which loop condition: what the schedule and the codegen plan decided) and hands it to a
+template, which holds the C syntax: a template reads as the file it writes.
+
+Folders: `tilewise/codegen/templates/` holds the project's templates (a layer's loop nest, the L3
+driver, network.c, the host harness ...) and the macros they share (`c.j2`). A kernel family may
+keep its own templates in its bindings folder (`bindings/<family>/templates/`, shipped as package
+data) and render them with `render(name, folder, **data)`: its folder is searched first, then the
+codegen folder, so a family template can `{% from "c.j2" import guarded %}` or include a codegen
+template.
+
+Environment settings (the same for every folder):
+- `trim_blocks` + `lstrip_blocks`: a line that holds only a `{% ... %}` tag leaves nothing in the
+  output; `keep_trailing_newline`: a template's last newline is kept;
+- `StrictUndefined`: a name the Python side did not pass is an error, never an empty string;
+- no autoescaping (the output is C, not HTML).
+Writing C in jinja2: a brace right next to an expression is written `{ {{- x -}} }` (renders `{x}`).
+
+Filters: `c_comment` (a block of text as a C block comment), `plural` ("s" unless the count is
+1), `thousands` (a number rounded, with thousands separators: `63,330`).
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
+#: the codegen templates (tilewise/codegen/templates/*.j2)
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+
+
+def c_comment(text: str) -> str:
+    """`text` as a C block comment: `/*`, ` * line` for each line (trailing spaces dropped),
+    ` */` and a newline. Used as a block filter: `{% filter c_comment %}...{% endfilter %}`."""
+    lines = text.removesuffix("\n").split("\n")
+    return "/*\n" + "\n".join(f" * {line}".rstrip() for line in lines) + "\n */\n"
+
+
+def plural(n: int) -> str:
+    """The plural ending of a count: `{{ n }} transfer{{ n|plural }}`."""
+    return "" if n == 1 else "s"
+
+
+def thousands(v: float) -> str:
+    """`v` rounded to an integer with thousands separators (cycle counts)."""
+    return f"{v:,.0f}"
+
+
+def environment(folder: Path | None = None) -> Environment:
+    """The environment of the templates in `folder`, then the codegen folder (one per folder)."""
+    folder = Path(folder).resolve() if folder is not None else TEMPLATES
+    return _environment(None if folder == TEMPLATES else folder)
+
+
+@cache
+def _environment(folder: Path | None) -> Environment:
+    folders = [TEMPLATES] if folder is None else [folder, TEMPLATES]
+    env = Environment(loader=FileSystemLoader([str(f) for f in folders]), undefined=StrictUndefined,
+                      trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
+                      autoescape=False)
+    env.filters.update(c_comment=c_comment, plural=plural, thousands=thousands)
+    return env
+
+
+def render(name: str, folder: Path | None = None, /, **data: Any) -> str:
+    """The text of template `name` (looked up in `folder`, then the codegen folder) with `data`."""
+    return environment(folder).get_template(name).render(**data)
