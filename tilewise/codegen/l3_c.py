@@ -39,7 +39,7 @@ from ..bindings.base import Binding, LayerConstants
 from ..ir.layer import Layer, LayerGraph, LoopNest
 from ..schedule.l3 import L2Tile, L3Tiling
 from ..schedule.network import NetworkSchedule, TiledLayer
-from ..schedule.operands import REDUCING, whole_bytes
+from ..ir.operands import REDUCING, whole_bytes
 from ..schedule.placement import Placement
 from .layer_c import LayerEmit, emit_tiled, function_name
 from .templates import render

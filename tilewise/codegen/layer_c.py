@@ -31,7 +31,7 @@ from typing import Any
 
 from ..bindings.base import LayerConstants
 from ..ir.layer import Layer, LayerGraph
-from ..schedule.operands import whole_bytes
+from ..ir.operands import whole_bytes
 from ..schedule.space import REDUCING, LayerSchedule, fetch_count, inner_loops, operands
 from .templates import render
 

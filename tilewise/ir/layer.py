@@ -57,7 +57,7 @@ class LoopNest:
     IX: int = 1
     N: int = 1
     #: operand precisions in bits (input, weights, output): 8 or 16 today, packed 4/2-bit ready
-    #: (tile sizes in bytes come from schedule/operands.py, ⌈elements·bits/8⌉)
+    #: (tile sizes in bytes come from ir/operands.py, ⌈elements·bits/8⌉)
     x_bits: int = 8
     w_bits: int = 8
     y_bits: int = 8

@@ -28,7 +28,7 @@ from ..errors import TilewiseError
 from ..ir.layer import Layer, LayerGraph
 from ..schedule.api import get_tiler, schedule_placed
 from ..schedule.cost import energy_pj
-from ..schedule.operands import const_bytes
+from ..ir.operands import const_bytes
 from ..schedule.placement import Placement, place
 from ..schedule.space import LayerSchedule
 from ..targets.base import Target

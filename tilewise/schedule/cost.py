@@ -33,7 +33,7 @@ from ..errors import TilewiseError
 from ..ir.layer import LoopNest
 from ..targets.base import Target
 from ..targets.compute import tile_cycles
-from .operands import operand_bytes
+from ..ir.operands import operand_bytes
 from .placement import Placement
 from .space import (REDUCING, Buffer, DimTiling, LayerSchedule, Traffic, dim_size, loop_dims,
                     operands, plan_buffers, positions)

@@ -39,7 +39,7 @@ from ortools.sat.python import cp_model
 
 from ..errors import TilewiseError
 from ..ir.layer import LoopNest
-from .operands import whole_bytes
+from ..ir.operands import whole_bytes
 
 Objective = Literal["code", "paper", "dory2020"]
 OBJECTIVES: tuple[str, ...] = ("code", "paper", "dory2020")

@@ -40,7 +40,7 @@ from ..bindings.base import TileRules
 from ..errors import TilewiseError
 from ..ir.layer import LoopNest
 from ..memory.network import LayerStep, NetworkPlan, activation_buffers, plan_network
-from .operands import REDUCING, WEIGHTED, operand_bytes, weights_bytes
+from ..ir.operands import REDUCING, WEIGHTED, operand_bytes, weights_bytes
 from .space import positions
 
 Stage = Literal["none", "x", "w", "y", "wy", "x+w", "x+y", "x+wy"]

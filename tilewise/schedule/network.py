@@ -32,7 +32,7 @@ from ..partition import Partition, partition
 from ..targets.base import Target
 from .api import schedule_placed
 from .l3 import L2Tile, L3Tiling, NetworkL3, l3_dma, plan_memory
-from .operands import const_bytes
+from ..ir.operands import const_bytes
 from .placement import Placement
 from .space import REDUCING, LayerSchedule, hwc_chunks, iter_tiles
 

@@ -21,7 +21,7 @@ blob, 4-byte aligned where it starts:
     dwconv [FY][FX][k_t] at k0·FY·FX                           (channel-last per k tile, as
            tw_depthwise_s8 reads it)
 The blob's size is exactly the layer's constant bytes in the memory plan (weights + K·12,
-schedule/operands.py `const_bytes`), so an L3-streamed copy fits its planned L2 buffer. `check`
+ir/operands.py `const_bytes`), so an L3-streamed copy fits its planned L2 buffer. `check`
 gives the reason a layer's constants cannot take this layout (partition asks it before anything is
 scheduled); `layer_constants` builds the blob once `check` has passed.
 """
@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...ir.layer import Layer, LayerGraph
-from ...schedule.operands import weights_bytes
+from ...ir.operands import weights_bytes
 from ..base import ConstLayout, LayerConstants
 
 #: int32 words per channel the portable kernels read (bias + two requant words)

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..ir.layer import Layer, LoopNest
+from .layer import Layer, LoopNest
 
 #: geometries with a separate input-channel loop
 REDUCING = ("conv", "fc")
