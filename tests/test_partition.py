@@ -124,6 +124,14 @@ def test_stm32h7_weights_stay_in_flash(tmp_path, capsys):
     assert t["flash_bytes"] == consts > 0 and t["weights_l2_bytes"] == t["weights_l3_bytes"] == 0
     assert not any(b.kind == "weight" for b in ns.memory.plan.buffers)   # not in the RAM plan
     assert t["ram_bytes"] == ns.l1_bytes + t["peak_l2_bytes"]
+    # the generated project: constants in weights.c as const data, none of them in the L2 arena
+    code, out, _ = _run(["generate", model, "--target", "stm32h7", "-o", str(tmp_path / "k")],
+                        capsys)
+    m = json.loads((tmp_path / "k" / "tilewise.json").read_text())
+    assert code == 0 and f"{consts:,} B of constants in flash" in out
+    assert m["flash_bytes"] == consts and m["l2_image_bytes"] == 0
+    assert m["l2_arena_bytes"] == m["l2_peak_bytes"] == t["peak_l2_bytes"]
+    assert f"#define TW_NETWORK_FLASH_BYTES {consts}" in (tmp_path / "k" / "network.h").read_text()
     # gap8 has no flash for weights: they count in its L2 plan
     g8 = json.loads(_run(["analyze", model, "--target", "gap8", "--json"], capsys)[1])["totals"]
     assert g8["flash_bytes"] == 0 and g8["weights_l2_bytes"] == consts

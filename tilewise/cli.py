@@ -63,8 +63,9 @@ def _cmd_generate(args: argparse.Namespace) -> int:
     m = project.manifest
     print(f"tilewise: wrote {project.path} — {len(m['layers'])} layers for {m['target']} "
           f"(tiler {m['tiler']}): L1 arena {m['l1_bytes']:,} B, L2 arena {m['l2_arena_bytes']:,} B + "
-          f"{m['l2_image_bytes']:,} B of constants (plan peak {m['l2_peak_bytes']:,} B), L3 image "
-          f"{m['l3_bytes']:,} B, "
+          f"{m['l2_image_bytes']:,} B of constants (plan peak {m['l2_peak_bytes']:,} B), "
+          + (f"{m['flash_bytes']:,} B of constants in flash, " if m["flash_bytes"] else "")
+          + f"L3 image {m['l3_bytes']:,} B, "
           f"DMA {m['dma_bytes_predicted']:,} B per inference; build with `make -C {project.path}`")
     return 0
 

@@ -238,7 +238,9 @@ def _manifest(ns: NetworkSchedule, name: str, emits: list[LayerEmit], families: 
                                                         for t in ns.l3.tilings.values()),
         "l3_activation_bytes": ns.l3_plan.bytes,
         "l1_bytes": l1_bytes, "l2_arena_bytes": arena.size, "l2_arena_base": arena.base,
-        "l2_arena_holes": arena.holes, "l2_image_bytes": sum(k.size for _, k in image.values()),
+        "l2_arena_holes": arena.holes,
+        "l2_image_bytes": sum(k.size for i, (_, k) in image.items()
+                              if ns.placement(i).module.weights_from is None),
         "l2_peak_bytes": ns.memory.peak, "flash_bytes": ns.flash_bytes,
         "cores": cores, "sdk": target.sdk,
     }
@@ -275,7 +277,8 @@ def render(plan: ProjectPlan) -> dict[str, Content]:
     files["network.h"] = network_h(lg, m["input"]["bytes"], m["output"]["bytes"], plan.l1_bytes,
                                    plan.arena, m["l2_image_bytes"], plan.l3.size,
                                    m["dma_bytes_predicted"], plan.cores, target.name,
-                                   l3_act_base=plan.l3.act_base if plan.l3.size else 0)
+                                   l3_act_base=plan.l3.act_base if plan.l3.size else 0,
+                                   flash_bytes=m["flash_bytes"])
     files["network.c"] = network_c(lg, plan.arena, list(plan.emits), plan.consts,
                                    list(plan.l3.streams), plan.l3.size,
                                    [lg.tensors[l.output].nbytes for l in lg.layers], plan.l3.acts,
