@@ -115,7 +115,7 @@ def test_layer_files_show_and_follow_their_schedules(tmp_path, resnet16):
         if s.psum:
             seen_psum = True
             assert "TW_ACC_FIRST" in code and "psum" in code
-        assert f"tw_fork(CORES, body, a)" in code
+        assert "tw_fork(CORES, body, a)" in code
     assert seen_psum and seen_border
 
 

@@ -17,7 +17,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tilewise.errors import TilewiseError
 from tilewise.frontend import load_model
 from tilewise.golden import onnx_ops as g_onnx
 from tilewise.golden import pool as g_pool

@@ -3,7 +3,6 @@ formula, and the soundness of the bounds the model tiler prunes with."""
 
 from __future__ import annotations
 
-import itertools
 import random
 
 import numpy as np

@@ -4,7 +4,6 @@ arena, and the explicit per-tile plan (`iter_tiles`) against the class-based cos
 from __future__ import annotations
 
 import random
-from dataclasses import replace
 
 import numpy as np
 import pytest

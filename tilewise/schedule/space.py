@@ -54,7 +54,7 @@ from dataclasses import dataclass, field
 from typing import Iterator
 
 from ..ir.layer import LoopNest
-from ..ir.operands import REDUCING, WEIGHTED, Operand, operand_bytes, operands
+from ..ir.operands import REDUCING, operand_bytes, operands
 
 DIMS = ("n", "k", "c", "oy", "ox")
 ALIGN = 4
