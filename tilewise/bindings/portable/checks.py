@@ -3,7 +3,8 @@
 Every refusal the portable C could make is here, asked by partition before anything is scheduled,
 so `analyze` and `generate` give the same answer. A check returns a noun phrase ("an output clamp
 of [-200, 127]"); partition wraps it into one sentence naming the layer, module and kernel.
-The emission code (calls.py, s16.py) may assume its check passed.
+The emission code (weighted.py, elementwise.py, pool.py, untiled.py, s16.py) may assume its
+check passed: it asserts what it relies on, so a refusal that reaches emission is a bug.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...ir.layer import Layer, LayerGraph
+from ...ir.ops import Op
 from ...ir.params import OnnxMeanParams, OnnxSoftmaxParams
 from .common import batch_one, first, u8_offset
 
@@ -48,7 +50,7 @@ def weighted_s8(layer: Layer, lg: LayerGraph) -> str | None:
         return f"an input zero point of {pad + x_off}"
     if not (_in8(int(rq.qmin) - y_off) and _in8(int(rq.qmax) - y_off) and rq.qmin <= rq.qmax):
         return f"an output clamp of [{rq.qmin}, {rq.qmax}]"
-    if layer.op == "depthwise" and layer.nest.K != layer.nest.C:
+    if layer.op == Op.DEPTHWISE and layer.nest.K != layer.nest.C:
         return f"a depth multiplier of {layer.nest.K // max(layer.nest.C, 1)}"
     return batch_one(layer)
 
