@@ -89,6 +89,18 @@ def test_emission_writes_no_c_and_names_no_op_in_python():
     assert {p.name for p in TEMPLATES.glob("*.j2")} >= {"compute.c.j2", "whole_function.c.j2"}
 
 
+def test_an_int16_operand_of_an_8bit_elementwise_kernel_is_refused(tmp_path):
+    """The binding key names the first input and the output; checks.py refuses the other operand
+    when it is int16 (the int8 kernels would read it as bytes)."""
+    lg = _add_model(tmp_path)
+    (layer,) = lg.layers
+    assert checks.elementwise_s8(layer, lg) is None
+    other = layer.inputs[1]
+    wide = replace(lg, tensors={**lg.tensors, other: replace(lg.tensors[other], dtype="int16")})
+    assert checks.elementwise_s8(layer, wide) == "an int16 operand of an 8-bit add"
+    assert checks.broadcast_s8(layer, wide) == "an int16 operand of an 8-bit add"
+
+
 def test_what_a_check_refuses_is_an_assertion_in_emission(tmp_path):
     """A layer refused by its check reaching emission is a bug: an AssertionError, not C."""
     lg = _add_model(tmp_path)

@@ -35,6 +35,14 @@ def _offsets_agree(layer: Layer, tensors, names: tuple[str, ...]) -> str | None:
     return None
 
 
+def _no_int16(layer: Layer, tensors, names: tuple[str, ...]) -> str | None:
+    """The int8 elementwise kernels read every operand as 8-bit (the binding key only names the
+    first input and the output)."""
+    if any(tensors[t].dtype == "int16" for t in names):
+        return f"an int16 operand of an 8-bit {layer.op}"
+    return None
+
+
 # --- int8 conv2d / depthwise / fully_connected -------------------------------------------------
 
 def weighted_s8(layer: Layer, lg: LayerGraph) -> str | None:
@@ -114,7 +122,8 @@ def reshape(layer: Layer, lg: LayerGraph) -> str | None:
 
 def elementwise_s8(layer: Layer, lg: LayerGraph) -> str | None:
     """add / sub / mul (tflite), add (onnx) on two same-shaped activations, tiled."""
-    return first(batch_one(layer), _offsets_agree(layer, lg.tensors, layer.inputs))
+    return first(batch_one(layer), _no_int16(layer, lg.tensors, layer.inputs),
+                 _offsets_agree(layer, lg.tensors, layer.inputs))
 
 
 def broadcast_s8(layer: Layer, lg: LayerGraph) -> str | None:
@@ -125,7 +134,7 @@ def broadcast_s8(layer: Layer, lg: LayerGraph) -> str | None:
     if len(names) != 2 or not y.shape:
         return f"{layer.op} of {len(names)} operands"
     tensors = {**lg.tensors, **consts}
-    reason = _offsets_agree(layer, tensors, names)
+    reason = _no_int16(layer, tensors, names) or _offsets_agree(layer, tensors, names)
     if reason:
         return reason
     chans = int(y.shape[-1])

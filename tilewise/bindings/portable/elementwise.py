@@ -59,9 +59,10 @@ def add_sub_params(a: TfliteAddSubParams, zps: tuple[int, int, int], off: int) -
 def _stored(layer: Layer, lg: LayerGraph,
             names: tuple[str, ...]) -> tuple[tuple[int, int, int], int]:
     """The zero points of operands `names` and of the output as stored, and the storage offset
-    (all alike: checks._offsets_agree)."""
+    (all alike, none int16: checks._offsets_agree, checks._no_int16)."""
     offs = {u8_offset(lg, t) for t in (*names, layer.output)}
-    assert offs in ({0}, {128}), f"layer '{layer.name}': operands passed its check"
+    assert offs in ({0}, {128}) and all(lg.tensors[t].dtype != "int16" for t in names), \
+        f"layer '{layer.name}': operands passed its check"
     z0, z1, zo = (zero_point(lg, t) - u8_offset(lg, t) for t in (*names, layer.output))
     return (z0, z1, zo), offs.pop()
 
