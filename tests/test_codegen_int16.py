@@ -1,5 +1,5 @@
 """Generated C for TFLite 16x8 models (int16 activations, int8 weights, int64 bias and accumulation,
-codegen/s16.py + tw_kernels/tw_s16.h), built and run on the host: outputs bit-exact with the golden
+bindings/portable/s16.py + tw_kernels/tw_s16.h), built and run on the host: outputs bit-exact with the golden
 model and LiteRT BUILTIN_REF, L2<->L1 DMA bytes / transfers / chunks measured = predicted by the
 schedule (whose byte counts use LoopNest.x_bits / y_bits = 16), at L1 sizes that force tiles:
 conv 3x3 with padding, 1x1 stride 2, fully connected, conv -> fc, conv -> add / sub (residual).

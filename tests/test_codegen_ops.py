@@ -1,11 +1,11 @@
-"""Generated C for the op variants beyond plain int8 (codegen/kernel_calls.py), bit-exact.
+"""Generated C for the op variants beyond plain int8 (bindings/portable/), bit-exact.
 
 uint8 activations are stored biased, as u - 128, and run through the int8 kernels with lowered
-zero points and clamps (kernel_calls.py "uint8"). The first tests prove that re-bias exact on the
-golden model for every op it is used for (any zero point, all requant modes, all values); the
-validate tests then generate, build and run onnxruntime-quantized uint8 models (quantize_static,
-QDQ and QOperator, per tensor and per channel) and compare every output with the golden model
-and with onnxruntime.
+zero points and clamps (bindings/portable/common.py "uint8"). The first tests prove that re-bias
+exact on the golden model for every op it is used for (any zero point, all requant modes, all
+values); the validate tests then generate, build and run onnxruntime-quantized uint8 models
+(quantize_static, QDQ and QOperator, per tensor and per channel) and compare every output with
+the golden model and with onnxruntime.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def _lowered(rq: Requant) -> Requant:
 def test_uint8_rebias_of_weighted_layers_is_exact(seed, mode, kind):
     """conv / depthwise / dense on uint8 x with zero point zp, bias − zp·Σw, pads of zp equal the
     same layer on x − 128 with zp − 128 and bias + 128·Σw (constants.py), and every requant mode
-    with a uint8 output equals the lowered requant + 128 (kernel_calls.py requant_function)."""
+    with a uint8 output equals the lowered requant + 128 (bindings/portable/weighted.py requant_data)."""
     rng = np.random.default_rng(seed)
     zp_x, zp_y = (int(v) for v in rng.integers(0, 256, 2))
     qmin, qmax = (zp_y, 255) if rng.random() < 0.3 else (0, 255)

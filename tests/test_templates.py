@@ -9,7 +9,7 @@ import sys
 import jinja2
 import pytest
 
-from tilewise.codegen.templates import TEMPLATES, c_comment, environment, render
+from tilewise.codegen.templates import TEMPLATES, c_comment, c_float, environment, render
 
 
 def test_a_name_the_template_is_not_given_is_an_error():
@@ -27,6 +27,14 @@ def test_c_comment():
     assert c_comment("one\n\ntwo  \n") == "/*\n * one\n *\n * two\n */\n"
     t = environment().from_string("{% filter c_comment %}\nx = {{ x }}\n{% endfilter %}\nint y;\n")
     assert t.render(x=1) == "/*\n * x = 1\n */\nint y;\n"
+
+
+def test_c_float_is_the_exact_float32_value():
+    assert c_float(0.1) == "0x1.99999a0000000p-4f"          # float32(0.1), not the double
+    assert c_float(-2.5) == "-0x1.4000000000000p+1f"
+    assert c_float(0.0) == c_float(-0.0) == "0.0f"
+    t = environment().from_string("{{ [0.5, 1]|map('c_float')|join(', ') }};\n")
+    assert t.render() == "0x1.0000000000000p-1f, 0x1.0000000000000p+0f;\n"
 
 
 def test_guarded_writes_the_if_at_the_statement_indentation():

@@ -11,7 +11,7 @@ pattern, seed 001 Listing 1, README of codegen/c):
             other copy of their buffer; [single] issue the current tile's loads
     core 0: wait, right before use, for the current tile's loads and for the store that last
             used the output buffer
-    barrier; every core computes its share of the tile (kernel_calls.py `compute`); barrier
+    barrier; every core computes its share of the tile (its binding's `compute`); barrier
     core 0: store the output tile when it is complete (last input-channel tile)
 
 Loops whose dimension has a single tile are not emitted (their index is 0); the header comment

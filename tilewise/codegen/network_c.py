@@ -181,7 +181,7 @@ def network_c(lg: LayerGraph, arena: ArenaMap, emits: list[LayerEmit],
                           [l2(x) for x in layer.inputs], l2(layer.output),
                           l3_acts.get(layer.output), w,
                           streamed[i].l2_offset if w == "streamed" else None, out_sizes[i]))
-    # uint8 tensors are stored as u - 128 (bindings/portable/calls.py "uint8"): convert here
+    # uint8 tensors are stored as u - 128 (bindings/portable/common.py "uint8"): convert here
     u8_in, u8_out = (lg.tensors[t].dtype == "uint8" for t in (lg.inputs[0], lg.outputs[0]))
     return render("network.c.j2", lg=lg, arena=arena, rows=_arena_rows(arena), steps=steps,
                   l3_bytes=l3_bytes, streamed=bool(l3_streams), u8_in=u8_in, u8_out=u8_out,

@@ -20,7 +20,8 @@ Environment settings (the same for every folder):
 Writing C in jinja2: a brace right next to an expression is written `{ {{- x -}} }` (renders `{x}`).
 
 Filters: `c_comment` (a block of text as a C block comment), `plural` ("s" unless the count is
-1), `thousands` (a number rounded, with thousands separators: `63,330`).
+1), `thousands` (a number rounded, with thousands separators: `63,330`), `c_float` (the exact C
+literal of a number's float32 value: `0x1.99999ap-4f`).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 #: the codegen templates (tilewise/codegen/templates/*.j2)
@@ -52,6 +54,15 @@ def thousands(v: float) -> str:
     return f"{v:,.0f}"
 
 
+def c_float(v: float) -> str:
+    """A C float literal that is exactly the float32 value of `v` (a hex float, C99): what a
+    float32 constant of the reference runtime is in the generated C."""
+    f = float(np.float32(v))
+    if f == 0.0:
+        return "0.0f"
+    return f"{f.hex()}f"
+
+
 def environment(folder: Path | None = None) -> Environment:
     """The environment of the templates in `folder`, then the codegen folder (one per folder)."""
     folder = Path(folder).resolve() if folder is not None else TEMPLATES
@@ -64,7 +75,7 @@ def _environment(folder: Path | None) -> Environment:
     env = Environment(loader=FileSystemLoader([str(f) for f in folders]), undefined=StrictUndefined,
                       trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
                       autoescape=False)
-    env.filters.update(c_comment=c_comment, plural=plural, thousands=thousands)
+    env.filters.update(c_comment=c_comment, plural=plural, thousands=thousands, c_float=c_float)
     return env
 
 

@@ -138,7 +138,7 @@ def _lower_other(graph: Graph, node: Node) -> Layer:
         extra = dict(FY=iy, FX=ix)
     elif op in (Op.ADD, Op.SUB, Op.MUL) and len(node.inputs) == 2 and all(
         graph.tensors[i].shape == y.shape and not graph.tensors[i].is_const for i in node.inputs
-    ):   # two same-shape activations; a constant operand runs untiled (codegen kernel_calls.py)
+    ):   # two same-shape activations; a constant operand runs untiled (portable elementwise.py)
         kind = "add"
     nest = LoopNest(kind=kind, K=k, C=c, OY=oy, OX=ox, IY=iy, IX=ix, N=n, x_bits=_bits(x), w_bits=8, y_bits=_bits(y), **extra)
     inputs = tuple(i for i in node.inputs if i and not graph.tensors[i].is_const)

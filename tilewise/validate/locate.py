@@ -32,7 +32,7 @@ def first_difference(lg: LayerGraph, manifest: dict[str, Any], x: np.ndarray,
         got = np.frombuffer(dump[pos:pos + n], dtype=stored)
         pos += n
         want = np.asarray(golden[layer.output]).reshape(-1).astype(np.int64)
-        if lg.tensors[layer.output].dtype == "uint8":   # stored as u - 128 (codegen kernel_calls.py)
+        if lg.tensors[layer.output].dtype == "uint8":   # stored as u - 128 (bindings/portable/common.py)
             want = want - 128
         want = want.astype(stored)
         diff = np.flatnonzero(got != want)

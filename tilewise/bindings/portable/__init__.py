@@ -3,7 +3,7 @@
 `bindings(cost)` returns the family's bindings for a module whose kernels are priced by `cost`
 (a targets.kernels model). The table, one binding per row (mode "any" = every semantics mode):
 
-| binding            | op               | modes              | bits (x/w→y) | geometry | C (calls.py / s16.py) |
+| binding            | op               | modes              | bits (x/w→y) | geometry | C                     |
 |--------------------|------------------|--------------------|--------------|----------|-----------------------|
 | conv2d_s8          | conv2d           | tflite, onnx, shift| 8x8→8        | conv     | tw_conv2d_s8 (im2col + 4x2), tw_conv1x1_s8 |
 | depthwise_s8       | depthwise        | tflite, onnx, shift| 8x8→8        | dwconv   | tw_depthwise_s8       |
@@ -26,20 +26,36 @@ conv2d's L1 scratch is its im2col buffer: two receptive fields per core, 2·FY·
 (tw_conv.h), none for 1×1. Output-channel tiles at L3→L2 are multiples of 4 when K allows (the
 4×2 MatMul's channel blocks). The 16x8 kernels are not cut at L3→L2 and keep C whole when a
 partial sum could exceed int32 (checks.s16_rules); untiled ops run whole on the L2 tensors.
+
+Emission: each binding has its own emit function — weighted.py (conv2d_s8, depthwise_s8,
+fully_connected_s8), s16.py (the 16x8 bindings), elementwise.py (add, sub, mul, tiled and
+broadcast), pool.py (the pools), untiled.py (softmax, logistic, concat, reshape) — which computes
+the call's data (kernel name, parameters, zero points, clamps, tables) and renders the family's
+template of that kernel (templates/*.j2, common.render). A tiled kernel's C is its static
+helpers and `compute(t, m, flags, core, cores)` (compute.c.j2), which gets the tile's position
+(`tw_tile_pos_t`: channel, row and column ranges and the input spans with their pads) and its
+buffers (`tw_tile_bufs_t`), so that the tiled loop nest (codegen/layer_c.py) and layers run
+whole on L2 call the same code; an untiled op's is the whole layer function
+(whole_function.c.j2). The kernels' call contracts are the headers of `c/`. Every emit function
+runs after its binding's check (checks.py) passed: it asserts what the check guarantees, so an
+AssertionError there is a bug, never a user error. uint8 tensors run through the int8 kernels
+stored biased (common.py).
 """
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Mapping
 
 import numpy as np
 
 from ...ir.layer import Layer, LayerGraph, LoopNest
+from ...ir.ops import Op
 from ..base import Binding, BindingKey, LayerConstants, Precision, TileRules
-from . import checks, constants
+from . import checks, constants, elementwise, pool, s16, untiled, weighted
 from .common import FAMILY, S8, S16
 
 Check = Callable[[Layer, LayerGraph], "str | None"]
+Emit = Callable[[Layer, LayerGraph, LayerConstants | None], str]
 
 
 def im2col_bytes(nest: LoopNest, cores: int, k, c, oy, ox):
@@ -49,18 +65,6 @@ def im2col_bytes(nest: LoopNest, cores: int, k, c, oy, ox):
     if nest.FY * nest.FX == 1:
         return zero
     return zero + cores * 2 * nest.FY * nest.FX * np.asarray(c)
-
-
-def _compute(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
-    from .calls import compute_function
-
-    return compute_function(layer, lg, consts)
-
-
-def _whole(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
-    from .calls import other_body
-
-    return other_body(layer, lg)
 
 
 TILED = TileRules()
@@ -76,52 +80,71 @@ def bindings(cost, *, depthwise_input_bytes_per_cycle: float = 0.0) -> tuple[Bin
     runtime reorders it on the way in (gap9's MATCH model; Binding.x_dma_bytes_per_cycle)."""
     out: list[Binding] = []
 
-    def add(name: str, op: str, modes: tuple[str | None, ...], prec: Precision, kind: str,
-            check: Check, *, whole: bool = False, **kw) -> None:
+    def add(name: str, op: Op, modes: tuple[str | None, ...], prec: Precision, kind: str,
+            check: Check, *, emit: Emit | Mapping[str | None, Emit], whole: bool = False,
+            **kw) -> None:
+        """One binding per mode (named with the mode when there are several); `emit` per mode
+        where the modes' kernels differ."""
         for mode in modes:
             suffix = f"_{mode}" if len(modes) > 1 else ""
             out.append(Binding(
                 family=FAMILY, name=name + suffix, key=BindingKey(op, mode, prec, kind),
-                cost=cost, check=check, emit=_whole if whole else _compute,
+                cost=cost, check=check, emit=emit[mode] if isinstance(emit, Mapping) else emit,
                 whole_function=whole, **kw))
 
     rq = ("tflite", "onnx", "shift")
     p8w, p16w = Precision(S8, 8, S8), Precision(S16, 8, S16, acc=64)
     p8, p16 = Precision(S8, 0, S8), Precision(S16, 0, S16)
-    add("conv2d_s8", "conv2d", rq, p8w, "conv", checks.weighted_s8, scratch=im2col_bytes,
-        consts=constants.layout("k.fy.fx.c"), tiles=WEIGHTED)
-    add("depthwise_s8", "depthwise", rq, p8w, "dwconv", checks.weighted_s8,
-        consts=constants.layout("fy.fx.k"), tiles=WEIGHTED,
+    add("conv2d_s8", Op.CONV2D, rq, p8w, "conv", checks.weighted_s8, emit=weighted.conv2d_s8,
+        scratch=im2col_bytes, consts=constants.layout("k.fy.fx.c"), tiles=WEIGHTED)
+    add("depthwise_s8", Op.DEPTHWISE, rq, p8w, "dwconv", checks.weighted_s8,
+        emit=weighted.depthwise_s8, consts=constants.layout("fy.fx.k"), tiles=WEIGHTED,
         x_dma_bytes_per_cycle=depthwise_input_bytes_per_cycle)
-    add("fully_connected_s8", "fully_connected", rq, p8w, "fc", checks.weighted_s8,
-        consts=constants.layout("k.c"), tiles=WEIGHTED)
-    add("conv2d_s16", "conv2d", ("tflite",), p16w, "conv", checks.weighted_s16,
-        consts=constants.layout("k.fy.fx.c"), tiles=NO_L3, layer_rules=checks.s16_rules)
-    add("fully_connected_s16", "fully_connected", ("tflite",), p16w, "fc", checks.weighted_s16,
-        consts=constants.layout("k.c"), tiles=NO_L3, layer_rules=checks.s16_rules)
-    for op in ("add", "sub", "mul"):
-        modes = ("tflite", "onnx") if op == "add" else ("tflite",)
-        add(f"{op}_s8", op, modes, p8, "add", checks.elementwise_s8, tiles=TILED)
-        add(f"{op}_broadcast_s8", op, modes, p8, "other", checks.broadcast_s8, whole=True,
-            tiles=UNTILED)
-    for op in ("add", "sub"):
-        add(f"{op}_s16", op, ("tflite",), p16, "add", checks.elementwise_s16, tiles=NO_L3)
-    add("avg_pool_s8", "avg_pool", ("tflite",), p8, "pool", checks.avg_pool_tflite)
-    add("avg_pool_onnx_s8", "avg_pool", ("onnx",), p8, "pool", checks.avg_pool_onnx)
-    add("max_pool_s8", "max_pool", (None,), p8, "pool", checks.max_pool)
-    add("global_avg_pool_s8", "global_avg_pool", ("tflite",), p8, "gap", checks.gap_tflite)
-    add("global_avg_pool_onnx_s8", "global_avg_pool", ("onnx",), p8, "gap", checks.gap_onnx)
-    add("softmax_s8", "softmax", ("tflite",), p8, "other", checks.softmax_tflite, whole=True,
-        tiles=UNTILED)
-    add("softmax_onnx_s8", "softmax", ("onnx",), p8, "other", checks.softmax_onnx, whole=True,
-        tiles=UNTILED)
-    add("logistic_s8", "logistic", ("tflite",), p8, "other", checks.logistic, whole=True,
-        tiles=UNTILED)
-    add("concat_s8", "concat", ("onnx",), p8, "other", checks.concat_onnx, whole=True,
-        tiles=UNTILED)
-    for p in (p8, p16):
-        add("reshape" if p is p8 else "reshape_s16", "reshape", (None,), p, "other",
-            checks.reshape, whole=True, tiles=UNTILED)
+    add("fully_connected_s8", Op.FULLY_CONNECTED, rq, p8w, "fc", checks.weighted_s8,
+        emit=weighted.fully_connected_s8, consts=constants.layout("k.c"), tiles=WEIGHTED)
+    add("conv2d_s16", Op.CONV2D, ("tflite",), p16w, "conv", checks.weighted_s16,
+        emit=s16.conv2d_s16, consts=constants.layout("k.fy.fx.c"), tiles=NO_L3,
+        layer_rules=checks.s16_rules)
+    add("fully_connected_s16", Op.FULLY_CONNECTED, ("tflite",), p16w, "fc", checks.weighted_s16,
+        emit=s16.fully_connected_s16, consts=constants.layout("k.c"), tiles=NO_L3,
+        layer_rules=checks.s16_rules)
+    add("add_s8", Op.ADD, ("tflite", "onnx"), p8, "add", checks.elementwise_s8,
+        emit={"tflite": elementwise.add_s8, "onnx": elementwise.add_onnx_s8}, tiles=TILED)
+    add("add_broadcast_s8", Op.ADD, ("tflite", "onnx"), p8, "other", checks.broadcast_s8,
+        emit={"tflite": elementwise.add_broadcast_s8, "onnx": elementwise.add_broadcast_onnx_s8},
+        whole=True, tiles=UNTILED)
+    add("sub_s8", Op.SUB, ("tflite",), p8, "add", checks.elementwise_s8, emit=elementwise.sub_s8,
+        tiles=TILED)
+    add("sub_broadcast_s8", Op.SUB, ("tflite",), p8, "other", checks.broadcast_s8,
+        emit=elementwise.sub_broadcast_s8, whole=True, tiles=UNTILED)
+    add("mul_s8", Op.MUL, ("tflite",), p8, "add", checks.elementwise_s8, emit=elementwise.mul_s8,
+        tiles=TILED)
+    add("mul_broadcast_s8", Op.MUL, ("tflite",), p8, "other", checks.broadcast_s8,
+        emit=elementwise.mul_broadcast_s8, whole=True, tiles=UNTILED)
+    add("add_s16", Op.ADD, ("tflite",), p16, "add", checks.elementwise_s16, emit=s16.add_s16,
+        tiles=NO_L3)
+    add("sub_s16", Op.SUB, ("tflite",), p16, "add", checks.elementwise_s16, emit=s16.sub_s16,
+        tiles=NO_L3)
+    add("avg_pool_s8", Op.AVG_POOL, ("tflite",), p8, "pool", checks.avg_pool_tflite,
+        emit=pool.avg_pool_s8)
+    add("avg_pool_onnx_s8", Op.AVG_POOL, ("onnx",), p8, "pool", checks.avg_pool_onnx,
+        emit=pool.avg_pool_onnx_s8)
+    add("max_pool_s8", Op.MAX_POOL, (None,), p8, "pool", checks.max_pool, emit=pool.max_pool_s8)
+    add("global_avg_pool_s8", Op.GLOBAL_AVG_POOL, ("tflite",), p8, "gap", checks.gap_tflite,
+        emit=pool.global_avg_pool_s8)
+    add("global_avg_pool_onnx_s8", Op.GLOBAL_AVG_POOL, ("onnx",), p8, "gap", checks.gap_onnx,
+        emit=pool.global_avg_pool_onnx_s8)
+    add("softmax_s8", Op.SOFTMAX, ("tflite",), p8, "other", checks.softmax_tflite,
+        emit=untiled.softmax_s8, whole=True, tiles=UNTILED)
+    add("softmax_onnx_s8", Op.SOFTMAX, ("onnx",), p8, "other", checks.softmax_onnx,
+        emit=untiled.softmax_onnx_s8, whole=True, tiles=UNTILED)
+    add("logistic_s8", Op.LOGISTIC, ("tflite",), p8, "other", checks.logistic,
+        emit=untiled.logistic_s8, whole=True, tiles=UNTILED)
+    add("concat_s8", Op.CONCAT, ("onnx",), p8, "other", checks.concat_onnx,
+        emit=untiled.concat_s8, whole=True, tiles=UNTILED)
+    for name, p in (("reshape", p8), ("reshape_s16", p16)):
+        add(name, Op.RESHAPE, (None,), p, "other", checks.reshape, emit=untiled.reshape,
+            whole=True, tiles=UNTILED)
     return tuple(out)
 
 

@@ -3,7 +3,8 @@
 Every refusal the portable C could make is here, asked by partition before anything is scheduled,
 so `analyze` and `generate` give the same answer. A check returns a noun phrase ("an output clamp
 of [-200, 127]"); partition wraps it into one sentence naming the layer, module and kernel.
-The emission code (calls.py, s16.py) may assume its check passed.
+The emission code (weighted.py, elementwise.py, pool.py, untiled.py, s16.py) may assume its
+check passed: it asserts what it relies on, so a refusal that reaches emission is a bug.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...ir.layer import Layer, LayerGraph
+from ...ir.ops import Op
 from ...ir.params import OnnxMeanParams, OnnxSoftmaxParams
 from .common import batch_one, first, u8_offset
 
@@ -33,6 +35,14 @@ def _offsets_agree(layer: Layer, tensors, names: tuple[str, ...]) -> str | None:
     return None
 
 
+def _no_int16(layer: Layer, tensors, names: tuple[str, ...]) -> str | None:
+    """The int8 elementwise kernels read every operand as 8-bit (the binding key only names the
+    first input and the output)."""
+    if any(tensors[t].dtype == "int16" for t in names):
+        return f"an int16 operand of an 8-bit {layer.op}"
+    return None
+
+
 # --- int8 conv2d / depthwise / fully_connected -------------------------------------------------
 
 def weighted_s8(layer: Layer, lg: LayerGraph) -> str | None:
@@ -48,7 +58,7 @@ def weighted_s8(layer: Layer, lg: LayerGraph) -> str | None:
         return f"an input zero point of {pad + x_off}"
     if not (_in8(int(rq.qmin) - y_off) and _in8(int(rq.qmax) - y_off) and rq.qmin <= rq.qmax):
         return f"an output clamp of [{rq.qmin}, {rq.qmax}]"
-    if layer.op == "depthwise" and layer.nest.K != layer.nest.C:
+    if layer.op == Op.DEPTHWISE and layer.nest.K != layer.nest.C:
         return f"a depth multiplier of {layer.nest.K // max(layer.nest.C, 1)}"
     return batch_one(layer)
 
@@ -112,7 +122,8 @@ def reshape(layer: Layer, lg: LayerGraph) -> str | None:
 
 def elementwise_s8(layer: Layer, lg: LayerGraph) -> str | None:
     """add / sub / mul (tflite), add (onnx) on two same-shaped activations, tiled."""
-    return first(batch_one(layer), _offsets_agree(layer, lg.tensors, layer.inputs))
+    return first(batch_one(layer), _no_int16(layer, lg.tensors, layer.inputs),
+                 _offsets_agree(layer, lg.tensors, layer.inputs))
 
 
 def broadcast_s8(layer: Layer, lg: LayerGraph) -> str | None:
@@ -123,7 +134,7 @@ def broadcast_s8(layer: Layer, lg: LayerGraph) -> str | None:
     if len(names) != 2 or not y.shape:
         return f"{layer.op} of {len(names)} operands"
     tensors = {**lg.tensors, **consts}
-    reason = _offsets_agree(layer, tensors, names)
+    reason = _no_int16(layer, tensors, names) or _offsets_agree(layer, tensors, names)
     if reason:
         return reason
     chans = int(y.shape[-1])

@@ -7,7 +7,7 @@ blob, 4-byte aligned where it starts:
 
 - per-channel block of a k tile (the `b` operand, one DMA chunk): three int32 arrays of k_t
   entries — bias (with −zp_x·Σw folded in, ir/layer.py; + 128·Σw when the input is uint8, which
-  the generated C stores biased as x − 128, calls.py "uint8"), then two requant words
+  the generated C stores biased as x − 128, common.py "uint8"), then two requant words
   (BYTES_PER_CHANNEL = 12 bytes per channel, the binding's `ConstLayout.bytes_per_channel`):
     tflite:  M0 (Q31 multiplier), shift (exponent, + = left)                     (tw_requant.h)
     shift:   k (multiplier), λ (added after the multiply); the right shifts d (one per channel,

@@ -1,0 +1,162 @@
+"""The portable family's int8 elementwise kernels: add, sub and mul, tiled (two same-shaped
+activations: the `compute()` of a layer of kind "add") or broadcast (untiled: the whole layer
+function).
+
+| layer op (mode)           | kernel                            | golden                     |
+|---------------------------|-----------------------------------|----------------------------|
+| add / sub / mul (tflite)  | tw_add_s8 / tw_sub_s8 / tw_mul_s8 | golden/elementwise.py      |
+| add (onnx)                | tw_add_onnx_s8 (uint8: _u8)       | golden/onnx_ops.py add     |
+| add / sub / mul with a per-channel vector, scalar or constant operand | the elementwise kernel once per pixel | as above |
+
+A broadcast layer runs on one core on the L2 tensors: the kernel once per output pixel on its C
+elements, a per-channel vector operand at the same address every time; its constant operands
+are arrays of the layer file, emitted as the tensor is stored (uint8: value − 128).
+Templates: elementwise_s8.c.j2 (tiled), elementwise_broadcast_s8.c.j2; the kernels' PARAMS:
+add_params.j2 (shared with the int16 add and sub, s16.py), mul_params.j2, add_onnx_params.j2.
+
+uint8 (common.py): the tflite kernels compute x − zp in int32, add the output zero point to an
+integer and clamp, so they are exact on the biased storage with every zero point and the clamp
+lowered by 128. onnx add computes with the uint8 values in float32 (tw_add_onnx_u8 converts the
+stored bytes back and clamps in uint8 values). int8 and uint8 operands never mix in one kernel
+(checks.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any, Callable
+
+import numpy as np
+
+from ...ir.layer import Layer, LayerGraph
+from ...ir.params import OnnxAddParams, TfliteAddSubParams, TfliteMulParams
+from ...ir.tensor import dtype_range
+from ..base import LayerConstants
+from .common import render, u8_offset, zero_point
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """One elementwise kernel call: the function, its PARAMS template and data, and which node
+    input is the kernel's first operand (onnx add: the full-size one)."""
+
+    name: str
+    params: str
+    p: dict[str, Any]
+    swap: bool = False
+
+
+def add_sub_params(a: TfliteAddSubParams, zps: tuple[int, int, int], off: int) -> dict[str, Any]:
+    """The data of add_params.j2: operand and output zero points `zps` as stored, the clamp
+    lowered by `off` (128 for uint8)."""
+    (m1, m2), (s1, s2) = a.input_multipliers, a.input_shifts
+    return dict(a_zp=zps[0], a_mult=int(m1), a_shift=int(s1), b_zp=zps[1], b_mult=int(m2),
+                b_shift=int(s2), left_shift=int(a.left_shift), out_mult=int(a.output_multiplier),
+                out_shift=int(a.output_shift), out_zp=zps[2], qmin=int(a.qmin) - off,
+                qmax=int(a.qmax) - off)
+
+
+def _stored(layer: Layer, lg: LayerGraph,
+            names: tuple[str, ...]) -> tuple[tuple[int, int, int], int]:
+    """The zero points of operands `names` and of the output as stored, and the storage offset
+    (all alike, none int16: checks._offsets_agree, checks._no_int16)."""
+    offs = {u8_offset(lg, t) for t in (*names, layer.output)}
+    assert offs in ({0}, {128}) and all(lg.tensors[t].dtype != "int16" for t in names), \
+        f"layer '{layer.name}': operands passed its check"
+    z0, z1, zo = (zero_point(lg, t) - u8_offset(lg, t) for t in (*names, layer.output))
+    return (z0, z1, zo), offs.pop()
+
+
+def _add_sub(layer: Layer, lg: LayerGraph, names: tuple[str, ...], name: str) -> Kernel:
+    a = layer.params
+    assert isinstance(a, TfliteAddSubParams)
+    zps, off = _stored(layer, lg, names)
+    return Kernel(name, "add_params.j2", add_sub_params(a, zps, off))
+
+
+def _add_tflite(layer: Layer, lg: LayerGraph, names: tuple[str, ...]) -> Kernel:
+    return _add_sub(layer, lg, names, "tw_add_s8")
+
+
+def _sub_tflite(layer: Layer, lg: LayerGraph, names: tuple[str, ...]) -> Kernel:
+    return _add_sub(layer, lg, names, "tw_sub_s8")
+
+
+def _mul_tflite(layer: Layer, lg: LayerGraph, names: tuple[str, ...]) -> Kernel:
+    a = layer.params
+    assert isinstance(a, TfliteMulParams)
+    (z0, z1, zo), off = _stored(layer, lg, names)
+    return Kernel("tw_mul_s8", "mul_params.j2",
+                  dict(a_zp=z0, b_zp=z1, out_mult=int(a.output_multiplier),
+                       out_shift=int(a.output_shift), out_zp=zo, qmin=int(a.qmin) - off,
+                       qmax=int(a.qmax) - off))
+
+
+def _add_onnx(layer: Layer, lg: LayerGraph, names: tuple[str, ...]) -> Kernel:
+    a = layer.params
+    assert isinstance(a, OnnxAddParams)
+    _, off = _stored(layer, lg, names)
+    lo, hi = dtype_range(lg.tensors[layer.output].dtype)
+    p = dict(ratio_a=a.ratio_a, ratio_b=a.ratio_b, fixed=a.fixed, qmin=max(lo, int(a.qmin)),
+             qmax=min(hi, int(a.qmax)))
+    return Kernel("tw_add_onnx_u8" if off else "tw_add_onnx_s8", "add_onnx_params.j2", p,
+                  swap=a.a_index == 1)
+
+
+KernelOf = Callable[[Layer, LayerGraph, tuple[str, ...]], Kernel]
+
+
+def _tiled(layer: Layer, lg: LayerGraph, kernel_of: KernelOf) -> str:
+    """compute(): the kernel on every element of the tile."""
+    k = kernel_of(layer, lg, layer.inputs)
+    return render("elementwise_s8.c.j2", kernel=k.name, params=k.params, p=k.p,
+                  operands=("x2", "x") if k.swap else ("x", "x2"))
+
+
+def _broadcast(layer: Layer, lg: LayerGraph, kernel_of: KernelOf) -> str:
+    """The whole layer function: the kernel once per output pixel (module docstring; checks.py
+    broadcast_s8 passed: two operands, each full-size or a per-channel vector, a constant also a
+    scalar)."""
+    names, consts = layer.node_inputs, layer.const_inputs
+    y = lg.tensors[layer.output]
+    assert len(names) == 2 and y.shape, f"layer '{layer.name}' passed its check"
+    chans = int(y.shape[-1])
+    view = replace(lg, tensors={**lg.tensors, **consts})
+    operands, constants, acts = [], [], iter(("x", "x2"))
+    for i, nm in enumerate(names):
+        t = view.tensors[nm]
+        size = int(np.prod(t.shape, dtype=np.int64)) if t.shape else 1
+        full = tuple(t.shape) == tuple(y.shape)
+        if nm in consts:
+            vals = np.broadcast_to(np.asarray(t.data, dtype=np.int64).reshape(-1),
+                                   (size if size != 1 else chans,)) - u8_offset(view, nm)
+            constants.append(dict(index=i, data=[int(v) for v in vals]))
+        operands.append(dict(constant=nm in consts, index=i,
+                             act=None if nm in consts else next(acts), per_pixel=full and size > 1))
+    k = kernel_of(layer, view, names)
+    return render("elementwise_broadcast_s8.c.j2", op=str(layer.op), mode=str(layer.mode),
+                  pixels=y.nbytes // max(chans, 1), channels=chans, constants=constants,
+                  operands=operands[::-1] if k.swap else operands, kernel=k.name,
+                  params=k.params, p=k.p)
+
+
+def _emit(place: Callable[[Layer, LayerGraph, KernelOf], str], kernel_of: KernelOf,
+          name: str) -> Callable[[Layer, LayerGraph, LayerConstants | None], str]:
+    """The emit function `name` of a binding: `place` (_tiled or _broadcast) of the kernel call
+    `kernel_of` gives."""
+    def emit(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
+        return place(layer, lg, kernel_of)
+
+    emit.__name__ = emit.__qualname__ = name
+    return emit
+
+
+#: the bindings' emit functions (bindings/portable/__init__.py)
+add_s8 = _emit(_tiled, _add_tflite, "add_s8")
+sub_s8 = _emit(_tiled, _sub_tflite, "sub_s8")
+mul_s8 = _emit(_tiled, _mul_tflite, "mul_s8")
+add_onnx_s8 = _emit(_tiled, _add_onnx, "add_onnx_s8")
+add_broadcast_s8 = _emit(_broadcast, _add_tflite, "add_broadcast_s8")
+sub_broadcast_s8 = _emit(_broadcast, _sub_tflite, "sub_broadcast_s8")
+mul_broadcast_s8 = _emit(_broadcast, _mul_tflite, "mul_broadcast_s8")
+add_broadcast_onnx_s8 = _emit(_broadcast, _add_onnx, "add_broadcast_onnx_s8")
