@@ -1,4 +1,4 @@
-"""The C kernel library (tilewise/codegen/c/tw_kernels) against the golden model, bit for bit.
+"""The portable C kernel library (tilewise/bindings/portable/c) against the golden model, bit for bit.
 
 The kernels and the host HAL are built once per session with the system compiler under
 -std=c99 -Wall -Wextra -Werror -pedantic and called through ctypes (tests/tw_kernel_calls.py) on

@@ -81,7 +81,7 @@ static inline int32_t tw_clamp32(int32_t x, int32_t lo, int32_t hi)
 
 /* uint8 <-> biased int8 storage (u - 128) of a uint8 tensor, in place: flip every sign bit. The
  * generated network applies it to a uint8 input after copying it in and to a uint8 output
- * (tilewise/codegen/kernel_calls.py "uint8"). */
+ * (tilewise/bindings/portable/common.py, the uint8 storage convention). */
 static inline void tw_flip_sign_bits(void *p, uint32_t bytes)
 {
     uint8_t *b = (uint8_t *)p;
