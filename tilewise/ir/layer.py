@@ -22,7 +22,7 @@ import numpy as np
 from .ops import Op
 from .params import Mode, OpParams, check_layer_params
 from .requant import Requant
-from .tensor import Tensor
+from .tensor import Tensor, bits_to_bytes
 
 LayerKind = Literal["conv", "dwconv", "fc", "add", "pool", "gap", "other"]
 
@@ -158,7 +158,7 @@ class Layer:
 
     @property
     def weight_bytes(self) -> int:
-        w = 0 if self.weights is None else (int(self.weights.size) * self.nest.w_bits + 7) // 8
+        w = 0 if self.weights is None else bits_to_bytes(int(self.weights.size), self.nest.w_bits)
         b = 0 if self.bias is None else int(self.bias.size) * 4
         return w + b
 

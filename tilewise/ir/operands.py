@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .layer import Layer, LoopNest
+from .tensor import bits_to_bytes
 
 #: geometries with a separate input-channel loop
 REDUCING = ("conv", "fc")
@@ -53,11 +54,6 @@ def operands(nest: LoopNest, const_bytes_per_channel: int = 12) -> tuple[Operand
         ops.append(Operand("b", frozenset({"k"})))
     ops.append(y)
     return tuple(ops)
-
-
-def bits_to_bytes(elems: Any, bits: int) -> Any:
-    """Bytes of `elems` elements of `bits` bits, packed (⌈elems·bits/8⌉)."""
-    return (elems * bits + 7) // 8
 
 
 def whole_bytes(bits: int) -> int:

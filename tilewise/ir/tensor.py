@@ -33,6 +33,11 @@ def dtype_bits(dtype: str) -> int:
     return np_dtype(dtype).itemsize * 8
 
 
+def bits_to_bytes(elems, bits: int):
+    """Bytes of `elems` elements of `bits` bits, packed (⌈elems·bits/8⌉); ints or numpy arrays."""
+    return (elems * bits + 7) // 8
+
+
 def nhwc_view(shape: tuple[int, ...]) -> tuple[int, int, int, int]:
     """(N, H, W, C) view of an activation shape of rank 0-4 (missing dims are 1; rank 3 is N, W, C)."""
     s = tuple(int(d) for d in shape)
