@@ -173,12 +173,23 @@ class ConstLayout:
 @dataclass(frozen=True)
 class Family:
     """A kernel family: its name, the folder of C sources copied into every project that uses it
-    (as `project_dir/`), and the header a layer file includes."""
+    (as `project_dir/`), the header a layer file includes, and the families whose C it builds on
+    (copied with it: e.g. a SIMD family reusing the portable family's argument structs)."""
 
     name: str
     c_dir: Path
     project_dir: str
     header: str
+    requires: tuple[Family, ...] = ()
+
+    def closure(self) -> tuple[Family, ...]:
+        """The families this one needs, dependencies first, then itself."""
+        out: dict[str, Family] = {}
+        for f in self.requires:
+            for g in f.closure():
+                out.setdefault(g.name, g)
+        out.setdefault(self.name, self)
+        return tuple(out.values())
 
 
 @dataclass(frozen=True, eq=False)

@@ -201,8 +201,8 @@ def plan_project(ns: NetworkSchedule, model_name: str | None = None) -> ProjectP
         emits[i] = driver(i, lg.layers[i], ns, lay,
                           _where(ns, i, arena, l3, w_tiled, i in streamed or i in consts))
     image = {i: (lg.layers[i].name, k) for i, k in consts.items() if lg.layers[i].name not in in_l3}
-    families = tuple({ns.placement(i).binding.family.name: ns.placement(i).binding.family
-                      for i in range(len(lg.layers))}.values())
+    families = tuple({f.name: f for i in range(len(lg.layers))
+                      for f in ns.placement(i).binding.family.closure()}.values())
     extra = tuple(g for lay in l3_layers.values() for g in lay.emits)
     name = model_name or lg.name
     manifest = _manifest(ns, name, emits, families, arena, l3, image, l1_bytes, cores)
