@@ -18,6 +18,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 C_ROOT = REPO / "tilewise" / "codegen" / "c"
 KERNELS = REPO / "tilewise" / "bindings" / "portable" / "c"
+PULP = REPO / "tilewise" / "bindings" / "pulp" / "c"
 HAL = C_ROOT / "tw_hal"
 TESTS_C = REPO / "tests" / "c"
 PMSIS_STUB = REPO / "tests" / "pmsis_stub"
@@ -41,6 +42,10 @@ def build_dir() -> Path:
 
 def kernel_sources() -> list[Path]:
     return sorted(KERNELS.glob("*.c"))
+
+
+def pulp_sources() -> list[Path]:
+    return sorted(PULP.glob("*.c"))
 
 
 def run_cc(args: list[str]) -> None:

@@ -46,10 +46,20 @@ _SIGNATURES = {
 }
 
 
-def load_library() -> ctypes.CDLL:
-    sources = build.kernel_sources() + [build.HAL / "tw_hal_host.c", build.TESTS_C / "kernel_shim.c"]
-    lib = ctypes.CDLL(str(build.build_shared("twkernels", sources, [build.KERNELS, build.HAL])))
-    for name, (res, args) in _SIGNATURES.items():
+def load_library(family: str = "portable") -> ctypes.CDLL:
+    """The shim library of a kernel family: "portable" (tests/c/kernel_shim.c) or "pulp" (the same
+    entry points running the pulp kernels, tests/c/pulp_shim.c; the portable kernels it builds on
+    are linked too)."""
+    hal = [build.HAL / "tw_hal_host.c"]
+    if family == "pulp":
+        sources = build.kernel_sources() + build.pulp_sources() + hal + [build.TESTS_C / "pulp_shim.c"]
+        includes = [build.KERNELS, build.PULP, build.HAL, build.TESTS_C]
+    else:
+        sources = build.kernel_sources() + hal + [build.TESTS_C / "kernel_shim.c"]
+        includes = [build.KERNELS, build.HAL]
+    lib = ctypes.CDLL(str(build.build_shared(f"tw{family}", sources, includes)))
+    signatures = dict(_SIGNATURES, **({"shim_pulp_shift32": (None, [I])} if family == "pulp" else {}))
+    for name, (res, args) in signatures.items():
         fn = getattr(lib, name)
         fn.restype = res
         fn.argtypes = args

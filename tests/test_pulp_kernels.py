@@ -1,0 +1,221 @@
+"""The pulp kernel family's C (tilewise/bindings/pulp/c) on the host, against the golden model.
+
+The host build is the kernels' portable C path (TW_PULP_ASM 0: the XpulpV2 operations as inline
+C functions, the same code path the cluster runs). tests/c/pulp_shim.c gives it the entry points
+of the portable shim, so the portable family's kernel tests (tests/test_c_kernels.py) run here
+unchanged against the pulp library — random tiles, every requant mode, border tiles with their
+own pads, C-tiled partial sums, 1, 3 and 8 cores, the MLPerf Tiny layers — except the geometries
+the generated code never passes (dilation, depth multipliers: templates/window.j2, checks.py).
+Then what is the pulp family's own: its 32-bit MultiplyByQuantizedMultiplier, shift mode's 32- and
+64-bit kernels at the edges of int32, its depthwise layout and ring buffer, uint8 storage, and the
+work split on tiles smaller than the core count.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tilewise.golden.conv import dense_acc
+from tilewise.golden.fixedpoint import multiply_by_quantized_multiplier, multiply_by_quantized_multiplier_single
+from tilewise.golden.requant import apply_requant
+from tilewise.ir.requant import Requant
+
+from . import tw_kernel_calls as kc
+from .test_c_kernels import (  # noqa: F401  (pytest collects them here, with this module's lib)
+    CONV_CASES, CORES, DW_CASES, MODES, conv_acc, conv_tiled, make_requant, random_conv, requantized,
+    run_windowed_tiled, seed, test_conv_positive_shift_and_onnx_ties, test_conv_single_tile,
+    test_conv_tiled_with_border_pads_and_partial_sums, test_depthwise_tiled, test_elementwise,
+    test_fully_connected, test_global_avgpool_as_full_window_average_pool,
+    test_global_avgpool_as_tflite_mean_in_pixel_tiles, test_global_avgpool_onnx_in_pixel_tiles,
+    test_mlperf_layers_match_golden, test_pointwise_matches_golden_and_conv2d,
+    test_pointwise_with_padding, test_pool_tiled, tiles_of)
+from .tw_kernel_calls import Window
+
+
+@pytest.fixture(scope="session")
+def lib():
+    return kc.load_library("pulp")
+
+
+@pytest.fixture(autouse=True)
+def _generated_geometries_only(request):
+    """Skip the portable tests' dilated and depth-multiplier cases (the generated code passes
+    neither to a kernel)."""
+    params = getattr(getattr(request.node, "callspec", None), "params", {})
+    case = params.get("case")
+    if case in CONV_CASES and CONV_CASES[case][7] != (1, 1):
+        pytest.skip("dilation: generated code passes 1")
+    if case in DW_CASES and (DW_CASES[case][3] != 1 or DW_CASES[case][7] != (1, 1)):
+        pytest.skip("depth multiplier / dilation: generated code passes 1")
+
+
+@pytest.fixture()
+def shift32(lib):
+    lib.shim_pulp_shift32(1)
+    yield
+    lib.shim_pulp_shift32(0)
+
+
+# ------------------------------------------------------------------------------ requantization
+
+def test_mbqm_32bit_matches_golden(lib):
+    """tw_pulp_requant.h's MultiplyByQuantizedMultiplier (double and single rounding) on random
+    and extreme int32 values, every multiplier but -2^31 (refused by the bindings)."""
+    rng = np.random.default_rng(11)
+    x = np.concatenate([rng.integers(-(1 << 31), 1 << 31, 3000), rng.integers(-5000, 5000, 1000),
+                        [-(1 << 31), (1 << 31) - 1, 0, -1, 1] * 4])
+    m = rng.integers(-(1 << 31) + 1, 1 << 31, x.size)
+    m[: x.size // 2] = rng.integers(1 << 30, 1 << 31, x.size // 2)
+    m[-20:] = [(1 << 31) - 1, 1 << 30, -(1 << 31) + 1, 1, 0] * 4
+    shift = rng.integers(-31, 13, x.size)
+    for single, fn in ((0, multiply_by_quantized_multiplier), (1, multiply_by_quantized_multiplier_single)):
+        want = fn(x, m, shift)
+        got = np.array([lib.shim_mbqm(int(a), int(b), int(s), single) for a, b, s in zip(x, m, shift)])
+        assert np.array_equal(got, want), single
+
+
+def shift_requant(k, d, lam, zp=3, qmin=-128, qmax=127) -> Requant:
+    n = len(k)
+    return Requant("shift", multiplier=np.asarray(k, np.int64), shift=np.broadcast_to(np.asarray(d), (n,)).copy(),
+                   zero_point=zp, qmin=qmin, qmax=qmax, bias=np.asarray(lam, np.int64))
+
+
+@pytest.mark.parametrize("cores", CORES)
+def test_shift_mode_64bit_edges(lib, cores):
+    """Shift mode where k·acc + lambda needs 64 bits: products near ±2^62, right shifts 0..63,
+    values far beyond int32 that saturate, lambda at the int32 edges."""
+    rng = np.random.default_rng(seed(("shift64", cores)))
+    rows, c, k = 3, 64, 24
+    x = rng.integers(-128, 128, (rows, c)).astype(np.int8)
+    wt = rng.integers(-127, 128, (k, c)).astype(np.int8)
+    bias = rng.integers(-(1 << 30), 1 << 30, k).astype(np.int32)
+    acc = dense_acc(x, wt, bias, 0, 0)
+    kk = rng.integers(-(1 << 31), 1 << 31, k)
+    kk[:4] = [(1 << 31) - 1, -(1 << 31), 1, -1]
+    d = np.concatenate([[0, 1, 31, 32, 33, 62, 63], rng.integers(0, 64, k - 7)])
+    lam = rng.integers(-(1 << 31), 1 << 31, k)
+    lam[:2] = [(1 << 31) - 1, -(1 << 31)]
+    rq = Requant("shift", multiplier=kk.astype(np.int64), shift=d.astype(np.int64), zero_point=-5,
+                 qmin=-128, qmax=127, bias=lam.astype(np.int64))
+    want = requantized(acc, rq)
+    assert 0 < (want == 127).sum() and 0 < (want == -128).sum() and 0 < ((want > -128) & (want < 127)).sum()
+    assert np.array_equal(kc.fully_connected(lib, x, wt, bias, kc.RequantArrays(rq), cores), want)
+
+
+@pytest.mark.parametrize("cores", CORES)
+def test_shift_mode_32bit_kernels(lib, shift32, cores):
+    """TW_PULP_RQ_SHIFT32 (one p.mac and a shift) on layers where k·acc + lambda fits int32 for
+    every accumulator (what the binding proves before choosing it): conv, 1x1, dense, depthwise."""
+    rng = np.random.default_rng(seed(("shift32", cores)))
+    x, wt, bias, zp_x = random_conv(rng, 7, 6, 9, 10, 3, 3)
+    acc = conv_acc(x, wt, bias, (1, 1), (1, 1, 1, 1), (1, 1), zp_x)
+    bound = int(np.abs(acc).max()) + 1
+    k = rng.integers(1, (1 << 30) // bound, 10)
+    d = rng.integers(8, 40, 10)
+    lam = rng.integers(-(1 << 29), 1 << 29, 10)
+    rq = shift_requant(k, d, lam)
+    want = requantized(acc, rq)
+    got = conv_tiled(lib, x, wt, bias, rq, (1, 1), (1, 1, 1, 1), (1, 1), zp_x, (3, 4, 10, 9), cores)
+    assert np.array_equal(got, want)
+    acc1 = conv_acc(x, wt[:, 1:2, 1:2, :], bias, (1, 1), (0,) * 4, (1, 1), zp_x)
+    got1 = conv_tiled(lib, x, wt[:, 1:2, 1:2, :].copy(), bias, rq, (1, 1), (0,) * 4, (1, 1), zp_x,
+                      (7, 6, 10, 9), cores, pointwise=True)
+    assert np.array_equal(got1, requantized(acc1, rq))
+    flat = x.reshape(-1, 9)[:5]
+    dacc = dense_acc(flat, wt[:, 0, 0, :], bias, 0, 0)
+    got_fc = kc.fully_connected(lib, flat, wt[:, 0, 0, :], bias, kc.RequantArrays(rq), cores)
+    assert np.array_equal(got_fc, requantized(dacc, rq))
+
+
+# ------------------------------------------------------------------------------ depthwise
+
+# (H, W, C, FY, FX, stride, pads, tiles (rows, cols, channels)): multiplier 1, the pulp layout
+PULP_DW_CASES = {
+    "3x3_s1_same": (10, 9, 13, 3, 3, (1, 1), (1, 1, 1, 1), (4, 4, 5)),
+    "3x3_s2": (11, 12, 16, 3, 3, (2, 2), (1, 1, 1, 1), (3, 5, 16)),
+    "5x5_s2_asym": (11, 12, 5, 5, 5, (2, 2), (2, 2, 1, 2), (3, 2, 2)),
+    "7x7_s3": (13, 9, 3, 7, 7, (3, 3), (3, 2, 3, 3), (2, 3, 1)),
+    "3x1_s1": (6, 5, 8, 3, 1, (1, 1), (1, 0, 1, 0), (6, 5, 8)),
+    "1x5_s12": (5, 13, 6, 1, 5, (1, 2), (0, 2, 0, 2), (2, 3, 3)),
+    "2x2_s3_one_row": (2, 10, 7, 2, 2, (3, 3), (0, 0, 0, 1), (1, 4, 7)),
+}
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("case", list(PULP_DW_CASES))
+def test_depthwise_layouts_and_strides(lib, case, mode):
+    h, w, c, fy, fx, stride, pads, tiles = PULP_DW_CASES[case]
+    rng = np.random.default_rng(seed((case, mode, "pulp")))
+    x, wt, bias, zp_x = random_conv(rng, h, w, c, 0, fy, fx, depthwise_mult=1)
+    acc = conv_acc(x, wt, bias, stride, pads, (1, 1), zp_x, groups=c)
+    rq = make_requant(mode, acc, rng)
+    want = requantized(acc, rq)
+    w_hwk = wt[..., 0].transpose(1, 2, 0)
+    for cores in CORES:
+        got = np.zeros_like(want)
+
+        def call(win, xt, box):
+            for c0, c1 in tiles_of(c, tiles[2]):
+                got[box[0]:box[1], box[2]:box[3], c0:c1] = kc.depthwise(
+                    lib, win, xt[..., c0:c1], w_hwk[..., c0:c1], bias[c0:c1], 1,
+                    kc.RequantArrays(rq, c0, c1), zp_x, cores)
+
+        run_windowed_tiled(lib, x, fy, fx, stride, pads, (1, 1), tiles[:2], call)
+        assert np.array_equal(got, want), cores
+
+
+# ------------------------------------------------------------------------------ uint8 storage
+
+@pytest.mark.parametrize("mode", MODES)
+def test_uint8_storage(lib, mode):
+    """conv, 1x1, depthwise and dense on uint8 tensors stored biased (u − 128): the kernels see
+    x − 128, a pad value zp − 128, a bias raised by 128·Σw and an output zero point and clamp
+    lowered by 128, and give the golden uint8 output − 128."""
+    rng = np.random.default_rng(seed(("uint8", mode)))
+    for kind in ("conv", "pointwise", "depthwise", "dense"):
+        fy = fx = 1 if kind in ("pointwise", "dense") else 3
+        c = 12
+        k = c if kind == "depthwise" else 7
+        xu = rng.integers(0, 256, (6, 5, c))
+        zp_x = int(rng.integers(0, 256))
+        wt = rng.integers(-127, 128, (k, fy, fx, 1 if kind == "depthwise" else c)).astype(np.int8)
+        sw = wt.astype(np.int64).sum(axis=(1, 2, 3))
+        bias = rng.integers(-3000, 3000, k) - zp_x * sw
+        pads = (1, 1, 1, 1) if kind in ("conv", "depthwise") else (0,) * 4
+        groups = c if kind == "depthwise" else 1
+        acc = conv_acc(xu, wt, bias, (1, 1), pads, (1, 1), zp_x, groups=groups)
+        rq = make_requant(mode, acc, rng)
+        zp = int(rng.integers(0, 256))
+        rq = Requant(rq.mode, rq.multiplier, rq.shift, zp, zp if rng.random() < 0.5 else 0, 255,
+                     scale=rq.scale, bias=rq.bias, rounding=rq.rounding)
+        want = apply_requant(acc, rq)
+        stored_rq = Requant(rq.mode, rq.multiplier, rq.shift, zp - 128, rq.qmin - 128, rq.qmax - 128,
+                            scale=rq.scale, bias=rq.bias, rounding=rq.rounding)
+        xs = (xu - 128).astype(np.int8)
+        bs = (bias + 128 * sw).astype(np.int32)
+        ra = kc.RequantArrays(stored_rq)
+        if kind == "depthwise":
+            win = Window(6, 5, 6, 5, 3, 3, pads=pads)
+            got = kc.depthwise(lib, win, xs, wt[..., 0].transpose(1, 2, 0), bs, 1, ra, zp_x - 128, 8)
+        elif kind == "dense":
+            got = kc.fully_connected(lib, xs.reshape(-1, c), wt[:, 0, 0, :], bs, ra, 8).reshape(want.shape)
+        else:
+            win = Window(6, 5, 6, 5, fy, fx, pads=pads)
+            got = kc.conv(lib, win, xs, wt, bs, ra, zp_x - 128, 8, pointwise=kind == "pointwise")
+        assert np.array_equal(got.astype(np.int64) + 128, want), kind
+
+
+# ------------------------------------------------------------------------------ work split
+
+@pytest.mark.parametrize("cores", (3, 8))
+def test_tiles_smaller_than_the_core_count(lib, cores):
+    """One to three output pixels on 8 cores: the conv splits the pixel pairs' channels into
+    groups, the pools split channel words, the dense layer neurons — results unchanged."""
+    rng = np.random.default_rng(seed(("small", cores)))
+    for oh, ow, k in ((1, 1, 37), (1, 2, 9), (1, 3, 64), (2, 1, 3)):
+        x, wt, bias, zp_x = random_conv(rng, oh + 2, ow + 2, 6, k, 3, 3)
+        acc = conv_acc(x, wt, bias, (1, 1), (0,) * 4, (1, 1), zp_x)
+        rq = make_requant("tflite", acc, rng)
+        got = kc.conv(lib, Window(oh + 2, ow + 2, oh, ow, 3, 3), x, wt, bias, kc.RequantArrays(rq), zp_x, cores)
+        assert np.array_equal(got, requantized(acc, rq)), (oh, ow, k)

@@ -1,0 +1,29 @@
+/*
+ * tw_pulp.h — the pulp kernel family: int8 kernels for the RI5CY / XpulpV2 8-core cluster
+ * (GAP8, GAP9, pulp-open), PULP-NN's structure (seed 004 ch. 3), bit-exact with the golden model
+ * and with the portable family, whose argument structs and constants layout they take
+ * (tw_kernels.h). One include for generated code.
+ *
+ *   tw_pulp_isa.h          XpulpV2 operations as inline functions (asm on RISC-V, C elsewhere)
+ *   tw_pulp_requant.h      32-bit requantization, one inlined call per output, mode fixed at
+ *                          compile time
+ *   tw_pulp_common.h       core split, im2col / row movers
+ *   tw_pulp_conv.h         conv2d (im2col + 4x2 MatMul), 1x1 conv, fully connected
+ *   tw_pulp_depthwise.h    depthwise, SIMD along kernel rows
+ *   tw_pulp_elementwise.h  add / sub / mul (TFLite)
+ *   tw_pulp_pool.h         max / average / global average pooling, channel SIMD
+ * Sources to compile: every .c of this folder and of the portable family's (tw_kernels/).
+ */
+#ifndef TW_PULP_H
+#define TW_PULP_H
+
+#include "tw_kernels.h"
+#include "tw_pulp_isa.h"
+#include "tw_pulp_requant.h"
+#include "tw_pulp_common.h"
+#include "tw_pulp_conv.h"
+#include "tw_pulp_depthwise.h"
+#include "tw_pulp_elementwise.h"
+#include "tw_pulp_pool.h"
+
+#endif /* TW_PULP_H */

@@ -1,0 +1,148 @@
+/*
+ * tw_pulp_conv.c — int8 conv2d (im2col + 4x2 MatMul) and 1x1 conv of one HWC tile on the RI5CY
+ * cluster (contract in tw_pulp_conv.h; seed 004 §3.3.1–3.3.3).
+ */
+#include "tw_pulp_conv.h"
+
+#include "tw_pulp_common.h"
+#include "tw_pulp_matmul.h"
+
+static int round4(int n)
+{
+    return (n + 3) & ~3;
+}
+
+size_t tw_pulp_conv2d_s8_scratch(const tw_window_t *win, int in_c, int n_cores)
+{
+    return (size_t)n_cores * 2u * (size_t)round4(win->k_h * win->k_w * in_c);
+}
+
+/* The receptive field of output pixel p into col: per kernel row, the taps inside the tile are
+ * one contiguous run of the HWC buffer (copied at once), those outside are the pad value. */
+static void im2col_pixel(const tw_conv_args_t *a, int p, int8_t *col)
+{
+    const tw_window_t *g = &a->win;
+    int c = a->in_c, row = g->k_w * c;
+    int oy = p / g->out_w, ox = p - oy * g->out_w;
+    int iy = oy * g->s_h - g->pad_t, ix = ox * g->s_w - g->pad_l;
+    int lo = ix < 0 ? -ix : 0;                                    /* first tap inside */
+    int hi = g->in_w - ix < g->k_w ? g->in_w - ix : g->k_w;       /* one past the last */
+    int fy, inside;
+    if (hi < lo)
+        hi = lo;
+    inside = (hi - lo) * c;
+    for (fy = 0; fy < g->k_h; fy++, iy++, col += row) {
+        if (iy < 0 || iy >= g->in_h || inside == 0) {
+            tw_pulp_fill(col, a->pad_value, row);
+            continue;
+        }
+        if (lo > 0)
+            tw_pulp_fill(col, a->pad_value, lo * c);
+        tw_pulp_copy(col + lo * c, a->in + ((size_t)iy * g->in_w + ix + lo) * c, inside);
+        if (hi < g->k_w)
+            tw_pulp_fill(col + hi * c, a->pad_value, (g->k_w - hi) * c);
+    }
+}
+
+/* The input pixel read by output pixel p of a 1x1 conv, or NULL when it lies in the padding. */
+static const int8_t *pointwise_column(const tw_conv_args_t *a, int p)
+{
+    const tw_window_t *g = &a->win;
+    int oy = p / g->out_w;
+    int iy = oy * g->s_h - g->pad_t, ix = (p - oy * g->out_w) * g->s_w - g->pad_l;
+    if (iy < 0 || iy >= g->in_h || ix < 0 || ix >= g->in_w)
+        return NULL;
+    return a->in + ((size_t)iy * g->in_w + (size_t)ix) * a->in_c;
+}
+
+/* A padded pixel of a 1x1 conv: every input value is pad_value, acc += pad_value·sum(w[k]). */
+TW_PULP_INLINE void pad_pixel(const tw_conv_args_t *a, int p, int k0, int k1,
+                              const tw_pulp_sink_t *s, const int mode)
+{
+    int k, j;
+    for (k = k0; k < k1; k++) {
+        const int8_t *wk = a->w + (size_t)k * a->in_c;
+        int32_t acc[2];
+        tw_pulp_acc_init(s, k, 1, p, 0, 0, acc);
+        for (j = 0; j < a->in_c; j++)
+            acc[0] += a->pad_value * wk[j];
+        tw_pulp_finish(s, k, 1, p, 0, 0, acc, mode);
+    }
+}
+
+/* The output channels [k0, k1) of pixels p and p + 1 (when `two`) of a 1x1 conv. */
+TW_PULP_INLINE void pointwise_pair(const tw_conv_args_t *a, int p, int two, int k0, int k1,
+                                   const tw_pulp_sink_t *s, const int mode)
+{
+    const int8_t *c0 = pointwise_column(a, p), *c1 = two ? pointwise_column(a, p + 1) : NULL;
+    if (c0 && (c1 || !two)) {
+        tw_pulp_mm_cols(c0, c1, p, p + 1, a->w, a->in_c, k0, k1, s, mode);
+        return;
+    }
+    if (c0)
+        tw_pulp_mm_cols(c0, NULL, p, 0, a->w, a->in_c, k0, k1, s, mode);
+    else
+        pad_pixel(a, p, k0, k1, s, mode);
+    if (two && c1)
+        tw_pulp_mm_cols(c1, NULL, p + 1, 0, a->w, a->in_c, k0, k1, s, mode);
+    else if (two)
+        pad_pixel(a, p + 1, k0, k1, s, mode);
+}
+
+/* Both kernels: the tile's pixel pairs (x channel groups when pairs < cores), this core's run
+ * (tw_pulp_common.h). im2col != 0: build the pair's receptive fields in the core's buffers. */
+TW_PULP_INLINE void conv_tile(const tw_pulp_conv_args_t *t, int core, int cores,
+                              const int im2col, const int mode)
+{
+    const tw_conv_args_t *a = &t->a;
+    const tw_window_t *g = &a->win;
+    tw_pulp_sink_t s = tw_pulp_sink(a->bias, a->psum, a->out, a->out_c, a->acc_flags, &t->rq);
+    int len = im2col ? g->k_h * g->k_w * a->in_c : a->in_c;
+    int8_t *col0 = im2col ? a->im2col + (size_t)core * 2u * (size_t)round4(len) : NULL;
+    int8_t *col1 = col0 ? col0 + round4(len) : NULL;
+    int pixels = g->out_h * g->out_w, pairs = (pixels + 1) >> 1;
+    int blocks = (a->out_c + 3) >> 2;
+    int groups = tw_pulp_groups(pairs, blocks, cores);
+    int begin, end, it, pair, grp, built = -1;
+
+    tw_pulp_share(pairs * groups, core, cores, &begin, &end);
+    pair = begin / groups;
+    grp = begin - pair * groups;
+    for (it = begin; it < end; it++) {
+        int p = 2 * pair, two = p + 1 < pixels, b0, b1, k0, k1;
+        tw_pulp_group_blocks(blocks, grp, groups, &b0, &b1);
+        k0 = 4 * b0;
+        k1 = 4 * b1 < a->out_c ? 4 * b1 : a->out_c;
+        if (im2col) {
+            if (built != pair) {
+                im2col_pixel(a, p, col0);
+                if (two)
+                    im2col_pixel(a, p + 1, col1);
+                built = pair;
+            }
+            tw_pulp_mm_cols(col0, two ? col1 : NULL, p, p + 1, a->w, len, k0, k1, &s, mode);
+        } else {
+            pointwise_pair(a, p, two, k0, k1, &s, mode);
+        }
+        if (++grp == groups) {
+            grp = 0;
+            pair++;
+        }
+    }
+}
+
+#define TW_PULP_CONV_DEF(name, mode)                                                        \
+    void tw_pulp_conv2d_s8_##name(const tw_pulp_conv_args_t *a, int core_id, int n_cores)    \
+    {                                                                                       \
+        conv_tile(a, core_id, n_cores, 1, mode);                                            \
+    }                                                                                       \
+    void tw_pulp_conv1x1_s8_##name(const tw_pulp_conv_args_t *a, int core_id, int n_cores)   \
+    {                                                                                       \
+        conv_tile(a, core_id, n_cores, 0, mode);                                            \
+    }
+
+TW_PULP_CONV_DEF(tflite, TW_RQ_TFLITE)
+TW_PULP_CONV_DEF(tflite_single, TW_RQ_TFLITE_SINGLE)
+TW_PULP_CONV_DEF(shift, TW_RQ_SHIFT)
+TW_PULP_CONV_DEF(shift32, TW_PULP_RQ_SHIFT32)
+TW_PULP_CONV_DEF(onnx, TW_RQ_ONNX)

@@ -1,0 +1,43 @@
+/*
+ * tw_pulp_requant.c — the requantization words of tw_pulp_requant.h from a portable tw_requant_t:
+ * the derivation bindings/pulp/constants.py makes at compile time, in C (for callers that hold a
+ * tw_requant_t, e.g. the tests' shim). Per-channel arrays are read at index k, or 0 for every
+ * channel when rq->per_channel is 0.
+ */
+#include "tw_pulp_requant.h"
+
+#include <string.h>
+
+void tw_pulp_rq_words(const tw_requant_t *rq, int n, int mode, int32_t *words)
+{
+    int k;
+    for (k = 0; k < n; k++) {
+        int i = rq->per_channel ? k : 0;
+        int32_t m = 0, a = 0, b = 0, c = 0;
+        if (mode == TW_RQ_TFLITE) {
+            tw_pulp_rqch_t t = tw_pulp_rq_tflite(rq->mult[i], rq->shift[i]);
+            m = t.m;
+            a = t.a;
+            b = t.b;
+            c = t.c;
+        } else if (mode == TW_RQ_TFLITE_SINGLE) {
+            c = 31 - rq->shift[i];
+            m = rq->mult[i];
+            a = c <= 32 ? (int32_t)((uint32_t)1 << (c - 1)) : 0;
+            b = c > 32 ? (int32_t)((uint32_t)1 << (c - 33)) : 0;
+        } else if (mode == TW_RQ_SHIFT || mode == TW_PULP_RQ_SHIFT32) {
+            m = rq->mult[i];
+            a = rq->lambda ? rq->lambda[i] : 0;
+            b = a < 0 ? -1 : 0;
+            c = rq->shift[i];
+            if (mode == TW_PULP_RQ_SHIFT32 && c > 31)
+                c = 31;
+        } else {
+            memcpy(&m, &rq->scale[i], sizeof m);
+        }
+        words[k] = m;
+        words[n + k] = a;
+        words[2 * n + k] = b;
+        words[3 * n + k] = c;
+    }
+}

@@ -1,0 +1,183 @@
+/*
+ * tw_pulp_requant.h — requantization of an int32 accumulator to int8 in 32-bit arithmetic, one
+ * inlined call per output, the mode fixed at compile time: bit-exact with tilewise/golden/
+ * requant.py and golden/fixedpoint.py, the portable tw_requant.h's contract.
+ *
+ * Each output channel's requantization is four int32 words (m, a, b, c) derived at compile time
+ * (bindings/pulp/constants.py; tw_pulp_rq_words() is the same derivation in C), so that a kernel
+ * loads them instead of recomputing shifts and masks for every block of outputs:
+ *   TW_RQ_TFLITE  m = M0, a = left = max(shift, 0), b = e = max(-shift, 0), c = 2^e - 1.
+ *                 MBQM(acc) = RoundingDivideByPOT(SRDHM(acc << left, M0), e), double rounding.
+ *                 SRDHM(x, M0) = round(x·M0 / 2^31) with ties away from zero and the C division's
+ *                 truncation equals floor((x·M0 + 2^30) / 2^31) for every product (both branches
+ *                 of the nudge give it): 2·mulh + (((lo >> 30) + 1) >> 1) with lo the low product
+ *                 word. The one product it misses, (-2^31)·(-2^31), needs M0 = -2^31, which the
+ *                 bindings refuse (TFLite's QuantizeMultiplier never makes one).
+ *                 RDBPOT(x, e) = (x >> e) + ((x & c) > (c >> 1) + (x < 0)) (gemmlowp's form).
+ *   TW_RQ_TFLITE_SINGLE  m = M0, c = total = 31 - shift in [1, 62], (b:a) = 2^(total-1) as a
+ *                 high and a low word: round(acc·M0 / 2^total), ties up, is the 64-bit sum of
+ *                 the product (mulh:mul) and (b:a) with a carry, shifted: a funnel shift, or
+ *                 the high word alone when total >= 32.
+ *   TW_RQ_SHIFT   m = k, (b:a) = lambda sign-extended, c = d in [0, 63]: floor((k·acc + lambda)
+ *                 / 2^d) with 64-bit semantics, the same two-word sum and shift, saturated to
+ *                 int32 when the 64-bit value does not fit (the clamp then gives the golden
+ *                 model's answer).
+ *   TW_PULP_RQ_SHIFT32  m = k, a = lambda, c = min(d, 31): the same when k·acc + lambda fits
+ *                 int32 for every accumulator the layer can produce (the binding proves it from
+ *                 the weights and bias, bindings/pulp/constants.py): one p.mac and one shift —
+ *                 PULP-NN's QntPack "(k·φ + λ) >> d" (seed 004 §3.3.1, footnote 2).
+ *   TW_RQ_ONNX    m = the float32 bits of the scale: round half to even of (float)acc · scale in
+ *                 float32 (soft-float on rv32imc: correct and slow), as tw_requant.h.
+ * Then y = clamp(r, qmin - zp, qmax - zp) + zp: clamp(r + zp, qmin, qmax) without the int32
+ * overflow of r + zp.
+ *
+ * Layout (tw_pulp_rq_t): the words of a tile's n output channels as four arrays of n words,
+ * m[0..n), a[0..n), b[0..n), c[0..n), indexed by tile-local channel.
+ */
+#ifndef TW_PULP_REQUANT_H
+#define TW_PULP_REQUANT_H
+
+#include <math.h>
+#include <stdint.h>
+
+#include "tw_pulp_isa.h"
+#include "tw_requant.h"
+
+/* shift mode in 32 bits (see above); the other modes keep tw_requant.h's numbers */
+#define TW_PULP_RQ_SHIFT32 4
+
+/* A tile's requantization: its channels' words and the output zero point and clamp. */
+typedef struct {
+    const int32_t *words;      /* 4·n words: m[n], a[n], b[n], c[n] */
+    int n;
+    int32_t zero_point, qmin, qmax;
+} tw_pulp_rq_t;
+
+/* One output channel's words. */
+typedef struct {
+    int32_t m, a, b, c;
+} tw_pulp_rqch_t;
+
+/* The output clamp as tw_pulp_rq applies it: clamp(r, lo, hi) + zp. */
+typedef struct {
+    int32_t lo, hi, zp;
+} tw_pulp_clip_t;
+
+/* The words of n channels of a tw_requant_t for `mode` into words[4·n] (the C twin of
+ * bindings/pulp/constants.py; for tests and for callers holding a tw_requant_t). */
+void tw_pulp_rq_words(const tw_requant_t *rq, int n, int mode, int32_t *words);
+
+TW_PULP_INLINE tw_pulp_clip_t tw_pulp_clip(int32_t qmin, int32_t qmax, int32_t zp)
+{
+    tw_pulp_clip_t c;
+    c.lo = qmin - zp;
+    c.hi = qmax - zp;
+    c.zp = zp;
+    return c;
+}
+
+/* Channel k's words. */
+TW_PULP_INLINE tw_pulp_rqch_t tw_pulp_rq_channel(const int32_t *words, int n, int k)
+{
+    tw_pulp_rqch_t c;
+    c.m = words[k];
+    c.a = words[n + k];
+    c.b = words[2 * n + k];
+    c.c = words[3 * n + k];
+    return c;
+}
+
+/* The words of TFLite's MultiplyByQuantizedMultiplier(x, m0, shift) (TW_RQ_TFLITE). */
+TW_PULP_INLINE tw_pulp_rqch_t tw_pulp_rq_tflite(int32_t m0, int32_t shift)
+{
+    tw_pulp_rqch_t c;
+    c.m = m0;
+    c.a = shift > 0 ? shift : 0;
+    c.b = shift > 0 ? 0 : -shift;
+    c.c = (int32_t)(((uint32_t)1 << c.b) - 1u);
+    return c;
+}
+
+/* p.mac: acc + a*b (one cycle; mul is two on RI5CY). */
+TW_PULP_INLINE int32_t tw_pulp_mac(int32_t acc, int32_t a, int32_t b)
+{
+#if TW_PULP_ASM
+    __asm__(".insn r 0x33, 0, 0x21, %0, %1, %2" : "+r"(acc) : "r"(a), "r"(b));
+    return acc;
+#else
+    return (int32_t)((uint32_t)acc + (uint32_t)a * (uint32_t)b);
+#endif
+}
+
+/* SaturatingRoundingDoublingHighMul for x·m != (-2^31)·(-2^31): floor((x·m + 2^30) / 2^31). */
+TW_PULP_INLINE int32_t tw_pulp_srdhm(int32_t x, int32_t m)
+{
+    uint32_t lo = (uint32_t)x * (uint32_t)m;
+    return (int32_t)(((uint32_t)tw_pulp_mulh(x, m) << 1) + (((lo >> 30) + 1u) >> 1));
+}
+
+/* RoundingDivideByPOT(x, e) with mask = 2^e - 1, e in [0, 31]. */
+TW_PULP_INLINE int32_t tw_pulp_rdbpot(int32_t x, int32_t e, int32_t mask)
+{
+    int32_t threshold = (mask >> 1) + (int32_t)((uint32_t)x >> 31);
+    return tw_pulp_asr(x, e) + ((x & mask) > threshold);
+}
+
+/* The high and low words of the 64-bit x·m + (term_hi:term_lo). */
+TW_PULP_INLINE void tw_pulp_mul64_add(int32_t x, int32_t m, uint32_t term_lo, int32_t term_hi,
+                                      int32_t *hi, uint32_t *lo)
+{
+    uint32_t p = (uint32_t)x * (uint32_t)m;
+    uint32_t s = p + term_lo;
+    *hi = (int32_t)((uint32_t)tw_pulp_mulh(x, m) + (uint32_t)term_hi + (s < p));
+    *lo = s;
+}
+
+/* The low word of the 64-bit hi:lo shifted right (floor) by n in [0, 63]. */
+TW_PULP_INLINE int32_t tw_pulp_shr64_lo(int32_t hi, uint32_t lo, int32_t n)
+{
+    if (n < 32)
+        return (int32_t)((((uint32_t)hi << 1) << (31 - n)) | (lo >> n));
+    return tw_pulp_asr(hi, n - 32);
+}
+
+/* The requantized value of accumulator acc before the output clamp and zero point. */
+TW_PULP_INLINE int32_t tw_pulp_rq_raw(const tw_pulp_rqch_t *c, int32_t acc, const int mode)
+{
+    int32_t r;
+    if (mode == TW_RQ_TFLITE) {
+        int32_t x = (int32_t)((uint32_t)acc << c->a);
+        r = tw_pulp_rdbpot(tw_pulp_srdhm(x, c->m), c->b, c->c);
+    } else if (mode == TW_PULP_RQ_SHIFT32) {
+        r = tw_pulp_asr(tw_pulp_mac(c->a, acc, c->m), c->c);
+    } else if (mode == TW_RQ_TFLITE_SINGLE || mode == TW_RQ_SHIFT) {
+        int32_t hi;
+        uint32_t lo;
+        tw_pulp_mul64_add(acc, c->m, (uint32_t)c->a, c->b, &hi, &lo);
+        r = tw_pulp_shr64_lo(hi, lo, c->c);
+        if (mode == TW_RQ_SHIFT) {
+            int32_t top = c->c < 32 ? tw_pulp_asr(hi, c->c) : tw_pulp_asr(hi, 31);
+            if (top != tw_pulp_asr(r, 31))          /* beyond int32: saturate */
+                r = top < 0 ? INT32_MIN : INT32_MAX;
+        }
+    } else {
+        union { int32_t i; float f; } scale;
+        float f;
+        scale.i = c->m;
+        f = nearbyintf((float)acc * scale.f);
+        /* bound before converting (out-of-range float->int is undefined): far outside int8 */
+        if (f > 1073741824.0f) f = 1073741824.0f;
+        if (f < -1073741824.0f) f = -1073741824.0f;
+        r = (int32_t)f;
+    }
+    return r;
+}
+
+/* The requantized output of accumulator acc (the channel's words, the clamp). */
+TW_PULP_INLINE int8_t tw_pulp_rq(const tw_pulp_rqch_t *c, const tw_pulp_clip_t *clip,
+                                 int32_t acc, const int mode)
+{
+    return (int8_t)(tw_pulp_clamp(tw_pulp_rq_raw(c, acc, mode), clip->lo, clip->hi) + clip->zp);
+}
+
+#endif /* TW_PULP_REQUANT_H */
