@@ -89,6 +89,8 @@ class FirmwareRun:
     outputs: list[bytes]
     cycles: list[int]
     layer_cycles: list[list[int]]
+    #: per inference, per layer: the cycles of its tiles' compute phases (barrier to barrier)
+    compute_cycles: list[list[int]]
     dma: list[tuple[int, int, int]]
     text: str
 
@@ -99,7 +101,7 @@ def run_firmware(elf: Path, timeout: int = TIMEOUT) -> FirmwareRun:
     proc = subprocess.run([str(runner()), str(elf)], capture_output=True, text=True, env=env,
                           timeout=timeout + 60)
     text = proc.stdout
-    outputs, cycles, layers, dma = [], [], [], []
+    outputs, cycles, layers, compute, dma = [], [], [], [], []
     for line in text.splitlines():
         parts = line.split()
         if not parts:
@@ -110,9 +112,12 @@ def run_firmware(elf: Path, timeout: int = TIMEOUT) -> FirmwareRun:
             cycles.append(int(parts[2]))
         elif parts[0] == "TW_LAYERS":
             layers.append([int(v) for v in parts[2:]])
+        elif parts[0] == "TW_COMPUTE":
+            compute.append([int(v) for v in parts[2:]])
         elif parts[0] == "TW_DMA":
             dma.append((int(parts[2]), int(parts[3]), int(parts[4])))
-    return FirmwareRun(proc.returncode, outputs, cycles, layers, dma, text + proc.stderr)
+    return FirmwareRun(proc.returncode, outputs, cycles, layers, compute, dma,
+                       text + proc.stderr)
 
 
 def check_on_gvsoc(report: ValidationReport, ns: NetworkSchedule, project: Project,
@@ -154,7 +159,8 @@ def check_on_gvsoc(report: ValidationReport, ns: NetworkSchedule, project: Proje
         report.layer_cycles = [
             {"index": i, "name": layer.name, "op": str(layer.op), "kind": layer.nest.kind,
              "measured_cycles": run.layer_cycles[0][i] if run.layer_cycles else None,
-             "predicted_cycles": ns.layer_cycles(i)}
+             "predicted_cycles": ns.layer_cycles(i),
+             "measured_compute_cycles": run.compute_cycles[0][i] if run.compute_cycles else None}
             for i, layer in enumerate(lg.layers)]
     report.predicted_cycles = ns.cycles
     return report

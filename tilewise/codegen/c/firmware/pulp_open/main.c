@@ -6,6 +6,7 @@
  *     TW_OUT <n> <output bytes in hex>
  *     TW_CYCLES <n> <cycles of tw_network_run, core 0's mcycle>
  *     TW_LAYERS <n> <cycles of layer 0> <cycles of layer 1> ...
+ *     TW_COMPUTE <n> <cycles of layer 0's compute phases> ...   (barrier to barrier, per tile)
  *     TW_DMA <n> <L2<->L1 bytes> <transfers> <contiguous L2 chunks>
  *
  * then "TW_DONE" and exits with status 0 (1 when a DMA transfer was left pending).
@@ -22,14 +23,29 @@ static int8_t l2_arena[TW_NETWORK_L2_BYTES] __attribute__((aligned(4)));
 static int8_t output[TW_NETWORK_OUTPUT_BYTES];
 static uint32_t layer_start[TW_NETWORK_LAYERS];
 static uint32_t layer_cycles[TW_NETWORK_LAYERS];
+static uint32_t compute_cycles[TW_NETWORK_LAYERS];
+static int current_layer;
+static uint32_t phase_start;
 
 void tw_profile_layer(int index, int end)
 {
     uint32_t now = tw_fw_cycles();
-    if (end)
+    if (end) {
         layer_cycles[index] = now - layer_start[index];
-    else
+    } else {
         layer_start[index] = now;
+        compute_cycles[index] = 0;
+        current_layer = index;
+    }
+}
+
+void tw_profile_compute(int end)
+{
+    uint32_t now = tw_fw_cycles();
+    if (end)
+        compute_cycles[current_layer] += now - phase_start;
+    else
+        phase_start = now;
 }
 
 static void put_line_start(const char *tag, int n)
@@ -60,6 +76,11 @@ int tw_fw_main(void)
         for (i = 0; i < TW_NETWORK_LAYERS; i++) {
             tw_fw_puts(" ");
             tw_fw_put_uint(layer_cycles[i]);
+        }
+        put_line_start("\nTW_COMPUTE", n);
+        for (i = 0; i < TW_NETWORK_LAYERS; i++) {
+            tw_fw_puts(" ");
+            tw_fw_put_uint(compute_cycles[i]);
         }
         put_line_start("\nTW_DMA", n);
         tw_fw_puts(" ");
