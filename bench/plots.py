@@ -65,7 +65,7 @@ def _compile(t: Table, ax) -> None:
 
 def _quality(t: Table, ax) -> None:
     names = list(t.data)
-    l1s = sorted({l1 for per in t.data.values() for l1 in per}, key=int, reverse=True)
+    l1s = sorted({l1 for per in t.data.values() for l1 in per}, key=float, reverse=True)
     _bars(ax, names, {f"L1 {l1} kB": [t.data[n][l1]["ratio"] if t.data[n][l1]["ratio"] is not None
                                       else float("nan") for n in names] for l1 in l1s},
           ylabel="predicted cycles model / dory")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import re
 
 import pytest
 
@@ -108,10 +109,24 @@ def test_targets_are_frozen_values():
     ({"name": "gap8", "l1_kb": 0}, "bad override for target gap8"),
     ({"name": "gap8", "cores": 0}, "bad override for target gap8"),
     ({"name": "gap8", "clock_mhz": -5}, "bad override for target gap8"),
+    # more than the part has: its schedule would not fit the real L1 with its stacks
+    ({"name": "gap8", "l1_kb": 64}, "--l1 64 kB is more than gap8 has: its L1 is 64 kB with 27.3 kB "
+                                    "reserved (stacks, runtime), so at most 36.7 kB are free"),
+    ({"name": "pulp-open", "l1_kb": 60}, "at most 51.0 kB are free"),
+    ({"name": "gap8", "l2_kb": 100000}, "--l2 100000 kB is more than gap8 has"),
+    ({"name": "gap8", "cores": 64}, "--cores 64 is more than gap8 has (8)"),
+    ({"name": "stm32h7", "cores": 8}, "--cores does not apply to stm32h7"),
+    ({"name": "gap8", "l1_kb": float("inf")}, "L1 size must be a positive number of kB"),
+    ({"name": "gap8", "l1_kb": float("nan")}, "L1 size must be a positive number of kB"),
 ])
 def test_errors_are_one_sentence(kwargs, msg):
-    with pytest.raises(TilewiseError, match=msg.replace("(", r"\(")):
+    with pytest.raises(TilewiseError, match=re.escape(msg)):
         get_target(**kwargs)
+
+
+def test_design_studies_may_go_beyond_the_part():
+    t = get_target("gap8", l1_kb=64, cores=16, beyond=True)
+    assert t.memory("L1").free == 64 * KB and t.module("cluster").cores == 16
 
 
 def test_lookups():
