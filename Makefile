@@ -11,6 +11,10 @@ sysdeps:
 	@command -v cc >/dev/null 2>&1 && command -v make >/dev/null 2>&1 || \
 	  (echo "installing a C compiler (gcc, make) with apt-get"; apt-get update -q && apt-get install -y -q gcc make)
 	@cc --version | head -1
+	@command -v riscv64-unknown-elf-gcc >/dev/null 2>&1 && [ -e /usr/lib/picolibc/riscv64-unknown-elf/lib/release/rv32im/ilp32/libc.a ] || \
+	  (echo "installing the RISC-V cross compiler and picolibc (pulp-open firmware) with apt-get"; \
+	   apt-get update -q && apt-get install -y -q gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf)
+	@riscv64-unknown-elf-gcc --version | head -1
 
 $(STAMP): pyproject.toml
 	@$(MAKE) --no-print-directory sysdeps
@@ -22,10 +26,10 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-demo: install
+demo: sysdeps install
 	$(BIN)/tilewise demo
 
-test: install
+test: sysdeps install
 	$(BIN)/python -m pytest -q -n $(JOBS)
 
 bench: install

@@ -65,7 +65,7 @@ def _compile(t: Table, ax) -> None:
 
 def _quality(t: Table, ax) -> None:
     names = list(t.data)
-    l1s = sorted({l1 for per in t.data.values() for l1 in per}, key=int, reverse=True)
+    l1s = sorted({l1 for per in t.data.values() for l1 in per}, key=float, reverse=True)
     _bars(ax, names, {f"L1 {l1} kB": [t.data[n][l1]["ratio"] if t.data[n][l1]["ratio"] is not None
                                       else float("nan") for n in names] for l1 in l1s},
           ylabel="predicted cycles model / dory")
@@ -94,8 +94,32 @@ def _gap8(t: Table, ax) -> None:
                        "pred. B (scheduled / --tiler model)": b}, log=True, ylabel="cycles (log)")
 
 
+def _gvsoc_models(t: Table, ax) -> None:
+    labels, meas, pred = [], [], []
+    for n, per in t.data.items():
+        for kb, r in per.items():
+            labels.append(f"{n}\nL1 {kb} kB")
+            meas.append(r.get("measured_cycles")), pred.append(r.get("predicted_cycles"))
+    _bars(ax, labels, {"measured (GVSoC)": meas, "predicted": pred}, log=True, ylabel="cycles (log)")
+
+
+def _gvsoc_kinds(t: Table, ax) -> None:
+    kinds = list(t.data)
+    _bars(ax, kinds, {"measured (GVSoC)": [t.data[k]["measured"] for k in kinds],
+                      "predicted": [t.data[k]["predicted"] for k in kinds]},
+          log=True, ylabel="cycles, 4 models (log)")
+
+
+def _gvsoc_layer(t: Table, ax) -> None:
+    labels = [f"{c} core{'s' if c != '1' else ''}" for c in t.data]
+    _bars(ax, labels, {"tilewise kernel (GVSoC)": [r[3] for r in t.rows],
+                       "tilewise layer (GVSoC)": [r[5] for r in t.rows],
+                       "PULP-NN on GAP8 silicon": [r[6] for r in t.rows]}, ylabel="MAC / cycle")
+
+
 PLOTS = {"host": _host, "memory": _memory, "compile_time": _compile, "schedule_quality": _quality,
-         "silicon_gap9": _gap9, "silicon_gap8": _gap8}
+         "silicon_gap9": _gap9, "silicon_gap8": _gap8, "gvsoc_models": _gvsoc_models,
+         "gvsoc_kinds": _gvsoc_kinds, "gvsoc_pulpnn_layer": _gvsoc_layer}
 
 
 def plot(t: Table, out_dir: Path) -> Path:

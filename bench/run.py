@@ -1,7 +1,8 @@
 """Run tilewise's benchmarks: `python bench/run.py` (what `make bench` runs).
 
-Prints the machine description and five tables (host execution, memory, compile time, schedule
-quality, prediction vs silicon — the last in two parts), writes bench/results.json, one PNG per
+Prints the machine description and six tables (host execution, memory, compile time, schedule
+quality, prediction vs silicon in two parts, and the pulp-open firmware measured on GVSoC against
+its prediction in three), writes bench/results.json, one PNG per
 table and the tables as Markdown (tables.md) under bench/out/. Options pick sections and models
 for a quick look; the defaults are the benchmark (issue 5): every MLPerf Tiny model, medians of 5
 runs after a warm-up.
@@ -20,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench import machine, models, tables  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-SECTIONS = ("1", "2", "3", "4", "5")
+SECTIONS = ("1", "2", "3", "4", "5", "6")
 
 
 def run(sections: tuple[str, ...], names: tuple[str, ...], runs: int, out_dir: Path,
@@ -65,6 +66,12 @@ def run(sections: tuple[str, ...], names: tuple[str, ...], runs: int, out_dir: P
         emit(silicon.gap9_mlperf(names), t0)
         t0 = time.perf_counter()
         emit(silicon.gap8_published(), t0)
+    if "6" in sections:
+        from bench import gvsoc_measure
+        t0 = time.perf_counter()
+        for t in gvsoc_measure.measure(names):
+            emit(t, t0)
+            t0 = time.perf_counter()
     pngs = []
     if plot:
         from bench import plots

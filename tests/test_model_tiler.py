@@ -28,7 +28,7 @@ def conv(K, C, H, W, f=3, s=1, p=1, kind="conv", N=1, b=1, pads=None):
 def small(tname, l1, cores=None):
     t = get_target(tname)
     t = replace(t, memories=(replace(t.memory("L1"), size=l1, reserved=0),) + t.memories[1:])
-    return t.with_overrides(cores=cores) if cores else t
+    return t.with_overrides(cores=cores) if cores and any(m.scalable for m in t.modules) else t
 
 
 BRUTE = [

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import re
 
 import pytest
 
 from tilewise.errors import TilewiseError
 from tilewise.targets import KB, MB, Target, get_target, list_targets
 
-NAMES = ("gap8", "gap9", "idsp", "stm32h7")
+NAMES = ("gap8", "gap9", "idsp", "pulp-open", "stm32h7")
 
 
 def test_registry_lists_the_builtins():
@@ -23,7 +24,7 @@ def test_registry_lists_the_builtins():
         for m in t.memories:
             assert 0 <= m.reserved < m.size
         # every chip file documents where its figures come from
-        doc = importlib.import_module(f"tilewise.targets.{t.name}").__doc__
+        doc = importlib.import_module(f"tilewise.targets.{t.name.replace('-', '_')}").__doc__
         assert "seed" in doc
 
 
@@ -104,14 +105,28 @@ def test_targets_are_frozen_values():
 
 
 @pytest.mark.parametrize("kwargs,msg", [
-    ({"name": "gap10"}, "unknown target 'gap10'; built-in targets: gap8, gap9, idsp, stm32h7"),
+    ({"name": "gap10"}, "unknown target 'gap10'; built-in targets: gap8, gap9, idsp, pulp-open, stm32h7"),
     ({"name": "gap8", "l1_kb": 0}, "bad override for target gap8"),
     ({"name": "gap8", "cores": 0}, "bad override for target gap8"),
     ({"name": "gap8", "clock_mhz": -5}, "bad override for target gap8"),
+    # more than the part has: its schedule would not fit the real L1 with its stacks
+    ({"name": "gap8", "l1_kb": 64}, "--l1 64 kB is more than gap8 has: its L1 is 64 kB with 27.3 kB "
+                                    "reserved (stacks, runtime), so at most 36.7 kB are free"),
+    ({"name": "pulp-open", "l1_kb": 60}, "at most 51.0 kB are free"),
+    ({"name": "gap8", "l2_kb": 100000}, "--l2 100000 kB is more than gap8 has"),
+    ({"name": "gap8", "cores": 64}, "--cores 64 is more than gap8 has (8)"),
+    ({"name": "stm32h7", "cores": 8}, "--cores does not apply to stm32h7"),
+    ({"name": "gap8", "l1_kb": float("inf")}, "L1 size must be a positive number of kB"),
+    ({"name": "gap8", "l1_kb": float("nan")}, "L1 size must be a positive number of kB"),
 ])
 def test_errors_are_one_sentence(kwargs, msg):
-    with pytest.raises(TilewiseError, match=msg.replace("(", r"\(")):
+    with pytest.raises(TilewiseError, match=re.escape(msg)):
         get_target(**kwargs)
+
+
+def test_design_studies_may_go_beyond_the_part():
+    t = get_target("gap8", l1_kb=64, cores=16, beyond=True)
+    assert t.memory("L1").free == 64 * KB and t.module("cluster").cores == 16
 
 
 def test_lookups():

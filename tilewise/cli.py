@@ -77,7 +77,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     if args.inputs < 1:
         raise TilewiseError(f"--inputs must be at least 1, got {args.inputs}")
     report = validate_path(args.model, target_from_args(args), args.tiler, args.inputs, args.seed,
-                           args.out, objective=args.objective)
+                           args.out, objective=args.objective, on=args.on)
     if args.json:
         print(json.dumps(report.to_json(), indent=2))
     else:
@@ -118,6 +118,9 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("-o", "--out", help="keep the generated project here (default: a temporary "
                                        "directory, kept only on a mismatch)")
     v.add_argument("--json", action="store_true", help="print the report as JSON")
+    v.add_argument("--on", choices=("host", "gvsoc"), default="host",
+                   help="where the generated code runs: a host build (default) or, for "
+                        "--target pulp-open, its firmware on GVSoC (cycles per layer measured)")
     add_target_options(v, required=True)
     v.set_defaults(fn=_cmd_validate)
     d = sub.add_parser("demo", help="the main job on the bundled example model")

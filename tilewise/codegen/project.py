@@ -31,10 +31,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ..bindings.base import Family, LayerConstants
 from ..errors import TilewiseError
+from ..ir.tensor import np_dtype
 from ..memory.network import act_name, weight_name
 from ..schedule.network import NetworkSchedule
+from .firmware import PULP_OPEN, firmware_files, inputs_files
 from .host import main_host, makefile, readme
 from .l3_c import L3Layer, Where, driver, emit_l3_layer
 from .layer_c import LayerEmit, emit_tiled, emit_untiled
@@ -43,7 +47,9 @@ from .network_c import ArenaMap, L3Stream, arena_map, layers_h, network_c, netwo
 C_LIB = Path(__file__).resolve().parent / "c"
 RUNTIME_DIRS = ("tw_runtime", "tw_hal")
 HAL_FILES = ("tw_hal.h", "tw_hal_chunks.h", "tw_hal_host.c", "tw_hal_host.h")
-SDK_HAL = {"pmsis": (("tw_hal_pulp.c",), ("tw_hal_pulp_l3.c",))}
+#: the HAL sources of each SDK: always, and with an L3
+SDK_HAL = {"pmsis": (("tw_hal_pulp.c",), ("tw_hal_pulp_l3.c",)),
+           PULP_OPEN: (("tw_hal_pulp_open.c",), ())}
 
 #: a file of the project: its text, its bytes, or a shipped C source to copy
 Content = str | bytes | Path
@@ -265,6 +271,9 @@ def render(plan: ProjectPlan) -> dict[str, Content]:
         hal += list(base) + (list(l3) if plan.l3.size else [])
     for f in hal:
         files[f"tw_hal/{f}"] = C_LIB / "tw_hal" / f
+    files.update(firmware_files(target.sdk))
+    if target.sdk == PULP_OPEN:
+        files.update(inputs_files([default_input(lg)], lg.tensors[lg.inputs[0]].nbytes))
     headers = tuple(f.header for f in plan.families)
     files["layers/layers.h"] = layers_h(list(plan.emits), [l.name for l in lg.layers], headers)
     for e in (*plan.emits, *plan.extra_emits):
@@ -290,6 +299,14 @@ def render(plan: ProjectPlan) -> dict[str, Content]:
                                 len(lg.layers), dirs)
     files["tilewise.json"] = json.dumps(m, indent=2) + "\n"
     return files
+
+
+def default_input(lg) -> bytes:
+    """One input at the input tensor's zero point, as the network takes it (the firmware's
+    embedded input until validate writes its own)."""
+    t = lg.tensors[lg.inputs[0]]
+    zp = t.quant.zp if t.quant is not None else 0
+    return np.full(t.shape, zp, dtype=np_dtype(t.dtype)).tobytes()
 
 
 def write_project(files: dict[str, Content], out_dir: str | Path) -> Project:

@@ -167,27 +167,45 @@ class Target:
         raise KeyError(f"target {self.name} has no module {name}")
 
     def with_overrides(self, *, l1_kb: float | None = None, l2_kb: float | None = None,
-                       cores: int | None = None, clock_mhz: float | None = None) -> Target:
+                       cores: int | None = None, clock_mhz: float | None = None,
+                       beyond: bool = False) -> Target:
         """Copy with the CLI overrides applied.
 
         l1_kb / l2_kb set the *free* bytes of L1 / L2 (DESIGN.md: the space left after stacks and
         runtime reservations); the physical size becomes reserved + that. `cores` changes every
         scalable module; `clock_mhz` the clock (off-chip bandwidths given in MB/s follow it).
+        A part has the memories and cores it has: more free L1/L2 than its physical memory leaves
+        after its reservations, or more cores than its modules have, is refused (ValueError)
+        unless `beyond` (a design study of a hypothetical chip), so that a schedule always fits
+        the real part with its stacks.
         """
         mems = list(self.memories)
         for name, kb in (("L1", l1_kb), ("L2", l2_kb)):
             if kb is None:
                 continue
-            if kb <= 0:
-                raise ValueError(f"{name} size must be positive, got {kb} kB")
+            if not kb > 0 or kb == float("inf"):
+                raise ValueError(f"{name} size must be a positive number of kB, got {kb}")
             i = [m.name for m in mems].index(name)
-            mems[i] = replace(mems[i], size=mems[i].reserved + int(round(kb * KB)))
+            free = int(round(kb * KB))
+            if free > mems[i].free and not beyond:
+                raise ValueError(
+                    f"--{name.lower()} {kb:g} kB is more than {self.name} has: its {name} is "
+                    f"{mems[i].size / KB:g} kB with {mems[i].reserved / KB:.1f} kB reserved (stacks, "
+                    f"runtime), so at most {mems[i].free / KB:.1f} kB are free")
+            mems[i] = replace(mems[i], size=mems[i].reserved + free)
         mods = self.modules
         if cores is not None:
             if cores < 1:
                 raise ValueError(f"cores must be >= 1, got {cores}")
+            scalable = [m for m in mods if m.scalable]
+            if not scalable:
+                raise ValueError(f"--cores does not apply to {self.name}: none of its modules "
+                                 f"has a configurable core count")
+            most = max(m.cores for m in scalable)
+            if cores > most and not beyond:
+                raise ValueError(f"--cores {cores} is more than {self.name} has ({most})")
             mods = tuple(replace(m, cores=cores) if m.scalable else m for m in mods)
         clock = self.clock_mhz if clock_mhz is None else float(clock_mhz)
-        if clock <= 0:
-            raise ValueError(f"clock must be positive, got {clock} MHz")
+        if not clock > 0 or clock == float("inf"):
+            raise ValueError(f"clock must be a positive number of MHz, got {clock}")
         return replace(self, memories=tuple(mems), modules=mods, clock_mhz=clock)

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from ..errors import TilewiseError
-from . import gap8, gap9, idsp, stm32h7
+from . import gap8, gap9, idsp, pulp_open, stm32h7
 from .base import Target
 
 _TARGETS: dict[str, Target] = {t.name: t for t in (gap8.TARGET, gap9.TARGET, stm32h7.TARGET,
-                                                   idsp.TARGET)}
+                                                   idsp.TARGET, pulp_open.TARGET)}
 
 
 def list_targets() -> tuple[Target, ...]:
@@ -16,14 +16,16 @@ def list_targets() -> tuple[Target, ...]:
 
 
 def get_target(name: str, *, l1_kb: float | None = None, l2_kb: float | None = None,
-               cores: int | None = None, clock_mhz: float | None = None) -> Target:
+               cores: int | None = None, clock_mhz: float | None = None,
+               beyond: bool = False) -> Target:
     """A built-in target with overrides: l1_kb / l2_kb = kB free for tiles at L1 / L2 after the
-    target's reservations (DESIGN.md), cores = cores of its scalable modules, clock_mhz."""
+    target's reservations (DESIGN.md), cores = cores of its scalable modules, clock_mhz; more
+    memory or cores than the part has only with `beyond` (Target.with_overrides)."""
     if name not in _TARGETS:
         raise TilewiseError(f"unknown target '{name}'; built-in targets: "
                             f"{', '.join(sorted(_TARGETS))}")
     try:
         return _TARGETS[name].with_overrides(l1_kb=l1_kb, l2_kb=l2_kb, cores=cores,
-                                             clock_mhz=clock_mhz)
+                                             clock_mhz=clock_mhz, beyond=beyond)
     except ValueError as e:
         raise TilewiseError(f"bad override for target {name}: {e}") from None

@@ -23,7 +23,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ..codegen.firmware import PULP_OPEN
 from ..codegen.project import Project, generate
+from ..errors import TilewiseError
 from ..golden.layers import run_layers
 from ..ir.layer import LayerGraph
 from ..ir.tensor import dtype_range, np_dtype
@@ -60,6 +62,12 @@ class ValidationReport:
     mismatches: list[dict[str, Any]] = field(default_factory=list)
     first_difference: dict[str, Any] | None = None
     golden_vs_reference: int | None = None
+    #: where the generated code ran: "host" (the host build) or "gvsoc" (pulp-open firmware)
+    platform: str = "host"
+    #: on an ISA simulator: cycles of one inference, measured and predicted, and per layer
+    measured_cycles: int | None = None
+    predicted_cycles: float | None = None
+    layer_cycles: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def bit_exact(self) -> bool:
@@ -84,6 +92,9 @@ class ValidationReport:
             "golden_vs_reference": self.golden_vs_reference,
             "model": self.model, "target": self.target, "tiler": self.tiler,
             "l1_free_bytes": self.l1_free_bytes, "project": self.project,
+            "platform": self.platform,
+            **({"measured_cycles": self.measured_cycles, "predicted_cycles": self.predicted_cycles,
+                "layers": self.layer_cycles} if self.platform != "host" else {}),
         }
 
 
@@ -203,19 +214,25 @@ def validate_network(ns: NetworkSchedule, out_dir: str | Path, inputs: Sequence[
                      model: str | None = None, reference_name: str | None = None,
                      reference: Sequence[np.ndarray] | None = None,
                      cache: str | Path | None = None, sanitize: bool = False,
-                     locate: bool = True) -> tuple[ValidationReport, Project]:
-    """Generate `ns` into out_dir and check it on `inputs` (golden; reference when given)."""
+                     locate: bool = True, on: str = "host") -> tuple[ValidationReport, Project]:
+    """Generate `ns` into out_dir and check it on `inputs` (golden; reference when given), built
+    for the host or (`on="gvsoc"`) as pulp-open firmware run on GVSoC (gvsoc.py)."""
     lg = ns.layers
     project = generate(ns, out_dir, model_name=model)
     report = new_report(ns, project, model or lg.name, len(inputs), reference_name)
-    check_project(report, project, lg, inputs, golden_outputs(lg, inputs), reference,
-                  cache=cache, sanitize=sanitize, locate=locate)
+    if on == "gvsoc":
+        from .gvsoc import check_on_gvsoc
+
+        check_on_gvsoc(report, ns, project, inputs, golden_outputs(lg, inputs), reference)
+    else:
+        check_project(report, project, lg, inputs, golden_outputs(lg, inputs), reference,
+                      cache=cache, sanitize=sanitize, locate=locate)
     return report, project
 
 
 def validate_model(model: str | Path, ns: NetworkSchedule, graph, n_random: int = 20,
                    seed: int = 0, out_dir: str | Path | None = None,
-                   cache: str | Path | None = None) -> ValidationReport:
+                   cache: str | Path | None = None, on: str = "host") -> ValidationReport:
     """The whole of `tilewise validate` for a scheduled model (`graph` as loaded from `model`)."""
     from .reference import reference_name, reference_outputs
 
@@ -223,13 +240,14 @@ def validate_model(model: str | Path, ns: NetworkSchedule, graph, n_random: int 
     ref = reference_outputs(graph, model, inputs)
     work = Path(out_dir) if out_dir else Path(tempfile.mkdtemp(prefix="tilewise_validate_"))
     report, _ = validate_network(ns, work, inputs, model=Path(model).name,
-                                 reference_name=reference_name(graph), reference=ref, cache=cache)
+                                 reference_name=reference_name(graph), reference=ref, cache=cache,
+                                 on=on)
     return report
 
 
 def validate_path(model: str | Path, target, tiler: str = "model", n_random: int = 20,
                   seed: int = 0, out_dir: str | Path | None = None,
-                  objective: str = "latency") -> ValidationReport:
+                  objective: str = "latency", on: str = "host") -> ValidationReport:
     """`tilewise validate MODEL`: load, lower, schedule on `target`, then `validate_model`. Without
     `out_dir` the project is built in a temporary directory, removed when the result is bit-exact."""
     import shutil
@@ -239,9 +257,12 @@ def validate_path(model: str | Path, target, tiler: str = "model", n_random: int
     from ..schedule.network import schedule_network
 
     graph = load_model(model)
+    if on == "gvsoc" and target.sdk != PULP_OPEN:
+        raise TilewiseError(f"--on gvsoc runs pulp-open firmware; target {target.name} has none "
+                            f"(use --target pulp-open)")
     ns = schedule_network(lower(graph), target, tiler, objective=objective)
     work = Path(out_dir) if out_dir else Path(tempfile.mkdtemp(prefix="tilewise_validate_"))
-    report = validate_model(model, ns, graph, n_random, seed, work)
+    report = validate_model(model, ns, graph, n_random, seed, work, on=on)
     if out_dir is None and report.bit_exact:
         shutil.rmtree(work, ignore_errors=True)
         report.project = "(temporary, removed)"

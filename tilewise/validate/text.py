@@ -31,6 +31,16 @@ def format_report(r: ValidationReport) -> str:
         lines.append(f"  host HAL:    {r.hal.get('races', 0)} races, {r.hal.get('bad_waits', 0)} bad "
                      f"waits, {r.hal.get('pending', 0)} transfers never waited, at most "
                      f"{r.hal.get('max_pending', 0)} in flight")
+    if r.measured_cycles is not None:
+        pred = r.predicted_cycles or 0.0
+        lines.append(f"  cycles:      {r.measured_cycles:,} measured on {r.platform} per inference, "
+                     f"{pred:,.0f} predicted (measured / predicted {r.measured_cycles / pred:.2f})"
+                     if pred else f"  cycles:      {r.measured_cycles:,} measured on {r.platform}")
+        for lc in r.layer_cycles:
+            m, p = lc["measured_cycles"], lc["predicted_cycles"]
+            ratio = f"{m / p:6.2f}" if m is not None and p else "     -"
+            lines.append(f"    layer {lc['index']:>3} {lc['name'][:28]:<28} {lc['op']:<16} "
+                         f"{m if m is not None else '-':>11,} measured {p:>11,.0f} predicted {ratio}")
     lines.append(f"  peak L2:     {r.peak_l2_bytes:,} B (memory plan)")
     lines.append(f"  project:     {r.project}")
     shown = 0

@@ -1,0 +1,102 @@
+"""The bare-metal firmware of a generated project, for targets whose SDK is "pulp-open".
+
+A pulp-open project gets, beside the host harness, `firmware/`: the start-up (crt0.S), the linker
+script (code and constants in L2, the L1 arena, HAL state and cluster stacks in L1), the runtime
+(tw_fw.c: cluster start, trap handler, stdout, exit), the program (main.c: runs the network on
+every embedded input and prints outputs, cycles per layer and DMA counters) and the embedded
+inputs (inputs.c; generate writes one input at the input tensor's zero point, validate its own),
+plus the DMA/fork HAL on the cluster's registers (tw_hal/tw_hal_pulp_open.c). The toolchain is
+Debian's riscv64-unknown-elf-gcc with picolibc (../shared/tools/gvsoc README: `-march=rv32imc_zicsr
+-mabi=ilp32`, picolibc's rv32im/ilp32 libc and the matching libgcc).
+
+`firmware_files(...)` lists the files for `render`; `inputs_files(...)` the inputs; `build_command`
+what the Makefile and `validate --on gvsoc` run.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from ..errors import TilewiseError
+from .templates import render
+
+FIRMWARE_C = Path(__file__).resolve().parent / "c" / "firmware"
+#: the SDK name of bare-metal pulp-open firmware (Target.sdk)
+PULP_OPEN = "pulp-open"
+#: bytes of each cluster core's stack (targets/pulp_open.py reserves them in L1)
+STACK = 1536
+ARCH = ("-march=rv32imc_zicsr", "-mabi=ilp32")
+CFLAGS = ("-O2", "-std=c99", "-Wall", "-Wextra", "-Werror", "-ffunction-sections",
+          "-fdata-sections", "-DTW_PROFILE_LAYERS", f"-DTW_FW_STACK={STACK}")
+
+
+def firmware_files(sdk: str | None) -> dict[str, Path]:
+    """project path → shipped file, for the firmware of `sdk` (none for other SDKs)."""
+    if sdk != PULP_OPEN:
+        return {}
+    return {f"firmware/{p.name}": p for p in sorted((FIRMWARE_C / "pulp_open").iterdir())
+            if p.is_file()}
+
+
+def inputs_files(inputs: Sequence[bytes], nbytes: int) -> dict[str, str]:
+    """firmware/inputs.h and inputs.c: `inputs` (each `nbytes` bytes, as the network takes them)
+    embedded as const data."""
+    rows = []
+    for x in inputs:
+        assert len(x) == nbytes, (len(x), nbytes)
+        vals = [b - 256 if b > 127 else b for b in x]
+        rows.append([", ".join(str(v) for v in vals[i:i + 24]) for i in range(0, nbytes, 24)])
+    return {"firmware/inputs.h": render("inputs.h.j2", count=len(inputs), nbytes=nbytes),
+            "firmware/inputs.c": render("inputs.c.j2", inputs=rows, nbytes=nbytes)}
+
+
+@dataclass(frozen=True)
+class Toolchain:
+    """Where the cross compiler and picolibc are (TILEWISE_RISCV_GCC, TILEWISE_PICOLIBC)."""
+
+    gcc: str
+    picolibc: Path
+
+    @property
+    def libc(self) -> Path:
+        return self.picolibc / "lib" / "release" / "rv32im" / "ilp32" / "libc.a"
+
+    @property
+    def include(self) -> Path:
+        return self.picolibc / "include"
+
+    @property
+    def libgcc(self) -> str:
+        """libgcc of the rv32im/ilp32 multilib (Debian ships no rv32imc one; rv32imc code links
+        with it): soft-float and the few helpers the C needs."""
+        out = subprocess.run([self.gcc, "-march=rv32im", "-mabi=ilp32", "-print-libgcc-file-name"],
+                             capture_output=True, text=True, check=True)
+        return out.stdout.strip()
+
+
+def toolchain() -> Toolchain:
+    """The RISC-V toolchain, or a one-sentence error saying how to install it."""
+    gcc = os.environ.get("TILEWISE_RISCV_GCC", "riscv64-unknown-elf-gcc")
+    pico = Path(os.environ.get("TILEWISE_PICOLIBC", "/usr/lib/picolibc/riscv64-unknown-elf"))
+    tc = Toolchain(gcc, pico)
+    if shutil.which(gcc) is None or not tc.libc.exists():
+        raise TilewiseError(f"the pulp-open firmware needs {gcc} and picolibc ({tc.libc}); install "
+                            f"Debian's gcc-riscv64-unknown-elf and picolibc-riscv64-unknown-elf "
+                            f"(or set TILEWISE_RISCV_GCC / TILEWISE_PICOLIBC)")
+    return tc
+
+
+def compile_args(tc: Toolchain, includes: Sequence[Path], src: Path, obj: Path) -> list[str]:
+    return [tc.gcc, *ARCH, *CFLAGS, "-isystem", str(tc.include), *[f"-I{i}" for i in includes],
+            "-c", str(src), "-o", str(obj)]
+
+
+def link_args(tc: Toolchain, script: Path, objects: Sequence[Path], elf: Path) -> list[str]:
+    return [tc.gcc, *ARCH, "-nostdlib", "-nostartfiles", "-T", str(script),
+            f"-Wl,--defsym=TW_FW_STACK={STACK}", "-Wl,--gc-sections", "-Wl,--no-warn-rwx-segments",
+            *[str(o) for o in objects], str(tc.libc), tc.libgcc, "-o", str(elf)]
