@@ -479,18 +479,24 @@ POOL_CASES = {
 }
 
 
-@pytest.mark.parametrize("op", ["avg", "max"])
-@pytest.mark.parametrize("case", list(POOL_CASES))
-def test_pool_tiled(lib, case, op):
-    h, w, c, fy, fx, stride, pads, tiles = POOL_CASES[case]
-    rng = np.random.default_rng(seed((case, op)))
+def pool_golden(rng, geometry, op: str):
+    """A random int8 input of `geometry` (a POOL_CASES tuple), the clamp of `op` ("avg" or
+    "max") and the golden TFLite pooling of it."""
+    h, w, c, fy, fx, stride, pads, _ = geometry
     x = rng.integers(-128, 128, (h, w, c)).astype(np.int8)
     qmin, qmax = (-10, 127) if op == "avg" else (-128, 100)
     ir_op, cls, fn = ((Op.AVG_POOL, TfliteAvgPoolParams, g_pool.avg_pool) if op == "avg"
                       else (Op.MAX_POOL, MaxPoolParams, g_pool.max_pool))
     params = cls(kernel=(fy, fx), stride=stride, pads=pads, qmin=qmin, qmax=qmax)
     oy, ox = conv_out(h, fy, stride[0], pads[0], pads[2]), conv_out(w, fx, stride[1], pads[1], pads[3])
-    want = golden_node(fn, ir_op, params, [(x[None], 0, 0.1)], (1, oy, ox, c), 0)[0]
+    return x, (qmin, qmax), golden_node(fn, ir_op, params, [(x[None], 0, 0.1)], (1, oy, ox, c), 0)[0]
+
+
+@pytest.mark.parametrize("op", ["avg", "max"])
+@pytest.mark.parametrize("case", list(POOL_CASES))
+def test_pool_tiled(lib, case, op):
+    h, w, c, fy, fx, stride, pads, tiles = POOL_CASES[case]
+    x, (qmin, qmax), want = pool_golden(np.random.default_rng(seed((case, op))), POOL_CASES[case], op)
     for cores in CORES:
         got = np.zeros_like(want)
 

@@ -361,16 +361,24 @@ def test_tflite_uint8_add_and_constant_mul_generate_bit_exact(tmp_path, c_cache)
 
 # ------------------------------------------------------------------ shift requant, per-channel d
 
+def shift_specs():
+    """The layers of the shift-requant tests: one conv, depthwise and dense, each tiled over k on
+    a small L1."""
+    from .codegen_cases import LayerSpec
+
+    return {"conv": LayerSpec("conv", c=5, k=12, h=7, w=6, fy=3, fx=3, pads=(1, 1, 1, 1)),
+            "dwconv": LayerSpec("dwconv", c=32, k=32, h=16, w=14, fy=3, fx=3, sy=2,
+                                pads=(1, 0, 1, 1)),
+            "fc": LayerSpec("fc", c=300, k=40, h=1, w=1)}
+
+
 @pytest.mark.parametrize("kind", ["conv", "dwconv", "fc"])
 def test_shift_requant_with_per_channel_right_shifts(kind, tmp_path, c_cache):
     """(k·acc + λ) >> d[k] with a different d per output channel (DORY/NEMO per-channel requant),
     tiled over k on a small L1: generated C equals the golden model."""
-    from .codegen_cases import LayerSpec, layer_graph
+    from .codegen_cases import layer_graph
 
-    spec = {"conv": LayerSpec("conv", c=5, k=12, h=7, w=6, fy=3, fx=3, pads=(1, 1, 1, 1)),
-            "dwconv": LayerSpec("dwconv", c=32, k=32, h=16, w=14, fy=3, fx=3, sy=2, pads=(1, 0, 1, 1)),
-            "fc": LayerSpec("fc", c=300, k=40, h=1, w=1)}[kind]
-    lg = layer_graph(spec, 3)
+    lg = layer_graph(shift_specs()[kind], 3)
     rng = np.random.default_rng(5)
     layer = lg.layers[-1]
     k = layer.nest.K

@@ -52,12 +52,13 @@ def specs(draw, kind: str) -> LayerSpec:
                      sx=sx, pads=(t, l, b, r), mode=mode)
 
 
-def schedule_small(lg, l1_kb: float, cores: int, tiler: str):
-    """Schedule on gap8 at the smallest L1 from l1_kb upward (doubling) that fits the layer."""
+def schedule_small(lg, l1_kb: float, cores: int, tiler: str, target=get_target):
+    """Schedule on gap8 (`target("gap8", ...)`) at the smallest L1 from l1_kb upward (doubling)
+    that fits the layer."""
     kb = l1_kb
     while True:
         try:
-            return schedule_network(lg, get_target("gap8", l1_kb=kb, cores=cores), tiler)
+            return schedule_network(lg, target("gap8", l1_kb=kb, cores=cores), tiler)
         except TilewiseError:
             if kb > 4096:
                 raise

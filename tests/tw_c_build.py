@@ -49,9 +49,14 @@ def pulp_sources() -> list[Path]:
 
 
 def run_cc(args: list[str]) -> None:
-    proc = subprocess.run([cc(), *args], capture_output=True, text=True)
+    run_cmd([cc(), *args])
+
+
+def run_cmd(args: list[str]) -> None:
+    """Run a compiler command line; an AssertionError with its output when it fails."""
+    proc = subprocess.run(args, capture_output=True, text=True)
     if proc.returncode != 0:
-        raise AssertionError(f"{cc()} {' '.join(args)}\n{proc.stdout}{proc.stderr}")
+        raise AssertionError(f"{' '.join(args)}\n{proc.stdout}{proc.stderr}")
 
 
 def build_shared(name: str, sources: list[Path], includes: list[Path], extra: tuple[str, ...] = ()) -> Path:

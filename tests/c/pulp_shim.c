@@ -20,18 +20,11 @@ void shim_pulp_shift32(int on)
     g_shift32 = on;
 }
 
-/* The call `fn##_<mode>(args)` of the pulp kernel family for requant mode `mode`. */
-#define BY_MODE(mode, fn, args)                                                             \
-    do {                                                                                    \
-        switch (mode) {                                                                     \
-        case TW_RQ_TFLITE: fn##_tflite args; break;                                         \
-        case TW_RQ_TFLITE_SINGLE: fn##_tflite_single args; break;                           \
-        case TW_RQ_ONNX: fn##_onnx args; break;                                             \
-        default:                                                                            \
-            if (g_shift32) fn##_shift32 args;                                               \
-            else fn##_shift args;                                                           \
-        }                                                                                   \
-    } while (0)
+/* The kernel variant of a tw_requant_t's mode (shift: 32 bits after shim_pulp_shift32(1)). */
+static int variant(int mode)
+{
+    return mode == TW_RQ_SHIFT && g_shift32 ? TW_PULP_RQ_SHIFT32 : mode;
+}
 
 /* Per-core copies of what the pulp kernels take in another form (no core writes what another
  * reads): the requantization words of the tile's channels, the depthwise weights channel-major;
@@ -48,10 +41,9 @@ static int8_t g_dw_scratch[DW_SCRATCH];
 static tw_pulp_rq_t words_of(const tw_requant_t *rq, int n, int core)
 {
     tw_pulp_rq_t r;
-    int mode = rq->mode == TW_RQ_SHIFT && g_shift32 ? TW_PULP_RQ_SHIFT32 : rq->mode;
     if (n > MAX_CHANNELS || core >= MAX_CORES)
         abort();
-    tw_pulp_rq_words(rq, n, mode, g_words[core]);
+    tw_pulp_rq_words(rq, n, variant(rq->mode), g_words[core]);
     r.words = g_words[core];
     r.n = n;
     r.zero_point = rq->zero_point;
@@ -71,13 +63,13 @@ static tw_pulp_conv_args_t conv_args(const tw_conv_args_t *a, int core)
 static void pulp_conv2d(const tw_conv_args_t *a, int core, int cores)
 {
     tw_pulp_conv_args_t p = conv_args(a, core);
-    BY_MODE(a->rq.mode, tw_pulp_conv2d_s8, (&p, core, cores));
+    TW_PULP_BY_VARIANT(variant(a->rq.mode), tw_pulp_conv2d_s8, (&p, core, cores));
 }
 
 static void pulp_conv1x1(const tw_conv_args_t *a, int core, int cores)
 {
     tw_pulp_conv_args_t p = conv_args(a, core);
-    BY_MODE(a->rq.mode, tw_pulp_conv1x1_s8, (&p, core, cores));
+    TW_PULP_BY_VARIANT(variant(a->rq.mode), tw_pulp_conv1x1_s8, (&p, core, cores));
 }
 
 static void pulp_fc(const tw_fc_args_t *a, int core, int cores)
@@ -85,7 +77,7 @@ static void pulp_fc(const tw_fc_args_t *a, int core, int cores)
     tw_pulp_fc_args_t p;
     p.a = *a;
     p.rq = words_of(&a->rq, a->out_c, core);
-    BY_MODE(a->rq.mode, tw_pulp_fully_connected_s8, (&p, core, cores));
+    TW_PULP_BY_VARIANT(variant(a->rq.mode), tw_pulp_fully_connected_s8, (&p, core, cores));
 }
 
 static void pulp_depthwise(const tw_dw_args_t *a, int core, int cores)
@@ -102,7 +94,7 @@ static void pulp_depthwise(const tw_dw_args_t *a, int core, int cores)
     d.a.w = g_dw_w[core];
     d.rq = words_of(&a->rq, a->in_c, core);
     d.scratch = g_dw_scratch;
-    BY_MODE(a->rq.mode, tw_pulp_depthwise_s8, (&d, core, cores));
+    TW_PULP_BY_VARIANT(variant(a->rq.mode), tw_pulp_depthwise_s8, (&d, core, cores));
 }
 
 static void pulp_gap_rq(const tw_gap_rq_args_t *a, int core, int cores)
@@ -152,3 +144,11 @@ static int32_t pulp_mbqm_single(int32_t x, int32_t m, int32_t shift)
 #define tw_mbqm_single pulp_mbqm_single
 
 #include "kernel_shim.c"
+
+/* tw_pulp_rq_words of a tw_requant_t (kernel_shim.c's arguments), for the Python words' test */
+void shim_pulp_rq_words(const int32_t *rqi, const int32_t *mult, const int32_t *shift,
+                        const int32_t *lambda, const float *scale, int n, int mode, int32_t *words)
+{
+    tw_requant_t rq = requant(rqi, mult, shift, lambda, scale);
+    tw_pulp_rq_words(&rq, n, mode, words);
+}

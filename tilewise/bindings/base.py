@@ -231,3 +231,20 @@ class Binding:
     def const_bytes(self) -> int:
         """Per-output-channel constant bytes (the `b` operand); 0 without constants."""
         return 0 if self.consts is None else self.consts.bytes_per_channel
+
+
+def per_mode(family: Family, cost: KernelModel, name: str, op: str, modes: tuple[str | None, ...],
+             precision: Precision, kind: str, check: Callable[[Layer, LayerGraph], str | None], *,
+             emit: Callable[[Layer, LayerGraph, LayerConstants | None], str]
+             | dict[str | None, Callable[[Layer, LayerGraph, LayerConstants | None], str]],
+             whole: bool = False, **kw: Any) -> list[Binding]:
+    """One binding of `family` per mode of `modes` (named with the mode when there are several;
+    `emit` per mode where the modes' kernels differ): a family's table row."""
+    out = []
+    for mode in modes:
+        suffix = f"_{mode}" if len(modes) > 1 else ""
+        out.append(Binding(family=family, name=name + suffix,
+                           key=BindingKey(str(op), mode, precision, kind), cost=cost, check=check,
+                           emit=emit[mode] if isinstance(emit, dict) else emit,
+                           whole_function=whole, **kw))
+    return out

@@ -8,7 +8,8 @@ template, which holds the C syntax: a template reads as the file it writes.
 Folders: `tilewise/codegen/templates/` holds the project's templates (a layer's loop nest, the L3
 driver, network.c, the host harness ...) and the macros they share (`c.j2`). A kernel family may
 keep its own templates in its bindings folder (`bindings/<family>/templates/`, shipped as package
-data) and render them with `render(name, folder, **data)`: its folder is searched first, then the
+data) and render them with `render(name, folder, **data)`: its folder is searched first (or its
+folders, in order: a family that builds on another lists its own, then the other's), then the
 codegen folder, so a family template can `{% from "c.j2" import guarded %}` or include a codegen
 template.
 
@@ -28,7 +29,7 @@ from __future__ import annotations
 
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
@@ -63,22 +64,26 @@ def c_float(v: float) -> str:
     return f"{f.hex()}f"
 
 
-def environment(folder: Path | None = None) -> Environment:
-    """The environment of the templates in `folder`, then the codegen folder (one per folder)."""
-    folder = Path(folder).resolve() if folder is not None else TEMPLATES
-    return _environment(None if folder == TEMPLATES else folder)
+def environment(folder: Path | Sequence[Path] | None = None) -> Environment:
+    """The environment of the templates in `folder` (or in several folders, searched in order:
+    a family's own, then those of the families it builds on), then the codegen folder (one
+    environment per list of folders)."""
+    given = [] if folder is None else [folder] if isinstance(folder, (str, Path)) else list(folder)
+    folders = tuple(p for p in (Path(f).resolve() for f in given) if p != TEMPLATES)
+    return _environment(folders)
 
 
 @cache
-def _environment(folder: Path | None) -> Environment:
-    folders = [TEMPLATES] if folder is None else [folder, TEMPLATES]
-    env = Environment(loader=FileSystemLoader([str(f) for f in folders]), undefined=StrictUndefined,
+def _environment(folders: tuple[Path, ...]) -> Environment:
+    env = Environment(loader=FileSystemLoader([str(f) for f in (*folders, TEMPLATES)]),
+                      undefined=StrictUndefined,
                       trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
                       autoescape=False)
     env.filters.update(c_comment=c_comment, plural=plural, thousands=thousands, c_float=c_float)
     return env
 
 
-def render(name: str, folder: Path | None = None, /, **data: Any) -> str:
-    """The text of template `name` (looked up in `folder`, then the codegen folder) with `data`."""
+def render(name: str, folder: Path | Sequence[Path] | None = None, /, **data: Any) -> str:
+    """The text of template `name` (looked up in `folder` or folders, then the codegen folder)
+    with `data`."""
     return environment(folder).get_template(name).render(**data)

@@ -44,18 +44,17 @@ stored biased (common.py).
 
 from __future__ import annotations
 
-from typing import Callable, Mapping
+from typing import Callable
 
 import numpy as np
 
 from ...ir.layer import Layer, LayerGraph, LoopNest
 from ...ir.ops import Op
-from ..base import Binding, BindingKey, LayerConstants, Precision, TileRules
+from ..base import Binding, Precision, TileRules, per_mode
 from . import checks, constants, elementwise, pool, s16, untiled, weighted
 from .common import FAMILY, S8, S16
 
 Check = Callable[[Layer, LayerGraph], "str | None"]
-Emit = Callable[[Layer, LayerGraph, LayerConstants | None], str]
 
 
 def im2col_bytes(nest: LoopNest, cores: int, k, c, oy, ox):
@@ -81,16 +80,8 @@ def bindings(cost, *, depthwise_input_bytes_per_cycle: float = 0.0) -> tuple[Bin
     out: list[Binding] = []
 
     def add(name: str, op: Op, modes: tuple[str | None, ...], prec: Precision, kind: str,
-            check: Check, *, emit: Emit | Mapping[str | None, Emit], whole: bool = False,
-            **kw) -> None:
-        """One binding per mode (named with the mode when there are several); `emit` per mode
-        where the modes' kernels differ."""
-        for mode in modes:
-            suffix = f"_{mode}" if len(modes) > 1 else ""
-            out.append(Binding(
-                family=FAMILY, name=name + suffix, key=BindingKey(op, mode, prec, kind),
-                cost=cost, check=check, emit=emit[mode] if isinstance(emit, Mapping) else emit,
-                whole_function=whole, **kw))
+            check: Check, **kw) -> None:
+        out.extend(per_mode(FAMILY, cost, name, op, modes, prec, kind, check, **kw))
 
     rq = ("tflite", "onnx", "shift")
     p8w, p16w = Precision(S8, 8, S8), Precision(S16, 8, S16, acc=64)

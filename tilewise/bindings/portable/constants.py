@@ -52,7 +52,7 @@ def _per_channel(layer: Layer, a, dtype) -> np.ndarray | None:
     return np.broadcast_to(a, (k,)).astype(dtype)
 
 
-def _bias(layer: Layer, lg: LayerGraph) -> np.ndarray:
+def kernel_bias(layer: Layer, lg: LayerGraph) -> np.ndarray:
     """int64 bias as the kernel adds it: + 128·Σw when the input is uint8 (the kernel reads
     x − 128: Σw·(x − 128) + bias + 128·Σw = Σw·x + bias)."""
     nest = layer.nest
@@ -80,7 +80,7 @@ def check(layer: Layer, lg: LayerGraph) -> str | None:
             v = _per_channel(layer, a, np.int64)
             if v is None or v.min() < INT32.min or v.max() > INT32.max:
                 return f"a shift-mode {name} that does not fit int32"
-    bias = _bias(layer, lg)
+    bias = kernel_bias(layer, lg)
     if bias.min(initial=0) < INT32.min or bias.max(initial=0) > INT32.max:
         return "a bias that does not fit int32"
     return None
@@ -104,13 +104,16 @@ def _requant_words(layer: Layer) -> tuple[np.ndarray, np.ndarray, tuple[int, ...
     return mult.astype(np.int32), lam.astype(np.int32), tuple(int(v) for v in d)
 
 
-def weight_blocks(layer: Layer, s) -> bytes:
-    """The weights as the schedule's tile-major blocks (module docstring)."""
+def weight_blocks(layer: Layer, s, channel_major: bool = False) -> bytes:
+    """The weights as the schedule's tile-major blocks (module docstring); `channel_major`: a
+    depthwise k tile as [k_t][FY][FX] (each channel's taps together) instead of [FY][FX][k_t]."""
     nest = layer.nest
     w = np.asarray(layer.weights, dtype=np.int8)
     kt = _tiles(s.tiling("k"))
     if nest.kind == "dwconv":
-        return b"".join(np.ascontiguousarray(w[k0:k0 + n].transpose(1, 2, 0)).tobytes()
+        w = w.reshape(nest.K, nest.FY, nest.FX)
+        order = (0, 1, 2) if channel_major else (1, 2, 0)
+        return b"".join(np.ascontiguousarray(w[k0:k0 + n].transpose(order)).tobytes()
                         for k0, n in kt)
     if nest.kind == "fc":
         w = w.reshape(nest.K, 1, 1, nest.C)
@@ -119,22 +122,26 @@ def weight_blocks(layer: Layer, s) -> bytes:
                     for k0, kn in kt for c0, cn in ct)
 
 
+def blob(layer: Layer, lg: LayerGraph, s, words: tuple[np.ndarray, ...], weights: bytes,
+         extra: tuple = ()) -> LayerConstants:
+    """The constant blob of per-channel blocks [bias | words[0] | words[1] ...] (k_t int32 each,
+    per k tile of schedule `s`) and the weight blocks `weights`: the layout of every family that
+    moves a k tile's per-channel data as one block."""
+    bias32 = kernel_bias(layer, lg).astype(np.int32)
+    blocks = [np.concatenate([bias32[k0:k0 + n], *(a[k0:k0 + n] for a in words)]).astype("<i4")
+              .tobytes() for k0, n in _tiles(s.tiling("k"))]
+    b = b"".join(blocks)
+    assert len(weights) == weights_bytes(layer.nest)
+    return LayerConstants(blob=b + weights, b_offset=0, w_offset=len(b),
+                          const_bytes=4 * (1 + len(words)), extra=extra)
+
+
 def layer_constants(layer: Layer, lg: LayerGraph, s) -> LayerConstants:
     """The constant blob of a conv / depthwise / dense layer of `lg` for schedule `s` (`check`
     passed)."""
-    nest = layer.nest
-    bias32 = _bias(layer, lg).astype(np.int32)
     w1, w2, d = _requant_words(layer)
-    blocks = []
-    for k0, n in _tiles(s.tiling("k")):
-        words = np.concatenate([bias32[k0:k0 + n], w1[k0:k0 + n], w2[k0:k0 + n]]).astype("<i4")
-        blocks.append(words.tobytes())
-    b = b"".join(blocks)
-    w = weight_blocks(layer, s)
-    assert len(w) == weights_bytes(nest)
     extra = (("SHIFT_D", d),) if d is not None else ()
-    return LayerConstants(blob=b + w, b_offset=0, w_offset=len(b), const_bytes=BYTES_PER_CHANNEL,
-                          extra=extra)
+    return blob(layer, lg, s, (w1, w2), weight_blocks(layer, s), extra)
 
 
 def layout(weights: str) -> ConstLayout:

@@ -105,6 +105,16 @@ def _add_onnx(layer: Layer, lg: LayerGraph, names: tuple[str, ...]) -> Kernel:
 
 KernelOf = Callable[[Layer, LayerGraph, tuple[str, ...]], Kernel]
 
+#: the tflite kernel call of each op (the tiled and broadcast emit functions below)
+TFLITE: dict[str, KernelOf] = {"add": _add_tflite, "sub": _sub_tflite, "mul": _mul_tflite}
+
+
+def tiled_call(layer: Layer, lg: LayerGraph, kernel: str) -> str:
+    """compute() of a tiled tflite add / sub / mul calling `kernel` instead of the portable one
+    (another family's kernel with tw_elementwise.h's contract and parameter structs)."""
+    base = TFLITE[str(layer.op)]
+    return _tiled(layer, lg, lambda l, g, n: replace(base(l, g, n), name=kernel))
+
 
 def _tiled(layer: Layer, lg: LayerGraph, kernel_of: KernelOf) -> str:
     """compute(): the kernel on every element of the tile."""

@@ -45,7 +45,9 @@ def _clamp(layer: Layer, lg: LayerGraph, qmin: int, qmax: int) -> tuple[int, int
     return max(lo, int(qmin)), min(hi, int(qmax))
 
 
-def _pool(layer: Layer, lg: LayerGraph, kernel: str) -> str:
+def pool_call(layer: Layer, lg: LayerGraph, kernel: str) -> str:
+    """compute() of an average (tflite) or max pooling layer calling `kernel` (tw_pool.h's
+    contract: tw_avgpool_s8, tw_maxpool_s8, or another family's kernel with it)."""
     a = layer.params
     assert isinstance(a, (TfliteAvgPoolParams, MaxPoolParams))
     off = _storage_offset(layer, lg)
@@ -56,12 +58,12 @@ def _pool(layer: Layer, lg: LayerGraph, kernel: str) -> str:
 def avg_pool_s8(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
     """TFLite's average pooling (int8 only: checks.avg_pool_tflite)."""
     assert not u8_offset(lg, layer.inputs[0]), f"layer '{layer.name}' passed its check"
-    return _pool(layer, lg, "tw_avgpool_s8")
+    return pool_call(layer, lg, "tw_avgpool_s8")
 
 
 def max_pool_s8(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
     """Max pooling (every mode)."""
-    return _pool(layer, lg, "tw_maxpool_s8")
+    return pool_call(layer, lg, "tw_maxpool_s8")
 
 
 def avg_pool_onnx_s8(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
@@ -76,21 +78,25 @@ def avg_pool_onnx_s8(layer: Layer, lg: LayerGraph, consts: LayerConstants | None
                   kernel="tw_avgpool_onnx_s8", qmin=-128, qmax=127)
 
 
-def global_avg_pool_s8(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
-    """TFLite's mean over H and W, 1/pixels folded into its multiplier (QuantizedMeanOrSum)."""
+def global_avg_pool_s8(layer: Layer, lg: LayerGraph, consts: LayerConstants | None,
+                       kernel: str = "tw_global_avgpool_s8") -> str:
+    """TFLite's mean over H and W, 1/pixels folded into its multiplier (QuantizedMeanOrSum);
+    `kernel` with tw_global_avgpool_s8's contract."""
     a, nest = layer.params, layer.nest
     assert isinstance(a, TfliteMeanParams)
     off = _storage_offset(layer, lg)
     lo, hi = dtype_range(lg.tensors[layer.output].dtype)
     mult, shift = _mean_scale(int(a.multiplier), int(a.shift), nest.IY * nest.IX)
-    return render("global_avg_pool_s8.c.j2", in_zp=zero_point(lg, layer.inputs[0]) - off,
+    return render("global_avg_pool_s8.c.j2", kernel=kernel, in_zp=zero_point(lg, layer.inputs[0]) - off,
                   mult=mult, shift=shift, out_zp=zero_point(lg, layer.output) - off,
                   qmin=lo - off, qmax=hi - off)
 
 
-def global_avg_pool_onnx_s8(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
+def global_avg_pool_onnx_s8(layer: Layer, lg: LayerGraph, consts: LayerConstants | None,
+                            kernel: str = "tw_global_avgpool_rq_s8") -> str:
     """QLinearGlobalAveragePool: Σx − zp_x·pixels, then the onnx requantization by one scale
-    (checks.gap_onnx: count = IY·IX, a single scale)."""
+    (checks.gap_onnx: count = IY·IX, a single scale); `kernel` with tw_global_avgpool_rq_s8's
+    contract."""
     a, nest = layer.params, layer.nest
     assert isinstance(a, OnnxMeanParams)
     rq = a.requant
@@ -98,6 +104,7 @@ def global_avg_pool_onnx_s8(layer: Layer, lg: LayerGraph, consts: LayerConstants
             and np.size(rq.scale) == 1), f"layer '{layer.name}' passed its check"
     off = _storage_offset(layer, lg)
     qmin, qmax = _clamp(layer, lg, rq.qmin, rq.qmax)
-    return render("global_avg_pool_onnx_s8.c.j2", scale=float(np.atleast_1d(rq.scale)[0]),
+    return render("global_avg_pool_onnx_s8.c.j2", kernel=kernel,
+                  scale=float(np.atleast_1d(rq.scale)[0]),
                   in_zp=int(a.x_zero_point) - off, zero_point=int(rq.zero_point) - off,
                   qmin=qmin - off, qmax=qmax - off)

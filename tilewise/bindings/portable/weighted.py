@@ -31,14 +31,30 @@ from ..base import LayerConstants
 from .common import render, u8_offset
 
 
+def stored_clamp(layer: Layer, out_off: int = 0) -> tuple[int, int, int]:
+    """The output zero point and clamp of the layer's requantization as the output is stored
+    (`out_off` 128 for uint8)."""
+    rq = layer.requant
+    assert rq is not None
+    zp, qmin, qmax = int(rq.zero_point) - out_off, int(rq.qmin) - out_off, int(rq.qmax) - out_off
+    assert -128 <= qmin <= qmax <= 127, f"layer '{layer.name}': clamp passed checks.weighted_s8"
+    return zp, qmin, qmax
+
+
+def stored_pad(layer: Layer, lg: LayerGraph) -> int:
+    """The pad value (input zero point) as the input is stored."""
+    pad = int(layer.pad_value) - u8_offset(lg, layer.inputs[0])
+    assert -128 <= pad <= 127, f"layer '{layer.name}': zero point passed checks.weighted_s8"
+    return pad
+
+
 def requant_data(layer: Layer, consts: LayerConstants, out_off: int = 0) -> dict[str, Any]:
     """The data of `requant()` (requant.c.j2): the layer's requantization mode, its output zero
     point and clamp as the output is stored (`out_off` 128 for uint8), shift mode's d per
     channel."""
     rq = layer.requant
     assert rq is not None
-    zp, qmin, qmax = int(rq.zero_point) - out_off, int(rq.qmin) - out_off, int(rq.qmax) - out_off
-    assert -128 <= qmin <= qmax <= 127, f"layer '{layer.name}': clamp passed checks.weighted_s8"
+    zp, qmin, qmax = stored_clamp(layer, out_off)
     shift_d = None
     if rq.mode == "shift":
         shift_d = dict(consts.extra).get("SHIFT_D")
@@ -51,10 +67,8 @@ def _weighted(template: str, layer: Layer, lg: LayerGraph, consts: LayerConstant
               **data: Any) -> str:
     """A weighted kernel's compute() with its requant() and input pad value."""
     assert consts is not None
-    x_off, y_off = u8_offset(lg, layer.inputs[0]), u8_offset(lg, layer.output)
-    pad = int(layer.pad_value) - x_off
-    assert -128 <= pad <= 127, f"layer '{layer.name}': zero point passed checks.weighted_s8"
-    return render(template, rq=requant_data(layer, consts, y_off), pad_value=pad, **data)
+    rq = requant_data(layer, consts, u8_offset(lg, layer.output))
+    return render(template, rq=rq, pad_value=stored_pad(layer, lg), **data)
 
 
 def conv2d_s8(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:

@@ -21,21 +21,29 @@ size_t tw_pulp_depthwise_s8_scratch(const tw_window_t *win, int n_cores)
     return (size_t)n_cores * (size_t)win->k_h * (size_t)(rl + w4);
 }
 
-/* Padded input row r (row r - pad_t of the tile) of channel c into dst: pad_l pad values, the
- * channel's values along the row, pad values up to rl bytes. */
-static void fill_row(const tw_dw_args_t *a, int r, int c, int8_t *dst, int rl)
+/* Padded input row r (row r - pad_t of the tile) of channel c into dst (word-aligned): rl bytes
+ * of pad value (rl / 4 word stores), then the channel's values along the row at pad_l (a short
+ * row byte by byte, a long one through tw_pulp_gather's hardware loop). */
+TW_PULP_INLINE void fill_row(const tw_dw_args_t *a, int r, int c, int8_t *dst, int rl)
 {
     const tw_window_t *g = &a->win;
-    int iy = r - g->pad_t, n = rl - g->pad_l;
-    if (iy < 0 || iy >= g->in_h || n <= 0) {
-        tw_pulp_fill(dst, a->pad_value, rl);
+    const int8_t *src;
+    tw_v4_t pad = (uint8_t)a->pad_value * 0x01010101u;
+    int iy = r - g->pad_t, n = rl - g->pad_l, in_w = g->in_w, stride = a->in_c, i;
+    for (i = 0; i < rl; i += 4)
+        tw_pulp_sw(dst + i, pad);
+    if (iy < 0 || iy >= g->in_h || n <= 0)
+        return;
+    if (n > in_w)
+        n = in_w;
+    src = a->in + (size_t)iy * in_w * stride + c;
+    dst += g->pad_l;
+    if (n >= 16) {
+        tw_pulp_gather(dst, src, stride, n);
         return;
     }
-    if (n > g->in_w)
-        n = g->in_w;
-    tw_pulp_fill(dst, a->pad_value, g->pad_l);
-    tw_pulp_gather(dst + g->pad_l, a->in + (size_t)iy * g->in_w * a->in_c + c, a->in_c, n);
-    tw_pulp_fill(dst + g->pad_l + n, a->pad_value, rl - g->pad_l - n);
+    for (i = 0; i < n; i++)
+        dst[i] = (int8_t)tw_pulp_lb_step(&src, stride);
 }
 
 /* Channel c's weights [k_h][k_w] as k_h rows of w4 bytes, zero lanes after the k_w taps. */
@@ -56,62 +64,75 @@ static int8_t *ring_row(int8_t *ring, int slot0, int fy, int kh, int rl)
     return ring + (s >= kh ? s - kh : s) * rl;
 }
 
-/* One output row: out_w outputs of channel c, kernel row 0 in ring slot slot0. */
-TW_PULP_INLINE void output_row(const tw_dw_args_t *a, int8_t *ring, int slot0, int rl,
-                               const int8_t *wrow, int w4, int32_t bias, int8_t *o,
-                               const tw_pulp_rqch_t *ch, const tw_pulp_clip_t *clip,
-                               const int mode)
+/* The out_w outputs of one output row of a kernel of 3 rows of at most 4 taps: rows q0, q1, q2
+ * of the ring, weight words v[0..3), one output every `stride` bytes from o. */
+TW_PULP_INLINE void row3(const int8_t *q0, const int8_t *q1, const int8_t *q2, const tw_v4_t *v,
+                         int32_t bias, int out_w, int step, int8_t *o, int stride,
+                         tw_pulp_rqch_t c, tw_pulp_clip_t cl, const int mode)
+{
+    tw_v4_t v0 = v[0], v1 = v[1], v2 = v[2];
+    int ox;
+    for (ox = 0; ox < out_w; ox++) {
+        int32_t acc = tw_pulp_sdotp4(bias, tw_pulp_lw_step(&q0, step), v0);
+        acc = tw_pulp_sdotp4(acc, tw_pulp_lw_step(&q1, step), v1);
+        acc = tw_pulp_sdotp4(acc, tw_pulp_lw_step(&q2, step), v2);
+        *o = tw_pulp_rq(&c, &cl, acc, mode);
+        o += stride;
+    }
+}
+
+/* One output row of any kernel: kernel row fy in ring slot slot0 + fy (mod k_h), its weights
+ * wrow + fy·w4 as w4 / 4 words. */
+TW_PULP_INLINE void row_any(const tw_dw_args_t *a, int8_t *ring, int slot0, int rl,
+                            const int8_t *wrow, int w4, int32_t bias, int8_t *o,
+                            tw_pulp_rqch_t c, tw_pulp_clip_t cl, const int mode)
 {
     const tw_window_t *g = &a->win;
-    int ox, fy, j, step = g->s_w, kh = g->k_h;
-    if (kh == 3 && w4 == 4) {              /* k_w <= 4 taps: one word per kernel row */
-        const int8_t *q0 = ring_row(ring, slot0, 0, 3, rl), *q1 = ring_row(ring, slot0, 1, 3, rl);
-        const int8_t *q2 = ring_row(ring, slot0, 2, 3, rl);
-        tw_v4_t v0 = tw_pulp_lw(wrow), v1 = tw_pulp_lw(wrow + 4), v2 = tw_pulp_lw(wrow + 8);
-        for (ox = 0; ox < g->out_w; ox++) {
-            int32_t acc = tw_pulp_sdotp4(bias, tw_pulp_lw(q0), v0);
-            acc = tw_pulp_sdotp4(acc, tw_pulp_lw(q1), v1);
-            acc = tw_pulp_sdotp4(acc, tw_pulp_lw(q2), v2);
-            q0 += step;
-            q1 += step;
-            q2 += step;
-            *o = tw_pulp_rq(ch, clip, acc, mode);
-            o += a->in_c;
-        }
-        return;
-    }
+    int ox, fy, j;
     for (ox = 0; ox < g->out_w; ox++) {
         int32_t acc = bias;
-        for (fy = 0; fy < kh; fy++) {
-            const int8_t *q = ring_row(ring, slot0, fy, kh, rl) + ox * step;
+        for (fy = 0; fy < g->k_h; fy++) {
+            const int8_t *q = ring_row(ring, slot0, fy, g->k_h, rl) + ox * g->s_w;
             for (j = 0; j < w4; j += 4)
                 acc = tw_pulp_sdotp4(acc, tw_pulp_lw(q + j), tw_pulp_lw(wrow + fy * w4 + j));
         }
-        *o = tw_pulp_rq(ch, clip, acc, mode);
+        *o = tw_pulp_rq(&c, &cl, acc, mode);
         o += a->in_c;
     }
 }
 
-/* Output rows [oy0, oy1) of channel c, the ring refilled row by row (slot of padded row r:
- * r mod k_h, tracked without division). */
+/* Output rows [oy0, oy1) of channel c, the ring refilled row by row: padded input row r in slot
+ * r mod k_h, tracked without division (kernel row 0 of output row oy in slot0). */
 TW_PULP_INLINE void channel_rows(const tw_dw_args_t *a, const tw_pulp_rq_t *rq, int c, int oy0,
                                  int oy1, int8_t *ring, int8_t *wrow, int rl, int w4,
                                  const tw_pulp_clip_t *clip, const int mode)
 {
     const tw_window_t *g = &a->win;
-    int kh = g->k_h, oy, next = -1, slot0 = (oy0 * g->s_h) % kh;
+    int kh = g->k_h, sh = g->s_h, oy, next = -1, slot0 = (oy0 * sh) % kh;
     int32_t bias = a->bias ? a->bias[c] : 0;
     tw_pulp_rqch_t ch = tw_pulp_rq_channel(rq->words, rq->n, c);
+    tw_v4_t v[3];
+    int8_t *o = a->out + (size_t)oy0 * g->out_w * a->in_c + c;
+    int fast = kh == 3 && w4 == 4, row_bytes = g->out_w * a->in_c;
 
     load_weights(a, c, wrow, w4);
-    for (oy = oy0; oy < oy1; oy++) {
-        int r0 = oy * g->s_h, r;
+    if (fast) {
+        v[0] = tw_pulp_lw(wrow);
+        v[1] = tw_pulp_lw(wrow + 4);
+        v[2] = tw_pulp_lw(wrow + 8);
+    }
+    for (oy = oy0; oy < oy1; oy++, o += row_bytes) {
+        int r0 = oy * sh, r;
         for (r = next > r0 ? next : r0; r < r0 + kh; r++)
             fill_row(a, r, c, ring_row(ring, slot0, r - r0, kh, rl), rl);
         next = r0 + kh;
-        output_row(a, ring, slot0, rl, wrow, w4, bias,
-                   a->out + (size_t)oy * g->out_w * a->in_c + c, &ch, clip, mode);
-        slot0 += g->s_h;
+        if (fast)
+            row3(ring_row(ring, slot0, 0, 3, rl), ring_row(ring, slot0, 1, 3, rl),
+                 ring_row(ring, slot0, 2, 3, rl), v, bias, g->out_w, g->s_w, o, a->in_c, ch,
+                 *clip, mode);
+        else
+            row_any(a, ring, slot0, rl, wrow, w4, bias, o, ch, *clip, mode);
+        slot0 += sh;
         while (slot0 >= kh)
             slot0 -= kh;
     }

@@ -188,47 +188,14 @@ TW_PULP_INLINE void tw_pulp_mm_4x2(const int8_t *x0, const int8_t *x1, int p0, i
     tw_pulp_acc_end(s, k, 4, p0, p1, 1, acc, mode);
 }
 
-/* The common case of tw_pulp_mm_4x2 over `blocks` consecutive 4-channel blocks: the whole
- * reduction in this tile (TW_ACC_WHOLE). Every pointer steps from block to block (weights by
- * 4 rows, bias, requantization words and the two output pixels by 4 channels), the block's
- * 8 outputs requantized right after its MatMul. */
-TW_PULP_INLINE void tw_pulp_mm_4x2_whole(const int8_t *x0, const int8_t *x1, const int8_t *w,
-                                         int len, int blocks, const int32_t *bias,
-                                         const int32_t *words, int n, int8_t *o0, int8_t *o1,
-                                         tw_pulp_clip_t clip, const int mode)
+/* The 4x1 dot products: acc[2·j] += row j of w · column x0 (the layout of tw_pulp_dot_4x2's
+ * first pixel). One weight pointer walks the four rows (three steps of len, then back to the
+ * next word of row 0: a register post-increment per load). */
+TW_PULP_INLINE void tw_pulp_dot_4x1(const int8_t *x0, const int8_t *w, int len, int32_t *acc)
 {
-    static const int32_t zeros[4] = {0, 0, 0, 0};
-    int step = bias ? 4 : 0, b, j;
-    if (!bias)
-        bias = zeros;
-    for (b = 0; b < blocks; b++) {
-        int32_t acc[8];
-        for (j = 0; j < 4; j++)
-            acc[2 * j] = acc[2 * j + 1] = bias[j];
-        tw_pulp_dot_4x2(x0, x1, w, len, acc);
-        for (j = 0; j < 4; j++) {
-            tw_pulp_rqch_t c = tw_pulp_rq_channel(words, n, j);
-            o0[j] = tw_pulp_rq(&c, &clip, acc[2 * j], mode);
-            o1[j] = tw_pulp_rq(&c, &clip, acc[2 * j + 1], mode);
-        }
-        w += 4 * (size_t)len;
-        bias += step;
-        words += 4;
-        o0 += 4;
-        o1 += 4;
-    }
-}
-
-/* 4 channels (k..k+3) x 1 column. One weight pointer walks the four rows (three steps of len,
- * then back to the next word of row k: a register post-increment per load). */
-TW_PULP_INLINE void tw_pulp_mm_4x1(const int8_t *x0, int p0, const int8_t *w, int len, int k,
-                                   const tw_pulp_sink_t *s, const int mode)
-{
-    const int8_t *wp = w + (size_t)k * len;
-    int32_t acc[8], a0, a1, a2, a3, back = 4 - 3 * len;
+    const int8_t *wp = w;
+    int32_t a0 = acc[0], a1 = acc[2], a2 = acc[4], a3 = acc[6], back = 4 - 3 * len;
     int n4 = len >> 2, j;
-    tw_pulp_acc_init(s, k, 4, p0, 0, 0, acc);
-    a0 = acc[0]; a1 = acc[2]; a2 = acc[4]; a3 = acc[6];
 #if TW_PULP_ASM
     if (n4 > 0) {
         tw_v4_t xa, wa, wb, wc;
@@ -265,6 +232,15 @@ TW_PULP_INLINE void tw_pulp_mm_4x1(const int8_t *x0, int p0, const int8_t *w, in
         a3 += wp[3 * len + j] * xa;
     }
     acc[0] = a0; acc[2] = a1; acc[4] = a2; acc[6] = a3;
+}
+
+/* 4 channels (k..k+3) x 1 column, any accumulation flags. */
+TW_PULP_INLINE void tw_pulp_mm_4x1(const int8_t *x0, int p0, const int8_t *w, int len, int k,
+                                   const tw_pulp_sink_t *s, const int mode)
+{
+    int32_t acc[8];
+    tw_pulp_acc_init(s, k, 4, p0, 0, 0, acc);
+    tw_pulp_dot_4x1(x0, w + (size_t)k * len, len, acc);
     tw_pulp_finish(s, k, 4, p0, 0, 0, acc, mode);
 }
 
@@ -342,6 +318,40 @@ TW_PULP_INLINE void tw_pulp_mm_1x1(const int8_t *x0, int p0, const int8_t *w, in
     tw_pulp_finish(s, k, 1, p0, 0, 0, acc, mode);
 }
 
+/* The common case of tw_pulp_mm_4x2 / _4x1 over `blocks` consecutive 4-channel blocks: the whole
+ * reduction in this tile (TW_ACC_WHOLE), column x1 (output pixel o0 + d1) when `two`. Every
+ * pointer steps from block to block (weights by 4 rows, bias, requantization words and the
+ * outputs by 4 channels), the block's outputs requantized right after its MatMul. */
+TW_PULP_INLINE void tw_pulp_mm_whole(const int8_t *x0, const int8_t *x1, const int8_t *w, int len,
+                                     int blocks, const int32_t *bias, const int32_t *words, int n,
+                                     int8_t *o0, ptrdiff_t d1, tw_pulp_clip_t clip, const int two,
+                                     const int mode)
+{
+    static const int32_t zeros[4] = {0, 0, 0, 0};
+    int step = bias ? 4 : 0, b, j;
+    if (!bias)
+        bias = zeros;
+    for (b = 0; b < blocks; b++) {
+        int32_t acc[8];
+        for (j = 0; j < 4; j++)
+            acc[2 * j] = acc[2 * j + 1] = bias[j];
+        if (two)
+            tw_pulp_dot_4x2(x0, x1, w, len, acc);
+        else
+            tw_pulp_dot_4x1(x0, w, len, acc);
+        for (j = 0; j < 4; j++) {
+            tw_pulp_rqch_t c = tw_pulp_rq_channel(words, n, j);
+            o0[j] = tw_pulp_rq(&c, &clip, acc[2 * j], mode);
+            if (two)
+                o0[d1 + j] = tw_pulp_rq(&c, &clip, acc[2 * j + 1], mode);
+        }
+        w += 4 * (size_t)len;
+        bias += step;
+        words += 4;
+        o0 += 4;
+    }
+}
+
 /* Output channels [k0, k1) of column x0 (pixel p0) and, when x1 is not NULL, x1 (pixel p1):
  * 4-channel blocks, then the leftover channels one at a time. */
 TW_PULP_INLINE void tw_pulp_mm_cols(const int8_t *x0, const int8_t *x1, int p0, int p1,
@@ -349,12 +359,17 @@ TW_PULP_INLINE void tw_pulp_mm_cols(const int8_t *x0, const int8_t *x1, int p0, 
                                     const tw_pulp_sink_t *s, const int mode)
 {
     int k = k0;
-    if (x1 && s->mm.flags == TW_ACC_WHOLE && k1 - k0 >= 4) {
+    if (s->mm.flags == TW_ACC_WHOLE && k1 - k0 >= 4) {
         int blocks = (k1 - k0) >> 2;
         int8_t *o0 = s->mm.out + (size_t)p0 * s->mm.row + k0;
-        tw_pulp_mm_4x2_whole(x0, x1, w + (size_t)k0 * len, len, blocks,
-                             s->mm.bias ? s->mm.bias + k0 : NULL, s->words + k0, s->n, o0,
-                             o0 + (size_t)(p1 - p0) * s->mm.row, s->clip, mode);
+        const int32_t *bias = s->mm.bias ? s->mm.bias + k0 : NULL;
+        ptrdiff_t d1 = (ptrdiff_t)(p1 - p0) * s->mm.row;
+        if (x1)
+            tw_pulp_mm_whole(x0, x1, w + (size_t)k0 * len, len, blocks, bias, s->words + k0,
+                             s->n, o0, d1, s->clip, 1, mode);
+        else
+            tw_pulp_mm_whole(x0, x1, w + (size_t)k0 * len, len, blocks, bias, s->words + k0,
+                             s->n, o0, d1, s->clip, 0, mode);
         k += 4 * blocks;
     }
     if (x1) {

@@ -1,0 +1,102 @@
+"""The pulp kernel family: XpulpV2 kernels for the RI5CY 8-core cluster (`c/`, copied into projects
+as tw_pulp/ beside the portable family's tw_kernels/, which it builds on).
+
+`bindings(cost)` returns the family's bindings for a module priced by `cost` (a targets.kernels
+model), e.g. `pulp.bindings(PulpNN())`. Its own kernels, one binding per row and mode:
+
+| binding            | op              | modes               | kernel (tw_pulp_*)                       | consts | L1 scratch |
+|--------------------|-----------------|---------------------|------------------------------------------|--------|------------|
+| conv2d_s8          | conv2d          | tflite, onnx, shift | conv2d_s8_<v> (im2col + 4x2), conv1x1_s8_<v> | k.fy.fx.c | im2col_bytes |
+| depthwise_s8       | depthwise       | tflite, onnx, shift | depthwise_s8_<v> (kernel-row SIMD)       | k.fy.fx | depthwise_bytes |
+| fully_connected_s8 | fully_connected | tflite, onnx, shift | fully_connected_s8_<v>                   | k.c    | —          |
+| add_s8, sub_s8, mul_s8 | add, sub, mul | tflite            | add_s8 / sub_s8 / mul_s8                 | —      | —          |
+| avg_pool_s8        | avg_pool        | tflite              | avgpool_s8                               | —      | —          |
+| max_pool_s8        | max_pool        | any                 | maxpool_s8 (pv.max.b)                    | —      | —          |
+| global_avg_pool_s8 | global_avg_pool | tflite, onnx        | global_avgpool_s8 / _rq_s8_onnx          | —      | —          |
+
+<v> is the requantization variant (constants.variant: tflite, tflite_single, shift, shift32,
+onnx), fixed at compile time. The weighted bindings take the pulp constants layout
+(constants.py: 20 bytes per channel — bias and four precomputed requantization words; depthwise
+weights channel-major); checks are the portable family's plus the 32-bit requantization's
+(checks.py). Every other key of the portable family's table keeps the portable binding (its C is
+copied with this family): add onnx and the onnx average pool (float32 work, soft-float on
+rv32imc), the broadcast elementwise ops, softmax, logistic, concat, reshape and the 16x8 kernels.
+
+Tile rules: output-channel tiles at L3→L2 in multiples of 4 (the MatMul's channel blocks), as the
+portable family; the kernels take any tile size.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...ir.layer import LoopNest
+from ...ir.ops import Op
+from .. import portable
+from ..base import Binding, Precision, TileRules, per_mode
+from ..portable import checks as portable_checks
+from ..portable.common import S8
+from . import checks, constants, simple, weighted
+from .common import FAMILY
+
+
+def _round4(v):
+    return (np.asarray(v) + 3) // 4 * 4
+
+
+def im2col_bytes(nest: LoopNest, cores: int, k, c, oy, ox):
+    """tw_pulp_conv2d_s8's im2col buffers: two receptive fields of round4(FY·FX·c_t) bytes per core
+    (none for a 1x1 conv, whose HWC pixels are already contiguous)."""
+    zero = 0 * np.asarray(k) * np.asarray(oy)
+    if nest.FY * nest.FX == 1:
+        return zero
+    return zero + cores * 2 * _round4(nest.FY * nest.FX * np.asarray(c))
+
+
+def depthwise_bytes(nest: LoopNest, cores: int, k, c, oy, ox):
+    """tw_pulp_depthwise_s8's per-core ring of FY planar input rows of RL bytes and its FY weight
+    rows of W4 bytes: W4 = round4(FX), RL = round4((ox_t − 1)·SX + W4)."""
+    w4 = int(_round4(nest.FX))
+    rl = _round4((np.asarray(ox) - 1) * nest.SX + w4)
+    return 0 * np.asarray(k) * np.asarray(oy) + cores * nest.FY * (rl + w4)
+
+
+WEIGHTED = TileRules(l3_k_step=4)
+
+
+def bindings(cost) -> tuple[Binding, ...]:
+    """The pulp family priced by the kernel cost model `cost` (module docstring), then the portable
+    bindings of the keys it does not rewrite."""
+    own: list[Binding] = []
+
+    def add(name: str, op: Op, modes: tuple[str | None, ...], prec: Precision, kind: str, check,
+            **kw) -> None:
+        own.extend(per_mode(FAMILY, cost, name, op, modes, prec, kind, check, **kw))
+
+    rq = ("tflite", "onnx", "shift")
+    p8w, p8 = Precision(S8, 8, S8), Precision(S8, 0, S8)
+    add("conv2d_s8", Op.CONV2D, rq, p8w, "conv", portable_checks.weighted_s8,
+        emit=weighted.conv2d_s8, scratch=im2col_bytes, consts=constants.layout("k.fy.fx.c"),
+        tiles=WEIGHTED)
+    add("depthwise_s8", Op.DEPTHWISE, rq, p8w, "dwconv", portable_checks.weighted_s8,
+        emit=weighted.depthwise_s8, scratch=depthwise_bytes, consts=constants.layout("k.fy.fx"),
+        tiles=WEIGHTED)
+    add("fully_connected_s8", Op.FULLY_CONNECTED, rq, p8w, "fc", portable_checks.weighted_s8,
+        emit=weighted.fully_connected_s8, consts=constants.layout("k.c"), tiles=WEIGHTED)
+    for name, op, emit in (("add_s8", Op.ADD, simple.add_s8), ("sub_s8", Op.SUB, simple.sub_s8),
+                           ("mul_s8", Op.MUL, simple.mul_s8)):
+        add(name, op, ("tflite",), p8, "add", checks.elementwise_s8, emit=emit)
+    add("avg_pool_s8", Op.AVG_POOL, ("tflite",), p8, "pool", portable_checks.avg_pool_tflite,
+        emit=simple.avg_pool_s8)
+    add("max_pool_s8", Op.MAX_POOL, (None,), p8, "pool", portable_checks.max_pool,
+        emit=simple.max_pool_s8)
+    add("global_avg_pool_s8", Op.GLOBAL_AVG_POOL, ("tflite",), p8, "gap", checks.gap_tflite,
+        emit=simple.global_avg_pool_s8)
+    add("global_avg_pool_onnx_s8", Op.GLOBAL_AVG_POOL, ("onnx",), p8, "gap",
+        portable_checks.gap_onnx, emit=simple.global_avg_pool_onnx_s8)
+    keys = {b.key for b in own}
+    rest = tuple(b for b in portable.bindings(cost) if b.key not in keys)
+    return (*own, *rest)
+
+
+__all__ = ["FAMILY", "bindings", "depthwise_bytes", "im2col_bytes"]

@@ -1,0 +1,121 @@
+"""The pulp family's constants layout: per-channel requantization words derived at compile time.
+
+A weighted layer's blob is the portable one (bindings/portable/constants.py `blob`: per k tile
+one per-channel block, then the weight blocks) with five int32 arrays per block instead of three:
+
+    [ bias k_t | m k_t | a k_t | b k_t | c k_t ]          BYTES_PER_CHANNEL = 20
+
+bias as the portable family folds it (−zp_x·Σw, + 128·Σw for a uint8 input), then the words
+(m, a, b, c) of tw_pulp_requant.h — what the kernels would otherwise recompute for every block
+of outputs (tw_pulp_rq_words() derives the same in C):
+
+| variant        | m             | a                        | b                          | c             |
+|----------------|---------------|--------------------------|----------------------------|---------------|
+| tflite         | M0            | left = max(shift, 0)     | e = max(−shift, 0)         | 2^e − 1       |
+| tflite_single  | M0            | low word of 2^(total−1)  | high word of 2^(total−1)   | total = 31 − shift |
+| shift          | k             | lambda                   | lambda's sign word         | d             |
+| shift32        | k             | lambda                   | lambda's sign word         | min(d, 31)    |
+| onnx           | scale's float32 bits | 0                 | 0                          | 0             |
+
+`variant(layer, lg)` names the kernel variant (the C entry points' suffix): shift mode runs in 32
+bits ("shift32", one p.mac and a shift) when k·acc + lambda fits int32 for every accumulator the
+layer can produce — |acc| ≤ |bias| + 128·Σ|w| per channel, the kernels' int8 (or biased uint8)
+inputs and pad values being within [−128, 127] — and in 64-bit semantics ("shift") otherwise.
+
+Weight blocks: conv [k_t][FY][FX][c_t] and dense [k_t][c_t] as the portable family's; depthwise
+[k_t][FY][FX] (channel-major: each channel's taps together, tw_pulp_depthwise.h) at the same
+offsets k0·FY·FX, so the tile DMA is the portable one.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...ir.layer import Layer, LayerGraph
+from ...ir.requant import Requant
+from ..base import ConstLayout, LayerConstants
+from ..portable import constants as portable
+from .checks import tflite_multipliers
+
+#: int32 words per channel: bias and the four requantization words
+BYTES_PER_CHANNEL = 20
+INT32_MAX = 2**31 - 1
+
+
+def _per_channel(layer: Layer, a) -> np.ndarray:
+    return np.broadcast_to(np.atleast_1d(np.asarray(a)), (layer.nest.K,)).astype(np.int64)
+
+
+def acc_bound(layer: Layer, lg: LayerGraph) -> np.ndarray:
+    """Per output channel, a bound on |acc| for every input: |bias| + 128·Σ|w| (int64)."""
+    k = layer.nest.K
+    w = np.abs(np.asarray(layer.weights, dtype=np.int64)).reshape(k, -1).sum(axis=1)
+    return np.abs(portable.kernel_bias(layer, lg)) + 128 * w
+
+
+def variant(layer: Layer, lg: LayerGraph) -> str:
+    """The kernel variant of the layer's requantization (module docstring)."""
+    rq = layer.requant
+    assert rq is not None
+    if rq.mode == "tflite":
+        return "tflite_single" if rq.rounding == "single" else "tflite"
+    if rq.mode == "onnx":
+        return "onnx"
+    k = np.abs(_per_channel(layer, rq.multiplier))
+    lam = np.abs(_per_channel(layer, 0 if rq.bias is None else rq.bias))
+    fits = k * acc_bound(layer, lg) + lam <= INT32_MAX
+    return "shift32" if bool(fits.all()) else "shift"
+
+
+def words_of(rq: Requant, k: int, v: str) -> tuple[np.ndarray, ...]:
+    """The per-channel words (m, a, b, c) of requantization `rq` over `k` channels for variant
+    `v` (module docstring), as int32 arrays."""
+    def per_channel(a) -> np.ndarray:
+        return np.broadcast_to(np.atleast_1d(np.asarray(a)), (k,)).astype(np.int64)
+
+    zero = np.zeros(k, np.int64)
+    if v == "onnx":
+        scale = np.broadcast_to(np.atleast_1d(np.asarray(rq.scale, np.float32)), (k,))
+        return tuple(a.astype(np.int32) for a in (scale.view(np.int32), zero, zero, zero))
+    m, s = per_channel(rq.multiplier), per_channel(rq.shift)
+    if v == "tflite":
+        e = np.maximum(-s, 0)
+        out = (m, np.maximum(s, 0), e, (np.int64(1) << e) - 1)
+    elif v == "tflite_single":
+        total = 31 - s
+        out = (m, np.where(total <= 32, np.int64(1) << (total - 1), 0),
+               np.where(total > 32, np.int64(1) << np.maximum(total - 33, 0), 0), total)
+    else:
+        lam = per_channel(0 if rq.bias is None else rq.bias)
+        out = (m, lam, np.where(lam < 0, -1, 0), np.minimum(s, 31) if v == "shift32" else s)
+    # two's-complement words: 2^31 (tflite_single's rounding term at total = 32) is int32 -2^31
+    return tuple(((a + 2**31) % 2**32 - 2**31).astype(np.int32) for a in out)
+
+
+def words(layer: Layer, lg: LayerGraph) -> tuple[np.ndarray, ...]:
+    """The per-channel words of the layer's requantization and variant."""
+    assert layer.requant is not None
+    return words_of(layer.requant, layer.nest.K, variant(layer, lg))
+
+
+def check(layer: Layer, lg: LayerGraph) -> str | None:
+    """The portable layout's reasons, and the 32-bit requantization's own (checks.py)."""
+    reason = portable.check(layer, lg)
+    rq = layer.requant
+    if reason is None and rq is not None and rq.mode == "tflite":
+        reason = tflite_multipliers(zip(_per_channel(layer, rq.multiplier),
+                                        _per_channel(layer, rq.shift)))
+    return reason
+
+
+def layer_constants(layer: Layer, lg: LayerGraph, s) -> LayerConstants:
+    """The constant blob of a conv / depthwise / dense layer for schedule `s` (`check` passed)."""
+    weights = portable.weight_blocks(layer, s, channel_major=True)
+    return portable.blob(layer, lg, s, words(layer, lg), weights)
+
+
+def layout(weights: str) -> ConstLayout:
+    """The pulp constants layout with weight layout `weights` ("k.fy.fx.c", "k.c" or
+    "k.fy.fx")."""
+    return ConstLayout(bytes_per_channel=BYTES_PER_CHANNEL, weight_layout=weights,
+                       build=layer_constants, check=check)
