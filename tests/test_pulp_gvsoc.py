@@ -25,6 +25,8 @@ import pytest
 
 from tilewise.bindings.pulp import constants
 from tilewise.codegen.firmware import FIRMWARE_C, compile_args, link_args, toolchain
+from tilewise.examples import EXAMPLE_ONNX
+from tilewise.frontend import load_model
 from tilewise.golden import elementwise as g_elt
 from tilewise.golden import onnx_ops as g_onnx
 from tilewise.golden import pool as g_pool
@@ -33,9 +35,14 @@ from tilewise.ir.ops import Op
 from tilewise.ir.params import OnnxMeanParams, TfliteMeanParams
 from tilewise.ir.requant import Requant, quantize_multiplier
 from tilewise.frontend.onnx_qparams import global_pool_scale
+from tilewise.passes import lower
+from tilewise.schedule.network import schedule_network
+from tilewise.validate import validate_model
 from tilewise.validate.gvsoc import run_firmware
 
 from . import tw_c_build as build
+from .conftest import mlperf_path
+from .pulp_targets import pulp_target
 from .test_c_kernels import (POOL_CASES, add_params, conv_acc, golden_node, make_requant,
                              pool_golden, random_conv, requantized)
 from .test_gvsoc import gvsoc_present  # noqa: F401 (autouse fixture: skip without GVSoC)
@@ -328,3 +335,20 @@ def test_seed004_layer_mac_per_cycle(results):
     cs, got = results
     mac = {n: SEED004_MACS / got[("seed004_tflite", n)][1] for n in (1, 8)}
     assert mac[1] >= 1.6 and mac[8] >= 11, mac
+
+
+# ------------------------------------------------------------------------------ networks
+
+@pytest.mark.parametrize("name", ["example", "kws_dscnn", "ic_resnet8"])
+def test_networks_on_pulp_kernels_bit_exact_on_gvsoc(name, tmp_path):
+    """Generated pulp-open projects whose cluster runs the pulp family (tests/pulp_targets.py):
+    the firmware on GVSoC equals the golden model and the reference runtime, with the DMA the
+    schedule predicts."""
+    path = EXAMPLE_ONNX if name == "example" else mlperf_path(name)
+    graph = load_model(path)
+    ns = schedule_network(lower(graph), pulp_target("pulp-open"), "model")
+    r = validate_model(path, ns, graph, 1, 0, tmp_path / "p", on="gvsoc").to_json()
+    assert r["bit_exact"] and r["platform"] == "gvsoc", r
+    assert (r["dma_bytes_measured"], r["dma_transfers_measured"]) == \
+        (r["dma_bytes_predicted"], r["dma_transfers_predicted"])
+    assert "tw_pulp_" in (tmp_path / "p" / "layers" / "layer_01.c").read_text()

@@ -10,8 +10,9 @@
  *        instructions later or more);
  *   4x1  the odd column, and dense layers: 5 p.lw + 4 pv.sdotsp.b, 16 MACs in 9 cycles;
  *   1x2 / 1x1  the leftover channels (k1 - k0 mod 4): 8 MACs in 5 cycles / 4 in 3 (+1 stall);
- * then the reduction leftover (len mod 4) byte by byte. Rows need no alignment (a misaligned word
- * load costs one more cycle).
+ * then the reduction leftover (len mod 4): for 4x2 and 4x1 one more word step whose column word
+ * ends at the column's end with the lanes already counted zeroed (tw_pulp_tail), byte by byte for
+ * 1x2, 1x1 and len < 4. Rows need no alignment (a misaligned word load costs one more cycle).
  *
  * Accumulators start from the bias (TW_ACC_FIRST; 0 without one) or from the int32 partial sums
  * of the previous reduction tile, and end as partial sums or, on the last reduction tile
@@ -121,6 +122,15 @@ TW_PULP_INLINE void tw_pulp_finish(const tw_pulp_sink_t *s, int k, int n_ch, int
         tw_pulp_acc_end_onnx(s, k, n_ch, p0, p1, two, acc);
 }
 
+/* The word of the r = len mod 4 values left after a dot product's word loop (p: one past its last
+ * word; len >= 4), ending at the column's last value, the lanes the loop already counted (the
+ * first 4 - r) zeroed: the leftover as one more pv.sdotsp.b against the weights' word ending
+ * at their row's last value. */
+TW_PULP_INLINE tw_v4_t tw_pulp_tail(const int8_t *p, int r)
+{
+    return tw_pulp_lw(p + r - 4) & (0xFFFFFFFFu << (8 * (4 - r)));
+}
+
 /* The 4x2 dot products: acc[2·j + pixel] += row j of w (w, w + len, ...) · column `pixel`
  * (x0, x1), len values (the MatMul inner loop, then the len mod 4 leftover). */
 TW_PULP_INLINE void tw_pulp_dot_4x2(const int8_t *x0, const int8_t *x1, const int8_t *w, int len,
@@ -166,12 +176,28 @@ TW_PULP_INLINE void tw_pulp_dot_4x2(const int8_t *x0, const int8_t *x1, const in
         a31 = tw_pulp_sdotp4(a31, xb, wb);
     }
 #endif
-    for (j = 0; j < (len & 3); j++) {
-        int32_t xa = x0[j], xb = x1[j];
-        a00 += w0[j] * xa; a01 += w0[j] * xb;
-        a10 += w1[j] * xa; a11 += w1[j] * xb;
-        a20 += w2[j] * xa; a21 += w2[j] * xb;
-        a30 += w3[j] * xa; a31 += w3[j] * xb;
+    if ((len & 3) && n4 > 0) {              /* the leftover as one masked word step */
+        int r = len & 3;
+        tw_v4_t xa = tw_pulp_tail(x0, r), xb = tw_pulp_tail(x1, r);
+        tw_v4_t wa = tw_pulp_lw(w0 + r - 4), wb = tw_pulp_lw(w1 + r - 4);
+        a00 = tw_pulp_sdotp4(a00, xa, wa);
+        a01 = tw_pulp_sdotp4(a01, xb, wa);
+        a10 = tw_pulp_sdotp4(a10, xa, wb);
+        a11 = tw_pulp_sdotp4(a11, xb, wb);
+        wa = tw_pulp_lw(w2 + r - 4);
+        wb = tw_pulp_lw(w3 + r - 4);
+        a20 = tw_pulp_sdotp4(a20, xa, wa);
+        a21 = tw_pulp_sdotp4(a21, xb, wa);
+        a30 = tw_pulp_sdotp4(a30, xa, wb);
+        a31 = tw_pulp_sdotp4(a31, xb, wb);
+    } else {
+        for (j = 0; j < (len & 3); j++) {
+            int32_t xa = x0[j], xb = x1[j];
+            a00 += w0[j] * xa; a01 += w0[j] * xb;
+            a10 += w1[j] * xa; a11 += w1[j] * xb;
+            a20 += w2[j] * xa; a21 += w2[j] * xb;
+            a30 += w3[j] * xa; a31 += w3[j] * xb;
+        }
     }
     acc[0] = a00; acc[1] = a01; acc[2] = a10; acc[3] = a11;
     acc[4] = a20; acc[5] = a21; acc[6] = a30; acc[7] = a31;
@@ -224,12 +250,22 @@ TW_PULP_INLINE void tw_pulp_dot_4x1(const int8_t *x0, const int8_t *w, int len, 
         a3 = tw_pulp_sdotp4(a3, xa, wa);
     }
 #endif
-    for (j = 0; j < (len & 3); j++) {
-        int32_t xa = x0[j];
-        a0 += wp[j] * xa;
-        a1 += wp[len + j] * xa;
-        a2 += wp[2 * len + j] * xa;
-        a3 += wp[3 * len + j] * xa;
+    if ((len & 3) && n4 > 0) {              /* the leftover as one masked word step */
+        int r = len & 3;
+        tw_v4_t xa = tw_pulp_tail(x0, r);
+        const int8_t *q = wp + r - 4;
+        a0 = tw_pulp_sdotp4(a0, xa, tw_pulp_lw(q));
+        a1 = tw_pulp_sdotp4(a1, xa, tw_pulp_lw(q + len));
+        a2 = tw_pulp_sdotp4(a2, xa, tw_pulp_lw(q + 2 * len));
+        a3 = tw_pulp_sdotp4(a3, xa, tw_pulp_lw(q + 3 * len));
+    } else {
+        for (j = 0; j < (len & 3); j++) {
+            int32_t xa = x0[j];
+            a0 += wp[j] * xa;
+            a1 += wp[len + j] * xa;
+            a2 += wp[2 * len + j] * xa;
+            a3 += wp[3 * len + j] * xa;
+        }
     }
     acc[0] = a0; acc[2] = a1; acc[4] = a2; acc[6] = a3;
 }
