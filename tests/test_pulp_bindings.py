@@ -92,6 +92,22 @@ def test_words_equal_tw_pulp_rq_words(lib):
         assert np.array_equal(got, want), v
 
 
+@pytest.mark.parametrize("fy,fx,sy,sx", [(3, 3, 1, 1), (5, 5, 2, 2), (7, 7, 3, 3), (3, 1, 1, 1),
+                                         (1, 5, 1, 2), (1, 1, 1, 1)])
+def test_scratch_formulas_are_the_kernels(lib, fy, fx, sy, sx):
+    """The bindings' scratch bytes (planning) equal what the C kernels use, for every tile size
+    of a layer: tw_pulp_conv2d_s8_scratch and tw_pulp_depthwise_s8_scratch."""
+    for c, oy, ox, cores in ((3, 1, 1, 1), (13, 7, 5, 8), (64, 16, 16, 8), (5, 2, 9, 3)):
+        spec = LayerSpec("conv", c=c, k=4, h=(oy - 1) * sy + fy, w=(ox - 1) * sx + fx, fy=fy,
+                         fx=fx, sy=sy, sx=sx)
+        nest = layer_graph(spec, 0).layers[-1].nest
+        win = kc.Window(nest.IY, nest.IX, oy, ox, fy, fx, sy, sx)
+        conv = int(pulp.im2col_bytes(nest, cores, 4, c, oy, ox))
+        assert conv == (lib.shim_conv_scratch(kc.ptr(win.array()), c, cores) if fy * fx > 1 else 0)
+        dw = int(pulp.depthwise_bytes(nest, cores, c, c, oy, ox))
+        assert dw == lib.shim_pulp_dw_scratch(kc.ptr(win.array()), cores)
+
+
 def test_shift_mode_runs_in_32_bits_where_it_provably_fits():
     lg = layer_graph(LayerSpec("conv", c=8, k=6, h=5, w=5, fy=3, fx=3, pads=(1, 1, 1, 1)), 2)
     layer = lg.layers[-1]

@@ -152,3 +152,10 @@ void shim_pulp_rq_words(const int32_t *rqi, const int32_t *mult, const int32_t *
     tw_requant_t rq = requant(rqi, mult, shift, lambda, scale);
     tw_pulp_rq_words(&rq, n, mode, words);
 }
+
+/* tw_pulp_depthwise_s8_scratch of a window, for the scratch formula's test */
+long shim_pulp_dw_scratch(const int32_t *geom, int n_cores)
+{
+    tw_window_t w = window(geom);
+    return (long)tw_pulp_depthwise_s8_scratch(&w, n_cores);
+}
