@@ -161,35 +161,27 @@ TW_PULP_INLINE void tw_pulp_dot_4x2(const int8_t *x0, const int8_t *x1, const in
             : "t3", "t4", "t5", "t6", "memory");   /* xa, xb, wa, wb (30 operands at most) */
     }
 #else
-    for (j = 0; j < n4; j++) {
+    for (j = 0; j < n4; j++) {      /* the asm's steps, a row of weights x both columns a line */
         tw_v4_t xa = tw_pulp_lw_step(&x0, 4), xb = tw_pulp_lw_step(&x1, 4);
         tw_v4_t wa = tw_pulp_lw_step(&w0, 4), wb = tw_pulp_lw_step(&w1, 4);
-        a00 = tw_pulp_sdotp4(a00, xa, wa);
-        a01 = tw_pulp_sdotp4(a01, xb, wa);
+        a00 = tw_pulp_sdotp4(a00, xa, wa); a01 = tw_pulp_sdotp4(a01, xb, wa);
         wa = tw_pulp_lw_step(&w2, 4);
-        a10 = tw_pulp_sdotp4(a10, xa, wb);
-        a11 = tw_pulp_sdotp4(a11, xb, wb);
+        a10 = tw_pulp_sdotp4(a10, xa, wb); a11 = tw_pulp_sdotp4(a11, xb, wb);
         wb = tw_pulp_lw_step(&w3, 4);
-        a20 = tw_pulp_sdotp4(a20, xa, wa);
-        a21 = tw_pulp_sdotp4(a21, xb, wa);
-        a30 = tw_pulp_sdotp4(a30, xa, wb);
-        a31 = tw_pulp_sdotp4(a31, xb, wb);
+        a20 = tw_pulp_sdotp4(a20, xa, wa); a21 = tw_pulp_sdotp4(a21, xb, wa);
+        a30 = tw_pulp_sdotp4(a30, xa, wb); a31 = tw_pulp_sdotp4(a31, xb, wb);
     }
 #endif
     if ((len & 3) && n4 > 0) {              /* the leftover as one masked word step */
         int r = len & 3;
         tw_v4_t xa = tw_pulp_tail(x0, r), xb = tw_pulp_tail(x1, r);
         tw_v4_t wa = tw_pulp_lw(w0 + r - 4), wb = tw_pulp_lw(w1 + r - 4);
-        a00 = tw_pulp_sdotp4(a00, xa, wa);
-        a01 = tw_pulp_sdotp4(a01, xb, wa);
-        a10 = tw_pulp_sdotp4(a10, xa, wb);
-        a11 = tw_pulp_sdotp4(a11, xb, wb);
+        a00 = tw_pulp_sdotp4(a00, xa, wa); a01 = tw_pulp_sdotp4(a01, xb, wa);
+        a10 = tw_pulp_sdotp4(a10, xa, wb); a11 = tw_pulp_sdotp4(a11, xb, wb);
         wa = tw_pulp_lw(w2 + r - 4);
         wb = tw_pulp_lw(w3 + r - 4);
-        a20 = tw_pulp_sdotp4(a20, xa, wa);
-        a21 = tw_pulp_sdotp4(a21, xb, wa);
-        a30 = tw_pulp_sdotp4(a30, xa, wb);
-        a31 = tw_pulp_sdotp4(a31, xb, wb);
+        a20 = tw_pulp_sdotp4(a20, xa, wa); a21 = tw_pulp_sdotp4(a21, xb, wa);
+        a30 = tw_pulp_sdotp4(a30, xa, wb); a31 = tw_pulp_sdotp4(a31, xb, wb);
     } else {
         for (j = 0; j < (len & 3); j++) {
             int32_t xa = x0[j], xb = x1[j];
