@@ -9,8 +9,9 @@ runtime.
   variant; shift mode runs in 32 bits exactly where k·acc + lambda provably fits;
 - projects: the bundled example (onnx, default and 8 kB L1), ic_resnet8 and kws_dscnn (tflite),
   quantize_static uint8 networks (QDQ / QOperator), the NEMO integer graph (shift mode, uint8),
-  per-channel right shifts with the 64-bit shift kernel, and random layers of every kind
-  (hypothesis, the portable property test's strategy) at small L1s with border tiles and C tiles.
+  per-channel right shifts with the 64-bit shift kernel, layers tiled at L3→L2, and random layers
+  of every kind (hypothesis, the portable property test's strategy) at small L1s with border
+  tiles and C tiles.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from . import tw_kernel_calls as kc
 from .codegen_cases import LayerSpec, c_cache, layer_graph  # noqa: F401 (fixture)
 from .conftest import mlperf_path
 from .pulp_targets import pulp_target
+from .test_codegen_l3 import CONV, _conv_pool, _two_convs
 from .test_codegen_ops import shift_specs
 from .test_codegen_property import KINDS, schedule_small, specs
 
@@ -193,6 +195,22 @@ def test_shift_requant_64_bit_kernels_tiled_over_k(kind, tmp_path, c_cache):
     report, p = validate_network(ns, tmp_path / kind, make_inputs(lg, 4), cache=c_cache)
     assert report.bit_exact, report.to_json()
     assert "_s8_shift(&p" in (p.path / "layers" / f"layer_{len(lg.layers) - 1:02d}.c").read_text()
+
+
+@pytest.mark.parametrize("which", ["conv_k_tiles", "depthwise_rows"])
+def test_layers_tiled_at_l3_on_pulp_kernels(which, tmp_path, c_cache):
+    """Layers cut at L3→L2 (weights in L3 streamed by k tile; depthwise row and channel tiles):
+    each L2 tile's constants in the pulp layout, bit-exact."""
+    if which == "conv_k_tiles":
+        lg = _conv_pool(CONV, 7)
+        ns = schedule_network(lg, pulp_target("gap8", l2_kb=16), "model", l3_strategy="search")
+        assert ns.l3.tilings["d"].w_tiled
+    else:
+        lg = _two_convs(LayerSpec("dwconv", c=32, k=32, h=16, w=7, fy=5, fx=5, sy=2, sx=2), 3)
+        ns = schedule_network(lg, pulp_target("gap8", l2_kb=4), "dory", l3_strategy="search")
+    assert ns.l3_tiles and {c.placement.binding.family.name for c in ns.partition.choices} == {"pulp"}
+    report, _ = validate_network(ns, tmp_path / "p", make_inputs(lg, 3, seed=2), cache=c_cache)
+    assert report.bit_exact, report.to_json()
 
 
 @pytest.mark.parametrize("kind", KINDS)
