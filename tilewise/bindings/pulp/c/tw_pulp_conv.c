@@ -17,13 +17,34 @@ size_t tw_pulp_conv2d_s8_scratch(const tw_window_t *win, int in_c, int n_cores)
     return (size_t)n_cores * 2u * (size_t)round4(win->k_h * win->k_w * in_c);
 }
 
-/* The receptive field of output pixel p into col: per kernel row, the taps inside the tile are
+/* An output pixel of the tile as (row, column), stepped without division. */
+typedef struct {
+    int oy, ox;
+} pixel_t;
+
+static pixel_t pixel_at(const tw_window_t *g, int p)
+{
+    pixel_t x;
+    x.oy = p / g->out_w;
+    x.ox = p - x.oy * g->out_w;
+    return x;
+}
+
+static pixel_t pixel_next(const tw_window_t *g, pixel_t x)
+{
+    if (++x.ox == g->out_w) {
+        x.ox = 0;
+        x.oy++;
+    }
+    return x;
+}
+
+/* The receptive field of output pixel x into col: per kernel row, the taps inside the tile are
  * one contiguous run of the HWC buffer (copied at once), those outside are the pad value. */
-static void im2col_pixel(const tw_conv_args_t *a, int p, int8_t *col)
+static void im2col_pixel(const tw_conv_args_t *a, pixel_t x, int8_t *col)
 {
     const tw_window_t *g = &a->win;
-    int c = a->in_c, row = g->k_w * c;
-    int oy = p / g->out_w, ox = p - oy * g->out_w;
+    int c = a->in_c, row = g->k_w * c, oy = x.oy, ox = x.ox;
     int iy = oy * g->s_h - g->pad_t, ix = ox * g->s_w - g->pad_l;
     int lo = ix < 0 ? -ix : 0;                                    /* first tap inside */
     int hi = g->in_w - ix < g->k_w ? g->in_w - ix : g->k_w;       /* one past the last */
@@ -44,12 +65,11 @@ static void im2col_pixel(const tw_conv_args_t *a, int p, int8_t *col)
     }
 }
 
-/* The input pixel read by output pixel p of a 1x1 conv, or NULL when it lies in the padding. */
-static const int8_t *pointwise_column(const tw_conv_args_t *a, int p)
+/* The input pixel read by output pixel x of a 1x1 conv, or NULL when it lies in the padding. */
+static const int8_t *pointwise_column(const tw_conv_args_t *a, pixel_t x)
 {
     const tw_window_t *g = &a->win;
-    int oy = p / g->out_w;
-    int iy = oy * g->s_h - g->pad_t, ix = (p - oy * g->out_w) * g->s_w - g->pad_l;
+    int iy = x.oy * g->s_h - g->pad_t, ix = x.ox * g->s_w - g->pad_l;
     if (iy < 0 || iy >= g->in_h || ix < 0 || ix >= g->in_w)
         return NULL;
     return a->in + ((size_t)iy * g->in_w + (size_t)ix) * a->in_c;
@@ -70,11 +90,12 @@ TW_PULP_INLINE void pad_pixel(const tw_conv_args_t *a, int p, int k0, int k1,
     }
 }
 
-/* The output channels [k0, k1) of pixels p and p + 1 (when `two`) of a 1x1 conv. */
-TW_PULP_INLINE void pointwise_pair(const tw_conv_args_t *a, int p, int two, int k0, int k1,
-                                   const tw_pulp_sink_t *s, const int mode)
+/* The output channels [k0, k1) of pixels p (at x) and p + 1 (when `two`) of a 1x1 conv. */
+TW_PULP_INLINE void pointwise_pair(const tw_conv_args_t *a, int p, pixel_t x, int two, int k0,
+                                   int k1, const tw_pulp_sink_t *s, const int mode)
 {
-    const int8_t *c0 = pointwise_column(a, p), *c1 = two ? pointwise_column(a, p + 1) : NULL;
+    const int8_t *c0 = pointwise_column(a, x);
+    const int8_t *c1 = two ? pointwise_column(a, pixel_next(&a->win, x)) : NULL;
     if (c0 && (c1 || !two)) {
         tw_pulp_mm_cols(c0, c1, p, p + 1, a->w, a->in_c, k0, k1, s, mode);
         return;
@@ -104,10 +125,12 @@ TW_PULP_INLINE void conv_tile(const tw_pulp_conv_args_t *t, int core, int cores,
     int blocks = (a->out_c + 3) >> 2;
     int groups = tw_pulp_groups(pairs, blocks, cores);
     int begin, end, it, pair, grp, built = -1;
+    pixel_t x;
 
     tw_pulp_share(pairs * groups, core, cores, &begin, &end);
     pair = begin / groups;
     grp = begin - pair * groups;
+    x = pixel_at(g, 2 * pair);
     for (it = begin; it < end; it++) {
         int p = 2 * pair, two = p + 1 < pixels, b0, b1, k0, k1;
         tw_pulp_group_blocks(blocks, grp, groups, &b0, &b1);
@@ -115,18 +138,19 @@ TW_PULP_INLINE void conv_tile(const tw_pulp_conv_args_t *t, int core, int cores,
         k1 = 4 * b1 < a->out_c ? 4 * b1 : a->out_c;
         if (im2col) {
             if (built != pair) {
-                im2col_pixel(a, p, col0);
+                im2col_pixel(a, x, col0);
                 if (two)
-                    im2col_pixel(a, p + 1, col1);
+                    im2col_pixel(a, pixel_next(g, x), col1);
                 built = pair;
             }
             tw_pulp_mm_cols(col0, two ? col1 : NULL, p, p + 1, a->w, len, k0, k1, &s, mode);
         } else {
-            pointwise_pair(a, p, two, k0, k1, &s, mode);
+            pointwise_pair(a, p, x, two, k0, k1, &s, mode);
         }
         if (++grp == groups) {
             grp = 0;
             pair++;
+            x = pixel_next(g, pixel_next(g, x));
         }
     }
 }
