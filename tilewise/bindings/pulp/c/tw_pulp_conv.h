@@ -19,7 +19,8 @@
  *       two pixels at a time through the 4x2 MatMul (tw_pulp_matmul.h);
  *   tw_pulp_conv1x1_s8_*  k_h = k_w = 1: the HWC input pixel is the MatMul column (no im2col,
  *       no scratch); a pixel in the padding accumulates pad_value·sum(w) (any stride and pads);
- *   tw_pulp_fully_connected_s8_*  vector x matrix, rows two at a time (4x2), else 4x1.
+ *   tw_pulp_fully_connected_s8_*  vector x matrix (4x1), rows two at a time (4x2) when there
+ *       are several.
  *
  * Core split (tw_pulp_common.h): conv — pixel pairs of the tile in row-major order (output rows
  * first, then pixels within a row); when there are fewer pairs than cores, each pair's output

@@ -1,6 +1,6 @@
 /*
  * tw_pulp_matmul.h — the int8 MatMul of the pulp conv, 1x1 conv and dense kernels (internal:
- * generated code calls tw_pulp_conv.h / tw_pulp_linear.h).
+ * generated code calls tw_pulp_conv.h).
  *
  * tw_pulp_mm_cols() multiplies one or two columns (an im2col buffer, an HWC input pixel, a dense
  * input row: `len` int8 values each) by the weight rows of output channels [k0, k1) (row k at
@@ -17,7 +17,11 @@
  * Accumulators start from the bias (TW_ACC_FIRST; 0 without one) or from the int32 partial sums
  * of the previous reduction tile, and end as partial sums or, on the last reduction tile
  * (TW_ACC_LAST), requantized by tw_pulp_rq() with the channel's words loaded once per channel
- * and block, in an out-of-line loop per mode (tw_pulp_acc_end_*). `mode` is a compile-time constant in every caller (one kernel per requant mode).
+ * and block. The common case, the whole reduction in one tile, runs tw_pulp_mm_whole: pointers
+ * stepping from block to block and each block requantized right after its MatMul; the others
+ * finish blocks in an out-of-line loop per mode (tw_pulp_acc_end_*), small in RI5CY's 512-byte
+ * L0 instruction cache. `mode` is a compile-time constant in every caller (one kernel per
+ * requant variant).
  */
 #ifndef TW_PULP_MATMUL_H
 #define TW_PULP_MATMUL_H
