@@ -87,7 +87,7 @@ def test_words_equal_tw_pulp_rq_words(lib):
     rng = np.random.default_rng(3)
     k = 37
     for v, rq in _requants(rng, k):
-        want = np.concatenate(constants.words_of(rq, k, v))
+        want = np.stack(constants.words_of(rq, k, v), axis=1).ravel()
         got = np.zeros(4 * k, np.int32)
         ra = kc.RequantArrays(rq)
         lib.shim_pulp_rq_words(*ra.args(), k, MODE_IDS[v], kc.ptr(got))

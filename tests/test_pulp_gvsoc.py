@@ -96,7 +96,7 @@ def _rq_prm(rq: Requant) -> list[int]:
 
 
 def _words(rq: Requant, k: int, v: str) -> np.ndarray:
-    return np.concatenate(constants.words_of(rq, k, v)).astype(np.int32)
+    return np.stack(constants.words_of(rq, k, v), axis=1).ravel().astype(np.int32)
 
 
 def conv_case(name, rng, h, w, c, k, fy, fx, stride, pads, mode, c_tiles=None, cores=ALL_CORES):

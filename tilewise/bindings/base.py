@@ -243,8 +243,15 @@ def per_mode(family: Family, cost: KernelModel, name: str, op: str, modes: tuple
     out = []
     for mode in modes:
         suffix = f"_{mode}" if len(modes) > 1 else ""
-        out.append(Binding(family=family, name=name + suffix,
-                           key=BindingKey(str(op), mode, precision, kind), cost=cost, check=check,
-                           emit=emit[mode] if isinstance(emit, dict) else emit,
+        key = BindingKey(str(op), mode, precision, kind)
+        out.append(Binding(family=family, name=name + suffix, key=key, cost=specialized(cost, key),
+                           check=check, emit=emit[mode] if isinstance(emit, dict) else emit,
                            whole_function=whole, **kw))
     return out
+
+
+def specialized(cost: KernelModel, key: BindingKey) -> KernelModel:
+    """The cost model of one binding: a model whose kernels cost differently per key (the mode's
+    requantization, the elementwise op) gives its copy for the key (`for_key`)."""
+    for_key = getattr(cost, "for_key", None)
+    return cost if for_key is None else for_key(key)

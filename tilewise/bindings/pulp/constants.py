@@ -3,7 +3,9 @@
 A weighted layer's blob is the portable one (bindings/portable/constants.py `blob`: per k tile
 one per-channel block, then the weight blocks) with five int32 arrays per block instead of three:
 
-    [ bias k_t | m k_t | a k_t | b k_t | c k_t ]          BYTES_PER_CHANNEL = 20
+    [ bias k_t | (m a b c) k_t ]          BYTES_PER_CHANNEL = 20
+
+the words channel by channel (a kernel walks one pointer, a channel's words at fixed offsets)
 
 bias as the portable family folds it (−zp_x·Σw, + 128·Σw for a uint8 input), then the words
 (m, a, b, c) of tw_pulp_requant.h — what the kernels would otherwise recompute for every block
@@ -111,7 +113,7 @@ def check(layer: Layer, lg: LayerGraph) -> str | None:
 def layer_constants(layer: Layer, lg: LayerGraph, s) -> LayerConstants:
     """The constant blob of a conv / depthwise / dense layer for schedule `s` (`check` passed)."""
     weights = portable.weight_blocks(layer, s, channel_major=True)
-    return portable.blob(layer, lg, s, words(layer, lg), weights)
+    return portable.blob(layer, lg, s, (np.stack(words(layer, lg), axis=1),), weights)
 
 
 def layout(weights: str) -> ConstLayout:

@@ -65,6 +65,18 @@ static void im2col_pixel(const tw_conv_args_t *a, pixel_t x, int8_t *col)
     }
 }
 
+/* The first input byte of output pixel x's receptive field when the whole field lies inside the
+ * tile (no padding tap): its k_h kernel rows are runs of k_w·in_c bytes, in_w·in_c apart, that the
+ * MatMul reads in place (tw_pulp_dot_4x2_rows). NULL when the field reaches into the padding. */
+static const int8_t *window_in_place(const tw_conv_args_t *a, pixel_t x)
+{
+    const tw_window_t *g = &a->win;
+    int iy = x.oy * g->s_h - g->pad_t, ix = x.ox * g->s_w - g->pad_l;
+    if (iy < 0 || iy + g->k_h > g->in_h || ix < 0 || ix + g->k_w > g->in_w)
+        return NULL;
+    return a->in + ((size_t)iy * g->in_w + (size_t)ix) * a->in_c;
+}
+
 /* The input pixel read by output pixel x of a 1x1 conv, or NULL when it lies in the padding. */
 static const int8_t *pointwise_column(const tw_conv_args_t *a, pixel_t x)
 {
@@ -111,7 +123,10 @@ TW_PULP_INLINE void pointwise_pair(const tw_conv_args_t *a, int p, pixel_t x, in
 }
 
 /* Both kernels: the tile's pixel pairs (x channel groups when pairs < cores), this core's run
- * (tw_pulp_common.h). im2col != 0: build the pair's receptive fields in the core's buffers. */
+ * (tw_pulp_common.h). im2col != 0: a pair whose receptive fields both lie inside the tile is read
+ * in place, kernel row by kernel row, when the reduction is whole in this tile, the channel run
+ * is whole 4-channel blocks and a kernel row has a word (k_w·in_c >= 4); any other pair gets its
+ * receptive fields built in the core's im2col buffers (the padding filled in). */
 TW_PULP_INLINE void conv_tile(const tw_pulp_conv_args_t *t, int core, int cores,
                               const int im2col, const int mode)
 {
@@ -125,6 +140,8 @@ TW_PULP_INLINE void conv_tile(const tw_pulp_conv_args_t *t, int core, int cores,
     int blocks = (a->out_c + 3) >> 2;
     int groups = tw_pulp_groups(pairs, blocks, cores);
     int begin, end, it, pair, grp, built = -1;
+    int seg = g->k_w * a->in_c, gap = (g->in_w - g->k_w) * a->in_c;
+    int whole = a->acc_flags == TW_ACC_WHOLE;
     pixel_t x;
 
     tw_pulp_share(pairs * groups, core, cores, &begin, &end);
@@ -137,13 +154,33 @@ TW_PULP_INLINE void conv_tile(const tw_pulp_conv_args_t *t, int core, int cores,
         k0 = 4 * b0;
         k1 = 4 * b1 < a->out_c ? 4 * b1 : a->out_c;
         if (im2col) {
-            if (built != pair) {
-                im2col_pixel(a, x, col0);
-                if (two)
-                    im2col_pixel(a, pixel_next(g, x), col1);
-                built = pair;
+            /* whole 4-channel blocks of a whole reduction: one MatMul call site, its columns
+             * read in place or from the im2col buffers (one run) */
+            int blocks_whole = whole && ((k1 - k0) & 3) == 0;
+            const int8_t *f0 = NULL, *f1 = NULL;
+            int rows = 1, run = len, skip = 0;
+            if (blocks_whole && seg >= 4) {
+                f0 = window_in_place(a, x);
+                f1 = two ? window_in_place(a, pixel_next(g, x)) : NULL;
             }
-            tw_pulp_mm_cols(col0, two ? col1 : NULL, p, p + 1, a->w, len, k0, k1, &s, mode);
+            if (f0 && (f1 || !two)) {
+                rows = g->k_h;
+                run = seg;
+                skip = gap;
+            } else {
+                if (built != pair) {
+                    im2col_pixel(a, x, col0);
+                    if (two)
+                        im2col_pixel(a, pixel_next(g, x), col1);
+                    built = pair;
+                }
+                f0 = col0;
+                f1 = two ? col1 : NULL;
+            }
+            if (blocks_whole)
+                tw_pulp_mm_rows(f0, f1, p, p + 1, a->w, len, rows, run, skip, k0, k1, &s, mode);
+            else
+                tw_pulp_mm_cols(f0, f1, p, p + 1, a->w, len, k0, k1, &s, mode);
         } else {
             pointwise_pair(a, p, x, two, k0, k1, &s, mode);
         }

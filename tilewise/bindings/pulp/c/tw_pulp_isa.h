@@ -52,6 +52,10 @@
 #define TW_PULP_LOOP(n) \
     ".option push\n\t.option norvc\n\t.insn i 0x7B, 4, x0, %[n], " #n "\n\t"
 #define TW_PULP_LOOP_END ".option pop"
+/* lp.setup of loop 1 (the outer loop of a nest) over the next n / 2 instructions, %[rows] times */
+#define TW_PULP_OUTER_LOOP(n) \
+    ".option push\n\t.option norvc\n\t.insn i 0x7B, 4, x1, %[rows], " #n "\n\t"
+#define TW_PULP_INNER_LOOP(n) ".insn i 0x7B, 4, x0, %[n], " #n "\n\t"
 #define TW_PULP_P_LW(rd, rs) ".insn i 0x0B, 2, " rd ", " rs ", 4\n\t"
 #define TW_PULP_P_LW_RR(rd, rs, step) ".insn r 0x0B, 7, 0x10, " rd ", " rs ", " step "\n\t"
 #define TW_PULP_P_LB_RR(rd, rs, step) ".insn r 0x0B, 7, 0x00, " rd ", " rs ", " step "\n\t"

@@ -136,67 +136,111 @@ TW_PULP_INLINE tw_v4_t tw_pulp_tail(const int8_t *p, int r)
 }
 
 /* The 4x2 dot products: acc[2·j + pixel] += row j of w (w, w + len, ...) · column `pixel`
- * (x0, x1), len values (the MatMul inner loop, then the len mod 4 leftover). */
-TW_PULP_INLINE void tw_pulp_dot_4x2(const int8_t *x0, const int8_t *x1, const int8_t *w, int len,
-                                    int32_t *acc)
+ * (x0, x1), read as `rows` runs of `seg` values (rows·seg = len), the column pointers stepping
+ * `gap` bytes more between runs: one run for an im2col buffer or a 1x1 conv's pixel, the kernel
+ * rows of an HWC window read in place otherwise (tw_pulp_conv.c). Per run the MatMul inner loop,
+ * then the run's seg mod 4 leftover. */
+TW_PULP_INLINE void tw_pulp_dot_4x2_rows(const int8_t *x0, const int8_t *x1, const int8_t *w,
+                                         int len, int rows, int seg, int gap, int32_t *acc)
 {
     const int8_t *w0 = w, *w1 = w0 + len, *w2 = w1 + len, *w3 = w2 + len;
     int32_t a00 = acc[0], a01 = acc[1], a10 = acc[2], a11 = acc[3];
     int32_t a20 = acc[4], a21 = acc[5], a30 = acc[6], a31 = acc[7];
-    int n4 = len >> 2, j;
+    int n4 = seg >> 2, r = seg & 3, row, j;
 #if TW_PULP_ASM
-    if (n4 > 0) {
+    if (r == 0 && n4 > 0) {             /* runs of whole words: rows x words, both hw loops */
+        const int8_t *wp = w0;          /* one pointer walks the 4 rows (as tw_pulp_dot_4x1) */
+        int32_t back = 4 - 3 * len;
         __asm__ volatile(
-            TW_PULP_LOOP(28)   /* a body of 14 */
+            TW_PULP_OUTER_LOOP(34)   /* a body of 17: the inner loop and the two column steps */
+            TW_PULP_INNER_LOOP(28)   /* a body of 14 */
             TW_PULP_P_LW("t3", "%[x0]") TW_PULP_P_LW("t4", "%[x1]")          /* the columns' words */
-            TW_PULP_P_LW("t5", "%[w0]") TW_PULP_P_LW("t6", "%[w1]")          /* rows 0 and 1 */
+            TW_PULP_P_LW_RR("t5", "%[wp]", "%[len]")                          /* rows 0 and 1 */
+            TW_PULP_P_LW_RR("t6", "%[wp]", "%[len]")
             TW_PULP_SDOTP("%[a00]", "t3", "t5") TW_PULP_SDOTP("%[a01]", "t4", "t5")
-            TW_PULP_P_LW("t5", "%[w2]")                                       /* row 2 */
+            TW_PULP_P_LW_RR("t5", "%[wp]", "%[len]")                          /* row 2 */
             TW_PULP_SDOTP("%[a10]", "t3", "t6") TW_PULP_SDOTP("%[a11]", "t4", "t6")
-            TW_PULP_P_LW("t6", "%[w3]")                                       /* row 3 */
+            TW_PULP_P_LW_RR("t6", "%[wp]", "%[back]")          /* row 3, then back to row 0 */
             TW_PULP_SDOTP("%[a20]", "t3", "t5") TW_PULP_SDOTP("%[a21]", "t4", "t5")
             TW_PULP_SDOTP("%[a30]", "t3", "t6") TW_PULP_SDOTP("%[a31]", "t4", "t6")
+            "add %[x0], %[x0], %[gap]\n\t"                                   /* the next run */
+            "add %[x1], %[x1], %[gap]\n\t"
             TW_PULP_LOOP_END
             : [a00] "+r"(a00), [a01] "+r"(a01), [a10] "+r"(a10), [a11] "+r"(a11),
               [a20] "+r"(a20), [a21] "+r"(a21), [a30] "+r"(a30), [a31] "+r"(a31),
-              [x0] "+r"(x0), [x1] "+r"(x1), [w0] "+r"(w0), [w1] "+r"(w1), [w2] "+r"(w2),
-              [w3] "+r"(w3)
-            : [n] "r"(n4)
-            : "t3", "t4", "t5", "t6", "memory");   /* xa, xb, wa, wb (30 operands at most) */
-    }
-#else
-    for (j = 0; j < n4; j++) {      /* the asm's steps, a row of weights x both columns a line */
-        tw_v4_t xa = tw_pulp_lw_step(&x0, 4), xb = tw_pulp_lw_step(&x1, 4);
-        tw_v4_t wa = tw_pulp_lw_step(&w0, 4), wb = tw_pulp_lw_step(&w1, 4);
-        a00 = tw_pulp_sdotp4(a00, xa, wa); a01 = tw_pulp_sdotp4(a01, xb, wa);
-        wa = tw_pulp_lw_step(&w2, 4);
-        a10 = tw_pulp_sdotp4(a10, xa, wb); a11 = tw_pulp_sdotp4(a11, xb, wb);
-        wb = tw_pulp_lw_step(&w3, 4);
-        a20 = tw_pulp_sdotp4(a20, xa, wa); a21 = tw_pulp_sdotp4(a21, xb, wa);
-        a30 = tw_pulp_sdotp4(a30, xa, wb); a31 = tw_pulp_sdotp4(a31, xb, wb);
+              [x0] "+r"(x0), [x1] "+r"(x1), [wp] "+r"(wp)
+            : [n] "r"(n4), [rows] "r"(rows), [gap] "r"(gap), [len] "r"(len), [back] "r"(back)
+            : "t3", "t4", "t5", "t6", "memory");
+        rows = 0;
     }
 #endif
-    if ((len & 3) && n4 > 0) {              /* the leftover as one masked word step */
-        int r = len & 3;
-        tw_v4_t xa = tw_pulp_tail(x0, r), xb = tw_pulp_tail(x1, r);
-        tw_v4_t wa = tw_pulp_lw(w0 + r - 4), wb = tw_pulp_lw(w1 + r - 4);
-        a00 = tw_pulp_sdotp4(a00, xa, wa); a01 = tw_pulp_sdotp4(a01, xb, wa);
-        a10 = tw_pulp_sdotp4(a10, xa, wb); a11 = tw_pulp_sdotp4(a11, xb, wb);
-        wa = tw_pulp_lw(w2 + r - 4);
-        wb = tw_pulp_lw(w3 + r - 4);
-        a20 = tw_pulp_sdotp4(a20, xa, wa); a21 = tw_pulp_sdotp4(a21, xb, wa);
-        a30 = tw_pulp_sdotp4(a30, xa, wb); a31 = tw_pulp_sdotp4(a31, xb, wb);
-    } else {
-        for (j = 0; j < (len & 3); j++) {
-            int32_t xa = x0[j], xb = x1[j];
-            a00 += w0[j] * xa; a01 += w0[j] * xb;
-            a10 += w1[j] * xa; a11 += w1[j] * xb;
-            a20 += w2[j] * xa; a21 += w2[j] * xb;
-            a30 += w3[j] * xa; a31 += w3[j] * xb;
+    for (row = 0; row < rows; row++) {
+#if TW_PULP_ASM
+        if (n4 > 0) {
+            __asm__ volatile(
+                TW_PULP_LOOP(28)   /* a body of 14 */
+                TW_PULP_P_LW("t3", "%[x0]") TW_PULP_P_LW("t4", "%[x1]")      /* the columns' words */
+                TW_PULP_P_LW("t5", "%[w0]") TW_PULP_P_LW("t6", "%[w1]")      /* rows 0 and 1 */
+                TW_PULP_SDOTP("%[a00]", "t3", "t5") TW_PULP_SDOTP("%[a01]", "t4", "t5")
+                TW_PULP_P_LW("t5", "%[w2]")                                   /* row 2 */
+                TW_PULP_SDOTP("%[a10]", "t3", "t6") TW_PULP_SDOTP("%[a11]", "t4", "t6")
+                TW_PULP_P_LW("t6", "%[w3]")                                   /* row 3 */
+                TW_PULP_SDOTP("%[a20]", "t3", "t5") TW_PULP_SDOTP("%[a21]", "t4", "t5")
+                TW_PULP_SDOTP("%[a30]", "t3", "t6") TW_PULP_SDOTP("%[a31]", "t4", "t6")
+                TW_PULP_LOOP_END
+                : [a00] "+r"(a00), [a01] "+r"(a01), [a10] "+r"(a10), [a11] "+r"(a11),
+                  [a20] "+r"(a20), [a21] "+r"(a21), [a30] "+r"(a30), [a31] "+r"(a31),
+                  [x0] "+r"(x0), [x1] "+r"(x1), [w0] "+r"(w0), [w1] "+r"(w1), [w2] "+r"(w2),
+                  [w3] "+r"(w3)
+                : [n] "r"(n4)
+                : "t3", "t4", "t5", "t6", "memory");   /* xa, xb, wa, wb (30 operands at most) */
         }
+#else
+        for (j = 0; j < n4; j++) {  /* the asm's steps, a row of weights x both columns a line */
+            tw_v4_t xa = tw_pulp_lw_step(&x0, 4), xb = tw_pulp_lw_step(&x1, 4);
+            tw_v4_t wa = tw_pulp_lw_step(&w0, 4), wb = tw_pulp_lw_step(&w1, 4);
+            a00 = tw_pulp_sdotp4(a00, xa, wa); a01 = tw_pulp_sdotp4(a01, xb, wa);
+            wa = tw_pulp_lw_step(&w2, 4);
+            a10 = tw_pulp_sdotp4(a10, xa, wb); a11 = tw_pulp_sdotp4(a11, xb, wb);
+            wb = tw_pulp_lw_step(&w3, 4);
+            a20 = tw_pulp_sdotp4(a20, xa, wa); a21 = tw_pulp_sdotp4(a21, xb, wa);
+            a30 = tw_pulp_sdotp4(a30, xa, wb); a31 = tw_pulp_sdotp4(a31, xb, wb);
+        }
+#endif
+        if (r && n4 > 0) {                  /* the leftover as one masked word step */
+            tw_v4_t xa = tw_pulp_tail(x0, r), xb = tw_pulp_tail(x1, r);
+            tw_v4_t wa = tw_pulp_lw(w0 + r - 4), wb = tw_pulp_lw(w1 + r - 4);
+            a00 = tw_pulp_sdotp4(a00, xa, wa); a01 = tw_pulp_sdotp4(a01, xb, wa);
+            a10 = tw_pulp_sdotp4(a10, xa, wb); a11 = tw_pulp_sdotp4(a11, xb, wb);
+            wa = tw_pulp_lw(w2 + r - 4);
+            wb = tw_pulp_lw(w3 + r - 4);
+            a20 = tw_pulp_sdotp4(a20, xa, wa); a21 = tw_pulp_sdotp4(a21, xb, wa);
+            a30 = tw_pulp_sdotp4(a30, xa, wb); a31 = tw_pulp_sdotp4(a31, xb, wb);
+        } else {
+            for (j = 0; j < r; j++) {
+                int32_t xa = x0[j], xb = x1[j];
+                a00 += w0[j] * xa; a01 += w0[j] * xb;
+                a10 += w1[j] * xa; a11 += w1[j] * xb;
+                a20 += w2[j] * xa; a21 += w2[j] * xb;
+                a30 += w3[j] * xa; a31 += w3[j] * xb;
+            }
+        }
+        x0 += r + gap;
+        x1 += r + gap;
+        w0 += r;
+        w1 += r;
+        w2 += r;
+        w3 += r;
     }
     acc[0] = a00; acc[1] = a01; acc[2] = a10; acc[3] = a11;
     acc[4] = a20; acc[5] = a21; acc[6] = a30; acc[7] = a31;
+}
+
+/* The 4x2 dot products over one run of len values (an im2col buffer, a pixel, a dense row). */
+TW_PULP_INLINE void tw_pulp_dot_4x2(const int8_t *x0, const int8_t *x1, const int8_t *w, int len,
+                                    int32_t *acc)
+{
+    tw_pulp_dot_4x2_rows(x0, x1, w, len, 1, len, 0, acc);
 }
 
 /* 4 channels (k..k+3) x 2 columns, any accumulation flags. */
@@ -211,59 +255,92 @@ TW_PULP_INLINE void tw_pulp_mm_4x2(const int8_t *x0, const int8_t *x1, int p0, i
 }
 
 /* The 4x1 dot products: acc[2·j] += row j of w · column x0 (the layout of tw_pulp_dot_4x2's
- * first pixel). One weight pointer walks the four rows (three steps of len, then back to the
- * next word of row 0: a register post-increment per load). */
-TW_PULP_INLINE void tw_pulp_dot_4x1(const int8_t *x0, const int8_t *w, int len, int32_t *acc)
+ * first pixel), in `rows` runs of `seg` values as tw_pulp_dot_4x2_rows. One weight pointer walks
+ * the four rows (three steps of len, then back to the next word of row 0: a register
+ * post-increment per load). */
+TW_PULP_INLINE void tw_pulp_dot_4x1_rows(const int8_t *x0, const int8_t *w, int len, int rows,
+                                         int seg, int gap, int32_t *acc)
 {
     const int8_t *wp = w;
     int32_t a0 = acc[0], a1 = acc[2], a2 = acc[4], a3 = acc[6], back = 4 - 3 * len;
-    int n4 = len >> 2, j;
+    int n4 = seg >> 2, r = seg & 3, row, j;
 #if TW_PULP_ASM
-    if (n4 > 0) {
+    if (r == 0 && n4 > 0) {             /* runs of whole words: rows x words, both hw loops */
         tw_v4_t xa, wa, wb, wc;
         __asm__ volatile(
-            TW_PULP_LOOP(18)   /* a body of 9 */
+            TW_PULP_OUTER_LOOP(22)   /* a body of 11: the inner loop and the column step */
+            TW_PULP_INNER_LOOP(18)   /* a body of 9 */
             TW_PULP_P_LW("%[xa]", "%[x0]")
             TW_PULP_P_LW_RR("%[wa]", "%[wp]", "%[len]") TW_PULP_P_LW_RR("%[wb]", "%[wp]", "%[len]")
             TW_PULP_P_LW_RR("%[wc]", "%[wp]", "%[len]") TW_PULP_SDOTP("%[a0]", "%[xa]", "%[wa]")
             TW_PULP_P_LW_RR("%[wa]", "%[wp]", "%[back]")          /* row 3, then back to row 0 */
             TW_PULP_SDOTP("%[a1]", "%[xa]", "%[wb]") TW_PULP_SDOTP("%[a2]", "%[xa]", "%[wc]")
             TW_PULP_SDOTP("%[a3]", "%[xa]", "%[wa]")
+            "add %[x0], %[x0], %[gap]\n\t"                           /* the next run */
             TW_PULP_LOOP_END
             : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [x0] "+r"(x0),
               [wp] "+r"(wp), [xa] "=&r"(xa), [wa] "=&r"(wa), [wb] "=&r"(wb), [wc] "=&r"(wc)
-            : [n] "r"(n4), [len] "r"(len), [back] "r"(back)
+            : [n] "r"(n4), [len] "r"(len), [back] "r"(back), [rows] "r"(rows), [gap] "r"(gap)
             : "memory");
-    }
-#else
-    for (j = 0; j < n4; j++) {
-        tw_v4_t xa = tw_pulp_lw_step(&x0, 4), wa = tw_pulp_lw_step(&wp, len);
-        tw_v4_t wb = tw_pulp_lw_step(&wp, len), wc = tw_pulp_lw_step(&wp, len);
-        a0 = tw_pulp_sdotp4(a0, xa, wa);
-        wa = tw_pulp_lw_step(&wp, back);
-        a1 = tw_pulp_sdotp4(a1, xa, wb);
-        a2 = tw_pulp_sdotp4(a2, xa, wc);
-        a3 = tw_pulp_sdotp4(a3, xa, wa);
+        rows = 0;
     }
 #endif
-    if ((len & 3) && n4 > 0) {              /* the leftover as one masked word step */
-        int r = len & 3;
-        tw_v4_t xa = tw_pulp_tail(x0, r);
-        const int8_t *q = wp + r - 4;
-        a0 = tw_pulp_sdotp4(a0, xa, tw_pulp_lw(q));
-        a1 = tw_pulp_sdotp4(a1, xa, tw_pulp_lw(q + len));
-        a2 = tw_pulp_sdotp4(a2, xa, tw_pulp_lw(q + 2 * len));
-        a3 = tw_pulp_sdotp4(a3, xa, tw_pulp_lw(q + 3 * len));
-    } else {
-        for (j = 0; j < (len & 3); j++) {
-            int32_t xa = x0[j];
-            a0 += wp[j] * xa;
-            a1 += wp[len + j] * xa;
-            a2 += wp[2 * len + j] * xa;
-            a3 += wp[3 * len + j] * xa;
+    for (row = 0; row < rows; row++) {
+#if TW_PULP_ASM
+        if (n4 > 0) {
+            tw_v4_t xa, wa, wb, wc;
+            __asm__ volatile(
+                TW_PULP_LOOP(18)   /* a body of 9 */
+                TW_PULP_P_LW("%[xa]", "%[x0]")
+                TW_PULP_P_LW_RR("%[wa]", "%[wp]", "%[len]")
+                TW_PULP_P_LW_RR("%[wb]", "%[wp]", "%[len]")
+                TW_PULP_P_LW_RR("%[wc]", "%[wp]", "%[len]") TW_PULP_SDOTP("%[a0]", "%[xa]", "%[wa]")
+                TW_PULP_P_LW_RR("%[wa]", "%[wp]", "%[back]")      /* row 3, then back to row 0 */
+                TW_PULP_SDOTP("%[a1]", "%[xa]", "%[wb]") TW_PULP_SDOTP("%[a2]", "%[xa]", "%[wc]")
+                TW_PULP_SDOTP("%[a3]", "%[xa]", "%[wa]")
+                TW_PULP_LOOP_END
+                : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [x0] "+r"(x0),
+                  [wp] "+r"(wp), [xa] "=&r"(xa), [wa] "=&r"(wa), [wb] "=&r"(wb), [wc] "=&r"(wc)
+                : [n] "r"(n4), [len] "r"(len), [back] "r"(back)
+                : "memory");
         }
+#else
+        for (j = 0; j < n4; j++) {
+            tw_v4_t xa = tw_pulp_lw_step(&x0, 4), wa = tw_pulp_lw_step(&wp, len);
+            tw_v4_t wb = tw_pulp_lw_step(&wp, len), wc = tw_pulp_lw_step(&wp, len);
+            a0 = tw_pulp_sdotp4(a0, xa, wa);
+            wa = tw_pulp_lw_step(&wp, back);
+            a1 = tw_pulp_sdotp4(a1, xa, wb);
+            a2 = tw_pulp_sdotp4(a2, xa, wc);
+            a3 = tw_pulp_sdotp4(a3, xa, wa);
+        }
+#endif
+        if (r && n4 > 0) {                  /* the leftover as one masked word step */
+            tw_v4_t xa = tw_pulp_tail(x0, r);
+            const int8_t *q = wp + r - 4;
+            a0 = tw_pulp_sdotp4(a0, xa, tw_pulp_lw(q));
+            a1 = tw_pulp_sdotp4(a1, xa, tw_pulp_lw(q + len));
+            a2 = tw_pulp_sdotp4(a2, xa, tw_pulp_lw(q + 2 * len));
+            a3 = tw_pulp_sdotp4(a3, xa, tw_pulp_lw(q + 3 * len));
+        } else {
+            for (j = 0; j < r; j++) {
+                int32_t xa = x0[j];
+                a0 += wp[j] * xa;
+                a1 += wp[len + j] * xa;
+                a2 += wp[2 * len + j] * xa;
+                a3 += wp[3 * len + j] * xa;
+            }
+        }
+        x0 += r + gap;
+        wp += r;
     }
     acc[0] = a0; acc[2] = a1; acc[4] = a2; acc[6] = a3;
+}
+
+/* The 4x1 dot products over one run of len values. */
+TW_PULP_INLINE void tw_pulp_dot_4x1(const int8_t *x0, const int8_t *w, int len, int32_t *acc)
+{
+    tw_pulp_dot_4x1_rows(x0, w, len, 1, len, 0, acc);
 }
 
 /* 4 channels (k..k+3) x 1 column, any accumulation flags. */
@@ -350,38 +427,71 @@ TW_PULP_INLINE void tw_pulp_mm_1x1(const int8_t *x0, int p0, const int8_t *w, in
     tw_pulp_finish(s, k, 1, p0, 0, 0, acc, mode);
 }
 
+/* One channel's outputs: acc0 (pixel 0, at o) and, when `two`, acc1 (at o + d1), requantized with
+ * the channel's words (w[0..3], loaded once for both pixels). */
+TW_PULP_INLINE void tw_pulp_rq_out(const int32_t *w, const tw_pulp_clip_t *clip, int32_t acc0,
+                                   int32_t acc1, int8_t *o, ptrdiff_t d1, const int two,
+                                   const int mode)
+{
+    tw_pulp_rqch_t c = tw_pulp_rq_channel(w, 1, 0);
+    o[0] = tw_pulp_rq(&c, clip, acc0, mode);
+    if (two)
+        o[d1] = tw_pulp_rq(&c, clip, acc1, mode);
+}
+
 /* The common case of tw_pulp_mm_4x2 / _4x1 over `blocks` consecutive 4-channel blocks: the whole
- * reduction in this tile (TW_ACC_WHOLE), column x1 (output pixel o0 + d1) when `two`. Every
- * pointer steps from block to block (weights by 4 rows, bias, requantization words and the
- * outputs by 4 channels), the block's outputs requantized right after its MatMul. */
+ * reduction in this tile (TW_ACC_WHOLE), column x1 (output pixel o0 + d1) when `two`, the columns
+ * read as `rows` runs of `seg` values `gap` bytes apart (tw_pulp_dot_4x2_rows). Every pointer
+ * steps from block to block (weights by 4 rows, bias, requantization words and the outputs by 4
+ * channels), the block's outputs requantized right after its MatMul. */
 TW_PULP_INLINE void tw_pulp_mm_whole(const int8_t *x0, const int8_t *x1, const int8_t *w, int len,
-                                     int blocks, const int32_t *bias, const int32_t *words, int n,
-                                     int8_t *o0, ptrdiff_t d1, tw_pulp_clip_t clip, const int two,
-                                     const int mode)
+                                     int rows, int seg, int gap, int blocks, const int32_t *bias,
+                                     const int32_t *words, int8_t *o0, ptrdiff_t d1,
+                                     tw_pulp_clip_t clip, const int two, const int mode)
 {
     static const int32_t zeros[4] = {0, 0, 0, 0};
-    int step = bias ? 4 : 0, b, j;
+    int step = bias ? 4 : 0, b;
     if (!bias)
         bias = zeros;
     for (b = 0; b < blocks; b++) {
+        /* acc[2·j + pixel]: every index a constant, so the compiler keeps them in registers */
         int32_t acc[8];
-        for (j = 0; j < 4; j++)
-            acc[2 * j] = acc[2 * j + 1] = bias[j];
+        acc[0] = acc[1] = bias[0];
+        acc[2] = acc[3] = bias[1];
+        acc[4] = acc[5] = bias[2];
+        acc[6] = acc[7] = bias[3];
         if (two)
-            tw_pulp_dot_4x2(x0, x1, w, len, acc);
+            tw_pulp_dot_4x2_rows(x0, x1, w, len, rows, seg, gap, acc);
         else
-            tw_pulp_dot_4x1(x0, w, len, acc);
-        for (j = 0; j < 4; j++) {
-            tw_pulp_rqch_t c = tw_pulp_rq_channel(words, n, j);
-            o0[j] = tw_pulp_rq(&c, &clip, acc[2 * j], mode);
-            if (two)
-                o0[d1 + j] = tw_pulp_rq(&c, &clip, acc[2 * j + 1], mode);
-        }
+            tw_pulp_dot_4x1_rows(x0, w, len, rows, seg, gap, acc);
+        tw_pulp_rq_out(words, &clip, acc[0], acc[1], o0, d1, two, mode);
+        tw_pulp_rq_out(words + 4, &clip, acc[2], acc[3], o0 + 1, d1, two, mode);
+        tw_pulp_rq_out(words + 8, &clip, acc[4], acc[5], o0 + 2, d1, two, mode);
+        tw_pulp_rq_out(words + 12, &clip, acc[6], acc[7], o0 + 3, d1, two, mode);
         w += 4 * (size_t)len;
         bias += step;
-        words += 4;
+        words += 16;
         o0 += 4;
     }
+}
+
+/* Output channels [k0, k1) (k1 - k0 a multiple of 4) of column x0 (pixel p0) and, when x1 is not
+ * NULL, x1 (pixel p1), the whole reduction in this tile (s->mm.flags == TW_ACC_WHOLE), the
+ * columns read as `rows` runs of `seg` values `gap` bytes apart. */
+TW_PULP_INLINE void tw_pulp_mm_rows(const int8_t *x0, const int8_t *x1, int p0, int p1,
+                                    const int8_t *w, int len, int rows, int seg, int gap, int k0,
+                                    int k1, const tw_pulp_sink_t *s, const int mode)
+{
+    int blocks = (k1 - k0) >> 2;
+    int8_t *o0 = s->mm.out + (size_t)p0 * s->mm.row + k0;
+    const int32_t *bias = s->mm.bias ? s->mm.bias + k0 : NULL;
+    ptrdiff_t d1 = (ptrdiff_t)(p1 - p0) * s->mm.row;
+    if (x1)
+        tw_pulp_mm_whole(x0, x1, w + (size_t)k0 * len, len, rows, seg, gap, blocks, bias,
+                         s->words + 4 * k0, o0, d1, s->clip, 1, mode);
+    else
+        tw_pulp_mm_whole(x0, x1, w + (size_t)k0 * len, len, rows, seg, gap, blocks, bias,
+                         s->words + 4 * k0, o0, d1, s->clip, 0, mode);
 }
 
 /* Output channels [k0, k1) of column x0 (pixel p0) and, when x1 is not NULL, x1 (pixel p1):
@@ -393,15 +503,7 @@ TW_PULP_INLINE void tw_pulp_mm_cols(const int8_t *x0, const int8_t *x1, int p0, 
     int k = k0;
     if (s->mm.flags == TW_ACC_WHOLE && k1 - k0 >= 4) {
         int blocks = (k1 - k0) >> 2;
-        int8_t *o0 = s->mm.out + (size_t)p0 * s->mm.row + k0;
-        const int32_t *bias = s->mm.bias ? s->mm.bias + k0 : NULL;
-        ptrdiff_t d1 = (ptrdiff_t)(p1 - p0) * s->mm.row;
-        if (x1)
-            tw_pulp_mm_whole(x0, x1, w + (size_t)k0 * len, len, blocks, bias, s->words + k0,
-                             s->n, o0, d1, s->clip, 1, mode);
-        else
-            tw_pulp_mm_whole(x0, x1, w + (size_t)k0 * len, len, blocks, bias, s->words + k0,
-                             s->n, o0, d1, s->clip, 0, mode);
+        tw_pulp_mm_rows(x0, x1, p0, p1, w, len, 1, len, 0, k0, k0 + 4 * blocks, s, mode);
         k += 4 * blocks;
     }
     if (x1) {

@@ -35,9 +35,9 @@ void tw_pulp_rq_words(const tw_requant_t *rq, int n, int mode, int32_t *words)
         } else {
             memcpy(&m, &rq->scale[i], sizeof m);
         }
-        words[k] = m;
-        words[n + k] = a;
-        words[2 * n + k] = b;
-        words[3 * n + k] = c;
+        words[4 * k] = m;
+        words[4 * k + 1] = a;
+        words[4 * k + 2] = b;
+        words[4 * k + 3] = c;
     }
 }

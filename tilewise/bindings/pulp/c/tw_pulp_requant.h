@@ -31,8 +31,9 @@
  * Then y = clamp(r, qmin - zp, qmax - zp) + zp: clamp(r + zp, qmin, qmax) without the int32
  * overflow of r + zp.
  *
- * Layout (tw_pulp_rq_t): the words of a tile's n output channels as four arrays of n words,
- * m[0..n), a[0..n), b[0..n), c[0..n), indexed by tile-local channel.
+ * Layout (tw_pulp_rq_t): the words of a tile's n output channels, channel by channel (tile-local
+ * index): (m, a, b, c) of channel k at words[4k .. 4k + 3], so that a kernel walks one pointer
+ * and loads a channel's words at fixed offsets.
  */
 #ifndef TW_PULP_REQUANT_H
 #define TW_PULP_REQUANT_H
@@ -48,7 +49,7 @@
 
 /* A tile's requantization: its channels' words and the output zero point and clamp. */
 typedef struct {
-    const int32_t *words;      /* 4·n words: m[n], a[n], b[n], c[n] */
+    const int32_t *words;      /* 4·n words: (m, a, b, c) per channel */
     int n;
     int32_t zero_point, qmin, qmax;
 } tw_pulp_rq_t;
@@ -80,10 +81,11 @@ TW_PULP_INLINE tw_pulp_clip_t tw_pulp_clip(int32_t qmin, int32_t qmax, int32_t z
 TW_PULP_INLINE tw_pulp_rqch_t tw_pulp_rq_channel(const int32_t *words, int n, int k)
 {
     tw_pulp_rqch_t c;
-    c.m = words[k];
-    c.a = words[n + k];
-    c.b = words[2 * n + k];
-    c.c = words[3 * n + k];
+    (void)n;
+    c.m = words[4 * k];
+    c.a = words[4 * k + 1];
+    c.b = words[4 * k + 2];
+    c.c = words[4 * k + 3];
     return c;
 }
 
