@@ -33,3 +33,15 @@ def mlperf_path(name: str) -> Path:
 @pytest.fixture(params=MLPERF)
 def mlperf_model(request) -> Path:
     return mlperf_path(request.param)
+
+
+def pytest_collection_modifyitems(config, items):
+    """A test module may drop cases that do not apply to it (`not_generated(item)`): deselected,
+    and counted as such, rather than skipped."""
+    keep, drop = [], []
+    for item in items:
+        pred = getattr(item.module, "not_generated", None) if hasattr(item, "module") else None
+        (drop if pred is not None and pred(item) else keep).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep

@@ -42,7 +42,7 @@ from .test_codegen_l3 import CONV, _conv_pool, _two_convs
 from .test_codegen_ops import shift_specs
 from .test_codegen_property import KINDS, schedule_small, specs
 
-MODE_IDS = {"tflite": 0, "shift": 1, "onnx": 2, "tflite_single": 3, "shift32": 4}
+MODE_IDS = {"tflite": 0, "shift": 1, "onnx": 2, "tflite_single": 3, "shift32": 4, "tflite_right": 5}
 
 
 # ------------------------------------------------------------------------------ the table
@@ -74,6 +74,8 @@ def _requants(rng, k):
     real[:3] = (1e-9, 0.9999, 2.5)                        # shifts at the edges, a left shift
     tfl = tflite_requant(real, 3, -128, 127)
     yield "tflite", tfl
+    right = tflite_requant(rng.uniform(1e-9, 0.49, k), 3, -128, 127)  # every shift negative
+    yield "tflite_right", right
     yield "tflite_single", replace(tfl, rounding="single")
     yield "onnx", Requant("onnx", np.ones(k, np.int64), np.zeros(k, np.int64), 0, -128, 127,
                           scale=real.astype(np.float32))
@@ -123,6 +125,29 @@ def test_shift_mode_runs_in_32_bits_where_it_provably_fits():
 
     assert constants.variant(with_k((2**31 - 1 - 1024) // bound), lg) == "shift32"
     assert constants.variant(with_k((2**31 - 1 - 1024) // bound + 1), lg) == "shift"
+
+
+def test_tflite_right_where_every_shift_is_negative_and_cannot_overflow():
+    """TFLite's double rounding runs as tflite_right exactly where the binding can prove it: every
+    shift in [-31, -1] and SRDHM(acc) + 2^(e-1) within int32 for the layer's accumulator bound."""
+    lg = layer_graph(LayerSpec("conv", c=8, k=6, h=5, w=5, fy=3, fx=3, pads=(1, 1, 1, 1)), 2)
+    layer = lg.layers[-1]
+    k = layer.nest.K
+
+    def with_scale(real):
+        return replace(layer, requant=tflite_requant(np.full(k, real), 0, -128, 127))
+
+    assert constants.variant(with_scale(0.01), lg) == "tflite_right"
+    assert constants.variant(with_scale(0.3), lg) == "tflite_right"      # shift -1
+    assert constants.variant(with_scale(0.7), lg) == "tflite"            # shift 0
+    assert constants.variant(with_scale(1.5), lg) == "tflite"            # a left shift
+    rq = with_scale(0.01).requant
+    bound = constants.acc_bound(layer, lg)
+    assert constants.tflite_right_fits(rq, bound)
+    big = with_scale((1 - 1e-6) * 2.0**-30).requant                       # M0 ~ 2^31, e = 30
+    assert constants.tflite_right_fits(big, bound)
+    assert not constants.tflite_right_fits(big, np.full(k, 2**31 - 1))   # y + h would overflow
+    assert not constants.tflite_right_fits(replace(rq, shift=np.full(k, -32)), bound)
 
 
 def test_tflite_multiplier_of_minus_2_31_is_refused():

@@ -38,16 +38,14 @@ def lib():
     return kc.load_library("pulp")
 
 
-@pytest.fixture(autouse=True)
-def _generated_geometries_only(request):
-    """Skip the portable tests' dilated and depth-multiplier cases (the generated code passes
-    neither to a kernel)."""
-    params = getattr(getattr(request.node, "callspec", None), "params", {})
+def not_generated(item) -> bool:
+    """The portable tests' dilated and depth-multiplier cases, which generated code never passes
+    to a kernel: not collected here (tests/conftest.py deselects them)."""
+    params = getattr(getattr(item, "callspec", None), "params", {})
     case = params.get("case")
     if case in CONV_CASES and CONV_CASES[case][7] != (1, 1):
-        pytest.skip("dilation: generated code passes 1")
-    if case in DW_CASES and (DW_CASES[case][3] != 1 or DW_CASES[case][7] != (1, 1)):
-        pytest.skip("depth multiplier / dilation: generated code passes 1")
+        return True
+    return case in DW_CASES and (DW_CASES[case][3] != 1 or DW_CASES[case][7] != (1, 1))
 
 
 @pytest.fixture()
@@ -55,6 +53,13 @@ def shift32(lib):
     lib.shim_pulp_shift32(1)
     yield
     lib.shim_pulp_shift32(0)
+
+
+@pytest.fixture()
+def tflite_right(lib):
+    lib.shim_pulp_tflite_right(1)
+    yield
+    lib.shim_pulp_tflite_right(0)
 
 
 # ------------------------------------------------------------------------------ requantization
@@ -126,6 +131,33 @@ def test_shift_mode_32bit_kernels(lib, shift32, cores):
     dacc = dense_acc(flat, wt[:, 0, 0, :], bias, 0, 0)
     got_fc = kc.fully_connected(lib, flat, wt[:, 0, 0, :], bias, kc.RequantArrays(rq), cores)
     assert np.array_equal(got_fc, requantized(dacc, rq))
+
+
+@pytest.mark.parametrize("cores", CORES)
+def test_tflite_right_shift_kernels(lib, tflite_right, cores):
+    """TW_PULP_RQ_TFLITE_RIGHT (RoundingDivideByPOT as (y + 2^(e-1) - [y < 0]) >> e) on layers
+    whose shifts are all negative, as the binding requires: conv, 1x1, dense, depthwise against
+    TFLite's double rounding, ties included (power-of-two scales)."""
+    rng = np.random.default_rng(seed(("tflite_right", cores)))
+    x, wt, bias, zp_x = random_conv(rng, 7, 6, 9, 12, 3, 3)
+    acc = conv_acc(x, wt, bias, (1, 1), (1, 1, 1, 1), (1, 1), zp_x)
+    for ties in (False, True):
+        rq = make_requant("tflite", acc, rng, ties=ties)
+        assert (np.asarray(rq.shift) <= -1).all()
+        want = requantized(acc, rq)
+        got = conv_tiled(lib, x, wt, bias, rq, (1, 1), (1, 1, 1, 1), (1, 1), zp_x, (3, 4, 12, 9),
+                         cores)
+        assert np.array_equal(got, want), ties
+    acc1 = conv_acc(x, wt[:, 1:2, 1:2, :], bias, (1, 1), (0,) * 4, (1, 1), zp_x)
+    rq1 = make_requant("tflite", acc1, rng)
+    got1 = conv_tiled(lib, x, wt[:, 1:2, 1:2, :].copy(), bias, rq1, (1, 1), (0,) * 4, (1, 1), zp_x,
+                      (7, 6, 12, 9), cores, pointwise=True)
+    assert np.array_equal(got1, requantized(acc1, rq1))
+    flat = x.reshape(-1, 9)[:5]
+    dacc = dense_acc(flat, wt[:, 0, 0, :], bias, 0, 0)
+    rq2 = make_requant("tflite", dacc, rng)
+    got_fc = kc.fully_connected(lib, flat, wt[:, 0, 0, :], bias, kc.RequantArrays(rq2), cores)
+    assert np.array_equal(got_fc, requantized(dacc, rq2))
 
 
 # ------------------------------------------------------------------------------ depthwise

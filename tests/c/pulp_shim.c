@@ -2,7 +2,8 @@
  * Test shim of the pulp kernel family (tilewise/bindings/pulp/c) for tests/test_pulp_kernels.py:
  * tests/c/kernel_shim.c's flat entry points, compiled with the portable kernels it calls renamed
  * to adapters that take the same arguments and run the pulp kernel of the request's requant mode
- * (shift mode: the 64-bit kernel, or the 32-bit one after shim_pulp_shift32(1)). Marshalling only:
+ * (shift mode: the 64-bit kernel, or the 32-bit one after shim_pulp_shift32(1); tflite mode: the
+ * general kernel, or the right-shift one after shim_pulp_tflite_right(1)). Marshalling only:
  * each adapter hands its core the requantization words of the tile's tw_requant_t
  * (tw_pulp_rq_words) and, for depthwise, the channel-major copy of the [k_h][k_w][C] weights the
  * portable contract takes, and shared scratch.
@@ -13,16 +14,24 @@
 #include "tw_hal.h"
 #include "tw_pulp.h"
 
-static int g_shift32;
+static int g_shift32, g_tflite_right;
 
 void shim_pulp_shift32(int on)
 {
     g_shift32 = on;
 }
 
-/* The kernel variant of a tw_requant_t's mode (shift: 32 bits after shim_pulp_shift32(1)). */
+void shim_pulp_tflite_right(int on)
+{
+    g_tflite_right = on;
+}
+
+/* The kernel variant of a tw_requant_t's mode (shift: 32 bits after shim_pulp_shift32(1);
+ * tflite: right shifts only after shim_pulp_tflite_right(1)). */
 static int variant(int mode)
 {
+    if (mode == TW_RQ_TFLITE && g_tflite_right)
+        return TW_PULP_RQ_TFLITE_RIGHT;
     return mode == TW_RQ_SHIFT && g_shift32 ? TW_PULP_RQ_SHIFT32 : mode;
 }
 

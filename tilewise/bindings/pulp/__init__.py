@@ -14,7 +14,7 @@ model), e.g. `pulp.bindings(PulpNN())`. Its own kernels, one binding per row and
 | max_pool_s8        | max_pool        | any                 | maxpool_s8 (pv.max.b)                    | —      | —          |
 | global_avg_pool_s8 | global_avg_pool | tflite, onnx        | global_avgpool_s8 / _rq_s8_onnx          | —      | —          |
 
-<v> is the requantization variant (constants.variant: tflite, tflite_single, shift, shift32,
+<v> is the requantization variant (constants.variant: tflite, tflite_right, tflite_single, shift, shift32,
 onnx), fixed at compile time. The weighted bindings take the pulp constants layout
 (constants.py: 20 bytes per channel — bias and four precomputed requantization words; depthwise
 weights channel-major); checks are the portable family's plus the 32-bit requantization's

@@ -17,9 +17,14 @@ of outputs (tw_pulp_rq_words() derives the same in C):
 | tflite_single  | M0            | low word of 2^(total−1)  | high word of 2^(total−1)   | total = 31 − shift |
 | shift          | k             | lambda                   | lambda's sign word         | d             |
 | shift32        | k             | lambda                   | lambda's sign word         | min(d, 31)    |
+| tflite_right   | M0            | h = 2^(e−1)              | e = −shift ≥ 1             | 0             |
 | onnx           | scale's float32 bits | 0                 | 0                          | 0             |
 
-`variant(layer, lg)` names the kernel variant (the C entry points' suffix): shift mode runs in 32
+`variant(layer, lg)` names the kernel variant (the C entry points' suffix). TFLite's double rounding
+runs as "tflite_right" (RoundingDivideByPOT in four instructions, (y + h − [y < 0]) >> e) when every
+channel shifts right (shift ≤ −1: no left shift) and y + h cannot overflow int32 for the layer's
+accumulators, y = SRDHM(acc, M0) being at most |acc|·M0 / 2^31 + 1 — the usual case — and as
+"tflite" (any shift) otherwise. Shift mode runs in 32
 bits ("shift32", one p.mac and a shift) when k·acc + lambda fits int32 for every accumulator the
 layer can produce — |acc| ≤ |bias| + 128·Σ|w| per channel, the kernels' int8 (or biased uint8)
 inputs and pad values being within [−128, 127] — and in 64-bit semantics ("shift") otherwise.
@@ -60,13 +65,28 @@ def variant(layer: Layer, lg: LayerGraph) -> str:
     rq = layer.requant
     assert rq is not None
     if rq.mode == "tflite":
-        return "tflite_single" if rq.rounding == "single" else "tflite"
+        if rq.rounding == "single":
+            return "tflite_single"
+        return "tflite_right" if tflite_right_fits(rq, acc_bound(layer, lg)) else "tflite"
     if rq.mode == "onnx":
         return "onnx"
     k = np.abs(_per_channel(layer, rq.multiplier))
     lam = np.abs(_per_channel(layer, 0 if rq.bias is None else rq.bias))
     fits = k * acc_bound(layer, lg) + lam <= INT32_MAX
     return "shift32" if bool(fits.all()) else "shift"
+
+
+def tflite_right_fits(rq: Requant, bound: np.ndarray) -> bool:
+    """Whether "tflite_right" computes TFLite's double rounding exactly for accumulators within
+    `bound` (per channel): every shift in [−31, −1] and y + 2^(e−1) ≤ INT32_MAX (module
+    docstring)."""
+    k = len(bound)
+    m = np.broadcast_to(np.atleast_1d(np.asarray(rq.multiplier, np.int64)), (k,))
+    e = -np.broadcast_to(np.atleast_1d(np.asarray(rq.shift, np.int64)), (k,))
+    if not bool(((e >= 1) & (e <= 31)).all()):
+        return False
+    y = (np.asarray(bound, np.int64) * np.abs(m)) // 2**31 + 1
+    return bool((y + (np.int64(1) << (e - 1)) <= INT32_MAX).all())
 
 
 def words_of(rq: Requant, k: int, v: str) -> tuple[np.ndarray, ...]:
@@ -83,6 +103,9 @@ def words_of(rq: Requant, k: int, v: str) -> tuple[np.ndarray, ...]:
     if v == "tflite":
         e = np.maximum(-s, 0)
         out = (m, np.maximum(s, 0), e, (np.int64(1) << e) - 1)
+    elif v == "tflite_right":
+        e = -s
+        out = (m, np.int64(1) << (e - 1), e, np.zeros(k, np.int64))
     elif v == "tflite_single":
         total = 31 - s
         out = (m, np.where(total <= 32, np.int64(1) << (total - 1), 0),

@@ -7,7 +7,7 @@
 | depthwise (multiplier 1)             | tw_pulp_depthwise_s8_*               | idem (groups = C)       |
 | fully_connected                      | tw_pulp_fully_connected_s8_*         | golden/conv.py dense_acc|
 
-The variant (tflite, tflite_single, shift, shift32, onnx: constants.variant) names the entry
+The variant (tflite, tflite_right, tflite_single, shift, shift32, onnx: constants.variant) names the entry
 point, so the requantization mode is fixed at compile time. The tile's requantization words
 follow its biases in the per-channel block (constants.py); the output zero point, clamp and the
 input pad value are as the tensors are stored (uint8 biased: bindings/portable/common.py).

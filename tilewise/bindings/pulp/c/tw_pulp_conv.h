@@ -13,7 +13,8 @@
  *   Arithmetic, buffers, C-tiling partial sums and the rq arrays are as tw_conv.h / tw_linear.h
  *   say; the golden functions are golden/conv.py conv2d_acc / dense_acc + apply_requant.
  *
- * Kernels (suffix = requant mode: _tflite, _tflite_single, _shift, _shift32, _onnx):
+ * Kernels (suffix = requant mode: _tflite, _tflite_single, _shift, _shift32, _tflite_right,
+ * _onnx):
  *   tw_pulp_conv2d_s8_*  any k_h·k_w: per output pixel, im2col copies each kernel row's taps as
  *       one contiguous run of k_w·in_c bytes of the HWC tile (no copy per tap), pads filled;
  *       two pixels at a time through the 4x2 MatMul (tw_pulp_matmul.h);
@@ -62,6 +63,7 @@ TW_PULP_CONV_DECL(tflite)
 TW_PULP_CONV_DECL(tflite_single)
 TW_PULP_CONV_DECL(shift)
 TW_PULP_CONV_DECL(shift32)
+TW_PULP_CONV_DECL(tflite_right)
 TW_PULP_CONV_DECL(onnx)
 
 #endif /* TW_PULP_CONV_H */

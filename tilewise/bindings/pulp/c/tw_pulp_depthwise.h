@@ -53,6 +53,7 @@ TW_PULP_DW_DECL(tflite)
 TW_PULP_DW_DECL(tflite_single)
 TW_PULP_DW_DECL(shift)
 TW_PULP_DW_DECL(shift32)
+TW_PULP_DW_DECL(tflite_right)
 TW_PULP_DW_DECL(onnx)
 
 #endif /* TW_PULP_DEPTHWISE_H */

@@ -108,6 +108,7 @@ TW_PULP_ACC_END(tflite, TW_RQ_TFLITE)
 TW_PULP_ACC_END(tflite_single, TW_RQ_TFLITE_SINGLE)
 TW_PULP_ACC_END(shift, TW_RQ_SHIFT)
 TW_PULP_ACC_END(shift32, TW_PULP_RQ_SHIFT32)
+TW_PULP_ACC_END(tflite_right, TW_PULP_RQ_TFLITE_RIGHT)
 TW_PULP_ACC_END(onnx, TW_RQ_ONNX)
 
 /* The out-of-line tw_pulp_acc_end of `mode` (a compile-time constant: one call remains). */
@@ -122,6 +123,8 @@ TW_PULP_INLINE void tw_pulp_finish(const tw_pulp_sink_t *s, int k, int n_ch, int
         tw_pulp_acc_end_shift(s, k, n_ch, p0, p1, two, acc);
     else if (mode == TW_PULP_RQ_SHIFT32)
         tw_pulp_acc_end_shift32(s, k, n_ch, p0, p1, two, acc);
+    else if (mode == TW_PULP_RQ_TFLITE_RIGHT)
+        tw_pulp_acc_end_tflite_right(s, k, n_ch, p0, p1, two, acc);
     else
         tw_pulp_acc_end_onnx(s, k, n_ch, p0, p1, two, acc);
 }

@@ -25,6 +25,11 @@ void tw_pulp_rq_words(const tw_requant_t *rq, int n, int mode, int32_t *words)
             m = rq->mult[i];
             a = c <= 32 ? (int32_t)((uint32_t)1 << (c - 1)) : 0;
             b = c > 32 ? (int32_t)((uint32_t)1 << (c - 33)) : 0;
+        } else if (mode == TW_PULP_RQ_TFLITE_RIGHT) {
+            m = rq->mult[i];
+            b = -rq->shift[i];
+            a = (int32_t)((uint32_t)1 << (b - 1));
+            c = 0;
         } else if (mode == TW_RQ_SHIFT || mode == TW_PULP_RQ_SHIFT32) {
             m = rq->mult[i];
             a = rq->lambda ? rq->lambda[i] : 0;

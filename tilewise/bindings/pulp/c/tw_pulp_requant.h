@@ -26,6 +26,11 @@
  *                 int32 for every accumulator the layer can produce (the binding proves it from
  *                 the weights and bias, bindings/pulp/constants.py): one p.mac and one shift —
  *                 PULP-NN's QntPack "(k·φ + λ) >> d" (seed 004 §3.3.1, footnote 2).
+ *   TW_PULP_RQ_TFLITE_RIGHT  m = M0, a = h = 2^(e-1), b = e in [1, 31], c = 0: TW_RQ_TFLITE when
+ *                 every shift is negative (no left shift) and y + h cannot overflow for the
+ *                 layer's accumulators (the binding proves both, bindings/pulp/constants.py):
+ *                 RDBPOT(y, e) = (y + 2^(e-1) - [y < 0]) >> e, ties away from zero in four
+ *                 instructions instead of seven.
  *   TW_RQ_ONNX    m = the float32 bits of the scale: round half to even of (float)acc · scale in
  *                 float32 (soft-float on rv32imc: correct and slow), as tw_requant.h.
  * Then y = clamp(r, qmin - zp, qmax - zp) + zp: clamp(r + zp, qmin, qmax) without the int32
@@ -46,6 +51,8 @@
 
 /* shift mode in 32 bits (see above); the other modes keep tw_requant.h's numbers */
 #define TW_PULP_RQ_SHIFT32 4
+/* TFLite's double rounding with right shifts only, in fewer instructions (see above) */
+#define TW_PULP_RQ_TFLITE_RIGHT 5
 
 /* A tile's requantization: its channels' words and the output zero point and clamp. */
 typedef struct {
@@ -150,6 +157,9 @@ TW_PULP_INLINE int32_t tw_pulp_rq_raw(const tw_pulp_rqch_t *c, int32_t acc, cons
     if (mode == TW_RQ_TFLITE) {
         int32_t x = (int32_t)((uint32_t)acc << c->a);
         r = tw_pulp_rdbpot(tw_pulp_srdhm(x, c->m), c->b, c->c);
+    } else if (mode == TW_PULP_RQ_TFLITE_RIGHT) {
+        int32_t y = tw_pulp_srdhm(acc, c->m);
+        r = tw_pulp_asr(y + c->a - (int32_t)((uint32_t)y >> 31), c->b);
     } else if (mode == TW_PULP_RQ_SHIFT32) {
         r = tw_pulp_asr(tw_pulp_mac(c->a, acc, c->m), c->c);
     } else if (mode == TW_RQ_TFLITE_SINGLE || mode == TW_RQ_SHIFT) {
