@@ -353,7 +353,7 @@ def test_tflite_uint8_add_and_constant_mul_generate_bit_exact(tmp_path, c_cache)
     lg = lower(graph)
     assert [l.op for l in lg.layers] == [Op.MAX_POOL, Op.ADD, Op.MUL]
     assert lg.tensors[lg.inputs[0]].dtype == "uint8" and lg.tensors[lg.outputs[0]].dtype == "uint8"
-    ns = schedule_network(lg, get_target("gap8", l1_kb=1), "model")
+    ns = schedule_network(lg, get_target("gap8", l1_kb=3), "model")   # 2 kB: the add tables
     report = validate_model(path, ns, graph, n_random=4, out_dir=tmp_path / "c", cache=c_cache)
     assert report.reference and report.golden_vs_reference == 0
     assert report.bit_exact, report.to_json()
@@ -372,10 +372,14 @@ def shift_specs():
             "fc": LayerSpec("fc", c=300, k=40, h=1, w=1)}
 
 
+@pytest.mark.parametrize("family", ["pulp", "portable"])
 @pytest.mark.parametrize("kind", ["conv", "dwconv", "fc"])
-def test_shift_requant_with_per_channel_right_shifts(kind, tmp_path, c_cache):
+def test_shift_requant_with_per_channel_right_shifts(kind, family, tmp_path, c_cache):
     """(k·acc + λ) >> d[k] with a different d per output channel (DORY/NEMO per-channel requant),
-    tiled over k on a small L1: generated C equals the golden model."""
+    tiled over k on a small L1, by both kernel families on gap8: generated C equals the golden
+    model (the portable layer's per-channel shift table in its C)."""
+    from .pulp_targets import portable_target, pulp_target
+
     from .codegen_cases import layer_graph
 
     lg = layer_graph(shift_specs()[kind], 3)
@@ -389,12 +393,16 @@ def test_shift_requant_with_per_channel_right_shifts(kind, tmp_path, c_cache):
                  bias=rng.integers(-(1 << 10), 1 << 10, k) << np.maximum(d - 22, 0))
     rq = replace(rq, multiplier=np.where(d == 0, 0, rq.multiplier))   # d = 0: output = zp + λ
     lg = replace(lg, layers=(*lg.layers[:-1], replace(layer, requant=rq)))
-    ns = schedule_network(lg, get_target("gap8", l1_kb=1), "model")
+    target = (pulp_target if family == "pulp" else portable_target)("gap8", l1_kb=1)
+    ns = schedule_network(lg, target, "model")
     assert any(t.count > 1 for t in ns.schedules[-1].tiles if t.dim == "k")
     report, p = validate_network(ns, tmp_path / kind, make_inputs(lg, 4), cache=c_cache)
     assert report.bit_exact, report.to_json()
     text = (p.path / "layers" / f"layer_{len(lg.layers) - 1:02d}.c").read_text()
-    assert "SHIFT_D" in text and ", ".join(str(v) for v in d) in text
+    if family == "portable":
+        assert "SHIFT_D" in text and ", ".join(str(v) for v in d) in text
+    else:
+        assert "tw_pulp_" in text
 
 
 def test_nemo_integer_graph_generates_bit_exact_with_onnxruntime(tmp_path, c_cache):

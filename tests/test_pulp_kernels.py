@@ -21,9 +21,15 @@ from tilewise.golden.fixedpoint import multiply_by_quantized_multiplier, multipl
 from tilewise.golden.requant import apply_requant
 from tilewise.ir.requant import Requant
 
+from tilewise.bindings.pulp.simple import one_rounding
+from tilewise.golden import elementwise as g_elt
+from tilewise.ir.ops import Op
+from tilewise.ir.params import TfliteAddSubParams
+
 from . import tw_kernel_calls as kc
+from .test_pulp_gvsoc import ADD_PARAMS
 from .test_c_kernels import (  # noqa: F401  (pytest collects them here, with this module's lib)
-    CONV_CASES, CORES, DW_CASES, MODES, conv_acc, conv_tiled, make_requant, random_conv, requantized,
+    CONV_CASES, CORES, DW_CASES, MODES, add_params, conv_acc, golden_node, quantize_multiplier, conv_tiled, make_requant, random_conv, requantized,
     run_windowed_tiled, seed, test_conv_positive_shift_and_onnx_ties, test_conv_single_tile,
     test_conv_tiled_with_border_pads_and_partial_sums, test_depthwise_tiled, test_elementwise,
     test_fully_connected, test_global_avgpool_as_full_window_average_pool,
@@ -158,6 +164,50 @@ def test_tflite_right_shift_kernels(lib, tflite_right, cores):
     rq2 = make_requant("tflite", dacc, rng)
     got_fc = kc.fully_connected(lib, flat, wt[:, 0, 0, :], bias, kc.RequantArrays(rq2), cores)
     assert np.array_equal(got_fc, requantized(dacc, rq2))
+
+
+@pytest.mark.parametrize("cores", CORES)
+@pytest.mark.parametrize("op", ["add", "sub"])
+def test_add_by_tables_one_rounding_where_it_fits(lib, op, cores):
+    """tw_pulp_add_s8's one-rounding output (right = 1) wherever simple.one_rounding allows it —
+    TFLite's scales, power-of-two scales (ties), extreme zero points — against the golden add; and
+    one_rounding refuses a left output shift and sums that would overflow the rounding."""
+    rng = np.random.default_rng(seed(("add_right", op, cores)))
+    fn = {"add": g_elt.add, "sub": g_elt.sub}[op]
+    fits = 0
+    for trial in range(12):
+        params, prm, (za, sa), (zb, sb), (zo, so) = add_params(rng, op)
+        if trial % 3 == 0:       # power-of-two scale ratios: sums on .5 ties
+            sa, sb, so = 2.0 ** rng.integers(-7, -3, 3)
+            params, prm, *_ = add_params_for(sa, sb, so, za, zb, zo, params.qmin, params.qmax)
+        a = rng.integers(-128, 128, (1, 999)).astype(np.int8)
+        b = rng.integers(-128, 128, (1, 999)).astype(np.int8)
+        a[0, :256] = b[0, :256] = np.arange(-128, 128)
+        want = golden_node(fn, Op(op), params, [(a, za, sa), (b, zb, sb)], a.shape, zo, so)
+        right = one_rounding(dict(zip(ADD_PARAMS, prm)))
+        fits += right
+        lib.shim_pulp_add_right(int(right))
+        try:
+            assert np.array_equal(kc.elementwise(lib, op, prm, a, b, cores), want), trial
+        finally:
+            lib.shim_pulp_add_right(0)
+    assert fits >= 10
+    p = dict(zip(ADD_PARAMS, prm))
+    assert not one_rounding({**p, "out_shift": 1})
+    assert not one_rounding({**p, "left_shift": 30, "a_shift": 0, "b_shift": 0,
+                             "a_mult": (1 << 31) - 1, "b_mult": (1 << 31) - 1, "out_shift": -31})
+
+
+def add_params_for(sa, sb, so, za, zb, zo, qmin, qmax):
+    """test_c_kernels.add_params for given scales and zero points (TFLite's add preparation)."""
+    twice_max = 2.0 * max(sa, sb)
+    m1, m2 = quantize_multiplier(sa / twice_max), quantize_multiplier(sb / twice_max)
+    mo = quantize_multiplier(twice_max / ((1 << 20) * so))
+    params = TfliteAddSubParams(left_shift=20, input_multipliers=(m1[0], m2[0]),
+                                input_shifts=(m1[1], m2[1]), output_multiplier=mo[0],
+                                output_shift=mo[1], qmin=qmin, qmax=qmax)
+    prm = [za, m1[0], m1[1], zb, m2[0], m2[1], 20, mo[0], mo[1], zo, qmin, qmax]
+    return params, prm
 
 
 # ------------------------------------------------------------------------------ depthwise

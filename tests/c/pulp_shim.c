@@ -137,13 +137,44 @@ static int32_t pulp_mbqm_single(int32_t x, int32_t m, int32_t shift)
     return pulp_mbqm_mode(x, m, shift, 1);
 }
 
+/* ADD / SUB as a generated layer runs them: every core its share of the tables, a barrier, the
+ * elements (kernel_shim.c runs the cores as threads) */
+static int32_t g_add_tables[2 * TW_PULP_ADD_VALUES];
+static int g_add_right;
+
+/* the one-rounding output of tw_pulp_add_s8 (right = 1) for the next adds / subs */
+void shim_pulp_add_right(int right)
+{
+    g_add_right = right;
+}
+
+static void pulp_add_or_sub(const tw_add_params_t *p, const int8_t *a, const int8_t *b,
+                            int8_t *out, int n, int core, int cores, int sub)
+{
+    tw_pulp_add_tables(p, g_add_tables, sub, core, cores);
+    tw_barrier();
+    tw_pulp_add_s8(p, g_add_tables, g_add_right, a, b, out, n, core, cores);
+}
+
+static void pulp_add(const tw_add_params_t *p, const int8_t *a, const int8_t *b, int8_t *out,
+                     int n, int core, int cores)
+{
+    pulp_add_or_sub(p, a, b, out, n, core, cores, 0);
+}
+
+static void pulp_sub(const tw_add_params_t *p, const int8_t *a, const int8_t *b, int8_t *out,
+                     int n, int core, int cores)
+{
+    pulp_add_or_sub(p, a, b, out, n, core, cores, 1);
+}
+
 #define tw_conv2d_s8 pulp_conv2d
 #define tw_conv1x1_s8 pulp_conv1x1
 #define tw_conv2d_s8_scratch tw_pulp_conv2d_s8_scratch
 #define tw_fully_connected_s8 pulp_fc
 #define tw_depthwise_s8 pulp_depthwise
-#define tw_add_s8 tw_pulp_add_s8
-#define tw_sub_s8 tw_pulp_sub_s8
+#define tw_add_s8 pulp_add
+#define tw_sub_s8 pulp_sub
 #define tw_mul_s8 tw_pulp_mul_s8
 #define tw_avgpool_s8 tw_pulp_avgpool_s8
 #define tw_maxpool_s8 tw_pulp_maxpool_s8

@@ -9,7 +9,8 @@ model), e.g. `pulp.bindings(PulpNN())`. Its own kernels, one binding per row and
 | conv2d_s8          | conv2d          | tflite, onnx, shift | conv2d_s8_<v> (im2col + 4x2), conv1x1_s8_<v> | k.fy.fx.c | im2col_bytes |
 | depthwise_s8       | depthwise       | tflite, onnx, shift | depthwise_s8_<v> (kernel-row SIMD)       | k.fy.fx | depthwise_bytes |
 | fully_connected_s8 | fully_connected | tflite, onnx, shift | fully_connected_s8_<v>                   | k.c    | —          |
-| add_s8, sub_s8, mul_s8 | add, sub, mul | tflite            | add_s8 / sub_s8 / mul_s8                 | —      | —          |
+| add_s8, sub_s8     | add, sub        | tflite              | add_tables + add_s8 (input tables)       | —      | tables_bytes |
+| mul_s8             | mul             | tflite              | mul_s8                                   | —      | —          |
 | avg_pool_s8        | avg_pool        | tflite              | avgpool_s8                               | —      | —          |
 | max_pool_s8        | max_pool        | any                 | maxpool_s8 (pv.max.b)                    | —      | —          |
 | global_avg_pool_s8 | global_avg_pool | tflite, onnx        | global_avgpool_s8 / _rq_s8_onnx          | —      | —          |
@@ -61,6 +62,11 @@ def depthwise_bytes(nest: LoopNest, cores: int, k, c, oy, ox):
     return 0 * np.asarray(k) * np.asarray(oy) + cores * nest.FY * (rl + w4)
 
 
+def tables_bytes(nest: LoopNest, cores: int, k, c, oy, ox):
+    """tw_pulp_add_s8's tables of both inputs (simple.TABLES_BYTES), shared by the cores."""
+    return 0 * np.asarray(k) * np.asarray(oy) + simple.TABLES_BYTES
+
+
 WEIGHTED = TileRules(l3_k_step=4)
 
 
@@ -83,9 +89,9 @@ def bindings(cost) -> tuple[Binding, ...]:
         tiles=WEIGHTED)
     add("fully_connected_s8", Op.FULLY_CONNECTED, rq, p8w, "fc", portable_checks.weighted_s8,
         emit=weighted.fully_connected_s8, consts=constants.layout("k.c"), tiles=WEIGHTED)
-    for name, op, emit in (("add_s8", Op.ADD, simple.add_s8), ("sub_s8", Op.SUB, simple.sub_s8),
-                           ("mul_s8", Op.MUL, simple.mul_s8)):
-        add(name, op, ("tflite",), p8, "add", checks.elementwise_s8, emit=emit)
+    for name, op, emit in (("add_s8", Op.ADD, simple.add_s8), ("sub_s8", Op.SUB, simple.sub_s8)):
+        add(name, op, ("tflite",), p8, "add", checks.elementwise_s8, emit=emit, scratch=tables_bytes)
+    add("mul_s8", Op.MUL, ("tflite",), p8, "add", checks.elementwise_s8, emit=simple.mul_s8)
     add("avg_pool_s8", Op.AVG_POOL, ("tflite",), p8, "pool", portable_checks.avg_pool_tflite,
         emit=simple.avg_pool_s8)
     add("max_pool_s8", Op.MAX_POOL, (None,), p8, "pool", portable_checks.max_pool,

@@ -80,12 +80,18 @@ def tflite_right_fits(rq: Requant, bound: np.ndarray) -> bool:
     """Whether "tflite_right" computes TFLite's double rounding exactly for accumulators within
     `bound` (per channel): every shift in [−31, −1] and y + 2^(e−1) ≤ INT32_MAX (module
     docstring)."""
-    k = len(bound)
-    m = np.broadcast_to(np.atleast_1d(np.asarray(rq.multiplier, np.int64)), (k,))
-    e = -np.broadcast_to(np.atleast_1d(np.asarray(rq.shift, np.int64)), (k,))
+    return right_shift_fits(rq.multiplier, rq.shift, bound)
+
+
+def right_shift_fits(multiplier, shift, bound) -> bool:
+    """tflite_right_fits for multipliers, shifts and accumulator bounds (broadcast per channel)."""
+    m, s, b = np.broadcast_arrays(np.atleast_1d(np.asarray(multiplier, np.int64)),
+                                  np.atleast_1d(np.asarray(shift, np.int64)),
+                                  np.atleast_1d(np.asarray(bound, np.int64)))
+    e = -s
     if not bool(((e >= 1) & (e <= 31)).all()):
         return False
-    y = (np.asarray(bound, np.int64) * np.abs(m)) // 2**31 + 1
+    y = (b * np.abs(m)) // 2**31 + 1
     return bool((y + (np.int64(1) << (e - 1)) <= INT32_MAX).all())
 
 

@@ -4,7 +4,8 @@ the pulp kernel.
 
 | layer op (mode)           | kernel                                | golden                      |
 |---------------------------|---------------------------------------|-----------------------------|
-| add / sub / mul (tflite)  | tw_pulp_add_s8 / _sub_s8 / _mul_s8    | golden/elementwise.py       |
+| add / sub (tflite)        | tw_pulp_add_tables + tw_pulp_add_s8   | golden/elementwise.py       |
+| mul (tflite)              | tw_pulp_mul_s8                        | golden/elementwise.py       |
 | max_pool (any)            | tw_pulp_maxpool_s8                    | golden/pool.py, onnx_ops.py |
 | avg_pool (tflite)         | tw_pulp_avgpool_s8                    | golden/pool.py avg_pool     |
 | global_avg_pool (tflite)  | tw_pulp_global_avgpool_s8             | golden/pool.py mean         |
@@ -16,18 +17,49 @@ common.py); the tflite average pool refuses uint8.
 
 from __future__ import annotations
 
+import numpy as np
+
 from ...ir.layer import Layer, LayerGraph
 from ..base import LayerConstants
 from ..portable import elementwise, pool
 from ..portable.common import u8_offset
+from ...golden import fixedpoint
+from . import constants
+from .common import render
+
+#: L1 scratch of an add / sub: both inputs' tables, 2 × 256 int32 (tw_pulp_elementwise.h)
+TABLES_BYTES = 2 * 256 * 4
+
+
+def _by_tables(layer: Layer, lg: LayerGraph, sub: int) -> str:
+    """compute() of a tiled tflite add (sub 0) or sub (1): tw_pulp_add_s8 on the tables of both
+    inputs, computed by the layer's first tile in the L1 scratch (`TABLES_BYTES`)."""
+    k = elementwise.TFLITE[str(layer.op)](layer, lg, layer.inputs)
+    return render("add_s8.c.j2", params=k.params, p=k.p, sub=sub, right=int(one_rounding(k.p)),
+                  operands=("x2", "x") if k.swap else ("x", "x2"))
+
+
+def one_rounding(p: dict) -> bool:
+    """Whether tw_pulp_add_s8 may requantize its sums in the one-rounding form (`right`): the
+    output shift is a right shift and no sum of two table entries (both inputs' scaled values
+    over all 256 codes, computed as the kernel does) overflows its rounding."""
+    q = np.arange(-128, 128, dtype=np.int64)
+
+    def table(zp: int, m: int, s: int) -> np.ndarray:
+        x = (q - zp) << p["left_shift"]
+        return fixedpoint.multiply_by_quantized_multiplier(x, np.int64(m), np.int64(s))
+
+    bound = (np.abs(table(p["a_zp"], p["a_mult"], p["a_shift"])).max()
+             + np.abs(table(p["b_zp"], p["b_mult"], p["b_shift"])).max())
+    return constants.right_shift_fits(p["out_mult"], p["out_shift"], bound)
 
 
 def add_s8(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
-    return elementwise.tiled_call(layer, lg, "tw_pulp_add_s8")
+    return _by_tables(layer, lg, 0)
 
 
 def sub_s8(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
-    return elementwise.tiled_call(layer, lg, "tw_pulp_sub_s8")
+    return _by_tables(layer, lg, 1)
 
 
 def mul_s8(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:

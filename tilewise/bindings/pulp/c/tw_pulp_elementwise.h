@@ -7,6 +7,8 @@
  * onnxruntime's QLinearAdd is float32 work either way (soft-float on rv32imc): the family keeps
  * the portable tw_add_onnx_s8 / _u8 for it.
  *
+ * ADD / SUB run on per-layer tables of both inputs' scaled values (tw_pulp_elementwise.c).
+ *
  * Core split: elements, balanced (tw_pulp_common.h). Same args on every core; barrier after.
  */
 #ifndef TW_PULP_ELEMENTWISE_H
@@ -16,10 +18,20 @@
 
 #include "tw_elementwise.h"
 
-void tw_pulp_add_s8(const tw_add_params_t *p, const int8_t *a, const int8_t *b, int8_t *out,
-                    int n, int core_id, int n_cores);
-void tw_pulp_sub_s8(const tw_add_params_t *p, const int8_t *a, const int8_t *b, int8_t *out,
-                    int n, int core_id, int n_cores);
+/* Entries of each input's table (int8 values -128..127). */
+#define TW_PULP_ADD_VALUES 256
+
+/* The tables of an ADD (sub = 0) or SUB (sub = 1): `tables` holds 2·TW_PULP_ADD_VALUES int32,
+ * a's then b's scaled value of every int8 input (b's negated for SUB). Every core computes its
+ * share; a barrier must follow before tw_pulp_add_s8 reads them. */
+void tw_pulp_add_tables(const tw_add_params_t *p, int32_t *tables, int sub, int core_id,
+                        int n_cores);
+/* out = clamp(MBQM(tables_a[a] + tables_b[b], out) + out_zp): ADD or SUB by its tables. right:
+ * the output's MBQM in the one-rounding form (TW_PULP_RQ_TFLITE_RIGHT), exact when out_shift is
+ * in [-31, -1] and |a table sum| + 2^(-out_shift - 1) <= INT32_MAX (the caller checks). */
+void tw_pulp_add_s8(const tw_add_params_t *p, const int32_t *tables, int right,
+                    const int8_t *a, const int8_t *b, int8_t *out, int n, int core_id,
+                    int n_cores);
 void tw_pulp_mul_s8(const tw_mul_params_t *p, const int8_t *a, const int8_t *b, int8_t *out,
                     int n, int core_id, int n_cores);
 

@@ -107,6 +107,18 @@ TW_PULP_INLINE tw_pulp_rqch_t tw_pulp_rq_tflite(int32_t m0, int32_t shift)
     return c;
 }
 
+/* The words of MultiplyByQuantizedMultiplier(x, m0, shift) in the one-rounding form
+ * TW_PULP_RQ_TFLITE_RIGHT (shift in [-31, -1]; exact under that mode's bound). */
+TW_PULP_INLINE tw_pulp_rqch_t tw_pulp_rq_right(int32_t m0, int32_t shift)
+{
+    tw_pulp_rqch_t c;
+    c.m = m0;
+    c.b = -shift;
+    c.a = (int32_t)((uint32_t)1 << (c.b - 1));
+    c.c = 0;
+    return c;
+}
+
 /* p.mac: acc + a*b (one cycle; mul is two on RI5CY). */
 TW_PULP_INLINE int32_t tw_pulp_mac(int32_t acc, int32_t a, int32_t b)
 {
