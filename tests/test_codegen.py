@@ -119,8 +119,13 @@ def test_layer_files_show_and_follow_their_schedules(tmp_path, resnet16):
     assert seen_psum and seen_border
 
 
-def test_constants_tile_major_layout(resnet16):
-    ns = resnet16
+def test_constants_tile_major_layout():
+    """The portable family's constants (gap8 on that family): per k tile the bias, multiplier and
+    shift blocks, then the weights tile-major when C is tiled."""
+    from .pulp_targets import portable_target
+
+    ns = schedule_network(lower(load_model(mlperf_path("ic_resnet8"))),
+                          portable_target("gap8", l1_kb=16), "model")
     checked = set()
     for layer, s in zip(ns.layers.layers, ns.schedules):
         if layer.weights is None:
@@ -155,24 +160,28 @@ def test_constants_tile_major_layout(resnet16):
 
 
 def test_weights_streamed_from_l3_bit_exact(tmp_path, c_cache):
-    """At 13 kB of L2 three layers' constants live in L3: one loaded at its own step, two
-    prefetched during the previous layer; the run reads exactly the planned L3 bytes."""
+    """At 13 kB of L2 four layers' constants (the pulp family's layout) live in L3, loaded at their
+    own step or prefetched during the previous layer; the run reads exactly the planned L3
+    bytes."""
     ns = example_ns(l1_kb=8, l2_kb=13)
-    assert len(ns.memory.weights_in_l3) == 3 and not ns.l3.tilings
+    assert len(ns.memory.weights_in_l3) == 4 and not ns.l3.tilings
     lg = ns.layers
     report, p = validate_network(ns, tmp_path / "l3", make_inputs(lg, 3), cache=c_cache)
     assert report.bit_exact, report.to_json()
     assert report.l3_bytes_measured == report.l3_bytes_predicted > 0
     net = (p.path / "network.c").read_text()
     names = [l.name for l in lg.layers]
+    prefetched = set()
     for name in ns.memory.weights_in_l3:
         i = names.index(name)
         buf = next(b for b in ns.memory.plan.buffers if b.name == f"w:{name}")
         read = net.index(f"l3_id[{i}] = tw_l3_read(L2 + "
                          f"{ns.memory.weight_offset(name) - p.manifest['l2_arena_base']}")
         # issued before the layer of the step that makes the buffer live runs, waited before its own
+        prefetched.add(buf.first < i)
         assert net.index(f"tw_layer_{buf.first:02d}(&a)") > read
         assert read < net.index(f"tw_l3_wait(l3_id[{i}]);") < net.index(f"tw_layer_{i:02d}(&a)")
+    assert prefetched == {True, False}
     assert (p.path / "weights_l3.bin").stat().st_size == p.manifest["l3_bytes"]
 
 

@@ -51,8 +51,9 @@ def inputs_files(inputs: Sequence[bytes], nbytes: int) -> dict[str, str]:
         assert len(x) == nbytes, (len(x), nbytes)
         vals = [b - 256 if b > 127 else b for b in x]
         rows.append([", ".join(str(v) for v in vals[i:i + 24]) for i in range(0, nbytes, 24)])
-    return {"firmware/inputs.h": render("inputs.h.j2", count=len(inputs), nbytes=nbytes),
-            "firmware/inputs.c": render("inputs.c.j2", inputs=rows, nbytes=nbytes)}
+    stride = (nbytes + 3) // 4 * 4      # every input 4-byte aligned: the layers read it in place
+    return {"firmware/inputs.h": render("inputs.h.j2", count=len(inputs), stride=stride),
+            "firmware/inputs.c": render("inputs.c.j2", inputs=rows, nbytes=nbytes, stride=stride)}
 
 
 @dataclass(frozen=True)

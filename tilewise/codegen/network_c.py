@@ -142,7 +142,7 @@ class Step:
     layer: Layer
     function: str
     reads: list[L3Stream]
-    inputs: list[int | None]
+    inputs: list[int | str | None]
     output: int | None
     output_l3: int | None
     w: str
@@ -169,7 +169,16 @@ def network_c(lg: LayerGraph, arena: ArenaMap, emits: list[LayerEmit],
     k tiles themselves."""
     l3_acts = l3_acts or {}
 
-    def l2(t: str) -> int | None:
+    # the network input is read where the caller holds it (no copy into the arena; layers never
+    # write their inputs) unless it must be converted (uint8) or layers are tiled at L3 -> L2
+    # (their drivers address the tensors by arena offset)
+    net_in = lg.inputs[0]
+    direct = (lg.tensors[net_in].dtype != "uint8" and not l3_acts and not w_tiled
+              and net_in not in lg.outputs)
+
+    def l2(t: str) -> int | str | None:
+        if direct and t == net_in:
+            return "input"
         return None if t in l3_acts else arena.act(t)
 
     streamed = {s.layer: s for s in l3_streams}
@@ -185,4 +194,5 @@ def network_c(lg: LayerGraph, arena: ArenaMap, emits: list[LayerEmit],
     u8_in, u8_out = (lg.tensors[t].dtype == "uint8" for t in (lg.inputs[0], lg.outputs[0]))
     return render("network.c.j2", lg=lg, arena=arena, rows=_arena_rows(arena), steps=steps,
                   l3_bytes=l3_bytes, streamed=bool(l3_streams), u8_in=u8_in, u8_out=u8_out,
-                  in_offset=arena.act(lg.inputs[0]), out_offset=arena.act(lg.outputs[0]))
+                  copy_in=not direct, in_offset=arena.act(lg.inputs[0]),
+                  out_offset=arena.act(lg.outputs[0]))
