@@ -1,20 +1,32 @@
-"""Built-in targets whose cluster runs the pulp kernel family (bindings/pulp), for the tests: a copy
-of the target with its cluster module's bindings replaced by `pulp.bindings(cost)` with the
-module's own cost model (PulpNN), nothing else changed (the targets themselves still list the
-portable family)."""
+"""Built-in PULP targets with a chosen kernel family on their cluster, for the tests.
+
+`pulp_target` gives the target with its cluster on the pulp family (bindings/pulp) priced by the
+module's own cost model — the built-in gap8 and pulp-open already are; gap9 still lists the
+portable family. `portable_target` gives it on the portable family priced by PULP-NN's model
+(targets/kernels.py), for the tests about that family's layouts and C on a PULP target."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from tilewise.bindings import pulp
+from tilewise.bindings import portable, pulp
 from tilewise.targets.base import Target
+from tilewise.targets.kernels import PulpNN
 from tilewise.targets.registry import get_target
+
+
+def _with_cluster(t: Target, bindings) -> Target:
+    modules = tuple(replace(m, bindings=bindings(m)) if m.name == "cluster" else m
+                    for m in t.modules)
+    return replace(t, modules=modules)
 
 
 def pulp_target(name: str = "gap8", **overrides) -> Target:
     """Target `name` (with get_target's overrides: l1_kb, cores ...) on the pulp family."""
-    t = get_target(name, **overrides)
-    modules = tuple(replace(m, bindings=pulp.bindings(m.bindings[0].cost)) if m.name == "cluster"
-                    else m for m in t.modules)
-    return replace(t, modules=modules)
+    return _with_cluster(get_target(name, **overrides),
+                         lambda m: pulp.bindings(m.bindings[0].cost))
+
+
+def portable_target(name: str = "gap8", **overrides) -> Target:
+    """Target `name` (with get_target's overrides) on the portable family, priced by PULP-NN."""
+    return _with_cluster(get_target(name, **overrides), lambda m: portable.bindings(PulpNN()))

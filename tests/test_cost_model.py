@@ -15,6 +15,7 @@ from tilewise.targets import get_target
 from tilewise.targets.compute import tile_cycles
 
 from .placed import cost_model, placed, seed002, with_cost
+from .pulp_targets import portable_target  # the PULP-NN model these tests check
 
 
 def conv(K, C, H, W, f=3, s=1, p=1, kind="conv", N=1, b=1):
@@ -37,7 +38,7 @@ PUBLISHED = {1: 2_586_000, 2: 1_299_000, 4: 660_000, 8: 361_000}   # seed 004 Ta
 
 @pytest.mark.parametrize("cores", [1, 2, 4, 8])
 def test_pulp_nn_calibration(cores):
-    t = get_target("gap8", cores=cores)
+    t = portable_target("gap8", cores=cores)
     got = kernel_cycles(t, BENCH)
     assert got == pytest.approx(PUBLISHED[cores], rel=0.15)
     assert BENCH.macs == 4_718_592
@@ -48,7 +49,7 @@ def test_pulp_nn_calibration(cores):
 def test_pulp_nn_benchmark_scheduled_end_to_end():
     """The whole layer through the tiler (DMA included) stays within 15% of the 8-core figure."""
     from tilewise.schedule import schedule_layer
-    s = schedule_layer(BENCH, get_target("gap8"))
+    s = schedule_layer(BENCH, portable_target("gap8"))
     assert s.cycles == pytest.approx(361_000, rel=0.15)
     assert 12 < BENCH.macs / s.cycles < 15.5        # seed 004: 13.07 MAC/cycle, peak 15.5
 
@@ -76,7 +77,7 @@ def test_whole_cifar10_network_without_refitting(cores, published):
     small-C im2col, pools and the dense layer included."""
     macs = sum(n.macs for n in CIFAR10)
     assert round(macs / 1e4) == 656
-    got = _kernel_network(get_target("gap8", cores=cores), CIFAR10)
+    got = _kernel_network(portable_target("gap8", cores=cores), CIFAR10)
     assert got == pytest.approx(published, rel=0.15)
     assert abs(got / published - 1) < 0.06      # honest: a few percent, not the tolerance
 
@@ -86,7 +87,7 @@ def test_dense_kernel_cycles_per_instruction():
     2.6k instructions. The paper does not name the layer; 20.7k instructions of the 2×1 loop
     (5 per 8 MACs) is a ~32k-MAC layer, 1024 → 32 here."""
     fc = conv(32, 1024, 1, 1, 1, 1, 0, kind="fc")
-    t1, t8 = get_target("gap8", cores=1), get_target("gap8")
+    t1, t8 = portable_target("gap8", cores=1), portable_target("gap8")
     one, eight = kernel_cycles(t1, fc), kernel_cycles(t8, fc)
     assert one == pytest.approx(33_000, rel=0.15)
     assert eight == pytest.approx(4_400, rel=0.15)
@@ -109,9 +110,9 @@ def test_gap9_depthwise_is_matchs_generic_kernel():
     assert per_out == pytest.approx(66.0)
     g9 = get_target("gap9")
     assert 0.8 < dw.macs / kernel_cycles(g9, dw) < 1.3
-    assert kernel_cycles(g9, dw) > 1.8 * kernel_cycles(get_target("gap8"), dw)
+    assert kernel_cycles(g9, dw) > 1.8 * kernel_cycles(portable_target("gap8"), dw)
     # dense layers keep the GAP8 calibration
-    assert kernel_cycles(g9, BENCH) == pytest.approx(kernel_cycles(get_target("gap8"), BENCH))
+    assert kernel_cycles(g9, BENCH) == pytest.approx(kernel_cycles(portable_target("gap8"), BENCH))
 
 
 def test_layer_overhead_once_per_layer_and_same_choice():
@@ -156,13 +157,13 @@ def test_gap9_depthwise_input_dma_rate():
 
 def test_cmsis_nn_ratio():
     """Seed 004 §3.4.1: one GAP8 core (PULP-NN) is 2.54x faster than the STM32H7 (CMSIS-NN)."""
-    ratio = kernel_cycles(get_target("stm32h7"), BENCH) / kernel_cycles(get_target("gap8", cores=1),
+    ratio = kernel_cycles(get_target("stm32h7"), BENCH) / kernel_cycles(portable_target("gap8", cores=1),
                                                                        BENCH)
     assert ratio == pytest.approx(2.54, rel=0.15)
 
 
 def test_pulp_nn_structure():
-    t = get_target("gap8")
+    t = portable_target("gap8")
     n = conv(64, 32, 16, 16)
     base = kernel_cycles(t, n)
     # 4x2 MatMul: a 65th channel runs the slow 1x2 leftover loop; 4 more channels are cheaper
@@ -182,7 +183,7 @@ def test_pulp_nn_structure():
     assert placed(t, n).binding.scratch(n, 8, 64, 32, 16, 16) == 8 * 2 * 9 * 32
     # depthwise channels, dense neurons are split over cores
     dw = conv(64, 64, 16, 16, kind="dwconv")
-    t1 = get_target("gap8", cores=1)
+    t1 = portable_target("gap8", cores=1)
     assert 6.5 < kernel_cycles(t1, dw) / kernel_cycles(t, dw) < 8
     fc = conv(64, 256, 1, 1, 1, 1, 0, kind="fc")
     assert 5.5 < kernel_cycles(t1, fc) / kernel_cycles(t, fc) < 8   # seed 004: 7.5x on a larger one
@@ -197,14 +198,15 @@ def test_pulp_nn_structure():
 
 def test_dma_cost_formula():
     """One transfer = setup + chunks·chunk_cycles + bytes/bandwidth; issue cycles are core time."""
-    t = get_target("gap8")
+    t = portable_target("gap8")
     l1 = t.memory("L1")
     n = conv(8, 16, 4, 4, 1, 1, 0)
-    ev = Evaluator(n, t, placed(t, n))
+    p = placed(t, n)
+    ev = Evaluator(n, t, p)
     s = ev.build({"n": 1, "k": 8, "c": 16, "oy": 4, "ox": 4}, ("n", "k", "oy", "ox", "c"), 1)
-    # one tile: x, w, b each one chunk, y one chunk
+    # one tile: x, w, b each one chunk, y one chunk; b is the binding's per-channel block
     want = sum(l1.dma_setup_cycles + l1.dma_chunk_cycles + b / l1.bandwidth
-               for b in (4 * 4 * 16, 8 * 16, 8 * 12, 4 * 4 * 8))
+               for b in (4 * 4 * 16, 8 * 16, 8 * p.binding.const_bytes, 4 * 4 * 8))
     assert s.dma_cycles == pytest.approx(want)
     assert s.compute_cycles == pytest.approx(kernel_cycles(t, n) + 4 * l1.dma_issue_cycles)
     assert s.cycles == pytest.approx(s.compute_cycles + s.dma_cycles)   # one tile: no overlap
@@ -215,7 +217,7 @@ def test_dma_cost_formula():
 
 def test_overlap_single_double_blocking():
     n = conv(32, 32, 16, 16)
-    t = get_target("gap8")
+    t = portable_target("gap8")
     ev = Evaluator(n, t, placed(t, n))
     tile = {"n": 1, "k": 32, "c": 32, "oy": 4, "ox": 16}
     order = ("n", "k", "oy", "ox", "c")
@@ -315,7 +317,7 @@ def test_kernels_superadditive(tname):
 def test_energy_from_target_figures():
     from tilewise.schedule import schedule_layer
     from tilewise.schedule.cost import energy_pj
-    g8 = get_target("gap8")
+    g8 = portable_target("gap8")
     s = schedule_layer(BENCH, g8)
     assert energy_pj(s, g8) == pytest.approx(510.0 * s.cycles)   # seed 001 Table 4 average
     assert energy_pj(schedule_layer(BENCH, get_target("idsp")), get_target("idsp")) == 0.0

@@ -11,15 +11,19 @@ Figures and where they come from:
   notes/pulp-open.md) and 1 kB of HAL state (fork/barrier flags, DMA ring), so 51 kB free.
 - L2: 1.5 MB shared banks at 0x1C010000; 192 kB reserved for code, the FC stack and the
   firmware's buffers, so 1.3 MB free for the memory plan (activations and constants).
-- L2↔L1 DMA (mchan v7): the GAP8 figures (seed 001 §3.2: 8 B/cycle, 8 cycles setup; MATCH's
-  27 cycles per contiguous chunk, seed 003 §V) until calibrated on GVSoC; 20 core cycles to program
-  a transfer (assumed). No L3 in this model.
-- kernels: the portable family priced by the PULP-NN model (targets/kernels.py).
+- L2↔L1 DMA (mchan v7, the firmware's HAL): fitted on GVSoC with the kernels' model
+  (bench/calibrate_pulp.py, bench/calibration_pulp.json: whole-layer cycles of the four MLPerf
+  Tiny models, the example and seed 004's layer on 8 and 1 cores at two L1 sizes) — 644 core
+  cycles to program a transfer (core 0: the HAL's command words and its 2-D/3-D split), 65 cycles
+  of set-up and 9.8 per contiguous chunk on the DMA side, 14.5 B/cycle; 473 cycles per layer (the
+  fork, the layer's first loads and last stores around the tile loop). No L3 in this model.
+- kernels: the pulp family (bindings/pulp: XpulpV2) priced by its own model, fitted on GVSoC
+  (targets/pulp_kernels.py, bench/calibrate_pulp.py).
 """
 
-from ..bindings import portable
+from ..bindings import pulp
 from .base import KB, Memory, Module, Target
-from .kernels import PulpNN
+from .pulp_kernels import PulpKernels
 
 #: bytes of each cluster core's stack in L1 (the firmware's TW_FW_STACK)
 STACK = 1536
@@ -31,14 +35,14 @@ TARGET = Target(
     description="PULP open platform on GVSoC: 8-core RI5CY cluster, 64 kB L1, 1.5 MB L2",
     clock_mhz=100.0,
     memories=(
-        Memory("L1", 64 * KB, reserved=8 * STACK + HAL_STATE, bandwidth=8.0, dma_setup_cycles=8,
-               dma_chunk_cycles=27, dma_issue_cycles=20, dma_async=True,
+        Memory("L1", 64 * KB, reserved=8 * STACK + HAL_STATE, bandwidth=14.5, dma_setup_cycles=65,
+               dma_chunk_cycles=9.8, dma_issue_cycles=644, dma_async=True,
                note="TCDM; 8 stacks of 1.5 kB and the HAL state reserved"),
         Memory("L2", 1536 * KB, reserved=192 * KB, note="shared banks; code and stacks reserved"),
     ),
     modules=(
-        Module("cluster", cores=8, bindings=portable.bindings(PulpNN()), memory="L1",
-               scalable=True, note="8x RI5CY XpulpV2"),
+        Module("cluster", cores=8, bindings=pulp.bindings(PulpKernels()), memory="L1",
+               scalable=True, layer_overhead_cycles=473.0, note="8x RI5CY XpulpV2"),
     ),
     sources=("../shared/tools/gvsoc README (platform facts)", "notes/pulp-open.md",
              "seed 001 §3.2 (DMA)", "seed 004 ch. 3"),

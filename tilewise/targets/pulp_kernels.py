@@ -1,0 +1,169 @@
+"""The cost model of tilewise's own pulp kernel family (bindings/pulp) on an 8-core RI5CY cluster.
+
+Where PulpNN (kernels.py) prices the PULP-NN library as seed 004 describes it, this model prices
+the code tilewise emits: its XpulpV2 kernels (bindings/pulp/c) and the portable kernels the pulp
+family keeps for the rest (softmax, logistic, concat, onnx add and pooling). Each term follows a
+kernel's loop structure; the coefficients are cycles per iteration of that loop on one core, fitted
+on GVSoC measurements of the compute phases (barrier to barrier) of generated layers
+(bench/calibrate_pulp.py; the fit and its data in bench/calibration_pulp.json).
+
+Work split (tw_pulp_common.h): every kernel cuts its tile into items and gives each core a
+contiguous run of items/P (P cores), so the per-core work is the tile's work over P — a sum of
+separable terms as targets/compute.py requires — plus, per tile, what the rounding of items/P and
+the call cost (fork-free: the cores are already in the layer's fork; two barriers per tile):
+- conv (im2col + 4×2 MatMul): items = output-pixel pairs (× channel groups when pairs < P); per
+  pair: the im2col of two receptive fields (one contiguous run per kernel row), then per block of
+  4 output channels ⌈F·c/4⌉ MatMul steps (6 p.lw + 8 pv.sdotsp.b = 14 cycles for 32 MACs) and the
+  block's set-up; per output the requantization (its cost depends on the mode: `for_key`); with C
+  tiled, int32 partial sums loaded and stored;
+- 1×1 conv: the same MatMul on the HWC pixels, no im2col;
+- depthwise: items = (channel, output row); per item a ring of FY input rows is refilled
+  (byte gathers from HWC), per output FY SIMD steps of a kernel row and the requantization;
+- dense: items = output neurons, the busiest core takes ⌈k/P⌉ of them (exact, and superadditive);
+  per neuron ⌈c/4⌉ SIMD steps and the requantization;
+- add / sub / mul: per output element, TFLite's rescaling of both inputs (3 / 2 multiplies by
+  a quantized multiplier); onnx add / sub run the portable kernel (float32 in software);
+- max / average pooling: per output, window × ⌈k/4⌉ SIMD steps; global pooling: per channel,
+  the pixels;
+- untiled ops (one core, portable C on the L2 tensors): per element and per call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from ..ir.layer import LoopNest
+from .compute import Term, ident, on_last
+
+
+def _ceil4(s, first, last):
+    return np.ceil(s / 4.0)
+
+
+def _steps(F: int):
+    """⌈F·c / 4⌉: SIMD steps of a reduction of F·c bytes."""
+    def f(s, first, last):
+        return np.ceil(F * s / 4.0)
+    return f
+
+
+def _lin(a: float, b: float):
+    def f(s, first, last):
+        return a * s + b
+    return f
+
+
+def _share(P: int):
+    """⌈s / P⌉: the most items one core gets of s (tw_pulp_share's balanced runs)."""
+    def f(s, first, last):
+        return np.ceil(s / P)
+    return f
+
+
+def _not_last(s, first, last):
+    return (~np.asarray(last, bool)).astype(np.float64) + 0.0 * s
+
+
+def _not_first(s, first, last):
+    return (~np.asarray(first, bool)).astype(np.float64) + 0.0 * s
+
+
+
+
+@dataclass(frozen=True)
+class PulpKernels:
+    """Cycles per loop iteration of the pulp kernels on one RI5CY core (module docstring)."""
+
+    name: str = "pulp-kernels"
+    # conv and 1x1 conv (per pixel pair / per 4-channel block / per output)
+    mm_step: float = 7.54        # one MatMul step of 4 channels × 2 pixels, per pixel (14 / 2)
+    mm_block: float = 65.1      # per 4-channel block and pixel: pointers, accumulators, stores
+    mm_tile: float = 0.5        # per tile: the rounding of pairs/P, in pairs of MatMul work
+    im2col_byte: float = 0.0    # per im2col byte (word copies)
+    im2col_row: float = 98.6    # per kernel row per pixel (a copy call, padding checks)
+    #: requantization per output, by the binding's mode (bindings/pulp/constants.py variants):
+    #: TFLite's 32-bit MultiplyByQuantizedMultiplier, shift mode, onnx in software float32
+    requant_tflite: float = 20.4
+    requant_shift: float = 12.0
+    requant_onnx: float = 1049.0
+    requant: float = 20.4       # the mode this copy prices (for_key)
+    psum: float = 2.36           # per output per partial-sum load or store
+    # depthwise
+    dw_out: float = 0.0         # per output beyond its kernel-row steps and requantization
+    dw_step: float = 0.0        # per kernel row of ≤ 4 taps (p.lw + pv.sdotsp.b + pointers)
+    dw_gather: float = 5.82      # per byte refilled into the ring
+    dw_item: float = 175.9       # per (channel, row) item
+    # dense
+    fc_step: float = 2.09        # per SIMD step of 4 inputs of one neuron
+    fc_neuron: float = 9.31     # per neuron beyond its requantization
+    # elementwise, pooling
+    add_elem: float = 33.2      # add / sub per output element
+    add_onnx: float = 1579.0    # onnx add / sub (portable C, float32 in software) per element
+    mul_elem: float = 35.0      # mul per output element
+    elem: float = 33.2          # the elementwise op this copy prices (for_key)
+    pool_step: float = 12.5      # per window tap per 4 channels
+    pool_out: float = 12.8       # per output element
+    gap_pixel: float = 11.2      # global pooling: per pixel per channel
+    gap_chan: float = 296.0      # global pooling: per channel
+    # untiled portable kernels, per element and per call
+    other_elem: float = 415.0
+    other_call: float = 3804.0
+    # every tile: the kernel call inside the tile loop and its two barriers
+    tile: float = 1324.0
+
+    def for_key(self, key) -> PulpKernels:
+        """The model of one binding: its mode's requantization, its elementwise op's cost."""
+        rq = {"onnx": self.requant_onnx, "shift": self.requant_shift}.get(key.mode,
+                                                                          self.requant_tflite)
+        elem = (self.mul_elem if key.op == "mul" else
+                self.add_onnx if key.mode == "onnx" else self.add_elem)
+        return replace(self, requant=rq, elem=elem)
+
+    def terms(self, nest: LoopNest, cores: int) -> tuple[Term, ...]:
+        t = self._terms(nest, max(cores, 1))
+        return tuple(Term(x.coef, (("n", ident), *x.factors), x.label) for x in t)
+
+    def _terms(self, nest: LoopNest, P: int) -> tuple[Term, ...]:
+        kind, F = nest.kind, nest.FY * nest.FX
+        pix = (("oy", ident), ("ox", ident))
+        tile = Term(self.tile, (), "tile")
+        if kind == "conv":
+            t = [Term(self.mm_step / P, (*pix, ("k", _ceil4), ("c", _steps(F))), "mm"),
+                 Term(self.mm_block / P, (*pix, ("k", _ceil4)), "block"),
+                 Term(2 * self.mm_step * self.mm_tile, (("k", _ceil4), ("c", _steps(F))),
+                      "mm_tile"),
+                 Term(self.requant / P, (*pix, ("k", ident), ("c", on_last)), "requant"),
+                 Term(self.psum / P, (*pix, ("k", ident), ("c", _not_last)), "psum_store"),
+                 Term(self.psum / P, (*pix, ("k", ident), ("c", _not_first)), "psum_load"),
+                 tile]
+            if F > 1:
+                t += [Term(self.im2col_byte * F / P, (*pix, ("c", ident)), "im2col"),
+                      Term(self.im2col_row * nest.FY / P, pix, "im2col_rows")]
+            return tuple(t)
+        if kind == "dwconv":
+            rows = (("k", ident), ("oy", ident))
+            return (Term((self.dw_out + self.requant + nest.FY * self.dw_step) / P,
+                         (*rows, ("ox", ident)), "dw_out"),
+                    Term(self.dw_gather * nest.FY / P, (*rows, ("ox", _lin(nest.SX, nest.FX))),
+                         "dw_gather"),
+                    Term(self.dw_item / P, rows, "dw_item"),
+                    tile)
+        if kind == "fc":
+            share = ("k", _share(P))
+            return (Term(self.fc_step, (share, ("c", _ceil4)), "fc_mac"),
+                    Term(self.fc_neuron + self.requant, (share, ("c", on_last)), "fc_neuron"),
+                    Term(self.psum / P, (("k", ident), ("c", _not_last)), "psum_store"),
+                    Term(self.psum / P, (("k", ident), ("c", _not_first)), "psum_load"),
+                    tile)
+        if kind == "add":
+            return (Term(self.elem / P, (*pix, ("k", ident)), "elem"), tile)
+        if kind == "pool":
+            return (Term(self.pool_step * F / P, (*pix, ("k", _ceil4)), "pool_win"),
+                    Term(self.pool_out / P, (*pix, ("k", ident)), "pool_out"), tile)
+        if kind == "gap":
+            return (Term(self.gap_pixel * F / P, (("k", ident),), "gap_in"),
+                    Term(self.gap_chan / P, (("k", ident),), "gap_chan"), tile)
+        return (Term(self.other_elem, (*pix, ("k", ident)), "other"),
+                Term(self.other_call, (), "call"))
