@@ -30,3 +30,11 @@ def pulp_target(name: str = "gap8", **overrides) -> Target:
 def portable_target(name: str = "gap8", **overrides) -> Target:
     """Target `name` (with get_target's overrides) on the portable family, priced by PULP-NN."""
     return _with_cluster(get_target(name, **overrides), lambda m: portable.bindings(PulpNN()))
+
+
+def match_gap9(**overrides) -> Target:
+    """gap9 with its cluster priced as MATCH's GAP9 model prices PULP-NN (targets/gap9.py
+    MATCH_TARGET), with get_target's overrides: for the tests of that peer model."""
+    from tilewise.targets import gap9
+
+    return gap9.MATCH_TARGET.with_overrides(**overrides)

@@ -15,7 +15,7 @@ from tilewise.targets import get_target
 from tilewise.targets.compute import tile_cycles
 
 from .placed import cost_model, placed, seed002, with_cost
-from .pulp_targets import portable_target  # the PULP-NN model these tests check
+from .pulp_targets import match_gap9, portable_target  # the PULP-NN models these tests check
 
 
 def conv(K, C, H, W, f=3, s=1, p=1, kind="conv", N=1, b=1):
@@ -104,11 +104,11 @@ def test_gap9_depthwise_is_matchs_generic_kernel():
     one core (2·(5+10) + 3·7 + 6 + 9), about 1 MAC/cycle on the cluster for a 64-channel layer
     (seed 003 §VI-A: 9.48× over TVM vs 104× for dense conv), slower than DORY's GAP8 kernel."""
     dw = conv(64, 64, 25, 5, kind="dwconv")          # DS-CNN's depthwise layers
-    g9_1 = get_target("gap9", cores=1)
+    g9_1 = match_gap9(cores=1)
     col = 1.0 * 3 * 27                               # per channel and column: 27 padded rows × FY
     per_out = (kernel_cycles(g9_1, dw) - 200 - 64 * (30 + 18) - 64 * 5 * col) / (64 * 125)
     assert per_out == pytest.approx(66.0)
-    g9 = get_target("gap9")
+    g9 = match_gap9()
     assert 0.8 < dw.macs / kernel_cycles(g9, dw) < 1.3
     assert kernel_cycles(g9, dw) > 1.8 * kernel_cycles(portable_target("gap8"), dw)
     # dense layers keep the GAP8 calibration
@@ -140,7 +140,7 @@ def test_gap9_depthwise_input_dma_rate():
     """GAP9 reorders depthwise inputs HWC → CHW in the DMA at one byte per cycle (DORY's
     dma_transfer_hwc_to_chw, MATCH's model): only the input's cycles change, not its bytes or
     chunks, and dense inputs keep 8 B/cycle."""
-    g9 = get_target("gap9")
+    g9 = match_gap9()
     cl = g9.module("cluster")
     dw = conv(16, 16, 8, 8, kind="dwconv")
     ev = Evaluator(dw, g9, placed(g9, dw, cl))

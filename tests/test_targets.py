@@ -11,6 +11,8 @@ import pytest
 from tilewise.errors import TilewiseError
 from tilewise.targets import KB, MB, Target, get_target, list_targets
 
+from .pulp_targets import match_gap9, portable_target
+
 NAMES = ("gap8", "gap9", "idsp", "pulp-open", "stm32h7")
 
 
@@ -53,15 +55,20 @@ def test_gap9_match_figures():
     assert t.memory("L1").dma_chunk_cycles == 27
     assert {m.name for m in t.modules} == {"cluster", "fc"}
     assert t.module("fc").memory == "L2" and t.module("fc").cores == 1
-    # MATCH's GAP9 cluster model: 550 + 370 cycles per transfer, depthwise input at 1 B/cycle;
-    # seed 004 Table 3.2: 1.3k cold-I$ cycles per kernel call, once per layer
+    # MATCH's GAP9 cluster model: 550 + 370 cycles per transfer; seed 004 Table 3.2: 1.3k
+    # cold-I$ cycles per kernel call, once per layer
     assert t.memory("L1").dma_setup_cycles == 920
     cl = t.module("cluster")
-    dw = [b for b in cl.bindings if b.key.op == "depthwise"]
-    assert dw and all(b.x_dma_bytes_per_cycle == 1.0 for b in dw)
-    assert all(b.x_dma_bytes_per_cycle == 0 for b in cl.bindings if b.key.op != "depthwise")
     assert cl.layer_overhead_cycles == 1300
-    assert cl.bindings[0].cost.dw_flat
+    # the cluster runs tilewise's pulp kernels, as gap8 and pulp-open
+    assert cl.families == ("pulp", "portable") and cl.cost_models == ("pulp-kernels",)
+    # the peer model: PULP-NN as MATCH prices it, depthwise input at 1 B/cycle
+    m = match_gap9().module("cluster")
+    dw = [b for b in m.bindings if b.key.op == "depthwise"]
+    assert dw and all(b.x_dma_bytes_per_cycle == 1.0 for b in dw)
+    assert all(b.x_dma_bytes_per_cycle == 0 for b in m.bindings if b.key.op != "depthwise")
+    assert m.bindings[0].cost.dw_flat and m.layer_overhead_cycles == 1300
+    assert not portable_target("gap8").module("cluster").bindings[0].cost.dw_flat
     assert get_target("gap8").module("cluster").cost_models == ("pulp-kernels",)
 
 

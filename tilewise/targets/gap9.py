@@ -1,4 +1,4 @@
-"""GreenWaves GAP9: 8-core cluster (PULP-NN) and the fabric-controller core; NE16 comes later.
+"""GreenWaves GAP9: 8-core cluster (the pulp kernels) and the fabric-controller core; NE16 comes later.
 
 Figures and where they come from (seed 003 §V–VI, notes/match-cost-model.md):
 - clock 260 MHz: MATCH's measurements on GAP9 silicon (seed 003 Table III).
@@ -8,16 +8,20 @@ Figures and where they come from (seed 003 §V–VI, notes/match-cost-model.md):
   550 cycles of DMA API plus 370 of layer-template set-up (eml-eda/match,
   match/cost_model/examples/pulp_cluster.py, API_OVERHEAD / MATCH_SETUP_OVERHEAD) and overlaps
   it with compute like the transfer itself (seed 003 §V-B: L = max(L_ops, L_mem)); 20 core
-  cycles to program a transfer as on GAP8 (assumed).
-- cluster: 8 RI5CY-class cores running PULP-NN; the GAP8 calibration (seed 004) is reused for
-  dense layers. Depthwise layers run pulp_nn_depthwise_generic on CHW tiles (DORY's GAP9 layer
-  template; MATCH's GAP9 model), costed as MATCH's public model gives it (targets/kernels.py,
-  `dw_flat`): about 66 cycles per 3×3 output per core instead of the 21 of DORY's GAP8 HWC kernel.
-- depthwise input tiles arrive reordered HWC → CHW by the cluster DMA, one 2-D transfer per
-  channel with 1-byte rows (DORY's GAP9 dory_dma.c, dma_transfer_hwc_to_chw; MATCH's GAP9 model
-  moves them at 1 byte per cycle): the depthwise bindings' input DMA rate is 1 B/cycle instead of 8
-  (`Binding.x_dma_bytes_per_cycle`). Only the cycles
-  change; bytes, transfers and chunks are counted as for any input.
+  cycles to program a transfer as on GAP8 (assumed). tilewise's PMSIS projects on GAP9 are
+  assumed to pay the same (not measured: GVSoC here models pulp-open).
+- cluster: 8 RI5CY-class cores (XpulpV2) running tilewise's pulp kernel family (bindings/pulp),
+  priced by its model fitted on GVSoC's pulp-open cluster (targets/pulp_kernels.py) — the same
+  kernels and ISA as gap8 and pulp-open; GAP9's cores are assumed to take the same cycles.
+- MATCH_TARGET: the same chip with the cluster priced as MATCH's public GAP9 model prices
+  PULP-NN (the peer model bench table 5a holds against GAP9 silicon): the GAP8 calibration
+  (seed 004) for dense layers; depthwise as pulp_nn_depthwise_generic on CHW tiles (DORY's GAP9
+  layer template; targets/kernels.py `dw_flat`): about 66 cycles per 3×3 output per core instead
+  of the 21 of DORY's GAP8 HWC kernel, its input tiles reordered HWC → CHW by the cluster DMA,
+  one 2-D transfer per channel with 1-byte rows (DORY's GAP9 dory_dma.c,
+  dma_transfer_hwc_to_chw; MATCH's GAP9 model moves them at 1 byte per cycle): the depthwise
+  bindings' input DMA rate is 1 B/cycle instead of 8 (`Binding.x_dma_bytes_per_cycle`). Only the
+  cycles change; bytes, transfers and chunks are counted as for any input.
 - per layer 1.3k cycles: the cold instruction cache of a kernel call, fetched from L2 — seed 004
   Table 3.2 counts 1.3k I$ stall cycles for one call of the conv kernel on one core (GAP8's
   cluster; GAP9's is assumed alike). Each layer calls its own kernel code, so every layer pays it
@@ -30,9 +34,10 @@ Figures and where they come from (seed 003 §V–VI, notes/match-cost-model.md):
 
 from dataclasses import replace
 
-from ..bindings import portable
+from ..bindings import portable, pulp
 from .base import KB, MB, Memory, Module, Target
 from .kernels import PulpNN
+from .pulp_kernels import PulpKernels
 
 #: PULP-NN as MATCH models it on GAP9's cluster: per output 2·(5 + 10) loop set-up + 9 requant,
 #: (2·3 + 1) per SIMD step of 4 taps, (2·2 + 2) per leftover tap, 1 cycle per im2col byte
@@ -51,10 +56,9 @@ TARGET = Target(
         Memory("L3", 8 * MB, note="external RAM (assumed 8 MB)"),
     ),
     modules=(
-        Module("cluster", cores=8,
-               bindings=portable.bindings(KERNEL, depthwise_input_bytes_per_cycle=1.0),
+        Module("cluster", cores=8, bindings=pulp.bindings(PulpKernels()),
                memory="L1", scalable=True, layer_overhead_cycles=1300.0,
-               note="8-core cluster, PULP-NN"),
+               note="8-core cluster, tilewise pulp kernels"),
         Module("fc", cores=1, bindings=portable.bindings(replace(KERNEL, scale=1.5)),
                memory="L2", note="fabric controller core computing from L2"),
     ),
@@ -62,3 +66,11 @@ TARGET = Target(
              "eml-eda/match match/cost_model/examples/pulp_cluster.py (GAP9 cluster model)"),
     sdk="pmsis",
 )
+
+#: gap9 with its cluster priced as MATCH's GAP9 model prices PULP-NN (module docstring): the peer
+#: model of bench table 5a, not a target of the registry
+MATCH_TARGET = replace(TARGET, modules=(
+    replace(TARGET.module("cluster"),
+            bindings=portable.bindings(KERNEL, depthwise_input_bytes_per_cycle=1.0),
+            note="8-core cluster, PULP-NN as MATCH models it"),
+    TARGET.module("fc")))
