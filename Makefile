@@ -15,6 +15,10 @@ sysdeps:
 	  (echo "installing the RISC-V cross compiler and picolibc (pulp-open firmware) with apt-get"; \
 	   apt-get update -q && apt-get install -y -q gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf)
 	@riscv64-unknown-elf-gcc --version | head -1
+	@command -v arm-none-eabi-gcc >/dev/null 2>&1 && [ -e /usr/lib/arm-none-eabi/newlib/thumb/v7e-m/nofp/libc_nano.a ] && command -v qemu-system-arm >/dev/null 2>&1 || \
+	  (echo "installing the Arm cross compiler, newlib and QEMU (Cortex-M firmware) with apt-get"; \
+	   apt-get update -q && apt-get install -y -q --no-install-recommends gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm)
+	@arm-none-eabi-gcc --version | head -1
 
 $(STAMP): pyproject.toml
 	@$(MAKE) --no-print-directory sysdeps

@@ -1,4 +1,5 @@
-"""The bare-metal firmware of a generated project, for targets whose SDK is "pulp-open".
+"""The bare-metal firmware of a generated project, for targets whose SDK is "pulp-open" or
+"cortex-m".
 
 A pulp-open project gets, beside the host harness, `firmware/`: the start-up (crt0.S), the linker
 script (code and constants in L2, the L1 arena, HAL state and cluster stacks in L1), the runtime
@@ -9,8 +10,15 @@ plus the DMA/fork HAL on the cluster's registers (tw_hal/tw_hal_pulp_open.c). Th
 Debian's riscv64-unknown-elf-gcc with picolibc (../shared/tools/gvsoc README: `-march=rv32imc_zicsr
 -mabi=ilp32`, picolibc's rv32im/ilp32 libc and the matching libgcc).
 
-`firmware_files(...)` lists the files for `render`; `inputs_files(...)` the inputs; `build_command`
-what the Makefile and `validate --on gvsoc` run.
+A cortex-m project (stm32h7) gets `firmware/` too: the vector table, reset and fault handlers and
+semihosting output (tw_fw.c), linker scripts for QEMU's mps2-an500 (link_qemu.ld) and for an
+STM32H7 (link_stm32h7.ld; the same sections.ld), the program (main.c) and the inputs, with the
+single-core HAL tw_hal/tw_hal_cortex_m.c. The toolchain is Debian's arm-none-eabi-gcc with newlib
+(`-mcpu=cortex-m7 -mthumb -mfloat-abi=soft`, newlib-nano).
+
+`firmware_files(...)` lists the files for `render`; `inputs_files(...)` the inputs;
+`compile_args` / `link_args` (pulp-open) and `cm_compile_args` / `cm_link_args` (cortex-m) what
+the Makefile and `validate --on gvsoc|qemu` run.
 """
 
 from __future__ import annotations
@@ -26,8 +34,11 @@ from ..errors import TilewiseError
 from .templates import render
 
 FIRMWARE_C = Path(__file__).resolve().parent / "c" / "firmware"
-#: the SDK name of bare-metal pulp-open firmware (Target.sdk)
+#: the SDK names of bare-metal firmware (Target.sdk): pulp-open, and single-core Cortex-M
 PULP_OPEN = "pulp-open"
+CORTEX_M = "cortex-m"
+#: the firmware folder of each SDK (codegen/c/firmware)
+FIRMWARE_DIRS = {PULP_OPEN: "pulp_open", CORTEX_M: "cortex_m"}
 #: bytes of each cluster core's stack (targets/pulp_open.py reserves them in L1)
 STACK = 1536
 ARCH = ("-march=rv32imc_zicsr", "-mabi=ilp32")
@@ -37,9 +48,9 @@ CFLAGS = ("-O2", "-std=c99", "-Wall", "-Wextra", "-Werror", "-ffunction-sections
 
 def firmware_files(sdk: str | None) -> dict[str, Path]:
     """project path → shipped file, for the firmware of `sdk` (none for other SDKs)."""
-    if sdk != PULP_OPEN:
+    if sdk not in FIRMWARE_DIRS:
         return {}
-    return {f"firmware/{p.name}": p for p in sorted((FIRMWARE_C / "pulp_open").iterdir())
+    return {f"firmware/{p.name}": p for p in sorted((FIRMWARE_C / FIRMWARE_DIRS[sdk]).iterdir())
             if p.is_file()}
 
 
@@ -101,3 +112,36 @@ def link_args(tc: Toolchain, script: Path, objects: Sequence[Path], elf: Path) -
     return [tc.gcc, *ARCH, "-nostdlib", "-nostartfiles", "-T", str(script),
             f"-Wl,--defsym=TW_FW_STACK={STACK}", "-Wl,--gc-sections", "-Wl,--no-warn-rwx-segments",
             *[str(o) for o in objects], str(tc.libc), tc.libgcc, "-o", str(elf)]
+
+
+# --- Cortex-M -------------------------------------------------------------------------------------
+
+CM_ARCH = ("-mcpu=cortex-m7", "-mthumb", "-mfloat-abi=soft")
+CM_CFLAGS = ("-O2", "-std=c99", "-Wall", "-Wextra", "-Werror", "-ffunction-sections",
+             "-fdata-sections")
+#: the linker script of each place a cortex-m firmware runs (firmware/link_<name>.ld)
+CM_LINK = ("qemu", "stm32h7")
+
+
+def arm_gcc() -> str:
+    """arm-none-eabi-gcc ($TILEWISE_ARM_GCC), or a one-sentence error saying how to install it."""
+    gcc = os.environ.get("TILEWISE_ARM_GCC", "arm-none-eabi-gcc")
+    if shutil.which(gcc) is None:
+        raise TilewiseError(f"the Cortex-M firmware needs {gcc}; install Debian's "
+                            f"gcc-arm-none-eabi and libnewlib-arm-none-eabi (or set "
+                            f"TILEWISE_ARM_GCC)")
+    return gcc
+
+
+def cm_compile_args(gcc: str, includes: Sequence[Path], src: Path, obj: Path) -> list[str]:
+    return [gcc, *CM_ARCH, *CM_CFLAGS, *[f"-I{i}" for i in includes], "-c", str(src), "-o",
+            str(obj)]
+
+
+def cm_link_args(gcc: str, fw_dir: Path, objects: Sequence[Path], elf: Path,
+                 link: str = "qemu") -> list[str]:
+    """Link with newlib-nano (memcpy, memset, nearbyintf) and libgcc, no start files (tw_fw.c
+    starts)."""
+    return [gcc, *CM_ARCH, "-nostartfiles", "--specs=nano.specs", f"-L{fw_dir}",
+            "-T", str(fw_dir / f"link_{link}.ld"), "-Wl,--gc-sections",
+            "-Wl,--no-warn-rwx-segments", *[str(o) for o in objects], "-lm", "-o", str(elf)]

@@ -27,11 +27,12 @@ def main_host() -> str:
 
 def makefile(target: str, sdk: str | None, l3: bool, kernel_dirs: tuple[str, ...]) -> str:
     """The project Makefile: host build, plus the SDK build of the target's HAL (PMSIS) or its
-    bare-metal firmware (pulp-open, firmware.py)."""
-    from .firmware import ARCH, CFLAGS, PULP_OPEN, STACK
+    bare-metal firmware (pulp-open or cortex-m, firmware.py)."""
+    from .firmware import ARCH, CFLAGS, CM_ARCH, CM_CFLAGS, CORTEX_M, PULP_OPEN, STACK
 
     return render("Makefile.j2", target=target, pulp=sdk == "pmsis", l3=l3, kernel_dirs=kernel_dirs,
-                  firmware=sdk == PULP_OPEN, fw_arch=ARCH, fw_cflags=CFLAGS, fw_stack=STACK)
+                  firmware=sdk == PULP_OPEN, fw_arch=ARCH, fw_cflags=CFLAGS, fw_stack=STACK,
+                  cortex_m=sdk == CORTEX_M, cm_arch=CM_ARCH, cm_cflags=CM_CFLAGS)
 
 
 def readme(model: str, target: str, tiler: str, sdk: str | None, l3: bool, layers: int,

@@ -38,7 +38,7 @@ from ..errors import TilewiseError
 from ..ir.tensor import np_dtype
 from ..memory.network import act_name, weight_name
 from ..schedule.network import NetworkSchedule
-from .firmware import PULP_OPEN, firmware_files, inputs_files
+from .firmware import CORTEX_M, PULP_OPEN, firmware_files, inputs_files
 from .host import main_host, makefile, readme
 from .l3_c import L3Layer, Where, driver, emit_l3_layer
 from .layer_c import LayerEmit, emit_tiled, emit_untiled
@@ -49,7 +49,8 @@ RUNTIME_DIRS = ("tw_runtime", "tw_hal")
 HAL_FILES = ("tw_hal.h", "tw_hal_chunks.h", "tw_hal_host.c", "tw_hal_host.h")
 #: the HAL sources of each SDK: always, and with an L3
 SDK_HAL = {"pmsis": (("tw_hal_pulp.c",), ("tw_hal_pulp_l3.c",)),
-           PULP_OPEN: (("tw_hal_pulp_open.c",), ())}
+           PULP_OPEN: (("tw_hal_pulp_open.c",), ()),
+           CORTEX_M: (("tw_hal_cortex_m.c",), ())}
 
 #: a file of the project: its text, its bytes, or a shipped C source to copy
 Content = str | bytes | Path
@@ -272,7 +273,7 @@ def render(plan: ProjectPlan) -> dict[str, Content]:
     for f in hal:
         files[f"tw_hal/{f}"] = C_LIB / "tw_hal" / f
     files.update(firmware_files(target.sdk))
-    if target.sdk == PULP_OPEN:
+    if target.sdk in (PULP_OPEN, CORTEX_M):
         files.update(inputs_files([default_input(lg)], lg.tensors[lg.inputs[0]].nbytes))
     headers = tuple(f.header for f in plan.families)
     files["layers/layers.h"] = layers_h(list(plan.emits), [l.name for l in lg.layers], headers)

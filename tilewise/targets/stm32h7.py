@@ -11,6 +11,9 @@ Figures and where they come from:
   and 40 core cycles of driver code per transfer — assumed, the seeds give no figures.
 - kernels: CMSIS-NN, calibrated so that one GAP8 core running PULP-NN is 2.54× faster on seed 004's
   benchmark convolution (seed 004 §3.4.1) — see targets/kernels.py.
+- firmware (Target.sdk "cortex-m", codegen/c/firmware/cortex_m): start-up, linker scripts for an
+  STM32H7 (flash, DTCM, AXI SRAM) and for QEMU's mps2-an500, the single-core HAL (copies done by
+  the core), semihosting output; `validate --on qemu` runs it.
 """
 
 from ..bindings import portable
@@ -34,4 +37,5 @@ TARGET = Target(
                weights_from="flash", note="Cortex-M7, CMSIS-NN"),
     ),
     sources=("seed 001 §6.1", "seed 004 §3.4.1"),
+    sdk="cortex-m",
 )

@@ -23,7 +23,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..codegen.firmware import PULP_OPEN
+from ..codegen.firmware import CORTEX_M, PULP_OPEN
 from ..codegen.project import Project, generate
 from ..errors import TilewiseError
 from ..golden.layers import run_layers
@@ -216,7 +216,8 @@ def validate_network(ns: NetworkSchedule, out_dir: str | Path, inputs: Sequence[
                      cache: str | Path | None = None, sanitize: bool = False,
                      locate: bool = True, on: str = "host") -> tuple[ValidationReport, Project]:
     """Generate `ns` into out_dir and check it on `inputs` (golden; reference when given), built
-    for the host or (`on="gvsoc"`) as pulp-open firmware run on GVSoC (gvsoc.py)."""
+    for the host, as pulp-open firmware run on GVSoC (`on="gvsoc"`, gvsoc.py) or as Cortex-M
+    firmware run on QEMU (`on="qemu"`, qemu.py)."""
     lg = ns.layers
     project = generate(ns, out_dir, model_name=model)
     report = new_report(ns, project, model or lg.name, len(inputs), reference_name)
@@ -224,6 +225,10 @@ def validate_network(ns: NetworkSchedule, out_dir: str | Path, inputs: Sequence[
         from .gvsoc import check_on_gvsoc
 
         check_on_gvsoc(report, ns, project, inputs, golden_outputs(lg, inputs), reference)
+    elif on == "qemu":
+        from .qemu import check_on_qemu
+
+        check_on_qemu(report, ns, project, inputs, golden_outputs(lg, inputs), reference)
     else:
         check_project(report, project, lg, inputs, golden_outputs(lg, inputs), reference,
                       cache=cache, sanitize=sanitize, locate=locate)
@@ -260,6 +265,9 @@ def validate_path(model: str | Path, target, tiler: str = "model", n_random: int
     if on == "gvsoc" and target.sdk != PULP_OPEN:
         raise TilewiseError(f"--on gvsoc runs pulp-open firmware; target {target.name} has none "
                             f"(use --target pulp-open)")
+    if on == "qemu" and target.sdk != CORTEX_M:
+        raise TilewiseError(f"--on qemu runs Cortex-M firmware; target {target.name} has none "
+                            f"(use --target stm32h7)")
     ns = schedule_network(lower(graph), target, tiler, objective=objective)
     work = Path(out_dir) if out_dir else Path(tempfile.mkdtemp(prefix="tilewise_validate_"))
     report = validate_model(model, ns, graph, n_random, seed, work, on=on)

@@ -15,10 +15,9 @@ the instruction cache, as a deployed network's first inference).
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import tempfile
-from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
 from typing import Sequence
 
@@ -27,10 +26,9 @@ import numpy as np
 from ..codegen.firmware import PULP_OPEN, compile_args, inputs_files, link_args, toolchain
 from ..codegen.project import Project
 from ..errors import TilewiseError
-from ..ir.layer import LayerGraph
-from ..ir.tensor import np_dtype
 from ..schedule.network import NetworkSchedule
-from .check import ValidationReport, _diff
+from .check import ValidationReport
+from .firmware_run import FirmwareRun, fill_report, parse_run
 
 #: seconds a firmware run may take before it counts as hung (GVSOC_TIMEOUT)
 TIMEOUT = 900
@@ -81,89 +79,23 @@ def _run(args: list[str], cwd: Path) -> None:
         raise RuntimeError(f"firmware build failed: {' '.join(args)}\n{proc.stdout}{proc.stderr}")
 
 
-@dataclass(frozen=True)
-class FirmwareRun:
-    """What one firmware run printed: per inference its output, cycles, layer cycles, DMA."""
-
-    status: int
-    outputs: list[bytes]
-    cycles: list[int]
-    layer_cycles: list[list[int]]
-    #: per inference, per layer: the cycles of its tiles' compute phases (barrier to barrier)
-    compute_cycles: list[list[int]]
-    dma: list[tuple[int, int, int]]
-    text: str
-
-
 def run_firmware(elf: Path, timeout: int = TIMEOUT) -> FirmwareRun:
     """Run `elf` on GVSoC and parse its TW_* lines."""
     env = {**os.environ, "GVSOC_TIMEOUT": str(timeout)}
     proc = subprocess.run([str(runner()), str(elf)], capture_output=True, text=True, env=env,
                           timeout=timeout + 60)
-    text = proc.stdout
-    outputs, cycles, layers, compute, dma = [], [], [], [], []
-    for line in text.splitlines():
-        parts = line.split()
-        if not parts:
-            continue
-        if parts[0] == "TW_OUT" and len(parts) == 3:
-            outputs.append(bytes.fromhex(parts[2]))
-        elif parts[0] == "TW_CYCLES":
-            cycles.append(int(parts[2]))
-        elif parts[0] == "TW_LAYERS":
-            layers.append([int(v) for v in parts[2:]])
-        elif parts[0] == "TW_COMPUTE":
-            compute.append([int(v) for v in parts[2:]])
-        elif parts[0] == "TW_DMA":
-            dma.append((int(parts[2]), int(parts[3]), int(parts[4])))
-    return FirmwareRun(proc.returncode, outputs, cycles, layers, compute, dma,
-                       text + proc.stderr)
+    run = parse_run(proc.returncode, proc.stdout)
+    return replace(run, text=proc.stdout + proc.stderr)
 
 
 def check_on_gvsoc(report: ValidationReport, ns: NetworkSchedule, project: Project,
                    inputs: Sequence[np.ndarray], golden: Sequence[np.ndarray],
                    reference: Sequence[np.ndarray] | None = None) -> ValidationReport:
     """Build and run the firmware on `inputs`; fill `report` (outputs, DMA, cycles)."""
-    lg: LayerGraph = ns.layers
     elf = build_firmware(project, inputs)
     run = run_firmware(elf)
     report.platform = "gvsoc"
-    trap = re.search(r"TW_TRAP .*", run.text)
-    if run.status != 0 or "TW_DONE" not in run.text or len(run.outputs) != len(inputs):
-        report.mismatches.append({"kind": "run", "status": run.status,
-                                  "error": trap.group(0) if trap else run.text[-400:]})
-    out_dt = np_dtype(lg.tensors[lg.outputs[0]].dtype)
-    for i, raw in enumerate(run.outputs):
-        got = np.frombuffer(raw, dtype=out_dt)
-        d = _diff(got, golden[i])
-        if d:
-            report.mismatches.append({"kind": "output", "against": "golden", "input": i,
-                                      "elements": d})
-        if reference is not None and _diff(got, reference[i]):
-            report.mismatches.append({"kind": "output", "against": report.reference, "input": i,
-                                      "elements": _diff(got, reference[i])})
-    if reference is not None:
-        report.golden_vs_reference = sum(_diff(g, r) for g, r in zip(golden, reference))
-        if report.golden_vs_reference:
-            report.mismatches.append({"kind": "golden_vs_reference",
-                                      "elements": report.golden_vs_reference})
-    if run.dma:
-        (report.dma_bytes_measured, report.dma_transfers_measured,
-         report.dma_chunks_measured) = run.dma[0]
-        want = (report.dma_bytes_predicted, report.dma_transfers_predicted,
-                report.dma_chunks_predicted)
-        if any(d != want for d in run.dma):
-            report.mismatches.append({"kind": "dma", "measured": run.dma[0], "predicted": want})
-    if run.cycles:
-        report.measured_cycles = run.cycles[0]
-        report.layer_cycles = [
-            {"index": i, "name": layer.name, "op": str(layer.op), "kind": layer.nest.kind,
-             "measured_cycles": run.layer_cycles[0][i] if run.layer_cycles else None,
-             "predicted_cycles": ns.layer_cycles(i),
-             "measured_compute_cycles": run.compute_cycles[0][i] if run.compute_cycles else None}
-            for i, layer in enumerate(lg.layers)]
-    report.predicted_cycles = ns.cycles
-    return report
+    return fill_report(report, ns, run, inputs, golden, reference)
 
 
 def temporary_dir() -> Path:

@@ -1,0 +1,102 @@
+"""Cortex-M7 firmware under QEMU (mps2-an500): `validate --target stm32h7 --on qemu` end to end.
+
+The generated stm32h7 project's firmware (codegen/firmware.py, firmware/cortex_m: vector table and
+reset handler, linker scripts for QEMU's mps2-an500 and for an STM32H7, the single-core HAL,
+semihosting output) runs the network on embedded inputs; the outputs must be bit-exact with the
+golden model and the reference runtime, and the copies (bytes, transfers, chunks) equal to the
+schedule's. A fault ends the run with a message and a non-zero status. The STM32H7 variant links
+to the part's flash, DTCM and AXI SRAM.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tilewise.codegen import generate
+from tilewise.codegen.firmware import FIRMWARE_C, arm_gcc, cm_compile_args, cm_link_args
+from tilewise.examples import EXAMPLE_ONNX
+from tilewise.frontend import load_model
+from tilewise.passes import lower
+from tilewise.schedule.network import schedule_network
+from tilewise.targets.registry import get_target
+from tilewise.validate import make_inputs, validate_model
+from tilewise.validate.qemu import build_firmware, qemu, run_firmware
+
+from .conftest import REPO, mlperf_path
+
+
+@pytest.fixture(scope="module", autouse=True)
+def qemu_present():
+    try:
+        qemu()
+        arm_gcc()
+    except Exception as e:   # noqa: BLE001 - the one-sentence TilewiseError
+        if os.environ.get("TILEWISE_REQUIRE_MODELS") == "1":
+            pytest.fail(str(e))
+        pytest.skip(str(e))
+
+
+@pytest.mark.parametrize("name", ["example", "kws_dscnn", "ad_autoencoder"])
+def test_bit_exact_under_qemu(name, tmp_path):
+    path = EXAMPLE_ONNX if name == "example" else mlperf_path(name)
+    graph = load_model(path)
+    ns = schedule_network(lower(graph), get_target("stm32h7"), "model")
+    r = validate_model(path, ns, graph, 2, 0, tmp_path / "p", on="qemu").to_json()
+    assert r["bit_exact"] and r["platform"] == "qemu" and r["inputs"] >= 2, r
+    assert (r["dma_bytes_measured"], r["dma_transfers_measured"], r["dma_chunks_measured"]) == \
+        (r["dma_bytes_predicted"], r["dma_transfers_predicted"], r["dma_chunks_predicted"])
+
+
+def test_fault_reports_and_exits_nonzero(tmp_path):
+    """An undefined instruction: the fault handler prints TW_TRAP with the pc, QEMU exits 1."""
+    gcc = arm_gcc()
+    fw = FIRMWARE_C / "cortex_m"
+    main = tmp_path / "udf.c"
+    main.write_text('#include "tw_fw.h"\nint tw_fw_main(void)\n{\n    tw_fw_puts("before\\n");\n'
+                    '    __asm__ volatile("udf #7");\n    return 0;\n}\n')
+    objs = []
+    for src in (fw / "tw_fw.c", main):
+        obj = tmp_path / f"{src.stem}.o"
+        subprocess.run(cm_compile_args(gcc, [fw], src, obj), check=True)
+        objs.append(obj)
+    elf = tmp_path / "udf.elf"
+    subprocess.run(cm_link_args(gcc, fw, objs, elf), check=True)
+    run = run_firmware(elf, timeout=60)
+    assert run.status != 0 and "before" in run.text and "TW_TRAP hardfault pc " in run.text, run.text
+
+
+def test_stm32h7_link_places_flash_dtcm_and_sram(tmp_path):
+    """LINK=stm32h7: vectors and code in flash at 0x08000000, the L1 arena and the stack in DTCM
+    at 0x20000000, the L2 arena in the AXI SRAM at 0x24000000."""
+    graph = load_model(mlperf_path("ic_resnet8"))
+    ns = schedule_network(lower(graph), get_target("stm32h7"), "model")
+    p = generate(ns, tmp_path / "p")
+    elf = build_firmware(p, make_inputs(ns.layers, 1), tmp_path / "b", link="stm32h7")
+    out = subprocess.run(["arm-none-eabi-readelf", "-S", str(elf)], capture_output=True,
+                         text=True, check=True).stdout
+    addr = {}
+    for line in out.splitlines():
+        parts = line.replace("[ ", "[").split()
+        if len(parts) > 4 and parts[1] in (".vectors", ".text", ".bss", ".dtcm", ".stack"):
+            addr[parts[1]] = int(parts[3], 16)
+    assert addr[".vectors"] == 0x08000000 and 0x08000000 < addr[".text"] < 0x08200000, addr
+    assert 0x20000000 <= addr[".dtcm"] < addr[".stack"] < 0x20020000, addr
+    assert 0x24000000 <= addr[".bss"] < 0x24080000, addr
+    size = {}
+    for line in out.splitlines():
+        parts = line.replace("[ ", "[").split()
+        if len(parts) > 5 and parts[1] in (".dtcm", ".bss", ".text"):
+            size[parts[1]] = int(parts[5], 16)
+    assert size[".dtcm"] >= ns.l1_bytes and size[".bss"] >= ns.memory.peak, size
+
+
+def test_qemu_needs_a_cortex_m_target():
+    proc = subprocess.run([sys.executable, "-m", "tilewise.cli", "validate", str(EXAMPLE_ONNX),
+                           "--target", "gap8", "--on", "qemu"], capture_output=True, text=True,
+                          cwd=REPO)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert "--on qemu runs Cortex-M firmware; target gap8 has none" in proc.stderr

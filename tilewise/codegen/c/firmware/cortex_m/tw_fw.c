@@ -1,0 +1,118 @@
+/*
+ * tw_fw.c — start-up and runtime of a tilewise firmware on Cortex-M: the vector table (initial
+ * stack pointer, reset and fault handlers), the reset handler (copies .data from flash, zeroes
+ * .bss and .dtcm, runs tw_fw_main and exits with its status), and output / exit by Arm
+ * semihosting (`bkpt 0xAB`, r0 = operation, r1 = argument): SYS_WRITE0 (0x04) writes a string,
+ * SYS_EXIT (0x18) ends the run — ADP_Stopped_ApplicationExit for status 0, a run-time error
+ * otherwise (QEMU then exits 1). A fault prints "TW_TRAP <name> pc <hex>" and exits non-zero.
+ * The symbols come from the linker scripts (link_qemu.ld, link_stm32h7.ld).
+ */
+#include "tw_fw.h"
+
+extern uint32_t _sidata, _sdata, _edata, _sbss, _ebss, _sdtcm, _edtcm, _estack;
+
+#define SYS_WRITE0 0x04
+#define SYS_EXIT 0x18
+#define ADP_STOPPED_APPLICATION_EXIT 0x20026
+#define ADP_STOPPED_RUNTIME_ERROR 0x20023
+
+static int semihost(int op, const void *arg)
+{
+    register int r0 __asm__("r0") = op;
+    register const void *r1 __asm__("r1") = arg;
+    __asm__ volatile("bkpt 0xAB" : "+r"(r0) : "r"(r1) : "memory");
+    return r0;
+}
+
+void tw_fw_puts(const char *s)
+{
+    semihost(SYS_WRITE0, s);
+}
+
+void tw_fw_put_uint(uint32_t v)
+{
+    char buf[12];
+    int i = 11;
+    buf[i] = 0;
+    do {
+        buf[--i] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    tw_fw_puts(buf + i);
+}
+
+void tw_fw_put_hex_bytes(const int8_t *p, uint32_t n)
+{
+    static const char digits[] = "0123456789abcdef";
+    char buf[65];
+    uint32_t i, k = 0;
+    for (i = 0; i < n; i++) {
+        uint8_t b = (uint8_t)p[i];
+        buf[k++] = digits[b >> 4];
+        buf[k++] = digits[b & 15];
+        if (k == 64 || i + 1 == n) {
+            buf[k] = 0;
+            tw_fw_puts(buf);
+            k = 0;
+        }
+    }
+}
+
+void tw_fw_exit(int status)
+{
+    semihost(SYS_EXIT, (const void *)(status == 0 ? ADP_STOPPED_APPLICATION_EXIT
+                                                    : ADP_STOPPED_RUNTIME_ERROR));
+    for (;;)
+        ;
+}
+
+static void put_hex(uint32_t v)
+{
+    static const char digits[] = "0123456789abcdef";
+    char buf[9];
+    int i;
+    for (i = 7; i >= 0; i--, v >>= 4)
+        buf[i] = digits[v & 15];
+    buf[8] = 0;
+    tw_fw_puts(buf);
+}
+
+/* A fault: the stacked pc is word 6 of the exception frame on the active stack. */
+static void fault(const char *name)
+{
+    uint32_t *frame;
+    __asm__ volatile("mrs %0, msp" : "=r"(frame));
+    tw_fw_puts("TW_TRAP ");
+    tw_fw_puts(name);
+    tw_fw_puts(" pc ");
+    put_hex(frame[6]);
+    tw_fw_puts("\n");
+    tw_fw_exit(99);
+}
+
+static void hard_fault(void) { fault("hardfault"); }
+static void mem_fault(void) { fault("memmanage"); }
+static void bus_fault(void) { fault("busfault"); }
+static void usage_fault(void) { fault("usagefault"); }
+static void other(void) { fault("exception"); }
+
+void tw_fw_reset(void)
+{
+    uint32_t *src = &_sidata, *dst;
+    for (dst = &_sdata; dst < &_edata;)
+        *dst++ = *src++;
+    for (dst = &_sbss; dst < &_ebss;)
+        *dst++ = 0;
+    for (dst = &_sdtcm; dst < &_edtcm;)
+        *dst++ = 0;
+    tw_fw_exit(tw_fw_main());
+}
+
+typedef void (*tw_vector_t)(void);
+
+/* initial stack pointer, reset, NMI, then the faults; the rest print and exit */
+__attribute__((section(".vectors"), used))
+const tw_vector_t tw_fw_vectors[16] = {
+    (tw_vector_t)(uintptr_t)&_estack, tw_fw_reset, other, hard_fault, mem_fault, bus_fault,
+    usage_fault, 0, 0, 0, 0, other, other, 0, other, other,
+};

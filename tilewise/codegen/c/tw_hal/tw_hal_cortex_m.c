@@ -1,0 +1,130 @@
+/*
+ * tw_hal_cortex_m.c — tw_hal.h on a single-core Cortex-M without a DMA engine the generated code
+ * drives (the stm32h7 firmware, firmware/cortex_m): a "transfer" is the copy itself, done by the
+ * core at issue, so a wait has nothing left to do; tw_fork runs the task on the calling core
+ * (the team has one core) and tw_barrier returns at once. The counters count what the host HAL
+ * counts (transfers, bytes, contiguous L2-side chunks: tw_hal_chunks.h), so a run is held against
+ * the schedule's prediction exactly as on the host and on GVSoC. L3 is ordinary memory.
+ *
+ * State: the counters and the id sequence (the HAL is the one part of a project with globals).
+ */
+#include <string.h>
+
+#include "tw_hal.h"
+#include "tw_hal_chunks.h"
+
+static tw_hal_stats_t g_stats;
+static uint64_t g_l3_transfers, g_l3_bytes;
+static tw_dma_id_t g_next_id;
+
+static tw_dma_id_t issued(uint64_t bytes, uint64_t chunks)
+{
+    g_stats.dma_transfers++;
+    g_stats.dma_bytes += bytes;
+    g_stats.dma_chunks += chunks;
+    g_stats.dma_pending++;
+    if (g_stats.dma_pending > g_stats.dma_max_pending)
+        g_stats.dma_max_pending = g_stats.dma_pending;
+    if (++g_next_id == 0)
+        g_next_id = 1;
+    return g_next_id;
+}
+
+tw_dma_id_t tw_dma_copy_3d(void *l1, void *l2, uint32_t row_bytes, uint32_t rows,
+                           uint32_t planes, uint32_t l1_row_stride, uint32_t l1_plane_stride,
+                           uint32_t l2_row_stride, uint32_t l2_plane_stride, tw_dma_dir_t dir)
+{
+    uint32_t p, r;
+    for (p = 0; p < planes; p++) {
+        int8_t *a = (int8_t *)l1 + (size_t)p * l1_plane_stride;
+        int8_t *b = (int8_t *)l2 + (size_t)p * l2_plane_stride;
+        for (r = 0; r < rows; r++, a += l1_row_stride, b += l2_row_stride) {
+            if (dir == TW_DMA_L2_TO_L1)
+                memcpy(a, b, row_bytes);
+            else
+                memcpy(b, a, row_bytes);
+        }
+    }
+    return issued((uint64_t)row_bytes * rows * planes,
+                  tw_l2_chunks(row_bytes, rows, planes, l2_row_stride, l2_plane_stride));
+}
+
+tw_dma_id_t tw_dma_copy_2d(void *l1, void *l2, uint32_t row_bytes, uint32_t rows,
+                           uint32_t l1_row_stride, uint32_t l2_row_stride, tw_dma_dir_t dir)
+{
+    return tw_dma_copy_3d(l1, l2, row_bytes, rows, 1, l1_row_stride, 0, l2_row_stride, 0, dir);
+}
+
+tw_dma_id_t tw_dma_copy_1d(void *l1, void *l2, uint32_t bytes, tw_dma_dir_t dir)
+{
+    return tw_dma_copy_3d(l1, l2, bytes, 1, 1, 0, 0, 0, 0, dir);
+}
+
+void tw_dma_wait(tw_dma_id_t id)
+{
+    if (id == 0 || g_stats.dma_pending == 0) {
+        g_stats.dma_bad_waits++;
+        return;
+    }
+    g_stats.dma_pending--;
+    g_stats.dma_waits++;
+}
+
+void tw_fork(int n_cores, tw_task_fn fn, void *arg)
+{
+    (void)n_cores;                 /* one core: the schedule was made for cores = 1 */
+    g_stats.forks++;
+    fn(arg);
+}
+
+void tw_barrier(void)
+{
+}
+
+int tw_core_id(void)
+{
+    return 0;
+}
+
+int tw_core_count(void)
+{
+    return 1;
+}
+
+void tw_hal_get_stats(tw_hal_stats_t *out)
+{
+    *out = g_stats;
+}
+
+void tw_hal_reset_stats(void)
+{
+    memset(&g_stats, 0, sizeof g_stats);
+    g_l3_transfers = g_l3_bytes = 0;
+}
+
+tw_dma_id_t tw_l3_read(void *l2, const void *l3, uint32_t bytes)
+{
+    memcpy(l2, l3, bytes);
+    g_l3_transfers++;
+    g_l3_bytes += bytes;
+    return 1;
+}
+
+tw_dma_id_t tw_l3_write(void *l3, const void *l2, uint32_t bytes)
+{
+    memcpy(l3, l2, bytes);
+    g_l3_transfers++;
+    g_l3_bytes += bytes;
+    return 1;
+}
+
+void tw_l3_wait(tw_dma_id_t id)
+{
+    (void)id;
+}
+
+void tw_hal_get_l3_stats(uint64_t *transfers, uint64_t *bytes)
+{
+    *transfers = g_l3_transfers;
+    *bytes = g_l3_bytes;
+}

@@ -1,0 +1,98 @@
+"""What a generated firmware prints and how a validation report is filled from it — shared by
+`validate --on gvsoc` (gvsoc.py) and `--on qemu` (qemu.py).
+
+Per inference the firmware's main.c prints `TW_OUT <n> <hex>`, optionally `TW_CYCLES`, `TW_LAYERS`
+and `TW_COMPUTE` (cycle counters, pulp-open) and `TW_DMA <n> <bytes> <transfers> <chunks>`, then
+`TW_DONE`; a fault prints `TW_TRAP ...` and exits non-zero.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from ..ir.layer import LayerGraph
+from ..ir.tensor import np_dtype
+from ..schedule.network import NetworkSchedule
+from .check import ValidationReport, _diff
+
+
+@dataclass(frozen=True)
+class FirmwareRun:
+    """What one firmware run printed: per inference its output, cycles, layer cycles, DMA."""
+
+    status: int
+    outputs: list[bytes]
+    cycles: list[int]
+    layer_cycles: list[list[int]]
+    #: per inference, per layer: the cycles of its tiles' compute phases (barrier to barrier)
+    compute_cycles: list[list[int]]
+    dma: list[tuple[int, int, int]]
+    text: str
+
+
+def parse_run(status: int, text: str) -> FirmwareRun:
+    """The TW_* lines of a firmware's output."""
+    outputs, cycles, layers, compute, dma = [], [], [], [], []
+    for line in text.splitlines():
+        parts = line.split()
+        if not parts:
+            continue
+        if parts[0] == "TW_OUT" and len(parts) == 3:
+            outputs.append(bytes.fromhex(parts[2]))
+        elif parts[0] == "TW_CYCLES":
+            cycles.append(int(parts[2]))
+        elif parts[0] == "TW_LAYERS":
+            layers.append([int(v) for v in parts[2:]])
+        elif parts[0] == "TW_COMPUTE":
+            compute.append([int(v) for v in parts[2:]])
+        elif parts[0] == "TW_DMA":
+            dma.append((int(parts[2]), int(parts[3]), int(parts[4])))
+    return FirmwareRun(status, outputs, cycles, layers, compute, dma, text)
+
+
+def fill_report(report: ValidationReport, ns: NetworkSchedule, run: FirmwareRun,
+                inputs: Sequence[np.ndarray], golden: Sequence[np.ndarray],
+                reference: Sequence[np.ndarray] | None = None) -> ValidationReport:
+    """Outputs against the golden model (and the reference runtime), DMA counters against the
+    schedule, and the measured cycles (when the firmware counts them) next to the prediction."""
+    lg: LayerGraph = ns.layers
+    trap = re.search(r"TW_TRAP .*", run.text)
+    if run.status != 0 or "TW_DONE" not in run.text or len(run.outputs) != len(inputs):
+        report.mismatches.append({"kind": "run", "status": run.status,
+                                  "error": trap.group(0) if trap else run.text[-400:]})
+    out_dt = np_dtype(lg.tensors[lg.outputs[0]].dtype)
+    for i, raw in enumerate(run.outputs):
+        got = np.frombuffer(raw, dtype=out_dt)
+        d = _diff(got, golden[i])
+        if d:
+            report.mismatches.append({"kind": "output", "against": "golden", "input": i,
+                                      "elements": d})
+        if reference is not None and _diff(got, reference[i]):
+            report.mismatches.append({"kind": "output", "against": report.reference, "input": i,
+                                      "elements": _diff(got, reference[i])})
+    if reference is not None:
+        report.golden_vs_reference = sum(_diff(g, r) for g, r in zip(golden, reference))
+        if report.golden_vs_reference:
+            report.mismatches.append({"kind": "golden_vs_reference",
+                                      "elements": report.golden_vs_reference})
+    if run.dma:
+        (report.dma_bytes_measured, report.dma_transfers_measured,
+         report.dma_chunks_measured) = run.dma[0]
+        want = (report.dma_bytes_predicted, report.dma_transfers_predicted,
+                report.dma_chunks_predicted)
+        if any(d != want for d in run.dma):
+            report.mismatches.append({"kind": "dma", "measured": run.dma[0], "predicted": want})
+    if run.cycles:
+        report.measured_cycles = run.cycles[0]
+        report.layer_cycles = [
+            {"index": i, "name": layer.name, "op": str(layer.op), "kind": layer.nest.kind,
+             "measured_cycles": run.layer_cycles[0][i] if run.layer_cycles else None,
+             "predicted_cycles": ns.layer_cycles(i),
+             "measured_compute_cycles": run.compute_cycles[0][i] if run.compute_cycles else None}
+            for i, layer in enumerate(lg.layers)]
+    report.predicted_cycles = ns.cycles
+    return report
