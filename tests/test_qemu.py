@@ -4,8 +4,9 @@ The generated stm32h7 project's firmware (codegen/firmware.py, firmware/cortex_m
 reset handler, linker scripts for QEMU's mps2-an500 and for an STM32H7, the single-core HAL,
 semihosting output) runs the network on embedded inputs; the outputs must be bit-exact with the
 golden model and the reference runtime, and the copies (bytes, transfers, chunks) equal to the
-schedule's. A fault ends the run with a message and a non-zero status. The STM32H7 variant links
-to the part's flash, DTCM and AXI SRAM.
+schedule's; `--on count` runs the same image in the instruction-counting emulator and reports
+instructions per inference and per layer. A fault ends the run with a message and a non-zero
+status. The STM32H7 variant links to the part's flash, DTCM and AXI SRAM.
 """
 
 from __future__ import annotations
@@ -49,6 +50,23 @@ def test_bit_exact_under_qemu(name, tmp_path):
     assert r["bit_exact"] and r["platform"] == "qemu" and r["inputs"] >= 2, r
     assert (r["dma_bytes_measured"], r["dma_transfers_measured"], r["dma_chunks_measured"]) == \
         (r["dma_bytes_predicted"], r["dma_transfers_predicted"], r["dma_chunks_predicted"])
+
+
+@pytest.mark.parametrize("name", ["example", "kws_dscnn"])
+def test_instructions_counted_per_inference_and_layer(name, tmp_path):
+    """--on count: the same firmware in the counting emulator is bit-exact too, and reports the
+    executed instructions of an inference and of each layer (the layers' sum is the inference's
+    but for network.c's few instructions between calls)."""
+    path = EXAMPLE_ONNX if name == "example" else mlperf_path(name)
+    graph = load_model(path)
+    ns = schedule_network(lower(graph), get_target("stm32h7"), "model")
+    r = validate_model(path, ns, graph, 1, 0, tmp_path / "p", on="count").to_json()
+    assert r["bit_exact"] and r["platform"] == "count", r
+    total = r["measured_instructions"]
+    per_layer = [l["measured_instructions"] for l in r["layers"]]
+    assert total > 0 and all(n > 0 for n in per_layer) and len(per_layer) == len(ns.layers.layers)
+    assert 0.99 * total <= sum(per_layer) <= total
+    assert r["predicted_instructions"] is None     # the stm32h7 model prices cycles (issue 10)
 
 
 def test_fault_reports_and_exits_nonzero(tmp_path):

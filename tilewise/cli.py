@@ -118,10 +118,12 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("-o", "--out", help="keep the generated project here (default: a temporary "
                                        "directory, kept only on a mismatch)")
     v.add_argument("--json", action="store_true", help="print the report as JSON")
-    v.add_argument("--on", choices=("host", "gvsoc", "qemu"), default="host",
+    v.add_argument("--on", choices=("host", "gvsoc", "qemu", "count"), default="host",
                    help="where the generated code runs: a host build (default); for "
                         "--target pulp-open, its firmware on GVSoC (cycles per layer measured); "
-                        "for --target stm32h7, its Cortex-M7 firmware under QEMU (mps2-an500)")
+                        "for --target stm32h7, its Cortex-M7 firmware under QEMU (mps2-an500), "
+                        "or under an instruction-counting emulator (count: executed instructions "
+                        "per inference and per layer)")
     add_target_options(v, required=True)
     v.set_defaults(fn=_cmd_validate)
     d = sub.add_parser("demo", help="the main job on the bundled example model")

@@ -62,12 +62,17 @@ class ValidationReport:
     mismatches: list[dict[str, Any]] = field(default_factory=list)
     first_difference: dict[str, Any] | None = None
     golden_vs_reference: int | None = None
-    #: where the generated code ran: "host" (the host build) or "gvsoc" (pulp-open firmware)
+    #: where the generated code ran: "host" (the host build), "gvsoc" (pulp-open firmware),
+    #: "qemu" (Cortex-M firmware) or "count" (Cortex-M firmware, instructions counted)
     platform: str = "host"
     #: on an ISA simulator: cycles of one inference, measured and predicted, and per layer
     measured_cycles: int | None = None
     predicted_cycles: float | None = None
     layer_cycles: list[dict[str, Any]] = field(default_factory=list)
+    #: on the instruction-counting emulator: executed instructions of one inference, and the
+    #: prediction once the target's cost model prices instructions (None until then)
+    measured_instructions: int | None = None
+    predicted_instructions: float | None = None
 
     @property
     def bit_exact(self) -> bool:
@@ -95,6 +100,9 @@ class ValidationReport:
             "platform": self.platform,
             **({"measured_cycles": self.measured_cycles, "predicted_cycles": self.predicted_cycles,
                 "layers": self.layer_cycles} if self.platform != "host" else {}),
+            **({"measured_instructions": self.measured_instructions,
+                "predicted_instructions": self.predicted_instructions}
+               if self.platform == "count" else {}),
         }
 
 
@@ -217,7 +225,7 @@ def validate_network(ns: NetworkSchedule, out_dir: str | Path, inputs: Sequence[
                      locate: bool = True, on: str = "host") -> tuple[ValidationReport, Project]:
     """Generate `ns` into out_dir and check it on `inputs` (golden; reference when given), built
     for the host, as pulp-open firmware run on GVSoC (`on="gvsoc"`, gvsoc.py) or as Cortex-M
-    firmware run on QEMU (`on="qemu"`, qemu.py)."""
+    firmware run on QEMU (`on="qemu"`, qemu.py) or counted (`on="count"`, count.py)."""
     lg = ns.layers
     project = generate(ns, out_dir, model_name=model)
     report = new_report(ns, project, model or lg.name, len(inputs), reference_name)
@@ -229,6 +237,10 @@ def validate_network(ns: NetworkSchedule, out_dir: str | Path, inputs: Sequence[
         from .qemu import check_on_qemu
 
         check_on_qemu(report, ns, project, inputs, golden_outputs(lg, inputs), reference)
+    elif on == "count":
+        from .count import check_on_count
+
+        check_on_count(report, ns, project, inputs, golden_outputs(lg, inputs), reference)
     else:
         check_project(report, project, lg, inputs, golden_outputs(lg, inputs), reference,
                       cache=cache, sanitize=sanitize, locate=locate)
@@ -265,8 +277,8 @@ def validate_path(model: str | Path, target, tiler: str = "model", n_random: int
     if on == "gvsoc" and target.sdk != PULP_OPEN:
         raise TilewiseError(f"--on gvsoc runs pulp-open firmware; target {target.name} has none "
                             f"(use --target pulp-open)")
-    if on == "qemu" and target.sdk != CORTEX_M:
-        raise TilewiseError(f"--on qemu runs Cortex-M firmware; target {target.name} has none "
+    if on in ("qemu", "count") and target.sdk != CORTEX_M:
+        raise TilewiseError(f"--on {on} runs Cortex-M firmware; target {target.name} has none "
                             f"(use --target stm32h7)")
     ns = schedule_network(lower(graph), target, tiler, objective=objective)
     work = Path(out_dir) if out_dir else Path(tempfile.mkdtemp(prefix="tilewise_validate_"))

@@ -1,0 +1,159 @@
+"""`tilewise validate --on count`: run a project's Cortex-M firmware in an instruction-counting
+emulator and report executed instructions per inference and per layer.
+
+QEMU runs the firmware but counts nothing, and no Cortex-M7 timing model is available offline
+(notes/cortex-m.md), so the measure on Arm is executed instructions, as TFLite Micro + CMSIS-NN's
+figures in notes/anchors.md are. The same ELF `validate --on qemu` builds (mps2-an500's map:
+code at 0x00000000, data at 0x20000000) is loaded segment by segment (pyelftools) into `unicorn`
+(Cortex-M7 model, Thumb-2 with the DSP extension) and run from its vector table; Arm semihosting
+(`bkpt 0xAB`: SYS_WRITE0, SYS_EXIT) is served here, so the firmware prints and exits as under
+QEMU and its output is checked the same way (firmware_run.py). Instructions are counted per
+translated basic block (a block hook; each block's instructions decoded once with `capstone`):
+- per inference: from the call of `tw_fw_mark(0)` to the call of `tw_fw_mark(1)` (firmware/main.c)
+  — tw_network_run and everything it calls;
+- per layer (first inference): from the entry of `tw_layer_NN` to the entry of the next layer
+  (the last: to `tw_fw_mark(1)`), i.e. the layer and the few instructions of network.c between
+  two calls.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from ..codegen.project import Project
+from ..errors import TilewiseError
+from ..schedule.network import NetworkSchedule
+from .check import ValidationReport
+from .firmware_run import fill_report, parse_run
+from .qemu import build_firmware
+
+#: the memory regions of QEMU's mps2-an500 the firmware uses (firmware/link_qemu.ld)
+REGIONS = ((0x00000000, 4 << 20), (0x20000000, 4 << 20))
+#: Arm semihosting operations served (r0) and the exit reason of a normal end
+SYS_WRITE0, SYS_EXIT, APPLICATION_EXIT = 0x04, 0x18, 0x20026
+#: instructions after which a run counts as hung
+MAX_INSTRUCTIONS = 2_000_000_000
+
+
+@dataclass
+class Counted:
+    """What one counted run gave: exit status, output text, instructions per inference, and per
+    layer of the first inference."""
+
+    status: int = 1
+    text: str = ""
+    inferences: list[int] = field(default_factory=list)
+    layers: list[int] = field(default_factory=list)
+
+
+def _emulator():
+    try:
+        import capstone
+        import unicorn
+        from elftools.elf.elffile import ELFFile
+        from unicorn import arm_const
+    except ImportError as e:
+        raise TilewiseError(f"--on count needs the Python packages unicorn, capstone and "
+                            f"pyelftools ({e.name} is missing); pip install tilewise again") from e
+    return unicorn, arm_const, capstone, ELFFile
+
+
+def count_instructions(elf: Path, n_layers: int) -> Counted:
+    """Run `elf` to its semihosting exit, counting executed instructions (module docstring)."""
+    unicorn, arm, capstone, ELFFile = _emulator()
+    with open(elf, "rb") as f:
+        image = ELFFile(f)
+        segments = [(s["p_paddr"], s.data()) for s in image.iter_segments()
+                    if s["p_type"] == "PT_LOAD" and s["p_filesz"]]
+        funcs = {s.name: s["st_value"] & ~1 for s in image.get_section_by_name(".symtab").iter_symbols()
+                 if s["st_info"]["type"] == "STT_FUNC"}
+    uc = unicorn.Uc(unicorn.UC_ARCH_ARM, unicorn.UC_MODE_THUMB | unicorn.UC_MODE_MCLASS)
+    uc.ctl_set_cpu_model(arm.UC_CPU_ARM_CORTEX_M7)
+    for base, size in REGIONS:
+        uc.mem_map(base, size)
+    for addr, data in segments:
+        uc.mem_write(addr, data)
+    sp, reset = (int.from_bytes(uc.mem_read(a, 4), "little") for a in (0, 4))
+    uc.reg_write(arm.UC_ARM_REG_SP, sp)
+
+    if "tw_fw_mark" not in funcs:
+        raise TilewiseError(f"{elf}: no tw_fw_mark; it is not a tilewise Cortex-M firmware")
+    mark = funcs["tw_fw_mark"]
+    layer_at = {funcs[f"tw_layer_{i:02d}"]: i for i in range(n_layers)
+                if f"tw_layer_{i:02d}" in funcs}
+    disasm = capstone.Cs(capstone.CS_ARCH_ARM, capstone.CS_MODE_THUMB | capstone.CS_MODE_MCLASS)
+    sizes: dict[int, int] = {}
+    total = [0]
+    run = Counted()
+    start = [0]
+    entries: dict[int, int] = {}
+    out: list[str] = []
+
+    def on_block(uc, addr, size, _):
+        n = sizes.get(addr)
+        if n is None:
+            n = sizes[addr] = sum(1 for _ in disasm.disasm_lite(bytes(uc.mem_read(addr, size)),
+                                                                 addr))
+        if addr == mark:
+            if uc.reg_read(arm.UC_ARM_REG_R0) == 0:
+                start[0] = total[0]
+            else:
+                run.inferences.append(total[0] - start[0])
+                if len(run.inferences) == 1:
+                    ends = sorted(entries.items())
+                    marks = [c for _, c in ends] + [total[0]]
+                    run.layers = [marks[i + 1] - marks[i] for i in range(len(ends))]
+        elif addr in layer_at and not run.inferences:
+            entries[layer_at[addr]] = total[0]
+        total[0] += n
+        if total[0] > MAX_INSTRUCTIONS:
+            out.append(f"\nTW_TRAP stopped after {MAX_INSTRUCTIONS:,} instructions")
+            uc.emu_stop()
+
+    def on_interrupt(uc, intno, _):
+        pc = uc.reg_read(arm.UC_ARM_REG_PC)
+        op, arg = uc.reg_read(arm.UC_ARM_REG_R0), uc.reg_read(arm.UC_ARM_REG_R1)
+        if op == SYS_WRITE0:
+            text = bytearray()
+            while (b := uc.mem_read(arg + len(text), 1)[0]) != 0:
+                text.append(b)
+            out.append(text.decode(errors="replace"))
+            uc.reg_write(arm.UC_ARM_REG_PC, (pc + 2) | 1)       # past the 16-bit bkpt
+        else:
+            run.status = 0 if op == SYS_EXIT and arg == APPLICATION_EXIT else 1
+            if op != SYS_EXIT:
+                out.append(f"\nTW_TRAP exception {intno} at pc {pc:#x}")
+            uc.emu_stop()
+
+    uc.hook_add(unicorn.UC_HOOK_BLOCK, on_block)
+    uc.hook_add(unicorn.UC_HOOK_INTR, on_interrupt)
+    try:
+        uc.emu_start(reset | 1, 0xFFFFFFFF)
+    except unicorn.UcError as e:
+        out.append(f"\nTW_TRAP {e} at pc {uc.reg_read(arm.UC_ARM_REG_PC):#x}")
+        run.status = 1
+    run.text = "".join(out)
+    return run
+
+
+def check_on_count(report: ValidationReport, ns: NetworkSchedule, project: Project,
+                   inputs: Sequence[np.ndarray], golden: Sequence[np.ndarray],
+                   reference: Sequence[np.ndarray] | None = None) -> ValidationReport:
+    """Build the firmware, run it counting instructions; fill `report` (outputs, copies, and the
+    executed instructions per inference and per layer)."""
+    elf = build_firmware(project, inputs)
+    counted = count_instructions(elf, len(ns.layers.layers))
+    report.platform = "count"
+    fill_report(report, ns, parse_run(counted.status, counted.text), inputs, golden, reference)
+    if counted.inferences:
+        report.measured_instructions = counted.inferences[0]
+        report.layer_cycles = [
+            {"index": i, "name": layer.name, "op": str(layer.op), "kind": layer.nest.kind,
+             "measured_instructions": counted.layers[i] if i < len(counted.layers) else None,
+             "predicted_cycles": ns.layer_cycles(i)}
+            for i, layer in enumerate(ns.layers.layers)]
+    return report
