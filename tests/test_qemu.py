@@ -41,8 +41,10 @@ def qemu_present():
         pytest.skip(str(e))
 
 
-@pytest.mark.parametrize("name", ["example", "kws_dscnn", "ad_autoencoder"])
+@pytest.mark.parametrize("name", ["example", "ic_resnet8", "kws_dscnn", "ad_autoencoder"])
 def test_bit_exact_under_qemu(name, tmp_path):
+    """The pulp kernels' Arm path (tw_pulp_isa.h: smlad on sxtb16 halves) and the portable kernels
+    for the rest, on the Cortex-M7: bit-exact with the golden model and the reference."""
     path = EXAMPLE_ONNX if name == "example" else mlperf_path(name)
     graph = load_model(path)
     ns = schedule_network(lower(graph), get_target("stm32h7"), "model")

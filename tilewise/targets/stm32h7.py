@@ -9,14 +9,18 @@ Figures and where they come from:
   does not fit this part.
 - DMA into the DTCM: 64-bit AXI at half the core clock → 4 B/cycle; 30 cycles setup, 6 per chunk
   and 40 core cycles of driver code per transfer — assumed, the seeds give no figures.
-- kernels: CMSIS-NN, calibrated so that one GAP8 core running PULP-NN is 2.54× faster on seed 004's
-  benchmark convolution (seed 004 §3.4.1) — see targets/kernels.py.
+- kernels: the pulp family's C (bindings/pulp) through its Arm path — tw_pulp_isa.h maps the
+  4-lane int8 dot product to two `smlad` on `sxtb16`-unpacked halves (ARMv7E-M DSP extension) —
+  with the portable family for what it does not rewrite. Still priced by the CMSIS-NN model
+  (calibrated so that one GAP8 core running PULP-NN is 2.54× faster on seed 004's benchmark
+  convolution, seed 004 §3.4.1; targets/kernels.py): a model of these kernels' counted
+  instructions is still to be fitted (issue 10).
 - firmware (Target.sdk "cortex-m", codegen/c/firmware/cortex_m): start-up, linker scripts for an
   STM32H7 (flash, DTCM, AXI SRAM) and for QEMU's mps2-an500, the single-core HAL (copies done by
   the core), semihosting output; `validate --on qemu` runs it.
 """
 
-from ..bindings import portable
+from ..bindings import pulp
 from .base import KB, MB, Memory, Module, Target
 from .kernels import CmsisNN
 
@@ -33,8 +37,8 @@ TARGET = Target(
                note="internal flash: const weights, read in place"),
     ),
     modules=(
-        Module("cpu", cores=1, bindings=portable.bindings(CmsisNN()), memory="L1",
-               weights_from="flash", note="Cortex-M7, CMSIS-NN"),
+        Module("cpu", cores=1, bindings=pulp.bindings(CmsisNN()), memory="L1",
+               weights_from="flash", note="Cortex-M7 (DSP extension), the SIMD kernels"),
     ),
     sources=("seed 001 §6.1", "seed 004 §3.4.1"),
     sdk="cortex-m",

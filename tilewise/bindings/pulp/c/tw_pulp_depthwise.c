@@ -111,7 +111,7 @@ TW_PULP_INLINE void channel_rows(const tw_dw_args_t *a, const tw_pulp_rq_t *rq, 
     int kh = g->k_h, sh = g->s_h, oy, next = -1, slot0 = (oy0 * sh) % kh;
     int32_t bias = a->bias ? a->bias[c] : 0;
     tw_pulp_rqch_t ch = tw_pulp_rq_channel(rq->words, rq->n, c);
-    tw_v4_t v[3];
+    tw_v4_t v[3] = {0, 0, 0};
     int8_t *o = a->out + (size_t)oy0 * g->out_w * a->in_c + c;
     int fast = kh == 3 && w4 == 4, row_bytes = g->out_w * a->in_c;
 

@@ -23,6 +23,12 @@
  *
  * TW_PULP_ASM is 1 when the XpulpV2 path is compiled (RISC-V, unless TW_PULP_PORTABLE is defined,
  * which builds the C path on RISC-V too, e.g. to compare the two on the simulator).
+ *
+ * TW_PULP_ARM is 1 on Arm cores with the DSP extension (ARMv7E-M: Cortex-M4/M7; __ARM_FEATURE_DSP,
+ * unless TW_PULP_PORTABLE): the same kernels through ACLE intrinsics (arm_acle.h) — sdotp4 as
+ * two `smlad` (dual 16x16 MAC) on the `sxtb16`-unpacked even and odd lanes (`sxtb16` of the word
+ * rotated by 8), words loaded with one `ldr` (Cortex-M7 loads words at any alignment); the
+ * other operations in C (mulh compiles to smull, the clamps to compares).
  * Hardware-loop blocks (the MatMul and copy loops) are whole asm statements in the kernels' C
  * files, each next to its C form; this header holds the single instructions.
  */
@@ -31,6 +37,13 @@
 
 #include <stdint.h>
 
+#if defined(__ARM_FEATURE_DSP) && !defined(TW_PULP_PORTABLE)
+#define TW_PULP_ARM 1
+#include <arm_acle.h>
+#include <string.h>
+#else
+#define TW_PULP_ARM 0
+#endif
 #if defined(__riscv) && !defined(TW_PULP_PORTABLE)
 #define TW_PULP_ASM 1
 #else
@@ -87,6 +100,10 @@ TW_PULP_INLINE tw_v4_t tw_pulp_lw(const int8_t *p)
     tw_v4_t v;
     __asm__("lw %0, %1" : "=r"(v) : "m"(*(const char (*)[4])(const void *)p));
     return v;
+#elif TW_PULP_ARM
+    tw_v4_t v;
+    memcpy(&v, p, 4);          /* one ldr: ARMv7E-M loads words at any alignment */
+    return v;
 #else
     return tw_pulp_pack4(p[0], p[1], p[2], p[3]);
 #endif
@@ -137,6 +154,10 @@ TW_PULP_INLINE int32_t tw_pulp_sdotp4(int32_t acc, tw_v4_t a, tw_v4_t b)
 #if TW_PULP_ASM
     __asm__(".insn r 0x57, 1, 0x5C, %0, %1, %2" : "+r"(acc) : "r"(a), "r"(b));
     return acc;
+#elif TW_PULP_ARM
+    /* lanes 0, 2 and 1, 3 sign-extended to halfwords, two dual 16-bit MACs */
+    acc = __smlad(__sxtb16(a), __sxtb16(b), acc);
+    return __smlad(__sxtb16(a >> 8 | a << 24), __sxtb16(b >> 8 | b << 24), acc);
 #else
     int i;
     uint32_t s = (uint32_t)acc;
