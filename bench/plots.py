@@ -117,9 +117,22 @@ def _gvsoc_layer(t: Table, ax) -> None:
                        "PULP-NN on GAP8 silicon": [r[6] for r in t.rows]}, ylabel="MAC / cycle")
 
 
+def _cortex_m_models(t: Table, ax) -> None:
+    labels = [r[0] for r in t.rows]
+    _bars(ax, labels, {"tilewise (counted)": [r[2] / 1e6 for r in t.rows],
+                       "TFLM + CMSIS-NN (counted)": [r[5] / 1e6 for r in t.rows]},
+          ylabel="M instructions / inference")
+
+
+def _cortex_m_kinds(t: Table, ax) -> None:
+    _bars(ax, [r[0] for r in t.rows], {"tilewise": [r[5] or 0 for r in t.rows]},
+          ylabel="instructions / MAC")
+
+
 PLOTS = {"host": _host, "memory": _memory, "compile_time": _compile, "schedule_quality": _quality,
          "silicon_gap9": _gap9, "silicon_gap8": _gap8, "gvsoc_models": _gvsoc_models,
-         "gvsoc_kinds": _gvsoc_kinds, "gvsoc_pulpnn_layer": _gvsoc_layer}
+         "gvsoc_kinds": _gvsoc_kinds, "gvsoc_pulpnn_layer": _gvsoc_layer,
+         "cortex_m_models": _cortex_m_models, "cortex_m_kinds": _cortex_m_kinds}
 
 
 def plot(t: Table, out_dir: Path) -> Path:

@@ -7,6 +7,8 @@ and carries its source; tests/test_bench.py checks each against that file so a t
   MATCH with the cluster only ("cluster+CPU", no NE16) from the Table IV ablation.
 - PULP-NN benchmark layer on GAP8 (seed 004 ch. 3, Table 3.2): total cycles per core count.
 - DORY end to end on GAP8 at 100 MHz (seed 001 Table 4 = seed 004 Table 3.3): MACs and cycles.
+- TFLite Micro + CMSIS-NN on Cortex-M7 (anchors.md, measured on this machine kind): executed
+  instructions per inference and TFLM's arena.
 """
 
 from __future__ import annotations
@@ -57,6 +59,22 @@ DORY_GAP8 = {
 }
 
 
+ANCHORS_M7 = "anchors.md, Cortex-M7: TFLite Micro + CMSIS-NN (counted instructions)"
+#: executed instructions per inference of TFLM + CMSIS-NN, and TFLM's arena in bytes
+TFLM_CMSIS_M7_INSTR = {
+    "ic_resnet8": Figure(29_960_145, ANCHORS_M7),
+    "kws_dscnn": Figure(7_596_202, ANCHORS_M7),
+    "vww_mobilenet_v1_025": Figure(23_884_021, ANCHORS_M7),
+    "ad_autoencoder": Figure(582_935, ANCHORS_M7),
+}
+TFLM_ARENA_B = {
+    "ic_resnet8": Figure(54_996, ANCHORS_M7),
+    "kws_dscnn": Figure(22_820, ANCHORS_M7),
+    "vww_mobilenet_v1_025": Figure(100_708, ANCHORS_M7),
+    "ad_autoencoder": Figure(2_580, ANCHORS_M7),
+}
+
+
 def all_figures() -> list[tuple[str, Figure]]:
     """(label, figure) for every published number used, for the source check."""
     out: list[tuple[str, Figure]] = []
@@ -70,4 +88,8 @@ def all_figures() -> list[tuple[str, Figure]]:
     for k, (m, c) in DORY_GAP8.items():
         out.append((f"{k} MACs", m))
         out.append((f"{k} cycles", c))
+    for k, f in TFLM_CMSIS_M7_INSTR.items():
+        out.append((f"TFLM+CMSIS-NN {k} instructions", f))
+    for k, f in TFLM_ARENA_B.items():
+        out.append((f"TFLM arena {k}", f))
     return out

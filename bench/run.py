@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench import machine, models, tables  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-SECTIONS = ("1", "2", "3", "4", "5", "6")
+SECTIONS = ("1", "2", "3", "4", "5", "6", "7")
 
 
 def run(sections: tuple[str, ...], names: tuple[str, ...], runs: int, out_dir: Path,
@@ -70,6 +70,12 @@ def run(sections: tuple[str, ...], names: tuple[str, ...], runs: int, out_dir: P
         from bench import gvsoc_measure
         t0 = time.perf_counter()
         for t in gvsoc_measure.measure(names):
+            emit(t, t0)
+            t0 = time.perf_counter()
+    if "7" in sections:
+        from bench import cortex_m
+        t0 = time.perf_counter()
+        for t in cortex_m.measure(names):
             emit(t, t0)
             t0 = time.perf_counter()
     pngs = []

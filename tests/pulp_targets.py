@@ -38,3 +38,13 @@ def match_gap9(**overrides) -> Target:
     from tilewise.targets import gap9
 
     return gap9.MATCH_TARGET.with_overrides(**overrides)
+
+
+def cmsis_stm32h7(**overrides) -> Target:
+    """stm32h7 with its core priced by the CMSIS-NN model (targets/kernels.py CmsisNN), on the
+    portable family: for the tests of that peer model (seed 004's GAP8 vs STM32H7 ratio)."""
+    from tilewise.targets.kernels import CmsisNN
+
+    t = get_target("stm32h7", **overrides)
+    modules = tuple(replace(m, bindings=portable.bindings(CmsisNN())) for m in t.modules)
+    return replace(t, modules=modules)

@@ -15,7 +15,7 @@ from tilewise.targets import get_target
 from tilewise.targets.compute import tile_cycles
 
 from .placed import cost_model, placed, seed002, with_cost
-from .pulp_targets import match_gap9, portable_target  # the PULP-NN models these tests check
+from .pulp_targets import cmsis_stm32h7, match_gap9, portable_target  # the PULP-NN models these tests check
 
 
 def conv(K, C, H, W, f=3, s=1, p=1, kind="conv", N=1, b=1):
@@ -157,8 +157,8 @@ def test_gap9_depthwise_input_dma_rate():
 
 def test_cmsis_nn_ratio():
     """Seed 004 §3.4.1: one GAP8 core (PULP-NN) is 2.54x faster than the STM32H7 (CMSIS-NN)."""
-    ratio = kernel_cycles(get_target("stm32h7"), BENCH) / kernel_cycles(portable_target("gap8", cores=1),
-                                                                       BENCH)
+    ratio = kernel_cycles(cmsis_stm32h7(), BENCH) / kernel_cycles(portable_target("gap8", cores=1),
+                                                                  BENCH)
     assert ratio == pytest.approx(2.54, rel=0.15)
 
 

@@ -58,7 +58,7 @@ def test_bit_exact_under_qemu(name, tmp_path):
 def test_instructions_counted_per_inference_and_layer(name, tmp_path):
     """--on count: the same firmware in the counting emulator is bit-exact too, and reports the
     executed instructions of an inference and of each layer (the layers' sum is the inference's
-    but for network.c's few instructions between calls)."""
+    but for network.c's few instructions between calls), within ±10% of the prediction."""
     path = EXAMPLE_ONNX if name == "example" else mlperf_path(name)
     graph = load_model(path)
     ns = schedule_network(lower(graph), get_target("stm32h7"), "model")
@@ -68,7 +68,8 @@ def test_instructions_counted_per_inference_and_layer(name, tmp_path):
     per_layer = [l["measured_instructions"] for l in r["layers"]]
     assert total > 0 and all(n > 0 for n in per_layer) and len(per_layer) == len(ns.layers.layers)
     assert 0.99 * total <= sum(per_layer) <= total
-    assert r["predicted_instructions"] is None     # the stm32h7 model prices cycles (issue 10)
+    # the stm32h7 model (pulp kernels' model in instructions, bench/calibrate_m7.py) within ±10%
+    assert abs(r["predicted_instructions"] / total - 1) <= 0.10, (r["predicted_instructions"], total)
 
 
 def test_fault_reports_and_exits_nonzero(tmp_path):

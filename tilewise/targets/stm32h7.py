@@ -7,37 +7,55 @@ Figures and where they come from:
   there (the Cortex-M reads flash in place and its DMA moves weight tiles from it), never copied
   to RAM and not counted in it. No external RAM: a network whose activations do not fit the SRAM
   does not fit this part.
-- DMA into the DTCM: 64-bit AXI at half the core clock → 4 B/cycle; 30 cycles setup, 6 per chunk
-  and 40 core cycles of driver code per transfer — assumed, the seeds give no figures.
+- Units: the model counts executed instructions and takes them as cycles (one per cycle): no
+  Cortex-M7 timing model is available offline (dual issue and flash wait states are not
+  modelled), and instructions are what is measured (`validate --on count`, notes/cortex-m.md).
+- Tiles into the DTCM: copied by the core (the firmware's HAL, tw_hal_cortex_m.c; blocking), so
+  per copy call and per byte in instructions, fitted with the kernels (bench/calibrate_m7.py):
+  253 instructions per transfer, 1.77 per byte.
 - kernels: the pulp family's C (bindings/pulp) through its Arm path — tw_pulp_isa.h maps the
   4-lane int8 dot product to two `smlad` on `sxtb16`-unpacked halves (ARMv7E-M DSP extension) —
-  with the portable family for what it does not rewrite. Still priced by the CMSIS-NN model
-  (calibrated so that one GAP8 core running PULP-NN is 2.54× faster on seed 004's benchmark
-  convolution, seed 004 §3.4.1; targets/kernels.py): a model of these kernels' counted
-  instructions is still to be fitted (issue 10).
+  with the portable family for what it does not rewrite; priced by the pulp kernels' model with
+  coefficients in instructions (KERNELS). The CMSIS-NN model (targets/kernels.py) stays as the
+  peer model of seed 004's GAP8-vs-STM32H7 ratio (tests).
 - firmware (Target.sdk "cortex-m", codegen/c/firmware/cortex_m): start-up, linker scripts for an
   STM32H7 (flash, DTCM, AXI SRAM) and for QEMU's mps2-an500, the single-core HAL (copies done by
   the core), semihosting output; `validate --on qemu` runs it.
 """
 
+from dataclasses import replace
+
 from ..bindings import pulp
 from .base import KB, MB, Memory, Module, Target
-from .kernels import CmsisNN
+from .pulp_kernels import PulpKernels
+
+#: the pulp kernels' model in executed instructions on the Cortex-M7, fitted on counted
+#: instructions (bench/calibrate_m7.py, bench/calibration_m7.json: 152 layers of the four MLPerf
+#: Tiny models, the example and seed 004's layer at two L1 sizes; every network within ±5%)
+KERNELS = replace(PulpKernels(), name="pulp-kernels-m7", requant=4.771, elem=24.763,
+                  mm_step=29.899, mm_block=111.026, mm_tile=0.5, im2col_byte=1.752,
+                  im2col_row=130.867, requant_tflite=4.771, requant_shift=12.0,
+                  requant_onnx=303.897, psum=2.36, dw_out=0.0, dw_step=9.373, dw_gather=6.614,
+                  dw_item=159.125, fc_step=3.517, fc_neuron=0.0, add_elem=24.763,
+                  add_onnx=668.751, mul_elem=35.0, pool_step=12.428, pool_out=63.128,
+                  gap_pixel=7.922, gap_chan=0.0, other_elem=184.546, other_call=948.556,
+                  tile=0.0)
 
 TARGET = Target(
     name="stm32h7",
     description="STM32H743: Cortex-M7 @480 MHz, 128 kB DTCM, 1 MB SRAM, 2 MB flash",
     clock_mhz=480.0,
     memories=(
-        Memory("L1", 128 * KB, reserved=8 * KB, bandwidth=4.0, dma_setup_cycles=30,
-               dma_chunk_cycles=6, dma_issue_cycles=40, dma_async=True, note="DTCM"),
+        Memory("L1", 128 * KB, reserved=8 * KB, bandwidth=0.565, dma_setup_cycles=0,
+               dma_chunk_cycles=0.0, dma_issue_cycles=253.0, dma_async=False,
+               note="DTCM; tiles copied in by the core"),
         Memory("L2", 1 * MB, bandwidth=2.0, dma_setup_cycles=30, dma_async=True,
                roles=frozenset({"act", "tile"}), note="AXI SRAM: activations"),
         Memory("flash", 2 * MB, roles=frozenset({"weight"}), read_only=True,
                note="internal flash: const weights, read in place"),
     ),
     modules=(
-        Module("cpu", cores=1, bindings=pulp.bindings(CmsisNN()), memory="L1",
+        Module("cpu", cores=1, bindings=pulp.bindings(KERNELS), memory="L1",
                weights_from="flash", note="Cortex-M7 (DSP extension), the SIMD kernels"),
     ),
     sources=("seed 001 §6.1", "seed 004 §3.4.1"),

@@ -149,11 +149,13 @@ def check_on_count(report: ValidationReport, ns: NetworkSchedule, project: Proje
     counted = count_instructions(elf, len(ns.layers.layers))
     report.platform = "count"
     fill_report(report, ns, parse_run(counted.status, counted.text), inputs, golden, reference)
+    # the Cortex-M cost model counts executed instructions (targets/stm32h7.py: one per cycle)
+    report.predicted_instructions = ns.cycles
     if counted.inferences:
         report.measured_instructions = counted.inferences[0]
         report.layer_cycles = [
             {"index": i, "name": layer.name, "op": str(layer.op), "kind": layer.nest.kind,
              "measured_instructions": counted.layers[i] if i < len(counted.layers) else None,
-             "predicted_cycles": ns.layer_cycles(i)}
+             "predicted_instructions": ns.layer_cycles(i), "predicted_cycles": ns.layer_cycles(i)}
             for i, layer in enumerate(ns.layers.layers)]
     return report

@@ -42,13 +42,16 @@ def format_report(r: ValidationReport) -> str:
             lines.append(f"    layer {lc['index']:>3} {lc['name'][:28]:<28} {lc['op']:<16} "
                          f"{m if m is not None else '-':>11,} measured {p:>11,.0f} predicted {ratio}")
     if r.measured_instructions is not None:
+        pred = r.predicted_instructions or 0.0
         lines.append(f"  instructions: {r.measured_instructions:,} executed per inference (counted "
-                     f"on the Cortex-M7 emulator; the cost model predicts "
-                     f"{r.predicted_cycles or 0:,.0f} cycles)")
+                     f"on the Cortex-M7 emulator), {pred:,.0f} predicted (measured / predicted "
+                     f"{r.measured_instructions / pred if pred else float('nan'):.2f})")
         for lc in r.layer_cycles:
-            m = lc.get("measured_instructions")
+            m, p = lc.get("measured_instructions"), lc.get("predicted_instructions") or 0.0
+            ratio = f"{m / p:6.2f}" if m is not None and p else "     -"
             lines.append(f"    layer {lc['index']:>3} {lc['name'][:28]:<28} {lc['op']:<16} "
-                         f"{m if m is not None else '-':>11,} instructions")
+                         f"{m if m is not None else '-':>11,} measured {p:>11,.0f} predicted "
+                         f"{ratio}")
     lines.append(f"  peak L2:     {r.peak_l2_bytes:,} B (memory plan)")
     lines.append(f"  project:     {r.project}")
     shown = 0

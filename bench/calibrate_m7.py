@@ -1,0 +1,142 @@
+"""Fit the stm32h7 cost model — the pulp kernels' model (targets/pulp_kernels.py) in executed
+instructions on the Cortex-M7 — to counted instructions.
+
+`python bench/calibrate_m7.py` generates stm32h7 firmware for the four MLPerf Tiny models, the
+bundled example and seed 004's layer, at the part's own L1 and at 16 kB, runs each in the
+instruction-counting emulator (`validate --on count`: unicorn's Cortex-M7) and reads every
+layer's executed instructions. On the Cortex-M7 the firmware's copies into the L1 arena are done
+by the core (tw_hal_cortex_m.c: blocking), so a layer's instructions are its kernels' plus its
+copies' — every coefficient enters linearly: the kernels' coefficients as in bench/calibrate_pulp.py
+(the prediction with one coefficient 1 and the others 0, summed over the schedule's tiles), the
+copies' as instructions per transfer, per contiguous L2 run and per byte, and one per layer.
+One non-negative least-squares fit (scipy.optimize.nnls) of all of them, each layer weighted by
+1/measured; coefficients no layer exercises keep the kernels' RI5CY defaults. Writes
+bench/calibration_m7.json: the data, the coefficients and the errors per network and layer kind.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench import calibrate_pulp as cp  # noqa: E402
+from bench import scheduling  # noqa: E402
+from tilewise.schedule.cost import Evaluator  # noqa: E402
+from tilewise.validate import make_inputs, validate_network  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+#: the copies' and the layer's coefficients, after the kernels'
+COPY = ("per_transfer", "per_chunk", "per_byte", "per_layer")
+
+
+def collect(l1s=(None, 16)) -> list[dict]:
+    rows = []
+    for net, lg in cp.networks():
+        for l1 in l1s:
+            ns = scheduling.schedule(lg, scheduling.target("stm32h7", l1_kb=l1), "model")
+            with tempfile.TemporaryDirectory(prefix="tw_calib_m7_") as tmp:
+                report, _ = validate_network(ns, Path(tmp) / "p", make_inputs(lg, 1, 0)[:1],
+                                             on="count")
+            r = report.to_json()
+            if not r["bit_exact"]:
+                raise RuntimeError(f"{net} L1 {l1}: not bit-exact: {r['mismatches'][:2]}")
+            for i, (layer, lc) in enumerate(zip(lg.layers, r["layers"])):
+                s, key = ns.schedules[i], ns.placement(i).binding.key
+                rows.append({"network": net, "cores": 1, "l1_kb": l1, "layer": layer.name,
+                             "index": i, "kind": layer.nest.kind, "op": str(layer.op),
+                             "mode": key.mode, "untiled": s.untiled, "tiles": s.n_tiles,
+                             "tile": {t.dim: t.tile for t in s.tiles},
+                             "order": list(s.loop_order), "buffering": s.buffering,
+                             "measured_compute": None,
+                             "measured_layer": lc["measured_instructions"]})
+            print(f"{net:24s} L1 {l1}: {r['measured_instructions']:,} instructions", flush=True)
+    return rows
+
+
+def configs(rows: list[dict]) -> dict:
+    nets = dict(cp.networks())
+    out = {}
+    for r in rows:
+        cfg = (r["network"], r["cores"], r["l1_kb"])
+        if cfg not in out:
+            tgt = scheduling.target("stm32h7", l1_kb=r["l1_kb"])
+            out[cfg] = (nets[r["network"]], tgt, scheduling.schedule(nets[r["network"]], tgt,
+                                                                      "model"))
+    return out
+
+
+def add_copy_columns(rows: list[dict], cfgs: dict) -> None:
+    """Each row's copy columns: its schedule's transfers, contiguous L2 runs and bytes."""
+    for r in rows:
+        lg, tgt, ns = cfgs[(r["network"], r["cores"], r["l1_kb"])]
+        cols = dict.fromkeys(COPY, 0.0)
+        cols["per_layer"] = 1.0
+        if not r["untiled"]:
+            s = Evaluator(lg.layers[r["index"]].nest, tgt, ns.placement(r["index"])).build(
+                r["tile"], tuple(r["order"]), r["buffering"])
+            for t in s.traffic:
+                cols["per_transfer"] += t.transfers
+                cols["per_chunk"] += t.chunks
+                cols["per_byte"] += t.bytes
+        r["columns"].update(cols)
+
+
+def fit(rows: list[dict]) -> dict[str, float]:
+    from scipy.optimize import nnls
+
+    names = [c for c in (*cp.COEFS, *COPY) if any(r["columns"][c] for r in rows)]
+    A = np.array([[r["columns"][c] / r["measured_layer"] for c in names] for r in rows])
+    x, _ = nnls(A, np.ones(len(rows)))
+    defaults = cp.PulpKernels()
+    out = {c: float(getattr(defaults, c)) for c in cp.COEFS}
+    out.update(dict.fromkeys(COPY, 0.0))
+    out.update(zip(names, map(float, x)))
+    return out
+
+
+def errors(rows: list[dict], coefs: dict[str, float]) -> dict:
+    out: dict = {"by network": {}, "by kind": {}}
+    for r in rows:
+        pred = sum(coefs[c] * v for c, v in r["columns"].items())
+        for group, key in (("by network", f"{r['network']} L1 {r['l1_kb']}"),
+                           ("by kind", f"{r['kind']} ({r['mode']})")):
+            v = out[group].setdefault(key, [0.0, 0.0])
+            v[0] += r["measured_layer"]
+            v[1] += pred
+    return {g: {k: {"measured": m, "predicted": p, "ratio": m / p if p else None}
+                for k, (m, p) in v.items()} for g, v in out.items()}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", type=Path, default=HERE / "calibration_m7.json")
+    ap.add_argument("--reuse", action="store_true", help="refit the data already in --data")
+    a = ap.parse_args(argv)
+    rows = json.loads(a.data.read_text())["rows"] if a.reuse else collect()
+    cfgs = configs(rows)
+    cp.add_columns(rows, cfgs)
+    add_copy_columns(rows, cfgs)
+    coefs = fit(rows)
+    err = errors(rows, coefs)
+    for c, v in coefs.items():
+        print(f"{c:24s} {v:10.4f}")
+    for g, v in err.items():
+        print(f"\n{g}:")
+        for k, e in v.items():
+            print(f"  {k:40s} measured {e['measured']:14,.0f} predicted {e['predicted']:14,.0f} "
+                  f"ratio {e['ratio']:.3f}")
+    a.data.write_text(json.dumps({"coefficients": coefs, "errors": err, "rows": rows}, indent=1)
+                      + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
