@@ -148,6 +148,17 @@ TW_PULP_INLINE void tw_pulp_sw(int8_t *p, tw_v4_t v)
 TW_PULP_LOAD_STEP(tw_pulp_lw_step, tw_v4_t, ".insn r 0x0B, 7, 0x10,", 4, tw_pulp_lw(*p))
 TW_PULP_LOAD_STEP(tw_pulp_lb_step, int32_t, ".insn r 0x0B, 7, 0x00,", 1, **p)
 
+#if TW_PULP_ARM
+/* sxtb16 of x rotated right by 8 (lanes 1 and 3 as halfwords): one instruction, which the
+ * compiler does not form from a rotate and __sxtb16 (a pure asm: equal ones are shared) */
+TW_PULP_INLINE uint32_t tw_pulp_sxtb16_ror8(uint32_t x)
+{
+    uint32_t r;
+    __asm__("sxtb16 %0, %1, ror #8" : "=r"(r) : "r"(x));
+    return r;
+}
+#endif
+
 /* pv.sdotsp.b: acc + a.lane0*b.lane0 + ... + a.lane3*b.lane3 (int8 x int8 into int32). */
 TW_PULP_INLINE int32_t tw_pulp_sdotp4(int32_t acc, tw_v4_t a, tw_v4_t b)
 {
@@ -157,7 +168,7 @@ TW_PULP_INLINE int32_t tw_pulp_sdotp4(int32_t acc, tw_v4_t a, tw_v4_t b)
 #elif TW_PULP_ARM
     /* lanes 0, 2 and 1, 3 sign-extended to halfwords, two dual 16-bit MACs */
     acc = __smlad(__sxtb16(a), __sxtb16(b), acc);
-    return __smlad(__sxtb16(a >> 8 | a << 24), __sxtb16(b >> 8 | b << 24), acc);
+    return __smlad(tw_pulp_sxtb16_ror8(a), tw_pulp_sxtb16_ror8(b), acc);
 #else
     int i;
     uint32_t s = (uint32_t)acc;
