@@ -101,7 +101,7 @@ def _operands(s: LayerSchedule) -> list[TileOperand]:
     bufs = {b.name: b for b in s.buffers}
     double = s.buffering == 2
     ops = []
-    for op in operands(s.nest, s.const_bytes):
+    for op in operands(s.nest, s.const_bytes, s.consts_in_place):
         copies = bufs[op.name].copies
         moves = fetch_count(s.loop_order, counts, op.dims)
         if not op.output and copies == 1 and double and moves > 1:
@@ -141,7 +141,8 @@ def _body_data(s: LayerSchedule) -> dict[str, Any]:
                 active=_active(s), double=s.buffering == 2,
                 psum=s.buffer("psum") is not None, scratch=s.buffer("scratch") is not None,
                 depthwise=n.kind == "dwconv", x_bytes=whole_bytes(n.x_bits),
-                y_bytes=whole_bytes(n.y_bits))
+                y_bytes=whole_bytes(n.y_bits),
+                in_place=s.consts_in_place and n.kind in ("conv", "fc", "dwconv"))
 
 
 # --- files ----------------------------------------------------------------------------------------

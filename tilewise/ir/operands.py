@@ -36,21 +36,24 @@ class Operand:
     output: bool = False
 
 
-def operands(nest: LoopNest, const_bytes_per_channel: int = 12) -> tuple[Operand, ...]:
-    """The operands of `nest` in load order (inputs, weights, constants, then the output)."""
+def operands(nest: LoopNest, const_bytes_per_channel: int = 12,
+             consts_in_place: bool = False) -> tuple[Operand, ...]:
+    """The operands of `nest` in load order (inputs, weights, constants, then the output).
+    `consts_in_place`: the weights and per-channel constants are read where they are stored (a
+    Cortex-M's flash, Memory.in_place) — not moved, so not operands of the tile loop."""
     kind = nest.kind
     ch = "c" if kind in REDUCING else "k"
     x = Operand("x", frozenset({"n", ch, "oy", "ox"}))
     y = Operand("y", frozenset({"n", "k", "oy", "ox"}), output=True)
-    if kind in REDUCING:
+    if kind in REDUCING and not consts_in_place:
         ops = [x, Operand("w", frozenset({"k", "c"}))]
-    elif kind == "dwconv":
+    elif kind == "dwconv" and not consts_in_place:
         ops = [x, Operand("w", frozenset({"k"}))]
     elif kind == "add":
         ops = [x, Operand("x2", x.dims)]
     else:
         ops = [x]
-    if kind in WEIGHTED and const_bytes_per_channel > 0:
+    if kind in WEIGHTED and const_bytes_per_channel > 0 and not consts_in_place:
         ops.append(Operand("b", frozenset({"k"})))
     ops.append(y)
     return tuple(ops)

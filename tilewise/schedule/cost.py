@@ -108,7 +108,10 @@ class Evaluator:
         #: the tile sizes the binding's rules allow per dimension (ascending)
         self.values = {d: self.rules.allowed(d, self.D[d]) for d in self.dims}
         self.tables = {d: dim_table(nest, d) for d in self.dims}
-        self.ops = operands(nest, binding.const_bytes)
+        #: constants read where they are stored (the module's weights_from memory is in_place)
+        self.in_place = bool(module.weights_from
+                             and target.memory(module.weights_from).in_place)
+        self.ops = operands(nest, binding.const_bytes, self.in_place)
         self.terms = binding.cost.terms(nest, module.cores)
         self.bw = self.level.bytes_per_cycle(target.clock_mhz)
         #: inputs the binding's layout makes the DMA reorder on the way in move at their own rate
@@ -436,7 +439,7 @@ class Evaluator:
             self.nest, self.module.cores, np.array(tile["k"]),
             np.array(tile.get("c", tile["k"])), np.array(tile["oy"]), np.array(tile["ox"]))))
         bufs = plan_buffers(self.nest, tiles, order, buffering, self.cb, self.psum_bits,
-                            self.spill, scr)
+                            self.spill, scr, consts_in_place=self.in_place)
         traffic = tuple(Traffic(name, int(v[0][0]), int(v[1][0]), int(v[2][0]))
                         for name, v in r["ops"].items())
         l1 = sum(b.total for b in bufs)
@@ -449,7 +452,8 @@ class Evaluator:
             compute_cycles=float(r["compute"][0]), dma_cycles=float(r["dma"][0]),
             cycles=float(r["cycles"][0]), tiler=tiler,
             weights_tiled=self.nest.kind in REDUCING and counts.get("c", 1) > 1,
-            const_bytes=self.cb, psum_bits=self.psum_bits, binding=self.binding.label)
+            const_bytes=self.cb, psum_bits=self.psum_bits, binding=self.binding.label,
+            consts_in_place=self.in_place)
 
 
 def untiled_schedule(nest: LoopNest, target: Target, placement: Placement,

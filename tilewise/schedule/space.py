@@ -225,6 +225,9 @@ class LayerSchedule:
     const_bytes: int = 12
     psum_bits: int = 32
     binding: str = ""
+    #: the weights and per-channel constants are read where they are stored, not copied
+    #: (ir/operands.py `consts_in_place`)
+    consts_in_place: bool = False
     notes: tuple[str, ...] = field(default=())
 
     def tiling(self, dim: str) -> DimTiling:
@@ -297,7 +300,7 @@ def operand_tile_bytes(nest: LoopNest, op: str, ext: dict[str, int], const_bytes
 
 def plan_buffers(nest: LoopNest, tiles: tuple[DimTiling, ...], order: tuple[str, ...],
                  buffering: int, const_bytes: int, psum_bits: int, psum_spill: bool,
-                 scratch: int) -> tuple[Buffer, ...]:
+                 scratch: int, consts_in_place: bool = False) -> tuple[Buffer, ...]:
     """The L1 arena: operand buffers (largest tile, copies), psum, scratch; sequential offsets."""
     t = {d.dim: d for d in tiles}
     counts = {d: t[d].count for d in t}
@@ -308,7 +311,7 @@ def plan_buffers(nest: LoopNest, tiles: tuple[DimTiling, ...], order: tuple[str,
     bufs: list[Buffer] = []
     offset = 0
     spilled = psum_spill and nest.kind in REDUCING and counts.get("c", 1) > 1
-    for op in operands(nest, const_bytes):
+    for op in operands(nest, const_bytes, consts_in_place):
         size = operand_tile_bytes(nest, op.name, ext, const_bytes, psum_bits)
         if op.name == "y" and spilled:
             size = max(size, operand_tile_bytes(nest, "psum", ext, const_bytes, psum_bits))
@@ -368,7 +371,7 @@ def iter_tiles(s: LayerSchedule, const_bytes: int | None = None,
     psum_bits = s.psum_bits if psum_bits is None else psum_bits
     t = {d.dim: d for d in s.tiles}
     pos = {d: positions(nest, d, t[d].tile) for d in t}
-    ops = operands(nest, const_bytes)
+    ops = operands(nest, const_bytes, s.consts_in_place)
     counts = {d: t[d].count for d in t}
     inner = {op.name: set(inner_loops(s.loop_order, op.dims, counts)) for op in ops}
     C = nest.C

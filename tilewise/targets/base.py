@@ -61,6 +61,9 @@ class Memory:
     roles: frozenset[str] = ROLES
     #: read-only at run time (flash): only constants live there, written by the programmer
     read_only: bool = False
+    #: the modules read this memory directly at their own speed (a Cortex-M's flash through its
+    #: accelerator / cache): constants stored here are read in place, never copied into tiles
+    in_place: bool = False
     #: energy per byte moved into this level from the next outer one (pJ/B), 0 = unknown
     pj_per_byte: float = 0.0
     note: str = ""

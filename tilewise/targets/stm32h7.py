@@ -12,7 +12,8 @@ Figures and where they come from:
   modelled), and instructions are what is measured (`validate --on count`, notes/cortex-m.md).
 - Tiles into the DTCM: copied by the core (the firmware's HAL, tw_hal_cortex_m.c; blocking), so
   per copy call and per byte in instructions, fitted with the kernels (bench/calibrate_m7.py):
-  253 instructions per transfer, 1.77 per byte.
+  328 instructions per transfer, 27.5 per contiguous run, 1.53 per byte; the weights
+  and per-channel constants are read in place in flash (Memory.in_place), never copied.
 - kernels: the pulp family's C (bindings/pulp) through its Arm path — tw_pulp_isa.h maps the
   4-lane int8 dot product to two `smlad` on `sxtb16`-unpacked halves (ARMv7E-M DSP extension) —
   with the portable family for what it does not rewrite; priced by the pulp kernels' model with
@@ -31,14 +32,14 @@ from .pulp_kernels import PulpKernels
 
 #: the pulp kernels' model in executed instructions on the Cortex-M7, fitted on counted
 #: instructions (bench/calibrate_m7.py, bench/calibration_m7.json: 152 layers of the four MLPerf
-#: Tiny models, the example and seed 004's layer at two L1 sizes; every network within ±5%)
-KERNELS = replace(PulpKernels(), name="pulp-kernels-m7", requant=4.771, elem=24.763,
-                  mm_step=29.899, mm_block=111.026, mm_tile=0.5, im2col_byte=1.752,
-                  im2col_row=130.867, requant_tflite=4.771, requant_shift=12.0,
-                  requant_onnx=303.897, psum=2.36, dw_out=0.0, dw_step=9.373, dw_gather=6.614,
-                  dw_item=159.125, fc_step=3.517, fc_neuron=0.0, add_elem=24.763,
-                  add_onnx=668.751, mul_elem=35.0, pool_step=12.428, pool_out=63.128,
-                  gap_pixel=7.922, gap_chan=0.0, other_elem=184.546, other_call=948.556,
+#: Tiny models, the example and seed 004's layer at two L1 sizes; every network within ±4%)
+KERNELS = replace(PulpKernels(), name="pulp-kernels-m7", requant=27.628, elem=25.643,
+                  mm_step=28.087, mm_block=16.557, mm_tile=0.5, im2col_byte=0.273,
+                  im2col_row=135.728, requant_tflite=27.628, requant_shift=12.0,
+                  requant_onnx=327.256, psum=2.36, dw_out=0.0, dw_step=0.0, dw_gather=6.989,
+                  dw_item=156.479, fc_step=7.201, fc_neuron=3.76, add_elem=25.643,
+                  add_onnx=669.394, mul_elem=35.0, pool_step=21.785, pool_out=63.735,
+                  gap_pixel=10.092, gap_chan=0.0, other_elem=184.546, other_call=948.556,
                   tile=0.0)
 
 TARGET = Target(
@@ -46,13 +47,13 @@ TARGET = Target(
     description="STM32H743: Cortex-M7 @480 MHz, 128 kB DTCM, 1 MB SRAM, 2 MB flash",
     clock_mhz=480.0,
     memories=(
-        Memory("L1", 128 * KB, reserved=8 * KB, bandwidth=0.565, dma_setup_cycles=0,
-               dma_chunk_cycles=0.0, dma_issue_cycles=253.0, dma_async=False,
+        Memory("L1", 128 * KB, reserved=8 * KB, bandwidth=0.6533, dma_setup_cycles=0,
+               dma_chunk_cycles=27.48, dma_issue_cycles=327.6, dma_async=False,
                note="DTCM; tiles copied in by the core"),
         Memory("L2", 1 * MB, bandwidth=2.0, dma_setup_cycles=30, dma_async=True,
                roles=frozenset({"act", "tile"}), note="AXI SRAM: activations"),
-        Memory("flash", 2 * MB, roles=frozenset({"weight"}), read_only=True,
-               note="internal flash: const weights, read in place"),
+        Memory("flash", 2 * MB, roles=frozenset({"weight"}), read_only=True, in_place=True,
+               note="internal flash: const weights, read in place by the kernels"),
     ),
     modules=(
         Module("cpu", cores=1, bindings=pulp.bindings(KERNELS), memory="L1",
