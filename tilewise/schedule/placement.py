@@ -5,8 +5,10 @@ it instead of a bare module, so the schedule reads the binding's cost terms, scr
 constants size, partial-sum bits and tile constraints, and never guesses them.
 
 A placement is *untiled* when its kernel runs once on the whole L2 tensors: the binding says so
-(ops the tiled loop nest does not run), or the module computes from L2 itself (gap9's FC core), or
-the module's memory has no outer level to move tiles from. Untiled placements are never cut at
+(ops the tiled loop nest does not run), or the module computes from L2 itself (gap9's FC core,
+stm32h7's Cortex-M7, which reads its SRAM directly), or the module's memory has no outer level to
+move tiles from. The whole input tensor is the kernel's input then (codegen/templates/layer.c.j2:
+its row and column pitch are the tensor's). Untiled placements are never cut at
 L3→L2 either (their kernels need the whole, dense tensors in L2).
 """
 

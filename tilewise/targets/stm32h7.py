@@ -10,10 +10,13 @@ Figures and where they come from:
 - Units: the model counts executed instructions and takes them as cycles (one per cycle): no
   Cortex-M7 timing model is available offline (dual issue and flash wait states are not
   modelled), and instructions are what is measured (`validate --on count`, notes/cortex-m.md).
-- Tiles into the DTCM: copied by the core (the firmware's HAL, tw_hal_cortex_m.c; blocking), so
-  per copy call and per byte in instructions, fitted with the kernels (bench/calibrate_m7.py):
-  328 instructions per transfer, 27.5 per contiguous run, 1.53 per byte; the weights
-  and per-channel constants are read in place in flash (Memory.in_place), never copied.
+- The core computes in place: every layer runs whole on its tensors in the AXI SRAM (the module's
+  memory is L2, schedule/placement.py `computes_in_place`), the weights and per-channel
+  constants are read where they are in flash (Memory.in_place), and the DTCM holds only the
+  kernels' scratch (im2col rows, depthwise rows, add tables) and the stack — no tile is copied,
+  so RAM = the L2 activation plan + the scratch. The L1 (DTCM) copy figures below are those a
+  module tiling into the DTCM would pay (fitted on counted instructions when the built-in one
+  did: 328 instructions per copy call, 27.5 per contiguous run, 1.53 per byte).
 - kernels: the pulp family's C (bindings/pulp) through its Arm path — tw_pulp_isa.h maps the
   4-lane int8 dot product to two `smlad` on `sxtb16`-unpacked halves (ARMv7E-M DSP extension) —
   with the portable family for what it does not rewrite; priced by the pulp kernels' model with
@@ -32,15 +35,17 @@ from .pulp_kernels import PulpKernels
 
 #: the pulp kernels' model in executed instructions on the Cortex-M7, fitted on counted
 #: instructions (bench/calibrate_m7.py, bench/calibration_m7.json: 152 layers of the four MLPerf
-#: Tiny models, the example and seed 004's layer at two L1 sizes; every network within ±4%)
-KERNELS = replace(PulpKernels(), name="pulp-kernels-m7", requant=27.628, elem=25.643,
-                  mm_step=28.087, mm_block=16.557, mm_tile=0.5, im2col_byte=0.273,
-                  im2col_row=135.728, requant_tflite=27.628, requant_shift=12.0,
-                  requant_onnx=327.256, psum=2.36, dw_out=0.0, dw_step=0.0, dw_gather=6.989,
-                  dw_item=156.479, fc_step=7.201, fc_neuron=3.76, add_elem=25.643,
-                  add_onnx=669.394, mul_elem=35.0, pool_step=21.785, pool_out=63.735,
-                  gap_pixel=10.092, gap_chan=0.0, other_elem=184.546, other_call=948.556,
+#: Tiny models, the example and seed 004's layer; every network within ±4%)
+KERNELS = replace(PulpKernels(), name="pulp-kernels-m7", requant=26.865, elem=28.445,
+                  mm_step=28.186, mm_block=23.799, mm_tile=0.5, im2col_byte=0.249,
+                  im2col_row=138.077, requant_tflite=26.865, requant_shift=12.0,
+                  requant_onnx=324.856, psum=2.36, dw_out=0.0, dw_step=0.0, dw_gather=7.797,
+                  dw_item=151.03, fc_step=7.235, fc_neuron=3.454, add_elem=28.445,
+                  add_onnx=672.401, mul_elem=35.0, pool_step=25.795, pool_out=63.469,
+                  gap_pixel=11.033, gap_chan=0.0, other_elem=184.546, other_call=432.519,
                   tile=0.0)
+#: instructions per layer outside its kernel (the fork, the layer's argument set-up)
+LAYER_OVERHEAD = 516.0
 
 TARGET = Target(
     name="stm32h7",
@@ -49,14 +54,15 @@ TARGET = Target(
     memories=(
         Memory("L1", 128 * KB, reserved=8 * KB, bandwidth=0.6533, dma_setup_cycles=0,
                dma_chunk_cycles=27.48, dma_issue_cycles=327.6, dma_async=False,
-               note="DTCM; tiles copied in by the core"),
+               note="DTCM: kernel scratch and the stack (layers compute in place)"),
         Memory("L2", 1 * MB, bandwidth=2.0, dma_setup_cycles=30, dma_async=True,
                roles=frozenset({"act", "tile"}), note="AXI SRAM: activations"),
         Memory("flash", 2 * MB, roles=frozenset({"weight"}), read_only=True, in_place=True,
                note="internal flash: const weights, read in place by the kernels"),
     ),
     modules=(
-        Module("cpu", cores=1, bindings=pulp.bindings(KERNELS), memory="L1",
+        Module("cpu", cores=1, bindings=pulp.bindings(KERNELS), memory="L2",
+               layer_overhead_cycles=LAYER_OVERHEAD,
                weights_from="flash", note="Cortex-M7 (DSP extension), the SIMD kernels"),
     ),
     sources=("seed 001 §6.1", "seed 004 §3.4.1"),
