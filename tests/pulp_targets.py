@@ -48,3 +48,12 @@ def cmsis_stm32h7(**overrides) -> Target:
     t = get_target("stm32h7", **overrides)
     modules = tuple(replace(m, bindings=portable.bindings(CmsisNN())) for m in t.modules)
     return replace(t, modules=modules)
+
+
+def tiled(name: str, **overrides) -> Target:
+    """Target `name` with get_target's overrides, its modules tiling into their L1 even where the
+    built-in one computes in place (stm32h7's Cortex-M7 copying tiles into its DTCM): for the
+    tests of the tilers and the cost model on that part's L1."""
+    t = get_target(name, **overrides)
+    return replace(t, modules=tuple(replace(m, memory="L1") if t.has_memory("L1") else m
+                                    for m in t.modules))

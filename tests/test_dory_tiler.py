@@ -18,6 +18,7 @@ from tilewise.schedule.dory import tile as dory_tile
 from tilewise.schedule.dory_cp import solve_dory, tile_l1_bytes
 from tilewise.targets.registry import get_target
 
+from .pulp_targets import tiled
 from .conftest import mlperf_path
 from .placed import placed
 
@@ -213,7 +214,7 @@ LAYERS = {
 
 @pytest.mark.parametrize("target,l1_kb", [("gap8", 16), ("gap8", 28), ("stm32h7", 28)])
 def test_model_tiler_never_predicts_more_cycles_than_dory(target, l1_kb):
-    tg = get_target(target, l1_kb=l1_kb)
+    tg = tiled(target, l1_kb=l1_kb)
     free = tg.memory("L1").free
     for name, nest in LAYERS.items():
         d = schedule_layer(nest, tg, tiler="dory")

@@ -16,6 +16,7 @@ from tilewise.schedule.cost import Evaluator
 from tilewise.schedule.model import brute_force, candidate_orders, min_l1_bytes, tile
 from tilewise.targets import get_target
 
+from .pulp_targets import tiled
 from .placed import placed, seed002
 
 
@@ -26,7 +27,7 @@ def conv(K, C, H, W, f=3, s=1, p=1, kind="conv", N=1, b=1, pads=None):
 
 
 def small(tname, l1, cores=None):
-    t = get_target(tname)
+    t = tiled(tname)
     t = replace(t, memories=(replace(t.memory("L1"), size=l1, reserved=0),) + t.memories[1:])
     return t.with_overrides(cores=cores) if cores and any(m.scalable for m in t.modules) else t
 
