@@ -72,6 +72,42 @@ def test_instructions_counted_per_inference_and_layer(name, tmp_path):
     assert abs(r["predicted_instructions"] / total - 1) <= 0.10, (r["predicted_instructions"], total)
 
 
+def test_every_pulp_kernel_bit_exact_on_cortex_m7(tmp_path):
+    """The pulp kernels' Arm path kernel by kernel: tests/test_pulp_gvsoc.py's cases (every kernel
+    kind and requant variant, border tiles, partial sums, the layer-sized ones) in a Cortex-M7
+    firmware under QEMU, each output equal to the golden model's."""
+    from . import tw_c_build as build
+    from .test_pulp_gvsoc import cases, cases_header
+
+    gcc = arm_gcc()
+    cs = cases()
+    (tmp_path / "cases.h").write_text(cases_header(cs))
+    fw = FIRMWARE_C / "cortex_m"
+    hal = build.C_ROOT / "tw_hal"
+    srcs = [fw / "tw_fw.c", hal / "tw_hal_cortex_m.c", build.TESTS_C / "pulp_gvsoc_main.c",
+            *build.kernel_sources(), *build.pulp_sources()]
+    includes = [tmp_path, fw, hal, build.KERNELS, build.PULP]
+    objects = []
+    for src in srcs:
+        obj = tmp_path / f"{src.parent.name}_{src.name}.o"
+        args = cm_compile_args(gcc, includes, src, obj)
+        subprocess.run([*args[:1], "-include", str(build.TESTS_C / "cm_kernel_shim.h"), *args[1:]],
+                       check=True)
+        objects.append(obj)
+    elf = tmp_path / "kernels.elf"
+    subprocess.run(cm_link_args(gcc, fw, objects, elf), check=True)
+    run = run_firmware(elf, timeout=600)
+    assert run.status == 0 and "TW_DONE" in run.text, run.text[-2000:]
+    got = {}
+    for line in run.text.splitlines():
+        parts = line.split()
+        if parts[:1] == ["TW_CASE"]:
+            got[(cs[int(parts[1])].name, int(parts[2]))] = int(parts[3])
+    assert set(got) == {(c.name, n) for c in cs for n in c.cores}
+    bad = {k: v for k, v in got.items() if v}
+    assert not bad, bad
+
+
 def test_fault_reports_and_exits_nonzero(tmp_path):
     """An undefined instruction: the fault handler prints TW_TRAP with the pc, QEMU exits 1."""
     gcc = arm_gcc()
