@@ -19,14 +19,20 @@ def models_dir() -> Path:
     return Path(os.environ.get("TILEWISE_MODELS", REPO.parent / "shared" / "models"))
 
 
+def absent(msg: str) -> None:
+    """Something a test needs is missing (a model, a simulator, a cross compiler): a failure with
+    TILEWISE_REQUIRE_MODELS=1 (CI, where `make test` installs or finds all of it), a skip
+    elsewhere."""
+    if os.environ.get("TILEWISE_REQUIRE_MODELS") == "1":
+        pytest.fail(msg)
+    pytest.skip(msg)
+
+
 def mlperf_path(name: str) -> Path:
     """Path of an MLPerf Tiny model; fails (CI) or skips (elsewhere) when it is absent."""
     path = models_dir() / "mlperf_tiny" / f"{name}.tflite"
     if not path.exists():
-        msg = f"MLPerf Tiny model not found at {path} (set TILEWISE_MODELS)"
-        if os.environ.get("TILEWISE_REQUIRE_MODELS") == "1":
-            pytest.fail(msg)
-        pytest.skip(msg)
+        absent(f"MLPerf Tiny model not found at {path} (set TILEWISE_MODELS)")
     return path
 
 

@@ -41,6 +41,7 @@ from tilewise.validate import validate_model
 from tilewise.validate.gvsoc import run_firmware
 
 from . import tw_c_build as build
+from .tw_kernel_calls import ADD_PARAMS
 from .conftest import mlperf_path
 from .pulp_targets import pulp_target
 from tilewise.bindings.pulp.simple import one_rounding
@@ -50,9 +51,6 @@ from .test_c_kernels import (POOL_CASES, add_params, conv_acc, golden_node, make
 from .test_gvsoc import gvsoc_present  # noqa: F401 (autouse fixture: skip without GVSoC)
 
 VARIANTS = {"tflite": 0, "shift": 1, "onnx": 2, "tflite_single": 3, "shift32": 4, "tflite_right": 5}
-#: the tw_add_params_t fields in the order of test_c_kernels.add_params' words
-ADD_PARAMS = ("a_zp", "a_mult", "a_shift", "b_zp", "b_mult", "b_shift", "left_shift", "out_mult",
-              "out_shift", "out_zp", "qmin", "qmax")
 KINDS = ("conv", "conv1x1", "fc", "dw", "add", "sub", "mul", "maxpool", "avgpool", "gap",
          "gap_onnx", "nop")
 ALL_CORES = (1, 3, 8)

@@ -27,7 +27,7 @@ from tilewise.ir.ops import Op
 from tilewise.ir.params import TfliteAddSubParams
 
 from . import tw_kernel_calls as kc
-from .test_pulp_gvsoc import ADD_PARAMS
+from .tw_kernel_calls import ADD_PARAMS
 from .test_c_kernels import (  # noqa: F401  (pytest collects them here, with this module's lib)
     CONV_CASES, CORES, DW_CASES, MODES, add_params, conv_acc, golden_node, quantize_multiplier, conv_tiled, make_requant, random_conv, requantized,
     run_windowed_tiled, seed, test_conv_positive_shift_and_onnx_ties, test_conv_single_tile,

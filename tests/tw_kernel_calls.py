@@ -155,6 +155,11 @@ def fully_connected(lib, x, w, bias, rq: RequantArrays, cores: int, psum: np.nda
     return out
 
 
+#: the tw_add_params_t fields in the order of the elementwise `params` words (shim_elementwise)
+ADD_PARAMS = ("a_zp", "a_mult", "a_shift", "b_zp", "b_mult", "b_shift", "left_shift", "out_mult",
+              "out_shift", "out_zp", "qmin", "qmax")
+
+
 def elementwise(lib, op: str, params: list[int], a, b, cores: int, out: np.ndarray | None = None) -> np.ndarray:
     a, b = c_array(a, np.int8), c_array(b, np.int8)
     if out is None:

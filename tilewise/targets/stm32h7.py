@@ -36,7 +36,7 @@ from .pulp_kernels import PulpKernels
 #: the pulp kernels' model in executed instructions on the Cortex-M7, fitted on counted
 #: instructions (bench/calibrate_m7.py, bench/calibration_m7.json: 152 layers of the four MLPerf
 #: Tiny models, the example and seed 004's layer; every network within ±4%)
-KERNELS = replace(PulpKernels(), name="pulp-kernels-m7", requant=26.865, elem=28.445,
+KERNELS = replace(PulpKernels(), name="pulp-kernels-m7",
                   mm_step=28.186, mm_block=23.799, mm_tile=0.5, im2col_byte=0.249,
                   im2col_row=138.077, requant_tflite=26.865, requant_shift=12.0,
                   requant_onnx=324.856, psum=2.36, dw_out=0.0, dw_step=0.0, dw_gather=7.797,

@@ -9,10 +9,15 @@ and `TW_COMPUTE` (cycle counters, pulp-open) and `TW_DMA <n> <bytes> <transfers>
 from __future__ import annotations
 
 import re
+import subprocess
 from dataclasses import dataclass
-from typing import Sequence
+from pathlib import Path
+from typing import Callable, Sequence
 
 import numpy as np
+
+from ..codegen.firmware import inputs_files
+from ..codegen.project import Project
 
 from ..ir.layer import LayerGraph
 from ..ir.tensor import np_dtype
@@ -32,6 +37,35 @@ class FirmwareRun:
     compute_cycles: list[list[int]]
     dma: list[tuple[int, int, int]]
     text: str
+
+
+def build_elf(project: Project, inputs: Sequence[np.ndarray], sources: Sequence[Path],
+              compile_args: Callable[[list[Path], Path, Path], list[str]],
+              link_args: Callable[[list[Path], Path], list[str]], out: Path | None = None) -> Path:
+    """Embed `inputs` in the project's firmware (firmware/inputs.c), compile every source with the
+    command `compile_args(includes, source, object)` and link the objects with
+    `link_args(objects, elf)`, in `out` (default: the project's build_fw); the ELF's path."""
+    p = project.path
+    nbytes = project.manifest["input"]["bytes"]
+    for rel, text in inputs_files([np.asarray(x).tobytes() for x in inputs], nbytes).items():
+        (p / rel).write_text(text)
+    build = Path(out) if out else p / "build_fw"
+    build.mkdir(parents=True, exist_ok=True)
+    includes = [*project.includes(), p / "firmware"]
+    objects = []
+    for s in sources:
+        obj = build / (s.relative_to(p).as_posix().replace("/", "_") + ".o")
+        _run(compile_args(includes, s, obj), p)
+        objects.append(obj)
+    elf = build / "network.elf"
+    _run(link_args(objects, elf), p)
+    return elf
+
+
+def _run(args: list[str], cwd: Path) -> None:
+    proc = subprocess.run(args, cwd=cwd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"firmware build failed: {' '.join(args)}\n{proc.stdout}{proc.stderr}")
 
 
 def parse_run(status: int, text: str) -> FirmwareRun:

@@ -23,12 +23,12 @@ from typing import Sequence
 
 import numpy as np
 
-from ..codegen.firmware import PULP_OPEN, compile_args, inputs_files, link_args, toolchain
+from ..codegen.firmware import PULP_OPEN, compile_args, link_args, toolchain
 from ..codegen.project import Project
 from ..errors import TilewiseError
 from ..schedule.network import NetworkSchedule
 from .check import ValidationReport
-from .firmware_run import FirmwareRun, fill_report, parse_run
+from .firmware_run import FirmwareRun, build_elf, fill_report, parse_run
 
 #: seconds a firmware run may take before it counts as hung (GVSOC_TIMEOUT)
 TIMEOUT = 900
@@ -54,29 +54,10 @@ def build_firmware(project: Project, inputs: Sequence[np.ndarray], out: Path | N
         raise TilewiseError(f"{project.path}: target {project.manifest['target']} has no pulp-open "
                             f"firmware (generate for --target pulp-open)")
     tc = toolchain()
-    p = project.path
-    nbytes = project.manifest["input"]["bytes"]
-    for rel, text in inputs_files([np.asarray(x).tobytes() for x in inputs], nbytes).items():
-        (p / rel).write_text(text)
-    build = Path(out) if out else p / "build_fw"
-    build.mkdir(parents=True, exist_ok=True)
-    srcs = project.sources(PULP_OPEN)
-    srcs += sorted((p / "firmware").glob("*.c")) + [p / "firmware" / "crt0.S"]
-    includes = [*project.includes(), p / "firmware"]
-    objects = []
-    for s in srcs:
-        obj = build / (s.relative_to(p).as_posix().replace("/", "_") + ".o")
-        _run(compile_args(tc, includes, s, obj), p)
-        objects.append(obj)
-    elf = build / "network.elf"
-    _run(link_args(tc, p / "firmware" / "link.ld", objects, elf), p)
-    return elf
-
-
-def _run(args: list[str], cwd: Path) -> None:
-    proc = subprocess.run(args, cwd=cwd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise RuntimeError(f"firmware build failed: {' '.join(args)}\n{proc.stdout}{proc.stderr}")
+    fw = project.path / "firmware"
+    srcs = project.sources(PULP_OPEN) + sorted(fw.glob("*.c")) + [fw / "crt0.S"]
+    return build_elf(project, inputs, srcs, lambda inc, s, o: compile_args(tc, inc, s, o),
+                     lambda objs, elf: link_args(tc, fw / "link.ld", objs, elf), out)
 
 
 def run_firmware(elf: Path, timeout: int = TIMEOUT) -> FirmwareRun:

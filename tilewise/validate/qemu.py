@@ -22,12 +22,12 @@ from typing import Sequence
 
 import numpy as np
 
-from ..codegen.firmware import CORTEX_M, arm_gcc, cm_compile_args, cm_link_args, inputs_files
+from ..codegen.firmware import CORTEX_M, arm_gcc, cm_compile_args, cm_link_args
 from ..codegen.project import Project
 from ..errors import TilewiseError
 from ..schedule.network import NetworkSchedule
 from .check import ValidationReport
-from .firmware_run import FirmwareRun, fill_report, parse_run
+from .firmware_run import FirmwareRun, build_elf, fill_report, parse_run
 
 #: seconds a firmware run may take before it counts as hung
 TIMEOUT = 600
@@ -55,29 +55,10 @@ def build_firmware(project: Project, inputs: Sequence[np.ndarray], out: Path | N
         raise TilewiseError(f"{project.path}: the network needs off-chip memory (L3), which the "
                             f"Cortex-M firmware does not have; give it a part with more SRAM")
     gcc = arm_gcc()
-    p = project.path
-    nbytes = project.manifest["input"]["bytes"]
-    for rel, text in inputs_files([np.asarray(x).tobytes() for x in inputs], nbytes).items():
-        (p / rel).write_text(text)
-    build = Path(out) if out else p / "build_fw"
-    build.mkdir(parents=True, exist_ok=True)
-    fw = p / "firmware"
+    fw = project.path / "firmware"
     srcs = project.sources(CORTEX_M) + sorted(fw.glob("*.c"))
-    includes = [*project.includes(), fw]
-    objects = []
-    for s in srcs:
-        obj = build / (s.relative_to(p).as_posix().replace("/", "_") + ".o")
-        _run(cm_compile_args(gcc, includes, s, obj), p)
-        objects.append(obj)
-    elf = build / "network.elf"
-    _run(cm_link_args(gcc, fw, objects, elf, link), p)
-    return elf
-
-
-def _run(args: list[str], cwd: Path) -> None:
-    proc = subprocess.run(args, cwd=cwd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise RuntimeError(f"firmware build failed: {' '.join(args)}\n{proc.stdout}{proc.stderr}")
+    return build_elf(project, inputs, srcs, lambda inc, s, o: cm_compile_args(gcc, inc, s, o),
+                     lambda objs, elf: cm_link_args(gcc, fw, objs, elf, link), out)
 
 
 def run_firmware(elf: Path, timeout: int = TIMEOUT) -> FirmwareRun:
