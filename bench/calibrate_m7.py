@@ -20,6 +20,7 @@ import argparse
 import json
 import sys
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -121,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     rows = json.loads(a.data.read_text())["rows"] if a.reuse else collect()
     cfgs = configs(rows)
-    cp.add_columns(rows, cfgs)
+    cp.add_columns(rows, cfgs, base=replace(cp.PulpKernels(), dw_arm=True))
     add_copy_columns(rows, cfgs)
     coefs = fit(rows)
     err = errors(rows, coefs)

@@ -43,7 +43,8 @@ HERE = Path(__file__).resolve().parent
 #: coefficients fitted on the untiled layers' whole cycles, not on compute phases
 UNTILED = ("other_elem", "other_call")
 DERIVED = ("requant", "elem")     # set by for_key from the fields below
-COEFS = tuple(f.name for f in fields(PulpKernels) if f.name not in ("name", *DERIVED))
+FLAGS = ("dw_arm",)               # which code the model describes, not a coefficient
+COEFS = tuple(f.name for f in fields(PulpKernels) if f.name not in ("name", *DERIVED, *FLAGS))
 #: what the kernels' code says each coefficient should be (cycles counted off the loops of
 #: bindings/pulp/c and the RI5CY pipeline: 1 cycle per instruction, loads 1 + 1 on use, a taken
 #: branch 3, a mul 1, a div ~35): the fit is pulled gently towards them (PRIOR_WEIGHT), which fixes
@@ -90,9 +91,9 @@ def _untiled(model: PulpKernels, key, s, cores: int) -> float:
     return float(tile_cycles(model.for_key(key).terms(s.nest, cores), size, one, one).sum())
 
 
-def unit(name: str) -> PulpKernels:
+def unit(name: str, base: PulpKernels = PulpKernels()) -> PulpKernels:
     zero = {c: 0.0 for c in COEFS}
-    return replace(PulpKernels(), **{**zero, name: 1.0})
+    return replace(base, **{**zero, name: 1.0})
 
 
 def collect(cores_list=(8, 1), l1s=(None, 16)) -> list[dict]:
@@ -123,18 +124,20 @@ def collect(cores_list=(8, 1), l1s=(None, 16)) -> list[dict]:
     return rows
 
 
-def add_columns(rows: list[dict], configs: dict) -> None:
-    """Each row's coefficient columns: the compute cycles with one coefficient 1, the others 0,
-    summed over the tiles of the row's schedule (rebuilt from its tile sizes, order, buffering)."""
+def add_columns(rows: list[dict], configs: dict, base: PulpKernels = PulpKernels()) -> None:
+    """Each row's coefficient columns: the compute cycles with one coefficient 1, the others 0
+    (in `base`'s structure: its flags), summed over the tiles of the row's schedule (rebuilt from
+    its tile sizes, order, buffering)."""
     for r in rows:
         lg, tgt, ns = configs[(r["network"], r["cores"], r["l1_kb"])]
         p, nest = ns.placement(r["index"]), lg.layers[r["index"]].nest
         if r["untiled"]:
-            r["columns"] = {c: _untiled(unit(c), p.binding.key, ns.schedules[r["index"]],
+            r["columns"] = {c: _untiled(unit(c, base), p.binding.key, ns.schedules[r["index"]],
                                         r["cores"]) for c in COEFS}
             continue
         s = Evaluator(nest, tgt, p).build(r["tile"], tuple(r["order"]), r["buffering"])
-        r["columns"] = {c: _tile_sum(unit(c), p.binding.key, s, r["cores"]) for c in COEFS}
+        r["columns"] = {c: _tile_sum(unit(c, base), p.binding.key, s, r["cores"])
+                        for c in COEFS}
 
 
 def fit(rows: list[dict]) -> dict[str, float]:

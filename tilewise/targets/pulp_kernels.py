@@ -19,6 +19,10 @@ the call cost (fork-free: the cores are already in the layer's fork; two barrier
 - 1×1 conv: the same MatMul on the HWC pixels, no im2col;
 - depthwise: items = (channel, output row); per item a ring of FY input rows is refilled
   (byte gathers from HWC), per output FY SIMD steps of a kernel row and the requantization;
+  built for Arm (`dw_arm`: tw_pulp_depthwise.c's four-channel path) items = (4-channel group,
+  output row), per group a ring of padded rows refilled with (SH·(oy − 1) + FY) rows of
+  SX·(ox − 1) + FX unpacked pixels, per output FY·FX taps (a quarter of a 4-channel tap) and the
+  requantization;
 - dense: items = output neurons, the busiest core takes ⌈k/P⌉ of them (exact, and superadditive);
   per neuron ⌈c/4⌉ SIMD steps and the requantization;
 - add / sub / mul: per output element, TFLite's rescaling of both inputs (3 / 2 multiplies by
@@ -95,6 +99,7 @@ class PulpKernels:
     dw_step: float = 0.0        # per kernel row of ≤ 4 taps (p.lw + pv.sdotsp.b + pointers)
     dw_gather: float = 5.82      # per byte refilled into the ring
     dw_item: float = 175.9       # per (channel, row) item
+    dw_arm: bool = False        # the Arm four-channel path: dw_step per tap, dw_gather per pixel
     # dense
     fc_step: float = 2.09        # per SIMD step of 4 inputs of one neuron
     fc_neuron: float = 9.31     # per neuron beyond its requantization
@@ -142,6 +147,15 @@ class PulpKernels:
                 t += [Term(self.im2col_byte * F / P, (*pix, ("c", ident)), "im2col"),
                       Term(self.im2col_row * nest.FY / P, pix, "im2col_rows")]
             return tuple(t)
+        if kind == "dwconv" and self.dw_arm:
+            rows = (("k", ident), ("oy", ident))
+            return (Term((self.dw_out + self.requant + F * self.dw_step) / P,
+                         (*rows, ("ox", ident)), "dw_out"),
+                    Term(self.dw_gather / 4 / P,
+                         (("k", ident), ("oy", _lin(nest.SY, nest.FY - nest.SY)),
+                          ("ox", _lin(nest.SX, nest.FX - nest.SX))), "dw_gather"),
+                    Term(self.dw_item / 4 / P, rows, "dw_item"),
+                    tile)
         if kind == "dwconv":
             rows = (("k", ident), ("oy", ident))
             return (Term((self.dw_out + self.requant + nest.FY * self.dw_step) / P,

@@ -7,7 +7,7 @@ model), e.g. `pulp.bindings(PulpNN())`. Its own kernels, one binding per row and
 | binding            | op              | modes               | kernel (tw_pulp_*)                       | consts | L1 scratch |
 |--------------------|-----------------|---------------------|------------------------------------------|--------|------------|
 | conv2d_s8          | conv2d          | tflite, onnx, shift | conv2d_s8_<v> (im2col + 4x2), conv1x1_s8_<v> | k.fy.fx.c | im2col_bytes |
-| depthwise_s8       | depthwise       | tflite, onnx, shift | depthwise_s8_<v> (kernel-row SIMD)       | k.fy.fx | depthwise_bytes |
+| depthwise_s8       | depthwise       | tflite, onnx, shift | depthwise_s8_<v> (kernel-row SIMD)       | k.fy.fx | depthwise_bytes (_arm) |
 | fully_connected_s8 | fully_connected | tflite, onnx, shift | fully_connected_s8_<v>                   | k.c    | —          |
 | add_s8, sub_s8     | add, sub        | tflite              | add_tables + add_s8 (input tables)       | —      | tables_bytes |
 | mul_s8             | mul             | tflite              | mul_s8                                   | —      | —          |
@@ -62,6 +62,15 @@ def depthwise_bytes(nest: LoopNest, cores: int, k, c, oy, ox):
     return 0 * np.asarray(k) * np.asarray(oy) + cores * nest.FY * (rl + w4)
 
 
+def depthwise_bytes_arm(nest: LoopNest, cores: int, k, c, oy, ox):
+    """The scratch of tw_pulp_depthwise_s8 built for Arm (ARMv7E-M: its four-channel path's ring
+    of FY padded rows of (ox_t − 1)·SX + FX pixels, two words each, per core; the planar path's
+    ring when that is larger, for the channels left after the groups of four)."""
+    ring = cores * nest.FY * 8 * ((np.asarray(ox) - 1) * nest.SX + nest.FX)
+    return np.maximum(ring + 0 * np.asarray(k) * np.asarray(oy),
+                      depthwise_bytes(nest, cores, k, c, oy, ox))
+
+
 def tables_bytes(nest: LoopNest, cores: int, k, c, oy, ox):
     """tw_pulp_add_s8's tables of both inputs (simple.TABLES_BYTES), shared by the cores."""
     return 0 * np.asarray(k) * np.asarray(oy) + simple.TABLES_BYTES
@@ -70,9 +79,10 @@ def tables_bytes(nest: LoopNest, cores: int, k, c, oy, ox):
 WEIGHTED = TileRules(l3_k_step=4)
 
 
-def bindings(cost) -> tuple[Binding, ...]:
+def bindings(cost, arm: bool = False) -> tuple[Binding, ...]:
     """The pulp family priced by the kernel cost model `cost` (module docstring), then the portable
-    bindings of the keys it does not rewrite."""
+    bindings of the keys it does not rewrite; `arm`: the kernels are built for an ARMv7E-M core
+    (their Arm DSP paths, tw_pulp_isa.h), whose depthwise needs depthwise_bytes_arm."""
     own: list[Binding] = []
 
     def add(name: str, op: Op, modes: tuple[str | None, ...], prec: Precision, kind: str, check,
@@ -85,7 +95,7 @@ def bindings(cost) -> tuple[Binding, ...]:
         emit=weighted.conv2d_s8, scratch=im2col_bytes, consts=constants.layout("k.fy.fx.c"),
         tiles=WEIGHTED)
     add("depthwise_s8", Op.DEPTHWISE, rq, p8w, "dwconv", portable_checks.weighted_s8,
-        emit=weighted.depthwise_s8, scratch=depthwise_bytes, consts=constants.layout("k.fy.fx"),
+        emit=weighted.depthwise_s8, scratch=depthwise_bytes_arm if arm else depthwise_bytes, consts=constants.layout("k.fy.fx"),
         tiles=WEIGHTED)
     add("fully_connected_s8", Op.FULLY_CONNECTED, rq, p8w, "fc", portable_checks.weighted_s8,
         emit=weighted.fully_connected_s8, consts=constants.layout("k.c"), tiles=WEIGHTED)
@@ -105,4 +115,4 @@ def bindings(cost) -> tuple[Binding, ...]:
     return (*own, *rest)
 
 
-__all__ = ["FAMILY", "bindings", "depthwise_bytes", "im2col_bytes"]
+__all__ = ["FAMILY", "bindings", "depthwise_bytes", "depthwise_bytes_arm", "im2col_bytes"]

@@ -78,8 +78,8 @@ def variant(layer: Layer, lg: LayerGraph) -> str:
 
 def tflite_right_fits(rq: Requant, bound: np.ndarray) -> bool:
     """Whether "tflite_right" computes TFLite's double rounding exactly for accumulators within
-    `bound` (per channel): every shift in [−31, −1] and y + 2^(e−1) ≤ INT32_MAX (module
-    docstring)."""
+    `bound` (per channel): every shift in [−31, −1], y + 2^(e−1) ≤ INT32_MAX and |acc| < 2^30
+    (2·acc fits int32: the Arm path's SRDHM is one smmulr of 2·acc; module docstring)."""
     return right_shift_fits(rq.multiplier, rq.shift, bound)
 
 
@@ -89,7 +89,7 @@ def right_shift_fits(multiplier, shift, bound) -> bool:
                                   np.atleast_1d(np.asarray(shift, np.int64)),
                                   np.atleast_1d(np.asarray(bound, np.int64)))
     e = -s
-    if not bool(((e >= 1) & (e <= 31)).all()):
+    if not bool(((e >= 1) & (e <= 31)).all()) or not bool((b < 2**30).all()):
         return False
     y = (b * np.abs(m)) // 2**31 + 1
     return bool((y + (np.int64(1) << (e - 1)) <= INT32_MAX).all())

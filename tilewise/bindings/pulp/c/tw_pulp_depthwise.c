@@ -17,8 +17,18 @@ static void widths(const tw_window_t *g, int *w4, int *rl)
 size_t tw_pulp_depthwise_s8_scratch(const tw_window_t *win, int n_cores)
 {
     int w4, rl;
+    size_t planar;
     widths(win, &w4, &rl);
-    return (size_t)n_cores * (size_t)win->k_h * (size_t)(rl + w4);
+    planar = (size_t)n_cores * (size_t)win->k_h * (size_t)(rl + w4);
+#if TW_PULP_ARM
+    {   /* the Arm path's ring: k_h rows of arm_ring_px pixels of two words, per core */
+        size_t ring = (size_t)n_cores * (size_t)win->k_h * 8u *
+                      (size_t)((win->out_w - 1) * win->s_w + win->k_w);
+        return ring > planar ? ring : planar;
+    }
+#else
+    return planar;
+#endif
 }
 
 /* Padded input row r (row r - pad_t of the tile) of channel c into dst (word-aligned): rl bytes
@@ -138,20 +148,193 @@ TW_PULP_INLINE void channel_rows(const tw_dw_args_t *a, const tw_pulp_rq_t *rq, 
     }
 }
 
+#if TW_PULP_ARM
+/* The Arm DSP path (Cortex-M4/M7): four channels of one output pixel at a time (tw_pulp_depthwise.h).
+ * A group of four channels keeps a ring of k_h padded input rows of (out_w - 1)·s_w + k_w pixels
+ * in the core's scratch, each pixel the group's four input values already unpacked to two
+ * halfword-pair words, (x0, x2) and (x1, x3) (sxtb16 and sxtb16 ror 8, once per input value and
+ * group instead of once per tap), the padding as the pad value's pair; the weights of every tap
+ * likewise, wx[2t] = (w0, w2), wx[2t + 1] = (w1, w3), gathered from the channel-major layout once
+ * per group onto the stack. A tap is then two ldrd and four 16x16 MACs (smlabb / smlatt, the
+ * channels in the bottom and top halves), a 3x3 window straight code from three ring rows, the
+ * four outputs requantized into one word (tw_pulp_rq4). Kernels of up to TW_DW_ARM_TAPS taps;
+ * larger ones and the channels left after the groups of four take the planar path. */
+#define TW_DW_ARM_TAPS 25
+
+/* Pixels per ring row. */
+static int arm_ring_px(const tw_window_t *g)
+{
+    return (g->out_w - 1) * g->s_w + g->k_w;
+}
+
+/* The (w0, w2), (w1, w3) halfword pairs of channels c..c+3 at every tap into wx[2·taps]. */
+static void arm_weights(const tw_dw_args_t *a, int c, int32_t *wx)
+{
+    int taps = a->win.k_h * a->win.k_w, t;
+    const int8_t *w = a->w + (size_t)c * taps;
+    for (t = 0; t < taps; t++) {
+        uint32_t v = tw_pulp_pack4(w[t], w[taps + t], w[2 * taps + t], w[3 * taps + t]);
+        wx[2 * t] = (int32_t)__sxtb16(v);
+        wx[2 * t + 1] = (int32_t)tw_pulp_sxtb16_ror8(v);
+    }
+}
+
+/* Padded input row iy (tile row; outside [0, in_h) all padding) of channels c..c+3 into the ring
+ * row dst: px pixel pairs, the input's columns from pad_l on, the pad pair elsewhere. */
+static void arm_fill(const tw_dw_args_t *a, int iy, int c, int32_t *dst, int px)
+{
+    const tw_window_t *g = &a->win;
+    int32_t pad = (int32_t)__sxtb16((uint8_t)a->pad_value * 0x01010101u);
+    int x = 0, n = 0, cstep = a->in_c;
+    if (iy >= 0 && iy < g->in_h) {
+        n = px - g->pad_l < g->in_w ? px - g->pad_l : g->in_w;
+        for (; x < g->pad_l && x < px; x++, dst += 2)
+            dst[0] = dst[1] = pad;
+        if (n > 0) {
+            const int8_t *src = a->in + (size_t)iy * g->in_w * cstep + c;
+            for (x += n; n > 0; n--, src += cstep, dst += 2) {
+                uint32_t v = tw_pulp_lw(src);
+                dst[0] = (int32_t)__sxtb16(v);
+                dst[1] = (int32_t)tw_pulp_sxtb16_ror8(v);
+            }
+        }
+    }
+    for (; x < px; x++, dst += 2)
+        dst[0] = dst[1] = pad;
+}
+
+/* The four accumulators of channels c..c+3 (a struct of scalars: kept in registers). */
+typedef struct {
+    int32_t a0, a1, a2, a3;
+} arm_acc4_t;
+
+/* s += input pair x[0] = (x0, x2), x[1] = (x1, x3) times tap weight pair wt (the same halves). */
+TW_PULP_INLINE arm_acc4_t arm_tap(arm_acc4_t s, const int32_t *x, const int32_t *wt)
+{
+    s.a0 = __smlabb(x[0], wt[0], s.a0);
+    s.a2 = __smlatt(x[0], wt[0], s.a2);
+    s.a1 = __smlabb(x[1], wt[1], s.a1);
+    s.a3 = __smlatt(x[1], wt[1], s.a3);
+    return s;
+}
+
+/* The accumulators from the bias of channels c..c+3 (0 without one). */
+TW_PULP_INLINE arm_acc4_t arm_bias(const int32_t *bias)
+{
+    arm_acc4_t s = {0, 0, 0, 0};
+    if (bias) {
+        s.a0 = bias[0];
+        s.a1 = bias[1];
+        s.a2 = bias[2];
+        s.a3 = bias[3];
+    }
+    return s;
+}
+
+/* Output rows [oy0, oy1) of channels c..c+3 (the ring at `ring`); k3: the kernel is 3x3 (a
+ * compile-time constant: its nine taps straight code). */
+TW_PULP_INLINE void arm_group_rows(const tw_pulp_dw_args_t *d, int c, int oy0, int oy1,
+                                   int32_t *ring, const tw_pulp_clip_t *clip, const int k3,
+                                   const int mode)
+{
+    const tw_dw_args_t *a = &d->a;
+    const tw_window_t *g = &a->win;
+    int32_t wx[2 * TW_DW_ARM_TAPS];
+    const int32_t *rows[TW_DW_ARM_TAPS];
+    int kh = k3 ? 3 : g->k_h, kw = k3 ? 3 : g->k_w, sh = g->s_h, px = arm_ring_px(g);
+    int step = 2 * g->s_w, oy, ox, fy, fx, next = -1, slot0 = (oy0 * sh) % kh;
+    const int32_t *bias = a->bias ? a->bias + c : NULL;
+    const int32_t *words = d->rq.words + 4 * c;
+
+    arm_weights(a, c, wx);
+    for (oy = oy0; oy < oy1; oy++) {
+        int r0 = oy * sh, r;
+        int8_t *o = a->out + (size_t)oy * g->out_w * a->in_c + c;
+        for (r = next > r0 ? next : r0; r < r0 + kh; r++) {
+            int s = slot0 + r - r0;
+            arm_fill(a, r - g->pad_t, c, ring + (size_t)(s >= kh ? s - kh : s) * 2 * px, px);
+        }
+        next = r0 + kh;
+        for (fy = 0; fy < kh; fy++) {
+            int s = slot0 + fy;
+            rows[fy] = ring + (size_t)(s >= kh ? s - kh : s) * 2 * px;
+        }
+        if (k3) {
+            const int32_t *q0 = rows[0], *q1 = rows[1], *q2 = rows[2];
+            for (ox = 0; ox < g->out_w; ox++, q0 += step, q1 += step, q2 += step,
+                 o += a->in_c) {
+                arm_acc4_t s = arm_bias(bias);
+                s = arm_tap(s, q0, wx);
+                s = arm_tap(s, q0 + 2, wx + 2);
+                s = arm_tap(s, q0 + 4, wx + 4);
+                s = arm_tap(s, q1, wx + 6);
+                s = arm_tap(s, q1 + 2, wx + 8);
+                s = arm_tap(s, q1 + 4, wx + 10);
+                s = arm_tap(s, q2, wx + 12);
+                s = arm_tap(s, q2 + 2, wx + 14);
+                s = arm_tap(s, q2 + 4, wx + 16);
+                tw_pulp_sw(o, tw_pulp_rq4(words, clip, s.a0, s.a1, s.a2, s.a3, mode));
+            }
+        } else {
+            for (ox = 0; ox < g->out_w; ox++, o += a->in_c) {
+                arm_acc4_t s = arm_bias(bias);
+                const int32_t *wt = wx;
+                for (fy = 0; fy < kh; fy++)
+                    for (fx = 0; fx < kw; fx++, wt += 2)
+                        s = arm_tap(s, rows[fy] + ox * step + 2 * fx, wt);
+                tw_pulp_sw(o, tw_pulp_rq4(words, clip, s.a0, s.a1, s.a2, s.a3, mode));
+            }
+        }
+        slot0 += sh;
+        while (slot0 >= kh)
+            slot0 -= kh;
+    }
+}
+
+/* The groups of four channels, (group, output row) items split over the cores, each core's ring
+ * at its own place in the scratch; the channels left over (in_c mod 4) return to the caller's
+ * planar path. */
+TW_PULP_INLINE void arm_depthwise(const tw_pulp_dw_args_t *d, int core, int cores,
+                                  const tw_pulp_clip_t *clip, const int mode)
+{
+    const tw_window_t *g = &d->a.win;
+    int groups = d->a.in_c >> 2, begin, end, it;
+    int32_t *ring = (int32_t *)(void *)d->scratch + (size_t)core * g->k_h * 2 * arm_ring_px(g);
+    tw_pulp_share(groups * g->out_h, core, cores, &begin, &end);
+    for (it = begin; it < end;) {
+        int grp = it / g->out_h, oy0 = it - grp * g->out_h;
+        int oy1 = g->out_h < oy0 + (end - it) ? g->out_h : oy0 + (end - it);
+        if (g->k_h == 3 && g->k_w == 3)
+            arm_group_rows(d, 4 * grp, oy0, oy1, ring, clip, 1, mode);
+        else
+            arm_group_rows(d, 4 * grp, oy0, oy1, ring, clip, 0, mode);
+        it += oy1 - oy0;
+    }
+}
+#endif
+
 TW_PULP_INLINE void depthwise(const tw_pulp_dw_args_t *d, int core, int cores, const int mode)
 {
     const tw_dw_args_t *a = &d->a;
     const tw_window_t *g = &a->win;
     tw_pulp_clip_t clip = tw_pulp_clip(d->rq.qmin, d->rq.qmax, d->rq.zero_point);
-    int w4, rl, begin, end, it;
+    int w4, rl, begin, end, it, c_first = 0;
     int8_t *ring, *wrow;
 
+#if TW_PULP_ARM
+    if (g->k_h * g->k_w <= TW_DW_ARM_TAPS) {
+        arm_depthwise(d, core, cores, &clip, mode);
+        c_first = a->in_c & ~3;
+        if (c_first == a->in_c)
+            return;
+    }
+#endif
     widths(g, &w4, &rl);
     ring = d->scratch + (size_t)core * (size_t)g->k_h * (size_t)(rl + w4);
     wrow = ring + (size_t)g->k_h * rl;
-    tw_pulp_share(a->in_c * g->out_h, core, cores, &begin, &end);
+    tw_pulp_share((a->in_c - c_first) * g->out_h, core, cores, &begin, &end);
     for (it = begin; it < end;) {
-        int c = it / g->out_h, oy0 = it - c * g->out_h;
+        int c = c_first + it / g->out_h, oy0 = it - (c - c_first) * g->out_h;
         int oy1 = g->out_h < oy0 + (end - it) ? g->out_h : oy0 + (end - it);
         channel_rows(a, &d->rq, c, oy0, oy1, ring, wrow, rl, w4, &clip, mode);
         it += oy1 - oy0;

@@ -114,6 +114,8 @@ TW_PULP_INLINE void tw_pulp_sw(int8_t *p, tw_v4_t v)
 {
 #if TW_PULP_ASM
     __asm__("sw %1, %0" : "=m"(*(char (*)[4])(void *)p) : "r"(v));
+#elif TW_PULP_ARM
+    memcpy(p, &v, 4);          /* one str: ARMv7E-M stores words at any alignment */
 #else
     p[0] = (int8_t)tw_pulp_lane(v, 0);
     p[1] = (int8_t)tw_pulp_lane(v, 1);

@@ -27,10 +27,11 @@
  *                 the weights and bias, bindings/pulp/constants.py): one p.mac and one shift —
  *                 PULP-NN's QntPack "(k·φ + λ) >> d" (seed 004 §3.3.1, footnote 2).
  *   TW_PULP_RQ_TFLITE_RIGHT  m = M0, a = h = 2^(e-1), b = e in [1, 31], c = 0: TW_RQ_TFLITE when
- *                 every shift is negative (no left shift) and y + h cannot overflow for the
- *                 layer's accumulators (the binding proves both, bindings/pulp/constants.py):
- *                 RDBPOT(y, e) = (y + 2^(e-1) - [y < 0]) >> e, ties away from zero in four
- *                 instructions instead of seven.
+ *                 every shift is negative (no left shift), y + h cannot overflow and |acc| < 2^30
+ *                 for the layer's accumulators (the binding proves all three,
+ *                 bindings/pulp/constants.py): RDBPOT(y, e) = (y + 2^(e-1) - [y < 0]) >> e, ties
+ *                 away from zero in four instructions instead of seven; on Arm SRDHM is one
+ *                 smmulr of 2·acc (tw_pulp_srdhm30).
  *   TW_RQ_ONNX    m = the float32 bits of the scale: round half to even of (float)acc · scale in
  *                 float32 (soft-float on rv32imc: correct and slow), as tw_requant.h.
  * Then y = clamp(r, qmin - zp, qmax - zp) + zp: clamp(r + zp, qmin, qmax) without the int32
@@ -66,9 +67,11 @@ typedef struct {
     int32_t m, a, b, c;
 } tw_pulp_rqch_t;
 
-/* The output clamp as tw_pulp_rq applies it: clamp(r, lo, hi) + zp. */
+/* The output clamp as tw_pulp_rq applies it: clamp(r, lo, hi) + zp; and as tw_pulp_rq4 does on
+ * Arm: qmin and qmax in every lane of a word (lo4, hi4). */
 typedef struct {
     int32_t lo, hi, zp;
+    uint32_t lo4, hi4;
 } tw_pulp_clip_t;
 
 /* The words of n channels of a tw_requant_t for `mode` into words[4·n] (the C twin of
@@ -81,6 +84,8 @@ TW_PULP_INLINE tw_pulp_clip_t tw_pulp_clip(int32_t qmin, int32_t qmax, int32_t z
     c.lo = qmin - zp;
     c.hi = qmax - zp;
     c.zp = zp;
+    c.lo4 = (uint8_t)qmin * 0x01010101u;
+    c.hi4 = (uint8_t)qmax * 0x01010101u;
     return c;
 }
 
@@ -133,8 +138,34 @@ TW_PULP_INLINE int32_t tw_pulp_mac(int32_t acc, int32_t a, int32_t b)
 /* SaturatingRoundingDoublingHighMul for x·m != (-2^31)·(-2^31): floor((x·m + 2^30) / 2^31). */
 TW_PULP_INLINE int32_t tw_pulp_srdhm(int32_t x, int32_t m)
 {
+#if TW_PULP_ARM
+    int64_t p = (int64_t)x * m;                      /* one smull: both words */
+    return (int32_t)(((uint32_t)(p >> 32) << 1) + ((((uint32_t)p >> 30) + 1u) >> 1));
+#else
     uint32_t lo = (uint32_t)x * (uint32_t)m;
     return (int32_t)(((uint32_t)tw_pulp_mulh(x, m) << 1) + (((lo >> 30) + 1u) >> 1));
+#endif
+}
+
+#if TW_PULP_ARM
+/* smmulr: (a·b + 2^31) >> 32, the rounded high word of the 64-bit product (one instruction). */
+TW_PULP_INLINE int32_t tw_pulp_smmulr(int32_t a, int32_t b)
+{
+    int32_t r;
+    __asm__("smmulr %0, %1, %2" : "=r"(r) : "r"(a), "r"(b));
+    return r;
+}
+#endif
+
+/* SRDHM(x, m) for |x| < 2^30 (TW_PULP_RQ_TFLITE_RIGHT's bound): on Arm one smmulr of 2·x, as
+ * floor((2·x·m + 2^31) / 2^32) = floor((x·m + 2^30) / 2^31); tw_pulp_srdhm elsewhere. */
+TW_PULP_INLINE int32_t tw_pulp_srdhm30(int32_t x, int32_t m)
+{
+#if TW_PULP_ARM
+    return tw_pulp_smmulr(x << 1, m);
+#else
+    return tw_pulp_srdhm(x, m);
+#endif
 }
 
 /* RoundingDivideByPOT(x, e) with mask = 2^e - 1, e in [0, 31]. */
@@ -170,7 +201,7 @@ TW_PULP_INLINE int32_t tw_pulp_rq_raw(const tw_pulp_rqch_t *c, int32_t acc, cons
         int32_t x = (int32_t)((uint32_t)acc << c->a);
         r = tw_pulp_rdbpot(tw_pulp_srdhm(x, c->m), c->b, c->c);
     } else if (mode == TW_PULP_RQ_TFLITE_RIGHT) {
-        int32_t y = tw_pulp_srdhm(acc, c->m);
+        int32_t y = tw_pulp_srdhm30(acc, c->m);
         r = tw_pulp_asr(y + c->a - (int32_t)((uint32_t)y >> 31), c->b);
     } else if (mode == TW_PULP_RQ_SHIFT32) {
         r = tw_pulp_asr(tw_pulp_mac(c->a, acc, c->m), c->c);
@@ -202,6 +233,33 @@ TW_PULP_INLINE int8_t tw_pulp_rq(const tw_pulp_rqch_t *c, const tw_pulp_clip_t *
                                  int32_t acc, const int mode)
 {
     return (int8_t)(tw_pulp_clamp(tw_pulp_rq_raw(c, acc, mode), clip->lo, clip->hi) + clip->zp);
+}
+
+/* The outputs of accumulators a0..a3 of four consecutive channels (their words w[0..16), the
+ * clamp) as one word, lane j the output of channel j. On Arm the clamp is done four lanes at a
+ * time: each r saturated with the zero point added (qadd: r + zp, or beyond int32 by sign) to
+ * int8 (ssat), the four packed, then the lanes limited to [qmin, qmax] by two ssub8 + sel pairs
+ * — clamp(r + zp, qmin, qmax) = clamp(ssat8(r + zp), qmin, qmax) since qmin >= -128 and
+ * qmax <= 127; elsewhere four tw_pulp_rq. */
+TW_PULP_INLINE tw_v4_t tw_pulp_rq4(const int32_t *w, const tw_pulp_clip_t *clip, int32_t a0,
+                                   int32_t a1, int32_t a2, int32_t a3, const int mode)
+{
+    tw_pulp_rqch_t c0 = tw_pulp_rq_channel(w, 4, 0), c1 = tw_pulp_rq_channel(w, 4, 1);
+    tw_pulp_rqch_t c2 = tw_pulp_rq_channel(w, 4, 2), c3 = tw_pulp_rq_channel(w, 4, 3);
+#if TW_PULP_ARM
+    uint32_t v0 = (uint8_t)__ssat(__qadd(tw_pulp_rq_raw(&c0, a0, mode), clip->zp), 8);
+    uint32_t v1 = (uint8_t)__ssat(__qadd(tw_pulp_rq_raw(&c1, a1, mode), clip->zp), 8);
+    uint32_t v2 = (uint8_t)__ssat(__qadd(tw_pulp_rq_raw(&c2, a2, mode), clip->zp), 8);
+    uint32_t v3 = (uint8_t)__ssat(__qadd(tw_pulp_rq_raw(&c3, a3, mode), clip->zp), 8);
+    uint32_t v = v0 | v1 << 8 | v2 << 16 | v3 << 24;
+    (void)__ssub8(v, clip->lo4);             /* GE per lane: v >= qmin */
+    v = __sel(v, clip->lo4);
+    (void)__ssub8(clip->hi4, v);             /* GE per lane: qmax >= v */
+    return __sel(v, clip->hi4);
+#else
+    return tw_pulp_pack4(tw_pulp_rq(&c0, clip, a0, mode), tw_pulp_rq(&c1, clip, a1, mode),
+                         tw_pulp_rq(&c2, clip, a2, mode), tw_pulp_rq(&c3, clip, a3, mode));
+#endif
 }
 
 #endif /* TW_PULP_REQUANT_H */
