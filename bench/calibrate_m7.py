@@ -122,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     rows = json.loads(a.data.read_text())["rows"] if a.reuse else collect()
     cfgs = configs(rows)
-    cp.add_columns(rows, cfgs, base=replace(cp.PulpKernels(), dw_arm=True))
+    cp.add_columns(rows, cfgs, base=replace(cp.PulpKernels(), arm=True))
     add_copy_columns(rows, cfgs)
     coefs = fit(rows)
     err = errors(rows, coefs)

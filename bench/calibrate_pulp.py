@@ -43,7 +43,7 @@ HERE = Path(__file__).resolve().parent
 #: coefficients fitted on the untiled layers' whole cycles, not on compute phases
 UNTILED = ("other_elem", "other_call")
 DERIVED = ("requant", "elem")     # set by for_key from the fields below
-FLAGS = ("dw_arm",)               # which code the model describes, not a coefficient
+FLAGS = ("arm",)                 # which code the model describes, not a coefficient
 COEFS = tuple(f.name for f in fields(PulpKernels) if f.name not in ("name", *DERIVED, *FLAGS))
 #: what the kernels' code says each coefficient should be (cycles counted off the loops of
 #: bindings/pulp/c and the RI5CY pipeline: 1 cycle per instruction, loads 1 + 1 on use, a taken

@@ -119,7 +119,10 @@ def conv_case(name, rng, h, w, c, k, fy, fx, stride, pads, mode, c_tiles=None, c
     for c0, c1 in zip(starts[:-1], starts[1:]):
         tiles += [np.ascontiguousarray(x[..., c0:c1]), np.ascontiguousarray(wt[..., c0:c1])]
     kind = "conv1x1" if fy * fx == 1 else "conv"
-    im2col = 8 * 2 * ((fy * fx * max(c_tiles) + 3) // 4 * 4) if kind == "conv" else 4
+    # RISC-V: two receptive fields per core on 8 cores; the Cortex-M7 (one core, test_qemu.py):
+    # the Arm path's unpacked columns, 4 bytes per value of both (tw_pulp_matmul_arm.h)
+    l4 = (fy * fx * max(c_tiles) + 3) // 4 * 4
+    im2col = 8 * 2 * l4 if kind == "conv" else 4 * l4
     prm = _window(h, w, oh, ow, fy, fx, stride, pads) + [*c_tiles, *[0] * (4 - len(c_tiles)),
                                                            len(c_tiles), k, zp_x, *_rq_prm(rq)]
     psum = 4 * want.size if len(c_tiles) > 1 else 4

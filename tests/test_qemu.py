@@ -69,19 +69,15 @@ def test_instructions_counted_per_inference_and_layer(name, tmp_path):
     assert abs(r["predicted_instructions"] / total - 1) <= 0.10, (r["predicted_instructions"], total)
 
 
-def test_every_pulp_kernel_bit_exact_on_cortex_m7(tmp_path):
-    """The pulp kernels' Arm path kernel by kernel: tests/test_pulp_gvsoc.py's cases (every kernel
-    kind and requant variant, border tiles, partial sums, the layer-sized ones) in a Cortex-M7
-    firmware under QEMU, each output equal to the golden model's."""
+def _kernel_firmware(tmp_path, main: str, timeout: int = 600) -> str:
+    """A Cortex-M7 firmware of the portable and pulp kernels (their Arm paths) with the test
+    program tests/c/`main` (its generated headers in tmp_path), run under QEMU: its output."""
     from . import tw_c_build as build
-    from .test_pulp_gvsoc import cases, cases_header
 
     gcc = arm_gcc()
-    cs = cases()
-    (tmp_path / "cases.h").write_text(cases_header(cs))
     fw = FIRMWARE_C / "cortex_m"
     hal = build.C_ROOT / "tw_hal"
-    srcs = [fw / "tw_fw.c", hal / "tw_hal_cortex_m.c", build.TESTS_C / "pulp_gvsoc_main.c",
+    srcs = [fw / "tw_fw.c", hal / "tw_hal_cortex_m.c", build.TESTS_C / main,
             *build.kernel_sources(), *build.pulp_sources()]
     includes = [tmp_path, fw, hal, build.KERNELS, build.PULP]
     objects = []
@@ -93,16 +89,55 @@ def test_every_pulp_kernel_bit_exact_on_cortex_m7(tmp_path):
         objects.append(obj)
     elf = tmp_path / "kernels.elf"
     subprocess.run(cm_link_args(gcc, fw, objects, elf), check=True)
-    run = run_firmware(elf, timeout=600)
+    run = run_firmware(elf, timeout=timeout)
     assert run.status == 0 and "TW_DONE" in run.text, run.text[-2000:]
+    return run.text
+
+
+def test_every_pulp_kernel_bit_exact_on_cortex_m7(tmp_path):
+    """The pulp kernels' Arm path kernel by kernel: tests/test_pulp_gvsoc.py's cases (every kernel
+    kind and requant variant, border tiles, partial sums, the layer-sized ones) in a Cortex-M7
+    firmware under QEMU, each output equal to the golden model's."""
+    from .test_pulp_gvsoc import cases, cases_header
+
+    cs = cases()
+    (tmp_path / "cases.h").write_text(cases_header(cs))
     got = {}
-    for line in run.text.splitlines():
+    for line in _kernel_firmware(tmp_path, "pulp_gvsoc_main.c").splitlines():
         parts = line.split()
         if parts[:1] == ["TW_CASE"]:
             got[(cs[int(parts[1])].name, int(parts[2]))] = int(parts[3])
     assert set(got) == {(c.name, n) for c in cs for n in c.cores}
     bad = {k: v for k, v in got.items() if v}
     assert not bad, bad
+
+
+def test_arm_scratch_formulas_are_the_kernels(tmp_path):
+    """The stm32h7 bindings' scratch bytes (pulp.bindings(..., arm=True): im2col_bytes_arm,
+    depthwise_bytes_arm) equal what the kernels built for the Cortex-M7 take
+    (tw_pulp_conv2d_s8_scratch, tw_pulp_depthwise_s8_scratch), over the windows of the RISC-V
+    formulas' test."""
+    from tilewise.bindings import pulp
+
+    from .codegen_cases import LayerSpec, layer_graph
+
+    rows, want = [], []
+    for fy, fx, sy, sx in ((3, 3, 1, 1), (5, 5, 2, 2), (7, 7, 3, 3), (3, 1, 1, 1), (1, 5, 1, 2),
+                           (1, 1, 1, 1), (10, 4, 2, 1)):
+        for c, oy, ox in ((3, 1, 1), (13, 7, 5), (64, 16, 16), (5, 2, 9)):
+            spec = LayerSpec("conv", c=c, k=4, h=(oy - 1) * sy + fy, w=(ox - 1) * sx + fx, fy=fy,
+                             fx=fx, sy=sy, sx=sx)
+            n = layer_graph(spec, 0).layers[-1].nest
+            rows.append(f"{{{n.IY}, {n.IX}, {oy}, {ox}, {fy}, {fx}, {sy}, {sx}, {c}}}")
+            want.append((int(pulp.im2col_bytes_arm(n, 1, 4, c, oy, ox)),
+                         int(pulp.depthwise_bytes_arm(n, 1, c, c, oy, ox))))
+    (tmp_path / "windows.h").write_text(
+        f"#define N_WINDOWS {len(rows)}\nstatic const int g_windows[N_WINDOWS][9] = {{\n    "
+        + ",\n    ".join(rows) + "\n};\n")
+    got = [tuple(int(v) for v in line.split()[1:]) for line in
+           _kernel_firmware(tmp_path, "cm_scratch_main.c", 60).splitlines()
+           if line.startswith("TW_SCRATCH")]
+    assert got == want
 
 
 def test_tiles_into_dtcm_with_constants_read_in_place(tmp_path):

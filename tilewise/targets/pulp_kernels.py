@@ -17,9 +17,11 @@ the call cost (fork-free: the cores are already in the layer's fork; two barrier
   block's set-up; per output the requantization (its cost depends on the mode: `for_key`); with C
   tiled, int32 partial sums loaded and stored;
 - 1×1 conv: the same MatMul on the HWC pixels, no im2col;
+- built for Arm (`arm`, tw_pulp_matmul_arm.h): each pixel's column (1×1 too) unpacked once to int16
+  pairs (im2col_byte per value), then a 2×2 MatMul (mm_step, block: the same shapes, fitted);
 - depthwise: items = (channel, output row); per item a ring of FY input rows is refilled
   (byte gathers from HWC), per output FY SIMD steps of a kernel row and the requantization;
-  built for Arm (`dw_arm`: tw_pulp_depthwise.c's four-channel path) items = (4-channel group,
+  built for Arm (`arm`: tw_pulp_depthwise.c's four-channel path) items = (4-channel group,
   output row), per group a ring of padded rows refilled with (SH·(oy − 1) + FY) rows of
   SX·(ox − 1) + FX unpacked pixels, per output FY·FX taps (a quarter of a 4-channel tap) and the
   requantization;
@@ -99,7 +101,9 @@ class PulpKernels:
     dw_step: float = 0.0        # per kernel row of ≤ 4 taps (p.lw + pv.sdotsp.b + pointers)
     dw_gather: float = 5.82      # per byte refilled into the ring
     dw_item: float = 175.9       # per (channel, row) item
-    dw_arm: bool = False        # the Arm four-channel path: dw_step per tap, dw_gather per pixel
+    #: the kernels built for Arm (tw_pulp_isa.h TW_PULP_ARM; module docstring): the depthwise's
+    #: four-channel path, the conv's columns unpacked per pixel (1x1 too)
+    arm: bool = False
     # dense
     fc_step: float = 2.09        # per SIMD step of 4 inputs of one neuron
     fc_neuron: float = 9.31     # per neuron beyond its requantization
@@ -143,11 +147,12 @@ class PulpKernels:
                  Term(self.psum / P, (*pix, ("k", ident), ("c", _not_last)), "psum_store"),
                  Term(self.psum / P, (*pix, ("k", ident), ("c", _not_first)), "psum_load"),
                  tile]
+            if F > 1 or self.arm:
+                t.append(Term(self.im2col_byte * F / P, (*pix, ("c", ident)), "im2col"))
             if F > 1:
-                t += [Term(self.im2col_byte * F / P, (*pix, ("c", ident)), "im2col"),
-                      Term(self.im2col_row * nest.FY / P, pix, "im2col_rows")]
+                t.append(Term(self.im2col_row * nest.FY / P, pix, "im2col_rows"))
             return tuple(t)
-        if kind == "dwconv" and self.dw_arm:
+        if kind == "dwconv" and self.arm:
             rows = (("k", ident), ("oy", ident))
             return (Term((self.dw_out + self.requant + F * self.dw_step) / P,
                          (*rows, ("ox", ident)), "dw_out"),

@@ -54,6 +54,14 @@ def im2col_bytes(nest: LoopNest, cores: int, k, c, oy, ox):
     return zero + cores * 2 * _round4(nest.FY * nest.FX * np.asarray(c))
 
 
+def im2col_bytes_arm(nest: LoopNest, cores: int, k, c, oy, ox):
+    """tw_pulp_conv2d_s8 / conv1x1_s8 built for Arm: per core the two columns unpacked to int16
+    pairs, 4·round4(FY·FX·c_t) bytes, and for a kernel larger than 1x1 an int8 receptive field
+    of round4(FY·FX·c_t) more (tw_pulp_matmul_arm.h)."""
+    per = 5 if nest.FY * nest.FX > 1 else 4
+    return 0 * np.asarray(k) * np.asarray(oy) + cores * per * _round4(nest.FY * nest.FX * np.asarray(c))
+
+
 def depthwise_bytes(nest: LoopNest, cores: int, k, c, oy, ox):
     """tw_pulp_depthwise_s8's per-core ring of FY planar input rows of RL bytes and its FY weight
     rows of W4 bytes: W4 = round4(FX), RL = round4((ox_t − 1)·SX + W4)."""
@@ -92,7 +100,7 @@ def bindings(cost, arm: bool = False) -> tuple[Binding, ...]:
     rq = ("tflite", "onnx", "shift")
     p8w, p8 = Precision(S8, 8, S8), Precision(S8, 0, S8)
     add("conv2d_s8", Op.CONV2D, rq, p8w, "conv", portable_checks.weighted_s8,
-        emit=weighted.conv2d_s8, scratch=im2col_bytes, consts=constants.layout("k.fy.fx.c"),
+        emit=weighted.conv2d_s8, scratch=im2col_bytes_arm if arm else im2col_bytes, consts=constants.layout("k.fy.fx.c"),
         tiles=WEIGHTED)
     add("depthwise_s8", Op.DEPTHWISE, rq, p8w, "dwconv", portable_checks.weighted_s8,
         emit=weighted.depthwise_s8, scratch=depthwise_bytes_arm if arm else depthwise_bytes, consts=constants.layout("k.fy.fx"),
@@ -115,4 +123,5 @@ def bindings(cost, arm: bool = False) -> tuple[Binding, ...]:
     return (*own, *rest)
 
 
-__all__ = ["FAMILY", "bindings", "depthwise_bytes", "depthwise_bytes_arm", "im2col_bytes"]
+__all__ = ["FAMILY", "bindings", "depthwise_bytes", "depthwise_bytes_arm", "im2col_bytes",
+           "im2col_bytes_arm"]

@@ -6,15 +6,30 @@
 
 #include "tw_pulp_common.h"
 #include "tw_pulp_matmul.h"
+#include "tw_pulp_matmul_arm.h"
 
 static int round4(int n)
 {
     return (n + 3) & ~3;
 }
 
+/* Scratch bytes per core of the Arm path (TW_PULP_ARM): the two columns' pairs, 4·round4(len)
+ * bytes, and for a kernel larger than 1x1 an int8 field to build a receptive field with padding
+ * in, round4(len) more. */
+static size_t arm_core_scratch(int len, int im2col)
+{
+    return (size_t)(im2col ? 5 : 4) * (size_t)round4(len);
+}
+
 size_t tw_pulp_conv2d_s8_scratch(const tw_window_t *win, int in_c, int n_cores)
 {
-    return (size_t)n_cores * 2u * (size_t)round4(win->k_h * win->k_w * in_c);
+    int len = win->k_h * win->k_w * in_c;
+#if TW_PULP_ARM
+    return (size_t)n_cores * arm_core_scratch(len, win->k_h * win->k_w > 1);
+#else
+    (void)arm_core_scratch;
+    return (size_t)n_cores * 2u * (size_t)round4(len);
+#endif
 }
 
 /* An output pixel of the tile as (row, column), stepped without division. */
@@ -122,6 +137,86 @@ TW_PULP_INLINE void pointwise_pair(const tw_conv_args_t *a, int p, pixel_t x, in
         pad_pixel(a, p + 1, k0, k1, s, mode);
 }
 
+#if TW_PULP_ARM
+/* Output pixel x's receptive field (a 1x1 conv: its input pixel) as pairs at dst (the pixel's
+ * slot in the column buffer, tw_pulp_matmul_arm.h): unpacked in place, kernel row by kernel row,
+ * when the field lies inside the tile and a kernel row is whole steps (k_w·in_c a multiple of 4),
+ * else built in `field` first (the padding filled in); a 1x1 conv's padded pixel is pad pairs. */
+static void arm_column(const tw_conv_args_t *a, pixel_t x, int32_t *dst, int8_t *field,
+                       int im2col)
+{
+    const tw_window_t *g = &a->win;
+    int seg = g->k_w * a->in_c, len = im2col ? g->k_h * seg : a->in_c, fy, i;
+    const int8_t *f;
+    if (!im2col) {
+        f = pointwise_column(a, x);
+        if (f) {
+            tw_pulp_arm_unpack_run(dst, f, len);
+            return;
+        }
+        for (i = 0; i < len; i += 4, dst += 4)
+            tw_pulp_arm_unpack(dst, (uint8_t)a->pad_value * 0x01010101u);
+        return;
+    }
+    f = window_in_place(a, x);
+    if (f && (seg & 3) == 0) {
+        for (fy = 0; fy < g->k_h; fy++, f += (size_t)g->in_w * a->in_c)
+            dst = tw_pulp_arm_unpack_run(dst, f, seg);
+        return;
+    }
+    im2col_pixel(a, x, field);
+    tw_pulp_arm_unpack_run(dst, field, len);
+}
+
+/* Both kernels on Arm, the whole reduction in this tile and len >= 4: per pixel pair the two
+ * columns unpacked once (arm_column), then the 2x2 MatMul over the pair's output channels
+ * (tw_pulp_arm_mm_whole); the work split as conv_tile's. */
+TW_PULP_INLINE void conv_tile_arm(const tw_pulp_conv_args_t *t, int core, int cores,
+                                  const int im2col, const int mode)
+{
+    const tw_conv_args_t *a = &t->a;
+    const tw_window_t *g = &a->win;
+    tw_pulp_clip_t clip = tw_pulp_clip(t->rq.qmin, t->rq.qmax, t->rq.zero_point);
+    int len = im2col ? g->k_h * g->k_w * a->in_c : a->in_c;
+    int32_t *col = (int32_t *)(void *)(a->im2col + (size_t)core * arm_core_scratch(len, im2col));
+    int8_t *field = (int8_t *)(void *)(col + tw_pulp_arm_col_words(len));
+    int pixels = g->out_h * g->out_w, pairs = (pixels + 1) >> 1;
+    int blocks = (a->out_c + 3) >> 2;
+    int groups = tw_pulp_groups(pairs, blocks, cores);
+    int begin, end, it, pair, grp, built = -1;
+    pixel_t x;
+
+    tw_pulp_share(pairs * groups, core, cores, &begin, &end);
+    pair = begin / groups;
+    grp = begin - pair * groups;
+    x = pixel_at(g, 2 * pair);
+    for (it = begin; it < end; it++) {
+        int p = 2 * pair, two = p + 1 < pixels, b0, b1, k0, k1;
+        int8_t *oa = a->out + (size_t)p * a->out_c;
+        tw_pulp_group_blocks(blocks, grp, groups, &b0, &b1);
+        k0 = 4 * b0;
+        k1 = 4 * b1 < a->out_c ? 4 * b1 : a->out_c;
+        if (built != pair) {
+            arm_column(a, x, col, field, im2col);
+            if (two)
+                arm_column(a, pixel_next(g, x), col + 2, field, im2col);
+            built = pair;
+        }
+        if (two)
+            tw_pulp_arm_mm_whole(col, a->w, len, k0, k1, a->bias, t->rq.words, oa,
+                                 oa + a->out_c, &clip, 1, mode);
+        else
+            tw_pulp_arm_mm_whole(col, a->w, len, k0, k1, a->bias, t->rq.words, oa, oa, &clip,
+                                 0, mode);
+        if (++grp == groups) {
+            grp = 0;
+            pair++;
+            x = pixel_next(g, pixel_next(g, x));
+        }
+    }
+}
+#endif
+
 /* Both kernels: the tile's pixel pairs (x channel groups when pairs < cores), this core's run
  * (tw_pulp_common.h). im2col != 0: a pair whose receptive fields both lie inside the tile is read
  * in place, kernel row by kernel row, when the reduction is whole in this tile, the channel run
@@ -134,6 +229,12 @@ TW_PULP_INLINE void conv_tile(const tw_pulp_conv_args_t *t, int core, int cores,
     const tw_window_t *g = &a->win;
     tw_pulp_sink_t s = tw_pulp_sink(a->bias, a->psum, a->out, a->out_c, a->acc_flags, &t->rq);
     int len = im2col ? g->k_h * g->k_w * a->in_c : a->in_c;
+#if TW_PULP_ARM
+    if (a->acc_flags == TW_ACC_WHOLE && len >= 4 && a->im2col) {
+        conv_tile_arm(t, core, cores, im2col, mode);
+        return;
+    }
+#endif
     int8_t *col0 = im2col ? a->im2col + (size_t)core * 2u * (size_t)round4(len) : NULL;
     int8_t *col1 = col0 ? col0 + round4(len) : NULL;
     int pixels = g->out_h * g->out_w, pairs = (pixels + 1) >> 1;

@@ -235,31 +235,41 @@ TW_PULP_INLINE int8_t tw_pulp_rq(const tw_pulp_rqch_t *c, const tw_pulp_clip_t *
     return (int8_t)(tw_pulp_clamp(tw_pulp_rq_raw(c, acc, mode), clip->lo, clip->hi) + clip->zp);
 }
 
-/* The outputs of accumulators a0..a3 of four consecutive channels (their words w[0..16), the
- * clamp) as one word, lane j the output of channel j. On Arm the clamp is done four lanes at a
- * time: each r saturated with the zero point added (qadd: r + zp, or beyond int32 by sign) to
- * int8 (ssat), the four packed, then the lanes limited to [qmin, qmax] by two ssub8 + sel pairs
- * — clamp(r + zp, qmin, qmax) = clamp(ssat8(r + zp), qmin, qmax) since qmin >= -128 and
- * qmax <= 127; elsewhere four tw_pulp_rq. */
-TW_PULP_INLINE tw_v4_t tw_pulp_rq4(const int32_t *w, const tw_pulp_clip_t *clip, int32_t a0,
-                                   int32_t a1, int32_t a2, int32_t a3, const int mode)
+/* The outputs of accumulators a0..a3 requantized with channels c0..c3 as one word, lane j the
+ * output of aj. On Arm the clamp is done four lanes at a time: each r saturated with the zero
+ * point added (qadd: r + zp, or beyond int32 by sign) to int8 (ssat), the four packed, then the
+ * lanes limited to [qmin, qmax] by two ssub8 + sel pairs — clamp(r + zp, qmin, qmax) =
+ * clamp(ssat8(r + zp), qmin, qmax) since qmin >= -128 and qmax <= 127; elsewhere four
+ * tw_pulp_rq. */
+TW_PULP_INLINE tw_v4_t tw_pulp_rq4c(const tw_pulp_rqch_t *c0, const tw_pulp_rqch_t *c1,
+                                    const tw_pulp_rqch_t *c2, const tw_pulp_rqch_t *c3,
+                                    const tw_pulp_clip_t *clip, int32_t a0, int32_t a1,
+                                    int32_t a2, int32_t a3, const int mode)
 {
-    tw_pulp_rqch_t c0 = tw_pulp_rq_channel(w, 4, 0), c1 = tw_pulp_rq_channel(w, 4, 1);
-    tw_pulp_rqch_t c2 = tw_pulp_rq_channel(w, 4, 2), c3 = tw_pulp_rq_channel(w, 4, 3);
 #if TW_PULP_ARM
-    uint32_t v0 = (uint8_t)__ssat(__qadd(tw_pulp_rq_raw(&c0, a0, mode), clip->zp), 8);
-    uint32_t v1 = (uint8_t)__ssat(__qadd(tw_pulp_rq_raw(&c1, a1, mode), clip->zp), 8);
-    uint32_t v2 = (uint8_t)__ssat(__qadd(tw_pulp_rq_raw(&c2, a2, mode), clip->zp), 8);
-    uint32_t v3 = (uint8_t)__ssat(__qadd(tw_pulp_rq_raw(&c3, a3, mode), clip->zp), 8);
+    uint32_t v0 = (uint8_t)__ssat(__qadd(tw_pulp_rq_raw(c0, a0, mode), clip->zp), 8);
+    uint32_t v1 = (uint8_t)__ssat(__qadd(tw_pulp_rq_raw(c1, a1, mode), clip->zp), 8);
+    uint32_t v2 = (uint8_t)__ssat(__qadd(tw_pulp_rq_raw(c2, a2, mode), clip->zp), 8);
+    uint32_t v3 = (uint8_t)__ssat(__qadd(tw_pulp_rq_raw(c3, a3, mode), clip->zp), 8);
     uint32_t v = v0 | v1 << 8 | v2 << 16 | v3 << 24;
     (void)__ssub8(v, clip->lo4);             /* GE per lane: v >= qmin */
     v = __sel(v, clip->lo4);
     (void)__ssub8(clip->hi4, v);             /* GE per lane: qmax >= v */
     return __sel(v, clip->hi4);
 #else
-    return tw_pulp_pack4(tw_pulp_rq(&c0, clip, a0, mode), tw_pulp_rq(&c1, clip, a1, mode),
-                         tw_pulp_rq(&c2, clip, a2, mode), tw_pulp_rq(&c3, clip, a3, mode));
+    return tw_pulp_pack4(tw_pulp_rq(c0, clip, a0, mode), tw_pulp_rq(c1, clip, a1, mode),
+                         tw_pulp_rq(c2, clip, a2, mode), tw_pulp_rq(c3, clip, a3, mode));
 #endif
+}
+
+/* The outputs of accumulators a0..a3 of four consecutive channels (their words w[0..16)) as one
+ * word, lane j the output of channel j (tw_pulp_rq4c). */
+TW_PULP_INLINE tw_v4_t tw_pulp_rq4(const int32_t *w, const tw_pulp_clip_t *clip, int32_t a0,
+                                   int32_t a1, int32_t a2, int32_t a3, const int mode)
+{
+    tw_pulp_rqch_t c0 = tw_pulp_rq_channel(w, 4, 0), c1 = tw_pulp_rq_channel(w, 4, 1);
+    tw_pulp_rqch_t c2 = tw_pulp_rq_channel(w, 4, 2), c3 = tw_pulp_rq_channel(w, 4, 3);
+    return tw_pulp_rq4c(&c0, &c1, &c2, &c3, clip, a0, a1, a2, a3, mode);
 }
 
 #endif /* TW_PULP_REQUANT_H */

@@ -1,0 +1,174 @@
+/*
+ * tw_pulp_matmul_arm.h — the MatMul of the pulp conv and 1x1 conv kernels on an Arm core with the
+ * DSP extension (ARMv7E-M: Cortex-M4/M7; internal: tw_pulp_conv.c calls it when TW_PULP_ARM).
+ *
+ * Thumb-2 has 14 allocatable registers, too few for the 4x2 block of the RI5CY kernels (8
+ * accumulators, 6 pointers and the unpacked operands spill on every step). Here the two columns
+ * (two output pixels) are unpacked once into int16 halfword pairs — the `col` buffer, as
+ * CMSIS-NN's im2col into q15 — and the MatMul is a 2x2 block, two output channels x two pixels:
+ * per 4 reduction steps two ldrd of the columns' pairs, two ldr of the channels' weight words,
+ * each unpacked by two sxtb16 (the even lanes and, rotated by 8, the odd ones), and eight smlad:
+ * 16 instructions for 16 MACs, the 14 live values in registers.
+ *
+ * Column layout: step s of the reduction (values 4s..4s+3) is the four words col[4s..4s+3] =
+ * (a0, a2), (a1, a3) of pixel a and (b0, b2), (b1, b3) of pixel b, as sxtb16 leaves them (a word
+ * holds two int16 halves). A reduction of len values takes ceil(len / 4) steps; the last one of a
+ * len not a multiple of 4 holds the r = len mod 4 last values in lanes 0..r-1 and zeros above
+ * (the word ending at the last value, shifted right), and the weights' last step is read the same
+ * way, so no byte past a row is read. len >= 4 (the callers fall back otherwise).
+ */
+#ifndef TW_PULP_MATMUL_ARM_H
+#define TW_PULP_MATMUL_ARM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tw_pulp_isa.h"
+#include "tw_pulp_requant.h"
+
+#if TW_PULP_ARM
+
+/* Words per column buffer of a reduction of len values (both pixels). */
+TW_PULP_INLINE int tw_pulp_arm_col_words(int len)
+{
+    return 4 * ((len + 3) >> 2);
+}
+
+/* The word of the r (1..3) last values of a run ending at end (exclusive) in lanes 0..r-1. */
+TW_PULP_INLINE uint32_t tw_pulp_arm_tail(const int8_t *end, int r)
+{
+    return tw_pulp_lw(end - 4) >> (8 * (4 - r));
+}
+
+/* One step's pairs of the word v into dst[0], dst[1]. */
+TW_PULP_INLINE void tw_pulp_arm_unpack(int32_t *dst, uint32_t v)
+{
+    dst[0] = (int32_t)__sxtb16(v);
+    dst[1] = (int32_t)tw_pulp_sxtb16_ror8(v);
+}
+
+/* n (>= 4) contiguous values from src into the pixel's pairs at dst (4 words a step), the last
+ * partial step as the tail word. Returns dst after the run's steps. */
+TW_PULP_INLINE int32_t *tw_pulp_arm_unpack_run(int32_t *dst, const int8_t *src, int n)
+{
+    int i, n4 = n >> 2, r = n & 3;
+    for (i = 0; i < n4; i++, src += 4, dst += 4)
+        tw_pulp_arm_unpack(dst, tw_pulp_lw(src));
+    if (r) {
+        tw_pulp_arm_unpack(dst, tw_pulp_arm_tail(src + r, r));
+        dst += 4;
+    }
+    return dst;
+}
+
+/* The 2x2 block: acc[0], acc[1] (pixel a, channels k and k + 1) and acc[2], acc[3] (pixel b) +=
+ * the columns col (steps = ceil(len / 4)) times weight rows w and w + len. */
+TW_PULP_INLINE void tw_pulp_arm_mm2x2(const int32_t *col, const int8_t *w, int len, int32_t *acc)
+{
+    int32_t a0 = acc[0], a1 = acc[1], b0 = acc[2], b1 = acc[3];
+    const int32_t *end = col + 4 * (len >> 2);      /* len >= 4: one step at least */
+    int r = len & 3;
+    /* per step: the two columns' pairs (two ldrd, col stepping 16), row k + 1's weight word
+     * then row k's (w stepping 4), each unpacked in two sxtb16 and used by four smlad: 18
+     * instructions for 16 MACs, the 14 live values (4 accumulators, 4 column pairs, the word
+     * and its unpacked half, col, w, len, end) in Thumb-2's 14 registers */
+    int32_t xa0, xa1, xb0, xb1;
+    uint32_t v, t;
+    __asm__ volatile(
+        "1:\n\t"
+        "ldrd %[xa0], %[xa1], [%[col]], #16\n\t"
+        "ldrd %[xb0], %[xb1], [%[col], #-8]\n\t"
+        "ldr %[v], [%[w], %[len]]\n\t"
+        "sxtb16 %[t], %[v]\n\t"
+        "smlad %[a1], %[xa0], %[t], %[a1]\n\t"
+        "smlad %[b1], %[xb0], %[t], %[b1]\n\t"
+        "sxtb16 %[v], %[v], ror #8\n\t"
+        "smlad %[a1], %[xa1], %[v], %[a1]\n\t"
+        "smlad %[b1], %[xb1], %[v], %[b1]\n\t"
+        "ldr %[v], [%[w]], #4\n\t"
+        "sxtb16 %[t], %[v]\n\t"
+        "smlad %[a0], %[xa0], %[t], %[a0]\n\t"
+        "smlad %[b0], %[xb0], %[t], %[b0]\n\t"
+        "sxtb16 %[v], %[v], ror #8\n\t"
+        "smlad %[a0], %[xa1], %[v], %[a0]\n\t"
+        "smlad %[b0], %[xb1], %[v], %[b0]\n\t"
+        "cmp %[col], %[end]\n\t"
+        "bne 1b"
+        : [a0] "+r"(a0), [a1] "+r"(a1), [b0] "+r"(b0), [b1] "+r"(b1), [col] "+r"(col),
+          [w] "+r"(w), [xa0] "=&r"(xa0), [xa1] "=&r"(xa1), [xb0] "=&r"(xb0),
+          [xb1] "=&r"(xb1), [v] "=&r"(v), [t] "=&r"(t)
+        : [len] "r"(len), [end] "r"(end)
+        : "cc", "memory");
+    if (r) {
+        uint32_t v = tw_pulp_arm_tail(w + r, r), u = tw_pulp_arm_tail(w + len + r, r);
+        uint32_t lo = __sxtb16(v), hi = tw_pulp_sxtb16_ror8(v);
+        a0 = __smlad(col[1], hi, __smlad(col[0], lo, a0));
+        b0 = __smlad(col[3], hi, __smlad(col[2], lo, b0));
+        lo = __sxtb16(u);
+        hi = tw_pulp_sxtb16_ror8(u);
+        a1 = __smlad(col[1], hi, __smlad(col[0], lo, a1));
+        b1 = __smlad(col[3], hi, __smlad(col[2], lo, b1));
+    }
+    acc[0] = a0;
+    acc[1] = a1;
+    acc[2] = b0;
+    acc[3] = b1;
+}
+
+/* The 1x2 block of a last odd channel: acc[0] (pixel a), acc[2] (pixel b) += the columns times
+ * weight row w. */
+TW_PULP_INLINE void tw_pulp_arm_mm1x2(const int32_t *col, const int8_t *w, int len, int32_t *acc)
+{
+    int32_t a0 = acc[0], b0 = acc[2];
+    int i, n4 = len >> 2, r = len & 3;
+    for (i = 0; i < n4; i++, col += 4, w += 4) {
+        uint32_t v = tw_pulp_lw(w), lo = __sxtb16(v), hi = tw_pulp_sxtb16_ror8(v);
+        a0 = __smlad(col[1], hi, __smlad(col[0], lo, a0));
+        b0 = __smlad(col[3], hi, __smlad(col[2], lo, b0));
+    }
+    if (r) {
+        uint32_t v = tw_pulp_arm_tail(w + r, r), lo = __sxtb16(v), hi = tw_pulp_sxtb16_ror8(v);
+        a0 = __smlad(col[1], hi, __smlad(col[0], lo, a0));
+        b0 = __smlad(col[3], hi, __smlad(col[2], lo, b0));
+    }
+    acc[0] = a0;
+    acc[2] = b0;
+}
+
+/* Output channels [k0, k1) of pixels a (outputs at oa) and, when `two`, b (at ob) from the
+ * columns col, the whole reduction (len values) in this tile: 2x2 blocks from the bias, the four
+ * outputs of a block requantized together (tw_pulp_rq4c), then the odd last channel. */
+TW_PULP_INLINE void tw_pulp_arm_mm_whole(const int32_t *col, const int8_t *w, int len, int k0,
+                                         int k1, const int32_t *bias, const int32_t *words,
+                                         int8_t *oa, int8_t *ob, const tw_pulp_clip_t *clip,
+                                         const int two, const int mode)
+{
+    int k;
+    for (k = k0; k + 2 <= k1; k += 2) {
+        int32_t acc[4];
+        tw_pulp_rqch_t c0 = tw_pulp_rq_channel(words, 0, k), c1 = tw_pulp_rq_channel(words, 0, k + 1);
+        uint32_t v;
+        acc[0] = acc[2] = bias ? bias[k] : 0;
+        acc[1] = acc[3] = bias ? bias[k + 1] : 0;
+        tw_pulp_arm_mm2x2(col, w + (size_t)k * len, len, acc);
+        v = tw_pulp_rq4c(&c0, &c1, &c0, &c1, clip, acc[0], acc[1], acc[2], acc[3], mode);
+        oa[k] = (int8_t)v;
+        oa[k + 1] = (int8_t)(v >> 8);
+        if (two) {
+            ob[k] = (int8_t)(v >> 16);
+            ob[k + 1] = (int8_t)(v >> 24);
+        }
+    }
+    if (k < k1) {
+        int32_t acc[4];
+        tw_pulp_rqch_t c0 = tw_pulp_rq_channel(words, 0, k);
+        acc[0] = acc[2] = bias ? bias[k] : 0;
+        tw_pulp_arm_mm1x2(col, w + (size_t)k * len, len, acc);
+        oa[k] = tw_pulp_rq(&c0, clip, acc[0], mode);
+        if (two)
+            ob[k] = tw_pulp_rq(&c0, clip, acc[2], mode);
+    }
+}
+
+#endif /* TW_PULP_ARM */
+#endif /* TW_PULP_MATMUL_ARM_H */
