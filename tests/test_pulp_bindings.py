@@ -148,6 +148,10 @@ def test_tflite_right_where_every_shift_is_negative_and_cannot_overflow():
     assert constants.tflite_right_fits(big, bound)
     assert not constants.tflite_right_fits(big, np.full(k, 2**31 - 1))   # y + h would overflow
     assert not constants.tflite_right_fits(replace(rq, shift=np.full(k, -32)), bound)
+    # built for Arm, SRDHM is one smmulr of 2·acc: accumulators must stay below 2^30 as well
+    assert constants.tflite_right_fits(rq, bound, arm=True)
+    assert constants.tflite_right_fits(rq, np.full(k, 2**30), arm=False)
+    assert not constants.tflite_right_fits(rq, np.full(k, 2**30), arm=True)
 
 
 def test_tflite_multiplier_of_minus_2_31_is_refused():

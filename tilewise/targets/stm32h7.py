@@ -23,8 +23,8 @@ Figures and where they come from:
   ring of unpacked rows (tw_pulp_depthwise.c), four outputs requantized into one word; elsewhere
   tw_pulp_isa.h maps the 4-lane int8 dot product to two `smlad` on `sxtb16` halves — with the
   portable family for what it does not rewrite; priced by the pulp kernels' model (its `arm`
-  structure) with coefficients in instructions (KERNELS). The CMSIS-NN model (targets/kernels.py) stays as the
-  peer model of seed 004's GAP8-vs-STM32H7 ratio (tests).
+  structure) with coefficients in instructions (KERNELS). The CMSIS-NN model (targets/kernels.py)
+  stays as the peer model of seed 004's GAP8-vs-STM32H7 ratio (tests).
 - firmware (Target.sdk "cortex-m", codegen/c/firmware/cortex_m): start-up, linker scripts for an
   STM32H7 (flash, DTCM, AXI SRAM) and for QEMU's mps2-an500, the single-core HAL (copies done by
   the core), semihosting output; `validate --on qemu` runs it.

@@ -29,6 +29,8 @@ portable family; the kernels take any tile size.
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from ...ir.layer import LoopNest
@@ -59,7 +61,8 @@ def im2col_bytes_arm(nest: LoopNest, cores: int, k, c, oy, ox):
     pairs, 4·round4(FY·FX·c_t) bytes, and for a kernel larger than 1x1 an int8 receptive field
     of round4(FY·FX·c_t) more (tw_pulp_matmul_arm.h)."""
     per = 5 if nest.FY * nest.FX > 1 else 4
-    return 0 * np.asarray(k) * np.asarray(oy) + cores * per * _round4(nest.FY * nest.FX * np.asarray(c))
+    zero = 0 * np.asarray(k) * np.asarray(oy)
+    return zero + cores * per * _round4(nest.FY * nest.FX * np.asarray(c))
 
 
 def depthwise_bytes(nest: LoopNest, cores: int, k, c, oy, ox):
@@ -90,7 +93,8 @@ WEIGHTED = TileRules(l3_k_step=4)
 def bindings(cost, arm: bool = False) -> tuple[Binding, ...]:
     """The pulp family priced by the kernel cost model `cost` (module docstring), then the portable
     bindings of the keys it does not rewrite; `arm`: the kernels are built for an ARMv7E-M core
-    (their Arm DSP paths, tw_pulp_isa.h), whose depthwise needs depthwise_bytes_arm."""
+    (their Arm DSP paths, tw_pulp_isa.h): their scratch (im2col_bytes_arm, depthwise_bytes_arm)
+    and requant variants (constants.variant)."""
     own: list[Binding] = []
 
     def add(name: str, op: Op, modes: tuple[str | None, ...], prec: Precision, kind: str, check,
@@ -99,16 +103,21 @@ def bindings(cost, arm: bool = False) -> tuple[Binding, ...]:
 
     rq = ("tflite", "onnx", "shift")
     p8w, p8 = Precision(S8, 8, S8), Precision(S8, 0, S8)
+    def isa(f):
+        """emit function f for the ISA the kernels are built for (its requant variants)"""
+        return partial(f, arm=True) if arm else f
+
     add("conv2d_s8", Op.CONV2D, rq, p8w, "conv", portable_checks.weighted_s8,
-        emit=weighted.conv2d_s8, scratch=im2col_bytes_arm if arm else im2col_bytes, consts=constants.layout("k.fy.fx.c"),
-        tiles=WEIGHTED)
+        emit=isa(weighted.conv2d_s8), scratch=im2col_bytes_arm if arm else im2col_bytes,
+        consts=constants.layout("k.fy.fx.c", arm), tiles=WEIGHTED)
     add("depthwise_s8", Op.DEPTHWISE, rq, p8w, "dwconv", portable_checks.weighted_s8,
-        emit=weighted.depthwise_s8, scratch=depthwise_bytes_arm if arm else depthwise_bytes, consts=constants.layout("k.fy.fx"),
-        tiles=WEIGHTED)
+        emit=isa(weighted.depthwise_s8), scratch=depthwise_bytes_arm if arm else depthwise_bytes,
+        consts=constants.layout("k.fy.fx", arm), tiles=WEIGHTED)
     add("fully_connected_s8", Op.FULLY_CONNECTED, rq, p8w, "fc", portable_checks.weighted_s8,
-        emit=weighted.fully_connected_s8, consts=constants.layout("k.c"), tiles=WEIGHTED)
+        emit=isa(weighted.fully_connected_s8), consts=constants.layout("k.c", arm), tiles=WEIGHTED)
     for name, op, emit in (("add_s8", Op.ADD, simple.add_s8), ("sub_s8", Op.SUB, simple.sub_s8)):
-        add(name, op, ("tflite",), p8, "add", checks.elementwise_s8, emit=emit, scratch=tables_bytes)
+        add(name, op, ("tflite",), p8, "add", checks.elementwise_s8, emit=isa(emit),
+            scratch=tables_bytes)
     add("mul_s8", Op.MUL, ("tflite",), p8, "add", checks.elementwise_s8, emit=simple.mul_s8)
     add("avg_pool_s8", Op.AVG_POOL, ("tflite",), p8, "pool", portable_checks.avg_pool_tflite,
         emit=simple.avg_pool_s8)

@@ -23,7 +23,8 @@ of outputs (tw_pulp_rq_words() derives the same in C):
 `variant(layer, lg)` names the kernel variant (the C entry points' suffix). TFLite's double rounding
 runs as "tflite_right" (RoundingDivideByPOT in four instructions, (y + h − [y < 0]) >> e) when every
 channel shifts right (shift ≤ −1: no left shift) and y + h cannot overflow int32 for the layer's
-accumulators, y = SRDHM(acc, M0) being at most |acc|·M0 / 2^31 + 1 — the usual case — and as
+accumulators, y = SRDHM(acc, M0) being at most |acc|·M0 / 2^31 + 1 — the usual case; built for Arm
+(`arm`) also when |acc| < 2^30 (SRDHM as one smmulr of 2·acc) — and as
 "tflite" (any shift) otherwise. Shift mode runs in 32
 bits ("shift32", one p.mac and a shift) when k·acc + lambda fits int32 for every accumulator the
 layer can produce — |acc| ≤ |bias| + 128·Σ|w| per channel, the kernels' int8 (or biased uint8)
@@ -35,6 +36,8 @@ offsets k0·FY·FX, so the tile DMA is the portable one.
 """
 
 from __future__ import annotations
+
+from functools import partial
 
 import numpy as np
 
@@ -60,14 +63,15 @@ def acc_bound(layer: Layer, lg: LayerGraph) -> np.ndarray:
     return np.abs(portable.kernel_bias(layer, lg)) + 128 * w
 
 
-def variant(layer: Layer, lg: LayerGraph) -> str:
-    """The kernel variant of the layer's requantization (module docstring)."""
+def variant(layer: Layer, lg: LayerGraph, arm: bool = False) -> str:
+    """The kernel variant of the layer's requantization (module docstring); `arm`: for the
+    kernels built for Arm (their tflite_right needs |acc| < 2^30 too)."""
     rq = layer.requant
     assert rq is not None
     if rq.mode == "tflite":
         if rq.rounding == "single":
             return "tflite_single"
-        return "tflite_right" if tflite_right_fits(rq, acc_bound(layer, lg)) else "tflite"
+        return "tflite_right" if tflite_right_fits(rq, acc_bound(layer, lg), arm) else "tflite"
     if rq.mode == "onnx":
         return "onnx"
     k = np.abs(_per_channel(layer, rq.multiplier))
@@ -76,20 +80,20 @@ def variant(layer: Layer, lg: LayerGraph) -> str:
     return "shift32" if bool(fits.all()) else "shift"
 
 
-def tflite_right_fits(rq: Requant, bound: np.ndarray) -> bool:
+def tflite_right_fits(rq: Requant, bound: np.ndarray, arm: bool = False) -> bool:
     """Whether "tflite_right" computes TFLite's double rounding exactly for accumulators within
-    `bound` (per channel): every shift in [−31, −1], y + 2^(e−1) ≤ INT32_MAX and |acc| < 2^30
-    (2·acc fits int32: the Arm path's SRDHM is one smmulr of 2·acc; module docstring)."""
-    return right_shift_fits(rq.multiplier, rq.shift, bound)
+    `bound` (per channel): every shift in [−31, −1] and y + 2^(e−1) ≤ INT32_MAX; built for
+    Arm (`arm`) also |acc| < 2^30, as its SRDHM is one smmulr of 2·acc (module docstring)."""
+    return right_shift_fits(rq.multiplier, rq.shift, bound, arm)
 
 
-def right_shift_fits(multiplier, shift, bound) -> bool:
+def right_shift_fits(multiplier, shift, bound, arm: bool = False) -> bool:
     """tflite_right_fits for multipliers, shifts and accumulator bounds (broadcast per channel)."""
     m, s, b = np.broadcast_arrays(np.atleast_1d(np.asarray(multiplier, np.int64)),
                                   np.atleast_1d(np.asarray(shift, np.int64)),
                                   np.atleast_1d(np.asarray(bound, np.int64)))
     e = -s
-    if not bool(((e >= 1) & (e <= 31)).all()) or not bool((b < 2**30).all()):
+    if not bool(((e >= 1) & (e <= 31)).all()) or (arm and not bool((b < 2**30).all())):
         return False
     y = (b * np.abs(m)) // 2**31 + 1
     return bool((y + (np.int64(1) << (e - 1)) <= INT32_MAX).all())
@@ -123,10 +127,10 @@ def words_of(rq: Requant, k: int, v: str) -> tuple[np.ndarray, ...]:
     return tuple(((a + 2**31) % 2**32 - 2**31).astype(np.int32) for a in out)
 
 
-def words(layer: Layer, lg: LayerGraph) -> tuple[np.ndarray, ...]:
+def words(layer: Layer, lg: LayerGraph, arm: bool = False) -> tuple[np.ndarray, ...]:
     """The per-channel words of the layer's requantization and variant."""
     assert layer.requant is not None
-    return words_of(layer.requant, layer.nest.K, variant(layer, lg))
+    return words_of(layer.requant, layer.nest.K, variant(layer, lg, arm))
 
 
 def check(layer: Layer, lg: LayerGraph) -> str | None:
@@ -139,14 +143,14 @@ def check(layer: Layer, lg: LayerGraph) -> str | None:
     return reason
 
 
-def layer_constants(layer: Layer, lg: LayerGraph, s) -> LayerConstants:
+def layer_constants(layer: Layer, lg: LayerGraph, s, arm: bool = False) -> LayerConstants:
     """The constant blob of a conv / depthwise / dense layer for schedule `s` (`check` passed)."""
     weights = portable.weight_blocks(layer, s, channel_major=True)
-    return portable.blob(layer, lg, s, (np.stack(words(layer, lg), axis=1),), weights)
+    return portable.blob(layer, lg, s, (np.stack(words(layer, lg, arm), axis=1),), weights)
 
 
-def layout(weights: str) -> ConstLayout:
+def layout(weights: str, arm: bool = False) -> ConstLayout:
     """The pulp constants layout with weight layout `weights` ("k.fy.fx.c", "k.c" or
-    "k.fy.fx")."""
+    "k.fy.fx"); `arm`: the words of the kernels built for Arm (variant)."""
     return ConstLayout(bytes_per_channel=BYTES_PER_CHANNEL, weight_layout=weights,
-                       build=layer_constants, check=check)
+                       build=partial(layer_constants, arm=arm), check=check)

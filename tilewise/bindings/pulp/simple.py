@@ -31,18 +31,19 @@ from .common import render
 TABLES_BYTES = 2 * 256 * 4
 
 
-def _by_tables(layer: Layer, lg: LayerGraph, sub: int) -> str:
+def _by_tables(layer: Layer, lg: LayerGraph, sub: int, arm: bool) -> str:
     """compute() of a tiled tflite add (sub 0) or sub (1): tw_pulp_add_s8 on the tables of both
     inputs, computed by the layer's first tile in the L1 scratch (`TABLES_BYTES`)."""
     k = elementwise.TFLITE[str(layer.op)](layer, lg, layer.inputs)
-    return render("add_s8.c.j2", params=k.params, p=k.p, sub=sub, right=int(one_rounding(k.p)),
+    return render("add_s8.c.j2", params=k.params, p=k.p, sub=sub, right=int(one_rounding(k.p, arm)),
                   operands=("x2", "x") if k.swap else ("x", "x2"))
 
 
-def one_rounding(p: dict) -> bool:
+def one_rounding(p: dict, arm: bool = False) -> bool:
     """Whether tw_pulp_add_s8 may requantize its sums in the one-rounding form (`right`): the
     output shift is a right shift and no sum of two table entries (both inputs' scaled values
-    over all 256 codes, computed as the kernel does) overflows its rounding."""
+    over all 256 codes, computed as the kernel does) overflows its rounding (`arm`: nor reaches
+    2^30, constants.right_shift_fits)."""
     q = np.arange(-128, 128, dtype=np.int64)
 
     def table(zp: int, m: int, s: int) -> np.ndarray:
@@ -51,15 +52,15 @@ def one_rounding(p: dict) -> bool:
 
     bound = (np.abs(table(p["a_zp"], p["a_mult"], p["a_shift"])).max()
              + np.abs(table(p["b_zp"], p["b_mult"], p["b_shift"])).max())
-    return constants.right_shift_fits(p["out_mult"], p["out_shift"], bound)
+    return constants.right_shift_fits(p["out_mult"], p["out_shift"], bound, arm)
 
 
-def add_s8(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
-    return _by_tables(layer, lg, 0)
+def add_s8(layer: Layer, lg: LayerGraph, consts: LayerConstants | None, arm: bool = False) -> str:
+    return _by_tables(layer, lg, 0, arm)
 
 
-def sub_s8(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
-    return _by_tables(layer, lg, 1)
+def sub_s8(layer: Layer, lg: LayerGraph, consts: LayerConstants | None, arm: bool = False) -> str:
+    return _by_tables(layer, lg, 1, arm)
 
 
 def mul_s8(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:

@@ -8,6 +8,8 @@
  *   - dilation 1 (the generated code's window, templates/window.j2);
  *   - conv2d: im2col scratch tw_pulp_conv2d_s8_scratch() bytes: per core two buffers of
  *     round4(k_h·k_w·in_c) bytes (core i at [2i·L4, 2(i+1)·L4)); none for the 1x1 kernel;
+ *     built for Arm (TW_PULP_ARM) per core 5·L4 bytes, 4·L4 for the 1x1 kernel too: the two
+ *     columns unpacked to int16 pairs and a receptive field (tw_pulp_matmul_arm.h);
  *   - tflite multipliers other than -2^31; TW_PULP_RQ_SHIFT32 only where k·acc + lambda fits
  *     int32 for every accumulator (tw_pulp_requant.h; the bindings check both).
  *   Arithmetic, buffers, C-tiling partial sums and the rq arrays are as tw_conv.h / tw_linear.h

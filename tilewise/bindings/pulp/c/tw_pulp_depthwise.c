@@ -149,7 +149,7 @@ TW_PULP_INLINE void channel_rows(const tw_dw_args_t *a, const tw_pulp_rq_t *rq, 
 }
 
 #if TW_PULP_ARM
-/* The Arm DSP path (Cortex-M4/M7): four channels of one output pixel at a time (tw_pulp_depthwise.h).
+/* The Arm DSP path (Cortex-M4/M7): four channels of one output pixel at a time.
  * A group of four channels keeps a ring of k_h padded input rows of (out_w - 1)·s_w + k_w pixels
  * in the core's scratch, each pixel the group's four input values already unpacked to two
  * halfword-pair words, (x0, x2) and (x1, x3) (sxtb16 and sxtb16 ror 8, once per input value and

@@ -13,6 +13,13 @@
  * (seed 004 §3.3.1 / §3.3.2 for the SIMD and the channel split; PULP-NN's depthwise kernels
  * likewise rebuild a per-channel buffer, in CHW order, before their sdotp loop.)
  *
+ * Built for Arm (TW_PULP_ARM, tw_pulp_depthwise.c): four channels of a pixel at a time from a ring
+ * of k_h padded rows of the group's input unpacked to int16 pairs, two smlabb / smlatt pairs per
+ * tap (CMSIS-NN's arm_depthwise_conv_3x3_s8 likewise takes four channels per load); kernels of up
+ * to 25 taps, the channels after the groups of four and larger kernels on the planar path.
+ * Scratch then: tw_pulp_depthwise_s8_scratch() = the larger of the planar ring and, per core,
+ * k_h · 8 · ((out_w - 1)·s_w + k_w) bytes (bindings/pulp depthwise_bytes_arm).
+ *
  * CALL CONTRACT — tw_depthwise.h's, with these differences:
  *   - depth_mult 1 and dilation 1 (what the generated code passes);
  *   - the requantization is tw_pulp_rq_t words (tw_pulp_requant.h);

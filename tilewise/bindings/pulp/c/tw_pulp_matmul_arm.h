@@ -146,7 +146,8 @@ TW_PULP_INLINE void tw_pulp_arm_mm_whole(const int32_t *col, const int8_t *w, in
     int k;
     for (k = k0; k + 2 <= k1; k += 2) {
         int32_t acc[4];
-        tw_pulp_rqch_t c0 = tw_pulp_rq_channel(words, 0, k), c1 = tw_pulp_rq_channel(words, 0, k + 1);
+        tw_pulp_rqch_t c0 = tw_pulp_rq_channel(words, 0, k);
+        tw_pulp_rqch_t c1 = tw_pulp_rq_channel(words, 0, k + 1);
         uint32_t v;
         acc[0] = acc[2] = bias ? bias[k] : 0;
         acc[1] = acc[3] = bias ? bias[k + 1] : 0;

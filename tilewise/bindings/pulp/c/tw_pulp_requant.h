@@ -67,11 +67,13 @@ typedef struct {
     int32_t m, a, b, c;
 } tw_pulp_rqch_t;
 
-/* The output clamp as tw_pulp_rq applies it: clamp(r, lo, hi) + zp; and as tw_pulp_rq4 does on
- * Arm: qmin and qmax in every lane of a word (lo4, hi4). */
+/* The output clamp as tw_pulp_rq applies it: clamp(r, lo, hi) + zp; and, built for Arm, as
+ * tw_pulp_rq4c does: qmin and qmax in every lane of a word (lo4, hi4). */
 typedef struct {
     int32_t lo, hi, zp;
+#if TW_PULP_ARM
     uint32_t lo4, hi4;
+#endif
 } tw_pulp_clip_t;
 
 /* The words of n channels of a tw_requant_t for `mode` into words[4·n] (the C twin of
@@ -84,8 +86,10 @@ TW_PULP_INLINE tw_pulp_clip_t tw_pulp_clip(int32_t qmin, int32_t qmax, int32_t z
     c.lo = qmin - zp;
     c.hi = qmax - zp;
     c.zp = zp;
+#if TW_PULP_ARM
     c.lo4 = (uint8_t)qmin * 0x01010101u;
     c.hi4 = (uint8_t)qmax * 0x01010101u;
+#endif
     return c;
 }
 
