@@ -1,0 +1,137 @@
+"""NE16's arithmetic (bindings/ne16): the numpy statement of a job (arith.py) from bit-plane
+packed weights equals the golden convolution of the same int8 layer, and the C functional model
+the host HAL runs (c/tw_ne16.c, through the task API) equals the numpy statement — conv 3×3 with
+'same' padding, depthwise 3×3, 1×1 and linear, stride 1 and 2, 2- to 8-bit weights, int32 output
+and norm-quant (per-channel scale, bias, ReLU, floor shift, int8 / uint8 saturation)."""
+
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+import pytest
+
+from tilewise.bindings.ne16 import arith
+
+from . import tw_c_build as build
+from .test_c_kernels import conv_acc
+
+NE16_C = build.REPO / "tilewise" / "bindings" / "ne16" / "c"
+KIND = {"conv3x3": 0, "dw3x3": 1, "conv1x1": 2}
+
+
+@pytest.fixture(scope="module")
+def lib():
+    so = build.build_shared("ne16", [NE16_C / "tw_ne16.c", build.TESTS_C / "ne16_shim.c"],
+                           [NE16_C])
+    lib = ctypes.CDLL(str(so))
+    lib.shim_ne16.restype = ctypes.c_long
+    return lib
+
+
+def _ptr(a: np.ndarray):
+    return a.ctypes.data_as(ctypes.c_void_p)
+
+
+def c_job(lib, kind: str, job: arith.Job, u: np.ndarray, packed: np.ndarray, oy: int, ox: int,
+          nq: tuple | None = None) -> np.ndarray:
+    """The C functional model's outputs of `job` (norm-quant `nq` = (scale, bias, shift, relu,
+    signed) or int32)."""
+    u = np.ascontiguousarray(u, np.uint8)
+    h, w, c = u.shape
+    dims = np.array([KIND[kind], job.bits, job.stride, h, w, c, oy, ox, job.k, *job.pads,
+                     job.pad_value], np.int32)
+    if nq is None:
+        out = np.zeros((oy, ox, job.k), np.int32)
+        flags = np.zeros(4, np.int32)
+        scale = bias = np.zeros(1, np.int32)
+    else:
+        scale, bias, shift, relu, signed = nq
+        out = np.zeros((oy, ox, job.k), np.int8 if signed else np.uint8)
+        flags = np.array([1, shift, int(relu), int(signed)], np.int32)
+        scale, bias = np.asarray(scale, np.int32), np.asarray(bias, np.int32)
+    packed = np.ascontiguousarray(packed, np.uint8)
+    lib.shim_ne16(_ptr(dims), _ptr(u), _ptr(packed), _ptr(out), _ptr(flags), _ptr(scale),
+                  _ptr(bias))
+    return out
+
+
+# (kind, H, W, C, K, stride, bits): what NE16 takes (notes/accelerators.md)
+CASES = [("conv3x3", 7, 6, 20, 9, 1, 8), ("conv3x3", 9, 8, 16, 5, 2, 8),
+         ("conv3x3", 5, 5, 3, 33, 1, 4), ("dw3x3", 8, 7, 19, 19, 1, 8),
+         ("dw3x3", 9, 9, 32, 32, 2, 6), ("conv1x1", 4, 5, 37, 12, 1, 8),
+         ("conv1x1", 6, 6, 16, 8, 2, 2), ("linear", 1, 1, 100, 10, 1, 8)]
+
+
+def _layer(rng, kind, h, w, c, k, stride, bits):
+    fy = 3 if kind in ("conv3x3", "dw3x3") else 1
+    pads = (1, 1, 1, 1) if fy == 3 else (0, 0, 0, 0)
+    lo, hi = arith.offset(bits), -arith.offset(bits) - 1
+    wt = rng.integers(lo, hi + 1, (k, fy, fy, 1 if kind == "dw3x3" else c))
+    x = rng.integers(-128, 128, (h, w, c))
+    zp_x = int(rng.integers(-30, 31))
+    job = arith.Job(k, c, fy, fy, stride, pads, zp_x + 128, bits, kind == "dw3x3")
+    return x, wt, zp_x, job
+
+
+@pytest.mark.parametrize("case", CASES, ids=[f"{c[0]}_s{c[5]}_w{c[6]}_c{c[3]}" for c in CASES])
+def test_job_is_the_golden_convolution(lib, case):
+    """u = x + 128 and bias − 128·Σw: the NE16 job's accumulators + the folded bias are the int8
+    layer's golden accumulators (bias and zero points folded as tilewise's kernels take them);
+    the C model gives the same int32s."""
+    kind, h, w, c, k, stride, bits = case
+    rng = np.random.default_rng(sum(map(ord, str(case))))
+    x, wt, zp_x, job = _layer(rng, kind, h, w, c, k, stride, bits)
+    bias = rng.integers(-5000, 5000, k)
+    groups = c if kind == "dw3x3" else 1
+    want = conv_acc(x, wt, bias, (stride, stride), job.pads, (1, 1), zp_x, groups=groups)
+    packed = arith.pack(wt, bits, depthwise=job.depthwise)
+    assert packed.size == arith.packed_bytes(k, c, job.fy, job.fx, bits, job.depthwise)
+    acc = arith.run(job, x + 128, packed)
+    assert np.array_equal(acc + arith.bias_for_u8(bias, wt), want)
+    got = c_job(lib, "conv1x1" if kind == "linear" else kind, job, x + 128, packed, *want.shape[:2])
+    assert np.array_equal(got, acc)
+
+
+@pytest.mark.parametrize("signed", [True, False])
+def test_norm_quant_floor_shift_and_saturation(lib, signed):
+    """NE16's norm-quant on the job's accumulators, C model = numpy statement: the product wraps
+    to int32, the bias saturates, ReLU, a floor shift, saturation to int8 or uint8 — checked
+    against an independent per-element statement of those steps."""
+    rng = np.random.default_rng(7 + signed)
+    x, wt, zp_x, job = _layer(rng, "conv3x3", 6, 5, 24, 16, 1, 8)
+    packed = arith.pack(wt)
+    acc = arith.run(job, x + 128, packed)
+    scale = rng.integers(-300, 300, 16)
+    scale[0] = 2**20                                   # wraps acc · scale
+    bias = rng.integers(-2**31, 2**31, 16)
+    bias[1] = 2**31 - 1                                # saturates
+    for shift, relu in ((0, False), (7, True), (13, False), (31, True)):
+        want = arith.norm_quant(acc, scale, bias, shift, relu, 8, signed)
+        ref = np.empty_like(want)
+        for idx in np.ndindex(acc.shape):
+            kk = idx[-1]
+            t = (int(acc[idx]) * int(scale[kk])) & 0xFFFFFFFF
+            t = t - 2**32 if t >= 2**31 else t
+            t = min(max(t + int(bias[kk]), -2**31), 2**31 - 1)
+            t = max(t, 0) if relu else t
+            t >>= shift
+            ref[idx] = min(max(t, -128 if signed else 0), 127 if signed else 255)
+        assert np.array_equal(want, ref)
+        got = c_job(lib, "conv3x3", job, x + 128, packed, *acc.shape[:2],
+                    nq=(scale, bias, shift, relu, signed))
+        assert np.array_equal(got.astype(np.int64), want), (shift, relu)
+
+
+def test_packing_layout_bit_planes():
+    """The layout named in notes/accelerators.md, byte by byte: channel j of a 16-block is bit j
+    of the little-endian pair, bit planes LSB first, taps inside a plane; padded channels 0."""
+    w = np.zeros((2, 3, 3, 18), np.int64) + arith.offset(8)        # stored 0 everywhere
+    w[1, 2, 1, 17] = arith.offset(8) + 0b1010_0001                  # k 1, tap 7, channel 17
+    p = arith.pack(w).reshape(2, 2, 8, 9, 2)
+    assert p[0].sum() == 0 and p[1, 0].sum() == 0
+    word = p[1, 1, :, 7, 0].astype(int) | p[1, 1, :, 7, 1].astype(int) << 8   # channel 17 = bit 1
+    assert list(word) == [2, 0, 0, 0, 0, 2, 0, 2]
+    assert p[1, 1, :, [t for t in range(9) if t != 7]].sum() == 0
+    with pytest.raises(ValueError):
+        arith.pack(np.full((1, 1, 1, 1), 8), bits=4)

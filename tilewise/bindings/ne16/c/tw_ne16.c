@@ -1,0 +1,153 @@
+/*
+ * tw_ne16.c — the NE16 task API and its functional model (contract in tw_ne16.h): the host HAL's
+ * NE16, which runs a dispatched job at once. On a GAP9 the same calls would program the
+ * accelerator (pulp-nnx's ne16 driver); no NE16 is simulated here (GVSoC models pulp-open).
+ */
+#include "tw_ne16.h"
+
+#include <stddef.h>
+
+static long g_jobs;
+
+void tw_ne16_task_init(tw_ne16_task_t *t, int kind, int w_bits, int stride)
+{
+    tw_ne16_task_t z = {0};
+    *t = z;
+    t->kind = kind;
+    t->w_bits = w_bits;
+    t->w_offset = -(1 << (w_bits - 1));
+    t->stride = stride;
+}
+
+void tw_ne16_task_set_dims(tw_ne16_task_t *t, int in_h, int in_w, int in_c, int out_h, int out_w,
+                           int out_k, int pad_t, int pad_l, int pad_b, int pad_r,
+                           uint8_t pad_value)
+{
+    t->in_h = in_h;
+    t->in_w = in_w;
+    t->in_c = in_c;
+    t->out_h = out_h;
+    t->out_w = out_w;
+    t->out_k = out_k;
+    t->pad_t = pad_t;
+    t->pad_l = pad_l;
+    t->pad_b = pad_b;
+    t->pad_r = pad_r;
+    t->pad_value = pad_value;
+}
+
+void tw_ne16_task_set_addr_conv(tw_ne16_task_t *t, const uint8_t *in, const uint8_t *w, void *out)
+{
+    t->in = in;
+    t->w = w;
+    t->out = out;
+}
+
+void tw_ne16_task_set_norm_quant(tw_ne16_task_t *t, const int32_t *scale, const int32_t *bias,
+                                 int shift, int relu, int out_signed)
+{
+    t->norm_quant = 1;
+    t->scale = scale;
+    t->bias = bias;
+    t->shift = shift;
+    t->relu = relu;
+    t->out_signed = out_signed;
+}
+
+int tw_ne16_dispatch(const tw_ne16_task_t *t)
+{
+    tw_ne16_run(t);
+    return (int)g_jobs++;
+}
+
+void tw_ne16_wait(int id)
+{
+    (void)id;                  /* the job ran in tw_ne16_dispatch */
+}
+
+long tw_ne16_jobs(void)
+{
+    return g_jobs;
+}
+
+/* The stored (unsigned) weight of weight row `row`, input channel c, tap `tap`, from its
+ * bit planes. */
+static uint32_t stored_weight(const tw_ne16_task_t *t, int row, int cin, int c, int tap)
+{
+    int taps = t->kind == TW_NE16_CONV1X1 ? 1 : 9, nb = (cin + 15) / 16, i;
+    const uint8_t *p = t->w + (((size_t)row * nb + (size_t)(c / 16)) * (size_t)t->w_bits) * taps * 2;
+    uint32_t v = 0;
+    for (i = 0; i < t->w_bits; i++) {
+        const uint8_t *q = p + ((size_t)i * taps + (size_t)tap) * 2;
+        uint32_t word = (uint32_t)q[0] | (uint32_t)q[1] << 8;
+        v |= ((word >> (c % 16)) & 1u) << i;
+    }
+    return v;
+}
+
+/* The input value u at tile row iy, column ix, channel c (the pad value outside the tile). */
+static uint32_t input_at(const tw_ne16_task_t *t, int iy, int ix, int c)
+{
+    if (iy < 0 || iy >= t->in_h || ix < 0 || ix >= t->in_w)
+        return t->pad_value;
+    return t->in[((size_t)iy * t->in_w + (size_t)ix) * t->in_c + (size_t)c];
+}
+
+/* int32 accumulator of output (oy, ox, k): sum of (stored + offset) · u, modulo 2^32. */
+static int32_t accumulate(const tw_ne16_task_t *t, int oy, int ox, int k)
+{
+    int kk = t->kind == TW_NE16_CONV1X1 ? 1 : 3, fy, fx, c;
+    uint32_t acc = 0;
+    for (fy = 0; fy < kk; fy++) {
+        for (fx = 0; fx < kk; fx++) {
+            int iy = oy * t->stride - t->pad_t + fy, ix = ox * t->stride - t->pad_l + fx;
+            int tap = fy * kk + fx;
+            if (t->kind == TW_NE16_DEPTHWISE3X3) {
+                uint32_t u = input_at(t, iy, ix, k);
+                acc += (stored_weight(t, 0, t->out_k, k, tap) + (uint32_t)t->w_offset) * u;
+                continue;
+            }
+            for (c = 0; c < t->in_c; c++) {
+                uint32_t u = input_at(t, iy, ix, c);
+                acc += (stored_weight(t, k, t->in_c, c, tap) + (uint32_t)t->w_offset) * u;
+            }
+        }
+    }
+    return (int32_t)acc;
+}
+
+/* norm-quant of one accumulator (tw_ne16.h). */
+static int32_t norm_quant(const tw_ne16_task_t *t, int32_t acc, int k)
+{
+    int64_t v = (int64_t)(int32_t)((uint32_t)acc * (uint32_t)t->scale[k]);   /* wrap to int32 */
+    int32_t lo = t->out_signed ? -128 : 0, hi = t->out_signed ? 127 : 255;
+    if (t->bias)
+        v += t->bias[k];
+    if (v > INT32_MAX)
+        v = INT32_MAX;
+    if (v < INT32_MIN)
+        v = INT32_MIN;
+    if (t->relu && v < 0)
+        v = 0;
+    v = v < 0 ? ~(~v >> t->shift) : v >> t->shift;       /* arithmetic shift: floor */
+    return (int32_t)(v < lo ? lo : v > hi ? hi : v);
+}
+
+void tw_ne16_run(const tw_ne16_task_t *t)
+{
+    int oy, ox, k;
+    for (oy = 0; oy < t->out_h; oy++) {
+        for (ox = 0; ox < t->out_w; ox++) {
+            size_t base = ((size_t)oy * t->out_w + (size_t)ox) * t->out_k;
+            for (k = 0; k < t->out_k; k++) {
+                int32_t acc = accumulate(t, oy, ox, k);
+                if (!t->norm_quant)
+                    ((int32_t *)t->out)[base + k] = acc;
+                else if (t->out_signed)
+                    ((int8_t *)t->out)[base + k] = (int8_t)norm_quant(t, acc, k);
+                else
+                    ((uint8_t *)t->out)[base + k] = (uint8_t)norm_quant(t, acc, k);
+            }
+        }
+    }
+}

@@ -1,0 +1,64 @@
+/*
+ * tw_ne16.h — jobs for GAP9's NE16 accelerator, an API shaped like pulp-nnx's (task set-up,
+ * dispatch, wait: ne16_task_set_dims / _set_addr_conv / _set_addr_norm_quant, ne16_nnx_dispatch,
+ * ne16_nnx_dispatch_wait), and the bit-exact functional model the host HAL runs a job with.
+ *
+ * A job is one 3x3 conv (padding given per side), 3x3 depthwise, 1x1 conv or linear layer (a 1x1
+ * conv of a 1x1 map), stride 1 or 2, on a dense HWC tile:
+ *   in   [in_h][in_w][in_c]   uint8 (tilewise's int8 activations as x + 128: x ^ 0x80)
+ *   w    NE16's bit-plane layout of w_bits-bit weights stored as w - w_offset, w_offset =
+ *        -2^(w_bits - 1): conv [out_k][ceil(in_c/16)][w_bits][k_h·k_w][2 bytes: bit j of the
+ *        16-bit little-endian word = bit i of input channel 16·block + j], depthwise the same with
+ *        one row, the out_k (= in_c) channels as its input channels (bindings/ne16/arith.py `pack`)
+ *   out  [out_h][out_w][out_k] int32 accumulators, or int8 / uint8 after norm-quant
+ * Arithmetic (bindings/ne16/arith.py states it in numpy; notes/accelerators.md):
+ *   acc = sum over taps and input channels of (stored + w_offset) · u, wrapping at 32 bits, a
+ *   padded tap reading pad_value; norm-quant: t = wrap32(acc · scale[k]) + bias[k] saturated to
+ *   int32, ReLU if set, t >> shift (floor), saturated to the output type.
+ */
+#ifndef TW_NE16_H
+#define TW_NE16_H
+
+#include <stdint.h>
+
+enum { TW_NE16_CONV3X3 = 0, TW_NE16_DEPTHWISE3X3 = 1, TW_NE16_CONV1X1 = 2 };
+
+typedef struct {
+    int kind;                  /* TW_NE16_* */
+    int w_bits;                /* 2..8 */
+    int32_t w_offset;          /* -2^(w_bits - 1) */
+    int stride;                /* 1 or 2 */
+    int in_h, in_w, in_c, out_h, out_w, out_k;
+    int pad_t, pad_l, pad_b, pad_r;
+    uint8_t pad_value;
+    const uint8_t *in;
+    const uint8_t *w;
+    void *out;                 /* int32_t[] without norm-quant, else int8_t / uint8_t[] */
+    int norm_quant;            /* 0: int32 output */
+    const int32_t *scale, *bias;
+    int shift, relu, out_signed;
+} tw_ne16_task_t;
+
+/* A task of `kind` with w_bits-bit weights at stride 1 or 2, no norm-quant. */
+void tw_ne16_task_init(tw_ne16_task_t *t, int kind, int w_bits, int stride);
+void tw_ne16_task_set_dims(tw_ne16_task_t *t, int in_h, int in_w, int in_c, int out_h, int out_w,
+                           int out_k, int pad_t, int pad_l, int pad_b, int pad_r,
+                           uint8_t pad_value);
+void tw_ne16_task_set_addr_conv(tw_ne16_task_t *t, const uint8_t *in, const uint8_t *w,
+                                void *out);
+/* norm-quant with per-channel scale and bias (bias may be NULL), one right shift, int8 output
+ * (out_signed) or uint8 */
+void tw_ne16_task_set_norm_quant(tw_ne16_task_t *t, const int32_t *scale, const int32_t *bias,
+                                 int shift, int relu, int out_signed);
+
+/* Starts the job; returns its id for tw_ne16_wait. The host HAL runs it at once through
+ * tw_ne16_run and counts it. */
+int tw_ne16_dispatch(const tw_ne16_task_t *t);
+void tw_ne16_wait(int id);
+/* jobs dispatched since the start */
+long tw_ne16_jobs(void);
+
+/* The functional model: the job's outputs, bit-exact (header comment). */
+void tw_ne16_run(const tw_ne16_task_t *t);
+
+#endif /* TW_NE16_H */
