@@ -9,6 +9,8 @@ and carries its source; tests/test_bench.py checks each against that file so a t
 - DORY end to end on GAP8 at 100 MHz (seed 001 Table 4 = seed 004 Table 3.3): MACs and cycles.
 - TFLite Micro + CMSIS-NN on Cortex-M7 (anchors.md, measured on this machine kind): executed
   instructions per inference and TFLM's arena.
+- GAP9's module ablation (seed 003 Table IV: CPU only / cluster+CPU / NE16+CPU / all) and
+  GreenWaves' own MLPerf Tiny v1.0 results on GAP9 (NE16 + cluster, 240 MHz).
 """
 
 from __future__ import annotations
@@ -39,6 +41,23 @@ MATCH_GAP9_CLUSTER_MS = {
     "ic_resnet8": Figure(5.48, SEED3_T4),
     "kws_dscnn": Figure(4.25, SEED3_T4),
     "ad_autoencoder": Figure(0.54, SEED3_T4),
+}
+
+SEED3_T4_ALL = "seed 003 Table IV (GAP9 ablation, 260 MHz)"
+GREENWAVES = "anchors.md, MLPerf Tiny v1.0: GAP9 @240 MHz, NE16 + cluster, GreenWaves GapFlow"
+#: seed 003 Table IV on GAP9 silicon, ms: CPU only / cluster+CPU / NE16+CPU / all modules
+MATCH_GAP9_ABLATION_MS = {
+    "vww_mobilenet_v1_025": tuple(Figure(v, SEED3_T4_ALL) for v in (236.22, 11.2, 5.02, 4.94)),
+    "ic_resnet8": tuple(Figure(v, SEED3_T4_ALL) for v in (342.72, 5.48, 2.90, 2.15)),
+    "kws_dscnn": tuple(Figure(v, SEED3_T4_ALL) for v in (83.41, 4.25, 14.46, 1.57)),
+    "ad_autoencoder": tuple(Figure(v, SEED3_T4_ALL) for v in (6.12, 0.54, 6.12, 0.54)),
+}
+#: GreenWaves' own MLPerf Tiny results on GAP9 (NE16 + cluster, 240 MHz), ms
+GREENWAVES_GAP9_MS = {
+    "vww_mobilenet_v1_025": Figure(1.733, GREENWAVES),
+    "ic_resnet8": Figure(0.949, GREENWAVES),
+    "kws_dscnn": Figure(0.732, GREENWAVES),
+    "ad_autoencoder": Figure(0.271, GREENWAVES),
 }
 
 #: the PULP-NN benchmark layer: 16x16x32 input, 64 filters 3x3x32, pad 1, stride 1 (seed 004 §3.4)
@@ -92,4 +111,8 @@ def all_figures() -> list[tuple[str, Figure]]:
         out.append((f"TFLM+CMSIS-NN {k} instructions", f))
     for k, f in TFLM_ARENA_B.items():
         out.append((f"TFLM arena {k}", f))
+    for k, figs in MATCH_GAP9_ABLATION_MS.items():
+        out += [(f"MATCH GAP9 ablation {k} {i}", f) for i, f in enumerate(figs)]
+    for k, f in GREENWAVES_GAP9_MS.items():
+        out.append((f"GreenWaves GAP9 {k}", f))
     return out

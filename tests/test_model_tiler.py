@@ -158,8 +158,10 @@ def test_whole_network_schedules_fast():
 def test_schedule_layer_api(monkeypatch):
     nest = conv(32, 16, 12, 12)
     g9 = get_target("gap9")
-    s = schedule_layer(nest, g9)
+    s = schedule_layer(nest, g9, module="cluster")
     assert s.module == "cluster" and s.level == "L1" and s.outer == "L2" and s.tiler == "model"
+    # over all modules the fastest: NE16 takes a 3×3 conv of 16 input channels
+    assert schedule_layer(nest, g9).module == "ne16"
     fc = schedule_layer(nest, g9, module="fc")       # the FC core computes from L2, untiled
     assert fc.untiled and fc.level == "L2" and fc.dma_bytes == 0 and fc.n_tiles == 1
     assert fc.cycles > s.cycles
@@ -183,5 +185,5 @@ def test_schedule_layer_api(monkeypatch):
     mod.tile = fake
     monkeypatch.setitem(sys.modules, "fake_tiler", mod)
     monkeypatch.setitem(TILERS, "fake", "fake_tiler:tile")
-    assert schedule_layer(nest, g9, tiler="fake").cycles == s.cycles
-    assert calls == ["cluster"]                      # the L2 module never reaches a tiler
+    assert schedule_layer(nest, g9, tiler="fake").cycles == schedule_layer(nest, g9).cycles
+    assert calls == ["cluster", "ne16"]              # the L2 module never reaches a tiler

@@ -135,3 +135,119 @@ def test_packing_layout_bit_planes():
     assert p[1, 1, :, [t for t in range(9) if t != 7]].sum() == 0
     with pytest.raises(ValueError):
         arith.pack(np.full((1, 1, 1, 1), 8), bits=4)
+
+
+# ------------------------------------------------------------------------------ the gap9 module
+
+def _ne16_forced():
+    """gap9 where the cluster and the FC core refuse every layer NE16's checks accept: NE16 runs
+    all of them (what the partition would give it if it were the cheapest everywhere)."""
+    from dataclasses import replace
+
+    from tilewise.bindings.ne16 import checks
+    from tilewise.targets.registry import get_target
+
+    ops = {"conv2d", "depthwise", "fully_connected"}
+
+    def refusing(b):
+        def check(layer, lg):
+            if b.key.op in ops and checks.ne16(layer, lg) is None:
+                return "forced onto NE16 (test)"
+            return b.check(layer, lg)
+        return replace(b, check=check)
+
+    t = get_target("gap9")
+    return replace(t, modules=tuple(
+        m if m.name == "ne16" else replace(m, bindings=tuple(refusing(b) for b in m.bindings))
+        for m in t.modules))
+
+
+def test_checks_say_why():
+    """The layers NE16 refuses, each with its reason (checks.py)."""
+    from tilewise.bindings.ne16 import checks
+
+    from .codegen_cases import LayerSpec, layer_graph
+
+    def reason(**kw):
+        lg = layer_graph(LayerSpec(**kw), 0)
+        return checks.ne16(lg.layers[-1], lg)
+
+    assert reason(kind="conv", c=16, k=8, h=6, w=6, fy=3, fx=3, pads=(1, 1, 1, 1)) is None
+    assert reason(kind="conv", c=32, k=8, h=6, w=6, fy=1, fx=1) is None
+    assert "multiple of NE16's block of 16" in reason(kind="conv", c=3, k=8, h=6, w=6, fy=3, fx=3,
+                                                      pads=(1, 1, 1, 1))
+    assert "5×5 kernel" in reason(kind="conv", c=16, k=8, h=6, w=6, fy=5, fx=5)
+    assert "stride of 3×3" in reason(kind="conv", c=16, k=8, h=9, w=9, fy=3, fx=3, sy=3, sx=3)
+    assert "padding" in reason(kind="conv", c=16, k=8, h=6, w=6, fy=3, fx=3, pads=(2, 2, 2, 2))
+
+
+@pytest.mark.parametrize("name", ["ic_resnet8", "kws_dscnn"])
+def test_gap9_with_ne16_bit_exact(name, tmp_path):
+    """validate --target gap9: the partition gives NE16 the layers its model makes fastest (on
+    these two, every 3×3 / 1×1 conv with 16-multiple channels), the host HAL runs their jobs
+    through the functional model; outputs bit-exact with the golden model and the reference,
+    copies as the schedule predicts."""
+    from tilewise.frontend import load_model
+    from tilewise.passes import lower
+    from tilewise.schedule.network import schedule_network
+    from tilewise.targets.registry import get_target
+    from tilewise.validate import validate_model
+
+    from .conftest import mlperf_path
+
+    path = mlperf_path(name)
+    graph = load_model(path)
+    ns = schedule_network(lower(graph), get_target("gap9"), "model")
+    on = [i for i in range(len(ns.layers.layers)) if ns.placement(i).module.name == "ne16"]
+    assert len(on) >= 8, on
+    r = validate_model(path, ns, graph, 2, 0, tmp_path / "p").to_json()
+    assert r["bit_exact"], r
+    assert r["dma_bytes_measured"] == r["dma_bytes_predicted"]
+
+
+@pytest.mark.parametrize("name", ["kws_dscnn", "vww_mobilenet_v1_025"])
+def test_ne16_forced_on_every_layer_it_accepts(name, tmp_path):
+    """NE16 forced onto every layer its checks accept (depthwise and dense included): the
+    network is still bit-exact."""
+    from tilewise.bindings.ne16 import checks
+    from tilewise.frontend import load_model
+    from tilewise.ir.ops import Op
+    from tilewise.passes import lower
+    from tilewise.schedule.network import schedule_network
+    from tilewise.validate import validate_model
+
+    from .conftest import mlperf_path
+
+    path = mlperf_path(name)
+    graph = load_model(path)
+    lg = lower(graph)
+    ns = schedule_network(lg, _ne16_forced(), "model")
+    accepted = {layer.name for layer in lg.layers
+                if layer.op in (Op.CONV2D, Op.DEPTHWISE, Op.FULLY_CONNECTED)
+                and checks.ne16(layer, lg) is None}
+    placed = {ns.layers.layers[i].name for i in range(len(ns.layers.layers))
+              if ns.placement(i).module.name == "ne16"}
+    assert accepted and placed == accepted
+    assert any(layer.op == Op.DEPTHWISE for layer in lg.layers if layer.name in placed)
+    r = validate_model(path, ns, graph, 1, 0, tmp_path / "p").to_json()
+    assert r["bit_exact"], r
+
+
+def test_cost_model_is_matchs_ne16_model():
+    """targets/ne16_kernels.py on one whole-layer tile, against the note's formula written out:
+    a 3×3 conv 16×16×32 → 64 at stride 1 is 36 subtiles × 2 output blocks × (2 input blocks ×
+    (6 + 25 + 6 + 6 + 72 + 2) + 40) NE16 cycles, plus the cluster's conversion, requantization
+    and per-tile cost."""
+    from tilewise.ir.layer import LoopNest
+    from tilewise.targets.compute import tile_cycles
+    from tilewise.targets.ne16_kernels import Ne16Kernels
+
+    nest = LoopNest("conv", K=64, C=32, OY=16, OX=16, FY=3, FX=3, pads=(1, 1, 1, 1), IY=16,
+                    IX=16)
+    m = Ne16Kernels()
+    size = {d: np.array(v) for d, v in (("n", 1), ("k", 64), ("c", 32), ("oy", 16), ("ox", 16))}
+    one = {d: np.array(True) for d in size}
+    got = float(tile_cycles(m.terms(nest, 8), size, one, one))
+    ne16 = 36 * 2 * (2 * (6 + 25 + 6 + 6 + 72 + 2) + 40)
+    cluster = 0.3 * 18 * 18 * 32 + 20.4 / 8 * 16 * 16 * 64 + 400 + 1324
+    assert got == pytest.approx(ne16 + cluster)

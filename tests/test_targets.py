@@ -53,8 +53,11 @@ def test_gap9_match_figures():
     assert t.memory("L1").size == 128 * KB and t.memory("L1").free == 90 * KB
     assert t.memory("L2").free == 1408 * KB
     assert t.memory("L1").dma_chunk_cycles == 27
-    assert {m.name for m in t.modules} == {"cluster", "fc"}
+    assert {m.name for m in t.modules} == {"cluster", "fc", "ne16"}
     assert t.module("fc").memory == "L2" and t.module("fc").cores == 1
+    # NE16 on the cluster's L1 tiles, priced by MATCH's NE16 model (targets/ne16_kernels.py)
+    ne16 = t.module("ne16")
+    assert ne16.memory == "L1" and ne16.families == ("ne16",) and ne16.cost_models == ("ne16",)
     # MATCH's GAP9 cluster model: 550 + 370 cycles per transfer; seed 004 Table 3.2: 1.3k
     # cold-I$ cycles per kernel call, once per layer
     assert t.memory("L1").dma_setup_cycles == 920
@@ -143,4 +146,4 @@ def test_lookups():
     with pytest.raises(KeyError):
         t.memory("L4")
     with pytest.raises(KeyError):
-        t.module("ne16")
+        t.module("diana_digital")

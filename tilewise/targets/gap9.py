@@ -1,4 +1,4 @@
-"""GreenWaves GAP9: 8-core cluster (the pulp kernels) and the fabric-controller core; NE16 comes later.
+"""GreenWaves GAP9: 8-core cluster (the pulp kernels), the fabric-controller core and NE16.
 
 Figures and where they come from (seed 003 §V–VI, notes/match-cost-model.md):
 - clock 260 MHz: MATCH's measurements on GAP9 silicon (seed 003 Table III).
@@ -30,13 +30,18 @@ Figures and where they come from (seed 003 §V–VI, notes/match-cost-model.md):
   assumed 1.5× penalty for L2 access latency (the cluster reads single-cycle TCDM). MATCH's CPU
   fallback is TVM code (236 ms on MobileNet, seed 003 Table IV), far slower than this kernel model.
 - L3: external octo-SPI RAM, assumed 8 MB at 200 MB/s like GAP8's HyperRAM.
+- ne16: the NE16 accelerator (bindings/ne16) on the cluster's L1 tiles: conv 3×3 / 1×1,
+  depthwise 3×3 and dense with 16-multiple input channels; the job priced by MATCH's NE16 model,
+  the cluster's u8 conversion and requantization by the pulp kernels' figures
+  (targets/ne16_kernels.py); the host HAL runs jobs through the bit-exact functional model.
 """
 
 from dataclasses import replace
 
-from ..bindings import portable, pulp
+from ..bindings import ne16, portable, pulp
 from .base import KB, MB, Memory, Module, Target
 from .kernels import PulpNN
+from .ne16_kernels import Ne16Kernels
 from .pulp_kernels import PulpKernels
 
 #: PULP-NN as MATCH models it on GAP9's cluster: per output 2·(5 + 10) loop set-up + 9 requant,
@@ -61,6 +66,9 @@ TARGET = Target(
                note="8-core cluster, tilewise pulp kernels"),
         Module("fc", cores=1, bindings=portable.bindings(replace(KERNEL, scale=1.5)),
                memory="L2", note="fabric controller core computing from L2"),
+        Module("ne16", cores=8, bindings=ne16.bindings(Ne16Kernels()), memory="L1",
+               layer_overhead_cycles=1300.0,
+               note="NE16 accelerator on the cluster's L1; the cluster converts and requantizes"),
     ),
     sources=("seed 003 §V-VI, Tables III-IV", "notes/match-cost-model.md", "seed 004 ch. 3, Table 3.2",
              "eml-eda/match match/cost_model/examples/pulp_cluster.py (GAP9 cluster model)"),

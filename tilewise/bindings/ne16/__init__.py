@@ -1,11 +1,92 @@
-"""The NE16 kernel family (GAP9's accelerator): its arithmetic and weight layout (arith.py) and the
-task API with the functional model the host HAL runs jobs with (c/tw_ne16.h, c/tw_ne16.c).
+"""The NE16 kernel family: GAP9's accelerator running conv 3×3 / 1×1, depthwise 3×3 and dense
+layers, the cluster converting its input and requantizing its output (`c/`, copied into projects
+as tw_ne16/ beside tw_pulp/ and tw_kernels/, which it builds on).
 
-Bindings (legality, the NE16 cost model, the constants layout, the generated calls) and the gap9
-module that holds them come next (issue 11); today the family is the bit-exact statement of a job
-both ways, numpy and C, tested against the golden convolution (tests/test_ne16.py).
+| binding            | op              | modes               | job (tw_ne16.h)             | consts | L1 scratch |
+|--------------------|-----------------|---------------------|-----------------------------|--------|------------|
+| conv2d_s8          | conv2d 3×3, 1×1 | tflite, onnx, shift | CONV3X3 / CONV1X1           | ne16   | ne16_bytes |
+| depthwise_s8       | depthwise 3×3   | tflite, onnx, shift | DEPTHWISE3X3                | ne16   | ne16_bytes |
+| fully_connected_s8 | fully_connected | tflite, onnx, shift | CONV1X1 on a one-pixel map  | ne16   | ne16_bytes |
+
+A tile: core 0 converts the int8 input tile to u8 (x + 128) in the scratch, programs one job
+(tw_ne16_task_*, dispatch, wait), the job writes int32 accumulators into the scratch, then the
+cluster's cores add the bias (−128·Σw folded in) and requantize with the pulp kernels' words in
+the layer's mode (exact for every mode; NE16's own norm-quant, a floor shift, is not used yet).
+What the job computes: arith.py (numpy) and c/tw_ne16.c (the functional model the host HAL runs),
+tests/test_ne16.py. Legality: checks.py; cost: targets/ne16_kernels.py; constants: constants.py.
+Input channels stay whole in a tile (no partial sums); depthwise k tiles are multiples of 16.
 """
 
-from . import arith
+from __future__ import annotations
 
-__all__ = ["arith"]
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ...codegen.templates import render as _render
+from ...ir.layer import Layer, LayerGraph, LoopNest
+from ...ir.ops import Op
+from ..base import Binding, Family, LayerConstants, Precision, TileRules, per_mode
+from ..portable.common import S8, u8_offset
+from ..portable.common import TEMPLATES as PORTABLE_TEMPLATES
+from ..portable.weighted import stored_clamp, stored_pad
+from ..pulp import constants as pulp_constants
+from ..pulp.common import FAMILY as PULP
+from ..pulp.common import TEMPLATES as PULP_TEMPLATES
+from . import arith, checks, constants
+
+FAMILY = Family(name="ne16", c_dir=Path(__file__).resolve().parent / "c", project_dir="tw_ne16",
+                header="tw_ne16_kernels.h", requires=(PULP,))
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+#: tw_ne16.h job kinds
+KIND = {"conv3x3": "TW_NE16_CONV3X3", "dw3x3": "TW_NE16_DEPTHWISE3X3",
+        "conv1x1": "TW_NE16_CONV1X1"}
+
+
+def ne16_bytes(nest: LoopNest, cores: int, k, c, oy, ox):
+    """The tile's int32 accumulators (k_t·oy_t·ox_t·4) and its u8 input (its rows × columns ×
+    channels, depthwise the k_t channels)."""
+    k, c, oy, ox = (np.asarray(v) for v in (k, c, oy, ox))
+    iy, ix = (oy - 1) * nest.SY + nest.FY, (ox - 1) * nest.SX + nest.FX
+    ch = k if nest.kind == "dwconv" else c
+    return 4 * k * oy * ox + (iy * ix * ch + 3) // 4 * 4
+
+
+def _emit(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
+    """compute() of the layer's NE16 binding (templates/ne16_s8.c.j2)."""
+    assert consts is not None and consts.const_bytes == pulp_constants.BYTES_PER_CHANNEL
+    n = layer.nest
+    kind = ("dw3x3" if layer.op == Op.DEPTHWISE else
+            "conv3x3" if (n.FY, n.FX) == (3, 3) else "conv1x1")
+    zp, qmin, qmax = stored_clamp(layer, u8_offset(lg, layer.output))
+    return _render("ne16_s8.c.j2", (TEMPLATES, PULP_TEMPLATES, PORTABLE_TEMPLATES),
+                   kind=KIND[kind], stride=n.SY, pad_u8=stored_pad(layer, lg) + 128,
+                   dense=layer.op == Op.FULLY_CONNECTED, depthwise=layer.op == Op.DEPTHWISE,
+                   kernel=f"tw_ne16_requant_s8_{pulp_constants.variant(layer, lg)}",
+                   rq=dict(zero_point=zp, qmin=qmin, qmax=qmax))
+
+
+def _rules(layer: Layer, rules: TileRules) -> TileRules:
+    """Input channels whole (the job reads them all); depthwise k tiles in blocks of 16."""
+    r = rules.with_whole("c", why="NE16 takes all input channels of a tile in one job")
+    if layer.op == Op.DEPTHWISE:
+        return TileRules(whole=r.whole, multiple=(("k", arith.TP_IN),), l3_k_step=arith.TP_IN,
+                         why="NE16 takes depthwise channels in blocks of 16")
+    return r
+
+
+def bindings(cost: Any) -> tuple[Binding, ...]:
+    """NE16's bindings priced by `cost` (targets/ne16_kernels.py `Ne16Kernels`)."""
+    rq = ("tflite", "onnx", "shift")
+    p8w = Precision(S8, 8, S8)
+    add = partial(per_mode, FAMILY, cost, modes=rq, precision=p8w, check=checks.ne16,
+                  emit=_emit, scratch=ne16_bytes, consts=constants.LAYOUT,
+                  tiles=TileRules(l3_k_step=4), layer_rules=_rules)
+    return (*add(name="conv2d_s8", op=Op.CONV2D, kind="conv"),
+            *add(name="depthwise_s8", op=Op.DEPTHWISE, kind="dwconv"),
+            *add(name="fully_connected_s8", op=Op.FULLY_CONNECTED, kind="fc"))
+
+
+__all__ = ["FAMILY", "arith", "bindings", "ne16_bytes"]

@@ -123,12 +123,12 @@ def weight_blocks(layer: Layer, s, channel_major: bool = False) -> bytes:
 
 
 def blob(layer: Layer, lg: LayerGraph, s, words: tuple[np.ndarray, ...], weights: bytes,
-         extra: tuple = ()) -> LayerConstants:
+         extra: tuple = (), bias: np.ndarray | None = None) -> LayerConstants:
     """The constant blob of per-channel blocks [bias | words[0] | words[1] ...] (k_t int32 each,
     per k tile of schedule `s`; a (K, m) array of words gives k_t·m int32 channel by channel) and
     the weight blocks `weights`: the layout of every family that moves a k tile's per-channel data
-    as one block."""
-    bias32 = kernel_bias(layer, lg).astype(np.int32)
+    as one block. `bias`: the kernel's own bias (default `kernel_bias`)."""
+    bias32 = (kernel_bias(layer, lg) if bias is None else np.asarray(bias)).astype(np.int32)
     blocks = [np.concatenate([bias32[k0:k0 + n], *(a[k0:k0 + n].ravel() for a in words)])
               .astype("<i4").tobytes() for k0, n in _tiles(s.tiling("k"))]
     b = b"".join(blocks)

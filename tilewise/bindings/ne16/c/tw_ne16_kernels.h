@@ -1,0 +1,40 @@
+/*
+ * tw_ne16_kernels.h — what a layer file run on NE16 calls: the job API (tw_ne16.h) and the
+ * cluster's requantization of a job's int32 outputs (below).
+ *
+ * tw_ne16_requant_s8_<variant>(args, core, cores): out[p][k] = requant(acc[p][k] + bias[k]) for
+ * the n pixels × k_t channels of a tile, the pulp kernels' 32-bit requantization of `variant`
+ * (tw_pulp_requant.h: tflite, tflite_right, tflite_single, shift, shift32, onnx; the words as
+ * bindings/pulp/constants.py derives them); the outputs split over the cores in equal runs.
+ * acc + bias is the layer's accumulator (bindings/ne16/constants.py), added modulo 2^32.
+ */
+#ifndef TW_NE16_KERNELS_H
+#define TW_NE16_KERNELS_H
+
+#include <stdint.h>
+
+#include "tw_ne16.h"
+#include "tw_pulp_requant.h"
+
+typedef struct {
+    const int32_t *acc;        /* [n][k] */
+    const int32_t *bias;       /* [k] */
+    tw_pulp_rq_t rq;           /* k channels' words */
+    int8_t *out;               /* [n][k] */
+    int n, k;
+} tw_ne16_rq_args_t;
+
+#define TW_NE16_RQ_DECL(name)                                                                 \
+    void tw_ne16_requant_s8_##name(const tw_ne16_rq_args_t *a, int core_id, int n_cores);
+
+TW_NE16_RQ_DECL(tflite)
+TW_NE16_RQ_DECL(tflite_single)
+TW_NE16_RQ_DECL(shift)
+TW_NE16_RQ_DECL(shift32)
+TW_NE16_RQ_DECL(tflite_right)
+TW_NE16_RQ_DECL(onnx)
+
+/* n bytes of int8 x into u8 u (u = x + 128: x ^ 0x80), a word at a time where both allow. */
+void tw_ne16_to_u8(uint8_t *u, const int8_t *x, int n);
+
+#endif /* TW_NE16_KERNELS_H */

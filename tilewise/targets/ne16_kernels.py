@@ -1,0 +1,83 @@
+"""The cost model of the NE16 bindings (bindings/ne16) on GAP9: the accelerator's job plus the
+cluster's share of a tile (the u8 conversion of the input, the requantization of the int32 output).
+
+NE16's cycles follow MATCH's GAP9 NE16 model (eml-eda/match `target/examples/gap9/ne16/
+cost_model.py`, derived from the PLiNIO NE16 model; notes/accelerators.md), FIFO depth 6:
+- the output is cut into 3×3-pixel subtiles (NE16's 9 columns) × 32-channel blocks (TP_OUT);
+  per subtile and output block, for every 16-channel input block (TP_IN): load = 6 + Hi·Wi
+  (the subtile's input window, Hi = 2·SY + 3 rows — 5×5 at stride 1, 7×7 at stride 2 — one
+  256-bit beat per pixel of 16 channels), 1×1: 10 + 9; weight offset = 6; matrix-vector =
+  6 + taps · weight bits (1×1: 6 + weight bits); update = 2;
+- then the stream-out of the subtile's int32 outputs: 4 + 9 · ⌈32 · 32 / 256⌉ = 40 (the cluster
+  requantizes, so the norm-quant stage is not used);
+- depthwise: per 16-channel block (input and output channels are the same block) one load,
+  offset + 9 (the note's "+k for depthwise"), matrix-vector and update, then its 16 channels'
+  stream-out, 4 + 9 · ⌈16 · 32 / 256⌉ = 22.
+The cluster: core 0 converts the tile's input to u8 (x ^ 0x80, a word at a time: `convert` per
+byte) and programs the job (`job`, pulp-nnx's task set-up and dispatch, assumed); then the 8
+cores requantize the int32 outputs with the pulp kernels' 32-bit requantization (`requant` per
+output, the pulp model's figure), in parallel. No figure here is measured: GVSoC models pulp-open,
+which has no NE16; every coefficient is the source's or stated as assumed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from ..ir.layer import LoopNest
+from .compute import Term, ident
+
+
+def _ceil(n: int):
+    def f(s, first, last):
+        return np.ceil(s / n)
+    return f
+
+
+@dataclass(frozen=True)
+class Ne16Kernels:
+    """NE16 cycles per job step and the cluster's per-tile work (module docstring)."""
+
+    name: str = "ne16"
+    fifo: float = 6.0
+    update: float = 2.0
+    weight_bits: int = 8
+    stream_out: float = 40.0        # 9 int32 outputs of 32 channels
+    stream_out_dw: float = 22.0     # 9 int32 outputs of 16 channels
+    convert: float = 0.3            # cluster core 0, per input byte (word XOR, RI5CY; assumed)
+    job: float = 400.0              # task set-up, dispatch and wait per tile (assumed)
+    requant: float = 20.4           # per output, one core (targets/pulp_kernels.py requant_tflite)
+    tile: float = 1324.0            # the compute call and its two barriers (pulp model's `tile`)
+
+    def for_key(self, key) -> Ne16Kernels:
+        """The model of one binding: the requantization of its mode on the cluster."""
+        return replace(self, requant={"onnx": 1049.0, "shift": 12.0}.get(key.mode, 20.4))
+
+    def _block(self, nest: LoopNest) -> float:
+        """NE16 cycles of one 16-channel input block of one subtile and output block."""
+        taps = nest.FY * nest.FX
+        if taps == 1:
+            return (10 + 9) + self.fifo + (self.fifo + self.weight_bits) + self.update
+        win = (2 * nest.SY + 3) * (2 * nest.SX + 3)
+        offset = self.fifo + (9 if nest.kind == "dwconv" else 0)
+        return (self.fifo + win) + offset + (self.fifo + taps * self.weight_bits) + self.update
+
+    def terms(self, nest: LoopNest, cores: int) -> tuple[Term, ...]:
+        P = max(cores, 1)
+        sub = (("oy", _ceil(3)), ("ox", _ceil(3)))
+        pix = (("oy", ident), ("ox", ident))
+        iy = ("oy", lambda s, f, l: (s - 1) * nest.SY + nest.FY)
+        ix = ("ox", lambda s, f, l: (s - 1) * nest.SX + nest.FX)
+        block = self._block(nest)
+        if nest.kind == "dwconv":
+            ne16 = (Term(block + self.stream_out_dw, (*sub, ("k", _ceil(16))), "ne16"),)
+            convert = Term(self.convert, (iy, ix, ("k", ident)), "convert")
+        else:
+            ne16 = (Term(block, (*sub, ("k", _ceil(32)), ("c", _ceil(16))), "ne16"),
+                    Term(self.stream_out, (*sub, ("k", _ceil(32))), "stream_out"))
+            convert = Term(self.convert, (iy, ix, ("c", ident)), "convert")
+        terms = (*ne16, convert, Term(self.requant / P, (*pix, ("k", ident)), "requant"),
+                 Term(self.job + self.tile, (), "tile"))
+        return tuple(Term(t.coef, (("n", ident), *t.factors), t.label) for t in terms)
