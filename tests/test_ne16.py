@@ -174,8 +174,9 @@ def test_checks_say_why():
 
     assert reason(kind="conv", c=16, k=8, h=6, w=6, fy=3, fx=3, pads=(1, 1, 1, 1)) is None
     assert reason(kind="conv", c=32, k=8, h=6, w=6, fy=1, fx=1) is None
-    assert "multiple of NE16's block of 16" in reason(kind="conv", c=3, k=8, h=6, w=6, fy=3, fx=3,
-                                                      pads=(1, 1, 1, 1))
+    # any channel count: the weights are padded to 16 channels
+    assert reason(kind="conv", c=3, k=8, h=6, w=6, fy=3, fx=3, pads=(1, 1, 1, 1)) is None
+    assert reason(kind="dwconv", c=24, k=24, h=6, w=6, fy=3, fx=3, pads=(1, 1, 1, 1)) is None
     assert "5×5 kernel" in reason(kind="conv", c=16, k=8, h=6, w=6, fy=5, fx=5)
     assert "stride of 3×3" in reason(kind="conv", c=16, k=8, h=9, w=9, fy=3, fx=3, sy=3, sx=3)
     assert "padding" in reason(kind="conv", c=16, k=8, h=6, w=6, fy=3, fx=3, pads=(2, 2, 2, 2))
@@ -186,7 +187,7 @@ def test_gap9_with_ne16_bit_exact(name, tmp_path):
     """validate --target gap9: the partition gives NE16 the layers its model makes fastest (on
     these two, every 3×3 / 1×1 conv with 16-multiple channels), the host HAL runs their jobs
     through the functional model; outputs bit-exact with the golden model and the reference,
-    copies as the schedule predicts."""
+    copies and NE16 jobs as the schedule predicts."""
     from tilewise.frontend import load_model
     from tilewise.passes import lower
     from tilewise.schedule.network import schedule_network
@@ -203,6 +204,9 @@ def test_gap9_with_ne16_bit_exact(name, tmp_path):
     r = validate_model(path, ns, graph, 2, 0, tmp_path / "p").to_json()
     assert r["bit_exact"], r
     assert r["dma_bytes_measured"] == r["dma_bytes_predicted"]
+    # one job per L1 tile of every NE16 layer, counted by the host's functional model
+    assert r["jobs_predicted"] == sum(ns.layer_jobs(i) for i in on) >= len(on)
+    assert r["jobs_measured"] == r["jobs_predicted"]
 
 
 @pytest.mark.parametrize("name", ["kws_dscnn", "vww_mobilenet_v1_025"])

@@ -168,6 +168,9 @@ class ConstLayout:
     weight_layout: str
     build: Callable[[Layer, LayerGraph, Any], LayerConstants]
     check: Callable[[Layer, LayerGraph], str | None] = field(default=lambda layer, lg: None)
+    #: input channels (depthwise: channels) of the stored weights padded to a multiple of this
+    #: (LoopNest.w_c_block)
+    c_block: int = 1
 
 
 @dataclass(frozen=True)
@@ -218,6 +221,9 @@ class Binding:
     #: input DMA rate (bytes per cycle) when the kernel's layout makes the DMA reorder the input
     #: on the way in (gap9's HWC→CHW depthwise); 0 = the memory level's bandwidth
     x_dma_bytes_per_cycle: float = 0.0
+    #: accelerator jobs the kernel dispatches per tile (NE16: one); the host HAL counts them and
+    #: validate holds the count against the schedule's (NetworkSchedule.layer_jobs)
+    jobs_per_tile: int = 0
     note: str = ""
 
     @property
@@ -231,6 +237,12 @@ class Binding:
     def const_bytes(self) -> int:
         """Per-output-channel constant bytes (the `b` operand); 0 without constants."""
         return 0 if self.consts is None else self.consts.bytes_per_channel
+
+    def nest_for(self, nest: LoopNest) -> LoopNest:
+        """A layer's loop nest as this kernel stores its weights (ConstLayout.c_block)."""
+        if self.consts is None or self.consts.c_block <= 1:
+            return nest
+        return replace(nest, w_c_block=self.consts.c_block)
 
 
 def per_mode(family: Family, cost: KernelModel, name: str, op: str, modes: tuple[str | None, ...],

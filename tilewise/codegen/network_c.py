@@ -70,14 +70,15 @@ def arena_map(plan: NetworkPlan, used: set[str]) -> ArenaMap:
 
 def network_h(lg: LayerGraph, in_bytes: int, out_bytes: int, l1_bytes: int, arena: ArenaMap,
               image_bytes: int, l3_bytes: int, dma_bytes: int, cores: int, target: str,
-              l3_act_base: int = 0, flash_bytes: int = 0) -> str:
+              l3_act_base: int = 0, flash_bytes: int = 0, jobs: int = 0) -> str:
     """network.h: tw_network_run and the sizes its caller needs (network.h.j2); `image_bytes`:
-    constants resident in L2, `flash_bytes`: constants kept in a read-only memory."""
+    constants resident in L2, `flash_bytes`: constants kept in a read-only memory, `jobs`: the
+    accelerator jobs of one inference."""
     return render("network.h.j2", lg=lg, target=target, in_bytes=in_bytes, out_bytes=out_bytes,
                   in_shape=list(lg.tensors[lg.inputs[0]].shape),
                   out_shape=list(lg.tensors[lg.outputs[0]].shape), l1_bytes=l1_bytes, arena=arena,
                   image_bytes=image_bytes, l3_bytes=l3_bytes, l3_act_base=l3_act_base,
-                  dma_bytes=dma_bytes, cores=cores, flash_bytes=flash_bytes)
+                  dma_bytes=dma_bytes, cores=cores, flash_bytes=flash_bytes, jobs=jobs)
 
 
 @dataclass(frozen=True)

@@ -239,6 +239,7 @@ def _manifest(ns: NetworkSchedule, name: str, emits: list[LayerEmit], families: 
         "dma_bytes_predicted": sum(d.bytes for d in layer_dma),
         "dma_transfers_predicted": sum(d.transfers for d in layer_dma),
         "dma_chunks_predicted": sum(d.chunks for d in layer_dma),
+        "jobs_predicted": sum(ns.layer_jobs(i) for i in range(len(lg.layers))),
         "l3_bytes": l3.size,
         "l3_bytes_predicted": sum(s.bytes for s in l3.streams) + ns.l3_bytes,
         "l3_transfers_predicted": len(l3.streams) + sum(t.l3_transfers
@@ -288,7 +289,7 @@ def render(plan: ProjectPlan) -> dict[str, Content]:
                                    plan.arena, m["l2_image_bytes"], plan.l3.size,
                                    m["dma_bytes_predicted"], plan.cores, target.name,
                                    l3_act_base=plan.l3.act_base if plan.l3.size else 0,
-                                   flash_bytes=m["flash_bytes"])
+                                   flash_bytes=m["flash_bytes"], jobs=m["jobs_predicted"])
     files["network.c"] = network_c(lg, plan.arena, list(plan.emits), plan.consts,
                                    list(plan.l3.streams), plan.l3.size,
                                    [lg.tensors[l.output].nbytes for l in lg.layers], plan.l3.acts,

@@ -61,6 +61,10 @@ class LoopNest:
     x_bits: int = 8
     w_bits: int = 8
     y_bits: int = 8
+    #: the weights' input channels (depthwise: channels) as the binding stores them, padded to a
+    #: multiple of this (NE16's 16-channel blocks); 1 = as they are. Set per placement
+    #: (Binding.nest_for), so that every size of the weights follows the stored layout
+    w_c_block: int = 1
 
     @property
     def macs(self) -> int:

@@ -73,9 +73,10 @@ def operand_elems(nest: LoopNest, op: str, *, n: Any = 1, k: Any = 1, c: Any = 1
     if op in ("x", "x2"):
         return n * rows * cols * (c if nest.kind in REDUCING else k)
     if op == "w":
+        b = nest.w_c_block
         if nest.kind == "dwconv":
-            return k * (nest.FY * nest.FX)
-        return k * c * (nest.FY * nest.FX)
+            return (-(-k // b) * b if b > 1 else k) * (nest.FY * nest.FX)
+        return k * (-(-c // b) * b if b > 1 else c) * (nest.FY * nest.FX)
     if op in ("y", "psum"):
         return n * oy * ox * k
     raise KeyError(op)
@@ -100,9 +101,10 @@ def weights_bytes(nest: LoopNest, k: int | None = None, const_bytes: int = 0) ->
     return int(operand_bytes(nest, "w", k=k, c=nest.C) + k * const_bytes)
 
 
-def const_bytes(layer: Layer, per_channel: int) -> int:
+def const_bytes(layer: Layer, per_channel: int, nest: LoopNest | None = None) -> int:
     """Bytes of a layer's constant blob for a binding storing `per_channel` bytes per output
-    channel (the memory plan's weight buffer; 0 for layers without weights)."""
+    channel (the memory plan's weight buffer; 0 for layers without weights); `nest`: the layer's
+    nest as the binding stores its weights (Binding.nest_for), default the layer's."""
     if layer.weights is None:
         return 0
-    return weights_bytes(layer.nest, const_bytes=per_channel)
+    return weights_bytes(layer.nest if nest is None else nest, const_bytes=per_channel)

@@ -137,7 +137,7 @@ def choose(layer: Layer, lg: LayerGraph, target: Target, tiler: str = "model",
             s = None
             if reason is None:
                 try:
-                    s = schedule_placed(layer.nest, target, p, tiler)
+                    s = schedule_placed(b.nest_for(layer.nest), target, p, tiler)
                 except TilewiseError as e:
                     reason = str(e)
             if s is None:

@@ -110,7 +110,8 @@ class NetworkSchedule:
 
     def const_bytes(self, layer: Layer) -> int:
         """Bytes of `layer`'s constant blob as its binding lays it out."""
-        return const_bytes(layer, self.schedule(layer.name).const_bytes)
+        s = self.schedule(layer.name)
+        return const_bytes(layer, s.const_bytes, s.nest)
 
     def schedule(self, name: str) -> LayerSchedule:
         for layer, s in zip(self.layers.layers, self.schedules):
@@ -132,6 +133,17 @@ class NetworkSchedule:
         if tl is None:
             return s.cycles * t.n_tiles + t.l3_cycles
         return sum(tl.schedule_of(j).cycles for j in range(len(tl.tiles))) + t.l3_cycles
+
+    def layer_jobs(self, i: int) -> int:
+        """Accelerator jobs layer i dispatches: its binding's jobs per tile times the L1 tiles it
+        runs (summed over its L2 tiles when it is tiled at L3)."""
+        per = self.placement(i).binding.jobs_per_tile
+        if not per:
+            return 0
+        tl = self.l3_tiles.get(self.layers.layers[i].name)
+        if tl is None:
+            return per * self.schedules[i].n_tiles
+        return per * sum(tl.schedule_of(j).n_tiles for j in range(len(tl.tiles)))
 
     def layer_dma(self, i: int) -> Dma:
         """L2↔L1 DMA of layer i as its code moves it (summed over its L2 tiles)."""
@@ -233,7 +245,8 @@ def _rom(lg: LayerGraph, part: Partition, target: Target) -> dict[str, int]:
     for layer, c in zip(lg.layers, part.choices):
         src = c.placement.module.weights_from
         if src is not None and layer.weights is not None:
-            rom[src] = rom.get(src, 0) + const_bytes(layer, c.placement.binding.const_bytes)
+            rom[src] = rom.get(src, 0) + const_bytes(layer, c.placement.binding.const_bytes,
+                                                     c.schedule.nest)
     for name, used in rom.items():
         mem = target.memory(name)
         if used > mem.free:
@@ -250,9 +263,9 @@ def schedule_network(lg: LayerGraph, target: Target, tiler: str = "model",
     in_rom = {c.layer for c in part.choices if c.placement.module.weights_from is not None}
     steps = [LayerStep(layer.name, layer.inputs, layer.output,
                        weight_bytes=0 if layer.name in in_rom
-                       else const_bytes(layer, c.placement.binding.const_bytes))
+                       else const_bytes(layer, c.placement.binding.const_bytes, c.schedule.nest))
              for layer, c in zip(lg.layers, part.choices)]
-    nests = {layer.name: layer.nest for layer in lg.layers}
+    nests = {layer.name: c.schedule.nest for layer, c in zip(lg.layers, part.choices)}
     rules = {c.layer: c.placement.rules for c in part.choices}
     tensor_bytes = {name: t.nbytes for name, t in lg.tensors.items()}
     l2 = target.memory("L2")

@@ -58,6 +58,9 @@ class ValidationReport:
     #: L3<->L2 transfers (tw_l3_read / tw_l3_write calls) per inference
     l3_transfers_predicted: int = 0
     l3_transfers_measured: int | None = None
+    #: accelerator jobs per inference (NE16), predicted by the schedule and counted by the host
+    jobs_predicted: int = 0
+    jobs_measured: int | None = None
     hal: dict[str, int] = field(default_factory=dict)
     mismatches: list[dict[str, Any]] = field(default_factory=list)
     first_difference: dict[str, Any] | None = None
@@ -93,6 +96,7 @@ class ValidationReport:
             "l3_bytes_predicted": self.l3_bytes_predicted,
             "l3_transfers_measured": self.l3_transfers_measured,
             "l3_transfers_predicted": self.l3_transfers_predicted,
+            "jobs_measured": self.jobs_measured, "jobs_predicted": self.jobs_predicted,
             "hal": self.hal, "first_difference": self.first_difference,
             "golden_vs_reference": self.golden_vs_reference,
             "model": self.model, "target": self.target, "tiler": self.tiler,
@@ -145,6 +149,12 @@ def check_project(report: ValidationReport, project: Project, lg: LayerGraph,
         report.l3_bytes_measured = int(st["l3_bytes"]) // max(n, 1)
         report.l3_transfers_measured = int(st["l3_transfers"]) // max(n, 1)
         report.hal = {k: int(st[k]) for k in ("races", "bad_waits", "pending", "max_pending")}
+        if "jobs" in st:
+            report.jobs_measured = int(st["jobs"]) // max(n, 1)
+            if int(st["jobs"]) != report.jobs_predicted * n:
+                report.mismatches.append({"kind": "accelerator_jobs",
+                                          "measured": report.jobs_measured,
+                                          "predicted": report.jobs_predicted})
         if st["dma_bytes_min"] != st["dma_bytes_max"] or st["dma_bytes_min"] != report.dma_bytes_predicted:
             report.mismatches.append({"kind": "dma_bytes", "measured_min": st["dma_bytes_min"],
                                       "measured_max": st["dma_bytes_max"],
@@ -215,7 +225,8 @@ def new_report(ns: NetworkSchedule, project: Project, model: str, n_inputs: int,
         dma_transfers_predicted=m["dma_transfers_predicted"],
         dma_chunks_predicted=m["dma_chunks_predicted"],
         l3_bytes_predicted=m["l3_bytes_predicted"],
-        l3_transfers_predicted=m.get("l3_transfers_predicted", 0), project=str(project.path))
+        l3_transfers_predicted=m.get("l3_transfers_predicted", 0),
+        jobs_predicted=m.get("jobs_predicted", 0), project=str(project.path))
 
 
 def validate_network(ns: NetworkSchedule, out_dir: str | Path, inputs: Sequence[np.ndarray], *,

@@ -24,6 +24,10 @@ def format_report(r: ValidationReport) -> str:
                  f"measured per inference {ok} {r.dma_bytes_predicted} B predicted "
                  f"({r.dma_transfers_measured} / {r.dma_transfers_predicted} transfers, "
                  f"{r.dma_chunks_measured} / {r.dma_chunks_predicted} chunks)")
+    if r.jobs_predicted:
+        ok = "=" if r.jobs_measured == r.jobs_predicted else "!="
+        lines.append(f"  NE16 jobs:   {r.jobs_measured} measured per inference {ok} "
+                     f"{r.jobs_predicted} predicted")
     if r.l3_bytes_predicted:
         lines.append(f"  L3 -> L2:    {r.l3_bytes_measured} B measured / {r.l3_bytes_predicted} B "
                      f"predicted per inference (weights streamed from L3)")

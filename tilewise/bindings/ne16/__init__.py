@@ -14,7 +14,8 @@ cluster's cores add the bias (−128·Σw folded in) and requantize with the pul
 the layer's mode (exact for every mode; NE16's own norm-quant, a floor shift, is not used yet).
 What the job computes: arith.py (numpy) and c/tw_ne16.c (the functional model the host HAL runs),
 tests/test_ne16.py. Legality: checks.py; cost: targets/ne16_kernels.py; constants: constants.py.
-Input channels stay whole in a tile (no partial sums); depthwise k tiles are multiples of 16.
+Input channels stay whole in a tile (no partial sums); depthwise k tiles are multiples of 16. Any
+channel count: the weights are stored padded to 16 channels (LoopNest.w_c_block).
 """
 
 from __future__ import annotations
@@ -83,7 +84,7 @@ def bindings(cost: Any) -> tuple[Binding, ...]:
     p8w = Precision(S8, 8, S8)
     add = partial(per_mode, FAMILY, cost, modes=rq, precision=p8w, check=checks.ne16,
                   emit=_emit, scratch=ne16_bytes, consts=constants.LAYOUT,
-                  tiles=TileRules(l3_k_step=4), layer_rules=_rules)
+                  tiles=TileRules(l3_k_step=4), layer_rules=_rules, jobs_per_tile=1)
     return (*add(name="conv2d_s8", op=Op.CONV2D, kind="conv"),
             *add(name="depthwise_s8", op=Op.DEPTHWISE, kind="dwconv"),
             *add(name="fully_connected_s8", op=Op.FULLY_CONNECTED, kind="fc"))

@@ -7,9 +7,8 @@
 - fully_connected: as a 1×1 conv of a one-pixel map;
 - int8 activations and weights (the portable family's int8 conditions), the requantization on the
   cluster (any mode the pulp kernels take: checks there);
-- input channels (depthwise: channels) a multiple of 16, NE16's input block: the weight layout then
-  takes exactly the layer's weight bytes (bindings/ne16/constants.py); MATCH pads other channel
-  counts in software, which these bindings do not do yet.
+- any number of input channels: the weights are stored with them padded to NE16's 16-channel
+  block (constants.py), the job masks the channels past C (arith.py).
 """
 
 from __future__ import annotations
@@ -17,7 +16,6 @@ from __future__ import annotations
 from ...ir.layer import Layer, LayerGraph
 from ...ir.ops import Op
 from ..portable import checks as portable_checks
-from .arith import TP_IN
 
 
 def ne16(layer: Layer, lg: LayerGraph) -> str | None:
@@ -26,9 +24,7 @@ def ne16(layer: Layer, lg: LayerGraph) -> str | None:
     if reason is not None:
         return reason
     n = layer.nest
-    if layer.op == Op.FULLY_CONNECTED:
-        c = n.C
-    else:
+    if layer.op != Op.FULLY_CONNECTED:
         if (n.SY, n.SX) not in ((1, 1), (2, 2)):
             return f"a stride of {n.SY}×{n.SX} (NE16 takes 1 or 2)"
         if (n.FY, n.FX) == (3, 3):
@@ -39,8 +35,4 @@ def ne16(layer: Layer, lg: LayerGraph) -> str | None:
                 return "a padded 1×1 conv"
         else:
             return f"a {n.FY}×{n.FX} kernel (NE16 takes 3×3 and 1×1{'' if layer.op == Op.CONV2D else ', 3×3 depthwise'})"
-        c = n.K if layer.op == Op.DEPTHWISE else n.C
-    if c % TP_IN:
-        what = "channels" if layer.op == Op.DEPTHWISE else "input channels"
-        return f"{c} {what}, not a multiple of NE16's block of {TP_IN}"
     return None

@@ -1,12 +1,13 @@
 """The NE16 bindings' constants: per k tile the cluster's per-channel block — the bias as the job
 leaves it to be added, then the pulp kernels' four requantization words (bindings/pulp/
 constants.py: 20 bytes per channel) — and the weights in NE16's bit-plane layout per k tile
-(arith.pack: conv [k_t][C/16][8][FY·FX][2], depthwise [k_t/16][8][9][2], dense as a 1×1 conv).
+(arith.pack: conv [k_t][⌈C/16⌉][8][FY·FX][2], depthwise [⌈k_t/16⌉][8][9][2], dense as a 1×1
+conv): k_t·⌈C/16⌉·16·FY·FX bytes (depthwise ⌈k_t/16⌉·16·9), which the plan counts through
+ConstLayout.c_block = 16 (LoopNest.w_c_block).
 
 The job computes Σ w·u on u = x + 128 (arith.py), which is Σ w·x + 128·Σw: the bias block holds
 the portable kernels' bias (zero points folded) − 128·Σw, so that acc + bias is the layer's
-accumulator. With C (depthwise: the k tiles) in multiples of 16 the packed weights take exactly the
-layer's weight bytes, as the memory plan counts them (checks.py).
+accumulator.
 """
 
 from __future__ import annotations
@@ -53,4 +54,4 @@ def check(layer: Layer, lg: LayerGraph) -> str | None:
 
 
 LAYOUT = ConstLayout(bytes_per_channel=pulp.BYTES_PER_CHANNEL, weight_layout="ne16",
-                     build=layer_constants, check=check)
+                     build=layer_constants, check=check, c_block=arith.TP_IN)

@@ -28,6 +28,8 @@ scheduled); `layer_constants` builds the blob once `check` has passed.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from ...ir.layer import Layer, LayerGraph
@@ -132,7 +134,7 @@ def blob(layer: Layer, lg: LayerGraph, s, words: tuple[np.ndarray, ...], weights
     blocks = [np.concatenate([bias32[k0:k0 + n], *(a[k0:k0 + n].ravel() for a in words)])
               .astype("<i4").tobytes() for k0, n in _tiles(s.tiling("k"))]
     b = b"".join(blocks)
-    assert len(weights) == weights_bytes(layer.nest)
+    assert len(weights) == weights_bytes(replace(layer.nest, w_c_block=s.nest.w_c_block))
     return LayerConstants(blob=b + weights, b_offset=0, w_offset=len(b),
                           const_bytes=4 * (1 + sum(int(np.prod(a.shape[1:])) for a in words)),
                           extra=extra)
