@@ -139,9 +139,11 @@ def test_packing_layout_bit_planes():
 
 # ------------------------------------------------------------------------------ the gap9 module
 
-def _ne16_forced():
+def _ne16_forced(norm_quant: bool = False):
     """gap9 where the cluster and the FC core refuse every layer NE16's checks accept: NE16 runs
-    all of them (what the partition would give it if it were the cheapest everywhere)."""
+    all of them (what the partition would give it if it were the cheapest everywhere);
+    `norm_quant`: NE16 requantizes every shift-mode layer its norm-quant can take (the cluster-
+    requantized shift bindings left out)."""
     from dataclasses import replace
 
     from tilewise.bindings.ne16 import checks
@@ -157,8 +159,12 @@ def _ne16_forced():
         return replace(b, check=check)
 
     t = get_target("gap9")
+    ne16 = t.module("ne16")
+    if norm_quant:
+        ne16 = replace(ne16, bindings=tuple(b for b in ne16.bindings
+                                            if not b.name.endswith("_shift")))
     return replace(t, modules=tuple(
-        m if m.name == "ne16" else replace(m, bindings=tuple(refusing(b) for b in m.bindings))
+        ne16 if m.name == "ne16" else replace(m, bindings=tuple(refusing(b) for b in m.bindings))
         for m in t.modules))
 
 
@@ -255,3 +261,48 @@ def test_cost_model_is_matchs_ne16_model():
     ne16 = 36 * 2 * (2 * (6 + 25 + 6 + 6 + 72 + 2) + 40)
     cluster = 0.3 * 18 * 18 * 32 + 20.4 / 8 * 16 * 16 * 64 + 400 + 1324
     assert got == pytest.approx(ne16 + cluster)
+
+
+def test_norm_quant_on_ne16_for_shift_mode_layers(tmp_path):
+    """The NEMO-style integer graph (shift requantization, uint8 activations; tests/onnx_models.py
+    nemo_net) on gap9 with NE16 forced where it can: its 1×1 conv (one shift, a [0, 255] clamp)
+    is requantized by NE16's norm-quant (the *_nq bindings: no cluster pass), by cost; with the
+    cluster-requantized shift bindings left out its dense layer too; bit-exact with the golden
+    model and onnxruntime, jobs as predicted. A per-channel shift or a
+    clamp NE16 cannot saturate to keeps the cluster's requantization (normquant.reason)."""
+    import onnx
+
+    from tilewise.bindings.ne16 import normquant
+    from tilewise.frontend import load_model
+    from tilewise.passes import lower
+    from tilewise.schedule.network import schedule_network
+    from tilewise.validate import validate_model
+
+    from . import onnx_models as om
+
+    path = tmp_path / "nemo.onnx"
+    onnx.save(om.nemo_net(), str(path))
+    graph = load_model(path)
+    lg = lower(graph)
+    for only_nq in (False, True):
+        ns = schedule_network(lg, _ne16_forced(norm_quant=only_nq), "model")
+        labels = {ns.layers.layers[i].name: ns.placement(i).binding.label
+                  for i in range(len(lg.layers))}
+        assert labels["conv2"] == "ne16/conv2d_s8_nq", labels      # cheaper than the cluster pass
+        if only_nq:
+            assert labels["fc"] == "ne16/fully_connected_s8_nq", labels
+        r = validate_model(path, ns, graph, 3, 0, tmp_path / f"p{only_nq}").to_json()
+        assert r["bit_exact"] and r["reference"] == "onnxruntime", r
+        assert r["jobs_measured"] == r["jobs_predicted"] > 0
+    nq = ["conv2"]
+    # the reasons the other shift-mode layers would get
+    from dataclasses import replace
+
+    layer = next(layer for layer in lg.layers if layer.name == nq[0])
+    k = layer.nest.K
+    rq = layer.requant
+    per_channel = replace(layer, requant=replace(rq, shift=np.arange(k) % 3 + 8))
+    assert "one shift per layer" in normquant.reason(per_channel, lg)
+    clamp = replace(layer, requant=replace(rq, qmin=10))
+    assert "clamp" in normquant.reason(clamp, lg)
+    assert normquant.reason(layer, lg) is None

@@ -50,6 +50,10 @@ class Ne16Kernels:
     job: float = 400.0              # task set-up, dispatch and wait per tile (assumed)
     requant: float = 20.4           # per output, one core (targets/pulp_kernels.py requant_tflite)
     tile: float = 1324.0            # the compute call and its two barriers (pulp model's `tile`)
+    #: NE16 requantizes (norm-quant): per subtile and output block the stage's shift ⌈32/4⌉ +
+    #: scale (9 + ⌈9·32/32⌉) + bias (8 + ⌈9/8⌉) = 36, int8 stream-out 4 + 9·⌈32·8/256⌉ = 13
+    #: (depthwise 16 channels: 4 + 18 + 10 = 32, stream-out 4 + 9 = 13); no cluster pass
+    norm_quant: bool = False
 
     def for_key(self, key) -> Ne16Kernels:
         """The model of one binding: the requantization of its mode on the cluster."""
@@ -71,6 +75,16 @@ class Ne16Kernels:
         iy = ("oy", lambda s, f, l: (s - 1) * nest.SY + nest.FY)
         ix = ("ox", lambda s, f, l: (s - 1) * nest.SX + nest.FX)
         block = self._block(nest)
+        if self.norm_quant:
+            if nest.kind == "dwconv":
+                ne16 = (Term(block + 32 + 13, (*sub, ("k", _ceil(16))), "ne16"),)
+                convert = Term(self.convert, (iy, ix, ("k", ident)), "convert")
+            else:
+                ne16 = (Term(block, (*sub, ("k", _ceil(32)), ("c", _ceil(16))), "ne16"),
+                        Term(36 + 13, (*sub, ("k", _ceil(32))), "norm_quant"))
+                convert = Term(self.convert, (iy, ix, ("c", ident)), "convert")
+            terms = (*ne16, convert, Term(self.job + self.tile, (), "tile"))
+            return tuple(Term(t.coef, (("n", ident), *t.factors), t.label) for t in terms)
         if nest.kind == "dwconv":
             ne16 = (Term(block + self.stream_out_dw, (*sub, ("k", _ceil(16))), "ne16"),)
             convert = Term(self.convert, (iy, ix, ("k", ident)), "convert")

@@ -7,11 +7,14 @@ as tw_ne16/ beside tw_pulp/ and tw_kernels/, which it builds on).
 | conv2d_s8          | conv2d 3×3, 1×1 | tflite, onnx, shift | CONV3X3 / CONV1X1           | ne16   | ne16_bytes |
 | depthwise_s8       | depthwise 3×3   | tflite, onnx, shift | DEPTHWISE3X3                | ne16   | ne16_bytes |
 | fully_connected_s8 | fully_connected | tflite, onnx, shift | CONV1X1 on a one-pixel map  | ne16   | ne16_bytes |
+| *_nq (the three)   | as above        | shift               | the same, with norm-quant   | ne16 (scale, bias) | ne16_bytes |
 
 A tile: core 0 converts the int8 input tile to u8 (x + 128) in the scratch, programs one job
 (tw_ne16_task_*, dispatch, wait), the job writes int32 accumulators into the scratch, then the
 cluster's cores add the bias (−128·Σw folded in) and requantize with the pulp kernels' words in
-the layer's mode (exact for every mode; NE16's own norm-quant, a floor shift, is not used yet).
+the layer's mode (exact for every mode). A shift-mode layer whose requantization NE16's norm-quant
+computes exactly (normquant.py: one shift, an int8 or ReLU clamp, nothing leaving int32) may take
+the *_nq binding instead: the job writes the int8 outputs itself, no cluster pass.
 What the job computes: arith.py (numpy) and c/tw_ne16.c (the functional model the host HAL runs),
 tests/test_ne16.py. Legality: checks.py; cost: targets/ne16_kernels.py; constants: constants.py.
 Input channels stay whole in a tile (no partial sums); depthwise k tiles are multiples of 16. Any
@@ -20,6 +23,7 @@ channel count: the weights are stored padded to 16 channels (LoopNest.w_c_block)
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -36,7 +40,7 @@ from ..portable.weighted import stored_clamp, stored_pad
 from ..pulp import constants as pulp_constants
 from ..pulp.common import FAMILY as PULP
 from ..pulp.common import TEMPLATES as PULP_TEMPLATES
-from . import arith, checks, constants
+from . import arith, checks, constants, normquant
 
 FAMILY = Family(name="ne16", c_dir=Path(__file__).resolve().parent / "c", project_dir="tw_ne16",
                 header="tw_ne16_kernels.h", requires=(PULP,))
@@ -55,10 +59,16 @@ def ne16_bytes(nest: LoopNest, cores: int, k, c, oy, ox):
     return 4 * k * oy * ox + (iy * ix * ch + 3) // 4 * 4
 
 
-def _emit(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
-    """compute() of the layer's NE16 binding (templates/ne16_s8.c.j2)."""
+def _emit(layer: Layer, lg: LayerGraph, consts: LayerConstants | None,
+          norm_quant: bool = False) -> str:
+    """compute() of the layer's NE16 binding (templates/ne16_s8.c.j2); `norm_quant`: NE16
+    requantizes (normquant.py), else the cluster does."""
     assert consts is not None and consts.const_bytes == pulp_constants.BYTES_PER_CHANNEL
     n = layer.nest
+    nq = None
+    if norm_quant:
+        _, _, shift, relu = normquant.words(layer, lg)
+        nq = dict(shift=shift, relu=int(relu))
     kind = ("dw3x3" if layer.op == Op.DEPTHWISE else
             "conv3x3" if (n.FY, n.FX) == (3, 3) else "conv1x1")
     zp, qmin, qmax = stored_clamp(layer, u8_offset(lg, layer.output))
@@ -66,7 +76,7 @@ def _emit(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
                    kind=KIND[kind], stride=n.SY, pad_u8=stored_pad(layer, lg) + 128,
                    dense=layer.op == Op.FULLY_CONNECTED, depthwise=layer.op == Op.DEPTHWISE,
                    kernel=f"tw_ne16_requant_s8_{pulp_constants.variant(layer, lg)}",
-                   rq=dict(zero_point=zp, qmin=qmin, qmax=qmax))
+                   rq=dict(zero_point=zp, qmin=qmin, qmax=qmax), norm_quant=nq)
 
 
 def _rules(layer: Layer, rules: TileRules) -> TileRules:
@@ -85,9 +95,21 @@ def bindings(cost: Any) -> tuple[Binding, ...]:
     add = partial(per_mode, FAMILY, cost, modes=rq, precision=p8w, check=checks.ne16,
                   emit=_emit, scratch=ne16_bytes, consts=constants.LAYOUT,
                   tiles=TileRules(l3_k_step=4), layer_rules=_rules, jobs_per_tile=1)
-    return (*add(name="conv2d_s8", op=Op.CONV2D, kind="conv"),
-            *add(name="depthwise_s8", op=Op.DEPTHWISE, kind="dwconv"),
-            *add(name="fully_connected_s8", op=Op.FULLY_CONNECTED, kind="fc"))
+    nq = partial(per_mode, FAMILY, replace(cost, norm_quant=True), modes=("shift",),
+                 precision=p8w, check=_normquant_check, emit=partial(_emit, norm_quant=True),
+                 scratch=ne16_bytes, consts=constants.NORMQUANT, tiles=TileRules(l3_k_step=4),
+                 layer_rules=_rules, jobs_per_tile=1)
+    out = []
+    for name, op, kind in (("conv2d_s8", Op.CONV2D, "conv"),
+                           ("depthwise_s8", Op.DEPTHWISE, "dwconv"),
+                           ("fully_connected_s8", Op.FULLY_CONNECTED, "fc")):
+        out += [*add(name=name, op=op, kind=kind), *nq(name=f"{name}_nq", op=op, kind=kind)]
+    return tuple(out)
+
+
+def _normquant_check(layer: Layer, lg: LayerGraph) -> str | None:
+    """NE16's checks and its norm-quant's (normquant.py)."""
+    return checks.ne16(layer, lg) or normquant.reason(layer, lg)
 
 
 __all__ = ["FAMILY", "arith", "bindings", "ne16_bytes"]

@@ -53,5 +53,24 @@ def check(layer: Layer, lg: LayerGraph) -> str | None:
     return reason
 
 
+def normquant_constants(layer: Layer, lg: LayerGraph, s) -> LayerConstants:
+    """The blob of a layer requantized by NE16 (normquant.py): per k tile the arrays [bias |
+    scale | 0 | 0 | 0] (k_t int32 each: NE16's norm-quant bias and scale, as the job reads them,
+    in the pulp layout's 20 bytes per channel) and the packed weights."""
+    from . import normquant
+
+    w = _weights(layer)
+    scale, bias, _, _ = normquant.words(layer, lg)
+    k = layer.nest.K
+    zero = np.zeros(k, np.int64)
+    kt = [(k0, min(s.tiling("k").tile, k - k0)) for k0 in range(0, k, s.tiling("k").tile)]
+    weights = b"".join(arith.pack(w[k0:k0 + n], depthwise=layer.nest.kind == "dwconv").tobytes()
+                       for k0, n in kt)
+    return portable.blob(layer, lg, s, (scale, zero, zero, zero), weights, bias=bias)
+
+
 LAYOUT = ConstLayout(bytes_per_channel=pulp.BYTES_PER_CHANNEL, weight_layout="ne16",
                      build=layer_constants, check=check, c_block=arith.TP_IN)
+#: the layout of the layers NE16 requantizes itself
+NORMQUANT = ConstLayout(bytes_per_channel=pulp.BYTES_PER_CHANNEL, weight_layout="ne16",
+                        build=normquant_constants, check=check, c_block=arith.TP_IN)
