@@ -44,9 +44,4 @@ TW_PULP_INLINE void requant(const tw_ne16_rq_args_t *a, int core, int cores, con
         requant(a, core_id, n_cores, mode);                                                   \
     }
 
-TW_NE16_RQ_DEF(tflite, TW_RQ_TFLITE)
-TW_NE16_RQ_DEF(tflite_single, TW_RQ_TFLITE_SINGLE)
-TW_NE16_RQ_DEF(shift, TW_RQ_SHIFT)
-TW_NE16_RQ_DEF(shift32, TW_PULP_RQ_SHIFT32)
-TW_NE16_RQ_DEF(tflite_right, TW_PULP_RQ_TFLITE_RIGHT)
-TW_NE16_RQ_DEF(onnx, TW_RQ_ONNX)
+TW_PULP_VARIANTS(TW_NE16_RQ_DEF)

@@ -24,15 +24,10 @@ typedef struct {
     int n, k;
 } tw_ne16_rq_args_t;
 
-#define TW_NE16_RQ_DECL(name)                                                                 \
+#define TW_NE16_RQ_DECL(name, rq_mode)                                                      \
     void tw_ne16_requant_s8_##name(const tw_ne16_rq_args_t *a, int core_id, int n_cores);
 
-TW_NE16_RQ_DECL(tflite)
-TW_NE16_RQ_DECL(tflite_single)
-TW_NE16_RQ_DECL(shift)
-TW_NE16_RQ_DECL(shift32)
-TW_NE16_RQ_DECL(tflite_right)
-TW_NE16_RQ_DECL(onnx)
+TW_PULP_VARIANTS(TW_NE16_RQ_DECL)
 
 /* n bytes of int8 x into u8 u (u = x + 128: x ^ 0x80), a word at a time where both allow. */
 void tw_ne16_to_u8(uint8_t *u, const int8_t *x, int n);

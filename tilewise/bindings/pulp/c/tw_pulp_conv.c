@@ -54,6 +54,54 @@ static pixel_t pixel_next(const tw_window_t *g, pixel_t x)
     return x;
 }
 
+/* A core's run of (pixel pair, channel group) items (tw_pulp_common.h): the tile's pixel pairs in
+ * row-major order, each cut into `groups` 4-channel-block groups when there are fewer pairs than
+ * cores. walk_start gives the core's first item, walk_item the current one's pixels and output
+ * channels [k0, k1), walk_next steps on. */
+typedef struct {
+    int it, end, pair, grp, groups, blocks, pixels;
+    pixel_t x;
+} walk_t;
+
+TW_PULP_INLINE walk_t walk_start(const tw_conv_args_t *a, int core, int cores)
+{
+    const tw_window_t *g = &a->win;
+    walk_t w;
+    int pairs;
+    w.pixels = g->out_h * g->out_w;
+    pairs = (w.pixels + 1) >> 1;
+    w.blocks = (a->out_c + 3) >> 2;
+    w.groups = tw_pulp_groups(pairs, w.blocks, cores);
+    tw_pulp_share(pairs * w.groups, core, cores, &w.it, &w.end);
+    w.pair = w.it / w.groups;
+    w.grp = w.it - w.pair * w.groups;
+    w.x = pixel_at(g, 2 * w.pair);
+    return w;
+}
+
+/* The current item: its first pixel *p (the pair's), whether it has a second (*two), and its
+ * output channels [*k0, *k1). */
+TW_PULP_INLINE void walk_item(const tw_conv_args_t *a, const walk_t *w, int *p, int *two, int *k0,
+                              int *k1)
+{
+    int b0, b1;
+    *p = 2 * w->pair;
+    *two = *p + 1 < w->pixels;
+    tw_pulp_group_blocks(w->blocks, w->grp, w->groups, &b0, &b1);
+    *k0 = 4 * b0;
+    *k1 = 4 * b1 < a->out_c ? 4 * b1 : a->out_c;
+}
+
+TW_PULP_INLINE void walk_next(const tw_window_t *g, walk_t *w)
+{
+    w->it++;
+    if (++w->grp == w->groups) {
+        w->grp = 0;
+        w->pair++;
+        w->x = pixel_next(g, pixel_next(g, w->x));
+    }
+}
+
 /* The receptive field of output pixel x into col: per kernel row, the taps inside the tile are
  * one contiguous run of the HWC buffer (copied at once), those outside are the pad value. */
 static void im2col_pixel(const tw_conv_args_t *a, pixel_t x, int8_t *col)
@@ -180,27 +228,19 @@ TW_PULP_INLINE void conv_tile_arm(const tw_pulp_conv_args_t *t, int core, int co
     int len = im2col ? g->k_h * g->k_w * a->in_c : a->in_c;
     int32_t *col = (int32_t *)(void *)(a->im2col + (size_t)core * arm_core_scratch(len, im2col));
     int8_t *field = (int8_t *)(void *)(col + tw_pulp_arm_col_words(len));
-    int pixels = g->out_h * g->out_w, pairs = (pixels + 1) >> 1;
-    int blocks = (a->out_c + 3) >> 2;
-    int groups = tw_pulp_groups(pairs, blocks, cores);
-    int begin, end, it, pair, grp, built = -1;
-    pixel_t x;
+    int built = -1;
+    walk_t w;
 
-    tw_pulp_share(pairs * groups, core, cores, &begin, &end);
-    pair = begin / groups;
-    grp = begin - pair * groups;
-    x = pixel_at(g, 2 * pair);
-    for (it = begin; it < end; it++) {
-        int p = 2 * pair, two = p + 1 < pixels, b0, b1, k0, k1;
-        int8_t *oa = a->out + (size_t)p * a->out_c;
-        tw_pulp_group_blocks(blocks, grp, groups, &b0, &b1);
-        k0 = 4 * b0;
-        k1 = 4 * b1 < a->out_c ? 4 * b1 : a->out_c;
-        if (built != pair) {
-            arm_column(a, x, col, field, im2col);
+    for (w = walk_start(a, core, cores); w.it < w.end; walk_next(g, &w)) {
+        int p, two, k0, k1;
+        int8_t *oa;
+        walk_item(a, &w, &p, &two, &k0, &k1);
+        oa = a->out + (size_t)p * a->out_c;
+        if (built != w.pair) {
+            arm_column(a, w.x, col, field, im2col);
             if (two)
-                arm_column(a, pixel_next(g, x), col + 2, field, im2col);
-            built = pair;
+                arm_column(a, pixel_next(g, w.x), col + 2, field, im2col);
+            built = w.pair;
         }
         if (two)
             tw_pulp_arm_mm_whole(col, a->w, len, k0, k1, a->bias, t->rq.words, oa,
@@ -208,11 +248,6 @@ TW_PULP_INLINE void conv_tile_arm(const tw_pulp_conv_args_t *t, int core, int co
         else
             tw_pulp_arm_mm_whole(col, a->w, len, k0, k1, a->bias, t->rq.words, oa, oa, &clip,
                                  0, mode);
-        if (++grp == groups) {
-            grp = 0;
-            pair++;
-            x = pixel_next(g, pixel_next(g, x));
-        }
     }
 }
 #endif
@@ -237,23 +272,15 @@ TW_PULP_INLINE void conv_tile(const tw_pulp_conv_args_t *t, int core, int cores,
 #endif
     int8_t *col0 = im2col ? a->im2col + (size_t)core * 2u * (size_t)round4(len) : NULL;
     int8_t *col1 = col0 ? col0 + round4(len) : NULL;
-    int pixels = g->out_h * g->out_w, pairs = (pixels + 1) >> 1;
-    int blocks = (a->out_c + 3) >> 2;
-    int groups = tw_pulp_groups(pairs, blocks, cores);
-    int begin, end, it, pair, grp, built = -1;
+    int built = -1;
     int seg = g->k_w * a->in_c, gap = (g->in_w - g->k_w) * a->in_c;
     int whole = a->acc_flags == TW_ACC_WHOLE;
-    pixel_t x;
+    walk_t w;
 
-    tw_pulp_share(pairs * groups, core, cores, &begin, &end);
-    pair = begin / groups;
-    grp = begin - pair * groups;
-    x = pixel_at(g, 2 * pair);
-    for (it = begin; it < end; it++) {
-        int p = 2 * pair, two = p + 1 < pixels, b0, b1, k0, k1;
-        tw_pulp_group_blocks(blocks, grp, groups, &b0, &b1);
-        k0 = 4 * b0;
-        k1 = 4 * b1 < a->out_c ? 4 * b1 : a->out_c;
+    for (w = walk_start(a, core, cores); w.it < w.end; walk_next(g, &w)) {
+        int p, two, k0, k1;
+        pixel_t x = w.x;
+        walk_item(a, &w, &p, &two, &k0, &k1);
         if (im2col) {
             /* whole 4-channel blocks of a whole reduction: one MatMul call site, its columns
              * read in place or from the im2col buffers (one run) */
@@ -269,11 +296,11 @@ TW_PULP_INLINE void conv_tile(const tw_pulp_conv_args_t *t, int core, int cores,
                 run = seg;
                 skip = gap;
             } else {
-                if (built != pair) {
+                if (built != w.pair) {
                     im2col_pixel(a, x, col0);
                     if (two)
                         im2col_pixel(a, pixel_next(g, x), col1);
-                    built = pair;
+                    built = w.pair;
                 }
                 f0 = col0;
                 f1 = two ? col1 : NULL;
@@ -284,11 +311,6 @@ TW_PULP_INLINE void conv_tile(const tw_pulp_conv_args_t *t, int core, int cores,
                 tw_pulp_mm_cols(f0, f1, p, p + 1, a->w, len, k0, k1, &s, mode);
         } else {
             pointwise_pair(a, p, x, two, k0, k1, &s, mode);
-        }
-        if (++grp == groups) {
-            grp = 0;
-            pair++;
-            x = pixel_next(g, pixel_next(g, x));
         }
     }
 }
@@ -303,9 +325,4 @@ TW_PULP_INLINE void conv_tile(const tw_pulp_conv_args_t *t, int core, int cores,
         conv_tile(a, core_id, n_cores, 0, mode);                                            \
     }
 
-TW_PULP_CONV_DEF(tflite, TW_RQ_TFLITE)
-TW_PULP_CONV_DEF(tflite_single, TW_RQ_TFLITE_SINGLE)
-TW_PULP_CONV_DEF(shift, TW_RQ_SHIFT)
-TW_PULP_CONV_DEF(shift32, TW_PULP_RQ_SHIFT32)
-TW_PULP_CONV_DEF(tflite_right, TW_PULP_RQ_TFLITE_RIGHT)
-TW_PULP_CONV_DEF(onnx, TW_RQ_ONNX)
+TW_PULP_VARIANTS(TW_PULP_CONV_DEF)

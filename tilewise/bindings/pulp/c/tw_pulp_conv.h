@@ -55,17 +55,12 @@ typedef struct {
 /* Bytes of im2col scratch tw_pulp_conv2d_s8_* use for n_cores cores. */
 size_t tw_pulp_conv2d_s8_scratch(const tw_window_t *win, int in_c, int n_cores);
 
-#define TW_PULP_CONV_DECL(mode)                                                             \
+#define TW_PULP_CONV_DECL(mode, rq_mode)                                                    \
     void tw_pulp_conv2d_s8_##mode(const tw_pulp_conv_args_t *a, int core_id, int n_cores);   \
     void tw_pulp_conv1x1_s8_##mode(const tw_pulp_conv_args_t *a, int core_id, int n_cores);  \
     void tw_pulp_fully_connected_s8_##mode(const tw_pulp_fc_args_t *a, int core_id,          \
                                            int n_cores);
 
-TW_PULP_CONV_DECL(tflite)
-TW_PULP_CONV_DECL(tflite_single)
-TW_PULP_CONV_DECL(shift)
-TW_PULP_CONV_DECL(shift32)
-TW_PULP_CONV_DECL(tflite_right)
-TW_PULP_CONV_DECL(onnx)
+TW_PULP_VARIANTS(TW_PULP_CONV_DECL)
 
 #endif /* TW_PULP_CONV_H */

@@ -347,9 +347,4 @@ TW_PULP_INLINE void depthwise(const tw_pulp_dw_args_t *d, int core, int cores, c
         depthwise(a, core_id, n_cores, mode);                                               \
     }
 
-TW_PULP_DW_DEF(tflite, TW_RQ_TFLITE)
-TW_PULP_DW_DEF(tflite_single, TW_RQ_TFLITE_SINGLE)
-TW_PULP_DW_DEF(shift, TW_RQ_SHIFT)
-TW_PULP_DW_DEF(shift32, TW_PULP_RQ_SHIFT32)
-TW_PULP_DW_DEF(tflite_right, TW_PULP_RQ_TFLITE_RIGHT)
-TW_PULP_DW_DEF(onnx, TW_RQ_ONNX)
+TW_PULP_VARIANTS(TW_PULP_DW_DEF)

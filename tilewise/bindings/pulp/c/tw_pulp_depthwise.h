@@ -53,14 +53,9 @@ typedef struct {
 
 size_t tw_pulp_depthwise_s8_scratch(const tw_window_t *win, int n_cores);
 
-#define TW_PULP_DW_DECL(mode)                                                               \
+#define TW_PULP_DW_DECL(mode, rq_mode)                                                      \
     void tw_pulp_depthwise_s8_##mode(const tw_pulp_dw_args_t *a, int core_id, int n_cores);
 
-TW_PULP_DW_DECL(tflite)
-TW_PULP_DW_DECL(tflite_single)
-TW_PULP_DW_DECL(shift)
-TW_PULP_DW_DECL(shift32)
-TW_PULP_DW_DECL(tflite_right)
-TW_PULP_DW_DECL(onnx)
+TW_PULP_VARIANTS(TW_PULP_DW_DECL)
 
 #endif /* TW_PULP_DEPTHWISE_H */

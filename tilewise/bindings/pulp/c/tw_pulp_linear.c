@@ -30,9 +30,4 @@ TW_PULP_INLINE void dense(const tw_pulp_fc_args_t *t, int core, int cores, const
         dense(a, core_id, n_cores, mode);                                                   \
     }
 
-TW_PULP_DENSE_DEF(tflite, TW_RQ_TFLITE)
-TW_PULP_DENSE_DEF(tflite_single, TW_RQ_TFLITE_SINGLE)
-TW_PULP_DENSE_DEF(shift, TW_RQ_SHIFT)
-TW_PULP_DENSE_DEF(shift32, TW_PULP_RQ_SHIFT32)
-TW_PULP_DENSE_DEF(tflite_right, TW_PULP_RQ_TFLITE_RIGHT)
-TW_PULP_DENSE_DEF(onnx, TW_RQ_ONNX)
+TW_PULP_VARIANTS(TW_PULP_DENSE_DEF)

@@ -104,12 +104,7 @@ TW_PULP_INLINE void tw_pulp_acc_end(const tw_pulp_sink_t *sink, int k, int n_ch,
         tw_pulp_acc_end(s, k, n_ch, p0, p1, two, acc, mode);                                \
     }
 
-TW_PULP_ACC_END(tflite, TW_RQ_TFLITE)
-TW_PULP_ACC_END(tflite_single, TW_RQ_TFLITE_SINGLE)
-TW_PULP_ACC_END(shift, TW_RQ_SHIFT)
-TW_PULP_ACC_END(shift32, TW_PULP_RQ_SHIFT32)
-TW_PULP_ACC_END(tflite_right, TW_PULP_RQ_TFLITE_RIGHT)
-TW_PULP_ACC_END(onnx, TW_RQ_ONNX)
+TW_PULP_VARIANTS(TW_PULP_ACC_END)
 
 /* The out-of-line tw_pulp_acc_end of `mode` (a compile-time constant: one call remains). */
 TW_PULP_INLINE void tw_pulp_finish(const tw_pulp_sink_t *s, int k, int n_ch, int p0, int p1,

@@ -55,6 +55,17 @@
 /* TFLite's double rounding with right shifts only, in fewer instructions (see above) */
 #define TW_PULP_RQ_TFLITE_RIGHT 5
 
+/* The requantization variants, each as X(name, mode): a kernel has one entry point per variant
+ * (its name's suffix; bindings/pulp/constants.py `variant`), written once as
+ * TW_PULP_VARIANTS(KERNEL_DEF). */
+#define TW_PULP_VARIANTS(X)                                                                   \
+    X(tflite, TW_RQ_TFLITE)                                                                   \
+    X(tflite_single, TW_RQ_TFLITE_SINGLE)                                                     \
+    X(shift, TW_RQ_SHIFT)                                                                     \
+    X(shift32, TW_PULP_RQ_SHIFT32)                                                            \
+    X(tflite_right, TW_PULP_RQ_TFLITE_RIGHT)                                                  \
+    X(onnx, TW_RQ_ONNX)
+
 /* A tile's requantization: its channels' words and the output zero point and clamp. */
 typedef struct {
     const int32_t *words;      /* 4·n words: (m, a, b, c) per channel */
