@@ -306,3 +306,37 @@ def test_norm_quant_on_ne16_for_shift_mode_layers(tmp_path):
     clamp = replace(layer, requant=replace(rq, qmin=10))
     assert "clamp" in normquant.reason(clamp, lg)
     assert normquant.reason(layer, lg) is None
+
+
+EDGE_SPECS = {  # LayerSpec fields: kind, c, k, h, w, fy, fx, sy, sx, pads, mode
+    "conv_s2_asym_pads_c5": ("conv", 5, 7, 9, 8, 3, 3, 2, 2, (0, 0, 1, 1), "tflite"),
+    "conv_c17_k33": ("conv", 17, 33, 6, 7, 3, 3, 1, 1, (1, 1, 1, 1), "tflite"),
+    "conv1x1_s2_c40": ("conv", 40, 9, 5, 5, 1, 1, 2, 2, (0, 0, 0, 0), "tflite"),
+    "dw_s2_c24": ("dwconv", 24, 24, 9, 7, 3, 3, 2, 2, (1, 1, 1, 1), "tflite"),
+    "dw_c40_pads": ("dwconv", 40, 40, 6, 6, 3, 3, 1, 1, (0, 1, 1, 0), "tflite"),
+    "fc_c70": ("fc", 70, 13, 1, 1, 1, 1, 1, 1, (0, 0, 0, 0), "tflite"),
+    "conv_onnx": ("conv", 16, 16, 7, 7, 3, 3, 1, 1, (1, 1, 1, 1), "onnx"),
+    "conv_c3_single": ("conv", 3, 8, 12, 10, 3, 3, 1, 1, (1, 1, 1, 1), "tflite_single"),
+}
+
+
+@pytest.mark.parametrize("case", list(EDGE_SPECS))
+def test_ne16_layers_tiled_small(case, tmp_path):
+    """NE16 layers cut into many L1 tiles (gap9 at 2 kB of L1): channel counts that are not
+    multiples of 16 (padded weights, depthwise k tiles of 16 with a remainder), stride 2 with
+    TFLite's asymmetric padding, border tiles padded on some sides only, 1×1 at stride 2, dense,
+    every requant mode through the cluster — bit-exact, one job per tile as predicted."""
+    from tilewise.schedule.network import schedule_network
+    from tilewise.validate import make_inputs, validate_network
+
+    from .codegen_cases import LayerSpec, layer_graph
+
+    kind, c, k, h, w, fy, fx, sy, sx, pads, mode = EDGE_SPECS[case]
+    lg = layer_graph(LayerSpec(kind, c=c, k=k, h=h, w=w, fy=fy, fx=fx, sy=sy, sx=sx, pads=pads,
+                               mode=mode), 1)
+    ns = schedule_network(lg, _ne16_forced().with_overrides(l1_kb=2), "model")
+    assert ns.placement(len(lg.layers) - 1).module.name == "ne16"
+    r, _ = validate_network(ns, tmp_path / "p", make_inputs(lg, 3))
+    j = r.to_json()
+    assert j["bit_exact"], j["mismatches"][:2]
+    assert j["jobs_measured"] == j["jobs_predicted"] >= 1
