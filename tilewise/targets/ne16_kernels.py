@@ -24,16 +24,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-import numpy as np
-
 from ..ir.layer import LoopNest
-from .compute import Term, ident
-
-
-def _ceil(n: int):
-    def f(s, first, last):
-        return np.ceil(s / n)
-    return f
+from .compute import Term, ceil_div, ident
 
 
 @dataclass(frozen=True)
@@ -50,10 +42,12 @@ class Ne16Kernels:
     job: float = 400.0              # task set-up, dispatch and wait per tile (assumed)
     requant: float = 20.4           # per output, one core (targets/pulp_kernels.py requant_tflite)
     tile: float = 1324.0            # the compute call and its two barriers (pulp model's `tile`)
-    #: NE16 requantizes (norm-quant): per subtile and output block the stage's shift ⌈32/4⌉ +
-    #: scale (9 + ⌈9·32/32⌉) + bias (8 + ⌈9/8⌉) = 36, int8 stream-out 4 + 9·⌈32·8/256⌉ = 13
-    #: (depthwise 16 channels: 4 + 18 + 10 = 32, stream-out 4 + 9 = 13); no cluster pass
+    #: NE16 requantizes (norm-quant), no cluster pass: per subtile and output block the stage's
+    #: shift ⌈32/4⌉ + scale (9 + ⌈9·32/32⌉) + bias (8 + ⌈9/8⌉) = 36 and the int8 stream-out
+    #: 4 + 9·⌈32·8/256⌉ = 13 (depthwise, 16 channels: 4 + 18 + 10 = 32 and 4 + 9 = 13)
     norm_quant: bool = False
+    nq_out: float = 36.0 + 13.0
+    nq_out_dw: float = 32.0 + 13.0
 
     def for_key(self, key) -> Ne16Kernels:
         """The model of one binding: the requantization of its mode on the cluster."""
@@ -70,28 +64,21 @@ class Ne16Kernels:
 
     def terms(self, nest: LoopNest, cores: int) -> tuple[Term, ...]:
         P = max(cores, 1)
-        sub = (("oy", _ceil(3)), ("ox", _ceil(3)))
+        sub = (("oy", ceil_div(3)), ("ox", ceil_div(3)))
         pix = (("oy", ident), ("ox", ident))
         iy = ("oy", lambda s, f, l: (s - 1) * nest.SY + nest.FY)
         ix = ("ox", lambda s, f, l: (s - 1) * nest.SX + nest.FX)
         block = self._block(nest)
-        if self.norm_quant:
-            if nest.kind == "dwconv":
-                ne16 = (Term(block + 32 + 13, (*sub, ("k", _ceil(16))), "ne16"),)
-                convert = Term(self.convert, (iy, ix, ("k", ident)), "convert")
-            else:
-                ne16 = (Term(block, (*sub, ("k", _ceil(32)), ("c", _ceil(16))), "ne16"),
-                        Term(36 + 13, (*sub, ("k", _ceil(32))), "norm_quant"))
-                convert = Term(self.convert, (iy, ix, ("c", ident)), "convert")
-            terms = (*ne16, convert, Term(self.job + self.tile, (), "tile"))
-            return tuple(Term(t.coef, (("n", ident), *t.factors), t.label) for t in terms)
         if nest.kind == "dwconv":
-            ne16 = (Term(block + self.stream_out_dw, (*sub, ("k", _ceil(16))), "ne16"),)
+            out = self.nq_out_dw if self.norm_quant else self.stream_out_dw
+            ne16 = (Term(block + out, (*sub, ("k", ceil_div(16))), "ne16"),)
             convert = Term(self.convert, (iy, ix, ("k", ident)), "convert")
         else:
-            ne16 = (Term(block, (*sub, ("k", _ceil(32)), ("c", _ceil(16))), "ne16"),
-                    Term(self.stream_out, (*sub, ("k", _ceil(32))), "stream_out"))
+            out = self.nq_out if self.norm_quant else self.stream_out
+            ne16 = (Term(block, (*sub, ("k", ceil_div(32)), ("c", ceil_div(16))), "ne16"),
+                    Term(out, (*sub, ("k", ceil_div(32))), "stream_out"))
             convert = Term(self.convert, (iy, ix, ("c", ident)), "convert")
-        terms = (*ne16, convert, Term(self.requant / P, (*pix, ("k", ident)), "requant"),
-                 Term(self.job + self.tile, (), "tile"))
+        requant = () if self.norm_quant else (Term(self.requant / P, (*pix, ("k", ident)),
+                                                   "requant"),)
+        terms = (*ne16, convert, *requant, Term(self.job + self.tile, (), "tile"))
         return tuple(Term(t.coef, (("n", ident), *t.factors), t.label) for t in terms)

@@ -51,7 +51,8 @@ KIND = {"conv3x3": "TW_NE16_CONV3X3", "dw3x3": "TW_NE16_DEPTHWISE3X3",
 
 
 def ne16_bytes(nest: LoopNest, cores: int, k, c, oy, ox):
-    """The tile's int32 accumulators (k_t·oy_t·ox_t·4) and its u8 input (its rows × columns ×
+    """The tile's int32 accumulators (k_t·oy_t·ox_t·4; reserved by the norm-quant bindings too,
+    which write int8 straight to the output tile) and its u8 input (its rows × columns ×
     channels, depthwise the k_t channels)."""
     k, c, oy, ox = (np.asarray(v) for v in (k, c, oy, ox))
     iy, ix = (oy - 1) * nest.SY + nest.FY, (ox - 1) * nest.SX + nest.FX
@@ -90,15 +91,13 @@ def _rules(layer: Layer, rules: TileRules) -> TileRules:
 
 def bindings(cost: Any) -> tuple[Binding, ...]:
     """NE16's bindings priced by `cost` (targets/ne16_kernels.py `Ne16Kernels`)."""
-    rq = ("tflite", "onnx", "shift")
-    p8w = Precision(S8, 8, S8)
-    add = partial(per_mode, FAMILY, cost, modes=rq, precision=p8w, check=checks.ne16,
-                  emit=_emit, scratch=ne16_bytes, consts=constants.LAYOUT,
+    common = dict(precision=Precision(S8, 8, S8), scratch=ne16_bytes,
                   tiles=TileRules(l3_k_step=4), layer_rules=_rules, jobs_per_tile=1)
+    add = partial(per_mode, FAMILY, cost, modes=("tflite", "onnx", "shift"), check=checks.ne16,
+                  emit=_emit, consts=constants.LAYOUT, **common)
     nq = partial(per_mode, FAMILY, replace(cost, norm_quant=True), modes=("shift",),
-                 precision=p8w, check=_normquant_check, emit=partial(_emit, norm_quant=True),
-                 scratch=ne16_bytes, consts=constants.NORMQUANT, tiles=TileRules(l3_k_step=4),
-                 layer_rules=_rules, jobs_per_tile=1)
+                 check=_normquant_check, emit=partial(_emit, norm_quant=True),
+                 consts=constants.NORMQUANT, **common)
     out = []
     for name, op, kind in (("conv2d_s8", Op.CONV2D, "conv"),
                            ("depthwise_s8", Op.DEPTHWISE, "dwconv"),

@@ -30,24 +30,31 @@ def _weights(layer: Layer) -> np.ndarray:
     return w.reshape(n.K, n.FY, n.FX, n.C)
 
 
-def layer_constants(layer: Layer, lg: LayerGraph, s) -> LayerConstants:
-    """The blob for schedule `s` (C whole in every tile: the bindings' tile rules)."""
+def job_bias(layer: Layer, lg: LayerGraph) -> np.ndarray:
+    """Per channel, what acc + bias needs after a job on u = x + 128 (module docstring): the
+    portable kernels' bias − 128·Σw (int64)."""
+    return arith.bias_for_u8(portable.kernel_bias(layer, lg), _weights(layer))
+
+
+def _packed(layer: Layer, s) -> bytes:
+    """The weights in NE16's layout, k tile by k tile of schedule `s` (C whole in every tile)."""
     w = _weights(layer)
     dw = layer.nest.kind == "dwconv"
-    bias = portable.kernel_bias(layer, lg) - 128 * w.reshape(w.shape[0], -1).sum(axis=1)
-    kt = [(k0, min(s.tiling("k").tile, layer.nest.K - k0))
-          for k0 in range(0, layer.nest.K, s.tiling("k").tile)]
-    weights = b"".join(arith.pack(w[k0:k0 + n], depthwise=dw).tobytes() for k0, n in kt)
-    return portable.blob(layer, lg, s, (np.stack(pulp.words(layer, lg), axis=1),), weights,
-                         bias=bias)
+    return b"".join(arith.pack(w[k0:k0 + n], depthwise=dw).tobytes()
+                    for k0, n in portable.tile_ranges(s.tiling("k")))
+
+
+def layer_constants(layer: Layer, lg: LayerGraph, s) -> LayerConstants:
+    """The blob for schedule `s` (C whole in every tile: the bindings' tile rules)."""
+    return portable.blob(layer, lg, s, (np.stack(pulp.words(layer, lg), axis=1),),
+                         _packed(layer, s), bias=job_bias(layer, lg))
 
 
 def check(layer: Layer, lg: LayerGraph) -> str | None:
     """The pulp layout's reasons, and a bias that no longer fits int32 once −128·Σw is in it."""
     reason = pulp.check(layer, lg)
     if reason is None:
-        w = _weights(layer)
-        bias = portable.kernel_bias(layer, lg) - 128 * w.reshape(w.shape[0], -1).sum(axis=1)
+        bias = job_bias(layer, lg)
         if bias.min(initial=0) < -2**31 or bias.max(initial=0) > 2**31 - 1:
             return "a bias that does not fit int32 with NE16's −128·Σw in it"
     return reason
@@ -59,14 +66,9 @@ def normquant_constants(layer: Layer, lg: LayerGraph, s) -> LayerConstants:
     in the pulp layout's 20 bytes per channel) and the packed weights."""
     from . import normquant
 
-    w = _weights(layer)
     scale, bias, _, _ = normquant.words(layer, lg)
-    k = layer.nest.K
-    zero = np.zeros(k, np.int64)
-    kt = [(k0, min(s.tiling("k").tile, k - k0)) for k0 in range(0, k, s.tiling("k").tile)]
-    weights = b"".join(arith.pack(w[k0:k0 + n], depthwise=layer.nest.kind == "dwconv").tobytes()
-                       for k0, n in kt)
-    return portable.blob(layer, lg, s, (scale, zero, zero, zero), weights, bias=bias)
+    zero = np.zeros(layer.nest.K, np.int64)
+    return portable.blob(layer, lg, s, (scale, zero, zero, zero), _packed(layer, s), bias=bias)
 
 
 LAYOUT = ConstLayout(bytes_per_channel=pulp.BYTES_PER_CHANNEL, weight_layout="ne16",

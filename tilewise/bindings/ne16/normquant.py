@@ -22,22 +22,17 @@ from __future__ import annotations
 import numpy as np
 
 from ...ir.layer import Layer, LayerGraph
-from ..portable import constants as portable
 from ..portable.common import u8_offset
 from ..portable.weighted import stored_clamp
 from ..pulp import constants as pulp
+from .constants import job_bias
 
 INT32 = 2**31 - 1
 
 
-def _weights(layer: Layer) -> np.ndarray:
-    w = np.asarray(layer.weights, np.int64)
-    return w.reshape(layer.nest.K, -1)
-
-
-def words(layer: Layer, lg: LayerGraph) -> tuple[np.ndarray, np.ndarray, int, bool]:
-    """(scale, bias) per channel as int64, the shift and ReLU of NE16's norm-quant for the layer
-    (`reason` is None)."""
+def _terms(layer: Layer, lg: LayerGraph) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int]:
+    """Per channel the multiplier k, the job bias b' and λ + zp·2^d (int64); d and the stored
+    output zero point's clamp floor qmin."""
     rq = layer.requant
     assert rq is not None
     k = layer.nest.K
@@ -45,9 +40,14 @@ def words(layer: Layer, lg: LayerGraph) -> tuple[np.ndarray, np.ndarray, int, bo
     d = int(np.broadcast_to(np.asarray(rq.shift, np.int64), (k,))[0])
     m = np.broadcast_to(np.asarray(rq.multiplier, np.int64), (k,))
     lam = np.broadcast_to(np.asarray(0 if rq.bias is None else rq.bias, np.int64), (k,))
-    w = _weights(layer)
-    b = portable.kernel_bias(layer, lg) - 128 * w.sum(axis=1)
-    return m, m * b + lam + (zp << d), d, qmin == 0
+    return m, job_bias(layer, lg), lam + (zp << d), d, qmin
+
+
+def words(layer: Layer, lg: LayerGraph) -> tuple[np.ndarray, np.ndarray, int, bool]:
+    """(scale, bias) per channel as int64, the shift and ReLU of NE16's norm-quant for the layer
+    (`reason` is None)."""
+    m, b, rest, d, qmin = _terms(layer, lg)
+    return m, m * b + rest, d, qmin == 0
 
 
 def reason(layer: Layer, lg: LayerGraph) -> str | None:
@@ -59,14 +59,12 @@ def reason(layer: Layer, lg: LayerGraph) -> str | None:
     d = np.broadcast_to(np.asarray(rq.shift, np.int64), (k,))
     if d.min() != d.max() or not 0 <= int(d[0]) <= 31:
         return "per-channel right shifts (NE16 has one shift per layer, 0..31)"
-    zp, qmin, qmax = stored_clamp(layer, u8_offset(lg, layer.output))
+    _, qmin, qmax = stored_clamp(layer, u8_offset(lg, layer.output))
     if (qmin, qmax) not in ((-128, 127), (0, 127)):
         return f"an output clamp of [{qmin}, {qmax}] as stored (NE16 saturates to int8, ReLU)"
-    m, bias, _, _ = words(layer, lg)
-    w = _weights(layer)
-    a_u = 255 * np.abs(w).sum(axis=1)
-    t = np.abs(m) * pulp.acc_bound(layer, lg) + np.abs(bias - m * (portable.kernel_bias(layer, lg)
-                                                                     - 128 * w.sum(axis=1)))
-    if (np.abs(m) * a_u > INT32).any() or (t > INT32).any() or (np.abs(bias) > INT32).any():
+    m, b, rest, _, _ = _terms(layer, lg)
+    a_u = 255 * np.abs(np.asarray(layer.weights, np.int64).reshape(k, -1)).sum(axis=1)
+    t = np.abs(m) * pulp.acc_bound(layer, lg) + np.abs(rest)
+    if (np.abs(m) * a_u > INT32).any() or (t > INT32).any() or (np.abs(m * b + rest) > INT32).any():
         return "a requantization whose products can leave int32 (NE16 wraps and saturates)"
     return None

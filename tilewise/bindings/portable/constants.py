@@ -42,7 +42,8 @@ BYTES_PER_CHANNEL = 4 * WORDS
 INT32 = np.iinfo(np.int32)
 
 
-def _tiles(t) -> list[tuple[int, int]]:
+def tile_ranges(t) -> list[tuple[int, int]]:
+    """(start, size) of every tile along a schedule's Tiling `t`."""
     return [(s, min(t.tile, t.size - s)) for s in range(0, t.size, t.tile)]
 
 
@@ -111,7 +112,7 @@ def weight_blocks(layer: Layer, s, channel_major: bool = False) -> bytes:
     depthwise k tile as [k_t][FY][FX] (each channel's taps together) instead of [FY][FX][k_t]."""
     nest = layer.nest
     w = np.asarray(layer.weights, dtype=np.int8)
-    kt = _tiles(s.tiling("k"))
+    kt = tile_ranges(s.tiling("k"))
     if nest.kind == "dwconv":
         w = w.reshape(nest.K, nest.FY, nest.FX)
         order = (0, 1, 2) if channel_major else (1, 2, 0)
@@ -119,7 +120,7 @@ def weight_blocks(layer: Layer, s, channel_major: bool = False) -> bytes:
                         for k0, n in kt)
     if nest.kind == "fc":
         w = w.reshape(nest.K, 1, 1, nest.C)
-    ct = _tiles(s.tiling("c"))
+    ct = tile_ranges(s.tiling("c"))
     return b"".join(np.ascontiguousarray(w[k0:k0 + kn, :, :, c0:c0 + cn]).tobytes()
                     for k0, kn in kt for c0, cn in ct)
 
@@ -132,7 +133,7 @@ def blob(layer: Layer, lg: LayerGraph, s, words: tuple[np.ndarray, ...], weights
     as one block. `bias`: the kernel's own bias (default `kernel_bias`)."""
     bias32 = (kernel_bias(layer, lg) if bias is None else np.asarray(bias)).astype(np.int32)
     blocks = [np.concatenate([bias32[k0:k0 + n], *(a[k0:k0 + n].ravel() for a in words)])
-              .astype("<i4").tobytes() for k0, n in _tiles(s.tiling("k"))]
+              .astype("<i4").tobytes() for k0, n in tile_ranges(s.tiling("k"))]
     b = b"".join(blocks)
     assert len(weights) == weights_bytes(replace(layer.nest, w_c_block=s.nest.w_c_block))
     return LayerConstants(blob=b + weights, b_offset=0, w_offset=len(b),

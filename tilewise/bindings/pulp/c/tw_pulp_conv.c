@@ -203,7 +203,7 @@ static void arm_column(const tw_conv_args_t *a, pixel_t x, int32_t *dst, int8_t 
             return;
         }
         for (i = 0; i < len; i += 4, dst += 4)
-            tw_pulp_arm_unpack(dst, (uint8_t)a->pad_value * 0x01010101u);
+            tw_pulp_unpack2(dst, (uint8_t)a->pad_value * 0x01010101u);
         return;
     }
     f = window_in_place(a, x);
@@ -262,7 +262,6 @@ TW_PULP_INLINE void conv_tile(const tw_pulp_conv_args_t *t, int core, int cores,
 {
     const tw_conv_args_t *a = &t->a;
     const tw_window_t *g = &a->win;
-    tw_pulp_sink_t s = tw_pulp_sink(a->bias, a->psum, a->out, a->out_c, a->acc_flags, &t->rq);
     int len = im2col ? g->k_h * g->k_w * a->in_c : a->in_c;
 #if TW_PULP_ARM
     if (a->acc_flags == TW_ACC_WHOLE && len >= 4 && a->im2col) {
@@ -270,6 +269,7 @@ TW_PULP_INLINE void conv_tile(const tw_pulp_conv_args_t *t, int core, int cores,
         return;
     }
 #endif
+    tw_pulp_sink_t s = tw_pulp_sink(a->bias, a->psum, a->out, a->out_c, a->acc_flags, &t->rq);
     int8_t *col0 = im2col ? a->im2col + (size_t)core * 2u * (size_t)round4(len) : NULL;
     int8_t *col1 = col0 ? col0 + round4(len) : NULL;
     int built = -1;

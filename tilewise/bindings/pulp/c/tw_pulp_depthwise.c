@@ -14,6 +14,12 @@ static void widths(const tw_window_t *g, int *w4, int *rl)
     *rl = ((g->out_w - 1) * g->s_w + *w4 + 3) & ~3;
 }
 
+/* Pixels per ring row of the Arm path (below): the padded input span of a tile's output row. */
+static int arm_ring_px(const tw_window_t *g)
+{
+    return (g->out_w - 1) * g->s_w + g->k_w;
+}
+
 size_t tw_pulp_depthwise_s8_scratch(const tw_window_t *win, int n_cores)
 {
     int w4, rl;
@@ -22,11 +28,11 @@ size_t tw_pulp_depthwise_s8_scratch(const tw_window_t *win, int n_cores)
     planar = (size_t)n_cores * (size_t)win->k_h * (size_t)(rl + w4);
 #if TW_PULP_ARM
     {   /* the Arm path's ring: k_h rows of arm_ring_px pixels of two words, per core */
-        size_t ring = (size_t)n_cores * (size_t)win->k_h * 8u *
-                      (size_t)((win->out_w - 1) * win->s_w + win->k_w);
+        size_t ring = (size_t)n_cores * (size_t)win->k_h * 8u * (size_t)arm_ring_px(win);
         return ring > planar ? ring : planar;
     }
 #else
+    (void)arm_ring_px;
     return planar;
 #endif
 }
@@ -161,12 +167,6 @@ TW_PULP_INLINE void channel_rows(const tw_dw_args_t *a, const tw_pulp_rq_t *rq, 
  * larger ones and the channels left after the groups of four take the planar path. */
 #define TW_DW_ARM_TAPS 25
 
-/* Pixels per ring row. */
-static int arm_ring_px(const tw_window_t *g)
-{
-    return (g->out_w - 1) * g->s_w + g->k_w;
-}
-
 /* The (w0, w2), (w1, w3) halfword pairs of channels c..c+3 at every tap into wx[2·taps]. */
 static void arm_weights(const tw_dw_args_t *a, int c, int32_t *wx)
 {
@@ -174,8 +174,7 @@ static void arm_weights(const tw_dw_args_t *a, int c, int32_t *wx)
     const int8_t *w = a->w + (size_t)c * taps;
     for (t = 0; t < taps; t++) {
         uint32_t v = tw_pulp_pack4(w[t], w[taps + t], w[2 * taps + t], w[3 * taps + t]);
-        wx[2 * t] = (int32_t)__sxtb16(v);
-        wx[2 * t + 1] = (int32_t)tw_pulp_sxtb16_ror8(v);
+        tw_pulp_unpack2(wx + 2 * t, v);
     }
 }
 
@@ -192,11 +191,8 @@ static void arm_fill(const tw_dw_args_t *a, int iy, int c, int32_t *dst, int px)
             dst[0] = dst[1] = pad;
         if (n > 0) {
             const int8_t *src = a->in + (size_t)iy * g->in_w * cstep + c;
-            for (x += n; n > 0; n--, src += cstep, dst += 2) {
-                uint32_t v = tw_pulp_lw(src);
-                dst[0] = (int32_t)__sxtb16(v);
-                dst[1] = (int32_t)tw_pulp_sxtb16_ror8(v);
-            }
+            for (x += n; n > 0; n--, src += cstep, dst += 2)
+                tw_pulp_unpack2(dst, tw_pulp_lw(src));
         }
     }
     for (; x < px; x++, dst += 2)

@@ -159,6 +159,14 @@ TW_PULP_INLINE uint32_t tw_pulp_sxtb16_ror8(uint32_t x)
     __asm__("sxtb16 %0, %1, ror #8" : "=r"(r) : "r"(x));
     return r;
 }
+
+/* The 4 lanes of v as two halfword-pair words: dst[0] = (lane 0, lane 2), dst[1] = (lane 1,
+ * lane 3) — the operands of smlad / smlabb / smlatt, unpacked once and reused. */
+TW_PULP_INLINE void tw_pulp_unpack2(int32_t *dst, uint32_t v)
+{
+    dst[0] = (int32_t)__sxtb16(v);
+    dst[1] = (int32_t)tw_pulp_sxtb16_ror8(v);
+}
 #endif
 
 /* pv.sdotsp.b: acc + a.lane0*b.lane0 + ... + a.lane3*b.lane3 (int8 x int8 into int32). */

@@ -40,25 +40,27 @@ TW_PULP_INLINE uint32_t tw_pulp_arm_tail(const int8_t *end, int r)
     return tw_pulp_lw(end - 4) >> (8 * (4 - r));
 }
 
-/* One step's pairs of the word v into dst[0], dst[1]. */
-TW_PULP_INLINE void tw_pulp_arm_unpack(int32_t *dst, uint32_t v)
-{
-    dst[0] = (int32_t)__sxtb16(v);
-    dst[1] = (int32_t)tw_pulp_sxtb16_ror8(v);
-}
-
 /* n (>= 4) contiguous values from src into the pixel's pairs at dst (4 words a step), the last
  * partial step as the tail word. Returns dst after the run's steps. */
 TW_PULP_INLINE int32_t *tw_pulp_arm_unpack_run(int32_t *dst, const int8_t *src, int n)
 {
     int i, n4 = n >> 2, r = n & 3;
     for (i = 0; i < n4; i++, src += 4, dst += 4)
-        tw_pulp_arm_unpack(dst, tw_pulp_lw(src));
+        tw_pulp_unpack2(dst, tw_pulp_lw(src));
     if (r) {
-        tw_pulp_arm_unpack(dst, tw_pulp_arm_tail(src + r, r));
+        tw_pulp_unpack2(dst, tw_pulp_arm_tail(src + r, r));
         dst += 4;
     }
     return dst;
+}
+
+/* One step of one weight row (its word w) against both columns' pairs col[0..4): *a (pixel a)
+ * and *b (pixel b) += 4 products each. */
+TW_PULP_INLINE void tw_pulp_arm_step(int32_t *a, int32_t *b, const int32_t *col, uint32_t w)
+{
+    uint32_t lo = __sxtb16(w), hi = tw_pulp_sxtb16_ror8(w);
+    *a = __smlad(col[1], hi, __smlad(col[0], lo, *a));
+    *b = __smlad(col[3], hi, __smlad(col[2], lo, *b));
 }
 
 /* The 2x2 block: acc[0], acc[1] (pixel a, channels k and k + 1) and acc[2], acc[3] (pixel b) +=
@@ -100,14 +102,8 @@ TW_PULP_INLINE void tw_pulp_arm_mm2x2(const int32_t *col, const int8_t *w, int l
         : [len] "r"(len), [end] "r"(end)
         : "cc", "memory");
     if (r) {
-        uint32_t v = tw_pulp_arm_tail(w + r, r), u = tw_pulp_arm_tail(w + len + r, r);
-        uint32_t lo = __sxtb16(v), hi = tw_pulp_sxtb16_ror8(v);
-        a0 = __smlad(col[1], hi, __smlad(col[0], lo, a0));
-        b0 = __smlad(col[3], hi, __smlad(col[2], lo, b0));
-        lo = __sxtb16(u);
-        hi = tw_pulp_sxtb16_ror8(u);
-        a1 = __smlad(col[1], hi, __smlad(col[0], lo, a1));
-        b1 = __smlad(col[3], hi, __smlad(col[2], lo, b1));
+        tw_pulp_arm_step(&a0, &b0, col, tw_pulp_arm_tail(w + r, r));
+        tw_pulp_arm_step(&a1, &b1, col, tw_pulp_arm_tail(w + len + r, r));
     }
     acc[0] = a0;
     acc[1] = a1;
@@ -121,16 +117,10 @@ TW_PULP_INLINE void tw_pulp_arm_mm1x2(const int32_t *col, const int8_t *w, int l
 {
     int32_t a0 = acc[0], b0 = acc[2];
     int i, n4 = len >> 2, r = len & 3;
-    for (i = 0; i < n4; i++, col += 4, w += 4) {
-        uint32_t v = tw_pulp_lw(w), lo = __sxtb16(v), hi = tw_pulp_sxtb16_ror8(v);
-        a0 = __smlad(col[1], hi, __smlad(col[0], lo, a0));
-        b0 = __smlad(col[3], hi, __smlad(col[2], lo, b0));
-    }
-    if (r) {
-        uint32_t v = tw_pulp_arm_tail(w + r, r), lo = __sxtb16(v), hi = tw_pulp_sxtb16_ror8(v);
-        a0 = __smlad(col[1], hi, __smlad(col[0], lo, a0));
-        b0 = __smlad(col[3], hi, __smlad(col[2], lo, b0));
-    }
+    for (i = 0; i < n4; i++, col += 4, w += 4)
+        tw_pulp_arm_step(&a0, &b0, col, tw_pulp_lw(w));
+    if (r)
+        tw_pulp_arm_step(&a0, &b0, col, tw_pulp_arm_tail(w + r, r));
     acc[0] = a0;
     acc[2] = b0;
 }

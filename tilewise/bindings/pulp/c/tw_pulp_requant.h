@@ -256,17 +256,24 @@ TW_PULP_INLINE int8_t tw_pulp_rq(const tw_pulp_rqch_t *c, const tw_pulp_clip_t *
  * lanes limited to [qmin, qmax] by two ssub8 + sel pairs — clamp(r + zp, qmin, qmax) =
  * clamp(ssat8(r + zp), qmin, qmax) since qmin >= -128 and qmax <= 127; elsewhere four
  * tw_pulp_rq. */
+#if TW_PULP_ARM
+/* One lane of tw_pulp_rq4c before the lane clamp: r + zp saturated (qadd), then to int8 (ssat). */
+TW_PULP_INLINE uint32_t tw_pulp_rq_lane(const tw_pulp_rqch_t *c, const tw_pulp_clip_t *clip,
+                                        int32_t acc, const int mode)
+{
+    return (uint8_t)__ssat(__qadd(tw_pulp_rq_raw(c, acc, mode), clip->zp), 8);
+}
+#endif
+
 TW_PULP_INLINE tw_v4_t tw_pulp_rq4c(const tw_pulp_rqch_t *c0, const tw_pulp_rqch_t *c1,
                                     const tw_pulp_rqch_t *c2, const tw_pulp_rqch_t *c3,
                                     const tw_pulp_clip_t *clip, int32_t a0, int32_t a1,
                                     int32_t a2, int32_t a3, const int mode)
 {
 #if TW_PULP_ARM
-    uint32_t v0 = (uint8_t)__ssat(__qadd(tw_pulp_rq_raw(c0, a0, mode), clip->zp), 8);
-    uint32_t v1 = (uint8_t)__ssat(__qadd(tw_pulp_rq_raw(c1, a1, mode), clip->zp), 8);
-    uint32_t v2 = (uint8_t)__ssat(__qadd(tw_pulp_rq_raw(c2, a2, mode), clip->zp), 8);
-    uint32_t v3 = (uint8_t)__ssat(__qadd(tw_pulp_rq_raw(c3, a3, mode), clip->zp), 8);
-    uint32_t v = v0 | v1 << 8 | v2 << 16 | v3 << 24;
+    uint32_t v = tw_pulp_rq_lane(c0, clip, a0, mode) | tw_pulp_rq_lane(c1, clip, a1, mode) << 8 |
+                 tw_pulp_rq_lane(c2, clip, a2, mode) << 16 |
+                 tw_pulp_rq_lane(c3, clip, a3, mode) << 24;
     (void)__ssub8(v, clip->lo4);             /* GE per lane: v >= qmin */
     v = __sel(v, clip->lo4);
     (void)__ssub8(clip->hi4, v);             /* GE per lane: qmax >= v */
