@@ -54,13 +54,17 @@ def specs(draw, kind: str) -> LayerSpec:
 
 def schedule_small(lg, l1_kb: float, cores: int, tiler: str, target=get_target):
     """Schedule on gap8 (`target("gap8", ...)`) at the smallest L1 from l1_kb upward (doubling)
-    that fits the layer."""
+    that fits the layer, and at last at the part's whole free L1 (a doubling can step over it)."""
     kb = l1_kb
     while True:
         try:
-            return schedule_network(lg, target("gap8", l1_kb=kb, cores=cores), tiler)
+            t, last = target("gap8", l1_kb=kb, cores=cores), False
+        except TilewiseError:           # more L1 than the part has: its whole free L1
+            t, last = target("gap8", cores=cores), True
+        try:
+            return schedule_network(lg, t, tiler)
         except TilewiseError:
-            if kb > 4096:
+            if last:
                 raise
             kb *= 2
 
