@@ -10,6 +10,17 @@ conv2d/fully_connected with Requant(mode="shift", multiplier=k, bias=λ·2^(d �
 qmin=lo, qmax=hi). A Pad (zeros) before a Conv is folded into its pads. Activation dtypes follow the
 clip range (DORY's activations are unsigned 8-bit: [0, 255] -> uint8); the graph input is uint8.
 
+DIANA's analog core (notes/accelerators.md, HTVM's analog conv) writes its 6-bit ADC as a first
+stage before that chain: Conv → Div(D) → Floor → Clip(lo, hi) → Mul(m) → Add(a) → Div(2^s) →
+Floor → Clip(qmin, qmax). A chain that starts with Div by a positive integer D (any D, not only a
+power of two), Floor and Clip, and goes on with a Mul or Add, becomes Requant(mode="adc",
+divisor=D, adc_min=lo, adc_max=hi, multiplier=m, bias=a, shift=s) (golden/requant.py); so does
+Conv → Div(D) → Floor → Clip alone when D is not a power of two (m = 1, a = 0, s = 0). onnxruntime
+computes floor(acc / D) in float32, which equals the integer floor division whenever |acc| < 2^24
+and D ≤ 2^18 and the quotient is within 64 of zero (the spacing of float32 there, 2^−18, is below
+1/D, so a quotient just below an integer never rounds up to it; beyond ±64 the ADC clips either
+way); m·a6 + a stays below 2^24 when m fits int16 and |a| < 2^23.
+
 onnxruntime runs these graphs in float32, which equals the integer arithmetic as long as every
 intermediate stays below 2^24 in magnitude; the golden model is the integer definition.
 """
@@ -74,15 +85,40 @@ def _per_channel(arr: np.ndarray, channels: int, conv: bool) -> np.ndarray | Non
 
 
 class _Chain:
-    """(k·acc + λ) / 2^d with integer k, λ per channel; then floor and clip."""
+    """(k·acc + λ) / 2^d with integer k, λ per channel; then floor and clip. `divisor`: a first
+    Div by an integer that is not a power of two; `adc`: (D, lo, hi) of a finished first stage
+    Div(D) → Floor → Clip(lo, hi) (module docstring)."""
 
     def __init__(self, channels: int) -> None:
         self.k = np.ones(channels, dtype=np.float64)
         self.lam = np.zeros(channels, dtype=np.float64)
         self.d = 0
+        self.divisor = 1
         self.floored = False
         self.lo: float | None = None
         self.hi: float | None = None
+        self.adc: tuple[int, int, int] | None = None
+
+    def adc_stage(self) -> tuple[int, int, int] | None:
+        """(D, lo, hi) when the chain so far is exactly Div(D) → Floor → Clip(lo, hi)."""
+        if not (self.floored and self.lo is not None and self.hi is not None and self.adc is None
+                and np.all(self.k == 1) and np.all(self.lam == 0)):
+            return None
+        return self.divisor << self.d, int(self.lo), int(self.hi)
+
+    def start_second_stage(self) -> None:
+        """The first stage was the ADC: keep it in `adc`, then read the digital stage afresh."""
+        adc = self.adc_stage()
+        assert adc is not None
+        self.__init__(self.k.size)  # type: ignore[misc]
+        self.adc = adc
+
+
+def _integer_divisor(vec: np.ndarray) -> int | None:
+    """A uniform positive integer divisor (not a power of two), else None."""
+    if len(set(vec)) != 1 or vec[0] <= 0 or vec[0] != round(vec[0]):
+        return None
+    return int(vec[0])
 
 
 def _absorb(g: OnnxGraph, cons: dict, node: ONode, channels: int, conv: bool) -> tuple[_Chain, str, list[ONode]]:
@@ -97,6 +133,8 @@ def _absorb(g: OnnxGraph, cons: dict, node: ONode, channels: int, conv: bool) ->
         other = next((i for i in c.inputs if i and i != out), "")
         val = g.consts.get(other) if other else None
         vec = _per_channel(val, channels, conv) if val is not None else None
+        if c.op_type in ("Mul", "Add") and vec is not None and ch.adc_stage() is not None:
+            ch.start_second_stage()
         if c.op_type in ("Mul", "Add", "Div") and (vec is None or ch.floored):
             break
         if c.op_type == "Mul":
@@ -112,9 +150,12 @@ def _absorb(g: OnnxGraph, cons: dict, node: ONode, channels: int, conv: bool) ->
                 raise unsupported(g, c, "adds a non-integer offset", "NEMO requantization adds integers")
             ch.lam = ch.lam + scaled
         elif c.op_type == "Div":
-            if len(set(vec)) != 1 or vec[0] <= 0 or math.log2(vec[0]) != round(math.log2(vec[0])):
+            if len(set(vec)) == 1 and vec[0] > 0 and math.log2(vec[0]) == round(math.log2(vec[0])):
+                ch.d += int(round(math.log2(vec[0])))
+            elif not absorbed and ch.adc is None and _integer_divisor(vec) is not None:
+                ch.divisor = _integer_divisor(vec)      # DIANA's ADC stage (module docstring)
+            else:
                 raise unsupported(g, c, "divides by something other than a power of two", "requantize with Div by 2^d")
-            ch.d += int(round(math.log2(vec[0])))
         elif c.op_type == "Floor":
             ch.floored = True
         elif c.op_type in ("Clip", "Relu"):
@@ -128,10 +169,17 @@ def _absorb(g: OnnxGraph, cons: dict, node: ONode, channels: int, conv: bool) ->
             break
         absorbed.append(c)
         out = c.outputs[0]
-    if ch.d > 0 and not ch.floored:
+    if (ch.d > 0 or ch.divisor > 1) and not ch.floored:
         last = absorbed[-1] if absorbed else node
         raise unsupported(g, last, "leaves a non-integer (divided, unfloored) value in float",
                           "follow the Div by a Floor, as NEMO/QuantLab integer graphs do")
+    if ch.divisor > 1:
+        if ch.adc_stage() is None:
+            raise unsupported(g, absorbed[-1], "divides by an integer that is not a power of two "
+                              "without clipping the floored quotient",
+                              "follow Div(D) → Floor by a Clip (the ADC's range), as DIANA's analog chain does")
+        ch.start_second_stage()
+        ch.lo, ch.hi = float(ch.adc[1]), float(ch.adc[2])
     if not (_integral(ch.k) and _integral(ch.lam)):
         raise unsupported(g, node, "is followed by a non-integer requantization", "use integer multipliers and offsets")
     return ch, out, absorbed
@@ -188,7 +236,7 @@ def to_integer_ops(g: OnnxGraph) -> OnnxGraph:
                 inputs[0] = src
                 removed.add(id(pad_node))
         attrs.update({"tw_k": ch.k.astype(np.int64), "tw_lambda": ch.lam.astype(np.int64), "tw_d": ch.d,
-                      "tw_lo": ch.lo, "tw_hi": ch.hi, "tw_op": n.op_type})
+                      "tw_lo": ch.lo, "tw_hi": ch.hi, "tw_op": n.op_type, "tw_adc": ch.adc})
         replaced[id(n)] = ONode("IntConv" if conv else "IntGemm", n.name, tuple(inputs), (out,), attrs, TW_DOMAIN)
         removed.update(id(c) for c in absorbed)
     nodes = [replaced.get(id(n), n) for n in g.nodes if id(n) not in removed]
@@ -210,6 +258,12 @@ def _requant(node: ONode, dtype: str) -> Requant:
     hi = node.attr("tw_hi")
     qmin = int(lo) if lo is not None else -(1 << 31)
     qmax = int(hi) if hi is not None else (1 << 31) - 1
+    adc = node.attr("tw_adc")
+    if adc is not None:
+        divisor, adc_min, adc_max = adc
+        return Requant(mode="adc", multiplier=k, shift=np.full(k.size, int(node.attr("tw_d")), dtype=np.int64),
+                       zero_point=0, qmin=qmin, qmax=qmax, bias=np.asarray(node.attr("tw_lambda"), dtype=np.int64),
+                       divisor=int(divisor), adc_min=int(adc_min), adc_max=int(adc_max))
     return Requant(mode="shift", multiplier=k, shift=np.full(k.size, int(node.attr("tw_d")), dtype=np.int64),
                    zero_point=0, qmin=qmin, qmax=qmax, bias=np.asarray(node.attr("tw_lambda"), dtype=np.int64))
 

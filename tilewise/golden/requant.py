@@ -1,10 +1,17 @@
-"""Apply an IR `Requant` to an int accumulator: the three modes of DESIGN.md "Integer semantics".
+"""Apply an IR `Requant` to an int accumulator: the four modes of DESIGN.md "Integer semantics".
 
 - tflite: MultiplyByQuantizedMultiplier per channel (golden/fixedpoint.py; double rounding, or single
   rounding when Requant.rounding == "single", or the int64 form when Requant.wide), + zero point, clamp.
 - onnx: float32 acc·scale, round half to even, + zero point, saturate (onnxruntime's
   MlasRequantizeOutput).
 - shift: (k·acc + λ) >> d with floor shift, + zero point, clamp (seed 004, PULP-NN requant).
+- adc: DIANA's analog output chain (notes/accelerators.md), the one statement of its arithmetic
+  (`adc_code`, `apply_requant`): a6 = clamp(floor(acc / D), adc_min, adc_max) — floor division,
+  also of a negative accumulator (−1 / 4 → −1, −4 / 4 → −1, −5 / 4 → −2) — then
+  y = clamp(floor((m·a6 + a) / 2^s) + zp, qmin, qmax). Every step is exact integer arithmetic:
+  nothing wraps (the ADC code is in [−32, 31], so its int16 form is exact; m·a6 + a is computed
+  in full — the analog binding only takes layers where m fits int16 and m·a6 + a fits int32, so
+  the chip's 32-bit datapath computes the same, bindings/diana_analog/checks.py).
 
 Per-channel parameters apply along the last axis (channels-last layout).
 """
@@ -19,6 +26,13 @@ from .fixedpoint import (
     multiply_by_quantized_multiplier_64,
     multiply_by_quantized_multiplier_single,
 )
+
+
+def adc_code(acc: np.ndarray, rq: Requant) -> np.ndarray:
+    """The ADC's output for accumulators `acc`: clamp(floor(acc / D), adc_min, adc_max) (int64)."""
+    assert rq.divisor > 0, "the adc divisor is positive (frontend/onnx_nemo.py)"
+    return np.clip(np.floor_divide(np.asarray(acc, dtype=np.int64), int(rq.divisor)),
+                   rq.adc_min, rq.adc_max)
 
 
 def apply_requant(acc: np.ndarray, rq: Requant) -> np.ndarray:
@@ -39,6 +53,10 @@ def apply_requant(acc: np.ndarray, rq: Requant) -> np.ndarray:
         assert rq.scale is not None
         f = acc.astype(np.float32) * np.asarray(rq.scale, dtype=np.float32)
         y = np.rint(f).astype(np.int64) + rq.zero_point
+    elif rq.mode == "adc":
+        m = np.asarray(rq.multiplier, dtype=np.int64)
+        a = np.zeros_like(m) if rq.bias is None else np.asarray(rq.bias, dtype=np.int64)
+        y = ((adc_code(acc, rq) * m + a) >> np.asarray(rq.shift, dtype=np.int64)) + rq.zero_point
     elif rq.mode == "shift":
         k = np.asarray(rq.multiplier, dtype=np.int64)
         lam = np.zeros_like(k) if rq.bias is None else np.asarray(rq.bias, dtype=np.int64)

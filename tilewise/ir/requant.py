@@ -1,4 +1,4 @@
-"""Requantization of an int32 accumulator to the output integer type: one IR concept, three modes.
+"""Requantization of an int32 accumulator to the output integer type: one IR concept, four modes.
 
 Modes (../shared/DESIGN.md "Integer semantics"):
 - ``tflite``: y = clamp(SRDHM(acc << max(shift,0), M0) >>rnd max(-shift,0) + zp). `multiplier` holds
@@ -9,6 +9,12 @@ Modes (../shared/DESIGN.md "Integer semantics"):
 - ``shift``: y = clamp((k*acc + lambda) >> d) with floor shift (DORY / PULP-NN, seed 004
   "(k*phi + lambda) >> d"); `multiplier` holds k, `bias` lambda, `shift` d. NEMO/QuantLab integer
   graphs lower to it.
+- ``adc``: DIANA's analog core (notes/accelerators.md "Analog core (HTVM)"): the array's sum goes
+  through a 6-bit ADC, then a digital multiply-add-shift:
+  a6 = clamp(floor(acc / D), adc_min, adc_max); y = clamp(floor((m·a6 + a) / 2^s) + zp).
+  `divisor` holds the per-layer D (> 0), `adc_min`/`adc_max` the ADC range ([−32, 31]),
+  `multiplier` m, `bias` a and `shift` s per channel. Exact integers throughout (golden/requant.py
+  states the semantics once); the analog binding's checks keep every value in the chip's widths.
 
 Fused activations (ReLU, ReLU6, ...) are folded into `qmin`/`qmax` in the output's integer domain.
 """
@@ -20,15 +26,16 @@ from typing import Literal
 
 import numpy as np
 
-RequantMode = Literal["tflite", "onnx", "shift"]
+RequantMode = Literal["tflite", "onnx", "shift", "adc"]
 
 
 @dataclass(frozen=True, eq=False)
 class Requant:
     mode: RequantMode
-    #: tflite: int32 M0 (Q31); shift: int32/int64 k; onnx: unused (ones)
+    #: tflite: int32 M0 (Q31); shift: int32/int64 k; adc: m (after the ADC); onnx: unused (ones)
     multiplier: np.ndarray = field(repr=False)
-    #: tflite: int32 exponent (positive = left shift); shift: int32 d (right shift); onnx: unused
+    #: tflite: int32 exponent (positive = left shift); shift: int32 d; adc: s (right shift); onnx:
+    #: unused
     shift: np.ndarray = field(repr=False)
     #: output zero point (tflite, onnx); 0 for shift mode unless the graph adds one
     zero_point: int = 0
@@ -36,7 +43,7 @@ class Requant:
     qmax: int = 127
     #: onnx: float32 per-channel scale s_x*s_w/s_y
     scale: np.ndarray | None = field(default=None, repr=False)
-    #: shift: int32/int64 lambda per channel, added after the multiply
+    #: shift: int32/int64 lambda per channel, added after the multiply; adc: a, idem
     bias: np.ndarray | None = field(default=None, repr=False)
     #: tflite: int64 accumulator and TFLite's int64 MultiplyByQuantizedMultiplier (16x8 conv/fc with
     #: int64 bias); False = int32 accumulator and the int32 MultiplyByQuantizedMultiplier
@@ -44,6 +51,10 @@ class Requant:
     #: tflite: "double" = SRDHM then RoundingDivideByPOT (gemmlowp, LiteRT's conv kernels); "single" =
     #: one rounding of x*M0/2^(31-shift), ties upward (LiteRT's int8 FULLY_CONNECTED kernel)
     rounding: Literal["double", "single"] = "double"
+    #: adc: the per-layer divisor D (> 0) before the ADC, and the ADC's output range
+    divisor: int = 1
+    adc_min: int = -32
+    adc_max: int = 31
 
     @property
     def channels(self) -> int:

@@ -5,9 +5,9 @@
 
 | binding            | op               | modes              | bits (x/w→y) | geometry | C                     |
 |--------------------|------------------|--------------------|--------------|----------|-----------------------|
-| conv2d_s8          | conv2d           | tflite, onnx, shift| 8x8→8        | conv     | tw_conv2d_s8 (im2col + 4x2), tw_conv1x1_s8 |
-| depthwise_s8       | depthwise        | tflite, onnx, shift| 8x8→8        | dwconv   | tw_depthwise_s8       |
-| fully_connected_s8 | fully_connected  | tflite, onnx, shift| 8x8→8        | fc       | tw_fully_connected_s8 |
+| conv2d_s8          | conv2d           | tflite, onnx, shift, adc | 8x8→8  | conv     | tw_conv2d_s8 (im2col + 4x2), tw_conv1x1_s8 |
+| depthwise_s8       | depthwise        | tflite, onnx, shift, adc | 8x8→8  | dwconv   | tw_depthwise_s8       |
+| fully_connected_s8 | fully_connected  | tflite, onnx, shift, adc | 8x8→8  | fc       | tw_fully_connected_s8 |
 | conv2d_s16         | conv2d           | tflite (int64 acc) | 16x8→16      | conv     | tw_conv2d_s16         |
 | fully_connected_s16| fully_connected  | tflite (int64 acc) | 16x8→16      | fc       | tw_fully_connected_s16|
 | add_s8, sub_s8, mul_s8 | add, sub, mul| tflite (add: onnx) | 8→8          | add      | tw_add_s8 ... tw_add_onnx_s8/_u8 |
@@ -21,7 +21,9 @@
 | concat_s8          | concat           | onnx               | 8→8          | other    | tw_concat2_s8         |
 | reshape            | reshape          | any                | 8→8, 16→16   | other    | a byte copy           |
 
-Weighted bindings take the portable constants layout (constants.py: 12 bytes per channel).
+Weighted bindings take the portable constants layout (constants.py: 12 bytes per channel); their
+adc mode (DIANA's analog chain, tw_requant.h TW_RQ_ADC) runs a ternary layer the analog core
+cannot take on the CPU.
 conv2d's L1 scratch is its im2col buffer: two receptive fields per core, 2·FY·FX·c_t bytes each
 (tw_conv.h), none for 1×1. Output-channel tiles at L3→L2 are multiples of 4 when K allows (the
 4×2 MatMul's channel blocks). The 16x8 kernels are not cut at L3→L2 and keep C whole when a
@@ -83,7 +85,7 @@ def bindings(cost, *, depthwise_input_bytes_per_cycle: float = 0.0) -> tuple[Bin
             check: Check, **kw) -> None:
         out.extend(per_mode(FAMILY, cost, name, op, modes, prec, kind, check, **kw))
 
-    rq = ("tflite", "onnx", "shift")
+    rq = ("tflite", "onnx", "shift", "adc")
     p8w, p16w = Precision(S8, 8, S8), Precision(S16, 8, S16, acc=64)
     p8, p16 = Precision(S8, 0, S8), Precision(S16, 0, S16)
     add("conv2d_s8", Op.CONV2D, rq, p8w, "conv", checks.weighted_s8, emit=weighted.conv2d_s8,

@@ -12,6 +12,8 @@ blob, 4-byte aligned where it starts:
     tflite:  M0 (Q31 multiplier), shift (exponent, + = left)                     (tw_requant.h)
     shift:   k (multiplier), λ (added after the multiply); the right shifts d (one per channel,
              NEMO/DORY's per-channel requant) are a constant array of the layer's C file
+    adc:     m, a (DIANA's digital stage after the ADC); s per channel as shift mode's d, the
+             per-layer divisor D and ADC range constants of the layer's C file (requant.c.j2)
     onnx:    scale (float32 bits), an unused zero word
   Block of the k tile starting at channel k0: offset k0 · const_bytes.
 - weight blocks (the `w` operand, one DMA chunk per (k tile, c tile)), int8:
@@ -74,15 +76,18 @@ def check(layer: Layer, lg: LayerGraph) -> str | None:
     words = (rq.scale,) if rq.mode == "onnx" else (rq.multiplier, rq.shift)
     if any(_per_channel(layer, a, np.int64) is None for a in words):
         return f"a requantization with {np.size(words[0])} channels for {k} outputs"
-    if rq.mode == "shift":
+    if rq.mode in ("shift", "adc"):
         d = _per_channel(layer, rq.shift, np.int64)
         if d.min() < 0 or d.max() > 63:
-            return "shift-mode right shifts outside 0..63"
+            return f"{rq.mode}-mode right shifts outside 0..63"
         lam = 0 if rq.bias is None else rq.bias
         for name, a in (("k", rq.multiplier), ("lambda", lam)):
             v = _per_channel(layer, a, np.int64)
             if v is None or v.min() < INT32.min or v.max() > INT32.max:
-                return f"a shift-mode {name} that does not fit int32"
+                return f"a {rq.mode}-mode {name} that does not fit int32"
+    if rq.mode == "adc" and not (0 < rq.divisor <= INT32.max and INT32.min <= rq.adc_min
+                                 <= rq.adc_max <= INT32.max):
+        return f"an ADC divisor of {rq.divisor} or range [{rq.adc_min}, {rq.adc_max}] beyond int32"
     bias = kernel_bias(layer, lg)
     if bias.min(initial=0) < INT32.min or bias.max(initial=0) > INT32.max:
         return "a bias that does not fit int32"

@@ -50,17 +50,18 @@ def stored_pad(layer: Layer, lg: LayerGraph) -> int:
 
 def requant_data(layer: Layer, consts: LayerConstants, out_off: int = 0) -> dict[str, Any]:
     """The data of `requant()` (requant.c.j2): the layer's requantization mode, its output zero
-    point and clamp as the output is stored (`out_off` 128 for uint8), shift mode's d per
-    channel."""
+    point and clamp as the output is stored (`out_off` 128 for uint8), shift and adc mode's d (s)
+    per channel, adc mode's divisor and ADC range."""
     rq = layer.requant
     assert rq is not None
     zp, qmin, qmax = stored_clamp(layer, out_off)
     shift_d = None
-    if rq.mode == "shift":
+    if rq.mode in ("shift", "adc"):
         shift_d = dict(consts.extra).get("SHIFT_D")
         assert shift_d is not None and len(shift_d) == layer.nest.K
     return dict(mode=str(rq.mode), single=rq.rounding == "single", zero_point=zp, qmin=qmin,
-                qmax=qmax, shift_d=shift_d)
+                qmax=qmax, shift_d=shift_d, divisor=int(rq.divisor), adc_min=int(rq.adc_min),
+                adc_max=int(rq.adc_max))
 
 
 def _weighted(template: str, layer: Layer, lg: LayerGraph, consts: LayerConstants | None,

@@ -14,6 +14,10 @@
  *                 "(k·phi + lambda) >> d" (seed 004 §3.3.1 footnote, seed 001 §4.1).
  *   TW_RQ_ONNX    y = clamp(round_half_even((float)acc * scale[k]) + zp) in float32 — onnxruntime's
  *                 QLinear* output requantization; uses nearbyintf under the default rounding mode.
+ *   TW_RQ_ADC     DIANA's analog output chain: a6 = clamp(floor(acc / divisor), adc_min, adc_max)
+ *                 (floor division, also of a negative acc), then the shift mode's
+ *                 clamp(floor((mult[k]·a6 + lambda[k]) / 2^shift[k]) + zp) in 64-bit, with
+ *                 mult = m, lambda = a, shift = s (golden/requant.py "adc").
  *
  * clamp is to [qmin, qmax] (fused ReLU/ReLU6 are folded into them by the compiler).
  *
@@ -33,13 +37,17 @@
 #define TW_RQ_SHIFT 1
 #define TW_RQ_ONNX 2
 #define TW_RQ_TFLITE_SINGLE 3
+#define TW_RQ_ADC 4
 
 typedef struct {
-    int mode;                 /* TW_RQ_TFLITE | TW_RQ_TFLITE_SINGLE | TW_RQ_SHIFT | TW_RQ_ONNX */
+    int mode;                 /* TW_RQ_TFLITE | _TFLITE_SINGLE | TW_RQ_SHIFT | _ONNX | _ADC */
     int per_channel;          /* 1: arrays indexed by channel; 0: element 0 for all */
-    const int32_t *mult;      /* tflite(_single): Q31 M0; shift: k */
-    const int32_t *shift;     /* tflite(_single): exponent (+ = left); shift: d (right, 0..63) */
-    const int32_t *lambda;    /* shift: lambda (NULL = 0) */
+    const int32_t *mult;      /* tflite(_single): Q31 M0; shift: k; adc: m */
+    const int32_t *shift;     /* tflite(_single): exponent (+ = left); shift: d, adc: s (right,
+                                 0..63) */
+    const int32_t *lambda;    /* shift: lambda, adc: a (NULL = 0) */
+    int32_t divisor;          /* adc: D > 0 (unused by the other modes) */
+    int32_t adc_min, adc_max; /* adc: the ADC's output range */
     const float *scale;       /* onnx: s_x*s_w/s_y */
     int32_t zero_point;       /* output zero point */
     int32_t qmin, qmax;       /* output clamp, within [-128, 127] */
@@ -84,6 +92,20 @@ static inline int32_t tw_mbqm_single(int32_t x, int32_t m0, int32_t shift)
     return (int32_t)tw_asr64(v, total);
 }
 
+/* floor(a / d) for d > 0 (C's division truncates toward zero). */
+static inline int32_t tw_floor_div(int32_t a, int32_t d)
+{
+    int32_t q = a / d;
+    return (a % d != 0 && a < 0) ? q - 1 : q;
+}
+
+/* DIANA's ADC: clamp(floor(acc / divisor), adc_min, adc_max). */
+static inline int32_t tw_adc_code(int32_t acc, int32_t divisor, int32_t adc_min, int32_t adc_max)
+{
+    int32_t q = tw_floor_div(acc, divisor);
+    return q < adc_min ? adc_min : q > adc_max ? adc_max : q;
+}
+
 /* Requantize accumulator `acc` of tile-local output channel `k` to int8. The sum with the zero
  * point and the clamp are done in 64 bits, as in the golden model. */
 static inline int8_t tw_requant(const tw_requant_t *rq, int32_t acc, int k)
@@ -94,7 +116,9 @@ static inline int8_t tw_requant(const tw_requant_t *rq, int32_t acc, int k)
         y = (int64_t)tw_mbqm(acc, rq->mult[i], rq->shift[i]);
     } else if (rq->mode == TW_RQ_TFLITE_SINGLE) {
         y = (int64_t)tw_mbqm_single(acc, rq->mult[i], rq->shift[i]);
-    } else if (rq->mode == TW_RQ_SHIFT) {
+    } else if (rq->mode == TW_RQ_SHIFT || rq->mode == TW_RQ_ADC) {
+        if (rq->mode == TW_RQ_ADC)
+            acc = tw_adc_code(acc, rq->divisor, rq->adc_min, rq->adc_max);
         y = (int64_t)acc * rq->mult[i] + (rq->lambda ? rq->lambda[i] : 0);
         y = tw_asr64(y, (int)rq->shift[i]);
     } else {
