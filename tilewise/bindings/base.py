@@ -171,6 +171,9 @@ class ConstLayout:
     #: input channels (depthwise: channels) of the stored weights padded to a multiple of this
     #: (LoopNest.w_c_block)
     c_block: int = 1
+    #: bits of one stored weight when the layout packs them (DIANA's analog core: 2-bit ternary
+    #: codes; LoopNest.w_bits of the placement); 0 = the layer's own
+    w_bits: int = 0
 
 
 @dataclass(frozen=True)
@@ -184,6 +187,9 @@ class Family:
     project_dir: str
     header: str
     requires: tuple[Family, ...] = ()
+    #: an accelerator family's job counter: (its C header, the function returning the jobs run
+    #: since the start), which the host harness sums (Binding.jobs_per_tile); None = no jobs
+    jobs: tuple[str, str] | None = None
 
     def closure(self) -> tuple[Family, ...]:
         """The families this one needs, dependencies first, then itself."""
@@ -239,10 +245,14 @@ class Binding:
         return 0 if self.consts is None else self.consts.bytes_per_channel
 
     def nest_for(self, nest: LoopNest) -> LoopNest:
-        """A layer's loop nest as this kernel stores its weights (ConstLayout.c_block)."""
-        if self.consts is None or self.consts.c_block <= 1:
+        """A layer's loop nest as this kernel stores its weights (ConstLayout.c_block, w_bits)."""
+        if self.consts is None:
             return nest
-        return replace(nest, w_c_block=self.consts.c_block)
+        if self.consts.w_bits:
+            nest = replace(nest, w_bits=self.consts.w_bits)
+        if self.consts.c_block > 1:
+            nest = replace(nest, w_c_block=self.consts.c_block)
+        return nest
 
 
 def per_mode(family: Family, cost: KernelModel, name: str, op: str, modes: tuple[str | None, ...],

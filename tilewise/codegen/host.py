@@ -20,9 +20,11 @@ from __future__ import annotations
 from .templates import render
 
 
-def main_host() -> str:
-    """main_host.c (the same for every project: the sizes come from network.h)."""
-    return render("main_host.c.j2")
+def main_host(jobs: tuple[tuple[str, str], ...] = ()) -> str:
+    """main_host.c (the sizes come from network.h); `jobs`: the (header, counter function) of
+    every accelerator family of the project (Family.jobs), whose jobs the harness counts."""
+    counted = " + ".join(f"{fn}()" for _, fn in jobs) or "0"
+    return render("main_host.c.j2", jobs=jobs, counted=counted)
 
 
 def makefile(target: str, sdk: str | None, l3: bool, kernel_dirs: tuple[str, ...]) -> str:

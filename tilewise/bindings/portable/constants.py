@@ -140,7 +140,8 @@ def blob(layer: Layer, lg: LayerGraph, s, words: tuple[np.ndarray, ...], weights
     blocks = [np.concatenate([bias32[k0:k0 + n], *(a[k0:k0 + n].ravel() for a in words)])
               .astype("<i4").tobytes() for k0, n in tile_ranges(s.tiling("k"))]
     b = b"".join(blocks)
-    assert len(weights) == weights_bytes(replace(layer.nest, w_c_block=s.nest.w_c_block))
+    assert len(weights) == weights_bytes(replace(layer.nest, w_c_block=s.nest.w_c_block,
+                                                 w_bits=s.nest.w_bits))
     return LayerConstants(blob=b + weights, b_offset=0, w_offset=len(b),
                           const_bytes=4 * (1 + sum(int(np.prod(a.shape[1:])) for a in words)),
                           extra=extra)
