@@ -358,9 +358,9 @@ def analog_target(l1_kb: float | None = None):
     return replace(t, modules=(*t.modules, analog))
 
 
-def _validate(path: Path, target, tmp_path: Path):
+def _validate(path: Path, target, tmp_path: Path, tiler: str = "model"):
     g = load_model(path)
-    ns = schedule_network(lower(g), target, "model")
+    ns = schedule_network(lower(g), target, tiler)
     report = validate_model(path, ns, g, 4, 0, tmp_path / "proj")
     assert report.bit_exact and report.dma_bytes_measured == report.dma_bytes_predicted, \
         report.to_json()
@@ -368,10 +368,10 @@ def _validate(path: Path, target, tmp_path: Path):
     return ns, report
 
 
-@pytest.mark.parametrize("l1_kb", [None, 6.0])
-def test_ternary_network_on_the_analog_core_bit_exact(l1_kb, tmp_path):
+@pytest.mark.parametrize("l1_kb,tiler", [(None, "model"), (6.0, "model"), (6.0, "dory")])
+def test_ternary_network_on_the_analog_core_bit_exact(l1_kb, tiler, tmp_path):
     path = adc_net(tmp_path / "ternary.onnx", NET)
-    ns, report = _validate(path, analog_target(l1_kb), tmp_path)
+    ns, report = _validate(path, analog_target(l1_kb), tmp_path, tiler)
     placed = [(c.placement.module.name, c.placement.binding.label) for c in ns.partition.choices]
     assert placed == [("analog", "diana_analog/conv2d_analog_s8")] * 3
     tiles = sum(ns.layer_jobs(i) for i in range(len(ns.layers.layers)))

@@ -25,8 +25,9 @@ Depthwise layers use the open-source depthwise heuristics under every objective 
 
 Memory accounting (bytes, the open-source tiler's): L1 ≥ db·(x + y + w + Cty·chan_const) + scratch
 + 20, db = 2 when double buffered; x = C·htx·wtx (two inputs for add), y = Cty·hty·wty,
-w = Cty·C·FY·FX (depthwise Cty·FY·FX); scratch = im2col 2·C·FY·FX per core (conv), cores·(FY·(htx
-+ pad_top + pad_bottom) + FY) (depthwise), 0 (fc, pool, add). Interior input tiles hold
+w = Cty·C·FY·FX (depthwise Cty·FY·FX; weights stored below 8 bits Cty·⌈C·FY·FX·bits/8⌉);
+scratch = im2col 2·C·FY·FX per core (conv), cores·(FY·(htx + pad_top + pad_bottom) + FY)
+(depthwise), 0 (fc, pool, add). Interior input tiles hold
 htx = min(IY, (hty − 1)·SY + FY) rows (the full input when the tile spans all output rows).
 """
 
@@ -105,10 +106,16 @@ def tile_l1_bytes(nest: LoopNest, k: int, oy: int, ox: int, *, cores: int = 8,
     c = _in_channels(nest, k) if sz.chan_tied else nest.C
     x = sz.in_factor * c * iy * ix * whole_bytes(nest.x_bits)
     y = k * oy * ox * whole_bytes(nest.y_bits)
-    w = {"full": k * nest.C * nest.FY * nest.FX, "dw": k * nest.FY * nest.FX, "none": 0}[sz.weights]
-    w *= whole_bytes(nest.w_bits)
+    w = k * _w_channel_bytes(nest, sz.weights)
     db = 2 if double_buffer else 1
     return db * (x + y + w + k * sz.chan_const) + _scratch(nest, sz, iy, cores) + 20
+
+
+def _w_channel_bytes(nest: LoopNest, weights: str) -> int:
+    """Bytes of one output channel's weights ("full": C·FY·FX, "dw": FY·FX, "none": 0), packed
+    to ⌈elements·w_bits/8⌉ when the binding stores them below 8 bits (DIANA's 2-bit codes)."""
+    n = {"full": nest.C * nest.FY * nest.FX, "dw": nest.FY * nest.FX, "none": 0}[weights]
+    return -(-n * nest.w_bits // 8)
 
 
 def _in_channels(nest: LoopNest, k: int) -> int:
@@ -199,12 +206,7 @@ def solve_dory(
     y_el = m.NewIntVar(0, K * OY * OX, "y_elems")
     m.AddMultiplicationEquality(y_el, [kt, ht, wt])
     y_bytes = whole_bytes(nest.y_bits) * y_el
-    if sz.weights == "full":
-        w_bytes = whole_bytes(nest.w_bits) * nest.C * nest.FY * nest.FX * kt
-    elif sz.weights == "dw":
-        w_bytes = whole_bytes(nest.w_bits) * nest.FY * nest.FX * kt
-    else:
-        w_bytes = 0
+    w_bytes = _w_channel_bytes(nest, sz.weights) * kt
     db = 2 if double_buffer else 1
     if sz.scratch == "dw":
         pt, _, pb, _ = nest.pads
