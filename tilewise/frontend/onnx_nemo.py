@@ -110,7 +110,8 @@ class _Chain:
         """The first stage was the ADC: keep it in `adc`, then read the digital stage afresh."""
         adc = self.adc_stage()
         assert adc is not None
-        self.__init__(self.k.size)  # type: ignore[misc]
+        self.k, self.lam = np.ones_like(self.k), np.zeros_like(self.lam)
+        self.d, self.divisor, self.floored, self.lo, self.hi = 0, 1, False, None, None
         self.adc = adc
 
 

@@ -58,7 +58,8 @@ class ValidationReport:
     #: L3<->L2 transfers (tw_l3_read / tw_l3_write calls) per inference
     l3_transfers_predicted: int = 0
     l3_transfers_measured: int | None = None
-    #: accelerator jobs per inference (NE16), predicted by the schedule and counted by the host
+    #: accelerator jobs per inference (NE16, DIANA's analog core), predicted by the schedule and
+    #: counted by the host
     jobs_predicted: int = 0
     jobs_measured: int | None = None
     hal: dict[str, int] = field(default_factory=dict)
