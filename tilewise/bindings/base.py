@@ -171,6 +171,10 @@ class ConstLayout:
     #: input channels (depthwise: channels) of the stored weights padded to a multiple of this
     #: (LoopNest.w_c_block)
     c_block: int = 1
+    #: output channels of every k tile's stored weights padded to a multiple of this, and stored
+    #: rows per depthwise channel (LoopNest.w_k_block, w_rows)
+    k_block: int = 1
+    rows: int = 1
 
 
 @dataclass(frozen=True)
@@ -184,6 +188,9 @@ class Family:
     project_dir: str
     header: str
     requires: tuple[Family, ...] = ()
+    #: an accelerator family's job counter as (header, function returning the jobs dispatched
+    #: so far): the host harness sums them (codegen/host.py); None = no jobs
+    jobs: tuple[str, str] | None = None
 
     def closure(self) -> tuple[Family, ...]:
         """The families this one needs, dependencies first, then itself."""
@@ -240,9 +247,10 @@ class Binding:
 
     def nest_for(self, nest: LoopNest) -> LoopNest:
         """A layer's loop nest as this kernel stores its weights (ConstLayout.c_block)."""
-        if self.consts is None or self.consts.c_block <= 1:
+        c = self.consts
+        if c is None or (c.c_block, c.k_block, c.rows) == (1, 1, 1):
             return nest
-        return replace(nest, w_c_block=self.consts.c_block)
+        return replace(nest, w_c_block=c.c_block, w_k_block=c.k_block, w_rows=c.rows)
 
 
 def per_mode(family: Family, cost: KernelModel, name: str, op: str, modes: tuple[str | None, ...],

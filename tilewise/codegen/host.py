@@ -20,9 +20,10 @@ from __future__ import annotations
 from .templates import render
 
 
-def main_host() -> str:
-    """main_host.c (the same for every project: the sizes come from network.h)."""
-    return render("main_host.c.j2")
+def main_host(job_counters: tuple[tuple[str, str], ...] = ()) -> str:
+    """main_host.c (the sizes come from network.h); `job_counters`: the (header, function) of
+    every accelerator family of the project whose jobs the harness counts (Family.jobs)."""
+    return render("main_host.c.j2", counters=job_counters)
 
 
 def makefile(target: str, sdk: str | None, l3: bool, kernel_dirs: tuple[str, ...]) -> str:

@@ -294,7 +294,7 @@ def render(plan: ProjectPlan) -> dict[str, Content]:
                                    list(plan.l3.streams), plan.l3.size,
                                    [lg.tensors[l.output].nbytes for l in lg.layers], plan.l3.acts,
                                    plan.w_tiled)
-    files["main_host.c"] = main_host()
+    files["main_host.c"] = main_host(tuple(f.jobs for f in plan.families if f.jobs))
     dirs = tuple(f.project_dir for f in plan.families)
     files["Makefile"] = makefile(target.name, target.sdk, bool(plan.l3.size), dirs)
     files["README.md"] = readme(plan.name, target.name, ns.tiler, target.sdk, bool(plan.l3.size),
