@@ -139,11 +139,20 @@ def _gap9_modules(t: Table, ax) -> None:
     _bars(ax, names, series, log=True, ylabel="ms (log), predicted vs GAP9 silicon")
 
 
+def _diana(t: Table, ax) -> None:
+    names = list(t.data)
+    series = {f"tilewise {c}": [t.data[n]["predicted_ms"][c] for n in names]
+              for c in t.data[names[0]]["predicted_ms"]}
+    series["MATCH"] = [t.data[n]["match_ms"] for n in names]
+    series["HTVM"] = [t.data[n]["htvm_ms"] for n in names]
+    _bars(ax, names, series, log=True, ylabel="ms (log), predicted vs DIANA silicon")
+
+
 PLOTS = {"host": _host, "memory": _memory, "compile_time": _compile, "schedule_quality": _quality,
          "silicon_gap9": _gap9, "silicon_gap8": _gap8, "gvsoc_models": _gvsoc_models,
          "gvsoc_kinds": _gvsoc_kinds, "gvsoc_pulpnn_layer": _gvsoc_layer,
          "cortex_m_models": _cortex_m_models, "cortex_m_kinds": _cortex_m_kinds,
-         "gap9_modules": _gap9_modules}
+         "gap9_modules": _gap9_modules, "diana": _diana}
 
 
 def plot(t: Table, out_dir: Path) -> Path:

@@ -11,6 +11,7 @@ and carries its source; tests/test_bench.py checks each against that file so a t
   instructions per inference and TFLM's arena.
 - GAP9's module ablation (seed 003 Table IV: CPU only / cluster+CPU / NE16+CPU / all) and
   GreenWaves' own MLPerf Tiny v1.0 results on GAP9 (NE16 + cluster, 240 MHz).
+- DIANA silicon at 260 MHz (seed 003 Table III): MATCH, HTVM and plain TVM on the host.
 """
 
 from __future__ import annotations
@@ -93,6 +94,28 @@ TFLM_ARENA_B = {
     "ad_autoencoder": Figure(2_580, ANCHORS_M7),
 }
 
+SEED3_T3_DIANA = "seed 003 Table III (DIANA silicon, 260 MHz)"
+#: latency in ms on DIANA, by MLPerf Tiny model file stem: MATCH, HTVM, TVM on the host (None:
+#: out of memory)
+MATCH_DIANA_MS = {
+    "vww_mobilenet_v1_025": Figure(6.08, SEED3_T3_DIANA),
+    "ic_resnet8": Figure(0.79, SEED3_T3_DIANA),
+    "kws_dscnn": Figure(7.30, SEED3_T3_DIANA),
+    "ad_autoencoder": Figure(0.40, SEED3_T3_DIANA),
+}
+HTVM_DIANA_MS = {
+    "vww_mobilenet_v1_025": Figure(6.17, SEED3_T3_DIANA),
+    "ic_resnet8": Figure(1.27, SEED3_T3_DIANA),
+    "kws_dscnn": Figure(7.26, SEED3_T3_DIANA),
+    "ad_autoencoder": Figure(0.36, SEED3_T3_DIANA),
+}
+TVM_DIANA_MS = {
+    "vww_mobilenet_v1_025": None,
+    "ic_resnet8": Figure(133.1, SEED3_T3_DIANA),
+    "kws_dscnn": Figure(49.16, SEED3_T3_DIANA),
+    "ad_autoencoder": Figure(2.58, SEED3_T3_DIANA),
+}
+
 
 def all_figures() -> list[tuple[str, Figure]]:
     """(label, figure) for every published number used, for the source check."""
@@ -115,4 +138,7 @@ def all_figures() -> list[tuple[str, Figure]]:
         out += [(f"MATCH GAP9 ablation {k} {i}", f) for i, f in enumerate(figs)]
     for k, f in GREENWAVES_GAP9_MS.items():
         out.append((f"GreenWaves GAP9 {k}", f))
+    for label, figs in (("MATCH", MATCH_DIANA_MS), ("HTVM", HTVM_DIANA_MS),
+                        ("TVM", TVM_DIANA_MS)):
+        out += [(f"{label} DIANA {k}", f) for k, f in figs.items() if f is not None]
     return out

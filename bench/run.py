@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench import machine, models, tables  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-SECTIONS = ("1", "2", "3", "4", "5", "6", "7", "8")
+SECTIONS = ("1", "2", "3", "4", "5", "6", "7", "8", "9")
 
 
 def run(sections: tuple[str, ...], names: tuple[str, ...], runs: int, out_dir: Path,
@@ -82,6 +82,10 @@ def run(sections: tuple[str, ...], names: tuple[str, ...], runs: int, out_dir: P
         from bench import heterogeneous
         t0 = time.perf_counter()
         emit(heterogeneous.measure(names), t0)
+    if "9" in sections:
+        from bench import diana
+        t0 = time.perf_counter()
+        emit(diana.measure(names), t0)
     pngs = []
     if plot:
         from bench import plots

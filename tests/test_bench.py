@@ -110,4 +110,4 @@ def test_run_writes_results(tmp_path: Path, capsys):
     out = capsys.readouterr().out
     assert "## Machine" in out and "Table 4" in out
     with pytest.raises(SystemExit):
-        run.main(["--only", "9"])
+        run.main(["--only", "10"])

@@ -174,6 +174,10 @@ class ConstLayout:
     #: bits of one stored weight when the layout packs them (DIANA's analog core: 2-bit ternary
     #: codes; LoopNest.w_bits of the placement); 0 = the layer's own
     w_bits: int = 0
+    #: output channels of every k tile's stored weights padded to a multiple of this, and stored
+    #: rows per depthwise channel (LoopNest.w_k_block, w_rows)
+    k_block: int = 1
+    rows: int = 1
 
 
 @dataclass(frozen=True)
@@ -187,8 +191,8 @@ class Family:
     project_dir: str
     header: str
     requires: tuple[Family, ...] = ()
-    #: an accelerator family's job counter: (its C header, the function returning the jobs run
-    #: since the start), which the host harness sums (Binding.jobs_per_tile); None = no jobs
+    #: an accelerator family's job counter as (header, function returning the jobs dispatched
+    #: so far): the host harness sums them (codegen/host.py); None = no jobs
     jobs: tuple[str, str] | None = None
 
     def closure(self) -> tuple[Family, ...]:
@@ -245,13 +249,15 @@ class Binding:
         return 0 if self.consts is None else self.consts.bytes_per_channel
 
     def nest_for(self, nest: LoopNest) -> LoopNest:
-        """A layer's loop nest as this kernel stores its weights (ConstLayout.c_block, w_bits)."""
-        if self.consts is None:
+        """A layer's loop nest as this kernel stores its weights (ConstLayout.c_block, k_block,
+        rows, w_bits)."""
+        c = self.consts
+        if c is None:
             return nest
-        if self.consts.w_bits:
-            nest = replace(nest, w_bits=self.consts.w_bits)
-        if self.consts.c_block > 1:
-            nest = replace(nest, w_c_block=self.consts.c_block)
+        if c.w_bits:
+            nest = replace(nest, w_bits=c.w_bits)
+        if (c.c_block, c.k_block, c.rows) != (1, 1, 1):
+            nest = replace(nest, w_c_block=c.c_block, w_k_block=c.k_block, w_rows=c.rows)
         return nest
 
 

@@ -20,11 +20,10 @@ from __future__ import annotations
 from .templates import render
 
 
-def main_host(jobs: tuple[tuple[str, str], ...] = ()) -> str:
-    """main_host.c (the sizes come from network.h); `jobs`: the (header, counter function) of
-    every accelerator family of the project (Family.jobs), whose jobs the harness counts."""
-    counted = " + ".join(f"{fn}()" for _, fn in jobs) or "0"
-    return render("main_host.c.j2", jobs=jobs, counted=counted)
+def main_host(job_counters: tuple[tuple[str, str], ...] = ()) -> str:
+    """main_host.c (the sizes come from network.h); `job_counters`: the (header, function) of
+    every accelerator family of the project whose jobs the harness counts (Family.jobs)."""
+    return render("main_host.c.j2", counters=job_counters)
 
 
 def makefile(target: str, sdk: str | None, l3: bool, kernel_dirs: tuple[str, ...]) -> str:

@@ -142,7 +142,7 @@ def _body_data(s: LayerSchedule) -> dict[str, Any]:
                 active=_active(s), double=s.buffering == 2,
                 psum=s.buffer("psum") is not None, scratch=s.buffer("scratch") is not None,
                 depthwise=n.kind == "dwconv", w_block=n.w_c_block, w_bits=n.w_bits,
-                x_bytes=whole_bytes(n.x_bits),
+                w_k_block=n.w_k_block, x_bytes=whole_bytes(n.x_bits),
                 y_bytes=whole_bytes(n.y_bits),
                 in_place=s.consts_in_place and n.kind in ("conv", "fc", "dwconv"))
 

@@ -65,6 +65,11 @@ class LoopNest:
     #: multiple of this (NE16's 16-channel blocks); 1 = as they are. Set per placement
     #: (Binding.nest_for), so that every size of the weights follows the stored layout
     w_c_block: int = 1
+    #: the weights' output channels of every k tile as the binding stores them, padded to a
+    #: multiple of this (DIANA's 16-channel blocks); 1 = as they are
+    w_k_block: int = 1
+    #: stored weight rows per depthwise channel (DIANA pads each channel with 3 zero rows: 4)
+    w_rows: int = 1
 
     @property
     def macs(self) -> int:

@@ -73,10 +73,11 @@ def operand_elems(nest: LoopNest, op: str, *, n: Any = 1, k: Any = 1, c: Any = 1
     if op in ("x", "x2"):
         return n * rows * cols * (c if nest.kind in REDUCING else k)
     if op == "w":
-        b = nest.w_c_block
+        b, kb = nest.w_c_block, nest.w_k_block
+        kp = -(-k // kb) * kb if kb > 1 else k
         if nest.kind == "dwconv":
-            return (-(-k // b) * b if b > 1 else k) * (nest.FY * nest.FX)
-        return k * (-(-c // b) * b if b > 1 else c) * (nest.FY * nest.FX)
+            return (-(-kp // b) * b if b > 1 else kp) * (nest.FY * nest.FX) * nest.w_rows
+        return kp * (-(-c // b) * b if b > 1 else c) * (nest.FY * nest.FX)
     if op in ("y", "psum"):
         return n * oy * ox * k
     raise KeyError(op)

@@ -122,6 +122,10 @@ class Evaluator:
         self.issue = float(self.level.dma_issue_cycles)
         self.overlap = self.level.dma_async
         self.free = self.level.free
+        #: operands whose tiles live in a memory of their own (Module.operand_memory) and the
+        #: free bytes of each such memory: a schedule fits when every memory's buffers fit it
+        self.side = dict(module.operand_memory)
+        self.side_free = {m: target.memory(m).free for m in self.side.values()}
         self.cb = binding.const_bytes
         self.psum_bits = binding.psum_bits
         self.spill = binding.psum_spill and nest.kind in REDUCING
@@ -268,9 +272,27 @@ class Evaluator:
     # -- L1 bytes ------------------------------------------------------------------------------
     def l1_bytes(self, sel: dict[str, np.ndarray], order: tuple[str, ...] | None, buffering: int,
                  free: frozenset[str] = frozenset()) -> np.ndarray:
-        """L1 bytes of candidates; dims in `free` count at tile size 1 with one trip (a lower bound
-        over every completion of the family). Independent of the loop order: an operand is moved
-        more than once (two copies when double buffering) iff one of its own loops is tiled."""
+        """L1 bytes of candidates — every memory's buffers, as the host's arena holds them; dims
+        in `free` count at tile size 1 with one trip (a lower bound over every completion of the
+        family). Independent of the loop order: an operand is moved more than once (two copies
+        when double buffering) iff one of its own loops is tiled."""
+        parts = self.memory_bytes(sel, buffering, free)
+        return sum(parts.values())
+
+    def fits(self, sel: dict[str, np.ndarray], order: tuple[str, ...] | None, buffering: int,
+             free: frozenset[str] = frozenset()) -> np.ndarray:
+        """Candidates whose buffers fit: the level's in its free bytes and each operand memory's
+        in its own (`l1_bytes(...) <= free` for a module without operand memories)."""
+        parts = self.memory_bytes(sel, buffering, free)
+        ok = parts.pop(self.module.memory) <= self.free
+        for mem, b in parts.items():
+            ok = ok & (b <= self.side_free[mem])
+        return ok
+
+    def memory_bytes(self, sel: dict[str, np.ndarray], buffering: int,
+                     free: frozenset[str] = frozenset()) -> dict[str, np.ndarray]:
+        """Bytes of candidates' buffers per memory: the module's level (operand tiles, partial
+        sums, scratch) and each operand memory (`l1_bytes`)."""
         nest = self.nest
         S, I, n = {}, {}, {}
         for d in self.dims:
@@ -283,6 +305,7 @@ class Evaluator:
                 t = np.asarray(sel[d], np.int64)
                 S[d], I[d], n[d] = t, tb.maxin[t - 1], tb.n[t - 1]
         total = 0
+        side: dict[str, np.ndarray] = {}
         al = lambda v: -(-v // 4) * 4  # noqa: E731
         spilled = np.zeros(1, bool)
         if self.spill and "c" not in free:
@@ -295,6 +318,10 @@ class Evaluator:
             for d in op.dims:
                 tiled = tiled | (n[d] > 1)
             copies = np.where((buffering == 2) & tiled, 2, 1)
+            if op.name in self.side:
+                mem = self.side[op.name]
+                side[mem] = side.get(mem, 0) + al(size) * copies
+                continue
             total = total + al(size) * copies
         if nest.kind in REDUCING and not self.spill and "c" not in free:
             ps = self._op_bytes("psum", S, I)
@@ -302,7 +329,9 @@ class Evaluator:
         c = S["c"] if "c" in S else S["k"]
         scr = self.binding.scratch(nest, self.module.cores, S["k"], c, S["oy"], S["ox"])
         total = total + al(np.asarray(scr, np.int64))
-        return np.broadcast_to(total, np.broadcast(*[np.asarray(v) for v in S.values()]).shape)
+        shape = np.broadcast(*[np.asarray(v) for v in S.values()]).shape
+        return {self.module.memory: np.broadcast_to(total, shape),
+                **{m: np.broadcast_to(v, shape) for m, v in side.items()}}
 
     # -- family lower bound --------------------------------------------------------------------
     def bound(self, sel: dict[str, np.ndarray], order: tuple[str, ...], buffering: int,
@@ -439,7 +468,8 @@ class Evaluator:
             self.nest, self.module.cores, np.array(tile["k"]),
             np.array(tile.get("c", tile["k"])), np.array(tile["oy"]), np.array(tile["ox"]))))
         bufs = plan_buffers(self.nest, tiles, order, buffering, self.cb, self.psum_bits,
-                            self.spill, scr, consts_in_place=self.in_place)
+                            self.spill, scr, consts_in_place=self.in_place,
+                            operand_memory=self.module.operand_memory)
         traffic = tuple(Traffic(name, int(v[0][0]), int(v[1][0]), int(v[2][0]))
                         for name, v in r["ops"].items())
         l1 = sum(b.total for b in bufs)

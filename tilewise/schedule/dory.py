@@ -95,10 +95,11 @@ def tile(nest: LoopNest, target: Target, placement: Placement, *, objective: Obj
                 f"{module.memory} free on {target.name} once buffers are counted as the target "
                 f"does ({e})") from None
         s = schedule_from_tile(nest, target, placement, t, ev)
-        if s.l1_bytes <= free:
+        over = max((v - target.memory(m).free for m, v in s.memory_bytes().items()), default=0)
+        if over <= 0:
             return s
         # shrink DORY's budget by the overshoot (at least 1/16 of it) until our accounting fits
-        budget -= max(4, s.l1_bytes - free, budget // 16)
+        budget -= max(4, over, budget // 16)
         if budget <= 0:
             break
     raise TilewiseError(f"DORY's formulation found no {nest.kind} tile that fits the {free} bytes "

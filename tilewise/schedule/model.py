@@ -101,7 +101,7 @@ def _probe(ev: Evaluator, orders: list, best: _Best) -> None:
     grid = np.meshgrid(*[vals[d] for d in ev.dims], indexing="ij")
     sel = {d: g.ravel() for d, g in zip(ev.dims, grid)}
     for buf in _bufferings(ev):
-        ok = ev.l1_bytes(sel, None, buf) <= ev.free
+        ok = ev.fits(sel, None, buf)
         if not ok.any():
             continue
         cand = {d: v[ok] for d, v in sel.items()}
@@ -128,7 +128,7 @@ def _branch_and_bound(ev: Evaluator, orders: list, buf: int, best: _Best) -> Non
         cur[d] = np.tile(values, size)
         free.discard(d)
         fr = frozenset(free)
-        fits = ev.l1_bytes(cur, None, buf, fr) <= ev.free      # the same for every order
+        fits = ev.fits(cur, None, buf, fr)      # the same for every order
         idx = np.flatnonzero(fits)
         cur = {k: v[idx] for k, v in cur.items()}
         fits = fits[idx]
@@ -180,11 +180,18 @@ def tile(nest: LoopNest, target: Target, placement: Placement) -> LayerSchedule:
     for buf in _bufferings(ev):
         _branch_and_bound(ev, orders, buf, best)
     if best.tile is None:
-        need = min_l1_bytes(ev, orders)
         rules = placement.rules.describe()
+        one = {d: ev.values[d][:1] for d in ev.dims}
+        need = {m: int(v[0]) for m, v in ev.memory_bytes(one, 1).items()}
+        need[module.memory] = min_l1_bytes(ev, orders) - sum(
+            v for m, v in need.items() if m != module.memory)
+        free = {module.memory: ev.free, **ev.side_free}
+        short = [m for m in need if need[m] > free[m]] or [module.memory]
         raise TilewiseError(
-            f"cannot fit: needs at least {need} bytes of {module.memory} on module "
-            f"{module.name} of {target.name} ({ev.free} bytes free)"
+            "cannot fit: needs at least " + " and ".join(
+                f"{need[m]} bytes of {m}" for m in short)
+            + f" on module {module.name} of {target.name} ("
+            + ", ".join(f"{free[m]} bytes free in {m}" for m in short) + ")"
             + (f"; its kernel {rules}" if rules else ""))
     return ev.build(best.tile, best.order, best.buffering, tiler="model")
 
@@ -204,7 +211,7 @@ def brute_force(nest: LoopNest, target: Target, placement: Placement
     for buf in _bufferings(ev):
         for perm in itertools.permutations(active):
             order = trivial + perm
-            ok = ev.l1_bytes(sel, order, buf) <= ev.free
+            ok = ev.fits(sel, order, buf)
             if "c" in order and not ev.spill:
                 after = order[order.index("c") + 1:]
                 legal = np.ones_like(ok)

@@ -164,6 +164,10 @@ class Buffer:
     bytes: int
     copies: int
     offset: int
+    #: the operand memory holding it when not the module's level (Module.operand_memory: DIANA's
+    #: weight memory); "" = the level. The host's arena holds every memory's buffers, the level's
+    #: first, then each operand memory's (the chip has them apart)
+    memory: str = ""
 
     @property
     def total(self) -> int:
@@ -255,6 +259,14 @@ class LayerSchedule:
                 return b
         return None
 
+    def memory_bytes(self) -> dict[str, int]:
+        """Bytes of the buffers per memory: the level's and each operand memory's."""
+        out: dict[str, int] = {}
+        for b in self.buffers:
+            key = b.memory or self.level
+            out[key] = out.get(key, 0) + b.total
+        return out
+
 
 # --- reuse analysis (loop order → which operand is resident) --------------------------------------
 
@@ -300,8 +312,11 @@ def operand_tile_bytes(nest: LoopNest, op: str, ext: dict[str, int], const_bytes
 
 def plan_buffers(nest: LoopNest, tiles: tuple[DimTiling, ...], order: tuple[str, ...],
                  buffering: int, const_bytes: int, psum_bits: int, psum_spill: bool,
-                 scratch: int, consts_in_place: bool = False) -> tuple[Buffer, ...]:
-    """The L1 arena: operand buffers (largest tile, copies), psum, scratch; sequential offsets."""
+                 scratch: int, consts_in_place: bool = False,
+                 operand_memory: tuple[tuple[str, str], ...] = ()) -> tuple[Buffer, ...]:
+    """The L1 arena: operand buffers (largest tile, copies), psum, scratch; sequential offsets.
+    Operands in `operand_memory` (operand, memory) go after the level's buffers, tagged with
+    their memory."""
     t = {d.dim: d for d in tiles}
     counts = {d: t[d].count for d in t}
     rows = max(p.in_size for p in positions(nest, "oy", t["oy"].tile))
@@ -326,7 +341,14 @@ def plan_buffers(nest: LoopNest, tiles: tuple[DimTiling, ...], order: tuple[str,
         offset += size
     if scratch > 0:
         bufs.append(Buffer("scratch", _align(scratch), 1, offset))
-    return tuple(bufs)
+    side = dict(operand_memory)
+    if not side:
+        return tuple(bufs)
+    out, offset = [], 0
+    for b in [b for b in bufs if b.name not in side] + [b for b in bufs if b.name in side]:
+        out.append(Buffer(b.name, b.bytes, b.copies, offset, side.get(b.name, "")))
+        offset += b.total
+    return tuple(out)
 
 
 # --- explicit execution plan (what codegen emits, and the reference for the cost model) ---------

@@ -110,6 +110,10 @@ class Module:
     #: read-only memory (a Cortex-M's flash) keeps const weights in place, never copied to RAM;
     #: None = weights live with the activations (L2, or streamed from L3 when they do not fit)
     weights_from: str | None = None
+    #: operands whose tiles live in a memory of their own at the module's level, as (operand,
+    #: memory name) pairs — DIANA's weight tiles in its weight memory ("w", "WMEM"): the tilers
+    #: fit each memory's buffers to that memory's free bytes; () = every tile in `memory`
+    operand_memory: tuple[tuple[str, str], ...] = ()
     #: --cores applies to this module
     scalable: bool = False
     #: average energy per active cycle (pJ), 0 = unknown

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from ..errors import TilewiseError
-from . import gap8, gap9, idsp, pulp_open, stm32h7
+from . import diana, gap8, gap9, idsp, pulp_open, stm32h7
 from .base import Target
 
-_TARGETS: dict[str, Target] = {t.name: t for t in (gap8.TARGET, gap9.TARGET, stm32h7.TARGET,
+_TARGETS: dict[str, Target] = {t.name: t for t in (diana.TARGET, gap8.TARGET, gap9.TARGET, stm32h7.TARGET,
                                                    idsp.TARGET, pulp_open.TARGET)}
 
 

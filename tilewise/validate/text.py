@@ -26,7 +26,7 @@ def format_report(r: ValidationReport) -> str:
                  f"{r.dma_chunks_measured} / {r.dma_chunks_predicted} chunks)")
     if r.jobs_predicted:
         ok = "=" if r.jobs_measured == r.jobs_predicted else "!="
-        lines.append(f"  NE16 jobs:   {r.jobs_measured} measured per inference {ok} "
+        lines.append(f"  accel jobs:  {r.jobs_measured} measured per inference {ok} "
                      f"{r.jobs_predicted} predicted")
     if r.l3_bytes_predicted:
         lines.append(f"  L3 -> L2:    {r.l3_bytes_measured} B measured / {r.l3_bytes_predicted} B "

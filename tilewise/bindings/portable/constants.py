@@ -112,6 +112,10 @@ def _requant_words(layer: Layer) -> tuple[np.ndarray, np.ndarray, tuple[int, ...
     return mult.astype(np.int32), lam.astype(np.int32), tuple(int(v) for v in d)
 
 
+#: the two per-channel requant words and shift mode's d (families reusing the portable layout)
+requant_words = _requant_words
+
+
 def weight_blocks(layer: Layer, s, channel_major: bool = False) -> bytes:
     """The weights as the schedule's tile-major blocks (module docstring); `channel_major`: a
     depthwise k tile as [k_t][FY][FX] (each channel's taps together) instead of [FY][FX][k_t]."""
@@ -141,7 +145,9 @@ def blob(layer: Layer, lg: LayerGraph, s, words: tuple[np.ndarray, ...], weights
               .astype("<i4").tobytes() for k0, n in tile_ranges(s.tiling("k"))]
     b = b"".join(blocks)
     assert len(weights) == weights_bytes(replace(layer.nest, w_c_block=s.nest.w_c_block,
-                                                 w_bits=s.nest.w_bits))
+                                                 w_bits=s.nest.w_bits,
+                                                 w_k_block=s.nest.w_k_block,
+                                                 w_rows=s.nest.w_rows))
     return LayerConstants(blob=b + weights, b_offset=0, w_offset=len(b),
                           const_bytes=4 * (1 + sum(int(np.prod(a.shape[1:])) for a in words)),
                           extra=extra)

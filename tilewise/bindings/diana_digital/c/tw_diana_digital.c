@@ -1,0 +1,136 @@
+/*
+ * tw_diana_digital.c — the digital accelerator's job API and its functional model (contract in
+ * tw_diana_digital.h): the host HAL's accelerator, which runs a dispatched job at once. On DIANA
+ * the same calls would program the core; no DIANA simulator exists here.
+ */
+#include "tw_diana_digital.h"
+
+#include <stddef.h>
+
+static long g_jobs;
+
+void tw_diana_job_init(tw_diana_job_t *j, int kind, int k_h, int k_w, int stride)
+{
+    tw_diana_job_t z = {0};
+    *j = z;
+    j->kind = kind;
+    j->k_h = k_h;
+    j->k_w = k_w;
+    j->stride = stride;
+}
+
+void tw_diana_job_set_dims(tw_diana_job_t *j, int in_h, int in_w, int in_c, int out_h, int out_w,
+                           int out_k, int pad_t, int pad_l, int pad_b, int pad_r,
+                           int8_t pad_value)
+{
+    j->in_h = in_h;
+    j->in_w = in_w;
+    j->in_c = in_c;
+    j->out_h = out_h;
+    j->out_w = out_w;
+    j->out_k = out_k;
+    j->pad_t = pad_t;
+    j->pad_l = pad_l;
+    j->pad_b = pad_b;
+    j->pad_r = pad_r;
+    j->pad_value = pad_value;
+}
+
+void tw_diana_job_set_addr(tw_diana_job_t *j, const int8_t *in, const uint8_t *w,
+                           const int32_t *bias, void *out)
+{
+    j->in = in;
+    j->w = w;
+    j->bias = bias;
+    j->out = out;
+}
+
+void tw_diana_job_set_requant(tw_diana_job_t *j, int shift, int qmin, int qmax)
+{
+    j->requant = 1;
+    j->shift = shift;
+    j->qmin = qmin;
+    j->qmax = qmax;
+}
+
+int tw_diana_dispatch(const tw_diana_job_t *j)
+{
+    tw_diana_run(j);
+    return (int)g_jobs++;
+}
+
+void tw_diana_wait(int id)
+{
+    (void)id;                  /* the job ran in tw_diana_dispatch */
+}
+
+long tw_diana_jobs(void)
+{
+    return g_jobs;
+}
+
+/* The weight of output channel k, tap (fy, fx), input channel c, from the core's layout: its
+ * layout position, with every 4 bytes reversed (p ^ 3). */
+static int32_t weight(const tw_diana_job_t *j, int k, int fy, int fx, int c)
+{
+    size_t p;
+    if (j->kind == TW_DIANA_DENSE) {
+        size_t cpad = ((size_t)j->in_c + 15u) / 16u * 16u;
+        p = (size_t)k * cpad + (size_t)c;
+    } else if (j->kind == TW_DIANA_DEPTHWISE) {
+        size_t row = 4u * (size_t)k;                  /* each channel, then 3 zero rows */
+        p = (((row / 16u) * (size_t)j->k_h + (size_t)fy) * (size_t)j->k_w + (size_t)fx) * 16u
+            + row % 16u;
+    } else {
+        p = ((((size_t)k / 16u * (size_t)j->in_c + (size_t)c) * (size_t)j->k_h + (size_t)fy)
+             * (size_t)j->k_w + (size_t)fx) * 16u + (size_t)k % 16u;
+    }
+    return (int8_t)j->w[p ^ 3u];
+}
+
+/* The input at tile row iy, column ix, channel c (the pad value outside the tile). */
+static int32_t input_at(const tw_diana_job_t *j, int iy, int ix, int c)
+{
+    if (iy < 0 || iy >= j->in_h || ix < 0 || ix >= j->in_w)
+        return j->pad_value;
+    return j->in[((size_t)iy * (size_t)j->in_w + (size_t)ix) * (size_t)j->in_c + (size_t)c];
+}
+
+/* acc of output (oy, ox, k): bias + sum of w * x, modulo 2^32. */
+static int32_t accumulate(const tw_diana_job_t *j, int oy, int ox, int k)
+{
+    uint32_t acc = j->bias ? (uint32_t)j->bias[k] : 0u;
+    int fy, fx, c;
+    for (fy = 0; fy < j->k_h; fy++) {
+        for (fx = 0; fx < j->k_w; fx++) {
+            int iy = oy * j->stride - j->pad_t + fy, ix = ox * j->stride - j->pad_l + fx;
+            if (j->kind == TW_DIANA_DEPTHWISE) {
+                acc += (uint32_t)(weight(j, k, fy, fx, 0) * input_at(j, iy, ix, k));
+                continue;
+            }
+            for (c = 0; c < j->in_c; c++)
+                acc += (uint32_t)(weight(j, k, fy, fx, c) * input_at(j, iy, ix, c));
+        }
+    }
+    return (int32_t)acc;
+}
+
+void tw_diana_run(const tw_diana_job_t *j)
+{
+    int oy, ox, k;
+    for (oy = 0; oy < j->out_h; oy++) {
+        for (ox = 0; ox < j->out_w; ox++) {
+            size_t base = ((size_t)oy * (size_t)j->out_w + (size_t)ox) * (size_t)j->out_k;
+            for (k = 0; k < j->out_k; k++) {
+                int32_t acc = accumulate(j, oy, ox, k), v;
+                if (!j->requant) {
+                    ((int32_t *)j->out)[base + k] = acc;
+                    continue;
+                }
+                v = acc < 0 ? ~(~acc >> j->shift) : acc >> j->shift;   /* floor */
+                v = v < j->qmin ? j->qmin : v > j->qmax ? j->qmax : v;
+                ((int8_t *)j->out)[base + k] = (int8_t)v;
+            }
+        }
+    }
+}

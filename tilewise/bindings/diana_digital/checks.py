@@ -1,0 +1,42 @@
+"""Which layers DIANA's digital accelerator takes (notes/accelerators.md; HTVM's soma_dory.py
+check_conv2d / check_fully_connected, MATCH's DIANA digital patterns).
+
+- conv2d and depthwise (multiplier 1): kernel height and width each 1, 3, 5 or 7, symmetric
+  'same' padding — (F − 1) / 2 on both sides of each axis (HTVM refuses anything else, so
+  TFLite's asymmetric stride-2 'SAME' padding runs on the host core) — stride 1 or 2 in both
+  directions, dilation 1 (the IR has none);
+- fully_connected: any size (the weights are padded to 16-channel blocks);
+- int8 activations and weights (the portable family's int8 conditions: the host core
+  requantizes the int32 output in any mode those take, arith.py);
+- elementwise add is not a binding: DIANA's add is (a + b) >> shift → clip (HTVM's
+  element_wise_add_pattern), while TFLite's and onnxruntime's adds rescale each input by its own
+  multiplier before the sum, which neither the core nor a host pass over a + b can reproduce; the
+  IR has no add in shift mode. Adds run on the host core.
+"""
+
+from __future__ import annotations
+
+from ...ir.layer import Layer, LayerGraph
+from ...ir.ops import Op
+from ..portable import checks as portable_checks
+
+KERNELS = (1, 3, 5, 7)
+
+
+def digital(layer: Layer, lg: LayerGraph) -> str | None:
+    """None, or why the digital accelerator cannot run the layer (module docstring)."""
+    reason = portable_checks.weighted_s8(layer, lg)
+    if reason is not None:
+        return reason
+    if layer.op == Op.FULLY_CONNECTED:
+        return None
+    n = layer.nest
+    if n.FY not in KERNELS or n.FX not in KERNELS:
+        return f"a {n.FY}×{n.FX} kernel (DIANA's digital core takes 1, 3, 5 or 7 per axis)"
+    if (n.SY, n.SX) not in ((1, 1), (2, 2)):
+        return f"a stride of {n.SY}×{n.SX} (DIANA's digital core takes 1 or 2)"
+    same = ((n.FY - 1) // 2, (n.FX - 1) // 2) * 2
+    if tuple(n.pads) != same:
+        return (f"padding {tuple(n.pads)} (DIANA's digital core takes symmetric 'same' padding "
+                f"{same} for a {n.FY}×{n.FX} kernel)")
+    return None

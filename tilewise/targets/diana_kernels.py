@@ -1,0 +1,85 @@
+"""The cost model of the diana_digital bindings (bindings/diana_digital): the digital core's job
+plus the host core's share of a tile (programming the job, requantizing the int32 output).
+
+The core's cycles follow MATCH's DIANA digital model (eml-eda/match `match/target/examples/
+diana/digital/cost_model.py`, `def_innermost_loops_cost`; notes/match-cost-model.md): for an L1
+tile with K output channels, OY rows, OX columns, C input channels and the layer's vertical
+padding p, Σ over the padding row classes pad = 0..p of
+    ⌈K·rows(pad)·OX / 256⌉ · (C·(FY − pad)·FX + 2·C·(FY − pad) + 23)
+with rows(0) = OY − 2p (the rows whose window is whole) and rows(pad ≥ 1) = the two rows (top,
+bottom) that lose `pad` kernel rows: 1 cycle per input read, per MAC and per output write, 23 per
+output for requant and store (seed 003 §V). Written as separable terms (targets/compute.py), the
+256-wide array is the 16 output channels × 16 output columns it is (MATCH's spatial mapping K 16,
+OX 16): ⌈K/16⌉·⌈OX/16⌉ per row instead of ⌈K·rows·OX/256⌉ — equal when K and OX are multiples
+of 16, never lower; and a tile only has the padding rows of its own border: the first oy tile
+the top p rows, the last the bottom p (`rows` per tile below), so that the sum over a layer's
+tiles is MATCH's whole-layer figure.
+- depthwise: the layer runs as a conv of one input channel with 4 rows per channel (each
+  channel followed by 3 zero rows in the weight layout, arith.py), so K rows = 4·channels:
+  ⌈4·k/16⌉ and C = 1;
+- dense: a 1×1 map, C inputs: ⌈K/16⌉ · (3·C + 23).
+The host core (a RISC-V core, RI5CY-class — assumed, targets/diana.py) per tile programs the job
+(`job`, assumed: set-up, dispatch and the wait's poll) and, for the int32-output bindings,
+requantizes every output (`requant` per output: the pulp kernels' per-mode figures fitted on
+GVSoC's RI5CY, targets/pulp_kernels.py, assumed for the portable tw_requant the host runs),
+blocking: the core waits for the host and the host for the core. No figure here is measured.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from ..ir.layer import LoopNest
+from .compute import Term, ceil_div, ident
+
+
+def _body_rows(p: int):
+    """Rows of an oy tile whose window is whole: its size less the padded rows it holds."""
+    def f(s, first, last):
+        return np.maximum(s - p * np.asarray(first, np.float64) - p * np.asarray(last, np.float64),
+                          0.0)
+    return f
+
+
+def _border_rows(s, first, last):
+    """Rows of an oy tile losing a given number of kernel rows: one on each border it holds."""
+    return np.asarray(first, np.float64) + np.asarray(last, np.float64) + 0.0 * s
+
+
+@dataclass(frozen=True)
+class DianaDigitalKernels:
+    """The digital core's cycles per tile and the host core's per-tile work (module docstring)."""
+
+    name: str = "diana-digital"
+    per_output: float = 23.0         # requant and store per output (MATCH)
+    job: float = 200.0               # host: job set-up, dispatch, wait per tile (assumed)
+    requant: float = 20.4            # host, per output (pulp model requant_tflite; for_key)
+    #: the core requantizes (the *_rq bindings): no host pass
+    core_requant: bool = False
+
+    def for_key(self, key) -> DianaDigitalKernels:
+        """The model of one binding: the host's requantization of its mode."""
+        return replace(self, requant={"onnx": 1049.0, "shift": 12.0}.get(key.mode, 20.4))
+
+    def terms(self, nest: LoopNest, cores: int) -> tuple[Term, ...]:
+        fy, fx = nest.FY, nest.FX
+        if nest.kind == "dwconv":
+            c, k = 1, ("k", ceil_div(4))              # ⌈4·k / 16⌉
+        else:
+            c, k = nest.C, ("k", ceil_div(16))
+        cols = ("ox", ceil_div(16))
+
+        def step(pad: int) -> float:
+            return c * (fy - pad) * fx + 2 * c * (fy - pad) + self.per_output
+
+        p = nest.pads[0]
+        core = [Term(step(0), (k, ("oy", _body_rows(p)), cols), "core")]
+        core += [Term(step(pad), (k, ("oy", _border_rows), cols), f"core_pad{pad}")
+                 for pad in range(1, p + 1)]
+        host = [Term(self.job, (), "job")]
+        if not self.core_requant:
+            host.append(Term(self.requant, (("oy", ident), ("ox", ident), ("k", ident)),
+                             "requant"))
+        return tuple(Term(t.coef, (("n", ident), *t.factors), t.label) for t in (*core, *host))
