@@ -4,7 +4,7 @@ the pulp kernel.
 
 | layer op (mode)           | kernel                                | golden                      |
 |---------------------------|---------------------------------------|-----------------------------|
-| add / sub (tflite)        | tw_pulp_add_tables + tw_pulp_add_s8   | golden/elementwise.py       |
+| add / sub (tflite)        | tw_pulp_add_fold_tables + _fold_s8 where addfold.fold proves the folded form, else tw_pulp_add_tables + tw_pulp_add_s8 | golden/elementwise.py |
 | mul (tflite)              | tw_pulp_mul_s8                        | golden/elementwise.py       |
 | max_pool (any)            | tw_pulp_maxpool_s8                    | golden/pool.py, onnx_ops.py |
 | avg_pool (tflite)         | tw_pulp_avgpool_s8                    | golden/pool.py avg_pool     |
@@ -24,7 +24,7 @@ from ..base import LayerConstants
 from ..portable import elementwise, pool
 from ..portable.common import u8_offset
 from ...golden import fixedpoint
-from . import constants
+from . import addfold, constants
 from .common import render
 
 #: L1 scratch of an add / sub: both inputs' tables, 2 × 256 int32 (tw_pulp_elementwise.h)
@@ -32,11 +32,14 @@ TABLES_BYTES = 2 * 256 * 4
 
 
 def _by_tables(layer: Layer, lg: LayerGraph, sub: int, arm: bool) -> str:
-    """compute() of a tiled tflite add (sub 0) or sub (1): tw_pulp_add_s8 on the tables of both
-    inputs, computed by the layer's first tile in the L1 scratch (`TABLES_BYTES`)."""
+    """compute() of a tiled tflite add (sub 0) or sub (1) on the tables of both inputs, computed
+    by the layer's first tile in the L1 scratch (`TABLES_BYTES`): the folded form where
+    addfold.fold proves it exact for the layer, else tw_pulp_add_s8."""
     k = elementwise.TFLITE[str(layer.op)](layer, lg, layer.inputs)
-    return render("add_s8.c.j2", params=k.params, p=k.p, sub=sub, right=int(one_rounding(k.p, arm)),
-                  operands=("x2", "x") if k.swap else ("x", "x2"))
+    f = addfold.fold(k.p, bool(sub))
+    return render("add_s8.c.j2", params=k.params, p=k.p, sub=sub,
+                  fold=None if f is None else f.words(),
+                  right=int(one_rounding(k.p, arm)), operands=("x2", "x") if k.swap else ("x", "x2"))
 
 
 def one_rounding(p: dict, arm: bool = False) -> bool:
