@@ -28,8 +28,8 @@
 #include "tw_pulp_requant.h"
 
 /* One entry of an input's table: MBQM((q - zp) << L, M, shift), negated for the subtrahend. */
-static int32_t scaled(const tw_pulp_rqch_t *rq, int32_t q, int32_t zp, int32_t left_shift,
-                      int negate)
+TW_PULP_INLINE int32_t scaled(const tw_pulp_rqch_t *rq, int32_t q, int32_t zp,
+                              int32_t left_shift, int negate)
 {
     int32_t x = (int32_t)((uint32_t)(q - zp) << left_shift);
     int32_t s = tw_pulp_rq_raw(rq, x, TW_RQ_TFLITE);
@@ -90,6 +90,20 @@ void tw_pulp_add_s8(const tw_add_params_t *p, const int32_t *tables, int right,
     }
 }
 
+/* Folded entries [i, end) of one input's table (codes (int8_t)i): the scaled value (rq, zp,
+ * left_shift, negate: as `scaled`) times m plus the 64-bit (hi:lo), shifted right by k. */
+TW_PULP_INLINE void fold_entries(int32_t *table, int i, int end, const tw_pulp_rqch_t *rq,
+                                 int32_t zp, int32_t left_shift, int negate, int32_t m,
+                                 uint32_t lo, int32_t hi, int32_t k)
+{
+    for (; i < end; i++) {
+        int32_t s = scaled(rq, (int32_t)(int8_t)(uint8_t)i, zp, left_shift, negate), h;
+        uint32_t l;
+        tw_pulp_mul64_add(s, m, lo, hi, &h, &l);
+        table[i] = tw_pulp_shr64_lo(h, l, k);
+    }
+}
+
 void tw_pulp_add_fold_tables(const tw_add_params_t *p, const tw_add_fold_t *f, int32_t *tables,
                              int sub, int core_id, int n_cores)
 {
@@ -97,18 +111,13 @@ void tw_pulp_add_fold_tables(const tw_add_params_t *p, const tw_add_fold_t *f, i
     tw_add_fold_t g = *f;
     tw_pulp_rqch_t ra = tw_pulp_rq_tflite(q.a_mult, q.a_shift);
     tw_pulp_rqch_t rb = tw_pulp_rq_tflite(q.b_mult, q.b_shift);
+    const int n = TW_PULP_ADD_VALUES;
     int i, end;
-    tw_pulp_share(2 * TW_PULP_ADD_VALUES, core_id, n_cores, &i, &end);
-    for (; i < end; i++) {
-        int b = i >= TW_PULP_ADD_VALUES;
-        int32_t v = (int32_t)(int8_t)(uint8_t)(i & (TW_PULP_ADD_VALUES - 1)), hi;
-        uint32_t lo;
-        int32_t s = b ? scaled(&rb, v, q.b_zp, q.left_shift, sub)
-                      : scaled(&ra, v, q.a_zp, q.left_shift, 0);
-        tw_pulp_mul64_add(s, q.out_mult, (uint32_t)(b ? g.b_lo : g.a_lo), b ? g.b_hi : g.a_hi,
-                          &hi, &lo);
-        tables[i] = tw_pulp_shr64_lo(hi, lo, g.k);
-    }
+    tw_pulp_share(2 * n, core_id, n_cores, &i, &end);
+    fold_entries(tables, i, end < n ? end : n, &ra, q.a_zp, q.left_shift, 0, q.out_mult,
+                 (uint32_t)g.a_lo, g.a_hi, g.k);
+    fold_entries(tables + n, i > n ? i - n : 0, end - n, &rb, q.b_zp, q.left_shift, sub,
+                 q.out_mult, (uint32_t)g.b_lo, g.b_hi, g.k);
 }
 
 /* One folded element before the clamp: (TA[ua] + TB[ub]) >> shift (ua, ub the input bytes). */
