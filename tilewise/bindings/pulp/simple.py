@@ -4,12 +4,15 @@ the pulp kernel.
 
 | layer op (mode)           | kernel                                | golden                      |
 |---------------------------|---------------------------------------|-----------------------------|
-| add / sub (tflite)        | tw_pulp_add_fold_tables + _fold_s8 where addfold.fold proves the folded form, else tw_pulp_add_tables + tw_pulp_add_s8 | golden/elementwise.py |
+| add / sub (tflite)        | tw_pulp_add_fold_tables + _fold_s8 (*)| golden/elementwise.py       |
 | mul (tflite)              | tw_pulp_mul_s8                        | golden/elementwise.py       |
 | max_pool (any)            | tw_pulp_maxpool_s8                    | golden/pool.py, onnx_ops.py |
 | avg_pool (tflite)         | tw_pulp_avgpool_s8                    | golden/pool.py avg_pool     |
 | global_avg_pool (tflite)  | tw_pulp_global_avgpool_s8             | golden/pool.py mean         |
 | global_avg_pool (onnx)    | tw_pulp_global_avgpool_rq_s8_onnx     | golden/onnx_ops.py mean     |
+
+(*) the folded form where addfold.fold proves it exact for the layer, else tw_pulp_add_tables +
+tw_pulp_add_s8.
 
 uint8 as the portable bindings (the same checks refuse what they refuse, bindings/portable/
 common.py); the tflite average pool refuses uint8.
@@ -27,7 +30,8 @@ from ...golden import fixedpoint
 from . import addfold, constants
 from .common import render
 
-#: L1 scratch of an add / sub: both inputs' tables, 2 × 256 int32 (tw_pulp_elementwise.h)
+#: L1 scratch of an add / sub: both inputs' tables, 2 × 256 int32, in either form
+#: (tw_pulp_elementwise.h)
 TABLES_BYTES = 2 * 256 * 4
 
 
