@@ -122,12 +122,12 @@ class PulpKernels:
     fc_step: float = 2.09        # per SIMD step of 4 inputs of one neuron
     fc_neuron: float = 9.31     # per neuron beyond its requantization
     # elementwise, pooling
-    add_elem: float = 9.8       # add / sub per output element (the folded form)
-    add_table: float = 40.0     # add / sub per table entry (2 x 256 per layer, shared by the cores)
+    add_elem: float = 9.32      # add / sub per output element (the folded form)
+    add_table: float = 55.7     # add / sub per table entry (2 x 256 per layer, shared by the cores)
     add_onnx: float = 1579.0    # onnx add / sub (portable C, float32 in software) per element
     mul_elem: float = 35.0      # mul per output element
-    elem: float = 9.8           # the elementwise op this copy prices (for_key)
-    table: float = 40.0         # its table entries' cost (for_key; 0 but for tflite add / sub)
+    elem: float = 9.32          # the elementwise op this copy prices (for_key)
+    table: float = 55.7         # its table entries' cost (for_key; 0 but for tflite add / sub)
     pool_step: float = 12.5      # per window tap per 4 channels
     pool_out: float = 12.8       # per output element
     gap_pixel: float = 11.2      # global pooling: per pixel per channel
