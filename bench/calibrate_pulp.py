@@ -42,7 +42,7 @@ from tilewise.validate import make_inputs, validate_network  # noqa: E402
 HERE = Path(__file__).resolve().parent
 #: coefficients fitted on the untiled layers' whole cycles, not on compute phases
 UNTILED = ("other_elem", "other_call")
-DERIVED = ("requant", "elem")     # set by for_key from the fields below
+DERIVED = ("requant", "elem", "table")     # set by for_key from the fields below
 FLAGS = ("arm",)                 # which code the model describes, not a coefficient
 COEFS = tuple(f.name for f in fields(PulpKernels) if f.name not in ("name", *DERIVED, *FLAGS))
 #: what the kernels' code says each coefficient should be (cycles counted off the loops of
@@ -52,7 +52,7 @@ COEFS = tuple(f.name for f in fields(PulpKernels) if f.name not in ("name", *DER
 PRIORS = {"mm_step": 7.0, "mm_block": 10.0, "mm_tile": 0.5, "im2col_byte": 0.3, "im2col_row": 12.0,
           "requant_tflite": 25.0, "requant_shift": 12.0, "requant_onnx": 900.0, "psum": 3.0,
           "dw_out": 8.0, "dw_step": 3.0, "dw_gather": 2.0, "dw_item": 40.0, "fc_step": 2.5,
-          "fc_neuron": 20.0, "add_elem": 60.0, "add_onnx": 1700.0, "mul_elem": 35.0,
+          "fc_neuron": 20.0, "add_elem": 10.0, "add_table": 40.0, "add_onnx": 1700.0, "mul_elem": 35.0,
           "pool_step": 2.0, "pool_out": 4.0, "gap_pixel": 1.0, "gap_chan": 40.0,
           "other_elem": 30.0, "other_call": 200.0, "tile": 300.0}
 PRIOR_WEIGHT = 0.05

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tilewise.bindings.pulp import constants
+from tilewise.bindings.pulp import addfold, constants
 from tilewise.codegen.firmware import FIRMWARE_C, compile_args, link_args, toolchain
 from tilewise.examples import EXAMPLE_ONNX
 from tilewise.frontend import load_model
@@ -162,7 +162,9 @@ def dw_case(name, rng, h, w, c, fy, fx, stride, pads, mode, u8=False):
                                   bias, _words(rq, c, v)], want, v, macs=oh * ow * c * fy * fx)
 
 
-def elementwise_case(name, rng, op, n, left_shift=20):
+def elementwise_case(name, rng, op, n, left_shift=20, fold=True):
+    """add / sub in the form the binding picks (the folded one where addfold.fold finds it,
+    `fold` False: tw_pulp_add_s8 always), or mul."""
     params, prm, (za, sa), (zb, sb), (zo, so) = add_params(rng, op)
     if op != "mul" and left_shift != 20:     # rescale the output for another left shift
         mo = quantize_multiplier(2.0 * max(sa, sb) / ((1 << left_shift) * so))
@@ -175,8 +177,11 @@ def elementwise_case(name, rng, op, n, left_shift=20):
     if op == "mul":
         prm = [prm[0], prm[3], prm[7], prm[8], prm[9], prm[10], prm[11], 0, 0, 0, 0, 0]
     tables = [] if op == "mul" else [2 * 256 * 4]          # tw_pulp_add_tables' scratch
-    right = 0 if op == "mul" else int(one_rounding(dict(zip(ADD_PARAMS, prm))))
-    return Case(name, op, [*prm, n, right], [want.nbytes, a, b, *tables], want)
+    p = dict(zip(ADD_PARAMS, prm))
+    right = 0 if op == "mul" else int(one_rounding(p))
+    f = addfold.fold(p, op == "sub") if op != "mul" and fold else None
+    folded = [0] * 7 if f is None else [1, *f.words()]
+    return Case(name, op, [*prm, n, right, *folded], [want.nbytes, a, b, *tables], want)
 
 
 def pool_case(name, rng, key, op):
@@ -243,6 +248,8 @@ def cases() -> list[Case]:
     out += [elementwise_case(f"{op}_{n}", rng, op, n) for op in ("add", "sub", "mul")
             for n in (7, 1000)]
     out += [elementwise_case("add_left_shift_5", rng, "add", 300, left_shift=5)]
+    out += [elementwise_case(f"{op}_{n}_by_tables", rng, op, n, fold=False) for op in ("add", "sub")
+            for n in (7, 1000)]
     out += [pool_case(f"{op}pool_{k}", rng, k, op) for op in ("max", "avg") for k in POOL_CASES]
     out += [gap_case("gap_5x5x16", rng, 5, 5, 16), gap_case("gap_7x3x13", rng, 7, 3, 13),
             gap_case("gap_onnx_8x8x32", rng, 8, 8, 32, onnx=True),
@@ -262,6 +269,8 @@ def perf_cases(rng) -> list[Case]:
             replace(dw_case("perf_dw3x3_16x16x64", rng, 16, 16, 64, 3, 3, (1, 1), (1, 1, 1, 1),
                             "tflite"), cores=both),
             replace(elementwise_case("perf_add_8192", rng, "add", 8192), cores=both),
+            replace(elementwise_case("perf_add_8192_by_tables", rng, "add", 8192, fold=False),
+                    cores=both),
             replace(elementwise_case("perf_mul_8192", rng, "mul", 8192), cores=both),
             replace(pool_case("perf_maxpool_16x16x64_2x2", rng, (16, 16, 64, 2, 2, (2, 2), (0,) * 4,
                                                                    None), "max"), cores=both),

@@ -21,6 +21,7 @@ from tilewise.golden.fixedpoint import multiply_by_quantized_multiplier, multipl
 from tilewise.golden.requant import apply_requant
 from tilewise.ir.requant import Requant
 
+from tilewise.bindings.pulp import addfold
 from tilewise.bindings.pulp.simple import one_rounding
 from tilewise.golden import elementwise as g_elt
 from tilewise.ir.ops import Op
@@ -196,6 +197,62 @@ def test_add_by_tables_one_rounding_where_it_fits(lib, op, cores):
     assert not one_rounding({**p, "out_shift": 1})
     assert not one_rounding({**p, "left_shift": 30, "a_shift": 0, "b_shift": 0,
                              "a_mult": (1 << 31) - 1, "b_mult": (1 << 31) - 1, "out_shift": -31})
+
+
+@pytest.mark.parametrize("cores", CORES)
+@pytest.mark.parametrize("op", ["add", "sub"])
+def test_add_folded_form_where_addfold_proves_it(lib, op, cores):
+    """The folded form (tw_pulp_add_fold_tables + tw_pulp_add_fold_s8) with the fold
+    addfold.fold finds — TFLite's scales, power-of-two scales (ties), extreme zero points, fused
+    clamps — on every pair of codes (65,536 elements: the C's tables and lanes, not only the
+    Python proof) and on a run of odd length at an odd offset (unaligned words, the n % 4 tail),
+    against the golden add; fold finds one for most layers."""
+    rng = np.random.default_rng(seed(("add_fold", op, cores)))
+    fn = {"add": g_elt.add, "sub": g_elt.sub}[op]
+    folded = 0
+    for trial in range(12):
+        params, prm, (za, sa), (zb, sb), (zo, so) = add_params(rng, op)
+        if trial % 3 == 0:       # power-of-two scale ratios: sums on .5 ties
+            sa, sb, so = 2.0 ** rng.integers(-7, -3, 3)
+            params, prm, *_ = add_params_for(sa, sb, so, za, zb, zo, params.qmin, params.qmax)
+        f = addfold.fold(dict(zip(ADD_PARAMS, prm)), op == "sub")
+        if f is None:
+            continue
+        folded += 1
+        grid = np.arange(-128, 128, dtype=np.int8)
+        a = np.concatenate([np.repeat(grid, 256), rng.integers(-128, 128, 1003).astype(np.int8)])
+        b = np.concatenate([np.tile(grid, 256), rng.integers(-128, 128, 1003).astype(np.int8)])
+        a, b = a[None, :], b[None, :]
+        want = golden_node(fn, Op(op), params, [(a, za, sa), (b, zb, sb)], a.shape, zo, so)
+        lib.shim_pulp_add_fold(kc.ptr(kc.c_array(list(f.words()), np.int32)))
+        try:
+            assert np.array_equal(kc.elementwise(lib, op, prm, a, b, cores), want), trial
+            odd = slice(65537, 65537 + 999)
+            assert np.array_equal(kc.elementwise(lib, op, prm, a[:, odd], b[:, odd], cores),
+                                  want[:, odd]), trial
+        finally:
+            lib.shim_pulp_add_fold(None)
+    assert folded >= 9
+
+
+def test_addfold_refuses_what_is_not_exact():
+    """fold proves its form on every pair of codes and returns None where no candidate is exact:
+    output = (a + b + 4) / 2 (power-of-two scales) puts every other sum on a tie, which TFLite
+    rounds away from zero — one rounding term cannot do both signs, but either sign alone folds
+    (a clamp at 0 removes the other); a fold rounding half an output step off differs; and a
+    negative output multiplier is refused."""
+    p = dict(a_zp=3, a_mult=1 << 30, a_shift=-1, b_zp=-7, b_mult=1 << 30, b_shift=-1,
+             left_shift=20, out_mult=1 << 30, out_shift=-18, out_zp=0, qmin=-128, qmax=127)
+    assert addfold.fold(p, False) is None
+    for clamp in ({"qmin": 0}, {"qmax": 0}):
+        q = {**p, **clamp}
+        f = addfold.fold(q, False)
+        assert f is not None
+        assert np.array_equal(addfold.folded_grid(q, False, f), addfold.golden_grid(q, False))
+        wrong = addfold.Fold(f.a_round + (1 << (f.k + f.shift - 1)), f.b_round, f.k, f.shift)
+        assert not np.array_equal(addfold.folded_grid(q, False, wrong),
+                                  addfold.golden_grid(q, False))
+    assert addfold.fold({**p, "qmin": 0, "out_mult": -(1 << 30)}, False) is None
 
 
 def add_params_for(sa, sb, so, za, zb, zo, qmin, qmax):

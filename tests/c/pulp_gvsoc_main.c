@@ -129,8 +129,8 @@ static void run_dw(int core, int cores)
 }
 
 /* add / sub / mul: prm [0..12) the tw_add_params_t words (mul: a_zp b_zp out_mult out_shift
- * out_zp qmin qmax), [12] n, [13] the add's `right`; bufs: out, a, b (add / sub: then the
- * tables) */
+ * out_zp qmin qmax), [12] n, [13] the add's `right`, [14] 1 for the folded form with its
+ * tw_add_fold_t in [15..21); bufs: out, a, b (add / sub: then the tables) */
 static void run_elementwise(int core, int cores)
 {
     const tw_case_t *c = g_case;
@@ -141,7 +141,15 @@ static void run_elementwise(int core, int cores)
     } else {
         tw_add_params_t a = {p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[9], p[10],
                              p[11]};
+        tw_add_fold_t f = {p[15], p[16], p[17], p[18], p[19], p[20]};
         int32_t *tables = (int32_t *)(void *)g_buf[3];
+        if (p[14]) {
+            tw_pulp_add_fold_tables(&a, &f, tables, c->kind == SUB, core, cores);
+            tw_barrier();
+            tw_pulp_add_fold_s8(&a, tables, f.shift, g_buf[1], g_buf[2], g_buf[0], p[12], core,
+                                cores);
+            return;
+        }
         tw_pulp_add_tables(&a, tables, c->kind == SUB, core, cores);
         tw_barrier();
         tw_pulp_add_s8(&a, tables, p[13], g_buf[1], g_buf[2], g_buf[0], p[12], core, cores);

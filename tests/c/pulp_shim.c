@@ -148,9 +148,30 @@ void shim_pulp_add_right(int right)
     g_add_right = right;
 }
 
+static int g_add_folded;
+static tw_add_fold_t g_add_fold;
+
+/* the folded form (tw_pulp_add_fold_*) with the words of addfold.Fold for the next adds / subs,
+ * or (words NULL) tw_pulp_add_s8 again */
+void shim_pulp_add_fold(const int32_t *words)
+{
+    g_add_folded = words != NULL;
+    if (words != NULL) {
+        g_add_fold.a_lo = words[0]; g_add_fold.a_hi = words[1];
+        g_add_fold.b_lo = words[2]; g_add_fold.b_hi = words[3];
+        g_add_fold.k = words[4]; g_add_fold.shift = words[5];
+    }
+}
+
 static void pulp_add_or_sub(const tw_add_params_t *p, const int8_t *a, const int8_t *b,
                             int8_t *out, int n, int core, int cores, int sub)
 {
+    if (g_add_folded) {
+        tw_pulp_add_fold_tables(p, &g_add_fold, g_add_tables, sub, core, cores);
+        tw_barrier();
+        tw_pulp_add_fold_s8(p, g_add_tables, g_add_fold.shift, a, b, out, n, core, cores);
+        return;
+    }
     tw_pulp_add_tables(p, g_add_tables, sub, core, cores);
     tw_barrier();
     tw_pulp_add_s8(p, g_add_tables, g_add_right, a, b, out, n, core, cores);

@@ -27,8 +27,15 @@ the call cost (fork-free: the cores are already in the layer's fork; two barrier
   requantization;
 - dense: items = output neurons, the busiest core takes ⌈k/P⌉ of them (exact, and superadditive);
   per neuron ⌈c/4⌉ SIMD steps and the requantization;
-- add / sub / mul: per output element, TFLite's rescaling of both inputs (3 / 2 multiplies by
-  a quantized multiplier); onnx add / sub run the portable kernel (float32 in software);
+- add / sub (tflite): per output element the folded form's two table reads, add-and-shift and
+  clamp (tw_pulp_add_fold_s8: a hardware loop of 39 instructions per 4 elements, 9.75 cycles an
+  element); per layer, on its first tile, the 2 × 256 table entries shared by the cores (each
+  entry an exact MBQM and a 64-bit multiply-add and shift). The layers addfold.fold cannot prove
+  exact (rare: 2% of random scale sets, none of the MLPerf Tiny adds) run tw_pulp_add_s8 instead,
+  about 30 cycles an element (bench/calibration_pulp.json before the folded form): priced as the
+  folded form — an assumption;
+- mul: per output element, TFLite's rescaling (a multiply by a quantized multiplier); onnx add /
+  sub run the portable kernel (float32 in software);
 - max / average pooling: per output, window × ⌈k/4⌉ SIMD steps; global pooling: per channel,
   the pixels;
 - untiled ops (one core, portable C on the L2 tensors): per element and per call.
@@ -42,6 +49,9 @@ import numpy as np
 
 from ..ir.layer import LoopNest
 from .compute import Term, ident, on_last
+
+#: entries of each input's add / sub table (tw_pulp_elementwise.h TW_PULP_ADD_VALUES)
+ADD_VALUES = 256
 
 
 def _ceil4(s, first, last):
@@ -76,6 +86,10 @@ def _not_first(s, first, last):
     return (~np.asarray(first, bool)).astype(np.float64) + 0.0 * s
 
 
+def _first(s, first, last):
+    return np.asarray(first, bool).astype(np.float64) + 0.0 * s
+
+
 
 
 @dataclass(frozen=True)
@@ -108,10 +122,12 @@ class PulpKernels:
     fc_step: float = 2.09        # per SIMD step of 4 inputs of one neuron
     fc_neuron: float = 9.31     # per neuron beyond its requantization
     # elementwise, pooling
-    add_elem: float = 33.2      # add / sub per output element
+    add_elem: float = 9.32      # add / sub per output element (the folded form)
+    add_table: float = 55.7     # add / sub per table entry (2 x 256 per layer, shared by the cores)
     add_onnx: float = 1579.0    # onnx add / sub (portable C, float32 in software) per element
     mul_elem: float = 35.0      # mul per output element
-    elem: float = 33.2          # the elementwise op this copy prices (for_key)
+    elem: float = 9.32          # the elementwise op this copy prices (for_key)
+    table: float = 55.7         # its table entries' cost (for_key; 0 but for tflite add / sub)
     pool_step: float = 12.5      # per window tap per 4 channels
     pool_out: float = 12.8       # per output element
     gap_pixel: float = 11.2      # global pooling: per pixel per channel
@@ -128,7 +144,8 @@ class PulpKernels:
                                                                           self.requant_tflite)
         elem = (self.mul_elem if key.op == "mul" else
                 self.add_onnx if key.mode == "onnx" else self.add_elem)
-        return replace(self, requant=rq, elem=elem)
+        table = self.add_table if key.op in ("add", "sub") and key.mode != "onnx" else 0.0
+        return replace(self, requant=rq, elem=elem, table=table)
 
     def terms(self, nest: LoopNest, cores: int) -> tuple[Term, ...]:
         t = self._terms(nest, max(cores, 1))
@@ -177,7 +194,9 @@ class PulpKernels:
                     Term(self.psum / P, (("k", ident), ("c", _not_first)), "psum_load"),
                     tile)
         if kind == "add":
-            return (Term(self.elem / P, (*pix, ("k", ident)), "elem"), tile)
+            first = (("k", _first), ("oy", _first), ("ox", _first))
+            return (Term(self.elem / P, (*pix, ("k", ident)), "elem"),
+                    Term(self.table * np.ceil(2 * ADD_VALUES / P), first, "tables"), tile)
         if kind == "pool":
             return (Term(self.pool_step * F / P, (*pix, ("k", _ceil4)), "pool_win"),
                     Term(self.pool_out / P, (*pix, ("k", ident)), "pool_out"), tile)

@@ -42,8 +42,8 @@ from .pulp_kernels import PulpKernels
 KERNELS = replace(PulpKernels(), name="pulp-kernels-m7", mm_step=18.808, mm_block=0.0, mm_tile=0.5,
                   im2col_byte=0.0, im2col_row=115.747, requant_tflite=29.913, requant_shift=12.0,
                   requant_onnx=328.296, psum=2.36, dw_out=0.0, dw_step=0.417, dw_gather=12.311,
-                  dw_item=252.631, fc_step=7.235, fc_neuron=0.414, add_elem=22.858,
-                  add_onnx=672.399, mul_elem=35.0, pool_step=25.788, pool_out=63.477,
+                  dw_item=252.631, fc_step=7.235, fc_neuron=0.414, add_elem=12.25,
+                  add_table=36.354, add_onnx=672.399, mul_elem=35.0, pool_step=25.788, pool_out=63.477,
                   gap_pixel=11.029, gap_chan=0.0, other_elem=184.546, other_call=425.13, tile=0.0,
                   arm=True)
 #: instructions per layer outside its kernel (the fork, the layer's argument set-up)

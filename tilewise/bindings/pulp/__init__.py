@@ -9,7 +9,7 @@ model), e.g. `pulp.bindings(PulpNN())`. Its own kernels, one binding per row and
 | conv2d_s8          | conv2d          | tflite, onnx, shift | conv2d_s8_<v> (im2col + 4x2), conv1x1_s8_<v> | k.fy.fx.c | im2col_bytes |
 | depthwise_s8       | depthwise       | tflite, onnx, shift | depthwise_s8_<v> (kernel-row SIMD)       | k.fy.fx | depthwise_bytes (_arm) |
 | fully_connected_s8 | fully_connected | tflite, onnx, shift | fully_connected_s8_<v>                   | k.c    | —          |
-| add_s8, sub_s8     | add, sub        | tflite              | add_tables + add_s8 (input tables)       | —      | tables_bytes |
+| add_s8, sub_s8     | add, sub        | tflite              | add_fold_tables + add_fold_s8 (folded tables, addfold.py), else add_tables + add_s8 | — | tables_bytes |
 | mul_s8             | mul             | tflite              | mul_s8                                   | —      | —          |
 | avg_pool_s8        | avg_pool        | tflite              | avgpool_s8                               | —      | —          |
 | max_pool_s8        | max_pool        | any                 | maxpool_s8 (pv.max.b)                    | —      | —          |
@@ -83,7 +83,8 @@ def depthwise_bytes_arm(nest: LoopNest, cores: int, k, c, oy, ox):
 
 
 def tables_bytes(nest: LoopNest, cores: int, k, c, oy, ox):
-    """tw_pulp_add_s8's tables of both inputs (simple.TABLES_BYTES), shared by the cores."""
+    """The add / sub tables of both inputs (simple.TABLES_BYTES, either form), shared by the
+    cores."""
     return 0 * np.asarray(k) * np.asarray(oy) + simple.TABLES_BYTES
 
 

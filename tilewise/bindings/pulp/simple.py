@@ -4,12 +4,15 @@ the pulp kernel.
 
 | layer op (mode)           | kernel                                | golden                      |
 |---------------------------|---------------------------------------|-----------------------------|
-| add / sub (tflite)        | tw_pulp_add_tables + tw_pulp_add_s8   | golden/elementwise.py       |
+| add / sub (tflite)        | tw_pulp_add_fold_tables + _fold_s8 (*)| golden/elementwise.py       |
 | mul (tflite)              | tw_pulp_mul_s8                        | golden/elementwise.py       |
 | max_pool (any)            | tw_pulp_maxpool_s8                    | golden/pool.py, onnx_ops.py |
 | avg_pool (tflite)         | tw_pulp_avgpool_s8                    | golden/pool.py avg_pool     |
 | global_avg_pool (tflite)  | tw_pulp_global_avgpool_s8             | golden/pool.py mean         |
 | global_avg_pool (onnx)    | tw_pulp_global_avgpool_rq_s8_onnx     | golden/onnx_ops.py mean     |
+
+(*) the folded form where addfold.fold proves it exact for the layer, else tw_pulp_add_tables +
+tw_pulp_add_s8.
 
 uint8 as the portable bindings (the same checks refuse what they refuse, bindings/portable/
 common.py); the tflite average pool refuses uint8.
@@ -24,19 +27,23 @@ from ..base import LayerConstants
 from ..portable import elementwise, pool
 from ..portable.common import u8_offset
 from ...golden import fixedpoint
-from . import constants
+from . import addfold, constants
 from .common import render
 
-#: L1 scratch of an add / sub: both inputs' tables, 2 × 256 int32 (tw_pulp_elementwise.h)
+#: L1 scratch of an add / sub: both inputs' tables, 2 × 256 int32, in either form
+#: (tw_pulp_elementwise.h)
 TABLES_BYTES = 2 * 256 * 4
 
 
 def _by_tables(layer: Layer, lg: LayerGraph, sub: int, arm: bool) -> str:
-    """compute() of a tiled tflite add (sub 0) or sub (1): tw_pulp_add_s8 on the tables of both
-    inputs, computed by the layer's first tile in the L1 scratch (`TABLES_BYTES`)."""
+    """compute() of a tiled tflite add (sub 0) or sub (1) on the tables of both inputs, computed
+    by the layer's first tile in the L1 scratch (`TABLES_BYTES`): the folded form where
+    addfold.fold proves it exact for the layer, else tw_pulp_add_s8."""
     k = elementwise.TFLITE[str(layer.op)](layer, lg, layer.inputs)
-    return render("add_s8.c.j2", params=k.params, p=k.p, sub=sub, right=int(one_rounding(k.p, arm)),
-                  operands=("x2", "x") if k.swap else ("x", "x2"))
+    f = addfold.fold(k.p, bool(sub))
+    return render("add_s8.c.j2", params=k.params, p=k.p, sub=sub,
+                  fold=None if f is None else f.words(),
+                  right=int(one_rounding(k.p, arm)), operands=("x2", "x") if k.swap else ("x", "x2"))
 
 
 def one_rounding(p: dict, arm: bool = False) -> bool:

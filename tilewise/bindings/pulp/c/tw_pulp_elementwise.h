@@ -7,7 +7,11 @@
  * onnxruntime's QLinearAdd is float32 work either way (soft-float on rv32imc): the family keeps
  * the portable tw_add_onnx_s8 / _u8 for it.
  *
- * ADD / SUB run on per-layer tables of both inputs' scaled values (tw_pulp_elementwise.c).
+ * ADD / SUB run on per-layer tables of both inputs' scaled values (tw_pulp_elementwise.c): in
+ * the folded form (tw_pulp_add_fold_*) the output's requantization and zero point are folded
+ * into the tables and an element is two table reads, an add-and-shift and the clamp — exact
+ * where bindings/pulp/addfold.py proves it for the layer by enumerating every pair of codes;
+ * elsewhere tw_pulp_add_s8 requantizes every sum.
  *
  * Core split: elements, balanced (tw_pulp_common.h). Same args on every core; barrier after.
  */
@@ -32,6 +36,23 @@ void tw_pulp_add_tables(const tw_add_params_t *p, int32_t *tables, int sub, int 
 void tw_pulp_add_s8(const tw_add_params_t *p, const int32_t *tables, int right,
                     const int8_t *a, const int8_t *b, int8_t *out, int n, int core_id,
                     int n_cores);
+/* The folded form's constants (bindings/pulp/addfold.py Fold): table entry of input x's scaled
+ * value v = (v·out_mult + (x_hi:x_lo)) >> k, 64-bit, in [0, 63]; the output (TA + TB) >> shift,
+ * shift in [0, 31]. */
+typedef struct {
+    int32_t a_lo, a_hi, b_lo, b_hi;
+    int32_t k, shift;
+} tw_add_fold_t;
+
+/* The folded tables of an ADD (sub = 0) or SUB (sub = 1) into `tables` (2·TW_PULP_ADD_VALUES
+ * int32): a's then b's entry of every int8 input, indexed by the input's byte as unsigned
+ * (entry u for the value (int8_t)u). Every core computes its share; a barrier must follow. */
+void tw_pulp_add_fold_tables(const tw_add_params_t *p, const tw_add_fold_t *f, int32_t *tables,
+                             int sub, int core_id, int n_cores);
+/* out = clamp((TA[a] + TB[b]) >> shift, qmin, qmax) on the folded tables (p: the clamp). */
+void tw_pulp_add_fold_s8(const tw_add_params_t *p, const int32_t *tables, int32_t shift,
+                         const int8_t *a, const int8_t *b, int8_t *out, int n, int core_id,
+                         int n_cores);
 void tw_pulp_mul_s8(const tw_mul_params_t *p, const int8_t *a, const int8_t *b, int8_t *out,
                     int n, int core_id, int n_cores);
 
