@@ -31,7 +31,14 @@ the call cost (fork-free: the cores are already in the layer's fork; two barrier
   a quantized multiplier); onnx add / sub run the portable kernel (float32 in software);
 - max / average pooling: per output, window × ⌈k/4⌉ SIMD steps; global pooling: per channel,
   the pixels;
-- untiled ops (one core, portable C on the L2 tensors): per element and per call.
+- untiled ops (one core, portable C on the L2 tensors): per element and per call; the host
+  core's data movement (transpose, concatenation: `move_elem`) and requantization (quantize:
+  `quant_elem`) per output element, the rest (softmax, logistic, reshape ...) `other_elem`.
+
+A host core's module ("cpu": one core computing on the L2 tensors, untiled) runs the same kernels
+with every load from L2 instead of L1: `from_l2` multiplies the terms of the tiled kinds (conv ...
+global pooling); the untiled ops' coefficients were measured from L2 already (HOST, fitted on
+GVSoC by bench/calibrate_cpu.py).
 """
 
 from __future__ import annotations
@@ -119,6 +126,11 @@ class PulpKernels:
     # untiled portable kernels, per element and per call
     other_elem: float = 415.0
     other_call: float = 3804.0
+    move_elem: float = 415.0     # transpose, concatenation: per output element
+    quant_elem: float = 415.0    # quantize (tflite requantization): per output element
+    other: float = 415.0         # the untiled op this copy prices (for_key)
+    #: the tiled kinds' cycles when one core runs them on the L2 tensors (a host core's module)
+    from_l2: float = 1.0
     # every tile: the kernel call inside the tile loop and its two barriers
     tile: float = 1324.0
 
@@ -128,11 +140,14 @@ class PulpKernels:
                                                                           self.requant_tflite)
         elem = (self.mul_elem if key.op == "mul" else
                 self.add_onnx if key.mode == "onnx" else self.add_elem)
-        return replace(self, requant=rq, elem=elem)
+        other = {"transpose": self.move_elem, "concat": self.move_elem,
+                 "quantize": self.quant_elem}.get(str(key.op), self.other_elem)
+        return replace(self, requant=rq, elem=elem, other=other)
 
     def terms(self, nest: LoopNest, cores: int) -> tuple[Term, ...]:
         t = self._terms(nest, max(cores, 1))
-        return tuple(Term(x.coef, (("n", ident), *x.factors), x.label) for x in t)
+        f = 1.0 if nest.kind == "other" else self.from_l2
+        return tuple(Term(f * x.coef, (("n", ident), *x.factors), x.label) for x in t)
 
     def _terms(self, nest: LoopNest, P: int) -> tuple[Term, ...]:
         kind, F = nest.kind, nest.FY * nest.FX
@@ -184,5 +199,10 @@ class PulpKernels:
         if kind == "gap":
             return (Term(self.gap_pixel * F / P, (("k", ident),), "gap_in"),
                     Term(self.gap_chan / P, (("k", ident),), "gap_chan"), tile)
-        return (Term(self.other_elem, (*pix, ("k", ident)), "other"),
+        return (Term(self.other, (*pix, ("k", ident)), "other"),
                 Term(self.other_call, (), "call"))
+
+
+#: one RI5CY core running the pulp kernels on the L2 tensors (a host core's module, "cpu": module
+#: docstring): fitted on GVSoC (bench/calibrate_cpu.py, bench/calibration_cpu.json)
+HOST = replace(PulpKernels(), name="pulp-kernels-l2", from_l2=1.0)
