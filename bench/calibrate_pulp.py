@@ -45,7 +45,7 @@ UNTILED = ("other_elem", "other_call")
 DERIVED = ("requant", "elem", "other")     # set by for_key from the fields below
 FLAGS = ("arm", "from_l2")       # which code the model describes, not a coefficient
 #: the host core's coefficients (bench/calibrate_cpu.py): no layer of these networks exercises them
-HOST = ("move_elem", "quant_elem")
+HOST = ("transpose_elem", "concat_elem", "quant_elem")
 COEFS = tuple(f.name for f in fields(PulpKernels)
               if f.name not in ("name", *DERIVED, *FLAGS, *HOST))
 #: what the kernels' code says each coefficient should be (cycles counted off the loops of
