@@ -59,7 +59,8 @@ def test_a_refusal_is_the_same_sentence_in_analyze_and_generate(tmp_path, capsys
     a = _run(["analyze", *argv], capsys)
     g = _run(["generate", *argv, "-o", str(tmp_path / "p")], capsys)
     assert a[0] == g[0] == 2 and a[2] == g[2]
-    assert a[2].startswith("tilewise: error: layer 'op0_conv_2d'") and "cannot fit" in a[2]
+    # the first conv's im2col fits the 102 bytes on one core (gap8's cpu module): the second fails
+    assert a[2].startswith("tilewise: error: layer 'op1_conv_2d'") and "cannot fit" in a[2]
     assert not (tmp_path / "p").exists()
 
 
