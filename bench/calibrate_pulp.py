@@ -42,9 +42,12 @@ from tilewise.validate import make_inputs, validate_network  # noqa: E402
 HERE = Path(__file__).resolve().parent
 #: coefficients fitted on the untiled layers' whole cycles, not on compute phases
 UNTILED = ("other_elem", "other_call")
-DERIVED = ("requant", "elem", "table")     # set by for_key from the fields below
-FLAGS = ("arm",)                 # which code the model describes, not a coefficient
-COEFS = tuple(f.name for f in fields(PulpKernels) if f.name not in ("name", *DERIVED, *FLAGS))
+DERIVED = ("requant", "elem", "table", "other")     # set by for_key from the fields below
+FLAGS = ("arm", "from_l2")       # which code the model describes, not a coefficient
+#: the host core's coefficients (bench/calibrate_cpu.py): no layer of these networks exercises them
+HOST = ("transpose_elem", "concat_elem", "quant_elem")
+COEFS = tuple(f.name for f in fields(PulpKernels)
+              if f.name not in ("name", *DERIVED, *FLAGS, *HOST))
 #: what the kernels' code says each coefficient should be (cycles counted off the loops of
 #: bindings/pulp/c and the RI5CY pipeline: 1 cycle per instruction, loads 1 + 1 on use, a taken
 #: branch 3, a mul 1, a div ~35): the fit is pulled gently towards them (PRIOR_WEIGHT), which fixes

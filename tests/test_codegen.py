@@ -198,7 +198,7 @@ def test_pulp_variant_compiles_against_pmsis_stub(tmp_path):
 
 
 def test_untiled_layers_on_an_l2_module_and_single_core_target(tmp_path, c_cache):
-    """gap9's fabric-controller module computes from L2 (untiled, one core); partition takes it
+    """gap9's host-core module ("cpu") computes from L2 (untiled, one core); partition takes it
     for conv, add and dense here because the cluster of this copy of gap9 has no bindings for
     them. stm32h7: one Cortex-M core, weights in flash."""
     g9 = get_target("gap9")
@@ -206,11 +206,11 @@ def test_untiled_layers_on_an_l2_module_and_single_core_target(tmp_path, c_cache
     gone = ("conv2d", "add", "fully_connected")
     cl = replace(cl, bindings=tuple(b for b in cl.bindings if b.key.op not in gone))
     ns_fc = schedule_network(lower(load_model(EXAMPLE_ONNX)),
-                             replace(g9, modules=(cl, g9.module("fc"))), "model")
+                             replace(g9, modules=(cl, g9.module("cpu"))), "model")
     for i, layer in enumerate(ns_fc.layers.layers):
         s = ns_fc.schedules[i]
         if layer.op in gone:
-            assert s.module == "fc" and s.untiled, (layer.name, s.module)
+            assert s.module == "cpu" and s.untiled, (layer.name, s.module)
     xs = make_inputs(ns_fc.layers, 3)
     report, p = validate_network(ns_fc, tmp_path / "fc", xs, cache=c_cache)
     assert report.bit_exact, report.to_json()

@@ -140,7 +140,7 @@ def test_packing_layout_bit_planes():
 # ------------------------------------------------------------------------------ the gap9 module
 
 def _ne16_forced(norm_quant: bool = False):
-    """gap9 where the cluster and the FC core refuse every layer NE16's checks accept: NE16 runs
+    """gap9 where the cluster and the cpu module refuse every layer NE16's checks accept: NE16 runs
     all of them (what the partition would give it if it were the cheapest everywhere);
     `norm_quant`: NE16 requantizes every shift-mode layer its norm-quant can take (the cluster-
     requantized shift bindings left out)."""

@@ -53,8 +53,8 @@ def test_gap9_match_figures():
     assert t.memory("L1").size == 128 * KB and t.memory("L1").free == 90 * KB
     assert t.memory("L2").free == 1408 * KB
     assert t.memory("L1").dma_chunk_cycles == 27
-    assert {m.name for m in t.modules} == {"cluster", "fc", "ne16"}
-    assert t.module("fc").memory == "L2" and t.module("fc").cores == 1
+    assert {m.name for m in t.modules} == {"cluster", "cpu", "ne16"}
+    assert t.module("cpu").memory == "L2" and t.module("cpu").cores == 1
     # NE16 on the cluster's L1 tiles, priced by MATCH's NE16 model (targets/ne16_kernels.py)
     ne16 = t.module("ne16")
     assert ne16.memory == "L1" and ne16.families == ("ne16",) and ne16.cost_models == ("ne16",)
@@ -96,7 +96,7 @@ def test_overrides():
     assert t.memory("L1").reserved == base.memory("L1").reserved
     assert t.memory("L2").free == 300 * KB
     assert t.module("cluster").cores == 2
-    assert t.module("fc").cores == 1                        # not a scalable module
+    assert t.module("cpu").cores == 1                       # not a scalable module
     assert t.clock_mhz == 100
     # off-chip bandwidth is MB/s: its bytes per cycle follow the clock, on-chip DMA's do not
     assert t.memory("L2").bytes_per_cycle(100) == pytest.approx(2.0)

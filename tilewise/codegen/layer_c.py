@@ -149,9 +149,10 @@ def _body_data(s: LayerSchedule) -> dict[str, Any]:
 
 # --- files ----------------------------------------------------------------------------------------
 
-def _check(s: LayerSchedule) -> None:
-    """What partition guarantees (the placement's tile rules and the binding's psum rule)."""
-    assert s.nest.N == 1, "the kernels' bindings take batch 1"
+def _check(s: LayerSchedule, whole: bool = False) -> None:
+    """What partition guarantees (the placement's tile rules and the binding's psum rule); a
+    whole-layer function (`whole`) takes any batch."""
+    assert s.nest.N == 1 or whole, "the kernels' bindings take batch 1"
     assert s.untiled or (s.level, s.outer) == ("L1", "L2"), (s.level, s.outer)
     assert not s.psum or s.buffer("psum") is not None, "partial sums spilled to L2"
 
@@ -181,7 +182,7 @@ def emit_untiled(index: int, layer: Layer, lg: LayerGraph, s: LayerSchedule, cor
     """A layer run whole on the L2 tensors: a `compute()` (`code`) called once by every core of
     the module (kinds conv ... gap on a module computing from L2), or, with `whole`, the
     binding's own layer function (untiled ops; `code` has `@FN@` for its name)."""
-    _check(s)
+    _check(s, whole)
     fn = fn or function_name(index)
     head = _header_data(index, layer, lg, s, cores, l1_free, in_off, out_off)
     if whole:

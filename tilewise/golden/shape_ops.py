@@ -40,7 +40,7 @@ def transpose(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
     return np.transpose(args[0], tuple(p.perm))
 
 
-def _rescale(q: np.ndarray, s_in: float, zp_in: int, s_out: float, zp_out: int, dtype: str) -> np.ndarray:
+def rescale_values(q: np.ndarray, s_in: float, zp_in: int, s_out: float, zp_out: int, dtype: str) -> np.ndarray:
     f = np.float32
     inv = f(1.0) / f(s_out)
     scale = f(s_in) * inv
@@ -59,7 +59,7 @@ def concat(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
     s_out, zp_out = a.output_quant
     dtype = graph.tensors[node.outputs[0]].dtype
     parts = [
-        p if (np.float32(s), z) == (np.float32(s_out), zp_out) else _rescale(p, s, z, s_out, zp_out, dtype)
+        p if (np.float32(s), z) == (np.float32(s_out), zp_out) else rescale_values(p, s, z, s_out, zp_out, dtype)
         for p, (s, z) in zip(parts, a.input_quant)
     ]
     return np.concatenate(parts, axis=a.axis)

@@ -39,8 +39,11 @@ def bits_to_bytes(elems, bits: int):
 
 
 def nhwc_view(shape: tuple[int, ...]) -> tuple[int, int, int, int]:
-    """(N, H, W, C) view of an activation shape of rank 0-4 (missing dims are 1; rank 3 is N, W, C)."""
+    """(N, H, W, C) view of an activation shape (missing dims are 1; rank 3 is N, W, C; beyond rank
+    4 the dims between the first and the last two fold into H)."""
     s = tuple(int(d) for d in shape)
+    if len(s) > 4:
+        return (s[0], int(np.prod(s[1:-2], dtype=np.int64)), s[-2], s[-1])
     if len(s) == 4:
         return s  # type: ignore[return-value]
     if len(s) == 3:

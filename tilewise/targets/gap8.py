@@ -18,11 +18,17 @@ Figures and where they come from:
   (targets/pulp_kernels.py), calibrated on GVSoC's pulp-open cluster — the same 8 RI5CY cores and
   TCDM; the generated firmware uses the PMSIS HAL, whose DMA costs above stay GAP8's published
   figures (GVSoC here models pulp-open, not GAP8's PMSIS runtime).
+- cpu: the host core's module — on the chip the fabric controller's role. The generated PMSIS
+  code runs the network in a cluster task (tw_hal_pulp.c), so a "cpu" layer is cluster core 0
+  alone on the L2 tensors, untiled, no DMA: the pulp kernels priced for one core from L2 by the
+  model fitted on pulp-open's GVSoC (targets/pulp_kernels.py HOST), assumed to hold for GAP8's
+  cores and L2 latency (not measured on GAP8); energy per cycle assumed 510 pJ, the SoC average
+  above (the other cores idle but powered).
 """
 
 from ..bindings import pulp
 from .base import KB, MB, Memory, Module, Target
-from .pulp_kernels import PulpKernels
+from .pulp_kernels import HOST, PulpKernels
 
 TARGET = Target(
     name="gap8",
@@ -39,6 +45,9 @@ TARGET = Target(
     modules=(
         Module("cluster", cores=8, bindings=pulp.bindings(PulpKernels()), memory="L1",
                scalable=True, pj_per_cycle=510.0, note="8x RI5CY XpulpV2, tilewise pulp kernels"),
+        Module("cpu", cores=1, bindings=pulp.bindings(HOST, host=True), memory="L2",
+               pj_per_cycle=510.0,
+               note="host core: cluster core 0 alone on the L2 tensors (the FC's role)"),
     ),
     sources=("seed 001 §3.2-3.3, Table 4", "seed 004 ch. 3, Table 3.2", "seed 003 §V (DMA chunk)"),
     sdk="pmsis",

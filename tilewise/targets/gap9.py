@@ -1,4 +1,4 @@
-"""GreenWaves GAP9: 8-core cluster (the pulp kernels), the fabric-controller core and NE16.
+"""GreenWaves GAP9: 8-core cluster (the pulp kernels), a host core module ("cpu") and NE16.
 
 Figures and where they come from (seed 003 §V–VI, notes/match-cost-model.md):
 - clock 260 MHz: MATCH's measurements on GAP9 silicon (seed 003 Table III).
@@ -26,9 +26,14 @@ Figures and where they come from (seed 003 §V–VI, notes/match-cost-model.md):
   Table 3.2 counts 1.3k I$ stall cycles for one call of the conv kernel on one core (GAP8's
   cluster; GAP9's is assumed alike). Each layer calls its own kernel code, so every layer pays it
   once (`Module.layer_overhead_cycles`).
-- fc: the fabric-controller core running the same kernels on one core straight from L2, with an
-  assumed 1.5× penalty for L2 access latency (the cluster reads single-cycle TCDM). MATCH's CPU
-  fallback is TVM code (236 ms on MobileNet, seed 003 Table IV), far slower than this kernel model.
+- cpu: the host core's module — GAP9's fabric controller in MATCH's terms (seed 003 Table IV's
+  "CPU"). The generated PMSIS code runs the network in a cluster task (tw_hal_pulp.c), so a
+  "cpu" layer is cluster core 0 alone on the L2 tensors, untiled, no DMA: every layer the
+  cluster takes and the host-only ones (bindings/portable/host.py), the pulp kernels priced for
+  one core from L2 by the model fitted on pulp-open's GVSoC (targets/pulp_kernels.py HOST: per
+  kind ~1.2× (depthwise) to ~9.5× (dense) the L1 figures), assumed to hold for GAP9 (not
+  measured); the same 1.3k cold-I$ cycles per layer as the cluster. MATCH's CPU fallback is TVM
+  code (236 ms on MobileNet, seed 003 Table IV), far slower than this kernel model.
 - L3: external octo-SPI RAM, assumed 8 MB at 200 MB/s like GAP8's HyperRAM.
 - ne16: the NE16 accelerator (bindings/ne16) on the cluster's L1 tiles: conv 3×3 / 1×1,
   depthwise 3×3 and dense with 16-multiple input channels; the job priced by MATCH's NE16 model,
@@ -42,7 +47,7 @@ from ..bindings import ne16, portable, pulp
 from .base import KB, MB, Memory, Module, Target
 from .kernels import PulpNN
 from .ne16_kernels import Ne16Kernels
-from .pulp_kernels import PulpKernels
+from .pulp_kernels import HOST, PulpKernels
 
 #: PULP-NN as MATCH models it on GAP9's cluster: per output 2·(5 + 10) loop set-up + 9 requant,
 #: (2·3 + 1) per SIMD step of 4 taps, (2·2 + 2) per leftover tap, 1 cycle per im2col byte
@@ -50,7 +55,7 @@ KERNEL = replace(PulpNN(), dw_flat=True, dw_simd=7.0, dw_tap=6.0, dw_out=39.0, d
 
 TARGET = Target(
     name="gap9",
-    description="GreenWaves GAP9: 8-core cluster + FC core, 128 kB L1, 1.5 MB L2",
+    description="GreenWaves GAP9: 8-core cluster, host core (cpu) and NE16, 128 kB L1, 1.5 MB L2",
     clock_mhz=260.0,
     memories=(
         Memory("L1", 128 * KB, reserved=38 * KB, bandwidth=8.0, dma_setup_cycles=920,
@@ -64,8 +69,9 @@ TARGET = Target(
         Module("cluster", cores=8, bindings=pulp.bindings(PulpKernels()),
                memory="L1", scalable=True, layer_overhead_cycles=1300.0,
                note="8-core cluster, tilewise pulp kernels"),
-        Module("fc", cores=1, bindings=portable.bindings(replace(KERNEL, scale=1.5)),
-               memory="L2", note="fabric controller core computing from L2"),
+        Module("cpu", cores=1, bindings=pulp.bindings(HOST, host=True), memory="L2",
+               layer_overhead_cycles=1300.0,
+               note="host core: cluster core 0 alone on the L2 tensors (the FC's role)"),
         Module("ne16", cores=8, bindings=ne16.bindings(Ne16Kernels()), memory="L1",
                layer_overhead_cycles=1300.0,
                note="NE16 accelerator on the cluster's L1; the cluster converts and requantizes"),
@@ -81,4 +87,4 @@ MATCH_TARGET = replace(TARGET, modules=(
     replace(TARGET.module("cluster"),
             bindings=portable.bindings(KERNEL, depthwise_input_bytes_per_cycle=1.0),
             note="8-core cluster, PULP-NN as MATCH models it"),
-    TARGET.module("fc")))
+    TARGET.module("cpu")))

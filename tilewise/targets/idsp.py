@@ -13,11 +13,18 @@ schedule/idsp.py; the generic model (schedule/cost.py) runs this target like any
 tilewise has no kernels for the DSP's 16-bit SIMD with 16-bit accumulators yet (seed 002 ch. 4;
 its own issue): the module runs the portable family (32-bit accumulators, partial sums kept in
 the local memory), priced by the seed's throughput model, so that analyze and generate agree.
+
+cpu: the host processor that controls the IDSP (seed 002 §2.2.2: "the host processor transfers
+new data into the local memories", and runs the tile loops of its Halide programs, §6.2). The
+seed does not say what it is: assumed a Cortex-M7-class scalar core at the DSP's clock running
+the portable kernels (and the host-only ones: bindings/portable/host.py) from the external
+memory, priced by the CMSIS-NN model (targets/kernels.py CmsisNN: 30 cycles per element of an
+untiled op), untiled, no DMA.
 """
 
 from ..bindings import portable
 from .base import KB, MB, Memory, Module, Target
-from .kernels import SimdDsp
+from .kernels import CmsisNN, SimdDsp
 
 TARGET = Target(
     name="idsp",
@@ -32,6 +39,8 @@ TARGET = Target(
         Module("dsp", cores=1,
                bindings=portable.bindings(SimdDsp(macs_per_cycle=32.0, elems_per_cycle=32.0)),
                memory="L1", note="VLIW SIMD, 32 MAC/cycle, 16-bit"),
+        Module("cpu", cores=1, bindings=portable.bindings(CmsisNN(), host=True), memory="L2",
+               note="host processor (assumed Cortex-M7-class) on the external memory"),
     ),
     sources=("seed 002 ch. 5, Table 5.1, §5.5", "seed 002 Table 7.2"),
 )

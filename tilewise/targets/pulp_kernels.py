@@ -38,7 +38,16 @@ the call cost (fork-free: the cores are already in the layer's fork; two barrier
   sub run the portable kernel (float32 in software);
 - max / average pooling: per output, window × ⌈k/4⌉ SIMD steps; global pooling: per channel,
   the pixels;
-- untiled ops (one core, portable C on the L2 tensors): per element and per call.
+- untiled ops (one core, portable C on the L2 tensors): per element and per call; the host
+  core's transpose (`transpose_elem`), concatenation (`concat_elem`) and requantization
+  (quantize: `quant_elem`, tw_mbqm's 64-bit arithmetic on rv32) per output element, the rest
+  (softmax, logistic, reshape ...) `other_elem`.
+
+A host core's module ("cpu": one core computing on the L2 tensors, untiled) runs the same kernels
+with their loads from L2 instead of L1 (about 14 cycles more each on GVSoC): `from_l2` gives, per
+layer kind, the factor on every term but the requantization (whose cost is arithmetic, not
+loads) and the per-tile call; the untiled ops' coefficients were measured from L2 already. HOST holds the factors and
+the host ops' coefficients fitted on GVSoC (bench/calibrate_cpu.py, bench/calibration_cpu.json).
 """
 
 from __future__ import annotations
@@ -135,6 +144,13 @@ class PulpKernels:
     # untiled portable kernels, per element and per call
     other_elem: float = 415.0
     other_call: float = 3804.0
+    transpose_elem: float = 415.0  # transpose: per output element
+    concat_elem: float = 415.0     # concatenation: per output element
+    quant_elem: float = 415.0      # quantize (tflite requantization): per output element
+    other: float = 415.0           # the untiled op this copy prices (for_key)
+    #: per layer kind, the factor on its terms (but requant and tile) when one core runs them
+    #: on the L2 tensors (a host core's module); kinds not listed: 1
+    from_l2: tuple[tuple[str, float], ...] = ()
     # every tile: the kernel call inside the tile loop and its two barriers
     tile: float = 1324.0
 
@@ -145,11 +161,15 @@ class PulpKernels:
         elem = (self.mul_elem if key.op == "mul" else
                 self.add_onnx if key.mode == "onnx" else self.add_elem)
         table = self.add_table if key.op in ("add", "sub") and key.mode != "onnx" else 0.0
-        return replace(self, requant=rq, elem=elem, table=table)
+        other = {"transpose": self.transpose_elem, "concat": self.concat_elem,
+                 "quantize": self.quant_elem}.get(str(key.op), self.other_elem)
+        return replace(self, requant=rq, elem=elem, table=table, other=other)
 
     def terms(self, nest: LoopNest, cores: int) -> tuple[Term, ...]:
         t = self._terms(nest, max(cores, 1))
-        return tuple(Term(x.coef, (("n", ident), *x.factors), x.label) for x in t)
+        f = dict(self.from_l2).get(nest.kind, 1.0)
+        return tuple(Term(x.coef * (1.0 if x.label in ("requant", "tile") else f),
+                          (("n", ident), *x.factors), x.label) for x in t)
 
     def _terms(self, nest: LoopNest, P: int) -> tuple[Term, ...]:
         kind, F = nest.kind, nest.FY * nest.FX
@@ -171,8 +191,8 @@ class PulpKernels:
             return tuple(t)
         if kind == "dwconv" and self.arm:
             rows = (("k", ident), ("oy", ident))
-            return (Term((self.dw_out + self.requant + F * self.dw_step) / P,
-                         (*rows, ("ox", ident)), "dw_out"),
+            return (Term((self.dw_out + F * self.dw_step) / P, (*rows, ("ox", ident)), "dw_out"),
+                    Term(self.requant / P, (*rows, ("ox", ident)), "requant"),
                     Term(self.dw_gather / 4 / P,
                          (("k", ident), ("oy", _lin(nest.SY, nest.FY - nest.SY)),
                           ("ox", _lin(nest.SX, nest.FX - nest.SX))), "dw_gather"),
@@ -180,8 +200,9 @@ class PulpKernels:
                     tile)
         if kind == "dwconv":
             rows = (("k", ident), ("oy", ident))
-            return (Term((self.dw_out + self.requant + nest.FY * self.dw_step) / P,
-                         (*rows, ("ox", ident)), "dw_out"),
+            return (Term((self.dw_out + nest.FY * self.dw_step) / P, (*rows, ("ox", ident)),
+                         "dw_out"),
+                    Term(self.requant / P, (*rows, ("ox", ident)), "requant"),
                     Term(self.dw_gather * nest.FY / P, (*rows, ("ox", _lin(nest.SX, nest.FX))),
                          "dw_gather"),
                     Term(self.dw_item / P, rows, "dw_item"),
@@ -189,7 +210,8 @@ class PulpKernels:
         if kind == "fc":
             share = ("k", _share(P))
             return (Term(self.fc_step, (share, ("c", _ceil4)), "fc_mac"),
-                    Term(self.fc_neuron + self.requant, (share, ("c", on_last)), "fc_neuron"),
+                    Term(self.fc_neuron, (share, ("c", on_last)), "fc_neuron"),
+                    Term(self.requant, (share, ("c", on_last)), "requant"),
                     Term(self.psum / P, (("k", ident), ("c", _not_last)), "psum_store"),
                     Term(self.psum / P, (("k", ident), ("c", _not_first)), "psum_load"),
                     tile)
@@ -203,5 +225,18 @@ class PulpKernels:
         if kind == "gap":
             return (Term(self.gap_pixel * F / P, (("k", ident),), "gap_in"),
                     Term(self.gap_chan / P, (("k", ident),), "gap_chan"), tile)
-        return (Term(self.other_elem, (*pix, ("k", ident)), "other"),
+        return (Term(self.other, (*pix, ("k", ident)), "other"),
                 Term(self.other_call, (), "call"))
+
+
+#: one RI5CY core running the pulp kernels on the L2 tensors (a host core's module, "cpu": module
+#: docstring), fitted on GVSoC (bench/calibrate_cpu.py, bench/calibration_cpu.json: every layer of
+#: kws_dscnn, ad_autoencoder, the example and four host-op models on the cpu alone; kws_dscnn and
+#: ad_autoencoder within 4%, 3×3 convs of a few channels over-predicted by up to 1.6×, 1×1
+#: convs 0.9×). Per kind: a load from L2 costs ~14 cycles more than from L1, which weighs most
+#: on dense (two loads per 4 MACs) and conv (three per pixel step), least on depthwise (bytes
+#: gathered once into an L1 ring); the pulp add is in none of those networks: 1, assumed
+HOST = replace(PulpKernels(), name="pulp-kernels-l2",
+               from_l2=(("conv", 4.817), ("dwconv", 1.204), ("fc", 9.518), ("gap", 1.333),
+                        ("pool", 1.848)),
+               transpose_elem=37.64, concat_elem=7.48, quant_elem=189.67)

@@ -19,11 +19,20 @@ Figures and where they come from:
   fork, the layer's first loads and last stores around the tile loop). No L3 in this model.
 - kernels: the pulp family (bindings/pulp: XpulpV2) priced by its own model, fitted on GVSoC
   (targets/pulp_kernels.py, bench/calibrate_pulp.py).
+- cpu: the host core's module — on the chip the fabric controller's role. In the generated
+  firmware the FC only boots the cluster and sleeps (crt0.S), and the network runs on cluster
+  core 0: a "cpu" layer is core 0 alone (a fork of one core, or the binding's layer function
+  called directly by tw_network_run) reading and writing the L2 tensors in place, untiled, no
+  DMA; only a conv's im2col scratch is in L1. It takes every layer the cluster does and the
+  host-only ones (bindings/portable/host.py: quantize, transpose, concatenation of any
+  inputs), priced by the pulp kernels' model for one core from L2 (targets/pulp_kernels.py
+  HOST, fitted on GVSoC: bench/calibrate_cpu.py); the same 473 cycles per layer as the cluster
+  (its fork waits for every worker's acknowledgement, tw_hal_pulp_open.c).
 """
 
 from ..bindings import pulp
 from .base import KB, Memory, Module, Target
-from .pulp_kernels import PulpKernels
+from .pulp_kernels import HOST, PulpKernels
 
 #: bytes of each cluster core's stack in L1 (the firmware's TW_FW_STACK)
 STACK = 1536
@@ -43,6 +52,9 @@ TARGET = Target(
     modules=(
         Module("cluster", cores=8, bindings=pulp.bindings(PulpKernels()), memory="L1",
                scalable=True, layer_overhead_cycles=473.0, note="8x RI5CY XpulpV2"),
+        Module("cpu", cores=1, bindings=pulp.bindings(HOST, host=True), memory="L2",
+               layer_overhead_cycles=473.0,
+               note="host core: cluster core 0 alone on the L2 tensors (the FC's role)"),
     ),
     sources=("../shared/tools/gvsoc README (platform facts)", "notes/pulp-open.md",
              "seed 001 §3.2 (DMA)", "seed 004 ch. 3"),

@@ -25,6 +25,9 @@ Figures and where they come from:
   portable family for what it does not rewrite; priced by the pulp kernels' model (its `arm`
   structure) with coefficients in instructions (KERNELS). The CMSIS-NN model (targets/kernels.py)
   stays as the peer model of seed 004's GAP8-vs-STM32H7 ratio (tests).
+- the host-only kernels (bindings/portable/host.py: quantize, transpose, concatenation of any
+  inputs) run on the same core; their instructions per element are assumed the untiled ops'
+  (other_elem), not counted separately.
 - firmware (Target.sdk "cortex-m", codegen/c/firmware/cortex_m): start-up, linker scripts for an
   STM32H7 (flash, DTCM, AXI SRAM) and for QEMU's mps2-an500, the single-core HAL (copies done by
   the core), semihosting output; `validate --on qemu` runs it.
@@ -45,6 +48,7 @@ KERNELS = replace(PulpKernels(), name="pulp-kernels-m7", mm_step=18.808, mm_bloc
                   dw_item=252.631, fc_step=7.235, fc_neuron=0.414, add_elem=12.25,
                   add_table=36.354, add_onnx=672.399, mul_elem=35.0, pool_step=25.788, pool_out=63.477,
                   gap_pixel=11.029, gap_chan=0.0, other_elem=184.546, other_call=425.13, tile=0.0,
+                  transpose_elem=184.546, concat_elem=184.546, quant_elem=184.546,
                   arm=True)
 #: instructions per layer outside its kernel (the fork, the layer's argument set-up)
 LAYER_OVERHEAD = 523.0
@@ -63,7 +67,7 @@ TARGET = Target(
                note="internal flash: const weights, read in place by the kernels"),
     ),
     modules=(
-        Module("cpu", cores=1, bindings=pulp.bindings(KERNELS, arm=True), memory="L2",
+        Module("cpu", cores=1, bindings=pulp.bindings(KERNELS, arm=True, host=True), memory="L2",
                layer_overhead_cycles=LAYER_OVERHEAD,
                weights_from="flash", note="Cortex-M7 (DSP extension), the SIMD kernels"),
     ),

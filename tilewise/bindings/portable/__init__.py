@@ -54,6 +54,7 @@ from ...ir.layer import Layer, LayerGraph, LoopNest
 from ...ir.ops import Op
 from ..base import Binding, Precision, TileRules, per_mode
 from . import checks, constants, elementwise, pool, s16, untiled, weighted
+from . import host as host_only
 from .common import FAMILY, S8, S16
 
 Check = Callable[[Layer, LayerGraph], "str | None"]
@@ -74,11 +75,14 @@ NO_L3 = TileRules(l3=False)
 UNTILED = TileRules(l3=False, untiled=True)
 
 
-def bindings(cost, *, depthwise_input_bytes_per_cycle: float = 0.0) -> tuple[Binding, ...]:
+def bindings(cost, *, depthwise_input_bytes_per_cycle: float = 0.0,
+             host: bool = False) -> tuple[Binding, ...]:
     """The portable family priced by the kernel cost model `cost` (module docstring).
 
     `depthwise_input_bytes_per_cycle`: the rate of the depthwise input DMA when the target's
-    runtime reorders it on the way in (gap9's MATCH model; Binding.x_dma_bytes_per_cycle)."""
+    runtime reorders it on the way in (gap9's MATCH model; Binding.x_dma_bytes_per_cycle).
+    `host`: a host core's module (named "cpu"): with the host-only bindings too (host.py:
+    quantize, transpose, concatenation of any inputs), which no other module lists."""
     out: list[Binding] = []
 
     def add(name: str, op: Op, modes: tuple[str | None, ...], prec: Precision, kind: str,
@@ -138,6 +142,8 @@ def bindings(cost, *, depthwise_input_bytes_per_cycle: float = 0.0) -> tuple[Bin
     for name, p in (("reshape", p8), ("reshape_s16", p16)):
         add(name, Op.RESHAPE, (None,), p, "other", checks.reshape, emit=untiled.reshape,
             whole=True, tiles=UNTILED)
+    if host:
+        out.extend(host_only.bindings(cost))
     return tuple(out)
 
 

@@ -91,11 +91,12 @@ def tables_bytes(nest: LoopNest, cores: int, k, c, oy, ox):
 WEIGHTED = TileRules(l3_k_step=4)
 
 
-def bindings(cost, arm: bool = False) -> tuple[Binding, ...]:
+def bindings(cost, arm: bool = False, host: bool = False) -> tuple[Binding, ...]:
     """The pulp family priced by the kernel cost model `cost` (module docstring), then the portable
     bindings of the keys it does not rewrite; `arm`: the kernels are built for an ARMv7E-M core
     (their Arm DSP paths, tw_pulp_isa.h): their scratch (im2col_bytes_arm, depthwise_bytes_arm)
-    and requant variants (constants.variant)."""
+    and requant variants (constants.variant); `host`: a host core's module, with the portable
+    family's host-only bindings (portable/host.py)."""
     own: list[Binding] = []
 
     def add(name: str, op: Op, modes: tuple[str | None, ...], prec: Precision, kind: str, check,
@@ -129,7 +130,7 @@ def bindings(cost, arm: bool = False) -> tuple[Binding, ...]:
     add("global_avg_pool_onnx_s8", Op.GLOBAL_AVG_POOL, ("onnx",), p8, "gap",
         portable_checks.gap_onnx, emit=simple.global_avg_pool_onnx_s8)
     keys = {b.key for b in own}
-    rest = tuple(b for b in portable.bindings(cost) if b.key not in keys)
+    rest = tuple(b for b in portable.bindings(cost, host=host) if b.key not in keys)
     return (*own, *rest)
 
 

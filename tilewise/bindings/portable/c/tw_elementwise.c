@@ -3,6 +3,7 @@
  * tw_elementwise.h), elements split over cores.
  */
 #include "tw_elementwise.h"
+#include "tw_host.h"
 
 #include <stddef.h>
 
@@ -93,24 +94,21 @@ void tw_lut_s8(const int8_t *table, const int8_t *in, int8_t *out, int n, int co
     for (i = begin; i < end; i++) out[i] = table[(int32_t)in[i] + 128];
 }
 
-static void concat_part(const int8_t *x, const int8_t *lut, int n, int8_t *out)
-{
-    int i;
-    if (lut) {
-        for (i = 0; i < n; i++) out[i] = lut[(int32_t)x[i] + 128];
-    } else {
-        for (i = 0; i < n; i++) out[i] = x[i];
-    }
-}
-
 void tw_concat2_s8(const int8_t *a, const int8_t *lut_a, int inner_a, const int8_t *b,
                    const int8_t *lut_b, int inner_b, int8_t *out, int outer, int core_id, int n_cores)
 {
-    int begin, end, o;
+    /* this core's outer rows, through the host core's N-input concatenation (tw_host.h) */
+    int begin, end;
+    const int8_t *in[2];
+    const int8_t *lut[2];
+    int32_t inner[2];
     tw_core_range(outer, core_id, n_cores, &begin, &end);
-    for (o = begin; o < end; o++) {
-        int8_t *row = out + (size_t)o * (size_t)(inner_a + inner_b);
-        concat_part(a + (size_t)o * inner_a, lut_a, inner_a, row);
-        concat_part(b + (size_t)o * inner_b, lut_b, inner_b, row + inner_a);
-    }
+    if (begin >= end) return;
+    in[0] = a + (size_t)begin * inner_a;
+    in[1] = b + (size_t)begin * inner_b;
+    lut[0] = lut_a;
+    lut[1] = lut_b;
+    inner[0] = inner_a;
+    inner[1] = inner_b;
+    tw_concat(in, lut, inner, 2, out + (size_t)begin * (size_t)(inner_a + inner_b), end - begin);
 }

@@ -13,6 +13,7 @@
  *   tw_softmax.h      softmax (TFLite int8 reference)
  *   tw_requant.h      requantization: tflite / shift / onnx modes
  *   tw_s16.h          16x8: int16 conv / fully connected, int64 accumulation and requant
+ *   tw_host.h         the host core's whole-tensor kernels: quantize, transpose, concatenation
  */
 #ifndef TW_KERNELS_H
 #define TW_KERNELS_H
@@ -26,5 +27,6 @@
 #include "tw_pool.h"
 #include "tw_softmax.h"
 #include "tw_s16.h"
+#include "tw_host.h"
 
 #endif /* TW_KERNELS_H */

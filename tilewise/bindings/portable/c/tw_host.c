@@ -1,0 +1,81 @@
+/*
+ * tw_host.c — the host core's whole-tensor kernels (tw_host.h: call contracts).
+ */
+#include "tw_host.h"
+
+#include <stddef.h>
+#include <string.h>
+
+#include "tw_common.h"
+#include "tw_requant.h"
+
+static int32_t load_elem(const void *p, int bytes, int32_t i)
+{
+    return bytes == 1 ? (int32_t)((const int8_t *)p)[i] : (int32_t)((const int16_t *)p)[i];
+}
+
+void tw_quantize(const tw_quantize_params_t *p, const void *in, int in_bytes, void *out,
+                 int out_bytes, int32_t n)
+{
+    int32_t i;
+    for (i = 0; i < n; i++) {
+        int32_t y = tw_mbqm(load_elem(in, in_bytes, i) - p->in_zp, p->mult, p->shift);
+        /* the sum with the zero point in 64 bits, as the golden model (no int32 wrap) */
+        int64_t v = (int64_t)y + p->out_zp;
+        int32_t q = (int32_t)(v < p->qmin ? p->qmin : v > p->qmax ? p->qmax : v);
+        if (out_bytes == 1)
+            ((int8_t *)out)[i] = (int8_t)q;
+        else
+            ((int16_t *)out)[i] = (int16_t)q;
+    }
+}
+
+void tw_transpose(const void *in, void *out, int elem_bytes, int rank, const int32_t *out_dims,
+                  const int32_t *in_stride)
+{
+    int32_t idx[TW_TRANSPOSE_MAX_RANK];
+    int32_t last = out_dims[rank - 1], step = in_stride[rank - 1], src = 0, o = 0, i;
+    int32_t rows = 1;
+    int d;
+    for (d = 0; d < rank; d++) idx[d] = 0;
+    for (d = 0; d < rank - 1; d++) rows *= out_dims[d];
+    while (rows-- > 0) {
+        /* the innermost output dimension: a strided walk of the input */
+        if (elem_bytes == 1) {
+            const int8_t *x = (const int8_t *)in + src;
+            int8_t *y = (int8_t *)out + o;
+            for (i = 0; i < last; i++) y[i] = x[i * step];
+        } else {
+            const int16_t *x = (const int16_t *)in + src;
+            int16_t *y = (int16_t *)out + o;
+            for (i = 0; i < last; i++) y[i] = x[i * step];
+        }
+        o += last;
+        /* the next row: an odometer over the outer output dimensions */
+        for (d = rank - 2; d >= 0; d--) {
+            src += in_stride[d];
+            if (++idx[d] < out_dims[d]) break;
+            src -= idx[d] * in_stride[d];
+            idx[d] = 0;
+        }
+    }
+}
+
+void tw_concat(const int8_t *const *in, const int8_t *const *lut, const int32_t *inner, int n_in,
+               int8_t *out, int32_t outer)
+{
+    int32_t o, i;
+    int j;
+    for (o = 0; o < outer; o++) {
+        for (j = 0; j < n_in; j++) {
+            const int8_t *x = in[j] + (size_t)o * (size_t)inner[j];
+            if (lut != NULL && lut[j] != NULL) {
+                const int8_t *t = lut[j];
+                for (i = 0; i < inner[j]; i++) out[i] = t[(int32_t)x[i] + 128];
+            } else {
+                memcpy(out, x, (size_t)inner[j]);
+            }
+            out += inner[j];
+        }
+    }
+}

@@ -1,0 +1,52 @@
+/*
+ * tw_host.h — the data-movement and requantization kernels only a host core runs: one call per
+ * layer on the whole tensors where they are (L2), no tiles, no core split (bindings/portable
+ * untiled.py; the modules named "cpu" list their bindings).
+ *
+ * CALL CONTRACT (for the code generator)
+ *   Elements are 1 byte (int8, uint8 stored biased as u - 128) or 2 bytes (int16), `elem_bytes`.
+ *
+ *   QUANTIZE int -> int (tw_quantize) — TFLite's reference_ops::Requantize (golden/quant_ops.py
+ *   `quantize` with TfliteRequantizeParams), MBQM = MultiplyByQuantizedMultiplier (tw_requant.h):
+ *       out[i] = clamp(MBQM(in[i] - in_zp, mult, shift) + out_zp, qmin, qmax)
+ *   for i < n, in of `in_bytes` and out of `out_bytes` per element. For a uint8 tensor stored as
+ *   u - 128 the caller passes in_zp - 128 (input) and out_zp - 128 with [qmin, qmax] = [-128, 127]
+ *   (output): the same values, as stored. `in` and `out` must not overlap unless equal with
+ *   in_bytes >= out_bytes.
+ *
+ *   TRANSPOSE (tw_transpose) — out = numpy.transpose(in, perm) (golden/shape_ops.py `transpose`),
+ *   any rank <= TW_TRANSPOSE_MAX_RANK: the output, of dims out_dims[0..rank), is written in order;
+ *   its element (i_0, ..., i_{rank-1}) is the input element at Σ i_d · in_stride[d], where
+ *   in_stride[d] is the input's stride (in elements) of its dim perm[d]. `in` and `out` must not
+ *   overlap.
+ *
+ *   CONCATENATION of n_in tensors (tw_concat) — TFLite's CONCATENATION (golden/shape_ops.py
+ *   `concat`) and onnxruntime's QLinearConcat (golden/onnx_ops.py `concat`), on any axis: input j
+ *   viewed as [outer][inner[j]] bytes (outer = product of the dims before the axis, inner[j] =
+ *   its bytes from the axis on), out[o] = in[0][o], in[1][o], ... in turn; an 8-bit input's
+ *   lut[j] (256 entries indexed by stored byte + 128, as the output is stored) requantizes it,
+ *   NULL copies it (equal scale and zero point; always for 16-bit inputs). The output must not
+ *   overlap any input.
+ */
+#ifndef TW_HOST_H
+#define TW_HOST_H
+
+#include <stdint.h>
+
+#define TW_TRANSPOSE_MAX_RANK 8
+
+typedef struct {
+    int32_t in_zp;            /* input zero point, as stored (uint8: zp - 128) */
+    int32_t mult, shift;      /* QuantizeMultiplier(s_in / s_out): Q31 M0, exponent (+ = left) */
+    int32_t out_zp;           /* output zero point, as stored (uint8: zp - 128) */
+    int32_t qmin, qmax;       /* the output type's range, as stored */
+} tw_quantize_params_t;
+
+void tw_quantize(const tw_quantize_params_t *p, const void *in, int in_bytes, void *out,
+                 int out_bytes, int32_t n);
+void tw_transpose(const void *in, void *out, int elem_bytes, int rank, const int32_t *out_dims,
+                  const int32_t *in_stride);
+void tw_concat(const int8_t *const *in, const int8_t *const *lut, const int32_t *inner, int n_in,
+               int8_t *out, int32_t outer);
+
+#endif /* TW_HOST_H */
