@@ -57,7 +57,7 @@ TARGET = Target(
         Module("analog", cores=1, bindings=diana_analog.bindings(AnalogKernels()), memory="L1",
                note="analog in-memory core (1152x512 ternary array, 6-bit ADC) on the activation "
                     "memory's tiles"),
-        Module("cpu", cores=1, bindings=portable.bindings(CPU_KERNEL), memory="L2",
+        Module("cpu", cores=1, bindings=portable.bindings(CPU_KERNEL, host=True), memory="L2",
                note="RISC-V host core (RI5CY-class, assumed), portable kernels from L2"),
     ),
     sources=("seed 003 §V-VI, Table III", "notes/accelerators.md (DIANA)",
