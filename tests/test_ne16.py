@@ -259,7 +259,7 @@ def test_cost_model_is_matchs_ne16_model():
     one = {d: np.array(True) for d in size}
     got = float(tile_cycles(m.terms(nest, 8), size, one, one))
     ne16 = 36 * 2 * (2 * (6 + 25 + 6 + 6 + 72 + 2) + 40)
-    cluster = 0.3 * 18 * 18 * 32 + 20.4 / 8 * 16 * 16 * 64 + 400 + 1324
+    cluster = m.convert / 8 * 18 * 18 * 32 + m.requant / 8 * 16 * 16 * 64 + 400 + 1324
     assert got == pytest.approx(ne16 + cluster)
 
 

@@ -314,15 +314,19 @@ def cases_header(cs: list[Case]) -> str:
     return "".join(text)
 
 
-def build_firmware(cs: list[Case], out: Path) -> Path:
+def build_firmware(cs: list[Case], out: Path, main: str = "pulp_gvsoc_main.c",
+                   header: str | None = None, family: Path | None = None) -> Path:
+    """The firmware of tests/c/`main` with the cases' header (`header`, else cases_header(cs)),
+    the portable and pulp kernels and, given, another family's C folder (`family`)."""
     tc = toolchain()
     out.mkdir(parents=True, exist_ok=True)
-    (out / "cases.h").write_text(cases_header(cs))
+    (out / "cases.h").write_text(cases_header(cs) if header is None else header)
     fw = FIRMWARE_C / "pulp_open"
     hal = build.C_ROOT / "tw_hal"
-    srcs = [fw / "crt0.S", fw / "tw_fw.c", hal / "tw_hal_pulp_open.c", build.TESTS_C / "pulp_gvsoc_main.c",
-            *build.kernel_sources(), *build.pulp_sources()]
-    includes = [out, fw, hal, build.KERNELS, build.PULP]
+    extra = [] if family is None else sorted(family.glob("*.c"))
+    srcs = [fw / "crt0.S", fw / "tw_fw.c", hal / "tw_hal_pulp_open.c", build.TESTS_C / main,
+            *build.kernel_sources(), *build.pulp_sources(), *extra]
+    includes = [out, fw, hal, build.KERNELS, build.PULP, *([] if family is None else [family])]
     objects = []
     for s in srcs:
         obj = out / f"{s.parent.name}_{s.name}.o"

@@ -32,4 +32,8 @@ TW_PULP_VARIANTS(TW_NE16_RQ_DECL)
 /* n bytes of int8 x into u8 u (u = x + 128: x ^ 0x80), a word at a time where both allow. */
 void tw_ne16_to_u8(uint8_t *u, const int8_t *x, int n);
 
+/* tw_ne16_to_u8 of this core's share of the n bytes (equal runs cut at word boundaries); every
+ * core calls it, a barrier follows before the job reads u. */
+void tw_ne16_to_u8_part(uint8_t *u, const int8_t *x, int n, int core_id, int n_cores);
+
 #endif /* TW_NE16_KERNELS_H */
