@@ -355,6 +355,7 @@ EDGE_SPECS = {  # LayerSpec fields: kind, c, k, h, w, fy, fx, sy, sx, pads, mode
     "conv3_s2_same_asym": ("conv", 8, 24, 12, 10, 3, 3, 2, 2, (0, 0, 1, 1), "tflite"),
     "dw7_s2_same_asym": ("dwconv", 20, 20, 12, 12, 7, 7, 2, 2, (2, 2, 3, 3), "onnx"),
     "conv5_s1_per_side": ("conv", 5, 18, 9, 8, 5, 5, 1, 1, (2, 0, 1, 2), "tflite"),
+    "conv3_valid": ("conv", 6, 16, 9, 10, 3, 3, 1, 1, (0, 0, 0, 0), "tflite"),
     "fc_c70": ("fc", 70, 13, 1, 1, 1, 1, 1, 1, (0, 0, 0, 0), "tflite"),
     "fc_weights_beyond_wmem": ("fc", 2100, 40, 1, 1, 1, 1, 1, 1, (0, 0, 0, 0), "tflite"),
 }
@@ -364,7 +365,8 @@ EDGE_SPECS = {  # LayerSpec fields: kind, c, k, h, w, fy, fx, sy, sx, pads, mode
 def test_digital_layers_tiled_small(case, tmp_path):
     """Digital-core layers cut into many tiles (diana at 2 kB of activation memory): output
     channels not a multiple of 16 (padded weights in the border k tile), border row and column
-    tiles padded on some sides only, kernels 1 to 7, stride 2, depthwise, dense, every requant
+    tiles padded on some sides only, layers padded per side (TFLite's stride-2 'SAME', no padding,
+    arbitrary), kernels 1 to 7, stride 2, depthwise, dense, every requant
     mode on the host; a dense layer whose weights (84 kB) exceed the weight memory runs in k
     tiles that fit it — bit-exact, one job per tile as predicted."""
     from tilewise.schedule.network import schedule_network
