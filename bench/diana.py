@@ -8,8 +8,9 @@ requantization of the core's int32 outputs (targets/diana_kernels.py; the int32 
 decision, bindings/diana_digital/arith.py): MATCH's and HTVM's models are quantized for DIANA
 (shift requantization on the core), so their figures carry no such host pass. The host core runs
 the portable kernels (targets/diana.py); it also takes every layer the core refuses, here the
-stride-2 convolutions with TFLite's asymmetric 'SAME' padding and the adds. Every configuration
-is bit-exact on the host (tests/test_diana.py).
+adds, pools, softmax and DS-CNN's 10×4 first conv (TFLite's asymmetric stride-2 'SAME' padding
+is a digital job: bindings/diana_digital/arith.py). Every configuration is bit-exact on the host
+(tests/test_diana.py).
 """
 
 from __future__ import annotations

@@ -2,7 +2,9 @@
 statement of a job (arith.py) from the core's weight layout equals the golden convolution of the
 same int8 layer, the C functional model the host HAL runs (c/tw_diana_digital.c, through the job
 API) equals the numpy statement — conv with kernels 1/3/5/7 and 'same' padding, stride 1 and 2,
-depthwise, dense; int32 output and the core's shift requantization — the weight layout byte by
+depthwise, dense; padding per side (TFLite's asymmetric stride-2 'SAME', and a symmetric job on a
+shifted input shown to differ from it); int32 output and the core's shift requantization —
+the weight layout byte by
 byte, the checks' reasons, the cost model against MATCH's formula, and `validate --target diana`
 bit-exact on the four MLPerf Tiny models with the digital core running every layer it accepts,
 its jobs counted as predicted."""
@@ -106,6 +108,72 @@ def test_job_is_the_golden_convolution(lib, case):
         assert np.array_equal(c_job(lib, rq, x, packed, bias, *want.shape[:2]), ref)
 
 
+def _same_pads(h: int, w: int, f: int, stride: int) -> tuple[int, int, int, int]:
+    """TFLite's 'SAME' padding: (OY − 1)·S + F − H split ⌊/2⌋ before, ⌈/2⌉ after."""
+    def split(n):
+        total = max((-(-n // stride) - 1) * stride + f - n, 0)
+        return total // 2, total - total // 2
+    (t, b), (left, r) = split(h), split(w)
+    return t, left, b, r
+
+
+# (kind, H, W, C, K, kernel, stride, pads): pads differing per side, each within F // 2
+ASYM = [("conv", 8, 10, 5, 18, 3, 2, None), ("conv", 10, 8, 4, 16, 5, 2, None),
+        ("conv", 12, 12, 3, 9, 7, 2, None), ("dw", 8, 8, 20, 20, 3, 2, None),
+        ("dw", 10, 12, 7, 7, 7, 2, None), ("conv", 7, 9, 6, 17, 3, 1, (0, 1, 1, 0)),
+        ("conv", 8, 7, 3, 20, 5, 1, (2, 0, 1, 2)), ("dw", 9, 8, 16, 16, 7, 1, (3, 1, 0, 2)),
+        ("conv", 9, 9, 8, 16, 7, 2, (0, 3, 2, 1))]
+
+
+def _asym_id(case) -> str:
+    pads = "same" if case[7] is None else "".join(map(str, case[7]))
+    return f"{case[0]}{case[5]}_s{case[6]}_{pads}"
+
+
+@pytest.mark.parametrize("case", ASYM, ids=[_asym_id(c) for c in ASYM])
+def test_asymmetric_pads_job_is_the_golden_convolution(lib, case):
+    """Pads per side (arith.py's decision): TFLite's stride-2 'SAME' on even inputs (0 on top /
+    left, the rest at the bottom / right) and arbitrary per-side pads at stride 1 and 2, kernels
+    3/5/7, conv and depthwise: numpy job = the golden convolution, C model = numpy, int32 and
+    requantized."""
+    kind, h, w, c, k, f, stride, pads = case
+    pads = pads or _same_pads(h, w, f, stride)
+    assert pads[0] != pads[2] or pads[1] != pads[3]
+    rng = np.random.default_rng(sum(map(ord, str(case))))
+    x, wt, job = _layer(rng, kind, h, w, c, k, f, stride)
+    job = replace(job, pads=pads)
+    bias = rng.integers(-5000, 5000, k)
+    want = conv_acc(x, wt, bias, (stride, stride), pads, (1, 1), job.pad_value,
+                    groups=c if kind == "dw" else 1)
+    packed = _packed(wt, kind)
+    acc = arith.run(job, x, packed, bias)
+    assert np.array_equal(acc, want)
+    assert np.array_equal(c_job(lib, job, x, packed, bias, *want.shape[:2]), acc)
+    rq = replace(job, requant=(11, -128, 127))
+    got = c_job(lib, rq, x, packed, bias, *want.shape[:2])
+    assert np.array_equal(got, arith.run(rq, x, packed, bias))
+    assert np.array_equal(got, np.clip(want >> 11, -128, 127))
+
+
+def test_shifted_symmetric_job_is_not_asymmetric_same():
+    """The statement arith.py rejects: a stride-2 3×3 'SAME' layer on an even input (pads 0 top /
+    left, 1 bottom / right) is not the symmetric job (pads 1) on the input shifted by one row and
+    column — they agree everywhere but on the first output row and column, where the shifted job
+    reads the pad value in place of the input's row / column 0."""
+    rng = np.random.default_rng(7)
+    x, wt, job = _layer(rng, "conv", 8, 8, 4, 16, 3, 2)
+    bias = rng.integers(-5000, 5000, 16)
+    packed = _packed(wt, "conv")
+    want = conv_acc(x, wt, bias, (2, 2), (0, 0, 1, 1), (1, 1), job.pad_value)
+    asym = arith.run(replace(job, pads=(0, 0, 1, 1)), x, packed, bias)
+    shifted = arith.run(replace(job, pads=(1, 1, 1, 1)), x[1:, 1:], packed, bias)
+    assert np.array_equal(asym, want) and shifted.shape == want.shape
+    assert np.array_equal(shifted[1:, 1:], want[1:, 1:])
+    assert not np.array_equal(shifted[0], want[0]) and not np.array_equal(shifted[:, 0], want[:, 0])
+    with pytest.raises(ValueError, match="per side"):
+        replace(job, pads=(0, 0, 2, 1))
+
+
 def test_weight_layout_bytes():
     """The layout of notes/accelerators.md (MATCH's DIANA weight code), byte by byte: output
     channels in blocks of 16 innermost, then (Cin, FY, FX) per block; depthwise channel k at row
@@ -147,8 +215,15 @@ def test_checks_say_why():
     assert "2×2 kernel" in reason(kind="conv", c=16, k=8, h=6, w=6, fy=2, fx=2)
     assert "stride of 3×3" in reason(kind="conv", c=16, k=8, h=9, w=9, fy=3, fx=3, sy=3, sx=3,
                                      pads=(1, 1, 1, 1))
-    assert "'same' padding" in reason(kind="conv", c=16, k=8, h=8, w=8, fy=3, fx=3, sy=2, sx=2,
-                                      pads=(0, 0, 1, 1))
+    assert reason(kind="conv", c=16, k=8, h=8, w=8, fy=3, fx=3, sy=2, sx=2,
+                  pads=(0, 0, 1, 1)) is None                  # TFLite's stride-2 'SAME'
+    assert reason(kind="dwconv", c=16, k=16, h=8, w=8, fy=7, fx=7, sy=2, sx=2,
+                  pads=(2, 2, 3, 3)) is None
+    assert reason(kind="conv", c=16, k=8, h=8, w=8, fy=3, fx=3, pads=(0, 0, 0, 0)) is None
+    assert "at most 1 rows and 1 columns per side" in reason(
+        kind="conv", c=16, k=8, h=8, w=8, fy=3, fx=3, pads=(0, 0, 2, 2))
+    assert "at most 2 rows" in reason(kind="conv", c=16, k=8, h=8, w=8, fy=5, fx=5,
+                                      pads=(3, 2, 2, 2))
 
 
 def test_cost_model_is_matchs_digital_model():
@@ -170,6 +245,40 @@ def test_cost_model_is_matchs_digital_model():
     assert got == pytest.approx(core + host)
     rq = replace(m, core_requant=True)
     assert float(tile_cycles(rq.terms(nest, 1), size, one, one)) == pytest.approx(core + 200)
+
+
+def test_cost_model_prices_the_rows_the_core_pads():
+    """Per-side padding in the cost model: the padded output rows (targets/diana_kernels.py
+    padded_rows) are MATCH's classes at stride 1 (p, p − 1, …, 1 on each side); TFLite's
+    stride-2 'SAME' 3×3 on an even input pads one bottom row by one kernel row and none on top;
+    a symmetric stride-2 3×3 on an even input pads the top row only. The cost on one tile
+    follows: ⌈K/16⌉·⌈OX/16⌉ · (body rows · step(0) + padded rows · step(pad))."""
+    from tilewise.ir.layer import LoopNest
+    from tilewise.targets.compute import tile_cycles
+    from tilewise.targets.diana_kernels import DianaDigitalKernels, padded_rows
+
+    def nest(f, s, pads, iy=16, c=8):
+        oy = (iy + pads[0] + pads[2] - f) // s + 1
+        return LoopNest("conv", K=32, C=c, OY=oy, OX=oy, FY=f, FX=f, SY=s, SX=s, pads=pads,
+                        IY=iy, IX=iy)
+
+    assert padded_rows(nest(5, 1, (2, 2, 2, 2))) == ((2, 1), (2, 1))
+    assert padded_rows(nest(3, 2, (0, 0, 1, 1))) == ((), (1,))
+    assert padded_rows(nest(3, 2, (1, 1, 1, 1))) == ((1,), ())
+    assert padded_rows(nest(7, 2, (2, 2, 3, 3))) == ((2,), (3, 1))
+    assert padded_rows(nest(3, 2, (0, 0, 0, 0), iy=15)) == ((), ())
+    m = DianaDigitalKernels(job=0.0, requant=0.0)
+    c = 8
+    for f, s, pads in ((3, 2, (0, 0, 1, 1)), (7, 2, (2, 2, 3, 3)), (5, 1, (2, 2, 2, 2))):
+        n = nest(f, s, pads)
+        size = {d: np.array(v) for d, v in (("n", 1), ("k", 32), ("c", c), ("oy", n.OY),
+                                             ("ox", n.OX))}
+        one = {d: np.array(True) for d in size}
+        upper, lower = padded_rows(n)
+        lost = upper + lower
+        want = 2 * 1 * sum(c * (f - p) * f + 2 * c * (f - p) + 23
+                           for p in (0,) * (n.OY - len(lost)) + lost)
+        assert float(tile_cycles(m.terms(n, 1), size, one, one)) == pytest.approx(want)
 
 
 MLPERF = ["ic_resnet8", "kws_dscnn", "vww_mobilenet_v1_025", "ad_autoencoder"]
@@ -201,6 +310,9 @@ def test_diana_bit_exact(name, tmp_path):
                 and checks.digital(layer, lg) is None]
     on = [i for i in range(len(lg.layers)) if ns.placement(i).module.name == "digital"]
     assert accepted and on == accepted
+    asym = [i for i in on if lg.layers[i].nest.pads[:2] != lg.layers[i].nest.pads[2:]]
+    if name in ("ic_resnet8", "vww_mobilenet_v1_025"):    # TFLite's stride-2 'SAME' layers
+        assert asym, "no asymmetric 'SAME' layer on the digital core"
     assert {ns.placement(i).module.name for i in range(len(lg.layers))} <= {"digital", "cpu"}
     for i in on:
         mem = ns.schedules[i].memory_bytes()
@@ -240,6 +352,10 @@ EDGE_SPECS = {  # LayerSpec fields: kind, c, k, h, w, fy, fx, sy, sx, pads, mode
     "conv1_s2": ("conv", 24, 33, 7, 7, 1, 1, 2, 2, (0, 0, 0, 0), "tflite"),
     "dw3_c40": ("dwconv", 40, 40, 8, 9, 3, 3, 1, 1, (1, 1, 1, 1), "tflite"),
     "dw5_s2": ("dwconv", 18, 18, 9, 9, 5, 5, 2, 2, (2, 2, 2, 2), "onnx"),
+    "conv3_s2_same_asym": ("conv", 8, 24, 12, 10, 3, 3, 2, 2, (0, 0, 1, 1), "tflite"),
+    "dw7_s2_same_asym": ("dwconv", 20, 20, 12, 12, 7, 7, 2, 2, (2, 2, 3, 3), "onnx"),
+    "conv5_s1_per_side": ("conv", 5, 18, 9, 8, 5, 5, 1, 1, (2, 0, 1, 2), "tflite"),
+    "conv3_valid": ("conv", 6, 16, 9, 10, 3, 3, 1, 1, (0, 0, 0, 0), "tflite"),
     "fc_c70": ("fc", 70, 13, 1, 1, 1, 1, 1, 1, (0, 0, 0, 0), "tflite"),
     "fc_weights_beyond_wmem": ("fc", 2100, 40, 1, 1, 1, 1, 1, 1, (0, 0, 0, 0), "tflite"),
 }
@@ -249,7 +365,8 @@ EDGE_SPECS = {  # LayerSpec fields: kind, c, k, h, w, fy, fx, sy, sx, pads, mode
 def test_digital_layers_tiled_small(case, tmp_path):
     """Digital-core layers cut into many tiles (diana at 2 kB of activation memory): output
     channels not a multiple of 16 (padded weights in the border k tile), border row and column
-    tiles padded on some sides only, kernels 1 to 7, stride 2, depthwise, dense, every requant
+    tiles padded on some sides only, layers padded per side (TFLite's stride-2 'SAME', no padding,
+    arbitrary), kernels 1 to 7, stride 2, depthwise, dense, every requant
     mode on the host; a dense layer whose weights (84 kB) exceed the weight memory runs in k
     tiles that fit it — bit-exact, one job per tile as predicted."""
     from tilewise.schedule.network import schedule_network

@@ -11,7 +11,11 @@
 - checks.py: every refusal says why;
 - a ternary network validates bit-exact (golden, onnxruntime, generated C on the host) with the
   analog module running its layers (a test-local copy of gap8 with an "analog" module, L1 small
-  enough for several tiles and jobs per layer), and with the layers on the CPU's portable kernels.
+  enough for several tiles and jobs per layer), and with the layers on the CPU's portable kernels;
+- the same network on the real target (`validate --target diana`, whole and at a small L1): the
+  partition, by cost, places every layer on module "analog" (the project's manifest says so), its
+  jobs measured = predicted, and `analyze --target diana [--why]` shows the analog module chosen
+  over the host core.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from tilewise.passes import lower
 from tilewise.schedule.network import schedule_network
 from tilewise.targets.base import Module
 from tilewise.targets.diana_analog_kernels import AnalogKernels
+from tilewise.targets.registry import get_target
 from tilewise.validate import validate_model
 
 from . import tw_c_build as build
@@ -418,3 +423,59 @@ def test_cost_model_terms():
     got = float(tile_cycles(cost.terms(nest, 1), size, one, one))
     want = 200 + 32 * 16 * 9 / 4 / 8 + 64 * 12 + 64 * 16 * 9 / 8 + 64 * 32 / 8
     assert got == pytest.approx(want)
+
+
+# --- the real diana target ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("l1_kb", [None, 6.0])
+def test_ternary_network_on_diana_bit_exact(l1_kb, tmp_path, capsys):
+    """`tilewise validate --target diana` of the ternary network: bit-exact against the golden
+    model and onnxruntime, every layer on module "analog" (the manifest, tilewise.json), one job
+    per tile measured as predicted; at 6 kB of activation memory several tiles per layer."""
+    import json
+
+    from tilewise.cli import main
+
+    path = adc_net(tmp_path / "ternary.onnx", NET)
+    proj = tmp_path / "proj"
+    l1 = [] if l1_kb is None else ["--l1", str(l1_kb)]
+    assert main(["validate", str(path), "--target", "diana", *l1, "--inputs", "4", "-o",
+                 str(proj), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["bit_exact"] and report["target"] == "diana", report
+    assert report["reference"] == "onnxruntime"
+    manifest = json.loads((proj / "tilewise.json").read_text())
+    placed = [(lay["module"], lay["binding"]) for lay in manifest["layers"]]
+    assert placed == [("analog", "diana_analog/conv2d_analog_s8")] * len(NET)
+    target = get_target("diana") if l1_kb is None else get_target("diana").with_overrides(l1_kb=l1_kb)
+    ns = schedule_network(lower(load_model(path)), target, "model")
+    tiles = sum(ns.layer_jobs(i) for i in range(len(NET)))
+    assert report["jobs_measured"] == report["jobs_predicted"] == manifest["jobs_predicted"] == tiles
+    assert tiles > 6 if l1_kb is not None else tiles == len(NET)
+    assert report["dma_bytes_measured"] == report["dma_bytes_predicted"]
+    assert "tw_analog_dispatch(&job)" in (proj / "layers" / "layer_00.c").read_text()
+
+
+def test_analyze_on_diana_shows_the_analog_module(tmp_path, capsys):
+    """`tilewise analyze --target diana` puts the ternary layers on the analog core, and `--why`
+    says why: the host core's portable adc kernel is a candidate at a far higher cost, the
+    digital core is none (its bindings take the tflite, onnx and shift modes, not adc)."""
+    import json
+
+    from tilewise.cli import main
+
+    path = adc_net(tmp_path / "ternary.onnx", NET)
+    assert main(["analyze", str(path), "--target", "diana"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("analog conv2d_analog_s8") == len(NET) and "diana" in out
+    assert main(["analyze", str(path), "--target", "diana", "--why", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [lay["module"] for lay in data["layers"]] == ["analog"] * len(NET)
+    for lay in data["layers"]:
+        cands = {c["module"]: c for c in lay["candidates"]}
+        assert set(cands) == {"analog", "cpu"} and cands["analog"]["chosen"]
+        assert cands["analog"]["cycles"] < cands["cpu"]["cycles"] and cands["cpu"]["reason"] is None
+    assert main(["analyze", str(path), "--target", "diana", "--why"]) == 0
+    why = capsys.readouterr().out
+    assert why.count("✓ analog diana_analog/conv2d_analog_s8") == len(NET)
+    assert why.count("cpu portable/conv2d_s8_adc") == len(NET) and "digital" not in why

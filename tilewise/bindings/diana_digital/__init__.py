@@ -1,7 +1,7 @@
 """The diana_digital kernel family: DIANA's digital accelerator running conv (kernels 1/3/5/7,
-'same' padding, stride 1 or 2), depthwise and dense layers, the host core requantizing what the
-core cannot (`c/`, copied into projects as tw_diana/ beside tw_kernels/, whose requantization it
-reuses).
+padding per side up to F // 2, TFLite's asymmetric 'SAME' included; stride 1 or 2), depthwise
+and dense layers, the host core requantizing what the core cannot (`c/`, copied into projects as
+tw_diana/ beside tw_kernels/, whose requantization it reuses).
 
 | binding               | op              | modes               | job (tw_diana_digital.h) | consts         | L1 scratch   |
 |-----------------------|-----------------|---------------------|--------------------------|----------------|--------------|

@@ -19,9 +19,20 @@ Data
     dense    [Cout][Cin] with Cin also padded to 16;
   and then every group of 4 bytes reversed (the core reads 32-bit words big-endian): the byte
   of layout position p is stored at p ^ 3.
-- Decision (padding; the sources do not say how the core pads): a padded tap reads a programmable
-  pad value, the input zero point as stored (int8) — so the job is the layer's convolution with
-  its zero point, exactly as tilewise's kernels pad.
+- Decision (padding; the sources do not say how the core pads): a job takes one pad per side
+  (top, left, bottom, right), each at most FY // 2 rows (FX // 2 columns), and a padded tap reads
+  a programmable pad value, the input zero point as stored (int8) — so the job is the layer's
+  convolution with its zero point, exactly as tilewise's kernels pad. Per side, because a tile's
+  pads differ per side anyway (the first row tile has the layer's top pad, an interior one none,
+  the last the bottom pad); with them TFLite's 'SAME' padding at stride 2 — (OY − 1)·2 + F − H
+  rows split ⌊/2⌋ before, ⌈/2⌉ after: (0, 1) for a 3×3 kernel on an even input, (2, 3) for 7×7
+  — is a job as it stands, each side within F // 2. The other way to state it,
+  the symmetric job on the input shifted by one row and column (the loader starting one row/col
+  later), is not the same convolution: the shifted job's first output row and column read the
+  pad value where the layer reads the input's row and column 0 (tests/test_diana.py
+  test_shifted_symmetric_job_is_not_asymmetric_same). HTVM's soma_dory.py accepts symmetric
+  padding only; MATCH's "spatial padding" (seed 003 §V) pads K and OX to multiples of 16, not the
+  window. The cost model prices the rows the core pads (targets/diana_kernels.py).
 
 Arithmetic
 - acc = bias[k] + Σ over taps and input channels of w·x, in 32 bits (wrapping; for 8-bit data the
@@ -124,6 +135,12 @@ class Job:
     pad_value: int = 0        # int8 value of a padded tap (the input zero point)
     #: None: int32 output (acc); else (shift, qmin, qmax): the core's requantization to int8
     requant: tuple[int, int, int] | None = None
+
+    def __post_init__(self) -> None:
+        t, left, b, r = self.pads
+        if min(self.pads) < 0 or max(t, b) > self.fy // 2 or max(left, r) > self.fx // 2:
+            raise ValueError(f"pads {self.pads} beyond ({self.fy // 2}, {self.fx // 2}) per side "
+                             f"for a {self.fy}×{self.fx} kernel (module docstring)")
 
 
 def run(job: Job, x: np.ndarray, packed: np.ndarray, bias: np.ndarray) -> np.ndarray:

@@ -2,7 +2,8 @@
  * tw_diana_digital.h — jobs for DIANA's digital accelerator: a small HAL-shaped API (job set-up,
  * dispatch, wait) and the bit-exact functional model the host HAL runs a job with.
  *
- * A job is one conv (kernel 1/3/5/7, stride 1 or 2, padding per side), depthwise conv or dense
+ * A job is one conv (kernel 1/3/5/7, stride 1 or 2, padding per side: 0 .. k_h/2 rows on top and
+ * bottom, 0 .. k_w/2 columns left and right, arith.py's decision), depthwise conv or dense
  * layer on a dense int8 HWC tile in the activation memory:
  *   in    [in_h][in_w][in_c]   int8 (depthwise: in_c = out_k)
  *   w     the core's weight layout in the weight memory (bindings/diana_digital/arith.py `pack`):
