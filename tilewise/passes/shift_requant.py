@@ -159,4 +159,4 @@ def to_shift_requant(lg: LayerGraph) -> tuple[LayerGraph, tuple[LayerConversion,
             report.append(conv)
         layers.append(layer)
     meta = {**lg.meta, "requant": "shift (passes/shift_requant.py; not the TFLite file's numerics)"}
-    return replace(lg, name=lg.name, layers=tuple(layers), meta=meta), tuple(report)
+    return replace(lg, layers=tuple(layers), meta=meta), tuple(report)
