@@ -32,9 +32,9 @@ by a code or so: (k·φ + λ)/2^d = M·(φ + b) + 1/2 + ε with |ε| ≤ 2^−(d
 floor of it is within ⌈|ε|⌉ of floor(M·(φ + b) + 1/2), and TFLite's result within one code of
 that (its ties and double rounding): |Δ| ≤ 1 + ⌈max |ε|⌉ (`error_bound`). On the four MLPerf
 Tiny models `code_error` finds 1 on every layer but one of ResNet-8's (2: its d = 18 leaves
-max |ε| > 1/2 over the reachable |φ|). `code_error`
-states the exact maximum |Δ| per layer over the reachable accumulator range (every input of the
-input's integer range, padding included). There is no reference runtime for the converted
+max |ε| > 1/2 over the reachable |φ|). `code_error` gives the exact maximum |Δ| per layer
+over the reachable accumulator range, i.e. every input of the input's integer range, padding
+included. There is no reference runtime for the converted
 network: the golden model (golden/requant.py, shift mode) is its definition.
 """
 
