@@ -136,6 +136,8 @@ def _gap9_modules(t: Table, ax) -> None:
     for j, c in enumerate(configs):
         series[f"tilewise {c}"] = [t.data[n]["predicted_ms"][c] for n in names]
         series[f"MATCH {c}"] = [t.data[n]["match_ms"][j] for n in names]
+    series["tilewise all, NE16-native rq"] = [t.data[n]["ne16_native"]["predicted_ms"]["all"]
+                                              for n in names]
     _bars(ax, names, series, log=True, ylabel="ms (log), predicted vs GAP9 silicon")
 
 
