@@ -171,6 +171,12 @@ def _where(ns: NetworkSchedule, i: int, arena: ArenaMap, l3: L3Image, w_tiled: f
 def plan_project(ns: NetworkSchedule, model_name: str | None = None) -> ProjectPlan:
     """Every decision of the project of `ns` (module docstring); pure."""
     lg, target, plan = ns.layers, ns.target, ns.memory
+    if ns.partition is not None and ns.partition.handoffs:
+        h = ns.partition.handoffs[0]
+        raise TilewiseError(f"tensor '{h.tensor}' is handed off from {h.src} to {h.dst} between "
+                            f"modules of {target.name}: partition prices copies between exchange "
+                            f"memories, but generate plans every activation in L2 and emits no "
+                            f"such copy yet (restrict the modules with --modules)")
     l1_free = target.memory("L1").free if target.has_memory("L1") else None
     in_l3 = set(plan.weights_in_l3)
     used = {act_name(t) for l in lg.layers for t in (*l.inputs, l.output)}
