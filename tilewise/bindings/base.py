@@ -232,6 +232,10 @@ class Binding:
     #: and clamp range + offset: the same bytes); partition chooses one per tensor so that every
     #: consumer reads it as stored (partition/handoff.py)
     output_offsets: tuple[int, ...] = (0,)
+    #: a binding of the same module this one differs from in representation only (same tiles,
+    #: scratch, constants): it takes that binding's L1 tiles for a layer both run, priced by its
+    #: own cost model (NE16's u8-input twins), instead of a search of its own
+    tiles_of: str | None = None
     note: str = ""
 
     @property

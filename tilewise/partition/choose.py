@@ -27,7 +27,8 @@ each candidate and its reason. The choice holds for all of a layer's L3→L2 til
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import partial
 from typing import Literal
 
 from ..bindings.keys import layer_key, matches
@@ -148,10 +149,14 @@ def candidates(layer: Layer, lg: LayerGraph, target: Target, tiler: str, objecti
     cands: list[Candidate] = []
     legal: list[tuple[int, Placement, LayerSchedule]] = []
     for m in target.modules:
+        scheduled: dict[str, LayerSchedule] = {}
         for b in m.bindings:
             if not matches(b, key):
                 continue
             p = place(target, m, b, layer)
+            twin = scheduled.get(b.tiles_of) if b.tiles_of is not None else None
+            if twin is not None and not twin.untiled:
+                p = p.fixing(**twin.tile_sizes)
             reason = b.check(layer, lg)
             if reason is None and b.consts is not None:
                 reason = b.consts.check(layer, lg)
@@ -166,6 +171,7 @@ def candidates(layer: Layer, lg: LayerGraph, target: Target, tiler: str, objecti
             if s is None:
                 cands.append(Candidate(m.name, b.label, reason))
                 continue
+            scheduled[b.name] = s
             cands.append(Candidate(m.name, b.label, None, s.cycles, energy_pj(s, target)))
             legal.append((len(cands) - 1, p, s))
     if not legal:
@@ -179,6 +185,10 @@ def candidates(layer: Layer, lg: LayerGraph, target: Target, tiler: str, objecti
 
 def _chosen(layer: Layer, cands: list[Candidate], i: int, p: Placement, s: LayerSchedule,
             out_offset: int = 0) -> Choice:
+    if out_offset:   # the binding's C writes the output in that representation
+        b = p.binding
+        p = replace(p, binding=replace(b, emit=partial(b.emit, out_offset=out_offset),
+                                       output_offsets=(out_offset,)))
     c = cands[i]
     marked = list(cands)
     marked[i] = Candidate(c.module, c.binding, None, c.cycles, c.energy_pj, chosen=True)
