@@ -22,11 +22,27 @@ def _cmd_analyze(args: argparse.Namespace) -> int:
     from .report.analysis import analyze_layers
 
     target = target_from_args(args) if args.target else None
-    if target is None and (any(getattr(args, k) is not None for k in ("l1", "l2", "cores", "clock"))
+    if target is None and (any(getattr(args, k) is not None
+                               for k in ("l1", "l2", "cores", "clock", "modules"))
                            or args.objective != "latency"):
-        raise TilewiseError("--l1/--l2/--cores/--clock/--objective need --target (see `tilewise "
-                            "targets`)")
+        raise TilewiseError("--l1/--l2/--cores/--clock/--modules/--objective need --target (see "
+                            "`tilewise targets`)")
+    if args.ablation:
+        if target is None:
+            raise TilewiseError("--ablation needs --target (it compares the target's module sets)")
+        if args.modules is not None or args.why:
+            raise TilewiseError("--ablation compares the target's own module sets: it takes "
+                                "neither --modules nor --why")
     lg = lower(load_model(args.model))
+    if args.ablation:
+        from .report.ablation import ablation, print_ablation
+
+        ab = ablation(lg, target, args.tiler, objective=args.objective)
+        if args.json:
+            print(json.dumps(ab.to_json(), indent=2))
+        else:
+            print_ablation(ab)
+        return 0
     ns = None
     if target is not None:
         from .schedule.network import schedule_network
@@ -99,6 +115,9 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--json", action="store_true", help="print JSON instead of tables")
     a.add_argument("--why", action="store_true", help="with --target: every layer's candidate "
                    "modules and kernels, and why each was rejected or not chosen")
+    a.add_argument("--ablation", action="store_true", help="with --target: the network on each "
+                   "module set the target lists (seed 003 Table IV): cycles, latency, speed-up "
+                   "over the first set, layers per module")
     add_target_options(a)
     a.set_defaults(fn=_cmd_analyze)
     t = sub.add_parser("targets", help="the built-in targets and their parameters")

@@ -234,6 +234,18 @@ class Binding:
     #: accelerator jobs the kernel dispatches per tile (NE16: one); the host HAL counts them and
     #: validate holds the count against the schedule's (NetworkSchedule.layer_jobs)
     jobs_per_tile: int = 0
+    #: the representation the kernel reads its activation inputs in: stored = value + offset
+    #: (0: the tensor's own; 128: u8 = int8 + 128, as NE16 reads it). A kernel that converts its
+    #: input itself reads offset 0 and prices the conversion in its cost model
+    input_offset: int = 0
+    #: the representations the kernel can write its output in (its requantization's zero point
+    #: and clamp range + offset: the same bytes); partition chooses one per tensor so that every
+    #: consumer reads it as stored (partition/handoff.py)
+    output_offsets: tuple[int, ...] = (0,)
+    #: a binding of the same module this one differs from in representation only (same tiles,
+    #: scratch, constants): it takes that binding's L1 tiles for a layer both run, priced by its
+    #: own cost model (NE16's u8-input twins), instead of a search of its own
+    tiles_of: str | None = None
     note: str = ""
 
     @property

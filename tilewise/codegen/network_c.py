@@ -149,6 +149,8 @@ class Step:
     w: str
     w_l2: int | None
     out_bytes: int
+    #: the output is stored as u8 (x + 128) for the NE16 layers reading it (partition/handoff.py)
+    u8: bool = False
 
 
 def _arena_rows(arena: ArenaMap) -> list[ArenaRow]:
@@ -164,10 +166,12 @@ def _arena_rows(arena: ArenaMap) -> list[ArenaRow]:
 def network_c(lg: LayerGraph, arena: ArenaMap, emits: list[LayerEmit],
               consts: dict[int, LayerConstants], l3_streams: list[L3Stream], l3_bytes: int,
               out_sizes: list[int], l3_acts: dict[str, int] | None = None,
-              w_tiled: frozenset[int] = frozenset()) -> str:
+              w_tiled: frozenset[int] = frozenset(), u8_stored: frozenset[int] = frozenset()
+              ) -> str:
     """network.c (network.c.j2). `l3_acts`: L3 offsets of the activations left in L3 (layers
     tiled at L3->L2 move them, l3_c.py); `w_tiled`: layers whose drivers stream their weight
-    k tiles themselves."""
+    k tiles themselves; `u8_stored`: layers whose output is stored as u8 (x + 128) for NE16,
+    flipped to int8 around its per-layer dump."""
     l3_acts = l3_acts or {}
 
     # the network input is read where the caller holds it (no copy into the arena; layers never
@@ -190,7 +194,8 @@ def network_c(lg: LayerGraph, arena: ArenaMap, emits: list[LayerEmit],
         steps.append(Step(i, layer, e.function, [s for s in l3_streams if s.issue_at == i],
                           [l2(x) for x in layer.inputs], l2(layer.output),
                           l3_acts.get(layer.output), w,
-                          streamed[i].l2_offset if w == "streamed" else None, out_sizes[i]))
+                          streamed[i].l2_offset if w == "streamed" else None, out_sizes[i],
+                          i in u8_stored))
     # uint8 tensors are stored as u - 128 (bindings/portable/common.py "uint8"): convert here
     u8_in, u8_out = (lg.tensors[t].dtype == "uint8" for t in (lg.inputs[0], lg.outputs[0]))
     return render("network.c.j2", lg=lg, arena=arena, rows=_arena_rows(arena), steps=steps,

@@ -168,9 +168,22 @@ def _where(ns: NetworkSchedule, i: int, arena: ArenaMap, l3: L3Image, w_tiled: f
         "a->w" if has_consts else None, l3.k_blobs.get(i, ()))
 
 
+def u8_stored(ns: NetworkSchedule) -> frozenset[int]:
+    """Layers whose output partition stores as u8 (x + 128) for the NE16 layers reading it."""
+    if ns.partition is None:
+        return frozenset()
+    return frozenset(i for i, c in enumerate(ns.partition.choices) if c.out_offset)
+
+
 def plan_project(ns: NetworkSchedule, model_name: str | None = None) -> ProjectPlan:
     """Every decision of the project of `ns` (module docstring); pure."""
     lg, target, plan = ns.layers, ns.target, ns.memory
+    if ns.partition is not None and ns.partition.handoffs:
+        h = ns.partition.handoffs[0]
+        raise TilewiseError(f"tensor '{h.tensor}' is handed off from {h.src} to {h.dst} between "
+                            f"modules of {target.name}: partition prices copies between exchange "
+                            f"memories, but generate plans every activation in L2 and emits no "
+                            f"such copy yet (restrict the modules with --modules)")
     l1_free = target.memory("L1").free if target.has_memory("L1") else None
     in_l3 = set(plan.weights_in_l3)
     used = {act_name(t) for l in lg.layers for t in (*l.inputs, l.output)}
@@ -222,6 +235,7 @@ def _manifest(ns: NetworkSchedule, name: str, emits: list[LayerEmit], families: 
     lg, target = ns.layers, ns.target
     in_t, out_t = lg.tensors[lg.inputs[0]], lg.tensors[lg.outputs[0]]
     layer_dma = [ns.layer_dma(i) for i in range(len(lg.layers))]
+    u8 = u8_stored(ns)
     return {
         "model": name, "source": lg.source, "target": target.name, "tiler": ns.tiler,
         "input": {"name": in_t.name, "shape": list(in_t.shape), "bytes": in_t.nbytes, "dtype": in_t.dtype},
@@ -233,7 +247,7 @@ def _manifest(ns: NetworkSchedule, name: str, emits: list[LayerEmit], families: 
             "function": e.function, "file": f"layers/{e.filename}", "untiled": s.untiled,
             "tiles": {t.dim: t.tile for t in s.tiles}, "loop_order": list(s.loop_order),
             "dma_bytes": layer_dma[i].bytes, "dma_transfers": layer_dma[i].transfers,
-            "l3_tiled": l.name in ns.l3_tiles,
+            "l3_tiled": l.name in ns.l3_tiles, "output_u8": i in u8,
         } for i, (l, s, e) in enumerate(zip(lg.layers, ns.schedules, emits))],
         "families": [{"name": f.name, "dir": f.project_dir} for f in families],
         "dma_bytes_predicted": sum(d.bytes for d in layer_dma),
@@ -293,7 +307,7 @@ def render(plan: ProjectPlan) -> dict[str, Content]:
     files["network.c"] = network_c(lg, plan.arena, list(plan.emits), plan.consts,
                                    list(plan.l3.streams), plan.l3.size,
                                    [lg.tensors[l.output].nbytes for l in lg.layers], plan.l3.acts,
-                                   plan.w_tiled)
+                                   plan.w_tiled, u8_stored(ns))
     files["main_host.c"] = main_host(tuple(f.jobs for f in plan.families if f.jobs))
     dirs = tuple(f.project_dir for f in plan.families)
     files["Makefile"] = makefile(target.name, target.sdk, bool(plan.l3.size), dirs)

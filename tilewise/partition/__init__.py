@@ -1,7 +1,10 @@
-"""Partition: which module runs each layer, with which binding, chosen by predicted cost."""
+"""Partition: which module runs each layer, with which binding, chosen by predicted cost — the
+layers' and the hand-offs of tensors between modules', minimised over the whole network."""
 
-from .choose import (OBJECTIVES, Candidate, Choice, Objective, Partition, check_network, choose,
-                     partition)
+from .choose import (OBJECTIVES, Candidate, Choice, Objective, Partition, check_network, Tables,
+                     candidates, choose, cost_table, partition, tables)
+from .handoff import HandOff
 
-__all__ = ["OBJECTIVES", "Candidate", "Choice", "Objective", "Partition", "check_network",
-           "choose", "partition"]
+__all__ = ["OBJECTIVES", "Candidate", "Choice", "HandOff", "Objective", "Partition",
+           "Tables",
+           "candidates", "check_network", "choose", "cost_table", "partition", "tables"]

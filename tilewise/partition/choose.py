@@ -7,9 +7,16 @@ DESIGN.md "Pipeline" — between the lowered network and the schedule. For every
    a candidate that runs untiled on the L2 tensors must also find them whole in L2;
 3. each legal candidate is scheduled on the whole layer (the chosen tiler, schedule/api.py); a
    schedule that cannot fit is a reason too;
-4. the cheapest by `objective` wins (MATCH's module selection, seed 003 §IV-B): ``latency``
-   (predicted cycles), ``energy`` (the target's pJ figures, schedule/cost.py `energy_pj`) or
-   ``edp`` (their product); ties go to the lower latency, then to the order the target lists.
+4. the network's cost is minimised, exactly, over every assignment of the legal candidates to the
+   layers: Σ layer costs + Σ hand-offs (partition/handoff.py: a tensor copied between the
+   exchange memories of its producer's and its consumers' modules; every consumer reading it in
+   the representation it is stored in), by the DP of partition/dp.py over the cost table of
+   partition/table.py; the oracle (partition/oracle.py) checks it in the tests. A layer's cost is
+   its predicted cycles (``latency``), its energy (``energy``, the target's pJ figures,
+   schedule/cost.py `energy_pj`) or their product (``edp``, per layer and per hand-off, summed);
+   ties go to the lower latency, then to the order the target lists. With no hand-off cost (every
+   built-in target: all modules exchange in L2, in int8) this is MATCH's module selection (seed 003
+   §IV-B): every layer takes its cheapest candidate (`choose`).
 
 Every reason a layer cannot run somewhere is known here, before anything is generated, so
 `analyze` and `generate` (which both start from this choice) always agree; `analyze --why` shows
@@ -20,7 +27,8 @@ each candidate and its reason. The choice holds for all of a layer's L3→L2 til
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import partial
 from typing import Literal
 
 from ..bindings.keys import layer_key, matches
@@ -32,6 +40,9 @@ from ..ir.operands import const_bytes
 from ..schedule.placement import Placement, place
 from ..schedule.space import LayerSchedule
 from ..targets.base import Target
+from .dp import solve
+from .handoff import HandOff, move_cost, tensor_uses
+from .table import Cost, CostTable, Option, Tensor, moves
 
 Objective = Literal["latency", "energy", "edp"]
 OBJECTIVES: tuple[str, ...] = ("latency", "energy", "edp")
@@ -62,6 +73,8 @@ class Choice:
     placement: Placement
     schedule: LayerSchedule
     candidates: tuple[Candidate, ...]
+    #: the representation the layer writes its output in (one of Binding.output_offsets)
+    out_offset: int = 0
 
 
 @dataclass(frozen=True)
@@ -72,6 +85,16 @@ class Partition:
     tiler: str
     objective: str
     choices: tuple[Choice, ...]
+    #: the copies of tensors between exchange memories the choice makes
+    handoffs: tuple[HandOff, ...] = ()
+    #: the minimised network cost: Σ layer costs + Σ hand-offs, in the objective's unit, and the
+    #: predicted cycles of the same sum (layers scheduled whole, before any L3→L2 cut)
+    score: float = 0.0
+    cycles: float = 0.0
+
+    @property
+    def handoff_cycles(self) -> float:
+        return sum(h.cycles for h in self.handoffs)
 
 
 def check_network(lg: LayerGraph) -> None:
@@ -118,17 +141,22 @@ def _check_objective(target: Target, objective: str) -> None:
                             f"latency")
 
 
-def choose(layer: Layer, lg: LayerGraph, target: Target, tiler: str = "model",
-           objective: str = "latency") -> Choice:
-    """The placement of one layer (module docstring)."""
+def candidates(layer: Layer, lg: LayerGraph, target: Target, tiler: str, objective: str
+                ) -> tuple[list[Candidate], list[tuple[int, Placement, LayerSchedule]]]:
+    """Every (module, binding) whose key matches the layer, with its reason or its schedule on
+    the whole layer (module docstring, steps 1-3); the legal ones with their placement."""
     key = layer_key(layer, lg)
     cands: list[Candidate] = []
-    best: tuple | None = None
+    legal: list[tuple[int, Placement, LayerSchedule]] = []
     for m in target.modules:
+        scheduled: dict[str, LayerSchedule] = {}
         for b in m.bindings:
             if not matches(b, key):
                 continue
             p = place(target, m, b, layer)
+            twin = scheduled.get(b.tiles_of) if b.tiles_of is not None else None
+            if twin is not None and not twin.untiled:
+                p = p.fixing(**twin.tile_sizes)
             reason = b.check(layer, lg)
             if reason is None and b.consts is not None:
                 reason = b.consts.check(layer, lg)
@@ -143,28 +171,114 @@ def choose(layer: Layer, lg: LayerGraph, target: Target, tiler: str = "model",
             if s is None:
                 cands.append(Candidate(m.name, b.label, reason))
                 continue
-            e_pj = energy_pj(s, target)
-            cands.append(Candidate(m.name, b.label, None, s.cycles, e_pj))
-            score = _objective(objective, s.cycles, e_pj)
-            if best is None or score < best[0]:
-                best = (score, len(cands) - 1, p, s)
-    if best is None:
+            scheduled[b.name] = s
+            cands.append(Candidate(m.name, b.label, None, s.cycles, energy_pj(s, target)))
+            legal.append((len(cands) - 1, p, s))
+    if not legal:
         if not cands:
             raise TilewiseError(f"layer '{layer.name}' ({layer.op}): no module of {target.name} "
                                 f"runs {key} ({key.nest_kind} geometry)")
         why = "; ".join(f"{c.module} {c.binding}: {c.reason}" for c in cands)
         raise TilewiseError(f"layer '{layer.name}' ({key}) cannot run on {target.name}: {why}")
-    _, i, p, s = best
-    cands[i] = Candidate(cands[i].module, cands[i].binding, None, cands[i].cycles,
-                         cands[i].energy_pj, chosen=True)
-    return Choice(layer.name, p, s, tuple(cands))
+    return cands, legal
+
+
+def _chosen(layer: Layer, cands: list[Candidate], i: int, p: Placement, s: LayerSchedule,
+            out_offset: int = 0) -> Choice:
+    if out_offset:   # the binding's C writes the output in that representation
+        b = p.binding
+        p = replace(p, binding=replace(b, emit=partial(b.emit, out_offset=out_offset),
+                                       output_offsets=(out_offset,)))
+    c = cands[i]
+    marked = list(cands)
+    marked[i] = Candidate(c.module, c.binding, None, c.cycles, c.energy_pj, chosen=True)
+    return Choice(layer.name, p, s, tuple(marked), out_offset)
+
+
+def choose(layer: Layer, lg: LayerGraph, target: Target, tiler: str = "model",
+           objective: str = "latency") -> Choice:
+    """The layer's cheapest candidate on its own, hand-offs ignored (MATCH's per-layer choice,
+    seed 003 §IV-B; `partition` minimises over the whole network instead)."""
+    cands, legal = candidates(layer, lg, target, tiler, objective)
+    i, p, s = min(legal, key=lambda x: _objective(objective, cands[x[0]].cycles or 0.0,
+                                                   cands[x[0]].energy_pj or 0.0))
+    return _chosen(layer, cands, i, p, s)
+
+
+def cost_table(lg: LayerGraph, target: Target, legal, cands, objective: str) -> CostTable:
+    """The table the DP and the oracle minimise over (partition/table.py): one option per legal
+    candidate and representation it can write; moves priced from the target's memories."""
+    mems = tuple(m.name for m in target.memories)
+    uses = tensor_uses(lg)
+    index = {u.name: k for k, u in enumerate(uses)}
+    options = []
+    for cs, ls in zip(cands, legal):
+        opts = []
+        for i, p, _ in ls:
+            c = cs[i]
+            cost = (_objective(objective, c.cycles or 0.0, c.energy_pj or 0.0)[0], c.cycles or 0.0)
+            for w in p.binding.output_offsets:
+                opts.append(Option(c.module, c.binding, mems.index(p.module.exchange),
+                                   p.binding.input_offset, w, cost, i))
+        options.append(tuple(opts))
+    tensors = []
+    for u in uses:
+        move = tuple(tuple(_move(target, a, b, u.nbytes, objective) for b in mems) for a in mems)
+        tensors.append(Tensor(u.name, u.producer, u.consumers, u.output, move))
+    return CostTable(mems, mems.index(target.io_memory), tuple(options), tuple(tensors),
+                     tuple(tuple(index[t] for t in dict.fromkeys(layer.inputs))
+                           for layer in lg.layers),
+                     tuple(index[layer.output] for layer in lg.layers))
+
+
+def _move(target: Target, src: str, dst: str, nbytes: int, objective: str) -> Cost:
+    cycles, energy = move_cost(target, src, dst, nbytes)
+    return _objective(objective, cycles, energy)[0], cycles
+
+
+@dataclass(frozen=True, eq=False)
+class Tables:
+    """Every layer's candidates (with reasons), its legal ones scheduled, and the cost table."""
+
+    candidates: tuple[tuple[Candidate, ...], ...]
+    legal: tuple[tuple[tuple[int, Placement, LayerSchedule], ...], ...]
+    table: CostTable
+
+
+def tables(lg: LayerGraph, target: Target, tiler: str = "model",
+           objective: str = "latency") -> Tables:
+    """The candidates of every layer of `lg` on `target` and the cost table over them (what
+    `partition` minimises; the tests hand the same table to the oracle)."""
+    get_tiler(tiler)
+    _check_objective(target, objective)
+    check_network(lg)
+    per_layer = [candidates(layer, lg, target, tiler, objective) for layer in lg.layers]
+    cands = [c for c, _ in per_layer]
+    legal = [l for _, l in per_layer]
+    return Tables(tuple(tuple(c) for c in cands), tuple(tuple(l) for l in legal),
+                  cost_table(lg, target, legal, cands, objective))
 
 
 def partition(lg: LayerGraph, target: Target, tiler: str = "model",
               objective: str = "latency") -> Partition:
-    """One placement per layer of `lg` on `target` (module docstring)."""
-    get_tiler(tiler)
-    _check_objective(target, objective)
-    check_network(lg)
-    return Partition(target, tiler, objective,
-                     tuple(choose(layer, lg, target, tiler, objective) for layer in lg.layers))
+    """One placement per layer of `lg` on `target`, the network's cost minimised (module doc)."""
+    t = tables(lg, target, tiler, objective)
+    table = t.table
+    best = solve(table)
+    if best is None:
+        raise TilewiseError(f"{lg.source or lg.name}: no assignment of {target.name}'s modules to "
+                            f"the layers reads every tensor in the representation it is stored in")
+    total, picks = best
+    choices = []
+    for layer, cs, ls, opts, j in zip(lg.layers, t.candidates, t.legal, table.options, picks):
+        o = opts[j]
+        i, p, s = next(x for x in ls if x[0] == o.ref)
+        choices.append(_chosen(layer, list(cs), i, p, s, o.writes))
+    handoffs = []
+    for m in moves(table, picks) or ():
+        name = table.tensors[m.tensor].name
+        nbytes = int(lg.tensors[name].nbytes)
+        src, dst = table.memories[m.src], table.memories[m.dst]
+        handoffs.append(HandOff(name, src, dst, nbytes, *move_cost(target, src, dst, nbytes)))
+    return Partition(target, tiler, objective, tuple(choices), tuple(handoffs), total[0],
+                     total[1])

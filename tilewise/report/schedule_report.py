@@ -6,7 +6,10 @@ target clock, MAC/cycle.
 
 JSON field names are stable (scripts use them): layers[].{name, op, macs, module, binding, tiles,
 loop_order, l1_bytes, dma_bytes, cycles[, candidates]} and totals.{macs, cycles, latency_ms,
-peak_l2_bytes, l2_lower_bound_bytes, weights_l2_bytes, weights_l3_bytes, flash_bytes, ram_bytes}.
+peak_l2_bytes, l2_lower_bound_bytes, weights_l2_bytes, weights_l3_bytes, flash_bytes, ram_bytes,
+layers_per_module, handoff_cycles, handoffs}. cycles include handoff_cycles: the copies of tensors
+between modules' exchange memories partition chose to pay (handoffs[]: tensor, from, to, bytes,
+cycles, energy_pj; none on the built-in targets, whose modules all exchange in L2).
 ram_bytes = the L1 arena + the L2 plan's peak (activations and weights kept in L2); flash_bytes =
 constants kept in read-only memory, which no RAM holds.
 """
@@ -85,4 +88,15 @@ def scheduled_totals(ns: NetworkSchedule) -> dict:
         "dma_bytes": sum(r.dma_bytes for r in scheduled_rows(ns)),
         "l3_activation_bytes": ns.l3_plan.bytes,
         "l3_tile_bytes": ns.l3_bytes,
+        "layers_per_module": layers_per_module(ns),
+        "handoff_cycles": ns.handoff_cycles,
+        "handoffs": [h.to_json() for h in ns.partition.handoffs] if ns.partition else [],
     }
+
+
+def layers_per_module(ns: NetworkSchedule) -> dict[str, int]:
+    """How many layers each module of the target runs (the target's module order)."""
+    count = {m.name: 0 for m in ns.target.modules}
+    for i in range(len(ns.schedules)):
+        count[ns.placement(i).module.name] += 1
+    return count

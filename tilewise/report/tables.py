@@ -65,6 +65,16 @@ def print_analysis(a: Analysis, console: Console | None = None) -> None:
             + (f"; L3: {s['l3_activation_bytes']:,} B of activations, {s['l3_tile_bytes']:,} B of L3↔L2 tile traffic"
                if s.get("l3_activation_bytes") or s.get("l3_tile_bytes") else "")
         )
+        per = s.get("layers_per_module", {})
+        if len(per) > 1:
+            console.print("[bold]modules[/bold]: " + ", ".join(f"{m} runs {n} layer{'s' * (n != 1)}"
+                                                               for m, n in per.items()),
+                          highlight=False)
+        if s.get("handoff_cycles"):
+            console.print(f"[bold]hand-offs[/bold]: {s['handoff_cycles']:,.0f} cycles (included) — "
+                          + "; ".join(f"{h['tensor']} {h['from']}→{h['to']} {h['bytes']:,} B "
+                                      f"{h['cycles']:,.0f} cycles" for h in s["handoffs"]),
+                          highlight=False)
 
 
 def print_why(a: Analysis, console: Console) -> None:

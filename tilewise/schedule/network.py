@@ -3,7 +3,8 @@
 `schedule_network(layers, target, tiler, objective=...)` is the one function between the lowered
 network and codegen/reporting (DESIGN.md pipeline: partition → schedule → memory plan):
 1. partition (tilewise/partition) gives every layer one placement — module and binding — chosen by
-   cost, with its L2→L1 schedule on the whole layer;
+   the network's cost (layers and hand-offs of tensors between modules), with its L2→L1 schedule
+   on the whole layer; the hand-offs' cycles are part of the network's (`cycles`);
 2. the L3→L2 decisions and the static L2 plan come from `schedule.l3.plan_memory` (seed 001 Eq. 5
    cascade, bidirectional stack vs best fit, weights in L2 or streamed from L3 with prefetch), under
    each placement's tile rules (untiled kernels and the 16x8 ones are never cut at L3) and the
@@ -165,8 +166,14 @@ class NetworkSchedule:
         return sum(t.l3_bytes for t in self.l3.tilings.values())
 
     @property
+    def handoff_cycles(self) -> float:
+        """Cycles of the copies of tensors between modules' exchange memories (partition)."""
+        return self.partition.handoff_cycles if self.partition is not None else 0.0
+
+    @property
     def cycles(self) -> float:
-        return sum(self.layer_cycles(i) for i in range(len(self.schedules)))
+        return (sum(self.layer_cycles(i) for i in range(len(self.schedules)))
+                + self.handoff_cycles)
 
     @property
     def latency_ms(self) -> float:

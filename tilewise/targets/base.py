@@ -16,6 +16,15 @@ name: capabilities are fields (`Target.sdk`, `Memory.roles`, `Module.weights_fro
   (what it runs and how), the memory level it computes from, and where it reads weights from
   (`weights_from`: a read-only memory such as a Cortex-M's flash keeps const weights in place; None
   = the activation path, L2 or streamed from L3).
+- Hand-offs (partition/handoff.py): a module exchanges tensors between layers in one memory
+  (`Module.exchange`: it reads its input tensors from and writes its output tensor to that level;
+  every built-in module exchanges in L2). A tensor produced in one exchange memory and read by a
+  module that exchanges in another is moved by the DMA of the levels between them, priced from the
+  `Memory` figures; the network's input and output live in `Target.io_memory`. The representation
+  a kernel reads and writes (int8, or u8 = int8 + 128 as NE16 reads it) is the binding's
+  (`Binding.input_offset`, `Binding.output_offsets`).
+- `Target.ablations`: named module sets (seed 003 Table IV's columns) that `analyze --ablation`
+  compares; `Target.with_modules` restricts a target to a set (`--modules`).
 - `Energy` figures are optional (0 = unknown).
 """
 
@@ -122,6 +131,10 @@ class Module:
     #: kernel, runtime set-up): added to every schedule of the layer alike, so it never changes
     #: which schedule is best and keeps the tile terms superadditive
     layer_overhead_cycles: float = 0.0
+    #: the memory the module exchanges tensors in between layers: it reads its input tensors from
+    #: and writes its output tensor to this level; a tensor another module left elsewhere is moved
+    #: here first (the hand-off, partition/handoff.py)
+    exchange: str = "L2"
     note: str = ""
 
     @property
@@ -148,6 +161,11 @@ class Target:
     #: the SDK whose HAL the generated firmware uses besides the host HAL ("pmsis" for GAP chips);
     #: None = host HAL only
     sdk: str | None = None
+    #: where the network's input and output tensors are (`tw_network_run`'s buffers)
+    io_memory: str = "L2"
+    #: named module sets `analyze --ablation` compares, the first being the baseline of the
+    #: speed-ups (seed 003 Table IV: CPU only, cluster + CPU, accelerator + CPU, all)
+    ablations: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def memory(self, name: str) -> Memory:
         for m in self.memories:
@@ -172,6 +190,17 @@ class Target:
             if m.name == name:
                 return m
         raise KeyError(f"target {self.name} has no module {name}")
+
+    def with_modules(self, names: tuple[str, ...] | list[str]) -> Target:
+        """Copy with only the modules named (in the target's order); ValueError naming the
+        target's modules for an unknown name or an empty set."""
+        have = tuple(m.name for m in self.modules)
+        bad = [n for n in names if n not in have]
+        if bad or not names:
+            what = (f"target {self.name} has no module {', '.join(repr(n) for n in bad)}" if bad
+                    else "the module set is empty")
+            raise ValueError(f"{what}; its modules are {', '.join(have)}")
+        return replace(self, modules=tuple(m for m in self.modules if m.name in names))
 
     def with_overrides(self, *, l1_kb: float | None = None, l2_kb: float | None = None,
                        cores: int | None = None, clock_mhz: float | None = None,

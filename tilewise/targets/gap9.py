@@ -35,6 +35,7 @@ Figures and where they come from (seed 003 §V–VI, notes/match-cost-model.md):
   measured); the same 1.3k cold-I$ cycles per layer as the cluster. MATCH's CPU fallback is TVM
   code (236 ms on MobileNet, seed 003 Table IV), far slower than this kernel model.
 - L3: external octo-SPI RAM, assumed 8 MB at 200 MB/s like GAP8's HyperRAM.
+- ablations (`analyze --ablation`): seed 003 Table IV's module sets, the host core named "cpu".
 - ne16: the NE16 accelerator (bindings/ne16) on the cluster's L1 tiles: conv 3×3 / 1×1,
   depthwise 3×3 and dense with 16-multiple input channels; the job priced by MATCH's NE16 model,
   the cluster's u8 conversion and requantization by the pulp kernels' figures
@@ -79,6 +80,9 @@ TARGET = Target(
     sources=("seed 003 §V-VI, Tables III-IV", "notes/match-cost-model.md", "seed 004 ch. 3, Table 3.2",
              "eml-eda/match match/cost_model/examples/pulp_cluster.py (GAP9 cluster model)"),
     sdk="pmsis",
+    # seed 003 Table IV's columns: the host core alone, with the cluster, with NE16, all three
+    ablations=(("CPU only", ("cpu",)), ("cluster + CPU", ("cluster", "cpu")),
+               ("NE16 + CPU", ("ne16", "cpu")), ("all", ("cluster", "cpu", "ne16"))),
 )
 
 #: gap9 with its cluster priced as MATCH's GAP9 model prices PULP-NN (module docstring): the peer

@@ -9,12 +9,20 @@ as tw_ne16/ beside tw_pulp/ and tw_kernels/, which it builds on).
 | fully_connected_s8 | fully_connected | tflite, onnx, shift | CONV1X1 on a one-pixel map  | ne16   | ne16_bytes |
 | *_nq (the three)   | as above        | shift               | the same, with norm-quant   | ne16 (scale, bias) | ne16_bytes |
 
+| *_u8in (all six)   | as above        | as above            | the same, input already u8  | as above | as above |
+
 A tile: core 0 converts the int8 input tile to u8 (x + 128) in the scratch, programs one job
 (tw_ne16_task_*, dispatch, wait), the job writes int32 accumulators into the scratch, then the
 cluster's cores add the bias (−128·Σw folded in) and requantize with the pulp kernels' words in
 the layer's mode (exact for every mode). A shift-mode layer whose requantization NE16's norm-quant
 computes exactly (normquant.py: one shift, an int8 or ReLU clamp, nothing leaving int32) may take
 the *_nq binding instead: the job writes the int8 outputs itself, no cluster pass.
+The *_u8in twins read an input tensor its producer stored as u8 (`Binding.input_offset` 128:
+partition hands a tensor over as u8 when every consumer is NE16, partition/handoff.py): the job
+reads the tile in place, no conversion (their cost model without `convert`), on the tiles of
+their int8 binding (`Binding.tiles_of`; the same scratch is reserved). The cluster-
+requantized bindings can write their output as u8 too (`output_offsets`: zero point and clamp +
+128, as the pulp kernels, bindings/pulp/weighted.py).
 What the job computes: arith.py (numpy) and c/tw_ne16.c (the functional model the host HAL runs),
 tests/test_ne16.py. Legality: checks.py; cost: targets/ne16_kernels.py; constants: constants.py.
 Input channels stay whole in a tile (no partial sums); depthwise k tiles are multiples of 16. Any
@@ -36,10 +44,11 @@ from ...ir.ops import Op
 from ..base import Binding, Family, LayerConstants, Precision, TileRules, per_mode
 from ..portable.common import S8, u8_offset
 from ..portable.common import TEMPLATES as PORTABLE_TEMPLATES
-from ..portable.weighted import stored_clamp, stored_pad
+from ..portable.weighted import stored_pad
 from ..pulp import constants as pulp_constants
 from ..pulp.common import FAMILY as PULP
 from ..pulp.common import TEMPLATES as PULP_TEMPLATES
+from ..pulp.weighted import output_clamp
 from . import arith, checks, constants, normquant
 
 FAMILY = Family(name="ne16", c_dir=Path(__file__).resolve().parent / "c", project_dir="tw_ne16",
@@ -61,9 +70,10 @@ def ne16_bytes(nest: LoopNest, cores: int, k, c, oy, ox):
 
 
 def _emit(layer: Layer, lg: LayerGraph, consts: LayerConstants | None,
-          norm_quant: bool = False) -> str:
+          norm_quant: bool = False, u8_input: bool = False, out_offset: int = 0) -> str:
     """compute() of the layer's NE16 binding (templates/ne16_s8.c.j2); `norm_quant`: NE16
-    requantizes (normquant.py), else the cluster does."""
+    requantizes (normquant.py), else the cluster does; `u8_input`: the input tile is u8 already;
+    `out_offset` 128: the output is stored as u8 (module docstring)."""
     assert consts is not None and consts.const_bytes == pulp_constants.BYTES_PER_CHANNEL
     n = layer.nest
     nq = None
@@ -72,8 +82,9 @@ def _emit(layer: Layer, lg: LayerGraph, consts: LayerConstants | None,
         nq = dict(shift=shift, relu=int(relu))
     kind = ("dw3x3" if layer.op == Op.DEPTHWISE else
             "conv3x3" if (n.FY, n.FX) == (3, 3) else "conv1x1")
-    zp, qmin, qmax = stored_clamp(layer, u8_offset(lg, layer.output))
-    return _render("ne16_s8.c.j2", (TEMPLATES, PULP_TEMPLATES, PORTABLE_TEMPLATES),
+    assert not (norm_quant and out_offset), "norm-quant writes int8"
+    zp, qmin, qmax = output_clamp(layer, lg, out_offset)
+    return _render("ne16_s8.c.j2", (TEMPLATES, PULP_TEMPLATES, PORTABLE_TEMPLATES), u8_input=u8_input,
                    kind=KIND[kind], stride=n.SY, pad_u8=stored_pad(layer, lg) + 128,
                    dense=layer.op == Op.FULLY_CONNECTED, depthwise=layer.op == Op.DEPTHWISE,
                    kernel=f"tw_ne16_requant_s8_{pulp_constants.variant(layer, lg)}",
@@ -98,12 +109,29 @@ def bindings(cost: Any) -> tuple[Binding, ...]:
     nq = partial(per_mode, FAMILY, replace(cost, norm_quant=True), modes=("shift",),
                  check=_normquant_check, emit=partial(_emit, norm_quant=True),
                  consts=constants.NORMQUANT, **common)
+    # the twins reading a u8 input in place (module docstring)
+    add_u8 = partial(per_mode, FAMILY, replace(cost, convert=0.0),
+                     modes=("tflite", "onnx", "shift"), check=checks.ne16,
+                     emit=partial(_emit, u8_input=True), consts=constants.LAYOUT, input_offset=128,
+                     output_offsets=(0, 128), **common)
+    nq_u8 = partial(per_mode, FAMILY, replace(cost, norm_quant=True, convert=0.0),
+                    modes=("shift",), check=_normquant_check,
+                    emit=partial(_emit, norm_quant=True, u8_input=True),
+                    consts=constants.NORMQUANT, input_offset=128, **common)
     out = []
     for name, op, kind in (("conv2d_s8", Op.CONV2D, "conv"),
                            ("depthwise_s8", Op.DEPTHWISE, "dwconv"),
                            ("fully_connected_s8", Op.FULLY_CONNECTED, "fc")):
-        out += [*add(name=name, op=op, kind=kind), *nq(name=f"{name}_nq", op=op, kind=kind)]
+        out += [*add(name=name, op=op, kind=kind, output_offsets=(0, 128)),
+                *nq(name=f"{name}_nq", op=op, kind=kind),
+                *_twins(add_u8(name=f"{name}_u8in", op=op, kind=kind)),
+                *_twins(nq_u8(name=f"{name}_nq_u8in", op=op, kind=kind))]
     return tuple(out)
+
+
+def _twins(bs: list[Binding]) -> list[Binding]:
+    """The u8-input twins take their int8 binding's tiles (Binding.tiles_of)."""
+    return [replace(b, tiles_of=b.name.replace("_u8in", "")) for b in bs]
 
 
 def _normquant_check(layer: Layer, lg: LayerGraph) -> str | None:
