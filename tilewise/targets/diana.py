@@ -46,9 +46,11 @@ TARGET = Target(
     memories=(
         Memory("L1", 256 * KB, bandwidth=16.0, dma_chunk_cycles=70, dma_async=False,
                note="digital core's activation memory"),
+        Memory("L2", 512 * KB, reserved=64 * KB, note="host memory; 64 kB program + stack (assumed)"),
+        # at L1's level beside the activation memory; listed after L2 so that L1, L2 stay the
+        # activation path (it holds tile buffers only: Target.outer never returns it)
         Memory("WMEM", 64 * KB, bandwidth=16.0, dma_chunk_cycles=70, dma_async=False,
                roles=frozenset({"tile"}), note="digital core's weight memory (weight tiles)"),
-        Memory("L2", 512 * KB, reserved=64 * KB, note="host memory; 64 kB program + stack (assumed)"),
     ),
     modules=(
         Module("digital", cores=1, bindings=diana_digital.bindings(DianaDigitalKernels()),
