@@ -106,7 +106,7 @@ def test_c_tiling_deploys_what_full_c_tiles_cannot():
 
 def test_nothing_fits_names_the_minimum():
     nest = conv(64, 32, 16, 16)
-    t = small("gap8", 150, 8)
+    t = small("gap8", 150, 8).with_modules(("cluster",))      # not the host core, from L2
     m = placed(t, nest)
     need = min_l1_bytes(Evaluator(nest, t, m), candidate_orders(nest, m))
     with pytest.raises(TilewiseError, match=f"cannot fit: needs at least {need} bytes of L1"):
@@ -162,7 +162,7 @@ def test_schedule_layer_api(monkeypatch):
     assert s.module == "cluster" and s.level == "L1" and s.outer == "L2" and s.tiler == "model"
     # over all modules the fastest: NE16 takes a 3×3 conv of 16 input channels
     assert schedule_layer(nest, g9).module == "ne16"
-    fc = schedule_layer(nest, g9, module="fc")       # the FC core computes from L2, untiled
+    fc = schedule_layer(nest, g9, module="cpu")      # the host core computes from L2, untiled
     assert fc.untiled and fc.level == "L2" and fc.dma_bytes == 0 and fc.n_tiles == 1
     assert fc.cycles > s.cycles
     soft = schedule_layer(LoopNest("other", 10, 10, 1, 1), get_target("gap8"))

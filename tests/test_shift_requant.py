@@ -110,7 +110,7 @@ def test_converted_network_bit_exact_on_gap9_with_norm_quant(name, tmp_path):
     ns = schedule_network(lg, get_target("gap9"), "model")
     labels = [ns.placement(i).binding.label for i in range(len(lg.layers))]
     on = [i for i, lab in enumerate(labels) if lab.startswith("ne16/")]
-    assert all(labels[i].endswith("_nq") for i in on), labels
+    assert all("_nq" in labels[i] for i in on), labels         # _nq or _nq_u8in
     if name != "ad_autoencoder":      # dense layers only: the cluster is cheaper for all of them
         assert len(on) >= 8, labels
     assert all(ns.layers.layers[i].op in (Op.CONV2D, Op.DEPTHWISE, Op.FULLY_CONNECTED) for i in on)

@@ -7,10 +7,15 @@ checks the DP's exactness:
   `evaluate`) when there are at most `limit` assignments;
 - otherwise a complete depth-first search over the layers in execution order, every option of
   every layer, cheapest first, pricing moves as consumers are placed and pruned only by a bound
-  that cannot cut an optimum: the cost so far plus the cheapest option of every remaining layer
-  (moves cost ≥ 0 and an infeasible representation only removes assignments), and only when that
-  bound is not below the best assignment found (a branch that can at most tie it is cut, so the
-  value is the optimum; the assignment returned is one optimum).
+  that cannot cut an optimum, and only when that bound is not below the best assignment found (a
+  branch that can at most tie it is cut, so the value is the optimum; the assignment returned is
+  one optimum). The bound is the cost so far plus the optimum of a relaxation of the remaining
+  layers (`_chain_bound`): every option's own cost, and of the moves only those between a layer
+  and the next one in execution order when that next layer is the sole consumer of the tensor
+  (such a move is paid exactly when their memories differ; every other move costs ≥ 0 and is
+  dropped), with representations that cannot be read on that edge excluded (an infeasible
+  representation only removes assignments). The search starts from the cost of one feasible
+  assignment — every layer's cheapest option that reads and writes the plain representation.
 """
 
 from __future__ import annotations
@@ -33,15 +38,53 @@ def enumerate_all(table: CostTable) -> tuple[Cost, tuple[int, ...]] | None:
     return best
 
 
+def _chain_bound(table: CostTable) -> list[list[float]]:
+    """bound[i][p]: a lower bound on the cost (first component) of layers i… when layer i−1 took
+    option p (bound[0][0]: from the start; module docstring). Backward over the layers:
+    at[i][j] = cost of option j + min over the next layer's options j' of edge(j, j') + at[i+1][j'],
+    where edge is the move of layer i's output into j's memory when layer i+1 is its only
+    consumer and it is no network output (∞ when j' cannot read the representation j writes), and
+    0 otherwise."""
+    n = table.n_layers
+    inf = float("inf")
+    at: list[list[float]] = [[] for _ in range(n)]
+    bound: list[list[float]] = [[] for _ in range(n)]
+
+    def edge(i: int, j: int, k: int) -> float:
+        """layer i option j → layer i+1 option k."""
+        if i < 0 or i + 1 >= n:
+            return 0.0
+        w = table.writes[i]
+        if w not in table.reads[i + 1]:
+            return 0.0
+        o, q = table.options[i][j], table.options[i + 1][k]
+        if q.reads != o.writes:
+            return inf
+        t = table.tensors[w]
+        if t.consumers != (i + 1,) or t.output:
+            return 0.0
+        return t.move[o.memory][q.memory][0] if o.memory != q.memory else 0.0
+
+    for i in range(n - 1, -1, -1):
+        nxt = at[i + 1] if i + 1 < n else None          # (the last layer: no next edge)
+        row = []
+        for j, o in enumerate(table.options[i]):
+            tail = 0.0 if nxt is None else min(
+                (edge(i, j, k) + nxt[k] for k in range(len(nxt))), default=inf)
+            row.append(o.cost[0] + tail)
+        at[i] = row
+        prev = range(len(table.options[i - 1])) if i > 0 else range(1)
+        bound[i] = [min((edge(i - 1, p, j) + row[j] for j in range(len(row))), default=inf)
+                    if i > 0 else min(row, default=inf) for p in prev]
+    return bound
+
+
 def search(table: CostTable) -> tuple[Cost, tuple[int, ...]] | None:
     """The minimum by complete depth-first search with the admissible bound (module doc)."""
     n = table.n_layers
     tensors = table.tensors
     io = table.io_memory
-    cheapest = [min((o.cost for o in opts), default=ZERO) for opts in table.options]
-    rest = [ZERO] * (n + 1)
-    for i in range(n - 1, -1, -1):
-        rest[i] = add(rest[i + 1], cheapest[i])
+    lower = _chain_bound(table)
     order = [sorted(range(len(opts)), key=lambda j, opts=opts: opts[j].cost)
              for opts in table.options]
     home = [io if t.producer < 0 else -1 for t in tensors]
@@ -49,6 +92,16 @@ def search(table: CostTable) -> tuple[Cost, tuple[int, ...]] | None:
     copies: list[set[int]] = [set() for _ in tensors]
     picks = [0] * n
     best: list = [INFEASIBLE, None]
+    plain = []
+    for opts, ord_ in zip(table.options, order):
+        js = [j for j in ord_ if opts[j].reads == 0 and opts[j].writes == 0]
+        if not js:
+            break
+        plain.append(js[0])
+    if len(plain) == n:
+        c0 = evaluate(table, tuple(plain))
+        if c0 != INFEASIBLE:
+            best[0], best[1] = c0, tuple(plain)
 
     def finish(cost: Cost) -> None:
         for ti, t in enumerate(tensors):
@@ -65,7 +118,7 @@ def search(table: CostTable) -> tuple[Cost, tuple[int, ...]] | None:
         if i == n:
             finish(cost)
             return
-        if add(cost, rest[i])[0] >= best[0][0] and best[1] is not None:
+        if best[1] is not None and cost[0] + lower[i][picks[i - 1] if i else 0] >= best[0][0]:
             return
         for j in order[i]:
             o = table.options[i][j]
