@@ -111,7 +111,7 @@ def test_nothing_fits_names_the_minimum():
     need = min_l1_bytes(Evaluator(nest, t, m), candidate_orders(nest, m))
     with pytest.raises(TilewiseError, match=f"cannot fit: needs at least {need} bytes of L1"):
         schedule_layer(nest, t)
-    s = schedule_layer(nest, small("gap8", need, 8))
+    s = schedule_layer(nest, small("gap8", need, 8).with_modules(("cluster",)))
     assert s.l1_bytes == need
 
 
