@@ -2,7 +2,8 @@
 
 The host build is what the project's Makefile does: `cc -O2 -std=c99 -Wall -Wextra -Werror
 -pthread`, the host HAL, `-lm`; `dump=True` adds -DTW_DUMP_LAYERS (validate's per-layer mode),
-`sanitize=True` builds with -fsanitize=address,undefined. With a `cache` directory the sources
+`sanitize=True` builds with -fsanitize=address,undefined at -O1 (the sanitizers' customary level:
+the pulp kernels' always-inlined mode variants take minutes to compile instrumented at -O2). With a `cache` directory the sources
 every project shares (kernels, tile helpers, host HAL) are compiled once per content and flags
 and reused — tests build many projects. Compiler errors raise BuildError with the compiler's
 output (a generated project must compile cleanly: that is a tilewise bug, not a user error).
@@ -46,7 +47,7 @@ def _run(args: list[str], cwd: Path) -> None:
 
 def flags(opt: str = "-O2", dump: bool = False, sanitize: bool = False,
           defines: tuple[str, ...] = (), extra: tuple[str, ...] = ()) -> list[str]:
-    f = [opt, *CFLAGS, *extra, "-pthread"]
+    f = ["-O1" if sanitize else opt, *CFLAGS, *extra, "-pthread"]
     if sanitize:
         f += list(SANITIZE)
     if dump:
