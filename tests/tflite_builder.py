@@ -78,6 +78,8 @@ class ModelBuilder:
         self.ops: list[_Op] = []
         self.inputs: list[int] = []
         self.outputs: list[int] = []
+        #: operator version by builtin name (default 1), e.g. to make a file LiteRT refuses
+        self.op_versions: dict[str, int] = {}
 
     # -- tensors -----------------------------------------------------------------------------
     def tensor(
@@ -182,7 +184,8 @@ class ModelBuilder:
             _M['OperatorCode'].OperatorCodeAddDeprecatedBuiltinCode(b, min(c, 127))
             if not self.old_schema:
                 _M['OperatorCode'].OperatorCodeAddBuiltinCode(b, c)
-            _M['OperatorCode'].OperatorCodeAddVersion(b, 1)
+            version = {getattr(BuiltinOperator, k): v for k, v in self.op_versions.items()}.get(c, 1)
+            _M['OperatorCode'].OperatorCodeAddVersion(b, version)
             code_offs.append(_M['OperatorCode'].OperatorCodeEnd(b))
 
         def vec_of(offsets: list[int]) -> int:
