@@ -299,6 +299,7 @@ def compare_with_litert(path: str | Path, n: int = 50, seed: int = 0, all_tensor
     the all-min and all-max inputs; with all_tensors every IR tensor that has a TFLite twin is compared."""
     from tilewise.frontend import load_model
     from tilewise.golden import run_graph
+    from tilewise.ir.layout import model_input
 
     graph = load_model(path)
     index = graph.meta["tflite_tensor_index"]
@@ -306,7 +307,7 @@ def compare_with_litert(path: str | Path, n: int = 50, seed: int = 0, all_tensor
     it = litert_interpreter(path, all_tensors)
     bad = total = 0
     for inputs in random_inputs(specs, n, seed, float_range):
-        ref = litert_invoke(it, inputs, all_tensors)
+        ref = litert_invoke(it, [model_input(graph.meta, x) for x in inputs], all_tensors)
         got = run_graph(graph, inputs, keep_all=all_tensors)
         names = [o for nd in graph.nodes for o in nd.outputs if o in index] if all_tensors else list(graph.outputs)
         for name in names:

@@ -9,7 +9,8 @@ the transpose's NHWC output and meta["input_perm"] = perm records that
 so the generated `tw_network_run` takes the model's own (NCHW) input and transposes it while copying
 it into its L2 place (codegen/network_c.py), the golden model runs on the IR input, and the tools that
 feed the model or the generated code (validate's reference runner and harness, the firmware inputs)
-turn an IR input into the model's with `model_input`.
+turn an IR input into the model's with `model_input` (`to_model_layout` with the perm a project's
+manifest records as input.model_perm).
 """
 
 from __future__ import annotations
@@ -34,10 +35,14 @@ def inverse(perm: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(inv)
 
 
+def to_model_layout(x: np.ndarray, perm: tuple[int, ...] | list[int] | None) -> np.ndarray:
+    """The IR input `x` in the caller's layout given the folded `perm` (None or empty: as is)."""
+    return np.ascontiguousarray(np.asarray(x).transpose(inverse(tuple(perm))) if perm else x)
+
+
 def model_input(meta: Mapping[str, Any], x: np.ndarray) -> np.ndarray:
     """The model's input (the caller's layout) holding the IR input `x`."""
-    p = input_perm(meta)
-    return np.ascontiguousarray(x if p is None else np.asarray(x).transpose(inverse(p)))
+    return to_model_layout(x, input_perm(meta))
 
 
 def model_input_shape(meta: Mapping[str, Any], shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -46,4 +51,4 @@ def model_input_shape(meta: Mapping[str, Any], shape: tuple[int, ...]) -> tuple[
     return tuple(shape) if p is None else tuple(shape[i] for i in inverse(p))
 
 
-__all__ = ["INPUT_PERM", "input_perm", "inverse", "model_input", "model_input_shape"]
+__all__ = ["INPUT_PERM", "input_perm", "inverse", "model_input", "model_input_shape", "to_model_layout"]
