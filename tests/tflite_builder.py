@@ -78,6 +78,8 @@ class ModelBuilder:
         self.ops: list[_Op] = []
         self.inputs: list[int] = []
         self.outputs: list[int] = []
+        #: operator version by builtin name (default 1), e.g. to make a file LiteRT refuses
+        self.op_versions: dict[str, int] = {}
 
     # -- tensors -----------------------------------------------------------------------------
     def tensor(
@@ -182,7 +184,8 @@ class ModelBuilder:
             _M['OperatorCode'].OperatorCodeAddDeprecatedBuiltinCode(b, min(c, 127))
             if not self.old_schema:
                 _M['OperatorCode'].OperatorCodeAddBuiltinCode(b, c)
-            _M['OperatorCode'].OperatorCodeAddVersion(b, 1)
+            version = {getattr(BuiltinOperator, k): v for k, v in self.op_versions.items()}.get(c, 1)
+            _M['OperatorCode'].OperatorCodeAddVersion(b, version)
             code_offs.append(_M['OperatorCode'].OperatorCodeEnd(b))
 
         def vec_of(offsets: list[int]) -> int:
@@ -296,6 +299,7 @@ def compare_with_litert(path: str | Path, n: int = 50, seed: int = 0, all_tensor
     the all-min and all-max inputs; with all_tensors every IR tensor that has a TFLite twin is compared."""
     from tilewise.frontend import load_model
     from tilewise.golden import run_graph
+    from tilewise.ir.layout import model_input
 
     graph = load_model(path)
     index = graph.meta["tflite_tensor_index"]
@@ -303,7 +307,7 @@ def compare_with_litert(path: str | Path, n: int = 50, seed: int = 0, all_tensor
     it = litert_interpreter(path, all_tensors)
     bad = total = 0
     for inputs in random_inputs(specs, n, seed, float_range):
-        ref = litert_invoke(it, inputs, all_tensors)
+        ref = litert_invoke(it, [model_input(graph.meta, x) for x in inputs], all_tensors)
         got = run_graph(graph, inputs, keep_all=all_tensors)
         names = [o for nd in graph.nodes for o in nd.outputs if o in index] if all_tensors else list(graph.outputs)
         for name in names:

@@ -1,7 +1,8 @@
 """network.h / network.c, layers/layers.h and weights.c / weights.h of a generated project.
 
 `tw_network_run(input, output, l1, l2[, l3])` (DESIGN.md "Generated C project") copies the input
-into its planned place in the L2 arena, runs the layers in order — each gets its input and output
+into its planned place in the L2 arena (transposing it there when the frontend folded an input
+transpose into the layout, ir/layout.py: `InputTranspose`), runs the layers in order — each gets its input and output
 activations at the memory plan's offsets (memory/network.py NetworkPlan), its constants (the const
 arrays of weights.c, the L2 image, or the L2 buffer its L3 copy is streamed into) and the L1
 arena — and copies the output out. Weights placed in L3 (NetworkPlan.weights_in_l3) are read from
@@ -23,6 +24,8 @@ import numpy as np
 
 from ..bindings.base import LayerConstants
 from ..ir.layer import Layer, LayerGraph
+from ..ir.layout import input_perm, model_input_shape
+from ..ir.tensor import np_dtype
 from ..memory.network import NetworkPlan, act_name
 from .layer_c import LayerEmit
 from .templates import render
@@ -75,7 +78,7 @@ def network_h(lg: LayerGraph, in_bytes: int, out_bytes: int, l1_bytes: int, aren
     constants resident in L2, `flash_bytes`: constants kept in a read-only memory, `jobs`: the
     accelerator jobs of one inference."""
     return render("network.h.j2", lg=lg, target=target, in_bytes=in_bytes, out_bytes=out_bytes,
-                  in_shape=list(lg.tensors[lg.inputs[0]].shape),
+                  in_shape=list(lg.tensors[lg.inputs[0]].shape), transpose=input_transpose(lg),
                   out_shape=list(lg.tensors[lg.outputs[0]].shape), l1_bytes=l1_bytes, arena=arena,
                   image_bytes=image_bytes, l3_bytes=l3_bytes, l3_act_base=l3_act_base,
                   dma_bytes=dma_bytes, cores=cores, flash_bytes=flash_bytes, jobs=jobs)
@@ -153,6 +156,33 @@ class Step:
     u8: bool = False
 
 
+@dataclass(frozen=True)
+class InputTranspose:
+    """The copy of a caller's input held in the model's layout into the NHWC the layers read:
+    one loop per IR dimension (outermost first), each its extent and the stride of that
+    dimension in the caller's array, writing the L2 copy in order."""
+
+    perm: tuple[int, ...]
+    model_shape: tuple[int, ...]
+    extents: tuple[int, ...]
+    src_strides: tuple[int, ...]
+    ctype: str
+
+
+def input_transpose(lg: LayerGraph) -> InputTranspose | None:
+    """The transposing copy of the network input, None when the caller's layout is the IR's."""
+    perm = input_perm(lg.meta)
+    if perm is None:
+        return None
+    t = lg.tensors[lg.inputs[0]]
+    model_shape = model_input_shape(lg.meta, tuple(t.shape))
+    strides = [1] * len(model_shape)
+    for d in range(len(model_shape) - 2, -1, -1):
+        strides[d] = strides[d + 1] * model_shape[d + 1]
+    ctype = "int16_t" if np_dtype(t.dtype).itemsize == 2 else "int8_t"
+    return InputTranspose(perm, model_shape, tuple(t.shape), tuple(strides[p] for p in perm), ctype)
+
+
 def _arena_rows(arena: ArenaMap) -> list[ArenaRow]:
     acts = arena.plan.plan
     rows = []
@@ -178,8 +208,9 @@ def network_c(lg: LayerGraph, arena: ArenaMap, emits: list[LayerEmit],
     # write their inputs) unless it must be converted (uint8) or layers are tiled at L3 -> L2
     # (their drivers address the tensors by arena offset)
     net_in = lg.inputs[0]
+    transpose = input_transpose(lg)
     direct = (lg.tensors[net_in].dtype != "uint8" and not l3_acts and not w_tiled
-              and net_in not in lg.outputs)
+              and net_in not in lg.outputs and transpose is None)
 
     def l2(t: str) -> int | str | None:
         if direct and t == net_in:
@@ -200,5 +231,5 @@ def network_c(lg: LayerGraph, arena: ArenaMap, emits: list[LayerEmit],
     u8_in, u8_out = (lg.tensors[t].dtype == "uint8" for t in (lg.inputs[0], lg.outputs[0]))
     return render("network.c.j2", lg=lg, arena=arena, rows=_arena_rows(arena), steps=steps,
                   l3_bytes=l3_bytes, streamed=bool(l3_streams), u8_in=u8_in, u8_out=u8_out,
-                  copy_in=not direct, in_offset=arena.act(lg.inputs[0]),
+                  copy_in=not direct, transpose=transpose, in_offset=arena.act(lg.inputs[0]),
                   out_offset=arena.act(lg.outputs[0]))

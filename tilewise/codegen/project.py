@@ -35,6 +35,7 @@ import numpy as np
 
 from ..bindings.base import Family, LayerConstants
 from ..errors import TilewiseError
+from ..ir.layout import input_perm, model_input_shape
 from ..ir.tensor import np_dtype
 from ..memory.network import act_name, weight_name
 from ..schedule.network import NetworkSchedule
@@ -238,7 +239,10 @@ def _manifest(ns: NetworkSchedule, name: str, emits: list[LayerEmit], families: 
     u8 = u8_stored(ns)
     return {
         "model": name, "source": lg.source, "target": target.name, "tiler": ns.tiler,
-        "input": {"name": in_t.name, "shape": list(in_t.shape), "bytes": in_t.nbytes, "dtype": in_t.dtype},
+        "input": {"name": in_t.name, "shape": list(in_t.shape), "bytes": in_t.nbytes, "dtype": in_t.dtype,
+                  **({"model_perm": list(input_perm(lg.meta) or ()),
+                      "model_shape": list(model_input_shape(lg.meta, tuple(in_t.shape)))}
+                     if input_perm(lg.meta) else {})},
         "output": {"name": out_t.name, "shape": list(out_t.shape), "bytes": out_t.nbytes, "dtype": out_t.dtype},
         "layers": [{
             "index": i, "name": l.name, "op": l.op, "kind": l.nest.kind, "output": l.output,

@@ -14,7 +14,8 @@ Two phases:
 
 IR tensor names are the TFLite tensor names (made unique with '#index' when a file repeats or omits a
 name); Graph.meta["tflite_tensor_index"] maps IR name -> TFLite tensor index so that tools can compare
-every intermediate with the interpreter's tensors.
+every intermediate with the interpreter's tensors. The input TRANSPOSE of an NCHW model is folded
+into the input layout (tflite_layout.py; meta["input_perm"], ir/layout.py).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import numpy as np
 
 from ..errors import ModelFormatError, TilewiseError
 from ..ir.graph import Graph
+from ..ir.layout import INPUT_PERM
 from ..ir.tensor import QuantParams, Tensor
 
 #: TFLite TensorType -> IR dtype (types the IR does not know map to None and are rejected when used)
@@ -260,9 +262,15 @@ def read_tflite(data: bytes, source: str) -> Graph:
         t = model.tensors[i]
         if t.dtype is None:
             raise ModelFormatError(f"{source}: graph input '{t.name}' has type {t.type_name}, which tilewise does not support")
+    from .tflite_layout import fold_input_transpose
+
+    graph_inputs = tuple(names[i] for i in model.inputs)
+    graph_outputs = tuple(names[i] for i in model.outputs)
+    rank = len(model.tensors[model.inputs[0]].shape) if len(model.inputs) == 1 else 0
+    nodes, graph_inputs, perm = fold_input_transpose(conv.nodes, graph_inputs, graph_outputs, rank)
     tensors: dict[str, Tensor] = {}
-    used = set(names[i] for i in model.inputs) | set(names[i] for i in model.outputs)
-    for n in conv.nodes:
+    used = set(graph_inputs) | set(graph_outputs)
+    for n in nodes:
         used.update(i for i in n.inputs if i)
         used.update(n.outputs)
     for name in used:
@@ -270,12 +278,14 @@ def read_tflite(data: bytes, source: str) -> Graph:
     index = {names[t.index]: t.index for t in model.tensors if names[t.index] in tensors}
     meta = {"format": "tflite", "source_layout": "NHWC", "tflite_tensor_index": index,
             "description": model.description, "subgraphs": model.subgraphs}
+    if perm is not None:
+        meta[INPUT_PERM] = perm
     return Graph(
         name=source.rsplit("/", 1)[-1].rsplit(".", 1)[0] or "model",
         tensors=tensors,
-        nodes=tuple(conv.nodes),
-        inputs=tuple(names[i] for i in model.inputs),
-        outputs=tuple(names[i] for i in model.outputs),
+        nodes=tuple(nodes),
+        inputs=graph_inputs,
+        outputs=graph_outputs,
         source=source,
         meta=meta,
     )

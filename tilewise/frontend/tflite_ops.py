@@ -6,7 +6,7 @@ parameters, including their float/double rounding:
 
 | op | parameters (as LiteRT computes them) |
 |---|---|
-| CONV_2D, DEPTHWISE_CONV_2D | per channel QuantizeMultiplier(double(s_x)·double(s_w[k])/double(s_y)) |
+| CONV_2D, DEPTHWISE_CONV_2D, TRANSPOSE_CONV | per channel QuantizeMultiplier(double(s_x)·double(s_w[k])/double(s_y)) |
 | FULLY_CONNECTED | as conv (per tensor too); int8 requantizes with single rounding (Requant.rounding) |
 | ADD, SUB | left_shift 20 (int8/uint8) or 15 (int16); in_k = s_k/(2·max s); out = 2·max s/(2^ls·s_y) |
 | MUL | QuantizeMultiplier(float(s_a·s_b/s_y)) (float arithmetic) |
@@ -34,7 +34,7 @@ from ..ir.graph import Node
 from ..ir.ops import Op
 from ..ir.params import (ConcatParams, Conv2dParams, FullyConnectedParams, MaxPoolParams, OpParams, PadParams,
                          ReshapeParams, TfliteAddSubParams, TfliteAvgPoolParams, TfliteMeanParams, TfliteMulParams,
-                         TransposeParams)
+                         TransposeConvParams, TransposeParams)
 from ..ir.requant import Requant, quantize_multiplier, tflite_requant
 from ..ir.shapes import same_pads
 from ..ir.tensor import Tensor, dtype_range
@@ -198,8 +198,8 @@ def _linear_requant(cv: Converter, op: TfliteOperator, x: TfliteTensor, w: Tflit
     return tflite_requant(real, y.zero_point[0], qmin, qmax)
 
 
-def _bias(cv: Converter, op: TfliteOperator, x_dtype: str, k: int) -> tuple[str, int | None]:
-    b = cv.inp(op, 2)
+def _bias(cv: Converter, op: TfliteOperator, x_dtype: str, k: int, index: int = 2) -> tuple[str, int | None]:
+    b = cv.inp(op, index)
     if b is None:
         return "", None
     cv.const(op, b, "bias")
@@ -277,6 +277,50 @@ def depthwise_conv_2d(cv: Converter, op: TfliteOperator) -> None:
     wq = quant_params(w, {3: 0})
     wname = cv.add_const(cv.name(w.index), np.ascontiguousarray(wdata.transpose(3, 1, 2, 0)), "int8", quant=wq)
     cv.emit(op, Op.CONV2D, [cv.name(x.index), wname, bias], cv.name(y.index), params)
+
+
+def _transpose_conv_geometry(padding: int, out: int, f: int, s: int) -> tuple[int, int]:
+    """(input size, "before" padding) LiteRT's ComputePaddingHeightWidth gives on the TRANSPOSE_CONV
+    output size (transpose_conv.cc): the convolution that maps the output back onto the input."""
+    size = (out + s - 1) // s if padding == 0 else int((out + s - f) / s)   # C++ division truncates
+    return size, max((size - 1) * s + f - out, 0) // 2
+
+
+def transpose_conv(cv: Converter, op: TfliteOperator) -> None:
+    """TRANSPOSE_CONV: inputs output_shape (constant int32 [4]), weights [K,FY,FX,C], input,
+    optional bias; int8 (int32 bias) and 16x8 (int64 bias; int32 when the options say so)."""
+    osh, w, x = cv.need(op, 0, "output shape"), cv.need(op, 1, "weights"), cv.need(op, 2, "input")
+    y = cv.t(op.outputs[0])
+    xd = cv.check_int(op, x, ("int8", "int16"))
+    cv.check_int(op, y, (xd,))
+    _check_weights(cv, op, w, 0)
+    if len(x.shape) != 4 or len(w.shape) != 4 or len(y.shape) != 4:
+        raise cv.fail(op, "has a non-4-D input, filter or output", "TRANSPOSE_CONV needs NHWC tensors and an OHWI filter")
+    shape = tuple(int(v) for v in np.atleast_1d(cv.const(op, osh, "output shape")))
+    if shape != tuple(y.shape):
+        raise cv.fail(op, f"has output_shape {list(shape)} but an output tensor of shape {list(y.shape)}",
+                      "the model is malformed; re-export it")
+    k, fy, fx, c = w.shape
+    if c != x.shape[3] or k != y.shape[3] or x.shape[0] != y.shape[0]:
+        raise cv.fail(op, f"has a filter {list(w.shape)} for input {list(x.shape)} and output {list(y.shape)}",
+                      "the model is malformed")
+    o = op.options
+    padding = int(o.get("Padding", 0))
+    if padding not in (0, 1):
+        raise cv.fail(op, f"uses padding mode {padding}", "use SAME or VALID padding")
+    stride = (int(o.get("StrideH", 1)), int(o.get("StrideW", 1)))
+    if min(stride) < 1:
+        raise cv.fail(op, f"has stride {stride}", "the model is malformed")
+    (iy, pt), (ix, pl) = (_transpose_conv_geometry(padding, y.shape[1], fy, stride[0]),
+                          _transpose_conv_geometry(padding, y.shape[2], fx, stride[1]))
+    if (iy, ix) != tuple(x.shape[1:3]):
+        raise cv.fail(op, f"produces {y.shape[1]}x{y.shape[2]} from a {x.shape[1]}x{x.shape[2]} input, but its "
+                          f"padding and stride map that output back onto {iy}x{ix}", "the model is malformed")
+    pads = (pt, pl)
+    bias, btype = _bias(cv, op, xd, k, index=3)
+    rq = _with_wide(_linear_requant(cv, op, x, w, y), _wide_accumulator(cv, op, xd, btype))
+    cv.emit(op, Op.TRANSPOSE_CONV, [cv.name(x.index), cv.name(w.index), bias], cv.name(y.index),
+            TransposeConvParams(stride=stride, pads=pads, output_hw=(int(y.shape[1]), int(y.shape[2])), requant=rq))
 
 
 def fully_connected(cv: Converter, op: TfliteOperator) -> None:
@@ -486,6 +530,7 @@ CONVERTERS: dict[str, Callable[[Converter, TfliteOperator], None]] = {
     "SQUEEZE": reshape,
     "CONCATENATION": concatenation,
     "TRANSPOSE": transpose,
+    "TRANSPOSE_CONV": transpose_conv,
     "SOFTMAX": softmax,
     "LOGISTIC": logistic,
     "QUANTIZE": quantize,

@@ -82,3 +82,38 @@ def dense_acc(
     if bias is not None:
         out += np.asarray(bias, dtype=np.int64)
     return out
+
+
+def transpose_conv_acc(
+    x: np.ndarray,
+    w: np.ndarray,
+    bias: np.ndarray | None,
+    zp_x: int,
+    stride: tuple[int, int],
+    pads: tuple[int, int],
+    output_hw: tuple[int, int],
+) -> np.ndarray:
+    """int64 accumulators [N, OH, OW, K] of TFLite's TRANSPOSE_CONV, stated as LiteRT's reference
+    kernel computes it (reference_integer_ops::TransposeConv): every input pixel scatters
+    (x − zp_x)·w[k, fy, fx, :] onto output (iy·sy − pad_top + fy, ix·sx − pad_left + fx), taps
+    falling outside the output dropped; the bias is added once per output value. Integer sums
+    (int64 here, int32 / int64 in LiteRT) are exact whatever the order."""
+    n, ih, iw, c = x.shape
+    k, fh, fw, _ = w.shape
+    sy, sx = stride
+    pt, pl = pads
+    oh, ow = output_hw
+    xz = np.asarray(x, dtype=np.int64) - zp_x
+    wk = np.asarray(w, dtype=np.int64)
+    # the full scatter canvas, then the window [pt, pt + oh) x [pl, pl + ow) of it
+    full = np.zeros((n, (ih - 1) * sy + fh, (iw - 1) * sx + fw, k), dtype=np.int64)
+    for i in range(fh):
+        for j in range(fw):
+            contrib = np.einsum("nyxc,kc->nyxk", xz, wk[:, i, j, :])
+            full[:, i: i + sy * (ih - 1) + 1: sy, j: j + sx * (iw - 1) + 1: sx, :] += contrib
+    out = np.zeros((n, oh, ow, k), dtype=np.int64)
+    ys, xs = slice(max(pt, 0), min(pt + oh, full.shape[1])), slice(max(pl, 0), min(pl + ow, full.shape[2]))
+    out[:, ys.start - pt: ys.stop - pt, xs.start - pl: xs.stop - pl, :] = full[:, ys, xs, :]
+    if bias is not None:
+        out += np.asarray(bias, dtype=np.int64)
+    return out

@@ -1,4 +1,5 @@
-"""Golden kernels of conv2d and fully_connected, every requant mode (golden/conv.py + requant.py).
+"""Golden kernels of conv2d, transpose_conv and fully_connected, every requant mode (golden/conv.py +
+requant.py).
 
 Weight zero points come from the weight tensor's QuantParams (per channel along axis 0), the input
 zero point from the input tensor's; the bias is int32 (int64 for 16x8). When the Requant says `wide`
@@ -12,8 +13,8 @@ import numpy as np
 
 from ..ir.graph import Graph, Node
 from ..ir.ops import Op
-from ..ir.params import Conv2dParams, FullyConnectedParams
-from .conv import conv2d_acc, dense_acc
+from ..ir.params import Conv2dParams, FullyConnectedParams, TransposeConvParams
+from .conv import conv2d_acc, dense_acc, transpose_conv_acc
 from .registry import kernel
 from .requant import apply_requant
 
@@ -34,6 +35,18 @@ def conv2d(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
     p = node.params
     assert isinstance(p, Conv2dParams)
     acc = conv2d_acc(x, w, bias, zp_x, zp_w, p.stride, p.pads, p.dilation, p.groups)
+    return apply_requant(acc, p.requant)
+
+
+@kernel(Op.TRANSPOSE_CONV)
+def transpose_conv(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
+    """TFLite TRANSPOSE_CONV (symmetric weights, the frontend checks it)."""
+    x, w = args[0], args[1]
+    bias = args[2] if len(args) > 2 else None
+    zp_x, _ = _zps(graph, node)
+    p = node.params
+    assert isinstance(p, TransposeConvParams)
+    acc = transpose_conv_acc(x, w, bias, zp_x, p.stride, p.pads, p.output_hw)
     return apply_requant(acc, p.requant)
 
 

@@ -6,6 +6,7 @@ All activations are NHWC. Every op's parameters are one of the frozen dataclasse
 | op | inputs | params (ir/params.py) |
 |---|---|---|
 | conv2d | x, w[K,FY,FX,C/groups], bias? int32[K] | Conv2dParams (stride, dilation, pads, groups, requant) |
+| transpose_conv | x, w[K,FY,FX,C], bias? int32/int64[K] | TransposeConvParams (stride, pads (top, left), output_hw, requant) |
 | fully_connected | x[..., C], w[K,C], bias? | FullyConnectedParams (requant); output [N,K] with N = size(x)/C |
 | add, sub, mul | a, b (broadcastable) | TfliteAddSubParams, TfliteMulParams, OnnxAddParams |
 | avg_pool, max_pool | x | TfliteAvgPoolParams, OnnxAvgPoolParams, MaxPoolParams |
@@ -40,6 +41,7 @@ class Op(enum.StrEnum):
 
     CONV2D = "conv2d"
     FULLY_CONNECTED = "fully_connected"
+    TRANSPOSE_CONV = "transpose_conv"
     ADD = "add"
     SUB = "sub"
     MUL = "mul"

@@ -25,6 +25,7 @@ model looks its kernels up by (op, params.mode) (golden/registry.py).
 | PadParams | pad (none) | pads per dim, value: TFLite PAD / PADV2 (output zero point or the constant input) |
 | ReshapeParams | reshape (none) | shape |
 | TransposeParams | transpose (none) | perm |
+| TransposeConvParams | transpose_conv (tflite) | stride, pads (top, left), output_hw from TFLite TransposeConvOptions and its output_shape input; requant |
 | ConcatParams | concat (tflite, onnx) | axis, input_quant, output_quant: TFLite ConcatenationWithScaling / onnxruntime QLinearConcat |
 | TfliteSoftmaxParams | softmax (tflite) | input_multiplier, input_left_shift, diff_min: PreprocessSoftmaxScaling, CalculateInputRadius (5 integer bits) |
 | OnnxSoftmaxParams | softmax (onnx) | axis, table, y_scale_inv, y_zero_point: QLinearSoftmax (qlinear_softmax.cc) |
@@ -100,6 +101,25 @@ class FullyConnectedParams(OpParams):
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "mode", self.requant.mode)
+
+
+@_params
+class TransposeConvParams(OpParams):
+    """transpose_conv: x [N,H,W,C], w [K,FY,FX,C] (OHWI), optional bias [K] (int32; int64 for
+    16x8); the output [N, OH, OW, K] of TFLite TRANSPOSE_CONV (its output_shape input). Input pixel
+    (iy, ix) adds (x − zp_x)·w[k, fy, fx] to output (iy·sy − pad_top + fy, ix·sx − pad_left + fx)
+    when that lies inside the output; `pads` are (top, left), LiteRT's ComputePaddingHeightWidth
+    on the output size (frontend/tflite_ops.py)."""
+
+    mode: Mode = field(init=False)
+    stride: tuple[int, int]
+    pads: tuple[int, int]
+    output_hw: tuple[int, int]
+    requant: Requant
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "mode", self.requant.mode)
+        self._check_lengths(stride=2, pads=2, output_hw=2)
 
 
 # ------------------------------------------------------------------------------ elementwise
@@ -373,6 +393,7 @@ _MEAN = (TfliteMeanParams, OnnxMeanParams)
 PARAMS_OF: Mapping[Op, tuple[type[OpParams], ...]] = {
     Op.CONV2D: (Conv2dParams,),
     Op.FULLY_CONNECTED: (FullyConnectedParams,),
+    Op.TRANSPOSE_CONV: (TransposeConvParams,),
     Op.ADD: (TfliteAddSubParams, OnnxAddParams),
     Op.SUB: (TfliteAddSubParams,),
     Op.MUL: (TfliteMulParams,),

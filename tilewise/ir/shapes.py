@@ -13,8 +13,8 @@ import numpy as np
 from ..errors import GraphError
 from .graph import Graph, Node
 from .ops import Op
-from .params import (ConcatParams, Conv2dParams, MeanParams, PadParams, ReshapeParams, TransposeParams,
-                     WindowParams)
+from .params import (ConcatParams, Conv2dParams, MeanParams, PadParams, ReshapeParams, TransposeConvParams,
+                     TransposeParams, WindowParams)
 
 
 def conv_out(size: int, kernel: int, stride: int, pad_before: int, pad_after: int, dilation: int = 1) -> int:
@@ -44,6 +44,8 @@ def infer_shape(graph: Graph, node: Node) -> tuple[int, ...]:
         k, fy, fx, _ = shp[1]
         (sy, sx), (dy, dx), (t, l, b, r) = p.stride, p.dilation, p.pads
         return (n, conv_out(h, fy, sy, t, b, dy), conv_out(w, fx, sx, l, r, dx), k)
+    if isinstance(p, TransposeConvParams):
+        return (shp[0][0], *p.output_hw, shp[1][0])
     if node.op == Op.FULLY_CONNECTED:
         k, c = shp[1]
         size = int(np.prod(shp[0]))

@@ -66,6 +66,8 @@ class ValidationReport:
     mismatches: list[dict[str, Any]] = field(default_factory=list)
     first_difference: dict[str, Any] | None = None
     golden_vs_reference: int | None = None
+    #: how the reference was run when not on the file as given (e.g. a repaired copy)
+    reference_notes: list[str] = field(default_factory=list)
     #: where the generated code ran: "host" (the host build), "gvsoc" (pulp-open firmware),
     #: "qemu" (Cortex-M firmware) or "count" (Cortex-M firmware, instructions counted)
     platform: str = "host"
@@ -100,6 +102,7 @@ class ValidationReport:
             "jobs_measured": self.jobs_measured, "jobs_predicted": self.jobs_predicted,
             "hal": self.hal, "first_difference": self.first_difference,
             "golden_vs_reference": self.golden_vs_reference,
+            "reference_notes": self.reference_notes,
             "model": self.model, "target": self.target, "tiler": self.tiler,
             "l1_free_bytes": self.l1_free_bytes, "project": self.project,
             "platform": self.platform,
@@ -263,14 +266,15 @@ def validate_model(model: str | Path, ns: NetworkSchedule, graph, n_random: int 
                    seed: int = 0, out_dir: str | Path | None = None,
                    cache: str | Path | None = None, on: str = "host") -> ValidationReport:
     """The whole of `tilewise validate` for a scheduled model (`graph` as loaded from `model`)."""
-    from .reference import reference_name, reference_outputs
+    from .reference import reference_name, reference_run
 
     inputs = make_inputs(ns.layers, n_random, seed)
-    ref = reference_outputs(graph, model, inputs)
+    ref = reference_run(graph, model, inputs)
     work = Path(out_dir) if out_dir else Path(tempfile.mkdtemp(prefix="tilewise_validate_"))
     report, _ = validate_network(ns, work, inputs, model=Path(model).name,
-                                 reference_name=reference_name(graph), reference=ref, cache=cache,
-                                 on=on)
+                                 reference_name=reference_name(graph), reference=ref.outputs,
+                                 cache=cache, on=on)
+    report.reference_notes = list(ref.notes)
     return report
 
 

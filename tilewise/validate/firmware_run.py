@@ -17,6 +17,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ..codegen.firmware import inputs_files
+from ..ir.layout import to_model_layout
 from ..codegen.project import Project
 
 from ..ir.layer import LayerGraph
@@ -47,7 +48,8 @@ def build_elf(project: Project, inputs: Sequence[np.ndarray], sources: Sequence[
     `link_args(objects, elf)`, in `out` (default: the project's build_fw); the ELF's path."""
     p = project.path
     nbytes = project.manifest["input"]["bytes"]
-    for rel, text in inputs_files([np.asarray(x).tobytes() for x in inputs], nbytes).items():
+    perm = project.manifest["input"].get("model_perm")   # an input transpose folded into the layout
+    for rel, text in inputs_files([to_model_layout(x, perm).tobytes() for x in inputs], nbytes).items():
         (p / rel).write_text(text)
     build = Path(out) if out else p / "build_fw"
     build.mkdir(parents=True, exist_ok=True)

@@ -1,52 +1,138 @@
 """The reference runtimes generated code is held against (DESIGN.md "Verification").
 
 - TFLite models: LiteRT's interpreter with the reference kernels (OpResolverType.BUILTIN_REF) —
-  the arithmetic the golden model's tflite mode reproduces.
+  the arithmetic the golden model's tflite mode reproduces. A file whose quantization metadata
+  LiteRT refuses although its meaning is clear runs on a repaired copy
+  (frontend/tflite_repair.py); `ReferenceRun.notes` says what was repaired.
 - ONNX models: onnxruntime's CPU session as the ONNX frontend configures it
   (frontend/onnx_io.py `reference_session`); float edges are (de)quantized there.
-Inputs and outputs are the IR's integer NHWC arrays.
+Inputs and outputs are the IR's integer NHWC arrays; an input whose transpose the frontend folded
+into the layout (ir/layout.py) is handed to the runtime in the model's own layout.
+
+Any failure of a runtime (it refuses the file, an op or an op version, or fails while running) is
+a `ReferenceError`: one sentence naming the model and the runtime's own first line (exit 2).
 """
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from ..errors import TilewiseError
 from ..ir.graph import Graph
+from ..ir.layout import model_input
 
 LITERT = "LiteRT BUILTIN_REF"
 ORT = "onnxruntime"
+
+
+class ReferenceError(TilewiseError):
+    """The reference runtime refused the model or failed to run it."""
+
+
+@dataclass(frozen=True)
+class ReferenceRun:
+    """The reference's outputs (IR layout), one per input, and what validate must say about how
+    they were obtained (e.g. the model was repaired for the runtime)."""
+
+    outputs: list[np.ndarray]
+    notes: tuple[str, ...] = ()
 
 
 def reference_name(graph: Graph) -> str:
     return LITERT if graph.meta.get("format") == "tflite" else ORT
 
 
+def _source_location_end(text: str, start: int) -> int:
+    """End of "path/file.cc:LINE qualified::Function(args...) " from `start` (balanced parentheses)."""
+    i = text.find("(", start)
+    if i < 0:
+        return start
+    depth = 0
+    for j in range(i, len(text)):
+        depth += {"(": 1, ")": -1}.get(text[j], 0)
+        if depth == 0:
+            return j + 1
+    return len(text)
+
+
+def runtime_message(e: BaseException) -> str:
+    """The runtime's message as one readable line: onnxruntime's "[ONNXRuntimeError] : n : KIND :"
+    prefix and its C++ source location and function signature are dropped, whitespace (LiteRT
+    glues its reports) collapsed, and the result kept under 300 characters."""
+    text = " ".join(str(e).split()) or type(e).__name__
+    text = re.sub(r"^\[ONNXRuntimeError\] : \d+ : \w+ : ", "", text)
+    m = re.search(r"/onnxruntime_src/\S+:\d+ ", text)
+    if m:
+        text = (text[:m.start()] + " " + text[_source_location_end(text, m.end()):]).strip()
+        text = " ".join(text.split())
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+def _guarded(runtime: str, model: str | Path, stage: str, fn: Callable[[], Any]) -> Any:
+    try:
+        return fn()
+    except TilewiseError:
+        raise
+    except Exception as e:   # noqa: BLE001 — any failure of the external runtime is its refusal
+        raise ReferenceError(
+            f"{model}: the reference runtime {runtime} failed while {stage} the model "
+            f"({runtime_message(e)}); tilewise reads the model but cannot check it against {runtime} — "
+            f"re-export the model, or use `tilewise generate` without validation"
+        ) from None
+
+
+def _litert(graph: Graph, model: str | Path, inputs: Sequence[np.ndarray]) -> ReferenceRun:
+    from ai_edge_litert.interpreter import Interpreter, OpResolverType
+
+    from ..frontend.tflite_repair import repair_for_litert
+
+    data, notes = repair_for_litert(Path(model).read_bytes())
+
+    def load() -> Any:
+        it = Interpreter(model_content=data, experimental_op_resolver_type=OpResolverType.BUILTIN_REF)
+        it.allocate_tensors()
+        return it
+
+    it = _guarded(LITERT, model, "loading", load)
+    det_in = it.get_input_details()[0]
+    index = graph.meta["tflite_tensor_index"][graph.outputs[0]]
+
+    def run(x: np.ndarray) -> np.ndarray:
+        feed = model_input(graph.meta, np.asarray(x)).astype(det_in["dtype"])
+        it.set_tensor(det_in["index"], feed.reshape(det_in["shape"]))
+        it.invoke()
+        return np.asarray(it.get_tensor(index)).copy()
+
+    outs = [_guarded(LITERT, model, "running", lambda x=x: run(x)) for x in inputs]
+    return ReferenceRun(outs, tuple(f"{LITERT} ran on a repaired copy: {n}" for n in notes))
+
+
+def _onnxruntime(graph: Graph, model: str | Path, inputs: Sequence[np.ndarray]) -> ReferenceRun:
+    from ..frontend.onnx_io import reference_session, run_reference
+
+    sess = _guarded(ORT, model, "loading", lambda: reference_session(str(model)))
+    out_name = graph.outputs[0]
+    return ReferenceRun([_guarded(ORT, model, "running",
+                                  lambda x=x: run_reference(graph, sess, {graph.inputs[0]: x})[out_name])
+                         for x in inputs])
+
+
+def reference_run(graph: Graph, model: str | Path, inputs: Sequence[np.ndarray]) -> ReferenceRun:
+    """Run the reference runtime on every input (each the graph's input, IR layout)."""
+    fmt = graph.meta.get("format")
+    if fmt == "tflite":
+        return _litert(graph, model, inputs)
+    if fmt == "onnx":
+        return _onnxruntime(graph, model, inputs)
+    raise TilewiseError(f"{graph.source or graph.name}: no reference runtime for format '{fmt}'")
+
+
 def reference_outputs(graph: Graph, model: str | Path,
                       inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
     """The reference runtime's output (the graph's single output, IR layout) for each input."""
-    fmt = graph.meta.get("format")
-    out_name = graph.outputs[0]
-    if fmt == "tflite":
-        from ai_edge_litert.interpreter import Interpreter, OpResolverType
-
-        it = Interpreter(model_path=str(model),
-                         experimental_op_resolver_type=OpResolverType.BUILTIN_REF)
-        it.allocate_tensors()
-        det_in = it.get_input_details()[0]
-        index = graph.meta["tflite_tensor_index"][out_name]
-        res = []
-        for x in inputs:
-            it.set_tensor(det_in["index"], np.asarray(x, dtype=det_in["dtype"]).reshape(det_in["shape"]))
-            it.invoke()
-            res.append(np.asarray(it.get_tensor(index)).copy())
-        return res
-    if fmt == "onnx":
-        from ..frontend.onnx_io import reference_session, run_reference
-
-        sess = reference_session(str(model))
-        return [run_reference(graph, sess, {graph.inputs[0]: x})[out_name] for x in inputs]
-    raise TilewiseError(f"{graph.source or graph.name}: no reference runtime for format '{fmt}'")
+    return reference_run(graph, model, inputs).outputs

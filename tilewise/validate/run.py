@@ -18,6 +18,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..codegen.project import Project
+from ..ir.layout import to_model_layout
 from ..ir.tensor import np_dtype
 
 
@@ -39,13 +40,15 @@ class RunResult:
 def run_harness(project: Project, exe: str | Path, inputs: Sequence[np.ndarray],
                 work: str | Path | None = None, dump: bool = False,
                 timeout: float = 600.0) -> RunResult:
-    """Run `exe` (built from `project`) on `inputs` (each the network input, in its element type)."""
+    """Run `exe` (built from `project`) on `inputs` (each the network input in the IR's layout, in
+    its element type; handed to the network in the model's layout, ir/layout.py)."""
     work = Path(work) if work else project.path
     in_bytes = project.manifest["input"]["bytes"]
     out_bytes = project.manifest["output"]["bytes"]
     # each input in the network input's own element type (int8, uint8 or int16), as raw bytes
     in_dtype = np_dtype(project.manifest["input"].get("dtype", "int8"))
-    data = b"".join(np.ascontiguousarray(x).astype(in_dtype).tobytes() for x in inputs)
+    perm = project.manifest["input"].get("model_perm")   # an input transpose folded into the layout
+    data = b"".join(to_model_layout(x, perm).astype(in_dtype).tobytes() for x in inputs)
     assert len(data) == in_bytes * len(inputs), "input sizes do not match the network input"
     tag = "dump" if dump else "run"
     in_path, out_path, dump_path = work / f"{tag}_inputs.bin", work / f"{tag}_outputs.bin", \

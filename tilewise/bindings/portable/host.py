@@ -11,6 +11,7 @@ per row, each the whole layer function (whole_function.c.j2), one call on the L2
 | quantize_onnx  | quantize   | onnx          | 8→8                         | tw_lut_s8      | onnx_ops.quantize (table of every value) |
 | transpose      | transpose  | any           | 8→8, 16→16                  | tw_transpose   | shape_ops.transpose          |
 | concat         | concat     | tflite, onnx  | 8→8, 16→16                  | tw_concat      | shape_ops.concat / onnx_ops.concat |
+| transpose_conv | transpose_conv | tflite    | 8x8→8, 16x8→16 (int64 acc)  | tw_transpose_conv | linear.transpose_conv (conv.transpose_conv_acc) |
 
 Any rank up to tw_host.h's TW_TRANSPOSE_MAX_RANK, any permutation, any number of inputs on any
 axis. uint8 tensors are stored biased (u − 128, common.py): quantize shifts its zero points by
@@ -19,6 +20,12 @@ input whose quantization differs from the output's goes through a 256-entry tabl
 golden function itself on every value (TFLite's float32 ConcatenationWithScaling for uint8,
 onnxruntime's QLinearConcat requantization); 16-bit inputs are copied (the TFLite frontend
 refuses a 16-bit concat that rescales).
+
+transpose_conv keeps its weights, bias and per-channel multipliers as const arrays of the layer's
+own C file (like the concat tables), not in the constants blob of the weighted kernels: its
+input zero point cannot be folded into the bias (an output near the border sums fewer taps), so
+the kernel subtracts it per tap, as LiteRT does. It takes int8 and 16x8 with the int64
+accumulator (an int16 layer whose options declare an int32 bias is left to no module).
 
 Cost: the module's kernel model prices them as its untiled ("other") ops; a model that tells
 them apart does so by the binding key (`for_key`: targets/pulp_kernels.py).
@@ -33,7 +40,7 @@ from ...golden.shape_ops import rescale_values
 from ...ir.layer import Layer, LayerGraph
 from ...ir.ops import Op
 from ...ir.params import (ConcatParams, OnnxQuantizeParams, TfliteRequantizeParams,
-                          TransposeParams)
+                          TransposeConvParams, TransposeParams)
 from ...ir.tensor import dtype_bits, dtype_range
 from ..base import Binding, LayerConstants, Precision, TileRules, per_mode
 from .common import FAMILY, S8, S16, render, u8_offset
@@ -52,6 +59,23 @@ def _int_types(layer: Layer, lg: LayerGraph) -> str | None:
 
 
 # --- checks ---------------------------------------------------------------------------------
+
+def check_transpose_conv(layer: Layer, lg: LayerGraph) -> str | None:
+    """TFLite TRANSPOSE_CONV: int8 (int32 accumulator) or 16x8 (int64), constant int8 weights."""
+    p = layer.params
+    if not isinstance(p, TransposeConvParams) or p.requant.mode != "tflite":
+        return "a transpose_conv without TFLite requantization"
+    x = lg.tensors[layer.inputs[0]]
+    if x.dtype not in ("int8", "int16") or lg.tensors[layer.output].dtype != x.dtype:
+        return f"a {x.dtype} transpose_conv (int8 or int16 only)"
+    if p.requant.wide != (x.dtype == "int16"):
+        return "a 16x8 transpose_conv with an int32 accumulator" if x.dtype == "int16" else \
+            "an int8 transpose_conv with an int64 accumulator"
+    w = layer.const_inputs.get(layer.node_inputs[1])
+    if w is None or w.data is None or w.dtype != "int8":
+        return "a transpose_conv without constant int8 weights"
+    return None
+
 
 def check_quantize(layer: Layer, lg: LayerGraph) -> str | None:
     """TFLite requantization between integer types (not float -> int)."""
@@ -160,6 +184,32 @@ def concat(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
                   outer=int(np.prod(y.shape[:axis], dtype=np.int64)))
 
 
+def transpose_conv(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
+    """TFLite TRANSPOSE_CONV on the whole tensors (check_transpose_conv), constants in the file."""
+    p = layer.params
+    assert isinstance(p, TransposeConvParams)
+    x, y = lg.tensors[layer.inputs[0]], lg.tensors[layer.output]
+    w = np.asarray(layer.const_inputs[layer.node_inputs[1]].data, dtype=np.int8)
+    k, fh, fw, c = w.shape
+    b_name = layer.node_inputs[2] if len(layer.node_inputs) > 2 else ""
+    wide = x.dtype == "int16"
+    bias = None
+    if b_name:
+        bias = [f"{int(v)}LL" if wide else str(int(v))
+                for v in np.asarray(layer.const_inputs[b_name].data).reshape(-1)]
+    rq = p.requant
+    flat = w.reshape(-1).tolist()
+    g = dict(n=x.shape[0], ih=x.shape[1], iw=x.shape[2], c=c, oh=y.shape[1], ow=y.shape[2], k=k,
+             fh=fh, fw=fw, sy=p.stride[0], sx=p.stride[1], pad_t=p.pads[0], pad_l=p.pads[1])
+    return render("transpose_conv.c.j2", g=g, w_size=len(flat),
+                  w_rows=[flat[i:i + 24] for i in range(0, len(flat), 24)], bias=bias,
+                  bias_type="int64_t" if wide else "int32_t",
+                  mult=[int(v) for v in np.broadcast_to(rq.multiplier, (k,))],
+                  shift=[int(v) for v in np.broadcast_to(rq.shift, (k,))],
+                  x_zp=x.quant.zp if x.quant else 0, y_zp=int(rq.zero_point),
+                  qmin=int(rq.qmin), qmax=int(rq.qmax), elem_bytes=dtype_bits(x.dtype) // 8)
+
+
 def bindings(cost) -> tuple[Binding, ...]:
     """The host-only bindings priced by the kernel cost model `cost` (module docstring)."""
     out: list[Binding] = []
@@ -183,4 +233,10 @@ def bindings(cost) -> tuple[Binding, ...]:
             check_transpose, transpose)
         add("concat" + suffix, Op.CONCAT, ("tflite", "onnx"), Precision(bits, 0, bits),
             check_concat, concat)
+    # the weights are const inputs of the layer, not Layer.weights, and its Requant is in its
+    # params: the key says weight bits 0 and a 32-bit accumulator (check_transpose_conv: int64 for 16x8)
+    add("transpose_conv", Op.TRANSPOSE_CONV, ("tflite",), Precision(S8, 0, S8),
+        check_transpose_conv, transpose_conv)
+    add("transpose_conv_s16", Op.TRANSPOSE_CONV, ("tflite",), Precision(S16, 0, S16),
+        check_transpose_conv, transpose_conv)
     return tuple(out)

@@ -27,6 +27,16 @@
  *   lut[j] (256 entries indexed by stored byte + 128, as the output is stored) requantizes it,
  *   NULL copies it (equal scale and zero point; always for 16-bit inputs). The output must not
  *   overlap any input.
+ *
+ *   TRANSPOSE_CONV (tw_transpose_conv) — TFLite's TRANSPOSE_CONV (golden/conv.py
+ *   `transpose_conv_acc`, LiteRT's reference_integer_ops::TransposeConv), int8 (elem_bytes 1) or
+ *   16x8 (elem_bytes 2), NHWC input [n][ih][iw][c], weights [k][fh][fw][c], output
+ *   [n][oh][ow][k]. Computed per output value (the gather form of LiteRT's scatter; the same
+ *   integer sum): acc = bias[k] + Σ (x[iy][ix][c] - x_zp) · w[k][fy][fx][c] over the taps with
+ *   oy + pad_t - fy = iy·sy and ox + pad_l - fx = ix·sx inside the input; then
+ *   y = clamp(MBQM(acc) + y_zp, qmin, qmax) with the int32 MultiplyByQuantizedMultiplier
+ *   (tw_requant.h, int32 accumulator and bias) for int8, the int64 one (tw_s16.h, int64
+ *   accumulator and bias) for 16x8. `in` and `out` must not overlap.
  */
 #ifndef TW_HOST_H
 #define TW_HOST_H
@@ -42,11 +52,22 @@ typedef struct {
     int32_t qmin, qmax;       /* the output type's range, as stored */
 } tw_quantize_params_t;
 
+typedef struct {
+    int32_t n, ih, iw, c, oh, ow, k, fh, fw, sy, sx, pad_t, pad_l;
+    int32_t x_zp, y_zp, qmin, qmax;
+    const int8_t *w;          /* [k][fh][fw][c] */
+    const void *bias;         /* int32 [k] (int8) or int64 [k] (16x8); NULL: none */
+    const int32_t *mult;      /* per output channel: Q31 M0 */
+    const int32_t *shift;     /* per output channel: exponent (+ = left) */
+} tw_transpose_conv_params_t;
+
 void tw_quantize(const tw_quantize_params_t *p, const void *in, int in_bytes, void *out,
                  int out_bytes, int32_t n);
 void tw_transpose(const void *in, void *out, int elem_bytes, int rank, const int32_t *out_dims,
                   const int32_t *in_stride);
 void tw_concat(const int8_t *const *in, const int8_t *const *lut, const int32_t *inner, int n_in,
                int8_t *out, int32_t outer);
+void tw_transpose_conv(const tw_transpose_conv_params_t *p, const void *in, void *out,
+                       int elem_bytes);
 
 #endif /* TW_HOST_H */
