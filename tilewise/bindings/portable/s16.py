@@ -7,7 +7,7 @@ map to the kernels of tw_kernels/tw_s16.h:
 | layer op          | kernel                   | golden                                          |
 |-------------------|--------------------------|-------------------------------------------------|
 | conv2d (any FY·FX)| tw_conv2d_s16            | golden/conv.py conv2d_acc + requant.py (wide)   |
-| fully_connected   | tw_fully_connected_s16   | golden/conv.py dense_acc + requant.py (wide)    |
+| fully_connected   | tw_fully_connected_s16   | golden/conv.py dense_acc + requant.py (wide, "real" rounding: round(double(acc)·s_x·s_w/s_y) as LiteRT's reference FC) |
 | add / sub (tflite, same-shaped operands) | tw_add_s16 / tw_sub_s16 | golden/elementwise.py add / sub |
 | reshape           | byte copy (untiled.py)   | —                                               |
 
@@ -24,6 +24,8 @@ fully_connected_s16.c.j2; add_s16.c.j2 (PARAMS: add_params.j2, as the int8 add's
 
 from __future__ import annotations
 
+import numpy as np
+
 from ...ir.layer import Layer, LayerGraph
 from ...ir.params import TfliteAddSubParams
 from ..base import LayerConstants
@@ -34,8 +36,14 @@ from .elementwise import add_sub_params
 def _weighted(layer: Layer, kernel: str, template: str) -> str:
     rq = layer.requant
     assert rq is not None and rq.wide, f"layer '{layer.name}' passed checks.weighted_s16"
+    real = None
+    if rq.rounding == "real":
+        assert rq.scale is not None
+        # repr: the shortest decimal that reads back as the same double (C's strtod rounds exactly)
+        real = [repr(float(v)) for v in np.broadcast_to(np.asarray(rq.scale, np.float64),
+                                                         (layer.nest.K,))]
     return render(template, kernel=kernel, zero_point=int(rq.zero_point), qmin=int(rq.qmin),
-                  qmax=int(rq.qmax))
+                  qmax=int(rq.qmax), real_scales=real)
 
 
 def conv2d_s16(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:

@@ -14,7 +14,10 @@
  *   requant16(acc, k) = clamp(MBQM64(acc, mult[k], shift[k]) + zero_point, qmin, qmax) with
  *       MBQM64: M0' = M0 < 0x7FFF0000 ? (M0 + 2^15) >> 16 : 0x7FFF, total = 15 - shift,
  *       (int32)((acc·M0' + 2^(total-1)) >> total)     (golden/fixedpoint.py
- *       multiply_by_quantized_multiplier_64; the int32 wrap as in the golden model).
+ *       multiply_by_quantized_multiplier_64; the int32 wrap as in the golden model);
+ *   or, when rq.scale is not NULL (the 16x8 dense layer, Requant.rounding "real"),
+ *       clamp(tw_real_round(acc, scale[k]) + zero_point, qmin, qmax)   (golden/requant.py
+ *       real_requant: LiteRT's reference FULLY_CONNECTED rounds double(acc)·s_x·s_w/s_y).
  *   Golden: golden/conv.py conv2d_acc / dense_acc + golden/requant.py apply_requant (rq.wide).
  *
  *   Buffers (dense, tile-local, L1):
@@ -42,6 +45,7 @@
 #include "tw_elementwise.h"
 
 typedef struct {
+    const double *scale;       /* NULL, or the "real" requant's per-channel scales (fc) */
     const int32_t *mult;       /* Q31 M0 per channel */
     const int32_t *shift;      /* exponent (+ = left), <= 14 */
     int32_t zero_point;
@@ -71,9 +75,26 @@ static inline int32_t tw_mbqm64(int64_t x, int32_t m0, int32_t shift)
     return (int32_t)(uint32_t)(uint64_t)v;
 }
 
+/* static_cast<int32_t>(round(double(x) * scale)) as LiteRT's reference 16x8 FULLY_CONNECTED
+ * computes it: one IEEE double product, rounded half away from zero (without libm: the product's
+ * integer part by truncation, then its exact fraction decides); a result outside int32 is
+ * INT32_MIN, what x86-64's conversion gives for that undefined case (golden real_requant). */
+static inline int32_t tw_real_round(int64_t x, double scale)
+{
+    double v = (double)x * scale, frac;
+    int64_t t;
+    if (!(v > -2147483649.0 && v < 2147483648.0)) return INT32_MIN;
+    t = (int64_t)v;                      /* truncation toward zero */
+    frac = v - (double)t;                /* exact: |v| < 2^32 */
+    if (frac >= 0.5) t++;
+    if (frac <= -0.5) t--;
+    return t < INT32_MIN || t > INT32_MAX ? INT32_MIN : (int32_t)t;
+}
+
 static inline int16_t tw_requant16(const tw_requant16_t *rq, int64_t acc, int k)
 {
-    int64_t y = (int64_t)tw_mbqm64(acc, rq->mult[k], rq->shift[k]) + rq->zero_point;
+    int64_t y = (int64_t)(rq->scale ? tw_real_round(acc, rq->scale[k])
+                                    : tw_mbqm64(acc, rq->mult[k], rq->shift[k])) + rq->zero_point;
     if (y < rq->qmin) y = rq->qmin;
     if (y > rq->qmax) y = rq->qmax;
     return (int16_t)y;
