@@ -11,7 +11,7 @@
 | conv2d_s16         | conv2d           | tflite (int64 acc) | 16x8→16      | conv     | tw_conv2d_s16         |
 | fully_connected_s16| fully_connected  | tflite (int64 acc) | 16x8→16      | fc       | tw_fully_connected_s16|
 | add_s8, sub_s8, mul_s8 | add, sub, mul| tflite (add: onnx) | 8→8          | add      | tw_add_s8 ... tw_add_onnx_s8/_u8 |
-| add_s16, sub_s16   | add, sub         | tflite             | 16→16        | add      | tw_add_s16 / tw_sub_s16 |
+| add_s16, sub_s16, mul_s16 | add, sub, mul | tflite         | 16→16        | add      | tw_add_s16 / tw_sub_s16 / tw_mul_s16 |
 | *_broadcast_s8     | add, sub, mul    | tflite (add: onnx) | 8→8          | other    | the elementwise kernel per pixel |
 | avg_pool_s8        | avg_pool         | tflite, onnx       | 8→8          | pool     | tw_avgpool_s8 / tw_avgpool_onnx_s8 |
 | max_pool_s8        | max_pool         | any                | 8→8          | pool     | tw_maxpool_s8         |
@@ -121,6 +121,8 @@ def bindings(cost, *, depthwise_input_bytes_per_cycle: float = 0.0,
     add("add_s16", Op.ADD, ("tflite",), p16, "add", checks.elementwise_s16, emit=s16.add_s16,
         tiles=NO_L3)
     add("sub_s16", Op.SUB, ("tflite",), p16, "add", checks.elementwise_s16, emit=s16.sub_s16,
+        tiles=NO_L3)
+    add("mul_s16", Op.MUL, ("tflite",), p16, "add", checks.elementwise_s16, emit=s16.mul_s16,
         tiles=NO_L3)
     add("avg_pool_s8", Op.AVG_POOL, ("tflite",), p8, "pool", checks.avg_pool_tflite,
         emit=pool.avg_pool_s8)

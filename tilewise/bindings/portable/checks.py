@@ -98,12 +98,12 @@ def s16_rules(layer: Layer, rules):
 
 
 def elementwise_s16(layer: Layer, lg: LayerGraph) -> str | None:
-    """int16 add / sub of two same-shaped activations (TFLite)."""
+    """int16 add / sub / mul of two same-shaped activations (TFLite)."""
     if _dtypes(layer, lg) != {"int16"}:
         return "mixing int16 with other activation types"
     shapes = {tuple(lg.tensors[t].shape) for t in (*layer.inputs, layer.output)}
     if len(layer.inputs) != 2 or len(shapes) != 1:
-        return "an int16 add/sub that broadcasts or has a constant operand"
+        return f"an int16 {layer.op} that broadcasts or has a constant operand"
     return batch_one(layer)
 
 

@@ -8,12 +8,12 @@ map to the kernels of tw_kernels/tw_s16.h:
 |-------------------|--------------------------|-------------------------------------------------|
 | conv2d (any FY·FX)| tw_conv2d_s16            | golden/conv.py conv2d_acc + requant.py (wide)   |
 | fully_connected   | tw_fully_connected_s16   | golden/conv.py dense_acc + requant.py (wide, "real" rounding: round(double(acc)·s_x·s_w/s_y) as LiteRT's reference FC) |
-| add / sub (tflite, same-shaped operands) | tw_add_s16 / tw_sub_s16 | golden/elementwise.py add / sub |
+| add / sub / mul (tflite, same-shaped operands) | tw_add_s16 / tw_sub_s16 / tw_mul_s16 | golden/elementwise.py add / sub / mul |
 | reshape           | byte copy (untiled.py)   | —                                               |
 
-Everything else touching an int16 tensor (depthwise, pools, mul, broadcast add/sub, softmax,
-layers tiled at L3->L2, the non-wide int32-bias 16x8 form) has no binding, or is refused by the
-binding's check (checks.py), at partition time.
+Broadcast add / sub / mul, pad, pools, depthwise and softmax on int16 tensors are host-core
+bindings (host.py, host16.py); layers tiled at L3->L2 and the non-wide int32-bias 16x8 form are
+refused by the binding's check (checks.py) at partition time.
 
 The kernels accumulate in int64 but keep C-tile partial sums in the schedule's int32 psum buffer
 (the binding's psum_bits = 32): the binding's tile rules tile C only when |bias| + 32768·Σ|w| fits
@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...ir.layer import Layer, LayerGraph
-from ...ir.params import TfliteAddSubParams
+from ...ir.params import TfliteAddSubParams, TfliteMulParams
 from ..base import LayerConstants
 from .common import render, zero_point
 from .elementwise import add_sub_params
@@ -59,7 +59,7 @@ def _add_sub(layer: Layer, lg: LayerGraph, kernel: str) -> str:
     a = layer.params
     assert isinstance(a, TfliteAddSubParams)
     zps = tuple(zero_point(lg, t) for t in (*layer.inputs, layer.output))
-    return render("add_s16.c.j2", kernel=kernel, p=add_sub_params(a, zps, 0))
+    return render("add_s16.c.j2", kernel=kernel, params="add_params.j2", p=add_sub_params(a, zps, 0))
 
 
 def add_s16(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
@@ -68,3 +68,14 @@ def add_s16(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
 
 def sub_s16(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
     return _add_sub(layer, lg, "tw_sub_s16")
+
+
+def mul_s16(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
+    """tw_mul_params_t of the int16 operands (TFLite's MUL: golden/elementwise.py mul)."""
+    a = layer.params
+    assert isinstance(a, TfliteMulParams)
+    za, zb, zo = (zero_point(lg, t) for t in (*layer.inputs, layer.output))
+    return render("add_s16.c.j2", kernel="tw_mul_s16", params="mul_params.j2",
+                  p=dict(a_zp=za, b_zp=zb, out_mult=int(a.output_multiplier),
+                         out_shift=int(a.output_shift), out_zp=zo, qmin=int(a.qmin),
+                         qmax=int(a.qmax)))

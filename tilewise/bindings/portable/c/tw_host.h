@@ -27,6 +27,16 @@
  *   lut[j] (256 entries indexed by stored byte + 128, as the output is stored) requantizes it,
  *   NULL copies it (equal scale and zero point; always for 16-bit inputs). The output must not
  *   overlap any input.
+ *
+ *   ADD / SUB / MUL with broadcasting (tw_binary) — TFLite's ADD, SUB and MUL on operands of any
+ *   broadcastable shapes (golden/elementwise.py, numpy broadcasting; LiteRT's BroadcastAdd6DSlow
+ *   and friends compute the same arithmetic per element): the output, of dims out_dims[0..rank)
+ *   (rank <= TW_TRANSPOSE_MAX_RANK), is written in order; its element (i_0, ..., i_{rank-1}) is
+ *   op(a[Σ i_d · a_stride[d]], b[Σ i_d · b_stride[d]]), where an operand's stride is 0 along a
+ *   dim it broadcasts. op: TW_BINARY_ADD / _SUB (tw_add_value, `params` a tw_add_params_t) or
+ *   TW_BINARY_MUL (tw_mul_value, a tw_mul_params_t), tw_elementwise.h. Elements of `elem_bytes`
+ *   (1: int8 / uint8 stored as u - 128 with zero points and clamp as stored; 2: int16). The
+ *   output may alias an operand only when that operand has the output's shape.
  */
 #ifndef TW_HOST_H
 #define TW_HOST_H
@@ -42,6 +52,11 @@ typedef struct {
     int32_t qmin, qmax;       /* the output type's range, as stored */
 } tw_quantize_params_t;
 
+enum { TW_BINARY_ADD, TW_BINARY_SUB, TW_BINARY_MUL };
+
+void tw_binary(int op, const void *params, const void *a, const int32_t *a_stride, const void *b,
+               const int32_t *b_stride, void *out, int elem_bytes, int rank,
+               const int32_t *out_dims);
 void tw_quantize(const tw_quantize_params_t *p, const void *in, int in_bytes, void *out,
                  int out_bytes, int32_t n);
 void tw_transpose(const void *in, void *out, int elem_bytes, int rank, const int32_t *out_dims,

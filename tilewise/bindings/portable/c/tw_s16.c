@@ -76,18 +76,7 @@ static void add_or_sub16(const tw_add_params_t *p, const int16_t *a, const int16
 {
     int begin, end, i;
     tw_core_range(n, core_id, n_cores, &begin, &end);
-    for (i = begin; i < end; i++) {
-        int32_t xa = (int32_t)((uint32_t)((int32_t)a[i] - p->a_zp) << p->left_shift);
-        int32_t xb = (int32_t)((uint32_t)((int32_t)b[i] - p->b_zp) << p->left_shift);
-        int32_t sa = tw_mbqm(xa, p->a_mult, p->a_shift);
-        int32_t sb = tw_mbqm(xb, p->b_mult, p->b_shift);
-        uint32_t usb = sign > 0 ? (uint32_t)sb : 0u - (uint32_t)sb;
-        int32_t raw = (int32_t)((uint32_t)sa + usb);          /* wraps like golden wrap32 */
-        int64_t y = (int64_t)tw_mbqm(raw, p->out_mult, p->out_shift) + p->out_zp;
-        if (y < p->qmin) y = p->qmin;
-        if (y > p->qmax) y = p->qmax;
-        out[i] = (int16_t)y;
-    }
+    for (i = begin; i < end; i++) out[i] = (int16_t)tw_add_value(p, a[i], b[i], sign);
 }
 
 void tw_add_s16(const tw_add_params_t *p, const int16_t *a, const int16_t *b, int16_t *out, int n,
@@ -100,4 +89,12 @@ void tw_sub_s16(const tw_add_params_t *p, const int16_t *a, const int16_t *b, in
                 int core_id, int n_cores)
 {
     add_or_sub16(p, a, b, out, n, -1, core_id, n_cores);
+}
+
+void tw_mul_s16(const tw_mul_params_t *p, const int16_t *a, const int16_t *b, int16_t *out, int n,
+                int core_id, int n_cores)
+{
+    int begin, end, i;
+    tw_core_range(n, core_id, n_cores, &begin, &end);
+    for (i = begin; i < end; i++) out[i] = (int16_t)tw_mul_value(p, a[i], b[i]);
 }

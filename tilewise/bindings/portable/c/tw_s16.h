@@ -32,6 +32,7 @@
  *   ADD / SUB of int16 tensors (tw_add_s16 / tw_sub_s16): tw_elementwise.h's arithmetic and
  *   tw_add_params_t on n int16 elements (TFLite's int16 ADD/SUB with left_shift 15; qmin/qmax in
  *   the int16 range), the sum of the two scaled inputs wrapping in int32 as in the golden model.
+ *   MUL (tw_mul_s16): tw_elementwise.h tw_mul_value on n int16 elements (tw_mul_params_t).
  *
  *   Core split: conv — output rows of the tile; fc — output channels; add/sub — element ranges.
  *   All cores call with the same args; barrier afterwards. Kernels do not touch the HAL.
@@ -105,6 +106,8 @@ void tw_fully_connected_s16(const tw_conv16_args_t *a, int core_id, int n_cores)
 void tw_add_s16(const tw_add_params_t *p, const int16_t *a, const int16_t *b, int16_t *out, int n,
                 int core_id, int n_cores);
 void tw_sub_s16(const tw_add_params_t *p, const int16_t *a, const int16_t *b, int16_t *out, int n,
+                int core_id, int n_cores);
+void tw_mul_s16(const tw_mul_params_t *p, const int16_t *a, const int16_t *b, int16_t *out, int n,
                 int core_id, int n_cores);
 
 #endif /* TW_S16_H */

@@ -1,0 +1,89 @@
+"""TFLite's remaining 16x8 ops and general broadcasting, end to end: each pattern built with the
+tflite builder, scheduled on gap8 (its host core, `cpu`, runs the host-only bindings), then
+`validate_model` — generated C vs golden model vs LiteRT BUILTIN_REF, bit for bit, on random
+inputs plus the extremes (every element −32768 / 32767, or the 8-bit ends).
+
+Patterns: ADD / SUB / MUL with operands of any broadcastable shapes (8- and 16-bit, constant or
+activation operands; bindings/portable/host.py tw_binary) and the same-shaped int16 MUL
+(tw_mul_s16)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tilewise.frontend import load_model
+from tilewise.passes import lower
+from tilewise.schedule.network import schedule_network
+from tilewise.targets.registry import get_target
+from tilewise.validate.check import validate_model
+
+from .tflite_builder import ModelBuilder
+
+Q8 = dict(scale=0.05, zero_point=-3)
+Q16 = dict(scale=0.0005, zero_point=0)
+
+
+def _q(dtype: str, scale8: float, zp8: int, scale16: float) -> dict:
+    return dict(scale=scale16, zero_point=0) if dtype == "int16" else dict(scale=scale8, zero_point=zp8)
+
+
+def _validate(b: ModelBuilder, tmp: Path, target: str = "gap8") -> list[tuple[str, str]]:
+    """Validate the model on `target`; returns (module, binding) per layer."""
+    path = b.save(tmp / "m.tflite")
+    graph = load_model(path)
+    ns = schedule_network(lower(graph), get_target(target), "model")
+    r = validate_model(path, ns, graph, 3, 0, tmp / "p").to_json()
+    assert r["bit_exact"] and r["golden_vs_reference"] == 0, r
+    return [(s.module, s.binding) for s in ns.schedules]
+
+
+# --- ADD / SUB / MUL with broadcasting -----------------------------------------------------------
+
+def binary(op: str, dtype: str, a_shape, b_shape, y_shape, const_b: bool, seed: int = 1,
+           act: int = 0) -> ModelBuilder:
+    """op(x, b): b a constant of `b_shape`, or x reshaped to `b_shape` (same size)."""
+    r, b = np.random.RandomState(seed), ModelBuilder()
+    qx = _q(dtype, 0.05, -3, 0.0005)
+    x = b.input("x", a_shape, dtype, **qx)
+    if const_b:
+        lo, hi = (-32768, 32768) if dtype == "int16" else (-128, 128)
+        data = r.randint(lo, hi, b_shape).astype(np.int16 if dtype == "int16" else np.int8)
+        other = b.const("c", data, dtype, **_q(dtype, 0.04, 5, 0.0007))
+    else:
+        other = b.tensor("r", b_shape, dtype, **qx)
+        shape = b.const("shape", np.asarray(b_shape, np.int32), "int32")
+        b.op("RESHAPE", [x, shape], [other], "ReshapeOptions", NewShape=list(b_shape))
+    y = b.tensor("y", y_shape, dtype, **_q(dtype, 0.06, 2, 0.0009))
+    kw = dict(PotScaleInt16=False) if op in ("ADD", "SUB") and dtype == "int16" else {}
+    b.op(op, [x, other], [y], f"{op.capitalize()}Options", FusedActivationFunction=act, **kw)
+    b.output(y)
+    return b
+
+
+SHAPES = [
+    ((1, 4, 5, 3), (1, 1, 5, 1), (1, 4, 5, 3), True),     # a row of H·W constants
+    ((1, 4, 1, 3), (1, 1, 4, 3), (1, 4, 4, 3), False),    # both activations broadcast
+    ((2, 3), (3,), (2, 3), True),                         # rank 2, a vector
+    ((1, 3, 1, 2), (5, 1), (1, 3, 5, 2), True),           # ranks differ, output larger than both
+    ((1, 2, 2, 3), (), (1, 2, 2, 3), True),               # a scalar constant
+]
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16"])
+@pytest.mark.parametrize("op", ["ADD", "SUB", "MUL"])
+@pytest.mark.parametrize("case", range(len(SHAPES)))
+def test_broadcast_binary_ops_bit_exact_with_litert(op, dtype, case, tmp_path):
+    a, bs, y, const = SHAPES[case]
+    placed = _validate(binary(op, dtype, a, bs, y, const), tmp_path)
+    layer = placed[-1]
+    if dtype == "int16" or case in (0, 1, 3):   # what no per-channel kernel takes
+        assert layer == ("cpu", f"portable/{op.lower()}_bcast" + ("_s16" if dtype == "int16" else "")), placed
+
+
+def test_int16_mul_same_shape_and_relu_bit_exact_with_litert(tmp_path):
+    s = (1, 4, 4, 8)
+    placed = _validate(binary("MUL", "int16", s, s, s, False, act=1), tmp_path)
+    assert placed[-1][1] == "portable/mul_s16", placed
