@@ -87,3 +87,58 @@ def test_int16_mul_same_shape_and_relu_bit_exact_with_litert(tmp_path):
     s = (1, 4, 4, 8)
     placed = _validate(binary("MUL", "int16", s, s, s, False, act=1), tmp_path)
     assert placed[-1][1] == "portable/mul_s16", placed
+
+
+# --- 16x8 depthwise, int16 pools ------------------------------------------------------------------
+
+def depthwise16(stride: int = 1, padding: int = 0, f: int = 3, per_tensor: bool = False,
+                seed: int = 2) -> ModelBuilder:
+    r, b = np.random.RandomState(seed), ModelBuilder()
+    c = 6
+    x = b.input("x", (1, 7, 7, c), "int16", scale=0.0005, zero_point=0)
+    scale = 0.01 if per_tensor else r.uniform(0.002, 0.02, c)
+    w = b.const("w", r.randint(-127, 128, (1, f, f, c)).astype(np.int8), "int8", scale=scale,
+                zero_point=0, **({} if per_tensor else dict(quantized_dimension=3)))
+    bias = b.const("b", r.randint(-2_000_000, 2_000_000, c).astype(np.int64), "int64",
+                   scale=np.full(c, 5e-6), zero_point=0)
+    o = (7 + stride - 1) // stride if padding == 0 else (7 - f) // stride + 1
+    y = b.tensor("y", (1, o, o, c), "int16", scale=0.002, zero_point=0)
+    b.op("DEPTHWISE_CONV_2D", [x, w, bias], [y], "DepthwiseConv2DOptions", Padding=padding,
+         StrideW=stride, StrideH=stride, DepthMultiplier=1, FusedActivationFunction=0,
+         DilationWFactor=1, DilationHFactor=1)
+    b.output(y)
+    return b
+
+
+@pytest.mark.parametrize("stride,padding,per_tensor", [(1, 0, False), (2, 0, True), (2, 1, False)])
+def test_16x8_depthwise_bit_exact_with_litert(stride, padding, per_tensor, tmp_path):
+    placed = _validate(depthwise16(stride, padding, per_tensor=per_tensor), tmp_path)
+    assert placed[-1][1] == "portable/depthwise_s16", placed
+
+
+def test_16x8_depthwise_tiled_in_a_small_l1(tmp_path):
+    path = depthwise16().save(tmp_path / "m.tflite")
+    graph = load_model(path)
+    ns = schedule_network(lower(graph), get_target("gap8", l1_kb=1).with_modules(("cluster",)),
+                          "model")
+    assert max(t.count for s in ns.schedules for t in (s.tiling("oy"), s.tiling("k"))) > 1
+    r = validate_model(path, ns, graph, 3, 0, tmp_path / "p").to_json()
+    assert r["bit_exact"] and r["golden_vs_reference"] == 0, r
+
+
+def pool16(op: str, f: int, stride: int, padding: int, act: int = 0) -> ModelBuilder:
+    b = ModelBuilder()
+    x = b.input("x", (1, 7, 7, 5), "int16", scale=0.0005, zero_point=0)
+    o = (7 + stride - 1) // stride if padding == 0 else (7 - f) // stride + 1
+    y = b.tensor("y", (1, o, o, 5), "int16", scale=0.0005, zero_point=0)
+    b.op(op, [x], [y], "Pool2DOptions", Padding=padding, StrideW=stride, StrideH=stride,
+         FilterWidth=f, FilterHeight=f, FusedActivationFunction=act)
+    b.output(y)
+    return b
+
+
+@pytest.mark.parametrize("op", ["AVERAGE_POOL_2D", "MAX_POOL_2D"])
+@pytest.mark.parametrize("f,stride,padding,act", [(3, 2, 0, 0), (2, 2, 1, 0), (3, 1, 0, 1)])
+def test_int16_pools_bit_exact_with_litert(op, f, stride, padding, act, tmp_path):
+    placed = _validate(pool16(op, f, stride, padding, act), tmp_path)
+    assert placed[-1][1] == f"portable/{'avg' if op.startswith('AVERAGE') else 'max'}_pool_s16", placed

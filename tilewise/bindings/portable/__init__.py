@@ -10,6 +10,8 @@
 | fully_connected_s8 | fully_connected  | tflite, onnx, shift, adc | 8x8→8  | fc       | tw_fully_connected_s8 |
 | conv2d_s16         | conv2d           | tflite (int64 acc) | 16x8→16      | conv     | tw_conv2d_s16         |
 | fully_connected_s16| fully_connected  | tflite (int64 acc) | 16x8→16      | fc       | tw_fully_connected_s16|
+| depthwise_s16      | depthwise        | tflite (int64 acc) | 16x8→16      | dwconv   | tw_depthwise_s16      |
+| avg_pool_s16, max_pool_s16 | avg_pool, max_pool | tflite (max: any) | 16→16 | pool | tw_avgpool_s16 / tw_maxpool_s16 |
 | add_s8, sub_s8, mul_s8 | add, sub, mul| tflite (add: onnx) | 8→8          | add      | tw_add_s8 ... tw_add_onnx_s8/_u8 |
 | add_s16, sub_s16, mul_s16 | add, sub, mul | tflite         | 16→16        | add      | tw_add_s16 / tw_sub_s16 / tw_mul_s16 |
 | *_broadcast_s8     | add, sub, mul    | tflite (add: onnx) | 8→8          | other    | the elementwise kernel per pixel |
@@ -102,6 +104,12 @@ def bindings(cost, *, depthwise_input_bytes_per_cycle: float = 0.0,
     add("conv2d_s16", Op.CONV2D, ("tflite",), p16w, "conv", checks.weighted_s16,
         emit=s16.conv2d_s16, consts=constants.layout("k.fy.fx.c"), tiles=NO_L3,
         layer_rules=checks.s16_rules)
+    add("depthwise_s16", Op.DEPTHWISE, ("tflite",), p16w, "dwconv", checks.depthwise_s16,
+        emit=s16.depthwise_s16, consts=constants.layout("fy.fx.k"), tiles=NO_L3)
+    add("avg_pool_s16", Op.AVG_POOL, ("tflite",), p16, "pool", checks.pool_s16,
+        emit=s16.avg_pool_s16, tiles=NO_L3)
+    add("max_pool_s16", Op.MAX_POOL, (None,), p16, "pool", checks.pool_s16,
+        emit=s16.max_pool_s16, tiles=NO_L3)
     add("fully_connected_s16", Op.FULLY_CONNECTED, ("tflite",), p16w, "fc", checks.weighted_s16,
         emit=s16.fully_connected_s16, consts=constants.layout("k.c"), tiles=NO_L3,
         layer_rules=checks.s16_rules)

@@ -89,6 +89,20 @@ def weighted_s16(layer: Layer, lg: LayerGraph) -> str | None:
     return batch_one(layer)
 
 
+def depthwise_s16(layer: Layer, lg: LayerGraph) -> str | None:
+    """16x8 depthwise, channel multiplier 1."""
+    if layer.nest.K != layer.nest.C:
+        return f"a depth multiplier of {layer.nest.K // max(layer.nest.C, 1)}"
+    return weighted_s16(layer, lg)
+
+
+def pool_s16(layer: Layer, lg: LayerGraph) -> str | None:
+    """int16 average (tflite) or max pooling."""
+    if _dtypes(layer, lg) != {"int16"}:
+        return "mixing int16 with other activation types"
+    return batch_one(layer)
+
+
 def s16_rules(layer: Layer, rules):
     """The int16 kernels keep C-tile partial sums in int32: C is tiled only when every partial sum
     provably fits (|bias| + 32768·Σ|w| ≤ INT32_MAX); otherwise C stays whole."""

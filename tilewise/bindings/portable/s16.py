@@ -7,12 +7,14 @@ map to the kernels of tw_kernels/tw_s16.h:
 | layer op          | kernel                   | golden                                          |
 |-------------------|--------------------------|-------------------------------------------------|
 | conv2d (any FY·FX)| tw_conv2d_s16            | golden/conv.py conv2d_acc + requant.py (wide)   |
+| depthwise (multiplier 1) | tw_depthwise_s16  | golden/conv.py conv2d_acc (groups = C) + requant.py (wide) |
+| avg_pool (tflite), max_pool | tw_avgpool_s16 / tw_maxpool_s16 | golden/pool.py           |
 | fully_connected   | tw_fully_connected_s16   | golden/conv.py dense_acc + requant.py (wide, "real" rounding: round(double(acc)·s_x·s_w/s_y) as LiteRT's reference FC) |
 | add / sub / mul (tflite, same-shaped operands) | tw_add_s16 / tw_sub_s16 / tw_mul_s16 | golden/elementwise.py add / sub / mul |
 | reshape           | byte copy (untiled.py)   | —                                               |
 
-Broadcast add / sub / mul, pad, pools, depthwise and softmax on int16 tensors are host-core
-bindings (host.py, host16.py); layers tiled at L3->L2 and the non-wide int32-bias 16x8 form are
+Broadcast add / sub / mul, pad and softmax on int16 tensors are host-core bindings (host.py);
+layers tiled at L3->L2 and the non-wide int32-bias 16x8 form are
 refused by the binding's check (checks.py) at partition time.
 
 The kernels accumulate in int64 but keep C-tile partial sums in the schedule's int32 psum buffer
@@ -27,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...ir.layer import Layer, LayerGraph
-from ...ir.params import TfliteAddSubParams, TfliteMulParams
+from ...ir.params import MaxPoolParams, TfliteAddSubParams, TfliteAvgPoolParams, TfliteMulParams
 from ..base import LayerConstants
 from .common import render, zero_point
 from .elementwise import add_sub_params
@@ -48,6 +50,25 @@ def _weighted(layer: Layer, kernel: str, template: str) -> str:
 
 def conv2d_s16(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
     return _weighted(layer, "tw_conv2d_s16", "conv2d_s16.c.j2")
+
+
+def depthwise_s16(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
+    return _weighted(layer, "tw_depthwise_s16", "depthwise_s16.c.j2")
+
+
+def _pool(layer: Layer, lg: LayerGraph, kernel: str) -> str:
+    a = layer.params
+    assert isinstance(a, (TfliteAvgPoolParams, MaxPoolParams))
+    return render("pool_s16.c.j2", kernel=kernel, qmin=max(-32768, int(a.qmin)),
+                  qmax=min(32767, int(a.qmax)))
+
+
+def avg_pool_s16(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
+    return _pool(layer, lg, "tw_avgpool_s16")
+
+
+def max_pool_s16(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
+    return _pool(layer, lg, "tw_maxpool_s16")
 
 
 def fully_connected_s16(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:

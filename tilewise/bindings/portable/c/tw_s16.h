@@ -34,7 +34,17 @@
  *   the int16 range), the sum of the two scaled inputs wrapping in int32 as in the golden model.
  *   MUL (tw_mul_s16): tw_elementwise.h tw_mul_value on n int16 elements (tw_mul_params_t).
  *
- *   Core split: conv — output rows of the tile; fc — output channels; add/sub — element ranges.
+ *   DEPTHWISE (tw_depthwise_s16), channel multiplier 1: as conv, output channel k summing the taps
+ *   of input channel k only (in_c = out_c, the tile's channels); w [win.k_h][win.k_w][out_c]
+ *   (channel-last, the portable depthwise layout); TFLite's reference DepthwiseConvPerChannel for
+ *   int16 with an int64 bias (golden/conv.py conv2d_acc, groups = C).
+ *
+ *   POOLS (tw_avgpool_s16 / tw_maxpool_s16, tw_pool16_args_t) — tw_pool.h's arithmetic on int16:
+ *   the window clipped to the input (tw_clipped_window), average = the int32 sum of the valid
+ *   taps divided by their count rounding half away from zero, max = their maximum; clamped to
+ *   [qmin, qmax] (golden/pool.py; LiteRT's reference int16 AveragePool / MaxPool).
+ *
+ *   Core split: conv, depthwise, pools — output rows of the tile; fc — output channels; add/sub — element ranges.
  *   All cores call with the same args; barrier afterwards. Kernels do not touch the HAL.
  */
 #ifndef TW_S16_H
@@ -44,6 +54,7 @@
 
 #include "tw_common.h"
 #include "tw_elementwise.h"
+#include "tw_pool.h"
 
 typedef struct {
     const double *scale;       /* NULL, or the "real" requant's per-channel scales (fc) */
@@ -101,7 +112,18 @@ static inline int16_t tw_requant16(const tw_requant16_t *rq, int64_t acc, int k)
     return (int16_t)y;
 }
 
+typedef struct {
+    tw_window_t win;           /* d_h = d_w = 1 */
+    const int16_t *in;
+    int c;
+    int16_t *out;
+    int32_t qmin, qmax;
+} tw_pool16_args_t;
+
 void tw_conv2d_s16(const tw_conv16_args_t *a, int core_id, int n_cores);
+void tw_depthwise_s16(const tw_conv16_args_t *a, int core_id, int n_cores);
+void tw_avgpool_s16(const tw_pool16_args_t *a, int core_id, int n_cores);
+void tw_maxpool_s16(const tw_pool16_args_t *a, int core_id, int n_cores);
 void tw_fully_connected_s16(const tw_conv16_args_t *a, int core_id, int n_cores);
 void tw_add_s16(const tw_add_params_t *p, const int16_t *a, const int16_t *b, int16_t *out, int n,
                 int core_id, int n_cores);
