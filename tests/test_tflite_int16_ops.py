@@ -142,3 +142,49 @@ def pool16(op: str, f: int, stride: int, padding: int, act: int = 0) -> ModelBui
 def test_int16_pools_bit_exact_with_litert(op, f, stride, padding, act, tmp_path):
     placed = _validate(pool16(op, f, stride, padding, act), tmp_path)
     assert placed[-1][1] == f"portable/{'avg' if op.startswith('AVERAGE') else 'max'}_pool_s16", placed
+
+
+# --- PAD / PADV2 ----------------------------------------------------------------------------------
+
+def pad_model(dtype: str, pads, v2_value: int | None = None, conv_after: bool = False) -> ModelBuilder:
+    r, b = np.random.RandomState(3), ModelBuilder()
+    q = _q(dtype, 0.05, -3, 0.0005)
+    shape = (1, 4, 5, 3)
+    x = b.input("x", shape, dtype, **q)
+    out = tuple(s + lo + hi for s, (lo, hi) in zip(shape, pads))
+    y = b.tensor("p", out, dtype, **q)
+    pt = b.const("pads", np.asarray(pads, np.int32), "int32")
+    if v2_value is None:
+        b.op("PAD", [x, pt], [y], "PadOptions")
+    else:
+        v = b.const("v", np.asarray([v2_value], np.int16 if dtype == "int16" else np.int8), dtype, **q)
+        b.op("PADV2", [x, pt, v], [y], "PadV2Options")
+    if conv_after:   # a 16x8 conv after the pad (the pad is folded into it when it can be)
+        w = b.const("w", r.randint(-127, 128, (4, 3, 3, 3)).astype(np.int8), "int8",
+                    scale=r.uniform(0.002, 0.02, 4), zero_point=0)
+        bias = b.const("b", r.randint(-2000, 2000, 4).astype(np.int64), "int64",
+                       scale=np.full(4, 1e-6), zero_point=0)
+        z = b.tensor("z", (1, out[1] - 2, out[2] - 2, 4), dtype, scale=0.003, zero_point=0)
+        b.op("CONV_2D", [y, w, bias], [z], "Conv2DOptions", Padding=1, StrideW=1, StrideH=1,
+             FusedActivationFunction=0, DilationWFactor=1, DilationHFactor=1)
+        y = z
+    b.output(y)
+    return b
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16"])
+@pytest.mark.parametrize("pads,value", [
+    (((0, 0), (1, 2), (0, 1), (0, 0)), None),        # H and W
+    (((0, 0), (0, 0), (0, 0), (2, 1)), None),        # channels
+    (((0, 0), (1, 0), (2, 2), (1, 0)), -32768),      # PADV2 with the type's minimum
+])
+def test_pad_and_padv2_bit_exact_with_litert(dtype, pads, value, tmp_path):
+    if value is not None and dtype == "int8":
+        value = -128
+    placed = _validate(pad_model(dtype, pads, value), tmp_path)
+    assert placed[-1] == ("cpu", "portable/pad" + ("_s16" if dtype == "int16" else "")), placed
+
+
+def test_int16_pad_before_a_16x8_conv_bit_exact_with_litert(tmp_path):
+    placed = _validate(pad_model("int16", ((0, 0), (1, 1), (1, 1), (0, 0)), conv_after=True), tmp_path)
+    assert [p[1] for p in placed] == ["portable/conv2d_s16"], placed   # folded into the conv

@@ -11,6 +11,7 @@ per row, each the whole layer function (whole_function.c.j2), one call on the L2
 | quantize_onnx  | quantize   | onnx          | 8→8                         | tw_lut_s8      | onnx_ops.quantize (table of every value) |
 | transpose      | transpose  | any           | 8→8, 16→16                  | tw_transpose   | shape_ops.transpose          |
 | concat         | concat     | tflite, onnx  | 8→8, 16→16                  | tw_concat      | shape_ops.concat / onnx_ops.concat |
+| pad            | pad        | any           | 8→8, 16→16                  | tw_pad         | shape_ops.pad                |
 | add/sub/mul_bcast | add, sub, mul | tflite     | 8→8, 16→16                  | tw_binary      | elementwise.add / sub / mul  |
 
 Any rank up to tw_host.h's TW_TRANSPOSE_MAX_RANK, any permutation, any number of inputs on any
@@ -39,8 +40,8 @@ from ...golden.onnx_ops import requantize_values
 from ...golden.shape_ops import rescale_values
 from ...ir.layer import Layer, LayerGraph
 from ...ir.ops import Op
-from ...ir.params import (ConcatParams, OnnxQuantizeParams, TfliteAddSubParams, TfliteMulParams,
-                          TfliteRequantizeParams, TransposeParams)
+from ...ir.params import (ConcatParams, OnnxQuantizeParams, PadParams, TfliteAddSubParams,
+                          TfliteMulParams, TfliteRequantizeParams, TransposeParams)
 from ...ir.tensor import dtype_bits, dtype_range
 from ..base import Binding, LayerConstants, Precision, TileRules, per_mode
 from .common import FAMILY, S8, S16, render, u8_offset, zero_point
@@ -79,6 +80,22 @@ def check_transpose(layer: Layer, lg: LayerGraph) -> str | None:
     x = lg.tensors[layer.inputs[0]]
     if not 1 <= len(x.shape) <= MAX_RANK:
         return f"a transpose of rank {len(x.shape)} (1 to {MAX_RANK})"
+    return _int_types(layer, lg)
+
+
+def check_pad(layer: Layer, lg: LayerGraph) -> str | None:
+    """A constant pad (TFLite PAD / PADV2) that no conv absorbed (passes/canonicalize.py), rank 1
+    to MAX_RANK, its value within the stored type."""
+    x, y = lg.tensors[layer.inputs[0]], lg.tensors[layer.output]
+    p = layer.params
+    assert isinstance(p, PadParams)
+    if not 1 <= len(x.shape) <= MAX_RANK:
+        return f"a pad of rank {len(x.shape)} (1 to {MAX_RANK})"
+    if x.dtype != y.dtype:
+        return f"a pad from {x.dtype} to {y.dtype}"
+    lo, hi = dtype_range(y.dtype)
+    if not lo <= int(p.value) <= hi:
+        return f"a pad value of {p.value} outside {y.dtype}"
     return _int_types(layer, lg)
 
 
@@ -195,6 +212,17 @@ def concat(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
                   outer=int(np.prod(y.shape[:axis], dtype=np.int64)))
 
 
+def pad(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
+    """numpy.pad with a constant (check_pad): the value as stored."""
+    p = layer.params
+    assert isinstance(p, PadParams)
+    x, y = lg.tensors[layer.inputs[0]], lg.tensors[layer.output]
+    return render("pad.c.j2", rank=len(x.shape), in_dims=[int(d) for d in x.shape],
+                  out_dims=[int(d) for d in y.shape], before=[int(b) for b, _ in p.pads],
+                  value=int(p.value) - u8_offset(lg, layer.output),
+                  elem_bytes=dtype_bits(y.dtype) // 8)
+
+
 def _strides(shape: tuple[int, ...], out: tuple[int, ...]) -> list[int]:
     """Element strides of an operand of `shape` walked over output dims `out` (numpy's
     broadcasting: shapes aligned on the right, 0 along a dim of size 1 or absent)."""
@@ -260,6 +288,7 @@ def bindings(cost) -> tuple[Binding, ...]:
             check_transpose, transpose)
         add("concat" + suffix, Op.CONCAT, ("tflite", "onnx"), Precision(bits, 0, bits),
             check_concat, concat)
+        add("pad" + suffix, Op.PAD, (None,), Precision(bits, 0, bits), check_pad, pad)
         for op in (Op.ADD, Op.SUB, Op.MUL):
             add(f"{op}_bcast" + suffix, op, ("tflite",), Precision(bits, 0, bits), check_binary,
                 binary)

@@ -118,3 +118,41 @@ void tw_binary(int op, const void *params, const void *a, const int32_t *a_strid
         }
     }
 }
+
+void tw_pad(const void *in, void *out, int elem_bytes, int rank, const int32_t *in_dims,
+            const int32_t *out_dims, const int32_t *before, int32_t value)
+{
+    int32_t idx[TW_TRANSPOSE_MAX_RANK];
+    int32_t out_stride[TW_TRANSPOSE_MAX_RANK];
+    int32_t total = 1, rows = 1, src = 0, dst = 0, last = in_dims[rank - 1], i;
+    int d;
+    for (d = rank - 1; d >= 0; d--) {
+        out_stride[d] = total;
+        total *= out_dims[d];
+    }
+    for (i = 0; i < total; i++) {
+        if (elem_bytes == 1)
+            ((int8_t *)out)[i] = (int8_t)value;
+        else
+            ((int16_t *)out)[i] = (int16_t)value;
+    }
+    for (d = 0; d < rank; d++) {
+        idx[d] = 0;
+        dst += before[d] * out_stride[d];
+    }
+    for (d = 0; d < rank - 1; d++) rows *= in_dims[d];
+    if (last == 0) rows = 0;
+    while (rows-- > 0) {
+        /* one input row (its innermost dim) into the output at its padded position */
+        memcpy((int8_t *)out + (size_t)dst * (size_t)elem_bytes,
+               (const int8_t *)in + (size_t)src * (size_t)elem_bytes, (size_t)last * (size_t)elem_bytes);
+        src += last;
+        /* the next row: an odometer over the outer input dimensions */
+        for (d = rank - 2; d >= 0; d--) {
+            dst += out_stride[d];
+            if (++idx[d] < in_dims[d]) break;
+            dst -= idx[d] * out_stride[d];
+            idx[d] = 0;
+        }
+    }
+}

@@ -28,6 +28,12 @@
  *   NULL copies it (equal scale and zero point; always for 16-bit inputs). The output must not
  *   overlap any input.
  *
+ *   PAD (tw_pad) — numpy.pad(in, pads, constant value) (golden/shape_ops.py `pad`; TFLite PAD pads
+ *   with the output zero point, PADV2 with its constant): the input, of dims in_dims[0..rank)
+ *   (rank <= TW_TRANSPOSE_MAX_RANK), lands in the output, of dims out_dims, at offset before[d]
+ *   along each dim; every other output element is `value` (as stored: uint8 value - 128). `in`
+ *   and `out` must not overlap.
+ *
  *   ADD / SUB / MUL with broadcasting (tw_binary) — TFLite's ADD, SUB and MUL on operands of any
  *   broadcastable shapes (golden/elementwise.py, numpy broadcasting; LiteRT's BroadcastAdd6DSlow
  *   and friends compute the same arithmetic per element): the output, of dims out_dims[0..rank)
@@ -51,6 +57,9 @@ typedef struct {
     int32_t out_zp;           /* output zero point, as stored (uint8: zp - 128) */
     int32_t qmin, qmax;       /* the output type's range, as stored */
 } tw_quantize_params_t;
+
+void tw_pad(const void *in, void *out, int elem_bytes, int rank, const int32_t *in_dims,
+            const int32_t *out_dims, const int32_t *before, int32_t value);
 
 enum { TW_BINARY_ADD, TW_BINARY_SUB, TW_BINARY_MUL };
 
