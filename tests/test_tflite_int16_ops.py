@@ -188,3 +188,25 @@ def test_pad_and_padv2_bit_exact_with_litert(dtype, pads, value, tmp_path):
 def test_int16_pad_before_a_16x8_conv_bit_exact_with_litert(tmp_path):
     placed = _validate(pad_model("int16", ((0, 0), (1, 1), (1, 1), (0, 0)), conv_after=True), tmp_path)
     assert [p[1] for p in placed] == ["portable/conv2d_s16"], placed   # folded into the conv
+
+
+# --- SOFTMAX on any axis (onnxruntime's QLinearSoftmax) --------------------------------------------
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8"])
+@pytest.mark.parametrize("shape,axis", [((1, 6, 3, 2), 1), ((1, 4, 5, 3), 2), ((2, 7), 0),
+                                        ((1, 4, 5, 3), -1)])
+def test_onnx_softmax_on_any_axis_bit_exact_with_onnxruntime(dtype, shape, axis, tmp_path):
+    from onnx import helper
+
+    from .test_golden_onnx import qp, save_model
+
+    info = np.iinfo(np.int8 if dtype == "int8" else np.uint8)
+    consts = {**qp("x", 0.09, int(info.min) + 100, dtype), **qp("y", 1 / 256, int(info.min), dtype)}
+    node = helper.make_node("QLinearSoftmax", ["x", "x_s", "x_z", "y_s", "y_z"], ["y"],
+                            domain="com.microsoft", name="softmax", axis=axis, opset=13)
+    path = save_model(tmp_path / "sm.onnx", [node], [("x", dtype, shape)], [("y", dtype)], consts,
+                      opset=13)
+    graph = load_model(path)
+    ns = schedule_network(lower(graph), get_target("gap8"), "model")
+    r = validate_model(path, ns, graph, 3, 0, tmp_path / "p").to_json()
+    assert r["bit_exact"] and r["golden_vs_reference"] == 0, r

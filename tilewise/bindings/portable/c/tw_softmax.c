@@ -145,26 +145,29 @@ void tw_softmax_s8(const tw_softmax_args_t *a, int core_id, int n_cores)
 void tw_softmax_onnx_s8(const tw_softmax_onnx_args_t *a, int core_id, int n_cores)
 {
     int begin, end, r, j;
+    size_t step = (size_t)(a->inner > 1 ? a->inner : 1);
     tw_core_range(a->rows, core_id, n_cores, &begin, &end);
     for (r = begin; r < end; r++) {
-        const int8_t *x = a->in + (size_t)r * a->depth;
-        int8_t *y = a->out + (size_t)r * a->depth;
+        /* row r = (o, i): its element j at (o·depth + j)·inner + i */
+        size_t o = (size_t)r / step, i = (size_t)r % step;
+        const int8_t *x = a->in + o * (size_t)a->depth * step + i;
+        int8_t *y = a->out + o * (size_t)a->depth * step + i;
         int32_t m = -128;
         float total = 0.0f;
         for (j = 0; j < a->depth; j++)
-            if (x[j] > m) m = x[j];
+            if (x[(size_t)j * step] > m) m = x[(size_t)j * step];
         for (j = 0; j < a->depth; j++)
-            total = total + a->table[255 - m + x[j]];
+            total = total + a->table[255 - m + x[(size_t)j * step]];
         for (j = 0; j < a->depth; j++) {
-            float t = a->table[255 - m + x[j]] * a->y_scale_inv;
+            float t = a->table[255 - m + x[(size_t)j * step]] * a->y_scale_inv;
             float q = nearbyintf(t / total);
             if (isnan(q) || isinf(q)) {   /* t·y_scale_inv overflowed (tw_softmax.h) */
-                y[j] = a->y_nonfinite;
+                y[(size_t)j * step] = a->y_nonfinite;
                 continue;
             }
             if (q > 1024.0f) q = 1024.0f;
             if (q < -1024.0f) q = -1024.0f;
-            y[j] = (int8_t)tw_clamp32((int32_t)q + a->y_zp, -128, 127);
+            y[(size_t)j * step] = (int8_t)tw_clamp32((int32_t)q + a->y_zp, -128, 127);
         }
     }
 }

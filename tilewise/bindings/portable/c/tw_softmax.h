@@ -19,7 +19,9 @@
  *   Same args on every core; barrier after.
  *
  *   tw_softmax_onnx_s8 — onnxruntime's QLinearSoftmax (qlinear_softmax.cc; golden/onnx_ops.py
- *   `softmax`), float32 step by step. Per row, with m = max of the row:
+ *   `softmax`), float32 step by step, over any axis: the input viewed as [outer][depth][inner]
+ *   (depth = the axis' size), a row is (o, i) and its elements are j < depth. Per row, with
+ *   m = max of the row:
  *       t_j   = table[255 - m + x_j]                 (table[i] = exp((i - 255)·s_x), float32)
  *       S     = t_0 + t_1 + ... (sequential float32 sum)
  *       out_j = clamp(nearbyintf((t_j · y_scale_inv) / S) + y_zp, -128, 127)
@@ -55,8 +57,10 @@ void tw_softmax_s8(const tw_softmax_args_t *a, int core_id, int n_cores);
 typedef struct {
     const int8_t *in;
     int8_t *out;
-    int rows;
+    int rows;                  /* outer · inner rows */
     int depth;
+    int inner;                 /* the stride of a row's elements: product of the dims after
+                                  the axis (1: the last axis) */
     const float *table;        /* [256] */
     float y_scale_inv;
     int32_t y_zp;              /* as stored (uint8 output: zp - 128) */
