@@ -210,3 +210,22 @@ def test_onnx_softmax_on_any_axis_bit_exact_with_onnxruntime(dtype, shape, axis,
     ns = schedule_network(lower(graph), get_target("gap8"), "model")
     r = validate_model(path, ns, graph, 3, 0, tmp_path / "p").to_json()
     assert r["bit_exact"] and r["golden_vs_reference"] == 0, r
+
+
+# --- int16 SOFTMAX ----------------------------------------------------------------------------------
+
+def softmax16(shape, scale: float, beta: float = 1.0) -> ModelBuilder:
+    b = ModelBuilder()
+    x = b.input("x", shape, "int16", scale=scale, zero_point=0)
+    y = b.tensor("y", shape, "int16", scale=1 / 32768, zero_point=0)
+    b.op("SOFTMAX", [x], [y], "SoftmaxOptions", Beta=beta)
+    b.output(y)
+    return b
+
+
+@pytest.mark.parametrize("shape,scale,beta", [((1, 10), 0.001, 1.0), ((3, 7), 0.0003, 1.0),
+                                              ((1, 4, 33), 0.002, 0.5), ((1, 1), 0.001, 1.0),
+                                              ((1, 300), 0.0001, 2.0)])
+def test_int16_softmax_bit_exact_with_litert(shape, scale, beta, tmp_path):
+    placed = _validate(softmax16(shape, scale, beta), tmp_path)
+    assert placed[-1][1] == "portable/softmax_s16", placed

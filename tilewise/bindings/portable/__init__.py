@@ -18,7 +18,8 @@
 | avg_pool_s8        | avg_pool         | tflite, onnx       | 8→8          | pool     | tw_avgpool_s8 / tw_avgpool_onnx_s8 |
 | max_pool_s8        | max_pool         | any                | 8→8          | pool     | tw_maxpool_s8         |
 | global_avg_pool_s8 | global_avg_pool  | tflite, onnx       | 8→8          | gap      | tw_global_avgpool_s8 / _rq_s8 |
-| softmax_s8         | softmax          | tflite, onnx       | 8→8          | other    | tw_softmax_s8 / tw_softmax_onnx_s8 |
+| softmax_s8         | softmax          | tflite, onnx       | 8→8          | other    | tw_softmax_s8 / tw_softmax_onnx_s8 (any axis) |
+| softmax_s16        | softmax          | tflite             | 16→16        | other    | tw_softmax_s16        |
 | logistic_s8        | logistic         | tflite             | 8→8          | other    | tw_lut_s8             |
 | concat_s8          | concat           | onnx               | 8→8          | other    | tw_concat2_s8         |
 | reshape            | reshape          | any                | 8→8, 16→16   | other    | a byte copy           |
@@ -143,6 +144,8 @@ def bindings(cost, *, depthwise_input_bytes_per_cycle: float = 0.0,
         emit=pool.global_avg_pool_onnx_s8)
     add("softmax_s8", Op.SOFTMAX, ("tflite",), p8, "other", checks.softmax_tflite,
         emit=untiled.softmax_s8, whole=True, tiles=UNTILED)
+    add("softmax_s16", Op.SOFTMAX, ("tflite",), p16, "other", checks.softmax_tflite16,
+        emit=untiled.softmax_s16, whole=True, tiles=UNTILED)
     add("softmax_onnx_s8", Op.SOFTMAX, ("onnx",), p8, "other", checks.softmax_onnx,
         emit=untiled.softmax_onnx_s8, whole=True, tiles=UNTILED)
     add("logistic_s8", Op.LOGISTIC, ("tflite",), p8, "other", checks.logistic,

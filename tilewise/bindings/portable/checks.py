@@ -211,6 +211,17 @@ def softmax_tflite(layer: Layer, lg: LayerGraph) -> str | None:
     return None
 
 
+def softmax_tflite16(layer: Layer, lg: LayerGraph) -> str | None:
+    """int16 softmax: rows whose sum of exps fits int32 (tw_softmax_s16)."""
+    x, y = lg.tensors[layer.inputs[0]], lg.tensors[layer.output]
+    if x.dtype != "int16" or y.dtype != "int16":
+        return f"a softmax from {x.dtype} to {y.dtype}"
+    depth = int(x.shape[-1]) if x.shape else 1
+    if depth * 32767 > INT32_MAX:
+        return f"a softmax over {depth} values (its int32 sum could overflow)"
+    return None
+
+
 def softmax_onnx(layer: Layer, lg: LayerGraph) -> str | None:
     """QLinearSoftmax over any axis (tw_softmax_onnx_s8 walks the axis with a stride)."""
     a = layer.params

@@ -5,6 +5,7 @@ tensors.
 | layer op (mode)                | kernel                              | golden                          |
 |--------------------------------|-------------------------------------|---------------------------------|
 | softmax (tflite)               | tw_softmax_s8                       | golden/activation.py softmax    |
+| softmax (tflite, int16)        | tw_softmax_s16 (two 513-entry tables) | golden/activation.py softmax_int16 |
 | softmax (onnx, any axis)       | tw_softmax_onnx_s8                  | golden/onnx_ops.py softmax      |
 | logistic (tflite)              | tw_lut_s8 (256-entry table)         | golden/activation.py logistic   |
 | concat (onnx, two activations) | tw_concat2_s8 + golden tables       | golden/onnx_ops.py concat       |
@@ -42,6 +43,17 @@ def softmax_s8(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> s
     return render("softmax_s8.c.j2", rows=rows, depth=depth,
                   input_beta_multiplier=int(a.input_multiplier),
                   input_beta_left_shift=int(a.input_left_shift), diff_min=int(a.diff_min))
+
+
+def softmax_s16(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
+    """TFLite's int16 softmax (checks.softmax_tflite16) with the node's two tables."""
+    a = layer.params
+    assert isinstance(a, TfliteSoftmaxParams) and len(a.exp_lut) == len(a.recip_lut) == 513
+    rows, depth = _rows_depth(layer, lg)
+    return render("softmax_s16.c.j2", rows=rows, depth=depth,
+                  input_multiplier=int(a.input_multiplier),
+                  input_left_shift=int(a.input_left_shift), exp_lut=list(a.exp_lut),
+                  recip_lut=list(a.recip_lut))
 
 
 def softmax_onnx_s8(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
