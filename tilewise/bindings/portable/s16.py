@@ -13,8 +13,8 @@ map to the kernels of tw_kernels/tw_s16.h:
 | add / sub / mul (tflite, same-shaped operands) | tw_add_s16 / tw_sub_s16 / tw_mul_s16 | golden/elementwise.py add / sub / mul |
 | reshape           | byte copy (untiled.py)   | —                                               |
 
-Broadcast add / sub / mul, pad and softmax on int16 tensors are host-core bindings (host.py);
-layers tiled at L3->L2 and the non-wide int32-bias 16x8 form are
+Broadcast add / sub / mul and pad on int16 tensors are host-core bindings (host.py), the int16
+softmax an untiled one (untiled.py); layers tiled at L3->L2 and the non-wide int32-bias 16x8 form are
 refused by the binding's check (checks.py) at partition time.
 
 The kernels accumulate in int64 but keep C-tile partial sums in the schedule's int32 psum buffer
