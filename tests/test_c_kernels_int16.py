@@ -34,7 +34,7 @@ class Win(ctypes.Structure):
 
 
 class Rq16(ctypes.Structure):
-    _fields_ = [("mult", P32), ("shift", P32), ("zero_point", ctypes.c_int32),
+    _fields_ = [("scale", ctypes.POINTER(ctypes.c_double)), ("mult", P32), ("shift", P32), ("zero_point", ctypes.c_int32),
                 ("qmin", ctypes.c_int32), ("qmax", ctypes.c_int32)]
 
 
@@ -71,9 +71,13 @@ def _call(lib, fn: str, x, w, bias, rq: Requant, k0: int, k1: int, out, psum, fl
           win: Win | None = None, pad_value: int = 0) -> None:
     mult = np.ascontiguousarray(rq.multiplier[k0:k1], np.int32)
     shift = np.ascontiguousarray(rq.shift[k0:k1], np.int32)
+    real = None
+    if rq.rounding == "real":
+        real = np.ascontiguousarray(np.broadcast_to(rq.scale, (len(rq.multiplier),))[k0:k1], np.float64)
     a = Conv16(win=win or Win(), in_=_p(x, P16), in_c=x.shape[-1], w=_p(w, P8), bias=_p(bias, P32),
                out=_p(out, P16), out_c=k1 - k0, pad_value=pad_value, psum=_p(psum, P32), acc_flags=flags,
-               rq=Rq16(_p(mult, P32), _p(shift, P32), rq.zero_point, rq.qmin, rq.qmax))
+               rq=Rq16(_p(real, ctypes.POINTER(ctypes.c_double)), _p(mult, P32), _p(shift, P32),
+                       rq.zero_point, rq.qmin, rq.qmax))
     for core in range(cores):
         getattr(lib, fn)(ctypes.byref(a), core, cores)
 
@@ -202,3 +206,22 @@ def test_add_sub_s16_matches_golden(lib, op, scales, cores):
     for core in range(cores):
         fn(ctypes.byref(p), _p(a, P16), _p(b, P16), _p(out, P16), a.size, core, cores)
     assert np.array_equal(out, want)
+
+
+def test_real_requant_rounding_and_edges(lib):
+    """The 16x8 dense layer's "real" requant (LiteRT's reference FULLY_CONNECTED):
+    round(double(acc)·scale) half away from zero — exact ties of both signs —, results beyond
+    int32 (INT32_MIN, as x86-64 converts them, then the clamp), C = golden real_requant. The
+    accumulator is a partial sum (psum, the last C tile) plus x·w = 2^22."""
+    scales = np.array([0.5, 0.25, 1.5e-5, 3.0517578125e-05, 0.999999, 2.0], np.float64)
+    k = len(scales)
+    rq = Requant("tflite", np.full(k, 1 << 30, np.int64), np.zeros(k, np.int64), zero_point=3,
+                 qmin=-32768, qmax=32767, wide=True, rounding="real", scale=scales)
+    x, w = np.full(1, -32768, np.int16), np.full((k, 1), -128, np.int8)
+    for acc in (-3, -1, 1, 3, 5, 65535, -65537, 12345, 2**31 - 1, -(2**31) + 2**22):
+        psum = np.full(k, acc - 2**22, np.int32)
+        want = apply_requant(np.full((1, k), acc, np.int64), rq)[0]
+        out = np.zeros(k, np.int16)
+        _call(lib, "tw_fully_connected_s16", x, w, None, rq, 0, k, out, psum, ACC_LAST, 1)
+        assert np.array_equal(out, want), (acc, out, want)
+    assert apply_requant(np.full((1, k), 2**31 - 1, np.int64), rq)[0, -1] == -32768   # INT32_MIN

@@ -99,7 +99,7 @@ def residual(op: str) -> ModelBuilder:
     return b
 
 
-def _run(model: ModelBuilder, l1_kb: float, tmp: Path, cache, litert_exact: bool, n: int = 4):
+def _run(model: ModelBuilder, l1_kb: float, tmp: Path, cache, n: int = 4):
     path = model.save(tmp / "m.tflite")
     lg = lower(load_model(str(path)))
     # the 16x8 kernels are the portable family's; priced by PULP-NN's model as their tiling cases
@@ -114,21 +114,16 @@ def _run(model: ModelBuilder, l1_kb: float, tmp: Path, cache, litert_exact: bool
     assert res.outputs is not None and res.stats, res.error
     outs = res.outputs.view(np.int16)
     it = litert_interpreter(path)
-    off_by_one = 0
     for got, want, x in zip(outs, golden_outputs(lg, xs), xs):
         ref = next(iter(litert_invoke(it, [x]).values())).reshape(-1).astype(np.int64)
         assert np.array_equal(got, np.asarray(want).reshape(-1)), "generated C vs golden"
-        d = np.abs(got.astype(np.int64) - ref)
-        if litert_exact:
-            assert not d.any(), "generated C vs LiteRT"
-        assert d.max() <= 1, "generated C vs LiteRT beyond the known FC rounding difference"
-        off_by_one += int(d.sum())
+        assert np.array_equal(got.astype(np.int64), ref), "generated C vs LiteRT"
     st, m = res.stats, proj.manifest
     assert st["dma_bytes_min"] == st["dma_bytes_max"] == m["dma_bytes_predicted"]
     assert st["dma_transfers"] == m["dma_transfers_predicted"] * len(xs)
     assert st["dma_chunks"] == m["dma_chunks_predicted"] * len(xs)
     assert st["races"] == st["bad_waits"] == st["pending"] == 0
-    return ns, off_by_one
+    return ns
 
 
 def _tiles(ns, dim: str) -> list[int]:
@@ -143,7 +138,7 @@ def _tiles(ns, dim: str) -> list[int]:
 ])
 def test_16x8_conv_bit_exact_with_golden_and_litert_dma_as_predicted(name, model, l1_kb, tiled, tmp_path,
                                                                      c_cache):
-    ns, _ = _run(model(), l1_kb, tmp_path, c_cache, litert_exact=True)
+    ns = _run(model(), l1_kb, tmp_path, c_cache)
     for dim in tiled:
         assert max(_tiles(ns, dim)) > 1, f"{name}: L1 of {l1_kb} kB did not force {dim} tiles"
     assert all(s.nest.x_bits == 16 and s.nest.y_bits == 16 for s in ns.schedules)
@@ -153,15 +148,11 @@ def test_16x8_conv_bit_exact_with_golden_and_litert_dma_as_predicted(name, model
     ("fc", fc, 2, ("c",)),                      # C tiles: int32 partial sums
     ("conv_fc", conv_fc, 0.5, ("k", "ox", "c")),
 ])
-def test_16x8_fc_bit_exact_with_golden_dma_as_predicted(name, model, l1_kb, tiled, tmp_path, c_cache):
-    """The C is bit-exact with the golden model. Against LiteRT the FC outputs differ by at most 1
-    in some elements: LiteRT's 16x8 FULLY_CONNECTED requantizes with the full 32-bit multiplier
-    (as golden multiply_by_quantized_multiplier does on these accumulators), while the golden model
-    (frontend Requant.wide, golden/fixedpoint.py multiply_by_quantized_multiplier_64) applies the
-    int64 form with the 16-bit reduced multiplier that LiteRT's CONV_2D uses — a golden-model issue
-    this test pins (it fails once the golden FC follows LiteRT and the C kernel does not)."""
-    ns, off_by_one = _run(model(), l1_kb, tmp_path, c_cache, litert_exact=False)
-    assert off_by_one > 0
+def test_16x8_fc_bit_exact_with_golden_and_litert_dma_as_predicted(name, model, l1_kb, tiled, tmp_path,
+                                                                   c_cache):
+    """LiteRT's reference 16x8 FULLY_CONNECTED requantizes as round(double(acc)·s_x·s_w/s_y) from
+    the tensors' float scales (Requant.rounding "real"): golden, C and LiteRT agree bit for bit."""
+    ns = _run(model(), l1_kb, tmp_path, c_cache)
     for dim in tiled:
         assert max(_tiles(ns, dim)) > 1, f"{name}: L1 of {l1_kb} kB did not force {dim} tiles"
     assert all(s.nest.x_bits == 16 and s.nest.y_bits == 16 for s in ns.schedules
@@ -173,13 +164,14 @@ def test_16x8_unsupported_layers_keep_one_sentence_errors(tmp_path):
     x = b.input("x", (1, 6, 6, 4), "int16", scale=0.0005, zero_point=0)
     w = b.const("w", _w((1, 3, 3, 4)), "int8", scale=R.uniform(0.002, 0.02, 4), zero_point=0,
                 quantized_dimension=3)
-    bias = b.const("b", _b(4, 1000), "int64", scale=np.full(4, 1e-6), zero_point=0)
+    bias = b.const("b", _b(4, 1000).astype(np.int32), "int32", scale=np.full(4, 1e-6), zero_point=0)
     y = b.tensor("y", (1, 6, 6, 4), "int16", scale=0.004, zero_point=0)
     b.op("DEPTHWISE_CONV_2D", [x, w, bias], [y], "DepthwiseConv2DOptions", Padding=SAME, StrideW=1,
          StrideH=1, DepthMultiplier=1, FusedActivationFunction=ACT["NONE"], DilationWFactor=1,
          DilationHFactor=1)
     b.output(y)
     lg = lower(load_model(str(b.save(tmp_path / "dw.tflite"))))
+    # (an int32 bias: the 16x8 kernels take TFLite's int64-bias form only)
     with pytest.raises(TilewiseError, match=r"no module of gap8 runs depthwise tflite 16x8->16") as e:
         schedule_network(lg, get_target("gap8", l1_kb=4), "model")
     assert "\n" not in str(e.value)
@@ -217,11 +209,8 @@ def test_validate_cli_on_16x8_conv(tmp_path):
     assert rep["dma_bytes_measured"] == rep["dma_bytes_predicted"]
 
 
-def test_validate_cli_reports_the_known_16x8_fc_difference_from_litert(tmp_path):
-    """The generated FC equals the golden model; the golden 16x8 FC (reduced-multiplier int64 requant)
-    still differs from LiteRT by one code on some elements, and validate says so (exit 1) rather than
-    hiding it."""
+def test_validate_cli_on_16x8_fc_is_bit_exact_with_litert(tmp_path):
+    """The 16x8 dense layer requantizes as LiteRT's reference kernel does (round(double(acc)·scale)):
+    validate reports golden = LiteRT = generated C (it used to differ by one code)."""
     code, rep = _validate_cli(fc(), tmp_path)
-    assert code == 1 and not rep["bit_exact"] and rep["golden_vs_reference"] > 0
-    assert all(m.get("against") != "golden" for m in rep["mismatches"])
-
+    assert code == 0 and rep["bit_exact"] and rep["golden_vs_reference"] == 0, rep

@@ -294,6 +294,7 @@ void shim_softmax_onnx(const int8_t *in, int8_t *out, int rows, int depth, const
     a.out = out;
     a.rows = rows;
     a.depth = depth;
+    a.inner = 1;   /* the last axis */
     a.table = table;
     a.y_scale_inv = *y_scale_inv;
     a.y_zp = y_zp;

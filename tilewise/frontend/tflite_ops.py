@@ -7,7 +7,7 @@ parameters, including their float/double rounding:
 | op | parameters (as LiteRT computes them) |
 |---|---|
 | CONV_2D, DEPTHWISE_CONV_2D, TRANSPOSE_CONV | per channel QuantizeMultiplier(double(s_x)·double(s_w[k])/double(s_y)) |
-| FULLY_CONNECTED | as conv (per tensor too); int8 requantizes with single rounding (Requant.rounding) |
+| FULLY_CONNECTED | as conv (per tensor too); int8 requantizes with single rounding (Requant.rounding); 16x8 with round(double(acc)·double(s_x)·double(s_w)/double(s_y)) (rounding "real") |
 | ADD, SUB | left_shift 20 (int8/uint8) or 15 (int16); in_k = s_k/(2·max s); out = 2·max s/(2^ls·s_y) |
 | MUL | QuantizeMultiplier(float(s_a·s_b/s_y)) (float arithmetic) |
 | MEAN | QuantizeMultiplier(double(s_x)/double(s_y)) |
@@ -339,7 +339,9 @@ def fully_connected(cv: Converter, op: TfliteOperator) -> None:
     bias, btype = _bias(cv, op, xd, k)
     rq = _linear_requant(cv, op, x, w, y)
     rq = _with_wide(rq, _wide_accumulator(cv, op, xd, btype))
-    if not rq.wide:
+    if xd == "int16":
+        rq = replace(rq, rounding="real", scale=_real_scales(x, w, y))
+    elif not rq.wide:
         rq = replace(rq, rounding="single")
     out = cv.name(y.index)
     flat = (size // c, k)
@@ -349,6 +351,15 @@ def fully_connected(cv: Converter, op: TfliteOperator) -> None:
         if int(np.prod(y.shape)) != size // c * k:
             raise cv.fail(op, f"declares output shape {y.shape}", "the model is malformed")
         cv.emit(op, Op.RESHAPE, [target], out, ReshapeParams(shape=tuple(y.shape)), suffix="_keepdims")
+
+
+def _real_scales(x: TfliteTensor, w: TfliteTensor, y: TfliteTensor) -> np.ndarray:
+    """LiteRT's reference 16x8 FULLY_CONNECTED requantizes each accumulator as
+    round(double(acc) · double(s_x)·double(s_w[k])/double(s_y)) from the tensors' float scales
+    (reference/integer_ops/fully_connected.h, the overloads taking the scales): those products, per
+    output channel (Requant.rounding "real")."""
+    sx, sy = float(np.float32(x.scale[0])), float(np.float32(y.scale[0]))
+    return np.asarray([sx * float(np.float32(s)) / sy for s in w.scale], dtype=np.float64)
 
 
 def _with_wide(rq: Requant, wide: bool) -> Requant:

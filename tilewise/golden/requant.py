@@ -2,6 +2,9 @@
 
 - tflite: MultiplyByQuantizedMultiplier per channel (golden/fixedpoint.py; double rounding, or single
   rounding when Requant.rounding == "single", or the int64 form when Requant.wide), + zero point, clamp.
+  Requant.rounding == "real" (LiteRT's reference 16x8 FULLY_CONNECTED, which requantizes from the
+  tensors' float scales — tflite/kernels/internal/reference/integer_ops/fully_connected.h, the
+  overloads taking input_scale / output_scale / filter_scales): `real_requant`.
 - onnx: float32 acc·scale, round half to even, + zero point, saturate (onnxruntime's
   MlasRequantizeOutput).
 - shift: (k·acc + λ) >> d with floor shift, + zero point, clamp (seed 004, PULP-NN requant).
@@ -25,6 +28,7 @@ from .fixedpoint import (
     multiply_by_quantized_multiplier,
     multiply_by_quantized_multiplier_64,
     multiply_by_quantized_multiplier_single,
+    wrap32,
 )
 
 
@@ -35,6 +39,18 @@ def adc_code(acc: np.ndarray, rq: Requant) -> np.ndarray:
                    rq.adc_min, rq.adc_max)
 
 
+def real_requant(acc: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """static_cast<int32_t>(round(double(acc) · scale)): one IEEE double product, rounded half
+    away from zero. A result outside int32 is undefined behaviour in C++; x86-64 (where LiteRT runs
+    here) converts it to INT32_MIN, and so do this and the C kernel (tw_s16.h tw_real_round)."""
+    v = np.asarray(acc, dtype=np.int64).astype(np.float64) * np.asarray(scale, dtype=np.float64)
+    r = np.sign(v) * np.floor(np.abs(v) + 0.5)
+    # floor(|v| + 0.5) rounds |v| + 0.5 first: correct it where that sum was inexact
+    r = np.where(np.abs(r) - np.abs(v) > 0.5, r - np.sign(v), r)
+    ok = (r >= -2.0**31) & (r < 2.0**31)
+    return np.where(ok, np.where(ok, r, 0).astype(np.int64), -(1 << 31))
+
+
 def apply_requant(acc: np.ndarray, rq: Requant) -> np.ndarray:
     """Requantize int64 accumulators `acc` (channels last) to int64 values in [qmin, qmax].
 
@@ -42,6 +58,10 @@ def apply_requant(acc: np.ndarray, rq: Requant) -> np.ndarray:
     """
     acc = np.asarray(acc, dtype=np.int64)
     if rq.mode == "tflite":
+        if rq.rounding == "real":
+            assert rq.scale is not None, "a real-rounding requant carries its float64 scales"
+            y = real_requant(acc if rq.wide else wrap32(acc), rq.scale) + rq.zero_point
+            return np.clip(y, rq.qmin, rq.qmax)
         if rq.wide:
             fn = multiply_by_quantized_multiplier_64
         elif rq.rounding == "single":

@@ -307,12 +307,16 @@ class ConcatParams(OpParams):
 
 @_params
 class TfliteSoftmaxParams(OpParams):
-    """softmax over the last axis, tflite (reference_ops::Softmax, int8/uint8)."""
+    """softmax over the last axis, tflite (reference_ops::Softmax, int8/uint8; SoftmaxInt16 for
+    int16, with its two 513-entry tables: exp on [-10, 0] and 1/(1 + x) on [0, 1])."""
 
     mode: Literal["tflite"] = field(default="tflite", init=False)
     input_multiplier: int
     input_left_shift: int
     diff_min: int
+    #: int16 only: LUTPopulate's exp table and 1/(1+x) table (frontend/tflite_act.py)
+    exp_lut: tuple[int, ...] = ()
+    recip_lut: tuple[int, ...] = ()
 
 
 @_params

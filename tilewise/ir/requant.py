@@ -41,7 +41,7 @@ class Requant:
     zero_point: int = 0
     qmin: int = -128
     qmax: int = 127
-    #: onnx: float32 per-channel scale s_x*s_w/s_y
+    #: onnx: float32 per-channel scale s_x*s_w/s_y; tflite with rounding "real": the float64 one
     scale: np.ndarray | None = field(default=None, repr=False)
     #: shift: int32/int64 lambda per channel, added after the multiply; adc: a, idem
     bias: np.ndarray | None = field(default=None, repr=False)
@@ -49,8 +49,11 @@ class Requant:
     #: int64 bias); False = int32 accumulator and the int32 MultiplyByQuantizedMultiplier
     wide: bool = False
     #: tflite: "double" = SRDHM then RoundingDivideByPOT (gemmlowp, LiteRT's conv kernels); "single" =
-    #: one rounding of x*M0/2^(31-shift), ties upward (LiteRT's int8 FULLY_CONNECTED kernel)
-    rounding: Literal["double", "single"] = "double"
+    #: one rounding of x*M0/2^(31-shift), ties upward (LiteRT's int8 FULLY_CONNECTED kernel);
+    #: "real" = round(double(acc) · scale) half away from zero, `scale` the float64 per-channel
+    #: double(s_x)·double(s_w)/double(s_y) — LiteRT's reference 16x8 FULLY_CONNECTED
+    #: (reference_integer_ops::FullyConnected / FullyConnectedPerChannel with float scales)
+    rounding: Literal["double", "single", "real"] = "double"
     #: adc: the per-layer divisor D (> 0) before the ADC, and the ADC's output range
     divisor: int = 1
     adc_min: int = -32

@@ -154,7 +154,8 @@ def to_shift_requant(lg: LayerGraph) -> tuple[LayerGraph, tuple[LayerConversion,
     layers, report = [], []
     for layer in lg.layers:
         rq = layer.requant
-        if layer.op in WEIGHTED and rq is not None and rq.mode == "tflite" and not rq.wide:
+        if (layer.op in WEIGHTED and rq is not None and rq.mode == "tflite" and not rq.wide
+                and rq.rounding != "real"):
             layer, conv = convert_layer(layer, lg)
             report.append(conv)
         layers.append(layer)

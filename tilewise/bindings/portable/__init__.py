@@ -10,13 +10,16 @@
 | fully_connected_s8 | fully_connected  | tflite, onnx, shift, adc | 8x8→8  | fc       | tw_fully_connected_s8 |
 | conv2d_s16         | conv2d           | tflite (int64 acc) | 16x8→16      | conv     | tw_conv2d_s16         |
 | fully_connected_s16| fully_connected  | tflite (int64 acc) | 16x8→16      | fc       | tw_fully_connected_s16|
+| depthwise_s16      | depthwise        | tflite (int64 acc) | 16x8→16      | dwconv   | tw_depthwise_s16      |
+| avg_pool_s16, max_pool_s16 | avg_pool, max_pool | tflite (max: any) | 16→16 | pool | tw_avgpool_s16 / tw_maxpool_s16 |
 | add_s8, sub_s8, mul_s8 | add, sub, mul| tflite (add: onnx) | 8→8          | add      | tw_add_s8 ... tw_add_onnx_s8/_u8 |
-| add_s16, sub_s16   | add, sub         | tflite             | 16→16        | add      | tw_add_s16 / tw_sub_s16 |
+| add_s16, sub_s16, mul_s16 | add, sub, mul | tflite         | 16→16        | add      | tw_add_s16 / tw_sub_s16 / tw_mul_s16 |
 | *_broadcast_s8     | add, sub, mul    | tflite (add: onnx) | 8→8          | other    | the elementwise kernel per pixel |
 | avg_pool_s8        | avg_pool         | tflite, onnx       | 8→8          | pool     | tw_avgpool_s8 / tw_avgpool_onnx_s8 |
 | max_pool_s8        | max_pool         | any                | 8→8          | pool     | tw_maxpool_s8         |
 | global_avg_pool_s8 | global_avg_pool  | tflite, onnx       | 8→8          | gap      | tw_global_avgpool_s8 / _rq_s8 |
-| softmax_s8         | softmax          | tflite, onnx       | 8→8          | other    | tw_softmax_s8 / tw_softmax_onnx_s8 |
+| softmax_s8         | softmax          | tflite, onnx       | 8→8          | other    | tw_softmax_s8 / tw_softmax_onnx_s8 (any axis) |
+| softmax_s16        | softmax          | tflite             | 16→16        | other    | tw_softmax_s16        |
 | logistic_s8        | logistic         | tflite             | 8→8          | other    | tw_lut_s8             |
 | concat_s8          | concat           | onnx               | 8→8          | other    | tw_concat2_s8         |
 | reshape            | reshape          | any                | 8→8, 16→16   | other    | a byte copy           |
@@ -102,6 +105,12 @@ def bindings(cost, *, depthwise_input_bytes_per_cycle: float = 0.0,
     add("conv2d_s16", Op.CONV2D, ("tflite",), p16w, "conv", checks.weighted_s16,
         emit=s16.conv2d_s16, consts=constants.layout("k.fy.fx.c"), tiles=NO_L3,
         layer_rules=checks.s16_rules)
+    add("depthwise_s16", Op.DEPTHWISE, ("tflite",), p16w, "dwconv", checks.depthwise_s16,
+        emit=s16.depthwise_s16, consts=constants.layout("fy.fx.k"), tiles=NO_L3)
+    add("avg_pool_s16", Op.AVG_POOL, ("tflite",), p16, "pool", checks.pool_s16,
+        emit=s16.avg_pool_s16, tiles=NO_L3)
+    add("max_pool_s16", Op.MAX_POOL, (None,), p16, "pool", checks.pool_s16,
+        emit=s16.max_pool_s16, tiles=NO_L3)
     add("fully_connected_s16", Op.FULLY_CONNECTED, ("tflite",), p16w, "fc", checks.weighted_s16,
         emit=s16.fully_connected_s16, consts=constants.layout("k.c"), tiles=NO_L3,
         layer_rules=checks.s16_rules)
@@ -122,6 +131,8 @@ def bindings(cost, *, depthwise_input_bytes_per_cycle: float = 0.0,
         tiles=NO_L3)
     add("sub_s16", Op.SUB, ("tflite",), p16, "add", checks.elementwise_s16, emit=s16.sub_s16,
         tiles=NO_L3)
+    add("mul_s16", Op.MUL, ("tflite",), p16, "add", checks.elementwise_s16, emit=s16.mul_s16,
+        tiles=NO_L3)
     add("avg_pool_s8", Op.AVG_POOL, ("tflite",), p8, "pool", checks.avg_pool_tflite,
         emit=pool.avg_pool_s8)
     add("avg_pool_onnx_s8", Op.AVG_POOL, ("onnx",), p8, "pool", checks.avg_pool_onnx,
@@ -133,6 +144,8 @@ def bindings(cost, *, depthwise_input_bytes_per_cycle: float = 0.0,
         emit=pool.global_avg_pool_onnx_s8)
     add("softmax_s8", Op.SOFTMAX, ("tflite",), p8, "other", checks.softmax_tflite,
         emit=untiled.softmax_s8, whole=True, tiles=UNTILED)
+    add("softmax_s16", Op.SOFTMAX, ("tflite",), p16, "other", checks.softmax_tflite16,
+        emit=untiled.softmax_s16, whole=True, tiles=UNTILED)
     add("softmax_onnx_s8", Op.SOFTMAX, ("onnx",), p8, "other", checks.softmax_onnx,
         emit=untiled.softmax_onnx_s8, whole=True, tiles=UNTILED)
     add("logistic_s8", Op.LOGISTIC, ("tflite",), p8, "other", checks.logistic,

@@ -89,6 +89,20 @@ def weighted_s16(layer: Layer, lg: LayerGraph) -> str | None:
     return batch_one(layer)
 
 
+def depthwise_s16(layer: Layer, lg: LayerGraph) -> str | None:
+    """16x8 depthwise, channel multiplier 1."""
+    if layer.nest.K != layer.nest.C:
+        return f"a depth multiplier of {layer.nest.K // max(layer.nest.C, 1)}"
+    return weighted_s16(layer, lg)
+
+
+def pool_s16(layer: Layer, lg: LayerGraph) -> str | None:
+    """int16 average (tflite) or max pooling."""
+    if _dtypes(layer, lg) != {"int16"}:
+        return "mixing int16 with other activation types"
+    return batch_one(layer)
+
+
 def s16_rules(layer: Layer, rules):
     """The int16 kernels keep C-tile partial sums in int32: C is tiled only when every partial sum
     provably fits (|bias| + 32768·Σ|w| ≤ INT32_MAX); otherwise C stays whole."""
@@ -98,12 +112,12 @@ def s16_rules(layer: Layer, rules):
 
 
 def elementwise_s16(layer: Layer, lg: LayerGraph) -> str | None:
-    """int16 add / sub of two same-shaped activations (TFLite)."""
+    """int16 add / sub / mul of two same-shaped activations (TFLite)."""
     if _dtypes(layer, lg) != {"int16"}:
         return "mixing int16 with other activation types"
     shapes = {tuple(lg.tensors[t].shape) for t in (*layer.inputs, layer.output)}
     if len(layer.inputs) != 2 or len(shapes) != 1:
-        return "an int16 add/sub that broadcasts or has a constant operand"
+        return f"an int16 {layer.op} that broadcasts or has a constant operand"
     return batch_one(layer)
 
 
@@ -197,12 +211,21 @@ def softmax_tflite(layer: Layer, lg: LayerGraph) -> str | None:
     return None
 
 
+def softmax_tflite16(layer: Layer, lg: LayerGraph) -> str | None:
+    """int16 softmax: rows whose sum of exps fits int32 (tw_softmax_s16)."""
+    x, y = lg.tensors[layer.inputs[0]], lg.tensors[layer.output]
+    if x.dtype != "int16" or y.dtype != "int16":
+        return f"a softmax from {x.dtype} to {y.dtype}"
+    depth = int(x.shape[-1]) if x.shape else 1
+    if depth * 32767 > INT32_MAX:
+        return f"a softmax over {depth} values (its int32 sum could overflow)"
+    return None
+
+
 def softmax_onnx(layer: Layer, lg: LayerGraph) -> str | None:
-    ndim = len(lg.tensors[layer.inputs[0]].shape)
+    """QLinearSoftmax over any axis (tw_softmax_onnx_s8 walks the axis with a stride)."""
     a = layer.params
     assert isinstance(a, OnnxSoftmaxParams)
-    if int(a.axis) % max(ndim, 1) != ndim - 1:
-        return f"softmax over axis {a.axis} (not the last)"
     return None
 
 

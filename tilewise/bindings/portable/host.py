@@ -12,6 +12,8 @@ per row, each the whole layer function (whole_function.c.j2), one call on the L2
 | transpose      | transpose  | any           | 8→8, 16→16                  | tw_transpose   | shape_ops.transpose          |
 | concat         | concat     | tflite, onnx  | 8→8, 16→16                  | tw_concat      | shape_ops.concat / onnx_ops.concat |
 | transpose_conv | transpose_conv | tflite    | 8x8→8, 16x8→16 (int64 acc)  | tw_transpose_conv | linear.transpose_conv (conv.transpose_conv_acc) |
+| pad            | pad        | any           | 8→8, 16→16                  | tw_pad         | shape_ops.pad                |
+| add/sub/mul_bcast | add, sub, mul | tflite     | 8→8, 16→16                  | tw_binary      | elementwise.add / sub / mul  |
 
 Any rank up to tw_host.h's TW_TRANSPOSE_MAX_RANK, any permutation, any number of inputs on any
 axis. uint8 tensors are stored biased (u − 128, common.py): quantize shifts its zero points by
@@ -26,6 +28,9 @@ own C file (like the concat tables), not in the constants blob of the weighted k
 input zero point cannot be folded into the bias (an output near the border sums fewer taps), so
 the kernel subtracts it per tap, as LiteRT does. It takes int8 and 16x8 with the int64
 accumulator (an int16 layer whose options declare an int32 bias is left to no module).
+add / sub / mul take operands of any broadcastable shapes (numpy's rule, rank up to
+MAX_RANK), activations or constants (an array of the layer file, as stored): each operand is
+walked with its own strides, 0 along the dims it broadcasts.
 
 Cost: the module's kernel model prices them as its untiled ("other") ops; a model that tells
 them apart does so by the binding key (`for_key`: targets/pulp_kernels.py).
@@ -33,17 +38,21 @@ them apart does so by the binding key (`for_key`: targets/pulp_kernels.py).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from ...golden.onnx_ops import requantize_values
 from ...golden.shape_ops import rescale_values
 from ...ir.layer import Layer, LayerGraph
 from ...ir.ops import Op
-from ...ir.params import (ConcatParams, OnnxQuantizeParams, TfliteRequantizeParams,
-                          TransposeConvParams, TransposeParams)
+from ...ir.params import (ConcatParams, OnnxQuantizeParams, PadParams, TfliteAddSubParams,
+                          TfliteMulParams, TfliteRequantizeParams, TransposeConvParams,
+                          TransposeParams)
 from ...ir.tensor import dtype_bits, dtype_range
 from ..base import Binding, LayerConstants, Precision, TileRules, per_mode
-from .common import FAMILY, S8, S16, render, u8_offset
+from .common import FAMILY, S8, S16, render, u8_offset, zero_point
+from .elementwise import add_sub_params
 
 #: tw_host.h TW_TRANSPOSE_MAX_RANK
 MAX_RANK = 8
@@ -98,6 +107,22 @@ def check_transpose(layer: Layer, lg: LayerGraph) -> str | None:
     return _int_types(layer, lg)
 
 
+def check_pad(layer: Layer, lg: LayerGraph) -> str | None:
+    """A constant pad (TFLite PAD / PADV2) that no conv absorbed (passes/canonicalize.py), rank 1
+    to MAX_RANK, its value within the stored type."""
+    x, y = lg.tensors[layer.inputs[0]], lg.tensors[layer.output]
+    p = layer.params
+    assert isinstance(p, PadParams)
+    if not 1 <= len(x.shape) <= MAX_RANK:
+        return f"a pad of rank {len(x.shape)} (1 to {MAX_RANK})"
+    if x.dtype != y.dtype:
+        return f"a pad from {x.dtype} to {y.dtype}"
+    lo, hi = dtype_range(y.dtype)
+    if not lo <= int(p.value) <= hi:
+        return f"a pad value of {p.value} outside {y.dtype}"
+    return _int_types(layer, lg)
+
+
 def check_concat(layer: Layer, lg: LayerGraph) -> str | None:
     y = lg.tensors[layer.output]
     if layer.const_inputs:
@@ -106,6 +131,33 @@ def check_concat(layer: Layer, lg: LayerGraph) -> str | None:
         if lg.tensors[t].dtype != y.dtype:
             return f"a concat of {lg.tensors[t].dtype} into {y.dtype}"
     return _int_types(layer, lg)
+
+
+def check_binary(layer: Layer, lg: LayerGraph) -> str | None:
+    """TFLite add / sub / mul of two operands of one storage (int8 and uint8 do not mix) that
+    broadcast to the output, rank <= MAX_RANK."""
+    names = layer.node_inputs
+    tensors = {**lg.tensors, **layer.const_inputs}
+    y = lg.tensors[layer.output]
+    if len(names) != 2:
+        return f"{layer.op} of {len(names)} operands"
+    if not isinstance(layer.params, (TfliteAddSubParams, TfliteMulParams)):
+        return f"a {layer.op} with {type(layer.params).__name__}"
+    if len(y.shape) > MAX_RANK:
+        return f"a {layer.op} of rank {len(y.shape)} (at most {MAX_RANK})"
+    for t in names:
+        x = tensors[t]
+        if dtype_bits(x.dtype) != dtype_bits(y.dtype) or u8_offset(
+                replace_tensors(lg, tensors), t) != u8_offset(lg, layer.output):
+            return f"a {layer.op} of {x.dtype} into {y.dtype}"
+        if tuple(np.broadcast_shapes(tuple(x.shape), tuple(y.shape))) != tuple(y.shape):
+            return f"an operand of shape {list(x.shape)} that does not broadcast to {list(y.shape)}"
+    return _int_types(layer, lg)
+
+
+def replace_tensors(lg: LayerGraph, tensors) -> LayerGraph:
+    """`lg` seen with `tensors` (its own and a layer's constants)."""
+    return replace(lg, tensors=tensors)
 
 
 # --- emission ---------------------------------------------------------------------------------
@@ -208,6 +260,57 @@ def transpose_conv(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) 
                   shift=[int(v) for v in np.broadcast_to(rq.shift, (k,))],
                   x_zp=x.quant.zp if x.quant else 0, y_zp=int(rq.zero_point),
                   qmin=int(rq.qmin), qmax=int(rq.qmax), elem_bytes=dtype_bits(x.dtype) // 8)
+def pad(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
+    """numpy.pad with a constant (check_pad): the value as stored."""
+    p = layer.params
+    assert isinstance(p, PadParams)
+    x, y = lg.tensors[layer.inputs[0]], lg.tensors[layer.output]
+    return render("pad.c.j2", rank=len(x.shape), in_dims=[int(d) for d in x.shape],
+                  out_dims=[int(d) for d in y.shape], before=[int(b) for b, _ in p.pads],
+                  value=int(p.value) - u8_offset(lg, layer.output),
+                  elem_bytes=dtype_bits(y.dtype) // 8)
+
+
+def _strides(shape: tuple[int, ...], out: tuple[int, ...]) -> list[int]:
+    """Element strides of an operand of `shape` walked over output dims `out` (numpy's
+    broadcasting: shapes aligned on the right, 0 along a dim of size 1 or absent)."""
+    full = (1,) * (len(out) - len(shape)) + tuple(int(d) for d in shape)
+    dense = [int(np.prod(full[i + 1:], dtype=np.int64)) for i in range(len(full))]
+    return [0 if full[i] == 1 and out[i] != 1 else dense[i] for i in range(len(out))]
+
+
+def binary(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
+    """TFLite add / sub / mul with broadcasting (check_binary): tw_binary on the operands'
+    strides, constants as arrays of the file (as stored)."""
+    names = layer.node_inputs
+    view = replace_tensors(lg, {**lg.tensors, **layer.const_inputs})
+    y = lg.tensors[layer.output]
+    out = tuple(int(d) for d in y.shape) or (1,)
+    off = u8_offset(lg, layer.output)
+    zps = tuple(zero_point(view, t) - u8_offset(view, t) for t in (*names, layer.output))
+    a = layer.params
+    if isinstance(a, TfliteAddSubParams):
+        op, params, p = ("TW_BINARY_ADD" if layer.op == Op.ADD else "TW_BINARY_SUB",
+                         "add_params.j2", add_sub_params(a, zps, off))
+    else:
+        assert isinstance(a, TfliteMulParams), f"layer '{layer.name}' passed check_binary"
+        op, params = "TW_BINARY_MUL", "mul_params.j2"
+        p = dict(a_zp=zps[0], b_zp=zps[1], out_mult=int(a.output_multiplier),
+                 out_shift=int(a.output_shift), out_zp=zps[2], qmin=int(a.qmin) - off,
+                 qmax=int(a.qmax) - off)
+    acts = iter(("a->x", "a->x2"))
+    operands = []
+    for i, t in enumerate(names):
+        x = view.tensors[t]
+        const = t in layer.const_inputs
+        data = None
+        if const:
+            data = [int(v) for v in np.asarray(x.data, dtype=np.int64).reshape(-1) - u8_offset(view, t)]
+        operands.append(dict(index=i, stride=_strides(tuple(x.shape), out), data=data,
+                             arg=f"OPERAND{i}" if const else next(acts)))
+    return render("binary.c.j2", op=op, params=params, p=p, rank=len(out), out_dims=list(out),
+                  operands=operands, elem_bytes=dtype_bits(y.dtype) // 8,
+                  what=f"TFLite {str(layer.op).upper()} with broadcasting")
 
 
 def bindings(cost) -> tuple[Binding, ...]:
@@ -233,6 +336,10 @@ def bindings(cost) -> tuple[Binding, ...]:
             check_transpose, transpose)
         add("concat" + suffix, Op.CONCAT, ("tflite", "onnx"), Precision(bits, 0, bits),
             check_concat, concat)
+        add("pad" + suffix, Op.PAD, (None,), Precision(bits, 0, bits), check_pad, pad)
+        for op in (Op.ADD, Op.SUB, Op.MUL):
+            add(f"{op}_bcast" + suffix, op, ("tflite",), Precision(bits, 0, bits), check_binary,
+                binary)
     # the weights are const inputs of the layer, not Layer.weights, and its Requant is in its
     # params: the key says weight bits 0 and a 32-bit accumulator (check_transpose_conv: int64 for 16x8)
     add("transpose_conv", Op.TRANSPOSE_CONV, ("tflite",), Precision(S8, 0, S8),

@@ -7,13 +7,15 @@ map to the kernels of tw_kernels/tw_s16.h:
 | layer op          | kernel                   | golden                                          |
 |-------------------|--------------------------|-------------------------------------------------|
 | conv2d (any FY·FX)| tw_conv2d_s16            | golden/conv.py conv2d_acc + requant.py (wide)   |
-| fully_connected   | tw_fully_connected_s16   | golden/conv.py dense_acc + requant.py (wide)    |
-| add / sub (tflite, same-shaped operands) | tw_add_s16 / tw_sub_s16 | golden/elementwise.py add / sub |
+| depthwise (multiplier 1) | tw_depthwise_s16  | golden/conv.py conv2d_acc (groups = C) + requant.py (wide) |
+| avg_pool (tflite), max_pool | tw_avgpool_s16 / tw_maxpool_s16 | golden/pool.py           |
+| fully_connected   | tw_fully_connected_s16   | golden/conv.py dense_acc + requant.py (wide, "real" rounding: round(double(acc)·s_x·s_w/s_y) as LiteRT's reference FC) |
+| add / sub / mul (tflite, same-shaped operands) | tw_add_s16 / tw_sub_s16 / tw_mul_s16 | golden/elementwise.py add / sub / mul |
 | reshape           | byte copy (untiled.py)   | —                                               |
 
-Everything else touching an int16 tensor (depthwise, pools, mul, broadcast add/sub, softmax,
-layers tiled at L3->L2, the non-wide int32-bias 16x8 form) has no binding, or is refused by the
-binding's check (checks.py), at partition time.
+Broadcast add / sub / mul and pad on int16 tensors are host-core bindings (host.py), the int16
+softmax an untiled one (untiled.py); layers tiled at L3->L2 and the non-wide int32-bias 16x8 form are
+refused by the binding's check (checks.py) at partition time.
 
 The kernels accumulate in int64 but keep C-tile partial sums in the schedule's int32 psum buffer
 (the binding's psum_bits = 32): the binding's tile rules tile C only when |bias| + 32768·Σ|w| fits
@@ -24,8 +26,10 @@ fully_connected_s16.c.j2; add_s16.c.j2 (PARAMS: add_params.j2, as the int8 add's
 
 from __future__ import annotations
 
+import numpy as np
+
 from ...ir.layer import Layer, LayerGraph
-from ...ir.params import TfliteAddSubParams
+from ...ir.params import MaxPoolParams, TfliteAddSubParams, TfliteAvgPoolParams, TfliteMulParams
 from ..base import LayerConstants
 from .common import render, zero_point
 from .elementwise import add_sub_params
@@ -34,12 +38,37 @@ from .elementwise import add_sub_params
 def _weighted(layer: Layer, kernel: str, template: str) -> str:
     rq = layer.requant
     assert rq is not None and rq.wide, f"layer '{layer.name}' passed checks.weighted_s16"
+    real = None
+    if rq.rounding == "real":
+        assert rq.scale is not None
+        # repr: the shortest decimal that reads back as the same double (C's strtod rounds exactly)
+        real = [repr(float(v)) for v in np.broadcast_to(np.asarray(rq.scale, np.float64),
+                                                         (layer.nest.K,))]
     return render(template, kernel=kernel, zero_point=int(rq.zero_point), qmin=int(rq.qmin),
-                  qmax=int(rq.qmax))
+                  qmax=int(rq.qmax), real_scales=real)
 
 
 def conv2d_s16(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
     return _weighted(layer, "tw_conv2d_s16", "conv2d_s16.c.j2")
+
+
+def depthwise_s16(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
+    return _weighted(layer, "tw_depthwise_s16", "depthwise_s16.c.j2")
+
+
+def _pool(layer: Layer, lg: LayerGraph, kernel: str) -> str:
+    a = layer.params
+    assert isinstance(a, (TfliteAvgPoolParams, MaxPoolParams))
+    return render("pool_s16.c.j2", kernel=kernel, qmin=max(-32768, int(a.qmin)),
+                  qmax=min(32767, int(a.qmax)))
+
+
+def avg_pool_s16(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
+    return _pool(layer, lg, "tw_avgpool_s16")
+
+
+def max_pool_s16(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
+    return _pool(layer, lg, "tw_maxpool_s16")
 
 
 def fully_connected_s16(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
@@ -51,7 +80,7 @@ def _add_sub(layer: Layer, lg: LayerGraph, kernel: str) -> str:
     a = layer.params
     assert isinstance(a, TfliteAddSubParams)
     zps = tuple(zero_point(lg, t) for t in (*layer.inputs, layer.output))
-    return render("add_s16.c.j2", kernel=kernel, p=add_sub_params(a, zps, 0))
+    return render("add_s16.c.j2", kernel=kernel, params="add_params.j2", p=add_sub_params(a, zps, 0))
 
 
 def add_s16(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
@@ -60,3 +89,14 @@ def add_s16(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
 
 def sub_s16(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
     return _add_sub(layer, lg, "tw_sub_s16")
+
+
+def mul_s16(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
+    """tw_mul_params_t of the int16 operands (TFLite's MUL: golden/elementwise.py mul)."""
+    a = layer.params
+    assert isinstance(a, TfliteMulParams)
+    za, zb, zo = (zero_point(lg, t) for t in (*layer.inputs, layer.output))
+    return render("add_s16.c.j2", kernel="tw_mul_s16", params="mul_params.j2",
+                  p=dict(a_zp=za, b_zp=zb, out_mult=int(a.output_multiplier),
+                         out_shift=int(a.output_shift), out_zp=zo, qmin=int(a.qmin),
+                         qmax=int(a.qmax)))

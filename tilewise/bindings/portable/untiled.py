@@ -5,7 +5,8 @@ tensors.
 | layer op (mode)                | kernel                              | golden                          |
 |--------------------------------|-------------------------------------|---------------------------------|
 | softmax (tflite)               | tw_softmax_s8                       | golden/activation.py softmax    |
-| softmax (onnx)                 | tw_softmax_onnx_s8                  | golden/onnx_ops.py softmax      |
+| softmax (tflite, int16)        | tw_softmax_s16 (two 513-entry tables) | golden/activation.py softmax_int16 |
+| softmax (onnx, any axis)       | tw_softmax_onnx_s8                  | golden/onnx_ops.py softmax      |
 | logistic (tflite)              | tw_lut_s8 (256-entry table)         | golden/activation.py logistic   |
 | concat (onnx, two activations) | tw_concat2_s8 + golden tables       | golden/onnx_ops.py concat       |
 | reshape (any; int8 and int16)  | a byte copy                         | —                               |
@@ -44,20 +45,34 @@ def softmax_s8(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> s
                   input_beta_left_shift=int(a.input_left_shift), diff_min=int(a.diff_min))
 
 
+def softmax_s16(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
+    """TFLite's int16 softmax (checks.softmax_tflite16) with the node's two tables."""
+    a = layer.params
+    assert isinstance(a, TfliteSoftmaxParams) and len(a.exp_lut) == len(a.recip_lut) == 513
+    rows, depth = _rows_depth(layer, lg)
+    return render("softmax_s16.c.j2", rows=rows, depth=depth,
+                  input_multiplier=int(a.input_multiplier),
+                  input_left_shift=int(a.input_left_shift), exp_lut=list(a.exp_lut),
+                  recip_lut=list(a.recip_lut))
+
+
 def softmax_onnx_s8(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
-    """QLinearSoftmax over the last axis (checks.softmax_onnx) with the node's float32 exp table."""
+    """QLinearSoftmax over any axis with the node's float32 exp table: the input as
+    [outer][depth][inner] around the axis."""
     a = layer.params
     assert isinstance(a, OnnxSoftmaxParams)
-    ndim = len(lg.tensors[layer.inputs[0]].shape)
-    assert int(a.axis) % max(ndim, 1) == ndim - 1, f"layer '{layer.name}' passed its check"
+    shape = tuple(int(d) for d in lg.tensors[layer.inputs[0]].shape) or (1,)
+    axis = int(a.axis) % len(shape)
     table = np.asarray(a.table, dtype=np.float32)
     assert table.shape == (256,)
     lo, hi = dtype_range(lg.tensors[layer.output].dtype)
     y_off = u8_offset(lg, layer.output)
     yz = int(a.y_zero_point)
-    rows, depth = _rows_depth(layer, lg)
+    inner = int(np.prod(shape[axis + 1:], dtype=np.int64))
+    depth = shape[axis]
+    rows = int(np.prod(shape, dtype=np.int64)) // max(depth, 1)
     return render("softmax_onnx_s8.c.j2", table=[float(v) for v in table], rows=rows, depth=depth,
-                  y_scale_inv=a.y_scale_inv, y_zp=yz - y_off,
+                  inner=inner, axis=axis, y_scale_inv=a.y_scale_inv, y_zp=yz - y_off,
                   y_nonfinite=(hi if yz < 0 else lo) - y_off)
 
 

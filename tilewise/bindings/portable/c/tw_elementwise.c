@@ -17,15 +17,7 @@ static void add_or_sub(const tw_add_params_t *p, const int8_t *a, const int8_t *
 {
     int begin, end, i;
     tw_core_range(n, core_id, n_cores, &begin, &end);
-    for (i = begin; i < end; i++) {
-        int32_t xa = (int32_t)((uint32_t)(a[i] - p->a_zp) << p->left_shift);
-        int32_t xb = (int32_t)((uint32_t)(b[i] - p->b_zp) << p->left_shift);
-        int32_t sa = tw_mbqm(xa, p->a_mult, p->a_shift);
-        int32_t sb = tw_mbqm(xb, p->b_mult, p->b_shift);
-        int32_t raw = sign > 0 ? sa + sb : sa - sb;
-        int32_t y = tw_mbqm(raw, p->out_mult, p->out_shift) + p->out_zp;
-        out[i] = (int8_t)tw_clamp32(y, p->qmin, p->qmax);
-    }
+    for (i = begin; i < end; i++) out[i] = (int8_t)tw_add_value(p, a[i], b[i], sign);
 }
 
 void tw_add_s8(const tw_add_params_t *p, const int8_t *a, const int8_t *b, int8_t *out, int n,
@@ -45,11 +37,7 @@ void tw_mul_s8(const tw_mul_params_t *p, const int8_t *a, const int8_t *b, int8_
 {
     int begin, end, i;
     tw_core_range(n, core_id, n_cores, &begin, &end);
-    for (i = begin; i < end; i++) {
-        int32_t prod = (a[i] - p->a_zp) * (b[i] - p->b_zp);
-        int32_t y = tw_mbqm(prod, p->out_mult, p->out_shift) + p->out_zp;
-        out[i] = (int8_t)tw_clamp32(y, p->qmin, p->qmax);
-    }
+    for (i = begin; i < end; i++) out[i] = (int8_t)tw_mul_value(p, a[i], b[i]);
 }
 
 void tw_add_onnx_s8(const tw_add_onnx_params_t *p, const int8_t *a, const int8_t *b, int8_t *out,

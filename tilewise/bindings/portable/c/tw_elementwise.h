@@ -52,6 +52,7 @@
 #include <stdint.h>
 
 #include "tw_common.h"
+#include "tw_requant.h"
 
 typedef struct {
     int32_t a_zp, a_mult, a_shift;
@@ -71,6 +72,31 @@ typedef struct {
     float ratio_a, ratio_b, fixed;
     int32_t qmin, qmax;
 } tw_add_onnx_params_t;
+
+/* One element of TFLite's ADD (sign = +1) or SUB (sign = -1) on values a, b (int8, uint8 as
+ * stored, or int16): the contract's arithmetic, the sum wrapping in int32 as the golden model's
+ * wrap32, the output zero point added in 64 bits; clamped to [qmin, qmax]. */
+static inline int32_t tw_add_value(const tw_add_params_t *p, int32_t a, int32_t b, int sign)
+{
+    int32_t xa = (int32_t)((uint32_t)(a - p->a_zp) << p->left_shift);
+    int32_t xb = (int32_t)((uint32_t)(b - p->b_zp) << p->left_shift);
+    int32_t sa = tw_mbqm(xa, p->a_mult, p->a_shift);
+    int32_t sb = tw_mbqm(xb, p->b_mult, p->b_shift);
+    uint32_t usb = sign > 0 ? (uint32_t)sb : 0u - (uint32_t)sb;
+    int32_t raw = (int32_t)((uint32_t)sa + usb);
+    int64_t y = (int64_t)tw_mbqm(raw, p->out_mult, p->out_shift) + p->out_zp;
+    return (int32_t)(y < p->qmin ? p->qmin : y > p->qmax ? p->qmax : y);
+}
+
+/* One element of TFLite's MUL on values a, b: the product of the offset values (int32, wrapping
+ * as the golden model's wrap32 when 16-bit operands with zero points overflow it), MBQM, the
+ * output zero point, the clamp. */
+static inline int32_t tw_mul_value(const tw_mul_params_t *p, int32_t a, int32_t b)
+{
+    int32_t prod = (int32_t)(uint32_t)(uint64_t)((int64_t)(a - p->a_zp) * (int64_t)(b - p->b_zp));
+    int64_t y = (int64_t)tw_mbqm(prod, p->out_mult, p->out_shift) + p->out_zp;
+    return (int32_t)(y < p->qmin ? p->qmin : y > p->qmax ? p->qmax : y);
+}
 
 void tw_add_s8(const tw_add_params_t *p, const int8_t *a, const int8_t *b, int8_t *out, int n,
                int core_id, int n_cores);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "tw_common.h"
+#include "tw_elementwise.h"
 #include "tw_requant.h"
 #include "tw_s16.h"
 
@@ -124,6 +125,78 @@ void tw_transpose_conv(const tw_transpose_conv_params_t *p, const void *in, void
                         ((int16_t *)out)[o] = (int16_t)v;
                 }
             }
+static int32_t binary_value(int op, const void *params, int32_t x, int32_t y)
+{
+    if (op == TW_BINARY_MUL) return tw_mul_value((const tw_mul_params_t *)params, x, y);
+    return tw_add_value((const tw_add_params_t *)params, x, y, op == TW_BINARY_SUB ? -1 : 1);
+}
+
+void tw_binary(int op, const void *params, const void *a, const int32_t *a_stride, const void *b,
+               const int32_t *b_stride, void *out, int elem_bytes, int rank,
+               const int32_t *out_dims)
+{
+    int32_t idx[TW_TRANSPOSE_MAX_RANK];
+    int32_t last = out_dims[rank - 1], sa = a_stride[rank - 1], sb = b_stride[rank - 1];
+    int32_t ia = 0, ib = 0, o = 0, rows = 1, i;
+    int d;
+    for (d = 0; d < rank; d++) idx[d] = 0;
+    for (d = 0; d < rank - 1; d++) rows *= out_dims[d];
+    while (rows-- > 0) {
+        /* the innermost output dimension: both operands walked with their strides */
+        for (i = 0; i < last; i++, o++) {
+            int32_t v = binary_value(op, params, load_elem(a, elem_bytes, ia + i * sa),
+                                     load_elem(b, elem_bytes, ib + i * sb));
+            if (elem_bytes == 1)
+                ((int8_t *)out)[o] = (int8_t)v;
+            else
+                ((int16_t *)out)[o] = (int16_t)v;
+        }
+        /* the next row: an odometer over the outer output dimensions */
+        for (d = rank - 2; d >= 0; d--) {
+            ia += a_stride[d];
+            ib += b_stride[d];
+            if (++idx[d] < out_dims[d]) break;
+            ia -= idx[d] * a_stride[d];
+            ib -= idx[d] * b_stride[d];
+            idx[d] = 0;
+        }
+    }
+}
+
+void tw_pad(const void *in, void *out, int elem_bytes, int rank, const int32_t *in_dims,
+            const int32_t *out_dims, const int32_t *before, int32_t value)
+{
+    int32_t idx[TW_TRANSPOSE_MAX_RANK];
+    int32_t out_stride[TW_TRANSPOSE_MAX_RANK];
+    int32_t total = 1, rows = 1, src = 0, dst = 0, last = in_dims[rank - 1], i;
+    int d;
+    for (d = rank - 1; d >= 0; d--) {
+        out_stride[d] = total;
+        total *= out_dims[d];
+    }
+    for (i = 0; i < total; i++) {
+        if (elem_bytes == 1)
+            ((int8_t *)out)[i] = (int8_t)value;
+        else
+            ((int16_t *)out)[i] = (int16_t)value;
+    }
+    for (d = 0; d < rank; d++) {
+        idx[d] = 0;
+        dst += before[d] * out_stride[d];
+    }
+    for (d = 0; d < rank - 1; d++) rows *= in_dims[d];
+    if (last == 0) rows = 0;
+    while (rows-- > 0) {
+        /* one input row (its innermost dim) into the output at its padded position */
+        memcpy((int8_t *)out + (size_t)dst * (size_t)elem_bytes,
+               (const int8_t *)in + (size_t)src * (size_t)elem_bytes, (size_t)last * (size_t)elem_bytes);
+        src += last;
+        /* the next row: an odometer over the outer input dimensions */
+        for (d = rank - 2; d >= 0; d--) {
+            dst += out_stride[d];
+            if (++idx[d] < in_dims[d]) break;
+            dst -= idx[d] * out_stride[d];
+            idx[d] = 0;
         }
     }
 }

@@ -37,6 +37,21 @@
  *   y = clamp(MBQM(acc) + y_zp, qmin, qmax) with the int32 MultiplyByQuantizedMultiplier
  *   (tw_requant.h, int32 accumulator and bias) for int8, the int64 one (tw_s16.h, int64
  *   accumulator and bias) for 16x8. `in` and `out` must not overlap.
+ *   PAD (tw_pad) — numpy.pad(in, pads, constant value) (golden/shape_ops.py `pad`; TFLite PAD pads
+ *   with the output zero point, PADV2 with its constant): the input, of dims in_dims[0..rank)
+ *   (rank <= TW_TRANSPOSE_MAX_RANK), lands in the output, of dims out_dims, at offset before[d]
+ *   along each dim; every other output element is `value` (as stored: uint8 value - 128). `in`
+ *   and `out` must not overlap.
+ *
+ *   ADD / SUB / MUL with broadcasting (tw_binary) — TFLite's ADD, SUB and MUL on operands of any
+ *   broadcastable shapes (golden/elementwise.py, numpy broadcasting; LiteRT's BroadcastAdd6DSlow
+ *   and friends compute the same arithmetic per element): the output, of dims out_dims[0..rank)
+ *   (rank <= TW_TRANSPOSE_MAX_RANK), is written in order; its element (i_0, ..., i_{rank-1}) is
+ *   op(a[Σ i_d · a_stride[d]], b[Σ i_d · b_stride[d]]), where an operand's stride is 0 along a
+ *   dim it broadcasts. op: TW_BINARY_ADD / _SUB (tw_add_value, `params` a tw_add_params_t) or
+ *   TW_BINARY_MUL (tw_mul_value, a tw_mul_params_t), tw_elementwise.h. Elements of `elem_bytes`
+ *   (1: int8 / uint8 stored as u - 128 with zero points and clamp as stored; 2: int16). The
+ *   output may alias an operand only when that operand has the output's shape.
  */
 #ifndef TW_HOST_H
 #define TW_HOST_H
@@ -61,6 +76,14 @@ typedef struct {
     const int32_t *shift;     /* per output channel: exponent (+ = left) */
 } tw_transpose_conv_params_t;
 
+void tw_pad(const void *in, void *out, int elem_bytes, int rank, const int32_t *in_dims,
+            const int32_t *out_dims, const int32_t *before, int32_t value);
+
+enum { TW_BINARY_ADD, TW_BINARY_SUB, TW_BINARY_MUL };
+
+void tw_binary(int op, const void *params, const void *a, const int32_t *a_stride, const void *b,
+               const int32_t *b_stride, void *out, int elem_bytes, int rank,
+               const int32_t *out_dims);
 void tw_quantize(const tw_quantize_params_t *p, const void *in, int in_bytes, void *out,
                  int out_bytes, int32_t n);
 void tw_transpose(const void *in, void *out, int elem_bytes, int rank, const int32_t *out_dims,

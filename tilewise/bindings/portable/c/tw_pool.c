@@ -15,9 +15,7 @@ static int32_t rounded_div(int32_t sum, int32_t count)
     return sum > 0 ? (sum + count / 2) / count : (sum - count / 2) / count;
 }
 
-/* The window of output pixel (oy, ox) clipped to the tile buffer: rows [*y0, *y1), cols
- * [*x0, *x1) in input coordinates. */
-static void clipped_window(const tw_window_t *g, int oy, int ox, int *y0, int *y1, int *x0, int *x1)
+void tw_clipped_window(const tw_window_t *g, int oy, int ox, int *y0, int *y1, int *x0, int *x1)
 {
     int top = oy * g->s_h - g->pad_t;
     int left = ox * g->s_w - g->pad_l;
@@ -36,7 +34,7 @@ void tw_avgpool_s8(const tw_pool_args_t *a, int core_id, int n_cores)
         for (ox = 0; ox < g->out_w; ox++) {
             int y0, y1, x0, x1;
             int8_t *out_px = a->out + ((size_t)oy * g->out_w + ox) * a->c;
-            clipped_window(g, oy, ox, &y0, &y1, &x0, &x1);
+            tw_clipped_window(g, oy, ox, &y0, &y1, &x0, &x1);
             for (c = 0; c < a->c; c++) {
                 int32_t sum = 0, count = 0;
                 for (y = y0; y < y1; y++)
@@ -61,7 +59,7 @@ void tw_avgpool_onnx_s8(const tw_pool_args_t *a, const tw_avgpool_onnx_params_t 
             int y0, y1, x0, x1;
             int8_t *out_px = a->out + ((size_t)oy * g->out_w + ox) * a->c;
             int count;
-            clipped_window(g, oy, ox, &y0, &y1, &x0, &x1);
+            tw_clipped_window(g, oy, ox, &y0, &y1, &x0, &x1);
             count = p->count_include_pad ? g->k_h * g->k_w : (y1 - y0) * (x1 - x0);
             for (c = 0; c < a->c; c++) {
                 float sum = 0.0f, v, q;
@@ -95,7 +93,7 @@ void tw_maxpool_s8(const tw_pool_args_t *a, int core_id, int n_cores)
         for (ox = 0; ox < g->out_w; ox++) {
             int y0, y1, x0, x1;
             int8_t *out_px = a->out + ((size_t)oy * g->out_w + ox) * a->c;
-            clipped_window(g, oy, ox, &y0, &y1, &x0, &x1);
+            tw_clipped_window(g, oy, ox, &y0, &y1, &x0, &x1);
             for (c = 0; c < a->c; c++) {
                 int32_t m = -128;
                 for (y = y0; y < y1; y++)

@@ -109,4 +109,8 @@ void tw_maxpool_s8(const tw_pool_args_t *a, int core_id, int n_cores);
 void tw_global_avgpool_s8(const tw_gap_args_t *a, int core_id, int n_cores);
 void tw_global_avgpool_rq_s8(const tw_gap_rq_args_t *a, int core_id, int n_cores);
 
+/* The window of output pixel (oy, ox) clipped to the tile buffer: rows [*y0, *y1), cols
+ * [*x0, *x1) in input coordinates (the taps the pools count; also the int16 pools', tw_s16.h). */
+void tw_clipped_window(const tw_window_t *g, int oy, int ox, int *y0, int *y1, int *x0, int *x1);
+
 #endif /* TW_POOL_H */

@@ -76,18 +76,7 @@ static void add_or_sub16(const tw_add_params_t *p, const int16_t *a, const int16
 {
     int begin, end, i;
     tw_core_range(n, core_id, n_cores, &begin, &end);
-    for (i = begin; i < end; i++) {
-        int32_t xa = (int32_t)((uint32_t)((int32_t)a[i] - p->a_zp) << p->left_shift);
-        int32_t xb = (int32_t)((uint32_t)((int32_t)b[i] - p->b_zp) << p->left_shift);
-        int32_t sa = tw_mbqm(xa, p->a_mult, p->a_shift);
-        int32_t sb = tw_mbqm(xb, p->b_mult, p->b_shift);
-        uint32_t usb = sign > 0 ? (uint32_t)sb : 0u - (uint32_t)sb;
-        int32_t raw = (int32_t)((uint32_t)sa + usb);          /* wraps like golden wrap32 */
-        int64_t y = (int64_t)tw_mbqm(raw, p->out_mult, p->out_shift) + p->out_zp;
-        if (y < p->qmin) y = p->qmin;
-        if (y > p->qmax) y = p->qmax;
-        out[i] = (int16_t)y;
-    }
+    for (i = begin; i < end; i++) out[i] = (int16_t)tw_add_value(p, a[i], b[i], sign);
 }
 
 void tw_add_s16(const tw_add_params_t *p, const int16_t *a, const int16_t *b, int16_t *out, int n,
@@ -100,4 +89,83 @@ void tw_sub_s16(const tw_add_params_t *p, const int16_t *a, const int16_t *b, in
                 int core_id, int n_cores)
 {
     add_or_sub16(p, a, b, out, n, -1, core_id, n_cores);
+}
+
+void tw_mul_s16(const tw_mul_params_t *p, const int16_t *a, const int16_t *b, int16_t *out, int n,
+                int core_id, int n_cores)
+{
+    int begin, end, i;
+    tw_core_range(n, core_id, n_cores, &begin, &end);
+    for (i = begin; i < end; i++) out[i] = (int16_t)tw_mul_value(p, a[i], b[i]);
+}
+
+void tw_depthwise_s16(const tw_conv16_args_t *a, int core_id, int n_cores)
+{
+    const tw_window_t *g = &a->win;
+    int row_begin, row_end, oy, ox, k, fy, fx;
+
+    tw_core_range(g->out_h, core_id, n_cores, &row_begin, &row_end);
+    for (oy = row_begin; oy < row_end; oy++) {
+        for (ox = 0; ox < g->out_w; ox++) {
+            int p = oy * g->out_w + ox;
+            for (k = 0; k < a->out_c; k++) {
+                int64_t acc = start(a, p, k);
+                for (fy = 0; fy < g->k_h; fy++) {
+                    int iy = oy * g->s_h - g->pad_t + fy * g->d_h;
+                    for (fx = 0; fx < g->k_w; fx++) {
+                        int ix = ox * g->s_w - g->pad_l + fx * g->d_w;
+                        int32_t w = a->w[((size_t)fy * g->k_w + fx) * a->out_c + k];
+                        int32_t x = (iy < 0 || iy >= g->in_h || ix < 0 || ix >= g->in_w)
+                                        ? a->pad_value
+                                        : a->in[((size_t)iy * g->in_w + ix) * a->in_c + k];
+                        acc += (int64_t)(x * w);
+                    }
+                }
+                finish(a, p, k, acc);
+            }
+        }
+    }
+}
+
+/* is_max: the maximum of the valid taps, else their rounded average (TFLite's rounding division:
+ * to nearest, ties away from zero). */
+static void pool16(const tw_pool16_args_t *a, int is_max, int core_id, int n_cores)
+{
+    const tw_window_t *g = &a->win;
+    int row_begin, row_end, oy, ox, c, y, x;
+    tw_core_range(g->out_h, core_id, n_cores, &row_begin, &row_end);
+    for (oy = row_begin; oy < row_end; oy++) {
+        for (ox = 0; ox < g->out_w; ox++) {
+            int y0, y1, x0, x1;
+            int16_t *out_px = a->out + ((size_t)oy * g->out_w + ox) * a->c;
+            tw_clipped_window(g, oy, ox, &y0, &y1, &x0, &x1);
+            for (c = 0; c < a->c; c++) {
+                int32_t sum = 0, count = 0, best = INT32_MIN, v;
+                for (y = y0; y < y1; y++)
+                    for (x = x0; x < x1; x++) {
+                        v = a->in[((size_t)y * g->in_w + x) * a->c + c];
+                        sum += v;
+                        if (v > best) best = v;
+                        count++;
+                    }
+                if (is_max)
+                    v = best;
+                else if (count == 0)
+                    v = 0;
+                else
+                    v = sum > 0 ? (sum + count / 2) / count : (sum - count / 2) / count;
+                out_px[c] = (int16_t)tw_clamp32(v, a->qmin, a->qmax);
+            }
+        }
+    }
+}
+
+void tw_avgpool_s16(const tw_pool16_args_t *a, int core_id, int n_cores)
+{
+    pool16(a, 0, core_id, n_cores);
+}
+
+void tw_maxpool_s16(const tw_pool16_args_t *a, int core_id, int n_cores)
+{
+    pool16(a, 1, core_id, n_cores);
 }

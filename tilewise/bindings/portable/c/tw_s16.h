@@ -14,7 +14,10 @@
  *   requant16(acc, k) = clamp(MBQM64(acc, mult[k], shift[k]) + zero_point, qmin, qmax) with
  *       MBQM64: M0' = M0 < 0x7FFF0000 ? (M0 + 2^15) >> 16 : 0x7FFF, total = 15 - shift,
  *       (int32)((acc·M0' + 2^(total-1)) >> total)     (golden/fixedpoint.py
- *       multiply_by_quantized_multiplier_64; the int32 wrap as in the golden model).
+ *       multiply_by_quantized_multiplier_64; the int32 wrap as in the golden model);
+ *   or, when rq.scale is not NULL (the 16x8 dense layer, Requant.rounding "real"),
+ *       clamp(tw_real_round(acc, scale[k]) + zero_point, qmin, qmax)   (golden/requant.py
+ *       real_requant: LiteRT's reference FULLY_CONNECTED rounds double(acc)·s_x·s_w/s_y).
  *   Golden: golden/conv.py conv2d_acc / dense_acc + golden/requant.py apply_requant (rq.wide).
  *
  *   Buffers (dense, tile-local, L1):
@@ -29,8 +32,19 @@
  *   ADD / SUB of int16 tensors (tw_add_s16 / tw_sub_s16): tw_elementwise.h's arithmetic and
  *   tw_add_params_t on n int16 elements (TFLite's int16 ADD/SUB with left_shift 15; qmin/qmax in
  *   the int16 range), the sum of the two scaled inputs wrapping in int32 as in the golden model.
+ *   MUL (tw_mul_s16): tw_elementwise.h tw_mul_value on n int16 elements (tw_mul_params_t).
  *
- *   Core split: conv — output rows of the tile; fc — output channels; add/sub — element ranges.
+ *   DEPTHWISE (tw_depthwise_s16), channel multiplier 1: as conv, output channel k summing the taps
+ *   of input channel k only (in_c = out_c, the tile's channels); w [win.k_h][win.k_w][out_c]
+ *   (channel-last, the portable depthwise layout); TFLite's reference DepthwiseConvPerChannel for
+ *   int16 with an int64 bias (golden/conv.py conv2d_acc, groups = C).
+ *
+ *   POOLS (tw_avgpool_s16 / tw_maxpool_s16, tw_pool16_args_t) — tw_pool.h's arithmetic on int16:
+ *   the window clipped to the input (tw_clipped_window), average = the int32 sum of the valid
+ *   taps divided by their count rounding half away from zero, max = their maximum; clamped to
+ *   [qmin, qmax] (golden/pool.py; LiteRT's reference int16 AveragePool / MaxPool).
+ *
+ *   Core split: conv, depthwise, pools — output rows of the tile; fc — output channels; add/sub — element ranges.
  *   All cores call with the same args; barrier afterwards. Kernels do not touch the HAL.
  */
 #ifndef TW_S16_H
@@ -40,8 +54,10 @@
 
 #include "tw_common.h"
 #include "tw_elementwise.h"
+#include "tw_pool.h"
 
 typedef struct {
+    const double *scale;       /* NULL, or the "real" requant's per-channel scales (fc) */
     const int32_t *mult;       /* Q31 M0 per channel */
     const int32_t *shift;      /* exponent (+ = left), <= 14 */
     int32_t zero_point;
@@ -71,19 +87,49 @@ static inline int32_t tw_mbqm64(int64_t x, int32_t m0, int32_t shift)
     return (int32_t)(uint32_t)(uint64_t)v;
 }
 
+/* static_cast<int32_t>(round(double(x) * scale)) as LiteRT's reference 16x8 FULLY_CONNECTED
+ * computes it: one IEEE double product, rounded half away from zero (without libm: the product's
+ * integer part by truncation, then its exact fraction decides); a result outside int32 is
+ * INT32_MIN, what x86-64's conversion gives for that undefined case (golden real_requant). */
+static inline int32_t tw_real_round(int64_t x, double scale)
+{
+    double v = (double)x * scale, frac;
+    int64_t t;
+    if (!(v > -2147483649.0 && v < 2147483648.0)) return INT32_MIN;
+    t = (int64_t)v;                      /* truncation toward zero */
+    frac = v - (double)t;                /* exact: |v| < 2^32 */
+    if (frac >= 0.5) t++;
+    if (frac <= -0.5) t--;
+    return t < INT32_MIN || t > INT32_MAX ? INT32_MIN : (int32_t)t;
+}
+
 static inline int16_t tw_requant16(const tw_requant16_t *rq, int64_t acc, int k)
 {
-    int64_t y = (int64_t)tw_mbqm64(acc, rq->mult[k], rq->shift[k]) + rq->zero_point;
+    int64_t y = (int64_t)(rq->scale ? tw_real_round(acc, rq->scale[k])
+                                    : tw_mbqm64(acc, rq->mult[k], rq->shift[k])) + rq->zero_point;
     if (y < rq->qmin) y = rq->qmin;
     if (y > rq->qmax) y = rq->qmax;
     return (int16_t)y;
 }
 
+typedef struct {
+    tw_window_t win;           /* d_h = d_w = 1 */
+    const int16_t *in;
+    int c;
+    int16_t *out;
+    int32_t qmin, qmax;
+} tw_pool16_args_t;
+
 void tw_conv2d_s16(const tw_conv16_args_t *a, int core_id, int n_cores);
+void tw_depthwise_s16(const tw_conv16_args_t *a, int core_id, int n_cores);
+void tw_avgpool_s16(const tw_pool16_args_t *a, int core_id, int n_cores);
+void tw_maxpool_s16(const tw_pool16_args_t *a, int core_id, int n_cores);
 void tw_fully_connected_s16(const tw_conv16_args_t *a, int core_id, int n_cores);
 void tw_add_s16(const tw_add_params_t *p, const int16_t *a, const int16_t *b, int16_t *out, int n,
                 int core_id, int n_cores);
 void tw_sub_s16(const tw_add_params_t *p, const int16_t *a, const int16_t *b, int16_t *out, int n,
+                int core_id, int n_cores);
+void tw_mul_s16(const tw_mul_params_t *p, const int16_t *a, const int16_t *b, int16_t *out, int n,
                 int core_id, int n_cores);
 
 #endif /* TW_S16_H */

@@ -145,26 +145,70 @@ void tw_softmax_s8(const tw_softmax_args_t *a, int core_id, int n_cores)
 void tw_softmax_onnx_s8(const tw_softmax_onnx_args_t *a, int core_id, int n_cores)
 {
     int begin, end, r, j;
+    size_t step = (size_t)(a->inner > 1 ? a->inner : 1);
     tw_core_range(a->rows, core_id, n_cores, &begin, &end);
     for (r = begin; r < end; r++) {
-        const int8_t *x = a->in + (size_t)r * a->depth;
-        int8_t *y = a->out + (size_t)r * a->depth;
+        /* row r = (o, i): its element j at (o·depth + j)·inner + i */
+        size_t o = (size_t)r / step, i = (size_t)r % step;
+        const int8_t *x = a->in + o * (size_t)a->depth * step + i;
+        int8_t *y = a->out + o * (size_t)a->depth * step + i;
         int32_t m = -128;
         float total = 0.0f;
         for (j = 0; j < a->depth; j++)
-            if (x[j] > m) m = x[j];
+            if (x[(size_t)j * step] > m) m = x[(size_t)j * step];
         for (j = 0; j < a->depth; j++)
-            total = total + a->table[255 - m + x[j]];
+            total = total + a->table[255 - m + x[(size_t)j * step]];
         for (j = 0; j < a->depth; j++) {
-            float t = a->table[255 - m + x[j]] * a->y_scale_inv;
+            float t = a->table[255 - m + x[(size_t)j * step]] * a->y_scale_inv;
             float q = nearbyintf(t / total);
             if (isnan(q) || isinf(q)) {   /* t·y_scale_inv overflowed (tw_softmax.h) */
-                y[j] = a->y_nonfinite;
+                y[(size_t)j * step] = a->y_nonfinite;
                 continue;
             }
             if (q > 1024.0f) q = 1024.0f;
             if (q < -1024.0f) q = -1024.0f;
-            y[j] = (int8_t)tw_clamp32((int32_t)q + a->y_zp, -128, 127);
+            y[(size_t)j * step] = (int8_t)tw_clamp32((int32_t)q + a->y_zp, -128, 127);
+        }
+    }
+}
+
+/* LUTLookup: a 513-entry table at int16 value v, linearly interpolated on its 7 low bits. */
+static int16_t lut16(const int16_t *t, int32_t v)
+{
+    int32_t index = 256 + (v >> 7), offset = v & 0x7f;
+    int32_t base = t[index], slope = t[index + 1] - t[index];
+    return (int16_t)(base + ((slope * offset + 64) >> 7));
+}
+
+static int32_t sat16(int32_t v)
+{
+    return v < -32768 ? -32768 : v > 32767 ? 32767 : v;
+}
+
+void tw_softmax_s16(const tw_softmax16_args_t *a, int core_id, int n_cores)
+{
+    int begin, end, r, j;
+    tw_core_range(a->rows, core_id, n_cores, &begin, &end);
+    for (r = begin; r < end; r++) {
+        const int16_t *x = a->in + (size_t)r * a->depth;
+        int16_t *y = a->out + (size_t)r * a->depth;
+        int32_t m = -32768, sum = 0, shifted, h = 0, right;
+        int16_t recip;
+        uint32_t u;
+        for (j = 0; j < a->depth; j++)
+            if (x[j] > m) m = x[j];
+        for (j = 0; j < a->depth; j++) {
+            int32_t scaled = tw_mbqm(x[j] - m, a->input_multiplier, a->input_left_shift);
+            y[j] = lut16(a->exp_lut, sat16(scaled + 32767));
+            sum += y[j];
+        }
+        for (u = (uint32_t)sum; h < 32 && !(u & 0x80000000u); u <<= 1) h++;
+        shifted = (int32_t)((((int64_t)sum << (h - 1)) + (1 << 13)) >> 14);
+        recip = lut16(a->recip_lut, sat16(shifted - ((1 << 15) + (1 << 16))));
+        right = 31 - h;
+        for (j = 0; j < a->depth; j++) {
+            int32_t v = (int32_t)(((int64_t)y[j] * recip + ((int64_t)1 << (right - 1))) >> right);
+            y[j] = (int16_t)(v < 0 ? 0 : v > 32767 ? 32767 : v);
         }
     }
 }

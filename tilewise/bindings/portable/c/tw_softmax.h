@@ -19,7 +19,9 @@
  *   Same args on every core; barrier after.
  *
  *   tw_softmax_onnx_s8 — onnxruntime's QLinearSoftmax (qlinear_softmax.cc; golden/onnx_ops.py
- *   `softmax`), float32 step by step. Per row, with m = max of the row:
+ *   `softmax`), float32 step by step, over any axis: the input viewed as [outer][depth][inner]
+ *   (depth = the axis' size), a row is (o, i) and its elements are j < depth. Per row, with
+ *   m = max of the row:
  *       t_j   = table[255 - m + x_j]                 (table[i] = exp((i - 255)·s_x), float32)
  *       S     = t_0 + t_1 + ... (sequential float32 sum)
  *       out_j = clamp(nearbyintf((t_j · y_scale_inv) / S) + y_zp, -128, 127)
@@ -55,8 +57,10 @@ void tw_softmax_s8(const tw_softmax_args_t *a, int core_id, int n_cores);
 typedef struct {
     const int8_t *in;
     int8_t *out;
-    int rows;
+    int rows;                  /* outer · inner rows */
     int depth;
+    int inner;                 /* the stride of a row's elements: product of the dims after
+                                  the axis (1: the last axis) */
     const float *table;        /* [256] */
     float y_scale_inv;
     int32_t y_zp;              /* as stored (uint8 output: zp - 128) */
@@ -64,5 +68,28 @@ typedef struct {
 } tw_softmax_onnx_args_t;
 
 void tw_softmax_onnx_s8(const tw_softmax_onnx_args_t *a, int core_id, int n_cores);
+
+/* int16 softmax (tw_softmax_s16): TFLite's reference_ops::SoftmaxInt16 over the last dimension
+ * (golden/activation.py softmax_int16). Per row of `depth` values, with m = max of the row:
+ *     e_j = lut(exp_lut, clamp(MBQM(x_j - m, input_multiplier, input_left_shift) + 32767))
+ *     S   = Σ e_j (int32);  h = CountLeadingZeros(S)
+ *     r   = lut(recip_lut, clamp((((int64)S << (h - 1)) + 2^13) >> 14) - 2^15 - 2^16))
+ *     out_j = clamp((e_j · r + 2^(30 - h)) >> (31 - h), 0, 32767)
+ * lut(t, v) = t[256 + (v >> 7)] + ((t[257 + (v >> 7)] - t[256 + (v >> 7)]) · (v & 127) + 64) >> 7
+ * (LUTLookup), clamps to int16. The tables are LUTPopulateInt16's (513 entries, the frontend's).
+ * The output scale is 1/32768, zero point 0. depth · 32767 must fit int32 (the caller's check).
+ * Core split: rows. `out` must not overlap `in` (it holds the row's e_j meanwhile). */
+typedef struct {
+    const int16_t *in;
+    int16_t *out;
+    int rows;
+    int depth;
+    int32_t input_multiplier;
+    int32_t input_left_shift;
+    const int16_t *exp_lut;    /* [513] */
+    const int16_t *recip_lut;  /* [513] */
+} tw_softmax16_args_t;
+
+void tw_softmax_s16(const tw_softmax16_args_t *a, int core_id, int n_cores);
 
 #endif /* TW_SOFTMAX_H */
