@@ -2,7 +2,8 @@
 
 Pure data from a LayerGraph (no target needed): shapes as the layer computes them, MACs from the
 loop nest (ir/layer.py LoopNest.macs), weight bytes (weights + int32 bias), activation bytes
-(inputs + output). Totals: MACs, weight bytes, and the largest single layer's input+output bytes
+(inputs + output), the requantization in words (integer graphs: which division semantics the
+model got, ir/requant.py `describe`). Totals: MACs, weight bytes, and the largest single layer's input+output bytes
 (the least L2 any schedule needs for activations, before lifetimes are considered).
 """
 
@@ -12,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING
 
 from ..ir.layer import LayerGraph
+from ..ir.requant import describe
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..schedule.network import NetworkSchedule
@@ -28,6 +30,8 @@ class LayerRow:
     macs: int
     weight_bytes: int
     activation_bytes: int
+    #: the requantization's arithmetic and where it comes from (ir/requant.py describe; "" = none)
+    requant: str = ""
 
 
 @dataclass(frozen=True)
@@ -62,7 +66,8 @@ def analyze_layers(lg: LayerGraph, ns: "NetworkSchedule | None" = None, why: boo
         ins = tuple(tuple(lg.tensors[i].shape) for i in layer.inputs)
         out = lg.tensors[layer.output]
         act = sum(lg.tensors[i].nbytes for i in layer.inputs) + out.nbytes
-        rows.append(LayerRow(layer.name, layer.op, layer.nest.kind, ins, tuple(out.shape), layer.macs, layer.weight_bytes, act))
+        rows.append(LayerRow(layer.name, layer.op, layer.nest.kind, ins, tuple(out.shape), layer.macs, layer.weight_bytes, act,
+                             describe(layer.requant)))
     biggest = max(rows, key=lambda r: r.activation_bytes) if rows else None
     totals = Totals(
         layers=len(rows),

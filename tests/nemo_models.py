@@ -1,0 +1,127 @@
+"""NEMO integer ONNX networks as NEMO exports them (../shared/notes/integer-onnx.md), built with
+onnx.helper: opset 9, float32 tensors holding integers, NCHW, the input in [0, 255].
+
+`NemoNet` writes the patterns of the note one by one (Cast chains with an int64 Mul/Div, truncating
+Div without Floor, chains of Pads, a last Gemm without requantization, float tails); each test
+network is built from them with seeded weights, so every model is deterministic.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+NEMO_OPSET = 9
+INT64, FLOAT = TensorProto.INT64, TensorProto.FLOAT
+
+
+class NemoNet:
+    """An integer-valued float32 NCHW graph under construction; methods return output names."""
+
+    def __init__(self, name: str, shape: tuple[int, ...], seed: int = 0) -> None:
+        self.name = name
+        self.rng = np.random.default_rng(seed)
+        self.nodes: list[onnx.NodeProto] = []
+        self.inits: list[onnx.TensorProto] = []
+        self.n = 0
+        self.shape = tuple(shape)
+
+    def const(self, base: str, arr, dtype=np.float32) -> str:
+        name = f"{base}_{len(self.inits)}"
+        self.inits.append(numpy_helper.from_array(np.asarray(arr, dtype=dtype), name))
+        return name
+
+    def node(self, op: str, inputs: list[str], **attrs) -> str:
+        self.n += 1
+        out = f"{op.lower()}{self.n}"
+        self.nodes.append(helper.make_node(op, inputs, [out], name=f"{op.lower()}_{self.n}", **attrs))
+        return out
+
+    # -- layers ---------------------------------------------------------------------------------
+    def conv(self, x: str, cin: int, cout: int, k: int = 3, pads: int = 0, stride: int = 1,
+             wmax: int = 20, bias: bool = True) -> str:
+        w = self.const("w", self.rng.integers(-wmax, wmax + 1, (cout, cin, k, k)))
+        ins = [x, w] + ([self.const("b", self.rng.integers(-300, 300, cout))] if bias else [])
+        return self.node("Conv", ins, kernel_shape=[k, k], pads=[pads] * 4, strides=[stride] * 2)
+
+    def gemm(self, x: str, cin: int, cout: int, wmax: int = 30) -> str:
+        w = self.const("w", self.rng.integers(-wmax, wmax + 1, (cout, cin)))
+        b = self.const("b", self.rng.integers(-500, 500, cout))
+        return self.node("Gemm", [x, w, b], transB=1)
+
+    def matmul(self, x: str, cin: int, cout: int, wmax: int = 30) -> str:
+        return self.node("MatMul", [x, self.const("w", self.rng.integers(-wmax, wmax + 1, (cin, cout)))])
+
+    def pad(self, x: str, pads: tuple[int, int, int, int]) -> str:
+        """opset-9 Pad (attribute pads) of the spatial axes: (top, left, bottom, right)."""
+        t, l, b, r = pads
+        return self.node("Pad", [x], mode="constant", pads=[0, 0, t, l, 0, 0, b, r], value=0.0)
+
+    def flatten(self, x: str) -> str:
+        return self.node("Flatten", [x], axis=1)
+
+    # -- requantization chains ------------------------------------------------------------------
+    def cast_requant(self, x: str, kappa, lam, m: int, div: int, lo: float, hi: float,
+                     casts: int = 1) -> str:
+        """Mul(κ) → Add(λ) → Cast(INT64) → Mul(m) → Div(D) → Cast(INT64)×casts → Cast(FLOAT) →
+        Clip(lo, hi): NEMO's batch-norm + requantization, int64 Div truncating toward zero."""
+        y = self.node("Mul", [x, self.const("kappa", kappa)])
+        y = self.node("Add", [y, self.const("lambda", lam)])
+        y = self.node("Cast", [y], to=INT64)
+        y = self.node("Mul", [y, self.const("m", np.int64(m), np.int64)])
+        y = self.node("Div", [y, self.const("D", np.int64(div), np.int64)])
+        for _ in range(casts):
+            y = self.node("Cast", [y], to=INT64)
+        y = self.node("Cast", [y], to=FLOAT)
+        return self.node("Clip", [y], min=float(lo), max=float(hi))
+
+    def trunc_requant(self, x: str, k, lam, d: int, lo: float, hi: float) -> str:
+        """Mul(k) → Add(λ) → Div(2^d) in float → Cast(INT64) (truncation) → Cast(FLOAT) → Clip."""
+        y = self.node("Mul", [x, self.const("k", k)])
+        y = self.node("Add", [y, self.const("lambda", lam)])
+        y = self.node("Div", [y, self.const("two_d", np.float32(2 ** d))])
+        y = self.node("Cast", [y], to=INT64)
+        y = self.node("Cast", [y], to=FLOAT)
+        return self.node("Clip", [y], min=float(lo), max=float(hi))
+
+    def save(self, path: Path, out: str | list[str]) -> Path:
+        """The model with graph outputs `out` (their shapes as onnx infers them)."""
+        outs = [out] if isinstance(out, str) else out
+        graph = helper.make_graph(
+            self.nodes, self.name, [helper.make_tensor_value_info("x", FLOAT, list(self.shape))],
+            [helper.make_empty_tensor_value_info(o) for o in outs], self.inits)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", NEMO_OPSET)])
+        model.ir_version = 7
+        inferred = onnx.shape_inference.infer_shapes(model)
+        known = {v.name: v for v in inferred.graph.value_info}
+        graph.ClearField("output")
+        graph.output.extend(known[o] if o in known else helper.make_tensor_value_info(o, FLOAT, None) for o in outs)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", NEMO_OPSET)])
+        model.ir_version = 7
+        onnx.checker.check_model(model)
+        onnx.save(model, str(path))
+        return path
+
+
+def nemo_cast_net(path: Path, div: int = 2 ** 21 - 1, lo: float = 0, hi: float = 255, casts: int = 2,
+                  seed: int = 3) -> Path:
+    """Pad → Pad(0) → Conv(pads 0) → cast chain (Div by `div`, clip [lo, hi]) → Conv → cast chain →
+    Flatten → Gemm → cast chain: every linear layer requantized the NEMO way."""
+    net = NemoNet("nemo_cast", (1, 3, 8, 8), seed)
+    rng = net.rng
+    y = net.pad(net.pad("x", (1, 1, 1, 1)), (0, 0, 0, 0))
+    y = net.conv(y, 3, 8, 3, pads=0, wmax=20)
+    m1 = int(div * 0.0011) | 1
+    y = net.cast_requant(y, rng.integers(1, 12, (1, 8, 1, 1)), rng.integers(-4000, 4000, (1, 8, 1, 1)),
+                         m1, div, lo, hi, casts)
+    y = net.conv(y if lo >= 0 else net.node("Relu", [y]), 8, 6, 3, pads=1, stride=2, wmax=15)
+    y = net.cast_requant(y, rng.integers(1, 6, (1, 6, 1, 1)), rng.integers(-2000, 2000, (1, 6, 1, 1)),
+                         int(div * 0.0013) | 1, div, lo, hi, casts)
+    y = net.flatten(y)
+    y = net.gemm(y, 6 * 4 * 4, 5, wmax=25)
+    y = net.cast_requant(y, rng.integers(1, 4, (5,)), rng.integers(-900, 900, (5,)),
+                         int(div * 0.0009) | 1, div, -128, 127, casts)
+    return net.save(path, y)
