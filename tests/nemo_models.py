@@ -117,11 +117,11 @@ def nemo_cast_net(path: Path, div: int = 2 ** 21 - 1, lo: float = 0, hi: float =
     m1 = int(div * 0.0011) | 1
     y = net.cast_requant(y, rng.integers(1, 12, (1, 8, 1, 1)), rng.integers(-4000, 4000, (1, 8, 1, 1)),
                          m1, div, lo, hi, casts)
-    y = net.conv(y if lo >= 0 else net.node("Relu", [y]), 8, 6, 3, pads=1, stride=2, wmax=15)
+    y = net.conv(y, 8, 6, 3, pads=1, stride=2, wmax=15)
     y = net.cast_requant(y, rng.integers(1, 6, (1, 6, 1, 1)), rng.integers(-2000, 2000, (1, 6, 1, 1)),
-                         int(div * 0.0013) | 1, div, lo, hi, casts)
+                         int(div * 0.004) | 1, div, lo, hi, casts)
     y = net.flatten(y)
     y = net.gemm(y, 6 * 4 * 4, 5, wmax=25)
     y = net.cast_requant(y, rng.integers(1, 4, (5,)), rng.integers(-900, 900, (5,)),
-                         int(div * 0.0009) | 1, div, -128, 127, casts)
+                         int(div * 0.02) | 1, div, -128, 127, casts)
     return net.save(path, y)

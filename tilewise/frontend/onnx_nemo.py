@@ -227,7 +227,7 @@ def _absorb(g: OnnxGraph, cons: dict, node: ONode, channels: int, conv: bool) ->
                     raise unsupported(g, c, "divides a float by something other than a power of two",
                                       "requantize with Div by 2^d, or Cast to int64 before an integer Div")
             elif c.op_type == "Floor":
-                ch.floored = ch.floored or ch.d > 0 or ch.divisor > 1
+                ch.floored = True
             elif c.op_type in ("Clip", "Relu"):
                 lo, hi = (0.0, None) if c.op_type == "Relu" else (_bound(g, c, 1, "min"), _bound(g, c, 2, "max"))
                 for v in (lo, hi):
