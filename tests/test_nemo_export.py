@@ -177,3 +177,24 @@ def test_analyze_json_names_each_layers_semantics(tmp_path):
     assert all(r["requant"].startswith("div: trunc(") and "2097151" in r["requant"] for r in layers)
     assert "not a power of two" in layers[0]["requant"]
     del out
+
+
+# ------------------------------------------------------------------ int32 accumulator output
+
+@pytest.mark.parametrize("last", ["Gemm", "MatMul"])
+def test_last_dense_layer_without_requantization_outputs_int32(last, tmp_path, c_cache):
+    """… → Flatten → Gemm/MatMul as the graph output: the int32 accumulators, in C too."""
+    net = nm.NemoNet("acc", (1, 3, 6, 6), seed=2)
+    y = net.conv("x", 3, 4, 3, pads=1)
+    y = net.cast_requant(y, np.ones((1, 4, 1, 1)), np.zeros((1, 4, 1, 1)), 3, 1023, 0, 255)
+    y = net.flatten(y)
+    y = net.gemm(y, 4 * 36, 10, wmax=127) if last == "Gemm" else net.matmul(y, 4 * 36, 10, wmax=127)
+    path = net.save(tmp_path / "acc.onnx", y)
+    graph, ns = _validate(path, tmp_path, c_cache)
+    out = ns.layers.tensors[ns.layers.outputs[0]]
+    assert out.dtype == "int32"
+    assert ns.placement(len(ns.layers.layers) - 1).binding.name == "fully_connected_acc32"
+    want = reference_outputs(graph, path, _sweep_random(graph))
+    assert max(np.abs(w).max() for w in want) > 127    # beyond any 8-bit output
+    row = analyze_layers(ns.layers).to_json()["layers"][-1]
+    assert row["requant"].startswith("none: the int32 accumulator")

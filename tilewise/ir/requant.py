@@ -78,6 +78,13 @@ class Requant:
         return int(np.size(arr))
 
 
+def _identity(rq: Requant) -> bool:
+    lam = 0 if rq.bias is None else rq.bias
+    return bool(np.all(np.asarray(rq.multiplier) == 1) and np.all(np.asarray(lam) == 0)
+                and np.all(np.asarray(rq.shift) == 0) and rq.zero_point == 0
+                and (int(rq.qmin), int(rq.qmax)) == (-(1 << 31), (1 << 31) - 1))
+
+
 def describe(rq: Requant | None) -> str:
     """The requantization's arithmetic in one line (per-channel values summarized), then the
     frontend's `semantics` sentence if any."""
@@ -89,6 +96,8 @@ def describe(rq: Requant | None) -> str:
         text = f"tflite: MultiplyByQuantizedMultiplier ({rq.rounding} rounding), {clamp}"
     elif rq.mode == "onnx":
         text = f"onnx: round_half_even(acc·scale) in float32, {clamp}"
+    elif rq.mode == "shift" and _identity(rq):
+        text = "none: the int32 accumulator is the output"
     elif rq.mode == "shift":
         d = sorted({int(v) for v in np.atleast_1d(rq.shift)})
         text = f"shift: floor((k·acc + λ) / 2^{d[0] if len(d) == 1 else d}), {clamp}"

@@ -11,6 +11,11 @@ per row, each the whole layer function (whole_function.c.j2), one call on the L2
 | quantize_onnx  | quantize   | onnx          | 8→8                         | tw_lut_s8      | onnx_ops.quantize (table of every value) |
 | transpose      | transpose  | any           | 8→8, 16→16                  | tw_transpose   | shape_ops.transpose          |
 | concat         | concat     | tflite, onnx  | 8→8, 16→16                  | tw_concat      | shape_ops.concat / onnx_ops.concat |
+| fully_connected_acc32 | fully_connected | shift (identity) | 8x8→32       | its own loop   | linear.dense + requant.shift |
+
+fully_connected_acc32 is a last dense layer without requantization (a NEMO network's Gemm /
+MatMul whose output is the accumulator, notes/integer-onnx.md): the int32 accumulators are the
+network's output; its constants take the portable layout (constants.py, one k tile).
 
 Any rank up to tw_host.h's TW_TRANSPOSE_MAX_RANK, any permutation, any number of inputs on any
 axis. uint8 tensors are stored biased (u − 128, common.py): quantize shifts its zero points by
@@ -36,6 +41,7 @@ from ...ir.params import (ConcatParams, OnnxQuantizeParams, TfliteRequantizePara
                           TransposeParams)
 from ...ir.tensor import dtype_bits, dtype_range
 from ..base import Binding, LayerConstants, Precision, TileRules, per_mode
+from . import constants
 from .common import FAMILY, S8, S16, render, u8_offset
 
 #: tw_host.h TW_TRANSPOSE_MAX_RANK
@@ -82,6 +88,20 @@ def check_concat(layer: Layer, lg: LayerGraph) -> str | None:
         if lg.tensors[t].dtype != y.dtype:
             return f"a concat of {lg.tensors[t].dtype} into {y.dtype}"
     return _int_types(layer, lg)
+
+
+def check_fc_acc32(layer: Layer, lg: LayerGraph) -> str | None:
+    """A dense layer whose requantization is the identity onto int32 (k = 1, λ = 0, d = 0)."""
+    rq = layer.requant
+    if rq is None or rq.mode != "shift":
+        return "a dense layer with a requantization (int32 output only without one)"
+    lam = np.zeros(1) if rq.bias is None else np.asarray(rq.bias)
+    if (np.any(np.asarray(rq.multiplier) != 1) or np.any(lam != 0) or np.any(np.asarray(rq.shift) != 0)
+            or rq.zero_point != 0 or (int(rq.qmin), int(rq.qmax)) != dtype_range("int32")):
+        return "a requantization onto int32 that is not the identity"
+    if lg.tensors[layer.inputs[0]].dtype not in ("int8", "uint8"):
+        return f"a {lg.tensors[layer.inputs[0]].dtype} input"
+    return constants.check(layer, lg)
 
 
 # --- emission ---------------------------------------------------------------------------------
@@ -160,6 +180,14 @@ def concat(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
                   outer=int(np.prod(y.shape[:axis], dtype=np.int64)))
 
 
+def fully_connected_acc32(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
+    """Int32 accumulators of a dense layer (check_fc_acc32)."""
+    assert consts is not None, f"layer '{layer.name}': constants built by constants.layout"
+    nest = layer.nest
+    rows = lg.tensors[layer.inputs[0]].size // nest.C
+    return render("fully_connected_acc32.c.j2", rows=rows, c=nest.C, k=nest.K, w_offset=consts.w_offset)
+
+
 def bindings(cost) -> tuple[Binding, ...]:
     """The host-only bindings priced by the kernel cost model `cost` (module docstring)."""
     out: list[Binding] = []
@@ -183,4 +211,7 @@ def bindings(cost) -> tuple[Binding, ...]:
             check_transpose, transpose)
         add("concat" + suffix, Op.CONCAT, ("tflite", "onnx"), Precision(bits, 0, bits),
             check_concat, concat)
+    out.extend(per_mode(FAMILY, cost, "fully_connected_acc32", Op.FULLY_CONNECTED, ("shift",),
+                        Precision(S8, 8, 32), "fc", check_fc_acc32, emit=fully_connected_acc32,
+                        whole=True, tiles=UNTILED, consts=constants.layout("k.c")))
     return tuple(out)
