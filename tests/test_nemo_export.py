@@ -198,3 +198,24 @@ def test_last_dense_layer_without_requantization_outputs_int32(last, tmp_path, c
     assert max(np.abs(w).max() for w in want) > 127    # beyond any 8-bit output
     row = analyze_layers(ns.layers).to_json()["layers"][-1]
     assert row["requant"].startswith("none: the int32 accumulator")
+
+
+# ------------------------------------------------------------------ the reference refusing a model
+
+def test_validate_says_in_one_sentence_when_onnxruntime_refuses_the_model(tmp_path):
+    """A model tilewise reads but onnxruntime will not load (an IR version beyond its own): exit 2,
+    one sentence quoting onnxruntime's reason — never an internal error."""
+    import onnx
+
+    from .test_cli_errors import assert_one_sentence_error, run_cli
+
+    net = nm.NemoNet("refused", (1, 3, 6, 6), seed=1)
+    y = net.conv("x", 3, 4, 3, pads=1)
+    y = net.cast_requant(y, np.ones((1, 4, 1, 1)), np.zeros((1, 4, 1, 1)), 3, 1023, 0, 255)
+    path = net.save(tmp_path / "refused.onnx", y)
+    model = onnx.load(str(path))
+    model.ir_version = 99
+    onnx.save(model, str(path))
+    proc = run_cli("validate", str(path), "--target", "gap8", "--inputs", "1")
+    assert proc.returncode == 2, proc.stderr
+    assert_one_sentence_error(proc, "refused.onnx", "onnxruntime refuses the model", "IR version: 99")
