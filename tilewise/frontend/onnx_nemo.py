@@ -133,8 +133,14 @@ class _Chain:
         self.adc = adc
 
     @property
-    def total_divisor(self) -> int:
-        return (1 << self.d) * self.int_div
+    def clipped(self) -> bool:
+        return self.lo is not None or self.hi is not None
+
+    def attrs(self, absorbed: list[ONode]) -> dict:
+        """The chain as the attributes of the fused node (read back by `_requant`)."""
+        return {"tw_k": self.k.astype(np.int64), "tw_lambda": self.lam.astype(np.int64), "tw_d": self.d,
+                "tw_lo": self.lo, "tw_hi": self.hi, "tw_adc": self.adc, "tw_m": self.m,
+                "tw_int_div": self.int_div, "tw_trunc": self.trunc, "tw_chain": tuple(c.name for c in absorbed)}
 
 
 def _integer_divisor(vec: np.ndarray) -> int | None:
@@ -199,13 +205,13 @@ def _absorb(g: OnnxGraph, cons: dict, node: ONode, channels: int, conv: bool) ->
                 break
             ch.casts.append(c.name)
         elif ch.integer and c.op_type in ("Mul", "Add", "Div"):
-            if vec is None or not _integer_step(g, ch, c, vec):
+            if vec is None or ch.clipped or not _integer_step(g, ch, c, vec):
                 break
         else:
             if c.op_type in ("Mul", "Add") and vec is not None and ch.adc_stage() is not None:
                 ch.start_second_stage()
-            if c.op_type in ("Mul", "Add", "Div") and (vec is None or ch.divided):
-                break
+            if c.op_type in ("Mul", "Add", "Div") and (vec is None or ch.divided or ch.clipped):
+                break       # arithmetic after a rounding or a clip starts another layer's chain
             if c.op_type == "Mul":
                 if _integral(vec):
                     ch.k, ch.lam = ch.k * vec, ch.lam * vec
@@ -323,10 +329,8 @@ def to_integer_ops(g: OnnxGraph) -> OnnxGraph:
                 attrs["pads"] = [p[i] + extra[i] for i in range(4)]
                 inputs[0] = src
                 removed.update(id(p) for p in pad_nodes)
-        attrs.update({"tw_k": ch.k.astype(np.int64), "tw_lambda": ch.lam.astype(np.int64), "tw_d": ch.d,
-                      "tw_lo": ch.lo, "tw_hi": ch.hi, "tw_op": n.op_type, "tw_adc": ch.adc, "tw_m": ch.m,
-                      "tw_int_div": ch.int_div, "tw_trunc": ch.trunc,
-                      "tw_chain": tuple(c.name for c in absorbed)})
+        attrs.update(ch.attrs(absorbed))
+        attrs["tw_op"] = n.op_type
         replaced[id(n)] = ONode("IntConv" if conv else "IntGemm", n.name, tuple(inputs), (out,), attrs, TW_DOMAIN)
         removed.update(id(c) for c in absorbed)
     nodes = [replaced.get(id(n), n) for n in g.nodes if id(n) not in removed]
@@ -412,14 +416,21 @@ def _int_const(lw: Lowering, node: ONode, name: str, what: str, dtype: str, lo: 
 def int_conv(lw: Lowering, node: ONode) -> None:
     x = lw.act(node, node.inputs[0])
     w = _int_const(lw, node, node.inputs[1], "weights", "int8", -128, 127)
-    dtype = _out_dtype(node.attr("tw_lo"), node.attr("tw_hi"))
     b = _int_const(lw, node, node.inputs[2], "biases", "int32", -(1 << 31), (1 << 31) - 1) if node.input(2) else None
+    emit_int_conv(lw, node, x, w, b, node.inputs[1], node.input(2))
+
+
+def emit_int_conv(lw: Lowering, node: ONode, x: str, w: np.ndarray, b: np.ndarray | None, w_name: str,
+                  b_name: str) -> None:
+    """The IR conv2d of `node` (geometry from its attributes, requantization from its chain) on the
+    IR activation `x`, with int8 OIHW weights `w` and int32 biases `b`."""
+    dtype = _out_dtype(node.attr("tw_lo"), node.attr("tw_hi"))
     rq = _requant(lw, node, _acc_bound(lw.t(x).dtype, w, b))
     params = conv_params(lw, node, lw.t(x).shape, w.shape, rq)
-    w_ir = lw.add_const(f"{node.inputs[1]}__ohwi", np.ascontiguousarray(w.transpose(0, 2, 3, 1)), "int8", INT1)
+    w_ir = lw.add_const(f"{w_name}__ohwi", np.ascontiguousarray(w.transpose(0, 2, 3, 1)), "int8", INT1)
     ins = [x, w_ir]
     if b is not None:
-        ins.append(lw.add_const(f"{node.inputs[2]}__bias", b.reshape(-1), "int32"))
+        ins.append(lw.add_const(f"{b_name}__bias", b.reshape(-1), "int32"))
     lw.emit(node, Op.CONV2D, ins, lw.out_name(node.outputs[0]), None, dtype, INT1, params, layout=NHWC)
 
 
