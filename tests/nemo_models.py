@@ -125,3 +125,41 @@ def nemo_cast_net(path: Path, div: int = 2 ** 21 - 1, lo: float = 0, hi: float =
     y = net.cast_requant(y, rng.integers(1, 4, (5,)), rng.integers(-900, 900, (5,)),
                          int(div * 0.02) | 1, div, -128, 127, casts)
     return net.save(path, y)
+
+
+def nemo_residual_pool_net(path: Path, k_a: int = 2, k_b: int = 0, pool: int = 2, tail: str = "Floor",
+                           seed: int = 4) -> Path:
+    """Conv → chain (uint8) feeding two branches: a Conv → chain, and the identity; each branch
+    Mul(2^k), Add, Div(2^k) with Casts, then `tail` (Floor then Clip, or Clip alone); then
+    Pad → Pad(0) → AveragePool(pool×pool) → Mul(pool²) → Mul(m) → Div(2^d) → Floor; Flatten → Gemm →
+    chain."""
+    net = NemoNet("nemo_residual", (1, 3, 8, 8), seed)
+    rng = net.rng
+    a = net.conv("x", 3, 8, 3, pads=1, wmax=20)
+    a = net.cast_requant(a, rng.integers(1, 6, (1, 8, 1, 1)), rng.integers(-3000, 3000, (1, 8, 1, 1)),
+                         int(2 ** 21 * 0.003) | 1, 2 ** 21 - 1, 0, 255)
+    b = net.conv(a, 8, 8, 3, pads=1, wmax=12)
+    b = net.cast_requant(b, rng.integers(1, 6, (1, 8, 1, 1)), rng.integers(-3000, 3000, (1, 8, 1, 1)),
+                         int(2 ** 21 * 0.001) | 1, 2 ** 21, 0, 255)
+    ma = net.node("Mul", [a, net.const("sa", np.float32(2 ** k_a))])
+    mb = net.node("Mul", [b, net.const("sb", np.float32(2 ** k_b))])
+    y = net.node("Add", [ma, mb])
+    y = net.node("Cast", [y], to=INT64)
+    y = net.node("Div", [y, net.const("sd", np.int64(2 ** max(k_a, k_b)), np.int64)])
+    y = net.node("Cast", [y], to=FLOAT)
+    if tail == "Floor":
+        y = net.node("Floor", [y])
+    y = net.node("Clip", [y], min=0.0, max=255.0)
+    y = net.pad(net.pad(y, (0, 0, 1, 1)), (0, 0, 0, 0))
+    y = net.node("AveragePool", [y], kernel_shape=[pool, pool], strides=[pool, pool])
+    y = net.node("Mul", [y, net.const("area", np.float32(pool * pool))])
+    y = net.node("Mul", [y, net.const("pm", np.float32(3))])
+    y = net.node("Div", [y, net.const("pd", np.float32(4))])
+    y = net.node("Floor", [y])
+    y = net.node("Clip", [y], min=0.0, max=255.0)
+    y = net.flatten(y)
+    side = (8 + 1) // pool
+    y = net.gemm(y, 8 * side * side, 6, wmax=20)
+    y = net.cast_requant(y, rng.integers(1, 4, (6,)), rng.integers(-900, 900, (6,)),
+                         int(2 ** 21 * 0.01) | 1, 2 ** 21 - 1, -128, 127)
+    return net.save(path, y)

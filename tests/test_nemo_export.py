@@ -219,3 +219,40 @@ def test_validate_says_in_one_sentence_when_onnxruntime_refuses_the_model(tmp_pa
     proc = run_cli("validate", str(path), "--target", "gap8", "--inputs", "1")
     assert proc.returncode == 2, proc.stderr
     assert_one_sentence_error(proc, "refused.onnx", "onnxruntime refuses the model", "IR version: 99")
+
+
+# ------------------------------------------------------------------ residual add, average pool
+
+@pytest.mark.parametrize("k_a,k_b,pool,tail", [(2, 0, 2, "Floor"), (1, 3, 3, "Clip"), (0, 0, 2, "Clip")])
+def test_residual_branches_and_integer_average_pool(k_a, k_b, pool, tail, tmp_path, c_cache):
+    """Branches Mul(2^k) → Add → Cast → Div(2^k) → Cast → Floor/Clip, and Pad → Pad(0) →
+    AveragePool → Mul(n) → Mul → Div(4) → Floor: bit-exact, golden and C, vs onnxruntime."""
+    path = nm.nemo_residual_pool_net(tmp_path / "r.onnx", k_a, k_b, pool, tail)
+    graph, ns = _validate(path, tmp_path, c_cache, n_random=8)
+    layers = ns.layers.layers
+    pool_layer = next(l for l in layers if l.name.startswith("averagepool"))
+    assert pool_layer.nest.kind == "dwconv" and pool_layer.nest.FY == pool
+    assert "checked on every window sum" in pool_layer.requant.semantics
+    add = next(l for l in layers if l.name.startswith("add") and l.op == "conv2d")
+    assert "residual Add" in add.requant.semantics
+    # the network's codes are spread (not a constant output)
+    out = reference_outputs(graph, path, _sweep_random(graph))
+    assert len(np.unique(np.concatenate([o.ravel() for o in out]))) >= 5
+
+
+def test_average_pool_refused_where_float32_differs_from_the_integer_result(tmp_path):
+    """A 7×7 average times 147/4: rounded in float32 (as S/49 or as S·(1/49)) it gives other codes
+    than the exact integer result on some window sums, so tilewise refuses and says where."""
+    from tilewise.errors import UnsupportedOpError
+
+    net = nm.NemoNet("pool7", (1, 2, 7, 7), seed=1)
+    y = net.node("AveragePool", ["x"], kernel_shape=[7, 7])
+    y = net.node("Mul", [y, net.const("pm", np.float32(147))])
+    y = net.node("Div", [y, net.const("pd", np.float32(4))])
+    y = net.node("Floor", [y])
+    y = net.node("Clip", [y], min=-128.0, max=127.0)
+    y = net.conv(y, 2, 2, 1)
+    y = net.cast_requant(y, np.ones((1, 2, 1, 1)), np.zeros((1, 2, 1, 1)), 1, 1, -128, 127)
+    path = net.save(tmp_path / "p.onnx", y)
+    with pytest.raises(UnsupportedOpError, match=r"averages 49 values in float32, which for the window sum"):
+        load_model(path)

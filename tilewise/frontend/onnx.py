@@ -4,7 +4,8 @@ Pipeline (each step its own module):
 1. onnx_model.py  decode the protobuf into an OnnxGraph (corrupt file -> ModelFormatError);
 2. onnx_qdq.py    fuse DequantizeLinear -> op -> QuantizeLinear groups into QLinear nodes, as
                   onnxruntime does at session creation — or, for a model without any quantization
-                  operator, onnx_nemo.py fuses integer Conv/Gemm + Mul/Add/Div/Floor/Clip chains;
+                  operator, onnx_nemo.py fuses integer Conv/Gemm + Mul/Add/Div/Floor/Clip/Cast chains
+                  and onnx_nemo_ops.py NEMO's AveragePool and residual Add with theirs;
 3. onnx_lower.py  walk the nodes in order and emit IR nodes in NHWC (handlers in onnx_qop.py and
                   onnx_nemo.py), turning quantized graph inputs/outputs into integer IR edges.
 
@@ -22,7 +23,7 @@ the golden model does ({"session.qdqisint8allowed": "1"} for QDQ models, see onn
 from __future__ import annotations
 
 from ..ir.graph import Graph
-from . import onnx_nemo, onnx_qop  # noqa: F401  (register their lowering handlers)
+from . import onnx_nemo, onnx_nemo_ops, onnx_qop  # noqa: F401  (register their lowering handlers)
 from .onnx_lower import Lowering
 from .onnx_model import read_graph
 from .onnx_qdq import fuse_qdq
@@ -32,7 +33,8 @@ SUPPORTED_OPS = (
     "Relu, Clip, Reshape, Flatten, Transpose, Concat, Softmax",
     "QLinearConv", "QLinearMatMul", "QGemm", "QLinearAdd", "QLinearAveragePool", "QLinearGlobalAveragePool",
     "QLinearSoftmax", "QLinearConcat", "MaxPool/Reshape/Flatten/Transpose/Concat/Identity on integer tensors",
-    "NEMO/QuantLab integer Conv/Gemm/MatMul with Mul/Add/Div/Floor/Clip requantization and Pad",
+    "NEMO/QuantLab integer Conv/Gemm/MatMul with Mul/Add/Div/Floor/Clip/Cast requantization (int64 Div by any D), "
+    "Pad, AveragePool and residual Add with the same requantization",
 )
 
 
@@ -52,7 +54,7 @@ def read_onnx(data: bytes, source: str) -> Graph:
     """Read an ONNX model (bytes of the .onnx file) into an integer IR Graph (not yet verified)."""
     g = read_graph(data, source)
     style = model_style(g)
-    g = onnx_nemo.to_integer_ops(g) if style == "nemo" else fuse_qdq(g)
+    g = onnx_nemo_ops.fuse_pools_and_adds(onnx_nemo.to_integer_ops(g)) if style == "nemo" else fuse_qdq(g)
     lw = Lowering(g, style)
     lw.lower_inputs()
     lw.lower_nodes()

@@ -377,10 +377,12 @@ def _requant(lw: Lowering, node: ONode, acc_bound: int) -> Requant:
     total = (1 << d) * int_div
     pow2 = total & (total - 1) == 0
     what = f"the model divides by {total}" + (" rounding toward zero (int64 Div / Cast to int64)" if trunc else "")
+    note = node.attr("tw_note", "")
+    what = f"{note}; {what}" if note else what
     if pow2 and (not trunc or total == 1 or (lo is not None and lo >= 0)) \
             and _fits_int32(k * m) and _fits_int32(lam * m):
         shift = int(total).bit_length() - 1
-        why = ""
+        why = note
         if trunc and total > 1:
             why = (f"{what}; equal to the floor shift by {shift} because the Clip's lower bound {int(lo)} ≥ 0 "
                    "maps every negative quotient (where truncation and floor differ) to it either way")
