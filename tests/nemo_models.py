@@ -163,3 +163,19 @@ def nemo_residual_pool_net(path: Path, k_a: int = 2, k_b: int = 0, pool: int = 2
     y = net.cast_requant(y, rng.integers(1, 4, (6,)), rng.integers(-900, 900, (6,)),
                          int(2 ** 21 * 0.01) | 1, 2 ** 21 - 1, -128, 127)
     return net.save(path, y)
+
+
+def nemo_tail_net(path: Path, tail: str = "split", seed: int = 6) -> Path:
+    """Conv → chain → Flatten → Gemm (int32 accumulator) followed by a float tail: "split"
+    (Gather of two columns, each Unsqueezed, Sigmoid on one — two model outputs) or "logsoftmax"."""
+    net = NemoNet("nemo_tail", (1, 3, 6, 6), seed)
+    y = net.conv("x", 3, 4, 3, pads=1)
+    y = net.cast_requant(y, np.ones((1, 4, 1, 1)), np.zeros((1, 4, 1, 1)), 3, 1023, 0, 255)
+    y = net.gemm(net.flatten(y), 4 * 36, 4, wmax=20)
+    if tail == "logsoftmax":
+        return net.save(path, net.node("LogSoftmax", [y], axis=1))
+    g0 = net.node("Gather", [y, net.const("i0", np.int64(0), np.int64)], axis=1)
+    g1 = net.node("Gather", [y, net.const("i1", np.int64(1), np.int64)], axis=1)
+    u0 = net.node("Sigmoid", [net.node("Unsqueeze", [g0], axes=[1])])
+    u1 = net.node("Unsqueeze", [g1], axes=[1])
+    return net.save(path, [u0, u1])

@@ -28,6 +28,7 @@ from tilewise.schedule.network import schedule_network
 from tilewise.targets.registry import get_target
 from tilewise.validate.check import validate_model, validate_network
 from tilewise.validate.reference import reference_outputs
+from tilewise.validate.text import format_report
 
 from . import nemo_models as nm
 from .codegen_cases import c_cache  # noqa: F401 (fixture)
@@ -256,3 +257,24 @@ def test_average_pool_refused_where_float32_differs_from_the_integer_result(tmp_
     path = net.save(tmp_path / "p.onnx", y)
     with pytest.raises(UnsupportedOpError, match=r"averages 49 values in float32, which for the window sum"):
         load_model(path)
+
+
+# ------------------------------------------------------------------ float tails: cut, and said so
+
+@pytest.mark.parametrize("tail,ops", [("split", "Gather, Sigmoid, Unsqueeze"), ("logsoftmax", "LogSoftmax")])
+def test_float_tail_is_cut_at_the_integer_body_and_said(tail, ops, tmp_path, c_cache):
+    """Gather/Unsqueeze splits, Sigmoid, LogSoftmax after the last Gemm: the network ends at the
+    Gemm's int32 accumulators, compared with onnxruntime's value of that tensor, and every
+    command says which outputs are compared instead of the model's."""
+    path = nm.nemo_tail_net(tmp_path / "t.onnx", tail)
+    graph = load_model(path)
+    cut = graph.meta["onnx_cut"]
+    assert cut["outputs"] == ["gemm11"] and len(cut["model_outputs"]) == (2 if tail == "split" else 1)
+    assert len(graph.meta["notes"]) == 1 and ops in graph.meta["notes"][0] and "'gemm11'" in graph.meta["notes"][0]
+    graph, ns = _validate(path, tmp_path, c_cache)
+    assert ns.layers.tensors[ns.layers.outputs[0]].dtype == "int32"
+    report = validate_model(path, ns, graph, n_random=2, out_dir=tmp_path / "c2", cache=c_cache)
+    assert report.bit_exact and report.notes == graph.meta["notes"]
+    assert "note:" in format_report(report)
+    a = analyze_layers(ns.layers).to_json()
+    assert a["notes"] == graph.meta["notes"]

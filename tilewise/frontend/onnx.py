@@ -17,7 +17,9 @@ the node and its op type. graph.meta: "format" = "onnx", "onnx_style" in {"qdq",
 "nemo"}, "onnx_opset", "source_layout" = "NCHW", "onnx_inputs" / "onnx_outputs" (onnx_lower.py;
 frontend/onnx_io.py converts arrays between the ONNX model and the IR with them), and
 "onnx_session_config": the onnxruntime session config entries under which onnxruntime computes what
-the golden model does ({"session.qdqisint8allowed": "1"} for QDQ models, see onnx_io.py).
+the golden model does ({"session.qdqisint8allowed": "1"} for QDQ models, see onnx_io.py); for a NEMO
+graph whose float tail was cut (onnx_tail.py), "notes" (sentences every command prints) and
+"onnx_cut".
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from . import onnx_nemo, onnx_nemo_ops, onnx_qop  # noqa: F401  (register their 
 from .onnx_lower import Lowering
 from .onnx_model import read_graph
 from .onnx_qdq import fuse_qdq
+from .onnx_tail import cut_float_tail
 
 SUPPORTED_OPS = (
     "QuantizeLinear/DequantizeLinear around Conv, Gemm, MatMul, Add, AveragePool, MaxPool, GlobalAveragePool, "
@@ -54,11 +57,17 @@ def read_onnx(data: bytes, source: str) -> Graph:
     """Read an ONNX model (bytes of the .onnx file) into an integer IR Graph (not yet verified)."""
     g = read_graph(data, source)
     style = model_style(g)
-    g = onnx_nemo_ops.fuse_pools_and_adds(onnx_nemo.to_integer_ops(g)) if style == "nemo" else fuse_qdq(g)
+    cut = None
+    if style == "nemo":
+        g, cut = cut_float_tail(g)
+        g = onnx_nemo_ops.fuse_pools_and_adds(onnx_nemo.to_integer_ops(g))
+    else:
+        g = fuse_qdq(g)
     lw = Lowering(g, style)
     lw.lower_inputs()
     lw.lower_nodes()
     # onnxruntime on x86-64 fuses int8-activation QDQ groups into its QLinear kernels only with this entry
     session_config = {"session.qdqisint8allowed": "1"} if style == "qdq" else {}
+    extra = {"notes": list(g.notes), "onnx_cut": cut} if cut is not None else {}
     return lw.finish(g.name, {"format": "onnx", "onnx_style": style, "onnx_opset": g.opset,
-                              "onnx_session_config": session_config})
+                              "onnx_session_config": session_config, **extra})

@@ -51,13 +51,16 @@ class Analysis:
     #: with a target: one ScheduledRow per layer and the scheduled totals
     scheduled: tuple["ScheduledRow", ...] = ()
     scheduled_totals: dict = field(default_factory=dict)
+    #: the frontend's sentences on how the model was read (e.g. a float tail cut), graph meta "notes"
+    notes: tuple[str, ...] = ()
 
     def to_json(self) -> dict:
         layers = [asdict(r) for r in self.rows]
         for row, s in zip(layers, self.scheduled):
             row.update({k: v for k, v in asdict(s).items()
                         if k != "name" and not (k == "candidates" and v is None)})
-        return {"model": self.model, "layers": layers, "totals": {**asdict(self.totals), **self.scheduled_totals}}
+        return {"model": self.model, "layers": layers, "totals": {**asdict(self.totals), **self.scheduled_totals},
+                "notes": list(self.notes)}
 
 
 def analyze_layers(lg: LayerGraph, ns: "NetworkSchedule | None" = None, why: bool = False) -> Analysis:
@@ -76,9 +79,10 @@ def analyze_layers(lg: LayerGraph, ns: "NetworkSchedule | None" = None, why: boo
         max_layer_activation_bytes=biggest.activation_bytes if biggest else 0,
         max_layer=biggest.name if biggest else "",
     )
+    notes = tuple(lg.meta.get("notes", ()))
     if ns is None:
-        return Analysis(model=lg.source or lg.name, rows=tuple(rows), totals=totals)
+        return Analysis(model=lg.source or lg.name, rows=tuple(rows), totals=totals, notes=notes)
     from .schedule_report import scheduled_rows, scheduled_totals
 
     return Analysis(lg.source or lg.name, tuple(rows), totals, scheduled_rows(ns, why),
-                    scheduled_totals(ns))
+                    scheduled_totals(ns), notes)

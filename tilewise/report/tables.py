@@ -46,6 +46,8 @@ def print_analysis(a: Analysis, console: Console | None = None) -> None:
                       f"{s.l1_bytes:,}", f"{s.dma_bytes:,}", f"{s.cycles:,.0f}", f"{s.mac_per_cycle:.2f}" if r.macs else ""]
         table.add_row(*cells)
     console.print(table)
+    for note in a.notes:
+        console.print(f"[bold]note[/bold]: {note}", highlight=False, soft_wrap=True)
     integer = [(i, r) for i, r in enumerate(a.rows) if r.requant.startswith(("shift", "div", "adc"))]
     if integer:
         console.print("[bold]requantization[/bold] (integer graph):", highlight=False)

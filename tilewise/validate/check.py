@@ -66,6 +66,9 @@ class ValidationReport:
     mismatches: list[dict[str, Any]] = field(default_factory=list)
     first_difference: dict[str, Any] | None = None
     golden_vs_reference: int | None = None
+    #: the frontend's sentences on how the model was read (graph meta "notes": e.g. a float tail
+    #: cut, so the outputs compared are the integer body's)
+    notes: list[str] = field(default_factory=list)
     #: where the generated code ran: "host" (the host build), "gvsoc" (pulp-open firmware),
     #: "qemu" (Cortex-M firmware) or "count" (Cortex-M firmware, instructions counted)
     platform: str = "host"
@@ -99,7 +102,7 @@ class ValidationReport:
             "l3_transfers_predicted": self.l3_transfers_predicted,
             "jobs_measured": self.jobs_measured, "jobs_predicted": self.jobs_predicted,
             "hal": self.hal, "first_difference": self.first_difference,
-            "golden_vs_reference": self.golden_vs_reference,
+            "golden_vs_reference": self.golden_vs_reference, "notes": self.notes,
             "model": self.model, "target": self.target, "tiler": self.tiler,
             "l1_free_bytes": self.l1_free_bytes, "project": self.project,
             "platform": self.platform,
@@ -271,6 +274,7 @@ def validate_model(model: str | Path, ns: NetworkSchedule, graph, n_random: int 
     report, _ = validate_network(ns, work, inputs, model=Path(model).name,
                                  reference_name=reference_name(graph), reference=ref, cache=cache,
                                  on=on)
+    report.notes = list(graph.meta.get("notes", ()))
     return report
 
 

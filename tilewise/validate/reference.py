@@ -56,10 +56,10 @@ def reference_outputs(graph: Graph, model: str | Path,
             res.append(np.asarray(it.get_tensor(index)).copy())
         return res
     if fmt == "onnx":
-        from ..frontend.onnx_io import reference_session, run_reference
+        from ..frontend.onnx_io import reference_model, reference_session, run_reference
 
         try:
-            sess = reference_session(str(model))
+            sess = reference_session(reference_model(graph, model))
         except Exception as exc:  # onnxruntime's own exception types (Fail, InvalidGraph, ...)
             raise TilewiseError(f"{model}: onnxruntime refuses the model ({_first_line(exc)}), so validate has no "
                                 "reference to compare with; run `tilewise generate` and check the C against "
