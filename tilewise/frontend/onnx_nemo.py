@@ -1,4 +1,4 @@
-"""NEMO / QuantLab integer-deployable ONNX graphs -> IR conv2d / fully_connected with ``shift`` requant.
+"""NEMO / QuantLab integer-deployable ONNX graphs -> IR conv2d / fully_connected with ``shift`` / ``div`` requant.
 
 NEMO's "ID" export and QuantLab (the inputs DORY takes, seed 001 §III; DORY's NEMO/Quantlab
 frontends) keep float32 tensors that hold integers: Conv/Gemm/MatMul with integer weights (8-bit) and
@@ -21,8 +21,25 @@ and D ≤ 2^18 and the quotient is within 64 of zero (the spacing of float32 the
 1/D, so a quotient just below an integer never rounds up to it; beyond ±64 the ADC clips either
 way); m·a6 + a stays below 2^24 when m fits int16 and |a| < 2^23.
 
+NEMO's own export (notes/integer-onnx.md) writes the requantization with Casts:
+Mul(κ) → Add(λ) → Cast(int64) → Mul(m) → Div(D) → Cast(int64) [→ Cast(int64)] → Cast(float) → Clip.
+The float part (κ, λ, and Div by 2^d) is read as above; a Cast to int32/int64 after an unfloored
+Div(2^d) truncates toward zero (ONNX Cast, C's conversion); in the int64 part a uniform Mul(m) is
+kept as m and Div(D) is onnxruntime's int64 division, toward zero, by any D > 0 (NEMO writes 2^d
+and 2^d − 1); Casts back to float change nothing. The chain is then div_r(m·(k·acc + λ), D_total)
+with r = floor or trunc.
+
+Which semantics a layer gets (`_requant`; its Requant.semantics sentence says why, `analyze`
+prints it): the floor shift mode "shift" with k·m, λ·m and d = log2 D_total only where it provably
+equals the model — D_total a power of two and either floor rounding, or truncation followed by a
+Clip whose lower bound is ≥ 0 (trunc and floor differ only on negative quotients, which both
+round to values ≤ 0 that such a clip maps to its bound) — and k·m, λ·m fit int32; otherwise the
+exact mode "div" (ir/requant.py), never DORY's shift by round(log2 D). A "div" layer is refused
+when m·(|κ|·A + |λ|) could leave int64, A = Σ|w|·max|x| + |bias| bounding the accumulator.
+
 onnxruntime runs these graphs in float32, which equals the integer arithmetic as long as every
-intermediate stays below 2^24 in magnitude; the golden model is the integer definition.
+intermediate of the float part stays below 2^24 in magnitude (assumed, as for any NEMO graph);
+the int64 part is exact in both; the golden model is the integer definition.
 """
 
 from __future__ import annotations
@@ -360,7 +377,8 @@ def _fits_int32(a: np.ndarray) -> bool:
 
 def _requant(lw: Lowering, node: ONode, acc_bound: int) -> Requant:
     """The layer's Requant: shift mode where it provably equals the model's division, else the
-    exact div mode (module docstring "Which semantics"); `semantics` says which and why."""
+    exact div mode (module docstring "Which semantics"); `semantics` says which and why. A
+    no-op chain (no clip, no division) gives the identity onto int32: the accumulator output."""
     k = np.asarray(node.attr("tw_k"), dtype=np.int64)
     lam = np.asarray(node.attr("tw_lambda"), dtype=np.int64)
     lo, hi = node.attr("tw_lo"), node.attr("tw_hi")
