@@ -83,6 +83,8 @@ def _cmd_generate(args: argparse.Namespace) -> int:
           + (f"{m['flash_bytes']:,} B of constants in flash, " if m["flash_bytes"] else "")
           + f"L3 image {m['l3_bytes']:,} B, "
           f"DMA {m['dma_bytes_predicted']:,} B per inference; build with `make -C {project.path}`")
+    for note in ns.layers.meta.get("notes", ()):
+        print(f"tilewise: note: {note}")
     return 0
 
 

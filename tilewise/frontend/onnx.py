@@ -4,7 +4,8 @@ Pipeline (each step its own module):
 1. onnx_model.py  decode the protobuf into an OnnxGraph (corrupt file -> ModelFormatError);
 2. onnx_qdq.py    fuse DequantizeLinear -> op -> QuantizeLinear groups into QLinear nodes, as
                   onnxruntime does at session creation — or, for a model without any quantization
-                  operator, onnx_nemo.py fuses integer Conv/Gemm + Mul/Add/Div/Floor/Clip chains;
+                  operator, onnx_nemo.py fuses integer Conv/Gemm + Mul/Add/Div/Floor/Clip/Cast chains
+                  and onnx_nemo_ops.py NEMO's AveragePool and residual Add with theirs;
 3. onnx_lower.py  walk the nodes in order and emit IR nodes in NHWC (handlers in onnx_qop.py and
                   onnx_nemo.py), turning quantized graph inputs/outputs into integer IR edges.
 
@@ -16,23 +17,27 @@ the node and its op type. graph.meta: "format" = "onnx", "onnx_style" in {"qdq",
 "nemo"}, "onnx_opset", "source_layout" = "NCHW", "onnx_inputs" / "onnx_outputs" (onnx_lower.py;
 frontend/onnx_io.py converts arrays between the ONNX model and the IR with them), and
 "onnx_session_config": the onnxruntime session config entries under which onnxruntime computes what
-the golden model does ({"session.qdqisint8allowed": "1"} for QDQ models, see onnx_io.py).
+the golden model does ({"session.qdqisint8allowed": "1"} for QDQ models, see onnx_io.py); for a NEMO
+graph whose float tail was cut (onnx_tail.py), "notes" (sentences every command prints) and
+"onnx_cut".
 """
 
 from __future__ import annotations
 
 from ..ir.graph import Graph
-from . import onnx_nemo, onnx_qop  # noqa: F401  (register their lowering handlers)
+from . import onnx_nemo, onnx_nemo_ops, onnx_qop  # noqa: F401  (register their lowering handlers)
 from .onnx_lower import Lowering
 from .onnx_model import read_graph
 from .onnx_qdq import fuse_qdq
+from .onnx_tail import cut_float_tail
 
 SUPPORTED_OPS = (
     "QuantizeLinear/DequantizeLinear around Conv, Gemm, MatMul, Add, AveragePool, MaxPool, GlobalAveragePool, "
     "Relu, Clip, Reshape, Flatten, Transpose, Concat, Softmax",
     "QLinearConv", "QLinearMatMul", "QGemm", "QLinearAdd", "QLinearAveragePool", "QLinearGlobalAveragePool",
     "QLinearSoftmax", "QLinearConcat", "MaxPool/Reshape/Flatten/Transpose/Concat/Identity on integer tensors",
-    "NEMO/QuantLab integer Conv/Gemm/MatMul with Mul/Add/Div/Floor/Clip requantization and Pad",
+    "NEMO/QuantLab integer Conv/Gemm/MatMul with Mul/Add/Div/Floor/Clip/Cast requantization (int64 Div by any D), "
+    "Pad, AveragePool and residual Add with the same requantization",
 )
 
 
@@ -52,11 +57,17 @@ def read_onnx(data: bytes, source: str) -> Graph:
     """Read an ONNX model (bytes of the .onnx file) into an integer IR Graph (not yet verified)."""
     g = read_graph(data, source)
     style = model_style(g)
-    g = onnx_nemo.to_integer_ops(g) if style == "nemo" else fuse_qdq(g)
+    cut = None
+    if style == "nemo":
+        g, cut = cut_float_tail(g)
+        g = onnx_nemo_ops.fuse_pools_and_adds(onnx_nemo.to_integer_ops(g))
+    else:
+        g = fuse_qdq(g)
     lw = Lowering(g, style)
     lw.lower_inputs()
     lw.lower_nodes()
     # onnxruntime on x86-64 fuses int8-activation QDQ groups into its QLinear kernels only with this entry
     session_config = {"session.qdqisint8allowed": "1"} if style == "qdq" else {}
+    extra = {"notes": list(g.notes), "onnx_cut": cut} if cut is not None else {}
     return lw.finish(g.name, {"format": "onnx", "onnx_style": style, "onnx_opset": g.opset,
-                              "onnx_session_config": session_config})
+                              "onnx_session_config": session_config, **extra})

@@ -36,6 +36,22 @@ def reference_session(model: str | Path | bytes, int8_qdq_fusion: bool = True) -
     return ort.InferenceSession(src, so, providers=["CPUExecutionProvider"])
 
 
+def reference_model(graph: Graph, model: str | Path) -> str | bytes:
+    """What onnxruntime runs as the reference of `graph`: the model file, or — when the frontend
+    cut a float tail (onnx_tail.py) — a copy whose graph outputs are the tensors tilewise's network
+    ends at, so the reference is the same tensor."""
+    cut = graph.meta.get("onnx_cut")
+    if not cut:
+        return str(model)
+    import onnx
+    from onnx import helper
+
+    m = onnx.load(str(model))
+    m.graph.ClearField("output")
+    m.graph.output.extend(helper.make_tensor_value_info(o, onnx.TensorProto.FLOAT, None) for o in cut["outputs"])
+    return m.SerializeToString()
+
+
 def _inverse(p: tuple[int, ...]) -> tuple[int, ...]:
     inv = [0] * len(p)
     for i, v in enumerate(p):

@@ -1,4 +1,4 @@
-"""NEMO / QuantLab integer-deployable ONNX graphs -> IR conv2d / fully_connected with ``shift`` requant.
+"""NEMO / QuantLab integer-deployable ONNX graphs -> IR conv2d / fully_connected with ``shift`` / ``div`` requant.
 
 NEMO's "ID" export and QuantLab (the inputs DORY takes, seed 001 §III; DORY's NEMO/Quantlab
 frontends) keep float32 tensors that hold integers: Conv/Gemm/MatMul with integer weights (8-bit) and
@@ -21,8 +21,25 @@ and D ≤ 2^18 and the quotient is within 64 of zero (the spacing of float32 the
 1/D, so a quotient just below an integer never rounds up to it; beyond ±64 the ADC clips either
 way); m·a6 + a stays below 2^24 when m fits int16 and |a| < 2^23.
 
+NEMO's own export (notes/integer-onnx.md) writes the requantization with Casts:
+Mul(κ) → Add(λ) → Cast(int64) → Mul(m) → Div(D) → Cast(int64) [→ Cast(int64)] → Cast(float) → Clip.
+The float part (κ, λ, and Div by 2^d) is read as above; a Cast to int32/int64 after an unfloored
+Div(2^d) truncates toward zero (ONNX Cast, C's conversion); in the int64 part a uniform Mul(m) is
+kept as m and Div(D) is onnxruntime's int64 division, toward zero, by any D > 0 (NEMO writes 2^d
+and 2^d − 1); Casts back to float change nothing. The chain is then div_r(m·(k·acc + λ), D_total)
+with r = floor or trunc.
+
+Which semantics a layer gets (`_requant`; its Requant.semantics sentence says why, `analyze`
+prints it): the floor shift mode "shift" with k·m, λ·m and d = log2 D_total only where it provably
+equals the model — D_total a power of two and either floor rounding, or truncation followed by a
+Clip whose lower bound is ≥ 0 (trunc and floor differ only on negative quotients, which both
+round to values ≤ 0 that such a clip maps to its bound) — and k·m, λ·m fit int32; otherwise the
+exact mode "div" (ir/requant.py), never DORY's shift by round(log2 D). A "div" layer is refused
+when m·(|κ|·A + |λ|) could leave int64, A = Σ|w|·max|x| + |bias| bounding the accumulator.
+
 onnxruntime runs these graphs in float32, which equals the integer arithmetic as long as every
-intermediate stays below 2^24 in magnitude; the golden model is the integer definition.
+intermediate of the float part stays below 2^24 in magnitude (assumed, as for any NEMO graph);
+the int64 part is exact in both; the golden model is the integer definition.
 """
 
 from __future__ import annotations
@@ -34,7 +51,7 @@ import numpy as np
 from ..ir.ops import Op
 from ..ir.params import FullyConnectedParams
 from ..ir.requant import Requant
-from ..ir.tensor import QuantParams
+from ..ir.tensor import QuantParams, dtype_range
 from .onnx_lower import NHWC, Lowering, handler
 from .onnx_model import TW_DOMAIN, ONode, OnnxGraph, unsupported
 from .onnx_qop import conv_params, fc_input
@@ -84,10 +101,18 @@ def _per_channel(arr: np.ndarray, channels: int, conv: bool) -> np.ndarray | Non
     return None
 
 
+#: Cast targets (ONNX TensorProto element types): integers the value is exact in, and floats
+CAST_INT = (6, 7)        # INT32, INT64
+CAST_FLOAT = (1, 11)     # FLOAT, DOUBLE
+
+
 class _Chain:
-    """(k·acc + λ) / 2^d with integer k, λ per channel; then floor and clip. `divisor`: a first
-    Div by an integer that is not a power of two; `adc`: (D, lo, hi) of a finished first stage
-    Div(D) → Floor → Clip(lo, hi) (module docstring)."""
+    """div_r(m·(k·acc + λ), 2^d · D) with integer k, λ per channel, then clip (module docstring).
+
+    Float phase: k, λ, and a power-of-two divisor 2^d that a Floor ("floor") or a Cast to int64
+    ("trunc") finalizes. Integer phase (after a Cast to int32/int64): a uniform multiplier m and
+    an int64 Div by D (truncating). `divisor`: a first float Div by an integer that is not a
+    power of two (DIANA); `adc`: (D, lo, hi) of a finished first stage Div(D) → Floor → Clip."""
 
     def __init__(self, channels: int) -> None:
         self.k = np.ones(channels, dtype=np.float64)
@@ -98,11 +123,21 @@ class _Chain:
         self.lo: float | None = None
         self.hi: float | None = None
         self.adc: tuple[int, int, int] | None = None
+        self.integer = False     # after a Cast to an integer type
+        self.trunc = False       # the division so far rounds toward zero
+        self.m = 1               # integer-phase multiplier
+        self.int_div = 1         # integer-phase (int64 Div) divisor
+        self.casts: list[str] = []
+
+    @property
+    def divided(self) -> bool:
+        """A division has been rounded (floored, truncated by a cast, or done in int64)."""
+        return self.floored or self.trunc
 
     def adc_stage(self) -> tuple[int, int, int] | None:
         """(D, lo, hi) when the chain so far is exactly Div(D) → Floor → Clip(lo, hi)."""
         if not (self.floored and self.lo is not None and self.hi is not None and self.adc is None
-                and np.all(self.k == 1) and np.all(self.lam == 0)):
+                and not self.integer and np.all(self.k == 1) and np.all(self.lam == 0)):
             return None
         return self.divisor << self.d, int(self.lo), int(self.hi)
 
@@ -114,12 +149,51 @@ class _Chain:
         self.d, self.divisor, self.floored, self.lo, self.hi = 0, 1, False, None, None
         self.adc = adc
 
+    @property
+    def clipped(self) -> bool:
+        return self.lo is not None or self.hi is not None
+
+    def attrs(self, absorbed: list[ONode]) -> dict:
+        """The chain as the attributes of the fused node (read back by `_requant`)."""
+        return {"tw_k": self.k.astype(np.int64), "tw_lambda": self.lam.astype(np.int64), "tw_d": self.d,
+                "tw_lo": self.lo, "tw_hi": self.hi, "tw_adc": self.adc, "tw_m": self.m,
+                "tw_int_div": self.int_div, "tw_trunc": self.trunc, "tw_chain": tuple(c.name for c in absorbed)}
+
 
 def _integer_divisor(vec: np.ndarray) -> int | None:
     """A uniform positive integer divisor (not a power of two), else None."""
     if len(set(vec)) != 1 or vec[0] <= 0 or vec[0] != round(vec[0]):
         return None
     return int(vec[0])
+
+
+def _pow2(vec: np.ndarray) -> int | None:
+    """log2 of a uniform positive power of two, else None."""
+    if len(set(vec)) != 1 or not vec[0] > 0:
+        return None
+    e = math.log2(vec[0])
+    return int(e) if e == round(e) else None
+
+
+def _integer_step(g: OnnxGraph, ch: _Chain, c: ONode, vec: np.ndarray) -> bool:
+    """Mul / Div of the integer phase (int64 arithmetic, Div toward zero); False: not part of
+    the requantization (the chain ends before `c`)."""
+    if c.op_type == "Add" or ch.floored or (ch.divided and c.op_type == "Mul"):
+        return False
+    if not _integral(vec):
+        raise unsupported(g, c, "computes on int64 with a non-integer constant", "use integer constants")
+    if c.op_type == "Mul":
+        if len(set(vec)) == 1:
+            ch.m *= int(vec[0])
+        else:
+            ch.k, ch.lam = ch.k * vec, ch.lam * vec
+        return True
+    div = _integer_divisor(vec)
+    if div is None:
+        raise unsupported(g, c, "divides by a non-uniform or non-positive integer", "divide by one positive integer")
+    ch.int_div *= div      # trunc(trunc(x / a) / b) = trunc(x / (a·b)) for a, b > 0
+    ch.trunc = True
+    return True
 
 
 def _absorb(g: OnnxGraph, cons: dict, node: ONode, channels: int, conv: bool) -> tuple[_Chain, str, list[ONode]]:
@@ -134,46 +208,64 @@ def _absorb(g: OnnxGraph, cons: dict, node: ONode, channels: int, conv: bool) ->
         other = next((i for i in c.inputs if i and i != out), "")
         val = g.consts.get(other) if other else None
         vec = _per_channel(val, channels, conv) if val is not None else None
-        if c.op_type in ("Mul", "Add") and vec is not None and ch.adc_stage() is not None:
-            ch.start_second_stage()
-        if c.op_type in ("Mul", "Add", "Div") and (vec is None or ch.floored):
-            break
-        if c.op_type == "Mul":
-            if _integral(vec):
-                ch.k, ch.lam = ch.k * vec, ch.lam * vec
-            elif np.all(vec > 0) and np.all(np.log2(1 / vec) == np.round(np.log2(1 / vec))) and len(set(vec)) == 1:
-                ch.d += int(round(math.log2(1 / vec[0])))
-            else:
-                raise unsupported(g, c, "multiplies by a non-integer", "NEMO requantization multiplies by integers")
-        elif c.op_type == "Add":
-            scaled = vec * (2.0 ** ch.d)
-            if not _integral(scaled):
-                raise unsupported(g, c, "adds a non-integer offset", "NEMO requantization adds integers")
-            ch.lam = ch.lam + scaled
-        elif c.op_type == "Div":
-            if len(set(vec)) == 1 and vec[0] > 0 and math.log2(vec[0]) == round(math.log2(vec[0])):
-                ch.d += int(round(math.log2(vec[0])))
-            elif not absorbed and ch.adc is None and _integer_divisor(vec) is not None:
-                ch.divisor = _integer_divisor(vec)      # DIANA's ADC stage (module docstring)
-            else:
-                raise unsupported(g, c, "divides by something other than a power of two", "requantize with Div by 2^d")
-        elif c.op_type == "Floor":
-            ch.floored = True
-        elif c.op_type in ("Clip", "Relu"):
-            lo, hi = (0.0, None) if c.op_type == "Relu" else (_bound(g, c, 1, "min"), _bound(g, c, 2, "max"))
-            for v in (lo, hi):
-                if v is not None and v != round(v):
-                    raise unsupported(g, c, f"clips to the non-integer bound {v}", "clip to integers")
-            ch.lo = lo if ch.lo is None else (ch.lo if lo is None else max(ch.lo, lo))
-            ch.hi = hi if ch.hi is None else (ch.hi if hi is None else min(ch.hi, hi))
+        if c.op_type == "Cast":
+            to = int(c.attr("to", 0))
+            if to in CAST_INT and not ch.integer:
+                if ch.divisor > 1 or ch.adc is not None:
+                    break
+                if ch.d > 0 and not ch.floored:
+                    ch.trunc = True          # float -> int64 rounds toward zero
+                ch.integer = True
+            elif to in CAST_FLOAT:
+                ch.integer = False if not ch.divided else ch.integer
+            elif to not in CAST_INT:
+                break
+            ch.casts.append(c.name)
+        elif ch.integer and c.op_type in ("Mul", "Add", "Div"):
+            if vec is None or ch.clipped or not _integer_step(g, ch, c, vec):
+                break
         else:
-            break
+            if c.op_type in ("Mul", "Add") and vec is not None and ch.adc_stage() is not None:
+                ch.start_second_stage()
+            if c.op_type in ("Mul", "Add", "Div") and (vec is None or ch.divided or ch.clipped):
+                break       # arithmetic after a rounding or a clip starts another layer's chain
+            if c.op_type == "Mul":
+                if _integral(vec):
+                    ch.k, ch.lam = ch.k * vec, ch.lam * vec
+                elif np.all(vec > 0) and _pow2(1 / vec) is not None:
+                    ch.d += _pow2(1 / vec)
+                else:
+                    raise unsupported(g, c, "multiplies by a non-integer", "NEMO requantization multiplies by integers")
+            elif c.op_type == "Add":
+                scaled = vec * (2.0 ** ch.d) / ch.m      # value = m·(k·acc + λ) / 2^d
+                if not _integral(scaled):
+                    raise unsupported(g, c, "adds a non-integer offset", "NEMO requantization adds integers")
+                ch.lam = ch.lam + scaled
+            elif c.op_type == "Div":
+                if _pow2(vec) is not None:
+                    ch.d += _pow2(vec)
+                elif not absorbed and ch.adc is None and _integer_divisor(vec) is not None:
+                    ch.divisor = _integer_divisor(vec)      # DIANA's ADC stage (module docstring)
+                else:
+                    raise unsupported(g, c, "divides a float by something other than a power of two",
+                                      "requantize with Div by 2^d, or Cast to int64 before an integer Div")
+            elif c.op_type == "Floor":
+                ch.floored = True
+            elif c.op_type in ("Clip", "Relu"):
+                lo, hi = (0.0, None) if c.op_type == "Relu" else (_bound(g, c, 1, "min"), _bound(g, c, 2, "max"))
+                for v in (lo, hi):
+                    if v is not None and v != round(v):
+                        raise unsupported(g, c, f"clips to the non-integer bound {v}", "clip to integers")
+                ch.lo = lo if ch.lo is None else (ch.lo if lo is None else max(ch.lo, lo))
+                ch.hi = hi if ch.hi is None else (ch.hi if hi is None else min(ch.hi, hi))
+            else:
+                break
         absorbed.append(c)
         out = c.outputs[0]
-    if (ch.d > 0 or ch.divisor > 1) and not ch.floored:
+    if (ch.d > 0 or ch.divisor > 1) and not ch.divided:
         last = absorbed[-1] if absorbed else node
         raise unsupported(g, last, "leaves a non-integer (divided, unfloored) value in float",
-                          "follow the Div by a Floor, as NEMO/QuantLab integer graphs do")
+                          "follow the Div by a Floor or a Cast to int64, as NEMO/QuantLab integer graphs do")
     if ch.divisor > 1:
         if ch.adc_stage() is None:
             raise unsupported(g, absorbed[-1], "divides by an integer that is not a power of two "
@@ -195,18 +287,36 @@ def _bound(g: OnnxGraph, c: ONode, idx: int, attr: str) -> float | None:
     return None if v is None else float(v)
 
 
-def _fold_pad(g: OnnxGraph, prod: dict, cons: dict, conv: ONode) -> tuple[str, list[int], ONode | None]:
-    p = prod.get(conv.inputs[0])
-    if p is None or p.op_type != "Pad" or len(cons.get(p.outputs[0], [])) != 1 or str(p.attr("mode", "constant")) != "constant":
-        return conv.inputs[0], [0, 0, 0, 0], None
+def _zero_pad(g: OnnxGraph, p: ONode) -> list[int] | None:
+    """(top, left, bottom, right) of a constant-zero Pad of the spatial axes of an NCHW tensor,
+    else None (pads as the opset-9 attribute or the opset-11 input)."""
+    if str(p.attr("mode", "constant")) != "constant":
+        return None
     pads = p.attr("pads")
     if pads is None:
         pads = g.consts.get(p.input(1))
     value = g.consts.get(p.input(2), np.zeros(1)) if p.input(2) else np.asarray(p.attr("value", 0.0))
     pads = [int(v) for v in np.asarray(pads).reshape(-1)] if pads is not None else None
     if pads is None or len(pads) != 8 or any(pads[i] for i in (0, 1, 4, 5)) or float(np.asarray(value).reshape(-1)[0]) != 0.0:
-        return conv.inputs[0], [0, 0, 0, 0], None
-    return p.inputs[0], [pads[2], pads[3], pads[6], pads[7]], p
+        return None
+    return [pads[2], pads[3], pads[6], pads[7]]
+
+
+def fold_pads(g: OnnxGraph, prod: dict, cons: dict, reader: ONode) -> tuple[str, list[int], list[ONode]]:
+    """The chain of zero Pads (NEMO writes a Pad, often followed by a second one whose pads are
+    all zero) feeding `reader`'s first input only: (source tensor, summed spatial pads, the Pad
+    nodes) — folded into the reader's own pads."""
+    src, total, nodes = reader.inputs[0], [0, 0, 0, 0], []
+    while True:
+        p = prod.get(src)
+        if p is None or p.op_type != "Pad" or len(cons.get(p.outputs[0], [])) != 1 or p.outputs[0] in g.outputs:
+            return src, total, nodes
+        extra = _zero_pad(g, p)
+        if extra is None:
+            return src, total, nodes
+        total = [a + b for a, b in zip(total, extra)]
+        nodes.append(p)
+        src = p.inputs[0]
 
 
 def to_integer_ops(g: OnnxGraph) -> OnnxGraph:
@@ -230,14 +340,14 @@ def to_integer_ops(g: OnnxGraph) -> OnnxGraph:
         attrs = dict(n.attrs)
         inputs = list(n.inputs)
         if conv:
-            src, extra, pad_node = _fold_pad(g, prod, cons, n)
-            if pad_node is not None:
+            src, extra, pad_nodes = fold_pads(g, prod, cons, n)
+            if pad_nodes:
                 p = [int(v) for v in attrs.get("pads", [0, 0, 0, 0])]
                 attrs["pads"] = [p[i] + extra[i] for i in range(4)]
                 inputs[0] = src
-                removed.add(id(pad_node))
-        attrs.update({"tw_k": ch.k.astype(np.int64), "tw_lambda": ch.lam.astype(np.int64), "tw_d": ch.d,
-                      "tw_lo": ch.lo, "tw_hi": ch.hi, "tw_op": n.op_type, "tw_adc": ch.adc})
+                removed.update(id(p) for p in pad_nodes)
+        attrs.update(ch.attrs(absorbed))
+        attrs["tw_op"] = n.op_type
         replaced[id(n)] = ONode("IntConv" if conv else "IntGemm", n.name, tuple(inputs), (out,), attrs, TW_DOMAIN)
         removed.update(id(c) for c in absorbed)
     nodes = [replaced.get(id(n), n) for n in g.nodes if id(n) not in removed]
@@ -253,20 +363,66 @@ def _out_dtype(lo: float | None, hi: float | None) -> str:
     return "int32"
 
 
-def _requant(node: ONode, dtype: str) -> Requant:
+def _acc_bound(x_dtype: str, w: np.ndarray, bias: np.ndarray | None) -> int:
+    """max over output channels of Σ|w|·max|x| + |bias|: a bound on every accumulator."""
+    lo, hi = dtype_range(x_dtype)
+    w_abs = np.abs(np.asarray(w, dtype=np.int64)).reshape(w.shape[0], -1).sum(axis=1)
+    b = np.zeros_like(w_abs) if bias is None else np.abs(np.asarray(bias, dtype=np.int64)).reshape(-1)
+    return int((w_abs * max(abs(lo), abs(hi)) + b).max(initial=0))
+
+
+def _fits_int32(a: np.ndarray) -> bool:
+    return bool(np.all(np.abs(np.asarray(a, dtype=np.float64)) < 2 ** 31))
+
+
+def _requant(lw: Lowering, node: ONode, acc_bound: int) -> Requant:
+    """The layer's Requant: shift mode where it provably equals the model's division, else the
+    exact div mode (module docstring "Which semantics"); `semantics` says which and why. A
+    no-op chain (no clip, no division) gives the identity onto int32: the accumulator output."""
     k = np.asarray(node.attr("tw_k"), dtype=np.int64)
-    lo = node.attr("tw_lo")
-    hi = node.attr("tw_hi")
+    lam = np.asarray(node.attr("tw_lambda"), dtype=np.int64)
+    lo, hi = node.attr("tw_lo"), node.attr("tw_hi")
     qmin = int(lo) if lo is not None else -(1 << 31)
     qmax = int(hi) if hi is not None else (1 << 31) - 1
+    d = int(node.attr("tw_d"))
     adc = node.attr("tw_adc")
     if adc is not None:
         divisor, adc_min, adc_max = adc
-        return Requant(mode="adc", multiplier=k, shift=np.full(k.size, int(node.attr("tw_d")), dtype=np.int64),
-                       zero_point=0, qmin=qmin, qmax=qmax, bias=np.asarray(node.attr("tw_lambda"), dtype=np.int64),
+        return Requant(mode="adc", multiplier=k, shift=np.full(k.size, d, dtype=np.int64),
+                       zero_point=0, qmin=qmin, qmax=qmax, bias=lam,
                        divisor=int(divisor), adc_min=int(adc_min), adc_max=int(adc_max))
-    return Requant(mode="shift", multiplier=k, shift=np.full(k.size, int(node.attr("tw_d")), dtype=np.int64),
-                   zero_point=0, qmin=qmin, qmax=qmax, bias=np.asarray(node.attr("tw_lambda"), dtype=np.int64))
+    m, int_div, trunc = int(node.attr("tw_m", 1)), int(node.attr("tw_int_div", 1)), bool(node.attr("tw_trunc"))
+    total = (1 << d) * int_div
+    pow2 = total & (total - 1) == 0
+    what = f"the model divides by {total}" + (" rounding toward zero (int64 Div / Cast to int64)" if trunc else "")
+    note = node.attr("tw_note", "")
+    what = f"{note}; {what}" if note else what
+    if pow2 and (not trunc or total == 1 or (lo is not None and lo >= 0)) \
+            and _fits_int32(k * m) and _fits_int32(lam * m):
+        shift = int(total).bit_length() - 1
+        why = note
+        if trunc and total > 1:
+            why = (f"{what}; equal to the floor shift by {shift} because the Clip's lower bound {int(lo)} ≥ 0 "
+                   "maps every negative quotient (where truncation and floor differ) to it either way")
+        return Requant(mode="shift", multiplier=k * m, shift=np.full(k.size, shift, dtype=np.int64),
+                       zero_point=0, qmin=qmin, qmax=qmax, bias=lam * m, semantics=why)
+    if pow2 and trunc and total > 1:
+        why = (f"{what} and its clip lower bound {lo} lets negative quotients through, where truncation "
+               "differs from a floor shift: exact int64 division")
+    elif pow2 and total > 1:
+        why = f"{what}; κ·m or λ·m does not fit int32: exact int64 division"
+    elif total > 1:
+        why = (f"{what}, not a power of two (a shift by {round(math.log2(total))}, as DORY writes it, would "
+               "differ): exact int64 division")
+    else:
+        why = "κ·m or λ·m does not fit int32: exact int64 product"
+    worst = m * (int(np.abs(k).max(initial=0)) * acc_bound + int(np.abs(lam).max(initial=0)))
+    if abs(worst) >= 1 << 63:
+        raise unsupported(lw.g, node, f"requantizes with m·(κ·acc + λ) up to {abs(worst)}, beyond 64 bits",
+                          "use smaller requantization constants")
+    return Requant(mode="div", multiplier=k, shift=np.zeros(k.size, dtype=np.int64), zero_point=0,
+                   qmin=qmin, qmax=qmax, bias=lam, divisor=total, post_multiplier=m,
+                   division="trunc" if trunc else "floor", semantics=why)
 
 
 def _int_const(lw: Lowering, node: ONode, name: str, what: str, dtype: str, lo: int, hi: int) -> np.ndarray:
@@ -280,13 +436,21 @@ def _int_const(lw: Lowering, node: ONode, name: str, what: str, dtype: str, lo: 
 def int_conv(lw: Lowering, node: ONode) -> None:
     x = lw.act(node, node.inputs[0])
     w = _int_const(lw, node, node.inputs[1], "weights", "int8", -128, 127)
+    b = _int_const(lw, node, node.inputs[2], "biases", "int32", -(1 << 31), (1 << 31) - 1) if node.input(2) else None
+    emit_int_conv(lw, node, x, w, b, node.inputs[1], node.input(2))
+
+
+def emit_int_conv(lw: Lowering, node: ONode, x: str, w: np.ndarray, b: np.ndarray | None, w_name: str,
+                  b_name: str) -> None:
+    """The IR conv2d of `node` (geometry from its attributes, requantization from its chain) on the
+    IR activation `x`, with int8 OIHW weights `w` and int32 biases `b`."""
     dtype = _out_dtype(node.attr("tw_lo"), node.attr("tw_hi"))
-    params = conv_params(lw, node, lw.t(x).shape, w.shape, _requant(node, dtype))
-    w_ir = lw.add_const(f"{node.inputs[1]}__ohwi", np.ascontiguousarray(w.transpose(0, 2, 3, 1)), "int8", INT1)
+    rq = _requant(lw, node, _acc_bound(lw.t(x).dtype, w, b))
+    params = conv_params(lw, node, lw.t(x).shape, w.shape, rq)
+    w_ir = lw.add_const(f"{w_name}__ohwi", np.ascontiguousarray(w.transpose(0, 2, 3, 1)), "int8", INT1)
     ins = [x, w_ir]
-    if node.input(2):
-        b = _int_const(lw, node, node.inputs[2], "biases", "int32", -(1 << 31), (1 << 31) - 1)
-        ins.append(lw.add_const(f"{node.inputs[2]}__bias", b.reshape(-1), "int32"))
+    if b is not None:
+        ins.append(lw.add_const(f"{b_name}__bias", b.reshape(-1), "int32"))
     lw.emit(node, Op.CONV2D, ins, lw.out_name(node.outputs[0]), None, dtype, INT1, params, layout=NHWC)
 
 
@@ -304,11 +468,13 @@ def int_gemm(lw: Lowering, node: ONode) -> None:
         raise unsupported(lw.g, node, f"multiplies a tensor of shape {shape} by weights {w.shape}", "use 2-D dense layers")
     src, w_kc = fc_input(lw, node, x, w_kc)
     ins = [src, lw.add_const(f"{node.inputs[1]}__kc", np.ascontiguousarray(w_kc), "int8", INT1)]
+    b = None
     if node.input(2):
         b = _int_const(lw, node, node.inputs[2], "biases", "int32", -(1 << 31), (1 << 31) - 1)
         if b.size != w_kc.shape[0]:
             raise unsupported(lw.g, node, f"has {b.size} biases for {w_kc.shape[0]} outputs", "give one bias per output")
         ins.append(lw.add_const(f"{node.inputs[2]}__bias", b.reshape(-1), "int32"))
     dtype = _out_dtype(node.attr("tw_lo"), node.attr("tw_hi"))
+    rq = _requant(lw, node, _acc_bound(lw.t(x).dtype, w_kc, b))
     lw.emit(node, Op.FULLY_CONNECTED, ins, lw.out_name(node.outputs[0]), (shape[0], w_kc.shape[0]), dtype, INT1,
-            FullyConnectedParams(requant=_requant(node, dtype)))
+            FullyConnectedParams(requant=rq))

@@ -16,6 +16,10 @@
   in full — the analog binding only takes layers where m fits int16 and m·a6 + a fits int32, so
   the chip's 32-bit datapath computes the same, bindings/diana_analog/checks.py).
 
+- div: NEMO's exported chain (ir/requant.py): q = m·(κ·acc + λ) in int64, then q / D rounded
+  toward zero ("trunc", as onnxruntime's int64 Div) or down ("floor"): −7 / 3 → −2 (trunc) or −3
+  (floor); + zero point, clamp.
+
 Per-channel parameters apply along the last axis (channels-last layout).
 """
 
@@ -51,6 +55,16 @@ def real_requant(acc: np.ndarray, scale: np.ndarray) -> np.ndarray:
     return np.where(ok, np.where(ok, r, 0).astype(np.int64), -(1 << 31))
 
 
+def divide(q: np.ndarray, d: int, division: str) -> np.ndarray:
+    """Exact q / d for d > 0, rounded down ("floor") or toward zero ("trunc")."""
+    assert d > 0, "the divisor is positive (frontend/onnx_nemo.py)"
+    q = np.asarray(q, dtype=np.int64)
+    fl = np.floor_divide(q, np.int64(d))
+    if division == "floor":
+        return fl
+    return fl + ((q < 0) & (fl * np.int64(d) != q)).astype(np.int64)
+
+
 def apply_requant(acc: np.ndarray, rq: Requant) -> np.ndarray:
     """Requantize int64 accumulators `acc` (channels last) to int64 values in [qmin, qmax].
 
@@ -77,6 +91,10 @@ def apply_requant(acc: np.ndarray, rq: Requant) -> np.ndarray:
         m = np.asarray(rq.multiplier, dtype=np.int64)
         a = np.zeros_like(m) if rq.bias is None else np.asarray(rq.bias, dtype=np.int64)
         y = ((adc_code(acc, rq) * m + a) >> np.asarray(rq.shift, dtype=np.int64)) + rq.zero_point
+    elif rq.mode == "div":
+        k = np.asarray(rq.multiplier, dtype=np.int64)
+        lam = np.zeros_like(k) if rq.bias is None else np.asarray(rq.bias, dtype=np.int64)
+        y = divide((acc * k + lam) * np.int64(rq.post_multiplier), rq.divisor, rq.division) + rq.zero_point
     elif rq.mode == "shift":
         k = np.asarray(rq.multiplier, dtype=np.int64)
         lam = np.zeros_like(k) if rq.bias is None else np.asarray(rq.bias, dtype=np.int64)

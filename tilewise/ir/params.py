@@ -6,8 +6,9 @@ keyword-only, with no defaults except a fixed `mode`).
 
 `mode` is the integer semantics the parameters follow (DESIGN.md "Integer semantics"): "tflite"
 (LiteRT's reference kernels), "onnx" (onnxruntime's QLinear* kernels) or "shift" (DORY/PULP-NN
-(k·φ + λ) >> d, via the Requant). A class made for one mode fixes it (not an argument); conv2d
-and fully_connected take theirs from their Requant; mode-independent ops have mode None. The golden
+(k·φ + λ) >> d, via the Requant; "div" and "adc" are the Requant's NEMO and DIANA forms). A
+class made for one mode fixes it (not an argument); conv2d and fully_connected take theirs from
+their Requant; mode-independent ops have mode None. The golden
 model looks its kernels up by (op, params.mode) (golden/registry.py).
 
 | class | op (mode) | fields, and where they come from |

@@ -15,6 +15,16 @@ Modes (../shared/DESIGN.md "Integer semantics"):
   `divisor` holds the per-layer D (> 0), `adc_min`/`adc_max` the ADC range ([−32, 31]),
   `multiplier` m, `bias` a and `shift` s per channel. Exact integers throughout (golden/requant.py
   states the semantics once); the analog binding's checks keep every value in the chip's widths.
+- ``div``: NEMO's integer requantization as exported (notes/integer-onnx.md): the float32
+  Mul(κ) → Add(λ) → Cast(int64) → int64 Mul(m) → Div(D) → Cast chain,
+  y = clamp(div(m·(κ·acc + λ), D) + zp) with `division` "trunc" (int64 Div, onnxruntime's C++
+  `/`: toward zero) or "floor", and any D > 0 (2^d or 2^d − 1 alike). `multiplier` holds κ and
+  `bias` λ per channel, `post_multiplier` m and `divisor` D per layer. Exact int64 arithmetic:
+  the frontend only builds it where no intermediate can leave int64 (frontend/onnx_nemo.py).
+
+`semantics`: one sentence the frontend writes on how the source model's arithmetic became this
+Requant (e.g. why a truncating division became a floor shift); `describe` puts it in words for
+`tilewise analyze`.
 
 Fused activations (ReLU, ReLU6, ...) are folded into `qmin`/`qmax` in the output's integer domain.
 """
@@ -26,7 +36,7 @@ from typing import Literal
 
 import numpy as np
 
-RequantMode = Literal["tflite", "onnx", "shift", "adc"]
+RequantMode = Literal["tflite", "onnx", "shift", "adc", "div"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -54,15 +64,52 @@ class Requant:
     #: double(s_x)·double(s_w)/double(s_y) — LiteRT's reference 16x8 FULLY_CONNECTED
     #: (reference_integer_ops::FullyConnected / FullyConnectedPerChannel with float scales)
     rounding: Literal["double", "single", "real"] = "double"
-    #: adc: the per-layer divisor D (> 0) before the ADC, and the ADC's output range
+    #: adc: the per-layer divisor D (> 0) before the ADC, and the ADC's output range; div: the
+    #: final divisor D (> 0)
     divisor: int = 1
     adc_min: int = -32
     adc_max: int = 31
+    #: div: the per-layer integer m applied after κ·acc + λ, and how the division rounds
+    post_multiplier: int = 1
+    division: Literal["floor", "trunc"] = "floor"
+    #: the frontend's sentence on where these semantics come from ("" = nothing to add)
+    semantics: str = ""
 
     @property
     def channels(self) -> int:
         arr = self.scale if self.mode == "onnx" else self.multiplier
         return int(np.size(arr))
+
+
+def _identity(rq: Requant) -> bool:
+    lam = 0 if rq.bias is None else rq.bias
+    return bool(np.all(np.asarray(rq.multiplier) == 1) and np.all(np.asarray(lam) == 0)
+                and np.all(np.asarray(rq.shift) == 0) and rq.zero_point == 0
+                and (int(rq.qmin), int(rq.qmax)) == (-(1 << 31), (1 << 31) - 1))
+
+
+def describe(rq: Requant | None) -> str:
+    """The requantization's arithmetic in one line (per-channel values summarized), then the
+    frontend's `semantics` sentence if any."""
+    if rq is None:
+        return ""
+    lo, hi = int(rq.qmin), int(rq.qmax)
+    clamp = f"clamp [{lo}, {hi}]" if (lo, hi) != (-(1 << 31), (1 << 31) - 1) else "int32, no clamp"
+    if rq.mode == "tflite":
+        text = f"tflite: MultiplyByQuantizedMultiplier ({rq.rounding} rounding), {clamp}"
+    elif rq.mode == "onnx":
+        text = f"onnx: round_half_even(acc·scale) in float32, {clamp}"
+    elif rq.mode == "shift" and _identity(rq):
+        text = "none: the int32 accumulator is the output"
+    elif rq.mode == "shift":
+        d = sorted({int(v) for v in np.atleast_1d(rq.shift)})
+        text = f"shift: floor((k·acc + λ) / 2^{d[0] if len(d) == 1 else d}), {clamp}"
+    elif rq.mode == "adc":
+        text = f"adc: floor(acc / {rq.divisor}) clamped to [{rq.adc_min}, {rq.adc_max}], then shift, {clamp}"
+    else:
+        m = f"{rq.post_multiplier}·" if rq.post_multiplier != 1 else ""
+        text = f"div: {rq.division}({m}(κ·acc + λ) / {rq.divisor}) exact in int64, {clamp}"
+    return f"{text} — {rq.semantics}" if rq.semantics else text
 
 
 def quantize_multiplier(real: float) -> tuple[int, int]:

@@ -46,6 +46,13 @@ def print_analysis(a: Analysis, console: Console | None = None) -> None:
                       f"{s.l1_bytes:,}", f"{s.dma_bytes:,}", f"{s.cycles:,.0f}", f"{s.mac_per_cycle:.2f}" if r.macs else ""]
         table.add_row(*cells)
     console.print(table)
+    for note in a.notes:
+        console.print(f"[bold]note[/bold]: {note}", highlight=False, soft_wrap=True)
+    integer = [(i, r) for i, r in enumerate(a.rows) if r.requant.startswith(("shift", "div", "adc"))]
+    if integer:
+        console.print("[bold]requantization[/bold] (integer graph):", highlight=False)
+        for i, r in integer:
+            console.print(f"  {i} {r.name}: {r.requant}", highlight=False, soft_wrap=True)
     if sched and a.scheduled and a.scheduled[0].candidates is not None:
         print_why(a, console)
     t = a.totals

@@ -68,6 +68,9 @@ class ValidationReport:
     golden_vs_reference: int | None = None
     #: how the reference was run when not on the file as given (e.g. a repaired copy)
     reference_notes: list[str] = field(default_factory=list)
+    #: the frontend's sentences on how the model was read (graph meta "notes": e.g. a float tail
+    #: cut, so the outputs compared are the integer body's)
+    notes: list[str] = field(default_factory=list)
     #: where the generated code ran: "host" (the host build), "gvsoc" (pulp-open firmware),
     #: "qemu" (Cortex-M firmware) or "count" (Cortex-M firmware, instructions counted)
     platform: str = "host"
@@ -102,7 +105,7 @@ class ValidationReport:
             "jobs_measured": self.jobs_measured, "jobs_predicted": self.jobs_predicted,
             "hal": self.hal, "first_difference": self.first_difference,
             "golden_vs_reference": self.golden_vs_reference,
-            "reference_notes": self.reference_notes,
+            "reference_notes": self.reference_notes, "notes": self.notes,
             "model": self.model, "target": self.target, "tiler": self.tiler,
             "l1_free_bytes": self.l1_free_bytes, "project": self.project,
             "platform": self.platform,
@@ -275,6 +278,7 @@ def validate_model(model: str | Path, ns: NetworkSchedule, graph, n_random: int 
                                  reference_name=reference_name(graph), reference=ref.outputs,
                                  cache=cache, on=on)
     report.reference_notes = list(ref.notes)
+    report.notes = list(graph.meta.get("notes", ()))
     return report
 
 

@@ -5,7 +5,8 @@
   LiteRT refuses although its meaning is clear runs on a repaired copy
   (frontend/tflite_repair.py); `ReferenceRun.notes` says what was repaired.
 - ONNX models: onnxruntime's CPU session as the ONNX frontend configures it
-  (frontend/onnx_io.py `reference_session`); float edges are (de)quantized there.
+  (frontend/onnx_io.py `reference_session`; `reference_model`: a copy ending at the tensors the
+  network ends at when the frontend cut a float tail); float edges are (de)quantized there.
 Inputs and outputs are the IR's integer NHWC arrays; an input whose transpose the frontend folded
 into the layout (ir/layout.py) is handed to the runtime in the model's own layout.
 
@@ -113,9 +114,10 @@ def _litert(graph: Graph, model: str | Path, inputs: Sequence[np.ndarray]) -> Re
 
 
 def _onnxruntime(graph: Graph, model: str | Path, inputs: Sequence[np.ndarray]) -> ReferenceRun:
-    from ..frontend.onnx_io import reference_session, run_reference
+    from ..frontend.onnx_io import reference_model, reference_session, run_reference
 
-    sess = _guarded(ORT, model, "loading", lambda: reference_session(str(model)))
+    sess = _guarded(ORT, model, "loading",
+                    lambda: reference_session(reference_model(graph, model)))
     out_name = graph.outputs[0]
     return ReferenceRun([_guarded(ORT, model, "running",
                                   lambda x=x: run_reference(graph, sess, {graph.inputs[0]: x})[out_name])

@@ -21,6 +21,7 @@ def format_report(r: ValidationReport) -> str:
         lines.append(f"  golden vs {r.reference}: {r.golden_vs_reference} differing elements")
     for note in r.reference_notes:
         lines.append(f"  reference:   {note}")
+    lines += [f"  note:        {n}" for n in r.notes]
     ok = "=" if r.dma_bytes_measured == r.dma_bytes_predicted else "!="
     lines.append(f"  DMA L2<->L1: {r.dma_bytes_measured if r.dma_bytes_measured is not None else '-'} B "
                  f"measured per inference {ok} {r.dma_bytes_predicted} B predicted "

@@ -92,7 +92,7 @@ def bindings(cost, *, depthwise_input_bytes_per_cycle: float = 0.0,
             check: Check, **kw) -> None:
         out.extend(per_mode(FAMILY, cost, name, op, modes, prec, kind, check, **kw))
 
-    rq = ("tflite", "onnx", "shift", "adc")
+    rq = ("tflite", "onnx", "shift", "adc", "div")
     p8w, p16w = Precision(S8, 8, S8), Precision(S16, 8, S16, acc=64)
     p8, p16 = Precision(S8, 0, S8), Precision(S16, 0, S16)
     add("conv2d_s8", Op.CONV2D, rq, p8w, "conv", checks.weighted_s8, emit=weighted.conv2d_s8,

@@ -12,6 +12,8 @@ blob, 4-byte aligned where it starts:
     tflite:  M0 (Q31 multiplier), shift (exponent, + = left)                     (tw_requant.h)
     shift:   k (multiplier), λ (added after the multiply); the right shifts d (one per channel,
              NEMO/DORY's per-channel requant) are a constant array of the layer's C file
+    div:     κ, λ (NEMO's chain, ir/requant.py); m, D and the rounding are constants of the
+             layer's C file (requant.c.j2)
     adc:     m, a (DIANA's digital stage after the ADC); s per channel as shift mode's d, the
              per-layer divisor D and ADC range constants of the layer's C file (requant.c.j2)
     onnx:    scale (float32 bits), an unused zero word
@@ -76,6 +78,14 @@ def check(layer: Layer, lg: LayerGraph) -> str | None:
     words = (rq.scale,) if rq.mode == "onnx" else (rq.multiplier, rq.shift)
     if any(_per_channel(layer, a, np.int64) is None for a in words):
         return f"a requantization with {np.size(words[0])} channels for {k} outputs"
+    if rq.mode == "div":
+        lam = 0 if rq.bias is None else rq.bias
+        for name, a in (("kappa", rq.multiplier), ("lambda", lam)):
+            v = _per_channel(layer, a, np.int64)
+            if v is None or v.min() < INT32.min or v.max() > INT32.max:
+                return f"a div-mode {name} that does not fit int32"
+        if not 0 < rq.divisor < 2 ** 63:
+            return f"a div-mode divisor of {rq.divisor}"
     if rq.mode in ("shift", "adc"):
         d = _per_channel(layer, rq.shift, np.int64)
         if d.min() < 0 or d.max() > 63:
@@ -106,9 +116,11 @@ def _requant_words(layer: Layer) -> tuple[np.ndarray, np.ndarray, tuple[int, ...
     if rq.mode == "onnx":
         scale = _per_channel(layer, rq.scale, np.float32)
         return scale.view(np.int32), np.zeros(k, np.int32), None
-    d = _per_channel(layer, rq.shift, np.int64)
     mult = _per_channel(layer, rq.multiplier, np.int64)
     lam = _per_channel(layer, 0 if rq.bias is None else rq.bias, np.int64)
+    if rq.mode == "div":
+        return mult.astype(np.int32), lam.astype(np.int32), None
+    d = _per_channel(layer, rq.shift, np.int64)
     return mult.astype(np.int32), lam.astype(np.int32), tuple(int(v) for v in d)
 
 

@@ -14,6 +14,11 @@ per row, each the whole layer function (whole_function.c.j2), one call on the L2
 | transpose_conv | transpose_conv | tflite    | 8x8→8, 16x8→16 (int64 acc)  | tw_transpose_conv | linear.transpose_conv (conv.transpose_conv_acc) |
 | pad            | pad        | any           | 8→8, 16→16                  | tw_pad         | shape_ops.pad                |
 | add/sub/mul_bcast | add, sub, mul | tflite     | 8→8, 16→16                  | tw_binary      | elementwise.add / sub / mul  |
+| fully_connected_acc32 | fully_connected | shift (identity) | 8x8→32       | its own loop   | linear.dense + requant.shift |
+
+fully_connected_acc32 is a last dense layer without requantization (a NEMO network's Gemm /
+MatMul whose output is the accumulator, notes/integer-onnx.md): the int32 accumulators are the
+network's output; its constants take the portable layout (constants.py, one k tile).
 
 Any rank up to tw_host.h's TW_TRANSPOSE_MAX_RANK, any permutation, any number of inputs on any
 axis. uint8 tensors are stored biased (u − 128, common.py): quantize shifts its zero points by
@@ -51,6 +56,7 @@ from ...ir.params import (ConcatParams, OnnxQuantizeParams, PadParams, TfliteAdd
                           TransposeParams)
 from ...ir.tensor import dtype_bits, dtype_range
 from ..base import Binding, LayerConstants, Precision, TileRules, per_mode
+from . import constants
 from .common import FAMILY, S8, S16, render, u8_offset, zero_point
 from .elementwise import add_sub_params
 
@@ -160,6 +166,20 @@ def replace_tensors(lg: LayerGraph, tensors) -> LayerGraph:
     return replace(lg, tensors=tensors)
 
 
+def check_fc_acc32(layer: Layer, lg: LayerGraph) -> str | None:
+    """A dense layer whose requantization is the identity onto int32 (k = 1, λ = 0, d = 0)."""
+    rq = layer.requant
+    if rq is None or rq.mode != "shift":
+        return "a dense layer with a requantization (int32 output only without one)"
+    lam = np.zeros(1) if rq.bias is None else np.asarray(rq.bias)
+    if (np.any(np.asarray(rq.multiplier) != 1) or np.any(lam != 0) or np.any(np.asarray(rq.shift) != 0)
+            or rq.zero_point != 0 or (int(rq.qmin), int(rq.qmax)) != dtype_range("int32")):
+        return "a requantization onto int32 that is not the identity"
+    if lg.tensors[layer.inputs[0]].dtype not in ("int8", "uint8"):
+        return f"a {lg.tensors[layer.inputs[0]].dtype} input"
+    return constants.check(layer, lg)
+
+
 # --- emission ---------------------------------------------------------------------------------
 
 def quantize(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
@@ -260,6 +280,8 @@ def transpose_conv(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) 
                   shift=[int(v) for v in np.broadcast_to(rq.shift, (k,))],
                   x_zp=x.quant.zp if x.quant else 0, y_zp=int(rq.zero_point),
                   qmin=int(rq.qmin), qmax=int(rq.qmax), elem_bytes=dtype_bits(x.dtype) // 8)
+
+
 def pad(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
     """numpy.pad with a constant (check_pad): the value as stored."""
     p = layer.params
@@ -313,6 +335,14 @@ def binary(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
                   what=f"TFLite {str(layer.op).upper()} with broadcasting")
 
 
+def fully_connected_acc32(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
+    """Int32 accumulators of a dense layer (check_fc_acc32)."""
+    assert consts is not None, f"layer '{layer.name}': constants built by constants.layout"
+    nest = layer.nest
+    rows = lg.tensors[layer.inputs[0]].size // nest.C
+    return render("fully_connected_acc32.c.j2", rows=rows, c=nest.C, k=nest.K, w_offset=consts.w_offset)
+
+
 def bindings(cost) -> tuple[Binding, ...]:
     """The host-only bindings priced by the kernel cost model `cost` (module docstring)."""
     out: list[Binding] = []
@@ -346,4 +376,7 @@ def bindings(cost) -> tuple[Binding, ...]:
         check_transpose_conv, transpose_conv)
     add("transpose_conv_s16", Op.TRANSPOSE_CONV, ("tflite",), Precision(S16, 0, S16),
         check_transpose_conv, transpose_conv)
+    out.extend(per_mode(FAMILY, cost, "fully_connected_acc32", Op.FULLY_CONNECTED, ("shift",),
+                        Precision(S8, 8, 32), "fc", check_fc_acc32, emit=fully_connected_acc32,
+                        whole=True, tiles=UNTILED, consts=constants.layout("k.c")))
     return tuple(out)

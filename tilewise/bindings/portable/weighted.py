@@ -51,7 +51,7 @@ def stored_pad(layer: Layer, lg: LayerGraph) -> int:
 def requant_data(layer: Layer, consts: LayerConstants, out_off: int = 0) -> dict[str, Any]:
     """The data of `requant()` (requant.c.j2): the layer's requantization mode, its output zero
     point and clamp as the output is stored (`out_off` 128 for uint8), shift and adc mode's d (s)
-    per channel, adc mode's divisor and ADC range."""
+    per channel, adc mode's divisor and ADC range, div mode's m, D and rounding."""
     rq = layer.requant
     assert rq is not None
     zp, qmin, qmax = stored_clamp(layer, out_off)
@@ -61,7 +61,7 @@ def requant_data(layer: Layer, consts: LayerConstants, out_off: int = 0) -> dict
         assert shift_d is not None and len(shift_d) == layer.nest.K
     return dict(mode=str(rq.mode), single=rq.rounding == "single", zero_point=zp, qmin=qmin,
                 qmax=qmax, shift_d=shift_d, divisor=int(rq.divisor), adc_min=int(rq.adc_min),
-                adc_max=int(rq.adc_max))
+                adc_max=int(rq.adc_max), post_mult=int(rq.post_multiplier), trunc=rq.division == "trunc")
 
 
 def _weighted(template: str, layer: Layer, lg: LayerGraph, consts: LayerConstants | None,

@@ -18,6 +18,9 @@
  *                 (floor division, also of a negative acc), then the shift mode's
  *                 clamp(floor((mult[k]·a6 + lambda[k]) / 2^shift[k]) + zp) in 64-bit, with
  *                 mult = m, lambda = a, shift = s (golden/requant.py "adc").
+ *   TW_RQ_DIV     NEMO's exported chain: q = post_mult·(mult[k]·acc + lambda[k]) in 64-bit, then
+ *                 q / div_d (> 0) toward zero (div_trunc = 1, onnxruntime's int64 Div) or down;
+ *                 + zp, clamp (golden/requant.py "div"; the frontend proves nothing leaves int64).
  *
  * clamp is to [qmin, qmax] (fused ReLU/ReLU6 are folded into them by the compiler).
  *
@@ -38,6 +41,7 @@
 #define TW_RQ_ONNX 2
 #define TW_RQ_TFLITE_SINGLE 3
 #define TW_RQ_ADC 4
+#define TW_RQ_DIV 5
 
 typedef struct {
     int mode;                 /* TW_RQ_TFLITE | _TFLITE_SINGLE | TW_RQ_SHIFT | _ONNX | _ADC */
@@ -48,6 +52,9 @@ typedef struct {
     const int32_t *lambda;    /* shift: lambda, adc: a (NULL = 0) */
     int32_t divisor;          /* adc: D > 0 (unused by the other modes) */
     int32_t adc_min, adc_max; /* adc: the ADC's output range */
+    int64_t post_mult;        /* div: m after mult·acc + lambda */
+    int64_t div_d;            /* div: the divisor D > 0 */
+    int div_trunc;            /* div: 1 = round toward zero, 0 = floor */
     const float *scale;       /* onnx: s_x*s_w/s_y */
     int32_t zero_point;       /* output zero point */
     int32_t qmin, qmax;       /* output clamp, within [-128, 127] */
@@ -99,6 +106,13 @@ static inline int32_t tw_floor_div(int32_t a, int32_t d)
     return (a % d != 0 && a < 0) ? q - 1 : q;
 }
 
+/* q / d for d > 0, toward zero (trunc = 1) or down (trunc = 0); C's division truncates. */
+static inline int64_t tw_div64(int64_t q, int64_t d, int trunc)
+{
+    int64_t r = q / d;
+    return (!trunc && q % d != 0 && q < 0) ? r - 1 : r;
+}
+
 /* DIANA's ADC: clamp(floor(acc / divisor), adc_min, adc_max). */
 static inline int32_t tw_adc_code(int32_t acc, int32_t divisor, int32_t adc_min, int32_t adc_max)
 {
@@ -121,6 +135,9 @@ static inline int8_t tw_requant(const tw_requant_t *rq, int32_t acc, int k)
             acc = tw_adc_code(acc, rq->divisor, rq->adc_min, rq->adc_max);
         y = (int64_t)acc * rq->mult[i] + (rq->lambda ? rq->lambda[i] : 0);
         y = tw_asr64(y, (int)rq->shift[i]);
+    } else if (rq->mode == TW_RQ_DIV) {
+        y = ((int64_t)acc * rq->mult[i] + (rq->lambda ? rq->lambda[i] : 0)) * rq->post_mult;
+        y = tw_div64(y, rq->div_d, rq->div_trunc);
     } else {
         float f = nearbyintf((float)acc * rq->scale[i]);
         /* bound before the conversion (out-of-range float->int is undefined); the bound is far
