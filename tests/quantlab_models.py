@@ -100,8 +100,8 @@ class QNet:
     """A QuantLab-style graph under construction (module docstring)."""
 
     def __init__(self, name: str, shape: tuple[int, ...], seed: int = 0, in_type: int = TensorProto.FLOAT,
-                 in_range: tuple[int, int] = (0, 255), wmax: int = 128) -> None:
-        self.name, self.shape, self.in_type, self.wmax = name, shape, in_type, wmax
+                 in_range: tuple[int, int] = (0, 255), wmax: int = 128, mul_max: int = 8) -> None:
+        self.name, self.shape, self.in_type, self.wmax, self.mul_max = name, shape, in_type, wmax, mul_max
         self.rng = np.random.default_rng(seed)
         self.nodes: list[onnx.NodeProto] = []
         self.inits: list[onnx.TensorProto] = []
@@ -154,7 +154,7 @@ class QNet:
         c = self.values(x)[0].shape[1]
         shape = ((c, 1, 1) if len(self.values(x)[0].shape) == 4 else (c,)) if per_channel else ()
         if mul is None:
-            mul = self.const("mul", self.rng.integers(1, 8, shape))
+            mul = self.const("mul", self.rng.integers(1, self.mul_max, shape))
         if add is None:
             add = self.const("add", self.rng.integers(-64, 64, shape) * 16)
         kmax = float(np.abs(numpy_helper.to_array(next(i for i in self.inits if i.name == mul))).max())
@@ -168,12 +168,12 @@ class QNet:
         return m
 
 
-def fused_net(wmax: int = 16) -> onnx.ModelProto:
+def fused_net(wmax: int = 16, mul_max: int = 8) -> onnx.ModelProto:
     """RequantShift fused after a conv, a strided depthwise conv, a Gemm (transB) and a MatMul, with
     MaxPool and Flatten between; unsigned then signed levels, per-channel and scalar terms. Weights
-    in [−wmax, wmax): with the default every float32 intermediate of the expanded copy stays below
-    2^24; with wmax = 128 it may not."""
-    n = QNet("ql_fused", (1, 3, 12, 10), seed=1, wmax=wmax)
+    in [−wmax, wmax), RequantShift multipliers in [1, mul_max): with the defaults every float32
+    intermediate of the expanded copy stays below 2^24; with wmax = 128, mul_max = 64 it may not."""
+    n = QNet("ql_fused", (1, 3, 12, 10), seed=1, wmax=wmax, mul_max=mul_max)
     x = n.rq(n.conv("x", 3, 8), signed=0)
     x = n.rq(n.conv(x, 8, 8, stride=(2, 2), group=8), signed=1)
     x = n.node("MaxPool", [x], kernel_shape=[2, 2], strides=[1, 1])
@@ -183,19 +183,19 @@ def fused_net(wmax: int = 16) -> onnx.ModelProto:
     return n.model([x])
 
 
-def residual_net() -> onnx.ModelProto:
+def residual_net(signed: int = 1) -> onnx.ModelProto:
     """A residual block: one branch conv → RequantShift, the other a standalone identity
     RequantShift; Add → RequantShift; then Reshape and a dense layer with a 2-D standalone
-    RequantShift and a 2-D Add → RequantShift."""
-    n = QNet("ql_residual", (1, 4, 8, 8), seed=2, wmax=16)
-    x = n.rq(n.conv("x", 4, 8), signed=1)
-    a = n.rq(n.conv(x, 8, 8), signed=1)
+    RequantShift and a 2-D Add → RequantShift. `signed` = 0: the branches are unsigned (uint8)."""
+    n = QNet(f"ql_residual_{'s8' if signed else 'u8'}", (1, 4, 8, 8), seed=2, wmax=16)
+    x = n.rq(n.conv("x", 4, 8), signed=signed)
+    a = n.rq(n.conv(x, 8, 8), signed=signed)
     one = n.const("one", np.ones((8, 1, 1)))
-    b = n.rq(x, signed=1, mul=one, add=n.const("zero", np.zeros((8, 1, 1))))
+    b = n.rq(x, signed=signed, mul=one, add=n.const("zero", np.zeros((8, 1, 1))))
     y = n.rq(n.node("Add", [a, b]), signed=1, spread=0.7)
     y = n.node("Reshape", [y, n.const("shape", np.array([1, 8 * 8 * 8]), np.int64)])
-    f = n.rq(n.gemm(y, 512, 12), signed=1)
-    g = n.rq(f, signed=1, per_channel=False)
+    f = n.rq(n.gemm(y, 512, 12), signed=signed)
+    g = n.rq(f, signed=signed, per_channel=False)
     out = n.rq(n.node("Add", [f, g]), signed=1)
     return n.model([out])
 
@@ -225,4 +225,5 @@ def int8_input_net() -> onnx.ModelProto:
     return n.model([x])
 
 
-NETS = {"fused": fused_net, "residual": residual_net, "shared": shared_net, "int8_input": int8_input_net}
+NETS = {"fused": fused_net, "residual": residual_net, "residual_u8": lambda: residual_net(signed=0),
+        "shared": shared_net, "int8_input": int8_input_net}

@@ -20,11 +20,11 @@ that is also a Gemm's bias, is read, never edited):
   the layer's Requant. A linear output read by several RequantShifts gives each its own layer (the
   accumulation is recomputed per reader, so every layer keeps the 8-bit output the kernels take).
 - Add(a, b) -> RequantShift, a and b activations of one shape and type: QlAddRequantShift, lowered
-  to a concat of a and b along channels and a 1×1 conv (dense) whose weights pick a_k and b_k with
-  weight 1, so the accumulator is exactly a_k + b_k and the layer's shift Requant does the rest.
-  Two layers the portable kernels already run exactly (the sum needs 9 bits, so no 8-bit add
-  kernel could hold it); the conv does 2·C MACs per output where an add would do one — a cost,
-  not an inexactness.
+  to a concat of a and b along channels (NHWC: each pixel holds a's C values, then b's), read as
+  [N, H, 2W, C] by a reshape (no data moves: column 2x is a's pixel x, column 2x + 1 is b's), and a
+  depthwise 1×2 conv with stride (1, 2) and weights 1, so the accumulator is exactly a + b and the
+  layer's shift Requant does the rest: 2 MACs per output, on kernels every target already runs
+  exactly (the sum needs 9 bits, so no 8-bit add kernel could hold it in between).
 - any other RequantShift (e.g. an identity requantization of a residual branch): QlRequantShift,
   lowered to a depthwise 1×1 conv with weights 1 (a per-channel scale layer) and the shift Requant;
   a 2-D [N, C] tensor is reshaped to [N, 1, 1, C] around it.
@@ -50,7 +50,7 @@ import math
 import numpy as np
 
 from ..ir.ops import Op
-from ..ir.params import ConcatParams, Conv2dParams, FullyConnectedParams, ReshapeParams
+from ..ir.params import ConcatParams, Conv2dParams, ReshapeParams
 from ..ir.requant import Requant
 from .onnx_lower import NHWC, Lowering, handler
 from .onnx_model import TW_DOMAIN, ONode, OnnxGraph, unsupported
@@ -196,35 +196,34 @@ def _as_nhwc(lw: Lowering, node: ONode, x: str) -> tuple[str, bool]:
                       "tilewise takes RequantShift on N×C×H×W and N×C tensors")
 
 
-def _emit_conv(lw: Lowering, node: ONode, x: str, w: np.ndarray, groups: int, flat: bool) -> None:
-    """A 1×1 conv of `x` (NHWC) with int8 weights `w` [K,1,1,C/groups] and the node's shift Requant,
-    bound to the node's output (reshaped back to [N, K] when the input was 2-D)."""
-    k = w.shape[0]
-    rq = _layer_requant(lw, node, k, not flat)
-    params = Conv2dParams(stride=(1, 1), dilation=(1, 1), pads=(0, 0, 0, 0), groups=groups, requant=rq)
-    w_ir = lw.add_const(f"{node.name}__w", np.ascontiguousarray(w.astype(np.int8)), "int8", INT1)
+def _emit_depthwise(lw: Lowering, node: ONode, x: str, taps: int, flat: bool) -> None:
+    """A depthwise 1×`taps` conv of `x` (NHWC), stride (1, taps), weights 1, with the node's shift
+    Requant, bound to the node's output (reshaped back to [N, C] when the ONNX tensor is 2-D)."""
+    c = lw.t(x).shape[3]
+    rq = _layer_requant(lw, node, c, not flat)
+    params = Conv2dParams(stride=(1, taps), dilation=(1, 1), pads=(0, 0, 0, 0), groups=c, requant=rq)
+    w_ir = lw.add_const(f"{node.name}__ones", np.ones((c, 1, taps, 1), np.int8), "int8", INT1)
     dtype = _out_dtype(node)
+    out = lw.out_name(node.outputs[0])
     if not flat:
-        lw.emit(node, Op.CONV2D, [x, w_ir], lw.out_name(node.outputs[0]), None, dtype, INT1, params, layout=NHWC)
+        lw.emit(node, Op.CONV2D, [x, w_ir], out, None, dtype, INT1, params, layout=NHWC)
         return
     mid = lw.emit(node, Op.CONV2D, [x, w_ir], lw.fresh(f"{node.outputs[0]}__nhwc"), None, dtype, INT1, params)
-    shape = (lw.t(mid).shape[0], k)
-    lw.emit(node, Op.RESHAPE, [mid], lw.out_name(node.outputs[0]), shape, dtype, INT1, ReshapeParams(shape=shape),
-            suffix="_to_2d")
+    shape = (lw.t(mid).shape[0], c)
+    lw.emit(node, Op.RESHAPE, [mid], out, shape, dtype, INT1, ReshapeParams(shape=shape), suffix="_to_2d")
 
 
 @handler("QlRequantShift")
 def requant_shift(lw: Lowering, node: ONode) -> None:
     """A RequantShift on its own: a depthwise 1×1 conv with weights 1 (module docstring)."""
     x, flat = _as_nhwc(lw, node, lw.act(node, node.inputs[0]))
-    c = lw.t(x).shape[3]
-    _emit_conv(lw, node, x, np.ones((c, 1, 1, 1)), c, flat)
+    _emit_depthwise(lw, node, x, 1, flat)
 
 
 @handler("QlAddRequantShift")
 def add_requant_shift(lw: Lowering, node: ONode) -> None:
-    """Add(a, b) → RequantShift: concat(a, b) along channels, then a 1×1 conv with weights
-    w[k, k] = w[k, C + k] = 1 (module docstring)."""
+    """Add(a, b) → RequantShift: a and b interleaved pixel by pixel (concat along channels, read as
+    [N, H, 2W, C]), then a depthwise 1×2 conv, stride (1, 2), weights 1 (module docstring)."""
     a, b = (lw.act(node, i) for i in node.inputs)
     ta, tb = lw.t(a), lw.t(b)
     if lw.onnx_shape(a) != lw.onnx_shape(b) or lw.perm[a] != lw.perm[b]:
@@ -235,15 +234,14 @@ def add_requant_shift(lw: Lowering, node: ONode) -> None:
                           "requantize both branches to the same 8-bit type (signed or unsigned) before the Add")
     a4, flat = _as_nhwc(lw, node, a)
     b4, _ = _as_nhwc(lw, node, b)
-    t = lw.t(a4)
-    c = t.shape[3]
-    cat = lw.emit(node, Op.CONCAT, [a4, b4], lw.fresh(f"{node.outputs[0]}__branches"), None, t.dtype, INT1,
+    n, h, w, c = lw.t(a4).shape
+    cat = lw.emit(node, Op.CONCAT, [a4, b4], lw.fresh(f"{node.outputs[0]}__branches"), None, ta.dtype, INT1,
                   ConcatParams(mode="onnx", axis=3, input_quant=((1.0, 0), (1.0, 0)), output_quant=(1.0, 0)),
                   suffix="_branches")
-    w = np.zeros((c, 1, 1, 2 * c))
-    w[np.arange(c), 0, 0, np.arange(c)] = 1
-    w[np.arange(c), 0, 0, c + np.arange(c)] = 1
-    _emit_conv(lw, node, cat, w, 1, flat)
+    pairs = (n, h, 2 * w, c)
+    pairs = lw.emit(node, Op.RESHAPE, [cat], lw.fresh(f"{node.outputs[0]}__pairs"), pairs, ta.dtype, INT1,
+                    ReshapeParams(shape=pairs), suffix="_pairs")
+    _emit_depthwise(lw, node, pairs, 2, flat)
 
 
 # ---------------------------------------------------------------------------------------------
