@@ -25,6 +25,8 @@ that is also a Gemm's bias, is read, never edited):
   depthwise 1×2 conv with stride (1, 2) and weights 1, so the accumulator is exactly a + b and the
   layer's shift Requant does the rest: 2 MACs per output, on kernels every target already runs
   exactly (the sum needs 9 bits, so no 8-bit add kernel could hold it in between).
+- a Conv / Gemm / MatMul without a RequantShift reader: left to onnx_nemo.py's rewrite (its
+  Mul/Add/Div/Floor/Clip chain, or none: the int32 accumulator).
 - any other RequantShift (e.g. an identity requantization of a residual branch): QlRequantShift,
   lowered to a depthwise 1×1 conv with weights 1 (a per-channel scale layer) and the shift Requant;
   a 2-D [N, C] tensor is reshaped to [N, 1, 1, C] around it.
@@ -55,6 +57,7 @@ from ..ir.requant import Requant
 from .onnx_lower import NHWC, Lowering, handler
 from .onnx_model import TW_DOMAIN, ONode, OnnxGraph, unsupported
 from .onnx_nemo import INT1, LINEAR, _per_channel, check_integer_model
+from .onnx_nemo import to_integer_ops as nemo_integer_ops
 
 REQUANT_SHIFT = "RequantShift"
 #: float32 holds every integer up to 2^24 exactly
@@ -158,7 +161,10 @@ def to_integer_ops(g: OnnxGraph) -> OnnxGraph:
             replaced[id(r)] = ONode("QlRequantShift", r.name, r.inputs[:1], r.outputs,
                                     _requant_attrs(g, r, None, True), TW_DOMAIN)
     nodes = [replaced.get(id(n), n) for n in g.nodes if id(n) not in removed]
-    return g.with_nodes(nodes)
+    out = g.with_nodes(nodes)
+    if any(n.op_type in LINEAR for n in nodes):
+        out = nemo_integer_ops(out)     # a linear op without a RequantShift: NEMO's chains (or none)
+    return out
 
 
 # ---------------------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ LITERT = "LiteRT BUILTIN_REF"
 ORT = "onnxruntime"
 
 
-ORT_EXPANDED = "onnxruntime on a copy with RequantShift expanded into Mul/Add/Div/Floor/Clip"
+ORT_EXPANDED = "onnxruntime on a copy with RequantShift as Mul/Add/Div/Floor/Clip"
 
 
 def _quantlab_exact(graph: Graph) -> bool:
@@ -43,7 +43,7 @@ def reference_name(graph: Graph) -> str:
         return ORT
     bound = graph.meta.get("onnx_value_bound")
     if _quantlab_exact(graph):
-        return f"{ORT_EXPANDED} (float32 exact: every intermediate within ±{bound} < 2^24)"
+        return f"{ORT_EXPANDED} (float32-exact: |intermediates| <= {bound} < 2^24)"
     why = ("an operator's value range is unknown" if bound is None
            else f"an intermediate may reach {bound} >= 2^24, beyond float32's exact integers")
     return (f"no reference runtime (onnxruntime has no RequantShift and its float32 expansion is not "
