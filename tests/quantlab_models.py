@@ -171,8 +171,8 @@ class QNet:
 def fused_net(wmax: int = 16, mul_max: int = 8) -> onnx.ModelProto:
     """RequantShift fused after a conv, a strided depthwise conv, a Gemm (transB) and a MatMul, with
     MaxPool and Flatten between; unsigned then signed levels, per-channel and scalar terms. Weights
-    in [−wmax, wmax), RequantShift multipliers in [1, mul_max): with the defaults every float32
-    intermediate of the expanded copy stays below 2^24; with wmax = 128, mul_max = 64 it may not."""
+    in [−wmax, wmax), RequantShift multipliers in [1, mul_max) (large ones take x·mul past 2^24,
+    where only the int64 arithmetic of the expanded copy stays exact)."""
     n = QNet("ql_fused", (1, 3, 12, 10), seed=1, wmax=wmax, mul_max=mul_max)
     x = n.rq(n.conv("x", 3, 8), signed=0)
     x = n.rq(n.conv(x, 8, 8, stride=(2, 2), group=8), signed=1)
@@ -225,5 +225,12 @@ def int8_input_net() -> onnx.ModelProto:
     return n.model([x])
 
 
-NETS = {"fused": fused_net, "residual": residual_net, "residual_u8": lambda: residual_net(signed=0),
+def wide_dense_net() -> onnx.ModelProto:
+    """A dense layer over 1024 inputs of [0, 255] with full-range 8-bit weights: its accumulator may
+    pass 2^24, so onnxruntime's float32 Gemm is not provably exact on it."""
+    n = QNet("ql_wide", (1, 4, 16, 16), seed=5)
+    return n.model([n.rq(n.gemm(n.node("Flatten", ["x"]), 1024, 4), signed=1)])
+
+
+NETS = {"fused": fused_net, "fused_wide_mul": lambda: fused_net(wmax=128, mul_max=1 << 12), "residual": residual_net, "residual_u8": lambda: residual_net(signed=0),
         "shared": shared_net, "int8_input": int8_input_net}

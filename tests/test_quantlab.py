@@ -191,10 +191,10 @@ def test_generated_c_bit_exact_on_a_host_target(tmp_path, c_cache):
 
 
 def test_no_reference_when_float32_is_not_provably_exact(tmp_path, c_cache):
-    """8-bit weights of full range: the bound passes 2^24, so validate says that onnxruntime cannot
-    serve and compares the C with the golden model only (which still equals `evaluate`)."""
-    model = qm.fused_net(wmax=128, mul_max=64)
-    path = _save(tmp_path, "big", model)
+    """A dense layer whose accumulator may pass 2^24: validate says that onnxruntime cannot serve
+    and compares the C with the golden model only (which still equals `evaluate`)."""
+    model = qm.wide_dense_net()
+    path = _save(tmp_path, "wide", model)
     graph = load_model(path)
     assert graph.meta["onnx_value_bound"] >= F32_EXACT
     name = reference_name(graph)
@@ -208,6 +208,22 @@ def test_no_reference_when_float32_is_not_provably_exact(tmp_path, c_cache):
         got = run_graph(graph, {graph.inputs[0]: x})[graph.outputs[0]]
         want = qm.evaluate(model, {"x": onnx_feeds(graph, {graph.inputs[0]: x})["x"]})[model.graph.output[0].name]
         np.testing.assert_array_equal(got, want)
+
+
+def test_large_multipliers_need_the_int64_expansion(tmp_path):
+    """With multipliers up to 2^12, x·mul passes 2^24, where a float32 requantization would not be
+    provably exact; the expansion's int64 one is, so the bound (float32 values only) still holds and
+    validate keeps onnxruntime as the reference (test_generated_c_bit_exact[fused_wide_mul])."""
+    model = qm.NETS["fused_wide_mul"]()
+    path = _save(tmp_path, "wide_mul", model)
+    g = load_model(path)
+    x = _inputs(g)[0]
+    env = qm.evaluate(model, {"x": onnx_feeds(g, {g.inputs[0]: x})["x"]})
+    rs = [n for n in model.graph.node if n.op_type == "RequantShift"]
+    init = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    products = [np.abs(env[r.input[0]] * init[r.input[1]]).max() for r in rs]
+    assert max(products) >= F32_EXACT
+    assert g.meta["onnx_value_bound"] < F32_EXACT
 
 
 def _bad(tmp_path: Path, **change) -> Path:

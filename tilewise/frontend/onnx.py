@@ -14,11 +14,12 @@ from their Requant: "onnx", or "shift" for NEMO layers. Anything outside
 SUPPORTED_OPS, or float computation left in the graph, is an UnsupportedOpError naming the file,
 the node and its op type. QuantLab graphs (custom RequantShift nodes) are rewritten by
 onnx_quantlab.py instead of onnx_nemo.py. graph.meta: "format" = "onnx", "onnx_style" in {"qdq",
-"qoperator", "nemo", "quantlab"}, "onnx_value_bound" (quantlab: the largest |intermediate| of the
-float32 expansion validate runs, onnx_quantlab.value_bound; None when unknown), "onnx_opset", "source_layout" = "NCHW", "onnx_inputs" / "onnx_outputs" (onnx_lower.py;
-frontend/onnx_io.py converts arrays between the ONNX model and the IR with them), and
-"onnx_session_config": the onnxruntime session config entries under which onnxruntime computes what
-the golden model does ({"session.qdqisint8allowed": "1"} for QDQ models, see onnx_io.py).
+"qoperator", "nemo", "quantlab"}, "onnx_value_bound" (quantlab: the largest |float32 value| of the
+expanded copy validate runs, onnx_quantlab.value_bound; None when not bounded), "onnx_opset",
+"source_layout" = "NCHW", "onnx_inputs" / "onnx_outputs" (onnx_lower.py; frontend/onnx_io.py
+converts arrays between the ONNX model and the IR with them), and "onnx_session_config": the
+onnxruntime session config entries under which onnxruntime computes what the golden model does
+({"session.qdqisint8allowed": "1"} for QDQ models, see onnx_io.py).
 """
 
 from __future__ import annotations

@@ -35,14 +35,17 @@ Graph inputs: a float32 input holds integers in [0, 255] (uint8, as DORY's and D
 inputs); an int8 or uint8 typed input is taken as it is. Graph outputs are float32 (scale 1).
 
 Reference. onnxruntime has no RequantShift kernel; `expanded_model` writes a copy where every
-RequantShift is Mul(mul) → Add(add + div/2) → Div(div) → Floor → Clip(lo, hi) and integer-typed
-inputs are Cast to float32. onnxruntime computes that copy in float32, which equals the integer
-semantics while every intermediate — each partial sum of a Conv/Gemm/MatMul and each x·mul + λ —
-is an integer below 2^24 in magnitude (float32's 24-bit significand; a division by 2^d and a floor
-are then exact). `value_bound` proves that bound by interval arithmetic over the graph (input range
-from its type, Σ|w|·max|x| + |b| per output channel, the clip range after a RequantShift, sums
-after an Add); validate uses onnxruntime on the copy only when it holds and otherwise compares with
-the golden model alone and says why (validate/reference.py).
+RequantShift is Cast(int64) → Mul(mul) → Add(add + div/2 + 2^62) → Div(div) → Sub(2^62/div) →
+Cast(float32) → Clip(lo, hi), and integer-typed inputs are Cast to float32. The int64 part is
+exact floor division: onnxruntime's integer Div truncates toward zero, so the dividend is first
+lifted by 2^62 (a multiple of div) to be non-negative and the quotient lowered by 2^62/div after —
+exact while |x·mul + add + div/2| < 2^62. The rest of the copy (Conv/Gemm/MatMul, Add, MaxPool)
+runs in float32, which equals integer arithmetic while every value — each partial sum of a
+linear op, each sum of an Add — is an integer below 2^24 in magnitude (float32's 24-bit
+significand). `value_bound` proves both bounds by interval arithmetic over the graph (input
+range from its type, Σ|w|·max|x| + |b| per output channel, the clip range after a RequantShift,
+sums after an Add); validate uses onnxruntime on the copy only when they hold and otherwise
+compares with the golden model alone and says why (validate/reference.py).
 """
 
 from __future__ import annotations
@@ -62,6 +65,8 @@ from .onnx_nemo import to_integer_ops as nemo_integer_ops
 REQUANT_SHIFT = "RequantShift"
 #: float32 holds every integer up to 2^24 exactly
 F32_EXACT = 1 << 24
+#: the expanded RequantShift lifts its int64 dividend by this multiple of every div (< 2^63 − 2^62)
+I64_LIFT = 1 << 62
 HINT = "export RequantShift as QuantLab does: inputs (x, mul, add), attributes div (2^d), n_levels_out, signed"
 
 
@@ -260,8 +265,9 @@ _KEEPS_RANGE = ("MaxPool", "Reshape", "Flatten", "Identity", "Dropout", "Transpo
 
 def value_bound(g: OnnxGraph) -> int | None:
     """The largest |value| any float32 intermediate of the expanded copy can take (module
-    docstring): every partial sum of a linear op and every x·mul + λ of a RequantShift; None when
-    an op outside the ones QuantLab exports leaves a range unknown."""
+    docstring): the inputs, every partial sum of a linear op, every sum of an Add, every
+    RequantShift output. None when an op outside the ones QuantLab exports leaves a range unknown,
+    or a RequantShift's int64 dividend could reach 2^62."""
     m: dict[str, int] = {n: _INPUT_MAX.get(dt, 1 << 31) for n, (dt, _) in g.inputs.items()}
     worst = max(m.values(), default=0)
     for n in g.nodes:
@@ -283,7 +289,8 @@ def value_bound(g: OnnxGraph) -> int | None:
             worst = max(worst, y)
         elif n.op_type == REQUANT_SHIFT:
             mul, add, d, lo, hi = shift_terms(g, n)
-            worst = max(worst, int(np.abs(mul).max(initial=0) * x + np.abs(add + (1 << d) // 2).max(initial=0)))
+            if int(np.abs(mul).max(initial=0)) * x + int(np.abs(add).max(initial=0)) + (1 << d) >= I64_LIFT:
+                return None     # the int64 dividend of the expanded copy could leave its lifted range
             y = max(abs(lo), abs(hi))
         elif n.op_type == "Add":
             b = m.get(n.input(1))
@@ -310,7 +317,6 @@ def expanded_model(model, g: OnnxGraph):
     m = onnx.ModelProto()
     m.CopyFrom(model)
     graph = m.graph
-    opset = g.opset
     nodes = []
     for vi in graph.input:
         if vi.name in g.inputs and g.inputs[vi.name][0] != "float32":
@@ -321,31 +327,39 @@ def expanded_model(model, g: OnnxGraph):
                     if name == vi.name:
                         n.input[i] = fname
     inits = []
-    by_name = {n.name or f"{n.op_type}_{i}": n for i, n in enumerate(g.nodes)}
+    by_name = {n.name: n for n in g.nodes}
     for i, n in enumerate(graph.node):
         if n.op_type != REQUANT_SHIFT or n.domain not in ("", "ai.onnx"):
             nodes.append(n)
             continue
-        on = by_name.get(n.name or f"{n.op_type}_{i}")
-        on = on if on is not None else ONode(n.op_type, n.name, tuple(n.input), tuple(n.output),
-                                              {a.name: helper.get_attribute_value(a) for a in n.attribute})
-        mul, add, d, lo, hi = shift_terms(g, on)
+        mul, add, d, lo, hi = shift_terms(g, by_name[n.name or f"{n.op_type}_{i}"])
         base = n.name or f"requant_shift_{i}"
-        c = {k: f"{base}__const_{k}" for k in ("k", "lam", "div", "lo", "hi")}
-        inits += [numpy_helper.from_array(mul.astype(np.float32), c["k"]),
-                  numpy_helper.from_array((add + (1 << d) // 2).astype(np.float32), c["lam"]),
-                  numpy_helper.from_array(np.asarray(float(1 << d), np.float32), c["div"])]
-        t = [f"{base}__{s}" for s in ("mul", "add", "div", "floor")]
-        nodes += [helper.make_node("Mul", [n.input[0], c["k"]], [t[0]], name=t[0]),
-                  helper.make_node("Add", [t[0], c["lam"]], [t[1]], name=t[1]),
-                  helper.make_node("Div", [t[1], c["div"]], [t[2]], name=t[2]),
-                  helper.make_node("Floor", [t[2]], [t[3]], name=t[3])]
-        if opset >= 11:
-            inits += [numpy_helper.from_array(np.asarray(float(lo), np.float32), c["lo"]),
-                      numpy_helper.from_array(np.asarray(float(hi), np.float32), c["hi"])]
-            nodes.append(helper.make_node("Clip", [t[3], c["lo"], c["hi"]], [n.output[0]], name=f"{base}__clip"))
+        c = {k: f"{base}__const_{k}" for k in ("k", "lam", "div", "off", "lo", "hi")}
+
+        def const(key: str, v) -> None:
+            inits.append(numpy_helper.from_array(np.asarray(v), c[key]))
+
+        # floor((x·mul + add + div/2) / div) in int64; int64 Div truncates, so the dividend is
+        # lifted by 2^62 (a multiple of div) to be non-negative and the quotient lowered after
+        const("k", mul.astype(np.int64))
+        const("lam", (add + (1 << d) // 2).astype(np.int64) + I64_LIFT)
+        const("div", np.int64(1 << d))
+        const("off", np.int64(I64_LIFT >> d))
+        t = [f"{base}__{s}" for s in ("int", "mul", "add", "div", "floor", "float")]
+        nodes += [helper.make_node("Cast", [n.input[0]], [t[0]], to=onnx.TensorProto.INT64, name=t[0]),
+                  helper.make_node("Mul", [t[0], c["k"]], [t[1]], name=t[1]),
+                  helper.make_node("Add", [t[1], c["lam"]], [t[2]], name=t[2]),
+                  helper.make_node("Div", [t[2], c["div"]], [t[3]], name=t[3]),
+                  helper.make_node("Sub", [t[3], c["off"]], [t[4]], name=t[4]),
+                  helper.make_node("Cast", [t[4]], [t[5]], to=onnx.TensorProto.FLOAT, name=t[5])]
+        # the float32 clip is exact: values inside [lo, hi] are small integers, and rounding a
+        # value outside keeps it outside (lo and hi are representable)
+        if g.opset >= 11:
+            const("lo", np.float32(lo))
+            const("hi", np.float32(hi))
+            nodes.append(helper.make_node("Clip", [t[5], c["lo"], c["hi"]], [n.output[0]], name=f"{base}__clip"))
         else:
-            nodes.append(helper.make_node("Clip", [t[3]], [n.output[0]], min=float(lo), max=float(hi),
+            nodes.append(helper.make_node("Clip", [t[5]], [n.output[0]], min=float(lo), max=float(hi),
                                           name=f"{base}__clip"))
     del graph.node[:]
     graph.node.extend(nodes)

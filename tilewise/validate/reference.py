@@ -5,8 +5,8 @@
 - ONNX models: onnxruntime's CPU session as the ONNX frontend configures it
   (frontend/onnx_io.py `reference_session`); float edges are (de)quantized there.
 - QuantLab ONNX models (RequantShift, which onnxruntime cannot run): onnxruntime on a copy with
-  every RequantShift expanded into Mul/Add/Div/Floor/Clip (frontend/onnx_quantlab.py), used only
-  when the float32 arithmetic of that copy is proven exact (every intermediate below 2^24,
+  every RequantShift expanded into standard int64 ops (frontend/onnx_quantlab.py), used only when
+  that copy is proven exact (every float32 value below 2^24, every int64 one below 2^62,
   graph.meta["onnx_value_bound"]); otherwise there is no reference and `reference_name` says why.
 Inputs and outputs are the IR's integer NHWC arrays.
 """
@@ -25,7 +25,7 @@ LITERT = "LiteRT BUILTIN_REF"
 ORT = "onnxruntime"
 
 
-ORT_EXPANDED = "onnxruntime on a copy with RequantShift as Mul/Add/Div/Floor/Clip"
+ORT_EXPANDED = "onnxruntime on a copy with RequantShift as int64 Mul/Add/Div and Clip"
 
 
 def _quantlab_exact(graph: Graph) -> bool:
@@ -43,11 +43,11 @@ def reference_name(graph: Graph) -> str:
         return ORT
     bound = graph.meta.get("onnx_value_bound")
     if _quantlab_exact(graph):
-        return f"{ORT_EXPANDED} (float32-exact: |intermediates| <= {bound} < 2^24)"
-    why = ("an operator's value range is unknown" if bound is None
-           else f"an intermediate may reach {bound} >= 2^24, beyond float32's exact integers")
-    return (f"no reference runtime (onnxruntime has no RequantShift and its float32 expansion is not "
-            f"provably exact: {why}; compared with the golden model only)")
+        return f"{ORT_EXPANDED} (exact: float32 values within ±{bound} < 2^24)"
+    why = ("a value range is unknown or could pass 2^62 in int64" if bound is None
+           else f"a float32 value may reach {bound} >= 2^24, beyond float32's exact integers")
+    return (f"no reference runtime (onnxruntime has no RequantShift, and its expansion into standard ops "
+            f"is not provably exact here: {why}; compared with the golden model only)")
 
 
 def reference_outputs(graph: Graph, model: str | Path,
