@@ -33,6 +33,7 @@ from tilewise.schedule.network import schedule_network
 from tilewise.targets.registry import get_target
 from tilewise.validate.check import make_inputs, validate_model
 from tilewise.validate.reference import ORT_EXPANDED, reference_name
+from tilewise.validate.text import format_report
 
 from . import quantlab_models as qm
 from .codegen_cases import c_cache  # noqa: F401 (fixture)
@@ -204,6 +205,8 @@ def test_no_reference_when_float32_is_not_provably_exact(tmp_path, c_cache):
     report = validate_model(path, ns, graph, n_random=3, out_dir=tmp_path / "c", cache=c_cache)
     assert report.reference == name and report.golden_vs_reference is None
     assert report.bit_exact, report.to_json()
+    text = format_report(report)
+    assert "generated C vs golden model on" in text and f"reference:   {name}" in text
     for x in make_inputs(lg, 3):
         got = run_graph(graph, {graph.inputs[0]: x})[graph.outputs[0]]
         want = qm.evaluate(model, {"x": onnx_feeds(graph, {graph.inputs[0]: x})["x"]})[model.graph.output[0].name]
