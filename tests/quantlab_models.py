@@ -232,5 +232,6 @@ def wide_dense_net() -> onnx.ModelProto:
     return n.model([n.rq(n.gemm(n.node("Flatten", ["x"]), 1024, 4), signed=1)])
 
 
-NETS = {"fused": fused_net, "fused_wide_mul": lambda: fused_net(wmax=128, mul_max=1 << 12), "residual": residual_net, "residual_u8": lambda: residual_net(signed=0),
+NETS = {"fused": fused_net, "fused_wide_mul": lambda: fused_net(wmax=128, mul_max=1 << 12),
+        "residual": residual_net, "residual_u8": lambda: residual_net(signed=0),
         "shared": shared_net, "int8_input": int8_input_net}

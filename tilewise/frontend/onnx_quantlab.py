@@ -59,7 +59,7 @@ from ..ir.params import ConcatParams, Conv2dParams, ReshapeParams
 from ..ir.requant import Requant
 from .onnx_lower import NHWC, Lowering, handler
 from .onnx_model import TW_DOMAIN, ONode, OnnxGraph, unsupported
-from .onnx_nemo import INT1, LINEAR, _per_channel, check_integer_model
+from .onnx_nemo import INT1, LINEAR, _out_dtype, _per_channel, check_integer_model
 from .onnx_nemo import to_integer_ops as nemo_integer_ops
 
 REQUANT_SHIFT = "RequantShift"
@@ -78,7 +78,7 @@ def _integer_vec(g: OnnxGraph, node: ONode, idx: int, what: str) -> np.ndarray:
     name = node.input(idx)
     if not name or name not in g.consts:
         raise unsupported(g, node, f"takes its {what} from a computed tensor", f"make {what} a constant; {HINT}")
-    a = np.asarray(g.consts[name], dtype=np.float64)
+    a = np.array(g.consts[name], dtype=np.float64)     # a copy: the initializer may have other readers
     if not (np.all(np.isfinite(a)) and np.all(a == np.round(a))):
         raise unsupported(g, node, f"has a non-integer {what}", f"give integer {what} values; {HINT}")
     return a
@@ -176,14 +176,6 @@ def to_integer_ops(g: OnnxGraph) -> OnnxGraph:
 # lowering
 # ---------------------------------------------------------------------------------------------
 
-def _out_dtype(node: ONode) -> str:
-    lo, hi = node.attr("tw_lo"), node.attr("tw_hi")
-    for dt, (a, b) in (("uint8", (0, 255)), ("int8", (-128, 127)), ("int16", (-32768, 32767))):
-        if lo >= a and hi <= b:
-            return dt
-    return "int32"
-
-
 def _layer_requant(lw: Lowering, node: ONode, channels: int, conv: bool) -> Requant:
     """The shift Requant of a QlRequantShift / QlAddRequantShift over `channels` channels (`conv`:
     the ONNX tensor is N×C×H×W, else N×C)."""
@@ -214,7 +206,7 @@ def _emit_depthwise(lw: Lowering, node: ONode, x: str, taps: int, flat: bool) ->
     rq = _layer_requant(lw, node, c, not flat)
     params = Conv2dParams(stride=(1, taps), dilation=(1, 1), pads=(0, 0, 0, 0), groups=c, requant=rq)
     w_ir = lw.add_const(f"{node.name}__ones", np.ones((c, 1, taps, 1), np.int8), "int8", INT1)
-    dtype = _out_dtype(node)
+    dtype = _out_dtype(node.attr("tw_lo"), node.attr("tw_hi"))
     out = lw.out_name(node.outputs[0])
     if not flat:
         lw.emit(node, Op.CONV2D, [x, w_ir], out, None, dtype, INT1, params, layout=NHWC)
