@@ -13,19 +13,21 @@ Semantics: every arithmetic node gets the Onnx* parameters of its op (ir/params.
 onnxruntime's QLinear* kernels compute, golden/onnx_ops.py); conv2d / fully_connected take their mode
 from their Requant: "onnx", or "shift" for NEMO layers. Anything outside
 SUPPORTED_OPS, or float computation left in the graph, is an UnsupportedOpError naming the file,
-the node and its op type. graph.meta: "format" = "onnx", "onnx_style" in {"qdq", "qoperator",
-"nemo"}, "onnx_opset", "source_layout" = "NCHW", "onnx_inputs" / "onnx_outputs" (onnx_lower.py;
-frontend/onnx_io.py converts arrays between the ONNX model and the IR with them), and
-"onnx_session_config": the onnxruntime session config entries under which onnxruntime computes what
-the golden model does ({"session.qdqisint8allowed": "1"} for QDQ models, see onnx_io.py); for a NEMO
-graph whose float tail was cut (onnx_tail.py), "notes" (sentences every command prints) and
-"onnx_cut".
+the node and its op type. QuantLab graphs (custom RequantShift nodes) are rewritten by
+onnx_quantlab.py instead of onnx_nemo.py. graph.meta: "format" = "onnx", "onnx_style" in {"qdq",
+"qoperator", "nemo", "quantlab"}, "onnx_value_bound" (quantlab: the largest |float32 value| of the
+expanded copy validate runs, onnx_quantlab.value_bound; None when not bounded), "onnx_opset",
+"source_layout" = "NCHW", "onnx_inputs" / "onnx_outputs" (onnx_lower.py; frontend/onnx_io.py
+converts arrays between the ONNX model and the IR with them), and "onnx_session_config": the
+onnxruntime session config entries under which onnxruntime computes what the golden model does
+({"session.qdqisint8allowed": "1"} for QDQ models, see onnx_io.py); for a NEMO graph whose float
+tail was cut (onnx_tail.py), "notes" (sentences every command prints) and "onnx_cut".
 """
 
 from __future__ import annotations
 
 from ..ir.graph import Graph
-from . import onnx_nemo, onnx_nemo_ops, onnx_qop  # noqa: F401  (register their lowering handlers)
+from . import onnx_nemo, onnx_nemo_ops, onnx_qop, onnx_quantlab  # noqa: F401  (register their lowering handlers)
 from .onnx_lower import Lowering
 from .onnx_model import read_graph
 from .onnx_qdq import fuse_qdq
@@ -38,12 +40,16 @@ SUPPORTED_OPS = (
     "QLinearSoftmax", "QLinearConcat", "MaxPool/Reshape/Flatten/Transpose/Concat/Identity on integer tensors",
     "NEMO/QuantLab integer Conv/Gemm/MatMul with Mul/Add/Div/Floor/Clip/Cast requantization (int64 Div by any D), "
     "Pad, AveragePool and residual Add with the same requantization",
+    "QuantLab RequantShift after Conv/Gemm/MatMul, after an integer Add, or on its own",
 )
 
 
 def model_style(g) -> str:
     """'qdq' when any DequantizeLinear feeds a float operator, 'qoperator' for QLinear graphs (and graphs
-    on integer inputs without quantization operators), 'nemo' for float graphs without them."""
+    on integer inputs without quantization operators), 'quantlab' for graphs with RequantShift nodes and
+    no quantization operators, 'nemo' for float graphs without either."""
+    if not onnx_nemo.has_quantization(g) and onnx_quantlab.has_requant_shift(g):
+        return "quantlab"
     if not onnx_nemo.has_quantization(g):
         return "nemo" if any(dt == "float32" for dt, _ in g.inputs.values()) else "qoperator"
     cons = g.consumers()
@@ -57,8 +63,11 @@ def read_onnx(data: bytes, source: str) -> Graph:
     """Read an ONNX model (bytes of the .onnx file) into an integer IR Graph (not yet verified)."""
     g = read_graph(data, source)
     style = model_style(g)
+    source_graph = g
     cut = None
-    if style == "nemo":
+    if style == "quantlab":
+        g = onnx_quantlab.to_integer_ops(g)
+    elif style == "nemo":
         g, cut = cut_float_tail(g)
         g = onnx_nemo_ops.fuse_pools_and_adds(onnx_nemo.to_integer_ops(g))
     else:
@@ -68,6 +77,9 @@ def read_onnx(data: bytes, source: str) -> Graph:
     lw.lower_nodes()
     # onnxruntime on x86-64 fuses int8-activation QDQ groups into its QLinear kernels only with this entry
     session_config = {"session.qdqisint8allowed": "1"} if style == "qdq" else {}
-    extra = {"notes": list(g.notes), "onnx_cut": cut} if cut is not None else {}
-    return lw.finish(g.name, {"format": "onnx", "onnx_style": style, "onnx_opset": g.opset,
-                              "onnx_session_config": session_config, **extra})
+    meta = {"format": "onnx", "onnx_style": style, "onnx_opset": g.opset, "onnx_session_config": session_config}
+    if cut is not None:
+        meta.update(notes=list(g.notes), onnx_cut=cut)
+    if style == "quantlab":
+        meta["onnx_value_bound"] = onnx_quantlab.value_bound(source_graph)
+    return lw.finish(g.name, meta)

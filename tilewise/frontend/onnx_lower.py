@@ -38,6 +38,8 @@ from .onnx_model import ONode, OnnxGraph, unsupported
 
 NHWC = (0, 2, 3, 1)
 FC_READERS = ("QGemm", "QLinearMatMul", "IntGemm")
+#: styles whose tensors are integers carried in float32, without quantization operators
+INTEGER_STYLES = ("nemo", "quantlab")
 Handler = Callable[["Lowering", ONode], None]
 HANDLERS: dict[str, Handler] = {}
 
@@ -251,7 +253,7 @@ class Lowering:
             ir_shape = tuple(shape[i] for i in perm)
             readers = self.cons.get(name, [])
             qs = [n for n in readers if n.op_type == "QuantizeLinear"]
-            if dtype == "float32" and self.style != "nemo":
+            if dtype == "float32" and self.style not in INTEGER_STYLES:
                 if not readers or len(qs) != len(readers):
                     other = next((n for n in readers if n.op_type != "QuantizeLinear"), None)
                     raise unsupported(self.g, other, f"reads the float graph input '{name}' directly",
@@ -298,8 +300,8 @@ class Lowering:
                 dtype = "float32"
             elif name in self.ir:
                 src = self.ir[name]
-                edge = (1.0, 0) if self.style == "nemo" else None
-                dtype = "float32" if self.style == "nemo" else self.tensors[src].dtype
+                edge = (1.0, 0) if self.style in INTEGER_STYLES else None
+                dtype = "float32" if self.style in INTEGER_STYLES else self.tensors[src].dtype
             else:
                 raise unsupported(self.g, p, f"produces the graph output '{name}' in float", "quantize the model up to its outputs")
             if src in self.flat:

@@ -7,6 +7,10 @@
 - ONNX models: onnxruntime's CPU session as the ONNX frontend configures it
   (frontend/onnx_io.py `reference_session`; `reference_model`: a copy ending at the tensors the
   network ends at when the frontend cut a float tail); float edges are (de)quantized there.
+- QuantLab ONNX models (RequantShift, which onnxruntime cannot run): onnxruntime on a copy with
+  every RequantShift expanded into standard int64 ops (frontend/onnx_quantlab.py), used only when
+  that copy is proven exact (every float32 value below 2^24, every int64 one below 2^62,
+  graph.meta["onnx_value_bound"]); otherwise there is no reference and `reference_name` says why.
 Inputs and outputs are the IR's integer NHWC arrays; an input whose transpose the frontend folded
 into the layout (ir/layout.py) is handed to the runtime in the model's own layout.
 
@@ -31,21 +35,43 @@ LITERT = "LiteRT BUILTIN_REF"
 ORT = "onnxruntime"
 
 
+ORT_EXPANDED = "onnxruntime on a copy with RequantShift as int64 Mul/Add/Div and Clip"
+
+
 class ReferenceError(TilewiseError):
     """The reference runtime refused the model or failed to run it."""
 
 
 @dataclass(frozen=True)
 class ReferenceRun:
-    """The reference's outputs (IR layout), one per input, and what validate must say about how
-    they were obtained (e.g. the model was repaired for the runtime)."""
+    """The reference's outputs (IR layout), one per input — None when the model has no reference
+    (a QuantLab model whose expansion is not provably exact) — and what validate must say about
+    how they were obtained (e.g. the model was repaired for the runtime)."""
 
-    outputs: list[np.ndarray]
+    outputs: list[np.ndarray] | None
     notes: tuple[str, ...] = ()
 
 
+def _quantlab_exact(graph: Graph) -> bool:
+    from ..frontend.onnx_quantlab import F32_EXACT
+
+    bound = graph.meta.get("onnx_value_bound")
+    return bound is not None and bound < F32_EXACT
+
+
 def reference_name(graph: Graph) -> str:
-    return LITERT if graph.meta.get("format") == "tflite" else ORT
+    """The reference the outputs are held against, as validate prints it."""
+    if graph.meta.get("format") == "tflite":
+        return LITERT
+    if graph.meta.get("onnx_style") != "quantlab":
+        return ORT
+    bound = graph.meta.get("onnx_value_bound")
+    if _quantlab_exact(graph):
+        return f"{ORT_EXPANDED} (exact: float32 values within ±{bound} < 2^24)"
+    why = ("a value range is unknown or could pass 2^62 in int64" if bound is None
+           else f"a float32 value may reach {bound} >= 2^24, beyond float32's exact integers")
+    return (f"no reference runtime (onnxruntime has no RequantShift, and its expansion into standard ops "
+            f"is not provably exact here: {why}; compared with the golden model only)")
 
 
 def _source_location_end(text: str, start: int) -> int:
@@ -116,8 +142,22 @@ def _litert(graph: Graph, model: str | Path, inputs: Sequence[np.ndarray]) -> Re
 def _onnxruntime(graph: Graph, model: str | Path, inputs: Sequence[np.ndarray]) -> ReferenceRun:
     from ..frontend.onnx_io import reference_model, reference_session, run_reference
 
-    sess = _guarded(ORT, model, "loading",
-                    lambda: reference_session(reference_model(graph, model)))
+    if graph.meta.get("onnx_style") == "quantlab":
+        if not _quantlab_exact(graph):
+            return ReferenceRun(None)
+        from ..frontend.onnx_model import decode_model, read_graph
+        from ..frontend.onnx_quantlab import expanded_model
+
+        def expanded() -> bytes:
+            data = Path(model).read_bytes()
+            return expanded_model(decode_model(data, str(model)),
+                                  read_graph(data, str(model))).SerializeToString()
+
+        sess = _guarded(ORT, model, "loading a RequantShift-expanded copy of",
+                        lambda: reference_session(expanded()))
+    else:
+        sess = _guarded(ORT, model, "loading",
+                        lambda: reference_session(reference_model(graph, model)))
     out_name = graph.outputs[0]
     return ReferenceRun([_guarded(ORT, model, "running",
                                   lambda x=x: run_reference(graph, sess, {graph.inputs[0]: x})[out_name])
@@ -135,6 +175,7 @@ def reference_run(graph: Graph, model: str | Path, inputs: Sequence[np.ndarray])
 
 
 def reference_outputs(graph: Graph, model: str | Path,
-                      inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
-    """The reference runtime's output (the graph's single output, IR layout) for each input."""
+                      inputs: Sequence[np.ndarray]) -> list[np.ndarray] | None:
+    """The reference runtime's output (the graph's single output, IR layout) for each input; None
+    when the model has no reference (a QuantLab model whose expansion is not provably exact)."""
     return reference_run(graph, model, inputs).outputs

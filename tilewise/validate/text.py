@@ -11,7 +11,8 @@ def _kb(b: int | None) -> str:
 
 def format_report(r: ValidationReport) -> str:
     verdict = "BIT-EXACT" if r.bit_exact else "MISMATCH"
-    ref = f" and {r.reference}" if r.reference else ""
+    compared = r.reference and r.golden_vs_reference is not None
+    ref = f" and {r.reference}" if compared else ""
     lines = [
         f"tilewise validate — {r.model} on {r.target} (tiler {r.tiler}, L1 {_kb(r.l1_free_bytes)} free)",
         f"  result:      {verdict}: generated C vs golden model{ref} on {r.inputs} inputs "
@@ -19,6 +20,8 @@ def format_report(r: ValidationReport) -> str:
     ]
     if r.golden_vs_reference is not None:
         lines.append(f"  golden vs {r.reference}: {r.golden_vs_reference} differing elements")
+    elif r.reference:
+        lines.append(f"  reference:   {r.reference}")
     for note in r.reference_notes:
         lines.append(f"  reference:   {note}")
     lines += [f"  note:        {n}" for n in r.notes]
