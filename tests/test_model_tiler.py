@@ -3,7 +3,6 @@ a whole MobileNet, and the `schedule_layer` API."""
 
 from __future__ import annotations
 
-import time
 from dataclasses import replace
 
 import numpy as np
@@ -131,15 +130,12 @@ def vww_mobilenet_v1_025() -> list[LoopNest]:
     return layers
 
 
-def test_whole_network_schedules_fast():
+def test_whole_network_schedules():
     layers = vww_mobilenet_v1_025()
     assert sum(n.kind in ("conv", "dwconv") for n in layers) == 27
     assert layers[1].OY == 48 and layers[-2].IY == 3
     t = get_target("gap8")
-    start = time.perf_counter()
-    scheds = [schedule_layer(n, t) for n in layers]
-    elapsed = time.perf_counter() - start
-    assert elapsed < 5.0, f"{elapsed:.2f} s"
+    scheds = [schedule_layer(n, t) for n in layers]      # (its speed is measured in bench/)
     free = t.memory("L1").free
     for n, s in zip(layers, scheds):
         assert s.l1_bytes <= free

@@ -82,49 +82,6 @@ void tw_concat(const int8_t *const *in, const int8_t *const *lut, const int32_t 
     }
 }
 
-void tw_transpose_conv(const tw_transpose_conv_params_t *p, const void *in, void *out,
-                       int elem_bytes)
-{
-    int32_t b, oy, ox, k, fy, fx, c;
-    int32_t o = 0;
-    for (b = 0; b < p->n; b++) {
-        for (oy = 0; oy < p->oh; oy++) {
-            for (ox = 0; ox < p->ow; ox++) {
-                for (k = 0; k < p->k; k++, o++) {
-                    int64_t acc = 0, v;
-                    for (fy = 0; fy < p->fh; fy++) {
-                        int32_t ty = oy + p->pad_t - fy, iy;
-                        if (ty < 0 || ty % p->sy != 0) continue;
-                        iy = ty / p->sy;
-                        if (iy >= p->ih) continue;
-                        for (fx = 0; fx < p->fw; fx++) {
-                            int32_t tx = ox + p->pad_l - fx, ix, base;
-                            const int8_t *wk;
-                            if (tx < 0 || tx % p->sx != 0) continue;
-                            ix = tx / p->sx;
-                            if (ix >= p->iw) continue;
-                            base = ((b * p->ih + iy) * p->iw + ix) * p->c;
-                            wk = p->w + ((k * p->fh + fy) * p->fw + fx) * p->c;
-                            for (c = 0; c < p->c; c++)
-                                acc += (int64_t)(load_elem(in, elem_bytes, base + c) - p->x_zp) * wk[c];
-                        }
-                    }
-                    if (elem_bytes == 1) {
-                        /* LiteRT's int32 accumulator and bias, the int32 MBQM */
-                        int32_t acc32 = (int32_t)acc;
-                        if (p->bias) acc32 += ((const int32_t *)p->bias)[k];
-                        v = (int64_t)tw_mbqm(acc32, p->mult[k], p->shift[k]) + p->y_zp;
-                    } else {
-                        if (p->bias) acc += ((const int64_t *)p->bias)[k];
-                        v = (int64_t)tw_mbqm64(acc, p->mult[k], p->shift[k]) + p->y_zp;
-                    }
-                    v = v < p->qmin ? p->qmin : v > p->qmax ? p->qmax : v;
-                    if (elem_bytes == 1)
-                        ((int8_t *)out)[o] = (int8_t)v;
-                    else
-                        ((int16_t *)out)[o] = (int16_t)v;
-                }
-            }
 static int32_t binary_value(int op, const void *params, int32_t x, int32_t y)
 {
     if (op == TW_BINARY_MUL) return tw_mul_value((const tw_mul_params_t *)params, x, y);
@@ -197,6 +154,53 @@ void tw_pad(const void *in, void *out, int elem_bytes, int rank, const int32_t *
             if (++idx[d] < in_dims[d]) break;
             dst -= idx[d] * out_stride[d];
             idx[d] = 0;
+        }
+    }
+}
+
+void tw_transpose_conv(const tw_transpose_conv_params_t *p, const void *in, void *out,
+                       int elem_bytes)
+{
+    int32_t b, oy, ox, k, fy, fx, c;
+    int32_t o = 0;
+    for (b = 0; b < p->n; b++) {
+        for (oy = 0; oy < p->oh; oy++) {
+            for (ox = 0; ox < p->ow; ox++) {
+                for (k = 0; k < p->k; k++, o++) {
+                    int64_t acc = 0, v;
+                    for (fy = 0; fy < p->fh; fy++) {
+                        int32_t ty = oy + p->pad_t - fy, iy;
+                        if (ty < 0 || ty % p->sy != 0) continue;
+                        iy = ty / p->sy;
+                        if (iy >= p->ih) continue;
+                        for (fx = 0; fx < p->fw; fx++) {
+                            int32_t tx = ox + p->pad_l - fx, ix, base;
+                            const int8_t *wk;
+                            if (tx < 0 || tx % p->sx != 0) continue;
+                            ix = tx / p->sx;
+                            if (ix >= p->iw) continue;
+                            base = ((b * p->ih + iy) * p->iw + ix) * p->c;
+                            wk = p->w + ((k * p->fh + fy) * p->fw + fx) * p->c;
+                            for (c = 0; c < p->c; c++)
+                                acc += (int64_t)(load_elem(in, elem_bytes, base + c) - p->x_zp) * wk[c];
+                        }
+                    }
+                    if (elem_bytes == 1) {
+                        /* LiteRT's int32 accumulator and bias, the int32 MBQM */
+                        int32_t acc32 = (int32_t)acc;
+                        if (p->bias) acc32 += ((const int32_t *)p->bias)[k];
+                        v = (int64_t)tw_mbqm(acc32, p->mult[k], p->shift[k]) + p->y_zp;
+                    } else {
+                        if (p->bias) acc += ((const int64_t *)p->bias)[k];
+                        v = (int64_t)tw_mbqm64(acc, p->mult[k], p->shift[k]) + p->y_zp;
+                    }
+                    v = v < p->qmin ? p->qmin : v > p->qmax ? p->qmax : v;
+                    if (elem_bytes == 1)
+                        ((int8_t *)out)[o] = (int8_t)v;
+                    else
+                        ((int16_t *)out)[o] = (int16_t)v;
+                }
+            }
         }
     }
 }

@@ -37,6 +37,7 @@
  *   y = clamp(MBQM(acc) + y_zp, qmin, qmax) with the int32 MultiplyByQuantizedMultiplier
  *   (tw_requant.h, int32 accumulator and bias) for int8, the int64 one (tw_s16.h, int64
  *   accumulator and bias) for 16x8. `in` and `out` must not overlap.
+ *
  *   PAD (tw_pad) — numpy.pad(in, pads, constant value) (golden/shape_ops.py `pad`; TFLite PAD pads
  *   with the output zero point, PADV2 with its constant): the input, of dims in_dims[0..rank)
  *   (rank <= TW_TRANSPOSE_MAX_RANK), lands in the output, of dims out_dims, at offset before[d]
@@ -84,6 +85,7 @@ enum { TW_BINARY_ADD, TW_BINARY_SUB, TW_BINARY_MUL };
 void tw_binary(int op, const void *params, const void *a, const int32_t *a_stride, const void *b,
                const int32_t *b_stride, void *out, int elem_bytes, int rank,
                const int32_t *out_dims);
+
 void tw_quantize(const tw_quantize_params_t *p, const void *in, int in_bytes, void *out,
                  int out_bytes, int32_t n);
 void tw_transpose(const void *in, void *out, int elem_bytes, int rank, const int32_t *out_dims,
