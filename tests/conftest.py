@@ -2,6 +2,8 @@
 
 Models are found at $TILEWISE_MODELS or ../shared/models beside the repository. With
 TILEWISE_REQUIRE_MODELS=1 (as in .ci/run) a missing model is a test failure, never a skip.
+Every host build of the run (validate through the CLI and the API alike) shares one object cache
+of the shipped kernels ($TILEWISE_CC_CACHE, validate/build.py), set for the session here.
 """
 
 from __future__ import annotations
@@ -34,6 +36,25 @@ def mlperf_path(name: str) -> Path:
     if not path.exists():
         absent(f"MLPerf Tiny model not found at {path} (set TILEWISE_MODELS)")
     return path
+
+
+def pytest_configure(config) -> None:
+    """One kernel object cache for the whole run (xdist workers and CLI subprocesses inherit it;
+    objects are keyed by content and flags and written atomically)."""
+    if "TILEWISE_CC_CACHE" not in os.environ:
+        import tempfile
+
+        os.environ["TILEWISE_CC_CACHE"] = tempfile.mkdtemp(prefix="tilewise_cc_cache_")
+        config._tilewise_cc_cache = os.environ["TILEWISE_CC_CACHE"]
+
+
+def pytest_unconfigure(config) -> None:
+    made = getattr(config, "_tilewise_cc_cache", None)
+    if made:
+        import shutil
+
+        shutil.rmtree(made, ignore_errors=True)
+        os.environ.pop("TILEWISE_CC_CACHE", None)
 
 
 @pytest.fixture(params=MLPERF)

@@ -219,7 +219,8 @@ def test_validate_says_in_one_sentence_when_onnxruntime_refuses_the_model(tmp_pa
     onnx.save(model, str(path))
     proc = run_cli("validate", str(path), "--target", "gap8", "--inputs", "1")
     assert proc.returncode == 2, proc.stderr
-    assert_one_sentence_error(proc, "refused.onnx", "onnxruntime refuses the model", "IR version: 99")
+    assert_one_sentence_error(proc, "refused.onnx", "onnxruntime failed while loading the model",
+                              "IR version: 99")
 
 
 # ------------------------------------------------------------------ residual add, average pool

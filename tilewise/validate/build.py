@@ -5,7 +5,8 @@ The host build is what the project's Makefile does: `cc -O2 -std=c99 -Wall -Wext
 `sanitize=True` builds with -fsanitize=address,undefined at -O1 (the sanitizers' customary level:
 the pulp kernels' always-inlined mode variants take minutes to compile instrumented at -O2). With a `cache` directory the sources
 every project shares (kernels, tile helpers, host HAL) are compiled once per content and flags
-and reused — tests build many projects. Compiler errors raise BuildError with the compiler's
+and reused — tests build many projects; without an explicit `cache`, $TILEWISE_CC_CACHE names one
+(unset: no cache). Compiler errors raise BuildError with the compiler's
 output (a generated project must compile cleanly: that is a tilewise bug, not a user error).
 """
 
@@ -84,6 +85,8 @@ def build_host(project: Project, out: str | Path | None = None, *, opt: str = "-
     flags come after the warning flags (e.g. -Wno-error=... for a hand-edited project)."""
     cc = compiler()
     fl = flags(opt, dump, sanitize, defines, extra)
+    if cache is None:
+        cache = os.environ.get("TILEWISE_CC_CACHE") or None
     exe = Path(out) if out else project.path / ("network_host_dump" if dump else "network_host")
     includes = [str(p) for p in project.includes()]
     sources = project.sources("host")

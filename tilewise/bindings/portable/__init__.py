@@ -106,7 +106,8 @@ def bindings(cost, *, depthwise_input_bytes_per_cycle: float = 0.0,
         emit=s16.conv2d_s16, consts=constants.layout("k.fy.fx.c"), tiles=NO_L3,
         layer_rules=checks.s16_rules)
     add("depthwise_s16", Op.DEPTHWISE, ("tflite",), p16w, "dwconv", checks.depthwise_s16,
-        emit=s16.depthwise_s16, consts=constants.layout("fy.fx.k"), tiles=NO_L3)
+        emit=s16.depthwise_s16, consts=constants.layout("fy.fx.k"), tiles=NO_L3,
+        x_dma_bytes_per_cycle=depthwise_input_bytes_per_cycle)
     add("avg_pool_s16", Op.AVG_POOL, ("tflite",), p16, "pool", checks.pool_s16,
         emit=s16.avg_pool_s16, tiles=NO_L3)
     add("max_pool_s16", Op.MAX_POOL, (None,), p16, "pool", checks.pool_s16,
