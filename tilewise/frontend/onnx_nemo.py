@@ -86,7 +86,7 @@ def check_integer_model(g: OnnxGraph) -> None:
                               "are not 8-bit integers)", hint)
 
 
-def _per_channel(arr: np.ndarray, channels: int, conv: bool) -> np.ndarray | None:
+def per_channel(arr: np.ndarray, channels: int, conv: bool) -> np.ndarray | None:
     """A constant broadcast along the channel axis (NCHW axis 1, or the last axis of a dense output)
     as a [channels] vector; None if it broadcasts along anything else."""
     a = np.asarray(arr, dtype=np.float64)
@@ -207,7 +207,7 @@ def _absorb(g: OnnxGraph, cons: dict, node: ONode, channels: int, conv: bool) ->
         c = readers[0]
         other = next((i for i in c.inputs if i and i != out), "")
         val = g.consts.get(other) if other else None
-        vec = _per_channel(val, channels, conv) if val is not None else None
+        vec = per_channel(val, channels, conv) if val is not None else None
         if c.op_type == "Cast":
             to = int(c.attr("to", 0))
             if to in CAST_INT and not ch.integer:
@@ -354,7 +354,7 @@ def to_integer_ops(g: OnnxGraph) -> OnnxGraph:
     return g.with_nodes(nodes)
 
 
-def _out_dtype(lo: float | None, hi: float | None) -> str:
+def clip_dtype(lo: float | None, hi: float | None) -> str:
     if lo is None or hi is None:
         return "int32"
     for dt, (a, b) in (("uint8", (0, 255)), ("int8", (-128, 127)), ("int16", (-32768, 32767))):
@@ -444,7 +444,7 @@ def emit_int_conv(lw: Lowering, node: ONode, x: str, w: np.ndarray, b: np.ndarra
                   b_name: str) -> None:
     """The IR conv2d of `node` (geometry from its attributes, requantization from its chain) on the
     IR activation `x`, with int8 OIHW weights `w` and int32 biases `b`."""
-    dtype = _out_dtype(node.attr("tw_lo"), node.attr("tw_hi"))
+    dtype = clip_dtype(node.attr("tw_lo"), node.attr("tw_hi"))
     rq = _requant(lw, node, _acc_bound(lw.t(x).dtype, w, b))
     params = conv_params(lw, node, lw.t(x).shape, w.shape, rq)
     w_ir = lw.add_const(f"{w_name}__ohwi", np.ascontiguousarray(w.transpose(0, 2, 3, 1)), "int8", INT1)
@@ -474,7 +474,7 @@ def int_gemm(lw: Lowering, node: ONode) -> None:
         if b.size != w_kc.shape[0]:
             raise unsupported(lw.g, node, f"has {b.size} biases for {w_kc.shape[0]} outputs", "give one bias per output")
         ins.append(lw.add_const(f"{node.inputs[2]}__bias", b.reshape(-1), "int32"))
-    dtype = _out_dtype(node.attr("tw_lo"), node.attr("tw_hi"))
+    dtype = clip_dtype(node.attr("tw_lo"), node.attr("tw_hi"))
     rq = _requant(lw, node, _acc_bound(lw.t(x).dtype, w_kc, b))
     lw.emit(node, Op.FULLY_CONNECTED, ins, lw.out_name(node.outputs[0]), (shape[0], w_kc.shape[0]), dtype, INT1,
             FullyConnectedParams(requant=rq))

@@ -59,7 +59,7 @@ from ..ir.params import ConcatParams, Conv2dParams, ReshapeParams
 from ..ir.requant import Requant
 from .onnx_lower import NHWC, Lowering, handler
 from .onnx_model import TW_DOMAIN, ONode, OnnxGraph, unsupported
-from .onnx_nemo import INT1, LINEAR, _out_dtype, _per_channel, check_integer_model
+from .onnx_nemo import INT1, LINEAR, check_integer_model, clip_dtype, per_channel
 from .onnx_nemo import to_integer_ops as nemo_integer_ops
 
 REQUANT_SHIFT = "RequantShift"
@@ -107,7 +107,7 @@ def shift_terms(g: OnnxGraph, node: ONode) -> tuple[np.ndarray, np.ndarray, int,
 
 
 def _vec(g: OnnxGraph, node: ONode, arr: np.ndarray, channels: int, conv: bool, what: str) -> np.ndarray:
-    v = _per_channel(arr, channels, conv)
+    v = per_channel(arr, channels, conv)
     if v is None:
         raise unsupported(g, node, f"has a {what} of shape {tuple(arr.shape)} for {channels} channels",
                           "give one value per channel ([C,1,1] after a convolution, [C] after a dense layer) or a scalar")
@@ -206,7 +206,7 @@ def _emit_depthwise(lw: Lowering, node: ONode, x: str, taps: int, flat: bool) ->
     rq = _layer_requant(lw, node, c, not flat)
     params = Conv2dParams(stride=(1, taps), dilation=(1, 1), pads=(0, 0, 0, 0), groups=c, requant=rq)
     w_ir = lw.add_const(f"{node.name}__ones", np.ones((c, 1, taps, 1), np.int8), "int8", INT1)
-    dtype = _out_dtype(node.attr("tw_lo"), node.attr("tw_hi"))
+    dtype = clip_dtype(node.attr("tw_lo"), node.attr("tw_hi"))
     out = lw.out_name(node.outputs[0])
     if not flat:
         lw.emit(node, Op.CONV2D, [x, w_ir], out, None, dtype, INT1, params, layout=NHWC)

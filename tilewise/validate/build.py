@@ -56,13 +56,20 @@ def flags(opt: str = "-O2", dump: bool = False, sanitize: bool = False,
     return f + [f"-D{d}" for d in defines]
 
 
-def _cached_object(src: Path, fl: list[str], includes: list[str], cache: Path, cc: str,
-                   shared: set[str]) -> Path:
+def _headers_digest(includes: list[str], shared: set[str]) -> bytes:
+    """One digest of every header of the shared folders (part of each cached object's key)."""
     key = hashlib.sha256()
-    key.update(src.read_bytes())
     for inc in sorted(Path(i) for i in includes if Path(i).name in shared):
         for h in sorted(inc.glob("*.h")):
             key.update(h.name.encode() + h.read_bytes())
+    return key.digest()
+
+
+def _cached_object(src: Path, fl: list[str], includes: list[str], cache: Path, cc: str,
+                   headers: bytes) -> Path:
+    key = hashlib.sha256()
+    key.update(src.read_bytes())
+    key.update(headers)
     key.update(" ".join([cc, *fl]).encode())
     obj = cache / f"{src.stem}-{key.hexdigest()[:20]}.o"
     if not obj.exists():
@@ -93,9 +100,10 @@ def build_host(project: Project, out: str | Path | None = None, *, opt: str = "-
     shared_dirs = {*RUNTIME_DIRS, *project.kernel_dirs}
     objects: list[str] = []
     rest: list[str] = []
+    headers = _headers_digest(includes, shared_dirs) if cache is not None else b""
     for s in sources:
         if cache is not None and s.parent.name in shared_dirs:
-            objects.append(str(_cached_object(s, fl, includes, Path(cache), cc, shared_dirs)))
+            objects.append(str(_cached_object(s, fl, includes, Path(cache), cc, headers)))
         else:
             rest.append(str(s))
     _run([cc, *fl, *[f"-I{i}" for i in includes], *rest, *objects, "-o", str(exe), "-lm"],
