@@ -130,3 +130,58 @@ def test_cli_validate_json_and_exit_codes(tmp_path, capsys, monkeypatch):
     assert "MISMATCH" in out and "input 1: 1 output elements differ from golden" in out
     assert (tmp_path / "kept" / "network.c").exists()
     assert cli_main(["validate", str(EXAMPLE_ONNX), "--target", "gap8", "--inputs", "0"]) == 2
+
+
+# --------------------------------------------------------------- a program that misbehaves at exit
+
+def _tamper_main_exit(project_dir, how: str) -> None:
+    """Edit the generated main_host.c so that, after writing every output and its TW_STATS line
+    (the outputs stay complete and correct), it exits with code 3 ("exit") or reports a
+    sanitizer-style error on stderr and still exits 0 ("stderr")."""
+    f = project_dir / "main_host.c"
+    text = f.read_text()
+    at = text.rindex("\n    return ")   # main's final return, after the outputs are written
+    assert text.rindex("TW_STATS") < at
+    end = text.index(";", at) + 1
+    tail = ("\n    return 3;" if how == "exit" else
+            '\n    fprintf(stderr, "main_host.c:1:1: runtime error: tampered\\n");\n    return 0;')
+    f.write_text(text[:at] + tail + text[end:])
+
+
+@pytest.mark.parametrize("how", ["exit", "stderr"])
+def test_complete_outputs_with_nonzero_exit_or_stderr_fail_validation(how, tmp_path, c_cache):
+    """The outputs are bit-exact, but the program exits 3 (or writes a sanitizer report on stderr
+    and exits 0): validate must report a `run` mismatch, not BIT-EXACT."""
+    ns = schedule_network(lower(load_model(EXAMPLE_ONNX)), get_target("gap8", l1_kb=8), "model")
+    lg = ns.layers
+    p = generate(ns, tmp_path / "p")
+    _tamper_main_exit(p.path, how)
+    xs = make_inputs(lg, 2)
+    report = new_report(ns, p, f"example (tampered {how})", len(xs), None)
+    check_project(report, p, lg, xs, golden_outputs(lg, xs), cache=c_cache, locate=False)
+    assert not report.bit_exact
+    assert not [m for m in report.mismatches if m["kind"] == "output"], report.mismatches  # outputs were right
+    runs = [m for m in report.mismatches if m["kind"] == "run"]
+    assert len(runs) == 1, report.mismatches
+    want = "exited with code 3" if how == "exit" else "wrote to stderr: main_host.c:1:1: runtime error: tampered"
+    assert want in runs[0]["error"], runs[0]
+
+
+def test_cli_validate_exits_1_when_the_program_exits_nonzero_after_correct_outputs(tmp_path, capsys,
+                                                                                   monkeypatch):
+    """Exit code 1 (mismatch class): the model and options were fine (not 2), tilewise did not
+    fail (not 3); the generated program misbehaved, which is what validate exists to catch."""
+    import tilewise.validate.check as check
+
+    real = check.build_host
+
+    def tampered(project, *a, **kw):
+        _tamper_main_exit(project.path, "exit")
+        return real(project, *a, **kw)
+
+    monkeypatch.setattr(check, "build_host", tampered)
+    args = ["validate", str(EXAMPLE_ONNX), "--target", "gap8", "--l1", "8", "--inputs", "2"]
+    assert cli_main(args) == 1
+    out = capsys.readouterr().out
+    assert "MISMATCH" in out and "mismatch:    run: error network_host exited with code 3" in out, out
+    assert "output elements differ" not in out

@@ -24,7 +24,8 @@ from ..ir.tensor import np_dtype
 
 @dataclass(frozen=True, eq=False)
 class RunResult:
-    """What one harness run produced. `error` is set when it failed (crash, bad exit)."""
+    """What one harness run produced. `error` is set when it failed: a non-zero exit, anything on
+    stderr, no counters or incomplete outputs (the outputs may still be complete and correct)."""
 
     outputs: np.ndarray | None                 # [N, output bytes] int8
     stats: dict[str, Any] = field(default_factory=dict)
@@ -76,9 +77,13 @@ def run_harness(project: Project, exe: str | Path, inputs: Sequence[np.ndarray],
         if raw.size == out_bytes * len(inputs):
             outputs = raw.reshape(len(inputs), out_bytes)
     error = ""
-    if proc.returncode != 0 or not stats or outputs is None:
+    if proc.returncode != 0 or proc.stderr.strip() or not stats or outputs is None:
+        # a clean run exits 0 and writes nothing on stderr; anything else (a sanitizer report, an
+        # abort after the outputs were written) fails the run even when the outputs are complete
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-8:]
-        error = (f"{Path(exe).name} exited with code {proc.returncode}"
-                 + (": " + " | ".join(tail) if tail else ""))
+        what = (f"exited with code {proc.returncode}" if proc.returncode != 0 else
+                "wrote to stderr" if proc.stderr.strip() else
+                "printed no TW_STATS line" if not stats else "wrote incomplete outputs")
+        error = f"{Path(exe).name} {what}" + (": " + " | ".join(tail) if tail else "")
     blob = dump_path.read_bytes() if dump and dump_path.exists() else None
     return RunResult(outputs, stats, proc.returncode, error, blob)
