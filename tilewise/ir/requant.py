@@ -115,13 +115,17 @@ def describe(rq: Requant | None) -> str:
 def quantize_multiplier(real: float) -> tuple[int, int]:
     """TFLite's QuantizeMultiplier: real = M0 * 2^shift / 2^31 with M0 in [2^30, 2^31).
 
-    Mirrors tensorflow/lite/kernels/internal/quantization_util.cc (frexp, round, the 2^31 carry,
-    shifts below -31 flush to zero).
+    Mirrors tensorflow/lite/kernels/internal/quantization_util.cc (frexp, TfLiteRound = std::round:
+    half away from zero, not numpy's half to even; the 2^31 carry, then shifts below -31 flush to
+    zero). Pinned against hand-computed values in tests/test_quant_constants.py.
     """
     if real == 0.0:
         return 0, 0
     mant, shift = np.frexp(np.float64(real))
-    q = int(np.round(np.float64(mant) * np.float64(1 << 31)))
+    scaled = float(mant) * float(1 << 31)          # exact: a power-of-two product
+    q = int(scaled)                                # toward zero; the remainder is exact too
+    if abs(scaled - q) >= 0.5:
+        q += 1 if scaled > 0 else -1
     if q == (1 << 31):
         q //= 2
         shift += 1
