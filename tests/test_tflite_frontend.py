@@ -6,6 +6,8 @@ operator (index, op and output tensor) and what to do — never a raw exception.
 
 from __future__ import annotations
 
+import struct
+
 import numpy as np
 import pytest
 
@@ -176,17 +178,79 @@ def test_random_bytes_are_a_format_error(tmp_path) -> None:
         _one_sentence(str(e.value))
 
 
-def test_corrupted_bytes_never_escape_as_raw_exceptions(tmp_path) -> None:
-    data = bytearray(mlperf_path("ic_resnet8").read_bytes())
+def _corrupt(data: bytes, rng: np.random.RandomState) -> tuple[bytes, str]:
+    """`data` (a TFLite model) with one structural field overwritten by an out-of-range value the
+    reader must refuse, chosen at random: an operator's operator code, an operator's input or
+    output tensor, a tensor's buffer, a subgraph output, the root offset or a vector's length.
+    The field is located through the schema package (its table's vtable), so every variant is
+    invalid by construction. Returns the bytes and what was corrupted."""
+    from tflite.Model import Model
+
+    m = Model.GetRootAsModel(data, 0)
+    sg = m.Subgraphs(0)
+    n_codes, n_buffers, n_tensors = m.OperatorCodesLength(), m.BuffersLength(), sg.TensorsLength()
+    bad = bytearray(data)
+    kind = ["opcode", "op_input", "op_output", "tensor_buffer", "sg_output", "root", "vector_length"][
+        rng.randint(7)]
+    excess = int(rng.randint(0, 1 << 20))
+
+    def put(pos: int, value: int) -> None:
+        bad[pos:pos + 4] = struct.pack("<I", value & 0xFFFFFFFF)
+
+    def field_pos(table, slot: int) -> int | None:
+        o = table._tab.Offset(slot)
+        return table._tab.Pos + o if o else None
+
+    def vector_item(table, slot: int, j: int) -> int:
+        return table._tab.Vector(table._tab.Offset(slot)) + 4 * j
+
+    if kind == "opcode":   # only operators that store the field (a default 0 is omitted)
+        ops = [sg.Operators(i) for i in range(sg.OperatorsLength())]
+        op = [o for o in ops if field_pos(o, 4) is not None][rng.randint(len(ops)) % 5]
+        put(field_pos(op, 4), n_codes + excess)
+    elif kind in ("op_input", "op_output"):
+        op = sg.Operators(rng.randint(sg.OperatorsLength()))
+        slot, n = (6, op.InputsLength()) if kind == "op_input" else (8, op.OutputsLength())
+        put(vector_item(op, slot, rng.randint(n)), n_tensors + excess)
+    elif kind == "tensor_buffer":
+        t = sg.Tensors(rng.randint(1, 6))   # tensors 1..5 store their buffer index
+        put(field_pos(t, 8), n_buffers + excess)
+    elif kind == "sg_output":
+        put(vector_item(sg, 8, 0), n_tensors + excess)
+    elif kind == "root":
+        put(0, len(data) + excess)
+    else:   # the operators vector claims more entries than the file holds
+        ops_vec = sg._tab.Vector(sg._tab.Offset(10))
+        put(ops_vec - 4, (1 << 30) + excess)
+    assert bytes(bad) != data
+    return bytes(bad), f"{kind} +{excess}"
+
+
+def test_corrupted_bytes_are_each_rejected_with_exit_2(tmp_path, capsys) -> None:
+    """25 corrupted variants of ic_resnet8, each invalid by construction (`_corrupt`): every one
+    must be refused by the reader and by `tilewise analyze` with exit code 2 and one sentence naming
+    the file; the count of refusals must equal the count of variants (nothing passes by not
+    raising)."""
+    from tilewise.cli import main as cli_main
+
+    data = mlperf_path("ic_resnet8").read_bytes()
     rng = np.random.RandomState(1)
+    rejected, kinds = [], set()
     for k in range(25):
-        bad = bytearray(data)
-        for pos in rng.randint(8, 4000, size=8):  # the tables and vectors near the root
-            bad[pos] = rng.randint(0, 256)
-        try:
-            read_tflite(bytes(bad), f"corrupt{k}.tflite")
-        except TilewiseError as e:
-            _one_sentence(str(e))
+        bad, what = _corrupt(data, rng)
+        kinds.add(what.split()[0])
+        with pytest.raises(ModelFormatError) as e:
+            read_tflite(bad, f"corrupt{k}.tflite")
+        _one_sentence(str(e.value))
+        p = tmp_path / f"corrupt{k}.tflite"
+        p.write_bytes(bad)
+        assert cli_main(["analyze", str(p), "--target", "gap8"]) == 2, what
+        err = capsys.readouterr().err.strip()
+        assert str(p) in err and "corrupt" in err, (what, err)
+        _one_sentence(err)
+        rejected.append(k)
+    assert len(rejected) == 25
+    assert len(kinds) >= 5, kinds   # the random choice covers most kinds of corruption
 
 
 def test_float_model_is_rejected_with_operator_name(tmp_path) -> None:
