@@ -31,21 +31,68 @@ def lowered():
 @pytest.mark.parametrize("l1", L1_SIZES)
 @pytest.mark.parametrize("name", MLPERF)
 def test_model_tiler_never_worse_than_dory(lowered, name, l1):
+    """Every MLPerf Tiny model fits gap8 at every L1 size of L1_SIZES with both tilers (no early
+    return: where DORY must refuse is named in test_tiler_refusals), and the model tiler predicts
+    no more cycles than DORY on any layer."""
     lg = lowered[name]
     target = get_target("gap8", l1_kb=l1, beyond=True)
     model = schedule_network(lg, target, "model")
+    dory = schedule_network(lg, target, "dory")
     free = target.memory("L1").free
-    for s in model.schedules:
+    for s in model.schedules + dory.schedules:
         assert s.l1_bytes <= free
-    try:
-        dory = schedule_network(lg, target, "dory")
-    except TilewiseError as e:
-        # DORY never tiles input channels: only a layer whose full-C tile cannot fit may stop it
-        assert "cannot" in str(e)
-        return
     for layer, m, d in zip(lg.layers, model.schedules, dory.schedules):
         assert m.cycles <= d.cycles * (1 + 1e-9), (layer.name, m.cycles, d.cycles)
     assert model.cycles <= dory.cycles * (1 + 1e-9)
+
+
+#: (model, target, L1 kB, tiler, the sentences the refusal must contain); None: it must fit
+TILER_CASES = [
+    # DORY never tiles input channels or the kernel: a 3x3, C=64 conv needs 3494 B; the model
+    # tiler splits C and fits the same layer in 1 kB
+    ("ic_resnet8", "idsp", 1, "dory",
+     ("layer 'op9_conv_2d' (conv2d tflite 8x8->8) cannot run on idsp",
+      "cannot be tiled by DORY's formulation into L1 of 1024 bytes: it never tiles the input "
+      "channels or the kernel (C=64, kernel 3x3), and its smallest tile needs 3494 bytes",
+      "use --tiler model")),
+    ("ic_resnet8", "idsp", 1, "model", None),
+    # DIANA's digital core takes whole input channels in k tiles of 16: DORY cannot express it
+    ("ic_resnet8", "diana", 1, "dory",
+     ("layer 'op9_conv_2d'", "which DORY's formulation cannot express; use --tiler model")),
+    ("ic_resnet8", "diana", 1, "model", None),
+    # an add needs 2060 B whatever the tiler; the fabric controller's kernel needs 2048 B scratch
+    ("ic_resnet8", "gap8", 1, "dory",
+     ("layer 'op3_add' (add tflite 8->8) cannot run on gap8",
+      "DORY's formulation found no add tile that fits the 1024 bytes of L1 free on gap8",
+      "its 2048 bytes of kernel scratch exceed the 1024 bytes of L1 free")),
+    ("ic_resnet8", "gap8", 1, "model",
+     ("layer 'op3_add' (add tflite 8->8) cannot run on gap8",
+      "needs at least 2060 bytes of L1 on module cluster of gap8 (1024 bytes free in L1)")),
+    ("vww_mobilenet_v1_025", "stm32h7", 1, "model",
+     ("layer 'op1_depthwise_conv_2d' (depthwise tflite 8x8->8) cannot run on stm32h7",
+      "its 1200 bytes of kernel scratch exceed the 1024 bytes of L1 free")),
+    ("kws_dscnn", "gap8", 1, "dory", None),
+    ("vww_mobilenet_v1_025", "gap8", 1, "dory", None),
+    ("ad_autoencoder", "gap8", 1, "dory", None),
+]
+
+
+@pytest.mark.parametrize("name,target,l1,tiler,refusal", TILER_CASES,
+                         ids=[f"{n}-{t}-{k}k-{tl}" for n, t, k, tl, _ in TILER_CASES])
+def test_tiler_refusals(lowered, name, target, l1, tiler, refusal):
+    """Where a tiler must refuse a network, named case by case with the sentence it must give (one
+    line, the layer, the memory it needs); the cases beside them that must fit."""
+    tgt = get_target(target, l1_kb=l1, beyond=True)
+    if refusal is None:
+        ns = schedule_network(lowered[name], tgt, tiler)
+        assert len(ns.schedules) == len(lowered[name].layers)
+        return
+    with pytest.raises(TilewiseError) as e:
+        schedule_network(lowered[name], tgt, tiler)
+    msg = str(e.value)
+    assert "\n" not in msg and "Traceback" not in msg
+    for part in refusal:
+        assert part in msg, (part, msg)
 
 
 def test_analyze_json_fields(capsys):
