@@ -708,3 +708,195 @@ def test_concat2_matches_qlinearconcat_golden(lib, dtype):
         outer = int(np.prod(a.shape[:axis]))
         got = kc.concat2(lib, (a - off).reshape(outer, -1), lut_a, (b - off).reshape(outer, -1), None)
         assert np.array_equal(got.astype(np.int64).reshape(want.shape) + off, want), axis
+
+
+# ------------------------------------------------------------------------------ extreme values
+#
+# Windows and reductions where every value sits at the edge of int8, with results computed by hand
+# (and checked against the golden model too): a kernel that starts a max at -127, rounds an average
+# the wrong way at ±.5 or lets an accumulator near the int32 limits overflow fails here, even where
+# random tiles almost never reach those values.
+
+#: the longest reductions of the MLPerf Tiny models: ic_resnet8's 3x3x64 conv (576), vww's 1x1 conv
+#: over 256 channels, ad_autoencoder's first fully connected layer (640 inputs)
+RED_CONV, RED_PW, RED_FC = (3, 3, 64), 256, 640
+#: (x, w, product, hand result at scale 2^-25): acc = INT32_MAX = 2^31 - 1 → 63.99999997 → 64
+#: (shift mode floors: 63); acc = INT32_MIN = -2^31 → -64 (-64)
+EXTREMES = {"max": (-128, -128, 16384, 64, 63), "min": (-128, 127, -16256, -64, -64)}
+
+
+def extreme_requant(mode: str, k: int, zp: int) -> Requant:
+    """Scale 2^-25 in `mode`: tflite (M0 2^30, shift -24), single rounding, onnx, shift (k 1, d 25)."""
+    ones, zero = np.ones(k, np.int64), np.zeros(k, np.int64)
+    if mode in ("tflite", "tflite_single"):
+        rq = Requant("tflite", multiplier=ones << 30, shift=zero - 24, zero_point=zp, qmin=-128, qmax=127)
+        return replace(rq, rounding="single") if mode == "tflite_single" else rq
+    if mode == "shift":
+        return Requant("shift", multiplier=ones, shift=zero + 25, zero_point=zp, qmin=-128, qmax=127, bias=zero)
+    return Requant("onnx", multiplier=ones, shift=zero, zero_point=zp, qmin=-128, qmax=127,
+                   scale=np.full(k, 2.0**-25, np.float32))
+
+
+def extreme_case(which: str, n_red: int, k: int, mode: str, zp: int):
+    """(x value, w value, bias [k] int32 putting every accumulator at INT32_MAX or INT32_MIN after
+    n_red products, requant, the hand-computed output: clamp(±64 + zp) (63 in shift mode))."""
+    xv, wv, prod, out, out_shift = EXTREMES[which]
+    edge = (1 << 31) - 1 if which == "max" else -(1 << 31)
+    bias = np.full(k, edge - n_red * prod, dtype=np.int64)
+    assert (np.abs(bias) < 1 << 31).all()
+    want = min(127, max(-128, (out_shift if mode == "shift" else out) + zp))
+    return xv, wv, bias.astype(np.int32), extreme_requant(mode, k, zp), want
+
+
+#: (which, zp): the plain value, then the clamp edges: exactly qmax / qmin, and one beyond
+EXTREME_ZP = [("max", 0), ("max", 63), ("max", 64), ("min", 0), ("min", -64), ("min", -65)]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("which,zp", EXTREME_ZP)
+def test_conv_extreme_values_at_int32_limits(lib, which, zp, mode):
+    """A 3x3 conv over 64 channels (ic_resnet8's longest reduction) with every input, pad and
+    weight at the int8 edge: every accumulator, border pixels included, is exactly INT32_MAX or
+    INT32_MIN; untiled and in C tiles of 16 with int32 partial sums, on 1 and 8 cores."""
+    fy, fx, c = RED_CONV
+    k = 5
+    xv, wv, bias, rq, want = extreme_case(which, fy * fx * c, k, mode, zp)
+    x = np.full((5, 4, c), xv, np.int8)
+    wt = np.full((k, fy, fx, c), wv, np.int8)
+    pads = (1, 1, 1, 1)
+    acc = conv_acc(x, wt, bias, (1, 1), pads, (1, 1), xv)   # pads take the pad value xv
+    assert set(acc.reshape(-1).tolist()) == {(1 << 31) - 1 if which == "max" else -(1 << 31)}
+    golden = requantized(acc, rq)
+    assert (golden == want).all(), (np.unique(golden), want)
+    win = Window(5, 4, 5, 4, fy, fx, 1, 1, 1, 1, pads)
+    for cores in (1, 8):
+        got = kc.conv(lib, win, x, wt, bias, kc.RequantArrays(rq), xv, cores)
+        assert (got == want).all(), (cores, np.unique(got), want)
+    got = conv_tiled(lib, x, wt, bias, rq, (1, 1), pads, (1, 1), xv, (2, 3, 3, 16), 3)
+    assert (got == want).all(), (np.unique(got), want)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("which,zp", EXTREME_ZP)
+def test_pointwise_extreme_values_at_int32_limits(lib, which, zp, mode):
+    """A 1x1 conv over 256 channels (vww's widest) with padding, extreme values, accumulators at
+    the int32 limits (padded pixels accumulate the pad value too)."""
+    k = 3
+    xv, wv, bias, rq, want = extreme_case(which, RED_PW, k, mode, zp)
+    x = np.full((3, 2, RED_PW), xv, np.int8)
+    wt = np.full((k, 1, 1, RED_PW), wv, np.int8)
+    pads = (1, 0, 0, 1)
+    win = Window(3, 2, 4, 3, 1, 1, 1, 1, 1, 1, pads)
+    for cores in (1, 3):
+        got = kc.conv(lib, win, x, wt, bias, kc.RequantArrays(rq), xv, cores, pointwise=True)
+        assert (got == want).all(), (cores, np.unique(got), want)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("which,zp", EXTREME_ZP)
+def test_depthwise_extreme_values_at_int32_limits(lib, which, zp, mode):
+    """A 7x7 depthwise window (padded, 49 taps per channel) at the int8 edges, accumulators at the
+    int32 limits, 9 channels (SIMD groups and a remainder in the pulp family)."""
+    c = 9
+    xv, wv, bias, rq, want = extreme_case(which, 49, c, mode, zp)
+    x = np.full((6, 7, c), xv, np.int8)
+    w_hwk = np.full((7, 7, c), wv, np.int8)
+    pads = (3, 3, 3, 3)
+    win = Window(6, 7, 6, 7, 7, 7, 1, 1, 1, 1, pads)
+    golden = requantized(conv_acc(x, w_hwk.transpose(2, 0, 1)[..., None], bias, (1, 1), pads, (1, 1), xv,
+                                  groups=c), rq)
+    assert (golden == want).all()
+    for cores in (1, 8):
+        got = kc.depthwise(lib, win, x, w_hwk, bias, 1, kc.RequantArrays(rq), xv, cores)
+        assert (got == want).all(), (cores, np.unique(got), want)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("which,zp", EXTREME_ZP)
+def test_fully_connected_extreme_values_at_int32_limits(lib, which, zp, mode):
+    """640 inputs (ad_autoencoder's first layer) at the int8 edges, accumulators at the int32
+    limits; untiled and in C tiles of 128 with int32 partial sums."""
+    k = 6
+    xv, wv, bias, rq, want = extreme_case(which, RED_FC, k, mode, zp)
+    x = np.full((2, RED_FC), xv, np.int8)
+    wt = np.full((k, RED_FC), wv, np.int8)
+    assert (requantized(dense_acc(x, wt, bias, 0, 0), rq) == want).all()
+    for cores in (1, 3):
+        got = kc.fully_connected(lib, x, wt, bias, kc.RequantArrays(rq), cores)
+        assert (got == want).all(), (cores, np.unique(got), want)
+    psum = np.zeros((2, k), np.int32)
+    ctiles = tiles_of(RED_FC, 128)
+    for i, (c0, c1) in enumerate(ctiles):
+        flags = (ACC_FIRST if i == 0 else 0) | (ACC_LAST if i == len(ctiles) - 1 else 0)
+        got = kc.fully_connected(lib, x[:, c0:c1], wt[:, c0:c1], bias, kc.RequantArrays(rq), 8, psum, flags)
+    assert (got == want).all(), (np.unique(got), want)
+
+
+def _pool_windows(lib, op: str, x, fy, fx, stride, pads, qmin, qmax):
+    """Pool x [H, W, C] on 1 and 8 cores untiled and in 2x2-output tiles; the results."""
+    h, w = x.shape[:2]
+    oy, ox = conv_out(h, fy, stride[0], pads[0], pads[2]), conv_out(w, fx, stride[1], pads[1], pads[3])
+    outs = [kc.pool(lib, op, Window(h, w, oy, ox, fy, fx, *stride, 1, 1, pads), x, qmin, qmax, cores)
+            for cores in (1, 8)]
+    tiled = np.zeros_like(outs[0])
+
+    def call(win, xt, box):
+        tiled[box[0]:box[1], box[2]:box[3]] = kc.pool(lib, op, win, xt, qmin, qmax, 3)
+
+    run_windowed_tiled(lib, x, fy, fx, stride, pads, (1, 1), (2, 2), call)
+    return outs + [tiled]
+
+
+@pytest.mark.parametrize("case", ["2x2_s2", "3x3_s1_same", "global_7x5"])
+def test_maxpool_all_minus_128(lib, case):
+    """Every window value is -128 (padded windows too): the max is -128, so a max started at -127
+    (or any value above the int8 minimum) shows; 5 and 9 channels (SIMD groups and remainders)."""
+    h, w, _, fy, fx, stride, pads, _ = POOL_CASES[case]
+    for c in (5, 9):
+        x = np.full((h, w, c), -128, np.int8)
+        want = pool_golden_of(x, "max", fy, fx, stride, pads, -128, 127)
+        assert (want == -128).all()
+        for got in _pool_windows(lib, "max", x, fy, fx, stride, pads, -128, 127):
+            assert (got == -128).all(), np.unique(got)
+        # one channel at -127 somewhere in each window must win only in that channel
+        x[..., 0] = -127
+        for got in _pool_windows(lib, "max", x, fy, fx, stride, pads, -128, 127):
+            assert (got[..., 0] == -127).all() and (got[..., 1:] == -128).all()
+
+
+def pool_golden_of(x, op, fy, fx, stride, pads, qmin, qmax):
+    h, w, c = x.shape
+    ir_op, cls, fn = ((Op.AVG_POOL, TfliteAvgPoolParams, g_pool.avg_pool) if op == "avg"
+                      else (Op.MAX_POOL, MaxPoolParams, g_pool.max_pool))
+    params = cls(kernel=(fy, fx), stride=stride, pads=pads, qmin=qmin, qmax=qmax)
+    oy, ox = conv_out(h, fy, stride[0], pads[0], pads[2]), conv_out(w, fx, stride[1], pads[1], pads[3])
+    return golden_node(fn, ir_op, params, [(x[None], 0, 0.1)], (1, oy, ox, c), 0)[0]
+
+
+@pytest.mark.parametrize("value", [-128, 127])
+@pytest.mark.parametrize("case", ["2x2_s2", "3x3_s2_asym", "global_7x5"])
+def test_avgpool_all_extreme(lib, case, value):
+    """Every value -128 (or 127): the sums reach ±128·35 and the average is the value itself,
+    border windows (fewer taps) included."""
+    h, w, _, fy, fx, stride, pads, _ = POOL_CASES[case]
+    x = np.full((h, w, 6), value, np.int8)
+    assert (pool_golden_of(x, "avg", fy, fx, stride, pads, -128, 127) == value).all()
+    for got in _pool_windows(lib, "avg", x, fy, fx, stride, pads, -128, 127):
+        assert (got == value).all(), np.unique(got)
+
+
+def test_avgpool_rounds_half_away_from_zero(lib):
+    """2x2 windows whose averages are ±0.25, ±0.5, ±0.75, ±1.5, ±126.5 and -127.5: TFLite rounds
+    half away from zero (±0.5 → ±1, ±1.5 → ±2, -127.5 → -128), hand-computed per window."""
+    sums = [1, -1, 2, -2, 3, -3, 6, -6, 506, -506, -510, 0]
+    want = [0, 0, 1, -1, 1, -1, 2, -2, 127, -127, -128, 0]
+    c = 5
+    x = np.zeros((2, 2 * len(sums), c), np.int8)
+    for i, s in enumerate(sums):   # window i: columns 2i, 2i+1; four values summing to s
+        q, r = divmod(s, 4)        # floor division: values q and q + 1 (r of them)
+        vals = [q + 1] * r + [q] * (4 - r)
+        x[:, 2 * i:2 * i + 2, :] = np.array(vals, np.int64).reshape(2, 2)[..., None]
+    want_arr = np.array(want, np.int64)[None, :, None].repeat(c, axis=2)
+    assert np.array_equal(pool_golden_of(x, "avg", 2, 2, (2, 2), (0,) * 4, -128, 127), want_arr)
+    for got in _pool_windows(lib, "avg", x, 2, 2, (2, 2), (0,) * 4, -128, 127):
+        assert np.array_equal(got, want_arr), got[0, :, 0]

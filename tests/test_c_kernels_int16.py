@@ -225,3 +225,76 @@ def test_real_requant_rounding_and_edges(lib):
         _call(lib, "tw_fully_connected_s16", x, w, None, rq, 0, k, out, psum, ACC_LAST, 1)
         assert np.array_equal(out, want), (acc, out, want)
     assert apply_requant(np.full((1, k), 2**31 - 1, np.int64), rq)[0, -1] == -32768   # INT32_MIN
+
+
+# ------------------------------------------------------------------------------ extreme values
+
+class Pool16(ctypes.Structure):
+    _fields_ = [("win", Win), ("in_", P16), ("c", ctypes.c_int), ("out", P16), ("qmin", ctypes.c_int32),
+                ("qmax", ctypes.c_int32)]
+
+
+def _pool16(lib, op: str, x: np.ndarray, fy: int, fx: int, stride: int, pads, cores: int) -> np.ndarray:
+    """tw_maxpool_s16 / tw_avgpool_s16 on x [H, W, C] int16, clamp to the int16 range."""
+    from tilewise.ir.shapes import conv_out
+
+    h, w, c = x.shape
+    oh, ow = conv_out(h, fy, stride, pads[0], pads[2]), conv_out(w, fx, stride, pads[1], pads[3])
+    x = np.ascontiguousarray(x, np.int16)
+    out = np.full((oh, ow, c), 0x5A5A, np.int16)
+    a = Pool16(Win(h, w, oh, ow, fy, fx, stride, stride, 1, 1, *pads), _p(x, P16), c, _p(out, P16), -32768, 32767)
+    fn = getattr(lib, f"tw_{op}pool_s16")
+    fn.restype = None
+    fn.argtypes = [ctypes.POINTER(Pool16), ctypes.c_int, ctypes.c_int]
+    for core in range(cores):
+        fn(ctypes.byref(a), core, cores)
+    return out
+
+
+@pytest.mark.parametrize("cores", (1, 3))
+def test_pool_s16_extreme_windows(lib, cores):
+    """int16 pools where every window value is -32768 (max: a max started above the int16 minimum
+    shows) or 32767 (avg: sums of up to 9·32767), border windows with fewer taps included."""
+    pads = (1, 1, 1, 1)
+    lo = np.full((5, 6, 3), -32768, np.int16)
+    assert (_pool16(lib, "max", lo, 3, 3, 1, pads, cores) == -32768).all()
+    assert (_pool16(lib, "avg", lo, 3, 3, 2, pads, cores) == -32768).all()
+    hi = np.full((5, 6, 3), 32767, np.int16)
+    assert (_pool16(lib, "avg", hi, 3, 3, 1, pads, cores) == 32767).all()
+    assert (_pool16(lib, "max", hi, 3, 3, 2, pads, cores) == 32767).all()
+
+
+def test_avgpool_s16_rounds_half_away_from_zero(lib):
+    """2x2 windows with averages ±0.5, ±1.5, ±0.25, ±32766.5: half away from zero, by hand."""
+    sums = [2, -2, 6, -6, 1, -1, 131066, -131066, -131070]
+    want = [1, -1, 2, -2, 0, 0, 32767, -32767, -32768]
+    x = np.zeros((2, 2 * len(sums), 1), np.int64)
+    for i, s in enumerate(sums):
+        q, r = divmod(s, 4)
+        x[:, 2 * i:2 * i + 2, 0] = np.array([q + 1] * r + [q] * (4 - r)).reshape(2, 2)
+    got = _pool16(lib, "avg", x.astype(np.int16), 2, 2, 2, (0, 0, 0, 0), 1)
+    assert got[0, :, 0].tolist() == want
+
+
+@pytest.mark.parametrize("which", ["max", "min"])
+@pytest.mark.parametrize("cores", (1, 8))
+def test_conv2d_s16_extreme_values_beyond_int32(lib, which, cores):
+    """A 3x3 conv over 64 channels (ic_resnet8's reduction, 576 taps) with every input, pad and
+    weight at the edge: x = -32768, w = -128 (or 127), so every accumulator is 576·2^22 =
+    2415919104 (or -2397044736), beyond int32 — only the int64 accumulator holds it. At scale 2^-20
+    (M0 2^30, shift -19) the outputs are exactly 2304 (-2286), border pixels included."""
+    wv, want = (-128, 2304) if which == "max" else (127, -2286)
+    k, c = 3, 64
+    x = np.full((1, 4, 5, c), -32768, np.int16)
+    w = np.full((k, 3, 3, c), wv, np.int8)
+    bias = np.zeros(k, np.int32)
+    pads = (1, 1, 1, 1)
+    acc = conv2d_acc(x, w, bias, 0, 0, (1, 1), pads, (1, 1), pad_value=-32768)
+    assert set(acc.reshape(-1).tolist()) == {576 * -32768 * wv} and abs(576 * 32768 * wv) > 2**31
+    rq = Requant("tflite", np.full(k, 1 << 30, np.int64), np.full(k, -19, np.int64), zero_point=0,
+                 qmin=-32768, qmax=32767, wide=True)
+    assert (apply_requant(acc, rq) == want).all()
+    out = np.full((4, 5, k), 0x5A5A, np.int16)
+    _call(lib, "tw_conv2d_s16", x[0], w, bias, rq, 0, k, out, None, ACC_FIRST | ACC_LAST, cores,
+          Win(4, 5, 4, 5, 3, 3, 1, 1, 1, 1, *pads), pad_value=-32768)
+    assert (out == want).all(), np.unique(out)

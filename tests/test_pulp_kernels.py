@@ -4,7 +4,8 @@ The host build is the kernels' portable C path (TW_PULP_ASM 0: the XpulpV2 opera
 C functions, the same code path the cluster runs). tests/c/pulp_shim.c gives it the entry points
 of the portable shim, so the portable family's kernel tests (tests/test_c_kernels.py) run here
 unchanged against the pulp library — random tiles, every requant mode, border tiles with their
-own pads, C-tiled partial sums, 1, 3 and 8 cores, the MLPerf Tiny layers — except the geometries
+own pads, C-tiled partial sums, 1, 3 and 8 cores, the MLPerf Tiny layers, the extreme-value
+windows and int32-limit accumulators — except the geometries
 the generated code never passes (dilation, depth multipliers: templates/window.j2, checks.py).
 Then what is the pulp family's own: its 32-bit MultiplyByQuantizedMultiplier, shift mode's 32- and
 64-bit kernels at the edges of int32, its depthwise layout and ring buffer, uint8 storage, and the
@@ -36,7 +37,10 @@ from .test_c_kernels import (  # noqa: F401  (pytest collects them here, with th
     test_fully_connected, test_global_avgpool_as_full_window_average_pool,
     test_global_avgpool_as_tflite_mean_in_pixel_tiles, test_global_avgpool_onnx_in_pixel_tiles,
     test_mlperf_layers_match_golden, test_pointwise_matches_golden_and_conv2d,
-    test_pointwise_with_padding, test_pool_tiled, tiles_of)
+    test_pointwise_with_padding, test_pool_tiled, tiles_of,
+    test_avgpool_all_extreme, test_avgpool_rounds_half_away_from_zero, test_conv_extreme_values_at_int32_limits,
+    test_depthwise_extreme_values_at_int32_limits, test_fully_connected_extreme_values_at_int32_limits,
+    test_maxpool_all_minus_128, test_pointwise_extreme_values_at_int32_limits)
 from .tw_kernel_calls import Window
 
 
