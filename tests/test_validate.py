@@ -185,3 +185,26 @@ def test_cli_validate_exits_1_when_the_program_exits_nonzero_after_correct_outpu
     out = capsys.readouterr().out
     assert "MISMATCH" in out and "mismatch:    run: error network_host exited with code 3" in out, out
     assert "output elements differ" not in out
+
+
+@pytest.mark.parametrize("status,done,ok", [(0, True, True), (1, True, False), (0, False, False)])
+def test_firmware_run_with_complete_outputs_fails_on_a_nonzero_status(status, done, ok, tmp_path):
+    """The firmware runners (GVSoC, QEMU) share fill_report: complete, correct TW_OUT lines count
+    only with exit status 0 and the TW_DONE line; otherwise a `run` mismatch (exit 1)."""
+    from tilewise.validate.firmware_run import fill_report, parse_run
+
+    ns = schedule_network(lower(load_model(EXAMPLE_ONNX)), get_target("gap8", l1_kb=8), "model")
+    lg = ns.layers
+    xs = make_inputs(lg, 2)
+    golden = golden_outputs(lg, xs)
+    text = "".join(f"TW_OUT {i} {np.asarray(g).astype(np.int8).tobytes().hex()}\n" for i, g in enumerate(golden))
+    run = parse_run(status, text + ("TW_DONE\n" if done else ""))
+    assert len(run.outputs) == len(xs)
+    report = new_report(ns, generate(ns, tmp_path / "p"), "example (firmware)", len(xs), None)
+    fill_report(report, ns, run, xs, golden)
+    assert not [m for m in report.mismatches if m["kind"] == "output"], report.mismatches
+    runs = [m for m in report.mismatches if m["kind"] == "run"]
+    assert (not runs) == ok and (len(runs) == 1 or ok), report.mismatches
+    assert report.bit_exact == ok, report.mismatches
+    if not ok:
+        assert runs[0]["status"] == status
