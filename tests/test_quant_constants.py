@@ -210,8 +210,8 @@ def test_logistic_table_hand_computed():
 
 def test_int16_softmax_tables_hand_computed():
     """LUTPopulateInt16 for the int16 SOFTMAX tables: exp on [-10, 0] and 1/(1+x) on [0, 1], 512
-    steps plus the end point; the output range is 2·(±32768/65535...) wide, so the output scaling
-    is 65536 / (65535·2/65535) = 32768 per unit."""
+    steps plus the end point. Output scale 2/65535, zero point 0: the range is
+    [-32768·2/65535, 32767·2/65535], 2 wide, so the output scaling is 65536 / 2 = 32768 per unit."""
     f = np.float32
     exp_lut = int16_lut(f(10.0) / f(65535), 32767, f(2.0) / f(65535), 0, _expf)
     recip_lut = int16_lut(f(1.0) / f(65535), -32768, f(2.0) / f(65535), 0,
@@ -228,3 +228,48 @@ def test_int16_softmax_tables_hand_computed():
     assert recip_lut[0] == 32767
     assert recip_lut[256] == 21845
     assert recip_lut[512] == 16384
+
+
+# ------------------------------------------------------------------------------ operator parameters
+
+def _binary_params(tmp_path, op: str, dtype: str, sa: float, sb: float, so: float):
+    """The IR parameters the TFLite frontend derives for a one-operator ADD/SUB/MUL model."""
+    from tilewise.frontend import load_model
+
+    from .tflite_builder import ModelBuilder
+
+    b = ModelBuilder()
+    x = b.input("x", (1, 4), dtype, scale=sa, zero_point=0)
+    y = b.input("y", (1, 4), dtype, scale=sb, zero_point=0)
+    z = b.tensor("z", (1, 4), dtype, scale=so, zero_point=0)
+    b.op(op, [x, y], [z], f"{op.capitalize()}Options", FusedActivationFunction=0)
+    b.output(z)
+    g = load_model(b.save(tmp_path / f"{op}.tflite"))
+    (node,) = g.nodes
+    return node.params
+
+
+def test_add_parameters_hand_computed(tmp_path):
+    """LiteRT's PrepareGeneralSubOp / Add Prepare (int8): left_shift 20, twice_max_input_scale =
+    2·max(s_a, s_b) = 1; input multipliers QM(s_a / 1) = QM(0.5) = (2^30, 0) and QM(0.25) =
+    (2^30, -1); output QM(1 / (2^20·s_y)) = QM(2^-20) = (2^30, -19)."""
+    p = _binary_params(tmp_path, "ADD", "int8", 0.5, 0.25, 1.0)
+    assert p.left_shift == 20
+    assert p.input_multipliers == (Q30, Q30) and p.input_shifts == (0, -1)
+    assert (p.output_multiplier, p.output_shift) == (Q30, -19)
+
+
+def test_add_int16_parameters_hand_computed(tmp_path):
+    """int16 ADD (general path, pot_scale_int16 with non-power-of-two scales): left_shift 15;
+    s_a = 0.375, s_b = 0.75 → twice_max 1.5; QM(0.25) = (2^30, -1), QM(0.5) = (2^30, 0);
+    output QM(1.5 / (2^15·0.375)) = QM(2^-13) = (2^30, -12)."""
+    p = _binary_params(tmp_path, "ADD", "int16", 0.375, 0.75, 0.375)
+    assert p.left_shift == 15
+    assert p.input_multipliers == (Q30, Q30) and p.input_shifts == (-1, 0)
+    assert (p.output_multiplier, p.output_shift) == (Q30, -12)
+
+
+def test_mul_parameters_hand_computed(tmp_path):
+    """MUL: QM(float(s_a·s_b) / s_y) = QM(0.5·0.5 / 2) = QM(0.125 = 0.5·2^-2) = (2^30, -2)."""
+    p = _binary_params(tmp_path, "MUL", "int8", 0.5, 0.5, 2.0)
+    assert (p.output_multiplier, p.output_shift) == (Q30, -2)
