@@ -79,6 +79,10 @@ def test_labels_accuracy_confusion_and_dequantize():
 
 TIES = np.array([0.25, -0.25, 0.75, -0.75, 1.25, -1.25, 0.0, 0.1, -0.1, 63.75, 64.25, -64.25,
                  1000.0, -1000.0, 0.2499999, 2.5, -2.5], dtype=np.float32)
+#: many values near the rounding boundaries of a scale that is not a power of two: float32 vs
+#: float64 division, or another rounding rule, would show in some of them
+ODD_SCALE = 0.0372
+NEAR = ((np.arange(-4000, 4000) / 8.0 + 0.5) * np.float32(ODD_SCALE)).astype(np.float32)
 
 
 def test_half_even_is_onnxruntime_quantizelinear():
@@ -97,6 +101,13 @@ def test_half_even_is_onnxruntime_quantizelinear():
     want = ort.InferenceSession(m.SerializeToString()).run(None, {"x": TIES})[0]
     got = quantize(TIES, scale, zp, "int8", HALF_EVEN)
     assert got.tolist() == want.tolist()
+    g.initializer[0].CopyFrom(helper.make_tensor("s", TensorProto.FLOAT, [], [ODD_SCALE]))
+    g.input[0].CopyFrom(helper.make_tensor_value_info("x", TensorProto.FLOAT, [len(NEAR)]))
+    g.output[0].CopyFrom(helper.make_tensor_value_info("y", TensorProto.INT8, [len(NEAR)]))
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 9
+    want = ort.InferenceSession(m.SerializeToString()).run(None, {"x": NEAR})[0]
+    assert quantize(NEAR, ODD_SCALE, zp, "int8", HALF_EVEN).tolist() == want.tolist()
     assert got[0] == 3 and got[2] == 5      # 0.5 → 0, 1.5 → 2 (+ zp 3): half to even
     assert quantize(TIES, scale, zp, "int8", HALF_AWAY)[0] == 4   # the rules do differ
 
@@ -114,6 +125,14 @@ def test_half_away_is_litert_quantize(tmp_path):
     want = np.asarray(litert_run(path, [TIES[None]])[y]).reshape(-1)
     got = quantize(TIES, scale, zp, "int8", HALF_AWAY)
     assert got.tolist() == want.tolist()
+    b = ModelBuilder()
+    x = b.input("x", (1, len(NEAR)), "float32")
+    y = b.tensor("y", (1, len(NEAR)), "int8", scale=ODD_SCALE, zero_point=zp)
+    b.op("QUANTIZE", [x], [y])
+    b.output(y)
+    path = b.save(tmp_path / "q_odd.tflite")
+    want = np.asarray(litert_run(path, [NEAR[None]])[y]).reshape(-1)
+    assert quantize(NEAR, ODD_SCALE, zp, "int8", HALF_AWAY).tolist() == want.tolist()
     assert got[0] == 4 and got[1] == 2      # ±0.5 → ±1 (+ zp 3): half away from zero
 
 
