@@ -390,3 +390,28 @@ def test_tflite_nchw_model_in_both_layouts_and_floats(tmp_path):
                           to_ir(read_array(tmp_path / "nchw.npy", "inputs"), ispec, "inputs")[0])
     assert reports["floats"]["data"]["rounding"] == HALF_AWAY
     assert reports["nchw"]["output"]["classifier"] is False and reports["nchw"]["vs_reference"]["acc"] is None
+
+
+def test_without_a_reference_runtime_the_metrics_hold_against_the_golden_model(tmp_path):
+    """A QuantLab model onnxruntime cannot check exactly: the C's metrics are against the golden
+    model, the reference's accuracy is None; integer data in the input's [0, 255] range."""
+    import onnx
+
+    from . import quantlab_models as qm
+
+    path = tmp_path / "wide.onnx"
+    onnx.save(qm.wide_dense_net(), str(path))
+    g = load_model(path)
+    lg = lower(g)
+    ispec = input_spec(g, lg)
+    lo, hi = (0, 255) if ispec.dtype == "uint8" else (-128, 127)
+    x = np.random.default_rng(4).integers(lo, hi + 1, (5, *ispec.model_shape[1:]))
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "labels.npy", np.array([0, 1, 2, 3, 0]))
+    r = validate_data_path(path, get_target("stm32h7"), tmp_path / "x.npy",
+                           labels=tmp_path / "labels.npy")
+    assert r.bit_exact and r.golden_vs_reference is None and r.reference.startswith("no reference")
+    m = r.metrics
+    assert m["vs_reference"]["against"] == "golden model" and m["vs_reference"]["rmse"] == 0
+    assert m["labels"]["accuracy_reference"] is None and m["labels"]["classes"] == 4
+    assert sum(map(sum, m["labels"]["confusion"])) == 5

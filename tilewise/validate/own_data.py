@@ -45,7 +45,7 @@ import csv
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -60,7 +60,8 @@ LAYER_CSV = "layer_errors.csv"
 
 
 def _c_outputs(report: ValidationReport, project_path: Path, n: int, out_dtype: str,
-               shape: tuple[int, ...], golden: list[np.ndarray], on: str) -> np.ndarray | None:
+               shape: tuple[int, ...], golden: Callable[[], list[np.ndarray]],
+               on: str) -> np.ndarray | None:
     """The generated C's outputs [N, *shape]: the host harness's output file, or — off the host —
     the golden outputs when the run was bit-exact with them (then they are the same integers)."""
     if on == "host":
@@ -71,7 +72,7 @@ def _c_outputs(report: ValidationReport, project_path: Path, n: int, out_dtype: 
         per = int(np.prod(shape, dtype=np.int64))
         return raw.reshape(n, *shape) if raw.size == n * per else None
     if report.bit_exact:
-        return np.stack([np.asarray(g).reshape(shape) for g in golden])
+        return np.stack([np.asarray(g).reshape(shape) for g in golden()])
     return None
 
 
@@ -127,7 +128,9 @@ def validate_data_path(model: str | Path, target, data: str | Path, *, tiler: st
     report.reference_notes = list(ref.notes)
     report.notes = list(graph.meta.get("notes", ()))
 
-    golden = golden_outputs(lg, inputs)
+    def golden() -> list[np.ndarray]:   # needed only off the host or without a reference
+        return golden_outputs(lg, inputs)
+
     ours_q = _c_outputs(report, project.path, n, ospec.dtype, out_shape, golden, on)
     scale = ospec.scale if ospec.scale is not None else 1.0
     deq = (lambda q: M.dequantize(q, scale, ospec.zero_point))
@@ -135,7 +138,7 @@ def validate_data_path(model: str | Path, target, data: str | Path, *, tiler: st
     if ref.outputs is not None:
         against, base = report.reference, np.stack([np.asarray(r).reshape(out_shape) for r in ref.outputs])
     else:
-        against, base = "golden model", np.stack([np.asarray(g).reshape(out_shape) for g in golden])
+        against, base = "golden model", np.stack([np.asarray(g).reshape(out_shape) for g in golden()])
     met: dict[str, Any] = {
         "inputs": n, "data": data_desc,
         "output": {"shape": list(out_shape), "dtype": ospec.dtype, "scale": ospec.scale,
