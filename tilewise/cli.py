@@ -12,6 +12,7 @@ import os
 import sys
 from pathlib import Path
 
+from .cli_data import add_data_options, data_requested, validate_data_from_args
 from .cli_options import add_target_options, target_from_args
 from .errors import TilewiseError
 
@@ -94,8 +95,11 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 
     if args.inputs < 1:
         raise TilewiseError(f"--inputs must be at least 1, got {args.inputs}")
-    report = validate_path(args.model, target_from_args(args), args.tiler, args.inputs, args.seed,
-                           args.out, objective=args.objective, on=args.on)
+    if data_requested(args):   # validation on the user's own data (cli_data.py)
+        report = validate_data_from_args(args, target_from_args(args))
+    else:
+        report = validate_path(args.model, target_from_args(args), args.tiler, args.inputs,
+                               args.seed, args.out, objective=args.objective, on=args.on)
     if args.json:
         print(json.dumps(report.to_json(), indent=2))
     else:
@@ -145,6 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "for --target stm32h7, its Cortex-M7 firmware under QEMU (mps2-an500), "
                         "or under an instruction-counting emulator (count: executed instructions "
                         "per inference and per layer)")
+    add_data_options(v)
     add_target_options(v, required=True)
     v.set_defaults(fn=_cmd_validate)
     d = sub.add_parser("demo", help="the main job on the bundled example model")

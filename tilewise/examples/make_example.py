@@ -11,6 +11,19 @@
 the model is quantized with onnxruntime.quantization.quantize_static — QOperator format, int8
 activations, per-channel int8 weights — calibrated on seeded random images, so the file is
 reproducible: `python -m tilewise.examples.make_example [OUT]` rewrites it.
+
+Its validation data set (`tilewise validate ... --data/--expected/--labels`, the README's quick
+start), `python -m tilewise.examples.make_example --data [DIR]` (default: beside the model):
+- example_inputs.npz: 32 structured float32 images, NCHW as the model takes them (key "input"):
+  gradients, stripes, checkerboards, discs, flat colours and noisy colour fields, each value a
+  multiple of 1/64 in [−1, 1] (so the file compresses to ≈ 10 kB); drawn from a seeded pool of
+  candidates and picked so that every class the network predicts at all is represented, as
+  evenly as the pool allows (the weights are untrained: the float network only ever predicts a few
+  of its 10 classes);
+- example_expected.npy: the float network's (float_model, before quantization) logits [32, 10]
+  on them, computed by onnxruntime — what the user's framework would give;
+- example_labels.npy: int64 [32], the argmax of those logits — so accuracy against the labels is
+  the agreement of the quantized C with the float model's decisions.
 """
 
 from __future__ import annotations
@@ -98,6 +111,74 @@ def build(out: Path = DEFAULT_OUT) -> Path:
     return out
 
 
+DATA_SEED = 7
+DATA_FILES = ("example_inputs.npz", "example_expected.npy", "example_labels.npy")
+
+
+def _candidate_images(rng: np.random.Generator, n: int) -> np.ndarray:
+    """n structured images [n, 3, 32, 32] in [−1, 1], multiples of 1/64 (see the module doc)."""
+    h, w = INPUT_SHAPE[2], INPUT_SHAPE[3]
+    yy, xx = np.mgrid[0:h, 0:w] / (h - 1)
+    out = []
+    for i in range(n):
+        kind, f, colour = i % 9, int(rng.integers(1, 5)), rng.uniform(-1.0, 1.0, (3, 1, 1))
+        if kind == 0:
+            base = 2 * xx - 1
+        elif kind == 1:
+            base = 2 * yy - 1
+        elif kind == 2:
+            base = np.sign(np.sin(2 * np.pi * f * xx))
+        elif kind == 3:
+            base = np.sign(np.sin(2 * np.pi * f * yy))
+        elif kind == 4:
+            base = np.sign(np.sin(2 * np.pi * f * xx) * np.sin(2 * np.pi * f * yy))
+        elif kind == 5:
+            cy, cx = rng.uniform(0.2, 0.8, 2)
+            base = np.where((yy - cy) ** 2 + (xx - cx) ** 2 < rng.uniform(0.1, 0.35) ** 2, 1.0, -1.0)
+        elif kind == 6:
+            base = np.sin(np.pi * f * (xx + yy))
+        elif kind == 7:
+            base = np.ones_like(xx)
+        else:
+            base = 1.0 + rng.normal(0.0, 0.3, (3, h, w))
+        out.append(np.round(np.clip(colour * base, -1.0, 1.0) * 64) / 64)
+    return np.asarray(out, dtype=np.float32)
+
+
+def example_data(n: int = 32) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(inputs [n, 3, 32, 32] float32 NCHW, float logits [n, 10] float32, labels [n] int64)."""
+    import onnxruntime as ort
+
+    sess = ort.InferenceSession(float_model().SerializeToString(), providers=["CPUExecutionProvider"])
+    pool = _candidate_images(np.random.default_rng(DATA_SEED), 40 * n)
+    logits = np.concatenate([sess.run(None, {"input": x[None]})[0] for x in pool])
+    classes = logits.argmax(axis=1)
+    present = sorted(set(classes.tolist()))
+    quota = -(-n // len(present))
+    picked: list[int] = []
+    for c in present:   # up to `quota` per class, in pool order
+        picked += [int(i) for i in np.flatnonzero(classes == c)[:quota]]
+    taken = set(picked)
+    rest = [i for i in range(len(pool)) if i not in taken]
+    picked = sorted(picked[:n] if len(picked) >= n else picked + rest[:n - len(picked)])
+    return pool[picked], logits[picked].astype(np.float32), classes[picked].astype(np.int64)
+
+
+def write_data(out_dir: Path = HERE, n: int = 32) -> list[Path]:
+    """Write DATA_FILES (inputs, expected float logits, labels) into out_dir."""
+    x, y, labels = example_data(n)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = [out_dir / f for f in DATA_FILES]
+    np.savez_compressed(paths[0], input=x)
+    np.save(paths[1], y)
+    np.save(paths[2], labels)
+    return paths
+
+
 if __name__ == "__main__":
-    path = build(Path(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT_OUT)
-    print(f"wrote {path} ({path.stat().st_size} bytes)")
+    if len(sys.argv) > 1 and sys.argv[1] == "--data":
+        for p in write_data(Path(sys.argv[2]) if len(sys.argv) > 2 else HERE):
+            print(f"wrote {p} ({p.stat().st_size} bytes)")
+    else:
+        path = build(Path(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT_OUT)
+        print(f"wrote {path} ({path.stat().st_size} bytes)")

@@ -1,7 +1,8 @@
 """Validation: build generated projects with the system C compiler, run them on the host and hold
 them bit for bit against the golden model and the reference runtime, with the DMA bytes each
 inference moves against the schedule's prediction (check.py; build.py, run.py, reference.py,
-locate.py, text.py)."""
+locate.py, text.py). On the user's own inputs (`validate --data`): own_data.py reads them
+(data.py), adds metrics (metrics.py) and per-layer error statistics (layer_errors.py)."""
 
 from .check import (ValidationReport, check_project, golden_outputs, make_inputs, new_report,
                     validate_model, validate_network, validate_path)

@@ -82,6 +82,9 @@ class ValidationReport:
     #: prediction once the target's cost model prices instructions (None until then)
     measured_instructions: int | None = None
     predicted_instructions: float | None = None
+    #: validation on the user's own data (--data): metrics against the reference, the expected
+    #: outputs and the labels; None on random inputs (shape: validate/own_data.py)
+    metrics: dict[str, Any] | None = None
 
     @property
     def bit_exact(self) -> bool:
@@ -108,7 +111,7 @@ class ValidationReport:
             "reference_notes": self.reference_notes, "notes": self.notes,
             "model": self.model, "target": self.target, "tiler": self.tiler,
             "l1_free_bytes": self.l1_free_bytes, "project": self.project,
-            "platform": self.platform,
+            "platform": self.platform, "metrics": self.metrics,
             **({"measured_cycles": self.measured_cycles, "predicted_cycles": self.predicted_cycles,
                 "layers": self.layer_cycles} if self.platform != "host" else {}),
             **({"measured_instructions": self.measured_instructions,
@@ -282,6 +285,16 @@ def validate_model(model: str | Path, ns: NetworkSchedule, graph, n_random: int 
     return report
 
 
+def check_platform(target, on: str) -> None:
+    """Refuse `--on` platforms the target has no firmware for."""
+    if on == "gvsoc" and target.sdk != PULP_OPEN:
+        raise TilewiseError(f"--on gvsoc runs pulp-open firmware; target {target.name} has none "
+                            f"(use --target pulp-open)")
+    if on in ("qemu", "count") and target.sdk != CORTEX_M:
+        raise TilewiseError(f"--on {on} runs Cortex-M firmware; target {target.name} has none "
+                            f"(use --target stm32h7)")
+
+
 def validate_path(model: str | Path, target, tiler: str = "model", n_random: int = 20,
                   seed: int = 0, out_dir: str | Path | None = None,
                   objective: str = "latency", on: str = "host") -> ValidationReport:
@@ -294,12 +307,7 @@ def validate_path(model: str | Path, target, tiler: str = "model", n_random: int
     from ..schedule.network import schedule_network
 
     graph = load_model(model)
-    if on == "gvsoc" and target.sdk != PULP_OPEN:
-        raise TilewiseError(f"--on gvsoc runs pulp-open firmware; target {target.name} has none "
-                            f"(use --target pulp-open)")
-    if on in ("qemu", "count") and target.sdk != CORTEX_M:
-        raise TilewiseError(f"--on {on} runs Cortex-M firmware; target {target.name} has none "
-                            f"(use --target stm32h7)")
+    check_platform(target, on)
     ns = schedule_network(lower(graph), target, tiler, objective=objective)
     work = Path(out_dir) if out_dir else Path(tempfile.mkdtemp(prefix="tilewise_validate_"))
     report = validate_model(model, ns, graph, n_random, seed, work, on=on)

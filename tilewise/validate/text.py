@@ -16,7 +16,7 @@ def format_report(r: ValidationReport) -> str:
     lines = [
         f"tilewise validate — {r.model} on {r.target} (tiler {r.tiler}, L1 {_kb(r.l1_free_bytes)} free)",
         f"  result:      {verdict}: generated C vs golden model{ref} on {r.inputs} inputs "
-        f"(random + all-min + all-max)",
+        + (f"(from {r.metrics['data']['file']})" if r.metrics else "(random + all-min + all-max)"),
     ]
     if r.golden_vs_reference is not None:
         lines.append(f"  golden vs {r.reference}: {r.golden_vs_reference} differing elements")
@@ -86,4 +86,62 @@ def format_report(r: ValidationReport) -> str:
                          f"{fd['got']} ({fd['differing_elements']} of {fd['elements']} differ)")
         else:
             lines.append(f"  first difference: {fd}")
+    if r.metrics:
+        lines += format_metrics(r.metrics)
     return "\n".join(lines)
+
+
+def _num(v: float | None, pct: bool = False) -> str:
+    if v is None:
+        return "-"
+    return f"{100 * v:.2f}%" if pct else f"{v:.6g}"
+
+
+def format_metrics(m: dict) -> list[str]:
+    """The `metrics` of a validation on the user's data (own_data.py), as report lines."""
+    d = m["data"]
+    lines = [f"  data:        {d['count']} inputs from {d['file']} ({d['dtype']}, {d['layout']}; "
+             f"{d['values']})"]
+    o = m["output"]
+    if o["scale"] is not None:
+        lines.append(f"  metrics:     on the output dequantized (scale {o['scale']:.9g}, zero point "
+                     f"{o['zero_point']}){'; acc = argmax agreement' if o['classifier'] else ''}")
+    for key in ("vs_reference", "vs_expected"):
+        e = m.get(key)
+        if e is None:
+            continue
+        if "rmse" not in e:
+            lines.append(f"    C vs {e['against']}: no outputs of the generated C to compare")
+            continue
+        lines.append(f"    C vs {e['against'][:28]:<28} acc {_num(e['acc'], True):>7}  rmse "
+                     f"{_num(e['rmse']):>10}  mae {_num(e['mae']):>10}  l2r {_num(e['l2r']):>10}  "
+                     f"cos {_num(e['cos']):>8}")
+        if key == "vs_expected":
+            mism = e.get("mismatched_elements")
+            lines.append(f"    expected: {e['file']} ({e['dtype']}, {e['layout']}"
+                         + (f"; {mism} of {e['elements']} elements differ bit for bit)"
+                            if mism is not None else "; floats: metrics only)"))
+    lab = m.get("labels")
+    if lab:
+        ref = lab.get("accuracy_reference")
+        lines.append(f"  labels:      accuracy of the C {_num(lab['accuracy'], True)} "
+                     f"({lab['correct']}/{m['inputs']})"
+                     + (f", of the reference {_num(ref, True)}" if ref is not None else "")
+                     + f" against {lab['file']}")
+        conf = lab.get("confusion")
+        if conf:
+            k = len(conf)
+            if k <= 12:
+                w = max(3, len(str(max(max(row) for row in conf))) + 1)
+                lines.append("  confusion:   rows = label, columns = predicted by the C")
+                lines.append("      " + "".join(f"{j:>{w}}" for j in range(k)))
+                lines += [f"    {i:>2}" + "".join(f"{v:>{w}}" for v in row) for i, row in enumerate(conf)]
+            else:
+                off = sorted(((conf[i][j], i, j) for i in range(k) for j in range(k)
+                              if i != j and conf[i][j]), reverse=True)[:8]
+                lines.append(f"  confusion:   {k}×{k} (full matrix in --json); most confused: "
+                             + (", ".join(f"{i}→{j} ×{c}" for c, i, j in off) or "none"))
+    for what in ("metrics_csv", "layer_csv"):
+        for p in m.get(what) or ():
+            lines.append(f"  {'metrics CSV' if what == 'metrics_csv' else 'layer CSV'}: {p}")
+    return lines

@@ -1,0 +1,322 @@
+"""The user's own data for `tilewise validate --data/--expected/--labels`: read, checked, turned
+into the network's integer inputs and outputs in the IR's layout.
+
+Files: a .npy (one array), a .npz (its single array, or the array keyed by the model input's /
+output's name; several other keys are an error naming them), or a directory of .npy files, one
+input (or one output) each, read in sorted file-name order and stacked. Only .npy files are read
+from a directory (images are not decoded: save them with numpy.save).
+
+Shapes: N inputs of the model's input shape, with or without its batch dimension of 1, either in
+the IR's NHWC layout or in the model's own layout — NCHW for an ONNX model (graph.meta
+"onnx_inputs" to_ir_perm), or a TFLite model whose input transpose the frontend folded
+(ir/layout.py input_perm). When both layouts fit the array (e.g. a 3×3×3 input), the model's own
+layout is taken unless `layout="nhwc"` says otherwise. Outputs (--expected) likewise, with the
+model's output shape and layout.
+
+Values: integer arrays are the quantized values themselves, range-checked against the tensor's
+dtype (int8, uint8, int16); float arrays are quantized with the model input's scale and zero point
+exactly as the model's own runtime does it:
+- ONNX: onnxruntime's QuantizeLinear (MLAS): q = saturate(rint(float32(x) / float32(scale)) + zp),
+  float32 division, round half to even;
+- TFLite: LiteRT's QUANTIZE reference kernel (reference_ops::AffineQuantize):
+  q = clamp(round(float32(x) / float32(scale)) + zp) with std::round, round half away from zero.
+NaN or infinite values are refused. Float expected outputs are kept as floats (compared with our
+dequantized outputs); integer ones are range-checked like inputs. Labels are integer class indices
+[N] (or [N, 1]) in [0, classes).
+
+Every malformed case is a `TilewiseError`: one sentence naming the file and what to do (exit 2).
+"""
+
+from __future__ import annotations
+
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import TilewiseError
+from ..ir.graph import Graph
+from ..ir.layer import LayerGraph
+from ..ir.layout import input_perm, inverse, model_input_shape
+from ..ir.tensor import dtype_range, np_dtype
+
+HALF_EVEN = "round half to even (onnxruntime QuantizeLinear)"
+HALF_AWAY = "round half away from zero (LiteRT QUANTIZE, std::round)"
+
+
+@dataclass(frozen=True)
+class EdgeSpec:
+    """One network input or output as the user's files may hold it."""
+
+    names: tuple[str, ...]          # names an .npz key may carry (model's, then IR's)
+    ir_shape: tuple[int, ...]       # NHWC, batch included
+    model_shape: tuple[int, ...]    # the model's own layout
+    to_ir_perm: tuple[int, ...] | None   # ir = model.transpose(perm); None: same layout
+    dtype: str                      # the IR's integer dtype
+    scale: float | None
+    zero_point: int
+    rounding: str                   # HALF_EVEN or HALF_AWAY
+    model_layout: str               # "NCHW", "NHWC", ...: how the model lays the tensor out
+
+
+@dataclass(frozen=True, eq=False)
+class UserArray:
+    """An array read from the user's file(s), before interpretation."""
+
+    array: np.ndarray
+    source: str        # file or directory as given
+
+
+def _quant(lg: LayerGraph, name: str) -> tuple[float | None, int]:
+    q = lg.tensors[name].quant
+    if q is None or not q.scale:
+        return None, 0
+    return float(q.scale[0]), q.zp
+
+
+def _layout_name(perm: tuple[int, ...] | None, rank: int) -> str:
+    if perm is None or perm == tuple(range(rank)):
+        return "NHWC" if rank == 4 else "as the IR"
+    return "NCHW" if tuple(perm) == (0, 2, 3, 1) else f"model order (to IR: transpose {perm})"
+
+
+def input_spec(graph: Graph, lg: LayerGraph) -> EdgeSpec:
+    """The network input as the user may give it."""
+    name = lg.inputs[0]
+    t = lg.tensors[name]
+    scale, zp = _quant(lg, name)
+    if graph.meta.get("format") == "onnx":
+        e = next((e for e in graph.meta.get("onnx_inputs", ()) if e["ir"] == name), None)
+        if e is not None:
+            perm = tuple(int(v) for v in e["to_ir_perm"])
+            if e.get("onnx_dtype") == "float32" and e.get("scale") is not None:
+                scale, zp = float(e["scale"]), int(e["zero_point"])
+            return EdgeSpec((e["onnx"], name), tuple(t.shape), tuple(int(d) for d in e["onnx_shape"]),
+                            perm, t.dtype, scale, zp, HALF_EVEN, _layout_name(perm, len(perm)))
+        return EdgeSpec((name,), tuple(t.shape), tuple(t.shape), None, t.dtype, scale, zp,
+                        HALF_EVEN, _layout_name(None, len(t.shape)))
+    perm = input_perm(lg.meta) or input_perm(graph.meta)
+    return EdgeSpec((name,), tuple(t.shape), model_input_shape({"input_perm": perm}, tuple(t.shape)),
+                    perm, t.dtype, scale, zp, HALF_AWAY, _layout_name(perm, len(t.shape)))
+
+
+def output_spec(graph: Graph, lg: LayerGraph) -> EdgeSpec:
+    """The network output (the tensor validate compares) as the user's expected outputs may hold it."""
+    name = lg.outputs[0]
+    t = lg.tensors[name]
+    scale, zp = _quant(lg, name)
+    e = next((e for e in graph.meta.get("onnx_outputs", ()) if e["ir"] == name), None)
+    if e is not None:
+        perm = tuple(int(v) for v in e["to_ir_perm"])
+        return EdgeSpec((e["onnx"], name), tuple(t.shape), tuple(int(d) for d in e["onnx_shape"]),
+                        perm, t.dtype, scale, zp, HALF_EVEN, _layout_name(perm, len(perm)))
+    return EdgeSpec((name,), tuple(t.shape), tuple(t.shape), None, t.dtype, scale, zp,
+                    HALF_AWAY if graph.meta.get("format") == "tflite" else HALF_EVEN,
+                    _layout_name(None, len(t.shape)))
+
+
+# -- reading files -------------------------------------------------------------------------------
+
+def _load_npy(path: Path, what: str) -> np.ndarray:
+    try:
+        arr = np.load(path, allow_pickle=False)
+    except Exception as e:   # noqa: BLE001 — any failure to parse the file is the user's file
+        raise TilewiseError(f"{path}: cannot read {what} as a .npy array ({type(e).__name__}: "
+                            f"{str(e).splitlines()[0] if str(e) else 'unreadable'}); write it with "
+                            f"numpy.save") from None
+    if not isinstance(arr, np.ndarray):
+        raise TilewiseError(f"{path}: holds no single array; write {what} with numpy.save")
+    return arr
+
+
+def _load_npz(path: Path, what: str, names: tuple[str, ...]) -> np.ndarray:
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            keys = list(z.keys())
+            if not keys:
+                raise TilewiseError(f"{path}: the .npz holds no arrays; write {what} with "
+                                    f"numpy.savez")
+            key = keys[0] if len(keys) == 1 else next((n for n in names if n in keys), None)
+            if key is None:
+                raise TilewiseError(
+                    f"{path}: the .npz holds several arrays ({', '.join(sorted(keys))}) and none "
+                    f"is named like the model's tensor ({' or '.join(repr(n) for n in names)}); "
+                    f"keep one array in the file or name it so")
+            return np.asarray(z[key])
+    except TilewiseError:
+        raise
+    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as e:
+        raise TilewiseError(f"{path}: cannot read {what} as a .npz archive ({type(e).__name__}: "
+                            f"{str(e).splitlines()[0] if str(e) else 'unreadable'}); write it with "
+                            f"numpy.savez") from None
+
+
+def read_array(path: str | Path, what: str, names: tuple[str, ...] = ()) -> UserArray:
+    """The array of a .npy / .npz file, or the stacked .npy files of a directory (sorted)."""
+    p = Path(path)
+    if not p.exists():
+        raise TilewiseError(f"{path}: no such file or directory (give the {what} as a .npy, a .npz "
+                            f"or a directory of .npy files)")
+    if p.is_dir():
+        files = sorted(f for f in p.iterdir() if f.suffix.lower() == ".npy" and f.is_file())
+        if not files:
+            raise TilewiseError(f"{path}: the directory holds no .npy files (tilewise reads one .npy "
+                                f"per {what.rstrip('s')} from a directory, in sorted order; images "
+                                f"are not decoded: save them with numpy.save)")
+        arrays = [_load_npy(f, what) for f in files]
+        shapes = {a.shape for a in arrays}
+        if len(shapes) > 1:
+            odd, oa = next((f, a) for f, a in zip(files, arrays) if a.shape != arrays[0].shape)
+            raise TilewiseError(f"{odd}: shape {oa.shape} differs from "
+                                f"{files[0].name}'s {arrays[0].shape}; every .npy of {path} must "
+                                f"hold one {what.rstrip('s')} of the same shape")
+        kinds = {a.dtype.kind for a in arrays}
+        if len(kinds) > 1:
+            raise TilewiseError(f"{path}: the .npy files mix integer and float arrays; give all "
+                                f"{what} in one dtype")
+        return UserArray(np.stack(arrays), str(path))
+    suffix = p.suffix.lower()
+    if suffix == ".npz":
+        return UserArray(_load_npz(p, what, names), str(path))
+    if suffix == ".npy":
+        return UserArray(_load_npy(p, what), str(path))
+    raise TilewiseError(f"{path}: tilewise reads {what} from .npy, .npz or a directory of .npy "
+                        f"files, not '{p.suffix or p.name}' files; convert it with numpy.save")
+
+
+# -- interpreting arrays -------------------------------------------------------------------------
+
+def _candidates(spec: EdgeSpec, layout: str) -> list[tuple[str, tuple[int, ...], tuple[int, ...] | None]]:
+    """(layout label, full shape with batch, perm to IR) the array may be in."""
+    ir = ("NHWC" if len(spec.ir_shape) == 4 else "IR layout", spec.ir_shape, None)
+    model = (f"{spec.model_layout}, the model's layout", spec.model_shape, spec.to_ir_perm)
+    same = spec.to_ir_perm is None or spec.to_ir_perm == tuple(range(len(spec.ir_shape)))
+    if same:
+        return [(f"{ir[0]}, the model's layout" if len(spec.ir_shape) == 4 else "the model's layout",
+                 spec.ir_shape, None)]
+    if layout == "nhwc":
+        return [ir]
+    if layout == "model":
+        return [model]
+    return [model, ir]
+
+
+def _per_input_shapes(full: tuple[int, ...]) -> list[tuple[int, ...]]:
+    return [full, full[1:]] if full and full[0] == 1 else [full]
+
+
+def _fmt(shape: tuple[int, ...]) -> str:
+    return "×".join(str(d) for d in shape) if shape else "scalar"
+
+
+def to_ir(ua: UserArray, spec: EdgeSpec, what: str, layout: str = "auto",
+          keep_float: bool = False) -> tuple[np.ndarray, dict[str, Any]]:
+    """[N, *ir_shape] integer IR values (floats quantized), or — with keep_float — float values for
+    float data; plus a description of how the data was read (the `metrics.data` entry)."""
+    arr, src = ua.array, ua.source
+    if arr.dtype.kind not in "iuf":
+        raise TilewiseError(f"{src}: {what} of dtype {arr.dtype} are neither integers nor floats; "
+                            f"give integer (quantized) or float values")
+    if arr.ndim == 0 or arr.size == 0:
+        raise TilewiseError(f"{src}: the {what} array is empty (shape {arr.shape}); give at least "
+                            f"one {what.rstrip('s')}")
+    cands = _candidates(spec, layout)
+    hit = None
+    for label, full, perm in cands:
+        for per in _per_input_shapes(full):
+            if tuple(arr.shape[1:]) == per:
+                hit = (label, full, perm, per)
+                break
+        if hit:
+            break
+    if hit is None:
+        want = " or ".join(f"[N, {_fmt(full)}] / [N, {_fmt(full[1:])}] ({label})" if full[0] == 1
+                           else f"[N, {_fmt(full)}] ({label})" for label, full, _ in cands)
+        ranks = {len(full) + 1 for _, full, _ in cands} | {len(full) for _, full, _ in cands if full[0] == 1}
+        kind = "rank" if arr.ndim not in ranks else "shape"
+        raise TilewiseError(f"{src}: {what} of shape {_fmt(arr.shape)} have the wrong {kind} for the "
+                            f"model's {what.rstrip('s')} {_fmt(spec.model_shape)}; give {want}, N "
+                            f"{what} stacked on the first axis")
+    label, full, perm, _ = hit
+    n = int(arr.shape[0])
+    arr = arr.reshape((n, *full))
+    if perm is not None:
+        arr = arr.transpose((0, *[p + 1 for p in perm]))
+    arr = np.ascontiguousarray(arr)
+    desc: dict[str, Any] = {"file": src, "count": n, "layout": label, "dtype": str(arr.dtype),
+                            "shape": list(ua.array.shape)}
+    lo, hi = dtype_range(spec.dtype)
+    if arr.dtype.kind in "iu":
+        amin, amax = int(arr.min()), int(arr.max())
+        if amin < lo or amax > hi:
+            raise TilewiseError(f"{src}: integer {what} span [{amin}, {amax}], outside the "
+                                f"{spec.dtype} range [{lo}, {hi}] of the model's quantized "
+                                f"{what.rstrip('s')}; integers are taken as quantized values — give "
+                                f"floats to have them quantized")
+        desc["values"] = f"quantized {spec.dtype} values as given"
+        return arr.astype(np_dtype(spec.dtype)), desc
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        first = tuple(int(v) for v in np.argwhere(bad)[0])
+        raise TilewiseError(f"{src}: {what} hold {int(bad.sum())} NaN or infinite values (the first "
+                            f"at index {first} of the NHWC array); give finite floats")
+    if keep_float:
+        desc["values"] = "float, compared with our outputs dequantized"
+        return arr.astype(np.float64), desc
+    if spec.scale is None:
+        raise TilewiseError(f"{src}: float {what} need the model input's quantization, and the "
+                            f"model's {what.rstrip('s')} has none; give the quantized integers")
+    q = quantize(arr, spec.scale, spec.zero_point, spec.dtype, spec.rounding)
+    desc["values"] = (f"float, quantized with scale {spec.scale:.9g} and zero point "
+                      f"{spec.zero_point}, {spec.rounding}")
+    desc["scale"], desc["zero_point"], desc["rounding"] = spec.scale, spec.zero_point, spec.rounding
+    return q, desc
+
+
+def quantize(x: np.ndarray, scale: float, zero_point: int, dtype: str, rounding: str) -> np.ndarray:
+    """Float values to the integer dtype as the model's runtime quantizes (see the module doc)."""
+    v = np.asarray(x, dtype=np.float32) / np.float32(scale)       # float32 division, as both do
+    if rounding == HALF_EVEN:
+        r = np.rint(v)
+    else:   # std::round: half away from zero; |v| - floor(|v|) is exact in float32
+        a = np.abs(v)
+        f = np.floor(a)
+        r = np.sign(v) * (f + (a - f >= np.float32(0.5)))
+    lo, hi = dtype_range(dtype)
+    return np.clip(r.astype(np.float64) + int(zero_point), lo, hi).astype(np_dtype(dtype))
+
+
+def read_labels(path: str | Path, n: int, classes: int, data_src: str) -> tuple[np.ndarray, str]:
+    """[N] integer labels in [0, classes); checked against N inputs from `data_src`."""
+    ua = read_array(path, "labels", ("labels",))
+    arr, src = ua.array, ua.source
+    if arr.size == 0:
+        raise TilewiseError(f"{src}: the labels array is empty; give one integer class per input")
+    if arr.dtype.kind not in "iu":
+        raise TilewiseError(f"{src}: labels of dtype {arr.dtype} are not integers; give one integer "
+                            f"class index per input (e.g. numpy.int64)")
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr[:, 0]
+    if arr.ndim != 1:
+        raise TilewiseError(f"{src}: labels of shape {_fmt(arr.shape)}; give one integer class per "
+                            f"input, shape [N]")
+    if arr.shape[0] != n:
+        raise TilewiseError(f"{src}: {arr.shape[0]} labels for {n} inputs in {data_src}; give one "
+                            f"label per input")
+    lo, hi = int(arr.min()), int(arr.max())
+    if lo < 0 or hi >= classes:
+        raise TilewiseError(f"{src}: labels span [{lo}, {hi}], outside the model's {classes} classes "
+                            f"[0, {classes - 1}]; give class indices of the output vector")
+    return arr.astype(np.int64), src
+
+
+def check_count(n: int, data_src: str, m: int, other_src: str, what: str) -> None:
+    if m != n:
+        raise TilewiseError(f"{other_src}: {m} {what} for {n} inputs in {data_src}; give one "
+                            f"{what.rstrip('s')} per input")
+
+
+__all__ = ["EdgeSpec", "HALF_AWAY", "HALF_EVEN", "UserArray", "check_count", "input_spec",
+           "output_spec", "quantize", "read_array", "read_labels", "to_ir"]

@@ -1,0 +1,98 @@
+"""Per-layer error statistics of the generated C against the golden model, on the user's inputs.
+
+The project is rebuilt with -DTW_DUMP_LAYERS (build.py) and run on every input (run.py): the
+harness writes every layer's output, in execution order, input after input. Each layer's dumped
+values are held against `golden.layers.run_layers(keep_all=True)` on the same input, over all
+inputs, as one CSV row: elements compared, mismatching elements and the largest integer
+difference, then in real terms — each layer's output dequantized with its own scale and zero point
+(integer units where the tensor has no per-tensor quantization, `scale` left empty) — the largest
+absolute difference, rmse, mean error (C − golden) and cosine similarity (metrics.py). A bit-exact
+network has 0 mismatches and cos 1 on every layer; a deviation shows in which layer it starts and
+how it propagates.
+
+The dump stores int8 and uint8 outputs as int8 (uint8 as u − 128, bindings/portable/common.py), any
+other dtype as itself (locate.py reads the same dump for one input).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..codegen.project import Project
+from ..errors import TilewiseError
+from ..golden.layers import run_layers
+from ..ir.layer import LayerGraph
+from ..ir.tensor import np_dtype
+from . import metrics as M
+from .build import build_host
+from .run import run_harness
+
+LAYER_COLUMNS = ("index", "name", "op", "module", "binding", "dtype", "scale", "elements",
+                 "mismatches", "max_abs_diff_q", "max_abs_diff", "rmse", "mean_error", "cos")
+
+
+def _stored(dtype: str) -> np.dtype:
+    return np.dtype(np.int8) if dtype in ("int8", "uint8") else np_dtype(dtype)
+
+
+def split_dump(lg: LayerGraph, manifest: dict[str, Any], dump: bytes, n: int) -> list[list[np.ndarray]]:
+    """The dump of n inputs as [layer][input] integer arrays (values as the IR holds them)."""
+    sizes = [int(e["bytes"]) for e in manifest["layers"]]
+    per_input = sum(sizes)
+    if len(dump) != per_input * n:
+        raise TilewiseError(f"the layer dump holds {len(dump)} bytes, not the {per_input * n} of "
+                            f"{n} inputs: the dump run stopped early (rerun with -o DIR to keep "
+                            f"the project and run its network_host_dump)")
+    out: list[list[np.ndarray]] = [[] for _ in sizes]
+    pos = 0
+    for _ in range(n):
+        for li, (size, layer) in enumerate(zip(sizes, lg.layers)):
+            dt = lg.tensors[layer.output].dtype
+            v = np.frombuffer(dump[pos:pos + size], dtype=_stored(dt)).astype(np.int64)
+            if dt == "uint8":
+                v = v + 128
+            out[li].append(v)
+            pos += size
+    return out
+
+
+def layer_error_rows(project: Project, lg: LayerGraph, inputs: Sequence[np.ndarray],
+                     cache: str | Path | None = None) -> list[dict[str, Any]]:
+    """One row (LAYER_COLUMNS) per layer: the C's per-layer outputs vs the golden model's."""
+    exe = build_host(project, dump=True, cache=cache)
+    res = run_harness(project, exe, inputs, dump=True)
+    if res.dump is None:
+        raise TilewiseError(f"{project.path}: the per-layer dump run wrote no layer outputs "
+                            f"({res.error or 'no dump file'})")
+    got = split_dump(lg, project.manifest, res.dump, len(inputs))
+    goldens = [run_layers(lg, {lg.inputs[0]: x}, keep_all=True) for x in inputs]
+    rows = []
+    for li, (entry, layer) in enumerate(zip(project.manifest["layers"], lg.layers)):
+        t = lg.tensors[layer.output]
+        c = np.concatenate(got[li])
+        g = np.concatenate([np.asarray(gd[layer.output]).reshape(-1).astype(np.int64) for gd in goldens])
+        q = t.quant
+        per_tensor = q is not None and len(q.scale) == 1
+        scale, zp = (float(q.scale[0]), q.zp) if per_tensor else (1.0, 0)
+        cf, gf = M.dequantize(c, scale, zp), M.dequantize(g, scale, zp)
+        rows.append({
+            "index": entry["index"], "name": layer.name, "op": layer.op,
+            "module": entry.get("module"), "binding": entry.get("binding"), "dtype": t.dtype,
+            "scale": scale if per_tensor else None, "elements": int(c.size),
+            "mismatches": int((c != g).sum()), "max_abs_diff_q": int(np.abs(c - g).max(initial=0)),
+            "max_abs_diff": M.max_abs(cf, gf), "rmse": M.rmse(cf, gf),
+            "mean_error": M.mean_error(cf, gf), "cos": M.cos(cf, gf),
+        })
+    return rows
+
+
+def write_layer_csv(rows: list[dict[str, Any]], path: str | Path) -> None:
+    from .own_data import write_csv
+
+    write_csv(rows, LAYER_COLUMNS, path, "per-layer error CSV")
+
+
+__all__ = ["LAYER_COLUMNS", "layer_error_rows", "split_dump", "write_layer_csv"]
