@@ -52,13 +52,33 @@ def _cmd_analyze(args: argparse.Namespace) -> int:
         raise TilewiseError("--why needs --target (it lists each layer's candidate modules and "
                             "kernels)")
     analysis = analyze_layers(lg, ns, why=args.why)
+    _analyze_report(args, analysis, ns, target)
     if args.json:
         print(json.dumps(analysis.to_json(), indent=2))
+    elif args.csv:
+        from .report.tables import write_csv
+
+        write_csv(analysis, sys.stdout)
     else:
         from .report.tables import print_analysis
 
-        print_analysis(analysis)
+        print_analysis(analysis, wide=args.wide)
     return 0
+
+
+def _analyze_report(args: argparse.Namespace, analysis, ns, target) -> None:
+    """`analyze --report DIR`: report.json / .txt / .html of the analysis (report/report_files)."""
+    if args.report is None:
+        return
+    from .report.report_files import build_report, write_report
+
+    path = write_report(args.report, build_report("analyze", analysis, ns, target))
+    print(f"tilewise: wrote the report to {path}", file=sys.stderr)
+
+
+def _add_report_option(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument("--report", metavar="DIR", help=f"write report.json, report.txt and report.html "
+                   f"(per-layer table and plots) of {what} to DIR")
 
 
 def _cmd_targets(args: argparse.Namespace) -> int:
@@ -115,6 +135,12 @@ def build_parser() -> argparse.ArgumentParser:
     a = sub.add_parser("analyze", help="per-layer table: shapes, MACs, weights, activations")
     a.add_argument("model", help=".tflite or .onnx model")
     a.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    fmt = a.add_mutually_exclusive_group()
+    fmt.add_argument("--wide", action="store_true", help="every column of the table (the default "
+                     "set fits 100 columns)")
+    fmt.add_argument("--csv", action="store_true", help="print the table as CSV: every column, "
+                     "one row per layer, a header row")
+    _add_report_option(a, "the analysis")
     a.add_argument("--why", action="store_true", help="with --target: every layer's candidate "
                    "modules and kernels, and why each was rejected or not chosen")
     a.add_argument("--ablation", action="store_true", help="with --target: the network on each "
