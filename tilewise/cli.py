@@ -105,7 +105,41 @@ def _cmd_generate(args: argparse.Namespace) -> int:
           f"DMA {m['dma_bytes_predicted']:,} B per inference; build with `make -C {project.path}`")
     for note in ns.layers.meta.get("notes", ()):
         print(f"tilewise: note: {note}")
+    _project_report(args, "generate", ns, project.path)
     return 0
+
+
+def _project_report(args: argparse.Namespace, command: str, ns, project: Path | None,
+                    validation=None) -> None:
+    """generate / validate: the report into <project>/report (when a project is kept) and into
+    --report DIR (report/report_files)."""
+    from .report.analysis import analyze_layers
+    from .report.report_files import build_report, write_report
+
+    dirs = ([Path(project) / "report"] if project is not None else []) + (
+        [Path(args.report)] if args.report is not None else [])
+    if not dirs:
+        return
+    rep = build_report(command, analyze_layers(ns.layers, ns), ns, ns.target, validation,
+                       project, hypothetical=getattr(args, "hypothetical", False))
+    for d in dirs:
+        path = write_report(d, rep)
+        print(f"tilewise: wrote the report to {path}", file=sys.stderr)
+
+
+def _validate_report(args: argparse.Namespace, target, report) -> None:
+    """validate: schedule the model again (deterministic: the schedule validate built) for the
+    report's table and plots, written when the project is kept or --report is given."""
+    project = Path(report.project) if Path(report.project).is_dir() else None
+    if project is None and args.report is None:
+        return
+    from .frontend import load_model
+    from .passes import lower
+    from .schedule.network import schedule_network
+
+    ns = schedule_network(lower(load_model(args.model)), target, args.tiler,
+                          objective=args.objective)
+    _project_report(args, "validate", ns, project, report)
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
@@ -114,8 +148,10 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 
     if args.inputs < 1:
         raise TilewiseError(f"--inputs must be at least 1, got {args.inputs}")
-    report = validate_path(args.model, target_from_args(args), args.tiler, args.inputs, args.seed,
+    target = target_from_args(args)
+    report = validate_path(args.model, target, args.tiler, args.inputs, args.seed,
                            args.out, objective=args.objective, on=args.on)
+    _validate_report(args, target, report)
     if args.json:
         print(json.dumps(report.to_json(), indent=2))
     else:
@@ -155,6 +191,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("model", help=".tflite or .onnx model")
     g.add_argument("-o", "--out", required=True, help="directory of the generated project")
     add_target_options(g, required=True)
+    _add_report_option(g, "the generated network (one is also written to <project>/report)")
     g.set_defaults(fn=_cmd_generate)
     v = sub.add_parser("validate", help="generate, build on the host, compare bit for bit with the "
                                         "golden model and the reference runtime")
@@ -172,6 +209,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "or under an instruction-counting emulator (count: executed instructions "
                         "per inference and per layer)")
     add_target_options(v, required=True)
+    _add_report_option(v, "the validation (one is also written to <project>/report when the "
+                          "project is kept)")
     v.set_defaults(fn=_cmd_validate)
     d = sub.add_parser("demo", help="the main job on the bundled example model")
     d.add_argument("-o", "--out", help="directory for the demo's outputs (default: a temporary one)")

@@ -86,6 +86,7 @@ def cycles_figure(layers: Sequence[dict], modules: Sequence[str]) -> str:
     ax.bar(xs, dma, bottom=comp, color=[lighter(c) for c in cols], hatch="///", edgecolor="white",
            linewidth=0, width=0.8)
     _layer_ticks(ax, [lay["name"] for lay in layers])
+    ax.set_ylim(0, max([c + d for c, d in zip(comp, dma)] + [1.0]) * 1.08)
     ax.set_xlabel("layer")
     ax.set_ylabel("predicted cycles")
     ax.set_title("Predicted cycles per layer: compute (solid) and exposed DMA (hatched)",

@@ -7,7 +7,8 @@ report.json, report.txt and report.html.
   "memory_plan": the L2 plan's buffers (name, kind, size, first, last, offset), peak, lower bound,
   planner, l2_free_bytes, "notes", and for validate "validation": ValidationReport.to_json() (with
   the "metrics" key when the validation has one: {"vs_reference": {acc, rmse, mae, l2r, cos},
-  "vs_labels": {accuracy, confusion}}, either part optional), for generate "project".
+  "vs_labels": {accuracy, confusion}}, any part optional; the `data` part's "vs_expected" and
+  "labels" are read alike), for generate "project".
 - report.txt: the analyze text (every column, tile legend, flash / RAM summary) and, for
   validate, its text and metrics; plain text, no ANSI.
 - report.html: one self-contained file (inline SVG figures, plots.py; template
@@ -115,18 +116,40 @@ def _metrics(validation_json: dict | None) -> dict:
     return m if isinstance(m, dict) else {}
 
 
+#: the scalar metrics shown, in order (validate's metrics: stm32ai's acc, rmse, mae, l2r, cos)
+METRIC_KEYS = ("acc", "accuracy", "accuracy_reference", "correct", "rmse", "mae", "max_abs", "l2r",
+               "cos")
+#: the parts of validate's "metrics": the documented vs_reference / vs_labels, and the `data`
+#: part's vs_expected / labels
+METRIC_PARTS = ("vs_reference", "vs_expected", "vs_labels", "labels")
+
+
 def scalar_metrics(metrics: dict) -> list[tuple[str, str, str]]:
-    """(against, metric, value) rows of the scalar metrics (the confusion matrix left out)."""
+    """(against, metric, value) rows of the scalar metrics of each part present (absent parts and
+    None values skipped; the confusion matrix is a figure)."""
     rows = []
-    for against in ("vs_reference", "vs_labels"):
-        part = metrics.get(against)
-        if not isinstance(part, dict):
+    for part in METRIC_PARTS:
+        values = metrics.get(part)
+        if not isinstance(values, dict):
             continue
-        for k, v in part.items():
+        against = str(values.get("against") or values.get("file") or part.replace("_", " "))
+        for k in METRIC_KEYS:
+            v = values.get(k)
             if isinstance(v, bool) or not isinstance(v, (int, float)):
                 continue
-            rows.append((against.replace("_", " "), k, f"{v:.6g}"))
+            rows.append((against, k, f"{v:.6g}"))
     return rows
+
+
+def confusion(metrics: dict) -> tuple[list[list[int]], list[str] | None] | None:
+    """The confusion matrix (rows true, columns predicted) and class names, if the metrics hold
+    one (under vs_labels or labels)."""
+    for part in ("vs_labels", "labels"):
+        values = metrics.get(part)
+        if isinstance(values, dict) and values.get("confusion"):
+            names = values.get("class_names") or values.get("labels")
+            return values["confusion"], names if isinstance(names, list) else None
+    return None
 
 
 def _text(analysis: Analysis, head: dict, validation: Any | None, metrics: dict) -> str:
@@ -144,17 +167,20 @@ def _text(analysis: Analysis, head: dict, validation: Any | None, metrics: dict)
                   markup=False)
     console.print(f"tilewise {head['tilewise']}, {head['generated_at']}", markup=False)
     print_analysis(analysis, console, wide=True)
+    vtext = ""
     if validation is not None:
         from ..validate.text import format_report
 
-        console.print(format_report(validation), soft_wrap=True, markup=False)
-    for against, k, v in scalar_metrics(metrics):
-        console.print(f"metric {against}: {k} = {v}")
-    conf = (metrics.get("vs_labels") or {}).get("confusion")
-    if conf:
-        console.print("confusion matrix (rows: true class, columns: predicted):")
-        for row in conf:
-            console.print("  " + " ".join(f"{int(v):>6}" for v in row))
+        vtext = format_report(validation)
+        console.print(vtext, soft_wrap=True, markup=False)
+    if "metrics:" not in vtext:  # (validate's own text prints them once it has metrics)
+        for against, k, v in scalar_metrics(metrics):
+            console.print(f"metric vs {against}: {k} = {v}", markup=False)
+        conf = confusion(metrics)
+        if conf:
+            console.print("confusion matrix (rows: true class, columns: predicted):")
+            for row in conf[0]:
+                console.print("  " + " ".join(f"{int(v):>6}" for v in row))
     return "\n".join(line.rstrip() for line in buf.getvalue().splitlines()) + "\n"
 
 
@@ -214,10 +240,10 @@ def figures(data: dict) -> list[tuple[str, str]]:
         if rows and any(r.get(f"measured_{what}") is not None for r in rows):
             out.append((f"Measured on {v.get('platform')} vs predicted {what} per layer",
                         plots.measured_figure(rows, what)))
-    conf = (_metrics(v).get("vs_labels") or {}).get("confusion")
+    conf = confusion(_metrics(v))
     if conf:
         out.append(("Confusion matrix of the generated C against the labels",
-                    plots.confusion_figure(conf, (_metrics(v).get("vs_labels") or {}).get("labels"))))
+                    plots.confusion_figure(*conf)))
     return out
 
 
