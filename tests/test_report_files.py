@@ -197,6 +197,7 @@ def test_bad_report_dir_is_one_sentence(tmp_path, capsys):
     assert main(["analyze", model, "--report", str(rep)]) == 0
     data = json.loads((rep / "report.json").read_text())
     assert "target" not in data["header"] and "memory_plan" not in data
+    assert (rep / "report.html").read_text().count("<svg") == 1      # MACs / weights per layer
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a_file", "busy", "rep"]
 
 

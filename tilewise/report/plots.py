@@ -10,6 +10,7 @@ schedule objects, so a report can be re-rendered from its report.json:
   live (layer index), y = its static offset, coloured by kind (activation / constants / scratch),
   with the plan's peak and the L2 size;
 - `l1_figure`: each layer's L1 layout bytes (module colour) against the free L1;
+- `macs_figure` (no target): MACs and raw weight bytes per layer;
 - `measured_figure`: measured vs predicted cycles (or instructions) per layer, where validate ran
   the code on a target (report.to_json()["layers"]);
 - `confusion_figure`: a confusion matrix as a heat-map (validate metrics, "vs_labels").
@@ -32,6 +33,8 @@ KIND_LABELS = {"activation": "activations", "weight": "constants (weights, bias,
                "scratch": "scratch (L3 tiles)"}
 MEASURED_COLOUR = "#c44e52"
 PREDICTED_COLOUR = "#8172b3"
+MACS_COLOUR = "#64b5cd"
+WEIGHTS_COLOUR = "#937860"
 
 
 def module_colours(modules: Sequence[str]) -> dict[str, str]:
@@ -96,6 +99,24 @@ def cycles_figure(layers: Sequence[dict], modules: Sequence[str]) -> str:
     handles.append(Patch(facecolor="#dddddd", hatch="///", edgecolor="white", label="DMA exposed"))
     ax.legend(handles=handles, fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     ax.ticklabel_format(axis="y", style="sci", scilimits=(-3, 5))
+    return _svg(fig)
+
+
+def macs_figure(layers: Sequence[dict]) -> str:
+    """Without a target: MACs and raw weight bytes per layer (what the network asks of a chip)."""
+    fig, ax = _figure(9.5, 3.0)
+    xs = range(len(layers))
+    ax.bar([x - 0.2 for x in xs], [lay["macs"] for lay in layers], width=0.4, color=MACS_COLOUR,
+           label="MACs")
+    ax2 = ax.twinx()
+    ax2.bar([x + 0.2 for x in xs], [lay["weight_bytes"] / 1024 for lay in layers], width=0.4,
+            color=WEIGHTS_COLOUR, label="raw weights (kB)")
+    _layer_ticks(ax, [lay["name"] for lay in layers])
+    ax.set_xlabel("layer")
+    ax.set_ylabel("MACs")
+    ax2.set_ylabel("raw weights (kB)")
+    ax.set_title("MACs (left) and raw weights (right) per layer — add --target for the schedule",
+                 fontsize=10, loc="left")
     return _svg(fig)
 
 

@@ -234,6 +234,9 @@ def figures(data: dict) -> list[tuple[str, str]]:
         if l1 is not None:
             out.append(("L1 bytes each layer's tiles use, against the free L1 (red line)",
                         plots.l1_figure(layers, modules, l1["free"])))
+    elif layers:
+        out.append(("MACs and raw weight bytes per layer (no target: no schedule to plot)",
+                    plots.macs_figure(layers)))
     v = data.get("validation") or {}
     rows = v.get("layers") or []
     for what in ("cycles", "instructions"):
