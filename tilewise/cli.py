@@ -53,13 +53,33 @@ def _cmd_analyze(args: argparse.Namespace) -> int:
         raise TilewiseError("--why needs --target (it lists each layer's candidate modules and "
                             "kernels)")
     analysis = analyze_layers(lg, ns, why=args.why)
+    _analyze_report(args, analysis, ns, target)
     if args.json:
         print(json.dumps(analysis.to_json(), indent=2))
+    elif args.csv:
+        from .report.tables import write_csv
+
+        write_csv(analysis, sys.stdout)
     else:
         from .report.tables import print_analysis
 
-        print_analysis(analysis)
+        print_analysis(analysis, wide=args.wide)
     return 0
+
+
+def _analyze_report(args: argparse.Namespace, analysis, ns, target) -> None:
+    """`analyze --report DIR`: report.json / .txt / .html of the analysis (report/report_files)."""
+    if args.report is None:
+        return
+    from .report.report_files import build_report, write_report
+
+    path = write_report(args.report, build_report("analyze", analysis, ns, target))
+    print(f"tilewise: wrote the report to {path}", file=sys.stderr)
+
+
+def _add_report_option(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument("--report", metavar="DIR", help=f"write report.json, report.txt and report.html "
+                   f"(per-layer table and plots) of {what} to DIR")
 
 
 def _cmd_targets(args: argparse.Namespace) -> int:
@@ -86,7 +106,41 @@ def _cmd_generate(args: argparse.Namespace) -> int:
           f"DMA {m['dma_bytes_predicted']:,} B per inference; build with `make -C {project.path}`")
     for note in ns.layers.meta.get("notes", ()):
         print(f"tilewise: note: {note}")
+    _project_report(args, "generate", ns, project.path)
     return 0
+
+
+def _project_report(args: argparse.Namespace, command: str, ns, project: Path | None,
+                    validation=None) -> None:
+    """generate / validate: the report into <project>/report (when a project is kept) and into
+    --report DIR (report/report_files)."""
+    from .report.analysis import analyze_layers
+    from .report.report_files import build_report, write_report
+
+    dirs = ([Path(project) / "report"] if project is not None else []) + (
+        [Path(args.report)] if args.report is not None else [])
+    if not dirs:
+        return
+    rep = build_report(command, analyze_layers(ns.layers, ns), ns, ns.target, validation,
+                       project, hypothetical=getattr(args, "hypothetical", False))
+    for d in dirs:
+        path = write_report(d, rep)
+        print(f"tilewise: wrote the report to {path}", file=sys.stderr)
+
+
+def _validate_report(args: argparse.Namespace, target, report) -> None:
+    """validate: schedule the model again (deterministic: the schedule validate built) for the
+    report's table and plots, written when the project is kept or --report is given."""
+    project = Path(report.project) if Path(report.project).is_dir() else None
+    if project is None and args.report is None:
+        return
+    from .frontend import load_model
+    from .passes import lower
+    from .schedule.network import schedule_network
+
+    ns = schedule_network(lower(load_model(args.model)), target, args.tiler,
+                          objective=args.objective)
+    _project_report(args, "validate", ns, project, report)
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
@@ -95,11 +149,13 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 
     if args.inputs < 1:
         raise TilewiseError(f"--inputs must be at least 1, got {args.inputs}")
+    target = target_from_args(args)
     if data_requested(args):   # validation on the user's own data (cli_data.py)
-        report = validate_data_from_args(args, target_from_args(args))
+        report = validate_data_from_args(args, target)
     else:
-        report = validate_path(args.model, target_from_args(args), args.tiler, args.inputs,
-                               args.seed, args.out, objective=args.objective, on=args.on)
+        report = validate_path(args.model, target, args.tiler, args.inputs, args.seed,
+                               args.out, objective=args.objective, on=args.on)
+    _validate_report(args, target, report)
     if args.json:
         print(json.dumps(report.to_json(), indent=2))
     else:
@@ -119,6 +175,12 @@ def build_parser() -> argparse.ArgumentParser:
     a = sub.add_parser("analyze", help="per-layer table: shapes, MACs, weights, activations")
     a.add_argument("model", help=".tflite or .onnx model")
     a.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    fmt = a.add_mutually_exclusive_group()
+    fmt.add_argument("--wide", action="store_true", help="every column of the table (the default "
+                     "set fits 100 columns)")
+    fmt.add_argument("--csv", action="store_true", help="print the table as CSV: every column, "
+                     "one row per layer, a header row")
+    _add_report_option(a, "the analysis")
     a.add_argument("--why", action="store_true", help="with --target: every layer's candidate "
                    "modules and kernels, and why each was rejected or not chosen")
     a.add_argument("--ablation", action="store_true", help="with --target: the network on each "
@@ -133,6 +195,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("model", help=".tflite or .onnx model")
     g.add_argument("-o", "--out", required=True, help="directory of the generated project")
     add_target_options(g, required=True)
+    _add_report_option(g, "the generated network (one is also written to <project>/report)")
     g.set_defaults(fn=_cmd_generate)
     v = sub.add_parser("validate", help="generate, build on the host, compare bit for bit with the "
                                         "golden model and the reference runtime")
@@ -151,6 +214,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "per inference and per layer)")
     add_data_options(v)
     add_target_options(v, required=True)
+    _add_report_option(v, "the validation (one is also written to <project>/report when the "
+                          "project is kept)")
     v.set_defaults(fn=_cmd_validate)
     d = sub.add_parser("demo", help="the main job on the bundled example model")
     d.add_argument("-o", "--out", help="directory for the demo's outputs (default: a temporary one)")

@@ -11,7 +11,8 @@ layers_per_module, handoff_cycles, handoffs}. cycles include handoff_cycles: the
 between modules' exchange memories partition chose to pay (handoffs[]: tensor, from, to, bytes,
 cycles, energy_pj; none on the built-in targets, whose modules all exchange in L2).
 ram_bytes = the L1 arena + the L2 plan's peak (activations and weights kept in L2); flash_bytes =
-constants kept in read-only memory, which no RAM holds.
+constants kept in read-only memory, which no RAM holds. memory_summary: flash / RAM as MCU users
+read them (memory_summary.py).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 
 from ..schedule.network import NetworkSchedule
 from ..schedule.space import LayerSchedule
+from .memory_summary import memory_summary
 
 
 @dataclass(frozen=True)
@@ -91,6 +93,7 @@ def scheduled_totals(ns: NetworkSchedule) -> dict:
         "layers_per_module": layers_per_module(ns),
         "handoff_cycles": ns.handoff_cycles,
         "handoffs": [h.to_json() for h in ns.partition.handoffs] if ns.partition else [],
+        "memory_summary": memory_summary(ns),
     }
 
 
