@@ -29,6 +29,8 @@ def print_analysis(a: Analysis, console: Console | None = None) -> None:
     if sched:
         t = a.scheduled_totals
         title += f" on {t['target']} (L1 {_kb(t['l1_free_bytes'])} kB, L2 {_kb(t['l2_free_bytes'])} kB, tiler {t['tiler']})"
+        if t.get("hypothetical"):
+            title += " — hypothetical chip (settings beyond the part, --hypothetical)"
     table = Table(title=title, title_justify="left")
     cols = [("#", "right"), ("layer", "left"), ("op", "left"), ("input", "left"), ("output", "left"),
             ("MACs", "right"), ("weights B", "right"), ("act. B", "right")]
