@@ -230,22 +230,77 @@ def _stdout_closed() -> int:
     return 141
 
 
+def _stdout_is_devnull() -> bool:
+    try:
+        a, b = os.fstat(sys.stdout.fileno()), os.stat(os.devnull)
+    except (OSError, ValueError):
+        return False
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+
+
+class _Interrupt:
+    """SIGINT as KeyboardInterrupt, remembered: a library that swallows the exception (the
+    reference runtimes turn it into their own failure, or drop it) cannot hide the Ctrl-C from
+    main, which then exits 130 whatever the command returned."""
+
+    def __init__(self) -> None:
+        self.seen = False
+        self.previous = None
+
+    def __enter__(self) -> "_Interrupt":
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            self.previous = signal.signal(signal.SIGINT, self._handler)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        import signal
+
+        if self.previous is not None:
+            signal.signal(signal.SIGINT, self.previous)
+
+    def _handler(self, signum, frame) -> None:
+        self.seen = True
+        raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    with _Interrupt() as interrupt:
+        rc = _run(args, interrupt)
+    if interrupt.seen and rc != 130:
+        print("tilewise: interrupted", file=sys.stderr)
+        return 130
+    return rc
+
+
+def _run(args: argparse.Namespace, interrupt: _Interrupt) -> int:
     try:
         rc = int(args.fn(args))
         sys.stdout.flush()
         return rc
     except BrokenPipeError:
         return _stdout_closed()
+    except SystemExit as e:   # rich's console on a closed stdout: it already muted stdout
+        if e.code == 1 and _stdout_is_devnull():
+            return 141
+        raise
     except TilewiseError as e:
+        if interrupt.seen:   # a failure the Ctrl-C caused
+            print("tilewise: interrupted", file=sys.stderr)
+            return 130
         print(f"tilewise: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("tilewise: interrupted", file=sys.stderr)
         return 130
     except Exception as e:  # an internal bug: say so in one line unless debugging
+        if interrupt.seen:
+            print("tilewise: interrupted", file=sys.stderr)
+            return 130
         if os.environ.get("TILEWISE_DEBUG"):
             raise
         print(f"tilewise: internal error ({type(e).__name__}: {e}); rerun with TILEWISE_DEBUG=1 and report it", file=sys.stderr)
