@@ -114,6 +114,15 @@ def _cmd_targets(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_ops(args: argparse.Namespace) -> int:
+    from .report.ops import ops_json, ops_text
+    from .targets.registry import get_target
+
+    target = get_target(args.target) if args.target else None
+    print(json.dumps(ops_json(target), indent=2) if args.json else ops_text(target))
+    return 0
+
+
 def _cmd_generate(args: argparse.Namespace) -> int:
     from .codegen import generate_model
 
@@ -184,6 +193,11 @@ def build_parser() -> argparse.ArgumentParser:
     t = sub.add_parser("targets", help="the built-in targets and their parameters")
     t.add_argument("--json", action="store_true", help="print JSON instead of tables")
     t.set_defaults(fn=_cmd_targets)
+    o = sub.add_parser("ops", help="the operators each frontend accepts; with --target, the "
+                                   "modules and kernels that run each op and their precisions")
+    o.add_argument("--target", help="built-in target (see `tilewise targets`)")
+    o.add_argument("--json", action="store_true", help="print JSON instead of text")
+    o.set_defaults(fn=_cmd_ops)
     g = sub.add_parser("generate", help="write the tiled C project of a model for a target")
     g.add_argument("model", help=".tflite or .onnx model")
     g.add_argument("-o", "--out", required=True, help="directory of the generated project")
