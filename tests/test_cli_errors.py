@@ -299,3 +299,79 @@ def _interrupt_validate(tmp: Path, delay: float) -> None:
     assert proc.returncode == 130, (delay, proc.returncode, out, err)
     assert err == "tilewise: interrupted\n", (delay, err)
     assert list(tmp.glob("tilewise_validate_*")) == [], delay
+
+
+# --- defect 6: validate --inputs 100000000 in bounded memory ---------------------------------------
+
+@pytest.mark.parametrize("n", [1, 20, 253, 254, 255, 256, 300, 510, 511, 512])
+@pytest.mark.parametrize("chunk", [8, 256])
+def test_input_chunks_are_the_one_batch_inputs(n, chunk):
+    """The chunked inputs are make_inputs' inputs, same seed, same order, extremes last."""
+    from tilewise.frontend import load_model
+    from tilewise.passes import lower
+    from tilewise.validate import make_inputs
+    from tilewise.validate.chunked import input_chunks, n_chunks
+
+    lg = lower(load_model(EXAMPLE))
+    chunks = list(input_chunks(lg, n, 7, chunk))
+    assert len(chunks) == n_chunks(n, chunk) and all(0 < len(c) <= chunk for c in chunks)
+    flat = [x for c in chunks for x in c]
+    want = make_inputs(lg, n, 7)
+    assert len(flat) == len(want) and all(np.array_equal(a, b) for a, b in zip(flat, want))
+
+
+def test_chunked_validation_matches_one_batch(tmp_path):
+    """validate_chunked (here 8 inputs a chunk) reports what one batch reports."""
+    from tilewise.frontend import load_model
+    from tilewise.passes import lower
+    from tilewise.schedule.network import schedule_network
+    from tilewise.targets.registry import get_target
+    from tilewise.validate import validate_model
+    from tilewise.validate.chunked import validate_chunked
+
+    graph = load_model(EXAMPLE)
+    ns = schedule_network(lower(graph), get_target("gap8", l1_kb=8), "model")
+    one = validate_model(EXAMPLE, ns, graph, 20, 3, tmp_path / "one").to_json()
+    chunked = validate_chunked(EXAMPLE, ns, graph, 20, 3, tmp_path / "chunked", chunk=8).to_json()
+    assert one["bit_exact"] and one["inputs"] == 22
+    assert ({k: v for k, v in one.items() if k != "project"}
+            == {k: v for k, v in chunked.items() if k != "project"})
+
+
+def _rss_bytes(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def test_huge_inputs_run_in_bounded_memory(tmp_path):
+    """Defect 6: `validate --inputs 100000000` grew to 3 GB before anything ran. Now the first
+    chunks run (their outputs are written) while the process stays far below that; Ctrl-C then
+    ends it with 130. The test stops the process as soon as it passes 1 GB."""
+    out = tmp_path / "p"
+    proc = subprocess.Popen([sys.executable, "-m", "tilewise.cli", "validate", EXAMPLE,
+                             "--target", "gap8", "--inputs", "100000000", "-o", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    peak, writes, last = 0, 0, None
+    try:
+        deadline = time.monotonic() + 600
+        while writes < 2 and time.monotonic() < deadline and proc.poll() is None:
+            peak = max(peak, _rss_bytes(proc.pid))
+            if peak > 1 << 30:
+                break
+            f = out / "run_outputs.bin"
+            stamp = f.stat().st_mtime_ns if f.exists() else None
+            if stamp is not None and stamp != last:
+                writes, last = writes + 1, stamp
+            time.sleep(0.05)
+        alive = proc.poll() is None
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert peak < 1 << 30, f"RSS reached {peak / 2**20:.0f} MB"
+    assert alive and writes >= 2, ("the first two chunks did not run", writes, err)
+    assert proc.returncode == 130, err

@@ -89,3 +89,96 @@ def test_ops_with_a_target_lists_its_modules_kernels_and_precisions():
     assert ("conv2d", "ne16") in rows and ("transpose_conv", "ne16") not in rows
     bad = run_cli("ops", "--target", "nope")
     assert bad.returncode == 2 and "unknown target 'nope'" in bad.stderr
+
+
+# --- progress bars (rich) on a terminal's stderr, --quiet ------------------------------------------
+
+def run_on_terminal(*args: str, timeout: float = 600) -> tuple[int, str, str]:
+    """Run the CLI with stderr on a pseudo-terminal (stdout a pipe); returns (rc, stdout, what
+    the terminal received)."""
+    import os
+    import pty
+    import threading
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "tilewise.cli", *args], stdout=subprocess.PIPE,
+                            stderr=slave, stdin=subprocess.DEVNULL)
+    os.close(slave)
+    chunks: list[bytes] = []
+
+    def drain() -> None:
+        while True:
+            try:
+                data = os.read(master, 65536)
+            except OSError:
+                return
+            if not data:
+                return
+            chunks.append(data)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    out, _ = proc.communicate(timeout=timeout)
+    reader.join(timeout=10)
+    os.close(master)
+    return proc.returncode, out.decode(), b"".join(chunks).decode(errors="replace")
+
+
+def test_progress_on_a_terminal_and_quiet():
+    """Scheduling shows a bar on a terminal's stderr; --quiet (before or after the command)
+    removes it; stdout is the same either way."""
+    rc, out, term = run_on_terminal("analyze", EXAMPLE, "--target", "gap8", "--json")
+    assert rc == 0 and "scheduling layers" in term
+    for quiet in (("--quiet", "analyze"), ("analyze", "--quiet")):
+        rc_q, out_q, term_q = run_on_terminal(*quiet, EXAMPLE, "--target", "gap8", "--json")
+        assert rc_q == 0 and term_q == "" and out_q == out
+
+
+def test_validate_progress_on_a_terminal(tmp_path):
+    """validate shows scheduling and building on a terminal; the report on stdout is the one a
+    pipe gets."""
+    rc, out, term = run_on_terminal("validate", EXAMPLE, "--target", "gap8", "--inputs", "2",
+                                    "--json", "-o", str(tmp_path / "a"))
+    assert rc == 0, term
+    assert "scheduling layers" in term and "building" in term
+    piped = run_cli("validate", EXAMPLE, "--target", "gap8", "--inputs", "2", "--json", "-o",
+                    str(tmp_path / "b"))
+    assert piped.returncode == 0 and piped.stderr == ""
+    a, b = json.loads(out), json.loads(piped.stdout)
+    assert {k: v for k, v in a.items() if k != "project"} == {k: v for k, v in b.items()
+                                                              if k != "project"}
+
+
+def test_no_progress_off_a_terminal():
+    """Off a terminal nothing is drawn and rich is not even imported by the progress module."""
+    proc = run_cli("analyze", EXAMPLE, "--target", "gap8", "--json")
+    assert proc.returncode == 0 and proc.stderr == ""
+    probe = subprocess.run([sys.executable, "-c",
+                            "import sys; from tilewise.progress import progress\n"
+                            "with progress(3, 'x') as step: step()\n"
+                            "print('rich' in ' '.join(sys.modules))"],
+                           capture_output=True, text=True, timeout=60)
+    assert probe.returncode == 0 and probe.stdout.strip() == "False", probe.stderr
+
+
+def test_nested_progress_in_process(monkeypatch):
+    """Nested bars (building inside validate) share one display (rich allows one at a time)."""
+    import io
+
+    from tilewise import progress as pg
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr(sys, "stderr", Tty())
+    pg.set_quiet(False)
+    with pg.progress(2, "outer") as outer:
+        with pg.progress(3, "inner") as inner:
+            inner()
+            inner(2)
+        outer()
+    assert pg._active is None
+    pg.set_quiet(True)
+    assert not pg.enabled()
+    pg.set_quiet(False)

@@ -179,6 +179,8 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="tilewise", description="Deploy quantized networks as tiled, bit-exact C.")
     p.add_argument("--version", action="version", version=f"tilewise {_version()}")
+    p.add_argument("--quiet", action="store_true", help="no progress bars (they are drawn on a "
+                   "terminal's stderr only)")
     sub = p.add_subparsers(dest="command", required=True)
     a = sub.add_parser("analyze", help="per-layer table: shapes, MACs, weights, activations")
     a.add_argument("model", help=".tflite or .onnx model")
@@ -223,6 +225,9 @@ def build_parser() -> argparse.ArgumentParser:
     d = sub.add_parser("demo", help="the main job on the bundled example model")
     d.add_argument("-o", "--out", help="directory for the demo's outputs (default: a temporary one)")
     d.set_defaults(fn=_cmd_demo)
+    for command in sub.choices.values():   # --quiet after the command too (`validate --quiet`)
+        command.add_argument("--quiet", action="store_true", default=argparse.SUPPRESS,
+                             help="no progress bars")
     return p
 
 
@@ -283,6 +288,9 @@ class _Interrupt:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    from .progress import set_quiet
+
+    set_quiet(args.quiet)
     with _Interrupt() as interrupt:
         rc = _run(args, interrupt)
     if interrupt.seen and rc != 130:

@@ -301,10 +301,18 @@ def validate_path(model: str | Path, target, tiler: str = "model", n_random: int
     if on in ("qemu", "count") and target.sdk != CORTEX_M:
         raise TilewiseError(f"--on {on} runs Cortex-M firmware; target {target.name} has none "
                             f"(use --target stm32h7)")
+    from .chunked import CHUNK, validate_chunked
+
+    if on != "host" and n_random + 2 > CHUNK:
+        raise TilewiseError(f"--inputs {n_random}: at most {CHUNK - 2} inputs run on {on} in one "
+                            f"validation (more run on the host, --on host, in chunks)")
     ns = schedule_network(lower(graph), target, tiler, objective=objective)
     work = Path(out_dir) if out_dir else Path(tempfile.mkdtemp(prefix="tilewise_validate_"))
     try:
-        report = validate_model(model, ns, graph, n_random, seed, work, on=on)
+        if n_random + 2 > CHUNK:   # bounded memory: chunked.py
+            report = validate_chunked(model, ns, graph, n_random, seed, work)
+        else:
+            report = validate_model(model, ns, graph, n_random, seed, work, on=on)
     except BaseException:   # KeyboardInterrupt included: no tilewise_validate_* left behind
         if out_dir is None:
             shutil.rmtree(work, ignore_errors=True)
