@@ -182,3 +182,12 @@ def test_nested_progress_in_process(monkeypatch):
     pg.set_quiet(True)
     assert not pg.enabled()
     pg.set_quiet(False)
+
+
+def test_targets_list_their_maximum_clock():
+    """Every built-in target carries its rated maximum clock (cited in targets/<chip>.py), at or
+    above its default clock; `targets --json` shows it."""
+    proc = run_cli("targets", "--json")
+    assert proc.returncode == 0, proc.stderr
+    for t in json.loads(proc.stdout):
+        assert t["max_clock_mhz"] is not None and t["max_clock_mhz"] >= t["clock_mhz"], t["name"]
