@@ -1,20 +1,63 @@
-"""The `tilewise` command line: analyze, targets, generate, validate, demo (explore joins as it lands).
+"""The `tilewise` command line: analyze, targets, ops, generate, validate, demo (explore joins as it
+lands).
 
-Exit codes: 0 success, 1 validation mismatch, 2 bad input (one sentence on stderr, no traceback).
-Set TILEWISE_DEBUG=1 to see tracebacks of internal errors.
+Exit codes: 0 success, 1 validation mismatch, 2 bad input (one sentence on stderr, no traceback),
+130 interrupted (Ctrl-C; temporary directories removed), 141 stdout closed early (`| head`: quiet,
+as a C tool killed by SIGPIPE). Set TILEWISE_DEBUG=1 to see tracebacks of internal errors.
+
+Output directories (-o) are made absolute where the CLI receives them (the compiler runs in the
+project directory, so a caller-relative path would name the wrong place) and checked before any
+work: an existing file, or a place that cannot be created or written, is bad input; a directory
+the command created is removed again when the command fails.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import shutil
 import sys
+import tempfile
+from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 from .cli_data import add_data_options, data_requested, validate_data_from_args
 from .cli_options import add_target_options, target_from_args
 from .errors import TilewiseError
+
+
+def output_dir(path: str) -> Path:
+    """The absolute path of an -o directory, refused (TilewiseError) when it names an existing
+    file or a place that cannot be created or written; nothing is left behind by the check."""
+    p = Path(path).expanduser().absolute()
+    if p.exists() and not p.is_dir():
+        raise TilewiseError(f"-o {path}: names an existing file, not a directory")
+    parent = p
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        raise TilewiseError(f"-o {path}: cannot create a directory there, {parent} is a file")
+    try:   # a probe: access() says yes to root on a read-only mount and on a mode-555 directory
+        os.rmdir(tempfile.mkdtemp(prefix=".tilewise_probe_", dir=parent))
+    except OSError as e:
+        where = "is not writable" if parent == p else f"cannot be created in {parent}"
+        raise TilewiseError(f"-o {path}: {where} ({e.strerror or e})") from None
+    return p
+
+
+@contextlib.contextmanager
+def removed_on_failure(path: Path | None) -> Iterator[None]:
+    """Remove `path` when the body fails (error or Ctrl-C) and the body created it."""
+    existed = path is None or path.exists()
+    try:
+        yield
+    except BaseException:
+        if not existed:
+            shutil.rmtree(path, ignore_errors=True)
+        raise
 
 
 def _cmd_analyze(args: argparse.Namespace) -> int:
@@ -92,11 +135,24 @@ def _cmd_targets(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_ops(args: argparse.Namespace) -> int:
+    from .report.ops import ops_json, ops_text
+    from .targets.registry import get_target
+
+    target = get_target(args.target) if args.target else None
+    print(json.dumps(ops_json(target), indent=2) if args.json else ops_text(target))
+    return 0
+
+
 def _cmd_generate(args: argparse.Namespace) -> int:
     from .codegen import generate_model
 
-    project, ns = generate_model(args.model, target_from_args(args), args.tiler, args.out,
-                                 objective=args.objective)
+    out = output_dir(args.out)
+    target = target_from_args(args)
+    with removed_on_failure(out):
+        project, ns = generate_model(args.model, target, args.tiler, out,
+                                     objective=args.objective)
+    project = replace(project, path=Path(args.out))   # reported as the user wrote it
     m = project.manifest
     print(f"tilewise: wrote {project.path} — {len(m['layers'])} layers for {m['target']} "
           f"(tiler {m['tiler']}): L1 arena {m['l1_bytes']:,} B, L2 arena {m['l2_arena_bytes']:,} B + "
@@ -107,6 +163,9 @@ def _cmd_generate(args: argparse.Namespace) -> int:
     for note in ns.layers.meta.get("notes", ()):
         print(f"tilewise: note: {note}")
     _project_report(args, "generate", ns, project.path)
+    if m.get("hypothetical"):
+        print("tilewise: note: hypothetical chip — settings beyond the physical "
+              f"{m['target']} (--hypothetical)")
     return 0
 
 
@@ -149,28 +208,38 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 
     if args.inputs < 1:
         raise TilewiseError(f"--inputs must be at least 1, got {args.inputs}")
+    out = output_dir(args.out) if args.out else None
     target = target_from_args(args)
-    if data_requested(args):   # validation on the user's own data (cli_data.py)
-        report = validate_data_from_args(args, target)
-    else:
-        report = validate_path(args.model, target, args.tiler, args.inputs, args.seed,
-                               args.out, objective=args.objective, on=args.on)
+    with removed_on_failure(out):
+        if data_requested(args):   # validation on the user's own data (cli_data.py)
+            report = validate_data_from_args(args, target)
+        else:
+            report = validate_path(args.model, target, args.tiler, args.inputs, args.seed,
+                                   out, objective=args.objective, on=args.on)
     _validate_report(args, target, report)
     if args.json:
-        print(json.dumps(report.to_json(), indent=2))
+        print(json.dumps({**report.to_json(), **({"hypothetical": True} if target.hypothetical
+                                                 else {})}, indent=2))
     else:
         print(format_report(report))
+        if target.hypothetical:
+            print(f"hypothetical chip: settings beyond the physical {target.name} (--hypothetical)")
     return 0 if report.bit_exact else 1
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
     from .demo import run_demo
 
-    return run_demo(out_dir=Path(args.out) if args.out else None)
+    out = output_dir(args.out) if args.out else None
+    with removed_on_failure(out):
+        return run_demo(out_dir=out)
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="tilewise", description="Deploy quantized networks as tiled, bit-exact C.")
+    p.add_argument("--version", action="version", version=f"tilewise {_version()}")
+    p.add_argument("--quiet", action="store_true", help="no progress bars (they are drawn on a "
+                   "terminal's stderr only)")
     sub = p.add_subparsers(dest="command", required=True)
     a = sub.add_parser("analyze", help="per-layer table: shapes, MACs, weights, activations")
     a.add_argument("model", help=".tflite or .onnx model")
@@ -191,6 +260,11 @@ def build_parser() -> argparse.ArgumentParser:
     t = sub.add_parser("targets", help="the built-in targets and their parameters")
     t.add_argument("--json", action="store_true", help="print JSON instead of tables")
     t.set_defaults(fn=_cmd_targets)
+    o = sub.add_parser("ops", help="the operators each frontend accepts; with --target, the "
+                                   "modules and kernels that run each op and their precisions")
+    o.add_argument("--target", help="built-in target (see `tilewise targets`)")
+    o.add_argument("--json", action="store_true", help="print JSON instead of text")
+    o.set_defaults(fn=_cmd_ops)
     g = sub.add_parser("generate", help="write the tiled C project of a model for a target")
     g.add_argument("model", help=".tflite or .onnx model")
     g.add_argument("-o", "--out", required=True, help="directory of the generated project")
@@ -220,20 +294,104 @@ def build_parser() -> argparse.ArgumentParser:
     d = sub.add_parser("demo", help="the main job on the bundled example model")
     d.add_argument("-o", "--out", help="directory for the demo's outputs (default: a temporary one)")
     d.set_defaults(fn=_cmd_demo)
+    for command in sub.choices.values():   # --quiet after the command too (`validate --quiet`)
+        command.add_argument("--quiet", action="store_true", default=argparse.SUPPRESS,
+                             help="no progress bars")
     return p
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("tilewise")
+    except PackageNotFoundError:   # running from a source tree that was never installed
+        return "unknown (not installed)"
+
+
+def _stdout_closed() -> int:
+    """stdout's reader went away (`tilewise ... | head`): no message, like a C tool killed by
+    SIGPIPE (exit 141); stdout is pointed at /dev/null so the interpreter's final flush is quiet."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return 141
+
+
+def _stdout_is_devnull() -> bool:
+    try:
+        a, b = os.fstat(sys.stdout.fileno()), os.stat(os.devnull)
+    except (OSError, ValueError):
+        return False
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+
+
+class _Interrupt:
+    """SIGINT as KeyboardInterrupt, remembered: a library that swallows the exception (the
+    reference runtimes turn it into their own failure, or drop it) cannot hide the Ctrl-C from
+    main, which then exits 130 whatever the command returned."""
+
+    def __init__(self) -> None:
+        self.seen = False
+        self.previous = None
+
+    def __enter__(self) -> "_Interrupt":
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            self.previous = signal.signal(signal.SIGINT, self._handler)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        import signal
+
+        if self.previous is not None:
+            signal.signal(signal.SIGINT, self.previous)
+
+    def _handler(self, signum, frame) -> None:
+        self.seen = True
+        raise KeyboardInterrupt
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    from .progress import set_quiet
+
+    set_quiet(args.quiet)
+    with _Interrupt() as interrupt:
+        rc = _run(args, interrupt)
+    if interrupt.seen and rc != 130:
+        print("tilewise: interrupted", file=sys.stderr)
+        return 130
+    return rc
+
+
+def _run(args: argparse.Namespace, interrupt: _Interrupt) -> int:
     try:
-        return int(args.fn(args))
+        rc = int(args.fn(args))
+        sys.stdout.flush()
+        return rc
+    except BrokenPipeError:
+        return _stdout_closed()
+    except SystemExit as e:   # rich's console on a closed stdout: it already muted stdout
+        if e.code == 1 and _stdout_is_devnull():
+            return 141
+        raise
     except TilewiseError as e:
+        if interrupt.seen:   # a failure the Ctrl-C caused
+            print("tilewise: interrupted", file=sys.stderr)
+            return 130
         print(f"tilewise: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
+        print("tilewise: interrupted", file=sys.stderr)
         return 130
     except Exception as e:  # an internal bug: say so in one line unless debugging
+        if interrupt.seen:
+            print("tilewise: interrupted", file=sys.stderr)
+            return 130
         if os.environ.get("TILEWISE_DEBUG"):
             raise
         print(f"tilewise: internal error ({type(e).__name__}: {e}); rerun with TILEWISE_DEBUG=1 and report it", file=sys.stderr)

@@ -239,6 +239,7 @@ def _manifest(ns: NetworkSchedule, name: str, emits: list[LayerEmit], families: 
     u8 = u8_stored(ns)
     return {
         "model": name, "source": lg.source, "target": target.name, "tiler": ns.tiler,
+        "hypothetical": target.hypothetical,
         "input": {"name": in_t.name, "shape": list(in_t.shape), "bytes": in_t.nbytes, "dtype": in_t.dtype,
                   **({"model_perm": list(input_perm(lg.meta) or ()),
                       "model_shape": list(model_input_shape(lg.meta, tuple(in_t.shape)))}

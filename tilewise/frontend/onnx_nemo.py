@@ -58,6 +58,8 @@ from .onnx_qop import conv_params, fc_input
 
 LINEAR = ("Conv", "Gemm", "MatMul")
 QUANT_OPS = ("QuantizeLinear", "DequantizeLinear")
+#: the ops a linear op's requantization chain may hold (`_absorb` ends the chain at any other)
+REQUANT_CHAIN = ("Mul", "Add", "Div", "Floor", "Clip", "Relu", "Cast")
 INT1 = QuantParams((1.0,), (0,))
 
 
@@ -205,6 +207,8 @@ def _absorb(g: OnnxGraph, cons: dict, node: ONode, channels: int, conv: bool) ->
         if len(readers) != 1:
             break
         c = readers[0]
+        if c.op_type not in REQUANT_CHAIN:
+            break
         other = next((i for i in c.inputs if i and i != out), "")
         val = g.consts.get(other) if other else None
         vec = per_channel(val, channels, conv) if val is not None else None

@@ -252,7 +252,8 @@ def add_requant_shift(lw: Lowering, node: ONode) -> None:
 # ---------------------------------------------------------------------------------------------
 
 _INPUT_MAX = {"float32": 255, "uint8": 255, "int8": 128}
-_KEEPS_RANGE = ("MaxPool", "Reshape", "Flatten", "Identity", "Dropout", "Transpose", "Relu")
+#: ops that keep their input's value range (listed by `tilewise ops`)
+KEEPS_RANGE = ("MaxPool", "Reshape", "Flatten", "Identity", "Dropout", "Transpose", "Relu")
 
 
 def value_bound(g: OnnxGraph) -> int | None:
@@ -290,7 +291,7 @@ def value_bound(g: OnnxGraph) -> int | None:
                 return None
             y = x + b
             worst = max(worst, y)
-        elif n.op_type in _KEEPS_RANGE:
+        elif n.op_type in KEEPS_RANGE:
             y = x
         else:
             return None

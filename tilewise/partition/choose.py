@@ -256,7 +256,13 @@ def tables(lg: LayerGraph, target: Target, tiler: str = "model",
     get_tiler(tiler)
     _check_objective(target, objective)
     check_network(lg)
-    per_layer = [candidates(layer, lg, target, tiler, objective) for layer in lg.layers]
+    from ..progress import progress
+
+    per_layer = []
+    with progress(len(lg.layers), "scheduling layers") as step:
+        for layer in lg.layers:
+            per_layer.append(candidates(layer, lg, target, tiler, objective))
+            step()
     cands = [c for c, _ in per_layer]
     legal = [l for _, l in per_layer]
     return Tables(tuple(tuple(c) for c in cands), tuple(tuple(l) for l in legal),

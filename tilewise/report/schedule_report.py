@@ -75,6 +75,7 @@ def scheduled_totals(ns: NetworkSchedule) -> dict:
         "tiler": ns.tiler,
         "objective": ns.partition.objective if ns.partition else "latency",
         "clock_mhz": ns.target.clock_mhz,
+        "hypothetical": ns.target.hypothetical,
         "l1_free_bytes": ns.target.memory("L1").free,
         "l2_free_bytes": ns.target.memory("L2").free,
         "cycles": cycles,

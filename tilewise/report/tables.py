@@ -122,6 +122,8 @@ def print_analysis(a: Analysis, console: Console | None = None, wide: bool = Fal
     if sched:
         t = a.scheduled_totals
         title += f" on {t['target']} (L1 {_kb(t['l1_free_bytes'])} kB, L2 {_kb(t['l2_free_bytes'])} kB, tiler {t['tiler']})"
+        if t.get("hypothetical"):
+            title += " — hypothetical chip (settings beyond the part, --hypothetical)"
     cols = [c for c in analysis_columns(a) if wide or c.default]
     table = Table(title=title, title_justify="left", box=box.SQUARE if wide else box.SIMPLE_HEAD,
                   pad_edge=wide, collapse_padding=not wide)

@@ -16,6 +16,7 @@ def targets_json() -> list[dict]:
     for t in list_targets():
         out.append({
             "name": t.name, "description": t.description, "clock_mhz": t.clock_mhz,
+            "max_clock_mhz": t.max_clock_mhz,
             "memories": [{k: (sorted(v) if isinstance(v, frozenset) else v)
                           for k, v in asdict(m).items()} | {"free": m.free} for m in t.memories],
             "modules": [{"name": m.name, "cores": m.cores, "memory": m.memory,
@@ -38,5 +39,6 @@ def print_targets() -> None:
         mems = ", ".join(f"{m.name} {m.free / 1024:,.1f}/{m.size / 1024:,.0f} kB" for m in t.memories)
         mods = ", ".join(f"{m.name}×{m.cores} ({'/'.join(m.families)} kernels, "
                          f"{'/'.join(m.cost_models)} costs)" for m in t.modules)
-        table.add_row(t.name, f"{t.clock_mhz:g}", mems, mods, t.description)
+        clock = f"{t.clock_mhz:g}" + (f" (max {t.max_clock_mhz:g})" if t.max_clock_mhz else "")
+        table.add_row(t.name, clock, mems, mods, t.description)
     console.print(table)

@@ -166,6 +166,12 @@ class Target:
     #: named module sets `analyze --ablation` compares, the first being the baseline of the
     #: speed-ups (seed 003 Table IV: CPU only, cluster + CPU, accelerator + CPU, all)
     ablations: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    #: the highest clock the part runs at (MHz; each chip file cites where the figure comes from):
+    #: `--clock` above it is refused unless `--hypothetical`; None = no known limit
+    max_clock_mhz: float | None = None
+    #: True when an override went beyond the physical part (`with_overrides(beyond=True)`): a
+    #: design study of a hypothetical chip, which reports and manifests say
+    hypothetical: bool = False
 
     def memory(self, name: str) -> Memory:
         for m in self.memories:
@@ -213,8 +219,10 @@ class Target:
         A part has the memories and cores it has: more free L1/L2 than its physical memory leaves
         after its reservations, or more cores than its modules have, is refused (ValueError)
         unless `beyond` (a design study of a hypothetical chip), so that a schedule always fits
-        the real part with its stacks.
+        the real part with its stacks; so is a clock above `max_clock_mhz`. With `beyond`, a copy
+        that exceeds any of these limits has `hypothetical` set.
         """
+        over = False
         mems = list(self.memories)
         for name, kb in (("L1", l1_kb), ("L2", l2_kb)):
             if kb is None:
@@ -223,6 +231,7 @@ class Target:
                 raise ValueError(f"{name} size must be a positive number of kB, got {kb}")
             i = [m.name for m in mems].index(name)
             free = int(round(kb * KB))
+            over = over or free > mems[i].free
             if free > mems[i].free and not beyond:
                 raise ValueError(
                     f"--{name.lower()} {kb:g} kB is more than {self.name} has: its {name} is "
@@ -238,10 +247,17 @@ class Target:
                 raise ValueError(f"--cores does not apply to {self.name}: none of its modules "
                                  f"has a configurable core count")
             most = max(m.cores for m in scalable)
+            over = over or cores > most
             if cores > most and not beyond:
                 raise ValueError(f"--cores {cores} is more than {self.name} has ({most})")
             mods = tuple(replace(m, cores=cores) if m.scalable else m for m in mods)
         clock = self.clock_mhz if clock_mhz is None else float(clock_mhz)
         if not clock > 0 or clock == float("inf"):
             raise ValueError(f"clock must be a positive number of MHz, got {clock}")
-        return replace(self, memories=tuple(mems), modules=mods, clock_mhz=clock)
+        if self.max_clock_mhz is not None and clock > self.max_clock_mhz:
+            over = True
+            if not beyond:
+                raise ValueError(f"--clock {clock:g} MHz is more than {self.name} runs at (at most "
+                                 f"{self.max_clock_mhz:g} MHz)")
+        return replace(self, memories=tuple(mems), modules=mods, clock_mhz=clock,
+                       hypothetical=self.hypothetical or over)

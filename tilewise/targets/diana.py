@@ -3,7 +3,9 @@ in-memory core.
 
 Figures and where they come from (seed 003 §V–VI, notes/accelerators.md, notes/match-cost-model.md,
 eml-eda/match `match/target/examples/diana/digital/digital_accelerator.py` memories_def):
-- clock 260 MHz: MATCH's measurements on DIANA silicon (seed 003 Table III).
+- clock 260 MHz: MATCH's measurements on DIANA silicon (seed 003 Table III); also taken as the
+  maximum (--clock beyond it needs --hypothetical) — assumed: the sources measure no faster
+  clock.
 - L2 512 kB, the host's memory; 64 kB of it reserved for the program (runtime, kernels, layer
   code) and the stack — assumed, no figure in the sources.
 - L1: the digital core's 256 kB activation memory, where its tiles live (no double buffering:
@@ -43,6 +45,7 @@ TARGET = Target(
     description="DIANA: RISC-V host + 16x16 digital accelerator (256 kB act., 64 kB weights), "
                 "512 kB L2",
     clock_mhz=260.0,
+    max_clock_mhz=260.0,
     memories=(
         Memory("L1", 256 * KB, bandwidth=16.0, dma_chunk_cycles=70, dma_async=False,
                note="digital core's activation memory"),

@@ -2,8 +2,12 @@
 
 Figures and where they come from:
 - cluster: 8 RI5CY cores, RV32IMCXpulpV2, the pulp kernel family (seed 001 §3.2–3.3, seed 004 ch. 3);
-  100 MHz is the clock of DORY's end-to-end measurements (seed 001 §5.2, Table 4); the chip runs
-  the cluster up to 175 MHz (--clock).
+  100 MHz is the clock of DORY's end-to-end measurements (seed 001 §5.2, Table 4). Maximum
+  (--clock beyond it needs --hypothetical): 260 MHz, the highest cluster clock GAP8 silicon is
+  measured at in the sources (seed 001 Fig. 10 sweeps the cluster over 25-260 MHz; seed 004
+  Table 3.2 "low latency 1.15 V @ 260 MHz"); GreenWaves' datasheet rates the cluster at 175 MHz
+  and the fabric controller at 250 MHz at nominal voltage, so clocks above 175 MHz assume the
+  1.15 V operating point.
 - L1: 64 kB TCDM (seed 001 §3.2); reserved: core stacks 3.5 kB (core 0) + 7 × 3.4 kB (DESIGN.md),
   so 36.7 kB are free for tiles, buffers and im2col by default (--l1 sets the free part).
 - L2↔L1 cluster DMA: up to 2 GB/s with 80 ns latency (seed 001 §3.2) — 64-bit, 8 B/cycle; setup
@@ -34,6 +38,7 @@ TARGET = Target(
     name="gap8",
     description="GreenWaves GAP8: 8-core RI5CY cluster, 64 kB L1 TCDM, 512 kB L2, 8 MB L3",
     clock_mhz=100.0,
+    max_clock_mhz=260.0,
     memories=(
         Memory("L1", 64 * KB, reserved=3584 + 7 * 3482, bandwidth=8.0, dma_setup_cycles=8,
                dma_chunk_cycles=27, dma_issue_cycles=20, dma_async=True,

@@ -1,7 +1,9 @@
 """GreenWaves GAP9: 8-core cluster (the pulp kernels), a host core module ("cpu") and NE16.
 
 Figures and where they come from (seed 003 §V–VI, notes/match-cost-model.md):
-- clock 260 MHz: MATCH's measurements on GAP9 silicon (seed 003 Table III).
+- clock 260 MHz: MATCH's measurements on GAP9 silicon (seed 003 Table III). Maximum 370 MHz
+  (--clock beyond it needs --hypothetical): GreenWaves' MLPerf Tiny v1.0 GAP9 results at 370 MHz
+  (notes/anchors.md), the chip's top rated clock.
 - L1 128 kB, of which MATCH uses 90 kB for tiles → 38 kB reserved; L2 1.5 MB, 1408 kB usable.
 - L2↔L1 cluster DMA: 27 cycles per contiguous chunk (seed 003 §V-B), 8 B/cycle. Per transfer
   920 cycles on the DMA side: MATCH's GAP9 cluster model charges every operand transfer
@@ -58,6 +60,7 @@ TARGET = Target(
     name="gap9",
     description="GreenWaves GAP9: 8-core cluster, host core (cpu) and NE16, 128 kB L1, 1.5 MB L2",
     clock_mhz=260.0,
+    max_clock_mhz=370.0,
     memories=(
         Memory("L1", 128 * KB, reserved=38 * KB, bandwidth=8.0, dma_setup_cycles=920,
                dma_chunk_cycles=27, dma_issue_cycles=20, dma_async=True,

@@ -1,7 +1,8 @@
 """The imaging DSP of seed 002 (ch. 5 and Table 7.2): a VLIW SIMD core with a local scratchpad.
 
 Figures (seed 002 §5.5 and Table 7.2, notes/idsp-model.md):
-- 450 MHz; 32 MACs/cycle (16-bit SIMD, 16-bit accumulators: partial sums are 2 bytes and may be
+- 450 MHz (maximum 500 MHz, --clock beyond it needs --hypothetical: the worst-case typical clock
+  seed 002 §7 takes for the comparable CEVA-XM4 core — assumed for the IDSP); 32 MACs/cycle (16-bit SIMD, 16-bit accumulators: partial sums are 2 bytes and may be
   spilled to external memory between input-channel tiles, as the seed's schedules do);
 - data bus 32 elements/cycle of 2 bytes → 64 B/cycle; 150-cycle DMA initialisation, charged to the
   DSP per transfer (eq. 5.9, CC_dsp = CC_tile + N_transfers·CC_dma_init); no per-chunk cost;
@@ -30,6 +31,7 @@ TARGET = Target(
     name="idsp",
     description="imaging DSP (seed 002): 32 MAC/cycle SIMD, 128 kB local memory, 450 MHz",
     clock_mhz=450.0,
+    max_clock_mhz=500.0,
     memories=(
         Memory("L1", 128 * KB, bandwidth=64.0, dma_setup_cycles=0, dma_chunk_cycles=0,
                dma_issue_cycles=150, dma_async=True, note="local memory"),

@@ -5,7 +5,9 @@ cluster start, a DMA HAL on the mchan registers, fork and barrier in L1; codegen
 
 Figures and where they come from:
 - cluster: 8 RI5CY cores, rv32imc + XpulpV2 (../shared/tools/gvsoc README); cycles are what
-  GVSoC counts (mcycle), the clock only converts them to time: 100 MHz assumed.
+  GVSoC counts (mcycle), the clock only converts them to time: 100 MHz assumed. The GVSoC
+  README gives no clock; maximum 660 MHz (--clock beyond it needs --hypothetical): the PULP
+  cluster's post-layout maximum in the typical 0.8 V corner (seed 004 Table 4.2).
 - L1: 64 kB TCDM in 16 banks at 0x10000000 (README memory map); reserved: the 8 cluster stacks
   of 1.5 kB each (TW_FW_STACK; measured stack peaks of generated code were below 1 kB,
   notes/pulp-open.md) and 1 kB of HAL state (fork/barrier flags, DMA ring), so 51 kB free.
@@ -43,6 +45,7 @@ TARGET = Target(
     name="pulp-open",
     description="PULP open platform on GVSoC: 8-core RI5CY cluster, 64 kB L1, 1.5 MB L2",
     clock_mhz=100.0,
+    max_clock_mhz=660.0,
     memories=(
         Memory("L1", 64 * KB, reserved=8 * STACK + HAL_STATE, bandwidth=14.5, dma_setup_cycles=65,
                dma_chunk_cycles=9.8, dma_issue_cycles=644, dma_async=True,

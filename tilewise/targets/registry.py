@@ -20,10 +20,13 @@ def get_target(name: str, *, l1_kb: float | None = None, l2_kb: float | None = N
                beyond: bool = False) -> Target:
     """A built-in target with overrides: l1_kb / l2_kb = kB free for tiles at L1 / L2 after the
     target's reservations (DESIGN.md), cores = cores of its scalable modules, clock_mhz; more
-    memory or cores than the part has only with `beyond` (Target.with_overrides)."""
-    if name not in _TARGETS:
+    memory or cores than the part has, or a faster clock, only with `beyond`
+    (Target.with_overrides). Names are case-insensitive (GAP8 = gap8)."""
+    key = name.lower()
+    if key not in _TARGETS:
         raise TilewiseError(f"unknown target '{name}'; built-in targets: "
                             f"{', '.join(sorted(_TARGETS))}")
+    name = key
     try:
         return _TARGETS[name].with_overrides(l1_kb=l1_kb, l2_kb=l2_kb, cores=cores,
                                              clock_mhz=clock_mhz, beyond=beyond)

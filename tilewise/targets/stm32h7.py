@@ -1,7 +1,8 @@
 """STMicroelectronics STM32H743: one Cortex-M7 at 480 MHz, DTCM as L1, AXI SRAM as L2, flash.
 
 Figures and where they come from:
-- 480 MHz, 1× Cortex-M7 with a 128 kB zero-wait-state DTCM scratchpad (seed 001 §6.1, where DORY
+- 480 MHz, also the maximum (--clock beyond it needs --hypothetical): the STM32H743's rated top
+  clock (ST datasheet DS12110; seed 004 ch. 3 compares against it "@ 480 MHz"); 1× Cortex-M7 with a 128 kB zero-wait-state DTCM scratchpad (seed 001 §6.1, where DORY
   manages the DTCM by DMA exactly like GAP8's L1); 8 kB of it assumed reserved for the stack.
 - L2: 1 MB SRAM (DESIGN.md) for activations; 2 MB internal flash, read-only: the const weights stay
   there (the Cortex-M reads flash in place and its DMA moves weight tiles from it), never copied
@@ -57,6 +58,7 @@ TARGET = Target(
     name="stm32h7",
     description="STM32H743: Cortex-M7 @480 MHz, 128 kB DTCM, 1 MB SRAM, 2 MB flash",
     clock_mhz=480.0,
+    max_clock_mhz=480.0,
     memories=(
         Memory("L1", 128 * KB, reserved=8 * KB, bandwidth=0.6533, dma_setup_cycles=0,
                dma_chunk_cycles=27.48, dma_issue_cycles=327.6, dma_async=False,

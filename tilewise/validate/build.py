@@ -101,13 +101,19 @@ def build_host(project: Project, out: str | Path | None = None, *, opt: str = "-
     objects: list[str] = []
     rest: list[str] = []
     headers = _headers_digest(includes, shared_dirs) if cache is not None else b""
-    for s in sources:
-        if cache is not None and s.parent.name in shared_dirs:
-            objects.append(str(_cached_object(s, fl, includes, Path(cache), cc, headers)))
-        else:
-            rest.append(str(s))
-    _run([cc, *fl, *[f"-I{i}" for i in includes], *rest, *objects, "-o", str(exe), "-lm"],
-         project.path)
+    from ..progress import progress
+
+    cached = [s for s in sources if cache is not None and s.parent.name in shared_dirs]
+    with progress(len(cached) + 1, "building") as step:   # each cached object, then the rest
+        for s in sources:
+            if s in cached:
+                objects.append(str(_cached_object(s, fl, includes, Path(cache), cc, headers)))
+                step()
+            else:
+                rest.append(str(s))
+        _run([cc, *fl, *[f"-I{i}" for i in includes], *rest, *objects, "-o", str(exe), "-lm"],
+             project.path)
+        step()
     return exe
 
 

@@ -299,7 +299,8 @@ def validate_path(model: str | Path, target, tiler: str = "model", n_random: int
                   seed: int = 0, out_dir: str | Path | None = None,
                   objective: str = "latency", on: str = "host") -> ValidationReport:
     """`tilewise validate MODEL`: load, lower, schedule on `target`, then `validate_model`. Without
-    `out_dir` the project is built in a temporary directory, removed when the result is bit-exact."""
+    `out_dir` the project is built in a temporary directory, removed when the result is bit-exact
+    and when validation stops early (an error, Ctrl-C)."""
     import shutil
 
     from ..frontend import load_model
@@ -308,9 +309,22 @@ def validate_path(model: str | Path, target, tiler: str = "model", n_random: int
 
     graph = load_model(model)
     check_platform(target, on)
+    from .chunked import CHUNK, validate_chunked
+
+    if on != "host" and n_random + 2 > CHUNK:
+        raise TilewiseError(f"--inputs {n_random}: at most {CHUNK - 2} inputs run on {on} in one "
+                            f"validation (more run on the host, --on host, in chunks)")
     ns = schedule_network(lower(graph), target, tiler, objective=objective)
     work = Path(out_dir) if out_dir else Path(tempfile.mkdtemp(prefix="tilewise_validate_"))
-    report = validate_model(model, ns, graph, n_random, seed, work, on=on)
+    try:
+        if n_random + 2 > CHUNK:   # bounded memory: chunked.py
+            report = validate_chunked(model, ns, graph, n_random, seed, work)
+        else:
+            report = validate_model(model, ns, graph, n_random, seed, work, on=on)
+    except BaseException:   # KeyboardInterrupt included: no tilewise_validate_* left behind
+        if out_dir is None:
+            shutil.rmtree(work, ignore_errors=True)
+        raise
     if out_dir is None and report.bit_exact:
         shutil.rmtree(work, ignore_errors=True)
         report.project = "(temporary, removed)"

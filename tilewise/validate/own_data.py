@@ -122,68 +122,73 @@ def validate_data_path(model: str | Path, target, data: str | Path, *, tiler: st
     ns = schedule_network(lg, target, tiler, objective=objective)
     ref = reference_run(graph, model, inputs)
     work = Path(out_dir) if out_dir else Path(tempfile.mkdtemp(prefix="tilewise_validate_"))
-    report, project = validate_network(ns, work, inputs, model=Path(model).name,
-                                       reference_name=reference_name(graph),
-                                       reference=ref.outputs, cache=cache, on=on)
-    report.reference_notes = list(ref.notes)
-    report.notes = list(graph.meta.get("notes", ()))
+    try:   # Ctrl-C or a failure: no tilewise_validate_* left behind
+        report, project = validate_network(ns, work, inputs, model=Path(model).name,
+                                           reference_name=reference_name(graph),
+                                           reference=ref.outputs, cache=cache, on=on)
+        report.reference_notes = list(ref.notes)
+        report.notes = list(graph.meta.get("notes", ()))
 
-    def golden() -> list[np.ndarray]:   # needed only off the host or without a reference
-        return golden_outputs(lg, inputs)
+        def golden() -> list[np.ndarray]:   # needed only off the host or without a reference
+            return golden_outputs(lg, inputs)
 
-    ours_q = _c_outputs(report, project.path, n, ospec.dtype, out_shape, golden, on)
-    scale = ospec.scale if ospec.scale is not None else 1.0
-    deq = (lambda q: M.dequantize(q, scale, ospec.zero_point))
-    ours = deq(ours_q) if ours_q is not None else None
-    if ref.outputs is not None:
-        against, base = report.reference, np.stack([np.asarray(r).reshape(out_shape) for r in ref.outputs])
-    else:
-        against, base = "golden model", np.stack([np.asarray(g).reshape(out_shape) for g in golden()])
-    met: dict[str, Any] = {
-        "inputs": n, "data": data_desc,
-        "output": {"shape": list(out_shape), "dtype": ospec.dtype, "scale": ospec.scale,
-                   "zero_point": ospec.zero_point, "classifier": classifier, "classes": classes},
-        "vs_reference": _entry(against, ours, deq(base), classifier) if ours is not None else None,
-        "vs_expected": None, "labels": None, "layer_csv": [], "metrics_csv": [],
-    }
-    if exp is not None:
-        exp = exp.reshape(n, *out_shape)
-        is_int = exp.dtype.kind in "iu"
-        entry = None
-        if ours is not None:
-            entry = _entry("expected", ours, deq(exp) if is_int else exp, classifier)
-        mism = None
-        if is_int and ours_q is not None:
-            per_input = (ours_q.reshape(n, -1).astype(np.int64) != exp.reshape(n, -1)).sum(axis=1)
-            mism = int(per_input.sum())
-            for i in np.flatnonzero(per_input):
-                report.mismatches.append({"kind": "output", "against": "expected", "input": int(i),
-                                          "elements": int(per_input[i])})
-        met["vs_expected"] = {**(entry or {"against": "expected"}),
-                              "file": exp_desc["file"], "dtype": exp_desc["dtype"],
-                              "layout": exp_desc["layout"], "mismatched_elements": mism}
-    if lab is not None:
-        pred = M.predictions(ours_q) if ours_q is not None else None
-        met["labels"] = {
-            "file": lab_src, "classes": classes,
-            "accuracy": M.accuracy(pred, lab) if pred is not None else None,
-            "correct": int((pred == lab).sum()) if pred is not None else None,
-            "accuracy_reference": M.accuracy(M.predictions(base), lab) if ref.outputs is not None else None,
-            "confusion": (M.confusion_matrix(lab, pred, classes).tolist() if pred is not None else None),
+        ours_q = _c_outputs(report, project.path, n, ospec.dtype, out_shape, golden, on)
+        scale = ospec.scale if ospec.scale is not None else 1.0
+        deq = (lambda q: M.dequantize(q, scale, ospec.zero_point))
+        ours = deq(ours_q) if ours_q is not None else None
+        if ref.outputs is not None:
+            against, base = report.reference, np.stack([np.asarray(r).reshape(out_shape) for r in ref.outputs])
+        else:
+            against, base = "golden model", np.stack([np.asarray(g).reshape(out_shape) for g in golden()])
+        met: dict[str, Any] = {
+            "inputs": n, "data": data_desc,
+            "output": {"shape": list(out_shape), "dtype": ospec.dtype, "scale": ospec.scale,
+                       "zero_point": ospec.zero_point, "classifier": classifier, "classes": classes},
+            "vs_reference": _entry(against, ours, deq(base), classifier) if ours is not None else None,
+            "vs_expected": None, "labels": None, "layer_csv": [], "metrics_csv": [],
         }
-    report.metrics = met
-    csv_dirs = [project.path] if out_dir is not None else []
-    layer_paths = [p / LAYER_CSV for p in csv_dirs] + ([Path(layer_csv)] if layer_csv else [])
-    if layer_paths and on == "host":
-        from .layer_errors import layer_error_rows, write_layer_csv
+        if exp is not None:
+            exp = exp.reshape(n, *out_shape)
+            is_int = exp.dtype.kind in "iu"
+            entry = None
+            if ours is not None:
+                entry = _entry("expected", ours, deq(exp) if is_int else exp, classifier)
+            mism = None
+            if is_int and ours_q is not None:
+                per_input = (ours_q.reshape(n, -1).astype(np.int64) != exp.reshape(n, -1)).sum(axis=1)
+                mism = int(per_input.sum())
+                for i in np.flatnonzero(per_input):
+                    report.mismatches.append({"kind": "output", "against": "expected", "input": int(i),
+                                              "elements": int(per_input[i])})
+            met["vs_expected"] = {**(entry or {"against": "expected"}),
+                                  "file": exp_desc["file"], "dtype": exp_desc["dtype"],
+                                  "layout": exp_desc["layout"], "mismatched_elements": mism}
+        if lab is not None:
+            pred = M.predictions(ours_q) if ours_q is not None else None
+            met["labels"] = {
+                "file": lab_src, "classes": classes,
+                "accuracy": M.accuracy(pred, lab) if pred is not None else None,
+                "correct": int((pred == lab).sum()) if pred is not None else None,
+                "accuracy_reference": M.accuracy(M.predictions(base), lab) if ref.outputs is not None else None,
+                "confusion": (M.confusion_matrix(lab, pred, classes).tolist() if pred is not None else None),
+            }
+        report.metrics = met
+        csv_dirs = [project.path] if out_dir is not None else []
+        layer_paths = [p / LAYER_CSV for p in csv_dirs] + ([Path(layer_csv)] if layer_csv else [])
+        if layer_paths and on == "host":
+            from .layer_errors import layer_error_rows, write_layer_csv
 
-        rows = layer_error_rows(project, lg, inputs, cache=cache)
-        for p in layer_paths:
-            write_layer_csv(rows, p)
-            met["layer_csv"].append(str(p))
-    for p in [d / METRICS_CSV for d in csv_dirs] + ([Path(metrics_csv)] if metrics_csv else []):
-        write_metrics_csv(met, p)
-        met["metrics_csv"].append(str(p))
+            rows = layer_error_rows(project, lg, inputs, cache=cache)
+            for p in layer_paths:
+                write_layer_csv(rows, p)
+                met["layer_csv"].append(str(p))
+        for p in [d / METRICS_CSV for d in csv_dirs] + ([Path(metrics_csv)] if metrics_csv else []):
+            write_metrics_csv(met, p)
+            met["metrics_csv"].append(str(p))
+    except BaseException:
+        if out_dir is None:
+            shutil.rmtree(work, ignore_errors=True)
+        raise
     if out_dir is None and report.bit_exact:
         shutil.rmtree(work, ignore_errors=True)
         report.project = "(temporary, removed)"

@@ -1,0 +1,99 @@
+"""Validation on many inputs in bounded memory: the inputs are made, run through the reference
+runtime, the golden model and the built program, and compared, one chunk at a time.
+
+`input_chunks(lg, n, seed)` yields exactly the inputs `make_inputs(lg, n, seed)` returns, in the
+same order (the same random stream, the all-minimum and all-maximum inputs last), CHUNK at a time;
+`validate_chunked` generates and builds the project once, then checks every chunk with the same
+program (check.check_project), the input numbers of its mismatches counted over the whole run. At
+most MAX_MISMATCHES mismatch entries are kept: validation stops there (the build is known bad) and
+says so in the report's notes. Memory therefore stays at one chunk's inputs and outputs whatever
+--inputs is; `validate --inputs N` takes this path when N + 2 inputs exceed one chunk, so the
+reports of smaller runs are unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+
+from ..ir.layer import LayerGraph
+from ..ir.tensor import dtype_range, np_dtype
+
+#: inputs per chunk: a few MB of inputs and outputs for the MLPerf Tiny models
+CHUNK = 256
+#: mismatch entries kept before validation stops
+MAX_MISMATCHES = 1000
+
+
+def input_chunks(lg: LayerGraph, n: int, seed: int = 0,
+                 chunk: int = CHUNK) -> Iterator[list[np.ndarray]]:
+    """`make_inputs(lg, n, seed)` in chunks of at most `chunk` (the last one holds the extremes)."""
+    t = lg.tensors[lg.inputs[0]]
+    lo, hi = dtype_range(t.dtype)
+    dt = np_dtype(t.dtype)
+    rng = np.random.default_rng(seed)
+    done = 0
+    while True:
+        k = min(chunk, n - done)
+        xs = [rng.integers(lo, hi + 1, size=t.shape).astype(dt) for _ in range(k)]
+        done += k
+        if done == n:
+            if len(xs) + 2 > chunk and xs:
+                yield xs
+                xs = []
+            yield xs + [np.full(t.shape, lo, dt), np.full(t.shape, hi, dt)]
+            return
+        yield xs
+
+
+def n_chunks(n: int, chunk: int = CHUNK) -> int:
+    """How many chunks `input_chunks` yields for n random inputs."""
+    full, rest = divmod(n, chunk)
+    return full + (1 if rest + 2 <= chunk else 2) if rest else full + 1
+
+
+def validate_chunked(model: str | Path, ns, graph, n_random: int, seed: int, work: Path,
+                     cache: str | Path | None = None, chunk: int = CHUNK):
+    """`validate_model` on the host, `chunk` inputs at a time (module doc)."""
+    from ..progress import progress
+    from .check import check_project, golden_outputs, new_report, validate_network
+    from .reference import reference_name, reference_run
+
+    lg = ns.layers
+    total = n_random + 2
+    report = project = None
+    done = 0
+    with progress(n_chunks(n_random, chunk), "running inputs (chunks)") as step:
+        for xs in input_chunks(lg, n_random, seed, chunk):
+            ref = reference_run(graph, model, xs)
+            if report is None:
+                report, project = validate_network(ns, work, xs, model=Path(model).name,
+                                                   reference_name=reference_name(graph),
+                                                   reference=ref.outputs, cache=cache)
+                report.reference_notes = list(ref.notes)
+            else:
+                part = new_report(ns, project, report.model, len(xs), report.reference)
+                check_project(part, project, lg, xs, golden_outputs(lg, xs), ref.outputs,
+                              exe=project.path / "network_host", cache=cache,
+                              locate=report.first_difference is None)
+                for m in part.mismatches:
+                    report.mismatches.append({**m, "input": m["input"] + done} if "input" in m
+                                             else m)
+                if part.golden_vs_reference is not None:
+                    report.golden_vs_reference = ((report.golden_vs_reference or 0)
+                                                  + part.golden_vs_reference)
+                if report.first_difference is None and part.first_difference is not None:
+                    report.first_difference = {**part.first_difference,
+                                               "input": part.first_difference["input"] + done}
+            done += len(xs)
+            step()
+            if len(report.mismatches) >= MAX_MISMATCHES and done < total:
+                break
+    report.inputs = done
+    report.notes = list(graph.meta.get("notes", ()))
+    if done < total:
+        report.notes.append(f"validation stopped after {done:,} of {total:,} inputs at "
+                            f"{len(report.mismatches):,} mismatches")
+    return report
