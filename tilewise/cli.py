@@ -75,7 +75,7 @@ def _cmd_generate(args: argparse.Namespace) -> int:
     from .codegen import generate_model
 
     project, ns = generate_model(args.model, target_from_args(args), args.tiler, args.out,
-                                 objective=args.objective)
+                                 objective=args.objective, c_name=_c_name(args))
     m = project.manifest
     print(f"tilewise: wrote {project.path} — {len(m['layers'])} layers for {m['target']} "
           f"(tiler {m['tiler']}): L1 arena {m['l1_bytes']:,} B, L2 arena {m['l2_arena_bytes']:,} B + "
@@ -95,12 +95,25 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     if args.inputs < 1:
         raise TilewiseError(f"--inputs must be at least 1, got {args.inputs}")
     report = validate_path(args.model, target_from_args(args), args.tiler, args.inputs, args.seed,
-                           args.out, objective=args.objective, on=args.on)
+                           args.out, objective=args.objective, on=args.on, c_name=_c_name(args))
     if args.json:
         print(json.dumps(report.to_json(), indent=2))
     else:
         print(format_report(report))
     return 0 if report.bit_exact else 1
+
+
+def _add_name_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--name", default="tw", metavar="PREFIX",
+                   help="prefix of every C name of the project (PREFIX_network_run, "
+                        "PREFIX_INPUT_SCALE …) so that several networks link into one "
+                        "firmware; a C identifier (default: tw)")
+
+
+def _c_name(args: argparse.Namespace) -> str:
+    from .codegen.names import check_name
+
+    return check_name(args.name)
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
@@ -129,6 +142,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("model", help=".tflite or .onnx model")
     g.add_argument("-o", "--out", required=True, help="directory of the generated project")
     add_target_options(g, required=True)
+    _add_name_option(g)
     g.set_defaults(fn=_cmd_generate)
     v = sub.add_parser("validate", help="generate, build on the host, compare bit for bit with the "
                                         "golden model and the reference runtime")
@@ -146,6 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "or under an instruction-counting emulator (count: executed instructions "
                         "per inference and per layer)")
     add_target_options(v, required=True)
+    _add_name_option(v)
     v.set_defaults(fn=_cmd_validate)
     d = sub.add_parser("demo", help="the main job on the bundled example model")
     d.add_argument("-o", "--out", help="directory for the demo's outputs (default: a temporary one)")

@@ -240,12 +240,14 @@ def validate_network(ns: NetworkSchedule, out_dir: str | Path, inputs: Sequence[
                      model: str | None = None, reference_name: str | None = None,
                      reference: Sequence[np.ndarray] | None = None,
                      cache: str | Path | None = None, sanitize: bool = False,
-                     locate: bool = True, on: str = "host") -> tuple[ValidationReport, Project]:
-    """Generate `ns` into out_dir and check it on `inputs` (golden; reference when given), built
-    for the host, as pulp-open firmware run on GVSoC (`on="gvsoc"`, gvsoc.py) or as Cortex-M
-    firmware run on QEMU (`on="qemu"`, qemu.py) or counted (`on="count"`, count.py)."""
+                     locate: bool = True, on: str = "host",
+                     c_name: str = "tw") -> tuple[ValidationReport, Project]:
+    """Generate `ns` into out_dir (C names prefixed `c_name`, codegen/names.py) and check it on
+    `inputs` (golden; reference when given), built for the host, as pulp-open firmware run on
+    GVSoC (`on="gvsoc"`, gvsoc.py) or as Cortex-M firmware run on QEMU (`on="qemu"`, qemu.py) or
+    counted (`on="count"`, count.py)."""
     lg = ns.layers
-    project = generate(ns, out_dir, model_name=model)
+    project = generate(ns, out_dir, model_name=model, c_name=c_name)
     report = new_report(ns, project, model or lg.name, len(inputs), reference_name)
     if on == "gvsoc":
         from .gvsoc import check_on_gvsoc
@@ -267,7 +269,8 @@ def validate_network(ns: NetworkSchedule, out_dir: str | Path, inputs: Sequence[
 
 def validate_model(model: str | Path, ns: NetworkSchedule, graph, n_random: int = 20,
                    seed: int = 0, out_dir: str | Path | None = None,
-                   cache: str | Path | None = None, on: str = "host") -> ValidationReport:
+                   cache: str | Path | None = None, on: str = "host",
+                   c_name: str = "tw") -> ValidationReport:
     """The whole of `tilewise validate` for a scheduled model (`graph` as loaded from `model`)."""
     from .reference import reference_name, reference_run
 
@@ -276,7 +279,7 @@ def validate_model(model: str | Path, ns: NetworkSchedule, graph, n_random: int 
     work = Path(out_dir) if out_dir else Path(tempfile.mkdtemp(prefix="tilewise_validate_"))
     report, _ = validate_network(ns, work, inputs, model=Path(model).name,
                                  reference_name=reference_name(graph), reference=ref.outputs,
-                                 cache=cache, on=on)
+                                 cache=cache, on=on, c_name=c_name)
     report.reference_notes = list(ref.notes)
     report.notes = list(graph.meta.get("notes", ()))
     return report
@@ -284,7 +287,8 @@ def validate_model(model: str | Path, ns: NetworkSchedule, graph, n_random: int 
 
 def validate_path(model: str | Path, target, tiler: str = "model", n_random: int = 20,
                   seed: int = 0, out_dir: str | Path | None = None,
-                  objective: str = "latency", on: str = "host") -> ValidationReport:
+                  objective: str = "latency", on: str = "host",
+                  c_name: str = "tw") -> ValidationReport:
     """`tilewise validate MODEL`: load, lower, schedule on `target`, then `validate_model`. Without
     `out_dir` the project is built in a temporary directory, removed when the result is bit-exact."""
     import shutil
@@ -293,6 +297,9 @@ def validate_path(model: str | Path, target, tiler: str = "model", n_random: int
     from ..passes import lower
     from ..schedule.network import schedule_network
 
+    from ..codegen.names import check_name
+
+    check_name(c_name)
     graph = load_model(model)
     if on == "gvsoc" and target.sdk != PULP_OPEN:
         raise TilewiseError(f"--on gvsoc runs pulp-open firmware; target {target.name} has none "
@@ -302,7 +309,7 @@ def validate_path(model: str | Path, target, tiler: str = "model", n_random: int
                             f"(use --target stm32h7)")
     ns = schedule_network(lower(graph), target, tiler, objective=objective)
     work = Path(out_dir) if out_dir else Path(tempfile.mkdtemp(prefix="tilewise_validate_"))
-    report = validate_model(model, ns, graph, n_random, seed, work, on=on)
+    report = validate_model(model, ns, graph, n_random, seed, work, on=on, c_name=c_name)
     if out_dir is None and report.bit_exact:
         shutil.rmtree(work, ignore_errors=True)
         report.project = "(temporary, removed)"
