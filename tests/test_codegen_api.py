@@ -177,3 +177,264 @@ def test_validate_with_name_bit_exact(tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     assert rc == 0 and out["bit_exact"], out
     assert "int vnet_network_run(" in (tmp_path / "v" / "network.h").read_text()
+
+
+# --- network.h: input and output ---------------------------------------------------------------
+
+IO_MAIN = r"""
+#include <stdio.h>
+#include "network.h"
+int main(void)
+{
+    TW_INPUT_TYPE x = 0;
+    (void)x;
+    printf("%d %d %d %s %s %.9g %d\n", TW_INPUT_BYTES, TW_INPUT_ELEMENTS, TW_INPUT_RANK,
+           TW_INPUT_LAYOUT, TW_INPUT_DTYPE, (double)TW_INPUT_SCALE, TW_INPUT_ZERO_POINT);
+    printf("%d %d %d %s %s %.9g %d\n", TW_OUTPUT_BYTES, TW_OUTPUT_ELEMENTS, TW_OUTPUT_RANK,
+           TW_OUTPUT_LAYOUT, TW_OUTPUT_DTYPE, (double)TW_OUTPUT_SCALE, TW_OUTPUT_ZERO_POINT);
+    printf("%d %d %d %d\n", TW_INPUT_DIM0, TW_INPUT_DIM1, TW_INPUT_DIM2, TW_INPUT_DIM3);
+    return 0;
+}
+"""
+
+
+def test_network_h_and_manifest_describe_input_and_output(tmp_path, residual_onnx):
+    """Defect 9 (scale and zero point appear nowhere) / API bullet 1: network.h's macros, compiled
+    and printed, and tilewise.json's inputs/outputs give the quantization of the graph's tensors;
+    an ONNX model whose NCHW input transpose is folded says NCHW and the model's shape."""
+    for model, key in ((EXAMPLE_ONNX, "ex"), (residual_onnx, "res")):
+        ns = _schedule(model)
+        lg = ns.layers
+        p = generate(ns, tmp_path / key)
+        main = tmp_path / f"io_{key}.c"
+        main.write_text(IO_MAIN)
+        exe = tmp_path / f"io_{key}"
+        subprocess.run(["cc", *CFLAGS, f"-I{p.path}", str(main), "-o", str(exe)], check=True)
+        lines = subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.split("\n")
+        m = p.manifest
+        for line, t, j in ((lines[0], lg.tensors[lg.inputs[0]], m["inputs"][0]),
+                           (lines[1], lg.tensors[lg.outputs[0]], m["outputs"][0])):
+            nbytes, elems, rank, layout, dtype, scale, zp = line.split()
+            assert int(nbytes) == t.nbytes == j["bytes"] and int(elems) == t.size
+            assert dtype == t.dtype == j["dtype"] and int(rank) == len(t.shape)
+            assert np.float32(float(scale)) == np.float32(t.quant.scale[0]) == np.float32(j["scale"])
+            assert int(zp) == t.quant.zp == j["zero_point"] and layout == j["layout"]
+        shape_in = [int(v) for v in lines[2].split()]
+        perm = m["input"].get("model_perm")
+        assert shape_in == m["inputs"][0]["shape"]
+        if perm:   # the caller's layout is the model's
+            assert m["inputs"][0]["layout"] == "NCHW" and shape_in == m["input"]["model_shape"]
+        else:
+            assert m["inputs"][0]["layout"] == "NHWC"
+        text = (p.path / "network.h").read_text()
+        assert re.search(r"\* +input +'%s': %s \[" % (re.escape(lg.inputs[0]), lg.tensors[lg.inputs[0]].dtype), text)
+        assert "zero point" in text and "#define TW_OUTPUT_SCALE " in text
+
+
+# --- placement macros ---------------------------------------------------------------------------
+
+def test_placement_macros_put_arenas_and_constants_in_named_sections(tmp_path):
+    """API bullet 3: the host harness built with TW_L1_SECTION / TW_L2_SECTION / TW_CONST_SECTION
+    set has its arenas and weights.c's arrays in those sections; unset, in the usual ones."""
+    p = generate(_schedule(EXAMPLE_ONNX), tmp_path / "p")
+    sect = lambda s: f"'-D{s[0]}=__attribute__((section(\"{s[1]}\")))'"   # noqa: E731 (shell-quoted)
+    flags = ["-O2", *map(sect, (("TW_L1_SECTION", ".my_l1"), ("TW_L2_SECTION", ".my_l2"),
+                                ("TW_CONST_SECTION", ".my_const")))]
+    run = subprocess.run(["make", "-s", "-C", str(p.path), f"CFLAGS={' '.join(flags)}"],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    table = subprocess.run(["objdump", "-t", str(p.path / "network_host")], capture_output=True,
+                           text=True, check=True).stdout
+    where = {ln.split()[-1]: ln.split()[-3] for ln in table.splitlines()
+             if len(ln.split()) >= 5 and ln.split()[-1] in ("g_l1", "g_l2", "c00", "c07")}
+    assert where.get("g_l1") == ".my_l1" and where.get("g_l2") == ".my_l2", where
+    assert where.get("c00") == ".my_const", where
+    assert "TW_L2_SECTION" in (p.path / "README.md").read_text()
+    subprocess.run(["make", "-s", "-C", str(p.path), "clean", "all"], check=True)
+    table = subprocess.run(["objdump", "-t", str(p.path / "network_host")], capture_output=True,
+                           text=True, check=True).stdout
+    assert ".my_l2" not in table and ".my_const" not in table
+
+
+# --- comments name what exists; the L3 loading API -----------------------------------------------
+
+_COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
+_STRING = re.compile(r'"(?:\\.|[^"\\\n])*"')
+_CONDITIONAL = re.compile(r"^\s*#\s*(?:if|ifdef|ifndef|elif|endif|undef)\b.*$", re.M)
+
+
+def _defined_names(root: Path) -> set[str]:
+    """The names the project defines: macros (`#define`, or `-D` in a Makefile, or a build switch
+    its preprocessor tests), what its headers
+    declare (preprocessor tests aside), what its .c files define at file scope (lines starting in
+    column 0), and the words of string literals (the tags the programs print)."""
+    names: set[str] = set()
+    for f in root.rglob("*"):
+        if not f.is_file():
+            continue
+        if f.name == "Makefile":
+            names |= set(re.findall(r"-D(\w+)", f.read_text()))
+            continue
+        if f.suffix not in (".c", ".h", ".S", ".ld"):
+            continue
+        text = _COMMENT.sub(" ", f.read_text())
+        names |= set(re.findall(r"^\s*#\s*define\s+(\w+)", text, re.M))
+        # build switches: tested, set by the caller (-DTW_DUMP_LAYERS, TW_PULP_PORTABLE ...)
+        names |= set(re.findall(r"^\s*#\s*if(?:n?def)?\s+!?(?:defined\s*\(?\s*)?(\w+)", text, re.M))
+        names |= set(re.findall(r"\bdefined\s*\(?\s*(\w+)", text))
+        for lit in _STRING.findall(text):
+            names |= set(re.findall(r"\w+", lit.replace("\\n", " ")))
+        code = _CONDITIONAL.sub(" ", _STRING.sub('""', text))
+        if f.suffix == ".h":
+            names |= set(re.findall(r"\w+", code))
+        else:
+            for line in code.splitlines():
+                if line[:1].isalpha() or line[:1] == "_":
+                    names |= set(re.findall(r"\w+", line))
+    return names
+
+
+def commented_names_missing(root: Path, prefix: str = "tw") -> dict[str, list[str]]:
+    """Every `<prefix>_…` / `<PREFIX>_…` identifier a comment of the project's C mentions (file and
+    folder names aside) that the project does not define (`_defined_names`): {identifier: [files]}.
+    A family pattern (`tw_pulp_add_fold_*`, or a `name` pasted into `name_mode`) is defined when
+    one of its members is."""
+    pat = re.compile(rf"\b(?:{prefix}|{prefix.upper()})_\w*(?![\w.]*[./][A-Za-z])")
+    mentioned: dict[str, set[str]] = {}
+    for f in root.rglob("*"):
+        if f.is_file() and f.suffix in (".c", ".h", ".S", ".ld"):
+            for m in _COMMENT.finditer(f.read_text()):
+                for ident in pat.findall(m.group()):
+                    mentioned.setdefault(ident, set()).add(f.relative_to(root).as_posix())
+    defined = _defined_names(root)
+    return {k: sorted(v) for k, v in mentioned.items()
+            if k not in defined and not any(c.startswith(k if k.endswith("_") else k + "_")
+                                            for c in defined)}
+
+
+@pytest.mark.parametrize("target,args,name", [
+    ("gap8", {}, "tw"), ("gap8", {"l1_kb": 8, "l2_kb": 13}, "tw"),
+    ("gap8", {"l1_kb": 8, "l2_kb": 13}, "kws"), ("gap9", {}, "tw"), ("pulp-open", {}, "tw"),
+    ("stm32h7", {}, "tw")])
+def test_every_name_a_comment_mentions_exists(tmp_path, target, args, name):
+    """Defect 9 (comments name TW_L3_BASE, which network.h does not define): in every kind of
+    project (plain, L3, prefixed, NE16, firmware), each identifier a comment mentions is spelled
+    by the project's code; with an L3 image, TW_L3_BASE is defined in network.h and
+    tw_hal_pulp_set_ram declared in the header the firmware includes."""
+    ns = _schedule(EXAMPLE_ONNX, target, **args)
+    p = generate(ns, tmp_path / "p", c_name=name)
+    assert commented_names_missing(p.path, name) == {}
+    if args:
+        assert p.l3
+        up = name.upper()
+        assert f"#define {up}_L3_BASE 0" in (p.path / "network.h").read_text()
+        assert f"void {name}_hal_pulp_set_ram(struct pi_device *ram);" in \
+            (p.path / "tw_hal" / "tw_hal_pulp.h").read_text()
+        assert '#include "tw_hal_pulp.h"' in (p.path / "tw_hal" / "tw_hal_pulp_l3.c").read_text()
+
+
+def test_comment_check_catches_an_undefined_name(tmp_path):
+    """The check above fails on today's defect: a comment naming a macro nobody defines."""
+    p = generate(_schedule(EXAMPLE_ONNX, "gap8", l1_kb=8, l2_kb=13), tmp_path / "p")
+    assert commented_names_missing(p.path) == {}
+    h = p.path / "network.h"
+    text = h.read_text()
+    block = "#ifndef TW_L3_BASE\n#define TW_L3_BASE 0\n#endif\n"
+    assert block in text
+    h.write_text(text.replace(block, ""))   # network.h as on main: no TW_L3_BASE
+    assert "TW_L3_BASE" in commented_names_missing(p.path)
+
+
+# --- GAP SDK application -------------------------------------------------------------------------
+
+STUB = Path(__file__).resolve().parent / "pmsis_stub"
+
+
+@pytest.mark.parametrize("target,args,name", [("gap8", {"l1_kb": 8, "l2_kb": 13}, "tw"),
+                                              ("gap8", {"l1_kb": 8, "l2_kb": 13}, "kws"),
+                                              ("gap9", {}, "tw")])
+def test_gap_sdk_makefile_and_pmsis_main_compile_against_the_stub(tmp_path, target, args, name):
+    """API bullet 5: gap_sdk/Makefile is a PMSIS application Makefile whose every APP_SRCS file
+    compiles (-std=c99 -Wall -Wextra -Werror) against the PMSIS stub when included with the
+    stub's rules; main.c is an FC main that opens the cluster and sends the network as a cluster
+    task, and with L3 opens the RAM, loads weights_l3.bin from readfs and hands the RAM over."""
+    p = generate(_schedule(EXAMPLE_ONNX, target, **args), tmp_path / "p", c_name=name)
+    mk = (p.path / "gap_sdk" / "Makefile").read_text()
+    for line in ("APP = network", "APP_SRCS :=", "APP_CFLAGS +=", "include $(RULES_DIR)/pmsis_rules.mk"):
+        assert line in mk, line
+    rules = f"RULES_DIR={STUB / 'rules'}"
+    show = subprocess.run(["make", "-s", "-C", str(p.path / "gap_sdk"), "show", rules],
+                          capture_output=True, text=True, check=True).stdout
+    srcs = re.search(r"APP_SRCS=(.*)", show).group(1).split()
+    assert {"main.c", "inputs.c", "../network.c", "../tw_hal/tw_hal_pulp.c"} <= set(srcs)
+    assert all((p.path / "gap_sdk" / s).is_file() for s in srcs)
+    assert len([s for s in srcs if "/layers/" in s]) == len(p.manifest["layers"])
+    readfs = re.search(r"READFS_FILES=(.*)", show).group(1).strip()
+    assert ("../tw_hal/tw_hal_pulp_l3.c" in srcs) == p.l3
+    assert (Path(readfs) == (p.path / "weights_l3.bin").resolve()) if p.l3 else readfs == ""
+    build = subprocess.run(["make", "-s", "-C", str(p.path / "gap_sdk"), "all", rules],
+                           capture_output=True, text=True)
+    assert build.returncode == 0, build.stdout + build.stderr
+    objs = list((p.path / "gap_sdk" / "build_stub").glob("*.o"))
+    assert len(objs) == len(srcs)
+    main = (p.path / "gap_sdk" / "main.c").read_text()
+    for call in ("pmsis_kickoff", "pi_cluster_open", "pi_cluster_task(", "pi_cluster_send_task_to_cl",
+                 f"{name}_network_run("):
+        assert call in main, call
+    if p.l3:
+        for call in ("pi_ram_open", "pi_fs_open", "pi_ram_write", f"{name}_hal_pulp_set_ram("):
+            assert call in main, call
+    syms = subprocess.run(["nm", str(p.path / "gap_sdk" / "build_stub" / "main_c.o")],
+                          capture_output=True, text=True, check=True).stdout
+    assert re.search(r" U pi_cluster_send_task_to_cl$", syms, re.M)
+    assert bool(re.search(rf" U {name}_hal_pulp_set_ram$", syms, re.M)) == p.l3
+
+
+# --- make run -------------------------------------------------------------------------------------
+
+def _make(path: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["make", "-s", "-C", str(path), *args], capture_output=True, text=True)
+
+
+@pytest.mark.parametrize("l3", [False, True])
+def test_make_run_out_of_the_box(tmp_path, l3):
+    """Defect 8: `make run` in a freshly generated project runs the input generate wrote
+    (validate's first random input) bit-exact; `make run DUMP=1` writes every layer's output; a
+    missing, an empty and a truncated input file each fail with their own message; a dump file
+    given to a build without dumps is refused."""
+    args = ["--l1", "8", "--l2", "13"] if l3 else []
+    out = tmp_path / "p"
+    assert cli_main(["generate", str(EXAMPLE_ONNX), "--target", "gap8", "-o", str(out), *args]) == 0
+    p = load_project(out)
+    assert p.l3 == l3
+    lg = _schedule(EXAMPLE_ONNX, "gap8", **({"l1_kb": 8, "l2_kb": 13} if l3 else {})).layers
+    x = make_inputs(lg, 1, seed=0)[0]
+    perm = p.manifest["input"].get("model_perm")
+    assert (out / "input.bin").read_bytes() == to_model_layout(x, perm).tobytes()
+    run = _make(out, "run")
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout.split("TW_STATS ", 1)[1])["inferences"] == 1
+    want = golden_outputs(lg, [x])[0].reshape(-1)
+    assert np.array_equal(np.fromfile(out / "output.bin", dtype=np.int8), want)
+
+    dump = _make(out, "run", "DUMP=1")
+    assert dump.returncode == 0, dump.stderr
+    sizes = [layer["bytes"] for layer in p.manifest["layers"]]
+    blob = np.fromfile(out / "layers.bin", dtype=np.int8)
+    assert blob.size == sum(sizes) and np.array_equal(blob[-sizes[-1]:], want)
+    assert "wrote the outputs of 8 layers" in dump.stderr
+
+    exe = str(out / "network_host")
+    l3_arg = [str(out / "weights_l3.bin")] if l3 else []
+    extra = subprocess.run([exe, str(out / "input.bin"), str(out / "o.bin"), *l3_arg, "d.bin"],
+                           capture_output=True, text=True)
+    assert extra.returncode == 2 and "writes no layer dump" in extra.stderr
+    (out / "input.bin").unlink()
+    missing = _make(out, "run")
+    assert missing.returncode != 0 and "cannot open input.bin" in missing.stderr
+    (out / "input.bin").write_bytes(b"")
+    empty = _make(out, "run")
+    assert empty.returncode != 0 and "input.bin is empty" in empty.stderr
+    (out / "input.bin").write_bytes(bytes(100))
+    short = _make(out, "run")
+    assert short.returncode != 0 and "whole number of 3072-byte inputs" in short.stderr

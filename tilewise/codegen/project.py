@@ -17,7 +17,10 @@ the memory plan (`NetworkSchedule.memory`). Files written:
     weights.h / weights.c        constants kept as const data (L2, or a read-only memory);
                                  weights_l3.bin for those in L3
     <family dirs>/ tw_runtime/ tw_hal/   the kernel families the bindings chose, tile helpers, HAL
+    firmware/ or gap_sdk/         the target's firmware (firmware.py): bare-metal pulp-open or
+                                  Cortex-M, or the GAP SDK application of gap8 / gap9
     main_host.c, Makefile, README.md  host harness (host.py)
+    input.bin                     one input for `make run` (validate's generator, seed 0)
     tilewise.json                 the manifest validate reads (tensors, layers, predicted DMA)
 
 The target's SDK HAL (`Target.sdk`, "pmsis" for the GAP chips) is added beside the host HAL.
@@ -38,11 +41,12 @@ import numpy as np
 
 from ..bindings.base import Family, LayerConstants
 from ..errors import TilewiseError
-from ..ir.layout import input_perm, model_input_shape
+from ..ir.layout import input_perm, model_input_shape, to_model_layout
 from ..ir.tensor import np_dtype
 from ..memory.network import act_name, weight_name
 from ..schedule.network import NetworkSchedule
-from .firmware import CORTEX_M, PULP_OPEN, firmware_files, inputs_files
+from .firmware import (CORTEX_M, PMSIS, PULP_OPEN, firmware_files, firmware_folder,
+                       gap_sdk_makefile, inputs_files)
 from .host import main_host, makefile, readme
 from .l3_c import L3Layer, Where, driver, emit_l3_layer
 from .layer_c import LayerEmit, emit_tiled, emit_untiled
@@ -57,6 +61,8 @@ HAL_FILES = ("tw_hal.h", "tw_hal_chunks.h", "tw_hal_host.c", "tw_hal_host.h")
 SDK_HAL = {"pmsis": (("tw_hal_pulp.c",), ("tw_hal_pulp_l3.c",)),
            PULP_OPEN: (("tw_hal_pulp_open.c",), ()),
            CORTEX_M: (("tw_hal_cortex_m.c",), ())}
+#: the headers of each SDK's HAL a firmware includes (tw_hal_pulp.h: the L3 loading API)
+SDK_HEADERS = {"pmsis": ("tw_hal_pulp.h",)}
 
 #: a file of the project: its text, its bytes, or a shipped C source to copy
 Content = str | bytes | Path
@@ -307,9 +313,16 @@ def render(plan: ProjectPlan) -> dict[str, Content]:
         hal += list(base) + (list(l3) if plan.l3.size else [])
     for f in hal:
         files[f"tw_hal/{f}"] = C_LIB / "tw_hal" / f
+    if target.sdk in SDK_HEADERS:
+        files.update({f"tw_hal/{h}": C_LIB / "tw_hal" / h for h in SDK_HEADERS[target.sdk]})
     files.update(firmware_files(target.sdk))
-    if target.sdk in (PULP_OPEN, CORTEX_M):
-        files.update(inputs_files([default_input(lg)], lg.tensors[lg.inputs[0]].nbytes))
+    if target.sdk in (PULP_OPEN, CORTEX_M, PMSIS):
+        files.update(inputs_files([default_input(lg)], lg.tensors[lg.inputs[0]].nbytes,
+                                  firmware_folder(target.sdk)))
+    if target.sdk == PMSIS:
+        files["gap_sdk/Makefile"] = gap_sdk_makefile(target.name, bool(plan.l3.size),
+                                                     tuple(f.project_dir for f in plan.families),
+                                                     plan.c_name)
     headers = tuple(f.header for f in plan.families)
     files["layers/layers.h"] = layers_h(list(plan.emits), [l.name for l in lg.layers], headers)
     for e in (*plan.emits, *plan.extra_emits):
@@ -329,6 +342,7 @@ def render(plan: ProjectPlan) -> dict[str, Content]:
                                    [lg.tensors[l.output].nbytes for l in lg.layers], plan.l3.acts,
                                    plan.w_tiled, u8_stored(ns))
     files["main_host.c"] = main_host(tuple(f.jobs for f in plan.families if f.jobs))
+    files["input.bin"] = reference_input(lg)
     dirs = tuple(f.project_dir for f in plan.families)
     files["Makefile"] = makefile(target.name, target.sdk, bool(plan.l3.size), dirs)
     files["README.md"] = readme(plan.name, target.name, ns.tiler, target.sdk, bool(plan.l3.size),
@@ -347,6 +361,16 @@ def _renamed(content: Content, rename) -> Content:
     if isinstance(content, bytes):
         return content
     return rename(content.read_text() if isinstance(content, Path) else content)
+
+
+def reference_input(lg) -> bytes:
+    """input.bin of the project, for `make run`: the first input of validate's generator
+    (validate/check.py `make_inputs`, seed 0: uniform over the input's integer range) as the
+    caller gives it to tw_network_run (its element type, the model's layout)."""
+    from ..validate.check import make_inputs
+
+    x = make_inputs(lg, 1, seed=0)[0]
+    return to_model_layout(x, input_perm(lg.meta)).tobytes()
 
 
 def default_input(lg) -> bytes:
