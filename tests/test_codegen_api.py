@@ -438,3 +438,19 @@ def test_make_run_out_of_the_box(tmp_path, l3):
     (out / "input.bin").write_bytes(bytes(100))
     short = _make(out, "run")
     assert short.returncode != 0 and "whole number of 3072-byte inputs" in short.stderr
+
+
+def test_validate_embeds_its_inputs_under_the_project_name(tmp_path):
+    """validate --on qemu/count/gvsoc rewrites firmware/inputs.c in a project generated with
+    --name: its names carry the prefix too, so the firmware builds and names its layers
+    kws_layer_NN (what the instruction counter looks for)."""
+    from tilewise.validate.qemu import build_firmware
+
+    ns = _schedule(EXAMPLE_ONNX, "stm32h7")
+    p = generate(ns, tmp_path / "p", c_name="kws")
+    elf = build_firmware(p, make_inputs(ns.layers, 1))
+    assert "kws_fw_inputs" in (p.path / "firmware" / "inputs.c").read_text()
+    syms = subprocess.run(["arm-none-eabi-nm", str(elf)], capture_output=True, text=True,
+                          check=True).stdout
+    assert re.search(r" T kws_layer_00$", syms, re.M) and re.search(r" T kws_fw_mark$", syms, re.M)
+    assert not re.search(r" [TDBR] tw_", syms)

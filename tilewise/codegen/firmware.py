@@ -73,17 +73,23 @@ def gap_sdk_makefile(target: str, l3: bool, kernel_dirs: tuple[str, ...], prefix
     return render("gap_sdk.mk.j2", target=target, l3=l3, kernel_dirs=kernel_dirs, prefix=prefix)
 
 
-def inputs_files(inputs: Sequence[bytes], nbytes: int, folder: str = "firmware") -> dict[str, str]:
+def inputs_files(inputs: Sequence[bytes], nbytes: int, folder: str = "firmware",
+                 c_name: str = "tw") -> dict[str, str]:
     """`folder`/inputs.h and inputs.c: `inputs` (each `nbytes` bytes, as the network takes them)
-    embedded as const data."""
+    embedded as const data; their C names prefixed `c_name` (names.py: validate rewrites them in
+    a project generated with --name)."""
+    from .names import renamer
+
+    rename = renamer(c_name, ("TW_NETWORK_INPUT_BYTES",)) or (lambda text: text)
     rows = []
     for x in inputs:
         assert len(x) == nbytes, (len(x), nbytes)
         vals = [b - 256 if b > 127 else b for b in x]
         rows.append([", ".join(str(v) for v in vals[i:i + 24]) for i in range(0, nbytes, 24)])
     stride = (nbytes + 3) // 4 * 4      # every input 4-byte aligned: the layers read it in place
-    return {f"{folder}/inputs.h": render("inputs.h.j2", count=len(inputs), stride=stride),
-            f"{folder}/inputs.c": render("inputs.c.j2", inputs=rows, nbytes=nbytes, stride=stride)}
+    return {f"{folder}/inputs.h": rename(render("inputs.h.j2", count=len(inputs), stride=stride)),
+            f"{folder}/inputs.c": rename(render("inputs.c.j2", inputs=rows, nbytes=nbytes,
+                                                stride=stride))}
 
 
 @dataclass(frozen=True)
