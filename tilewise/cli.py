@@ -151,7 +151,7 @@ def _cmd_generate(args: argparse.Namespace) -> int:
     target = target_from_args(args)
     with removed_on_failure(out):
         project, ns = generate_model(args.model, target, args.tiler, out,
-                                     objective=args.objective)
+                                     objective=args.objective, c_name=_c_name(args))
     project = replace(project, path=Path(args.out))   # reported as the user wrote it
     m = project.manifest
     print(f"tilewise: wrote {project.path} — {len(m['layers'])} layers for {m['target']} "
@@ -215,7 +215,8 @@ def _cmd_validate(args: argparse.Namespace) -> int:
             report = validate_data_from_args(args, target)
         else:
             report = validate_path(args.model, target, args.tiler, args.inputs, args.seed,
-                                   out, objective=args.objective, on=args.on)
+                                   out, objective=args.objective, on=args.on,
+                                   c_name=_c_name(args))
     _validate_report(args, target, report)
     if args.json:
         print(json.dumps({**report.to_json(), **({"hypothetical": True} if target.hypothetical
@@ -225,6 +226,19 @@ def _cmd_validate(args: argparse.Namespace) -> int:
         if target.hypothetical:
             print(f"hypothetical chip: settings beyond the physical {target.name} (--hypothetical)")
     return 0 if report.bit_exact else 1
+
+
+def _add_name_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--name", default="tw", metavar="PREFIX",
+                   help="prefix of every C name of the project (PREFIX_network_run, "
+                        "PREFIX_INPUT_SCALE …) so that several networks link into one "
+                        "firmware; a C identifier (default: tw)")
+
+
+def _c_name(args: argparse.Namespace) -> str:
+    from .codegen.names import check_name
+
+    return check_name(args.name)
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
@@ -270,6 +284,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("-o", "--out", required=True, help="directory of the generated project")
     add_target_options(g, required=True)
     _add_report_option(g, "the generated network (one is also written to <project>/report)")
+    _add_name_option(g)
     g.set_defaults(fn=_cmd_generate)
     v = sub.add_parser("validate", help="generate, build on the host, compare bit for bit with the "
                                         "golden model and the reference runtime")
@@ -290,6 +305,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_target_options(v, required=True)
     _add_report_option(v, "the validation (one is also written to <project>/report when the "
                           "project is kept)")
+    _add_name_option(v)
     v.set_defaults(fn=_cmd_validate)
     d = sub.add_parser("demo", help="the main job on the bundled example model")
     d.add_argument("-o", "--out", help="directory for the demo's outputs (default: a temporary one)")

@@ -59,4 +59,5 @@ def validate_data_from_args(args: argparse.Namespace, target):
                               expected=args.expected, labels=args.labels,
                               out_dir=absolute(args.out), objective=args.objective, on=args.on,
                               layer_csv=absolute(args.layer_csv),
-                              metrics_csv=absolute(args.metrics_csv), layout=args.data_layout)
+                              metrics_csv=absolute(args.metrics_csv), layout=args.data_layout,
+                              c_name=getattr(args, "name", None) or "tw")

@@ -30,16 +30,19 @@ def __getattr__(name: str) -> Any:
 
 
 def generate_model(model: str | Path, target, tiler: str, out_dir: str | Path,
-                   objective: str = "latency"):
+                   objective: str = "latency", c_name: str = "tw"):
     """Load `model`, lower, partition and schedule it on `target` with `tiler`, write the project
-    to `out_dir`; returns (Project, NetworkSchedule)."""
+    to `out_dir` with C names prefixed `c_name` (names.py); returns (Project, NetworkSchedule)."""
+    from .names import check_name
+
+    check_name(c_name)
     from ..frontend import load_model
     from ..passes import lower
     from ..schedule.network import schedule_network
     from .project import generate
 
     ns = schedule_network(lower(load_model(model)), target, tiler, objective=objective)
-    return generate(ns, out_dir, model_name=Path(model).name), ns
+    return generate(ns, out_dir, model_name=Path(model).name, c_name=c_name), ns
 
 
 __all__ = ["generate", "generate_model", "load_project", "plan_project", "render",

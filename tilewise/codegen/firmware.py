@@ -10,6 +10,12 @@ plus the DMA/fork HAL on the cluster's registers (tw_hal/tw_hal_pulp_open.c). Th
 Debian's riscv64-unknown-elf-gcc with picolibc (../shared/tools/gvsoc README: `-march=rv32imc_zicsr
 -mabi=ilp32`, picolibc's rv32im/ilp32 libc and the matching libgcc).
 
+A gap8 / gap9 project (SDK "pmsis") gets `gap_sdk/`: a GAP SDK application — its Makefile (APP,
+APP_SRCS, APP_CFLAGS, the L3 image in the flash's READFS_FILES, `include
+$(RULES_DIR)/pmsis_rules.mk`), main.c (fabric-controller main: L3 RAM open and load, cluster open,
+one cluster task per embedded input running tw_network_run) and the inputs, built with the SDK's
+own toolchain and rules (the tests compile it against tests/pmsis_stub).
+
 A cortex-m project (stm32h7) gets `firmware/` too: the vector table, reset and fault handlers and
 semihosting output (tw_fw.c), linker scripts for QEMU's mps2-an500 (link_qemu.ld) and for an
 STM32H7 (link_stm32h7.ld; the same sections.ld), the program (main.c) and the inputs, with the
@@ -37,8 +43,10 @@ FIRMWARE_C = Path(__file__).resolve().parent / "c" / "firmware"
 #: the SDK names of bare-metal firmware (Target.sdk): pulp-open, and single-core Cortex-M
 PULP_OPEN = "pulp-open"
 CORTEX_M = "cortex-m"
+#: the GAP SDK (gap8, gap9): a PMSIS application in gap_sdk/, built by the SDK's own rules
+PMSIS = "pmsis"
 #: the firmware folder of each SDK (codegen/c/firmware)
-FIRMWARE_DIRS = {PULP_OPEN: "pulp_open", CORTEX_M: "cortex_m"}
+FIRMWARE_DIRS = {PULP_OPEN: "pulp_open", CORTEX_M: "cortex_m", PMSIS: "gap_sdk"}
 #: bytes of each cluster core's stack (targets/pulp_open.py reserves them in L1)
 STACK = 1536
 ARCH = ("-march=rv32imc_zicsr", "-mabi=ilp32")
@@ -46,25 +54,42 @@ CFLAGS = ("-O2", "-std=c99", "-Wall", "-Wextra", "-Werror", "-ffunction-sections
           "-fdata-sections", "-DTW_PROFILE_LAYERS", f"-DTW_FW_STACK={STACK}")
 
 
+def firmware_folder(sdk: str | None) -> str:
+    """The project folder of the firmware of `sdk`: gap_sdk/ for PMSIS, else firmware/."""
+    return "gap_sdk" if sdk == PMSIS else "firmware"
+
+
 def firmware_files(sdk: str | None) -> dict[str, Path]:
     """project path → shipped file, for the firmware of `sdk` (none for other SDKs)."""
     if sdk not in FIRMWARE_DIRS:
         return {}
-    return {f"firmware/{p.name}": p for p in sorted((FIRMWARE_C / FIRMWARE_DIRS[sdk]).iterdir())
-            if p.is_file()}
+    return {f"{firmware_folder(sdk)}/{p.name}": p
+            for p in sorted((FIRMWARE_C / FIRMWARE_DIRS[sdk]).iterdir()) if p.is_file()}
 
 
-def inputs_files(inputs: Sequence[bytes], nbytes: int) -> dict[str, str]:
-    """firmware/inputs.h and inputs.c: `inputs` (each `nbytes` bytes, as the network takes them)
-    embedded as const data."""
+def gap_sdk_makefile(target: str, l3: bool, kernel_dirs: tuple[str, ...], prefix: str = "tw") -> str:
+    """gap_sdk/Makefile: the GAP SDK's application Makefile (APP, APP_SRCS, APP_CFLAGS, the L3
+    image in READFS_FILES, `include $(RULES_DIR)/pmsis_rules.mk`) of gap_sdk/main.c."""
+    return render("gap_sdk.mk.j2", target=target, l3=l3, kernel_dirs=kernel_dirs, prefix=prefix)
+
+
+def inputs_files(inputs: Sequence[bytes], nbytes: int, folder: str = "firmware",
+                 c_name: str = "tw") -> dict[str, str]:
+    """`folder`/inputs.h and inputs.c: `inputs` (each `nbytes` bytes, as the network takes them)
+    embedded as const data; their C names prefixed `c_name` (names.py: validate rewrites them in
+    a project generated with --name)."""
+    from .names import renamer
+
+    rename = renamer(c_name, ("TW_NETWORK_INPUT_BYTES",)) or (lambda text: text)
     rows = []
     for x in inputs:
         assert len(x) == nbytes, (len(x), nbytes)
         vals = [b - 256 if b > 127 else b for b in x]
         rows.append([", ".join(str(v) for v in vals[i:i + 24]) for i in range(0, nbytes, 24)])
     stride = (nbytes + 3) // 4 * 4      # every input 4-byte aligned: the layers read it in place
-    return {"firmware/inputs.h": render("inputs.h.j2", count=len(inputs), stride=stride),
-            "firmware/inputs.c": render("inputs.c.j2", inputs=rows, nbytes=nbytes, stride=stride)}
+    return {f"{folder}/inputs.h": rename(render("inputs.h.j2", count=len(inputs), stride=stride)),
+            f"{folder}/inputs.c": rename(render("inputs.c.j2", inputs=rows, nbytes=nbytes,
+                                                stride=stride))}
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..bindings.base import LayerConstants
 from ..ir.layer import Layer, LayerGraph
-from ..ir.layout import input_perm, model_input_shape
+from ..ir.layout import input_perm, inverse, model_input_shape
 from ..ir.tensor import np_dtype
 from ..memory.network import NetworkPlan, act_name
 from .layer_c import LayerEmit
@@ -71,17 +71,81 @@ def arena_map(plan: NetworkPlan, used: set[str]) -> ArenaMap:
     return ArenaMap(plan, lo, hi - lo, inside)
 
 
+#: the letters of an IR activation's dimensions by rank (ir/tensor.py `nhwc_view`)
+IR_LAYOUT = {1: "C", 2: "NC", 3: "NWC", 4: "NHWC"}
+
+
+@dataclass(frozen=True)
+class IoTensor:
+    """An input or output of tw_network_run as its caller holds it: `macro` is the stem of its
+    network.h macros (INPUT, OUTPUT; INPUT1 … for further ones), `shape` and `layout` the caller's
+    (the model's own layout when an input transpose is folded, ir/layout.py), `scale` and
+    `zero_point` its quantization (real = scale * (q - zero_point); scale None: not quantized)."""
+
+    macro: str
+    name: str
+    shape: tuple[int, ...]
+    layout: str
+    dtype: str
+    ctype: str
+    scale: float | None
+    zero_point: int
+    bytes: int
+
+    @property
+    def elements(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def scale_literal(self) -> str:
+        """The scale as a C float literal of 9 significant digits (float32 round-trips)."""
+        text = f"{self.scale:.9g}"
+        return text + ("" if any(c in text for c in ".en") else ".0") + "f"
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "shape": list(self.shape), "layout": self.layout,
+                "dtype": self.dtype, "c_type": self.ctype, "scale": self.scale,
+                "zero_point": self.zero_point, "bytes": self.bytes}
+
+
+def _io(lg: LayerGraph, name: str, macro: str, perm: tuple[int, ...] | None) -> IoTensor:
+    t = lg.tensors[name]
+    letters = IR_LAYOUT.get(len(t.shape), "")
+    shape = tuple(int(d) for d in t.shape)
+    if perm is not None:
+        inv = inverse(perm)
+        shape = tuple(shape[i] for i in inv)
+        letters = "".join(letters[i] for i in inv) if letters else ""
+    q = t.quant
+    scale = float(np.float32(q.scale[0])) if q is not None and q.scale and not q.per_channel else None
+    return IoTensor(macro, name, shape, letters or f"rank {len(shape)}, row-major", t.dtype,
+                    f"{t.dtype}_t", scale, q.zp if q is not None else 0, t.nbytes)
+
+
+def io_tensors(lg: LayerGraph) -> tuple[tuple[IoTensor, ...], tuple[IoTensor, ...]]:
+    """The inputs and the outputs of the network as tw_network_run takes and gives them."""
+    perm = input_perm(lg.meta)
+    ins = tuple(_io(lg, t, "INPUT" if i == 0 else f"INPUT{i}", perm if i == 0 else None)
+                for i, t in enumerate(lg.inputs))
+    outs = tuple(_io(lg, t, "OUTPUT" if i == 0 else f"OUTPUT{i}", None)
+                 for i, t in enumerate(lg.outputs))
+    return ins, outs
+
+
 def network_h(lg: LayerGraph, in_bytes: int, out_bytes: int, l1_bytes: int, arena: ArenaMap,
               image_bytes: int, l3_bytes: int, dma_bytes: int, cores: int, target: str,
               l3_act_base: int = 0, flash_bytes: int = 0, jobs: int = 0) -> str:
-    """network.h: tw_network_run and the sizes its caller needs (network.h.j2); `image_bytes`:
-    constants resident in L2, `flash_bytes`: constants kept in a read-only memory, `jobs`: the
-    accelerator jobs of one inference."""
+    """network.h: tw_network_run, the description of its input and output (IoTensor) and the
+    sizes its caller needs (network.h.j2); `image_bytes`: constants resident in L2,
+    `flash_bytes`: constants kept in a read-only memory, `jobs`: the accelerator jobs of one
+    inference."""
+    ins, outs = io_tensors(lg)
     return render("network.h.j2", lg=lg, target=target, in_bytes=in_bytes, out_bytes=out_bytes,
                   in_shape=list(lg.tensors[lg.inputs[0]].shape), transpose=input_transpose(lg),
                   out_shape=list(lg.tensors[lg.outputs[0]].shape), l1_bytes=l1_bytes, arena=arena,
                   image_bytes=image_bytes, l3_bytes=l3_bytes, l3_act_base=l3_act_base,
-                  dma_bytes=dma_bytes, cores=cores, flash_bytes=flash_bytes, jobs=jobs)
+                  dma_bytes=dma_bytes, cores=cores, flash_bytes=flash_bytes, jobs=jobs,
+                  io=(*ins, *outs))
 
 
 @dataclass(frozen=True)

@@ -17,10 +17,16 @@ the memory plan (`NetworkSchedule.memory`). Files written:
     weights.h / weights.c        constants kept as const data (L2, or a read-only memory);
                                  weights_l3.bin for those in L3
     <family dirs>/ tw_runtime/ tw_hal/   the kernel families the bindings chose, tile helpers, HAL
+    firmware/ or gap_sdk/         the target's firmware (firmware.py): bare-metal pulp-open or
+                                  Cortex-M, or the GAP SDK application of gap8 / gap9
     main_host.c, Makefile, README.md  host harness (host.py)
+    input.bin                     one input for `make run` (validate's generator, seed 0)
     tilewise.json                 the manifest validate reads (tensors, layers, predicted DMA)
 
 The target's SDK HAL (`Target.sdk`, "pmsis" for the GAP chips) is added beside the host HAL.
+With a C-name prefix other than `tw` (`generate --name`), `render` renames the C identifiers of
+every C file as the last step (names.py: one rename pass over templates' and shipped sources'
+text, so two projects link into one program).
 """
 
 from __future__ import annotations
@@ -35,15 +41,18 @@ import numpy as np
 
 from ..bindings.base import Family, LayerConstants
 from ..errors import TilewiseError
-from ..ir.layout import input_perm, model_input_shape
+from ..ir.layout import input_perm, model_input_shape, to_model_layout
 from ..ir.tensor import np_dtype
 from ..memory.network import act_name, weight_name
 from ..schedule.network import NetworkSchedule
-from .firmware import CORTEX_M, PULP_OPEN, firmware_files, inputs_files
+from .firmware import (CORTEX_M, PMSIS, PULP_OPEN, firmware_files, firmware_folder,
+                       gap_sdk_makefile, inputs_files)
 from .host import main_host, makefile, readme
 from .l3_c import L3Layer, Where, driver, emit_l3_layer
 from .layer_c import LayerEmit, emit_tiled, emit_untiled
-from .network_c import ArenaMap, L3Stream, arena_map, layers_h, network_c, network_h, weights_files
+from .names import DEFAULT, check_name, defined_macros, renamer
+from .network_c import (ArenaMap, L3Stream, arena_map, io_tensors, layers_h, network_c, network_h,
+                        weights_files)
 
 C_LIB = Path(__file__).resolve().parent / "c"
 RUNTIME_DIRS = ("tw_runtime", "tw_hal")
@@ -52,6 +61,8 @@ HAL_FILES = ("tw_hal.h", "tw_hal_chunks.h", "tw_hal_host.c", "tw_hal_host.h")
 SDK_HAL = {"pmsis": (("tw_hal_pulp.c",), ("tw_hal_pulp_l3.c",)),
            PULP_OPEN: (("tw_hal_pulp_open.c",), ()),
            CORTEX_M: (("tw_hal_cortex_m.c",), ())}
+#: the headers of each SDK's HAL a firmware includes (tw_hal_pulp.h: the L3 loading API)
+SDK_HEADERS = {"pmsis": ("tw_hal_pulp.h",)}
 
 #: a file of the project: its text, its bytes, or a shipped C source to copy
 Content = str | bytes | Path
@@ -92,6 +103,8 @@ class ProjectPlan:
     cores: int
     w_tiled: frozenset[int]
     manifest: dict[str, Any]
+    #: the prefix of the project's C names (names.py; "tw" by default)
+    c_name: str = DEFAULT
 
 
 @dataclass(frozen=True)
@@ -176,8 +189,11 @@ def u8_stored(ns: NetworkSchedule) -> frozenset[int]:
     return frozenset(i for i, c in enumerate(ns.partition.choices) if c.out_offset)
 
 
-def plan_project(ns: NetworkSchedule, model_name: str | None = None) -> ProjectPlan:
-    """Every decision of the project of `ns` (module docstring); pure."""
+def plan_project(ns: NetworkSchedule, model_name: str | None = None,
+                 c_name: str = DEFAULT) -> ProjectPlan:
+    """Every decision of the project of `ns` (module docstring); pure. `c_name` prefixes every
+    C name of the project (names.py)."""
+    check_name(c_name)
     lg, target, plan = ns.layers, ns.target, ns.memory
     if ns.partition is not None and ns.partition.handoffs:
         h = ns.partition.handoffs[0]
@@ -226,30 +242,36 @@ def plan_project(ns: NetworkSchedule, model_name: str | None = None) -> ProjectP
                       for f in ns.placement(i).binding.family.closure()}.values())
     extra = tuple(g for lay in l3_layers.values() for g in lay.emits)
     name = model_name or lg.name
-    manifest = _manifest(ns, name, emits, families, arena, l3, image, l1_bytes, cores)
+    manifest = _manifest(ns, name, emits, families, arena, l3, image, l1_bytes, cores, c_name)
     return ProjectPlan(ns, name, families, tuple(emits), extra, consts, image, arena, l3,
-                       l1_bytes, cores, w_tiled, manifest)
+                       l1_bytes, cores, w_tiled, manifest, c_name)
 
 
 def _manifest(ns: NetworkSchedule, name: str, emits: list[LayerEmit], families: tuple[Family, ...],
-              arena: ArenaMap, l3: L3Image, image: dict, l1_bytes: int, cores: int) -> dict:
+              arena: ArenaMap, l3: L3Image, image: dict, l1_bytes: int, cores: int,
+              c_name: str = DEFAULT) -> dict:
     lg, target = ns.layers, ns.target
     in_t, out_t = lg.tensors[lg.inputs[0]], lg.tensors[lg.outputs[0]]
     layer_dma = [ns.layer_dma(i) for i in range(len(lg.layers))]
     u8 = u8_stored(ns)
+    ins, outs = io_tensors(lg)
+    rename = renamer(c_name, ()) or (lambda text: text)
     return {
         "model": name, "source": lg.source, "target": target.name, "tiler": ns.tiler,
         "hypothetical": target.hypothetical,
+        "c_name": c_name, "entry": rename("tw_network_run"),
+        # as the layers read it (IR, NHWC): validate's view; `inputs` / `outputs` below: the caller's
         "input": {"name": in_t.name, "shape": list(in_t.shape), "bytes": in_t.nbytes, "dtype": in_t.dtype,
                   **({"model_perm": list(input_perm(lg.meta) or ()),
                       "model_shape": list(model_input_shape(lg.meta, tuple(in_t.shape)))}
                      if input_perm(lg.meta) else {})},
         "output": {"name": out_t.name, "shape": list(out_t.shape), "bytes": out_t.nbytes, "dtype": out_t.dtype},
+        "inputs": [t.to_json() for t in ins], "outputs": [t.to_json() for t in outs],
         "layers": [{
             "index": i, "name": l.name, "op": l.op, "kind": l.nest.kind, "output": l.output,
             "shape": list(lg.tensors[l.output].shape), "bytes": lg.tensors[l.output].nbytes,
             "module": s.module, "binding": s.binding,
-            "function": e.function, "file": f"layers/{e.filename}", "untiled": s.untiled,
+            "function": rename(e.function), "file": f"layers/{e.filename}", "untiled": s.untiled,
             "tiles": {t.dim: t.tile for t in s.tiles}, "loop_order": list(s.loop_order),
             "dma_bytes": layer_dma[i].bytes, "dma_transfers": layer_dma[i].transfers,
             "l3_tiled": l.name in ns.l3_tiles, "output_u8": i in u8,
@@ -292,9 +314,16 @@ def render(plan: ProjectPlan) -> dict[str, Content]:
         hal += list(base) + (list(l3) if plan.l3.size else [])
     for f in hal:
         files[f"tw_hal/{f}"] = C_LIB / "tw_hal" / f
+    if target.sdk in SDK_HEADERS:
+        files.update({f"tw_hal/{h}": C_LIB / "tw_hal" / h for h in SDK_HEADERS[target.sdk]})
     files.update(firmware_files(target.sdk))
-    if target.sdk in (PULP_OPEN, CORTEX_M):
-        files.update(inputs_files([default_input(lg)], lg.tensors[lg.inputs[0]].nbytes))
+    if target.sdk in (PULP_OPEN, CORTEX_M, PMSIS):
+        files.update(inputs_files([default_input(lg)], lg.tensors[lg.inputs[0]].nbytes,
+                                  firmware_folder(target.sdk)))
+    if target.sdk == PMSIS:
+        files["gap_sdk/Makefile"] = gap_sdk_makefile(target.name, bool(plan.l3.size),
+                                                     tuple(f.project_dir for f in plan.families),
+                                                     plan.c_name)
     headers = tuple(f.header for f in plan.families)
     files["layers/layers.h"] = layers_h(list(plan.emits), [l.name for l in lg.layers], headers)
     for e in (*plan.emits, *plan.extra_emits):
@@ -314,12 +343,35 @@ def render(plan: ProjectPlan) -> dict[str, Content]:
                                    [lg.tensors[l.output].nbytes for l in lg.layers], plan.l3.acts,
                                    plan.w_tiled, u8_stored(ns))
     files["main_host.c"] = main_host(tuple(f.jobs for f in plan.families if f.jobs))
+    files["input.bin"] = reference_input(lg)
     dirs = tuple(f.project_dir for f in plan.families)
     files["Makefile"] = makefile(target.name, target.sdk, bool(plan.l3.size), dirs)
     files["README.md"] = readme(plan.name, target.name, ns.tiler, target.sdk, bool(plan.l3.size),
                                 len(lg.layers), dirs)
     files["tilewise.json"] = json.dumps(m, indent=2) + "\n"
-    return files
+    rename = renamer(plan.c_name, defined_macros(files["network.h"]))
+    return files if rename is None else {p: _renamed(c, rename) if p.endswith(RENAMED) else c
+                                         for p, c in files.items()}
+
+
+#: the files whose text the C-name prefix rewrites (names.py)
+RENAMED = (".c", ".h", ".S", ".ld", "README.md")
+
+
+def _renamed(content: Content, rename) -> Content:
+    if isinstance(content, bytes):
+        return content
+    return rename(content.read_text() if isinstance(content, Path) else content)
+
+
+def reference_input(lg) -> bytes:
+    """input.bin of the project, for `make run`: the first input of validate's generator
+    (validate/check.py `make_inputs`, seed 0: uniform over the input's integer range) as the
+    caller gives it to tw_network_run (its element type, the model's layout)."""
+    from ..validate.check import make_inputs
+
+    x = make_inputs(lg, 1, seed=0)[0]
+    return to_model_layout(x, input_perm(lg.meta)).tobytes()
 
 
 def default_input(lg) -> bytes:
@@ -352,9 +404,11 @@ def write_project(files: dict[str, Content], out_dir: str | Path) -> Project:
     return Project(out, manifest)
 
 
-def generate(ns: NetworkSchedule, out_dir: str | Path, model_name: str | None = None) -> Project:
-    """Write the C project of `ns` into `out_dir` (created; generated files are overwritten)."""
-    return write_project(render(plan_project(ns, model_name)), out_dir)
+def generate(ns: NetworkSchedule, out_dir: str | Path, model_name: str | None = None,
+             c_name: str = DEFAULT) -> Project:
+    """Write the C project of `ns` into `out_dir` (created; generated files are overwritten);
+    `c_name` prefixes its C names (names.py)."""
+    return write_project(render(plan_project(ns, model_name, c_name)), out_dir)
 
 
 def load_project(path: str | Path) -> Project:

@@ -243,12 +243,14 @@ def validate_network(ns: NetworkSchedule, out_dir: str | Path, inputs: Sequence[
                      model: str | None = None, reference_name: str | None = None,
                      reference: Sequence[np.ndarray] | None = None,
                      cache: str | Path | None = None, sanitize: bool = False,
-                     locate: bool = True, on: str = "host") -> tuple[ValidationReport, Project]:
-    """Generate `ns` into out_dir and check it on `inputs` (golden; reference when given), built
-    for the host, as pulp-open firmware run on GVSoC (`on="gvsoc"`, gvsoc.py) or as Cortex-M
-    firmware run on QEMU (`on="qemu"`, qemu.py) or counted (`on="count"`, count.py)."""
+                     locate: bool = True, on: str = "host",
+                     c_name: str = "tw") -> tuple[ValidationReport, Project]:
+    """Generate `ns` into out_dir (C names prefixed `c_name`, codegen/names.py) and check it on
+    `inputs` (golden; reference when given), built for the host, as pulp-open firmware run on
+    GVSoC (`on="gvsoc"`, gvsoc.py) or as Cortex-M firmware run on QEMU (`on="qemu"`, qemu.py) or
+    counted (`on="count"`, count.py)."""
     lg = ns.layers
-    project = generate(ns, out_dir, model_name=model)
+    project = generate(ns, out_dir, model_name=model, c_name=c_name)
     report = new_report(ns, project, model or lg.name, len(inputs), reference_name)
     if on == "gvsoc":
         from .gvsoc import check_on_gvsoc
@@ -270,7 +272,8 @@ def validate_network(ns: NetworkSchedule, out_dir: str | Path, inputs: Sequence[
 
 def validate_model(model: str | Path, ns: NetworkSchedule, graph, n_random: int = 20,
                    seed: int = 0, out_dir: str | Path | None = None,
-                   cache: str | Path | None = None, on: str = "host") -> ValidationReport:
+                   cache: str | Path | None = None, on: str = "host",
+                   c_name: str = "tw") -> ValidationReport:
     """The whole of `tilewise validate` for a scheduled model (`graph` as loaded from `model`)."""
     from .reference import reference_name, reference_run
 
@@ -279,7 +282,7 @@ def validate_model(model: str | Path, ns: NetworkSchedule, graph, n_random: int 
     work = Path(out_dir) if out_dir else Path(tempfile.mkdtemp(prefix="tilewise_validate_"))
     report, _ = validate_network(ns, work, inputs, model=Path(model).name,
                                  reference_name=reference_name(graph), reference=ref.outputs,
-                                 cache=cache, on=on)
+                                 cache=cache, on=on, c_name=c_name)
     report.reference_notes = list(ref.notes)
     report.notes = list(graph.meta.get("notes", ()))
     return report
@@ -297,7 +300,8 @@ def check_platform(target, on: str) -> None:
 
 def validate_path(model: str | Path, target, tiler: str = "model", n_random: int = 20,
                   seed: int = 0, out_dir: str | Path | None = None,
-                  objective: str = "latency", on: str = "host") -> ValidationReport:
+                  objective: str = "latency", on: str = "host",
+                  c_name: str = "tw") -> ValidationReport:
     """`tilewise validate MODEL`: load, lower, schedule on `target`, then `validate_model`. Without
     `out_dir` the project is built in a temporary directory, removed when the result is bit-exact
     and when validation stops early (an error, Ctrl-C)."""
@@ -307,6 +311,9 @@ def validate_path(model: str | Path, target, tiler: str = "model", n_random: int
     from ..passes import lower
     from ..schedule.network import schedule_network
 
+    from ..codegen.names import check_name
+
+    check_name(c_name)
     graph = load_model(model)
     check_platform(target, on)
     from .chunked import CHUNK, validate_chunked
@@ -318,9 +325,10 @@ def validate_path(model: str | Path, target, tiler: str = "model", n_random: int
     work = Path(out_dir) if out_dir else Path(tempfile.mkdtemp(prefix="tilewise_validate_"))
     try:
         if n_random + 2 > CHUNK:   # bounded memory: chunked.py
-            report = validate_chunked(model, ns, graph, n_random, seed, work)
+            report = validate_chunked(model, ns, graph, n_random, seed, work,
+                                              c_name=c_name)
         else:
-            report = validate_model(model, ns, graph, n_random, seed, work, on=on)
+            report = validate_model(model, ns, graph, n_random, seed, work, on=on, c_name=c_name)
     except BaseException:   # KeyboardInterrupt included: no tilewise_validate_* left behind
         if out_dir is None:
             shutil.rmtree(work, ignore_errors=True)

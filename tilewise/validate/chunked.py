@@ -55,7 +55,7 @@ def n_chunks(n: int, chunk: int = CHUNK) -> int:
 
 
 def validate_chunked(model: str | Path, ns, graph, n_random: int, seed: int, work: Path,
-                     cache: str | Path | None = None, chunk: int = CHUNK):
+                     cache: str | Path | None = None, chunk: int = CHUNK, c_name: str = "tw"):
     """`validate_model` on the host, `chunk` inputs at a time (module doc)."""
     from ..progress import progress
     from .check import check_project, golden_outputs, new_report, validate_network
@@ -71,7 +71,8 @@ def validate_chunked(model: str | Path, ns, graph, n_random: int, seed: int, wor
             if report is None:
                 report, project = validate_network(ns, work, xs, model=Path(model).name,
                                                    reference_name=reference_name(graph),
-                                                   reference=ref.outputs, cache=cache)
+                                                   reference=ref.outputs, cache=cache,
+                                                   c_name=c_name)
                 report.reference_notes = list(ref.notes)
             else:
                 part = new_report(ns, project, report.model, len(xs), report.reference)

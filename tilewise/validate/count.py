@@ -62,7 +62,7 @@ def _emulator():
     return unicorn, arm_const, capstone, ELFFile
 
 
-def count_instructions(elf: Path, n_layers: int) -> Counted:
+def count_instructions(elf: Path, n_layers: int, c_name: str = "tw") -> Counted:
     """Run `elf` to its semihosting exit, counting executed instructions (module docstring)."""
     unicorn, arm, capstone, ELFFile = _emulator()
     with open(elf, "rb") as f:
@@ -80,11 +80,12 @@ def count_instructions(elf: Path, n_layers: int) -> Counted:
     sp, reset = (int.from_bytes(uc.mem_read(a, 4), "little") for a in (0, 4))
     uc.reg_write(arm.UC_ARM_REG_SP, sp)
 
-    if "tw_fw_mark" not in funcs:
-        raise TilewiseError(f"{elf}: no tw_fw_mark; it is not a tilewise Cortex-M firmware")
-    mark = funcs["tw_fw_mark"]
-    layer_at = {funcs[f"tw_layer_{i:02d}"]: i for i in range(n_layers)
-                if f"tw_layer_{i:02d}" in funcs}
+    # the firmware's names carry the project's C-name prefix (codegen/names.py)
+    if f"{c_name}_fw_mark" not in funcs:
+        raise TilewiseError(f"{elf}: no {c_name}_fw_mark; it is not a tilewise Cortex-M firmware")
+    mark = funcs[f"{c_name}_fw_mark"]
+    layer_at = {funcs[f"{c_name}_layer_{i:02d}"]: i for i in range(n_layers)
+                if f"{c_name}_layer_{i:02d}" in funcs}
     disasm = capstone.Cs(capstone.CS_ARCH_ARM, capstone.CS_MODE_THUMB | capstone.CS_MODE_MCLASS)
     sizes: dict[int, int] = {}
     total = [0]
@@ -146,7 +147,7 @@ def check_on_count(report: ValidationReport, ns: NetworkSchedule, project: Proje
     """Build the firmware, run it counting instructions; fill `report` (outputs, copies, and the
     executed instructions per inference and per layer)."""
     elf = build_firmware(project, inputs)
-    counted = count_instructions(elf, len(ns.layers.layers))
+    counted = count_instructions(elf, len(ns.layers.layers), project.manifest.get("c_name", "tw"))
     report.platform = "count"
     fill_report(report, ns, parse_run(counted.status, counted.text), inputs, golden, reference)
     # the Cortex-M cost model counts executed instructions (targets/stm32h7.py: one per cycle)

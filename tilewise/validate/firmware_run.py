@@ -49,7 +49,8 @@ def build_elf(project: Project, inputs: Sequence[np.ndarray], sources: Sequence[
     p = project.path
     nbytes = project.manifest["input"]["bytes"]
     perm = project.manifest["input"].get("model_perm")   # an input transpose folded into the layout
-    for rel, text in inputs_files([to_model_layout(x, perm).tobytes() for x in inputs], nbytes).items():
+    for rel, text in inputs_files([to_model_layout(x, perm).tobytes() for x in inputs], nbytes,
+                                  c_name=project.manifest.get("c_name", "tw")).items():
         (p / rel).write_text(text)
     build = Path(out) if out else p / "build_fw"
     build.mkdir(parents=True, exist_ok=True)

@@ -85,7 +85,8 @@ def validate_data_path(model: str | Path, target, data: str | Path, *, tiler: st
                        out_dir: str | Path | None = None, objective: str = "latency",
                        on: str = "host", layer_csv: str | Path | None = None,
                        metrics_csv: str | Path | None = None,
-                       layout: str = "auto", cache: str | Path | None = None) -> ValidationReport:
+                       layout: str = "auto", cache: str | Path | None = None,
+                       c_name: str = "tw") -> ValidationReport:
     """`tilewise validate MODEL --data ...` (see the module docstring). Without `out_dir` the
     project is built in a temporary directory, removed when the result is bit-exact."""
     from ..frontend import load_model
@@ -125,7 +126,8 @@ def validate_data_path(model: str | Path, target, data: str | Path, *, tiler: st
     try:   # Ctrl-C or a failure: no tilewise_validate_* left behind
         report, project = validate_network(ns, work, inputs, model=Path(model).name,
                                            reference_name=reference_name(graph),
-                                           reference=ref.outputs, cache=cache, on=on)
+                                           reference=ref.outputs, cache=cache, on=on,
+                                           c_name=c_name)
         report.reference_notes = list(ref.notes)
         report.notes = list(graph.meta.get("notes", ()))
 

@@ -26,7 +26,7 @@
  *   streamed from L3 with the next layer's prefetch (seed 001 §4.4, DORY Listing 2). Same rules
  *   as DMA: asynchronous, the destination is undefined until tw_l3_wait(id), each id waited once.
  *   `l3` is an address in L3: on the host a pointer into memory the harness holds; on PULP an
- *   address in the RAM device given to tw_hal_pulp_set_ram() (tw_hal_pulp_l3.c). Called outside
+ *   address in the RAM device the firmware opened (tw_hal_pulp_l3.c, tw_hal_pulp.h). Called outside
  *   forks (by the code that sequences layers). tw_l3_write(l3, l2, bytes) is the other direction
  *   (an output row tile of a layer tiled at L3->L2 written back, seed 001 §4.2.1), waited with
  *   tw_l3_wait; the L2 source must not change until then. Counted apart from L2<->L1 DMA:

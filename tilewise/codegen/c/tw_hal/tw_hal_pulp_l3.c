@@ -6,14 +6,16 @@
  * the next layer stream from L3
  * while the current layer runs). Only projects that use L3 compile this file.
  *
- * The firmware opens the RAM device and gives it to tw_hal_pulp_set_ram() before running the
- * network, and loads the project's weights_l3.bin image at RAM address TW_L3_BASE (network.h),
- * which tw_network_run receives as its `l3` argument. Requests live in a small ring of
- * TW_PULP_L3_REQS entries; when it is full the oldest is waited for, which is always safe.
+ * The firmware opens the RAM device and gives it to tw_hal_pulp_set_ram() (declared in
+ * tw_hal_pulp.h) before running the network, and loads the project's weights_l3.bin image at RAM
+ * address TW_L3_BASE (network.h), which tw_network_run receives as its `l3` argument
+ * (gap_sdk/main.c does all three). Requests live in a small ring of TW_PULP_L3_REQS entries;
+ * when it is full the oldest is waited for, which is always safe.
  */
 #include "pmsis.h"
 
 #include "tw_hal.h"
+#include "tw_hal_pulp.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -28,8 +30,6 @@ static tw_dma_id_t g_owner[TW_PULP_L3_REQS];      /* transfer of each entry; 0 =
 static uint8_t g_write[TW_PULP_L3_REQS];          /* entry is a write (L2 -> L3) */
 static tw_dma_id_t g_next = 1;
 static uint64_t g_transfers, g_bytes;
-
-void tw_hal_pulp_set_ram(struct pi_device *ram);
 
 void tw_hal_pulp_set_ram(struct pi_device *ram)
 {

@@ -13,13 +13,19 @@
  */
 #include <stdint.h>
 
+#include "tw_fw.h"
+
+/* the arenas' placement (network.h): the firmware's own sections unless defined */
+#ifndef TW_L1_SECTION
+#define TW_L1_SECTION TW_FW_L1
+#endif
+
 #include "inputs.h"
 #include "network.h"
-#include "tw_fw.h"
 #include "tw_hal.h"
 
-static TW_FW_L1 int8_t l1_arena[TW_NETWORK_L1_BYTES] __attribute__((aligned(4)));
-static int8_t l2_arena[TW_NETWORK_L2_BYTES] __attribute__((aligned(4)));
+static int8_t l1_arena[TW_NETWORK_L1_BYTES] TW_L1_SECTION __attribute__((aligned(4)));
+static int8_t l2_arena[TW_NETWORK_L2_BYTES] TW_L2_SECTION __attribute__((aligned(4)));
 static int8_t output[TW_NETWORK_OUTPUT_BYTES];
 static uint32_t layer_start[TW_NETWORK_LAYERS];
 static uint32_t layer_cycles[TW_NETWORK_LAYERS];
