@@ -11,10 +11,11 @@ as tw_ne16/ beside tw_pulp/ and tw_kernels/, which it builds on).
 
 | *_u8in (all six)   | as above        | as above            | the same, input already u8  | as above | as above |
 
-A tile: core 0 converts the int8 input tile to u8 (x + 128) in the scratch, programs one job
-(tw_ne16_task_*, dispatch, wait), the job writes int32 accumulators into the scratch, then the
-cluster's cores add the bias (−128·Σw folded in) and requantize with the pulp kernels' words in
-the layer's mode (exact for every mode). A shift-mode layer whose requantization NE16's norm-quant
+A tile: the cores convert the int8 input tile to u8 (x + 128) in the scratch; core 0 programs the
+tile's row jobs (tw_ne16_task_*, tw_ne16_task_rows, dispatch, wait), each writing int32
+accumulators into one of two scratch buffers, and while NE16 runs one the cluster's cores add the
+bias (−128·Σw folded in) to the previous one's and requantize them with the pulp kernels' words
+in the layer's mode (exact for every mode): pipeline.py. A shift-mode layer whose requantization NE16's norm-quant
 computes exactly (normquant.py: one shift, an int8 or ReLU clamp, nothing leaving int32) may take
 the *_nq binding instead: the job writes the int8 outputs itself, no cluster pass.
 The *_u8in twins read an input tensor its producer stored as u8 (`Binding.input_offset` 128:
@@ -49,7 +50,7 @@ from ..pulp import constants as pulp_constants
 from ..pulp.common import FAMILY as PULP
 from ..pulp.common import TEMPLATES as PULP_TEMPLATES
 from ..pulp.weighted import output_clamp
-from . import arith, checks, constants, normquant
+from . import arith, checks, constants, normquant, pipeline
 
 FAMILY = Family(name="ne16", c_dir=Path(__file__).resolve().parent / "c", project_dir="tw_ne16",
                 header="tw_ne16_kernels.h", requires=(PULP,), jobs=("tw_ne16.h", "tw_ne16_jobs"))
@@ -60,13 +61,14 @@ KIND = {"conv3x3": "TW_NE16_CONV3X3", "dw3x3": "TW_NE16_DEPTHWISE3X3",
 
 
 def ne16_bytes(nest: LoopNest, cores: int, k, c, oy, ox):
-    """The tile's int32 accumulators (k_t·oy_t·ox_t·4; reserved by the norm-quant bindings too,
-    which write int8 straight to the output tile) and its u8 input (its rows × columns ×
-    channels, depthwise the k_t channels)."""
+    """The tile's int32 accumulator buffers (pipeline.py `acc_words`: two of one row job's
+    outputs when the tile has several row jobs; reserved by the norm-quant bindings too, which
+    write int8 straight to the output tile) and its u8 input (its rows × columns × channels,
+    depthwise the k_t channels)."""
     k, c, oy, ox = (np.asarray(v) for v in (k, c, oy, ox))
     iy, ix = (oy - 1) * nest.SY + nest.FY, (ox - 1) * nest.SX + nest.FX
     ch = k if nest.kind == "dwconv" else c
-    return 4 * k * oy * ox + (iy * ix * ch + 3) // 4 * 4
+    return 4 * pipeline.acc_words(k, oy, ox) + (iy * ix * ch + 3) // 4 * 4
 
 
 def _emit(layer: Layer, lg: LayerGraph, consts: LayerConstants | None,
@@ -88,7 +90,8 @@ def _emit(layer: Layer, lg: LayerGraph, consts: LayerConstants | None,
                    kind=KIND[kind], stride=n.SY, pad_u8=stored_pad(layer, lg) + 128,
                    dense=layer.op == Op.FULLY_CONNECTED, depthwise=layer.op == Op.DEPTHWISE,
                    kernel=f"tw_ne16_requant_s8_{pulp_constants.variant(layer, lg)}",
-                   rq=dict(zero_point=zp, qmin=qmin, qmax=qmax), norm_quant=nq)
+                   rq=dict(zero_point=zp, qmin=qmin, qmax=qmax), norm_quant=nq,
+                   jobs_max=pipeline.JOBS_MAX)
 
 
 def _rules(layer: Layer, rules: TileRules) -> TileRules:
@@ -105,7 +108,7 @@ def bindings(cost: Any) -> tuple[Binding, ...]:
     common = dict(precision=Precision(S8, 8, S8), scratch=ne16_bytes,
                   tiles=TileRules(l3_k_step=4), layer_rules=_rules, jobs_per_tile=1)
     add = partial(per_mode, FAMILY, cost, modes=("tflite", "onnx", "shift"), check=checks.ne16,
-                  emit=_emit, consts=constants.LAYOUT, **common)
+                  emit=_emit, consts=constants.LAYOUT, jobs_of_rows=pipeline.jobs, **common)
     nq = partial(per_mode, FAMILY, replace(cost, norm_quant=True), modes=("shift",),
                  check=_normquant_check, emit=partial(_emit, norm_quant=True),
                  consts=constants.NORMQUANT, **common)
@@ -113,7 +116,7 @@ def bindings(cost: Any) -> tuple[Binding, ...]:
     add_u8 = partial(per_mode, FAMILY, replace(cost, convert=0.0),
                      modes=("tflite", "onnx", "shift"), check=checks.ne16,
                      emit=partial(_emit, u8_input=True), consts=constants.LAYOUT, input_offset=128,
-                     output_offsets=(0, 128), **common)
+                     output_offsets=(0, 128), jobs_of_rows=pipeline.jobs, **common)
     nq_u8 = partial(per_mode, FAMILY, replace(cost, norm_quant=True, convert=0.0),
                     modes=("shift",), check=_normquant_check,
                     emit=partial(_emit, norm_quant=True, u8_input=True),
@@ -139,4 +142,4 @@ def _normquant_check(layer: Layer, lg: LayerGraph) -> str | None:
     return checks.ne16(layer, lg) or normquant.reason(layer, lg)
 
 
-__all__ = ["FAMILY", "arith", "bindings", "ne16_bytes"]
+__all__ = ["FAMILY", "arith", "bindings", "ne16_bytes", "pipeline"]
