@@ -23,7 +23,10 @@ variant of 52 of those 58 layers) 31.7 to 33.8 cycles per output and core (36.6 
 layer, whose 8 channels leave more per-pixel overhead), priced at 32.5; the general tflite
 variant 36.4 (its vww layers are priced at tflite_right's figure: the binding key carries the
 mode, not the variant); the conversion 2.27 per byte. (The element-by-element kernel these
-replaced measured 50.2 / 54.3 per output and 6.0 per byte.) Shift and onnx modes keep the pulp model's figures (not measured
+replaced measured 50.2 / 54.3 per output and 6.0 per byte.) The one-mulh form of the *_mulh
+bindings (tw_ne16_requant_s8_mulh_<variant>, channel pairs over the pixels) measured 20.4 to
+21.4 cycles per output and core at those tiles on 8 cores (23.2 / 23.4 where 64 or 9 pixels
+split unevenly), priced at 21.0. Shift and onnx modes keep the pulp model's figures (not measured
 for this pass). NE16's own cycles cannot be measured here: GVSoC models pulp-open, which has no
 NE16; every other coefficient is the source's or stated as assumed.
 """
@@ -56,6 +59,9 @@ class Ne16Kernels:
     requant_shift: float = 12.0     # targets/pulp_kernels.py requant_shift (not measured here)
     requant_onnx: float = 1049.0    # targets/pulp_kernels.py requant_onnx (not measured here)
     requant: float = 32.5           # the mode this copy prices (for_key)
+    #: per output and core, the one-mulh form of tflite / tflite_right (the *_mulh bindings,
+    #: bindings/ne16/requant.py; GVSoC, module docstring)
+    requant_mulh: float = 21.0
     tile: float = 1324.0            # the compute call and its two barriers (pulp model's `tile`)
     #: NE16 requantizes (norm-quant), no cluster pass: per subtile and output block the stage's
     #: shift ⌈32/4⌉ + scale (9 + ⌈9·32/32⌉) + bias (8 + ⌈9/8⌉) = 36 and the int8 stream-out

@@ -8,6 +8,7 @@ as tw_ne16/ beside tw_pulp/ and tw_kernels/, which it builds on).
 | depthwise_s8       | depthwise 3×3   | tflite, onnx, shift | DEPTHWISE3X3                | ne16   | ne16_bytes |
 | fully_connected_s8 | fully_connected | tflite, onnx, shift | CONV1X1 on a one-pixel map  | ne16   | ne16_bytes |
 | *_nq (the three)   | as above        | shift               | the same, with norm-quant   | ne16 (scale, bias) | ne16_bytes |
+| *_mulh (the three) | as above        | tflite              | the same, requant in one mulh (requant.py) | ne16 | ne16_bytes |
 
 | *_u8in (all six)   | as above        | as above            | the same, input already u8  | as above | as above |
 
@@ -50,7 +51,7 @@ from ..pulp import constants as pulp_constants
 from ..pulp.common import FAMILY as PULP
 from ..pulp.common import TEMPLATES as PULP_TEMPLATES
 from ..pulp.weighted import output_clamp
-from . import arith, checks, constants, normquant, pipeline
+from . import arith, checks, constants, normquant, pipeline, requant
 
 FAMILY = Family(name="ne16", c_dir=Path(__file__).resolve().parent / "c", project_dir="tw_ne16",
                 header="tw_ne16_kernels.h", requires=(PULP,), jobs=("tw_ne16.h", "tw_ne16_jobs"))
@@ -72,10 +73,12 @@ def ne16_bytes(nest: LoopNest, cores: int, k, c, oy, ox):
 
 
 def _emit(layer: Layer, lg: LayerGraph, consts: LayerConstants | None,
-          norm_quant: bool = False, u8_input: bool = False, out_offset: int = 0) -> str:
+          norm_quant: bool = False, u8_input: bool = False, out_offset: int = 0,
+          mulh: bool = False) -> str:
     """compute() of the layer's NE16 binding (templates/ne16_s8.c.j2); `norm_quant`: NE16
     requantizes (normquant.py), else the cluster does; `u8_input`: the input tile is u8 already;
-    `out_offset` 128: the output is stored as u8 (module docstring)."""
+    `out_offset` 128: the output is stored as u8 (module docstring); `mulh`: the cluster
+    requantizes in the one-mulh form (requant.py)."""
     assert consts is not None and consts.const_bytes == pulp_constants.BYTES_PER_CHANNEL
     n = layer.nest
     nq = None
@@ -89,7 +92,7 @@ def _emit(layer: Layer, lg: LayerGraph, consts: LayerConstants | None,
     return _render("ne16_s8.c.j2", (TEMPLATES, PULP_TEMPLATES, PORTABLE_TEMPLATES), u8_input=u8_input,
                    kind=KIND[kind], stride=n.SY, pad_u8=stored_pad(layer, lg) + 128,
                    dense=layer.op == Op.FULLY_CONNECTED, depthwise=layer.op == Op.DEPTHWISE,
-                   kernel=f"tw_ne16_requant_s8_{pulp_constants.variant(layer, lg)}",
+                   kernel=requant.kernel(layer, lg, mulh),
                    rq=dict(zero_point=zp, qmin=qmin, qmax=qmax), norm_quant=nq,
                    jobs_max=pipeline.JOBS_MAX)
 
@@ -121,6 +124,15 @@ def bindings(cost: Any) -> tuple[Binding, ...]:
                     modes=("shift",), check=_normquant_check,
                     emit=partial(_emit, norm_quant=True, u8_input=True),
                     consts=constants.NORMQUANT, input_offset=128, **common)
+    # the cluster's requantization in one mulh (requant.py): tflite-mode layers that fit it
+    mulh_cost = replace(cost, requant_tflite=cost.requant_mulh)
+    mulh = partial(per_mode, FAMILY, mulh_cost, modes=("tflite",), check=_mulh_check,
+                   emit=partial(_emit, mulh=True), consts=constants.LAYOUT,
+                   jobs_of_rows=pipeline.jobs, **common)
+    mulh_u8 = partial(per_mode, FAMILY, replace(mulh_cost, convert=0.0), modes=("tflite",),
+                      check=_mulh_check, emit=partial(_emit, u8_input=True, mulh=True),
+                      consts=constants.LAYOUT, input_offset=128, output_offsets=(0, 128),
+                      jobs_of_rows=pipeline.jobs, **common)
     out = []
     for name, op, kind in (("conv2d_s8", Op.CONV2D, "conv"),
                            ("depthwise_s8", Op.DEPTHWISE, "dwconv"),
@@ -128,13 +140,20 @@ def bindings(cost: Any) -> tuple[Binding, ...]:
         out += [*add(name=name, op=op, kind=kind, output_offsets=(0, 128)),
                 *nq(name=f"{name}_nq", op=op, kind=kind),
                 *_twins(add_u8(name=f"{name}_u8in", op=op, kind=kind)),
-                *_twins(nq_u8(name=f"{name}_nq_u8in", op=op, kind=kind))]
+                *_twins(nq_u8(name=f"{name}_nq_u8in", op=op, kind=kind)),
+                *mulh(name=f"{name}_mulh", op=op, kind=kind, output_offsets=(0, 128)),
+                *_twins(mulh_u8(name=f"{name}_mulh_u8in", op=op, kind=kind))]
     return tuple(out)
 
 
 def _twins(bs: list[Binding]) -> list[Binding]:
     """The u8-input twins take their int8 binding's tiles (Binding.tiles_of)."""
     return [replace(b, tiles_of=b.name.replace("_u8in", "")) for b in bs]
+
+
+def _mulh_check(layer: Layer, lg: LayerGraph) -> str | None:
+    """NE16's checks and the one-mulh requantization's (requant.py)."""
+    return checks.ne16(layer, lg) or requant.reason(layer, lg)
 
 
 def _normquant_check(layer: Layer, lg: LayerGraph) -> str | None:
