@@ -16,9 +16,11 @@ A tile: the cores convert the int8 input tile to u8 (x + 128) in the scratch; co
 tile's row jobs (tw_ne16_task_*, tw_ne16_task_rows, dispatch, wait), each writing int32
 accumulators into one of two scratch buffers, and while NE16 runs one the cluster's cores add the
 bias (−128·Σw folded in) to the previous one's and requantize them with the pulp kernels' words
-in the layer's mode (exact for every mode): pipeline.py. A shift-mode layer whose requantization NE16's norm-quant
-computes exactly (normquant.py: one shift, an int8 or ReLU clamp, nothing leaving int32) may take
-the *_nq binding instead: the job writes the int8 outputs itself, no cluster pass.
+in the layer's mode (exact for every mode): pipeline.py. TFLite-mode layers whose accumulators
+fit may take the *_mulh bindings instead: the same, requantized in one mulh per output (requant.py).
+A shift-mode layer whose requantization NE16's norm-quant computes exactly (normquant.py: one
+shift, an int8 or ReLU clamp, nothing leaving int32) may take the *_nq binding instead: the job
+writes the int8 outputs itself, no cluster pass.
 The *_u8in twins read an input tensor its producer stored as u8 (`Binding.input_offset` 128:
 partition hands a tensor over as u8 when every consumer is NE16, partition/handoff.py): the job
 reads the tile in place, no conversion (their cost model without `convert`), on the tiles of
