@@ -7,6 +7,7 @@ and norm-quant (per-channel scale, bias, ReLU, floor shift, int8 / uint8 saturat
 from __future__ import annotations
 
 import ctypes
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -210,7 +211,7 @@ def test_gap9_with_ne16_bit_exact(name, tmp_path):
     r = validate_model(path, ns, graph, 2, 0, tmp_path / "p").to_json()
     assert r["bit_exact"], r
     assert r["dma_bytes_measured"] == r["dma_bytes_predicted"]
-    # one job per L1 tile of every NE16 layer, counted by the host's functional model
+    # the row jobs of every L1 tile of every NE16 layer, counted by the host's functional model
     assert r["jobs_predicted"] == sum(ns.layer_jobs(i) for i in on) >= len(on)
     assert r["jobs_measured"] == r["jobs_predicted"]
 
@@ -244,10 +245,12 @@ def test_ne16_forced_on_every_layer_it_accepts(name, tmp_path):
 
 
 def test_cost_model_is_matchs_ne16_model():
-    """targets/ne16_kernels.py on one whole-layer tile, against the note's formula written out:
-    a 3×3 conv 16×16×32 → 64 at stride 1 is 36 subtiles × 2 output blocks × (2 input blocks ×
-    (6 + 25 + 6 + 6 + 72 + 2) + 40) NE16 cycles, plus the cluster's conversion, requantization
-    and per-tile cost."""
+    """targets/ne16_kernels.py on one whole-layer tile, against the note's formula written out
+    and the row-job pipeline (bindings/ne16/pipeline.py) by hand: a 3×3 conv 16×16×32 → 64 at
+    stride 1; one 3-row band is 6 subtiles × 2 output blocks × (2 input blocks × (6 + 25 + 6 + 6
+    + 72 + 2) + 40) NE16 cycles; 16 rows are 6 jobs of 3, 3, 3, 3, 3, 1 rows (2 bands each but
+    the last: 1): fill + Σ max(NE16 job j+1, requant job j) + drain + conversion + 6 jobs' set-up
+    + the tile; with norm-quant one job of 6 bands and no requantization."""
     from tilewise.ir.layer import LoopNest
     from tilewise.targets.compute import tile_cycles
     from tilewise.targets.ne16_kernels import Ne16Kernels
@@ -258,9 +261,30 @@ def test_cost_model_is_matchs_ne16_model():
     size = {d: np.array(v) for d, v in (("n", 1), ("k", 64), ("c", 32), ("oy", 16), ("ox", 16))}
     one = {d: np.array(True) for d in size}
     got = float(tile_cycles(m.terms(nest, 8), size, one, one))
-    ne16 = 36 * 2 * (2 * (6 + 25 + 6 + 6 + 72 + 2) + 40)
-    cluster = m.convert / 8 * 18 * 18 * 32 + m.requant / 8 * 16 * 16 * 64 + 400 + 1324
-    assert got == pytest.approx(ne16 + cluster)
+    band = 6 * 2 * (2 * (6 + 25 + 6 + 6 + 72 + 2) + 40)                  # 3288
+    row = m.requant / 8 * 16 * 64                                          # 4160
+    assert m.requant == 32.5 and band == 3288
+    jobs = [3, 3, 3, 3, 3, 1]                                              # rows per job
+    ne16 = [band * ((r + 2) // 3) for r in jobs]
+    rq = [row * r for r in jobs]
+    pipelined = ne16[0] + sum(max(ne16[j + 1], rq[j]) for j in range(5)) + rq[-1]
+    assert pipelined == 3288 + 4 * 12480 + 12480 + 4160
+    cluster = m.convert / 8 * 18 * 18 * 32 + 6 * 400 + 1324
+    assert got == pytest.approx(pipelined + cluster)
+    # NE16-bound steps: 1×1, 16 input blocks, 8 channels out (one output block): max takes NE16
+    nest = LoopNest("conv", K=8, C=256, OY=12, OX=12, FY=1, FX=1, pads=(0, 0, 0, 0), IY=12,
+                    IX=12)
+    size = {d: np.array(v) for d, v in (("n", 1), ("k", 8), ("c", 256), ("oy", 12), ("ox", 12))}
+    got = float(tile_cycles(m.terms(nest, 8), size, one, one))
+    band = 4 * 1 * (16 * (10 + 9 + 6 + 6 + 8 + 2) + 40)                   # 2784
+    row = m.requant / 8 * 12 * 8                                           # 390
+    ne16, rq = [band] * 4, [3 * row] * 4                                   # 4 jobs of 3 rows
+    pipelined = ne16[0] + sum(max(ne16[j + 1], rq[j]) for j in range(3)) + rq[-1]
+    assert pipelined == 4 * band + 3 * row
+    assert got == pytest.approx(pipelined + m.convert / 8 * 12 * 12 * 256 + 4 * 400 + 1324)
+    nq = float(tile_cycles(replace(m, norm_quant=True).terms(nest, 8), size, one, one))
+    nq_band = 4 * 1 * (16 * (10 + 9 + 6 + 6 + 8 + 2) + 36 + 13)
+    assert nq == pytest.approx(4 * nq_band + m.convert / 8 * 12 * 12 * 256 + 400 + 1324)
 
 
 def test_norm_quant_on_ne16_for_shift_mode_layers(tmp_path):
@@ -325,7 +349,7 @@ def test_ne16_layers_tiled_small(case, tmp_path):
     """NE16 layers cut into many L1 tiles (gap9 at 2 kB of L1): channel counts that are not
     multiples of 16 (padded weights, depthwise k tiles of 16 with a remainder), stride 2 with
     TFLite's asymmetric padding, border tiles padded on some sides only, 1×1 at stride 2, dense,
-    every requant mode through the cluster — bit-exact, one job per tile as predicted."""
+    every requant mode through the cluster — bit-exact, the row jobs as predicted."""
     from tilewise.schedule.network import schedule_network
     from tilewise.validate import make_inputs, validate_network
 

@@ -7,18 +7,21 @@ GVSoC has no NE16, so the firmware (tests/c/ne16_gvsoc_main.c) gives the kernels
 accumulators a job would write. Correctness cases (odd channel counts, fewer outputs than cores,
 every variant) run on 1, 3 and 8 cores; the timed cases are the tiles of the MLPerf Tiny layers
 gap9 puts on NE16 (kws_dscnn 25×5×64; ic_resnet8 32×16×16, 16×16×32, 8×8×64; vww 21×48×8,
-12×12×64, 6×6×128 in the general tflite variant, 3×3×256), on 1 and 8 cores, an empty fork
-subtracted.
+12×12×64, 6×6×128 in the general tflite variant, 3×3×256), each in the pulp variant and in the
+one-mulh form of the *_mulh bindings (tw_ne16_requant_s8_mulh_<variant>), on 1 and 8 cores, an
+empty fork subtracted.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
 from tilewise.bindings.ne16 import __file__ as NE16_INIT
+from tilewise.bindings.ne16.requant import mulh_fits_rq
 from tilewise.bindings.base import BindingKey
 from tilewise.ir.layer import LoopNest
 from tilewise.targets.ne16_kernels import Ne16Kernels
@@ -31,7 +34,10 @@ from .test_gvsoc import gvsoc_present  # noqa: F401 (autouse fixture: skip witho
 from .test_pulp_gvsoc import _c_array, _variant_rq, _words, build_firmware
 
 NE16_C = Path(NE16_INIT).parent / "c"
-VARIANTS = ("tflite", "tflite_single", "shift", "shift32", "tflite_right", "onnx")  # header order
+#: the kernels' table order in ne16_gvsoc_main.c: the pulp variants (header order), then the
+#: one-mulh forms of tflite and tflite_right (tw_ne16_kernels.h)
+VARIANTS = ("tflite", "tflite_single", "shift", "shift32", "tflite_right", "onnx", "mulh_tflite",
+            "mulh_tflite_right")
 KINDS = ("requant", "to_u8", "nop")
 #: prediction / measurement allowed per timed case on 8 cores (the pulp kernels' per-kind ±20%)
 TOLERANCE = 0.20
@@ -43,16 +49,16 @@ def requant_case(name, rng, n, k, variant, cores=(1, 3, 8)):
     acc = rng.integers(-300_000, 300_000, (n, k)).astype(np.int32)
     bias = rng.integers(-50_000, 50_000, k).astype(np.int32)
     total = acc.astype(np.int64) + bias
-    mode = "tflite" if variant in ("tflite", "tflite_right") else variant
-    if variant == "tflite_right":
-        mode = "tflite_right"
+    base = variant.removeprefix("mulh_")
     bound = np.full(k, 400_000, np.int64)
-    rq, v = _variant_rq(mode, total, rng, bound)
-    assert v == variant, (v, variant)
+    rq, v = _variant_rq(base, total, rng, bound)
+    assert v == base, (v, variant)
+    if variant != base:        # the one-mulh form: exact for these accumulators (requant.py)
+        assert mulh_fits_rq(rq, bound), variant
     want = requantized(total, rq)
     return dict(name=name, kind="requant", variant=variant, n=n, k=k,
                 rq=(int(rq.zero_point), int(rq.qmin), int(rq.qmax)),
-                bufs=[want.nbytes, acc, bias, _words(rq, k, variant)], want=want, cores=cores)
+                bufs=[want.nbytes, acc, bias, _words(rq, k, base)], want=want, cores=cores)
 
 
 def to_u8_case(name, rng, n, cores=(1, 8)):
@@ -70,7 +76,15 @@ PERF = [("kws_25x5x64", 125, 64, "tflite_right"),
         ("vww_21x48x8", 1008, 8, "tflite_right"),
         ("vww_12x12x64", 144, 64, "tflite_right"),
         ("vww_6x6x128_tflite", 36, 128, "tflite"),
-        ("vww_3x3x256", 9, 256, "tflite_right")]
+        ("vww_3x3x256", 9, 256, "tflite_right"),
+        ("kws_25x5x64_mulh", 125, 64, "mulh_tflite_right"),
+        ("resnet8_32x16x16_mulh", 512, 16, "mulh_tflite_right"),
+        ("resnet8_16x16x32_mulh", 256, 32, "mulh_tflite_right"),
+        ("resnet8_8x8x64_mulh", 64, 64, "mulh_tflite_right"),
+        ("vww_21x48x8_mulh", 1008, 8, "mulh_tflite_right"),
+        ("vww_12x12x64_mulh", 144, 64, "mulh_tflite_right"),
+        ("vww_6x6x128_mulh_tflite", 36, 128, "mulh_tflite"),
+        ("vww_3x3x256_mulh", 9, 256, "mulh_tflite_right")]
 #: the timed conversions: input bytes of kws_dscnn's (25×5×64) and ic_resnet8's (18×18×16) tiles
 PERF_U8 = [("u8_kws_8000", 8000), ("u8_resnet8_5184", 5184)]
 
@@ -79,6 +93,9 @@ def cases() -> list[dict]:
     rng = np.random.default_rng(16)
     out = [requant_case(f"rq_7x5_{v}", rng, 7, 5, v) for v in VARIANTS]
     out += [requant_case("rq_13x24_tflite_right", rng, 13, 24, "tflite_right"),
+            requant_case("rq_13x24_mulh_tflite_right", rng, 13, 24, "mulh_tflite_right"),
+            requant_case("rq_3x2_mulh_tflite", rng, 3, 2, "mulh_tflite"),
+            requant_case("rq_10x36_mulh_tflite", rng, 10, 36, "mulh_tflite"),
             requant_case("rq_3x2_tflite", rng, 3, 2, "tflite"),
             requant_case("rq_10x36_tflite", rng, 10, 36, "tflite"),
             to_u8_case("u8_1003", rng, 1003, cores=(1, 3, 8))]
@@ -152,9 +169,11 @@ def test_cost_model_holds_against_gvsoc(results):
     the 8 cores' split) and conversion (`convert` / 8 per byte) within ±20% of GVSoC."""
     _, got = results
     model = Ne16Kernels()
+    mulh = replace(model, requant_tflite=model.requant_mulh)      # the *_mulh bindings' model
     ratios = {}
     for name, n, k, variant in PERF:
-        m = model.for_key(_key(variant))
+        base = variant.removeprefix("mulh_")
+        m = (mulh if base != variant else model).for_key(_key(base))
         ratios[name] = m.requant * -(-n * k // 8) / measured(got, name, 8)
     for name, b in PERF_U8:
         ratios[name] = model.convert * -(-b // 8) / measured(got, name, 8)

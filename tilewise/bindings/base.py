@@ -231,9 +231,12 @@ class Binding:
     #: input DMA rate (bytes per cycle) when the kernel's layout makes the DMA reorder the input
     #: on the way in (gap9's HWC→CHW depthwise); 0 = the memory level's bandwidth
     x_dma_bytes_per_cycle: float = 0.0
-    #: accelerator jobs the kernel dispatches per tile (NE16: one); the host HAL counts them and
-    #: validate holds the count against the schedule's (NetworkSchedule.layer_jobs)
+    #: accelerator jobs the kernel dispatches per tile (NE16 with norm-quant: one); the host HAL
+    #: counts them and validate holds the count against the schedule's (NetworkSchedule.layer_jobs)
     jobs_per_tile: int = 0
+    #: or, when a tile's jobs depend on its output rows (NE16's row jobs, bindings/ne16/
+    #: pipeline.py): the jobs of a tile of that many output rows (overrides jobs_per_tile)
+    jobs_of_rows: Callable[[int], int] | None = None
     #: the representation the kernel reads its activation inputs in: stored = value + offset
     #: (0: the tensor's own; 128: u8 = int8 + 128, as NE16 reads it). A kernel that converts its
     #: input itself reads offset 0 and prices the conversion in its cost model

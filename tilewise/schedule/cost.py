@@ -1,7 +1,8 @@
 """The generic cost model of a schedule: cycles, DMA traffic and L1 bytes, exact and vectorized.
 
 Per tile i (DESIGN.md "Scheduling"; seed 003 §V; seed 002 eq. 5.7–5.9):
-- C_i = kernel cycles (the binding's separable cost terms, targets/kernels.py) + dma_issue_cycles ×
+- C_i = kernel cycles (the binding's separable cost terms, targets/kernels.py; terms of an overlap
+  group cost the larger of their two sides, targets/compute.py) + dma_issue_cycles ×
   the tile's transfers (core time to program the DMA);
 - D_i = Σ over the tile's transfers of dma_setup + chunks·dma_chunk + bytes / bandwidth, where the
   tile's transfers are the loads of the operands that change at tile i and the store of its
@@ -32,7 +33,7 @@ import numpy as np
 from ..errors import TilewiseError
 from ..ir.layer import LoopNest
 from ..targets.base import Target
-from ..targets.compute import tile_cycles
+from ..targets.compute import overlapped, tile_cycles
 from ..ir.operands import operand_bytes
 from .placement import Placement
 from .space import (REDUCING, Buffer, DimTiling, LayerSchedule, Traffic, dim_size, loop_dims,
@@ -338,7 +339,8 @@ class Evaluator:
               free: frozenset[str] = frozenset()) -> np.ndarray:
         """Lower bound of `exact(...)['cycles']` over every candidate agreeing with `sel` on the
         fixed dims (dims in `free` may take any tile size). Exact for single buffering when no
-        dim is free and every input tile is either full or partial along each dim."""
+        dim is free, every input tile is either full or partial along each dim and the binding has
+        no overlap group over several tiles (a group's sides are bounded by their sums)."""
         return self.combine(self.parts(sel, free), order, buffering)
 
     def parts(self, sel: dict[str, np.ndarray], free: frozenset[str] = frozenset()) -> dict:
@@ -365,8 +367,10 @@ class Evaluator:
             isum[d] = tb.sum_in[idx]
             ne[d] = tb.nonempty[idx]
             part[d] = tb.partial[idx]
-        # compute: Σ_terms coef · Π_d Σ_positions f_d  (absent dims contribute their tile count)
+        # compute: Σ_terms coef · Π_d Σ_positions f_d  (absent dims contribute their tile count);
+        # an overlap group its larger side's sum, a lower bound of Σ_tiles max (compute.py)
         comp = 0.0
+        sides: dict = {}
         for term, sums in zip(self.terms, self.fsum):
             v = term.coef
             for d in self.dims:
@@ -375,7 +379,11 @@ class Evaluator:
                     v = v * (a[-1] if d in free else a[np.asarray(sel[d], np.int64) - 1])
                 else:
                     v = v * n[d]
-            comp = comp + v
+            if term.group:
+                sides[(term.group, term.side)] = sides.get((term.group, term.side), 0.0) + v
+            else:
+                comp = comp + v
+        comp = comp + overlapped(sides)
         # traffic of one pass over each operand's grid
         ops = {}
         L1 = 0.0

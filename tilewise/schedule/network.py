@@ -24,6 +24,7 @@ Errors name the first layer that cannot fit and the smallest memory it would nee
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..errors import TilewiseError
 from ..ir.layer import Layer, LayerGraph
@@ -36,6 +37,9 @@ from .l3 import L2Tile, L3Tiling, NetworkL3, l3_dma, plan_memory
 from ..ir.operands import const_bytes
 from .placement import Placement
 from .space import REDUCING, LayerSchedule, hwc_chunks, iter_tiles
+
+if TYPE_CHECKING:
+    from ..bindings.base import Binding
 
 
 @dataclass(frozen=True)
@@ -138,13 +142,13 @@ class NetworkSchedule:
     def layer_jobs(self, i: int) -> int:
         """Accelerator jobs layer i dispatches: its binding's jobs per tile times the L1 tiles it
         runs (summed over its L2 tiles when it is tiled at L3)."""
-        per = self.placement(i).binding.jobs_per_tile
-        if not per:
+        binding = self.placement(i).binding
+        if not (binding.jobs_per_tile or binding.jobs_of_rows):
             return 0
         tl = self.l3_tiles.get(self.layers.layers[i].name)
-        if tl is None:
-            return per * self.schedules[i].n_tiles
-        return per * sum(tl.schedule_of(j).n_tiles for j in range(len(tl.tiles)))
+        scheds = [self.schedules[i]] if tl is None else [tl.schedule_of(j)
+                                                          for j in range(len(tl.tiles))]
+        return sum(_tile_jobs(s, binding) for s in scheds)
 
     def layer_dma(self, i: int) -> Dma:
         """L2↔L1 DMA of layer i as its code moves it (summed over its L2 tiles)."""
@@ -296,3 +300,15 @@ def schedule_network(lg: LayerGraph, target: Target, tiler: str = "model",
     l3_plan = plan_l3_activations(l3.steps, tensor_bytes, l3.l3_tensors, lg.outputs)
     return NetworkSchedule(lg, target, tiler, tuple(schedules), l3, plan, tiled, l3_plan, part,
                            rom)
+
+
+def _tile_jobs(s: LayerSchedule, binding: Binding) -> int:
+    """Accelerator jobs of the tiles of schedule `s`: jobs_per_tile each, or jobs_of_rows of each
+    tile's output rows (the oy tiles, then the border one, times the tiles of the other dims)."""
+    if binding.jobs_of_rows is None:
+        return binding.jobs_per_tile * s.n_tiles
+    oy = next((t for t in s.tiles if t.dim == "oy"), None)
+    if oy is None:
+        return int(binding.jobs_of_rows(1)) * s.n_tiles
+    per = (oy.count - 1) * int(binding.jobs_of_rows(oy.tile)) + int(binding.jobs_of_rows(oy.border))
+    return s.n_tiles // oy.count * per

@@ -7,6 +7,12 @@ Because each term is a product of per-dimension factors, the sum over any Cartes
 the product of per-dimension sums; the `model` tiler uses this for exact totals and bounds over
 whole tile grids at the cost of a few outer products (schedule/cost.py, schedule/model.py).
 
+Two units working at once (NE16 and the cluster's cores, bindings/ne16/pipeline.py): terms of an
+overlap `group` are summed per `side` (0 or 1) and the group costs the larger side — a tile's
+cycles = Σ ungrouped terms + Σ_groups max(Σ side 0, Σ side 1). A group is still a product form
+per side, so sums over tiles of each side stay separable; Σ_tiles max ≥ max(Σ_tiles side 0,
+Σ_tiles side 1) is what the bounds use (schedule/cost.py).
+
 Factors take and return numpy arrays (they are evaluated on broadcast grids), so write them with
 numpy operations only (`np.ceil`, `//`, `%`, `np.where`), never Python `if` on values.
 """
@@ -23,23 +29,39 @@ Factor = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
 
 @dataclass(frozen=True)
 class Term:
-    """coef · Π factors; a factor maps (size, first, last) arrays of one dimension to cycles."""
+    """coef · Π factors; a factor maps (size, first, last) arrays of one dimension to cycles.
+    `group`: an overlap group (module docstring), `side` 0 or 1 in it; "" runs in sequence."""
 
     coef: float
     factors: tuple[tuple[str, Factor], ...] = ()
     label: str = ""
+    group: str = ""
+    side: int = 0
 
 
 def tile_cycles(terms: tuple[Term, ...], size: Mapping[str, np.ndarray],
                 first: Mapping[str, np.ndarray], last: Mapping[str, np.ndarray]) -> np.ndarray:
     """Evaluate terms on broadcastable per-dimension arrays (one tile or a grid of tiles)."""
     total: np.ndarray | float = 0.0
+    sides: dict[tuple[str, int], np.ndarray | float] = {}
     for term in terms:
         v: np.ndarray | float = term.coef
         for dim, f in term.factors:
             v = v * f(size[dim], first[dim], last[dim])
-        total = total + v
-    return np.asarray(total, dtype=np.float64)
+        if term.group:
+            key = (term.group, term.side)
+            sides[key] = sides.get(key, 0.0) + v
+        else:
+            total = total + v
+    return np.asarray(total + overlapped(sides), dtype=np.float64)
+
+
+def overlapped(sides: Mapping[tuple[str, int], np.ndarray | float]) -> np.ndarray | float:
+    """Σ over overlap groups of the larger side's cycles (sides: (group, side) -> cycles)."""
+    total: np.ndarray | float = 0.0
+    for g in sorted({g for g, _ in sides}):
+        total = total + np.maximum(sides.get((g, 0), 0.0), sides.get((g, 1), 0.0))
+    return total
 
 
 # Common factor shapes -------------------------------------------------------------------------

@@ -23,7 +23,10 @@ variant of 52 of those 58 layers) 31.7 to 33.8 cycles per output and core (36.6 
 layer, whose 8 channels leave more per-pixel overhead), priced at 32.5; the general tflite
 variant 36.4 (its vww layers are priced at tflite_right's figure: the binding key carries the
 mode, not the variant); the conversion 2.27 per byte. (The element-by-element kernel these
-replaced measured 50.2 / 54.3 per output and 6.0 per byte.) Shift and onnx modes keep the pulp model's figures (not measured
+replaced measured 50.2 / 54.3 per output and 6.0 per byte.) The one-mulh form of the *_mulh
+bindings (tw_ne16_requant_s8_mulh_<variant>, channel pairs over the pixels) measured 20.4 to
+21.4 cycles per output and core at those tiles on 8 cores (23.2 / 23.4 where 64 or 9 pixels
+split unevenly), priced at 21.0. Shift and onnx modes keep the pulp model's figures (not measured
 for this pass). NE16's own cycles cannot be measured here: GVSoC models pulp-open, which has no
 NE16; every other coefficient is the source's or stated as assumed.
 """
@@ -32,6 +35,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+import numpy as np
+
+from ..bindings.ne16 import pipeline
 from ..ir.layer import LoopNest
 from .compute import Term, ceil_div, ident
 
@@ -47,12 +53,15 @@ class Ne16Kernels:
     stream_out: float = 40.0        # 9 int32 outputs of 32 channels
     stream_out_dw: float = 22.0     # 9 int32 outputs of 16 channels
     convert: float = 2.27           # per input byte and core (GVSoC, module docstring)
-    job: float = 400.0              # task set-up, dispatch and wait per tile (assumed)
+    job: float = 400.0              # set-up, dispatch, wait and barrier per job (assumed)
     #: per output and core, by mode (GVSoC for tflite, its tflite_right variant; module docstring)
     requant_tflite: float = 32.5
     requant_shift: float = 12.0     # targets/pulp_kernels.py requant_shift (not measured here)
     requant_onnx: float = 1049.0    # targets/pulp_kernels.py requant_onnx (not measured here)
     requant: float = 32.5           # the mode this copy prices (for_key)
+    #: per output and core, the one-mulh form of tflite / tflite_right (the *_mulh bindings,
+    #: bindings/ne16/requant.py; GVSoC, module docstring)
+    requant_mulh: float = 21.0
     tile: float = 1324.0            # the compute call and its two barriers (pulp model's `tile`)
     #: NE16 requantizes (norm-quant), no cluster pass: per subtile and output block the stage's
     #: shift ⌈32/4⌉ + scale (9 + ⌈9·32/32⌉) + bias (8 + ⌈9/8⌉) = 36 and the int8 stream-out
@@ -76,22 +85,80 @@ class Ne16Kernels:
         return (self.fifo + win) + offset + (self.fifo + taps * self.weight_bits) + self.update
 
     def terms(self, nest: LoopNest, cores: int) -> tuple[Term, ...]:
+        """A tile's cycles. Int32 output (the cluster requantizes): the row-job pipeline of
+        bindings/ne16/pipeline.py, convert + J·job + N(job 0) + Σ_{j<J-1} max(N(job j+1),
+        R(job j)) + R(job J-1) + tile, as overlap groups (targets/compute.py): "steady" the J-2
+        steps of two full jobs, "last" the step of the last job beside the previous one's
+        requantization. A job's N is NE16's cycles of its 3-row bands, R the requantization of
+        its rows; both are the per-band / per-row terms below times an oy factor."""
         P = max(cores, 1)
-        sub = (("oy", ceil_div(3)), ("ox", ceil_div(3)))
-        pix = (("oy", ident), ("ox", ident))
+        x3 = ("ox", ceil_div(3))
         iy = ("oy", lambda s, f, l: (s - 1) * nest.SY + nest.FY)
         ix = ("ox", lambda s, f, l: (s - 1) * nest.SX + nest.FX)
         block = self._block(nest)
         if nest.kind == "dwconv":
             out = self.nq_out_dw if self.norm_quant else self.stream_out_dw
-            ne16 = (Term(block + out, (*sub, ("k", ceil_div(16))), "ne16"),)
+            band = ((block + out, (x3, ("k", ceil_div(16))), "ne16"),)
             convert = Term(self.convert / P, (iy, ix, ("k", ident)), "convert")
         else:
             out = self.nq_out if self.norm_quant else self.stream_out
-            ne16 = (Term(block, (*sub, ("k", ceil_div(32)), ("c", ceil_div(16))), "ne16"),
-                    Term(out, (*sub, ("k", ceil_div(32))), "stream_out"))
+            band = ((block, (x3, ("k", ceil_div(32)), ("c", ceil_div(16))), "ne16"),
+                    (out, (x3, ("k", ceil_div(32))), "stream_out"))
             convert = Term(self.convert / P, (iy, ix, ("c", ident)), "convert")
-        requant = () if self.norm_quant else (Term(self.requant / P, (*pix, ("k", ident)),
-                                                   "requant"),)
-        terms = (*ne16, convert, *requant, Term(self.job + self.tile, (), "tile"))
-        return tuple(Term(t.coef, (("n", ident), *t.factors), t.label) for t in terms)
+        tile = Term(self.tile, (), "tile")
+        if self.norm_quant:             # one job: NE16 writes the outputs
+            terms = (*(Term(c, (("oy", ceil_div(3)), *f), lb) for c, f, lb in band), convert,
+                     Term(self.job, (), "job"), tile)
+        else:
+            row = (self.requant / P, (("ox", ident), ("k", ident)), "requant")
+            terms = (*(Term(c, (("oy", _fill), *f), lb) for c, f, lb in band),
+                     *(Term(c, (("oy", _steady_bands), *f), lb, "steady", 0) for c, f, lb in band),
+                     Term(row[0], (("oy", _steady_rows), *row[1]), row[2], "steady", 1),
+                     *(Term(c, (("oy", _last_bands), *f), lb, "last", 0) for c, f, lb in band),
+                     Term(row[0], (("oy", _last_step_rows), *row[1]), row[2], "last", 1),
+                     Term(row[0], (("oy", _drain), *row[1]), row[2]),
+                     convert, Term(self.job, (("oy", _jobs),), "job"), tile)
+        return tuple(Term(t.coef, (("n", ident), *t.factors), t.label, t.group, t.side)
+                     for t in terms)
+
+
+# oy factors of the row-job pipeline (bindings/ne16/pipeline.py): J jobs of R rows, the last of L
+def _jobs(s, f, l):
+    return pipeline.jobs(s).astype(np.float64)
+
+
+def _bands(rows):
+    return (rows + 2) // 3
+
+
+def _fill(s, f, l):
+    """NE16 bands of job 0 (the whole tile's when it is the only job)."""
+    return np.where(pipeline.jobs(s) > 1, _bands(pipeline.rows(s)),
+                    _bands(pipeline.last_rows(s))).astype(np.float64)
+
+
+def _steady(s):
+    """Steps of two full jobs: J - 2 (none with fewer than 2 jobs)."""
+    return np.maximum(pipeline.jobs(s) - 2, 0)
+
+
+def _steady_bands(s, f, l):
+    return (_steady(s) * _bands(pipeline.rows(s))).astype(np.float64)
+
+
+def _steady_rows(s, f, l):
+    return (_steady(s) * pipeline.rows(s)).astype(np.float64)
+
+
+def _last_bands(s, f, l):
+    """NE16 bands of the last job while the cores requantize the one before (J ≥ 2)."""
+    return np.where(pipeline.jobs(s) > 1, _bands(pipeline.last_rows(s)), 0).astype(np.float64)
+
+
+def _last_step_rows(s, f, l):
+    return np.where(pipeline.jobs(s) > 1, pipeline.rows(s), 0).astype(np.float64)
+
+
+def _drain(s, f, l):
+    """Rows of the last job, requantized after NE16 is done."""
+    return pipeline.last_rows(s).astype(np.float64)

@@ -8,15 +8,19 @@ as tw_ne16/ beside tw_pulp/ and tw_kernels/, which it builds on).
 | depthwise_s8       | depthwise 3×3   | tflite, onnx, shift | DEPTHWISE3X3                | ne16   | ne16_bytes |
 | fully_connected_s8 | fully_connected | tflite, onnx, shift | CONV1X1 on a one-pixel map  | ne16   | ne16_bytes |
 | *_nq (the three)   | as above        | shift               | the same, with norm-quant   | ne16 (scale, bias) | ne16_bytes |
+| *_mulh (the three) | as above        | tflite              | the same, requant in one mulh (requant.py) | ne16 | ne16_bytes |
 
 | *_u8in (all six)   | as above        | as above            | the same, input already u8  | as above | as above |
 
-A tile: core 0 converts the int8 input tile to u8 (x + 128) in the scratch, programs one job
-(tw_ne16_task_*, dispatch, wait), the job writes int32 accumulators into the scratch, then the
-cluster's cores add the bias (−128·Σw folded in) and requantize with the pulp kernels' words in
-the layer's mode (exact for every mode). A shift-mode layer whose requantization NE16's norm-quant
-computes exactly (normquant.py: one shift, an int8 or ReLU clamp, nothing leaving int32) may take
-the *_nq binding instead: the job writes the int8 outputs itself, no cluster pass.
+A tile: the cores convert the int8 input tile to u8 (x + 128) in the scratch; core 0 programs the
+tile's row jobs (tw_ne16_task_*, tw_ne16_task_rows, dispatch, wait), each writing int32
+accumulators into one of two scratch buffers, and while NE16 runs one the cluster's cores add the
+bias (−128·Σw folded in) to the previous one's and requantize them with the pulp kernels' words
+in the layer's mode (exact for every mode): pipeline.py. TFLite-mode layers whose accumulators
+fit may take the *_mulh bindings instead: the same, requantized in one mulh per output (requant.py).
+A shift-mode layer whose requantization NE16's norm-quant computes exactly (normquant.py: one
+shift, an int8 or ReLU clamp, nothing leaving int32) may take the *_nq binding instead: the job
+writes the int8 outputs itself, no cluster pass.
 The *_u8in twins read an input tensor its producer stored as u8 (`Binding.input_offset` 128:
 partition hands a tensor over as u8 when every consumer is NE16, partition/handoff.py): the job
 reads the tile in place, no conversion (their cost model without `convert`), on the tiles of
@@ -49,7 +53,7 @@ from ..pulp import constants as pulp_constants
 from ..pulp.common import FAMILY as PULP
 from ..pulp.common import TEMPLATES as PULP_TEMPLATES
 from ..pulp.weighted import output_clamp
-from . import arith, checks, constants, normquant
+from . import arith, checks, constants, normquant, pipeline, requant
 
 FAMILY = Family(name="ne16", c_dir=Path(__file__).resolve().parent / "c", project_dir="tw_ne16",
                 header="tw_ne16_kernels.h", requires=(PULP,), jobs=("tw_ne16.h", "tw_ne16_jobs"))
@@ -60,20 +64,23 @@ KIND = {"conv3x3": "TW_NE16_CONV3X3", "dw3x3": "TW_NE16_DEPTHWISE3X3",
 
 
 def ne16_bytes(nest: LoopNest, cores: int, k, c, oy, ox):
-    """The tile's int32 accumulators (k_t·oy_t·ox_t·4; reserved by the norm-quant bindings too,
-    which write int8 straight to the output tile) and its u8 input (its rows × columns ×
-    channels, depthwise the k_t channels)."""
+    """The tile's int32 accumulator buffers (pipeline.py `acc_words`: two of one row job's
+    outputs when the tile has several row jobs; reserved by the norm-quant bindings too, which
+    write int8 straight to the output tile) and its u8 input (its rows × columns × channels,
+    depthwise the k_t channels)."""
     k, c, oy, ox = (np.asarray(v) for v in (k, c, oy, ox))
     iy, ix = (oy - 1) * nest.SY + nest.FY, (ox - 1) * nest.SX + nest.FX
     ch = k if nest.kind == "dwconv" else c
-    return 4 * k * oy * ox + (iy * ix * ch + 3) // 4 * 4
+    return 4 * pipeline.acc_words(k, oy, ox) + (iy * ix * ch + 3) // 4 * 4
 
 
 def _emit(layer: Layer, lg: LayerGraph, consts: LayerConstants | None,
-          norm_quant: bool = False, u8_input: bool = False, out_offset: int = 0) -> str:
+          norm_quant: bool = False, u8_input: bool = False, out_offset: int = 0,
+          mulh: bool = False) -> str:
     """compute() of the layer's NE16 binding (templates/ne16_s8.c.j2); `norm_quant`: NE16
     requantizes (normquant.py), else the cluster does; `u8_input`: the input tile is u8 already;
-    `out_offset` 128: the output is stored as u8 (module docstring)."""
+    `out_offset` 128: the output is stored as u8 (module docstring); `mulh`: the cluster
+    requantizes in the one-mulh form (requant.py)."""
     assert consts is not None and consts.const_bytes == pulp_constants.BYTES_PER_CHANNEL
     n = layer.nest
     nq = None
@@ -87,8 +94,9 @@ def _emit(layer: Layer, lg: LayerGraph, consts: LayerConstants | None,
     return _render("ne16_s8.c.j2", (TEMPLATES, PULP_TEMPLATES, PORTABLE_TEMPLATES), u8_input=u8_input,
                    kind=KIND[kind], stride=n.SY, pad_u8=stored_pad(layer, lg) + 128,
                    dense=layer.op == Op.FULLY_CONNECTED, depthwise=layer.op == Op.DEPTHWISE,
-                   kernel=f"tw_ne16_requant_s8_{pulp_constants.variant(layer, lg)}",
-                   rq=dict(zero_point=zp, qmin=qmin, qmax=qmax), norm_quant=nq)
+                   kernel=requant.kernel(layer, lg, mulh),
+                   rq=dict(zero_point=zp, qmin=qmin, qmax=qmax), norm_quant=nq,
+                   jobs_max=pipeline.JOBS_MAX)
 
 
 def _rules(layer: Layer, rules: TileRules) -> TileRules:
@@ -105,7 +113,7 @@ def bindings(cost: Any) -> tuple[Binding, ...]:
     common = dict(precision=Precision(S8, 8, S8), scratch=ne16_bytes,
                   tiles=TileRules(l3_k_step=4), layer_rules=_rules, jobs_per_tile=1)
     add = partial(per_mode, FAMILY, cost, modes=("tflite", "onnx", "shift"), check=checks.ne16,
-                  emit=_emit, consts=constants.LAYOUT, **common)
+                  emit=_emit, consts=constants.LAYOUT, jobs_of_rows=pipeline.jobs, **common)
     nq = partial(per_mode, FAMILY, replace(cost, norm_quant=True), modes=("shift",),
                  check=_normquant_check, emit=partial(_emit, norm_quant=True),
                  consts=constants.NORMQUANT, **common)
@@ -113,11 +121,20 @@ def bindings(cost: Any) -> tuple[Binding, ...]:
     add_u8 = partial(per_mode, FAMILY, replace(cost, convert=0.0),
                      modes=("tflite", "onnx", "shift"), check=checks.ne16,
                      emit=partial(_emit, u8_input=True), consts=constants.LAYOUT, input_offset=128,
-                     output_offsets=(0, 128), **common)
+                     output_offsets=(0, 128), jobs_of_rows=pipeline.jobs, **common)
     nq_u8 = partial(per_mode, FAMILY, replace(cost, norm_quant=True, convert=0.0),
                     modes=("shift",), check=_normquant_check,
                     emit=partial(_emit, norm_quant=True, u8_input=True),
                     consts=constants.NORMQUANT, input_offset=128, **common)
+    # the cluster's requantization in one mulh (requant.py): tflite-mode layers that fit it
+    mulh_cost = replace(cost, requant_tflite=cost.requant_mulh)
+    mulh = partial(per_mode, FAMILY, mulh_cost, modes=("tflite",), check=_mulh_check,
+                   emit=partial(_emit, mulh=True), consts=constants.LAYOUT,
+                   jobs_of_rows=pipeline.jobs, **common)
+    mulh_u8 = partial(per_mode, FAMILY, replace(mulh_cost, convert=0.0), modes=("tflite",),
+                      check=_mulh_check, emit=partial(_emit, u8_input=True, mulh=True),
+                      consts=constants.LAYOUT, input_offset=128, output_offsets=(0, 128),
+                      jobs_of_rows=pipeline.jobs, **common)
     out = []
     for name, op, kind in (("conv2d_s8", Op.CONV2D, "conv"),
                            ("depthwise_s8", Op.DEPTHWISE, "dwconv"),
@@ -125,7 +142,9 @@ def bindings(cost: Any) -> tuple[Binding, ...]:
         out += [*add(name=name, op=op, kind=kind, output_offsets=(0, 128)),
                 *nq(name=f"{name}_nq", op=op, kind=kind),
                 *_twins(add_u8(name=f"{name}_u8in", op=op, kind=kind)),
-                *_twins(nq_u8(name=f"{name}_nq_u8in", op=op, kind=kind))]
+                *_twins(nq_u8(name=f"{name}_nq_u8in", op=op, kind=kind)),
+                *mulh(name=f"{name}_mulh", op=op, kind=kind, output_offsets=(0, 128)),
+                *_twins(mulh_u8(name=f"{name}_mulh_u8in", op=op, kind=kind))]
     return tuple(out)
 
 
@@ -134,9 +153,14 @@ def _twins(bs: list[Binding]) -> list[Binding]:
     return [replace(b, tiles_of=b.name.replace("_u8in", "")) for b in bs]
 
 
+def _mulh_check(layer: Layer, lg: LayerGraph) -> str | None:
+    """NE16's checks and the one-mulh requantization's (requant.py)."""
+    return checks.ne16(layer, lg) or requant.reason(layer, lg)
+
+
 def _normquant_check(layer: Layer, lg: LayerGraph) -> str | None:
     """NE16's checks and its norm-quant's (normquant.py)."""
     return checks.ne16(layer, lg) or normquant.reason(layer, lg)
 
 
-__all__ = ["FAMILY", "arith", "bindings", "ne16_bytes"]
+__all__ = ["FAMILY", "arith", "bindings", "ne16_bytes", "pipeline"]

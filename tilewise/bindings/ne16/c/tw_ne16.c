@@ -1,13 +1,27 @@
 /*
  * tw_ne16.c — the NE16 task API and its functional model (contract in tw_ne16.h): the host HAL's
- * NE16, which runs a dispatched job at once. On a GAP9 the same calls would program the
- * accelerator (pulp-nnx's ne16 driver); no NE16 is simulated here (GVSoC models pulp-open).
+ * NE16. On a GAP9 the same calls would program the accelerator (pulp-nnx's ne16 driver); no NE16
+ * is simulated here (GVSoC models pulp-open).
+ *
+ * A job is in flight from its dispatch to its wait, as on the chip, where NE16 reads its input and
+ * writes its output while the cores run on: the model fills the job's output with a poison
+ * pattern at dispatch (NE16 starts overwriting it) and computes the job at wait, from its input
+ * as it is then. A caller that reads an in-flight job's output, or writes its input, before
+ * waiting for it gets wrong outputs here, not only on the chip (tests/test_ne16_pipeline.py).
  */
 #include "tw_ne16.h"
 
 #include <stddef.h>
+#include <string.h>
+
+/* jobs NE16 holds at once (its two job slots, pulp-nnx's ne16 context count) */
+#define TW_NE16_SLOTS 2
+/* what an in-flight job's output holds before the job completes */
+#define TW_NE16_POISON 0xA5
 
 static long g_jobs;
+static long g_done;                           /* jobs computed: ids [0, g_done) */
+static tw_ne16_task_t g_slot[TW_NE16_SLOTS];  /* job id's task at g_slot[id % TW_NE16_SLOTS] */
 
 void tw_ne16_task_init(tw_ne16_task_t *t, int kind, int w_bits, int stride)
 {
@@ -54,15 +68,44 @@ void tw_ne16_task_set_norm_quant(tw_ne16_task_t *t, const int32_t *scale, const 
     t->out_signed = out_signed;
 }
 
+void tw_ne16_task_rows(const tw_ne16_task_t *t, int r0, int h, void *out, tw_ne16_task_t *sub)
+{
+    int taps = t->kind == TW_NE16_CONV1X1 ? 1 : 3;
+    int lo = r0 * t->stride - t->pad_t;                        /* first input row it reads */
+    int hi = (r0 + h - 1) * t->stride - t->pad_t + taps;       /* one past the last */
+    *sub = *t;
+    sub->pad_t = lo < 0 ? -lo : 0;
+    sub->pad_b = hi > t->in_h ? hi - t->in_h : 0;
+    lo = lo < 0 ? 0 : lo;
+    hi = hi > t->in_h ? t->in_h : hi;
+    sub->in = t->in + (size_t)lo * (size_t)t->in_w * (size_t)t->in_c;
+    sub->in_h = hi - lo;
+    sub->out_h = h;
+    sub->out = out;
+}
+
+/* Bytes of the job's output. */
+static size_t out_bytes(const tw_ne16_task_t *t)
+{
+    size_t n = (size_t)t->out_h * (size_t)t->out_w * (size_t)t->out_k;
+    return t->norm_quant ? n : 4 * n;
+}
+
 int tw_ne16_dispatch(const tw_ne16_task_t *t)
 {
-    tw_ne16_run(t);
+    if (g_jobs - g_done >= TW_NE16_SLOTS)    /* both slots busy: the chip would stall here */
+        tw_ne16_wait((int)g_done);
+    g_slot[g_jobs % TW_NE16_SLOTS] = *t;
+    memset(t->out, TW_NE16_POISON, out_bytes(t));
     return (int)g_jobs++;
 }
 
 void tw_ne16_wait(int id)
 {
-    (void)id;                  /* the job ran in tw_ne16_dispatch */
+    while (g_done <= (long)id && g_done < g_jobs) {      /* jobs complete in order */
+        tw_ne16_run(&g_slot[g_done % TW_NE16_SLOTS]);
+        g_done++;
+    }
 }
 
 long tw_ne16_jobs(void)

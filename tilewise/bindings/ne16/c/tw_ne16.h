@@ -50,10 +50,19 @@ void tw_ne16_task_set_addr_conv(tw_ne16_task_t *t, const uint8_t *in, const uint
  * (out_signed) or uint8 */
 void tw_ne16_task_set_norm_quant(tw_ne16_task_t *t, const int32_t *scale, const int32_t *bias,
                                  int shift, int relu, int out_signed);
+/* The job of output rows [r0, r0 + h) of task `t` into `out` (dense [h][out_w][out_k]): its
+ * input rows (in advanced to the first one the rows read, in_h cut to the last) and the padding
+ * they synthesize. A tile's int32 output is computed in such row jobs, NE16 running one while
+ * the cores requantize the previous (bindings/ne16/pipeline.py). */
+void tw_ne16_task_rows(const tw_ne16_task_t *t, int r0, int h, void *out, tw_ne16_task_t *sub);
 
-/* Starts the job; returns its id for tw_ne16_wait. The host HAL runs it at once through
- * tw_ne16_run and counts it. */
+/* Starts the job (the task is copied: `t` may be reused at once); returns its id for
+ * tw_ne16_wait. Until that wait returns the job is in flight: its input must not be written nor
+ * its output read. At most two jobs are in flight (NE16's job slots); jobs complete in order.
+ * The host HAL poisons the output at dispatch and runs the job through tw_ne16_run at its wait
+ * (tw_ne16.c), and counts it. */
 int tw_ne16_dispatch(const tw_ne16_task_t *t);
+/* Returns when job `id` (and every job dispatched before it) is complete. */
 void tw_ne16_wait(int id);
 /* jobs dispatched since the start */
 long tw_ne16_jobs(void);

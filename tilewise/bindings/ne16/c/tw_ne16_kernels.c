@@ -74,3 +74,79 @@ TW_PULP_INLINE void requant(const tw_ne16_rq_args_t *a, int core, int cores, con
     }
 
 TW_PULP_VARIANTS(TW_NE16_RQ_DEF)
+
+/* The MultiplyByQuantizedMultiplier of TFLite (double rounding) in one mulh per output, exact
+ * under the bounds of tw_ne16_kernels.h (bindings/ne16/requant.py proves them per layer): with
+ * x = acc · 2^(left + 2), p = mulh(x, m0) = floor(acc · 2^left · m0 / 2^30), so SRDHM =
+ * floor((p + 1) / 2) (2^30 · 2^(left+2) is a whole multiple of 2^32), and with the right shift
+ * e ≥ 1 RoundingDivideByPOT(SRDHM, e) = (p + 1 + 2^e - 2·[p < 0]) >> (e + 1) (the tie
+ * adjustment of a negative SRDHM, which p = -1 does not change); e = 0: (p + 1) >> 1. The zero
+ * point joins the sum as zp · 2^(e+1), so the output is that shifted sum clamped to [qmin, qmax].
+ * The words are the pulp kernels' (tw_pulp_requant.h): tflite (m0, left, e, mask), tflite_right
+ * (m0, 2^(e-1), e, 0). */
+typedef struct {
+    int32_t m0, bias, up, add, neg, sh;
+} mulh_ch_t;
+
+TW_PULP_INLINE mulh_ch_t mulh_channel(const tw_ne16_rq_args_t *a, int ch, const int right)
+{
+    const int32_t *w = a->rq.words + 4 * ch;
+    mulh_ch_t c;
+    c.m0 = w[0];
+    c.bias = a->bias[ch];
+    c.up = (right ? 0 : w[1]) + 2;
+    c.sh = w[2] + 1;
+    c.add = (int32_t)((w[2] ? 1u + ((uint32_t)1 << w[2]) : 1u)
+                      + ((uint32_t)a->rq.zero_point << c.sh));
+    c.neg = right || w[2] ? -2 : 0;
+    return c;
+}
+
+TW_PULP_INLINE int8_t mulh_one(const mulh_ch_t *c, int32_t acc, int32_t lo, int32_t hi,
+                               const int right)
+{
+    int32_t q = tw_pulp_mulh((int32_t)(((uint32_t)acc + (uint32_t)c->bias) << c->up), c->m0);
+    int32_t s = right ? (tw_pulp_asr(q, 31) & -2) : (tw_pulp_asr(q, 31) & c->neg);
+    return (int8_t)tw_pulp_clamp(tw_pulp_asr(q + c->add + s, c->sh), lo, hi);
+}
+
+/* The outputs channel by channel (two at a time: their words and bias in registers, one
+ * pointer step per pair), over the pixels of the core's share — or, with fewer pixels than
+ * cores or a better balance, over all pixels for its share of the channels. */
+TW_PULP_INLINE void requant_mulh(const tw_ne16_rq_args_t *a, int core, int cores, const int right)
+{
+    const int32_t lo = a->rq.qmin, hi = a->rq.qmax;
+    const int k = a->k, n = a->n;
+    const int by_pixel = (n + cores - 1) / cores * k <= (k + cores - 1) / cores * n;
+    const int p0 = by_pixel ? (int)((long)n * core / cores) : 0;
+    const int p1 = by_pixel ? (int)((long)n * (core + 1) / cores) : n;
+    const int k0 = by_pixel ? 0 : (int)((long)k * core / cores);
+    const int k1 = by_pixel ? k : (int)((long)k * (core + 1) / cores);
+    int ch = k0, p;
+    for (; ch + 2 <= k1; ch += 2) {
+        const mulh_ch_t c0 = mulh_channel(a, ch, right), c1 = mulh_channel(a, ch + 1, right);
+        const int32_t *acc = a->acc + (size_t)p0 * (size_t)k + (size_t)ch;
+        int8_t *out = a->out + (size_t)p0 * (size_t)k + (size_t)ch;
+        for (p = p0; p < p1; p++, acc += k, out += k) {
+            out[0] = mulh_one(&c0, acc[0], lo, hi, right);
+            out[1] = mulh_one(&c1, acc[1], lo, hi, right);
+        }
+    }
+    if (ch < k1) {
+        const mulh_ch_t c0 = mulh_channel(a, ch, right);
+        const int32_t *acc = a->acc + (size_t)p0 * (size_t)k + (size_t)ch;
+        int8_t *out = a->out + (size_t)p0 * (size_t)k + (size_t)ch;
+        for (p = p0; p < p1; p++, acc += k, out += k)
+            *out = mulh_one(&c0, *acc, lo, hi, right);
+    }
+}
+
+void tw_ne16_requant_s8_mulh_tflite(const tw_ne16_rq_args_t *a, int core_id, int n_cores)
+{
+    requant_mulh(a, core_id, n_cores, 0);
+}
+
+void tw_ne16_requant_s8_mulh_tflite_right(const tw_ne16_rq_args_t *a, int core_id, int n_cores)
+{
+    requant_mulh(a, core_id, n_cores, 1);
+}
