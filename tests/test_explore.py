@@ -214,3 +214,11 @@ def test_cli_missing_model_exit_2(tmp_path, capsys):
     assert main(["explore", str(tmp_path / "none.tflite"), "--target", "gap8",
                  "-o", str(tmp_path / "o")]) == 2
     assert "no such file" in capsys.readouterr().err
+
+
+def test_measure_without_a_runner_says_so(tmp_path):
+    r = explore([mlperf_path("ad_autoencoder")], "gap8", tmp_path, l1="16", measure=True,
+                workers=1, progress=False)
+    row = r.rows[0]
+    assert row["status"] == "ok" and "has no runner" in row["measure_note"]
+    assert row.get("measured_cycles") is None
