@@ -1,4 +1,4 @@
-"""The `tilewise` command line: analyze, targets, generate, validate, demo, explore.
+"""The `tilewise` command line: analyze, targets, generate, validate, demo (explore joins as it lands).
 
 Exit codes: 0 success, 1 validation mismatch, 2 bad input (one sentence on stderr, no traceback).
 Set TILEWISE_DEBUG=1 to see tracebacks of internal errors.
@@ -109,6 +109,51 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(out_dir=Path(args.out) if args.out else None)
 
 
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="tilewise", description="Deploy quantized networks as tiled, bit-exact C.")
+    sub = p.add_subparsers(dest="command", required=True)
+    a = sub.add_parser("analyze", help="per-layer table: shapes, MACs, weights, activations")
+    a.add_argument("model", help=".tflite or .onnx model")
+    a.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    a.add_argument("--why", action="store_true", help="with --target: every layer's candidate "
+                   "modules and kernels, and why each was rejected or not chosen")
+    a.add_argument("--ablation", action="store_true", help="with --target: the network on each "
+                   "module set the target lists (seed 003 Table IV): cycles, latency, speed-up "
+                   "over the first set, layers per module")
+    add_target_options(a)
+    a.set_defaults(fn=_cmd_analyze)
+    t = sub.add_parser("targets", help="the built-in targets and their parameters")
+    t.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    t.set_defaults(fn=_cmd_targets)
+    g = sub.add_parser("generate", help="write the tiled C project of a model for a target")
+    g.add_argument("model", help=".tflite or .onnx model")
+    g.add_argument("-o", "--out", required=True, help="directory of the generated project")
+    add_target_options(g, required=True)
+    g.set_defaults(fn=_cmd_generate)
+    v = sub.add_parser("validate", help="generate, build on the host, compare bit for bit with the "
+                                        "golden model and the reference runtime")
+    v.add_argument("model", help=".tflite or .onnx model")
+    v.add_argument("--inputs", type=int, default=20, metavar="N",
+                   help="random inputs (the all-min and all-max inputs are added; default 20)")
+    v.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    v.add_argument("-o", "--out", help="keep the generated project here (default: a temporary "
+                                       "directory, kept only on a mismatch)")
+    v.add_argument("--json", action="store_true", help="print the report as JSON")
+    v.add_argument("--on", choices=("host", "gvsoc", "qemu", "count"), default="host",
+                   help="where the generated code runs: a host build (default); for "
+                        "--target pulp-open, its firmware on GVSoC (cycles per layer measured); "
+                        "for --target stm32h7, its Cortex-M7 firmware under QEMU (mps2-an500), "
+                        "or under an instruction-counting emulator (count: executed instructions "
+                        "per inference and per layer)")
+    add_target_options(v, required=True)
+    v.set_defaults(fn=_cmd_validate)
+    d = sub.add_parser("demo", help="the main job on the bundled example model")
+    d.add_argument("-o", "--out", help="directory for the demo's outputs (default: a temporary one)")
+    d.set_defaults(fn=_cmd_demo)
+    _add_explore(sub)
+    return p
+
+
 def _cmd_explore(args: argparse.Namespace) -> int:
     """`tilewise explore`: a design-space sweep (tilewise/explore)."""
     from .explore import explore
@@ -157,50 +202,6 @@ def _add_explore(sub) -> None:
                    "re-run resume)")
     e.set_defaults(fn=_cmd_explore)
 
-
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="tilewise", description="Deploy quantized networks as tiled, bit-exact C.")
-    sub = p.add_subparsers(dest="command", required=True)
-    a = sub.add_parser("analyze", help="per-layer table: shapes, MACs, weights, activations")
-    a.add_argument("model", help=".tflite or .onnx model")
-    a.add_argument("--json", action="store_true", help="print JSON instead of tables")
-    a.add_argument("--why", action="store_true", help="with --target: every layer's candidate "
-                   "modules and kernels, and why each was rejected or not chosen")
-    a.add_argument("--ablation", action="store_true", help="with --target: the network on each "
-                   "module set the target lists (seed 003 Table IV): cycles, latency, speed-up "
-                   "over the first set, layers per module")
-    add_target_options(a)
-    a.set_defaults(fn=_cmd_analyze)
-    t = sub.add_parser("targets", help="the built-in targets and their parameters")
-    t.add_argument("--json", action="store_true", help="print JSON instead of tables")
-    t.set_defaults(fn=_cmd_targets)
-    g = sub.add_parser("generate", help="write the tiled C project of a model for a target")
-    g.add_argument("model", help=".tflite or .onnx model")
-    g.add_argument("-o", "--out", required=True, help="directory of the generated project")
-    add_target_options(g, required=True)
-    g.set_defaults(fn=_cmd_generate)
-    v = sub.add_parser("validate", help="generate, build on the host, compare bit for bit with the "
-                                        "golden model and the reference runtime")
-    v.add_argument("model", help=".tflite or .onnx model")
-    v.add_argument("--inputs", type=int, default=20, metavar="N",
-                   help="random inputs (the all-min and all-max inputs are added; default 20)")
-    v.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
-    v.add_argument("-o", "--out", help="keep the generated project here (default: a temporary "
-                                       "directory, kept only on a mismatch)")
-    v.add_argument("--json", action="store_true", help="print the report as JSON")
-    v.add_argument("--on", choices=("host", "gvsoc", "qemu", "count"), default="host",
-                   help="where the generated code runs: a host build (default); for "
-                        "--target pulp-open, its firmware on GVSoC (cycles per layer measured); "
-                        "for --target stm32h7, its Cortex-M7 firmware under QEMU (mps2-an500), "
-                        "or under an instruction-counting emulator (count: executed instructions "
-                        "per inference and per layer)")
-    add_target_options(v, required=True)
-    v.set_defaults(fn=_cmd_validate)
-    d = sub.add_parser("demo", help="the main job on the bundled example model")
-    d.add_argument("-o", "--out", help="directory for the demo's outputs (default: a temporary one)")
-    d.set_defaults(fn=_cmd_demo)
-    _add_explore(sub)
-    return p
 
 
 def main(argv: list[str] | None = None) -> int:
