@@ -202,6 +202,7 @@ def test_dask_gives_identical_results(tmp_path, dask_cluster):
     (["--target", "gap8", "--modules", "cluster+warp"], "warp"),
     (["--target", "gap8", "--cluster", "localhost:8786"], "--cluster"),
     (["--target", "gap8", "--workers", "0"], "--workers"),
+    (["--target", "stm32h7", "--objective", "energy"], "needs energy figures"),
 ])
 def test_cli_errors_are_one_sentence_exit_2(tmp_path, capsys, extra, needle):
     m = mlperf_path("ad_autoencoder")
@@ -222,3 +223,12 @@ def test_measure_without_a_runner_says_so(tmp_path):
     row = r.rows[0]
     assert row["status"] == "ok" and "has no runner" in row["measure_note"]
     assert row.get("measured_cycles") is None
+
+
+def test_energy_objective_fronts_on_energy(tmp_path):
+    r = explore([mlperf_path("ad_autoencoder")], "gap8", tmp_path, l1="8,32", objective="energy",
+                workers=1, progress=False)
+    assert all(row["status"] == "ok" and row["objective"] == "energy" for row in r.rows)
+    best = min(r.rows, key=lambda row: row["energy_uj"])
+    assert best["pareto"]
+    assert json.loads((tmp_path / "points.json").read_text())["objective"] == "energy"

@@ -26,7 +26,8 @@ class SweepResult:
 def check_grid(points: Sequence[Point]) -> None:
     """Refuse, before any point runs, what no point of the grid could take: an unknown target,
     an override the target has no use for (--cores on a single-core part), an unknown module,
-    an unreadable model (each one sentence, exit 2)."""
+    an unreadable model, --objective energy/edp on a target without energy figures (each one
+    sentence, exit 2)."""
     from .point import lowered, point_target
 
     seen: set = set()
@@ -34,7 +35,12 @@ def check_grid(points: Sequence[Point]) -> None:
         k = (p.l1_kb, p.l2_kb, p.cores, p.clock_mhz, p.modules)
         if k not in seen:
             seen.add(k)
-            point_target(p)
+            t = point_target(p)
+            unknown = [m.name for m in t.modules if m.pj_per_cycle <= 0]
+            if p.objective != "latency" and unknown:
+                raise TilewiseError(f"--objective {p.objective} needs energy figures, and target "
+                                    f"{t.name} has none for module(s) {', '.join(unknown)}; use "
+                                    f"--objective latency")
     for p in {p.model_sha: p for p in points}.values():
         lowered(p.model, p.model_sha)  # lowered once here: forked workers inherit it
 
