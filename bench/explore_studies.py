@@ -137,35 +137,43 @@ def dory(workers: int) -> tuple[str, dict]:
     vww = build_grid([MODELS / "vww_mobilenet_v1_025.tflite"], "gap8", l1="80,400",
                      l2="384,4096", tiler="dory,model")
     rows = _run(pts + vww, workers)
+    return dory_markdown(rows)
 
+
+def dory_markdown(rows: list[dict]) -> tuple[str, dict]:
+    """The DORY study's tables and plot from its rows (also rebuilt from explore_results.json)."""
     def at(model, tiler, a, b):
         for r in rows:
             if (r["model"], r["tiler"], r["l1_kb"], r["l2_kb"]) == (model, tiler, a, b):
                 return r
-        raise KeyError((model, tiler, a, b))
+        return None
 
     table = []
-    for t, l1s in (("dory", DORY_L1), ("model", MODEL_L1)):
+    for t in ("dory", "model"):
         for b in DORY_L2:
-            table.append([t, b] + [(r["mac_per_cycle"] if r["status"] == "ok" else "refused")
-                                   for r in (at("1.0-MobileNetV1-128", t, float(a), float(b))
-                                             for a in l1s)])
+            cells = []
+            for a in DORY_L1:
+                r = at("1.0-MobileNetV1-128", t, float(a), float(b))
+                cells.append("" if r is None else r["mac_per_cycle"] if r["status"] == "ok"
+                             else "refused")
+            table.append([t, b, *cells])
     res = {"rows": rows}
     corners = []
     for m in ("1.0-MobileNetV1-128", "vww_mobilenet_v1_025"):
         for t in ("dory", "model"):
             small, big = at(m, t, 80.0, 384.0), at(m, t, 400.0, 4096.0)
-            if small["status"] == big["status"] == "ok":
+            if small and big and small["status"] == big["status"] == "ok":
                 s, g = small["mac_per_cycle"], big["mac_per_cycle"]
-                corners.append([m, t, s, g, 100 * (s / g - 1), 9.74 if m[0] == "1" else None,
-                                10.57 if m[0] == "1" else None, -7.9 if m[0] == "1" else None])
+                corners.append([m, t, s, g, round(100 * (s / g - 1), 1),
+                                9.74 if m[0] == "1" else None, 10.57 if m[0] == "1" else None,
+                                -7.9 if m[0] == "1" else None])
     res["corners"] = corners
     md = _md("seed 001 (DORY) Fig. 11: 1.0-MobileNetV1-128 on GAP8, MAC/cycle at L1 (columns, kB)"
-             " × L2 (rows, kB); tiler dory: L1 " + ", ".join(map(str, DORY_L1))
-             + "; tiler model: L1 " + ", ".join(map(str, MODEL_L1)),
+             " × L2 (rows, kB); tiler model at L1 " + ", ".join(map(str, MODEL_L1)) + " only",
              ["tiler", "L2 kB", *[f"L1 {a}" for a in DORY_L1]], table,
              "Points beyond the GAP8 part (L1 > 36.7 kB free, L2 > 512 kB) are hypothetical chips "
-             "(targets built with beyond=True), as in the paper's sweep.")
+             "(targets built with beyond=True), as in the paper's sweep; 'refused' = the point "
+             "cannot run (its reason is in explore_results.json).")
     md += "\n" + _md("seed 001: the two corners (published beside ours)",
                      ["network", "tiler", "ours L1 80 + L2 384", "ours L1 400 + L2 4096",
                       "ours change %", "DORY 80+384", "DORY 400+4096", "DORY change %"],
