@@ -231,6 +231,7 @@ def match(workers: int) -> tuple[str, dict]:
                       m["latency_ms"], ratio, pub, d2["latency_ms"], m2["latency_ms"],
                       m["layers_per_module"] and ", ".join(f"{k} {v}" for k, v in
                                                            m["layers_per_module"].items())])
+    _plot_match(rows)
     refused = by[("dory", "cluster", 8.0)]
     md = _md("seed 003 (MATCH) Fig. 9: ResNet-8 on GAP9, predicted latency (ms) vs L1",
              ["L1 kB", "DORY (dory tiler, cluster)", "MATCH (model tiler, all modules)",
@@ -238,6 +239,63 @@ def match(workers: int) -> tuple[str, dict]:
               "MATCH layers per module"], table,
              "At 8 kB the DORY configuration is refused: " + (refused["reason"] or "(it ran)"))
     return md, res
+
+
+def _plt():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    OUT.mkdir(parents=True, exist_ok=True)
+    return plt
+
+
+def _plot_match(rows: list[dict]) -> None:
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for tiler, mods, label in (("dory", "cluster", "DORY (dory tiler, cluster)"),
+                               ("model", "all", "MATCH-like (model tiler, all modules)"),
+                               ("dory", "all", "dory tiler, all modules"),
+                               ("model", "cluster", "model tiler, cluster")):
+        rs = sorted((r for r in rows if r["tiler"] == tiler and r["modules"] == mods),
+                    key=lambda r: r["l1_kb"])
+        ok = [r for r in rs if r["status"] == "ok"]
+        line, = ax.plot([r["l1_kb"] for r in ok], [r["latency_ms"] for r in ok], marker="o",
+                        label=label)
+        for r in rs:
+            if r["status"] != "ok":
+                ax.annotate("refused", (r["l1_kb"], max(x["latency_ms"] for x in ok)),
+                            color=line.get_color(), ha="center")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("L1 free (kB)")
+    ax.set_ylabel("predicted latency (ms)")
+    ax.set_title("ResNet-8 on GAP9 vs L1 (seed 003 Fig. 9: DORY fails at 8 kB, 8.85× at 12 kB)",
+                 fontsize=9)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(OUT / "match_l1.png", dpi=110)
+    plt.close(fig)
+
+
+def _plot_idsp(front_rows: list[dict]) -> None:
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    ax.plot([s["ops_per_byte"] for s in front_rows], [s["gops"] for s in front_rows], "o-",
+            label="ours (schedule/idsp.py, front via explore/pareto.py)")
+    ax.scatter([166.1, 252.9], [28.673, 28.390], marker="*", s=160, color="black", zorder=5,
+               label="published (fastest, most memory-efficient)")
+    for s in front_rows:
+        ax.annotate(s["schedule"], (s["ops_per_byte"], s["gops"]), fontsize=7,
+                    textcoords="offset points", xytext=(4, 4))
+    ax.set_xlabel("memory efficiency (Ops/B)")
+    ax.set_ylabel("attainable performance (GOps/s)")
+    ax.set_title("IDSP conv2 Pareto front (seed 002 Fig. 5.12)")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(OUT / "idsp_pareto.png", dpi=110)
+    plt.close(fig)
 
 
 # --- IDSP, seed 002 Fig. 5.12 ----------------------------------------------------------------------
@@ -254,6 +312,7 @@ def idsp_study(workers: int) -> tuple[str, dict]:
     table = [[i + 1, s.schedule, str(s.tile), s.gops, s.ops_per_byte,
               *(published[i] if i < len(published) and published[i] else ("", ""))]
              for i, s in enumerate(sorted(sols, key=lambda s: -s.gops))]
+    _plot_idsp([s.__dict__ for s in sols])
     res = {"solutions_weighed": n, "front": [s.__dict__ for s in sols],
            "explore_front_equal": sorted(map(id, again)) == sorted(map(id, sols))}
     md = _md("seed 002 (IDSP) Fig. 5.12: conv2 tile × schedule Pareto front (64 kB of 128 kB "
