@@ -232,3 +232,27 @@ def test_energy_objective_fronts_on_energy(tmp_path):
     best = min(r.rows, key=lambda row: row["energy_uj"])
     assert best["pareto"]
     assert json.loads((tmp_path / "points.json").read_text())["objective"] == "energy"
+
+
+def test_memoized_schedules_give_the_same_network(monkeypatch):
+    """explore tiles each point under schedule.api.memoized_schedules: same schedules, fewer
+    tiler calls (DS-CNN repeats its depthwise-separable block)."""
+    import tilewise.schedule.api as api
+    from tilewise.frontend import load_model
+    from tilewise.passes import lower
+    from tilewise.schedule.network import schedule_network
+    from tilewise.targets.registry import get_target
+
+    calls = []
+    real = api._schedule_placed
+    monkeypatch.setattr(api, "_schedule_placed", lambda *a: calls.append(a) or real(*a))
+    lg = lower(load_model(mlperf_path("kws_dscnn")))
+    t = get_target("gap8", l1_kb=16)
+    plain = schedule_network(lg, t, "model")
+    n_plain = len(calls)
+    with api.memoized_schedules():
+        memo = schedule_network(lg, t, "model")
+    n_memo = len(calls) - n_plain
+    assert api._MEMO is None
+    assert memo.schedules == plain.schedules and memo.cycles == plain.cycles
+    assert 0 < n_memo < n_plain
