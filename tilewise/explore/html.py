@@ -32,7 +32,9 @@ def write_html(rows: list[dict], plots: list[str], meta: dict, path: Path) -> No
     bad = [r for r in rows if r["status"] != "ok"]
     front = [dict(r, chip_memory_kb=chip_memory_kb(r)) for r in ok if r.get("pareto")]
     front.sort(key=lambda r: (r["model"], r["chip_memory_kb"]))
-    settings = "".join(f"<li><b>{escape(k)}</b>: {escape(str(v))}</li>" for k, v in meta.items())
+    settings = "".join(f"<li><b>{escape(k)}</b>: "
+                       f"{escape(', '.join(map(str, v)) if isinstance(v, list) else str(v))}</li>"
+                       for k, v in meta.items())
     imgs = "".join(f'<p><img src="{escape(p)}" alt="{escape(p)}" style="max-width:100%"></p>'
                    for p in plots)
     cols = ("model", "tiler", "modules", "cores", "clock_mhz", "chip_l1_kb", "chip_l2_kb",
