@@ -1,7 +1,7 @@
 """`tilewise explore` benchmarks: the 120-point sweep's time, and the seeds' three memory studies
 reproduced with the published figures beside ours.
 
-    .venv/bin/python bench/explore_studies.py [--only timing,dory,match,idsp] [--workers N]
+    .venv/bin/python bench/explore_studies.py [--only timing,dask,dory,match,idsp] [--workers N]
 
 Writes bench/explore_studies.md (tables), bench/explore_results.json (every figure) and PNGs under
 bench/out/explore/. Sections:
@@ -10,6 +10,8 @@ bench/out/explore/. Sections:
   gap8) as a subprocess in a fresh output directory: wall time and the CPU time of the command and
   its workers (getrusage of the children; the machine is shared, so CPU time is the steadier
   figure), then the same command again (every point read from the cache).
+- dask: the same 120 points through a real Dask scheduler + 2 worker processes on localhost, and
+  through the local pool: points.json equal after sorting by point key.
 - dory (seed 001 §V-C, Fig. 11): DORY's L1/L2 sweep of 1.0-MobileNetV1-128 on GAP8, L1 22–400 kB ×
   L2 {256, 384, 512, 4096} kB. There is no 1.0-MobileNetV1-128 model file; bench/geometries.py
   rebuilds it with the paper's exact geometry (186.4 M MACs, random int8 weights — latency and
@@ -117,6 +119,65 @@ def timing() -> tuple[str, dict]:
              f"{res['ok']} of {res['points']} points predicted; 2 worker processes (CPU count); "
              f"load average when done {' '.join(load)} (the machine is shared: CPU time is the "
              f"steadier figure; target ≤ 60 s wall).")
+    return md, res
+
+
+def dask_identity() -> tuple[str, dict]:
+    """The same 120 points through a real Dask scheduler and 2 worker processes on localhost:
+    points.json equal (after sorting by key) to a local-pool run's."""
+    import os
+    import signal
+
+    models = [str(MODELS / f"{m}.tflite") for m in MLPERF]
+    venv = REPO / ".venv" / "bin"
+    grid = ["--target", "gap8", "--l1", "8,16,32,64,128", "--l2", "256,512,1024",
+            "--tiler", "model,dory"]
+    res: dict = {}
+    with tempfile.TemporaryDirectory(prefix="tw_explore_dask_") as d:
+        sched = Path(d) / "scheduler.json"
+        procs = [subprocess.Popen([str(venv / "dask"), "scheduler", "--host", "127.0.0.1",
+                                   "--port", "0", "--no-dashboard", "--scheduler-file",
+                                   str(sched)], stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL)]
+        try:
+            while not sched.exists():
+                time.sleep(0.2)
+            procs.append(subprocess.Popen([str(venv / "dask"), "worker", "--scheduler-file",
+                                           str(sched), "--nworkers", "2", "--nthreads", "1",
+                                           "--no-dashboard"], stdout=subprocess.DEVNULL,
+                                          stderr=subprocess.DEVNULL, cwd=d))
+            from distributed import Client
+            address = json.loads(sched.read_text())["address"]
+            with Client(address) as c:
+                c.wait_for_workers(2, timeout=120)
+            for how, extra in (("local", []), ("dask", ["--cluster", address])):
+                t0 = time.perf_counter()
+                before = resource.getrusage(resource.RUSAGE_CHILDREN)
+                p = subprocess.run([str(venv / "tilewise"), "explore", *models, *grid, *extra,
+                                    "-o", str(Path(d) / how)], capture_output=True, text=True)
+                if p.returncode:
+                    raise RuntimeError(p.stderr)
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                res[how] = {"wall_s": time.perf_counter() - t0,
+                            "user_s": after.ru_utime - before.ru_utime}
+            a, b = (sorted(json.loads((Path(d) / h / "points.json").read_text())["points"],
+                           key=lambda r: r["key"]) for h in ("local", "dask"))
+            res["points"] = len(a)
+            res["identical"] = a == b
+        finally:
+            for pr in reversed(procs):
+                pr.send_signal(signal.SIGTERM)
+            for pr in procs:
+                try:
+                    pr.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    pr.kill()
+    md = _md("explore: the 120 points through a Dask scheduler on localhost (2 worker processes)",
+             ["run", "wall s", "driver user CPU s (Dask: workers not counted)"],
+             [["local pool", res["local"]["wall_s"], res["local"]["user_s"]],
+              ["Dask", res["dask"]["wall_s"], res["dask"]["user_s"]]],
+             f"points.json of both runs equal after sorting by point key: {res['identical']} "
+             f"({res['points']} points).")
     return md, res
 
 
@@ -339,7 +400,7 @@ def idsp_study(workers: int) -> tuple[str, dict]:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--only", default="timing,dory,match,idsp")
+    p.add_argument("--only", default="timing,dask,dory,match,idsp")
     p.add_argument("--workers", type=int, default=None)
     a = p.parse_args(argv)
     import os
@@ -347,7 +408,8 @@ def main(argv: list[str] | None = None) -> int:
     results: dict = {}
     for name in [s.strip() for s in a.only.split(",") if s.strip()]:
         t0 = time.perf_counter()
-        fn = {"timing": lambda: timing(), "dory": lambda: dory(workers),
+        fn = {"timing": lambda: timing(), "dask": lambda: dask_identity(),
+              "dory": lambda: dory(workers),
               "match": lambda: match(workers), "idsp": lambda: idsp_study(workers)}[name]
         md, res = fn()
         res["seconds"] = time.perf_counter() - t0
@@ -359,7 +421,7 @@ def main(argv: list[str] | None = None) -> int:
     old = json.loads(out_json.read_text()) if out_json.exists() else {}
     old.update(results)
     out_json.write_text(json.dumps(old, indent=1, default=str) + "\n")
-    parts = [old[k]["markdown"] for k in ("timing", "dory", "match", "idsp") if k in old]
+    parts = [old[k]["markdown"] for k in ("timing", "dask", "dory", "match", "idsp") if k in old]
     out_md.write_text("# tilewise explore: timing and the seeds' memory studies\n\n"
                       "Generated by `bench/explore_studies.py` (figures in explore_results.json, "
                       "plots in bench/out/explore/).\n\n" + "\n".join(parts))
