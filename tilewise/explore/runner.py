@@ -157,6 +157,9 @@ def run_points(points: Sequence[Point], cache: Cache, *, workers: int | None = N
     finally:
         if bar is not None:
             bar.stop()
+        close = getattr(gen, "close", None)
+        if close is not None:  # ends the pool's workers / the Dask client now, not at exit
+            close()
     return [r for r in rows if r is not None], RunStats(len(points), n_cached, done, errors)
 
 
