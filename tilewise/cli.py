@@ -1,5 +1,4 @@
-"""The `tilewise` command line: analyze, targets, ops, generate, validate, demo (explore joins as it
-lands).
+"""The `tilewise` command line: analyze, targets, ops, generate, validate, explore, demo.
 
 Exit codes: 0 success, 1 validation mismatch, 2 bad input (one sentence on stderr, no traceback),
 130 interrupted (Ctrl-C; temporary directories removed), 141 stdout closed early (`| head`: quiet,
@@ -310,6 +309,7 @@ def build_parser() -> argparse.ArgumentParser:
     d = sub.add_parser("demo", help="the main job on the bundled example model")
     d.add_argument("-o", "--out", help="directory for the demo's outputs (default: a temporary one)")
     d.set_defaults(fn=_cmd_demo)
+    _add_explore(sub)
     for command in sub.choices.values():   # --quiet after the command too (`validate --quiet`)
         command.add_argument("--quiet", action="store_true", default=argparse.SUPPRESS,
                              help="no progress bars")
@@ -368,6 +368,56 @@ class _Interrupt:
     def _handler(self, signum, frame) -> None:
         self.seen = True
         raise KeyboardInterrupt
+
+
+def _cmd_explore(args: argparse.Namespace) -> int:
+    """`tilewise explore`: a design-space sweep (tilewise/explore)."""
+    from .explore import explore
+
+    r = explore(args.models, args.target, args.out, l1=args.l1, l2=args.l2, cores=args.cores,
+                clock=args.clock, tiler=args.tiler, modules=args.modules,
+                objective=args.objective, measure=args.measure, workers=args.workers,
+                cluster=args.cluster)
+    s = r.stats
+    ok = sum(1 for row in r.rows if row["status"] == "ok")
+    print(f"tilewise: explore: {s.points} points ({s.cached} from the cache, {s.computed} "
+          f"computed): {ok} predicted, {s.points - ok} could not run; wrote {r.out}/points.csv, "
+          f"points.json, index.html and {len(r.plots)} plots")
+    if s.errors:
+        print(f"tilewise: explore: {s.errors} points hit an internal error (status 'error' in "
+              f"points.json); report it", file=sys.stderr)
+        return 3
+    return 0
+
+
+def _add_explore(sub) -> None:
+    e = sub.add_parser("explore", help="design-space sweep of hypothetical chips: latency, "
+                       "energy and memory over L1/L2 sizes, cores, clocks, tilers and module "
+                       "sets; CSV/JSON, plots, Pareto front, HTML")
+    e.add_argument("models", nargs="+", metavar="MODEL", help=".tflite or .onnx models")
+    e.add_argument("--target", required=True, help="built-in target the chips derive from")
+    e.add_argument("--l1", metavar="LIST", help="kB of L1 free for tiles, comma-separated "
+                   "(default: the part's)")
+    e.add_argument("--l2", metavar="LIST", help="kB of L2 free, comma-separated")
+    e.add_argument("--cores", metavar="LIST", help="cores of the scalable modules, comma-separated")
+    e.add_argument("--clock", metavar="LIST", help="clock MHz, comma-separated")
+    e.add_argument("--tiler", metavar="LIST", help="tilers, comma-separated: model, dory "
+                   "(default: model)")
+    e.add_argument("--modules", metavar="SETS", help="module sets, comma-separated, modules of "
+                   "a set joined by '+', 'all' for every module (e.g. cluster+cpu,cpu)")
+    e.add_argument("--objective", default="latency", choices=("latency", "energy", "edp"),
+                   help="what partition minimizes and the Pareto front's axis (default: latency)")
+    e.add_argument("--measure", action="store_true", help="also run each point where the target "
+                   "has a runner (pulp-open: GVSoC cycles; stm32h7: counted instructions); "
+                   "slow: seconds to minutes per point")
+    e.add_argument("--workers", type=int, metavar="N", help="local worker processes (default: "
+                   "CPU count)")
+    e.add_argument("--cluster", metavar="tcp://HOST:PORT", help="run the points on this Dask "
+                   "scheduler instead of a local pool")
+    e.add_argument("-o", "--out", required=True, help="output directory (its cache/ makes a "
+                   "re-run resume)")
+    e.set_defaults(fn=_cmd_explore)
+
 
 
 def main(argv: list[str] | None = None) -> int:

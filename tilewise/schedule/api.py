@@ -16,7 +16,8 @@ the nest's geometry (`nest_placement`), the fastest wins.
 from __future__ import annotations
 
 import importlib
-from typing import Callable
+from contextlib import contextmanager
+from typing import Callable, Iterator
 
 from ..errors import TilewiseError
 from ..ir.layer import LoopNest
@@ -47,9 +48,39 @@ def get_tiler(name: str) -> Tiler:
     return getattr(mod, fn)
 
 
+#: while `memoized_schedules()` is active: schedule_placed's results by its (equal) arguments
+_MEMO: dict | None = None
+
+
+@contextmanager
+def memoized_schedules() -> Iterator[None]:
+    """Within the block, `schedule_placed` computes a schedule once per distinct (nest, target,
+    placement, tiler) — equal frozen values (bindings compare by identity), so the result is the
+    one it would compute again: a network's repeated layer geometries and L3 tiles are tiled
+    once. Used by `tilewise explore` around each point; the memo is dropped on exit."""
+    global _MEMO
+    outer, _MEMO = _MEMO, ({} if _MEMO is None else _MEMO)
+    try:
+        yield
+    finally:
+        _MEMO = outer
+
+
 def schedule_placed(nest: LoopNest, target: Target, placement: Placement,
                     tiler: str = "model") -> LayerSchedule:
     """The schedule of `nest` under `placement` by `tiler`."""
+    memo = _MEMO
+    if memo is not None:
+        key = (nest, target, placement, tiler)
+        s = memo.get(key)
+        if s is None:
+            s = memo[key] = _schedule_placed(nest, target, placement, tiler)
+        return s
+    return _schedule_placed(nest, target, placement, tiler)
+
+
+def _schedule_placed(nest: LoopNest, target: Target, placement: Placement,
+                     tiler: str) -> LayerSchedule:
     fn = get_tiler(tiler)
     if placement.untiled:
         return untiled_schedule(nest, target, placement, tiler=tiler)
