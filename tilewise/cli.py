@@ -363,7 +363,10 @@ class _Interrupt:
         import signal
 
         if self.previous is not None:
-            signal.signal(signal.SIGINT, self.previous)
+            # once interrupted the process is on its way out with 130: a further SIGINT (a second
+            # Ctrl-C, or one a library left pending) must not become a KeyboardInterrupt at
+            # interpreter shutdown, which would end the process by the signal instead
+            signal.signal(signal.SIGINT, signal.SIG_IGN if self.seen else self.previous)
 
     def _handler(self, signum, frame) -> None:
         self.seen = True
