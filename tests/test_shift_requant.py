@@ -97,8 +97,8 @@ def test_every_weighted_layer_converts_within_the_bound(name):
 
 @pytest.mark.parametrize("name", MODELS)
 def test_converted_network_bit_exact_on_gap9_with_norm_quant(name, tmp_path):
-    """gap9 with all modules on the converted network: every layer the partition gives NE16 runs
-    with norm-quant (a *_nq binding), the TFLite file's rows would not; the C is bit-exact with
+    """gap9 with all modules on the converted network: the layers the partition gives NE16 run
+    with norm-quant (a *_nq binding) or the cluster's shift requant, never TFLite's; the C is bit-exact with
     the golden model, NE16 jobs as predicted."""
     from tilewise.frontend import load_model
     from tilewise.passes import lower
@@ -110,9 +110,13 @@ def test_converted_network_bit_exact_on_gap9_with_norm_quant(name, tmp_path):
     ns = schedule_network(lg, get_target("gap9"), "model")
     labels = [ns.placement(i).binding.label for i in range(len(lg.layers))]
     on = [i for i, lab in enumerate(labels) if lab.startswith("ne16/")]
-    assert all("_nq" in labels[i] for i in on), labels         # _nq or _nq_u8in
+    # NE16 layers norm-quantize on NE16 (_nq, _nq_u8in) — or, where the pipelined tile loop hides
+    # the cluster's shift requant behind the next NE16 job and that is cheaper, write int32 that
+    # the cluster requantizes in the same shift mode (_shift); never a TFLite-mode kernel
+    assert all("_nq" in labels[i] or labels[i].endswith("_shift") for i in on), labels
+    nq = [i for i in on if "_nq" in labels[i]]
     if name != "ad_autoencoder":      # dense layers only: the cluster is cheaper for all of them
-        assert len(on) >= 8, labels
+        assert len(nq) >= 8 and len(nq) >= 0.8 * len(on), labels
     assert all(ns.layers.layers[i].op in (Op.CONV2D, Op.DEPTHWISE, Op.FULLY_CONNECTED) for i in on)
     r, _ = validate_network(ns, tmp_path / "p", make_inputs(lg, 2))
     j = r.to_json()
