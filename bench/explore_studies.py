@@ -125,7 +125,6 @@ def timing() -> tuple[str, dict]:
 def dask_identity() -> tuple[str, dict]:
     """The same 120 points through a real Dask scheduler and 2 worker processes on localhost:
     points.json equal (after sorting by key) to a local-pool run's."""
-    import os
     import signal
 
     models = [str(MODELS / f"{m}.tflite") for m in MLPERF]

@@ -20,7 +20,7 @@ from tilewise.errors import TilewiseError
 from tilewise.explore import explore
 from tilewise.explore.cache import Cache, point_key
 from tilewise.explore.grid import build_grid, parse_list
-from tilewise.explore.pareto import front, mark_pareto
+from tilewise.explore.pareto import front
 
 from .conftest import mlperf_path
 

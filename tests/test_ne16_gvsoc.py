@@ -23,7 +23,6 @@ import pytest
 from tilewise.bindings.ne16 import __file__ as NE16_INIT
 from tilewise.bindings.ne16.requant import mulh_fits_rq
 from tilewise.bindings.base import BindingKey
-from tilewise.ir.layer import LoopNest
 from tilewise.targets.ne16_kernels import Ne16Kernels
 from tilewise.validate.gvsoc import run_firmware
 

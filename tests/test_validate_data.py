@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -112,26 +113,24 @@ def test_half_even_is_onnxruntime_quantizelinear():
     assert quantize(TIES, scale, zp, "int8", HALF_AWAY)[0] == 4   # the rules do differ
 
 
-def test_half_away_is_litert_quantize(tmp_path):
+def _litert_quantize(path: Path, values: np.ndarray, scale: float, zp: int) -> np.ndarray:
+    """LiteRT's QUANTIZE of `values` (one float32 row) to int8 with `scale`, `zp`."""
     from .tflite_builder import litert_run
 
-    scale, zp = 0.5, 3
     b = ModelBuilder()
-    x = b.input("x", (1, len(TIES)), "float32")
-    y = b.tensor("y", (1, len(TIES)), "int8", scale=scale, zero_point=zp)
+    x = b.input("x", (1, len(values)), "float32")
+    y = b.tensor("y", (1, len(values)), "int8", scale=scale, zero_point=zp)
     b.op("QUANTIZE", [x], [y])
     b.output(y)
-    path = b.save(tmp_path / "q.tflite")
-    want = np.asarray(litert_run(path, [TIES[None]])[y]).reshape(-1)
+    return np.asarray(litert_run(b.save(path), [values[None]])[y]).reshape(-1)
+
+
+def test_half_away_is_litert_quantize(tmp_path):
+    scale, zp = 0.5, 3
+    want = _litert_quantize(tmp_path / "q.tflite", TIES, scale, zp)
     got = quantize(TIES, scale, zp, "int8", HALF_AWAY)
     assert got.tolist() == want.tolist()
-    b = ModelBuilder()
-    x = b.input("x", (1, len(NEAR)), "float32")
-    y = b.tensor("y", (1, len(NEAR)), "int8", scale=ODD_SCALE, zero_point=zp)
-    b.op("QUANTIZE", [x], [y])
-    b.output(y)
-    path = b.save(tmp_path / "q_odd.tflite")
-    want = np.asarray(litert_run(path, [NEAR[None]])[y]).reshape(-1)
+    want = _litert_quantize(tmp_path / "q_odd.tflite", NEAR, ODD_SCALE, zp)
     assert quantize(NEAR, ODD_SCALE, zp, "int8", HALF_AWAY).tolist() == want.tolist()
     assert got[0] == 4 and got[1] == 2      # ±0.5 → ±1 (+ zp 3): half away from zero
 

@@ -322,6 +322,16 @@ def compare_with_litert(path: str | Path, n: int = 50, seed: int = 0, all_tensor
     return bad, total
 
 
+def tanh_model(path: Path) -> Path:
+    """An int8 TANH model (output tensor 'tanh_out'): an op tilewise refuses."""
+    b = ModelBuilder()
+    x = b.input("x", (1, 4, 4, 2), "int8", scale=0.1, zero_point=0)
+    z = b.tensor("tanh_out", (1, 4, 4, 2), "int8", scale=1 / 128, zero_point=0)
+    b.op("TANH", [x], [z])
+    b.output(z)
+    return b.save(path)
+
+
 def float_conv_model(path: Path) -> Path:
     """A valid float32 CONV_2D model (output tensor 'conv_out'): tilewise must reject it."""
     b = ModelBuilder()

@@ -173,7 +173,7 @@ def _project_report(args: argparse.Namespace, command: str, ns, project: Path | 
     """generate / validate: the report into <project>/report (when a project is kept) and into
     --report DIR (report/report_files)."""
     from .report.analysis import analyze_layers
-    from .report.report_files import build_report, write_report
+    from .report.report_files import build_report, render_html, write_report
 
     dirs = ([Path(project) / "report"] if project is not None else []) + (
         [Path(args.report)] if args.report is not None else [])
@@ -181,24 +181,19 @@ def _project_report(args: argparse.Namespace, command: str, ns, project: Path | 
         return
     rep = build_report(command, analyze_layers(ns.layers, ns), ns, ns.target, validation,
                        project, hypothetical=getattr(args, "hypothetical", False))
+    html = render_html(rep)   # the plots drawn once for every copy
     for d in dirs:
-        path = write_report(d, rep)
+        path = write_report(d, rep, html=html)
         print(f"tilewise: wrote the report to {path}", file=sys.stderr)
 
 
-def _validate_report(args: argparse.Namespace, target, report) -> None:
-    """validate: schedule the model again (deterministic: the schedule validate built) for the
-    report's table and plots, written when the project is kept or --report is given."""
+def _validate_report(args: argparse.Namespace, report) -> None:
+    """validate: the report (table and plots of the schedule the generated C executes), written
+    when the project is kept or --report is given."""
     project = Path(report.project) if Path(report.project).is_dir() else None
     if project is None and args.report is None:
         return
-    from .frontend import load_model
-    from .passes import lower
-    from .schedule.network import schedule_network
-
-    ns = schedule_network(lower(load_model(args.model)), target, args.tiler,
-                          objective=args.objective)
-    _project_report(args, "validate", ns, project, report)
+    _project_report(args, "validate", report.schedule, project, report)
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
@@ -211,12 +206,12 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     target = target_from_args(args)
     with removed_on_failure(out):
         if data_requested(args):   # validation on the user's own data (cli_data.py)
-            report = validate_data_from_args(args, target)
+            report = validate_data_from_args(args, target, out, _c_name(args))
         else:
             report = validate_path(args.model, target, args.tiler, args.inputs, args.seed,
                                    out, objective=args.objective, on=args.on,
                                    c_name=_c_name(args))
-    _validate_report(args, target, report)
+    _validate_report(args, report)
     if args.json:
         print(json.dumps({**report.to_json(), **({"hypothetical": True} if target.hypothetical
                                                  else {})}, indent=2))

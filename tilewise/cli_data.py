@@ -49,7 +49,9 @@ def data_requested(args: argparse.Namespace) -> bool:
     return False
 
 
-def validate_data_from_args(args: argparse.Namespace, target):
+def validate_data_from_args(args: argparse.Namespace, target, out: Path | None, c_name: str):
+    """`validate --data …` with `out` (the -o directory, already made absolute and checked by
+    the CLI) and `c_name` (the checked --name)."""
     from .validate.own_data import validate_data_path
 
     def absolute(p: str | None) -> Path | None:
@@ -57,7 +59,7 @@ def validate_data_from_args(args: argparse.Namespace, target):
 
     return validate_data_path(args.model, target, args.data, tiler=args.tiler,
                               expected=args.expected, labels=args.labels,
-                              out_dir=absolute(args.out), objective=args.objective, on=args.on,
+                              out_dir=out, objective=args.objective, on=args.on,
                               layer_csv=absolute(args.layer_csv),
                               metrics_csv=absolute(args.metrics_csv), layout=args.data_layout,
-                              c_name=getattr(args, "name", None) or "tw")
+                              c_name=c_name)

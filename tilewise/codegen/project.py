@@ -41,7 +41,7 @@ import numpy as np
 
 from ..bindings.base import Family, LayerConstants
 from ..errors import TilewiseError
-from ..ir.layout import input_perm, model_input_shape, to_model_layout
+from ..ir.layout import input_perm, model_input, model_input_shape
 from ..ir.tensor import np_dtype
 from ..memory.network import act_name, weight_name
 from ..schedule.network import NetworkSchedule
@@ -117,6 +117,13 @@ class Project:
     @property
     def l3(self) -> bool:
         return self.manifest["l3_bytes"] > 0
+
+    @property
+    def c_name(self) -> str:
+        """The prefix of the project's C names (codegen/names.py; older manifests: the default)."""
+        from .names import DEFAULT
+
+        return self.manifest.get("c_name", DEFAULT)
 
     @property
     def kernel_dirs(self) -> tuple[str, ...]:
@@ -371,7 +378,7 @@ def reference_input(lg) -> bytes:
     from ..validate.check import make_inputs
 
     x = make_inputs(lg, 1, seed=0)[0]
-    return to_model_layout(x, input_perm(lg.meta)).tobytes()
+    return model_input(lg.meta, x).tobytes()
 
 
 def default_input(lg) -> bytes:

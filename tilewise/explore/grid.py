@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Callable, Sequence, TypeVar
 
 from ..errors import TilewiseError
+from ..partition.choose import OBJECTIVES
+from ..schedule.api import TILERS
 
 T = TypeVar("T")
 
-TILERS: tuple[str, ...] = ("model", "dory")
-OBJECTIVES: tuple[str, ...] = ("latency", "energy", "edp")
 
 
 @dataclass(frozen=True)

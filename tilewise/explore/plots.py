@@ -63,17 +63,8 @@ def latency_vs_l1(rows: list[dict], path: Path) -> bool:
             hyp = [r for r in rs if r["hypothetical"]]
             ax.scatter([r["chip_l1_kb"] for r in hyp], [r["latency_ms"] for r in hyp],
                        facecolors="white", edgecolors=line.get_color(), zorder=3)
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.set_xlabel("L1 free (kB)")
-        ax.set_ylabel("predicted latency (ms)")
-        ax.set_title(m)
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7)
-    fig.suptitle(f"{ok[0]['target']}: latency vs L1 (hollow: beyond the part)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+        _finish_axes(ax, "L1 free (kB)", "predicted latency (ms)", m)
+    _save(plt, fig, f"{ok[0]['target']}: latency vs L1 (hollow: beyond the part)", path)
     return True
 
 
@@ -96,21 +87,30 @@ def pareto_plot(rows: list[dict], key: str, label: str, path: Path) -> bool:
         if fr:
             ax.step([x for x, _ in fr], [y for _, y in fr], where="post", color="black",
                     label="Pareto front")
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.set_xlabel("chip memory: L1 + L2 free (kB)")
-        ax.set_ylabel(label)
-        ax.set_title(m)
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7)
-    fig.suptitle(f"{ok[0]['target']}: {label} × memory")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+        _finish_axes(ax, "chip memory: L1 + L2 free (kB)", label, m)
+    _save(plt, fig, f"{ok[0]['target']}: {label} × memory", path)
     return True
 
 
-def write_plots(rows: list[dict], out: Path, objective: str = "latency") -> list[str]:
+def _finish_axes(ax, xlabel: str, ylabel: str, title: str) -> None:
+    """Log-log axes (memory in powers of two), labels, grid and legend of one model's panel."""
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7)
+
+
+def _save(plt, fig, title: str, path: Path) -> None:
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def write_plots(rows: list[dict], out: Path) -> list[str]:
     """Write the plots that have data; return their file names."""
     made = []
     if latency_vs_l1(rows, out / "latency_vs_l1.png"):

@@ -76,7 +76,7 @@ def beyond_part(p: Point) -> list[str]:
     scal = [m.cores for m in base.modules if m.scalable]
     if p.cores is not None and scal and p.cores > max(scal):
         out.append(f"cores {p.cores} > {max(scal)}")
-    top = getattr(base, "max_clock_mhz", None) or base.clock_mhz
+    top = base.max_clock_mhz or base.clock_mhz
     if p.clock_mhz is not None and p.clock_mhz > top:
         out.append(f"clock {p.clock_mhz:g} MHz > {top:g} MHz")
     return out

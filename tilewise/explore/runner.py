@@ -22,7 +22,7 @@ import signal
 import sys
 import traceback
 from dataclasses import dataclass
-from typing import Callable, Iterator, Sequence
+from typing import Iterator, Sequence
 
 from ..errors import TilewiseError
 from .cache import Cache, point_key
@@ -111,8 +111,7 @@ def _drain_dask(client, futs: list) -> Iterator[tuple[int, dict]]:
 
 
 def run_points(points: Sequence[Point], cache: Cache, *, workers: int | None = None,
-               cluster: str | None = None, progress: bool | None = None,
-               on_row: Callable[[int, dict], None] | None = None) -> tuple[list[dict], RunStats]:
+               cluster: str | None = None, progress: bool | None = None) -> tuple[list[dict], RunStats]:
     """The row of every point (in the points' order) and how many were cached / computed."""
     keys = [point_key(p) for p in points]
     rows: list[dict | None] = [None] * len(points)
@@ -143,8 +142,6 @@ def run_points(points: Sequence[Point], cache: Cache, *, workers: int | None = N
             else:
                 cache.put(keys[i], row)
             done += 1
-            if on_row is not None:
-                on_row(i, row)
             if bar is not None:
                 bar.advance()
     except KeyboardInterrupt:

@@ -67,6 +67,6 @@ def explore(models: Sequence[str | Path], target: str, out_dir: str | Path, *,
     from .html import write_html
     from .plots import write_plots
 
-    plots = write_plots(rows, out, objective)
+    plots = write_plots(rows, out)
     write_html(rows, plots, meta, out / "index.html")
     return SweepResult(rows, stats, out, tuple(plots))

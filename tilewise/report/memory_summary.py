@@ -26,7 +26,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..memory.buffers import live_bytes
+from ..memory.buffers import lower_bound
+from ..memory.network import weight_name
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..schedule.network import NetworkSchedule
@@ -35,13 +36,10 @@ if TYPE_CHECKING:  # pragma: no cover
 def memory_summary(ns: "NetworkSchedule") -> dict[str, int | bool]:
     """The flash / RAM figures of `ns` (module docstring); JSON-ready, all in bytes."""
     plan = ns.memory.plan
-    by_kind: dict[str, int] = {}
-    for kind in ("activation", "weight", "scratch"):
-        live = live_bytes([b for b in plan.buffers if b.kind == kind], plan.align)
-        by_kind[kind] = max(live.values(), default=0)
-    resident = set(ns.memory.weights_in_l2)
-    resident_bytes = sum(b.size for b in plan.buffers
-                         if b.kind == "weight" and b.name.split(":", 1)[1] in resident)
+    by_kind = {kind: lower_bound([b for b in plan.buffers if b.kind == kind], plan.align)
+               for kind in ("activation", "weight", "scratch")}
+    resident = {weight_name(n) for n in ns.memory.weights_in_l2}
+    resident_bytes = sum(b.size for b in plan.buffers if b.kind == "weight" and b.name in resident)
     lg = ns.layers
     io_in = sum(lg.tensors[t].nbytes for t in lg.inputs)
     io_out = sum(lg.tensors[t].nbytes for t in lg.outputs)
@@ -54,7 +52,7 @@ def memory_summary(ns: "NetworkSchedule") -> dict[str, int | bool]:
         "flash_constants_in_place_bytes": ns.flash_bytes,
         "code_counted": False,
         "raw_weight_bytes": sum(layer.weight_bytes for layer in lg.layers),
-        "ram_bytes": l1 + ns.memory.peak,
+        "ram_bytes": ns.ram_bytes,
         "ram_l1_arena_bytes": l1,
         "ram_l2_peak_bytes": ns.memory.peak,
         "ram_activations_live_bytes": by_kind["activation"],

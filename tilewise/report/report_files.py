@@ -83,9 +83,7 @@ def _header(command: str, analysis: Analysis, target: "Target | None",
     t = analysis.scheduled_totals
     return head | {
         "target": target.name, "description": target.description,
-        # the `cli` part's --hypothetical (Target.with_overrides beyond=True); read defensively
-        "hypothetical": bool(hypothetical or getattr(target, "hypothetical", False)
-                             or getattr(target, "beyond", False)),
+        "hypothetical": bool(hypothetical or target.hypothetical),
         "tiler": t.get("tiler"), "objective": t.get("objective"), "clock_mhz": target.clock_mhz,
         "memories": [{"name": m.name, "size": m.size, "free": m.free} for m in target.memories],
         "modules": [{"name": m.name, "cores": m.cores} for m in target.modules],
@@ -152,7 +150,7 @@ def confusion(metrics: dict) -> tuple[list[list[int]], list[str] | None] | None:
     return None
 
 
-def _text(analysis: Analysis, head: dict, validation: Any | None, metrics: dict) -> str:
+def _text(analysis: Analysis, head: dict, validation: Any | None) -> str:
     from rich.console import Console
 
     from .tables import WIDE, print_analysis
@@ -167,20 +165,10 @@ def _text(analysis: Analysis, head: dict, validation: Any | None, metrics: dict)
                   markup=False)
     console.print(f"tilewise {head['tilewise']}, {head['generated_at']}", markup=False)
     print_analysis(analysis, console, wide=True)
-    vtext = ""
-    if validation is not None:
+    if validation is not None:   # validate's own text, its metrics included (validate/text.py)
         from ..validate.text import format_report
 
-        vtext = format_report(validation)
-        console.print(vtext, soft_wrap=True, markup=False)
-    if "metrics:" not in vtext:  # (validate's own text prints them once it has metrics)
-        for against, k, v in scalar_metrics(metrics):
-            console.print(f"metric vs {against}: {k} = {v}", markup=False)
-        conf = confusion(metrics)
-        if conf:
-            console.print("confusion matrix (rows: true class, columns: predicted):")
-            for row in conf[0]:
-                console.print("  " + " ".join(f"{int(v):>6}" for v in row))
+        console.print(format_report(validation), soft_wrap=True, markup=False)
     return "\n".join(line.rstrip() for line in buf.getvalue().splitlines()) + "\n"
 
 
@@ -212,7 +200,7 @@ def build_report(command: str, analysis: Analysis, ns: "NetworkSchedule | None",
         data["validation"] = vj
     if project is not None:
         data["project"] = str(project)
-    text = _text(analysis, head, validation, _metrics(vj))
+    text = _text(analysis, head, validation)
     cols, cells = _table(analysis, layers)
     return Report(data, text, cols, cells)
 
@@ -272,9 +260,11 @@ def render_html(report: Report, plots: bool = True) -> str:
         columns=report.columns, cells=report.cells, tile_legend=TILE_LEGEND)
 
 
-def write_report(dest: str | Path, report: Report, plots: bool = True) -> Path:
+def write_report(dest: str | Path, report: Report, plots: bool = True,
+                 html: str | None = None) -> Path:
     """Write report.json / .txt / .html into `dest` all at once (module docstring); returns the
-    directory. A bad `dest` is one TilewiseError sentence."""
+    directory. `html`: the page as `render_html` gave it (one rendering for several copies).
+    A bad `dest` is one TilewiseError sentence."""
     d = Path(dest).expanduser().absolute()
     if d.exists() and not d.is_dir():
         raise TilewiseError(f"--report {dest}: not a directory (a file of that name exists)")
@@ -285,7 +275,7 @@ def write_report(dest: str | Path, report: Report, plots: bool = True) -> Path:
                                 f"{', …' if len(stray) > 1 else ''}); give an empty or new "
                                 f"directory, or a previous report's")
     try:
-        html = render_html(report, plots)
+        html = html if html is not None else render_html(report, plots)
         d.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{d.name}.", dir=d.parent))
     except OSError as e:

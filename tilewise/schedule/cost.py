@@ -33,7 +33,7 @@ import numpy as np
 from ..errors import TilewiseError
 from ..ir.layer import LoopNest
 from ..targets.base import Target
-from ..targets.compute import overlapped, tile_cycles
+from ..targets.compute import combine, tile_cycles
 from ..ir.operands import operand_bytes
 from .placement import Placement
 from .space import (REDUCING, Buffer, DimTiling, LayerSchedule, Traffic, dim_size, loop_dims,
@@ -369,9 +369,7 @@ class Evaluator:
             part[d] = tb.partial[idx]
         # compute: Σ_terms coef · Π_d Σ_positions f_d  (absent dims contribute their tile count);
         # an overlap group its larger side's sum, a lower bound of Σ_tiles max (compute.py)
-        comp = 0.0
-        sides: dict = {}
-        for term, sums in zip(self.terms, self.fsum):
+        def value(term, sums):
             v = term.coef
             for d in self.dims:
                 if d in sums:
@@ -379,11 +377,9 @@ class Evaluator:
                     v = v * (a[-1] if d in free else a[np.asarray(sel[d], np.int64) - 1])
                 else:
                     v = v * n[d]
-            if term.group:
-                sides[(term.group, term.side)] = sides.get((term.group, term.side), 0.0) + v
-            else:
-                comp = comp + v
-        comp = comp + overlapped(sides)
+            return v
+
+        comp = combine((term, value(term, sums)) for term, sums in zip(self.terms, self.fsum))
         # traffic of one pass over each operand's grid
         ops = {}
         L1 = 0.0

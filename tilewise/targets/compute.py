@@ -20,7 +20,7 @@ numpy operations only (`np.ceil`, `//`, `%`, `np.where`), never Python `if` on v
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Mapping
+from typing import Callable, Iterable, Mapping
 
 import numpy as np
 
@@ -42,26 +42,31 @@ class Term:
 def tile_cycles(terms: tuple[Term, ...], size: Mapping[str, np.ndarray],
                 first: Mapping[str, np.ndarray], last: Mapping[str, np.ndarray]) -> np.ndarray:
     """Evaluate terms on broadcastable per-dimension arrays (one tile or a grid of tiles)."""
-    total: np.ndarray | float = 0.0
-    sides: dict[tuple[str, int], np.ndarray | float] = {}
-    for term in terms:
+
+    def value(term: Term) -> np.ndarray | float:
         v: np.ndarray | float = term.coef
         for dim, f in term.factors:
             v = v * f(size[dim], first[dim], last[dim])
+        return v
+
+    return np.asarray(combine((t, value(t)) for t in terms), dtype=np.float64)
+
+
+def combine(valued: Iterable[tuple[Term, np.ndarray | float]]) -> np.ndarray | float:
+    """Σ of the terms' cycles, except that each overlap group counts only the larger of its two
+    sides' sums (the cluster's work hidden behind an accelerator job, or the other way round)."""
+    total: np.ndarray | float = 0.0
+    sides: dict[tuple[str, int], np.ndarray | float] = {}
+    for term, v in valued:
         if term.group:
             key = (term.group, term.side)
             sides[key] = sides.get(key, 0.0) + v
         else:
             total = total + v
-    return np.asarray(total + overlapped(sides), dtype=np.float64)
-
-
-def overlapped(sides: Mapping[tuple[str, int], np.ndarray | float]) -> np.ndarray | float:
-    """Σ over overlap groups of the larger side's cycles (sides: (group, side) -> cycles)."""
-    total: np.ndarray | float = 0.0
+    grouped: np.ndarray | float = 0.0
     for g in sorted({g for g, _ in sides}):
-        total = total + np.maximum(sides.get((g, 0), 0.0), sides.get((g, 1), 0.0))
-    return total
+        grouped = grouped + np.maximum(sides.get((g, 0), 0.0), sides.get((g, 1), 0.0))
+    return total + grouped
 
 
 # Common factor shapes -------------------------------------------------------------------------

@@ -118,8 +118,7 @@ class Ne16Kernels:
                      Term(row[0], (("oy", _last_step_rows), *row[1]), row[2], "last", 1),
                      Term(row[0], (("oy", _drain), *row[1]), row[2]),
                      convert, Term(self.job, (("oy", _jobs),), "job"), tile)
-        return tuple(Term(t.coef, (("n", ident), *t.factors), t.label, t.group, t.side)
-                     for t in terms)
+        return tuple(replace(t, factors=(("n", ident), *t.factors)) for t in terms)
 
 
 # oy factors of the row-job pipeline (bindings/ne16/pipeline.py): J jobs of R rows, the last of L
@@ -133,8 +132,7 @@ def _bands(rows):
 
 def _fill(s, f, l):
     """NE16 bands of job 0 (the whole tile's when it is the only job)."""
-    return np.where(pipeline.jobs(s) > 1, _bands(pipeline.rows(s)),
-                    _bands(pipeline.last_rows(s))).astype(np.float64)
+    return _bands(pipeline.rows(s)).astype(np.float64)   # one job: rows(s) == last_rows(s)
 
 
 def _steady(s):

@@ -16,7 +16,10 @@ chunks, L3 bytes, HAL counters and the first difference.
 
 from __future__ import annotations
 
+import shutil
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
@@ -28,7 +31,7 @@ from ..codegen.project import Project, generate
 from ..errors import TilewiseError
 from ..golden.layers import run_layers
 from ..ir.layer import LayerGraph
-from ..ir.tensor import dtype_range, np_dtype
+from ..ir.tensor import np_dtype
 from ..schedule.network import NetworkSchedule
 from .build import build_host
 from .locate import first_difference
@@ -85,6 +88,8 @@ class ValidationReport:
     #: validation on the user's own data (--data): metrics against the reference, the expected
     #: outputs and the labels; None on random inputs (shape: validate/own_data.py)
     metrics: dict[str, Any] | None = None
+    #: the schedule the generated C executes (for report files; not part of the JSON)
+    schedule: NetworkSchedule | None = field(default=None, repr=False, compare=False)
 
     @property
     def bit_exact(self) -> bool:
@@ -121,13 +126,11 @@ class ValidationReport:
 
 
 def make_inputs(lg: LayerGraph, n: int, seed: int = 0) -> list[np.ndarray]:
-    """n uniformly random inputs over the input's integer range, then the all-min and all-max."""
-    t = lg.tensors[lg.inputs[0]]
-    lo, hi = dtype_range(t.dtype)
-    dt = np_dtype(t.dtype)
-    rng = np.random.default_rng(seed)
-    xs = [rng.integers(lo, hi + 1, size=t.shape).astype(dt) for _ in range(n)]
-    return xs + [np.full(t.shape, lo, dt), np.full(t.shape, hi, dt)]
+    """n uniformly random inputs over the input's integer range, then the all-min and all-max
+    (chunked.py `input_chunks` as one chunk)."""
+    from .chunked import input_chunks
+
+    return [x for xs in input_chunks(lg, n, seed, chunk=n + 2) for x in xs]
 
 
 def golden_outputs(lg: LayerGraph, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
@@ -236,7 +239,7 @@ def new_report(ns: NetworkSchedule, project: Project, model: str, n_inputs: int,
         dma_chunks_predicted=m["dma_chunks_predicted"],
         l3_bytes_predicted=m["l3_bytes_predicted"],
         l3_transfers_predicted=m.get("l3_transfers_predicted", 0),
-        jobs_predicted=m.get("jobs_predicted", 0), project=str(project.path))
+        jobs_predicted=m.get("jobs_predicted", 0), project=str(project.path), schedule=ns)
 
 
 def validate_network(ns: NetworkSchedule, out_dir: str | Path, inputs: Sequence[np.ndarray], *,
@@ -298,6 +301,31 @@ def check_platform(target, on: str) -> None:
                             f"(use --target stm32h7)")
 
 
+@contextmanager
+def work_dir(out_dir: str | Path | None) -> Iterator[Path]:
+    """The directory a validation generates into: `out_dir`, or a temporary tilewise_validate_*
+    directory that is removed when validation stops early (an error, Ctrl-C) — and, through
+    `release_work_dir`, when the result is bit-exact."""
+    if out_dir:
+        yield Path(out_dir)
+        return
+    work = Path(tempfile.mkdtemp(prefix="tilewise_validate_"))
+    try:
+        yield work
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+
+
+def release_work_dir(report: ValidationReport, work: Path,
+                     out_dir: str | Path | None) -> ValidationReport:
+    """Remove a temporary `work_dir` whose project validated bit-exact (kept on a mismatch)."""
+    if not out_dir and report.bit_exact:
+        shutil.rmtree(work, ignore_errors=True)
+        report.project = "(temporary, removed)"
+    return report
+
+
 def validate_path(model: str | Path, target, tiler: str = "model", n_random: int = 20,
                   seed: int = 0, out_dir: str | Path | None = None,
                   objective: str = "latency", on: str = "host",
@@ -305,8 +333,6 @@ def validate_path(model: str | Path, target, tiler: str = "model", n_random: int
     """`tilewise validate MODEL`: load, lower, schedule on `target`, then `validate_model`. Without
     `out_dir` the project is built in a temporary directory, removed when the result is bit-exact
     and when validation stops early (an error, Ctrl-C)."""
-    import shutil
-
     from ..frontend import load_model
     from ..passes import lower
     from ..schedule.network import schedule_network
@@ -322,18 +348,9 @@ def validate_path(model: str | Path, target, tiler: str = "model", n_random: int
         raise TilewiseError(f"--inputs {n_random}: at most {CHUNK - 2} inputs run on {on} in one "
                             f"validation (more run on the host, --on host, in chunks)")
     ns = schedule_network(lower(graph), target, tiler, objective=objective)
-    work = Path(out_dir) if out_dir else Path(tempfile.mkdtemp(prefix="tilewise_validate_"))
-    try:
+    with work_dir(out_dir) as work:
         if n_random + 2 > CHUNK:   # bounded memory: chunked.py
-            report = validate_chunked(model, ns, graph, n_random, seed, work,
-                                              c_name=c_name)
+            report = validate_chunked(model, ns, graph, n_random, seed, work, c_name=c_name)
         else:
             report = validate_model(model, ns, graph, n_random, seed, work, on=on, c_name=c_name)
-    except BaseException:   # KeyboardInterrupt included: no tilewise_validate_* left behind
-        if out_dir is None:
-            shutil.rmtree(work, ignore_errors=True)
-        raise
-    if out_dir is None and report.bit_exact:
-        shutil.rmtree(work, ignore_errors=True)
-        report.project = "(temporary, removed)"
-    return report
+    return release_work_dir(report, work, out_dir)

@@ -59,15 +59,16 @@ def validate_chunked(model: str | Path, ns, graph, n_random: int, seed: int, wor
     """`validate_model` on the host, `chunk` inputs at a time (module doc)."""
     from ..progress import progress
     from .check import check_project, golden_outputs, new_report, validate_network
-    from .reference import reference_name, reference_run
+    from .reference import reference_name, reference_runner
 
     lg = ns.layers
+    reference = reference_runner(graph, model)   # loaded once for every chunk
     total = n_random + 2
     report = project = None
     done = 0
     with progress(n_chunks(n_random, chunk), "running inputs (chunks)") as step:
         for xs in input_chunks(lg, n_random, seed, chunk):
-            ref = reference_run(graph, model, xs)
+            ref = reference(xs)
             if report is None:
                 report, project = validate_network(ns, work, xs, model=Path(model).name,
                                                    reference_name=reference_name(graph),

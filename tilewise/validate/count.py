@@ -147,7 +147,7 @@ def check_on_count(report: ValidationReport, ns: NetworkSchedule, project: Proje
     """Build the firmware, run it counting instructions; fill `report` (outputs, copies, and the
     executed instructions per inference and per layer)."""
     elf = build_firmware(project, inputs)
-    counted = count_instructions(elf, len(ns.layers.layers), project.manifest.get("c_name", "tw"))
+    counted = count_instructions(elf, len(ns.layers.layers), project.c_name)
     report.platform = "count"
     fill_report(report, ns, parse_run(counted.status, counted.text), inputs, golden, reference)
     # the Cortex-M cost model counts executed instructions (targets/stm32h7.py: one per cycle)

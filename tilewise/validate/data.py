@@ -39,7 +39,7 @@ import numpy as np
 from ..errors import TilewiseError
 from ..ir.graph import Graph
 from ..ir.layer import LayerGraph
-from ..ir.layout import input_perm, inverse, model_input_shape
+from ..ir.layout import input_perm, model_input_shape
 from ..ir.tensor import dtype_range, np_dtype
 
 HALF_EVEN = "round half to even (onnxruntime QuantizeLinear)"

@@ -50,7 +50,7 @@ def build_elf(project: Project, inputs: Sequence[np.ndarray], sources: Sequence[
     nbytes = project.manifest["input"]["bytes"]
     perm = project.manifest["input"].get("model_perm")   # an input transpose folded into the layout
     for rel, text in inputs_files([to_model_layout(x, perm).tobytes() for x in inputs], nbytes,
-                                  c_name=project.manifest.get("c_name", "tw")).items():
+                                  c_name=project.c_name).items():
         (p / rel).write_text(text)
     build = Path(out) if out else p / "build_fw"
     build.mkdir(parents=True, exist_ok=True)

@@ -28,6 +28,7 @@ from ..ir.layer import LayerGraph
 from ..ir.tensor import np_dtype
 from . import metrics as M
 from .build import build_host
+from .csv_files import write_csv
 from .run import run_harness
 
 LAYER_COLUMNS = ("index", "name", "op", "module", "binding", "dtype", "scale", "elements",
@@ -90,8 +91,6 @@ def layer_error_rows(project: Project, lg: LayerGraph, inputs: Sequence[np.ndarr
 
 
 def write_layer_csv(rows: list[dict[str, Any]], path: str | Path) -> None:
-    from .own_data import write_csv
-
     write_csv(rows, LAYER_COLUMNS, path, "per-layer error CSV")
 
 

@@ -41,9 +41,6 @@ acc is None for a non-classifier output; l2r / cos None where undefined (metrics
 
 from __future__ import annotations
 
-import csv
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
@@ -52,7 +49,9 @@ import numpy as np
 from ..errors import TilewiseError
 from ..ir.tensor import np_dtype
 from . import metrics as M
-from .check import ValidationReport, check_platform, golden_outputs, validate_network
+from .csv_files import write_csv
+from .check import (ValidationReport, check_platform, golden_outputs, release_work_dir,
+                    validate_network, work_dir)
 from .data import check_count, input_spec, output_spec, read_array, read_labels, to_ir
 
 METRICS_CSV = "metrics.csv"
@@ -122,8 +121,7 @@ def validate_data_path(model: str | Path, target, data: str | Path, *, tiler: st
 
     ns = schedule_network(lg, target, tiler, objective=objective)
     ref = reference_run(graph, model, inputs)
-    work = Path(out_dir) if out_dir else Path(tempfile.mkdtemp(prefix="tilewise_validate_"))
-    try:   # Ctrl-C or a failure: no tilewise_validate_* left behind
+    with work_dir(out_dir) as work:   # Ctrl-C or a failure: no tilewise_validate_* left behind
         report, project = validate_network(ns, work, inputs, model=Path(model).name,
                                            reference_name=reference_name(graph),
                                            reference=ref.outputs, cache=cache, on=on,
@@ -187,14 +185,7 @@ def validate_data_path(model: str | Path, target, data: str | Path, *, tiler: st
         for p in [d / METRICS_CSV for d in csv_dirs] + ([Path(metrics_csv)] if metrics_csv else []):
             write_metrics_csv(met, p)
             met["metrics_csv"].append(str(p))
-    except BaseException:
-        if out_dir is None:
-            shutil.rmtree(work, ignore_errors=True)
-        raise
-    if out_dir is None and report.bit_exact:
-        shutil.rmtree(work, ignore_errors=True)
-        report.project = "(temporary, removed)"
-    return report
+    return release_work_dir(report, work, out_dir)
 
 
 METRIC_COLUMNS = ("comparison", "against", "inputs", "elements", "acc", "rmse", "mae", "max_abs",
@@ -216,30 +207,6 @@ def metrics_rows(met: dict[str, Any]) -> list[dict[str, Any]]:
             rows.append({"comparison": "reference vs labels", "against": "labels",
                          "inputs": met["inputs"], "acc": lab["accuracy_reference"]})
     return rows
-
-
-def _writable(path: Path, what: str) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise TilewiseError(f"{path}: cannot create the folder for the {what} ({e.strerror}); "
-                            f"choose another path") from None
-    if path.is_dir():
-        raise TilewiseError(f"{path}: is a directory; give a file name for the {what}")
-
-
-def write_csv(rows: list[dict[str, Any]], columns: tuple[str, ...], path: str | Path, what: str) -> None:
-    path = Path(path)
-    _writable(path, what)
-    try:
-        with path.open("w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(columns), extrasaction="ignore")
-            w.writeheader()
-            for r in rows:
-                w.writerow({c: ("" if r.get(c) is None else r.get(c)) for c in columns})
-    except OSError as e:
-        raise TilewiseError(f"{path}: cannot write the {what} ({e.strerror}); choose another "
-                            f"path") from None
 
 
 def write_metrics_csv(met: dict[str, Any], path: str | Path) -> None:

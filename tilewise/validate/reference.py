@@ -113,7 +113,11 @@ def _guarded(runtime: str, model: str | Path, stage: str, fn: Callable[[], Any])
         ) from None
 
 
-def _litert(graph: Graph, model: str | Path, inputs: Sequence[np.ndarray]) -> ReferenceRun:
+#: a loaded reference runtime: the outputs of a batch of inputs (reference_runner)
+Runner = Callable[[Sequence[np.ndarray]], ReferenceRun]
+
+
+def _litert(graph: Graph, model: str | Path) -> Runner:
     from ai_edge_litert.interpreter import Interpreter, OpResolverType
 
     from ..frontend.tflite_repair import repair_for_litert
@@ -135,16 +139,17 @@ def _litert(graph: Graph, model: str | Path, inputs: Sequence[np.ndarray]) -> Re
         it.invoke()
         return np.asarray(it.get_tensor(index)).copy()
 
-    outs = [_guarded(LITERT, model, "running", lambda x=x: run(x)) for x in inputs]
-    return ReferenceRun(outs, tuple(f"{LITERT} ran on a repaired copy: {n}" for n in notes))
+    repaired = tuple(f"{LITERT} ran on a repaired copy: {n}" for n in notes)
+    return lambda inputs: ReferenceRun([_guarded(LITERT, model, "running", lambda x=x: run(x))
+                                        for x in inputs], repaired)
 
 
-def _onnxruntime(graph: Graph, model: str | Path, inputs: Sequence[np.ndarray]) -> ReferenceRun:
+def _onnxruntime(graph: Graph, model: str | Path) -> Runner:
     from ..frontend.onnx_io import reference_model, reference_session, run_reference
 
     if graph.meta.get("onnx_style") == "quantlab":
         if not _quantlab_exact(graph):
-            return ReferenceRun(None)
+            return lambda inputs: ReferenceRun(None)
         from ..frontend.onnx_model import decode_model, read_graph
         from ..frontend.onnx_quantlab import expanded_model
 
@@ -159,19 +164,26 @@ def _onnxruntime(graph: Graph, model: str | Path, inputs: Sequence[np.ndarray]) 
         sess = _guarded(ORT, model, "loading",
                         lambda: reference_session(reference_model(graph, model)))
     out_name = graph.outputs[0]
-    return ReferenceRun([_guarded(ORT, model, "running",
-                                  lambda x=x: run_reference(graph, sess, {graph.inputs[0]: x})[out_name])
-                         for x in inputs])
+    return lambda inputs: ReferenceRun([
+        _guarded(ORT, model, "running",
+                 lambda x=x: run_reference(graph, sess, {graph.inputs[0]: x})[out_name])
+        for x in inputs])
+
+
+def reference_runner(graph: Graph, model: str | Path) -> Runner:
+    """The model loaded once in its reference runtime: a function running it on a batch of
+    inputs (each the graph's input, IR layout) — for validations that run many batches."""
+    fmt = graph.meta.get("format")
+    if fmt == "tflite":
+        return _litert(graph, model)
+    if fmt == "onnx":
+        return _onnxruntime(graph, model)
+    raise TilewiseError(f"{graph.source or graph.name}: no reference runtime for format '{fmt}'")
 
 
 def reference_run(graph: Graph, model: str | Path, inputs: Sequence[np.ndarray]) -> ReferenceRun:
     """Run the reference runtime on every input (each the graph's input, IR layout)."""
-    fmt = graph.meta.get("format")
-    if fmt == "tflite":
-        return _litert(graph, model, inputs)
-    if fmt == "onnx":
-        return _onnxruntime(graph, model, inputs)
-    raise TilewiseError(f"{graph.source or graph.name}: no reference runtime for format '{fmt}'")
+    return reference_runner(graph, model)(inputs)
 
 
 def reference_outputs(graph: Graph, model: str | Path,

@@ -23,10 +23,8 @@ INT32_MAX = 2**31 - 1
 def mulh_fits(layer: Layer, lg: LayerGraph) -> bool:
     """Whether the layer's requantization runs exactly in the one-mulh form (`mulh_fits_rq` for
     its variant and accumulator bound)."""
-    rq = layer.requant
-    if rq is None or pulp_constants.variant(layer, lg) not in ("tflite", "tflite_right"):
-        return False
-    return mulh_fits_rq(rq, pulp_constants.acc_bound(layer, lg))
+    rq = layer.requant   # (mulh_fits_rq takes only the tflite double-rounding variants)
+    return rq is not None and mulh_fits_rq(rq, pulp_constants.acc_bound(layer, lg))
 
 
 def mulh_fits_rq(rq: Requant, bound) -> bool:
