@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -292,6 +293,31 @@ def _interrupt_validate(tmp: Path, delay: float) -> None:
     assert proc.returncode == 130, (delay, proc.returncode, out, err)
     assert err == "tilewise: interrupted\n", (delay, err)
     assert list(tmp.glob("tilewise_validate_*")) == [], delay
+
+
+def test_ctrl_c_inside_an_unraisable_callback_is_redelivered_quietly():
+    """A Ctrl-C that lands where Python cannot raise (a weakref callback inside importlib, a
+    __del__; CI once caught one in validate's imports) must neither print "Exception ignored"
+    with a traceback nor be dropped: it is delivered again and ends the command as any Ctrl-C."""
+    code = textwrap.dedent("""
+        import sys, time
+        from tilewise.cli import _Interrupt
+
+        class Finalized:
+            def __del__(self):
+                raise KeyboardInterrupt
+
+        with _Interrupt() as intr:
+            try:
+                Finalized()
+                for _ in range(1000):
+                    time.sleep(0.001)
+                print("ran on")
+            except KeyboardInterrupt:
+                print("interrupted", intr.seen)
+        """)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert (r.returncode, r.stdout, r.stderr) == (0, "interrupted True\n", "")
 
 
 # --- defect 6: validate --inputs 100000000 in bounded memory ---------------------------------------

@@ -12,13 +12,16 @@ the command created is removed again when the command fails.
 
 from __future__ import annotations
 
+import _thread
 import argparse
 import contextlib
 import json
 import os
 import shutil
+import signal
 import sys
 import tempfile
+import threading
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -345,23 +348,33 @@ class _Interrupt:
     def __init__(self) -> None:
         self.seen = False
         self.previous = None
+        self.previous_hook = sys.unraisablehook
 
     def __enter__(self) -> "_Interrupt":
-        import signal
-        import threading
-
         if threading.current_thread() is threading.main_thread():
             self.previous = signal.signal(signal.SIGINT, self._handler)
+            self.previous_hook = sys.unraisablehook
+            sys.unraisablehook = self._unraisable
         return self
 
     def __exit__(self, *exc) -> None:
-        import signal
-
         if self.previous is not None:
             # once interrupted the process is on its way out with 130: a further SIGINT (a second
             # Ctrl-C, or one a library left pending) must not become a KeyboardInterrupt at
             # interpreter shutdown, which would end the process by the signal instead
             signal.signal(signal.SIGINT, signal.SIG_IGN if self.seen else self.previous)
+            sys.unraisablehook = self.previous_hook
+
+    def _unraisable(self, unraisable) -> None:
+        # a Ctrl-C that lands in a callback Python cannot raise from (a weakref callback inside
+        # importlib, a __del__) is printed as "Exception ignored ... KeyboardInterrupt" with a
+        # traceback and then dropped; deliver it again so that it lands in ordinary code (main
+        # then exits 130 quietly) instead of letting the command run on to its end. Delivered from
+        # another thread a moment later: from inside this hook the handler would run in the hook.
+        if isinstance(unraisable.exc_value, KeyboardInterrupt):
+            threading.Timer(0.01, _thread.interrupt_main, (signal.SIGINT,)).start()
+            return
+        self.previous_hook(unraisable)
 
     def _handler(self, signum, frame) -> None:
         self.seen = True
