@@ -1,11 +1,13 @@
 """Run tilewise's benchmarks: `python bench/run.py` (what `make bench` runs).
 
-Prints the machine description and six tables (host execution, memory, compile time, schedule
-quality, prediction vs silicon in two parts, and the pulp-open firmware measured on GVSoC against
-its prediction in three), writes bench/results.json, one PNG per
-table and the tables as Markdown (tables.md) under bench/out/. Options pick sections and models
-for a quick look; the defaults are the benchmark (issue 5): every MLPerf Tiny model, medians of 5
-runs after a warm-up.
+Prints the machine description and nine tables (host execution, memory, compile time, schedule
+quality, prediction vs silicon, pulp-open firmware on GVSoC vs its prediction, stm32h7 counted
+instructions vs TFLite Micro + CMSIS-NN, gap9 modules vs MATCH, diana vs MATCH), writes
+bench/results.json, one PNG per table and the tables as Markdown (tables.md) under bench/out/.
+Options pick sections and models for a quick look; the defaults are the benchmark (issue 5): every
+MLPerf Tiny model, medians of 5 runs after a warm-up. A partial run (`--only`) replaces its own
+tables in results.json (and the README with `--readme`) and keeps the others, each labelled with
+the commit it was measured at.
 """
 
 from __future__ import annotations
@@ -92,20 +94,57 @@ def run(sections: tuple[str, ...], names: tuple[str, ...], runs: int, out_dir: P
         pngs = [_rel(plots.plot(t, out_dir)) for t in done]
     total = time.perf_counter() - started
     out_dir.mkdir(parents=True, exist_ok=True)
-    tables_md = ("## Machine\n\n" + machine.render(desc) + "\n" + "\n".join(tables.render(t) for t in done)
+    # a partial run (--only) replaces its own tables and keeps the others of the results file, each
+    # with the commit it was measured at, so results.json and the README always hold every table
+    kept, measured_at = _previous(results, {t.key for t in done})
+    commit = desc.get("commit") or "unknown"
+    measured_at.update({t.key: commit for t in done})
+    every = sorted([*kept, *done], key=tables.number)
+    tables_md = ("## Machine\n\n" + machine.render(desc) + "\n" + _provenance(kept, measured_at)
+                 + "\n".join(tables.render(t) for t in every)
                  + f"\n_bench: {len(done)} tables in {total:.0f} s, {runs} runs per timing._\n")
     (out_dir / "tables.md").write_text(tables_md)
     if readme is not None:
         from bench import readme as readme_section
         readme_section.update(readme, tables_md)
     doc = {"machine": desc, "runs": runs, "models": list(names), "seconds": total,
-           "section_seconds": timings, "plots": pngs, "tables": {t.key: t.to_json() for t in done}}
+           "section_seconds": timings, "plots": pngs, "measured_at": measured_at,
+           "tables": {t.key: t.to_json() for t in every}}
     if results is not None:
         results.parent.mkdir(parents=True, exist_ok=True)
         results.write_text(json.dumps(doc, indent=1, default=_jsonable) + "\n")
     print(f"bench: {len(done)} tables in {total:.0f} s" + (f"; plots in {out_dir}" if plot else "")
           + (f"; results in {results}" if results else ""))
     return doc
+
+
+def _previous(results: Path | None, replaced: set[str]) -> tuple[list[tables.Table], dict[str, str]]:
+    """The tables of the results file that this run did not measure, and the commit each table
+    was measured at (older files without "measured_at": the commit of their machine line)."""
+    if results is None or not results.is_file():
+        return [], {}
+    try:
+        doc = json.loads(results.read_text())
+        old = doc["tables"]
+        default = (doc.get("machine") or {}).get("commit") or "unknown"
+        at = {k: doc.get("measured_at", {}).get(k, default) for k in old}
+    except (ValueError, KeyError, TypeError, AttributeError):
+        print(f"bench: {results} is not a results file; starting it afresh", file=sys.stderr)
+        return [], {}
+    kept = [tables.Table.from_json(k, d) for k, d in old.items() if k not in replaced]
+    return kept, {t.key: at[t.key] for t in kept}
+
+
+def _provenance(kept: list[tables.Table], measured_at: dict[str, str]) -> str:
+    """A line naming the tables that come from earlier runs (and their commits), if any."""
+    if not kept:
+        return ""
+    by_commit: dict[str, list[str]] = {}
+    for t in sorted(kept, key=tables.number):
+        n, sub = tables.number(t)
+        by_commit.setdefault(measured_at[t.key], []).append(f"{n}{sub}")
+    parts = "; ".join(f"Table {', '.join(ns)} at {c}" for c, ns in by_commit.items())
+    return f"- not rerun this time, kept from earlier runs: {parts}\n"
 
 
 def _rel(p: Path) -> str:

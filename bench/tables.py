@@ -7,6 +7,7 @@ and the caveats of a measurement; they are printed under the table.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +27,18 @@ class Table:
     def to_json(self) -> dict:
         return {"title": self.title, "columns": list(self.columns),
                 "rows": [list(r) for r in self.rows], "notes": list(self.notes), "data": self.data}
+
+    @classmethod
+    def from_json(cls, key: str, d: dict) -> "Table":
+        """The table as results.json holds it (what `to_json` wrote)."""
+        return cls(key, d["title"], tuple(d["columns"]), tuple(tuple(r) for r in d["rows"]),
+                   tuple(d.get("notes", ())), d.get("data", {}))
+
+
+def number(t: Table) -> tuple[int, str]:
+    """The table's place in the README: "Table 6b — …" → (6, "b")."""
+    m = re.match(r"Table (\d+)([a-z]?)", t.title)
+    return (int(m.group(1)), m.group(2)) if m else (10 ** 6, t.title)
 
 
 def fmt(v: Cell) -> str:

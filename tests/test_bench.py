@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from bench import geometries, published, run, schedule_quality, silicon, stats, tables
+from bench import readme as readme_section
 from tests.conftest import REPO, mlperf_path
 from tilewise.ir.ops import Op
 
@@ -111,3 +112,27 @@ def test_run_writes_results(tmp_path: Path, capsys):
     assert "## Machine" in out and "Table 4" in out
     with pytest.raises(SystemExit):
         run.main(["--only", "10"])
+
+
+def test_partial_run_keeps_the_other_tables(tmp_path: Path):
+    """`--only 4` over a results file (and README) holding other tables replaces table 4 and keeps
+    the rest, each labelled with the commit it was measured at (a partial run once wiped them)."""
+    mlperf_path("kws_dscnn")
+    res = tmp_path / "results.json"
+    old = tables.Table("diana", "Table 9 — diana", ("model", "ms"), (("kws", 1.5),), ("a note",))
+    stale = tables.Table("schedule_quality", "Table 4 — stale", ("x",), ((1,),))
+    res.write_text(json.dumps({"machine": {"commit": "abc1234"},
+                               "tables": {t.key: t.to_json() for t in (old, stale)}}))
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# x\n\n{readme_section.START}\nold\n{readme_section.END}\ntail\n")
+    assert run.main(["--only", "4", "--models", "kws_dscnn", "--runs", "1", "--results", str(res),
+                     "--out", str(tmp_path / "out"), "--no-plots", "--readme", str(readme)]) == 0
+    doc = json.loads(res.read_text())
+    assert list(doc["tables"]) == ["schedule_quality", "diana"]
+    assert doc["tables"]["diana"] == old.to_json()
+    assert doc["tables"]["schedule_quality"]["title"] != "Table 4 — stale"
+    assert doc["measured_at"]["diana"] == "abc1234"
+    assert doc["measured_at"]["schedule_quality"] == (doc["machine"]["commit"] or "unknown")
+    text = readme.read_text()
+    assert "Table 9 at abc1234" in text and text.index("Table 4 —") < text.index("Table 9 — diana")
+    assert "stale" not in text and text.endswith("tail\n")
