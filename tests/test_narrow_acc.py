@@ -214,3 +214,29 @@ def test_idsp_kws_32bit_bit_exact(tmp_path):
     r = validate_path(KWS, IDSP, n_random=4, out_dir=tmp_path / "kws")
     assert r.bit_exact, r.mismatches
     assert r.golden_vs_reference == 0
+
+
+def test_idsp_16bit_wrap_across_input_channel_tiles(models, tmp_path):
+    """With a small L1 the layers are tiled along their input channels: the partial sums stored
+    between C-tiles are wrapped too, and the C still equals the golden model."""
+    target = IDSP.with_overrides(l1_kb=1.0).with_acc_bits(16, "dsp")
+    ns = schedule_network(lower(load_model(str(models[0]))), target)
+    c_tiled = [layer.name for layer, s in zip(ns.layers.layers, ns.schedules)
+               if layer.op in WEIGHTED and not s.untiled and s.psum]
+    assert c_tiled, "1 kB of L1 must tile some layer along its input channels"
+    r = validate_path(models[0], target, n_random=4, out_dir=tmp_path / "p")
+    assert not _output_mismatches(r, "golden"), r.mismatches
+    assert r.golden_vs_reference > 0
+
+
+def test_cli_acc_bits_errors(tmp_path):
+    import subprocess
+    import sys
+
+    model = ROOT / "tilewise" / "examples" / "example_cnn.onnx"
+    for spec, words in (("npu=16", "has no module npu"), ("x", "expected N or MODULE=N"),
+                        ("4", "between 8 and 32")):
+        p = subprocess.run([sys.executable, "-m", "tilewise.cli", "analyze", str(model), "--target",
+                            "idsp", "--acc-bits", spec], capture_output=True, text=True, cwd=tmp_path)
+        assert p.returncode == 2, p.stderr
+        assert words in p.stderr and "Traceback" not in p.stderr

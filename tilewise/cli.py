@@ -66,9 +66,9 @@ def _cmd_analyze(args: argparse.Namespace) -> int:
 
     target = target_from_args(args) if args.target else None
     if target is None and (any(getattr(args, k) is not None
-                               for k in ("l1", "l2", "cores", "clock", "modules"))
+                               for k in ("l1", "l2", "cores", "clock", "modules", "acc_bits"))
                            or args.objective != "latency"):
-        raise TilewiseError("--l1/--l2/--cores/--clock/--modules/--objective need --target (see "
+        raise TilewiseError("--l1/--l2/--cores/--clock/--modules/--objective/--acc-bits need --target (see "
                             "`tilewise targets`)")
     if args.ablation:
         if target is None:
