@@ -4,6 +4,7 @@ seed's hand values, the two's complement wrap-around (golden per MAC == golden o
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import replace
 from pathlib import Path
@@ -192,6 +193,9 @@ def test_idsp_16bit_fits_bit_exact(models, tmp_path):
     assert r.bit_exact, r.mismatches
     assert r.golden_vs_reference == 0
     assert "k.acc_bits = 16;" in "".join(p.read_text() for p in (tmp_path / "p" / "layers").glob("*.c"))
+    manifest = json.loads((tmp_path / "p" / "tilewise.json").read_text())
+    assert {layer["acc_bits"] for layer in manifest["layers"] if layer["module"] == "dsp"
+            and layer["op"] in WEIGHTED} == {16}
 
 
 def test_idsp_16bit_wraps_like_the_golden_model(models, tmp_path):
