@@ -189,6 +189,7 @@ def test_idsp_16bit_fits_bit_exact(models, tmp_path):
     small = models[1]
     need = _needed_bits(_layers(small, 16))
     assert need and max(need.values()) <= 16, need
+    assert ab.may_wrap(_layers(small, 16)) == ()
     r = validate_path(small, IDSP.with_acc_bits(16, "dsp"), n_random=6, out_dir=tmp_path / "p")
     assert r.bit_exact, r.mismatches
     assert r.golden_vs_reference == 0
@@ -202,10 +203,13 @@ def test_idsp_16bit_wraps_like_the_golden_model(models, tmp_path):
     """Accumulators that do not fit: the C wraps exactly as the golden model (no C-vs-golden
     difference) and both differ from onnxruntime's 32-bit arithmetic."""
     full = models[0]
-    assert max(_needed_bits(_layers(full, 16)).values()) > 16
+    need = _needed_bits(_layers(full, 16))
+    assert max(need.values()) > 16
+    assert [n for n, _, _ in ab.may_wrap(_layers(full, 16))] == [n for n, b in need.items() if b > 16]
     r = validate_path(full, IDSP.with_acc_bits(16, "dsp"), n_random=6, out_dir=tmp_path / "p")
     assert not _output_mismatches(r, "golden"), r.mismatches
     assert r.golden_vs_reference > 0
+    assert any("16-bit accumulators" in n for n in r.notes)
     r32 = validate_path(full, IDSP, n_random=6, out_dir=tmp_path / "q")
     assert r32.bit_exact and r32.golden_vs_reference == 0
 

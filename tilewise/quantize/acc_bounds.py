@@ -24,8 +24,12 @@ wrap-around itself (the golden model's; the C's is tw_common.h `tw_acc_wrap`).
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..ir.layer import LayerGraph
 
 
 def integer_length(max_abs: float) -> int:
@@ -115,3 +119,21 @@ def wrap(values: np.ndarray | int, bits: int) -> np.ndarray:
         raise ValueError(f"an accumulator has at least 2 bits, got {bits}")
     half = np.int64(1) << np.int64(bits - 1)
     return ((v + half) & ((half << np.int64(1)) - 1)) - half
+
+
+def may_wrap(lg: LayerGraph) -> tuple[tuple[str, int, int], ...]:
+    """The layers of `lg` whose narrow accumulator (`Layer.acc_bits` < 32) some input can make
+    wrap: (layer name, acc_bits, bits the `int_acc_range` bound needs), in layer order. Empty when
+    every narrow accumulator provably fits (the C and the golden model then agree with 32-bit
+    arithmetic too)."""
+    from ..ir.tensor import dtype_range
+
+    out = []
+    for layer in lg.layers:
+        if layer.acc_bits >= 32 or layer.weights is None:
+            continue
+        lo, hi = dtype_range(lg.tensors[layer.inputs[0]].dtype)
+        need = acc_bits_needed(int_acc_max_abs(layer.weights, layer.bias, lo, hi))
+        if need > layer.acc_bits:
+            out.append((layer.name, layer.acc_bits, need))
+    return tuple(out)
