@@ -248,3 +248,30 @@ def test_cli_acc_bits_errors(tmp_path):
                             "idsp", "--acc-bits", spec], capture_output=True, text=True, cwd=tmp_path)
         assert p.returncode == 2, p.stderr
         assert words in p.stderr and "Traceback" not in p.stderr
+
+
+def test_c_acc_wrap_matches_golden_wrap(tmp_path):
+    """tw_common.h's tw_acc_wrap == acc_bounds.wrap on edge values, built -Wall -Wextra -Werror."""
+    import subprocess
+
+    values = [0, 1, -1, 127, 128, -129, 32767, 32768, -32768, -32769, 65541, 2**31 - 1, -2**31]
+    bits = (8, 12, 16, 24, 31, 32)
+    src = tmp_path / "wrap.c"
+    src.write_text(
+        '#include <stdio.h>\n#include "tw_common.h"\n'
+        "int main(void)\n{\n"
+        f"    static const long long v[] = {{{', '.join(f'{x}LL' for x in values)}}};\n"
+        f"    static const int b[] = {{{', '.join(map(str, bits))}}};\n"
+        "    unsigned i, j;\n"
+        "    for (j = 0; j < sizeof b / sizeof b[0]; j++)\n"
+        "        for (i = 0; i < sizeof v / sizeof v[0]; i++)\n"
+        '            printf("%ld\\n", (long)tw_acc_wrap((int32_t)v[i], b[j]));\n'
+        "    return 0;\n}\n")
+    exe = tmp_path / "wrap"
+    inc = ROOT / "tilewise" / "bindings" / "portable" / "c"
+    subprocess.run(["cc", "-std=c99", "-Wall", "-Wextra", "-Werror", f"-I{inc}", str(src), "-o",
+                    str(exe)], check=True, capture_output=True)
+    got = [int(t) for t in subprocess.run([str(exe)], capture_output=True, text=True,
+                                           check=True).stdout.split()]
+    want = [int(ab.wrap(x, b)) for b in bits for x in values]
+    assert got == want

@@ -68,8 +68,8 @@ def _cmd_analyze(args: argparse.Namespace) -> int:
     if target is None and (any(getattr(args, k) is not None
                                for k in ("l1", "l2", "cores", "clock", "modules", "acc_bits"))
                            or args.objective != "latency"):
-        raise TilewiseError("--l1/--l2/--cores/--clock/--modules/--objective/--acc-bits need --target (see "
-                            "`tilewise targets`)")
+        raise TilewiseError("--l1/--l2/--cores/--clock/--modules/--objective/--acc-bits need "
+                            "--target (see `tilewise targets`)")
     if args.ablation:
         if target is None:
             raise TilewiseError("--ablation needs --target (it compares the target's module sets)")
