@@ -69,10 +69,10 @@ def _cmd_analyze(args: argparse.Namespace) -> int:
 
     target = target_from_args(args) if args.target else None
     if target is None and (any(getattr(args, k) is not None
-                               for k in ("l1", "l2", "cores", "clock", "modules"))
+                               for k in ("l1", "l2", "cores", "clock", "modules", "acc_bits"))
                            or args.objective != "latency"):
-        raise TilewiseError("--l1/--l2/--cores/--clock/--modules/--objective need --target (see "
-                            "`tilewise targets`)")
+        raise TilewiseError("--l1/--l2/--cores/--clock/--modules/--objective/--acc-bits need "
+                            "--target (see `tilewise targets`)")
     if args.ablation:
         if target is None:
             raise TilewiseError("--ablation needs --target (it compares the target's module sets)")

@@ -3,7 +3,8 @@
 `add_target_options` adds --target, --l1/--l2 (kB free after reservations, DESIGN.md), --cores,
 --clock, --modules (the target restricted to some of its modules, `Target.with_modules`), --tiler,
 --objective (what partition minimizes when it chooses each layer's module and kernel) and
---hypothetical (settings beyond the physical part allowed: a design study);
+--hypothetical (settings beyond the physical part allowed: a design study) and --acc-bits
+(accumulator register width, `Module.acc_bits`: "16" for every module, "dsp=16" for one);
 `target_from_args` resolves them to a `Target` value. --l1/--l2/--clock take finite positive
 numbers only (`positive_number`: argparse names the option when refusing inf, nan or 0).
 """
@@ -38,6 +39,10 @@ def add_target_options(p: argparse.ArgumentParser, required: bool = False, defau
     p.add_argument("--tiler", default="model", choices=("model", "dory"), help="tiling search (default: model)")
     p.add_argument("--objective", default="latency", choices=("latency", "energy", "edp"),
                    help="what the choice of module and kernel per layer minimizes (default: latency)")
+    p.add_argument("--acc-bits", metavar="[MODULE=]N",
+                   help="accumulator bits of every module, or of one module (e.g. dsp=16 on idsp): "
+                        "narrower than 32 wraps int8 conv/dense accumulators modulo 2^N in the "
+                        "golden model and the C alike (seed 002 Fig. 4.6)")
     p.add_argument("--hypothetical", action="store_true",
                    help="allow --l1/--l2/--cores/--clock beyond the chip's physical resources (a "
                         "design study: reports then say 'hypothetical chip')")
@@ -49,6 +54,17 @@ def target_from_args(args: argparse.Namespace) -> Target:
 
     target = get_target(args.target, l1_kb=args.l1, l2_kb=args.l2, cores=args.cores,
                         clock_mhz=args.clock, beyond=getattr(args, "hypothetical", False))
+    spec = getattr(args, "acc_bits", None)
+    if spec is not None:
+        module, _, bits = spec.rpartition("=")
+        if not bits.strip().isdigit():
+            raise TilewiseError(f"bad --acc-bits {spec!r}: expected N or MODULE=N with N a number "
+                                f"of bits (8 to 32)")
+        try:
+            target = target.with_acc_bits(int(bits), module or None)
+        except (ValueError, KeyError) as e:
+            why = e.args[0] if e.args else str(e)
+            raise TilewiseError(f"bad --acc-bits {spec!r}: {why}") from None
     if getattr(args, "modules", None) is None:
         return target
     names = [n.strip() for n in args.modules.split(",") if n.strip()]

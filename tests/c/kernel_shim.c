@@ -79,6 +79,7 @@ void shim_conv(const int32_t *geom, const int8_t *in, int in_c, const int8_t *w,
     j.a.pad_value = (int8_t)pad_value;
     j.a.psum = psum;
     j.a.acc_flags = acc_flags;
+    j.a.acc_bits = 32;
     j.a.rq = requant(rqi, mult, shift, lambda, scale);
     j.a.im2col = im2col;
     j.pointwise = pointwise;
@@ -106,6 +107,7 @@ void shim_depthwise(const int32_t *geom, const int8_t *in, int in_c, int depth_m
     a.out = out;
     a.pad_value = (int8_t)pad_value;
     a.rq = requant(rqi, mult, shift, lambda, scale);
+    a.acc_bits = 32;
     tw_fork(n_cores, dw_core, &a);
 }
 
@@ -130,6 +132,7 @@ void shim_fc(const int8_t *in, int n_rows, int in_c, const int8_t *w, const int3
     a.out_c = out_c;
     a.psum = psum;
     a.acc_flags = acc_flags;
+    a.acc_bits = 32;
     a.rq = requant(rqi, mult, shift, lambda, scale);
     tw_fork(n_cores, fc_core, &a);
 }

@@ -103,6 +103,7 @@ static void test_conv(int mode)
     scratch = (int8_t *)xmalloc(tw_conv2d_s8_scratch(&a.win, C, 3));   /* exactly the documented size */
     a.in = in; a.in_c = C; a.w = w; a.bias = bias; a.out = out1; a.out_c = K;
     a.pad_value = -3; a.psum = NULL; a.acc_flags = TW_ACC_WHOLE; a.im2col = scratch;
+    a.acc_bits = 32;
     a.rq.mode = mode; a.rq.per_channel = 1; a.rq.mult = mode == TW_RQ_SHIFT ? kk : m0;
     a.rq.shift = sh; a.rq.lambda = lam; a.rq.scale = sc;
     a.rq.zero_point = 3; a.rq.qmin = -128; a.rq.qmax = 127;
@@ -148,7 +149,7 @@ static void test_pointwise(void)
     int8_t *scratch = (int8_t *)xmalloc(3 * 2 * C);
     a.win = window(H, W, H, W, 1, 1, 0, 0, 0, 0);
     a.in = in; a.in_c = C; a.w = w; a.bias = NULL; a.out = o1; a.out_c = K; a.pad_value = 0;
-    a.psum = NULL; a.acc_flags = TW_ACC_WHOLE; a.im2col = NULL;
+    a.psum = NULL; a.acc_flags = TW_ACC_WHOLE; a.im2col = NULL; a.acc_bits = 32;
     a.rq.mode = TW_RQ_TFLITE; a.rq.per_channel = 0; a.rq.mult = m0; a.rq.shift = sh;
     a.rq.lambda = NULL; a.rq.scale = NULL; a.rq.zero_point = 0; a.rq.qmin = -128; a.rq.qmax = 127;
     run(pw_fn, &a, 3);
@@ -179,6 +180,7 @@ static void test_depthwise_fc_pool_softmax(void)
 
     d.win = window(H, W, 3, 4, 3, 2, 1, 1, 0, 1);
     d.in = in; d.in_c = C; d.depth_mult = M; d.w = w; d.bias = NULL; d.out = o1; d.pad_value = 5;
+    d.acc_bits = 32;
     d.rq.mode = TW_RQ_ONNX; d.rq.per_channel = 0; d.rq.mult = NULL; d.rq.shift = NULL;
     d.rq.lambda = NULL; d.rq.scale = sc; d.rq.zero_point = -4; d.rq.qmin = -128; d.rq.qmax = 127;
     check(tw_window_valid(&d.win), "dw window");
@@ -188,7 +190,7 @@ static void test_depthwise_fc_pool_softmax(void)
     check(memcmp(o1, o3, 3 * 4 * K) == 0, "depthwise 1 vs 3 cores");
 
     f.in = x; f.n_rows = N; f.in_c = FC_C; f.w = fw; f.bias = NULL; f.out = f1; f.out_c = FC_K;
-    f.psum = NULL; f.acc_flags = TW_ACC_WHOLE;
+    f.psum = NULL; f.acc_flags = TW_ACC_WHOLE; f.acc_bits = 32;
     f.rq.mode = TW_RQ_TFLITE; f.rq.per_channel = 0; f.rq.mult = m0; f.rq.shift = sh;
     f.rq.lambda = NULL; f.rq.scale = NULL; f.rq.zero_point = 1; f.rq.qmin = -128; f.rq.qmax = 127;
     run(fc_fn, &f, 1);

@@ -277,7 +277,7 @@ def _manifest(ns: NetworkSchedule, name: str, emits: list[LayerEmit], families: 
         "layers": [{
             "index": i, "name": l.name, "op": l.op, "kind": l.nest.kind, "output": l.output,
             "shape": list(lg.tensors[l.output].shape), "bytes": lg.tensors[l.output].nbytes,
-            "module": s.module, "binding": s.binding,
+            "module": s.module, "binding": s.binding, "acc_bits": l.acc_bits,
             "function": rename(e.function), "file": f"layers/{e.filename}", "untiled": s.untiled,
             "tiles": {t.dim: t.tile for t in s.tiles}, "loop_order": list(s.loop_order),
             "dma_bytes": layer_dma[i].bytes, "dma_transfers": layer_dma[i].transfers,

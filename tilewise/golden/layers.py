@@ -5,6 +5,13 @@ point, bias' = bias − zp_x·Σw, padding with Layer.pad_value = zp_x, golden/c
 kernels implement; every other layer runs the graph-level kernel registered for its op and params
 mode (golden/registry.py; global_avg_pool has the mean's kernels) on its node inputs, constants
 included. The Graph and its LayerGraph must agree bit for bit (tests/test_passes.py).
+
+Narrow accumulators (`Layer.acc_bits` < 32, a module's `acc_bits`): the exact int64 accumulator
+is wrapped to acc_bits two's complement bits (quantize/acc_bounds.py `wrap`) before the
+requantization. Two's complement addition is addition modulo 2^acc_bits, so wrapping once at the
+end equals wrapping after every MAC (seed 002 Fig. 4.6) and after every partial sum spilled between
+input-channel tiles — the C kernels wrap where the accumulator leaves the register (requant or
+psum store, tw_common.h `tw_acc_wrap`), and tests/test_narrow_acc.py checks the three agree.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ from ..ir.graph import Graph, Node
 from ..ir.layer import Layer, LayerGraph
 from ..ir.ops import Op
 from ..ir.tensor import np_dtype
+from ..quantize.acc_bounds import wrap
 from .conv import conv2d_acc, dense_acc
 from .registry import lookup
 from .requant import apply_requant
@@ -34,9 +42,10 @@ def run_layer(layer: Layer, lg: LayerGraph, args: list[np.ndarray]) -> np.ndarra
         acc = conv2d_acc(
             x, w, layer.bias, 0, 0, (nest.SY, nest.SX), nest.pads, groups=groups, pad_value=layer.pad_value,
         )
-        y = apply_requant(acc, layer.requant)
+        y = apply_requant(wrap(acc, layer.acc_bits), layer.requant)
     elif layer.op == Op.FULLY_CONNECTED:
-        y = apply_requant(dense_acc(args[0], layer.weights, layer.bias, 0, 0), layer.requant)
+        acc = dense_acc(args[0], layer.weights, layer.bias, 0, 0)
+        y = apply_requant(wrap(acc, layer.acc_bits), layer.requant)
     else:
         assert layer.params is not None
         consts = layer.const_inputs

@@ -145,6 +145,11 @@ class Layer:
     const_inputs: Mapping[str, Tensor] = field(default_factory=dict, repr=False)
     #: graph nodes fused into this layer (for reports and error messages)
     source_nodes: tuple[str, ...] = ()
+    #: conv2d / depthwise / fully_connected: bits of the accumulator register of the module the
+    #: layer runs on (targets/base.py `Module.acc_bits`, set by schedule_network); below 32 the
+    #: accumulator wraps modulo 2^acc_bits (two's complement, seed 002 Fig. 4.6) — golden/layers.py
+    #: and the portable C kernels (tw_common.h `tw_acc_wrap`) apply the same wrap
+    acc_bits: int = 32
 
     def __post_init__(self) -> None:
         check_layer_params(self.op, self.params, f"layer '{self.name}'")

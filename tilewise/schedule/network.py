@@ -23,11 +23,12 @@ Errors name the first layer that cannot fit and the smallest memory it would nee
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from ..errors import TilewiseError
 from ..ir.layer import Layer, LayerGraph
+from ..ir.ops import Op
 from ..memory.l3 import L3Plan, plan_l3_activations
 from ..memory.network import LayerStep, NetworkPlan
 from ..partition import Partition, partition
@@ -266,10 +267,36 @@ def _rom(lg: LayerGraph, part: Partition, target: Target) -> dict[str, int]:
     return rom
 
 
+#: the layers whose accumulator a module's `acc_bits` narrows (the int8 weighted kernels)
+_ACC_OPS = (Op.CONV2D, Op.DEPTHWISE, Op.FULLY_CONNECTED)
+
+
+def _with_acc_bits(lg: LayerGraph, part: Partition) -> LayerGraph:
+    """`lg` with every weighted layer carrying its module's accumulator width (`Layer.acc_bits`),
+    so that the golden model and the C wrap alike; unchanged when every module has 32 bits.
+    Narrow accumulators exist for the int8 kernels only: an int16 layer on such a module is
+    refused (TilewiseError naming the layer and module)."""
+    layers = []
+    for layer, c in zip(lg.layers, part.choices):
+        bits = c.placement.module.acc_bits
+        if bits < 32 and layer.op in _ACC_OPS:
+            if lg.tensors[layer.inputs[0]].dtype != "int8":
+                raise TilewiseError(
+                    f"layer '{layer.name}': module {c.placement.module.name} has {bits}-bit "
+                    f"accumulators, which tilewise implements for int8 layers only (this one reads "
+                    f"{lg.tensors[layer.inputs[0]].dtype})")
+            layer = replace(layer, acc_bits=bits)
+        layers.append(layer)
+    if all(a is b for a, b in zip(layers, lg.layers)):
+        return lg
+    return replace(lg, layers=tuple(layers))
+
+
 def schedule_network(lg: LayerGraph, target: Target, tiler: str = "model",
                      l3_strategy: str = "cascade", objective: str = "latency") -> NetworkSchedule:
     """Partition `lg` on `target`, schedule every layer and plan its memory."""
     part = partition(lg, target, tiler, objective)
+    lg = _with_acc_bits(lg, part)
     rom = _rom(lg, part, target)
     in_rom = {c.layer for c in part.choices if c.placement.module.weights_from is not None}
     steps = [LayerStep(layer.name, layer.inputs, layer.output,

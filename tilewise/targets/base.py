@@ -135,6 +135,11 @@ class Module:
     #: and writes its output tensor to this level; a tensor another module left elsewhere is moved
     #: here first (the hand-off, partition/handoff.py)
     exchange: str = "L2"
+    #: width of the module's accumulator register in bits (two's complement): 32 = the int32
+    #: accumulators of the portable / PULP / CMSIS kernels; narrower (the IDSP's 16, seed 002 ch. 4)
+    #: makes every weighted int8 layer placed here wrap its accumulator modulo 2^acc_bits, in the
+    #: golden model and the C alike (ir/layer.py `Layer.acc_bits`, quantize/acc_bounds.py)
+    acc_bits: int = 32
     note: str = ""
 
     @property
@@ -261,3 +266,14 @@ class Target:
                                  f"{self.max_clock_mhz:g} MHz)")
         return replace(self, memories=tuple(mems), modules=mods, clock_mhz=clock,
                        hypothetical=self.hypothetical or over)
+
+    def with_acc_bits(self, bits: int, module: str | None = None) -> Target:
+        """Copy whose module `module` (every module when None) has `bits`-bit accumulators;
+        ValueError outside 8..32 bits or for an unknown module."""
+        if not 8 <= bits <= 32:
+            raise ValueError(f"accumulator bits must be between 8 and 32, got {bits}")
+        if module is not None:
+            self.module(module)
+        return replace(self, modules=tuple(replace(m, acc_bits=bits)
+                                           if module in (None, m.name) else m
+                                           for m in self.modules))

@@ -11,9 +11,14 @@ Figures (seed 002 §5.5 and Table 7.2, notes/idsp-model.md):
 The seed's own analytical model (padded tiles, accesses per schedule, Pareto search) is in
 schedule/idsp.py; the generic model (schedule/cost.py) runs this target like any other.
 
-tilewise has no kernels for the DSP's 16-bit SIMD with 16-bit accumulators yet (seed 002 ch. 4;
-its own issue): the module runs the portable family (32-bit accumulators, partial sums kept in
-the local memory), priced by the seed's throughput model, so that analyze and generate agree.
+The module runs the portable family (partial sums kept in the local memory), priced by the
+seed's throughput model, so that analyze and generate agree. Its accumulators are 32 bits by
+default (the seed's emulated wide accumulators, §3.2); `with_acc_bits(16, "dsp")` / `--acc-bits dsp=16`
+gives the native 16-bit register (`Module.acc_bits`): every int8 conv / depthwise / dense layer on
+the DSP then wraps its accumulator modulo 2^16 in the golden model and the C (seed 002 Fig. 4.6),
+bit-exact with the reference only where the accumulators fit (quantize/acc_bounds.py). The cost
+model is the same for both widths, as the C is (kernels with 16-bit SIMD lanes are not written
+yet; seed 002 §3.2: the emulated 32-bit accumulators halve the DSP's MAC throughput).
 
 cpu: the host processor that controls the IDSP (seed 002 §2.2.2: "the host processor transfers
 new data into the local memories", and runs the tile loops of its Halide programs, §6.2). The

@@ -287,8 +287,19 @@ def validate_model(model: str | Path, ns: NetworkSchedule, graph, n_random: int 
                                  reference_name=reference_name(graph), reference=ref.outputs,
                                  cache=cache, on=on, c_name=c_name)
     report.reference_notes = list(ref.notes)
-    report.notes = list(graph.meta.get("notes", ()))
+    report.notes = list(graph.meta.get("notes", ())) + narrow_acc_notes(ns.layers)
     return report
+
+
+def narrow_acc_notes(lg: LayerGraph) -> list[str]:
+    """One note per layer whose narrow accumulator may wrap (quantize/acc_bounds.py `may_wrap`):
+    the golden model and the C wrap alike, so differences from the reference runtime's 32-bit
+    arithmetic are expected there."""
+    from ..quantize.acc_bounds import may_wrap
+
+    return [f"layer '{name}' has {bits}-bit accumulators and its worst case needs {need}: it may "
+            f"wrap (two's complement, as the golden model does), so the reference may differ"
+            for name, bits, need in may_wrap(lg)]
 
 
 def check_platform(target, on: str) -> None:

@@ -58,7 +58,8 @@ def validate_chunked(model: str | Path, ns, graph, n_random: int, seed: int, wor
                      cache: str | Path | None = None, chunk: int = CHUNK, c_name: str = "tw"):
     """`validate_model` on the host, `chunk` inputs at a time (module doc)."""
     from ..progress import progress
-    from .check import check_project, golden_outputs, new_report, validate_network
+    from .check import (check_project, golden_outputs, narrow_acc_notes, new_report,
+                        validate_network)
     from .reference import reference_name, reference_runner
 
     lg = ns.layers
@@ -94,7 +95,7 @@ def validate_chunked(model: str | Path, ns, graph, n_random: int, seed: int, wor
             if len(report.mismatches) >= MAX_MISMATCHES and done < total:
                 break
     report.inputs = done
-    report.notes = list(graph.meta.get("notes", ()))
+    report.notes = list(graph.meta.get("notes", ())) + narrow_acc_notes(ns.layers)
     if done < total:
         report.notes.append(f"validation stopped after {done:,} of {total:,} inputs at "
                             f"{len(report.mismatches):,} mismatches")

@@ -69,7 +69,8 @@ def _weighted(template: str, layer: Layer, lg: LayerGraph, consts: LayerConstant
     """A weighted kernel's compute() with its requant() and input pad value."""
     assert consts is not None
     rq = requant_data(layer, consts, u8_offset(lg, layer.output))
-    return render(template, rq=rq, pad_value=stored_pad(layer, lg), **data)
+    return render(template, rq=rq, pad_value=stored_pad(layer, lg), acc_bits=layer.acc_bits,
+                  **data)
 
 
 def conv2d_s8(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:

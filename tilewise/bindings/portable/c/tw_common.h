@@ -95,4 +95,22 @@ static inline void tw_flip_sign_bits(void *p, uint32_t bytes)
 #define TW_ACC_LAST 2    /* this tile ends the sum: requantize and write the int8 output */
 #define TW_ACC_WHOLE (TW_ACC_FIRST | TW_ACC_LAST)
 
+/* A narrow accumulator register (seed 002 ch. 4: the IDSP's 16-bit accumulators): `acc` wrapped
+ * to `bits` bits of two's complement, i.e. taken modulo 2^bits into [-2^(bits-1), 2^(bits-1)).
+ * bits >= 32 returns acc unchanged (the int32 accumulators of every other module).
+ * Where it applies: the kernels accumulate in int32 and wrap where the accumulator leaves the
+ * register — before the requantization and when a partial sum is stored between input-channel
+ * tiles. Addition modulo 2^bits is exact in any order, so this equals wrapping after every MAC
+ * (seed 002 Fig. 4.6) and matches the golden model (golden/layers.py), which wraps once. Unsigned
+ * arithmetic keeps every step defined C. */
+static inline int32_t tw_acc_wrap(int32_t acc, int bits)
+{
+    uint32_t half, mask;
+    if (bits >= 32)
+        return acc;
+    half = 1u << (bits - 1);
+    mask = (half << 1) - 1u;
+    return (int32_t)(((uint32_t)acc + half) & mask) - (int32_t)half;
+}
+
 #endif /* TW_COMMON_H */

@@ -41,6 +41,7 @@ static tw_mm_sink_t conv_sink(const tw_conv_args_t *a)
     s.row = a->out_c;
     s.flags = a->acc_flags;
     s.rq = &a->rq;
+    s.acc_bits = a->acc_bits;
     return s;
 }
 

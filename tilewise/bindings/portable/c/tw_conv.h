@@ -5,7 +5,8 @@
  *   Arithmetic: for output pixel p and tile-local output channel k,
  *       acc = (first C-tile ? bias[k] : psum[p][k]) + sum over taps and the tile's input channels
  *             of x * w[k][fy][fx][c],   x = the tap's input value or pad_value outside the tile
- *   and on the last C-tile out[p][k] = requant(acc, k), else psum[p][k] = acc.
+ *   and on the last C-tile out[p][k] = requant(acc, k), else psum[p][k] = acc, acc first wrapped
+ *   to acc_bits bits (tw_acc_wrap, tw_common.h; 32 = no wrap).
  *   The compiler folds the input zero point into the bias (bias' = bias - zp_x * sum(w) over the
  *   WHOLE reduction, all C-tiles) and sets pad_value = zp_x, so padded taps cancel; weights carry
  *   no zero point (golden/layers.py, the "folded form"). The golden function is
@@ -58,6 +59,7 @@ typedef struct {
     int acc_flags;             /* TW_ACC_FIRST | TW_ACC_LAST, see above */
     tw_requant_t rq;
     int8_t *im2col;            /* scratch for all cores */
+    int acc_bits;              /* accumulator width, 32 = int32; narrower wraps (tw_acc_wrap) */
 } tw_conv_args_t;
 
 /* Bytes of im2col scratch tw_conv2d_s8 needs for n_cores cores. */

@@ -29,7 +29,7 @@ void tw_depthwise_s8(const tw_dw_args_t *a, int core_id, int n_cores)
                         acc += x * a->w[((size_t)fy * g->k_w + fx) * out_c + k];
                     }
                 }
-                out_px[k] = tw_requant(&a->rq, acc, k);
+                out_px[k] = tw_requant(&a->rq, tw_acc_wrap(acc, a->acc_bits), k);
             }
         }
     }

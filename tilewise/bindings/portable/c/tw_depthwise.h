@@ -5,7 +5,7 @@
  *   out_c = in_c * depth_mult; output channel k reads input channel k / depth_mult (TFLite /
  *   golden/conv.py groups = C). For output pixel p and tile-local output channel k:
  *       acc = bias[k] + sum over taps of x * w[fy][fx][k],  x = tap value or pad_value outside,
- *       out[p][k] = requant(acc, k).
+ *       out[p][k] = requant(tw_acc_wrap(acc, acc_bits), k)  (tw_common.h; acc_bits 32 = no wrap).
  *   Zero point folded as in tw_conv.h: bias' = bias - zp_x * sum(w[.][.][k]), pad_value = zp_x,
  *   weights without zero point. Golden: conv2d_acc(x, w[K,FY,FX,1], bias', 0, 0, stride, pads,
  *   dilation, groups=C, pad_value=zp_x) + apply_requant.
@@ -40,6 +40,7 @@ typedef struct {
     int8_t *out;               /* out_c = in_c * depth_mult channels */
     int8_t pad_value;
     tw_requant_t rq;
+    int acc_bits;              /* accumulator width, 32 = int32; narrower wraps (tw_acc_wrap) */
 } tw_dw_args_t;
 
 void tw_depthwise_s8(const tw_dw_args_t *a, int core_id, int n_cores);

@@ -19,6 +19,7 @@ void tw_fully_connected_s8(const tw_fc_args_t *a, int core_id, int n_cores)
     sink.row = a->out_c;
     sink.flags = a->acc_flags;
     sink.rq = &a->rq;
+    sink.acc_bits = a->acc_bits;
 
     tw_core_range(a->out_c, core_id, n_cores, &k_begin, &k_end);
     if (k_begin >= k_end)

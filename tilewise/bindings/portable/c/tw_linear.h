@@ -4,7 +4,8 @@
  * CALL CONTRACT (for the code generator)
  *   For input row r (batch) and tile-local output channel k:
  *       acc = (first C-tile ? bias[k] : psum[r][k]) + sum_c in[r][c] * w[k][c]
- *   then out[r][k] = requant(acc, k) on the last C-tile, else psum[r][k] = acc.
+ *   then out[r][k] = requant(acc, k) on the last C-tile, else psum[r][k] = acc, acc first wrapped
+ *   to acc_bits bits (tw_acc_wrap, tw_common.h; 32 = no wrap).
  *   Zero point folded: bias' = bias - zp_x * sum(w[k]) (over all C-tiles), weights without zero
  *   point. Golden: golden/conv.py dense_acc(x, w, bias', 0, 0) + apply_requant.
  *
@@ -39,6 +40,7 @@ typedef struct {
     int32_t *psum;
     int acc_flags;
     tw_requant_t rq;
+    int acc_bits;              /* accumulator width, 32 = int32; narrower wraps (tw_acc_wrap) */
 } tw_fc_args_t;
 
 void tw_fully_connected_s8(const tw_fc_args_t *a, int core_id, int n_cores);

@@ -14,6 +14,7 @@ static inline int32_t acc_init(const tw_mm_sink_t *s, int pix, int k)
 
 static inline void acc_store(const tw_mm_sink_t *s, int pix, int k, int32_t acc)
 {
+    acc = tw_acc_wrap(acc, s->acc_bits);
     if (s->flags & TW_ACC_LAST)
         s->out[(size_t)pix * s->row + k] = tw_requant(s->rq, acc, k);
     else

@@ -30,6 +30,7 @@ typedef struct {
     int row;                  /* output channels per pixel */
     int flags;                /* TW_ACC_FIRST / TW_ACC_LAST */
     const tw_requant_t *rq;
+    int acc_bits;             /* accumulator register width: tw_acc_wrap on store (32 = none) */
 } tw_mm_sink_t;
 
 /* col1 == NULL computes the single pixel pix0. */

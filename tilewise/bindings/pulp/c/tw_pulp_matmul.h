@@ -45,7 +45,7 @@ TW_PULP_INLINE tw_pulp_sink_t tw_pulp_sink(const int32_t *bias, int32_t *psum, i
                                            int row, int flags, const tw_pulp_rq_t *rq)
 {
     tw_pulp_sink_t s;
-    tw_mm_sink_t mm = {bias, psum, out, row, flags, NULL};
+    tw_mm_sink_t mm = {bias, psum, out, row, flags, NULL, 32};
     s.mm = mm;
     s.words = rq->words;
     s.n = rq->n;
