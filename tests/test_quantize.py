@@ -232,3 +232,54 @@ def test_cli_bad_inputs_exit_2(tmp_path, trained, quantized, capsys):
         err = capsys.readouterr().err
         assert msg in err and "Traceback" not in err and err.count("\n") == 1, err
     assert not (tmp_path / "o.onnx").exists()
+
+
+# -- float TFLite in (tflite_in.py) -----------------------------------------------------------------
+def _float_tflite(name: str):
+    from tests.conftest import absent, models_dir
+
+    path = models_dir() / "mlperf_tiny_float" / f"{name}_float.tflite"
+    if not path.exists():
+        absent(f"MLPerf Tiny float model not found at {path} (set TILEWISE_MODELS)")
+    return path
+
+
+@pytest.mark.parametrize("name", ["ad_autoencoder", "ic_resnet8", "kws_dscnn", "vww_mobilenet_v1_025"])
+def test_float_tflite_converts_to_the_same_float_network(name):
+    from ai_edge_litert.interpreter import Interpreter
+
+    from tilewise.quantize.tflite_in import nhwc_to_model, tflite_to_onnx
+
+    path = _float_tflite(name)
+    m = tflite_to_onnx(path)
+    it = Interpreter(model_path=str(path))
+    it.allocate_tensors()
+    di, do = it.get_input_details()[0], it.get_output_details()[0]
+    x = np.random.default_rng(3).uniform(-1, 1, (3,) + tuple(di["shape"][1:])).astype(np.float32)
+    ref = []
+    for xi in x:
+        it.set_tensor(di["index"], xi[None])
+        it.invoke()
+        ref.append(it.get_tensor(do["index"]).copy())
+    out = run_all(session(m), m.graph.input[0].name, nhwc_to_model(x), [m.graph.output[0].name])
+    # kws's file holds int8 weights that LiteRT runs with hybrid kernels (activations quantized on
+    # the fly): the ONNX float network with the dequantized weights is ≈ 60 dB from it, the others ≥ 100 dB
+    assert sqnr(name, ref, out[m.graph.output[0].name]).db > (50.0 if name == "kws_dscnn" else 100.0)
+
+
+def test_float_tflite_quantizes_validates_and_compares(tmp_path, capsys):
+    """KWS float parent -> int8 QDQ: bit-exact on the host, SQNR vs float beside the official int8's."""
+    path = _float_tflite("kws_dscnn")
+    from tests.conftest import mlperf_path
+
+    official = mlperf_path("kws_dscnn")
+    calib = tmp_path / "calib.npy"
+    np.save(calib, np.random.default_rng(0).uniform(-1, 1, (20, 49, 10, 1)).astype(np.float32))
+    out = tmp_path / "kws_int8.onnx"
+    assert main(["quantize", str(path), "--calib", str(calib), "--target", "stm32h7", "-o", str(out),
+                 "--compare", str(official), "--json"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    s = r["calibration_sqnr"]
+    assert s["outputs"][0]["sqnr_db"] > 30.0 and s["compare"]["outputs"][0]["sqnr_db"] is not None
+    assert len(s["layers"]) == 13
+    assert validate_path(out, get_target("stm32h7"), n_random=2).bit_exact

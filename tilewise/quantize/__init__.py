@@ -1,7 +1,8 @@
 """`tilewise quantize`: a float model to an integer (QDQ ONNX) model for a target (issue 15).
 
 Pipeline (pure functions between stages):
-1. read the float ONNX model and check its ops (graph_out.check_float_model);
+1. read the float ONNX model, or convert a float TFLite one (tflite_in.py), and check its ops
+   (graph_out.check_float_model);
 2. plan the activation points (graph_out.plan): which tensors get their own int8 parameters;
 3. calibrate: run the float model in onnxruntime on the calibration inputs with every point as
    an output and feed one observer per point (calibrate.py: minmax / percentile / mse);
@@ -11,7 +12,7 @@ Pipeline (pure functions between stages):
 
 Requantization is the reading runtime's (`onnx` mode: onnxruntime's QLinear kernels, which
 tilewise reproduces bit-exactly). See NEXT.md at the repository root for what is not done yet
-(TFLite float input, shift-mode scales, 16-bit / sub-byte, narrow accumulators).
+(shift-mode scales, 16-bit / sub-byte, narrow accumulators).
 """
 
 from __future__ import annotations
@@ -43,15 +44,17 @@ def load_float_onnx(path: str | Path) -> onnx.ModelProto:
     if not p.is_file():
         raise TilewiseError(f"{path}: no such model file")
     if p.suffix.lower() == ".tflite":
-        raise TilewiseError(f"{path}: tilewise quantize does not read float TFLite models yet; "
-                            f"export the float model to ONNX (e.g. tf2onnx) and quantize that")
-    if p.suffix.lower() != ".onnx":
-        raise TilewiseError(f"{path}: tilewise quantize reads a float .onnx model, not "
+        from .tflite_in import tflite_to_onnx
+
+        model = tflite_to_onnx(p)
+    elif p.suffix.lower() != ".onnx":
+        raise TilewiseError(f"{path}: tilewise quantize reads a float .onnx or .tflite model, not "
                             f"'{p.suffix or p.name}' files")
-    try:
-        model = onnx.load(str(p))
-    except Exception as e:   # noqa: BLE001 — any parse failure is the user's file
-        raise TilewiseError(f"{path}: cannot read the file as an ONNX model ({type(e).__name__})") from None
+    else:
+        try:
+            model = onnx.load(str(p))
+        except Exception as e:   # noqa: BLE001 — any parse failure is the user's file
+            raise TilewiseError(f"{path}: cannot read the file as an ONNX model ({type(e).__name__})") from None
     check_float_model(model, str(path))
     inputs = _inputs(model)
     if len(inputs) != 1:
@@ -65,8 +68,13 @@ def _inputs(model: onnx.ModelProto) -> list[onnx.ValueInfoProto]:
     return [vi for vi in model.graph.input if vi.name not in inits]
 
 
-def calibration_inputs(model: onnx.ModelProto, arr: np.ndarray, source: str) -> np.ndarray:
-    """The calibration array as [N, *input shape without batch] float32 (model layout)."""
+def calibration_inputs(model: onnx.ModelProto, arr: np.ndarray, source: str, nhwc: bool = False) -> np.ndarray:
+    """The calibration array as [N, *input shape without batch] float32 (model layout); nhwc: the
+    data is in TFLite's layout (a model converted by tflite_in.py) and is transposed to NCHW."""
+    if nhwc:
+        from .tflite_in import nhwc_to_model
+
+        arr = nhwc_to_model(np.asarray(arr))
     vi = _inputs(model)[0]
     dims = [d.dim_value if d.HasField("dim_value") else None for d in vi.type.tensor_type.shape.dim]
     per = dims[1:]
@@ -107,8 +115,10 @@ def quantize_model(model: onnx.ModelProto, inputs: np.ndarray, method: str = "mi
 
 
 def sqnr_json(float_model: onnx.ModelProto, res: QuantizeResult, inputs: np.ndarray,
-              compare: onnx.ModelProto | None = None) -> dict:
+              compare: list[list[np.ndarray]] | None = None) -> dict:
+    """SQNR per output and per layer on `inputs`; `compare`: another integer model's outputs on the
+    same inputs (sqnr.onnx_outputs / sqnr.tflite_outputs), reported per output."""
     out = layer_report(float_model, res.model, res.input_name, inputs, res.plan.layer_of, res.qparams)
     if compare is not None:
-        out["compare"] = {"outputs": output_report(float_model, compare, res.input_name, inputs)}
+        out["compare"] = {"outputs": output_report(float_model, res.input_name, inputs, compare)}
     return out

@@ -5,7 +5,7 @@
         -o OUT.onnx [--json]
 
 DATA is read like `validate --data` (validate/data.py: .npy, .npz or a directory of .npy), in the
-model's own layout, N inputs with or without the batch dimension. The target names the requantization
+model's own layout (NHWC for a .tflite model), N inputs with or without the batch dimension. The target names the requantization
 the model is written for; every built-in target takes onnx-mode layers so far (NEXT.md).
 """
 
@@ -25,7 +25,7 @@ REQUANT = "onnx"   # onnxruntime's QLinear requantization (golden/requant.py mod
 def add_quantize(sub) -> None:
     q = sub.add_parser("quantize", help="float ONNX model -> int8 QDQ ONNX model for a target: "
                        "per-channel weights, calibrated activations, SQNR vs float")
-    q.add_argument("model", metavar="FLOAT_MODEL", help="float .onnx model")
+    q.add_argument("model", metavar="FLOAT_MODEL", help="float .onnx or .tflite model")
     q.add_argument("--calib", required=True, metavar="FILE|DIR",
                    help="calibration inputs (.npy, .npz or a directory of .npy), the model's layout")
     q.add_argument("--target", required=True, help="built-in target the model is quantized for")
@@ -35,31 +35,42 @@ def add_quantize(sub) -> None:
     q.add_argument("--percentile", type=float, default=99.99, metavar="P",
                    help="with --calibration percentile: the percentile kept (default 99.99)")
     q.add_argument("--eval", metavar="FILE|DIR", help="evaluation inputs: SQNR on them too")
-    q.add_argument("--compare", metavar="INT_MODEL", help="an existing integer .onnx model of the "
-                   "same network (float in, float out): its output SQNR on the same inputs")
+    q.add_argument("--compare", metavar="INT_MODEL", help="an existing integer model of the same "
+                   "network (.onnx float in/out, run by onnxruntime; .tflite, run by LiteRT): its "
+                   "output SQNR on the same inputs")
     q.add_argument("-o", "--out", required=True, metavar="OUT.onnx", help="the quantized model")
     q.add_argument("--json", action="store_true", help="print the result and SQNR figures as JSON")
     q.set_defaults(fn=cmd_quantize)
 
 
-def _read_inputs(model, path: str, what: str) -> np.ndarray:
+def _read_inputs(model, path: str, what: str, nhwc: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(inputs in the ONNX model's layout, the array as given)."""
     from ..validate.data import read_array
     from . import calibration_inputs
 
     names = tuple(vi.name for vi in model.graph.input)
-    return calibration_inputs(model, read_array(path, what, names).array, path)
+    raw = read_array(path, what, names).array
+    return calibration_inputs(model, raw, path, nhwc), raw
 
 
-def _read_compare(path: str):
+def _compare_outputs(path: str, inputs: np.ndarray, raw: np.ndarray) -> list[list[np.ndarray]]:
+    """The --compare model's outputs: ONNX by onnxruntime, TFLite by LiteRT (on the NHWC data)."""
     import onnx
 
+    from .sqnr import onnx_outputs, tflite_outputs
+
     p = Path(path)
-    if not p.is_file() or p.suffix.lower() != ".onnx":
-        raise TilewiseError(f"--compare {path}: give an existing integer .onnx model")
+    if not p.is_file() or p.suffix.lower() not in (".onnx", ".tflite"):
+        raise TilewiseError(f"--compare {path}: give an existing integer .onnx or .tflite model")
     try:
-        return onnx.load(str(p))
-    except Exception as e:   # noqa: BLE001 — the user's file
-        raise TilewiseError(f"--compare {path}: cannot read the file as an ONNX model ({type(e).__name__})") from None
+        if p.suffix.lower() == ".tflite":
+            return tflite_outputs(str(p), raw.astype(np.float32))
+        return onnx_outputs(onnx.load(str(p)), inputs)
+    except TilewiseError:
+        raise
+    except Exception as e:   # noqa: BLE001 — the user's model does not run on these inputs
+        raise TilewiseError(f"--compare {path}: the runtime cannot run it on the float model's inputs "
+                            f"({str(e).splitlines()[0][:160] if str(e) else type(e).__name__})") from None
 
 
 def _out_path(path: str) -> Path:
@@ -86,9 +97,9 @@ def cmd_quantize(args: argparse.Namespace) -> int:
     if not 50.0 < args.percentile <= 100.0:
         raise TilewiseError(f"--percentile {args.percentile}: give a value in (50, 100]")
     model = load_float_onnx(args.model)
-    calib = _read_inputs(model, args.calib, "calibration inputs")
-    evals = _read_inputs(model, args.eval, "evaluation inputs") if args.eval else None
-    compare = _read_compare(args.compare) if args.compare else None
+    nhwc = Path(args.model).suffix.lower() == ".tflite"
+    calib, calib_raw = _read_inputs(model, args.calib, "calibration inputs", nhwc)
+    evals = _read_inputs(model, args.eval, "evaluation inputs", nhwc) if args.eval else None
     res = quantize_model(model, calib, args.calibration, args.bits, args.percentile)
     try:
         onnx.save(res.model, str(out))
@@ -96,28 +107,17 @@ def cmd_quantize(args: argparse.Namespace) -> int:
         raise TilewiseError(f"-o {args.out}: cannot write the model ({e.strerror or e})") from None
     result = {"model": str(out), "float_model": args.model, "target": target.name, "bits": args.bits,
               "calibration": args.calibration, "requant": REQUANT,
-              "calibration_inputs": int(len(calib)),
-              "calibration_sqnr": _guarded(model, res, calib, compare, args.compare)}
-    if evals is not None:
-        result["evaluation_inputs"] = int(len(evals))
-        result["evaluation_sqnr"] = _guarded(model, res, evals, compare, args.compare)
+              "calibration_inputs": int(len(calib))}
+    sets = [("calibration", (calib, calib_raw))] + ([("evaluation", evals)] if evals else [])
+    for key, (x, raw) in sets:
+        cmp = _compare_outputs(args.compare, x, raw) if args.compare else None
+        result[f"{key}_inputs"] = int(len(x))
+        result[f"{key}_sqnr"] = sqnr_json(model, res, x, cmp)
     if args.json:
         print(json.dumps(result, indent=2))
     else:
         print(_text(result))
     return 0
-
-
-def _guarded(model, res, inputs, compare, compare_path):
-    from . import sqnr_json
-
-    try:
-        return sqnr_json(model, res, inputs, compare)
-    except Exception as e:   # noqa: BLE001 — onnxruntime rejecting the --compare model's inputs
-        if compare is None:
-            raise
-        raise TilewiseError(f"--compare {compare_path}: onnxruntime cannot run it on the float "
-                            f"model's inputs ({str(e).splitlines()[0][:160]})") from None
 
 
 def _fmt(db) -> str:
@@ -133,6 +133,10 @@ def _text(r: dict) -> str:
         s = r[key]
         lines.append(f"SQNR vs float on the {what} inputs:")
         lines += [f"  output {o['name']}: {_fmt(o['sqnr_db'])}" for o in s["outputs"]]
-        lines += [f"  layer {x['layer']} ({x['name']}): {_fmt(x['sqnr_db'])}" for x in s["layers"]]
+        lines += [f"  layer {x['layer']} ({_short(x['name'])}): {_fmt(x['sqnr_db'])}" for x in s["layers"]]
         lines += [f"  --compare output {o['name']}: {_fmt(o['sqnr_db'])}" for o in s.get("compare", {}).get("outputs", [])]
     return "\n".join(lines)
+
+
+def _short(name: str, width: int = 48) -> str:
+    return name if len(name) <= width else "…" + name[-(width - 1):]

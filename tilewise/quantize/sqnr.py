@@ -89,11 +89,46 @@ def layer_report(float_model: onnx.ModelProto, qdq_model: onnx.ModelProto, input
     return {"outputs": per_out, "layers": per_layer}
 
 
-def output_report(float_model: onnx.ModelProto, int_model: onnx.ModelProto, input_name: str,
-                  inputs: np.ndarray) -> list[dict]:
-    """SQNR per graph output of an existing integer ONNX model (float in, float out)."""
+def onnx_outputs(int_model: onnx.ModelProto, inputs: np.ndarray) -> list[list[np.ndarray]]:
+    """Outputs of an existing integer ONNX model (float in, float out) run by onnxruntime."""
+    names = [o.name for o in int_model.graph.output]
+    got = run_all(session(int_model), int_model.graph.input[0].name, inputs, names)
+    return [got[n] for n in names]
+
+
+def output_report(float_model: onnx.ModelProto, input_name: str, inputs: np.ndarray,
+                  other: list[list[np.ndarray]]) -> list[dict]:
+    """SQNR per graph output of another model's outputs `other` (one list per output) vs float."""
     outs = [o.name for o in float_model.graph.output]
-    iouts = [o.name for o in int_model.graph.output]
+    if len(other) != len(outs):
+        raise ValueError(f"the compared model has {len(other)} outputs, the float model {len(outs)}")
     f = run_all(session(float_model), input_name, inputs, outs)
-    q = run_all(session(int_model), int_model.graph.input[0].name, inputs, iouts)
-    return [sqnr(o, f[o], q[io]).to_json() for o, io in zip(outs, iouts)]
+    return [sqnr(o, f[o], [np.asarray(v).reshape(np.shape(r)) for v, r in zip(q, f[o])]).to_json()
+            for o, q in zip(outs, other)]
+
+
+def tflite_outputs(path: str, inputs_nhwc: np.ndarray) -> list[list[np.ndarray]]:
+    """Outputs (dequantized to float) of an integer TFLite model run by LiteRT's reference kernels,
+    its input quantized with the input tensor's scale and zero point (round half away, clamp)."""
+    from ai_edge_litert.interpreter import Interpreter, OpResolverType
+
+    it = Interpreter(model_path=path, experimental_op_resolver_type=OpResolverType.BUILTIN_REF)
+    it.allocate_tensors()
+    di = it.get_input_details()[0]
+    outs = it.get_output_details()
+    res: list[list[np.ndarray]] = [[] for _ in outs]
+    for x in inputs_nhwc:
+        v = x.reshape(di["shape"])
+        if di["dtype"] != np.float32:
+            s, z = di["quantization"]
+            info = np.iinfo(di["dtype"])
+            v = np.clip(np.sign(v) * np.floor(np.abs(v) / s + 0.5) + z, info.min, info.max).astype(di["dtype"])
+        it.set_tensor(di["index"], v)
+        it.invoke()
+        for k, od in enumerate(outs):
+            y = it.get_tensor(od["index"]).astype(np.float64)
+            if od["dtype"] != np.float32:
+                s, z = od["quantization"]
+                y = (y - z) * s
+            res[k].append(y)
+    return res
