@@ -46,7 +46,7 @@ def add_quantize(sub) -> None:
 def _read_inputs(model, path: str, what: str, nhwc: bool) -> tuple[np.ndarray, np.ndarray]:
     """(inputs in the ONNX model's layout, the array as given)."""
     from ..validate.data import read_array
-    from . import calibration_inputs
+    from .pipeline import calibration_inputs
 
     names = tuple(vi.name for vi in model.graph.input)
     raw = read_array(path, what, names).array
@@ -88,7 +88,7 @@ def cmd_quantize(args: argparse.Namespace) -> int:
     import onnx
 
     from ..targets.registry import get_target
-    from . import load_float_onnx, quantize_model, sqnr_json
+    from .pipeline import load_float_onnx, quantize_model, sqnr_json
 
     target = get_target(args.target)
     out = _out_path(args.out)
