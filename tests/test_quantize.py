@@ -16,7 +16,8 @@ import pytest
 from tilewise.cli import main
 from tilewise.errors import TilewiseError
 from tilewise.examples.make_example import example_data, float_model
-from tilewise.quantize.pipeline import calibration_inputs, digits, quantize_model, sqnr_json
+from tilewise.quantize import digits
+from tilewise.quantize.pipeline import calibration_inputs, quantize_model, sqnr_json
 from tilewise.quantize.calibrate import Observer, QParams, Range, qparams_for
 from tilewise.quantize.graph_out import SOFTMAX_QPARAMS, plan
 from tilewise.quantize.sqnr import run_all, session, sqnr
@@ -283,3 +284,15 @@ def test_float_tflite_quantizes_validates_and_compares(tmp_path, capsys):
     assert s["outputs"][0]["sqnr_db"] > 30.0 and s["compare"]["outputs"][0]["sqnr_db"] is not None
     assert len(s["layers"]) == 13
     assert validate_path(out, get_target("stm32h7"), n_random=2).bit_exact
+
+
+def test_dead_channel_bias_raises_the_weight_scale_instead_of_saturating():
+    w = np.zeros((2, 4))
+    w[0] = [1e-9, 0, 0, 0]     # dead channel with a live bias
+    w[1] = [0.5, -0.25, 0.1, 0]
+    b = np.array([0.7, 0.1])
+    qw = quantize_weights(w, axis=0, bias=b, input_scale=0.01)
+    q, s = quantize_bias(b, 0.01, qw.scale)
+    assert abs(int(q[0])) <= 2**30 and q[0] * np.float64(s[0]) == pytest.approx(0.7, rel=1e-6)
+    assert qw.scale[1] == pytest.approx(0.5 / 127)     # a normal channel keeps max|w| / 127
+    assert quantize_weights(w, axis=0).scale[0] == pytest.approx(1e-9 / 127)   # without the bias

@@ -200,7 +200,9 @@ def _quantized_weights(n, i, ins, inits, qp, const, nodes, bits) -> list[str]:
                             f"tilewise quantize cannot quantize its bias")
     axis = _weight_axis(n)
     w = inits[n.input[1]]
-    qw = quantize_weights(w, axis=axis, bits=bits)
+    has_bias = len(n.input) > 2 and n.input[2] and n.input[2] in inits
+    qw = quantize_weights(w, axis=axis, bits=bits, bias=inits[n.input[2]] if has_bias else None,
+                          input_scale=xq.scale)
     wname = f"{label}/weight"
     ws = const(f"{wname}/scale", qw.scale)
     wz = const(f"{wname}/zero_point", np.zeros(qw.scale.shape, dtype=np.int8))
