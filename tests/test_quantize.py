@@ -296,3 +296,18 @@ def test_dead_channel_bias_raises_the_weight_scale_instead_of_saturating():
     assert abs(int(q[0])) <= 2**30 and q[0] * np.float64(s[0]) == pytest.approx(0.7, rel=1e-6)
     assert qw.scale[1] == pytest.approx(0.5 / 127)     # a normal channel keeps max|w| / 127
     assert quantize_weights(w, axis=0).scale[0] == pytest.approx(1e-9 / 127)   # without the bias
+
+
+def test_float_autoencoder_quantizes_and_validates(tmp_path):
+    """ad_autoencoder: channels whose weights are ≈ 0 with a live bias (bias_safe_scale) still lower
+    (bias + zero-point correction within int32) and validate bit-exact."""
+    from tilewise.quantize.pipeline import load_float_onnx
+    from tilewise.quantize.tflite_in import nhwc_to_model
+
+    m = load_float_onnx(_float_tflite("ad_autoencoder"))
+    x = nhwc_to_model(np.random.default_rng(1).uniform(-1, 1, (10, 640)).astype(np.float32))
+    res = quantize_model(m, x)
+    assert sqnr_json(m, res, x)["outputs"][0]["sqnr_db"] > 20.0
+    out = tmp_path / "ad.onnx"
+    onnx.save(res.model, str(out))
+    assert validate_path(out, get_target("stm32h7"), n_random=2).bit_exact
