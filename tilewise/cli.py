@@ -1,4 +1,4 @@
-"""The `tilewise` command line: analyze, targets, ops, generate, validate, explore, demo.
+"""The `tilewise` command line: analyze, targets, ops, generate, validate, explore, quantize, demo.
 
 Exit codes: 0 success, 1 validation mismatch, 2 bad input (one sentence on stderr, no traceback),
 130 interrupted (Ctrl-C; temporary directories removed), 141 stdout closed early (`| head`: quiet,
@@ -308,6 +308,8 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("-o", "--out", help="directory for the demo's outputs (default: a temporary one)")
     d.set_defaults(fn=_cmd_demo)
     _add_explore(sub)
+    from .quantize.cli import add_quantize   # `tilewise quantize` (issue 15): tilewise/quantize/cli.py
+    add_quantize(sub)
     for command in sub.choices.values():   # --quiet after the command too (`validate --quiet`)
         command.add_argument("--quiet", action="store_true", default=argparse.SUPPRESS,
                              help="no progress bars")

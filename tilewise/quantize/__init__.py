@@ -1,2 +1,21 @@
-"""Quantization for the target's arithmetic (issue 15): accumulator bounds of seed 002 §4.4
-(`acc_bounds`); calibration and the `quantize` command come later."""
+"""`tilewise quantize`: a float model to an integer (QDQ ONNX) model for a target (issue 15).
+
+The package imports nothing (the CLI builds its parser from quantize/cli.py without loading
+onnxruntime); the pipeline is in pipeline.py.
+
+Pipeline (pure functions between stages):
+1. read the float ONNX model, or convert a float TFLite one (tflite_in.py), and check its ops
+   (graph_out.check_float_model);
+2. plan the activation points (graph_out.plan): which tensors get their own int8 parameters;
+3. calibrate: run the float model in onnxruntime on the calibration inputs with every point as
+   an output and feed one observer per point (calibrate.py: minmax / percentile / mse);
+4. write the QDQ model (graph_out.write_qdq): per-channel int8 weights, int32 biases (weights.py);
+5. report SQNR per output and per layer against float on the calibration inputs (sqnr.py), and
+   with --compare the output SQNR of an existing integer model on the same inputs.
+
+Requantization is the reading runtime's (`onnx` mode: onnxruntime's QLinear kernels, which
+tilewise reproduces bit-exactly).
+
+Narrow accumulators (seed 002 §4.4): the three accumulator bounds and the integer-domain proof of
+a layer's accumulator range are in acc_bounds.py.
+"""

@@ -1,0 +1,109 @@
+"""The `tilewise quantize` pipeline (the package doc, tilewise/quantize/__init__.py, has the stages)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import onnx
+
+from ..errors import TilewiseError
+from .calibrate import METHODS, Observer, QParams
+from .graph_out import Plan, check_float_model, plan, resolve, write_qdq
+from .sqnr import layer_report, output_report, run_all, session
+
+__all__ = ["METHODS", "QuantizeResult", "quantize_model", "load_float_onnx", "calibration_inputs", "sqnr_json"]
+
+
+@dataclass(frozen=True, eq=False)
+class QuantizeResult:
+    model: onnx.ModelProto
+    plan: Plan
+    qparams: dict[str, QParams]
+    input_name: str
+
+
+def load_float_onnx(path: str | Path) -> onnx.ModelProto:
+    p = Path(path)
+    if not p.is_file():
+        raise TilewiseError(f"{path}: no such model file")
+    if p.suffix.lower() == ".tflite":
+        from .tflite_in import tflite_to_onnx
+
+        model = tflite_to_onnx(p)
+    elif p.suffix.lower() != ".onnx":
+        raise TilewiseError(f"{path}: tilewise quantize reads a float .onnx or .tflite model, not "
+                            f"'{p.suffix or p.name}' files")
+    else:
+        try:
+            model = onnx.load(str(p))
+        except Exception as e:   # noqa: BLE001 — any parse failure is the user's file
+            raise TilewiseError(f"{path}: cannot read the file as an ONNX model ({type(e).__name__})") from None
+    check_float_model(model, str(path))
+    inputs = _inputs(model)
+    if len(inputs) != 1:
+        raise TilewiseError(f"{path}: the model has {len(inputs)} inputs; tilewise quantize takes "
+                            f"single-input models")
+    return model
+
+
+def _inputs(model: onnx.ModelProto) -> list[onnx.ValueInfoProto]:
+    inits = {t.name for t in model.graph.initializer}
+    return [vi for vi in model.graph.input if vi.name not in inits]
+
+
+def calibration_inputs(model: onnx.ModelProto, arr: np.ndarray, source: str, nhwc: bool = False) -> np.ndarray:
+    """The calibration array as [N, *input shape without batch] float32 (model layout); nhwc: the
+    data is in TFLite's layout (a model converted by tflite_in.py) and is transposed to NCHW."""
+    if nhwc:
+        from .tflite_in import nhwc_to_model
+
+        arr = nhwc_to_model(np.asarray(arr))
+    vi = _inputs(model)[0]
+    dims = [d.dim_value if d.HasField("dim_value") else None for d in vi.type.tensor_type.shape.dim]
+    per = dims[1:]
+    if arr.dtype.kind not in "fiu":
+        raise TilewiseError(f"{source}: calibration data of dtype {arr.dtype} is not numeric")
+    a = np.asarray(arr, dtype=np.float32)
+    if a.ndim == len(dims) + 1 and a.shape[1] == 1:
+        a = a[:, 0]
+    if a.ndim != len(per) + 1 or any(d is not None and d != s for d, s in zip(per, a.shape[1:])):
+        want = "x".join("?" if d is None else str(d) for d in per)
+        raise TilewiseError(f"{source}: calibration data of shape {tuple(arr.shape)} does not fit the "
+                            f"input '{vi.name}' (N x {want}, the model's own layout)")
+    if a.shape[0] < 1:
+        raise TilewiseError(f"{source}: the calibration data holds no inputs")
+    if not np.all(np.isfinite(a)):
+        raise TilewiseError(f"{source}: the calibration data holds NaN or infinite values")
+    return a
+
+
+def quantize_model(model: onnx.ModelProto, inputs: np.ndarray, method: str = "minmax",
+                   bits: int = 8, percentile: float = 99.99) -> QuantizeResult:
+    """Calibrate `model` on `inputs` ([N, ...] float32) and write its QDQ form."""
+    if bits != 8:
+        raise TilewiseError(f"--bits {bits}: tilewise quantize writes 8-bit models so far")
+    p = plan(model)
+    name = _inputs(model)[0].name
+    sess = session(model, tuple(t for t in p.points if t != name))
+    values = run_all(sess, name, inputs, [t for t in p.points if t != name])
+    values[name] = [x for x in inputs]
+    calibrated: dict[str, QParams] = {}
+    for t in p.points:
+        obs = Observer(method, percentile, bits)
+        for v in values[t]:
+            obs.update(v)
+        calibrated[t] = obs.qparams()
+    qp = resolve(p, calibrated)
+    return QuantizeResult(write_qdq(model, p, qp, bits), p, qp, name)
+
+
+def sqnr_json(float_model: onnx.ModelProto, res: QuantizeResult, inputs: np.ndarray,
+              compare: list[list[np.ndarray]] | None = None) -> dict:
+    """SQNR per output and per layer on `inputs`; `compare`: another integer model's outputs on the
+    same inputs (sqnr.onnx_outputs / sqnr.tflite_outputs), reported per output."""
+    out = layer_report(float_model, res.model, res.input_name, inputs, res.plan.layer_of, res.qparams)
+    if compare is not None:
+        out["compare"] = {"outputs": output_report(float_model, res.input_name, inputs, compare)}
+    return out

@@ -1,0 +1,134 @@
+"""Signal-to-quantization-noise ratio of a quantized model against its float parent.
+
+SQNR(f, q) = 10·log10(Σ f² / Σ (f − q)²) in dB over all elements of all inputs, f the float
+model's tensor and q the quantized model's dequantized tensor (the usual definition, e.g. the
+"SQNR" of PyTorch's numeric suite / AIMET layer-wise analysis). An exact match has no finite
+SQNR: it is reported as None (JSON null) with ``exact: true``.
+
+Both models run in onnxruntime with default session options, i.e. the quantized one through the
+fused integer QLinear kernels (not float QDQ emulation): the per-layer figures are those of the
+integer network. Per layer = per quantized tensor (graph_out.py's Plan), read at its int8
+QuantizeLinear output ``t/q`` and dequantized with its parameters here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import TensorProto, helper
+
+from .calibrate import QParams
+
+
+@dataclass(frozen=True)
+class Sqnr:
+    name: str
+    db: float | None       # None: exact (no noise)
+    signal_power: float
+    noise_power: float
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "sqnr_db": None if self.db is None else round(float(self.db), 3),
+                "exact": self.db is None, "noise_power": self.noise_power}
+
+
+def sqnr(name: str, ref: list[np.ndarray] | np.ndarray, test: list[np.ndarray] | np.ndarray) -> Sqnr:
+    f = np.concatenate([np.asarray(a, dtype=np.float64).reshape(-1) for a in _as_list(ref)])
+    q = np.concatenate([np.asarray(a, dtype=np.float64).reshape(-1) for a in _as_list(test)])
+    if f.shape != q.shape:
+        raise ValueError(f"{name}: {f.size} reference values against {q.size} quantized values")
+    s, n = float(np.mean(f * f)), float(np.mean((f - q) ** 2))
+    if n == 0.0:
+        return Sqnr(name, None, s, 0.0)
+    return Sqnr(name, 10.0 * np.log10(s / n) if s > 0 else float("-inf"), s, n)
+
+
+def _as_list(a) -> list[np.ndarray]:
+    return list(a) if isinstance(a, list) else [a]
+
+
+def session(model: onnx.ModelProto, extra_outputs: tuple[str, ...] = (),
+            types: dict[str, int] | None = None) -> ort.InferenceSession:
+    """An onnxruntime CPU session of `model` that also returns `extra_outputs` (intermediates)."""
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    have = {o.name for o in m.graph.output}
+    for t in extra_outputs:
+        if t not in have:
+            m.graph.output.append(helper.make_tensor_value_info(t, (types or {}).get(t, TensorProto.FLOAT), None))
+    return ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+
+
+def run_all(sess: ort.InferenceSession, input_name: str, inputs: np.ndarray,
+            names: list[str]) -> dict[str, list[np.ndarray]]:
+    """Each of `names` for every input (one inference per input, batch 1)."""
+    out: dict[str, list[np.ndarray]] = {n: [] for n in names}
+    for x in inputs:
+        for n, v in zip(names, sess.run(names, {input_name: x[None].astype(np.float32)})):
+            out[n].append(v)
+    return out
+
+
+def layer_report(float_model: onnx.ModelProto, qdq_model: onnx.ModelProto, input_name: str,
+                 inputs: np.ndarray, layers: dict[str, str], qp: dict[str, QParams]) -> dict:
+    """{"outputs": [...], "layers": [...]}: SQNR per graph output and per quantized tensor."""
+    outs = [o.name for o in float_model.graph.output]
+    tensors = [t for t in layers if t not in outs]
+    f = run_all(session(float_model, tuple(tensors)), input_name, inputs, outs + tensors)
+    qnames = [f"{t}/q" for t in layers]
+    qs = run_all(session(qdq_model, tuple(qnames), {n: TensorProto.INT8 for n in qnames}),
+                 input_name, inputs, outs + qnames)
+    per_out = [sqnr(o, f[o], qs[o]).to_json() for o in outs]
+    per_layer = []
+    for t, layer in layers.items():
+        deq = [qp[t].dequantize(v) for v in qs[f"{t}/q"]]
+        per_layer.append({**sqnr(t, f[t], deq).to_json(), "layer": layer})
+    return {"outputs": per_out, "layers": per_layer}
+
+
+def onnx_outputs(int_model: onnx.ModelProto, inputs: np.ndarray) -> list[list[np.ndarray]]:
+    """Outputs of an existing integer ONNX model (float in, float out) run by onnxruntime."""
+    names = [o.name for o in int_model.graph.output]
+    got = run_all(session(int_model), int_model.graph.input[0].name, inputs, names)
+    return [got[n] for n in names]
+
+
+def output_report(float_model: onnx.ModelProto, input_name: str, inputs: np.ndarray,
+                  other: list[list[np.ndarray]]) -> list[dict]:
+    """SQNR per graph output of another model's outputs `other` (one list per output) vs float."""
+    outs = [o.name for o in float_model.graph.output]
+    if len(other) != len(outs):
+        raise ValueError(f"the compared model has {len(other)} outputs, the float model {len(outs)}")
+    f = run_all(session(float_model), input_name, inputs, outs)
+    return [sqnr(o, f[o], [np.asarray(v).reshape(np.shape(r)) for v, r in zip(q, f[o])]).to_json()
+            for o, q in zip(outs, other)]
+
+
+def tflite_outputs(path: str, inputs_nhwc: np.ndarray) -> list[list[np.ndarray]]:
+    """Outputs (dequantized to float) of an integer TFLite model run by LiteRT's reference kernels,
+    its input quantized with the input tensor's scale and zero point (round half away, clamp)."""
+    from ai_edge_litert.interpreter import Interpreter, OpResolverType
+
+    it = Interpreter(model_path=path, experimental_op_resolver_type=OpResolverType.BUILTIN_REF)
+    it.allocate_tensors()
+    di = it.get_input_details()[0]
+    outs = it.get_output_details()
+    res: list[list[np.ndarray]] = [[] for _ in outs]
+    for x in inputs_nhwc:
+        v = x.reshape(di["shape"])
+        if di["dtype"] != np.float32:
+            s, z = di["quantization"]
+            info = np.iinfo(di["dtype"])
+            v = np.clip(np.sign(v) * np.floor(np.abs(v) / s + 0.5) + z, info.min, info.max).astype(di["dtype"])
+        it.set_tensor(di["index"], v)
+        it.invoke()
+        for k, od in enumerate(outs):
+            y = it.get_tensor(od["index"]).astype(np.float64)
+            if od["dtype"] != np.float32:
+                s, z = od["quantization"]
+                y = (y - z) * s
+            res[k].append(y)
+    return res
