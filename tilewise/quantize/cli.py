@@ -5,8 +5,9 @@
         -o OUT.onnx [--json]
 
 DATA is read like `validate --data` (validate/data.py: .npy, .npz or a directory of .npy), in the
-model's own layout (NHWC for a .tflite model), N inputs with or without the batch dimension. The target names the requantization
-the model is written for; every built-in target takes onnx-mode layers so far (shift-style scales for PULP/NE16/DIANA are not built yet).
+model's own layout (NHWC for a .tflite model), N inputs with or without the batch dimension. The
+target names the requantization the model is written for; every built-in target takes onnx-mode
+layers so far (shift-style scales for PULP/NE16/DIANA are not built yet).
 """
 
 from __future__ import annotations
