@@ -14,6 +14,7 @@ import json
 import os
 import shutil
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -132,7 +133,7 @@ def test_report_json_and_text(resnet_gap9, tmp_path):
     for fetch in ("src=", "<link", "<script", 'href="http', "url(http"):
         assert fetch not in html, fetch
     assert "Hypothetical chip" not in html
-    hyp = build_report("analyze", analysis, ns, target, hypothetical=True)
+    hyp = build_report("analyze", analysis, ns, replace(target, hypothetical=True))
     assert hyp.data["header"]["hypothetical"] is True
     assert "Hypothetical chip" in render_html(hyp) and "hypothetical chip" in hyp.text
 

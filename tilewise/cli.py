@@ -182,8 +182,7 @@ def _project_report(args: argparse.Namespace, command: str, ns, project: Path | 
         [Path(args.report)] if args.report is not None else [])
     if not dirs:
         return
-    rep = build_report(command, analyze_layers(ns.layers, ns), ns, ns.target, validation,
-                       project, hypothetical=getattr(args, "hypothetical", False))
+    rep = build_report(command, analyze_layers(ns.layers, ns), ns, ns.target, validation, project)
     html = render_html(rep)   # the plots drawn once for every copy
     for d in dirs:
         path = write_report(d, rep, html=html)

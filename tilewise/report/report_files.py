@@ -71,8 +71,7 @@ def compute_split(ns: "NetworkSchedule", i: int) -> tuple[float, float]:
     return comp, total - comp
 
 
-def _header(command: str, analysis: Analysis, target: "Target | None",
-            hypothetical: bool) -> dict[str, Any]:
+def _header(command: str, analysis: Analysis, target: "Target | None") -> dict[str, Any]:
     from .. import __version__
 
     head: dict[str, Any] = {"command": command, "model": analysis.model, "tilewise": __version__,
@@ -83,7 +82,7 @@ def _header(command: str, analysis: Analysis, target: "Target | None",
     t = analysis.scheduled_totals
     return head | {
         "target": target.name, "description": target.description,
-        "hypothetical": bool(hypothetical or target.hypothetical),
+        "hypothetical": target.hypothetical,
         "tiler": t.get("tiler"), "objective": t.get("objective"), "clock_mhz": target.clock_mhz,
         "memories": [{"name": m.name, "size": m.size, "free": m.free} for m in target.memories],
         "modules": [{"name": m.name, "cores": m.cores} for m in target.modules],
@@ -174,7 +173,7 @@ def _text(analysis: Analysis, head: dict, validation: Any | None) -> str:
 
 def build_report(command: str, analysis: Analysis, ns: "NetworkSchedule | None",
                  target: "Target | None", validation: Any | None = None,
-                 project: str | Path | None = None, hypothetical: bool = False) -> Report:
+                 project: str | Path | None = None) -> Report:
     """The report of one `command` (analyze / generate / validate) on `analysis` (with `ns` and
     `target` when the network was scheduled); `validation`: a ValidationReport."""
     data_json = analysis.to_json()
@@ -183,7 +182,7 @@ def build_report(command: str, analysis: Analysis, ns: "NetworkSchedule | None",
         for i, lay in enumerate(layers):
             comp, dma = compute_split(ns, i)
             lay["compute_cycles"], lay["dma_exposed_cycles"] = comp, dma
-    head = _header(command, analysis, target if ns is not None else None, hypothetical)
+    head = _header(command, analysis, target if ns is not None else None)
     data: dict[str, Any] = {"tilewise_report": 1, "command": command, "header": head,
                             "layers": layers, "totals": data_json["totals"],
                             "notes": data_json["notes"]}
