@@ -121,18 +121,35 @@ def wrap(values: np.ndarray | int, bits: int) -> np.ndarray:
     return ((v + half) & ((half << np.int64(1)) - 1)) - half
 
 
-def may_wrap(lg: LayerGraph) -> tuple[tuple[str, int, int], ...]:
-    """The layers of `lg` whose narrow accumulator (`Layer.acc_bits` < 32) some input can make
-    wrap: (layer name, acc_bits, bits the `int_acc_range` bound needs), in layer order. Empty when
-    every narrow accumulator provably fits (the C and the golden model then agree with 32-bit
-    arithmetic too)."""
+def value_range(lg: LayerGraph, tensor: str) -> tuple[int, int]:
+    """The stored values `tensor` can hold: its dtype's range, narrowed by the clamp of the layer
+    that writes it (a clamp layer's [qmin, qmax], e.g. quantize/narrow_search.py's b-bit windows,
+    or an int8 requantizing layer's output clamp)."""
+    from ..ir.ops import Op
+    from ..ir.params import ClampParams
     from ..ir.tensor import dtype_range
 
+    lo, hi = dtype_range(lg.tensors[tensor].dtype)
+    prod = next((layer for layer in lg.layers if layer.output == tensor), None)
+    if prod is None:
+        return lo, hi
+    if prod.op == Op.CLAMP and isinstance(prod.params, ClampParams):
+        return max(lo, int(prod.params.qmin)), min(hi, int(prod.params.qmax))
+    if prod.requant is not None and lg.tensors[tensor].dtype == "int8":
+        return max(lo, int(prod.requant.qmin)), min(hi, int(prod.requant.qmax))
+    return lo, hi
+
+
+def may_wrap(lg: LayerGraph) -> tuple[tuple[str, int, int], ...]:
+    """The layers of `lg` whose narrow accumulator (`Layer.acc_bits` < 32) some input can make
+    wrap: (layer name, acc_bits, bits the `int_acc_range` bound needs over the input's
+    `value_range`), in layer order. Empty when every narrow accumulator provably fits (the C and
+    the golden model then agree with 32-bit arithmetic too)."""
     out = []
     for layer in lg.layers:
         if layer.acc_bits >= 32 or layer.weights is None:
             continue
-        lo, hi = dtype_range(lg.tensors[layer.inputs[0]].dtype)
+        lo, hi = value_range(lg, layer.inputs[0])
         need = acc_bits_needed(int_acc_max_abs(layer.weights, layer.bias, lo, hi))
         if need > layer.acc_bits:
             out.append((layer.name, layer.acc_bits, need))
