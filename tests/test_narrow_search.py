@@ -181,3 +181,44 @@ def _dense(n: int) -> onnx.ModelProto:
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
     m.ir_version = 9
     return m
+
+
+def test_idsp_dsp_priced_by_accumulator_width(tmp_path, narrow16):
+    """Seed 002 §3.2: the dsp's native 16-bit accumulators run at the full 32 MAC/cycle, emulated
+    32-bit ones at half; analyze predicts every weighted dsp layer faster with --acc-bits dsp=16,
+    and nothing else changes (the cpu's model, the seed reproduction's throughput)."""
+    from tilewise.schedule.idsp import IdspSystem
+
+    t16 = IDSP.with_acc_bits(16, "dsp")
+    d32, d16 = IDSP.module("dsp").bindings[0].cost, t16.module("dsp").bindings[0].cost
+    assert (d32.acc_bits, d32.mac_rate, d16.acc_bits, d16.mac_rate) == (32, 16.0, 16, 32.0)
+    assert all(b.cost.acc_bits == 16 for b in t16.module("dsp").bindings)
+    assert t16.module("cpu").bindings == IDSP.module("cpu").bindings
+    assert IdspSystem.from_target(IDSP).macs_per_cycle == IdspSystem.from_target(t16).macs_per_cycle == 32.0
+    path = tmp_path / "d.onnx"
+    onnx.save(narrow16.result.model, str(path))
+    lg = lower(load_model(str(path)))
+    s32, s16 = schedule_network(lg, IDSP), schedule_network(lg, t16)
+    for layer, a, b in zip(lg.layers, s32.schedules, s16.schedules):
+        assert a.module == b.module
+        if layer.op in WEIGHTED:
+            assert a.module == "dsp" and b.compute_cycles < a.compute_cycles, layer.name
+            # the MAC term halves: the difference is the layer's MACs / 32 per tile sum
+            assert a.compute_cycles - b.compute_cycles == pytest.approx(layer.nest.macs / 32.0, rel=0.02)
+        else:
+            assert b.cycles == a.cycles, layer.name
+
+
+def test_clamps_fold_into_the_producing_requantization(tmp_path, narrow16):
+    """passes.fold_clamps: the windows after conv0 and conv1 become their output clamps; the
+    network input's window stays a clamp layer (nothing requantizes before it)."""
+    from tilewise.ir.ops import Op
+
+    path = tmp_path / "d.onnx"
+    onnx.save(narrow16.result.model, str(path))
+    lg = lower(load_model(str(path)))
+    assert [layer.op for layer in lg.layers] == [Op.CLAMP, Op.CONV2D, Op.CONV2D, Op.FULLY_CONNECTED]
+    by = {c.layer: c for c in narrow16.choices}
+    conv0 = lg.layers[1]
+    half = 1 << (by["conv1"].in_bits - 1)
+    assert (conv0.requant.qmin, conv0.requant.qmax) == (-half, half - 1)

@@ -7,7 +7,11 @@
 - `drop_noop_reshapes`: in NHWC a reshape/squeeze never moves bytes; when input and output share
   quantization and every consumer reads it as a flat vector (fully_connected) — or the shapes are
   equal — consumers read the reshape's input directly and the node disappears.
-Both are pure: they return a new Graph.
+- `fold_clamps`: a CLAMP (a Relu / Clip between equal quantizations, e.g. the b-bit activation
+  windows of quantize/narrow_search.py) whose input is written by a requantizing node read by
+  nothing else narrows that node's output clamp (`Requant.qmin/qmax`) and disappears:
+  clamp(clamp(v, a, b), c, d) = clamp(v, max(a, c), min(b, d)) when the ranges overlap.
+All are pure: they return a new Graph.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from dataclasses import replace
 
 from ..ir.graph import Graph, Node
 from ..ir.ops import Op
-from ..ir.params import Conv2dParams, PadParams
+from ..ir.params import ClampParams, Conv2dParams, PadParams
 from ..ir.tensor import Tensor
 
 
@@ -93,3 +97,32 @@ def drop_noop_reshapes(graph: Graph) -> Graph:
     used = {i for n in nodes for i in n.inputs} | {o for n in nodes for o in n.outputs} | set(graph.inputs)
     tensors = {k: v for k, v in graph.tensors.items() if k in used}
     return graph.replace(nodes=tuple(nodes), tensors=tensors)
+
+
+def fold_clamps(graph: Graph) -> Graph:
+    consumers = graph.consumers()
+    producer = {o: n for n in graph.nodes for o in n.outputs}
+    changed: dict[str, Node] = {}
+    removed: set[str] = set()
+    for node in graph.nodes:
+        if node.op != Op.CLAMP:
+            continue
+        cp = node.params
+        src = node.inputs[0]
+        prod = producer.get(src)
+        rq = getattr(prod.params, "requant", None) if prod is not None and prod.name not in removed else None
+        if (rq is None or not isinstance(cp, ClampParams) or len(prod.outputs) != 1 or src in graph.outputs
+                or len(consumers.get(src, [])) != 1 or not _same_quant(graph.tensors[src], graph.tensors[node.outputs[0]])):
+            continue
+        lo, hi = max(int(rq.qmin), int(cp.qmin)), min(int(rq.qmax), int(cp.qmax))
+        if lo > hi:
+            continue
+        prod = changed.get(prod.name, prod)
+        changed[prod.name] = replace(prod, outputs=node.outputs,
+                                     params=replace(prod.params, requant=replace(rq, qmin=lo, qmax=hi)))
+        removed.add(node.name)
+    if not removed:
+        return graph
+    nodes = tuple(changed.get(n.name, n) for n in graph.nodes if n.name not in removed)
+    used = {i for n in nodes for i in n.inputs} | {o for n in nodes for o in n.outputs} | set(graph.inputs)
+    return graph.replace(nodes=nodes, tensors={k: v for k, v in graph.tensors.items() if k in used})
