@@ -222,3 +222,25 @@ def test_clamps_fold_into_the_producing_requantization(tmp_path, narrow16):
     conv0 = lg.layers[1]
     half = 1 << (by["conv1"].in_bits - 1)
     assert (conv0.requant.qmin, conv0.requant.qmax) == (-half, half - 1)
+
+
+def test_example_network_at_16_bits_validates_on_idsp(tmp_path):
+    """Add, MaxPool, depthwise, GlobalAveragePool and Gemm (the bundled example's float network):
+    every accumulator fits 16 bits, the windows fold into the Add's and convs' clamps (only the
+    network input keeps a clamp layer), value_range follows MaxPool, bit-exact on idsp."""
+    from tilewise.examples.make_example import example_data, float_model
+    from tilewise.ir.ops import Op
+
+    x, _, _ = example_data(32)
+    r = ns.search(float_model(), x, 16)
+    assert {c.layer for c in r.choices} == {"conv1", "dw2", "pw2", "conv3", "fc"}
+    assert any(c.in_bits < 8 for c in r.choices)
+    path = tmp_path / "ex16.onnx"
+    onnx.save(r.result.model, str(path))
+    target = IDSP.with_acc_bits(16, "dsp")
+    lg = schedule_network(lower(load_model(str(path))), target).layers
+    assert [layer.name for layer in lg.layers if layer.op == Op.CLAMP] == ["input/narrow"]
+    assert ab.may_wrap(lg) == ()
+    v = validate_path(path, target, n_random=4, out_dir=tmp_path / "p")
+    assert v.bit_exact and v.golden_vs_reference == 0, v.mismatches
+    assert not any("accumulators" in n for n in v.notes), v.notes

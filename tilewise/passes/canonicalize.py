@@ -8,8 +8,9 @@
   quantization and every consumer reads it as a flat vector (fully_connected) — or the shapes are
   equal — consumers read the reshape's input directly and the node disappears.
 - `fold_clamps`: a CLAMP (a Relu / Clip between equal quantizations, e.g. the b-bit activation
-  windows of quantize/narrow_search.py) whose input is written by a requantizing node read by
-  nothing else narrows that node's output clamp (`Requant.qmin/qmax`) and disappears:
+  windows of quantize/narrow_search.py) whose input is written by a node read by nothing else
+  that clamps its own output (`Requant.qmin/qmax`, or the params' qmin/qmax of the elementwise
+  and rescaling ops) narrows that clamp and disappears:
   clamp(clamp(v, a, b), c, d) = clamp(v, max(a, c), min(b, d)) when the ranges overlap.
 All are pure: they return a new Graph.
 """
@@ -110,16 +111,21 @@ def fold_clamps(graph: Graph) -> Graph:
         cp = node.params
         src = node.inputs[0]
         prod = producer.get(src)
-        rq = getattr(prod.params, "requant", None) if prod is not None and prod.name not in removed else None
-        if (rq is None or not isinstance(cp, ClampParams) or len(prod.outputs) != 1 or src in graph.outputs
-                or len(consumers.get(src, [])) != 1 or not _same_quant(graph.tensors[src], graph.tensors[node.outputs[0]])):
-            continue
-        lo, hi = max(int(rq.qmin), int(cp.qmin)), min(int(rq.qmax), int(cp.qmax))
-        if lo > hi:
+        if prod is None or prod.name in removed or prod.params is None:
             continue
         prod = changed.get(prod.name, prod)
-        changed[prod.name] = replace(prod, outputs=node.outputs,
-                                     params=replace(prod.params, requant=replace(rq, qmin=lo, qmax=hi)))
+        rq = getattr(prod.params, "requant", None)
+        holder = rq if rq is not None else prod.params   # the output clamp: the requant's or the op's own
+        if (not hasattr(holder, "qmin") or not hasattr(holder, "qmax") or not isinstance(cp, ClampParams)
+                or len(prod.outputs) != 1 or src in graph.outputs or len(consumers.get(src, [])) != 1
+                or not _same_quant(graph.tensors[src], graph.tensors[node.outputs[0]])):
+            continue
+        lo, hi = max(int(holder.qmin), int(cp.qmin)), min(int(holder.qmax), int(cp.qmax))
+        if lo > hi:
+            continue
+        narrowed = replace(holder, qmin=lo, qmax=hi)
+        params = replace(prod.params, requant=narrowed) if rq is not None else narrowed
+        changed[prod.name] = replace(prod, outputs=node.outputs, params=params)
         removed.add(node.name)
     if not removed:
         return graph

@@ -122,21 +122,29 @@ def wrap(values: np.ndarray | int, bits: int) -> np.ndarray:
 
 
 def value_range(lg: LayerGraph, tensor: str) -> tuple[int, int]:
-    """The stored values `tensor` can hold: its dtype's range, narrowed by the clamp of the layer
-    that writes it (a clamp layer's [qmin, qmax], e.g. quantize/narrow_search.py's b-bit windows,
-    or an int8 requantizing layer's output clamp)."""
+    """The stored values `tensor` (int8) can hold: its dtype's range, narrowed by the output clamp
+    of the layer that writes it (a clamp layer's [qmin, qmax], e.g. quantize/narrow_search.py's
+    b-bit windows; a requantizing layer's `Requant.qmin/qmax`; the qmin/qmax of an elementwise or
+    pooling op's params), and through ops that only select or move values (max pool, reshape,
+    transpose) between equal quantizations by their input's range."""
     from ..ir.ops import Op
     from ..ir.params import ClampParams
     from ..ir.tensor import dtype_range
 
-    lo, hi = dtype_range(lg.tensors[tensor].dtype)
+    t = lg.tensors[tensor]
+    lo, hi = dtype_range(t.dtype)
     prod = next((layer for layer in lg.layers if layer.output == tensor), None)
-    if prod is None:
+    if prod is None or t.dtype != "int8":
         return lo, hi
-    if prod.op == Op.CLAMP and isinstance(prod.params, ClampParams):
-        return max(lo, int(prod.params.qmin)), min(hi, int(prod.params.qmax))
-    if prod.requant is not None and lg.tensors[tensor].dtype == "int8":
-        return max(lo, int(prod.requant.qmin)), min(hi, int(prod.requant.qmax))
+    src = lg.tensors[prod.inputs[0]] if prod.inputs else None
+    if (prod.op in (Op.MAX_POOL, Op.RESHAPE, Op.TRANSPOSE) and src is not None and src.dtype == t.dtype
+            and src.quant == t.quant):
+        lo, hi = value_range(lg, prod.inputs[0])
+    clamp = prod.requant if prod.op != Op.CLAMP and prod.requant is not None else prod.params
+    if prod.op == Op.CLAMP and not isinstance(clamp, ClampParams):
+        return lo, hi
+    if hasattr(clamp, "qmin") and hasattr(clamp, "qmax"):
+        return max(lo, int(clamp.qmin)), min(hi, int(clamp.qmax))
     return lo, hi
 
 
