@@ -148,14 +148,14 @@ def test_cli_acc_bits_json_and_errors(tmp_path, trained, capsys):
     base = [str(fpath), "--calib", str(cpath), "--target", "idsp", "-o", str(out)]
     assert main(["quantize", *base, "--acc-bits", "dsp=12", "--json"]) == 0
     r = json.loads(capsys.readouterr().out)
-    assert r["acc_bits"] == 12 and [x["layer"] for x in r["layers"]] == ["conv0", "conv1", "fc"]
-    for x in r["layers"]:
+    assert r["acc_bits"] == 12 and [x["layer"] for x in r["bit_widths"]] == ["conv0", "conv1", "fc"]
+    for x in r["bit_widths"]:
         assert x["acc_bits_needed"] <= 12 and 2 <= x["in_bits"] <= 8 and 2 <= x["w_bits"] <= 8
         assert x["available_bits"]["worst_case"] == 13 - x["delta"]["worst_case"]
         assert x["candidates"] and all(k["acc_bits_needed"] <= 12 for k in x["candidates"])
     assert main(["quantize", *base, "--json"]) == 0
     r = json.loads(capsys.readouterr().out)
-    assert r["acc_bits"] == 32 and "layers" not in r
+    assert r["acc_bits"] == 32 and "bit_widths" not in r
     # 1024 equal weights (codes 1 at 2 bits), inputs in [−1, 1] (2-bit codes [−2, 1], zero point 0):
     # the accumulator reaches 1024·(−2) = −2048, 13 bits
     wide = tmp_path / "wide.onnx"

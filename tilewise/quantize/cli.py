@@ -11,7 +11,7 @@ layers so far (shift-style scales for PULP/NE16/DIANA are not built yet).
 
 With an accumulator narrower than 32 bits (`--acc-bits`, as in validate; the narrowest module of
 the target counts) the per-layer input and weight widths come from narrow_search.py, and --json
-lists them per layer under "layers" (widths, the accumulator range and the bits its proof needs,
+lists them per layer under "bit_widths" (widths, the accumulator range and the bits its proof needs,
 the three §4.4 bounds' Δ and available bits, every candidate's SQNR).
 """
 
@@ -129,7 +129,7 @@ def cmd_quantize(args: argparse.Namespace) -> int:
               "calibration": args.calibration, "requant": REQUANT,
               "calibration_inputs": int(len(calib)), "acc_bits": acc_bits}
     if narrow is not None:
-        result["layers"] = [c.to_json() for c in narrow.choices]
+        result["bit_widths"] = [c.to_json() for c in narrow.choices]
     sets = [("calibration", (calib, calib_raw))] + ([("evaluation", evals)] if evals else [])
     for key, (x, raw) in sets:
         cmp = _compare_outputs(args.compare, x, raw) if args.compare else None
@@ -150,7 +150,7 @@ def _text(r: dict) -> str:
     width = f"int{r['bits']}" if r["acc_bits"] >= 32 else f"int{r['bits']} containers, {r['acc_bits']}-bit accumulators"
     lines = [f"wrote {r['model']} ({width}, {r['calibration']} calibration on "
              f"{r['calibration_inputs']} inputs, {r['requant']} requantization, target {r['target']})"]
-    for c in r.get("layers", []):
+    for c in r.get("bit_widths", []):
         lines.append(f"  layer {c['layer']}: {c['in_bits']}-bit input x {c['w_bits']}-bit weights "
                      f"({c['taps']} taps), accumulator within {c['acc_bits_needed']} of "
                      f"{c['acc_bits']} bits")
