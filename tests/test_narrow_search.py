@@ -241,6 +241,11 @@ def test_example_network_at_16_bits_validates_on_idsp(tmp_path):
     lg = schedule_network(lower(load_model(str(path))), target).layers
     assert [layer.name for layer in lg.layers if layer.op == Op.CLAMP] == ["input/narrow"]
     assert ab.may_wrap(lg) == ()
+    by = {c.layer: c for c in r.choices}      # the windows, seen through MaxPool and the mean's requant
+    for layer in lg.layers:
+        if layer.op in WEIGHTED:
+            half = 1 << (by[layer.name].in_bits - 1)
+            assert ab.value_range(lg, layer.inputs[0]) == (-half, half - 1), layer.name
     v = validate_path(path, target, n_random=4, out_dir=tmp_path / "p")
     assert v.bit_exact and v.golden_vs_reference == 0, v.mismatches
     assert not any("accumulators" in n for n in v.notes), v.notes

@@ -140,7 +140,9 @@ def value_range(lg: LayerGraph, tensor: str) -> tuple[int, int]:
     if (prod.op in (Op.MAX_POOL, Op.RESHAPE, Op.TRANSPOSE) and src is not None and src.dtype == t.dtype
             and src.quant == t.quant):
         lo, hi = value_range(lg, prod.inputs[0])
-    clamp = prod.requant if prod.op != Op.CLAMP and prod.requant is not None else prod.params
+    clamp = prod.params
+    if prod.op != Op.CLAMP:   # the requantization's clamp: the layer's, or its params' (mean)
+        clamp = prod.requant or getattr(prod.params, "requant", None) or prod.params
     if prod.op == Op.CLAMP and not isinstance(clamp, ClampParams):
         return lo, hi
     if hasattr(clamp, "qmin") and hasattr(clamp, "qmax"):
