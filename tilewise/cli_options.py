@@ -48,23 +48,30 @@ def add_target_options(p: argparse.ArgumentParser, required: bool = False, defau
                         "design study: reports then say 'hypothetical chip')")
 
 
+def with_acc_bits(target: Target, spec: str | None) -> Target:
+    """`target` with the accumulator bits of --acc-bits [MODULE=]N (None: unchanged)."""
+    from .errors import TilewiseError
+
+    if spec is None:
+        return target
+    module, _, bits = spec.rpartition("=")
+    if not bits.strip().isdigit():
+        raise TilewiseError(f"bad --acc-bits {spec!r}: expected N or MODULE=N with N a number "
+                            f"of bits (8 to 32)")
+    try:
+        return target.with_acc_bits(int(bits), module or None)
+    except (ValueError, KeyError) as e:
+        why = e.args[0] if e.args else str(e)
+        raise TilewiseError(f"bad --acc-bits {spec!r}: {why}") from None
+
+
 def target_from_args(args: argparse.Namespace) -> Target:
     from .errors import TilewiseError
     from .targets.registry import get_target
 
     target = get_target(args.target, l1_kb=args.l1, l2_kb=args.l2, cores=args.cores,
                         clock_mhz=args.clock, beyond=getattr(args, "hypothetical", False))
-    spec = getattr(args, "acc_bits", None)
-    if spec is not None:
-        module, _, bits = spec.rpartition("=")
-        if not bits.strip().isdigit():
-            raise TilewiseError(f"bad --acc-bits {spec!r}: expected N or MODULE=N with N a number "
-                                f"of bits (8 to 32)")
-        try:
-            target = target.with_acc_bits(int(bits), module or None)
-        except (ValueError, KeyError) as e:
-            why = e.args[0] if e.args else str(e)
-            raise TilewiseError(f"bad --acc-bits {spec!r}: {why}") from None
+    target = with_acc_bits(target, getattr(args, "acc_bits", None))
     if getattr(args, "modules", None) is None:
         return target
     names = [n.strip() for n in args.modules.split(",") if n.strip()]

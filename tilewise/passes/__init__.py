@@ -1,16 +1,16 @@
-"""Passes: canonicalize the Graph (pad folding, no-op reshapes) and lower it to Layers."""
+"""Passes: canonicalize the Graph (pad folding, no-op reshapes, clamp folding) and lower it to Layers."""
 
 from __future__ import annotations
 
 from ..ir.graph import Graph
 from ..ir.layer import LayerGraph
 from ..ir.verify import verify
-from .canonicalize import drop_noop_reshapes, fold_pads
+from .canonicalize import drop_noop_reshapes, fold_clamps, fold_pads
 from .lower import lower_graph
 
 
 def canonicalize(graph: Graph) -> Graph:
-    return verify(drop_noop_reshapes(fold_pads(graph)))
+    return verify(fold_clamps(drop_noop_reshapes(fold_pads(graph))))
 
 
 def lower(graph: Graph) -> LayerGraph:
@@ -18,4 +18,4 @@ def lower(graph: Graph) -> LayerGraph:
     return lower_graph(canonicalize(graph))
 
 
-__all__ = ["canonicalize", "lower", "fold_pads", "drop_noop_reshapes", "lower_graph"]
+__all__ = ["canonicalize", "lower", "fold_pads", "drop_noop_reshapes", "fold_clamps", "lower_graph"]

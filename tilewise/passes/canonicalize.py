@@ -7,7 +7,12 @@
 - `drop_noop_reshapes`: in NHWC a reshape/squeeze never moves bytes; when input and output share
   quantization and every consumer reads it as a flat vector (fully_connected) — or the shapes are
   equal — consumers read the reshape's input directly and the node disappears.
-Both are pure: they return a new Graph.
+- `fold_clamps`: a CLAMP (a Relu / Clip between equal quantizations, e.g. the b-bit activation
+  windows of quantize/narrow_search.py) whose input is written by a node read by nothing else
+  that clamps its own output (`Requant.qmin/qmax`, or the params' qmin/qmax of the elementwise
+  and rescaling ops) narrows that clamp and disappears:
+  clamp(clamp(v, a, b), c, d) = clamp(v, max(a, c), min(b, d)) when the ranges overlap.
+All are pure: they return a new Graph.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from dataclasses import replace
 
 from ..ir.graph import Graph, Node
 from ..ir.ops import Op
-from ..ir.params import Conv2dParams, PadParams
+from ..ir.params import ClampParams, Conv2dParams, PadParams
 from ..ir.tensor import Tensor
 
 
@@ -93,3 +98,37 @@ def drop_noop_reshapes(graph: Graph) -> Graph:
     used = {i for n in nodes for i in n.inputs} | {o for n in nodes for o in n.outputs} | set(graph.inputs)
     tensors = {k: v for k, v in graph.tensors.items() if k in used}
     return graph.replace(nodes=tuple(nodes), tensors=tensors)
+
+
+def fold_clamps(graph: Graph) -> Graph:
+    consumers = graph.consumers()
+    producer = {o: n for n in graph.nodes for o in n.outputs}
+    changed: dict[str, Node] = {}
+    removed: set[str] = set()
+    for node in graph.nodes:
+        if node.op != Op.CLAMP:
+            continue
+        cp = node.params
+        src = node.inputs[0]
+        prod = producer.get(src)
+        if prod is None or prod.name in removed or prod.params is None:
+            continue
+        prod = changed.get(prod.name, prod)
+        rq = getattr(prod.params, "requant", None)
+        holder = rq if rq is not None else prod.params   # the output clamp: the requant's or the op's own
+        if (not hasattr(holder, "qmin") or not hasattr(holder, "qmax") or not isinstance(cp, ClampParams)
+                or len(prod.outputs) != 1 or src in graph.outputs or len(consumers.get(src, [])) != 1
+                or not _same_quant(graph.tensors[src], graph.tensors[node.outputs[0]])):
+            continue
+        lo, hi = max(int(holder.qmin), int(cp.qmin)), min(int(holder.qmax), int(cp.qmax))
+        if lo > hi:
+            continue
+        narrowed = replace(holder, qmin=lo, qmax=hi)
+        params = replace(prod.params, requant=narrowed) if rq is not None else narrowed
+        changed[prod.name] = replace(prod, outputs=node.outputs, params=params)
+        removed.add(node.name)
+    if not removed:
+        return graph
+    nodes = tuple(changed.get(n.name, n) for n in graph.nodes if n.name not in removed)
+    used = {i for n in nodes for i in n.inputs} | {o for n in nodes for o in n.outputs} | set(graph.inputs)
+    return graph.replace(nodes=nodes, tensors={k: v for k, v in graph.tensors.items() if k in used})

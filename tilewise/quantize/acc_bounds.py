@@ -121,18 +121,45 @@ def wrap(values: np.ndarray | int, bits: int) -> np.ndarray:
     return ((v + half) & ((half << np.int64(1)) - 1)) - half
 
 
-def may_wrap(lg: LayerGraph) -> tuple[tuple[str, int, int], ...]:
-    """The layers of `lg` whose narrow accumulator (`Layer.acc_bits` < 32) some input can make
-    wrap: (layer name, acc_bits, bits the `int_acc_range` bound needs), in layer order. Empty when
-    every narrow accumulator provably fits (the C and the golden model then agree with 32-bit
-    arithmetic too)."""
+def value_range(lg: LayerGraph, tensor: str) -> tuple[int, int]:
+    """The stored values `tensor` (int8) can hold: its dtype's range, narrowed by the output clamp
+    of the layer that writes it (a clamp layer's [qmin, qmax], e.g. quantize/narrow_search.py's
+    b-bit windows; a requantizing layer's `Requant.qmin/qmax`; the qmin/qmax of an elementwise or
+    pooling op's params), and through ops that only select or move values (max pool, reshape,
+    transpose) between equal quantizations by their input's range."""
+    from ..ir.ops import Op
+    from ..ir.params import ClampParams
     from ..ir.tensor import dtype_range
 
+    t = lg.tensors[tensor]
+    lo, hi = dtype_range(t.dtype)
+    prod = next((layer for layer in lg.layers if layer.output == tensor), None)
+    if prod is None or t.dtype != "int8":
+        return lo, hi
+    src = lg.tensors[prod.inputs[0]] if prod.inputs else None
+    if (prod.op in (Op.MAX_POOL, Op.RESHAPE, Op.TRANSPOSE) and src is not None and src.dtype == t.dtype
+            and src.quant == t.quant):
+        lo, hi = value_range(lg, prod.inputs[0])
+    clamp = prod.params
+    if prod.op != Op.CLAMP:   # the requantization's clamp: the layer's, or its params' (mean)
+        clamp = prod.requant or getattr(prod.params, "requant", None) or prod.params
+    if prod.op == Op.CLAMP and not isinstance(clamp, ClampParams):
+        return lo, hi
+    if hasattr(clamp, "qmin") and hasattr(clamp, "qmax"):
+        return max(lo, int(clamp.qmin)), min(hi, int(clamp.qmax))
+    return lo, hi
+
+
+def may_wrap(lg: LayerGraph) -> tuple[tuple[str, int, int], ...]:
+    """The layers of `lg` whose narrow accumulator (`Layer.acc_bits` < 32) some input can make
+    wrap: (layer name, acc_bits, bits the `int_acc_range` bound needs over the input's
+    `value_range`), in layer order. Empty when every narrow accumulator provably fits (the C and
+    the golden model then agree with 32-bit arithmetic too)."""
     out = []
     for layer in lg.layers:
         if layer.acc_bits >= 32 or layer.weights is None:
             continue
-        lo, hi = dtype_range(lg.tensors[layer.inputs[0]].dtype)
+        lo, hi = value_range(lg, layer.inputs[0])
         need = acc_bits_needed(int_acc_max_abs(layer.weights, layer.bias, lo, hi))
         if need > layer.acc_bits:
             out.append((layer.name, layer.acc_bits, need))

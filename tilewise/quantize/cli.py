@@ -1,6 +1,6 @@
 """`tilewise quantize` options and command (hooked into tilewise/cli.py by `add_quantize`).
 
-    tilewise quantize FLOAT.onnx --calib DATA --target T [--bits 8]
+    tilewise quantize FLOAT.onnx --calib DATA --target T [--bits 8] [--acc-bits [MODULE=]N]
         [--calibration minmax|percentile|mse] [--percentile P] [--eval DATA] [--compare INT.onnx]
         -o OUT.onnx [--json]
 
@@ -8,6 +8,11 @@ DATA is read like `validate --data` (validate/data.py: .npy, .npz or a directory
 model's own layout (NHWC for a .tflite model), N inputs with or without the batch dimension. The
 target names the requantization the model is written for; every built-in target takes onnx-mode
 layers so far (shift-style scales for PULP/NE16/DIANA are not built yet).
+
+With an accumulator narrower than 32 bits (`--acc-bits`, as in validate; the narrowest module of
+the target counts) the per-layer input and weight widths come from narrow_search.py, and --json
+lists them per layer under "bit_widths" (widths, the accumulator range and the bits its proof needs,
+the three §4.4 bounds' Δ and available bits, every candidate's SQNR).
 """
 
 from __future__ import annotations
@@ -35,6 +40,10 @@ def add_quantize(sub) -> None:
                    help="activation range estimate (default: minmax)")
     q.add_argument("--percentile", type=float, default=99.99, metavar="P",
                    help="with --calibration percentile: the percentile kept (default 99.99)")
+    q.add_argument("--acc-bits", metavar="[MODULE=]N",
+                   help="accumulator bits of the target's modules (as in validate): below 32, choose "
+                        "per layer input and weight widths of 2-8 bits whose accumulator provably "
+                        "fits N bits (seed 002 §4.5 search, quantize/narrow_search.py)")
     q.add_argument("--eval", metavar="FILE|DIR", help="evaluation inputs: SQNR on them too")
     q.add_argument("--compare", metavar="INT_MODEL", help="an existing integer model of the same "
                    "network (.onnx float in/out, run by onnxruntime; .tflite, run by LiteRT): its "
@@ -91,7 +100,10 @@ def cmd_quantize(args: argparse.Namespace) -> int:
     from ..targets.registry import get_target
     from .pipeline import load_float_onnx, quantize_model, sqnr_json
 
-    target = get_target(args.target)
+    from ..cli_options import with_acc_bits
+
+    target = with_acc_bits(get_target(args.target), args.acc_bits)
+    acc_bits = min(m.acc_bits for m in target.modules)
     out = _out_path(args.out)
     if args.bits != 8:
         raise TilewiseError(f"--bits {args.bits}: tilewise quantize writes 8-bit models so far")
@@ -101,14 +113,23 @@ def cmd_quantize(args: argparse.Namespace) -> int:
     nhwc = Path(args.model).suffix.lower() == ".tflite"
     calib, calib_raw = _read_inputs(model, args.calib, "calibration inputs", nhwc)
     evals = _read_inputs(model, args.eval, "evaluation inputs", nhwc) if args.eval else None
-    res = quantize_model(model, calib, args.calibration, args.bits, args.percentile)
+    narrow = None
+    if acc_bits < 32:
+        from .narrow_search import search
+
+        narrow = search(model, calib, acc_bits, args.calibration, args.percentile)
+        res = narrow.result
+    else:
+        res = quantize_model(model, calib, args.calibration, args.bits, args.percentile)
     try:
         onnx.save(res.model, str(out))
     except OSError as e:
         raise TilewiseError(f"-o {args.out}: cannot write the model ({e.strerror or e})") from None
     result = {"model": str(out), "float_model": args.model, "target": target.name, "bits": args.bits,
               "calibration": args.calibration, "requant": REQUANT,
-              "calibration_inputs": int(len(calib))}
+              "calibration_inputs": int(len(calib)), "acc_bits": acc_bits}
+    if narrow is not None:
+        result["bit_widths"] = [c.to_json() for c in narrow.choices]
     sets = [("calibration", (calib, calib_raw))] + ([("evaluation", evals)] if evals else [])
     for key, (x, raw) in sets:
         cmp = _compare_outputs(args.compare, x, raw) if args.compare else None
@@ -126,8 +147,13 @@ def _fmt(db) -> str:
 
 
 def _text(r: dict) -> str:
-    lines = [f"wrote {r['model']} (int{r['bits']}, {r['calibration']} calibration on "
+    width = f"int{r['bits']}" if r["acc_bits"] >= 32 else f"int{r['bits']} containers, {r['acc_bits']}-bit accumulators"
+    lines = [f"wrote {r['model']} ({width}, {r['calibration']} calibration on "
              f"{r['calibration_inputs']} inputs, {r['requant']} requantization, target {r['target']})"]
+    for c in r.get("bit_widths", []):
+        lines.append(f"  layer {c['layer']}: {c['in_bits']}-bit input x {c['w_bits']}-bit weights "
+                     f"({c['taps']} taps), accumulator within {c['acc_bits_needed']} of "
+                     f"{c['acc_bits']} bits")
     for key, what in (("calibration_sqnr", "calibration"), ("evaluation_sqnr", "evaluation")):
         if key not in r:
             continue

@@ -141,8 +141,10 @@ def _weight_axis(n: onnx.NodeProto) -> int:
     return 1   # MatMul: B is [K, N]
 
 
-def write_qdq(model: onnx.ModelProto, p: Plan, qp: dict[str, QParams], bits: int = 8) -> onnx.ModelProto:
-    """The QDQ model (see the module doc)."""
+def write_qdq(model: onnx.ModelProto, p: Plan, qp: dict[str, QParams], bits: int = 8,
+              weight_bits: dict[str, int] | None = None) -> onnx.ModelProto:
+    """The QDQ model (see the module doc); `weight_bits`: per node label, weight bits other than
+    `bits` (codes within ±(2^(b−1) − 1), still stored as int8: narrow_search.py)."""
     g = model.graph
     inits = {t.name: numpy_helper.to_array(t) for t in g.initializer}
     graph_inputs = [vi.name for vi in g.input if vi.name not in inits]
@@ -168,7 +170,8 @@ def write_qdq(model: onnx.ModelProto, p: Plan, qp: dict[str, QParams], bits: int
     for i, n in enumerate(g.node):
         ins = [rename.get(x, x) for x in n.input]
         if n.op_type in WEIGHTED:
-            ins = _quantized_weights(n, i, ins, inits, qp, const, nodes, bits)
+            ins = _quantized_weights(n, i, ins, inits, qp, const, nodes,
+                                     (weight_bits or {}).get(_node_label(n, i), bits))
         y = n.output[0]
         outs = list(n.output)
         if y in quantized:

@@ -13,7 +13,7 @@ from .calibrate import METHODS, Observer, QParams
 from .graph_out import Plan, check_float_model, plan, resolve, write_qdq
 from .sqnr import layer_report, output_report, run_all, session
 
-__all__ = ["METHODS", "QuantizeResult", "quantize_model", "load_float_onnx", "calibration_inputs", "sqnr_json"]
+__all__ = ["METHODS", "QuantizeResult", "quantize_model", "observe", "load_float_onnx", "calibration_inputs", "sqnr_json"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -84,19 +84,27 @@ def quantize_model(model: onnx.ModelProto, inputs: np.ndarray, method: str = "mi
     """Calibrate `model` on `inputs` ([N, ...] float32) and write its QDQ form."""
     if bits != 8:
         raise TilewiseError(f"--bits {bits}: tilewise quantize writes 8-bit models so far")
+    p, name, observers = observe(model, inputs, method, bits, percentile)
+    qp = resolve(p, {t: obs.qparams() for t, obs in observers.items()})
+    return QuantizeResult(write_qdq(model, p, qp, bits), p, qp, name)
+
+
+def observe(model: onnx.ModelProto, inputs: np.ndarray, method: str = "minmax", bits: int = 8,
+            percentile: float = 99.99) -> tuple[Plan, str, dict[str, Observer]]:
+    """Plan the activation points of `model` and feed one observer per point with its values on
+    `inputs`: (plan, input name, observers)."""
     p = plan(model)
     name = _inputs(model)[0].name
     sess = session(model, tuple(t for t in p.points if t != name))
     values = run_all(sess, name, inputs, [t for t in p.points if t != name])
     values[name] = [x for x in inputs]
-    calibrated: dict[str, QParams] = {}
+    observers: dict[str, Observer] = {}
     for t in p.points:
         obs = Observer(method, percentile, bits)
         for v in values[t]:
             obs.update(v)
-        calibrated[t] = obs.qparams()
-    qp = resolve(p, calibrated)
-    return QuantizeResult(write_qdq(model, p, qp, bits), p, qp, name)
+        observers[t] = obs
+    return p, name, observers
 
 
 def sqnr_json(float_model: onnx.ModelProto, res: QuantizeResult, inputs: np.ndarray,

@@ -147,6 +147,16 @@ class Module:
         """Names of the kernel families the module's bindings come from (in order)."""
         return tuple(dict.fromkeys(b.family.name for b in self.bindings))
 
+    def with_acc_bits(self, bits: int) -> Module:
+        """Copy with `bits`-bit accumulators, its bindings re-priced where their cost model
+        depends on the accumulator width (a model with `for_acc_bits(bits)`: the IDSP's SimdDsp,
+        seed 002 §3.2)."""
+        def priced(b):
+            f = getattr(b.cost, "for_acc_bits", None)
+            return b if f is None else replace(b, cost=f(bits))
+
+        return replace(self, acc_bits=bits, bindings=tuple(priced(b) for b in self.bindings))
+
     @property
     def cost_models(self) -> tuple[str, ...]:
         """Names of the cost models pricing the module's bindings (in order)."""
@@ -274,6 +284,5 @@ class Target:
             raise ValueError(f"accumulator bits must be between 8 and 32, got {bits}")
         if module is not None:
             self.module(module)
-        return replace(self, modules=tuple(replace(m, acc_bits=bits)
-                                           if module in (None, m.name) else m
+        return replace(self, modules=tuple(m.with_acc_bits(bits) if module in (None, m.name) else m
                                            for m in self.modules))

@@ -3,7 +3,8 @@
 Figures (seed 002 §5.5 and Table 7.2, notes/idsp-model.md):
 - 450 MHz (maximum 500 MHz, --clock beyond it needs --hypothetical: the worst-case typical clock
   seed 002 §7 takes for the comparable CEVA-XM4 core — assumed for the IDSP); 32 MACs/cycle (16-bit SIMD, 16-bit accumulators: partial sums are 2 bytes and may be
-  spilled to external memory between input-channel tiles, as the seed's schedules do);
+  spilled to external memory between input-channel tiles, as the seed's schedules do); 16 with
+  emulated 32-bit accumulators (§3.2, below);
 - data bus 32 elements/cycle of 2 bytes → 64 B/cycle; 150-cycle DMA initialisation, charged to the
   DSP per transfer (eq. 5.9, CC_dsp = CC_tile + N_transfers·CC_dma_init); no per-chunk cost;
 - 128 kB local memory (64 kB usable per buffer set with double buffering); the 4 kB register file
@@ -16,9 +17,16 @@ seed's throughput model, so that analyze and generate agree. Its accumulators ar
 default (the seed's emulated wide accumulators, §3.2); `with_acc_bits(16, "dsp")` / `--acc-bits dsp=16`
 gives the native 16-bit register (`Module.acc_bits`): every int8 conv / depthwise / dense layer on
 the DSP then wraps its accumulator modulo 2^16 in the golden model and the C (seed 002 Fig. 4.6),
-bit-exact with the reference only where the accumulators fit (quantize/acc_bounds.py). The cost
-model is the same for both widths, as the C is (kernels with 16-bit SIMD lanes are not written
-yet; seed 002 §3.2: the emulated 32-bit accumulators halve the DSP's MAC throughput).
+bit-exact with the reference only where the accumulators fit (quantize/acc_bounds.py;
+`tilewise quantize --acc-bits 16` writes models whose accumulators provably fit). The dsp is
+priced by its accumulator width (targets/kernels.py SimdDsp, re-priced by `Module.with_acc_bits`):
+seed 002 §3.2, "32-bit accumulators are supported through emulation, but will half the platform's
+multiply-accumulate throughput" — 32 MAC/cycle for conv / depthwise / dense with the native
+16-bit register, 16 with the default emulated 32-bit one. That prices the IDSP's own vector
+kernels (assumed to reach the seed's throughput); the portable C that tilewise emits for the host
+build keeps int32 arithmetic and wraps where the register would (16-bit SIMD-lane kernels are not
+written). schedule/idsp.py's seed reproductions (Table 5.3, Fig. 5.12) take the native 32
+MAC/cycle (`macs_per_cycle`), as the seed does.
 
 cpu: the host processor that controls the IDSP (seed 002 §2.2.2: "the host processor transfers
 new data into the local memories", and runs the tile loops of its Halide programs, §6.2). The

@@ -36,12 +36,14 @@ CmsisNN — CMSIS-NN on a Cortex-M7 (STM32H7), single core: im2col to q15 then t
 (2 channels × 2 pixels, SMLAD dual 16-bit MACs); calibrated to seed 004 §3.4.1: PULP-NN on one
 GAP8 core is 2.54× faster on the benchmark layer.
 
-SimdDsp — seed 002's IDSP: CC_tile = N_MACs / DSP throughput (eq. 5.10), nothing else.
+SimdDsp — seed 002's IDSP: CC_tile = N_MACs / DSP throughput (eq. 5.10), nothing else; the
+throughput of conv / depthwise / dense halves when the module's accumulators are wider than the
+native 16 bits (seed 002 §3.2, emulated 32-bit accumulators; `for_acc_bits`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -315,19 +317,44 @@ class CmsisNN:
 
 @dataclass(frozen=True)
 class SimdDsp:
-    """A SIMD DSP sustaining `macs_per_cycle` (seed 002 eq. 5.10: CC_tile = N_MACs / throughput)."""
+    """A SIMD DSP sustaining `macs_per_cycle` (seed 002 eq. 5.10: CC_tile = N_MACs / throughput).
+
+    `macs_per_cycle` is the rate with the native accumulator of `native_acc_bits`; a module whose
+    accumulators are wider (`acc_bits`, kept equal to `Module.acc_bits` by
+    `Module.with_acc_bits` through `for_acc_bits`) emulates them at `emulated_rate` of it on its
+    conv / depthwise / dense kinds — seed 002 §3.2: "32-bit accumulators are supported through
+    emulation, but will half the platform's multiply-accumulate throughput", i.e. 0.5. Pooling
+    and elementwise kinds keep the full rate (their sums are not the weighted accumulators that
+    `acc_bits` narrows)."""
 
     name: str = "simd-dsp"
     macs_per_cycle: float = 32.0
     #: cycles per output/input element for elementwise kinds (pool, add, other)
     elems_per_cycle: float = 32.0
+    native_acc_bits: int = 16
+    acc_bits: int = 32
+    emulated_rate: float = 0.5
+
+    def for_acc_bits(self, bits: int) -> SimdDsp:
+        """This model for a module with `bits`-bit accumulators."""
+        return replace(self, acc_bits=bits)
+
+    @property
+    def mac_rate(self) -> float:
+        """MACs per cycle of the weighted kinds at `acc_bits`."""
+        if self.acc_bits <= self.native_acc_bits:
+            return self.macs_per_cycle
+        return self.macs_per_cycle * self.emulated_rate
 
     def terms(self, nest: LoopNest, cores: int) -> tuple[Term, ...]:
         r = 1.0 / self.macs_per_cycle
+        w = 1.0 / self.mac_rate
         F = nest.FY * nest.FX
         all4 = (("n", ident), ("oy", ident), ("ox", ident), ("k", ident))
         if nest.kind in ("conv", "fc"):
-            return (Term(r * F, (*all4, ("c", ident)), "macs"),)
-        if nest.kind in ("dwconv", "pool", "gap"):
+            return (Term(w * F, (*all4, ("c", ident)), "macs"),)
+        if nest.kind == "dwconv":
+            return (Term(w * F, all4, "macs"),)
+        if nest.kind in ("pool", "gap"):
             return (Term(r * F, all4, "macs"),)
         return (Term(1.0 / self.elems_per_cycle, all4, "elems"),)

@@ -9,6 +9,7 @@ per row, each the whole layer function (whole_function.c.j2), one call on the L2
 |----------------|------------|---------------|-----------------------------|----------------|------------------------------|
 | quantize       | quantize   | tflite        | 8→8, 8→16, 16→8, 16→16      | tw_quantize    | quant_ops.quantize (Requantize) |
 | quantize_onnx  | quantize   | onnx          | 8→8                         | tw_lut_s8      | onnx_ops.quantize (table of every value) |
+| clamp          | clamp      | none          | 8→8                         | tw_lut_s8      | onnx_ops.clamp (table of every value) |
 | transpose      | transpose  | any           | 8→8, 16→16                  | tw_transpose   | shape_ops.transpose          |
 | concat         | concat     | tflite, onnx  | 8→8, 16→16                  | tw_concat      | shape_ops.concat / onnx_ops.concat |
 | transpose_conv | transpose_conv | tflite    | 8x8→8, 16x8→16 (int64 acc)  | tw_transpose_conv | linear.transpose_conv (conv.transpose_conv_acc) |
@@ -51,7 +52,7 @@ from ...golden.onnx_ops import requantize_values
 from ...golden.shape_ops import rescale_values
 from ...ir.layer import Layer, LayerGraph
 from ...ir.ops import Op
-from ...ir.params import (ConcatParams, OnnxQuantizeParams, PadParams, TfliteAddSubParams,
+from ...ir.params import (ClampParams, ConcatParams, OnnxQuantizeParams, PadParams, TfliteAddSubParams,
                           TfliteMulParams, TfliteRequantizeParams, TransposeConvParams,
                           TransposeParams)
 from ...ir.tensor import dtype_bits, dtype_range
@@ -104,6 +105,17 @@ def check_quantize_onnx(layer: Layer, lg: LayerGraph) -> str | None:
     if not isinstance(layer.params, OnnxQuantizeParams):
         return f"a quantize with {type(layer.params).__name__}"
     return _int_types(layer, lg)
+
+
+def check_clamp(layer: Layer, lg: LayerGraph) -> str | None:
+    """A clamp of an int8 tensor (a Relu / Clip between equal quantizations, e.g. the b-bit window
+    of quantize/narrow_search.py): a table of every value."""
+    if not isinstance(layer.params, ClampParams):
+        return f"a clamp with {type(layer.params).__name__}"
+    for t in (*layer.inputs, layer.output):
+        if lg.tensors[t].dtype != "int8":
+            return f"a {lg.tensors[t].dtype} tensor '{t}' (int8 only)"
+    return None
 
 
 def check_transpose(layer: Layer, lg: LayerGraph) -> str | None:
@@ -208,6 +220,16 @@ def quantize_onnx(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -
     ylo, yhi = dtype_range(y.dtype)
     vals = np.clip(vals, max(ylo, int(p.qmin)), min(yhi, int(p.qmax))) - u8_offset(lg, layer.output)
     return render("quantize_onnx.c.j2", table=[int(v) for v in vals], size=y.size)
+
+
+def clamp(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
+    """clamp(x, qmin, qmax) on int8 tensors (check_clamp): the table of every stored value."""
+    p = layer.params
+    assert isinstance(p, ClampParams), f"layer '{layer.name}' passed its check"
+    lo, hi = dtype_range(lg.tensors[layer.inputs[0]].dtype)
+    vals = np.clip(np.arange(lo, hi + 1), int(p.qmin), int(p.qmax))
+    return render("quantize_onnx.c.j2", table=[int(v) for v in vals], size=lg.tensors[layer.output].size,
+                  what=f"clamp to [{int(p.qmin)}, {int(p.qmax)}]")
 
 
 def transpose(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
@@ -360,6 +382,7 @@ def bindings(cost) -> tuple[Binding, ...]:
                 quantize)
     add("quantize_onnx", Op.QUANTIZE, ("onnx",), Precision(S8, 0, S8), check_quantize_onnx,
         quantize_onnx)
+    add("clamp", Op.CLAMP, (None,), Precision(S8, 0, S8), check_clamp, clamp)
     for bits in (S8, S16):
         suffix = "" if bits == S8 else "_s16"
         add("transpose" + suffix, Op.TRANSPOSE, (None,), Precision(bits, 0, bits),
