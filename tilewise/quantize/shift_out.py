@@ -20,9 +20,10 @@ Per weighted node (Conv, Gemm, its Relu / Clip fused; notes/integer-onnx.md "NEM
   accumulator of the real product.
 - The layer's real multiplier per channel M[c] = s_x·s_w[c] / s_y becomes an integer k[c] =
   max(1, round(M·2^d)) and one shift d per layer (NE16 has one; NEMO's form, seed 004
-  "requantization"); the output zero point and the rounding half go into the bias, in
-  accumulator units: B' = B + round((z_y + ½)·2^d / k), so floor(k·(acc + B') / 2^d) ≈
-  round(M·(acc + B)) + z_y. onnxruntime's int64 Div truncates toward zero, the frontend's shift
+  "requantization"); the bias, the output zero point and the rounding half go into the bias, in
+  accumulator units: B' = round((M·B + z_y + ½)·2^d / k), so floor(k·(acc + B') / 2^d) ≈
+  round(M·(acc + B)) + z_y (B scaled by the real M, not by k/2^d: a channel whose bias dominates
+  keeps its constant part to a fraction of a code, as passes/shift_requant.py does with λ). onnxruntime's int64 Div truncates toward zero, the frontend's shift
   floors; they agree because the Clip's lower bound is ≥ 0 (every quotient they differ on is
   negative and clipped to it; onnx_nemo._requant proves the same).
 - d is the largest in [0, 23] such that every value stays where both the targets and onnxruntime
@@ -101,6 +102,8 @@ class LayerShift:
     layer: str
     shift: int
     multipliers: tuple[int, int]     # least and greatest k
+    coarsened: int = 0               # the largest j of a channel's weight step × 2^j (layer_codes)
+    coarse_channels: int = 0         # channels with j > 0
 
 
 @dataclass(frozen=True, eq=False)
@@ -125,13 +128,43 @@ def choose_shift(m: np.ndarray, bias: np.ndarray, w_abs: np.ndarray, z_y: int,
     m = np.asarray(m, np.float64)
     for d in range(D_MAX, -1, -1):
         k = np.maximum(np.rint(m * 2.0**d), 1).astype(np.int64)
-        b = bias + np.rint((z_y + 0.5) * 2.0**d / k).astype(np.int64)
+        b = np.rint((m * bias + z_y + 0.5) * 2.0**d / k).astype(np.int64)
         target = k * (np.abs(b) + 256 * w_abs) + 128 * 2**d
         if (target <= INT32).all() and (255 * w_abs + np.abs(b) < FLOAT32_EXACT).all():
             return d, k, b
     raise TilewiseError(f"node '{label}': no shift keeps its requantization within int32 and its "
                         f"accumulator within float32's exact integers (weights too large for the "
                         f"shift-mode writer)")
+
+
+def layer_codes(w: np.ndarray, b: np.ndarray | None, axis: int, ax: Act, ay: Act, label: str
+                ) -> tuple[np.ndarray, int, np.ndarray, np.ndarray, np.ndarray]:
+    """(integer weights in w's layout, d, k, B', j per channel) of a Conv / Gemm with float weights
+    w (output channels along `axis`) and bias b between activations ax and ay (module docstring).
+
+    A channel whose bias dominates its accumulator (|B'| ≥ 2^24 − 255·Σ|q_w|: e.g. a calibration
+    range where the weighted sum moves the output by a few codes and the bias by hundreds) gets a
+    coarser weight step s_w·2^j, the least j ≤ 7 that brings the accumulator back below 2^24 —
+    the weights' share of such an output is a few codes, so their lost bits cost little there."""
+    qw = quantize_weights(w, axis, 8, b, ax.scale)
+    s0 = qw.scale.astype(np.float64)
+    wc = np.moveaxis(np.asarray(w, np.float64), axis, 0).reshape(s0.size, -1)
+    bf = np.zeros(s0.size) if b is None else np.asarray(b, np.float64).reshape(-1)
+    j = np.zeros(s0.size, np.int64)
+    for _ in range(8):
+        s_w = s0 * 2.0**j
+        q = np.clip(np.rint(wc / s_w[:, None]), -127, 127).astype(np.int64)
+        w_abs = np.abs(q).sum(axis=1)
+        bias = np.rint(bf / (ax.scale * s_w)).astype(np.int64) - ax.zero_point * q.sum(axis=1)
+        m = ax.scale * s_w / ay.scale
+        reach = 255 * w_abs + np.abs(bias) + (ay.zero_point + 1) / m
+        over = reach >= FLOAT32_EXACT
+        if not over.any() or (j[over] >= 7).any():
+            break
+        j = np.where(over, j + 1, j)
+    d, k, b_int = choose_shift(m, bias, w_abs, ay.zero_point, label)
+    shape = list(np.moveaxis(np.asarray(w), axis, 0).shape)
+    return np.moveaxis(q.reshape(shape), 0, axis), d, k, b_int, j
 
 
 def _attrs(n: onnx.NodeProto) -> dict:
@@ -204,18 +237,10 @@ def write_shift(model: onnx.ModelProto, p: Plan, qp: dict[str, QParams]) -> Shif
         axis = _weight_axis(n)
         w = inits[n.input[1]].astype(np.float64)
         b = inits[n.input[2]].astype(np.float64) if len(n.input) > 2 and n.input[2] else None
-        qw = quantize_weights(w, axis, 8, b, ax.scale)
-        q = np.moveaxis(qw.q, axis, 0)
-        kout = q.shape[0]
-        w_sum = q.reshape(kout, -1).sum(axis=1)
-        w_abs = np.abs(q).reshape(kout, -1).sum(axis=1)
-        s_w = qw.scale.astype(np.float64)
-        bias = -ax.zero_point * w_sum
-        if b is not None:
-            bias = bias + np.rint(b.reshape(-1) / (ax.scale * s_w)).astype(np.int64)
-        m = ax.scale * s_w / ay.scale
-        d, k, b_int = choose_shift(m, bias, w_abs, ay.zero_point, label)
-        layers.append(LayerShift(label, d, (int(k.min()), int(k.max()))))
+        q, d, k, b_int, coarse = layer_codes(w, b, axis, ax, ay, label)
+        kout = k.size
+        layers.append(LayerShift(label, d, (int(k.min()), int(k.max())), int(coarse.max()),
+                                 int((coarse > 0).sum())))
         lo = ay.zero_point
         hi = 255
         if np.isfinite(hi_real):
@@ -226,7 +251,7 @@ def write_shift(model: onnx.ModelProto, p: Plan, qp: dict[str, QParams]) -> Shif
             lo = 0
         shape = [1, kout, 1, 1] if n.op_type == "Conv" else [1, kout]
         base = label.replace("/", "_")
-        ins = [x, const(f"{base}/weight_q", qw.q.astype(np.float32)),
+        ins = [x, const(f"{base}/weight_q", q.astype(np.float32)),
                const(f"{base}/bias_q", b_int.astype(np.float32))]
         nodes += [
             helper.make_node(n.op_type, ins, [f"{base}/acc"], name=label, **a),
