@@ -6,8 +6,9 @@
 
 DATA is read like `validate --data` (validate/data.py: .npy, .npz or a directory of .npy), in the
 model's own layout (NHWC for a .tflite model), N inputs with or without the batch dimension. The
-target names the requantization the model is written for; every built-in target takes onnx-mode
-layers so far (shift-style scales for PULP/NE16/DIANA are not built yet).
+target names the requantization the model is written for: onnx mode (a QDQ model, graph_out.py)
+for Cortex-M and the host, shift mode (a NEMO-style integer model whose input and outputs are
+8-bit codes, shift_out.py) for gap8, gap9, pulp-open and diana.
 """
 
 from __future__ import annotations
@@ -101,19 +102,31 @@ def cmd_quantize(args: argparse.Namespace) -> int:
     nhwc = Path(args.model).suffix.lower() == ".tflite"
     calib, calib_raw = _read_inputs(model, args.calib, "calibration inputs", nhwc)
     evals = _read_inputs(model, args.eval, "evaluation inputs", nhwc) if args.eval else None
-    res = quantize_model(model, calib, args.calibration, args.bits, args.percentile)
+    from .shift_out import SHIFT_TARGETS
+
+    shift = target.name in SHIFT_TARGETS
+    if shift:
+        from .pipeline import quantize_shift
+        from .shift_out import shift_json
+
+        res = quantize_shift(model, calib, args.calibration, args.percentile)
+    else:
+        res = quantize_model(model, calib, args.calibration, args.bits, args.percentile)
     try:
         onnx.save(res.model, str(out))
     except OSError as e:
         raise TilewiseError(f"-o {args.out}: cannot write the model ({e.strerror or e})") from None
     result = {"model": str(out), "float_model": args.model, "target": target.name, "bits": args.bits,
-              "calibration": args.calibration, "requant": REQUANT,
+              "calibration": args.calibration, "requant": "shift" if shift else REQUANT,
               "calibration_inputs": int(len(calib))}
+    if shift:
+        result["shift"] = shift_json(res)
     sets = [("calibration", (calib, calib_raw))] + ([("evaluation", evals)] if evals else [])
     for key, (x, raw) in sets:
         cmp = _compare_outputs(args.compare, x, raw) if args.compare else None
         result[f"{key}_inputs"] = int(len(x))
-        result[f"{key}_sqnr"] = sqnr_json(model, res, x, cmp)
+        result[f"{key}_sqnr"] = (shift_json(res, model, x, cmp)["sqnr"] if shift
+                                 else sqnr_json(model, res, x, cmp))
     if args.json:
         print(json.dumps(result, indent=2))
     else:

@@ -304,3 +304,27 @@ def shift_report(float_model: onnx.ModelProto, sm: ShiftModel, inputs: np.ndarra
     f = run_all(session(float_model, layer_out), sm.input_name, inputs, list(layer_out))
     per_layer = [{**sqnr(t, f[t], deq[t]).to_json(), "layer": t} for t in layer_out]
     return {"outputs": per_out, "layers": per_layer}
+
+
+def shift_json(sm: ShiftModel, float_model: onnx.ModelProto | None = None,
+               inputs: np.ndarray | None = None,
+               compare: list[list[np.ndarray]] | None = None) -> dict:
+    """The writer's choices (the codes of the input and outputs, each layer's shift, multipliers
+    and coarsened channels) and, with `float_model` and `inputs`, "sqnr": shift_report's figures
+    (+ "compare": another integer model's outputs `compare` vs float, per output)."""
+    out: dict = {
+        "form": "NEMO-style integer ONNX (float32 tensors of 8-bit codes; Conv/Gemm → Cast(int64) "
+                "→ Mul(k) → Div(2^d) → Cast(float) → Clip)",
+        "codes": {t: {"scale": sm.acts[t].scale, "zero_point": sm.acts[t].zero_point}
+                  for t in (sm.input_name, *sm.output_names)},
+        "layers": [{"layer": x.layer, "shift": x.shift, "k_min": x.multipliers[0],
+                    "k_max": x.multipliers[1], "coarsened_channels": x.coarse_channels}
+                   for x in sm.layers]}
+    if float_model is not None and inputs is not None:
+        from .sqnr import output_report
+
+        rep = shift_report(float_model, sm, inputs)
+        if compare is not None:
+            rep["compare"] = {"outputs": output_report(float_model, sm.input_name, inputs, compare)}
+        out["sqnr"] = rep
+    return out
