@@ -141,6 +141,11 @@ def _fmt(db) -> str:
 def _text(r: dict) -> str:
     lines = [f"wrote {r['model']} (int{r['bits']}, {r['calibration']} calibration on "
              f"{r['calibration_inputs']} inputs, {r['requant']} requantization, target {r['target']})"]
+    if "shift" in r:
+        lines.append("shift per layer: " + ", ".join(
+            f"{x['layer']} {x['shift']} (k {x['k_min']}..{x['k_max']})" for x in r["shift"]["layers"]))
+        lines += [f"  codes of {t}: real = {c['scale']:.6g}·(u − {c['zero_point']})"
+                  for t, c in r["shift"]["codes"].items()]
     for key, what in (("calibration_sqnr", "calibration"), ("evaluation_sqnr", "evaluation")):
         if key not in r:
             continue
