@@ -241,14 +241,9 @@ def write_shift(model: onnx.ModelProto, p: Plan, qp: dict[str, QParams]) -> Shif
         kout = k.size
         layers.append(LayerShift(label, d, (int(k.min()), int(k.max())), int(coarse.max()),
                                  int((coarse > 0).sum())))
-        lo = ay.zero_point
-        hi = 255
-        if np.isfinite(hi_real):
-            hi = int(min(255, ay.zero_point + np.rint(hi_real / ay.scale)))
-        if np.isfinite(lo_real):
-            lo = int(max(lo, ay.zero_point + np.rint(lo_real / ay.scale)))
-        else:
-            lo = 0
+        # the fused activation's bounds as codes (Relu: z_y = 0), within [0, 255]
+        lo = int(max(0, ay.zero_point + np.rint(lo_real / ay.scale))) if np.isfinite(lo_real) else 0
+        hi = int(min(255, ay.zero_point + np.rint(hi_real / ay.scale))) if np.isfinite(hi_real) else 255
         shape = [1, kout, 1, 1] if n.op_type == "Conv" else [1, kout]
         base = label.replace("/", "_")
         ins = [x, const(f"{base}/weight_q", q.astype(np.float32)),
