@@ -10,11 +10,14 @@ Pipeline (pure functions between stages):
 3. calibrate: run the float model in onnxruntime on the calibration inputs with every point as
    an output and feed one observer per point (calibrate.py: minmax / percentile / mse);
 4. write the QDQ model (graph_out.write_qdq): per-channel int8 weights, int32 biases (weights.py);
+   or, for --target gap8 / gap9 / pulp-open / diana, the shift-mode integer model (shift_out.py:
+   NEMO-style Conv/Gemm → Cast(int64) → Mul(k) → Div(2^d) → Cast → Clip on 8-bit codes, which
+   the frontend reads as shift-mode layers and NE16's norm-quant computes);
 5. report SQNR per output and per layer against float on the calibration inputs (sqnr.py), and
    with --compare the output SQNR of an existing integer model on the same inputs.
 
 Requantization is the reading runtime's (`onnx` mode: onnxruntime's QLinear kernels, which
-tilewise reproduces bit-exactly).
+tilewise reproduces bit-exactly) for the QDQ model, the targets' `shift` mode for the integer one.
 
 Narrow accumulators (seed 002 §4.4): the three accumulator bounds and the integer-domain proof of
 a layer's accumulator range are in acc_bounds.py.

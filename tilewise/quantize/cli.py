@@ -6,8 +6,9 @@
 
 DATA is read like `validate --data` (validate/data.py: .npy, .npz or a directory of .npy), in the
 model's own layout (NHWC for a .tflite model), N inputs with or without the batch dimension. The
-target names the requantization the model is written for; every built-in target takes onnx-mode
-layers so far (shift-style scales for PULP/NE16/DIANA are not built yet).
+target names the requantization the model is written for: onnx mode (a QDQ model, graph_out.py)
+for Cortex-M and the host, shift mode (a NEMO-style integer model whose input and outputs are
+8-bit codes, shift_out.py) for gap8, gap9, pulp-open and diana.
 
 With an accumulator narrower than 32 bits (`--acc-bits`, as in validate; the narrowest module of
 the target counts) the per-layer input and weight widths come from narrow_search.py, and --json
@@ -113,12 +114,20 @@ def cmd_quantize(args: argparse.Namespace) -> int:
     nhwc = Path(args.model).suffix.lower() == ".tflite"
     calib, calib_raw = _read_inputs(model, args.calib, "calibration inputs", nhwc)
     evals = _read_inputs(model, args.eval, "evaluation inputs", nhwc) if args.eval else None
+    from .shift_out import SHIFT_TARGETS
+
     narrow = None
+    shift = target.name in SHIFT_TARGETS and acc_bits >= 32
     if acc_bits < 32:
         from .narrow_search import search
 
         narrow = search(model, calib, acc_bits, args.calibration, args.percentile)
         res = narrow.result
+    elif shift:
+        from .pipeline import quantize_shift
+        from .shift_out import shift_json
+
+        res = quantize_shift(model, calib, args.calibration, args.percentile)
     else:
         res = quantize_model(model, calib, args.calibration, args.bits, args.percentile)
     try:
@@ -126,15 +135,18 @@ def cmd_quantize(args: argparse.Namespace) -> int:
     except OSError as e:
         raise TilewiseError(f"-o {args.out}: cannot write the model ({e.strerror or e})") from None
     result = {"model": str(out), "float_model": args.model, "target": target.name, "bits": args.bits,
-              "calibration": args.calibration, "requant": REQUANT,
+              "calibration": args.calibration, "requant": "shift" if shift else REQUANT,
               "calibration_inputs": int(len(calib)), "acc_bits": acc_bits}
     if narrow is not None:
         result["bit_widths"] = [c.to_json() for c in narrow.choices]
+    if shift:
+        result["shift"] = shift_json(res)
     sets = [("calibration", (calib, calib_raw))] + ([("evaluation", evals)] if evals else [])
     for key, (x, raw) in sets:
         cmp = _compare_outputs(args.compare, x, raw) if args.compare else None
         result[f"{key}_inputs"] = int(len(x))
-        result[f"{key}_sqnr"] = sqnr_json(model, res, x, cmp)
+        result[f"{key}_sqnr"] = (shift_json(res, model, x, cmp)["sqnr"] if shift
+                                 else sqnr_json(model, res, x, cmp))
     if args.json:
         print(json.dumps(result, indent=2))
     else:
@@ -154,6 +166,11 @@ def _text(r: dict) -> str:
         lines.append(f"  layer {c['layer']}: {c['in_bits']}-bit input x {c['w_bits']}-bit weights "
                      f"({c['taps']} taps), accumulator within {c['acc_bits_needed']} of "
                      f"{c['acc_bits']} bits")
+    if "shift" in r:
+        lines.append("shift per layer: " + ", ".join(
+            f"{x['layer']} {x['shift']} (k {x['k_min']}..{x['k_max']})" for x in r["shift"]["layers"]))
+        lines += [f"  codes of {t}: real = {c['scale']:.6g}·(u − {c['zero_point']})"
+                  for t, c in r["shift"]["codes"].items()]
     for key, what in (("calibration_sqnr", "calibration"), ("evaluation_sqnr", "evaluation")):
         if key not in r:
             continue

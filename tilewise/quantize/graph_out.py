@@ -22,7 +22,8 @@ float input; its consumers read ``x/dq``.
 
 Requantization happens in the reading runtime: onnxruntime's fused QLinear kernels (the ``onnx``
 mode of golden/requant.py), which tilewise reproduces bit for bit on every target that takes an
-``onnx``-mode layer. Shift-mode (power-of-two) scales for PULP/NE16/DIANA are not written yet.
+``onnx``-mode layer. The shift mode of PULP/NE16/DIANA is written by shift_out.py instead (a QDQ
+model with power-of-two scales would still read as onnx mode: round half to even, not a shift).
 """
 
 from __future__ import annotations

@@ -13,7 +13,8 @@ from .calibrate import METHODS, Observer, QParams
 from .graph_out import Plan, check_float_model, plan, resolve, write_qdq
 from .sqnr import layer_report, output_report, run_all, session
 
-__all__ = ["METHODS", "QuantizeResult", "quantize_model", "observe", "load_float_onnx", "calibration_inputs", "sqnr_json"]
+__all__ = ["METHODS", "QuantizeResult", "quantize_model", "quantize_shift", "calibrate_model",
+           "observe", "load_float_onnx", "calibration_inputs", "sqnr_json"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -82,11 +83,27 @@ def calibration_inputs(model: onnx.ModelProto, arr: np.ndarray, source: str, nhw
 def quantize_model(model: onnx.ModelProto, inputs: np.ndarray, method: str = "minmax",
                    bits: int = 8, percentile: float = 99.99) -> QuantizeResult:
     """Calibrate `model` on `inputs` ([N, ...] float32) and write its QDQ form."""
+    p, qp, name = calibrate_model(model, inputs, method, bits, percentile)
+    return QuantizeResult(write_qdq(model, p, qp, bits), p, qp, name)
+
+
+def quantize_shift(model: onnx.ModelProto, inputs: np.ndarray, method: str = "minmax",
+                   percentile: float = 99.99):
+    """Calibrate `model` on `inputs` and write its shift-mode integer form (shift_out.py: the
+    PULP / NE16 / DIANA targets' requantization)."""
+    from .shift_out import write_shift
+
+    p, qp, _ = calibrate_model(model, inputs, method, 8, percentile)
+    return write_shift(model, p, qp)
+
+
+def calibrate_model(model: onnx.ModelProto, inputs: np.ndarray, method: str = "minmax",
+                    bits: int = 8, percentile: float = 99.99) -> tuple[Plan, dict[str, QParams], str]:
+    """(plan, every quantized tensor's parameters, the input's name) of `model` on `inputs`."""
     if bits != 8:
         raise TilewiseError(f"--bits {bits}: tilewise quantize writes 8-bit models so far")
     p, name, observers = observe(model, inputs, method, bits, percentile)
-    qp = resolve(p, {t: obs.qparams() for t, obs in observers.items()})
-    return QuantizeResult(write_qdq(model, p, qp, bits), p, qp, name)
+    return p, resolve(p, {t: obs.qparams() for t, obs in observers.items()}), name
 
 
 def observe(model: onnx.ModelProto, inputs: np.ndarray, method: str = "minmax", bits: int = 8,

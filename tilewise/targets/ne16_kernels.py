@@ -7,7 +7,11 @@ cost_model.py`, derived from the PLiNIO NE16 model; notes/accelerators.md), FIFO
   per subtile and output block, for every 16-channel input block (TP_IN): load = 6 + Hi·Wi
   (the subtile's input window, Hi = 2·SY + 3 rows — 5×5 at stride 1, 7×7 at stride 2 — one
   256-bit beat per pixel of 16 channels), 1×1: 10 + 9; weight offset = 6; matrix-vector =
-  6 + taps · weight bits (1×1: 6 + weight bits); update = 2;
+  6 + taps · weight bits (1×1: 6 + weight bits); update = 2. The weight bits are the binding's
+  (`weight_bits`, one copy per LoopNest.w_bits 2..8: bindings/ne16 `bindings`): NE16 streams one
+  bit plane per tap and cycle (the bit-serial datapath, bindings/ne16/arith.py), as the model's
+  WEIGHTS_BITWIDTH parameter (MATCH / PLiNIO `Ne16PerfModel`) — fewer bits, fewer cycles; the
+  weights' transfers shrink with them through the plan's ⌈elements·bits/8⌉ (ir/operands.py);
 - then the stream-out of the subtile's int32 outputs: 4 + 9 · ⌈32 · 32 / 256⌉ = 40 (the cluster
   requantizes, so the norm-quant stage is not used);
 - depthwise: per 16-channel block (input and output channels are the same block) one load,
@@ -49,7 +53,7 @@ class Ne16Kernels:
     name: str = "ne16"
     fifo: float = 6.0
     update: float = 2.0
-    weight_bits: int = 8
+    weight_bits: int = 8            # the binding's weight bit planes (LoopNest.w_bits)
     stream_out: float = 40.0        # 9 int32 outputs of 32 channels
     stream_out_dw: float = 22.0     # 9 int32 outputs of 16 channels
     convert: float = 2.27           # per input byte and core (GVSoC, module docstring)

@@ -12,6 +12,12 @@ as tw_ne16/ beside tw_pulp/ and tw_kernels/, which it builds on).
 
 | *_u8in (all six)   | as above        | as above            | the same, input already u8  | as above | as above |
 
+The table holds for 8-bit weights; each row exists again for weights of b = 2..7 bits, named with
+`_w<b>` after the `_s8` (conv2d_s8_w4, conv2d_s8_w4_nq, conv2d_s8_w4_nq_u8in, ...): the binding key's
+weight precision is the layer's LoopNest.w_bits (never inferred from the weights' values; checks.py
+refuses weights outside it), the constants hold b bit planes (constants.py), the job is programmed
+with b (tw_ne16_task_init) and priced with b planes (targets/ne16_kernels.py `weight_bits`).
+
 A tile: the cores convert the int8 input tile to u8 (x + 128) in the scratch; core 0 programs the
 tile's row jobs (tw_ne16_task_*, tw_ne16_task_rows, dispatch, wait), each writing int32
 accumulators into one of two scratch buffers, and while NE16 runs one the cluster's cores add the
@@ -92,7 +98,7 @@ def _emit(layer: Layer, lg: LayerGraph, consts: LayerConstants | None,
     assert not (norm_quant and out_offset), "norm-quant writes int8"
     zp, qmin, qmax = output_clamp(layer, lg, out_offset)
     return _render("ne16_s8.c.j2", (TEMPLATES, PULP_TEMPLATES, PORTABLE_TEMPLATES), u8_input=u8_input,
-                   kind=KIND[kind], stride=n.SY, pad_u8=stored_pad(layer, lg) + 128,
+                   kind=KIND[kind], w_bits=n.w_bits, stride=n.SY, pad_u8=stored_pad(layer, lg) + 128,
                    dense=layer.op == Op.FULLY_CONNECTED, depthwise=layer.op == Op.DEPTHWISE,
                    kernel=requant.kernel(layer, lg, mulh),
                    rq=dict(zero_point=zp, qmin=qmin, qmax=qmax), norm_quant=nq,
@@ -109,8 +115,18 @@ def _rules(layer: Layer, rules: TileRules) -> TileRules:
 
 
 def bindings(cost: Any) -> tuple[Binding, ...]:
-    """NE16's bindings priced by `cost` (targets/ne16_kernels.py `Ne16Kernels`)."""
-    common = dict(precision=Precision(S8, 8, S8), scratch=ne16_bytes,
+    """NE16's bindings priced by `cost` (targets/ne16_kernels.py `Ne16Kernels`): the table of the
+    module docstring once per weight bit count 2..8 (checks.W_BITS; the binding key's weight
+    precision; 8 bits keep the names above, b < 8 bits add `_w<b>`: conv2d_s8_w4_nq ...)."""
+    out: list[Binding] = []
+    for bits in checks.W_BITS:
+        out += _bindings(replace(cost, weight_bits=bits), bits)
+    return tuple(out)
+
+
+def _bindings(cost: Any, bits: int) -> list[Binding]:
+    """NE16's bindings of `bits`-bit weights priced by `cost`."""
+    common = dict(precision=Precision(S8, bits, S8), scratch=ne16_bytes,
                   tiles=TileRules(l3_k_step=4), layer_rules=_rules, jobs_per_tile=1)
     add = partial(per_mode, FAMILY, cost, modes=("tflite", "onnx", "shift"), check=checks.ne16,
                   emit=_emit, consts=constants.LAYOUT, jobs_of_rows=pipeline.jobs, **common)
@@ -135,17 +151,18 @@ def bindings(cost: Any) -> tuple[Binding, ...]:
                       check=_mulh_check, emit=partial(_emit, u8_input=True, mulh=True),
                       consts=constants.LAYOUT, input_offset=128, output_offsets=(0, 128),
                       jobs_of_rows=pipeline.jobs, **common)
-    out = []
-    for name, op, kind in (("conv2d_s8", Op.CONV2D, "conv"),
-                           ("depthwise_s8", Op.DEPTHWISE, "dwconv"),
-                           ("fully_connected_s8", Op.FULLY_CONNECTED, "fc")):
+    out: list[Binding] = []
+    w = "" if bits == 8 else f"_w{bits}"
+    for name, op, kind in ((f"conv2d_s8{w}", Op.CONV2D, "conv"),
+                           (f"depthwise_s8{w}", Op.DEPTHWISE, "dwconv"),
+                           (f"fully_connected_s8{w}", Op.FULLY_CONNECTED, "fc")):
         out += [*add(name=name, op=op, kind=kind, output_offsets=(0, 128)),
                 *nq(name=f"{name}_nq", op=op, kind=kind),
                 *_twins(add_u8(name=f"{name}_u8in", op=op, kind=kind)),
                 *_twins(nq_u8(name=f"{name}_nq_u8in", op=op, kind=kind)),
                 *mulh(name=f"{name}_mulh", op=op, kind=kind, output_offsets=(0, 128)),
                 *_twins(mulh_u8(name=f"{name}_mulh_u8in", op=op, kind=kind))]
-    return tuple(out)
+    return out
 
 
 def _twins(bs: list[Binding]) -> list[Binding]:

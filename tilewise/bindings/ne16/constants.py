@@ -1,9 +1,10 @@
 """The NE16 bindings' constants: per k tile the cluster's per-channel block — the bias as the job
 leaves it to be added, then the pulp kernels' four requantization words (bindings/pulp/
-constants.py: 20 bytes per channel) — and the weights in NE16's bit-plane layout per k tile
-(arith.pack: conv [k_t][⌈C/16⌉][8][FY·FX][2], depthwise [⌈k_t/16⌉][8][9][2], dense as a 1×1
-conv): k_t·⌈C/16⌉·16·FY·FX bytes (depthwise ⌈k_t/16⌉·16·9), which the plan counts through
-ConstLayout.c_block = 16 (LoopNest.w_c_block).
+constants.py: 20 bytes per channel) — and the weights in NE16's bit-plane layout per k tile, one
+plane per weight bit, b = LoopNest.w_bits (2..8) (arith.pack: conv [k_t][⌈C/16⌉][b][FY·FX][2],
+depthwise [⌈k_t/16⌉][b][9][2], dense as a 1×1 conv): k_t·⌈C/16⌉·16·FY·FX·b/8 bytes (depthwise
+⌈k_t/16⌉·16·9·b/8), which the plan counts through ConstLayout.c_block = 16 (LoopNest.w_c_block)
+and the nest's w_bits (ir/operands.py: ⌈elements·bits/8⌉, exact here: 16·b/8 is whole).
 
 The job computes Σ w·u on u = x + 128 (arith.py), which is Σ w·x + 128·Σw: the bias block holds
 the portable kernels' bias (zero points folded) − 128·Σw, so that acc + bias is the layer's
@@ -37,10 +38,12 @@ def job_bias(layer: Layer, lg: LayerGraph) -> np.ndarray:
 
 
 def _packed(layer: Layer, s) -> bytes:
-    """The weights in NE16's layout, k tile by k tile of schedule `s` (C whole in every tile)."""
+    """The weights in NE16's layout of LoopNest.w_bits bit planes, k tile by k tile of schedule
+    `s` (C whole in every tile)."""
     w = _weights(layer)
     dw = layer.nest.kind == "dwconv"
-    return b"".join(arith.pack(w[k0:k0 + n], depthwise=dw).tobytes()
+    bits = layer.nest.w_bits
+    return b"".join(arith.pack(w[k0:k0 + n], bits, depthwise=dw).tobytes()
                     for k0, n in portable.tile_ranges(s.tiling("k")))
 
 

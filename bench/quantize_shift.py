@@ -1,0 +1,152 @@
+"""`tilewise quantize --target gap9` (the shift-mode integer model, tilewise/quantize/shift_out.py)
+against the onnx-mode QDQ model on the digits CNN and the MLPerf Tiny float parents:
+`python bench/quantize_shift.py [--validate]`.
+
+Digits: the CNN of tilewise/quantize/digits.py (seeded), calibrated on 200 training images,
+accuracy and output SQNR vs float on the 400 held-out ones. MLPerf Tiny: the inputs of
+bench/quantize_mlperf.py (uniform [−1, 1], calibration seed 1 ×100, evaluation seed 2 ×200; NOT
+the data sets, see there), minmax calibration, output SQNR vs float of the onnx-mode model, the
+shift model and the official int8 .tflite; a model the shift writer does not take yet gets its
+one-sentence reason instead. With --validate each shift model is validated bit-exact (host, 4
+random inputs) on gap9 as partitioned, on gap9 with NE16 forced onto every layer its norm-quant
+takes, and on pulp-open, with the layers NE16 requantized itself counted.
+Writes bench/quantize_shift.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import onnx
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from quantize_mlperf import MODELS, _inputs  # noqa: E402
+
+from tilewise.errors import TilewiseError  # noqa: E402
+from tilewise.quantize import digits  # noqa: E402
+from tilewise.quantize.pipeline import (calibration_inputs, load_float_onnx, quantize_model,  # noqa: E402
+                                        quantize_shift, sqnr_json)
+from tilewise.quantize.shift_out import run_dequantized, shift_report  # noqa: E402
+from tilewise.quantize.sqnr import run_all, session, tflite_outputs  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+
+
+def _ne16_norm_quant_only():
+    """gap9 with the cluster and cpu refusing what NE16's norm-quant takes, and NE16's
+    cluster-requantized shift bindings left out (tests/test_ne16.py `_ne16_forced`)."""
+    from tilewise.bindings.ne16 import checks, normquant
+    from tilewise.targets.registry import get_target
+
+    def refusing(b):
+        def check(layer, lg):
+            if (b.key.op in ("conv2d", "depthwise", "fully_connected")
+                    and checks.ne16(layer, lg) is None and normquant.reason(layer, lg) is None):
+                return "forced onto NE16"
+            return b.check(layer, lg)
+        return replace(b, check=check)
+
+    t = get_target("gap9")
+    return replace(t, modules=tuple(
+        replace(m, bindings=tuple(b for b in m.bindings if not b.name.endswith("_shift")))
+        if m.name == "ne16" else replace(m, bindings=tuple(refusing(b) for b in m.bindings))
+        for m in t.modules))
+
+
+def _validate(model: onnx.ModelProto, name: str) -> dict:
+    from tilewise.frontend import load_model
+    from tilewise.passes import lower
+    from tilewise.schedule.network import schedule_network
+    from tilewise.targets.registry import get_target
+    from tilewise.validate import validate_model
+
+    out = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / f"{name}.onnx"
+        onnx.save(model, str(path))
+        graph = load_model(path)
+        lg = lower(graph)
+        for key, t in (("gap9", get_target("gap9")), ("gap9_ne16", _ne16_norm_quant_only()),
+                       ("pulp-open", get_target("pulp-open"))):
+            ns = schedule_network(lg, t, "model")
+            labels = [ns.placement(i).binding.label for i in range(len(lg.layers))]
+            r = validate_model(path, ns, graph, 4, 0, Path(tmp) / key).to_json()
+            out[key] = {"bit_exact": r["bit_exact"], "reference": r["reference"],
+                        "ne16_norm_quant_layers": sum(lb.startswith("ne16/") and "_nq" in lb
+                                                      for lb in labels),
+                        "layers": len(labels)}
+    return out
+
+
+def digits_row(validate: bool) -> dict:
+    data = digits.load()
+    fm = digits.to_onnx(digits.train(data))
+    calib = data.x_train[:200]
+
+    def acc(logits) -> float:
+        return round(float(np.mean(np.concatenate(logits).argmax(axis=1) == data.y_eval)), 4)
+
+    res = quantize_model(fm, calib)
+    sm = quantize_shift(fm, calib)
+    row = {"model": "digits_cnn",
+           "accuracy_float": acc(run_all(session(fm), "input", data.x_eval, ["logits"])["logits"]),
+           "accuracy_onnx": acc(run_all(session(res.model), "input", data.x_eval, ["logits"])["logits"]),
+           "accuracy_shift": acc(run_dequantized(sm, data.x_eval)["logits"]),
+           "sqnr_onnx": sqnr_json(fm, res, data.x_eval)["outputs"][0]["sqnr_db"],
+           "sqnr_shift": shift_report(fm, sm, data.x_eval)["outputs"][0]["sqnr_db"],
+           "shifts": [x.shift for x in sm.layers]}
+    if validate:
+        row["validate"] = _validate(sm.model, "digits_shift")
+    return row
+
+
+def mlperf_row(name: str, models_dir: Path, validate: bool) -> dict:
+    fpath = models_dir / "mlperf_tiny_float" / f"{name}_float.tflite"
+    ipath = models_dir / "mlperf_tiny" / f"{name}.tflite"
+    model = load_float_onnx(fpath)
+    eval_raw = _inputs(fpath, 200, 2)
+    calib = calibration_inputs(model, _inputs(fpath, 100, 1), "calib", nhwc=True)
+    evals = calibration_inputs(model, eval_raw, "eval", nhwc=True)
+    res = quantize_model(model, calib)
+    rep = sqnr_json(model, res, evals, tflite_outputs(str(ipath), eval_raw))
+    row: dict = {"model": name, "sqnr_onnx": rep["outputs"][0]["sqnr_db"],
+                 "sqnr_official": rep["compare"]["outputs"][0]["sqnr_db"]}
+    try:
+        sm = quantize_shift(model, calib)
+    except TilewiseError as e:
+        row["shift_refused"] = str(e)
+        return row
+    row["sqnr_shift"] = shift_report(model, sm, evals)["outputs"][0]["sqnr_db"]
+    row["shifts"] = [x.shift for x in sm.layers]
+    row["coarsened_channels"] = sum(x.coarse_channels for x in sm.layers)
+    if validate:
+        row["validate"] = _validate(sm.model, f"{name}_shift")
+    return row
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--models-dir", default=str(HERE.parent.parent / "shared" / "models"))
+    ap.add_argument("--validate", action="store_true")
+    a = ap.parse_args()
+    rows = [digits_row(a.validate)] + [mlperf_row(n, Path(a.models_dir), a.validate)
+                                       for n in a.models.split(",")]
+    for r in rows:
+        print(json.dumps(r))
+    (HERE / "quantize_shift.json").write_text(json.dumps({
+        "inputs": "digits: 200 calibration / 400 held-out images; MLPerf: uniform[-1,1], calib seed 1 "
+                  "(100), eval seed 2 (200)", "rows": rows}, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,235 @@
+"""`tilewise quantize --target gap9|gap8|pulp-open|diana`: the shift-mode integer model
+(tilewise/quantize/shift_out.py) — read by tilewise's frontend as shift-mode layers that NE16's
+norm-quant takes, run by onnxruntime, bit-exact on gap9 (NE16 requantizing), pulp-open and diana;
+the digits CNN within one point of float; the AD autoencoder's float parent as close to float as
+the onnx-mode model; the writer's refusals as one sentence, exit 2."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import onnx
+import pytest
+
+from tilewise.cli import main
+from tilewise.errors import TilewiseError
+from tilewise.quantize import digits
+from tilewise.quantize.pipeline import quantize_model, quantize_shift, sqnr_json
+from tilewise.quantize.shift_out import (D_MAX, FLOAT32_EXACT, INT32, Act, choose_shift, layer_codes,
+                                         run_dequantized, shift_report)
+
+from .test_ne16 import _ne16_forced
+
+
+@pytest.fixture(scope="module")
+def trained():
+    data = digits.load()
+    return data, digits.to_onnx(digits.train(data))
+
+
+@pytest.fixture(scope="module")
+def shifted(trained):
+    data, fm = trained
+    return quantize_shift(fm, data.x_train[:200])
+
+
+def _labels(ns, n):
+    return [ns.placement(i).binding.label for i in range(n)]
+
+
+def _read(path):
+    from tilewise.frontend import load_model
+    from tilewise.passes import lower
+
+    graph = load_model(path)
+    return graph, lower(graph)
+
+
+def _check_shift_layers(lg):
+    """Every weighted layer in shift mode, one shift, and NE16's norm-quant exact for it."""
+    from tilewise.bindings.ne16 import normquant
+    from tilewise.ir.ops import Op
+
+    weighted = [x for x in lg.layers if x.op in (Op.CONV2D, Op.DEPTHWISE, Op.FULLY_CONNECTED)]
+    assert weighted
+    for layer in weighted:
+        assert layer.requant.mode == "shift", (layer.name, layer.requant.mode)
+        assert normquant.reason(layer, lg) is None, (layer.name, normquant.reason(layer, lg))
+    return weighted
+
+
+def test_digits_shift_accuracy_and_sqnr_vs_onnx_mode(trained, shifted):
+    """Digits accuracy of the shift model within 1 point of float; its output SQNR within 3 dB of
+    the onnx-mode model's (the cost of integer multipliers and codes: measured 38.8 vs 40.7 dB)."""
+    data, fm = trained
+    f = run_dequantized(shifted, data.x_eval)["logits"]
+    acc = float(np.mean(np.concatenate(f).argmax(axis=1) == data.y_eval))
+    from tilewise.quantize.sqnr import run_all, session
+
+    ref = np.concatenate(run_all(session(fm), "input", data.x_eval, ["logits"])["logits"])
+    acc_float = float(np.mean(ref.argmax(axis=1) == data.y_eval))
+    assert acc >= acc_float - 0.01, (acc, acc_float)
+    rep = shift_report(fm, shifted, data.x_eval)
+    onnx_mode = sqnr_json(fm, quantize_model(fm, data.x_train[:200]), data.x_eval)
+    db, db_onnx = rep["outputs"][0]["sqnr_db"], onnx_mode["outputs"][0]["sqnr_db"]
+    assert db > 30.0 and db > db_onnx - 3.0, (db, db_onnx)
+    assert [x["layer"] for x in rep["layers"]] == ["conv0.relu", "conv1.relu", "flat"]
+
+
+def test_digits_shift_model_structure(shifted):
+    """The NEMO chain per layer, integer weights within ±127, one shift per layer, the codes of
+    the input and output in the metadata."""
+    m = shifted.model
+    ops = [n.op_type for n in m.graph.node]
+    assert ops.count("Conv") == 2 and ops.count("Gemm") == 1
+    assert ops.count("Div") == 3 and ops.count("Cast") == 6 and "QuantizeLinear" not in ops
+    inits = {t.name: onnx.numpy_helper.to_array(t) for t in m.graph.initializer}
+    for name in ("conv0", "conv1", "fc"):
+        w = inits[f"{name}/weight_q"]
+        assert np.array_equal(w, np.round(w)) and np.abs(w).max() <= 127
+        d = int(inits[f"{name}/div"])
+        assert d & (d - 1) == 0 and inits[f"{name}/k"].dtype == np.int64
+    meta = {e.key: e.value for e in m.metadata_props}
+    assert meta["tilewise.quant.input"].endswith(" 0")
+    assert shifted.acts["logits"].zero_point == 128          # signed logits: codes around 128
+    assert shifted.acts["conv0.relu"].zero_point == 0
+
+
+@pytest.mark.parametrize("target", ["gap9", "gap9-ne16", "pulp-open", "diana"])
+def test_digits_shift_validates_bit_exact(tmp_path, shifted, target):
+    """tilewise reads every weighted layer as shift mode; on gap9 with NE16 forced (no cluster
+    shift bindings) NE16's norm-quant requantizes all three; bit-exact with the golden model and
+    onnxruntime on each target."""
+    from tilewise.schedule.network import schedule_network
+    from tilewise.targets.registry import get_target
+    from tilewise.validate import validate_model
+
+    path = tmp_path / "digits_shift.onnx"
+    onnx.save(shifted.model, str(path))
+    graph, lg = _read(path)
+    _check_shift_layers(lg)
+    t = _ne16_forced(norm_quant=True) if target == "gap9-ne16" else get_target(target)
+    ns = schedule_network(lg, t, "model")
+    labels = _labels(ns, len(lg.layers))
+    if target == "gap9-ne16":
+        assert labels == ["ne16/conv2d_s8_nq", "ne16/conv2d_s8_nq", "ne16/fully_connected_s8_nq"]
+    r = validate_model(path, ns, graph, 4, 0, tmp_path / "p").to_json()
+    assert r["bit_exact"] and r["reference"] == "onnxruntime" and r["golden_vs_reference"] == 0, r
+    if target.startswith("gap9"):
+        assert r["jobs_measured"] == r["jobs_predicted"] > 0
+
+
+def test_ad_autoencoder_float_parent_in_shift_mode(tmp_path):
+    """The MLPerf AD autoencoder's float parent: the shift model is as close to float as the
+    onnx-mode model (within 0.5 dB on 100 other inputs), its first layer's bias-dominated channels
+    coarsened, and bit-exact on gap9 with NE16 forced (norm-quant on all ten layers) and on
+    pulp-open."""
+    from tilewise.quantize.pipeline import calibration_inputs, load_float_onnx
+    from tilewise.schedule.network import schedule_network
+    from tilewise.targets.registry import get_target
+    from tilewise.validate import validate_model
+
+    from .test_quantize import _float_tflite
+
+    fpath = _float_tflite("ad_autoencoder")
+    model = load_float_onnx(fpath)
+    rng = np.random.default_rng(1)
+    calib = calibration_inputs(model, rng.uniform(-1, 1, (100, 1, 640)).astype(np.float32), "c", True)
+    evals = calibration_inputs(model, rng.uniform(-1, 1, (100, 1, 640)).astype(np.float32), "e", True)
+    sm = quantize_shift(model, calib)
+    db = shift_report(model, sm, evals)["outputs"][0]["sqnr_db"]
+    db_onnx = sqnr_json(model, quantize_model(model, calib), evals)["outputs"][0]["sqnr_db"]
+    assert db > db_onnx - 0.5, (db, db_onnx)
+    assert sm.layers[0].coarse_channels > 0
+    path = tmp_path / "ad_shift.onnx"
+    onnx.save(sm.model, str(path))
+    graph, lg = _read(path)
+    assert len(_check_shift_layers(lg)) == 10
+    for t in (_ne16_forced(norm_quant=True), get_target("pulp-open")):
+        ns = schedule_network(lg, t, "model")
+        labels = _labels(ns, len(lg.layers))
+        if t.name == "gap9":
+            assert set(labels) == {"ne16/fully_connected_s8_nq"}, labels
+        r = validate_model(path, ns, graph, 3, 0, tmp_path / f"p_{t.name}").to_json()
+        assert r["bit_exact"] and r["golden_vs_reference"] == 0, r
+
+
+def test_choose_shift_bounds():
+    """The largest d whose k·(|B'| + 256·Σ|q_w|) + 128·2^d stays in int32 and whose accumulator
+    stays below 2^24; B' carries M·B, the zero point and the rounding half."""
+    m = np.array([1e-3, 3e-3])
+    bias = np.array([1000, -50])
+    w_abs = np.array([2000, 500])
+    d, k, b = choose_shift(m, bias, w_abs, 128, "t")
+    assert d <= D_MAX
+    assert (k * (np.abs(b) + 256 * w_abs) + 128 * 2**d <= INT32).all()
+    assert (255 * w_abs + np.abs(b) < FLOAT32_EXACT).all()
+    assert np.array_equal(k, np.rint(m * 2.0**d))
+    # floor(k·(acc + B') / 2^d) is round(M·(acc + B)) + 128 within one code over the reachable acc
+    acc = np.arange(-255 * 2000, 255 * 2000 + 1, 997)
+    got = np.floor(k[0] * (acc + b[0]) / 2.0**d)
+    want = np.rint(m[0] * (acc + bias[0])) + 128
+    assert np.abs(got - want).max() <= 1
+    with pytest.raises(TilewiseError, match="node 'big'"):
+        choose_shift(np.array([1.0]), np.array([2**30]), np.array([10]), 0, "big")
+
+
+def test_bias_dominated_channel_gets_coarser_weights():
+    """A channel whose bias is far beyond its weighted sum gets a weight step ×2^j until its
+    accumulator is below 2^24; the other channel keeps ±127 weights."""
+    w = np.array([[1.0, -0.5, 0.25], [1.0, -0.5, 0.25]])
+    b = np.array([0.0, 3000.0])
+    q, d, k, bq, j = layer_codes(w, b, 0, Act(1 / 127, 128), Act(12.0, 0), "fc")
+    assert j[0] == 0 and j[1] > 0
+    assert np.abs(q[0]).max() == 127 and np.abs(q[1]).max() < 127
+    assert (255 * np.abs(q).sum(axis=1) + np.abs(bq) < FLOAT32_EXACT).all()
+
+
+def test_writer_refusals_exit_2(tmp_path, trained, capsys):
+    """What the shift writer does not take: one sentence naming the node, exit 2, no file."""
+    from onnx import TensorProto, helper
+
+    data, fm = trained
+    np.save(tmp_path / "c.npy", data.x_train[:20])
+    # a padded conv on a signed input
+    signed = tmp_path / "signed.npy"
+    np.save(signed, data.x_train[:20] - 0.5)
+    out = tmp_path / "o.onnx"
+    fpath = tmp_path / "f.onnx"
+    onnx.save(fm, str(fpath))
+    assert main(["quantize", str(fpath), "--calib", str(signed), "--target", "gap9", "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "node 'conv0'" in err and "pads with 0" in err and err.count("\n") == 1, err
+    # an Add
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])
+    g = helper.make_graph([helper.make_node("Add", ["x", "x"], ["y"], name="twice")], "a", [x], [y])
+    mp = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    mp.ir_version = 9
+    onnx.save(mp, str(tmp_path / "add.onnx"))
+    np.save(tmp_path / "a.npy", np.ones((3, 1, 4), np.float32))
+    assert main(["quantize", str(tmp_path / "add.onnx"), "--calib", str(tmp_path / "a.npy"),
+                 "--target", "pulp-open", "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "node 'twice' is a Add" in err and err.count("\n") == 1, err
+    assert not out.exists()
+
+
+def test_cli_shift_target_json(tmp_path, trained, capsys):
+    """--target gap9 writes the shift model: "requant": "shift", the layers' shifts, SQNR."""
+    data, fm = trained
+    fpath, cal = tmp_path / "f.onnx", tmp_path / "c.npy"
+    onnx.save(fm, str(fpath))
+    np.save(cal, data.x_train[:50])
+    out = tmp_path / "q.onnx"
+    assert main(["quantize", str(fpath), "--calib", str(cal), "--target", "gap9", "-o", str(out),
+                 "--json"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert r["requant"] == "shift" and out.exists()
+    assert [x["layer"] for x in r["shift"]["layers"]] == ["conv0", "conv1", "fc"]
+    assert r["calibration_sqnr"]["outputs"][0]["sqnr_db"] > 30.0
+    # a Cortex-M target keeps the QDQ onnx-mode model
+    assert main(["quantize", str(fpath), "--calib", str(cal), "--target", "stm32h7", "-o",
+                 str(out), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["requant"] == "onnx"

@@ -1,0 +1,325 @@
+"""Shift-style requantization for PULP / NE16 / DIANA: the float ONNX graph -> a NEMO-style integer
+ONNX graph whose every Conv / Gemm requantizes in the targets' shift mode.
+
+Why this form (and not QDQ with power-of-two scales): tilewise's ONNX frontend turns any QDQ group
+into an ``onnx``-mode layer (onnxruntime's float multiplier, round half to even), whatever the
+scales, so only an integer graph reaches the ``shift`` mode (golden/requant.py: clamp(floor((k·acc
++ λ) / 2^d) + zp)) that NE16's norm-quant and the PULP kernels compute; frontend/onnx_nemo.py reads
+NEMO's chains as exactly that, and onnxruntime runs them exactly (the integer part in int64).
+
+Per weighted node (Conv, Gemm, its Relu / Clip fused; notes/integer-onnx.md "NEMO"):
+
+    Conv(u, W, B') → Cast(int64) → Mul(k[c]) → Div(2^d) → Cast(float) → Clip(lo, hi)
+
+- Activations are unsigned 8-bit codes u ∈ [0, 255] carried in float32 (DORY's and NEMO's
+  activations; the frontend reads them as uint8), real = s·(u − z) with z = 0 for a tensor whose
+  calibrated range is ≥ 0 (s = hi/255) and z = 128 otherwise (s = max(−lo/128, hi/127)). The zero
+  points are implicit: they live in the biases, never in the graph.
+- Weights symmetric per output channel (weights.py, ±127), W = q_w; the accumulator on the codes
+  is acc = Σ q_w·u = Σ q_w·(x_q + z_x), so B = round(b / (s_x·s_w)) − z_x·Σ q_w makes acc + B the
+  accumulator of the real product.
+- The layer's real multiplier per channel M[c] = s_x·s_w[c] / s_y becomes an integer k[c] =
+  max(1, round(M·2^d)) and one shift d per layer (NE16 has one; NEMO's form, seed 004
+  "requantization"); the bias, the output zero point and the rounding half go into the bias, in
+  accumulator units: B' = round((M·B + z_y + ½)·2^d / k), so floor(k·(acc + B') / 2^d) ≈
+  round(M·(acc + B)) + z_y (B scaled by the real M, not by k/2^d: a channel whose bias dominates
+  keeps its constant part to a fraction of a code, as passes/shift_requant.py does with λ). onnxruntime's int64 Div truncates toward zero, the frontend's shift
+  floors; they agree because the Clip's lower bound is ≥ 0 (every quotient they differ on is
+  negative and clipped to it; onnx_nemo._requant proves the same).
+- d is the largest in [0, 23] such that every value stays where both the targets and onnxruntime
+  compute exactly, per channel with A = 255·Σ|q_w| (the largest |Σ q_w·u|): k·(|B'| + 256·Σ|q_w|)
+  + 128·2^d < 2^31 (NE16's norm-quant t = k·acc + bias on its u8 input, the output zero point −128
+  of the stored uint8 folded: bindings/ne16/normquant.py; the PULP kernels' int32 k·acc + λ), and
+  A + |B'| < 2^24 (the float32 Conv / Gemm of onnxruntime sums integers exactly below 2^24, and B'
+  is a float32 initializer).
+- Clip: [z_y, 255] with a fused Relu (z_y = 0 then: a Relu'd range is ≥ 0), [z_y, min(255, z_y +
+  round(6/s_y))] for Clip(0, 6), [0, 255] without one.
+
+Moves (Flatten, Reshape, MaxPool, Identity, Transpose) are copied and keep their input's (s, z).
+Padding: a padded Conv reads zeros at the border, so its input must have z = 0 (a ReLU output or
+a non-negative graph input); otherwise the writer refuses the node (NEMO pads with 0 as well).
+
+The graph input becomes integer codes u = clamp(round(x / s_in) + z_in, 0, 255) in float32 (the
+frontend reads a float32 NEMO input as uint8); the outputs are codes, real = s·(u − z). Both
+parameters are in the model's metadata_props (`tilewise.quant.<tensor>` = "scale zero_point"),
+and `ShiftModel.quantize_input` / `dequantize` apply them.
+
+Not taken yet (refused with the node's name): Add (NEMO's residual Add needs both branches at one
+scale), AveragePool, Concat, Softmax, MatMul; per-layer SQNR (the output SQNR is reported).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+from ..errors import TilewiseError
+from .calibrate import QParams
+from .graph_out import ACTIVATIONS, MOVES, Plan, _node_label, _weight_axis
+from .weights import quantize_weights
+
+#: the targets whose layers requantize in shift mode (PULP-NN's, NE16's and DIANA's (k·acc + λ) >> d)
+SHIFT_TARGETS = ("gap8", "gap9", "pulp-open", "diana")
+#: d at most: 128·2^d (the stored uint8 output's zero point, NE16's norm-quant bias) below 2^31
+D_MAX = 23
+INT32 = 2**31 - 1
+FLOAT32_EXACT = 2**24
+META = "tilewise.quant."
+
+
+@dataclass(frozen=True)
+class Act:
+    """An integer tensor of the written model: real = scale·(u − zero_point), u ∈ [0, 255]."""
+
+    scale: float
+    zero_point: int
+
+    def quantize(self, x: np.ndarray) -> np.ndarray:
+        q = np.rint(np.asarray(x, np.float64) / self.scale) + self.zero_point
+        return np.clip(q, 0, 255).astype(np.float32)
+
+    def dequantize(self, u: np.ndarray) -> np.ndarray:
+        return (np.asarray(u, np.float64) - self.zero_point) * self.scale
+
+
+def act_for(qp: QParams) -> Act:
+    """The unsigned 8-bit codes for a tensor calibrated to `qp`'s range (module docstring)."""
+    lo, hi = qp.scale * (qp.qmin - qp.zero_point), qp.scale * (qp.qmax - qp.zero_point)
+    if lo >= 0.0 or qp.zero_point == qp.qmin:
+        s = hi / 255.0
+        return Act(float(s) if s > 0 else 1.0, 0)
+    s = max(-lo / 128.0, hi / 127.0)
+    return Act(float(s) if s > 0 else 1.0, 128)
+
+
+@dataclass(frozen=True)
+class LayerShift:
+    """What the writer chose for one weighted node."""
+
+    layer: str
+    shift: int
+    multipliers: tuple[int, int]     # least and greatest k
+    coarsened: int = 0               # the largest j of a channel's weight step × 2^j (layer_codes)
+    coarse_channels: int = 0         # channels with j > 0
+
+
+@dataclass(frozen=True, eq=False)
+class ShiftModel:
+    model: onnx.ModelProto
+    acts: dict[str, Act]             # every integer tensor's parameters (inputs, outputs included)
+    input_name: str
+    output_names: tuple[str, ...]
+    layers: tuple[LayerShift, ...]
+
+    def quantize_input(self, x: np.ndarray) -> np.ndarray:
+        return self.acts[self.input_name].quantize(x)
+
+    def dequantize(self, name: str, u: np.ndarray) -> np.ndarray:
+        return self.acts[name].dequantize(u)
+
+
+def choose_shift(m: np.ndarray, bias: np.ndarray, w_abs: np.ndarray, z_y: int,
+                 label: str) -> tuple[int, np.ndarray, np.ndarray]:
+    """(d, k, B') per channel for real multipliers m, integer biases B (accumulator units) and
+    Σ|q_w| per channel (module docstring); TilewiseError when no d keeps the values exact."""
+    m = np.asarray(m, np.float64)
+    for d in range(D_MAX, -1, -1):
+        k = np.maximum(np.rint(m * 2.0**d), 1).astype(np.int64)
+        b = np.rint((m * bias + z_y + 0.5) * 2.0**d / k).astype(np.int64)
+        target = k * (np.abs(b) + 256 * w_abs) + 128 * 2**d
+        if (target <= INT32).all() and (255 * w_abs + np.abs(b) < FLOAT32_EXACT).all():
+            return d, k, b
+    raise TilewiseError(f"node '{label}': no shift keeps its requantization within int32 and its "
+                        f"accumulator within float32's exact integers (weights too large for the "
+                        f"shift-mode writer)")
+
+
+def layer_codes(w: np.ndarray, b: np.ndarray | None, axis: int, ax: Act, ay: Act, label: str
+                ) -> tuple[np.ndarray, int, np.ndarray, np.ndarray, np.ndarray]:
+    """(integer weights in w's layout, d, k, B', j per channel) of a Conv / Gemm with float weights
+    w (output channels along `axis`) and bias b between activations ax and ay (module docstring).
+
+    A channel whose bias dominates its accumulator (|B'| ≥ 2^24 − 255·Σ|q_w|: e.g. a calibration
+    range where the weighted sum moves the output by a few codes and the bias by hundreds) gets a
+    coarser weight step s_w·2^j, the least j ≤ 7 that brings the accumulator back below 2^24 —
+    the weights' share of such an output is a few codes, so their lost bits cost little there."""
+    qw = quantize_weights(w, axis, 8, b, ax.scale)
+    s0 = qw.scale.astype(np.float64)
+    wc = np.moveaxis(np.asarray(w, np.float64), axis, 0).reshape(s0.size, -1)
+    bf = np.zeros(s0.size) if b is None else np.asarray(b, np.float64).reshape(-1)
+    j = np.zeros(s0.size, np.int64)
+    for _ in range(8):
+        s_w = s0 * 2.0**j
+        q = np.clip(np.rint(wc / s_w[:, None]), -127, 127).astype(np.int64)
+        w_abs = np.abs(q).sum(axis=1)
+        bias = np.rint(bf / (ax.scale * s_w)).astype(np.int64) - ax.zero_point * q.sum(axis=1)
+        m = ax.scale * s_w / ay.scale
+        reach = 255 * w_abs + np.abs(bias) + (ay.zero_point + 1) / m
+        over = reach >= FLOAT32_EXACT
+        if not over.any() or (j[over] >= 7).any():
+            break
+        j = np.where(over, j + 1, j)
+    d, k, b_int = choose_shift(m, bias, w_abs, ay.zero_point, label)
+    shape = list(np.moveaxis(np.asarray(w), axis, 0).shape)
+    return np.moveaxis(q.reshape(shape), 0, axis), d, k, b_int, j
+
+
+def _attrs(n: onnx.NodeProto) -> dict:
+    return {a.name: helper.get_attribute_value(a) for a in n.attribute}
+
+
+def _clip_bounds(n: onnx.NodeProto, inits: dict[str, np.ndarray]) -> tuple[float, float]:
+    if n.op_type == "Relu":
+        return 0.0, float("inf")
+    a = _attrs(n)
+    lo, hi = a.get("min", -float("inf")), a.get("max", float("inf"))
+    if len(n.input) > 1 and n.input[1]:
+        lo = float(inits[n.input[1]])
+    if len(n.input) > 2 and n.input[2]:
+        hi = float(inits[n.input[2]])
+    return lo, hi
+
+
+def write_shift(model: onnx.ModelProto, p: Plan, qp: dict[str, QParams]) -> ShiftModel:
+    """The shift-mode integer model of `model` for the calibrated parameters `qp` (module doc)."""
+    g = model.graph
+    inits = {t.name: numpy_helper.to_array(t) for t in g.initializer}
+    consumers: dict[str, list[onnx.NodeProto]] = {}
+    for n in g.node:
+        for x in n.input:
+            consumers.setdefault(x, []).append(n)
+    input_name = next(vi.name for vi in g.input if vi.name not in inits)
+    acts: dict[str, Act] = {input_name: act_for(qp[input_name])}
+    nodes: list[onnx.NodeProto] = []
+    new_inits: list[onnx.TensorProto] = []
+    layers: list[LayerShift] = []
+    skip: set[int] = set()
+
+    def const(name: str, arr: np.ndarray) -> str:
+        new_inits.append(numpy_helper.from_array(arr, name))
+        return name
+
+    for i, n in enumerate(g.node):
+        if i in skip:
+            continue
+        label = _node_label(n, i)
+        if n.op_type in MOVES:
+            for x in n.input[1:]:
+                if x in inits:
+                    new_inits.append(numpy_helper.from_array(inits[x], x))
+            nodes.append(n)
+            acts[n.output[0]] = acts[n.input[0]]
+            continue
+        if n.op_type not in ("Conv", "Gemm"):
+            raise TilewiseError(f"node '{label}' is a {n.op_type}, which the shift-mode writer "
+                                f"(--target {'/'.join(SHIFT_TARGETS)}) does not take yet; it takes "
+                                f"Conv and Gemm with Relu/Clip, and {', '.join(MOVES)}")
+        x = n.input[0]
+        ax = acts[x]
+        y, lo_real, hi_real = n.output[0], -float("inf"), float("inf")
+        readers = consumers.get(y, [])
+        if y not in p.layer_of and len(readers) == 1 and readers[0].op_type in ACTIVATIONS:
+            act = readers[0]
+            lo_real, hi_real = _clip_bounds(act, inits)
+            skip.add(list(g.node).index(act))
+            y = act.output[0]
+        ay = act_for(qp[y])
+        if lo_real >= 0.0:
+            ay = Act(ay.scale, 0)
+        a = _attrs(n)
+        if n.op_type == "Conv" and any(a.get("pads", [])) and ax.zero_point != 0:
+            raise TilewiseError(f"node '{label}': a padded Conv on '{x}', whose range is signed (zero "
+                                f"point {ax.zero_point}); the shift-mode writer pads with 0 (NEMO's "
+                                f"padding) and needs a non-negative input there")
+        axis = _weight_axis(n)
+        w = inits[n.input[1]].astype(np.float64)
+        b = inits[n.input[2]].astype(np.float64) if len(n.input) > 2 and n.input[2] else None
+        q, d, k, b_int, coarse = layer_codes(w, b, axis, ax, ay, label)
+        kout = k.size
+        layers.append(LayerShift(label, d, (int(k.min()), int(k.max())), int(coarse.max()),
+                                 int((coarse > 0).sum())))
+        # the fused activation's bounds as codes (Relu: z_y = 0), within [0, 255]
+        lo = int(max(0, ay.zero_point + np.rint(lo_real / ay.scale))) if np.isfinite(lo_real) else 0
+        hi = int(min(255, ay.zero_point + np.rint(hi_real / ay.scale))) if np.isfinite(hi_real) else 255
+        shape = [1, kout, 1, 1] if n.op_type == "Conv" else [1, kout]
+        base = label.replace("/", "_")
+        ins = [x, const(f"{base}/weight_q", q.astype(np.float32)),
+               const(f"{base}/bias_q", b_int.astype(np.float32))]
+        nodes += [
+            helper.make_node(n.op_type, ins, [f"{base}/acc"], name=label, **a),
+            helper.make_node("Cast", [f"{base}/acc"], [f"{base}/acc64"], name=f"{base}/cast64",
+                             to=TensorProto.INT64),
+            helper.make_node("Mul", [f"{base}/acc64", const(f"{base}/k", k.reshape(shape))],
+                             [f"{base}/scaled"], name=f"{base}/mul_k"),
+            helper.make_node("Div", [f"{base}/scaled", const(f"{base}/div", np.int64(1 << d))],
+                             [f"{base}/shifted"], name=f"{base}/shift"),
+            helper.make_node("Cast", [f"{base}/shifted"], [f"{base}/codes"], name=f"{base}/cast32",
+                             to=TensorProto.FLOAT),
+            helper.make_node("Clip", [f"{base}/codes", const(f"{base}/lo", np.float32(lo)),
+                                      const(f"{base}/hi", np.float32(hi))], [y], name=f"{base}/clip"),
+        ]
+        acts[y] = ay
+    outputs = tuple(o.name for o in g.output)
+    graph = helper.make_graph(nodes, f"{g.name}_shift",
+                              [vi for vi in g.input if vi.name == input_name], list(g.output),
+                              new_inits)
+    out = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
+                            producer_name="tilewise quantize (shift)")
+    out.ir_version = 9
+    for t in (input_name, *outputs):
+        e = out.metadata_props.add()
+        e.key, e.value = META + t, f"{acts[t].scale!r} {acts[t].zero_point}"
+    onnx.checker.check_model(out)
+    return ShiftModel(out, acts, input_name, outputs, tuple(layers))
+
+
+def run_dequantized(sm: ShiftModel, inputs: np.ndarray, names: tuple[str, ...] | None = None
+                    ) -> dict[str, list[np.ndarray]]:
+    """The shift model's tensors `names` (default its outputs) on float `inputs`, as real values:
+    the input quantized to codes, the codes run by onnxruntime, each result dequantized."""
+    from .sqnr import run_all, session
+
+    names = sm.output_names if names is None else names
+    extra = tuple(t for t in names if t not in sm.output_names)
+    got = run_all(session(sm.model, extra), sm.input_name, sm.quantize_input(inputs), list(names))
+    return {t: [sm.dequantize(t, v) for v in got[t]] for t in names}
+
+
+def shift_report(float_model: onnx.ModelProto, sm: ShiftModel, inputs: np.ndarray) -> dict:
+    """{"outputs": [...], "layers": [...]}: SQNR vs float per graph output and per requantized
+    layer output (sqnr.py's figures for the shift model)."""
+    from .sqnr import output_report, run_all, session, sqnr
+
+    layer_out = tuple(t for t in sm.acts if t != sm.input_name and t not in sm.output_names)
+    deq = run_dequantized(sm, inputs, (*sm.output_names, *layer_out))
+    per_out = output_report(float_model, sm.input_name, inputs, [deq[o] for o in sm.output_names])
+    f = run_all(session(float_model, layer_out), sm.input_name, inputs, list(layer_out))
+    per_layer = [{**sqnr(t, f[t], deq[t]).to_json(), "layer": t} for t in layer_out]
+    return {"outputs": per_out, "layers": per_layer}
+
+
+def shift_json(sm: ShiftModel, float_model: onnx.ModelProto | None = None,
+               inputs: np.ndarray | None = None,
+               compare: list[list[np.ndarray]] | None = None) -> dict:
+    """The writer's choices (the codes of the input and outputs, each layer's shift, multipliers
+    and coarsened channels) and, with `float_model` and `inputs`, "sqnr": shift_report's figures
+    (+ "compare": another integer model's outputs `compare` vs float, per output)."""
+    out: dict = {
+        "form": "NEMO-style integer ONNX (float32 tensors of 8-bit codes; Conv/Gemm → Cast(int64) "
+                "→ Mul(k) → Div(2^d) → Cast(float) → Clip)",
+        "codes": {t: {"scale": sm.acts[t].scale, "zero_point": sm.acts[t].zero_point}
+                  for t in (sm.input_name, *sm.output_names)},
+        "layers": [{"layer": x.layer, "shift": x.shift, "k_min": x.multipliers[0],
+                    "k_max": x.multipliers[1], "coarsened_channels": x.coarse_channels}
+                   for x in sm.layers]}
+    if float_model is not None and inputs is not None:
+        from .sqnr import output_report
+
+        rep = shift_report(float_model, sm, inputs)
+        if compare is not None:
+            rep["compare"] = {"outputs": output_report(float_model, sm.input_name, inputs, compare)}
+        out["sqnr"] = rep
+    return out
