@@ -113,8 +113,11 @@ class Lowering:
         else:
             z = 0
             dt = self.tensors[self.ir[data]].dtype if data in self.ir else "uint8"
-        if dt not in ("int8", "uint8"):
-            raise unsupported(self.g, node, f"quantizes its {what} to {dt}", "use int8 or uint8 activations")
+        if dt in ("int4", "int2"):
+            raise unsupported(self.g, node, f"quantizes its {what} to signed {dt}",
+                              f"sub-byte activations are unsigned (use u{dt}; DESIGN.md \"Sub-byte tensors\")")
+        if dt not in ("int8", "uint8", "uint4", "uint2"):
+            raise unsupported(self.g, node, f"quantizes its {what} to {dt}", "use int8, uint8, uint4 or uint2 activations")
         if not s > 0:
             raise unsupported(self.g, node, f"has the non-positive {what} scale {s}", "the model is malformed")
         return s, z, dt

@@ -141,8 +141,31 @@ def _weight_axis(n: onnx.NodeProto) -> int:
     return 1   # MatMul: B is [K, N]
 
 
-def write_qdq(model: onnx.ModelProto, p: Plan, qp: dict[str, QParams], bits: int = 8) -> onnx.ModelProto:
-    """The QDQ model (see the module doc)."""
+#: ONNX element type of a quantized activation by its code range (QParams qmin, qmax)
+ACT_TYPES = {(-128, 127): TensorProto.INT8, (0, 255): TensorProto.UINT8,
+             (0, 15): TensorProto.UINT4, (0, 3): TensorProto.UINT2}
+#: ONNX element type of weights by their bits (signed, two's complement)
+WEIGHT_TYPES = {8: TensorProto.INT8, 4: TensorProto.INT4, 2: TensorProto.INT2}
+
+
+def _typed(name: str, elem: int, arr: np.ndarray) -> TensorProto:
+    """An initializer of ONNX element type `elem` (int4 / int2 codes need the typed form)."""
+    a = np.asarray(arr)
+    return helper.make_tensor(name, elem, list(a.shape), a.reshape(-1).astype(np.int64).tolist())
+
+
+def node_labels(model: onnx.ModelProto) -> list[str]:
+    """The labels (name, or op#index) of the model's Conv / Gemm / MatMul nodes, in order: the keys
+    of `write_qdq`'s `w_bits`."""
+    return [_node_label(n, i) for i, n in enumerate(model.graph.node) if n.op_type in WEIGHTED]
+
+
+def write_qdq(model: onnx.ModelProto, p: Plan, qp: dict[str, QParams],
+              w_bits: dict[str, int] | None = None) -> onnx.ModelProto:
+    """The QDQ model (see the module doc). `w_bits`: weight bits (8, 4, 2) per weighted node label
+    (default 8); activation types follow each tensor's code range (ACT_TYPES: int8, or uint4 /
+    uint2 for the sub-byte activations of calibrate.qparams_for)."""
+    w_bits = dict(w_bits or {})
     g = model.graph
     inits = {t.name: numpy_helper.to_array(t) for t in g.initializer}
     graph_inputs = [vi.name for vi in g.input if vi.name not in inits]
@@ -157,7 +180,8 @@ def write_qdq(model: onnx.ModelProto, p: Plan, qp: dict[str, QParams], bits: int
     def qdq(src: str, t: str, dq_out: str) -> None:
         q = qp[t]
         s = const(f"{t}/scale", np.array(q.scale, dtype=np.float32))
-        z = const(f"{t}/zero_point", np.array(q.zero_point, dtype=np.int8))
+        z = f"{t}/zero_point"
+        new_inits.append(_typed(z, ACT_TYPES[(q.qmin, q.qmax)], np.array(q.zero_point)))
         nodes.append(helper.make_node("QuantizeLinear", [src, s, z], [f"{t}/q"], name=f"{t}/quantize"))
         nodes.append(helper.make_node("DequantizeLinear", [f"{t}/q", s, z], [dq_out], name=f"{t}/dequantize"))
 
@@ -168,7 +192,8 @@ def write_qdq(model: onnx.ModelProto, p: Plan, qp: dict[str, QParams], bits: int
     for i, n in enumerate(g.node):
         ins = [rename.get(x, x) for x in n.input]
         if n.op_type in WEIGHTED:
-            ins = _quantized_weights(n, i, ins, inits, qp, const, nodes, bits)
+            ins = _quantized_weights(n, i, ins, inits, qp, const, nodes,
+                                     w_bits.get(_node_label(n, i), 8), new_inits)
         y = n.output[0]
         outs = list(n.output)
         if y in quantized:
@@ -183,14 +208,23 @@ def write_qdq(model: onnx.ModelProto, p: Plan, qp: dict[str, QParams], bits: int
                               [vi for vi in g.input if vi.name not in inits], list(g.output),
                               kept + new_inits)
     opset = max(13, next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 13))
+    elems = {t.data_type for t in new_inits}
+    # QuantizeLinear / DequantizeLinear take int4 / uint4 from opset 21 (IR 10), int2 / uint2
+    # from opset 25 (IR 11, onnx 1.20)
+    if elems & {TensorProto.INT2, TensorProto.UINT2}:
+        opset, ir = max(opset, 25), 11
+    elif elems & {TensorProto.INT4, TensorProto.UINT4}:
+        opset, ir = max(opset, 21), 10
+    else:
+        ir = min(model.ir_version or 9, 9) if model.ir_version >= 7 else 7
     out = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
                             producer_name="tilewise quantize")
-    out.ir_version = min(model.ir_version or 9, 9) if model.ir_version >= 7 else 7
+    out.ir_version = ir
     onnx.checker.check_model(out)
     return out
 
 
-def _quantized_weights(n, i, ins, inits, qp, const, nodes, bits) -> list[str]:
+def _quantized_weights(n, i, ins, inits, qp, const, nodes, bits, typed_inits) -> list[str]:
     """Replace the float weight (and bias) inputs of a Conv / Gemm / MatMul by DQ of integers."""
     label = _node_label(n, i)
     x_src = n.input[0]
@@ -205,8 +239,12 @@ def _quantized_weights(n, i, ins, inits, qp, const, nodes, bits) -> list[str]:
                           input_scale=xq.scale)
     wname = f"{label}/weight"
     ws = const(f"{wname}/scale", qw.scale)
-    wz = const(f"{wname}/zero_point", np.zeros(qw.scale.shape, dtype=np.int8))
-    wq = const(f"{wname}/q", qw.q.astype(np.int8))
+    if bits not in WEIGHT_TYPES:
+        raise TilewiseError(f"node '{label}' ({n.op_type}): {bits}-bit weights; tilewise quantize "
+                            f"writes 8-, 4- or 2-bit weights")
+    wz, wq = f"{wname}/zero_point", f"{wname}/q"
+    typed_inits.append(_typed(wz, WEIGHT_TYPES[bits], np.zeros(qw.scale.shape, dtype=np.int64)))
+    typed_inits.append(_typed(wq, WEIGHT_TYPES[bits], qw.q))
     nodes.append(helper.make_node("DequantizeLinear", [wq, ws, wz], [f"{wname}/dq"], name=f"{wname}/dequantize",
                                   axis=axis))
     out = list(ins)

@@ -13,7 +13,8 @@ from .calibrate import METHODS, Observer, QParams
 from .graph_out import Plan, check_float_model, plan, resolve, write_qdq
 from .sqnr import layer_report, output_report, run_all, session
 
-__all__ = ["METHODS", "QuantizeResult", "quantize_model", "load_float_onnx", "calibration_inputs", "sqnr_json"]
+__all__ = ["METHODS", "QuantizeResult", "Widths", "quantize_model", "quantize_values", "calibration_values",
+           "uniform_widths", "load_float_onnx", "calibration_inputs", "sqnr_json"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -79,24 +80,69 @@ def calibration_inputs(model: onnx.ModelProto, arr: np.ndarray, source: str, nhw
     return a
 
 
-def quantize_model(model: onnx.ModelProto, inputs: np.ndarray, method: str = "minmax",
-                   bits: int = 8, percentile: float = 99.99) -> QuantizeResult:
-    """Calibrate `model` on `inputs` ([N, ...] float32) and write its QDQ form."""
-    if bits != 8:
-        raise TilewiseError(f"--bits {bits}: tilewise quantize writes 8-bit models so far")
+@dataclass(frozen=True)
+class Widths:
+    """Bit widths of a quantized model: weights per weighted node label (graph_out.node_labels)
+    and activations per calibrated tensor (Plan.points); absent = 8. 8-bit activations are int8,
+    4- and 2-bit ones unsigned (uint4 / uint2, the sub-byte contract, DESIGN.md)."""
+
+    weights: tuple[tuple[str, int], ...] = ()
+    acts: tuple[tuple[str, int], ...] = ()
+
+    def w(self) -> dict[str, int]:
+        return dict(self.weights)
+
+    def a(self) -> dict[str, int]:
+        return dict(self.acts)
+
+
+def uniform_widths(model: onnx.ModelProto, bits: int) -> Widths:
+    """`--bits N`: every weight at N bits and every activation between layers at N bits; the
+    network's input and outputs stay 8-bit (the input's pixels and the logits)."""
+    if bits == 8:
+        return Widths()
+    if bits not in (4, 2):
+        raise TilewiseError(f"--bits {bits}: tilewise quantize writes 8-, 4- or 2-bit models")
+    from .graph_out import node_labels
+
+    p = plan(model)
+    ends = {_inputs(model)[0].name} | {o.name for o in model.graph.output}
+    return Widths(tuple((n, bits) for n in node_labels(model)),
+                  tuple((t, bits) for t in p.points if t not in ends))
+
+
+def calibration_values(model: onnx.ModelProto, inputs: np.ndarray) -> tuple[Plan, dict[str, list[np.ndarray]]]:
+    """The plan of `model` and the float values of its activation points on `inputs`."""
     p = plan(model)
     name = _inputs(model)[0].name
     sess = session(model, tuple(t for t in p.points if t != name))
     values = run_all(sess, name, inputs, [t for t in p.points if t != name])
     values[name] = [x for x in inputs]
+    return p, values
+
+
+def quantize_values(model: onnx.ModelProto, p: Plan, values: dict[str, list[np.ndarray]],
+                    method: str = "minmax", percentile: float = 99.99,
+                    widths: Widths = Widths()) -> QuantizeResult:
+    """The QDQ model of `model` from its calibration values (`calibration_values`)."""
+    a_bits = widths.a()
     calibrated: dict[str, QParams] = {}
     for t in p.points:
-        obs = Observer(method, percentile, bits)
+        obs = Observer(method, percentile, a_bits.get(t, 8))
         for v in values[t]:
             obs.update(v)
         calibrated[t] = obs.qparams()
     qp = resolve(p, calibrated)
-    return QuantizeResult(write_qdq(model, p, qp, bits), p, qp, name)
+    return QuantizeResult(write_qdq(model, p, qp, widths.w()), p, qp, _inputs(model)[0].name)
+
+
+def quantize_model(model: onnx.ModelProto, inputs: np.ndarray, method: str = "minmax",
+                   bits: int = 8, percentile: float = 99.99, widths: Widths | None = None) -> QuantizeResult:
+    """Calibrate `model` on `inputs` ([N, ...] float32) and write its QDQ form: every layer at
+    `bits` (uniform_widths), or at the per-layer `widths` when given."""
+    w = widths if widths is not None else uniform_widths(model, bits)
+    p, values = calibration_values(model, inputs)
+    return quantize_values(model, p, values, method, percentile, w)
 
 
 def sqnr_json(float_model: onnx.ModelProto, res: QuantizeResult, inputs: np.ndarray,

@@ -20,6 +20,8 @@ import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper
 
+from ..frontend.onnx_io import has_sub_byte
+
 from .calibrate import QParams
 
 
@@ -59,7 +61,10 @@ def session(model: onnx.ModelProto, extra_outputs: tuple[str, ...] = (),
     for t in extra_outputs:
         if t not in have:
             m.graph.output.append(helper.make_tensor_value_info(t, (types or {}).get(t, TensorProto.FLOAT), None))
-    return ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    so = ort.SessionOptions()
+    if has_sub_byte(m):   # float DQ -> op -> Q (frontend/onnx_io.py)
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    return ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
 
 
 def run_all(sess: ort.InferenceSession, input_name: str, inputs: np.ndarray,
