@@ -1,13 +1,18 @@
 """`tilewise quantize` options and command (hooked into tilewise/cli.py by `add_quantize`).
 
-    tilewise quantize FLOAT.onnx --calib DATA --target T [--bits 8]
-        [--calibration minmax|percentile|mse] [--percentile P] [--eval DATA] [--compare INT.onnx]
+    tilewise quantize FLOAT.onnx --calib DATA --target T [--bits 8|4|2|mixed]
+        [--weight-budget BYTES|FRACTION] [--calibration minmax|percentile|mse] [--percentile P] [--eval DATA] [--compare INT.onnx]
         -o OUT.onnx [--json]
 
 DATA is read like `validate --data` (validate/data.py: .npy, .npz or a directory of .npy), in the
 model's own layout (NHWC for a .tflite model), N inputs with or without the batch dimension. The
 target names the requantization the model is written for; every built-in target takes onnx-mode
 layers so far (shift-style scales for PULP/NE16/DIANA are not built yet).
+
+`--bits 4|2`: every weight and every activation between layers at that width (uint4 / uint2
+activations, int4 / int2 weights, QDQ ONNX types; the network's input and outputs stay int8);
+`--bits mixed`: per-layer weight widths 8/4/2 under `--weight-budget` (bytes, or a fraction of the
+int8 weight bytes; default 0.6) chosen from measured sensitivity (mixed.py), activations int8.
 """
 
 from __future__ import annotations
@@ -30,7 +35,12 @@ def add_quantize(sub) -> None:
     q.add_argument("--calib", required=True, metavar="FILE|DIR",
                    help="calibration inputs (.npy, .npz or a directory of .npy), the model's layout")
     q.add_argument("--target", required=True, help="built-in target the model is quantized for")
-    q.add_argument("--bits", type=int, default=8, help="weight and activation bits (8 so far)")
+    q.add_argument("--bits", default="8", choices=("8", "4", "2", "mixed"),
+                   help="weight and activation bits: 8 (default), 4 or 2 (sub-byte, activations "
+                   "between layers too), or mixed (per-layer weight bits under --weight-budget)")
+    q.add_argument("--weight-budget", metavar="BYTES|FRACTION", default=None,
+                   help="with --bits mixed: the packed weight bytes allowed, or a fraction (< 1) of "
+                   "the int8 weight bytes (default 0.6)")
     q.add_argument("--calibration", default="minmax", choices=("minmax", "percentile", "mse"),
                    help="activation range estimate (default: minmax)")
     q.add_argument("--percentile", type=float, default=99.99, metavar="P",
@@ -89,19 +99,28 @@ def cmd_quantize(args: argparse.Namespace) -> int:
     import onnx
 
     from ..targets.registry import get_target
-    from .pipeline import load_float_onnx, quantize_model, sqnr_json
+    from .pipeline import calibration_values, load_float_onnx, quantize_values, sqnr_json, uniform_widths
 
     target = get_target(args.target)
     out = _out_path(args.out)
-    if args.bits != 8:
-        raise TilewiseError(f"--bits {args.bits}: tilewise quantize writes 8-bit models so far")
+    if args.weight_budget is not None and args.bits != "mixed":
+        raise TilewiseError(f"--weight-budget is for --bits mixed, not --bits {args.bits}")
     if not 50.0 < args.percentile <= 100.0:
         raise TilewiseError(f"--percentile {args.percentile}: give a value in (50, 100]")
     model = load_float_onnx(args.model)
     nhwc = Path(args.model).suffix.lower() == ".tflite"
     calib, calib_raw = _read_inputs(model, args.calib, "calibration inputs", nhwc)
     evals = _read_inputs(model, args.eval, "evaluation inputs", nhwc) if args.eval else None
-    res = quantize_model(model, calib, args.calibration, args.bits, args.percentile)
+    p, values = calibration_values(model, calib)
+    assignment = None
+    if args.bits == "mixed":
+        from .mixed import quantize_mixed
+
+        res, assignment = quantize_mixed(model, p, values, calib, args.weight_budget or "0.6",
+                                         args.calibration, args.percentile)
+    else:
+        res = quantize_values(model, p, values, args.calibration, args.percentile,
+                              uniform_widths(model, int(args.bits)))
     try:
         onnx.save(res.model, str(out))
     except OSError as e:
@@ -109,6 +128,8 @@ def cmd_quantize(args: argparse.Namespace) -> int:
     result = {"model": str(out), "float_model": args.model, "target": target.name, "bits": args.bits,
               "calibration": args.calibration, "requant": REQUANT,
               "calibration_inputs": int(len(calib))}
+    if assignment is not None:
+        result["mixed"] = assignment.to_json()
     sets = [("calibration", (calib, calib_raw))] + ([("evaluation", evals)] if evals else [])
     for key, (x, raw) in sets:
         cmp = _compare_outputs(args.compare, x, raw) if args.compare else None
@@ -126,8 +147,14 @@ def _fmt(db) -> str:
 
 
 def _text(r: dict) -> str:
-    lines = [f"wrote {r['model']} (int{r['bits']}, {r['calibration']} calibration on "
+    bits = "mixed 8/4/2-bit weights" if r["bits"] == "mixed" else f"int{r['bits']}"
+    lines = [f"wrote {r['model']} ({bits}, {r['calibration']} calibration on "
              f"{r['calibration_inputs']} inputs, {r['requant']} requantization, target {r['target']})"]
+    if "mixed" in r:
+        m = r["mixed"]
+        lines.append(f"weight bits per layer: {', '.join(f'{k} {v}' for k, v in m['bits'].items())}; "
+                     f"{m['weight_bytes']} B of weights (int8: {m['int8_weight_bytes']} B, budget "
+                     f"{m['budget']} B)")
     for key, what in (("calibration_sqnr", "calibration"), ("evaluation_sqnr", "evaluation")):
         if key not in r:
             continue
