@@ -107,6 +107,10 @@ def check_network(lg: LayerGraph) -> None:
     for name, t in lg.tensors.items():
         if t.dtype == "int32" and name == lg.outputs[0]:
             continue    # an accumulator output (a last dense layer without requantization)
+        if t.dtype in ("uint4", "uint2") and name in (*lg.inputs, *lg.outputs):
+            raise TilewiseError(f"{lg.source or lg.name}: the network's {'input' if name in lg.inputs else 'output'} "
+                                f"'{name}' is {t.dtype}; tilewise's network API takes 8- and 16-bit "
+                                f"inputs and outputs (sub-byte tensors between layers only)")
         if t.dtype not in ("int8", "uint8", "int16", "uint4", "uint2"):
             raise TilewiseError(f"{lg.source or lg.name}: tensor '{name}' is {t.dtype}; tilewise "
                                 f"deploys int8, uint8, int16, uint4 and uint2 activations only "
