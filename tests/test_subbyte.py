@@ -197,3 +197,42 @@ def test_budget_and_bits_options(tmp_path, capsys):
 
     r = json.loads(out)
     assert r["mixed"]["weight_bytes"] <= r["mixed"]["budget"] <= 0.5 * r["mixed"]["int8_weight_bytes"]
+
+
+def _pool_net() -> onnx.ModelProto:
+    """conv → relu → maxpool → conv → relu → flatten → gemm, seeded float weights (NCHW)."""
+    from onnx import helper, numpy_helper
+
+    rng = np.random.default_rng(4)
+    inits = [numpy_helper.from_array(rng.standard_normal(s).astype(np.float32) * 0.4, n) for n, s in
+             (("w0", (8, 3, 3, 3)), ("b0", (8,)), ("w1", (8, 8, 3, 3)), ("b1", (8,)), ("wf", (5, 72)),
+              ("bf", (5,)))]
+    nodes = [helper.make_node("Conv", ["x", "w0", "b0"], ["c0"], name="conv0", pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c0"], ["r0"], name="relu0"),
+             helper.make_node("MaxPool", ["r0"], ["p0"], name="pool0", kernel_shape=[2, 2], strides=[2, 2]),
+             helper.make_node("Conv", ["p0", "w1", "b1"], ["c1"], name="conv1", pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+             helper.make_node("Flatten", ["r1"], ["f"], name="flatten", axis=1),
+             helper.make_node("Gemm", ["f", "wf", "bf"], ["y"], name="fc", transB=1)]
+    g = helper.make_graph(nodes, "pool_net", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 6, 6])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 5])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 9
+    return m
+
+
+@pytest.mark.parametrize("bits", [4, 2])
+def test_uniform_bits_through_maxpool_and_flatten_validate_bit_exact(tmp_path, bits):
+    from tilewise.quantize.pipeline import quantize_model, uniform_widths
+
+    fm = _pool_net()
+    w = uniform_widths(fm, bits)
+    assert dict(w.acts) == {"r0": bits, "r1": bits} and set(dict(w.weights).values()) == {bits}
+    calib = np.random.default_rng(1).uniform(-1, 1, (64, 3, 6, 6)).astype(np.float32)
+    res = quantize_model(fm, calib, bits=bits)
+    path = tmp_path / f"pool_{bits}.onnx"
+    onnx.save(res.model, str(path))
+    g = load_model(path)
+    assert {t.dtype for t in g.tensors.values() if not t.is_const} >= {f"uint{bits}"}
+    rep = validate_path(path, get_target("stm32h7"), n_random=6)
+    assert rep.bit_exact

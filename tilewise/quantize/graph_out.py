@@ -123,6 +123,37 @@ def plan(model: onnx.ModelProto) -> Plan:
     return Plan(tuple(points), shared, fixed, layer_of)
 
 
+#: moves whose sub-byte form the portable family runs (bindings/portable/subbyte.py)
+SUB_BYTE_MOVES = ("MaxPool", "Reshape", "Flatten")
+
+
+def sub_byte_points(model: onnx.ModelProto, p: Plan) -> tuple[str, ...]:
+    """The activation points that can be 4/2-bit in a deployable model: written by a Conv / Gemm /
+    MatMul (its fused Relu / Clip included) and read only by such ops, directly or through
+    MaxPool / Reshape / Flatten (the ops with sub-byte kernels); never a graph input or output."""
+    g = model.graph
+    prod = {o: n for n in g.node for o in n.output}
+    readers: dict[str, list[onnx.NodeProto]] = {}
+    for n in g.node:
+        for x in n.input:
+            readers.setdefault(x, []).append(n)
+    outputs = {o.name for o in g.output}
+
+    def written_by_weighted(t: str) -> bool:
+        n = prod.get(t)
+        if n is not None and n.op_type in ACTIVATIONS:
+            n = prod.get(n.input[0])
+        return n is not None and n.op_type in WEIGHTED
+
+    def read_by_weighted(t: str) -> bool:
+        rs = readers.get(t, [])
+        return t not in outputs and bool(rs) and all(
+            (r.op_type in WEIGHTED and r.input[0] == t) or
+            (r.op_type in SUB_BYTE_MOVES and read_by_weighted(r.output[0])) for r in rs)
+
+    return tuple(t for t in p.points if written_by_weighted(t) and read_by_weighted(t))
+
+
 def resolve(p: Plan, calibrated: dict[str, QParams]) -> dict[str, QParams]:
     """Parameters of every quantized tensor, from the calibrated points."""
     out = dict(calibrated)

@@ -97,18 +97,17 @@ class Widths:
 
 
 def uniform_widths(model: onnx.ModelProto, bits: int) -> Widths:
-    """`--bits N`: every weight at N bits and every activation between layers at N bits; the
-    network's input and outputs stay 8-bit (the input's pixels and the logits)."""
+    """`--bits N`: every weight at N bits and every activation between weighted layers at N bits
+    (graph_out.sub_byte_points: what the sub-byte kernels take — residual adds, average pools,
+    softmax and the network's input and outputs stay 8-bit)."""
     if bits == 8:
         return Widths()
     if bits not in (4, 2):
         raise TilewiseError(f"--bits {bits}: tilewise quantize writes 8-, 4- or 2-bit models")
-    from .graph_out import node_labels
+    from .graph_out import node_labels, sub_byte_points
 
-    p = plan(model)
-    ends = {_inputs(model)[0].name} | {o.name for o in model.graph.output}
     return Widths(tuple((n, bits) for n in node_labels(model)),
-                  tuple((t, bits) for t in p.points if t not in ends))
+                  tuple((t, bits) for t in sub_byte_points(model, plan(model))))
 
 
 def calibration_values(model: onnx.ModelProto, inputs: np.ndarray) -> tuple[Plan, dict[str, list[np.ndarray]]]:

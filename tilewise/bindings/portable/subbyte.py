@@ -7,6 +7,8 @@ tensors by a host core (the modules named "cpu"; host.py adds them to its table)
 | conv2d_sb_x{X}w{W}y{Y}   | conv2d          | tflite, onnx, shift, adc, div  | X, W, Y ∈ {8, 4, 2}, not all 8 | tw_sb_conv |
 | depthwise_sb_x{X}w{W}y{Y}| depthwise       | idem                           | idem                      | tw_sb_conv (depthwise) |
 | fully_connected_sb_x{X}w{W}y{Y} | fully_connected | idem                    | idem                      | tw_sb_conv (1×1 on 1×1) |
+| max_pool_sb{B}           | max_pool        | any                            | B→B, B ∈ {4, 2}           | tw_sb_maxpool |
+| reshape_sb{B}            | reshape         | any                            | B→B                       | a byte copy (packed order is the element order) |
 
 Layout (DESIGN.md "Sub-byte tensors", tw_subbyte.h, ir/packing.py): every tensor packed
 little-endian within a byte in its stored order — activations HWC (u4 / u2 unsigned; 8-bit ones
@@ -16,6 +18,9 @@ the portable blob (constants.py: per-channel bias and two requant words, one k t
 the packed weights, ⌈weights·w_bits/8⌉ bytes — the size the L2 planner already gives them
 (ir/operands.py). The golden arithmetic is the int8 one with narrower clamps, so the requant is
 the int8 kernels' (requant.c.j2, tw_requant.h) and the clamp is the output's range.
+
+Other ops (add, average pools, softmax, concat, ...) take 8- and 16-bit tensors only; partition
+refuses a layer with a sub-byte operand none of these takes, in one sentence.
 
 What they refuse (one noun phrase each, checks): weights outside the declared bits once their zero
 point is removed, and everything checks.weighted_s8 refuses (batch > 1, a depth multiplier, clamps
@@ -33,11 +38,12 @@ import numpy as np
 
 from ...ir.layer import Layer, LayerGraph
 from ...ir.ops import Op
+from ...ir.params import MaxPoolParams
 from ...ir.packing import pack
 from ...ir.tensor import dtype_bits, dtype_range
 from ..base import Binding, ConstLayout, LayerConstants, Precision, TileRules, per_mode
-from . import checks, constants
-from .common import FAMILY, render, u8_offset
+from . import checks, constants, untiled
+from .common import FAMILY, batch_one, render, u8_offset
 from .weighted import requant_data, stored_pad
 
 UNTILED = TileRules(l3=False, untiled=True)
@@ -91,6 +97,24 @@ def conv(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
                   acc_bits=layer.acc_bits, w_offset=consts.w_offset, what=str(layer.op))
 
 
+def check_max_pool(layer: Layer, lg: LayerGraph) -> str | None:
+    """Max pooling keeps the input's dtype (a move: the same quantization)."""
+    x, y = lg.tensors[layer.inputs[0]], lg.tensors[layer.output]
+    if x.dtype != y.dtype:
+        return f"a max pool from {x.dtype} to {y.dtype}"
+    return batch_one(layer)
+
+
+def max_pool(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
+    """tw_sb_maxpool on the whole L2 tensors (`check_max_pool` passed)."""
+    a, n = layer.params, layer.nest
+    assert isinstance(a, MaxPoolParams)
+    geo = dict(in_h=n.IY, in_w=n.IX, out_h=n.OY, out_w=n.OX, k_h=n.FY, k_w=n.FX, s_h=n.SY,
+               s_w=n.SX, pad_t=n.pads[0], pad_l=n.pads[1])
+    return render("subbyte_maxpool.c.j2", g=geo, c=n.K, bits=dtype_bits(lg.tensors[layer.output].dtype),
+                  qmin=int(a.qmin), qmax=int(a.qmax))
+
+
 def bindings(cost) -> tuple[Binding, ...]:
     """One binding per op, requant mode and bit mix (module docstring), priced by `cost`."""
     out: list[Binding] = []
@@ -106,5 +130,12 @@ def bindings(cost) -> tuple[Binding, ...]:
                     out.extend(per_mode(FAMILY, cost, f"{name}_x{xb}w{wb}y{yb}", op, RQ_MODES,
                                         Precision(xb, wb, yb), kind, check, emit=conv, whole=True,
                                         tiles=UNTILED, consts=_layout(layout)))
+    for b in (4, 2):
+        out.extend(per_mode(FAMILY, cost, f"max_pool_sb{b}", Op.MAX_POOL, (None,),
+                            Precision(b, 0, b), "pool", check_max_pool, emit=max_pool,
+                            whole=True, tiles=UNTILED))
+        out.extend(per_mode(FAMILY, cost, f"reshape_sb{b}", Op.RESHAPE, (None,),
+                            Precision(b, 0, b), "other", checks.reshape, emit=untiled.reshape,
+                            whole=True, tiles=UNTILED))
     return tuple(out)
 

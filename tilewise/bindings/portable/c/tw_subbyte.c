@@ -3,6 +3,8 @@
  */
 #include "tw_subbyte.h"
 
+#include <stdint.h>
+
 /* The input value of tap (iy, ix) at channel c, or the pad value outside the input. */
 static int32_t tap(const tw_sb_conv_t *g, const int8_t *in, int iy, int ix, int c)
 {
@@ -45,6 +47,32 @@ void tw_sb_conv(const tw_sb_conv_t *g, const int8_t *in, const int8_t *w, const 
                 int32_t o = ((int32_t)oy * g->out_w + ox) * g->out_c + k;
                 acc = tw_acc_wrap(acc, g->acc_bits);
                 tw_sb_store(out, o, g->y_bits, (int32_t)tw_requant(rq, acc, k));
+            }
+        }
+    }
+}
+
+void tw_sb_maxpool(const tw_sb_conv_t *g, const int8_t *in, int32_t qmin, int32_t qmax,
+                   int8_t *out)
+{
+    int oy, ox, k, fy, fx;
+    for (oy = 0; oy < g->out_h; oy++) {
+        for (ox = 0; ox < g->out_w; ox++) {
+            for (k = 0; k < g->out_c; k++) {
+                int32_t m = INT32_MIN;
+                for (fy = 0; fy < g->k_h; fy++) {
+                    int iy = oy * g->s_h - g->pad_t + fy;
+                    for (fx = 0; fx < g->k_w; fx++) {
+                        int ix = ox * g->s_w - g->pad_l + fx;
+                        int32_t v;
+                        if (iy < 0 || iy >= g->in_h || ix < 0 || ix >= g->in_w)
+                            continue;
+                        v = tw_sb_act(in, ((int32_t)iy * g->in_w + ix) * g->in_c + k, g->x_bits);
+                        m = v > m ? v : m;
+                    }
+                }
+                m = m < qmin ? qmin : m > qmax ? qmax : m;
+                tw_sb_store(out, ((int32_t)oy * g->out_w + ox) * g->out_c + k, g->y_bits, m);
             }
         }
     }

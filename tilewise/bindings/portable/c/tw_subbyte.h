@@ -12,6 +12,7 @@
  *   (PULP-NN mixed) uses the same convention: unsigned activations, signed weights.
  *
  * CALL CONTRACT
+ *   tw_sb_maxpool: see its declaration.
  *   tw_sb_conv computes, for every output pixel (oy, ox) and output channel k,
  *       acc = bias[k] + sum over taps (fy, fx) and input channels c of x * w,
  *       x = input[iy][ix][c] (or [iy][ix][k] for depthwise) or pad_value outside the input,
@@ -81,5 +82,11 @@ typedef struct {
 
 void tw_sb_conv(const tw_sb_conv_t *g, const int8_t *in, const int8_t *w, const int32_t *bias,
                 const tw_requant_t *rq, int8_t *out);
+
+/* Max pooling of a packed HWC tensor (in_c = out_c channels; the geometry's weights fields
+ * unused): out = clamp(max over the window's valid taps, qmin, qmax) — golden/pool.py max_pool;
+ * a window wholly in the padding gives qmin. */
+void tw_sb_maxpool(const tw_sb_conv_t *g, const int8_t *in, int32_t qmin, int32_t qmax,
+                   int8_t *out);
 
 #endif /* TW_SUBBYTE_H */
