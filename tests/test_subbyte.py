@@ -236,3 +236,41 @@ def test_uniform_bits_through_maxpool_and_flatten_validate_bit_exact(tmp_path, b
     assert {t.dtype for t in g.tensors.values() if not t.is_const} >= {f"uint{bits}"}
     rep = validate_path(path, get_target("stm32h7"), n_random=6)
     assert rep.bit_exact
+
+
+def _io4_model(path) -> None:
+    """A hand-written QDQ conv whose network input and output are uint4 (packed at the C API)."""
+    from onnx import helper
+
+    rng = np.random.default_rng(0)
+    w = rng.integers(-7, 8, (4, 3, 3, 3))
+    nodes = [helper.make_node("DequantizeLinear", ["xq", "xs", "xz"], ["xd"]),
+             helper.make_node("DequantizeLinear", ["w", "ws", "wz"], ["wd"], axis=0),
+             helper.make_node("Conv", ["xd", "wd"], ["y"], pads=[1, 1, 1, 1]),
+             helper.make_node("QuantizeLinear", ["y", "ys", "yz"], ["yq"])]
+    inits = [helper.make_tensor("xs", TensorProto.FLOAT, [], [0.1]),
+             helper.make_tensor("xz", TensorProto.UINT4, [], [3]),
+             helper.make_tensor("w", TensorProto.INT4, [4, 3, 3, 3], w.reshape(-1).tolist()),
+             helper.make_tensor("ws", TensorProto.FLOAT, [4], [0.05, 0.1, 0.07, 0.02]),
+             helper.make_tensor("wz", TensorProto.INT4, [4], [0] * 4),
+             helper.make_tensor("ys", TensorProto.FLOAT, [], [0.3]),
+             helper.make_tensor("yz", TensorProto.UINT4, [], [7])]
+    g = helper.make_graph(nodes, "io4", [helper.make_tensor_value_info("xq", TensorProto.UINT4, [1, 3, 5, 5])],
+                          [helper.make_tensor_value_info("yq", TensorProto.UINT4, [1, 4, 5, 5])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 21)])
+    m.ir_version = 10
+    onnx.save(m, str(path))
+
+
+def test_packed_network_input_and_output(tmp_path):
+    path = tmp_path / "io4.onnx"
+    _io4_model(path)
+    rep = validate_path(path, get_target("stm32h7"), n_random=6)
+    assert rep.bit_exact and rep.golden_vs_reference is None
+    assert any("golden model only" in n for n in rep.reference_notes)
+    out = tmp_path / "proj"
+    assert main(["generate", str(path), "--target", "stm32h7", "-o", str(out)]) == 0
+    header = (out / "network.h").read_text()
+    # 75 uint4 inputs in 38 bytes, 100 outputs in 50 (⌈n·4/8⌉), handed over as bytes
+    assert "TW_INPUT_BYTES 38" in header and "TW_OUTPUT_BYTES 50" in header
+    assert "TW_INPUT_TYPE uint8_t" in header

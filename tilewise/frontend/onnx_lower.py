@@ -276,7 +276,7 @@ class Lowering:
                 self.add_tensor(ir_name, ir_shape, "uint8", QuantParams((1.0,), (0,)), perm=perm)
                 self.alias(name, ir_name)
                 edge = (1.0, 0)
-            elif dtype in ("int8", "uint8"):
+            elif dtype in ("int8", "uint8", "uint4", "uint2"):
                 ir_name = self.fresh(name)
                 self.add_tensor(ir_name, ir_shape, dtype, None, perm=perm)
                 self.alias(name, ir_name)

@@ -49,3 +49,25 @@ def unpack(data: bytes | np.ndarray, count: int, bits: int, signed: bool) -> np.
         half = 1 << (bits - 1)
         v = np.where(v >= half, v - 2 * half, v)
     return v
+
+
+def tensor_bytes(values: np.ndarray, dtype: str) -> bytes:
+    """The bytes of a tensor of IR dtype `dtype` as the generated C stores it at the network's
+    input and output: packed for the sub-byte dtypes, the element type's bytes otherwise."""
+    from .tensor import dtype_bits, is_sub_byte, np_dtype
+
+    if is_sub_byte(dtype):
+        return pack(values, dtype_bits(dtype))
+    return np.asarray(values).astype(np_dtype(dtype)).tobytes()
+
+
+def tensor_values(data: bytes | np.ndarray, dtype: str, count: int) -> np.ndarray:
+    """`count` values of IR dtype `dtype` read from the bytes `tensor_bytes` lays out (the
+    element type's array; sub-byte values in their int8 / uint8 container)."""
+    from .tensor import dtype_bits, dtype_range, is_sub_byte, np_dtype
+
+    raw = bytes(data) if not isinstance(data, np.ndarray) else np.asarray(data).tobytes()
+    if is_sub_byte(dtype):
+        v = unpack(raw, count, dtype_bits(dtype), signed=dtype_range(dtype)[0] < 0)
+        return v.astype(np_dtype(dtype))
+    return np.frombuffer(raw, dtype=np_dtype(dtype))[:count]
