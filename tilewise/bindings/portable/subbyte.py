@@ -4,7 +4,7 @@ tensors by a host core (the modules named "cpu"; host.py adds them to its table)
 
 | binding                  | op              | modes                          | bits (x/w→y)              | C |
 |--------------------------|-----------------|--------------------------------|---------------------------|---|
-| conv2d_sb_x{X}w{W}y{Y}   | conv2d          | tflite, onnx, shift, adc, div  | X, W, Y ∈ {8, 4, 2}, not all 8 | tw_sb_conv |
+| conv2d_sb_x{X}w{W}y{Y}   | conv2d          | any (tflite, onnx, shift, adc, div) | X, W, Y ∈ {8, 4, 2}, not all 8 | tw_sb_conv |
 | depthwise_sb_x{X}w{W}y{Y}| depthwise       | idem                           | idem                      | tw_sb_conv (depthwise) |
 | fully_connected_sb_x{X}w{W}y{Y} | fully_connected | idem                    | idem                      | tw_sb_conv (1×1 on 1×1) |
 | max_pool_sb{B}           | max_pool        | any                            | B→B, B ∈ {4, 2}           | tw_sb_maxpool |
@@ -81,7 +81,6 @@ class SubByteScalar:
             return (Term(self.tap * f + self.pool_out, outs, "taps"),)
         return (Term(1.0, outs, "copy"),)
 BITS = (8, 4, 2)
-RQ_MODES = ("tflite", "onnx", "shift", "adc", "div")
 
 
 def check(layer: Layer, lg: LayerGraph) -> str | None:
@@ -162,7 +161,8 @@ def bindings(module_cost=None) -> tuple[Binding, ...]:
                 if (xb, wb, yb) == (8, 8, 8):
                     continue
                 for op, name, kind, layout in table:
-                    out.extend(per_mode(FAMILY, cost, f"{name}_x{xb}w{wb}y{yb}", op, RQ_MODES,
+                    # mode None: every requantization mode (requant.c.j2 / tw_requant.h run them all)
+                    out.extend(per_mode(FAMILY, cost, f"{name}_x{xb}w{wb}y{yb}", op, (None,),
                                         Precision(xb, wb, yb), kind, check, emit=conv, whole=True,
                                         tiles=UNTILED, consts=_layout(layout)))
     for b in (4, 2):
