@@ -50,16 +50,6 @@ def is_sub_byte(dtype: str) -> bool:
     return dtype in SUB_BYTE_BITS
 
 
-def sub_byte_dtype(bits: int, signed: bool) -> str:
-    """The IR dtype of `bits`-bit integers (8, 4 or 2), signed or not."""
-    if bits == 8:
-        return "int8" if signed else "uint8"
-    name = f"{'' if signed else 'u'}int{bits}"
-    if name not in SUB_BYTE_BITS:
-        raise ValueError(f"no {bits}-bit integer dtype (8, 4 and 2 are)")
-    return name
-
-
 def bits_to_bytes(elems, bits: int):
     """Bytes of `elems` elements of `bits` bits, packed (⌈elems·bits/8⌉); ints or numpy arrays."""
     return (elems * bits + 7) // 8
