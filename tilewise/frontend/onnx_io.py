@@ -11,7 +11,7 @@ back with round-half-even, exact for values DequantizeLinear produced.
 "session.qdqisint8allowed" = "1". On x86-64 onnxruntime fuses QDQ groups with int8 activations into
 QLinear kernels only with that entry (ARM does by default); without it, such groups run as float
 Conv/Add with different rounding. uint8-activation QDQ and QOperator models compute the same either way.
-A model with 4- or 2-bit tensors (int4 / uint4 / int2 / uint2, DESIGN.md "Sub-byte tensors") runs
+A model with 4- or 2-bit tensors (int4 / uint4 / int2 / uint2, README "Sub-byte tensors (design)") runs
 with graph optimizations off: onnxruntime has no integer kernels for them (its QDQ fusion would
 make a QLinearConv of uint2, which it then refuses), so it computes them as float DequantizeLinear
 → op → QuantizeLinear — not the integer arithmetic of the golden model, which is then the

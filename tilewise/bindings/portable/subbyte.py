@@ -10,7 +10,7 @@ tensors by a host core (the modules named "cpu"; host.py adds them to its table)
 | max_pool_sb{B}           | max_pool        | any                            | B→B, B ∈ {4, 2}           | tw_sb_maxpool |
 | reshape_sb{B}            | reshape         | any                            | B→B                       | a byte copy (packed order is the element order) |
 
-Layout (DESIGN.md "Sub-byte tensors", tw_subbyte.h, ir/packing.py): every tensor packed
+Layout (README "Sub-byte tensors (design)", tw_subbyte.h, ir/packing.py): every tensor packed
 little-endian within a byte in its stored order — activations HWC (u4 / u2 unsigned; 8-bit ones
 int8, uint8 stored biased as for the int8 kernels, common.py), weights in the portable layouts
 (conv [K][FY][FX][C], depthwise [FY][FX][K], dense [K][C]) as signed codes. The constants are
@@ -30,9 +30,9 @@ the pulp family).
 
 Cost: `SubByteScalar`, the cycles of this C (one core, per element unpacking), fitted on GVSoC's
 pulp-open host core (`validate --on gvsoc`, a 2-bit conv 6×6×3→8 3×3, max pool, conv 3×3×8→8,
-dense 72→5, onnx requant): 92.5 cycles per MAC and 2,332 per output, max pool 150 per tap
-and 100 per output (the onnx requantization's
-software float on a core without FPU dominates it); the same figures are ASSUMED for the other
+dense 72→5, onnx requant): 92.5 cycles per MAC and 2,332 per output (the onnx
+requantization's software float on a core without FPU dominates it), max pool 150 per tap and
+100 per output; the same figures are ASSUMED for the other
 host cores (Cortex-M7, the idsp host) and the other requant modes.
 """
 

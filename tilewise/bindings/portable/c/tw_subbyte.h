@@ -2,7 +2,7 @@
  * tw_subbyte.h — packed 4- and 2-bit tensors: element access and the portable sub-byte kernels
  * (conv, depthwise, dense) run whole on the L2 tensors by a host core.
  *
- * PACKED LAYOUT (DESIGN.md "Sub-byte tensors", tilewise/ir/packing.py)
+ * PACKED LAYOUT (README "Sub-byte tensors (design)", tilewise/ir/packing.py)
  *   A b-bit tensor (b in {8, 4, 2}) is stored packed little-endian within a byte: element i of
  *   the flattened tensor (its stored layout: HWC activations, the weight order below) is in byte
  *   i*b/8 at bit offset (i mod (8/b))*b, element 0 in the low bits; rows are not padded.
