@@ -227,7 +227,7 @@ def test_cli_bad_inputs_exit_2(tmp_path, trained, quantized, capsys):
              ([str(fpath), "--calib", str(tmp_path / "x.txt"), "--target", "stm32h7", "-o", str(tmp_path / "o.onnx")],
               "no such file"),
              ([str(fpath)] + base[:4] + ["-o", str(tmp_path / "o.bin")], "name it *.onnx"),
-             ([str(fpath)] + base + ["--bits", "4"], "8-bit models so far")]
+             ([str(fpath)] + base + ["--bits", "4", "--weight-budget", "0.5"], "is for --bits mixed")]
     for argv, msg in cases:
         assert main(["quantize"] + argv) == 2, argv
         err = capsys.readouterr().err

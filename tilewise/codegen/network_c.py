@@ -25,7 +25,7 @@ import numpy as np
 from ..bindings.base import LayerConstants
 from ..ir.layer import Layer, LayerGraph
 from ..ir.layout import input_perm, inverse, model_input_shape
-from ..ir.tensor import np_dtype
+from ..ir.tensor import is_sub_byte, np_dtype
 from ..memory.network import NetworkPlan, act_name
 from .layer_c import LayerEmit
 from .templates import render
@@ -118,8 +118,9 @@ def _io(lg: LayerGraph, name: str, macro: str, perm: tuple[int, ...] | None) -> 
         letters = "".join(letters[i] for i in inv) if letters else ""
     q = t.quant
     scale = float(np.float32(q.scale[0])) if q is not None and q.scale and not q.per_channel else None
+    ctype = "uint8_t" if is_sub_byte(t.dtype) else f"{t.dtype}_t"   # packed bytes (ir/packing.py)
     return IoTensor(macro, name, shape, letters or f"rank {len(shape)}, row-major", t.dtype,
-                    f"{t.dtype}_t", scale, q.zp if q is not None else 0, t.nbytes)
+                    ctype, scale, q.zp if q is not None else 0, t.nbytes)
 
 
 def io_tensors(lg: LayerGraph) -> tuple[tuple[IoTensor, ...], tuple[IoTensor, ...]]:

@@ -42,6 +42,7 @@ import numpy as np
 from ..bindings.base import Family, LayerConstants
 from ..errors import TilewiseError
 from ..ir.layout import input_perm, model_input, model_input_shape
+from ..ir.packing import tensor_bytes
 from ..ir.tensor import np_dtype
 from ..memory.network import act_name, weight_name
 from ..schedule.network import NetworkSchedule
@@ -378,7 +379,7 @@ def reference_input(lg) -> bytes:
     from ..validate.check import make_inputs
 
     x = make_inputs(lg, 1, seed=0)[0]
-    return model_input(lg.meta, x).tobytes()
+    return tensor_bytes(model_input(lg.meta, x), lg.tensors[lg.inputs[0]].dtype)
 
 
 def default_input(lg) -> bytes:
@@ -386,7 +387,7 @@ def default_input(lg) -> bytes:
     embedded input until validate writes its own)."""
     t = lg.tensors[lg.inputs[0]]
     zp = t.quant.zp if t.quant is not None else 0
-    return np.full(t.shape, zp, dtype=np_dtype(t.dtype)).tobytes()
+    return tensor_bytes(np.full(t.shape, zp, dtype=np_dtype(t.dtype)), t.dtype)
 
 
 def write_project(files: dict[str, Content], out_dir: str | Path) -> Project:

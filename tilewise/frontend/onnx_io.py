@@ -11,6 +11,11 @@ back with round-half-even, exact for values DequantizeLinear produced.
 "session.qdqisint8allowed" = "1". On x86-64 onnxruntime fuses QDQ groups with int8 activations into
 QLinear kernels only with that entry (ARM does by default); without it, such groups run as float
 Conv/Add with different rounding. uint8-activation QDQ and QOperator models compute the same either way.
+A model with 4- or 2-bit tensors (int4 / uint4 / int2 / uint2, README "Sub-byte tensors (design)") runs
+with graph optimizations off: onnxruntime has no integer kernels for them (its QDQ fusion would
+make a QLinearConv of uint2, which it then refuses), so it computes them as float DequantizeLinear
+→ op → QuantizeLinear — not the integer arithmetic of the golden model, which is then the
+reference (validate/reference.py).
 """
 
 from __future__ import annotations
@@ -24,13 +29,26 @@ from ..ir.graph import Graph
 from ..ir.tensor import dtype_range, np_dtype
 
 
+SUB_BYTE_ELEMS = (22, 21, 26, 25)   # TensorProto INT4, UINT4, INT2, UINT2
+
+
+def has_sub_byte(model: Any) -> bool:
+    """The ModelProto holds a 4- or 2-bit initializer (weights or zero points)."""
+    return any(t.data_type in SUB_BYTE_ELEMS for t in model.graph.initializer)
+
+
 def reference_session(model: str | Path | bytes, int8_qdq_fusion: bool = True) -> Any:
-    """An onnxruntime CPU InferenceSession for `model` (path or serialized bytes)."""
+    """An onnxruntime CPU InferenceSession for `model` (path or serialized bytes); a sub-byte
+    model with graph optimizations off (module docstring)."""
+    import onnx
     import onnxruntime as ort
 
     so = ort.SessionOptions()
     so.log_severity_level = 3
-    if int8_qdq_fusion:
+    proto = onnx.load_model_from_string(model) if isinstance(model, bytes) else onnx.load(str(model))
+    if has_sub_byte(proto):
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    elif int8_qdq_fusion:
         so.add_session_config_entry("session.qdqisint8allowed", "1")
     src = model if isinstance(model, bytes) else str(model)
     return ort.InferenceSession(src, so, providers=["CPUExecutionProvider"])

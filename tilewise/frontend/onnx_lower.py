@@ -113,8 +113,11 @@ class Lowering:
         else:
             z = 0
             dt = self.tensors[self.ir[data]].dtype if data in self.ir else "uint8"
-        if dt not in ("int8", "uint8"):
-            raise unsupported(self.g, node, f"quantizes its {what} to {dt}", "use int8 or uint8 activations")
+        if dt in ("int4", "int2"):
+            raise unsupported(self.g, node, f"quantizes its {what} to signed {dt}",
+                              f"sub-byte activations are unsigned (use u{dt}; README \"Sub-byte tensors (design)\")")
+        if dt not in ("int8", "uint8", "uint4", "uint2"):
+            raise unsupported(self.g, node, f"quantizes its {what} to {dt}", "use int8, uint8, uint4 or uint2 activations")
         if not s > 0:
             raise unsupported(self.g, node, f"has the non-positive {what} scale {s}", "the model is malformed")
         return s, z, dt
@@ -273,7 +276,7 @@ class Lowering:
                 self.add_tensor(ir_name, ir_shape, "uint8", QuantParams((1.0,), (0,)), perm=perm)
                 self.alias(name, ir_name)
                 edge = (1.0, 0)
-            elif dtype in ("int8", "uint8"):
+            elif dtype in ("int8", "uint8", "uint4", "uint2"):
                 ir_name = self.fresh(name)
                 self.add_tensor(ir_name, ir_shape, dtype, None, perm=perm)
                 self.alias(name, ir_name)

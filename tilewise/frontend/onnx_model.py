@@ -31,6 +31,9 @@ ELEM_DTYPES = {
     onnx.TensorProto.INT16: "int16",
     onnx.TensorProto.INT32: "int32",
     onnx.TensorProto.INT64: "int64",
+    # packed sub-byte activations (README "Sub-byte tensors (design)"), integer model inputs
+    onnx.TensorProto.UINT4: "uint4",
+    onnx.TensorProto.UINT2: "uint2",
 }
 
 
@@ -166,7 +169,7 @@ def read_graph(data: bytes, source: str) -> OnnxGraph:
         et = vi.type.tensor_type.elem_type
         if et not in ELEM_DTYPES:
             raise ModelFormatError(f"{source}: graph input '{vi.name}' has element type {onnx.TensorProto.DataType.Name(et)}; "
-                                   "tilewise takes float32, int8 or uint8 model inputs")
+                                   "tilewise takes float32, int8, uint8, uint4 or uint2 model inputs")
         inputs[vi.name] = (ELEM_DTYPES[et], _static_shape(source, vi))
     if not inputs:
         raise ModelFormatError(f"{source}: the graph has no inputs")

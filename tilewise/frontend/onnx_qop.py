@@ -45,13 +45,17 @@ def onnx_requant(scales: np.ndarray, zp: int, qmin: int, qmax: int) -> Requant:
                    zero_point=int(zp), qmin=int(qmin), qmax=int(qmax), scale=np.asarray(scales, dtype=np.float32))
 
 
-def weights_int8(lw: Lowering, node: ONode, w: np.ndarray, zp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """int8 weights and zero points; uint8 weights are shifted by −128 (products unchanged)."""
+def weights_int8(lw: Lowering, node: ONode, w: np.ndarray, zp: np.ndarray) -> tuple[np.ndarray, np.ndarray, str]:
+    """int8 weights and zero points, and the IR dtype of the weights; uint8 weights are shifted by
+    −128 (products unchanged); int4 / int2 weights (sub-byte, README "Sub-byte tensors") keep their values in an
+    int8 container and their dtype."""
     if w.dtype == np.uint8:
-        return (w.astype(np.int16) - 128).astype(np.int8), zp.astype(np.int64) - 128
+        return (w.astype(np.int16) - 128).astype(np.int8), zp.astype(np.int64) - 128, "int8"
+    if str(w.dtype) in ("int4", "int2"):
+        return w.astype(np.int8), zp.astype(np.int64), str(w.dtype)
     if w.dtype != np.int8:
-        raise unsupported(lw.g, node, f"has {w.dtype} weights", "quantize the weights to int8 or uint8")
-    return w, zp.astype(np.int64)
+        raise unsupported(lw.g, node, f"has {w.dtype} weights", "quantize the weights to int8, uint8, int4 or int2")
+    return w, zp.astype(np.int64), "int8"
 
 
 def weight_quant(lw: Lowering, node: ONode, scale_name: str, zp_name: str, channels: int) -> tuple[np.ndarray, np.ndarray]:
@@ -66,9 +70,9 @@ def weight_quant(lw: Lowering, node: ONode, scale_name: str, zp_name: str, chann
 
 
 def make_weight(lw: Lowering, node: ONode, base: str, w: np.ndarray, ws: np.ndarray, wz: np.ndarray) -> str:
-    w8, z = weights_int8(lw, node, w, wz)
+    w8, z, dtype = weights_int8(lw, node, w, wz)
     quant = QuantParams(tuple(float(v) for v in ws), tuple(int(v) for v in z), 0 if ws.size > 1 else None)
-    return lw.add_const(base, w8, "int8", quant)
+    return lw.add_const(base, w8, dtype, quant)
 
 
 def make_bias(lw: Lowering, node: ONode, name: str, channels: int) -> list[str]:

@@ -20,7 +20,16 @@ DTYPES: dict[str, type] = {
     "int64": np.int64,
     "float32": np.float32,
     "bool": np.bool_,
+    # sub-byte integers (README "Sub-byte tensors (design)"): values live in an int8 / uint8 container
+    # everywhere in Python; only codegen and the C kernels pack them (ir/packing.py)
+    "int4": np.int8,
+    "uint4": np.uint8,
+    "int2": np.int8,
+    "uint2": np.uint8,
 }
+
+#: bits per element of the sub-byte dtypes (the others: their numpy item size)
+SUB_BYTE_BITS: dict[str, int] = {"int4": 4, "uint4": 4, "int2": 2, "uint2": 2}
 
 
 def np_dtype(dtype: str) -> np.dtype:
@@ -29,8 +38,16 @@ def np_dtype(dtype: str) -> np.dtype:
 
 
 def dtype_bits(dtype: str) -> int:
-    """Bits per element of an IR dtype (bool counts as 8: one byte per element)."""
+    """Bits per element of an IR dtype (bool counts as 8: one byte per element; int4 / uint4 4,
+    int2 / uint2 2: packed, ir/packing.py)."""
+    if dtype in SUB_BYTE_BITS:
+        return SUB_BYTE_BITS[dtype]
     return np_dtype(dtype).itemsize * 8
+
+
+def is_sub_byte(dtype: str) -> bool:
+    """A packed 4- or 2-bit dtype."""
+    return dtype in SUB_BYTE_BITS
 
 
 def bits_to_bytes(elems, bits: int):
@@ -57,6 +74,9 @@ def nhwc_view(shape: tuple[int, ...]) -> tuple[int, int, int, int]:
 
 def dtype_range(dtype: str) -> tuple[int, int]:
     """(min, max) of an integer IR dtype."""
+    if dtype in SUB_BYTE_BITS:
+        b = SUB_BYTE_BITS[dtype]
+        return (-(1 << (b - 1)), (1 << (b - 1)) - 1) if dtype.startswith("int") else (0, (1 << b) - 1)
     info = np.iinfo(np_dtype(dtype))
     return int(info.min), int(info.max)
 
@@ -110,4 +130,4 @@ class Tensor:
 
     @property
     def nbytes(self) -> int:
-        return self.size * np_dtype(self.dtype).itemsize
+        return bits_to_bytes(self.size, dtype_bits(self.dtype))

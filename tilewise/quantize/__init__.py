@@ -10,6 +10,9 @@ Pipeline (pure functions between stages):
 3. calibrate: run the float model in onnxruntime on the calibration inputs with every point as
    an output and feed one observer per point (calibrate.py: minmax / percentile / mse);
 4. write the QDQ model (graph_out.write_qdq): per-channel int8 weights, int32 biases (weights.py);
+   with bit widths (pipeline.Widths): int4 / int2 weights and uint4 / uint2 activations as typed
+   initializers — `--bits 4|2` uniform (pipeline.uniform_widths, graph_out.sub_byte_points),
+   `--bits mixed` per-layer weight bits under a weight budget from measured sensitivity (mixed.py);
    or, for --target gap8 / gap9 / pulp-open / diana, the shift-mode integer model (shift_out.py:
    NEMO-style Conv/Gemm → Cast(int64) → Mul(k) → Div(2^d) → Cast → Clip on 8-bit codes, which
    the frontend reads as shift-mode layers and NE16's norm-quant computes);

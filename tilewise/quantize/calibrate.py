@@ -57,9 +57,13 @@ class QParams:
         return (np.asarray(q, dtype=np.float64) - self.zero_point) * self.scale
 
 
-def qparams_for(r: Range, bits: int = 8) -> QParams:
-    """Affine signed `bits`-bit parameters covering r (widened to include 0)."""
-    qmin, qmax = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+def qparams_for(r: Range, bits: int = 8, signed: bool | None = None) -> QParams:
+    """Affine `bits`-bit parameters covering r (widened to include 0): signed int8 at 8 bits,
+    unsigned below (u4: 0..15, u2: 0..3 — the sub-byte contract, seed 004's unsigned
+    activations; `signed` overrides)."""
+    if signed is None:
+        signed = bits >= 8
+    qmin, qmax = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
     lo, hi = min(float(r.lo), 0.0), max(float(r.hi), 0.0)
     if hi - lo <= 0.0 or not np.isfinite(hi - lo):
         if not np.isfinite(hi - lo):

@@ -1,6 +1,7 @@
 """`tilewise quantize` options and command (hooked into tilewise/cli.py by `add_quantize`).
 
-    tilewise quantize FLOAT.onnx --calib DATA --target T [--bits 8] [--acc-bits [MODULE=]N]
+    tilewise quantize FLOAT.onnx --calib DATA --target T [--bits 8|4|2|mixed]
+        [--weight-budget BYTES|FRACTION] [--acc-bits [MODULE=]N]
         [--calibration minmax|percentile|mse] [--percentile P] [--eval DATA] [--compare INT.onnx]
         -o OUT.onnx [--json]
 
@@ -14,6 +15,13 @@ With an accumulator narrower than 32 bits (`--acc-bits`, as in validate; the nar
 the target counts) the per-layer input and weight widths come from narrow_search.py, and --json
 lists them per layer under "bit_widths" (widths, the accumulator range and the bits its proof needs,
 the three §4.4 bounds' Δ and available bits, every candidate's SQNR).
+
+`--bits 4|2`: every weight and every activation between layers at that width (uint4 / uint2
+activations, int4 / int2 weights, QDQ ONNX types; the network's input and outputs stay int8);
+`--bits mixed`: per-layer weight widths 8/4/2 under `--weight-budget` (bytes, or a fraction of the
+int8 weight bytes; default 0.6) chosen from measured sensitivity (mixed.py), activations int8.
+Sub-byte models are onnx-mode QDQ models: with a shift-mode target or a narrow accumulator, only
+`--bits 8` is taken.
 """
 
 from __future__ import annotations
@@ -36,7 +44,12 @@ def add_quantize(sub) -> None:
     q.add_argument("--calib", required=True, metavar="FILE|DIR",
                    help="calibration inputs (.npy, .npz or a directory of .npy), the model's layout")
     q.add_argument("--target", required=True, help="built-in target the model is quantized for")
-    q.add_argument("--bits", type=int, default=8, help="weight and activation bits (8 so far)")
+    q.add_argument("--bits", default="8", choices=("8", "4", "2", "mixed"),
+                   help="weight and activation bits: 8 (default), 4 or 2 (sub-byte, activations "
+                   "between layers too), or mixed (per-layer weight bits under --weight-budget)")
+    q.add_argument("--weight-budget", metavar="BYTES|FRACTION", default=None,
+                   help="with --bits mixed: the packed weight bytes allowed, or a fraction (< 1) of "
+                   "the int8 weight bytes (default 0.6)")
     q.add_argument("--calibration", default="minmax", choices=("minmax", "percentile", "mse"),
                    help="activation range estimate (default: minmax)")
     q.add_argument("--percentile", type=float, default=99.99, metavar="P",
@@ -99,15 +112,15 @@ def cmd_quantize(args: argparse.Namespace) -> int:
     import onnx
 
     from ..targets.registry import get_target
-    from .pipeline import load_float_onnx, quantize_model, sqnr_json
+    from .pipeline import calibration_values, load_float_onnx, quantize_values, sqnr_json, uniform_widths
 
     from ..cli_options import with_acc_bits
 
     target = with_acc_bits(get_target(args.target), args.acc_bits)
     acc_bits = min(m.acc_bits for m in target.modules)
     out = _out_path(args.out)
-    if args.bits != 8:
-        raise TilewiseError(f"--bits {args.bits}: tilewise quantize writes 8-bit models so far")
+    if args.weight_budget is not None and args.bits != "mixed":
+        raise TilewiseError(f"--weight-budget is for --bits mixed, not --bits {args.bits}")
     if not 50.0 < args.percentile <= 100.0:
         raise TilewiseError(f"--percentile {args.percentile}: give a value in (50, 100]")
     model = load_float_onnx(args.model)
@@ -116,8 +129,13 @@ def cmd_quantize(args: argparse.Namespace) -> int:
     evals = _read_inputs(model, args.eval, "evaluation inputs", nhwc) if args.eval else None
     from .shift_out import SHIFT_TARGETS
 
-    narrow = None
+    narrow = assignment = None
     shift = target.name in SHIFT_TARGETS and acc_bits >= 32
+    if args.bits != "8" and (shift or acc_bits < 32):
+        why = (f"{acc_bits}-bit accumulators (the narrow search chooses the widths itself)"
+               if acc_bits < 32 else f"{target.name}'s shift-mode models, which are 8-bit so far")
+        raise TilewiseError(f"--bits {args.bits} does not go with {why}; use --bits 8, or a "
+                            f"host / Cortex-M target for a sub-byte model")
     if acc_bits < 32:
         from .narrow_search import search
 
@@ -128,8 +146,16 @@ def cmd_quantize(args: argparse.Namespace) -> int:
         from .shift_out import shift_json
 
         res = quantize_shift(model, calib, args.calibration, args.percentile)
+    elif args.bits == "mixed":
+        from .mixed import quantize_mixed
+
+        p, values = calibration_values(model, calib)
+        res, assignment = quantize_mixed(model, p, values, calib, args.weight_budget or "0.6",
+                                         args.calibration, args.percentile)
     else:
-        res = quantize_model(model, calib, args.calibration, args.bits, args.percentile)
+        p, values = calibration_values(model, calib)
+        res = quantize_values(model, p, values, args.calibration, args.percentile,
+                              uniform_widths(model, int(args.bits)))
     try:
         onnx.save(res.model, str(out))
     except OSError as e:
@@ -141,6 +167,8 @@ def cmd_quantize(args: argparse.Namespace) -> int:
         result["bit_widths"] = [c.to_json() for c in narrow.choices]
     if shift:
         result["shift"] = shift_json(res)
+    if assignment is not None:
+        result["mixed"] = assignment.to_json()
     sets = [("calibration", (calib, calib_raw))] + ([("evaluation", evals)] if evals else [])
     for key, (x, raw) in sets:
         cmp = _compare_outputs(args.compare, x, raw) if args.compare else None
@@ -159,7 +187,8 @@ def _fmt(db) -> str:
 
 
 def _text(r: dict) -> str:
-    width = f"int{r['bits']}" if r["acc_bits"] >= 32 else f"int{r['bits']} containers, {r['acc_bits']}-bit accumulators"
+    bits = "mixed 8/4/2-bit weights" if r["bits"] == "mixed" else f"int{r['bits']}"
+    width = bits if r["acc_bits"] >= 32 else f"{bits} containers, {r['acc_bits']}-bit accumulators"
     lines = [f"wrote {r['model']} ({width}, {r['calibration']} calibration on "
              f"{r['calibration_inputs']} inputs, {r['requant']} requantization, target {r['target']})"]
     for c in r.get("bit_widths", []):
@@ -171,6 +200,11 @@ def _text(r: dict) -> str:
             f"{x['layer']} {x['shift']} (k {x['k_min']}..{x['k_max']})" for x in r["shift"]["layers"]))
         lines += [f"  codes of {t}: real = {c['scale']:.6g}·(u − {c['zero_point']})"
                   for t, c in r["shift"]["codes"].items()]
+    if "mixed" in r:
+        m = r["mixed"]
+        lines.append(f"weight bits per layer: {', '.join(f'{k} {v}' for k, v in m['bits'].items())}; "
+                     f"{m['weight_bytes']} B of weights (int8: {m['int8_weight_bytes']} B, budget "
+                     f"{m['budget']} B)")
     for key, what in (("calibration_sqnr", "calibration"), ("evaluation_sqnr", "evaluation")):
         if key not in r:
             continue

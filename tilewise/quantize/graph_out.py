@@ -124,6 +124,37 @@ def plan(model: onnx.ModelProto) -> Plan:
     return Plan(tuple(points), shared, fixed, layer_of)
 
 
+#: moves whose sub-byte form the portable family runs (bindings/portable/subbyte.py)
+SUB_BYTE_MOVES = ("MaxPool", "Reshape", "Flatten")
+
+
+def sub_byte_points(model: onnx.ModelProto, p: Plan) -> tuple[str, ...]:
+    """The activation points that can be 4/2-bit in a deployable model: written by a Conv / Gemm /
+    MatMul (its fused Relu / Clip included) and read only by such ops, directly or through
+    MaxPool / Reshape / Flatten (the ops with sub-byte kernels); never a graph input or output."""
+    g = model.graph
+    prod = {o: n for n in g.node for o in n.output}
+    readers: dict[str, list[onnx.NodeProto]] = {}
+    for n in g.node:
+        for x in n.input:
+            readers.setdefault(x, []).append(n)
+    outputs = {o.name for o in g.output}
+
+    def written_by_weighted(t: str) -> bool:
+        n = prod.get(t)
+        if n is not None and n.op_type in ACTIVATIONS:
+            n = prod.get(n.input[0])
+        return n is not None and n.op_type in WEIGHTED
+
+    def read_by_weighted(t: str) -> bool:
+        rs = readers.get(t, [])
+        return t not in outputs and bool(rs) and all(
+            (r.op_type in WEIGHTED and r.input[0] == t) or
+            (r.op_type in SUB_BYTE_MOVES and read_by_weighted(r.output[0])) for r in rs)
+
+    return tuple(t for t in p.points if written_by_weighted(t) and read_by_weighted(t))
+
+
 def resolve(p: Plan, calibrated: dict[str, QParams]) -> dict[str, QParams]:
     """Parameters of every quantized tensor, from the calibrated points."""
     out = dict(calibrated)
@@ -142,10 +173,35 @@ def _weight_axis(n: onnx.NodeProto) -> int:
     return 1   # MatMul: B is [K, N]
 
 
-def write_qdq(model: onnx.ModelProto, p: Plan, qp: dict[str, QParams], bits: int = 8,
-              weight_bits: dict[str, int] | None = None) -> onnx.ModelProto:
-    """The QDQ model (see the module doc); `weight_bits`: per node label, weight bits other than
-    `bits` (codes within ±(2^(b−1) − 1), still stored as int8: narrow_search.py)."""
+#: ONNX element type of a quantized activation by its code range (QParams qmin, qmax)
+ACT_TYPES = {(-128, 127): TensorProto.INT8, (0, 255): TensorProto.UINT8,
+             (0, 15): TensorProto.UINT4, (0, 3): TensorProto.UINT2}
+#: ONNX element type of weights by their bits (signed, two's complement)
+WEIGHT_TYPES = {8: TensorProto.INT8, 4: TensorProto.INT4, 2: TensorProto.INT2}
+
+
+def _typed(name: str, elem: int, arr: np.ndarray) -> TensorProto:
+    """An initializer of ONNX element type `elem` (int4 / int2 codes need the typed form)."""
+    a = np.asarray(arr)
+    return helper.make_tensor(name, elem, list(a.shape), a.reshape(-1).astype(np.int64).tolist())
+
+
+def node_labels(model: onnx.ModelProto) -> list[str]:
+    """The labels (name, or op#index) of the model's Conv / Gemm / MatMul nodes, in order: the keys
+    of `write_qdq`'s `w_bits`."""
+    return [_node_label(n, i) for i, n in enumerate(model.graph.node) if n.op_type in WEIGHTED]
+
+
+def write_qdq(model: onnx.ModelProto, p: Plan, qp: dict[str, QParams],
+              w_bits: dict[str, int] | None = None,
+              container_bits: dict[str, int] | None = None) -> onnx.ModelProto:
+    """The QDQ model (see the module doc). `w_bits`: weight bits (8, 4, 2) per weighted node label
+    (default 8), stored in ONNX's int8 / int4 / int2 types; `container_bits`: per node label, weight
+    codes within ±(2^(b−1) − 1) still stored as int8 (narrow_search.py's 2..8-bit widths). Activation
+    types follow each tensor's code range (ACT_TYPES: int8, or uint4 / uint2 for the sub-byte
+    activations of calibrate.qparams_for)."""
+    w_bits = dict(w_bits or {})
+    container_bits = dict(container_bits or {})
     g = model.graph
     inits = {t.name: numpy_helper.to_array(t) for t in g.initializer}
     graph_inputs = [vi.name for vi in g.input if vi.name not in inits]
@@ -160,7 +216,8 @@ def write_qdq(model: onnx.ModelProto, p: Plan, qp: dict[str, QParams], bits: int
     def qdq(src: str, t: str, dq_out: str) -> None:
         q = qp[t]
         s = const(f"{t}/scale", np.array(q.scale, dtype=np.float32))
-        z = const(f"{t}/zero_point", np.array(q.zero_point, dtype=np.int8))
+        z = f"{t}/zero_point"
+        new_inits.append(_typed(z, ACT_TYPES[(q.qmin, q.qmax)], np.array(q.zero_point)))
         nodes.append(helper.make_node("QuantizeLinear", [src, s, z], [f"{t}/q"], name=f"{t}/quantize"))
         nodes.append(helper.make_node("DequantizeLinear", [f"{t}/q", s, z], [dq_out], name=f"{t}/dequantize"))
 
@@ -172,7 +229,8 @@ def write_qdq(model: onnx.ModelProto, p: Plan, qp: dict[str, QParams], bits: int
         ins = [rename.get(x, x) for x in n.input]
         if n.op_type in WEIGHTED:
             ins = _quantized_weights(n, i, ins, inits, qp, const, nodes,
-                                     (weight_bits or {}).get(_node_label(n, i), bits))
+                                     w_bits.get(_node_label(n, i), 8), new_inits,
+                                     container_bits.get(_node_label(n, i)))
         y = n.output[0]
         outs = list(n.output)
         if y in quantized:
@@ -187,15 +245,26 @@ def write_qdq(model: onnx.ModelProto, p: Plan, qp: dict[str, QParams], bits: int
                               [vi for vi in g.input if vi.name not in inits], list(g.output),
                               kept + new_inits)
     opset = max(13, next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 13))
+    elems = {t.data_type for t in new_inits}
+    # QuantizeLinear / DequantizeLinear take int4 / uint4 from opset 21 (IR 10), int2 / uint2
+    # from opset 25 (IR 11, onnx 1.20)
+    if elems & {TensorProto.INT2, TensorProto.UINT2}:
+        opset, ir = max(opset, 25), 11
+    elif elems & {TensorProto.INT4, TensorProto.UINT4}:
+        opset, ir = max(opset, 21), 10
+    else:
+        ir = min(model.ir_version or 9, 9) if model.ir_version >= 7 else 7
     out = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
                             producer_name="tilewise quantize")
-    out.ir_version = min(model.ir_version or 9, 9) if model.ir_version >= 7 else 7
+    out.ir_version = ir
     onnx.checker.check_model(out)
     return out
 
 
-def _quantized_weights(n, i, ins, inits, qp, const, nodes, bits) -> list[str]:
-    """Replace the float weight (and bias) inputs of a Conv / Gemm / MatMul by DQ of integers."""
+def _quantized_weights(n, i, ins, inits, qp, const, nodes, bits, typed_inits,
+                       container: int | None = None) -> list[str]:
+    """Replace the float weight (and bias) inputs of a Conv / Gemm / MatMul by DQ of integers:
+    `bits`-bit codes in ONNX's type of that width, or `container`-bit codes in int8."""
     label = _node_label(n, i)
     x_src = n.input[0]
     xq = qp.get(x_src)
@@ -205,12 +274,17 @@ def _quantized_weights(n, i, ins, inits, qp, const, nodes, bits) -> list[str]:
     axis = _weight_axis(n)
     w = inits[n.input[1]]
     has_bias = len(n.input) > 2 and n.input[2] and n.input[2] in inits
-    qw = quantize_weights(w, axis=axis, bits=bits, bias=inits[n.input[2]] if has_bias else None,
-                          input_scale=xq.scale)
+    qw = quantize_weights(w, axis=axis, bits=container or bits,
+                          bias=inits[n.input[2]] if has_bias else None, input_scale=xq.scale)
     wname = f"{label}/weight"
     ws = const(f"{wname}/scale", qw.scale)
-    wz = const(f"{wname}/zero_point", np.zeros(qw.scale.shape, dtype=np.int8))
-    wq = const(f"{wname}/q", qw.q.astype(np.int8))
+    if bits not in WEIGHT_TYPES:
+        raise TilewiseError(f"node '{label}' ({n.op_type}): {bits}-bit weights; tilewise quantize "
+                            f"writes 8-, 4- or 2-bit weights")
+    wz, wq = f"{wname}/zero_point", f"{wname}/q"
+    elem = WEIGHT_TYPES[8 if container else bits]
+    typed_inits.append(_typed(wz, elem, np.zeros(qw.scale.shape, dtype=np.int64)))
+    typed_inits.append(_typed(wq, elem, qw.q))
     nodes.append(helper.make_node("DequantizeLinear", [wq, ws, wz], [f"{wname}/dq"], name=f"{wname}/dequantize",
                                   axis=axis))
     out = list(ins)

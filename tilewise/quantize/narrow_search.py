@@ -228,7 +228,7 @@ def _write(model: onnx.ModelProto, p: Plan, observers: dict[str, Observer], in_b
            w_bits: dict[str, int], input_name: str) -> tuple[onnx.ModelProto, dict[str, QParams]]:
     cal = {t: (window(o, in_bits[t]) if t in in_bits else o.qparams()) for t, o in observers.items()}
     qp = resolve(p, cal)
-    m = write_qdq(model, p, qp, 8, w_bits)
+    m = write_qdq(model, p, qp, container_bits=w_bits)
     narrowed = {t: cal[t] for t, b in in_bits.items() if b < 8}
     return (narrow_activations(m, narrowed, input_name) if narrowed else m), qp
 

@@ -13,8 +13,9 @@ from .calibrate import METHODS, Observer, QParams
 from .graph_out import Plan, check_float_model, plan, resolve, write_qdq
 from .sqnr import layer_report, output_report, run_all, session
 
-__all__ = ["METHODS", "QuantizeResult", "quantize_model", "quantize_shift", "calibrate_model",
-           "observe", "load_float_onnx", "calibration_inputs", "sqnr_json"]
+__all__ = ["METHODS", "QuantizeResult", "Widths", "quantize_model", "quantize_values",
+           "quantize_shift", "calibrate_model", "calibration_values", "observe", "uniform_widths",
+           "load_float_onnx", "calibration_inputs", "sqnr_json"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -80,11 +81,75 @@ def calibration_inputs(model: onnx.ModelProto, arr: np.ndarray, source: str, nhw
     return a
 
 
+@dataclass(frozen=True)
+class Widths:
+    """Bit widths of a quantized model: weights per weighted node label (graph_out.node_labels)
+    and activations per calibrated tensor (Plan.points); absent = 8. 8-bit activations are int8,
+    4- and 2-bit ones unsigned (uint4 / uint2, the sub-byte contract, README "Sub-byte tensors")."""
+
+    weights: tuple[tuple[str, int], ...] = ()
+    acts: tuple[tuple[str, int], ...] = ()
+
+    def w(self) -> dict[str, int]:
+        return dict(self.weights)
+
+    def a(self) -> dict[str, int]:
+        return dict(self.acts)
+
+
+def uniform_widths(model: onnx.ModelProto, bits: int) -> Widths:
+    """`--bits N`: every weight at N bits and every activation between weighted layers at N bits
+    (graph_out.sub_byte_points: what the sub-byte kernels take — residual adds, average pools,
+    softmax and the network's input and outputs stay 8-bit)."""
+    if bits == 8:
+        return Widths()
+    if bits not in (4, 2):
+        raise TilewiseError(f"--bits {bits}: tilewise quantize writes 8-, 4- or 2-bit models")
+    from .graph_out import node_labels, sub_byte_points
+
+    return Widths(tuple((n, bits) for n in node_labels(model)),
+                  tuple((t, bits) for t in sub_byte_points(model, plan(model))))
+
+
+def calibration_values(model: onnx.ModelProto, inputs: np.ndarray) -> tuple[Plan, dict[str, list[np.ndarray]]]:
+    """The plan of `model` and the float values of its activation points on `inputs`."""
+    p = plan(model)
+    name = _inputs(model)[0].name
+    sess = session(model, tuple(t for t in p.points if t != name))
+    values = run_all(sess, name, inputs, [t for t in p.points if t != name])
+    values[name] = [x for x in inputs]
+    return p, values
+
+
+def quantize_values(model: onnx.ModelProto, p: Plan, values: dict[str, list[np.ndarray]],
+                    method: str = "minmax", percentile: float = 99.99,
+                    widths: Widths = Widths()) -> QuantizeResult:
+    """The QDQ model of `model` from its calibration values (`calibration_values`)."""
+    observers = _observers(p, values, method, percentile, widths.a())
+    qp = resolve(p, {t: obs.qparams() for t, obs in observers.items()})
+    return QuantizeResult(write_qdq(model, p, qp, widths.w()), p, qp, _inputs(model)[0].name)
+
+
+def _observers(p: Plan, values: dict[str, list[np.ndarray]], method: str, percentile: float,
+               a_bits: dict[str, int]) -> dict[str, Observer]:
+    """One observer per activation point of `p`, fed with its calibration values (bits per point,
+    default 8)."""
+    observers: dict[str, Observer] = {}
+    for t in p.points:
+        obs = Observer(method, percentile, a_bits.get(t, 8))
+        for v in values[t]:
+            obs.update(v)
+        observers[t] = obs
+    return observers
+
+
 def quantize_model(model: onnx.ModelProto, inputs: np.ndarray, method: str = "minmax",
-                   bits: int = 8, percentile: float = 99.99) -> QuantizeResult:
-    """Calibrate `model` on `inputs` ([N, ...] float32) and write its QDQ form."""
-    p, qp, name = calibrate_model(model, inputs, method, bits, percentile)
-    return QuantizeResult(write_qdq(model, p, qp, bits), p, qp, name)
+                   bits: int = 8, percentile: float = 99.99, widths: Widths | None = None) -> QuantizeResult:
+    """Calibrate `model` on `inputs` ([N, ...] float32) and write its QDQ form: every layer at
+    `bits` (uniform_widths), or at the per-layer `widths` when given."""
+    w = widths if widths is not None else uniform_widths(model, bits)
+    p, values = calibration_values(model, inputs)
+    return quantize_values(model, p, values, method, percentile, w)
 
 
 def quantize_shift(model: onnx.ModelProto, inputs: np.ndarray, method: str = "minmax",
@@ -99,29 +164,19 @@ def quantize_shift(model: onnx.ModelProto, inputs: np.ndarray, method: str = "mi
 
 def calibrate_model(model: onnx.ModelProto, inputs: np.ndarray, method: str = "minmax",
                     bits: int = 8, percentile: float = 99.99) -> tuple[Plan, dict[str, QParams], str]:
-    """(plan, every quantized tensor's parameters, the input's name) of `model` on `inputs`."""
-    if bits != 8:
-        raise TilewiseError(f"--bits {bits}: tilewise quantize writes 8-bit models so far")
+    """(plan, every quantized tensor's parameters, the input's name) of `model` on `inputs`, every
+    activation at `bits` (8: what the shift writer takes)."""
     p, name, observers = observe(model, inputs, method, bits, percentile)
     return p, resolve(p, {t: obs.qparams() for t, obs in observers.items()}), name
 
 
 def observe(model: onnx.ModelProto, inputs: np.ndarray, method: str = "minmax", bits: int = 8,
             percentile: float = 99.99) -> tuple[Plan, str, dict[str, Observer]]:
-    """Plan the activation points of `model` and feed one observer per point with its values on
-    `inputs`: (plan, input name, observers)."""
-    p = plan(model)
-    name = _inputs(model)[0].name
-    sess = session(model, tuple(t for t in p.points if t != name))
-    values = run_all(sess, name, inputs, [t for t in p.points if t != name])
-    values[name] = [x for x in inputs]
-    observers: dict[str, Observer] = {}
-    for t in p.points:
-        obs = Observer(method, percentile, bits)
-        for v in values[t]:
-            obs.update(v)
-        observers[t] = obs
-    return p, name, observers
+    """Plan the activation points of `model` and feed one observer per point (all at `bits`) with
+    its values on `inputs`: (plan, input name, observers) — narrow_search.py re-windows them."""
+    p, values = calibration_values(model, inputs)
+    return p, _inputs(model)[0].name, _observers(p, values, method, percentile,
+                                                 {t: bits for t in p.points})
 
 
 def sqnr_json(float_model: onnx.ModelProto, res: QuantizeResult, inputs: np.ndarray,

@@ -20,6 +20,8 @@ import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper
 
+from ..frontend.onnx_io import has_sub_byte
+
 from .calibrate import QParams
 
 
@@ -59,7 +61,10 @@ def session(model: onnx.ModelProto, extra_outputs: tuple[str, ...] = (),
     for t in extra_outputs:
         if t not in have:
             m.graph.output.append(helper.make_tensor_value_info(t, (types or {}).get(t, TensorProto.FLOAT), None))
-    return ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    so = ort.SessionOptions()
+    if has_sub_byte(m):   # float DQ -> op -> Q (frontend/onnx_io.py)
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    return ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
 
 
 def run_all(sess: ort.InferenceSession, input_name: str, inputs: np.ndarray,
@@ -78,13 +83,18 @@ def layer_report(float_model: onnx.ModelProto, qdq_model: onnx.ModelProto, input
     outs = [o.name for o in float_model.graph.output]
     tensors = [t for t in layers if t not in outs]
     f = run_all(session(float_model, tuple(tensors)), input_name, inputs, outs + tensors)
-    qnames = [f"{t}/q" for t in layers]
-    qs = run_all(session(qdq_model, tuple(qnames), {n: TensorProto.INT8 for n in qnames}),
-                 input_name, inputs, outs + qnames)
+    # int8 codes are read at t/q; a sub-byte tensor (uint4 / uint2, whose codes onnxruntime
+    # does not hand to numpy) at its DequantizeLinear output t, which holds the same values
+    def read(t: str) -> str:
+        return f"{t}/q" if (qp[t].qmin, qp[t].qmax) == (-128, 127) else t
+
+    qnames = [read(t) for t in layers]
+    qs = run_all(session(qdq_model, tuple(qnames), {f"{t}/q": TensorProto.INT8 for t in layers}),
+                 input_name, inputs, list(dict.fromkeys(outs + qnames)))
     per_out = [sqnr(o, f[o], qs[o]).to_json() for o in outs]
     per_layer = []
     for t, layer in layers.items():
-        deq = [qp[t].dequantize(v) for v in qs[f"{t}/q"]]
+        deq = [qp[t].dequantize(v) if read(t) != t else v for v in qs[read(t)]]
         per_layer.append({**sqnr(t, f[t], deq).to_json(), "layer": layer})
     return {"outputs": per_out, "layers": per_layer}
 

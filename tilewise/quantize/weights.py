@@ -1,7 +1,8 @@
 """Weight and bias quantization: per-output-channel symmetric int8 weights, int32 biases.
 
 Weights: for each output channel c, scale_c = max|w_c| / qmax with qmax = 2^(bits−1) − 1 (127 for
-int8), q = clip(round_half_even(w / scale_c), −qmax, qmax), zero point 0 — TFLite's int8
+int8, 7 for int4, 1 for int2: the most negative code is unused at every width), at 4 and 2 bits
+shrunk to the clip with the least squared error (`mse_scale`), q = clip(round_half_even(w / scale_c), −qmax, qmax), zero point 0 — TFLite's int8
 quantization spec (per-axis symmetric weights, the −128 code unused) and onnxruntime's
 ``per_channel`` QDQ weights. A channel of zeros gets scale 1 (its codes are 0, exact).
 
@@ -38,6 +39,8 @@ def quantize_weights(w: np.ndarray, axis: int = 0, bits: int = 8, bias: np.ndarr
     moved = np.moveaxis(w, axis, 0).reshape(w.shape[axis], -1)
     amax = np.abs(moved).max(axis=1) if moved.shape[1] else np.zeros(w.shape[axis])
     scale = np.where(amax > 0, amax / qmax, 1.0)
+    if bits < 8:
+        scale = mse_scale(moved, scale, qmax)
     if bias is not None and input_scale is not None:
         scale = bias_safe_scale(scale, bias, input_scale)
     scale = scale.astype(np.float32)
@@ -45,6 +48,26 @@ def quantize_weights(w: np.ndarray, axis: int = 0, bits: int = 8, bias: np.ndarr
     bshape[axis] = -1
     q = np.clip(np.rint(w / scale.astype(np.float64).reshape(bshape)), -qmax, qmax).astype(np.int64)
     return QuantWeights(q, scale, axis)
+
+
+#: clip fractions of max|w_c| tried by `mse_scale` (4- and 2-bit weights)
+CLIP_GRID = np.linspace(0.3, 1.0, 36)
+
+
+def mse_scale(rows: np.ndarray, scale: np.ndarray, qmax: int) -> np.ndarray:
+    """Per channel, the scale α·max|w_c|/qmax (α in CLIP_GRID) with the least squared error of the
+    channel's quantize-dequantize: at 4 and 2 bits (±7, ±1) the max-abs step rounds most weights
+    to few codes, and clipping the largest ones is the better trade (the MSE range search of
+    calibrate.py, per weight channel; PULP-NN / HAQ quantize sub-byte weights this way)."""
+    best = np.asarray(scale, dtype=np.float64).copy()
+    best_err = np.full(best.shape, np.inf)
+    for alpha in CLIP_GRID:
+        s = (scale * alpha)[:, None]
+        err = ((np.clip(np.rint(rows / s), -qmax, qmax) * s - rows) ** 2).sum(axis=1)
+        better = err < best_err
+        best = np.where(better, s[:, 0], best)
+        best_err = np.where(better, err, best_err)
+    return best
 
 
 def bias_safe_scale(scale: np.ndarray, bias: np.ndarray, input_scale: float) -> np.ndarray:

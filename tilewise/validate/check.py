@@ -31,7 +31,7 @@ from ..codegen.project import Project, generate
 from ..errors import TilewiseError
 from ..golden.layers import run_layers
 from ..ir.layer import LayerGraph
-from ..ir.tensor import np_dtype
+from ..ir.packing import tensor_values
 from ..schedule.network import NetworkSchedule
 from .build import build_host
 from .locate import first_difference
@@ -189,8 +189,8 @@ def check_project(report: ValidationReport, project: Project, lg: LayerGraph,
         report.mismatches.append({"kind": "run", "error": res.error})
     first_bad = None
     if res.outputs is not None:
-        out_dt = np_dtype(lg.tensors[lg.outputs[0]].dtype)   # the harness's bytes, as uint8 too
-        outs = res.outputs.view(out_dt)   # raw bytes [N, output bytes] as the output's element type
+        out_t = lg.tensors[lg.outputs[0]]   # the harness's bytes, as uint8 too; sub-byte unpacked
+        outs = [tensor_values(row, out_t.dtype, out_t.size) for row in res.outputs]
         for i, (got, want) in enumerate(zip(outs, golden)):
             d = _diff(got, want)
             if d:

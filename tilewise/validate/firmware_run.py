@@ -21,7 +21,7 @@ from ..ir.layout import to_model_layout
 from ..codegen.project import Project
 
 from ..ir.layer import LayerGraph
-from ..ir.tensor import np_dtype
+from ..ir.packing import tensor_bytes, tensor_values
 from ..schedule.network import NetworkSchedule
 from .check import ValidationReport, _diff
 
@@ -49,7 +49,8 @@ def build_elf(project: Project, inputs: Sequence[np.ndarray], sources: Sequence[
     p = project.path
     nbytes = project.manifest["input"]["bytes"]
     perm = project.manifest["input"].get("model_perm")   # an input transpose folded into the layout
-    for rel, text in inputs_files([to_model_layout(x, perm).tobytes() for x in inputs], nbytes,
+    dtype = project.manifest["input"].get("dtype", "int8")
+    for rel, text in inputs_files([tensor_bytes(to_model_layout(x, perm), dtype) for x in inputs], nbytes,
                                   c_name=project.c_name).items():
         (p / rel).write_text(text)
     build = Path(out) if out else p / "build_fw"
@@ -101,9 +102,9 @@ def fill_report(report: ValidationReport, ns: NetworkSchedule, run: FirmwareRun,
     if run.status != 0 or "TW_DONE" not in run.text or len(run.outputs) != len(inputs):
         report.mismatches.append({"kind": "run", "status": run.status,
                                   "error": trap.group(0) if trap else run.text[-400:]})
-    out_dt = np_dtype(lg.tensors[lg.outputs[0]].dtype)
+    out = lg.tensors[lg.outputs[0]]
     for i, raw in enumerate(run.outputs):
-        got = np.frombuffer(raw, dtype=out_dt)
+        got = tensor_values(raw, out.dtype, out.size)
         d = _diff(got, golden[i])
         if d:
             report.mismatches.append({"kind": "output", "against": "golden", "input": i,

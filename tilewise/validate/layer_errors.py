@@ -25,7 +25,8 @@ from ..codegen.project import Project
 from ..errors import TilewiseError
 from ..golden.layers import run_layers
 from ..ir.layer import LayerGraph
-from ..ir.tensor import np_dtype
+from ..ir.packing import unpack
+from ..ir.tensor import dtype_bits, is_sub_byte, np_dtype
 from . import metrics as M
 from .build import build_host
 from .csv_files import write_csv
@@ -51,8 +52,12 @@ def split_dump(lg: LayerGraph, manifest: dict[str, Any], dump: bytes, n: int) ->
     pos = 0
     for _ in range(n):
         for li, (size, layer) in enumerate(zip(sizes, lg.layers)):
-            dt = lg.tensors[layer.output].dtype
-            v = np.frombuffer(dump[pos:pos + size], dtype=_stored(dt)).astype(np.int64)
+            t = lg.tensors[layer.output]
+            dt = t.dtype
+            if is_sub_byte(dt):   # packed (ir/packing.py)
+                v = unpack(dump[pos:pos + size], t.size, dtype_bits(dt), signed=False)
+            else:
+                v = np.frombuffer(dump[pos:pos + size], dtype=_stored(dt)).astype(np.int64)
             if dt == "uint8":
                 v = v + 128
             out[li].append(v)

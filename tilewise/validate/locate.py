@@ -15,7 +15,8 @@ import numpy as np
 
 from ..golden.layers import run_layers
 from ..ir.layer import LayerGraph
-from ..ir.tensor import nhwc_view
+from ..ir.packing import unpack
+from ..ir.tensor import dtype_bits, is_sub_byte, nhwc_view
 
 
 def first_difference(lg: LayerGraph, manifest: dict[str, Any], x: np.ndarray,
@@ -28,13 +29,17 @@ def first_difference(lg: LayerGraph, manifest: dict[str, Any], x: np.ndarray,
         if pos + n > len(dump):
             return {"layer": layer.name, "index": entry["index"], "op": layer.op,
                     "error": "the dump ends before this layer (the run stopped here)"}
-        stored = np.int16 if lg.tensors[layer.output].dtype == "int16" else np.int8  # uint8 is stored u-128
-        got = np.frombuffer(dump[pos:pos + n], dtype=stored)
-        pos += n
+        t = lg.tensors[layer.output]
         want = np.asarray(golden[layer.output]).reshape(-1).astype(np.int64)
-        if lg.tensors[layer.output].dtype == "uint8":   # stored as u - 128 (bindings/portable/common.py)
-            want = want - 128
-        want = want.astype(stored)
+        if is_sub_byte(t.dtype):   # packed (ir/packing.py): compare the values
+            got = unpack(dump[pos:pos + n], want.size, dtype_bits(t.dtype), signed=False)
+        else:
+            stored = np.int16 if t.dtype == "int16" else np.int8  # uint8 is stored u-128
+            got = np.frombuffer(dump[pos:pos + n], dtype=stored)
+            if t.dtype == "uint8":   # stored as u - 128 (bindings/portable/common.py)
+                want = want - 128
+            want = want.astype(stored)
+        pos += n
         diff = np.flatnonzero(got != want)
         if diff.size == 0:
             continue

@@ -30,6 +30,7 @@ import numpy as np
 from ..errors import TilewiseError
 from ..ir.graph import Graph
 from ..ir.layout import model_input
+from ..ir.tensor import is_sub_byte
 
 LITERT = "LiteRT BUILTIN_REF"
 ORT = "onnxruntime"
@@ -144,9 +145,17 @@ def _litert(graph: Graph, model: str | Path) -> Runner:
                                         for x in inputs], repaired)
 
 
+#: what validate says about a model with 4- or 2-bit tensors (frontend/onnx_io.py)
+SUB_BYTE_NOTE = ("onnxruntime has no integer kernels for 4/2-bit tensors (it runs them as float "
+                 "DequantizeLinear -> op -> QuantizeLinear): the generated C is compared with the "
+                 "golden model only")
+
+
 def _onnxruntime(graph: Graph, model: str | Path) -> Runner:
     from ..frontend.onnx_io import reference_model, reference_session, run_reference
 
+    if any(is_sub_byte(t.dtype) for t in graph.tensors.values()):
+        return lambda inputs: ReferenceRun(None, (SUB_BYTE_NOTE,))
     if graph.meta.get("onnx_style") == "quantlab":
         if not _quantlab_exact(graph):
             return lambda inputs: ReferenceRun(None)

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..codegen.project import Project
 from ..ir.layout import to_model_layout
+from ..ir.packing import tensor_bytes
 from ..ir.tensor import np_dtype
 
 
@@ -46,10 +47,12 @@ def run_harness(project: Project, exe: str | Path, inputs: Sequence[np.ndarray],
     work = Path(work) if work else project.path
     in_bytes = project.manifest["input"]["bytes"]
     out_bytes = project.manifest["output"]["bytes"]
-    # each input in the network input's own element type (int8, uint8 or int16), as raw bytes
+    # each input in the network input's own element type (int8, uint8 or int16; packed uint4 /
+    # uint2, ir/packing.py), as raw bytes
     in_dtype = np_dtype(project.manifest["input"].get("dtype", "int8"))
     perm = project.manifest["input"].get("model_perm")   # an input transpose folded into the layout
-    data = b"".join(to_model_layout(x, perm).astype(in_dtype).tobytes() for x in inputs)
+    in_type = project.manifest["input"].get("dtype", "int8")
+    data = b"".join(tensor_bytes(to_model_layout(x, perm).astype(in_dtype), in_type) for x in inputs)
     assert len(data) == in_bytes * len(inputs), "input sizes do not match the network input"
     tag = "dump" if dump else "run"
     in_path, out_path, dump_path = work / f"{tag}_inputs.bin", work / f"{tag}_outputs.bin", \

@@ -16,6 +16,7 @@ per row, each the whole layer function (whole_function.c.j2), one call on the L2
 | pad            | pad        | any           | 8→8, 16→16                  | tw_pad         | shape_ops.pad                |
 | add/sub/mul_bcast | add, sub, mul | tflite     | 8→8, 16→16                  | tw_binary      | elementwise.add / sub / mul  |
 | fully_connected_acc32 | fully_connected | shift (identity) | 8x8→32       | its own loop   | linear.dense + requant.shift |
+| *_sb_x{X}w{W}y{Y} | conv2d, depthwise, fully_connected | all requant modes | X/W/Y ∈ {8, 4, 2}, not all 8 | tw_sb_conv (tw_subbyte.h) | conv.conv2d_acc + requant (subbyte.py) |
 
 fully_connected_acc32 is a last dense layer without requantization (a NEMO network's Gemm /
 MatMul whose output is the accumulator, notes/integer-onnx.md): the int32 accumulators are the
@@ -57,7 +58,7 @@ from ...ir.params import (ClampParams, ConcatParams, OnnxQuantizeParams, PadPara
                           TransposeParams)
 from ...ir.tensor import dtype_bits, dtype_range
 from ..base import Binding, LayerConstants, Precision, TileRules, per_mode
-from . import constants
+from . import constants, subbyte
 from .common import FAMILY, S8, S16, render, u8_offset, zero_point
 from .elementwise import add_sub_params
 
@@ -402,4 +403,5 @@ def bindings(cost) -> tuple[Binding, ...]:
     out.extend(per_mode(FAMILY, cost, "fully_connected_acc32", Op.FULLY_CONNECTED, ("shift",),
                         Precision(S8, 8, 32), "fc", check_fc_acc32, emit=fully_connected_acc32,
                         whole=True, tiles=UNTILED, consts=constants.layout("k.c")))
+    out.extend(subbyte.bindings(cost))
     return tuple(out)

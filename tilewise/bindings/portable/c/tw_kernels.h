@@ -14,6 +14,7 @@
  *   tw_requant.h      requantization: tflite / shift / onnx modes
  *   tw_s16.h          16x8: int16 conv / fully connected, int64 accumulation and requant
  *   tw_host.h         the host core's whole-tensor kernels: quantize, transpose, concatenation
+ *   tw_subbyte.h      packed 4/2-bit tensors: element access, whole-layer conv / depthwise / dense
  */
 #ifndef TW_KERNELS_H
 #define TW_KERNELS_H
@@ -28,5 +29,6 @@
 #include "tw_softmax.h"
 #include "tw_s16.h"
 #include "tw_host.h"
+#include "tw_subbyte.h"
 
 #endif /* TW_KERNELS_H */
