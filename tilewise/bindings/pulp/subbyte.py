@@ -1,0 +1,85 @@
+"""The pulp family's sub-byte conv (c/tw_pulp_subbyte.h): byte layouts and legality.
+
+Storage is the issue-15 sub-byte contract (DESIGN.md): a b-bit tensor, b in {8, 4, 2}, packed
+little-endian within a byte — element i in byte ⌊i·b/8⌋ at bit offset (i mod 8/b)·b; activations
+unsigned (u8/u4/u2), weights signed two's complement (i8/i4/i2); values are plain integers in
+Python and are packed only here, where bytes are laid out.
+
+Lane order (tw_pulp_subbyte.h LANES): the kernels unpack a 32-bit word of n = 32/b packed values
+into 8/b words of four 8-bit lanes, lane l of word j holding value l·(8/b) + j — one mask and
+shift per word (seed 004 §3.3.1 unpacks with bit-extract + pack instead, 3 instructions per value
+rather than 3 per 8 int4 values). The im2col unpacks activations that way, the MatMul weights, so a
+weight row is stored permuted to meet its column: stored[U_w(t)] = w[U_x(t)], U_b = `lane_order`.
+With x_bits == w_bits the permutation is the identity: the plain contract order.
+
+`refusal` is the binding's legality in one sentence (None when the kernel takes the layer): whole
+words per input pixel and per weight row, output pixels on byte boundaries, dilation 1.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+#: the element widths the kernels take
+BITS = (8, 4, 2)
+
+
+def pack(values, bits: int) -> np.ndarray:
+    """The flattened integer `values` (each fitting `bits` bits, signed or unsigned) packed per
+    the contract, as uint8 (a last partial byte padded with zero bits)."""
+    v = np.asarray(values, np.int64).reshape(-1) & ((1 << bits) - 1)
+    per = 8 // bits
+    v = np.concatenate([v, np.zeros((-v.size) % per, np.int64)]).reshape(-1, per)
+    return (v << (np.arange(per) * bits)).sum(axis=1).astype(np.uint8)
+
+
+def unpack(data, bits: int, n: int, signed: bool) -> np.ndarray:
+    """The first n `bits`-bit values of packed bytes `data` (int64; two's complement if signed)."""
+    b = np.asarray(data, np.uint8).astype(np.int64)
+    per = 8 // bits
+    v = ((b[:, None] >> (np.arange(per) * bits)) & ((1 << bits) - 1)).reshape(-1)[:n]
+    return np.where(v >= 1 << (bits - 1), v - (1 << bits), v) if signed else v
+
+
+def lane_order(bits: int, n: int) -> np.ndarray:
+    """U_b: the element index at each unpacked 8-bit lane of a run of n `bits`-bit values (n a
+    multiple of 32/bits)."""
+    group, per = 32 // bits, 8 // bits
+    t = np.arange(n)
+    r = t % group
+    return t - r + (r % 4) * per + r // 4
+
+
+def weight_bytes(w, x_bits: int, w_bits: int) -> np.ndarray:
+    """Conv weights [K, FY, FX, C] (signed ints) as the kernel's packed rows: per output channel
+    the FY·FX·C values permuted to the lane order of the columns (module docstring), packed."""
+    w = np.asarray(w, np.int64)
+    k = w.shape[0]
+    rows = w.reshape(k, -1)
+    n = rows.shape[1]
+    stored = np.empty_like(rows)
+    stored[:, lane_order(w_bits, n)] = rows[:, lane_order(x_bits, n)]
+    return pack(stored, w_bits)
+
+
+def scratch_bytes(fy: int, fx: int, in_c: int, cores: int) -> int:
+    """tw_pulp_conv2d_sb_scratch: per core two unpacked receptive fields of FY·FX·C bytes."""
+    return cores * 2 * fy * fx * in_c
+
+
+def refusal(in_c: int, out_c: int, fy: int, fx: int, x_bits: int, w_bits: int, y_bits: int,
+            dilation: tuple[int, int] = (1, 1)) -> str | None:
+    """Why tw_pulp_conv2d_sb cannot run this conv, or None."""
+    for name, b in (("input", x_bits), ("weight", w_bits), ("output", y_bits)):
+        if b not in BITS:
+            return f"the {name} is {b}-bit; the pulp sub-byte conv takes 8, 4 or 2 bits"
+    if (in_c * x_bits) % 32:
+        return (f"an input pixel of {in_c} {x_bits}-bit channels is not whole 32-bit words "
+                f"(the pulp sub-byte im2col unpacks words)")
+    if (fy * fx * in_c * w_bits) % 32:
+        return f"a weight row of {fy}x{fx}x{in_c} {w_bits}-bit values is not whole 32-bit words"
+    if (out_c * y_bits) % 8:
+        return f"an output pixel of {out_c} {y_bits}-bit channels does not end on a byte"
+    if tuple(dilation) != (1, 1):
+        return "the pulp sub-byte conv takes dilation 1 only"
+    return None
