@@ -155,6 +155,28 @@ TW_PULP_INLINE uint32_t rq_out(const tw_pulp_rq_t *rq, const tw_pulp_clip_t *cli
         u = unpack_w(v3, j, wb); a30 = sdotusp(a30, x0, u); a31 = sdotusp(a31, x1, u);      \
     } while (0)
 
+/* The hardware-loop bodies of block4 on RISC-V (t0, t1 the columns' words, t3..t6 the four
+ * rows' packed weight words, t2 an unpacked weight word; no loaded register is read by the next
+ * instruction, so no load-use stall): */
+#define SB_DOT(acc, x, w) ".insn r 0x57, 1, 0x54, " acc ", " x ", " w "\n\t"  /* pv.sdotusp.b */
+#define SB_SRA4(rd, rs) ".insn r 0x57, 7, 0x24, " rd ", " rs ", x2\n\t"       /* pv.sra.sci.b 4 */
+#define SB_SRA6(rd, rs) ".insn r 0x57, 7, 0x24, " rd ", " rs ", x3\n\t"       /* pv.sra.sci.b 6 */
+/* t2 = the field of each byte of v below bit 8 - sh moved to the top, shifted down with sign */
+#define SB_W_LO(v, sh, sra) "slli t2, " v ", " sh "\n\t" sra("t2", "t2")
+/* channel ch's two accumulators += the columns' words . t2 */
+#define SB_DOT2(ch) SB_DOT("%[a" ch "0]", "t0", "t2") SB_DOT("%[a" ch "1]", "t1", "t2")
+/* one unpacked word of int2 weights (shift sh = 6, 4, 2: values 0, 1, 2 mod 4) for four rows */
+#define SB_W2_J(sh)                                                                         \
+    TW_PULP_P_LW("t0", "%[c0]") TW_PULP_P_LW("t1", "%[c1]")                               \
+    SB_W_LO("t3", sh, SB_SRA6) SB_DOT2("0") SB_W_LO("t4", sh, SB_SRA6) SB_DOT2("1")        \
+    SB_W_LO("t5", sh, SB_SRA6) SB_DOT2("2") SB_W_LO("t6", sh, SB_SRA6) SB_DOT2("3")
+#define SB_ASM_OPERANDS                                                                     \
+    : [a00] "+r"(a00), [a01] "+r"(a01), [a10] "+r"(a10), [a11] "+r"(a11), [a20] "+r"(a20),  \
+      [a21] "+r"(a21), [a30] "+r"(a30), [a31] "+r"(a31), [c0] "+r"(c0), [c1] "+r"(c1),     \
+      [w0] "+r"(w0), [w1] "+r"(w1), [w2] "+r"(w2), [w3] "+r"(w3)                           \
+    : [n] "r"(row_words)                                                                    \
+    : "t0", "t1", "t2", "t3", "t4", "t5", "t6", "memory"
+
 /* Output channels k..k+3 of pixels p (column col0) and p + 1 (col1, stored when `two`). */
 TW_PULP_INLINE void block4(const tw_pulp_conv_sb_args_t *a, const uint8_t *col0,
                            const uint8_t *col1, int two, int p, int k, int row_words,
@@ -169,6 +191,52 @@ TW_PULP_INLINE void block4(const tw_pulp_conv_sb_args_t *a, const uint8_t *col0,
     int32_t a00 = b0, a01 = b0, a10 = b1, a11 = b1, a20 = b2, a21 = b2, a30 = b3, a31 = b3;
     int s, yb = a->y_bits;
     size_t at = ((size_t)p * (size_t)a->out_c + (size_t)k) * (size_t)yb / 8u;
+#if TW_PULP_ASM
+    (void)s;
+    if (wb == 8)
+        __asm__ volatile(
+            TW_PULP_LOOP(28)   /* a body of 14: 32 MACs */
+            TW_PULP_P_LW("t0", "%[c0]") TW_PULP_P_LW("t1", "%[c1]")
+            TW_PULP_P_LW("t3", "%[w0]") TW_PULP_P_LW("t4", "%[w1]")
+            SB_DOT("%[a00]", "t0", "t3") SB_DOT("%[a01]", "t1", "t3")
+            TW_PULP_P_LW("t5", "%[w2]")
+            SB_DOT("%[a10]", "t0", "t4") SB_DOT("%[a11]", "t1", "t4")
+            TW_PULP_P_LW("t6", "%[w3]")
+            SB_DOT("%[a20]", "t0", "t5") SB_DOT("%[a21]", "t1", "t5")
+            SB_DOT("%[a30]", "t0", "t6") SB_DOT("%[a31]", "t1", "t6")
+            TW_PULP_LOOP_END
+            SB_ASM_OPERANDS);
+    else if (wb == 4)
+        __asm__ volatile(
+            TW_PULP_LOOP(72)   /* a body of 36: 64 MACs */
+            TW_PULP_P_LW("t3", "%[w0]") TW_PULP_P_LW("t4", "%[w1]")
+            TW_PULP_P_LW("t5", "%[w2]") TW_PULP_P_LW("t6", "%[w3]")
+            TW_PULP_P_LW("t0", "%[c0]") TW_PULP_P_LW("t1", "%[c1]")   /* even values */
+            SB_W_LO("t3", "4", SB_SRA4) SB_DOT2("0")
+            SB_W_LO("t4", "4", SB_SRA4) SB_DOT2("1")
+            SB_W_LO("t5", "4", SB_SRA4) SB_DOT2("2")
+            SB_W_LO("t6", "4", SB_SRA4) SB_DOT2("3")
+            TW_PULP_P_LW("t0", "%[c0]") TW_PULP_P_LW("t1", "%[c1]")   /* odd values */
+            SB_SRA4("t2", "t3") SB_DOT2("0")
+            SB_SRA4("t2", "t4") SB_DOT2("1")
+            SB_SRA4("t2", "t5") SB_DOT2("2")
+            SB_SRA4("t2", "t6") SB_DOT2("3")
+            TW_PULP_LOOP_END
+            SB_ASM_OPERANDS);
+    else
+        __asm__ volatile(
+            TW_PULP_LOOP(144)   /* a body of 72: 128 MACs */
+            TW_PULP_P_LW("t3", "%[w0]") TW_PULP_P_LW("t4", "%[w1]")
+            TW_PULP_P_LW("t5", "%[w2]") TW_PULP_P_LW("t6", "%[w3]")
+            SB_W2_J("6") SB_W2_J("4") SB_W2_J("2")
+            TW_PULP_P_LW("t0", "%[c0]") TW_PULP_P_LW("t1", "%[c1]")   /* values 3 mod 4 */
+            SB_SRA6("t2", "t3") SB_DOT2("0")
+            SB_SRA6("t2", "t4") SB_DOT2("1")
+            SB_SRA6("t2", "t5") SB_DOT2("2")
+            SB_SRA6("t2", "t6") SB_DOT2("3")
+            TW_PULP_LOOP_END
+            SB_ASM_OPERANDS);
+#else
     for (s = 0; s < row_words; s++) {
         tw_v4_t v0 = tw_pulp_lw_step(&w0, 4), v1 = tw_pulp_lw_step(&w1, 4);
         tw_v4_t v2 = tw_pulp_lw_step(&w2, 4), v3 = tw_pulp_lw_step(&w3, 4);
@@ -180,6 +248,7 @@ TW_PULP_INLINE void block4(const tw_pulp_conv_sb_args_t *a, const uint8_t *col0,
             SB_STEP_J(3);
         }
     }
+#endif
     put4(a->out + at,
          tw_pulp_pack4((int32_t)rq_out(&a->rq, clip, k, a00, mode),
                        (int32_t)rq_out(&a->rq, clip, k + 1, a10, mode),
