@@ -183,8 +183,9 @@ def run_host(cs: list[SbCase], out: Path) -> dict:
     return parse(cs, proc.stdout)
 
 
-def build_firmware(cs: list[SbCase], out: Path) -> Path:
-    """The harness as pulp-open firmware (the XpulpV2 path): crt0, tw_fw.c, the fork HAL."""
+def build_firmware(cs: list[SbCase], out: Path, defines: tuple[str, ...] = ()) -> Path:
+    """The harness as pulp-open firmware (the XpulpV2 path): crt0, tw_fw.c, the fork HAL;
+    `defines` e.g. ("TW_PULP_SB_EXTRACT",) for PULP-NN's unpacking (tw_pulp_subbyte.c)."""
     tc = toolchain()
     out.mkdir(parents=True, exist_ok=True)
     (out / "cases.h").write_text(cases_header(cs))
@@ -195,7 +196,8 @@ def build_firmware(cs: list[SbCase], out: Path) -> Path:
     objects = []
     for s in srcs:
         obj = out / f"{s.parent.name}_{s.name}.o"
-        build.run_cmd(compile_args(tc, [out, fw, hal, build.KERNELS, build.PULP], s, obj))
+        args = compile_args(tc, [out, fw, hal, build.KERNELS, build.PULP], s, obj)
+        build.run_cmd([args[0], *(f"-D{d}" for d in defines), *args[1:]])
         objects.append(obj)
     elf = out / "subbyte.elf"
     build.run_cmd(link_args(tc, fw / "link.ld", objects, elf))

@@ -1,6 +1,7 @@
 """The pulp sub-byte conv (tw_pulp_subbyte.h): packed 4/2-bit operands, bit-exact with a numpy
 integer reference on the host (the kernels' C path) and on GVSoC's pulp-open cluster (the XpulpV2
-path: pv.sdotusp.b, pv.sra.sci.b), on 1, 3 and 8 cores.
+path: pv.sdotusp.b, pv.sra.sci.b; and built with PULP-NN's p.extracti + pv.pack unpacking), on
+1, 3 and 8 cores.
 
 Cases (tests/pulp_subbyte_cases.py): x4w4→y4, x2w2→y2, x8w4→y8 and x8w2→y8 (mixed: weight rows in
 the binding's lane order), x4w2→y4, x2w4→y8, x4w8→y2, x8w8→y4, x4w4→y8; 3×3 with pad 1,
@@ -12,6 +13,7 @@ requantization. Plus the layout helpers of bindings/pulp/subbyte.py against the 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from tilewise.bindings.pulp import subbyte
 from tilewise.codegen.firmware import toolchain
 from tilewise.validate.gvsoc import run_firmware, runner
@@ -73,14 +75,17 @@ def test_subbyte_conv_bit_exact_on_host(tmp_path):
     _check(sb.run_host(cs, tmp_path), cs)
 
 
-def test_subbyte_conv_bit_exact_on_gvsoc(tmp_path):
+@pytest.mark.parametrize("defines", [(), ("TW_PULP_SB_EXTRACT",)], ids=["shift", "extract"])
+def test_subbyte_conv_bit_exact_on_gvsoc(defines, tmp_path):
+    """Both unpackings of the weights: shift + pv.sra.sci.b (the kernels'), p.extracti +
+    pv.packhi.b / pv.packlo.b (PULP-NN's, bench/pulp_subbyte.py's comparison)."""
     try:
         runner()
         toolchain()
     except Exception as e:   # noqa: BLE001 - the one-sentence TilewiseError
         absent(str(e))
     cs = cases()
-    run = run_firmware(sb.build_firmware(cs, tmp_path), timeout=600)
+    run = run_firmware(sb.build_firmware(cs, tmp_path, defines), timeout=600)
     assert run.status == 0, run.text[-2000:]
     got = sb.parse(cs, run.text)
     _check(got, cs)

@@ -161,21 +161,56 @@ TW_PULP_INLINE uint32_t rq_out(const tw_pulp_rq_t *rq, const tw_pulp_clip_t *cli
 #define SB_DOT(acc, x, w) ".insn r 0x57, 1, 0x54, " acc ", " x ", " w "\n\t"  /* pv.sdotusp.b */
 #define SB_SRA4(rd, rs) ".insn r 0x57, 7, 0x24, " rd ", " rs ", x2\n\t"       /* pv.sra.sci.b 4 */
 #define SB_SRA6(rd, rs) ".insn r 0x57, 7, 0x24, " rd ", " rs ", x3\n\t"       /* pv.sra.sci.b 6 */
-/* t2 = the field of each byte of v below bit 8 - sh moved to the top, shifted down with sign */
-#define SB_W_LO(v, sh, sra) "slli t2, " v ", " sh "\n\t" sra("t2", "t2")
 /* channel ch's two accumulators += the columns' words . t2 */
 #define SB_DOT2(ch) SB_DOT("%[a" ch "0]", "t0", "t2") SB_DOT("%[a" ch "1]", "t1", "t2")
-/* one unpacked word of int2 weights (shift sh = 6, 4, 2: values 0, 1, 2 mod 4) for four rows */
-#define SB_W2_J(sh)                                                                         \
+#if defined(TW_PULP_SB_EXTRACT)
+/* PULP-NN's unpacking (seed 004 Fig. 3.3, pulp_nn_int4_to_int8): four p.extracti (the signed
+ * field of `len1` + 1 bits at bit pos) and pv.packhi.b + pv.packlo.b per unpacked word, 6
+ * instructions; built with -DTW_PULP_SB_EXTRACT for bench/pulp_subbyte.py's comparison. */
+#define SB_EXT(rd, v, f7, pos) ".insn r 0x33, 0, " f7 ", " rd ", " v ", x" pos "\n\t"
+#define SB_PACK(v, f7, p0, p1, p2, p3)                                                      \
+    SB_EXT("a6", v, f7, p3) SB_EXT("a7", v, f7, p2)                                         \
+    ".insn r 0x57, 1, 0x6C, t2, a6, a7\n\t"                    /* pv.packhi.b */           \
+    SB_EXT("a6", v, f7, p1) SB_EXT("a7", v, f7, p0)                                         \
+    ".insn r 0x57, 1, 0x70, t2, a6, a7\n\t"                    /* pv.packlo.b */
+#define SB_U4_0(v) SB_PACK(v, "0x63", "0", "8", "16", "24")
+#define SB_U4_1(v) SB_PACK(v, "0x63", "4", "12", "20", "28")
+#define SB_U2_0(v) SB_PACK(v, "0x61", "0", "8", "16", "24")
+#define SB_U2_1(v) SB_PACK(v, "0x61", "2", "10", "18", "26")
+#define SB_U2_2(v) SB_PACK(v, "0x61", "4", "12", "20", "28")
+#define SB_U2_3(v) SB_PACK(v, "0x61", "6", "14", "22", "30")
+#define SB_BODY4 72
+#define SB_BODY2 140
+#define SB_MORE_CLOBBERS "a6", "a7",    /* the extracted fields */
+#else
+/* t2 = unpacked word j of packed word v: the field moved to the top of each byte (slli), then
+ * shifted down with its sign (pv.sra.sci.b); the top field needs the shift only */
+#define SB_U4_0(v) "slli t2, " v ", 4\n\t" SB_SRA4("t2", "t2")
+#define SB_U4_1(v) SB_SRA4("t2", v)
+#define SB_U2_0(v) "slli t2, " v ", 6\n\t" SB_SRA6("t2", "t2")
+#define SB_U2_1(v) "slli t2, " v ", 4\n\t" SB_SRA6("t2", "t2")
+#define SB_U2_2(v) "slli t2, " v ", 2\n\t" SB_SRA6("t2", "t2")
+#define SB_U2_3(v) SB_SRA6("t2", v)
+#define SB_BODY4 36
+#define SB_BODY2 72
+#define SB_MORE_CLOBBERS
+#endif
+/* one unpacked word j of the four rows' weights against the columns' next words */
+#define SB_J(u)                                                                             \
     TW_PULP_P_LW("t0", "%[c0]") TW_PULP_P_LW("t1", "%[c1]")                               \
-    SB_W_LO("t3", sh, SB_SRA6) SB_DOT2("0") SB_W_LO("t4", sh, SB_SRA6) SB_DOT2("1")        \
-    SB_W_LO("t5", sh, SB_SRA6) SB_DOT2("2") SB_W_LO("t6", sh, SB_SRA6) SB_DOT2("3")
+    u("t3") SB_DOT2("0") u("t4") SB_DOT2("1") u("t5") SB_DOT2("2") u("t6") SB_DOT2("3")
+#define SB_W_LOADS                                                                          \
+    TW_PULP_P_LW("t3", "%[w0]") TW_PULP_P_LW("t4", "%[w1]")                               \
+    TW_PULP_P_LW("t5", "%[w2]") TW_PULP_P_LW("t6", "%[w3]")
+/* lp.setup over a body of n instructions (TW_PULP_LOOP takes twice the count, as a literal) */
+#define SB_LOOP(n) SB_LOOP_(n)
+#define SB_LOOP_(n) ".option push\n\t.option norvc\n\t.insn i 0x7B, 4, x0, %[n], 2*" #n "\n\t"
 #define SB_ASM_OPERANDS                                                                     \
     : [a00] "+r"(a00), [a01] "+r"(a01), [a10] "+r"(a10), [a11] "+r"(a11), [a20] "+r"(a20),  \
       [a21] "+r"(a21), [a30] "+r"(a30), [a31] "+r"(a31), [c0] "+r"(c0), [c1] "+r"(c1),     \
       [w0] "+r"(w0), [w1] "+r"(w1), [w2] "+r"(w2), [w3] "+r"(w3)                           \
     : [n] "r"(row_words)                                                                    \
-    : "t0", "t1", "t2", "t3", "t4", "t5", "t6", "memory"
+    : "t0", "t1", "t2", "t3", "t4", "t5", "t6", SB_MORE_CLOBBERS "memory"
 
 /* Output channels k..k+3 of pixels p (column col0) and p + 1 (col1, stored when `two`). */
 TW_PULP_INLINE void block4(const tw_pulp_conv_sb_args_t *a, const uint8_t *col0,
@@ -208,32 +243,14 @@ TW_PULP_INLINE void block4(const tw_pulp_conv_sb_args_t *a, const uint8_t *col0,
             SB_ASM_OPERANDS);
     else if (wb == 4)
         __asm__ volatile(
-            TW_PULP_LOOP(72)   /* a body of 36: 64 MACs */
-            TW_PULP_P_LW("t3", "%[w0]") TW_PULP_P_LW("t4", "%[w1]")
-            TW_PULP_P_LW("t5", "%[w2]") TW_PULP_P_LW("t6", "%[w3]")
-            TW_PULP_P_LW("t0", "%[c0]") TW_PULP_P_LW("t1", "%[c1]")   /* even values */
-            SB_W_LO("t3", "4", SB_SRA4) SB_DOT2("0")
-            SB_W_LO("t4", "4", SB_SRA4) SB_DOT2("1")
-            SB_W_LO("t5", "4", SB_SRA4) SB_DOT2("2")
-            SB_W_LO("t6", "4", SB_SRA4) SB_DOT2("3")
-            TW_PULP_P_LW("t0", "%[c0]") TW_PULP_P_LW("t1", "%[c1]")   /* odd values */
-            SB_SRA4("t2", "t3") SB_DOT2("0")
-            SB_SRA4("t2", "t4") SB_DOT2("1")
-            SB_SRA4("t2", "t5") SB_DOT2("2")
-            SB_SRA4("t2", "t6") SB_DOT2("3")
+            SB_LOOP(SB_BODY4)   /* 64 MACs */
+            SB_W_LOADS SB_J(SB_U4_0) SB_J(SB_U4_1)
             TW_PULP_LOOP_END
             SB_ASM_OPERANDS);
     else
         __asm__ volatile(
-            TW_PULP_LOOP(144)   /* a body of 72: 128 MACs */
-            TW_PULP_P_LW("t3", "%[w0]") TW_PULP_P_LW("t4", "%[w1]")
-            TW_PULP_P_LW("t5", "%[w2]") TW_PULP_P_LW("t6", "%[w3]")
-            SB_W2_J("6") SB_W2_J("4") SB_W2_J("2")
-            TW_PULP_P_LW("t0", "%[c0]") TW_PULP_P_LW("t1", "%[c1]")   /* values 3 mod 4 */
-            SB_SRA6("t2", "t3") SB_DOT2("0")
-            SB_SRA6("t2", "t4") SB_DOT2("1")
-            SB_SRA6("t2", "t5") SB_DOT2("2")
-            SB_SRA6("t2", "t6") SB_DOT2("3")
+            SB_LOOP(SB_BODY2)   /* 128 MACs */
+            SB_W_LOADS SB_J(SB_U2_0) SB_J(SB_U2_1) SB_J(SB_U2_2) SB_J(SB_U2_3)
             TW_PULP_LOOP_END
             SB_ASM_OPERANDS);
 #else
@@ -249,17 +266,26 @@ TW_PULP_INLINE void block4(const tw_pulp_conv_sb_args_t *a, const uint8_t *col0,
         }
     }
 #endif
-    put4(a->out + at,
-         tw_pulp_pack4((int32_t)rq_out(&a->rq, clip, k, a00, mode),
-                       (int32_t)rq_out(&a->rq, clip, k + 1, a10, mode),
-                       (int32_t)rq_out(&a->rq, clip, k + 2, a20, mode),
-                       (int32_t)rq_out(&a->rq, clip, k + 3, a30, mode)), yb);
-    if (two)
-        put4(a->out + at + (size_t)a->out_c * (size_t)yb / 8u,
-             tw_pulp_pack4((int32_t)rq_out(&a->rq, clip, k, a01, mode),
-                           (int32_t)rq_out(&a->rq, clip, k + 1, a11, mode),
-                           (int32_t)rq_out(&a->rq, clip, k + 2, a21, mode),
-                           (int32_t)rq_out(&a->rq, clip, k + 3, a31, mode)), yb);
+    {
+        /* QntPack: each channel's words loaded once for both pixels */
+        const int32_t *words = a->rq.words;
+        tw_pulp_rqch_t q0 = tw_pulp_rq_channel(words, 0, k);
+        tw_pulp_rqch_t q1 = tw_pulp_rq_channel(words, 0, k + 1);
+        tw_pulp_rqch_t q2 = tw_pulp_rq_channel(words, 0, k + 2);
+        tw_pulp_rqch_t q3 = tw_pulp_rq_channel(words, 0, k + 3);
+        uint8_t *o = a->out + at;
+        tw_v4_t y0 = tw_pulp_pack4(tw_pulp_rq(&q0, clip, a00, mode),
+                                   tw_pulp_rq(&q1, clip, a10, mode),
+                                   tw_pulp_rq(&q2, clip, a20, mode),
+                                   tw_pulp_rq(&q3, clip, a30, mode));
+        tw_v4_t y1 = tw_pulp_pack4(tw_pulp_rq(&q0, clip, a01, mode),
+                                   tw_pulp_rq(&q1, clip, a11, mode),
+                                   tw_pulp_rq(&q2, clip, a21, mode),
+                                   tw_pulp_rq(&q3, clip, a31, mode));
+        put4(o, y0, yb);
+        if (two)
+            put4(o + (size_t)a->out_c * (size_t)yb / 8u, y1, yb);
+    }
 }
 
 /* Output channel k of pixels p and p + 1 (when `two`): the leftover channels (out_c mod 4). */
