@@ -82,12 +82,14 @@ def measure() -> Table:
     for name in names:
         m = {n: MACS / cyc[(name, n)] for n in CORES}
         ratio = {n: cyc[(name, n)] / cyc[("int8", n)] for n in CORES}
-        data[name] = {"cycles": {n: cyc[(name, n)] for n in CORES},
-                      "mac_per_cycle": m, "cycles_per_mac_vs_int8": ratio}
+        data[name] = {"cycles": {str(n): cyc[(name, n)] for n in CORES},
+                      "mac_per_cycle": {str(n): v for n, v in m.items()},
+                      "cycles_per_mac_vs_int8": {str(n): v for n, v in ratio.items()}}
         rows.append(("int8 (tw_pulp_conv2d_s8)" if name == "int8" else name, cyc[(name, 1)],
                      round(m[1], 3), cyc[(name, 8)], round(m[8], 2), round(ratio[1], 2),
                      round(ratio[8], 2)))
-    data["pulpnn"] = {"mac_per_cycle": PULPNN_MAC_PER_CYCLE, "subbyte_ratio": PULPNN_SUBBYTE_RATIO}
+    data["pulpnn"] = {"mac_per_cycle": {str(n): v for n, v in PULPNN_MAC_PER_CYCLE.items()},
+                      "subbyte_ratio": PULPNN_SUBBYTE_RATIO}
     rows.append(("PULP-NN int8, GAP8 silicon (seed 004)", "2,586k", PULPNN_MAC_PER_CYCLE[1],
                  "361k", PULPNN_MAC_PER_CYCLE[8], 1.0, 1.0))
     rows.append(("PULP-NN 4/2-bit, GAP8 (seed 004)", "", "", "", "",
