@@ -5,8 +5,8 @@ or for pulp-open, and its TW_CASE lines parsed.
 
 The reference is the arithmetic the contract states, on unpacked integers: acc = Σ x·w + bias
 over the receptive field (pad taps = the pad value, the input zero point), int64; requantized by
-the golden model's apply_requant with the output's clamp [0, 2^y_bits − 1]; packed (bindings/pulp
-/subbyte.py `pack`). The kernel sees only bytes: packed activations, weight rows in the binding's
+the golden model's apply_requant with the output's clamp ([0, 2^y_bits − 1], int8 for 8 bits: the
+project's 8-bit activations); packed (bindings/pulp/subbyte.py `pack`). The kernel sees only bytes: packed activations, weight rows in the binding's
 lane order (`weight_bytes`), int32 bias, the pulp requant words (constants.words_of).
 """
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 import subprocess
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -60,11 +60,17 @@ def conv_acc(x, w, bias, stride, pads, pad_value) -> np.ndarray:
     return acc
 
 
+def _range(bits: int) -> tuple[int, int]:
+    """An activation's stored range: u4 / u2, or int8 for 8 bits (tw_pulp_subbyte.h)."""
+    return (-128, 127) if bits == 8 else (0, (1 << bits) - 1)
+
+
 def _requant(mode: str, acc: np.ndarray, y_bits: int, rng) -> tuple[Requant, str]:
     """A requantization of `mode` spreading `acc` over the y_bits output range, and its variant."""
     k = acc.shape[-1]
-    top = (1 << y_bits) - 1
-    zp = top // 2 + int(rng.integers(-(top // 8), top // 8 + 1))
+    lo, hi = _range(y_bits)
+    top = hi - lo
+    zp = (lo + hi) // 2 + int(rng.integers(-(top // 8), top // 8 + 1))
     spread = acc.reshape(-1, k).std(axis=0) + 1.0
     real = rng.uniform(0.5, 1.5, k) * (top / 4.0) / spread
     if mode == "shift32":
@@ -72,10 +78,10 @@ def _requant(mode: str, acc: np.ndarray, y_bits: int, rng) -> tuple[Requant, str
         bound = int(np.abs(acc).max()) + 1
         mult = np.maximum(1, np.round(real * 2.0 ** d)).astype(np.int64)
         mult = np.minimum(mult, (1 << 30) // bound)
-        return Requant("shift", mult, np.full(k, d), zp, 0, top,
+        return Requant("shift", mult, np.full(k, d), zp, lo, hi,
                        bias=rng.integers(-(1 << 19), 1 << 19, k)), "shift32"
     m, s = zip(*(quantize_multiplier(float(r)) for r in real))
-    rq = Requant("tflite", np.array(m, np.int64), np.array(s, np.int64), zp, 0, top)
+    rq = Requant("tflite", np.array(m, np.int64), np.array(s, np.int64), zp, lo, hi)
     if mode == "tflite_right":
         assert all(v <= -1 for v in s)
     return rq, mode
@@ -87,9 +93,9 @@ def make_case(name: str, rng, h: int, w: int, c: int, k: int, fy: int, fx: int, 
     """A conv of x [h, w, c] by [k, fy, fx, c] with (x_bits, w_bits, y_bits) = bits."""
     xb, wb, yb = bits
     assert subbyte.refusal(c, k, fy, fx, xb, wb, yb) is None, name
-    x = rng.integers(0, 1 << xb, (h, w, c))
+    x = rng.integers(*_range(xb), (h, w, c), endpoint=True)
     wt = rng.integers(-(1 << (wb - 1)), 1 << (wb - 1), (k, fy, fx, c))
-    pad_value = int(rng.integers(0, 1 << xb))
+    pad_value = int(rng.integers(*_range(xb), endpoint=True))
     plain = conv_acc(x, wt, np.zeros(k, np.int64), stride, pads, pad_value)
     # a bias centring each channel, so that the outputs spread over the whole output range
     spread = plain.reshape(-1, k).std(axis=0) + 1.0
@@ -115,7 +121,6 @@ def int8_case(name: str, rng, h: int, w: int, c: int, k: int, fy: int, fx: int, 
     bias = rng.integers(-4000, 4000, k)
     acc = conv_acc(x, wt, bias, stride, pads, 0)
     rq, variant = _requant("shift32", acc, 8, rng)
-    rq = replace(rq, zero_point=rq.zero_point - 128, qmin=-128, qmax=127)
     want = apply_requant(acc, rq).astype(np.int8).view(np.uint8).reshape(-1)
     oy, ox = acc.shape[:2]
     words = np.stack(constants.words_of(rq, k, variant), axis=1).ravel().astype(np.int32)

@@ -1,11 +1,12 @@
 """The pulp sub-byte conv (tw_pulp_subbyte.h): packed 4/2-bit operands, bit-exact with a numpy
 integer reference on the host (the kernels' C path) and on GVSoC's pulp-open cluster (the XpulpV2
-path: pv.sdotusp.b, pv.sra.sci.b; and built with PULP-NN's p.extracti + pv.pack unpacking), on
+path: pv.sdotsp.b, pv.sra.sci.b; and built with PULP-NN's p.extracti + pv.pack unpacking), on
 1, 3 and 8 cores.
 
 Cases (tests/pulp_subbyte_cases.py): x4w4→y4, x2w2→y2, x8w4→y8 and x8w2→y8 (mixed: weight rows in
 the binding's lane order), x4w2→y4, x2w4→y8, x4w8→y2, x8w8→y4, x4w4→y8; 3×3 with pad 1,
-strides, asymmetric pads, 1×1, an odd number of output pixels, out_c not a multiple of 4 (the
+strides, asymmetric pads, 1×1, dense layers (a 1×1 conv on a 1×1 input), an odd number of output
+pixels, out_c not a multiple of 4 (the
 1x2 leftover path), fewer pixel pairs than cores (channel groups), shift32 / tflite / tflite_right
 requantization. Plus the layout helpers of bindings/pulp/subbyte.py against the contract.
 """
@@ -41,6 +42,8 @@ def cases() -> list[sb.SbCase]:
         mc("x4w4y4_tflite", rng, 5, 5, 16, 8, 3, 3, (4, 4, 4), pads=p1, mode="tflite"),
         mc("x8w4y4_tflite", rng, 6, 6, 32, 16, 3, 3, (8, 4, 4), pads=p1, mode="tflite"),
         mc("x2w2y2_5x5", rng, 6, 6, 16, 4, 5, 5, (2, 2, 2), pads=(2, 2, 2, 2)),
+        mc("dense_x4w2y8", rng, 1, 1, 64, 10, 1, 1, (4, 2, 8)),       # a dense layer: 1x1 on 1x1
+        mc("dense_x8w4y4", rng, 1, 1, 48, 6, 1, 1, (8, 4, 4), mode="tflite"),
     ]
 
 

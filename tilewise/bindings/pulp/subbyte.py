@@ -1,9 +1,11 @@
 """The pulp family's sub-byte conv (c/tw_pulp_subbyte.h): byte layouts and legality.
 
 Storage is the issue-15 sub-byte contract (DESIGN.md): a b-bit tensor, b in {8, 4, 2}, packed
-little-endian within a byte — element i in byte ⌊i·b/8⌋ at bit offset (i mod 8/b)·b; activations
-unsigned (u8/u4/u2), weights signed two's complement (i8/i4/i2); values are plain integers in
-Python and are packed only here, where bytes are laid out.
+little-endian within a byte — element i in byte ⌊i·b/8⌋ at bit offset (i mod 8/b)·b; 4/2-bit
+activations unsigned (u4/u2), 8-bit ones int8 as the project stores every 8-bit activation (uint8
+biased by −128, as the portable sub-byte kernels take them), weights signed two's complement
+(i8/i4/i2); values are plain integers in Python and are packed only here, where bytes are laid
+out.
 
 Lane order (tw_pulp_subbyte.h LANES): the kernels unpack a 32-bit word of n = 32/b packed values
 into 8/b words of four 8-bit lanes, lane l of word j holding value l·(8/b) + j — one mask and

@@ -3,7 +3,7 @@
  * QntPack) of one HWC tile on the RI5CY cluster (contract, layouts and lane order in
  * tw_pulp_subbyte.h; seed 004 §3.3.1). XpulpV2 instructions on RISC-V, the same arithmetic in
  * C elsewhere (the host build validates the same code path):
- *   pv.sdotusp.b  rd += sum of 4 u8 x s8 lane products           .insn r 0x57, 1, 0x54
+ *   pv.sdotsp.b   rd += sum of 4 s8 x s8 lane products (tw_pulp_sdotp4)
  *   pv.sra.sci.b  lane-wise arithmetic shift right by an immediate .insn r 0x57, 7, 0x24, rd, rs1,
  *                 x<imm/2> (funct6 010010, imm[0] in bit 25, imm[5:1] in the rs2 field; GVSoC's
  *                 isa_pulpv2.py)
@@ -11,21 +11,6 @@
 #include "tw_pulp_subbyte.h"
 
 #include "tw_pulp_common.h"
-
-/* pv.sdotusp.b: acc + sum over lanes of u8(x) * s8(w). */
-TW_PULP_INLINE int32_t sdotusp(int32_t acc, tw_v4_t x, tw_v4_t w)
-{
-#if TW_PULP_ASM
-    __asm__(".insn r 0x57, 1, 0x54, %0, %1, %2" : "+r"(acc) : "r"(x), "r"(w));
-    return acc;
-#else
-    int i;
-    uint32_t s = (uint32_t)acc;
-    for (i = 0; i < 4; i++)
-        s += (uint32_t)((int32_t)(uint8_t)(x >> (8 * i)) * tw_pulp_lane(w, i));
-    return (int32_t)s;
-#endif
-}
 
 /* The lanes of v arithmetically shifted right by n (pv.sra.sci.b; n = 4 or 6 below). */
 TW_PULP_INLINE tw_v4_t sra_lanes_c(tw_v4_t v, int n)
@@ -149,16 +134,16 @@ TW_PULP_INLINE uint32_t rq_out(const tw_pulp_rq_t *rq, const tw_pulp_clip_t *cli
 #define SB_STEP_J(j)                                                                        \
     do {                                                                                    \
         tw_v4_t x0 = tw_pulp_lw_step(&c0, 4), x1 = tw_pulp_lw_step(&c1, 4), u;              \
-        u = unpack_w(v0, j, wb); a00 = sdotusp(a00, x0, u); a01 = sdotusp(a01, x1, u);      \
-        u = unpack_w(v1, j, wb); a10 = sdotusp(a10, x0, u); a11 = sdotusp(a11, x1, u);      \
-        u = unpack_w(v2, j, wb); a20 = sdotusp(a20, x0, u); a21 = sdotusp(a21, x1, u);      \
-        u = unpack_w(v3, j, wb); a30 = sdotusp(a30, x0, u); a31 = sdotusp(a31, x1, u);      \
+        u = unpack_w(v0, j, wb); a00 = tw_pulp_sdotp4(a00, x0, u); a01 = tw_pulp_sdotp4(a01, x1, u);      \
+        u = unpack_w(v1, j, wb); a10 = tw_pulp_sdotp4(a10, x0, u); a11 = tw_pulp_sdotp4(a11, x1, u);      \
+        u = unpack_w(v2, j, wb); a20 = tw_pulp_sdotp4(a20, x0, u); a21 = tw_pulp_sdotp4(a21, x1, u);      \
+        u = unpack_w(v3, j, wb); a30 = tw_pulp_sdotp4(a30, x0, u); a31 = tw_pulp_sdotp4(a31, x1, u);      \
     } while (0)
 
 /* The hardware-loop bodies of block4 on RISC-V (t0, t1 the columns' words, t3..t6 the four
  * rows' packed weight words, t2 an unpacked weight word; no loaded register is read by the next
  * instruction, so no load-use stall): */
-#define SB_DOT(acc, x, w) ".insn r 0x57, 1, 0x54, " acc ", " x ", " w "\n\t"  /* pv.sdotusp.b */
+#define SB_DOT(acc, x, w) TW_PULP_SDOTP(acc, x, w)                            /* pv.sdotsp.b */
 #define SB_SRA4(rd, rs) ".insn r 0x57, 7, 0x24, " rd ", " rs ", x2\n\t"       /* pv.sra.sci.b 4 */
 #define SB_SRA6(rd, rs) ".insn r 0x57, 7, 0x24, " rd ", " rs ", x3\n\t"       /* pv.sra.sci.b 6 */
 /* channel ch's two accumulators += the columns' words . t2 */
@@ -302,8 +287,8 @@ TW_PULP_INLINE void channel1(const tw_pulp_conv_sb_args_t *a, const uint8_t *col
         tw_v4_t v = tw_pulp_lw_step(&w, 4);
         for (j = 0; j < 8 / wb; j++) {
             tw_v4_t u = unpack_w(v, j, wb);
-            acc0 = sdotusp(acc0, tw_pulp_lw_step(&c0, 4), u);
-            acc1 = sdotusp(acc1, tw_pulp_lw_step(&c1, 4), u);
+            acc0 = tw_pulp_sdotp4(acc0, tw_pulp_lw_step(&c0, 4), u);
+            acc1 = tw_pulp_sdotp4(acc1, tw_pulp_lw_step(&c1, 4), u);
         }
     }
     put_packed(a->out, (size_t)p * (size_t)a->out_c + (size_t)k,

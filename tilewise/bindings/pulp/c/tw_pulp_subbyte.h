@@ -1,16 +1,19 @@
 /*
  * tw_pulp_subbyte.h — conv2d of one L1 tile with sub-byte operands on the RI5CY cluster
- * (XpulpV2): packed unsigned 8/4/2-bit activations, packed signed 8/4/2-bit weights, int32 bias,
- * output requantized to unsigned 8/4/2 bits and packed. The PULP-NN mixed-precision structure of
- * seed 004 §3.3.1 ("Sub-byte and Mixed-Precision Support"): the ifmap precision picks the
- * im2col, which unpacks the receptive field into 8-bit lanes; the weight precision picks the
- * MatMul, which unpacks the weights word by word in its inner loop and feeds pv.sdotusp.b
- * (u8 x s8 sdotp4); the ofmap precision picks the QntPack, which requantizes (tw_pulp_requant.h)
- * and packs. Accumulators are int32, as for 8-bit operands.
+ * (XpulpV2): packed 8/4/2-bit activations, packed signed 8/4/2-bit weights, int32 bias, output
+ * requantized to 8/4/2 bits and packed. The PULP-NN mixed-precision structure of seed 004 §3.3.1
+ * ("Sub-byte and Mixed-Precision Support"): the ifmap precision picks the im2col, which unpacks
+ * the receptive field into 8-bit lanes; the weight precision picks the MatMul, which unpacks the
+ * weights word by word in its inner loop and feeds pv.sdotsp.b (sdotp4); the ofmap precision
+ * picks the QntPack, which requantizes (tw_pulp_requant.h) and packs. Accumulators are int32, as
+ * for 8-bit operands.
  *
  * STORAGE (the sub-byte contract of DESIGN.md): a b-bit tensor (b in {8, 4, 2}) is packed
- * little-endian within a byte, element i at byte floor(i·b/8), bits (i mod 8/b)·b up; activations
- * u8/u4/u2 (0..2^b - 1, the zero point carries the offset), weights i8/i4/i2 two's complement.
+ * little-endian within a byte, element i at byte floor(i·b/8), bits (i mod 8/b)·b up; 4/2-bit
+ * activations u4/u2 (0..2^b - 1, the zero point carries the offset), 8-bit ones int8 as the
+ * project stores every 8-bit activation (a uint8 tensor biased by -128): the u4/u2 lanes are
+ * below 128, so the signed sdotp is exact for both; weights i8/i4/i2 two's complement. The
+ * output's range is the requantization's clamp: [0, 2^b - 1] for 4/2 bits, int8 for 8.
  *   x    the HWC input tile, x_bits per element;
  *   w    out_c rows of K = k_h·k_w·in_c weights, row k at byte k·K·w_bits/8, the row's elements in
  *        the binding's order below (tw_pulp_sb_* weight order, bindings/pulp/subbyte.py);
@@ -32,7 +35,7 @@
  * Kernels: tw_pulp_conv2d_sb_w<wb>_<v>, wb in {8, 4, 2} (the weight bits: the MatMul's unpack),
  * v the requantization variant (tw_pulp_requant.h); x_bits and y_bits are run-time fields.
  * 4x2 MatMul (4 output channels x 2 pixels) per step of one packed weight word per channel:
- * 4 p.lw of weights, 2·8/wb p.lw of the two columns, the unpacks, 8·8/wb pv.sdotusp.b; the
+ * 4 p.lw of weights, 2·8/wb p.lw of the two columns, the unpacks, 8·8/wb pv.sdotsp.b; the
  * leftover channels (out_c mod 4) 1x2. Core split as tw_pulp_conv2d_s8 (tw_pulp_common.h):
  * pixel pairs in row-major order, cut into 4-channel-block groups when pairs < cores; the outputs
  * of a core never share a byte with another core's.
@@ -55,9 +58,9 @@ typedef struct {
     const int32_t *bias;       /* out_c, or NULL */
     uint8_t *out;              /* packed HWC output, y_bits per element */
     int out_c, y_bits;
-    int32_t pad_value;         /* the input zero point, in [0, 2^x_bits - 1] */
+    int32_t pad_value;         /* the input zero point as stored (u4/u2, or int8) */
     uint8_t *im2col;           /* tw_pulp_conv2d_sb_scratch() bytes, word-aligned */
-    tw_pulp_rq_t rq;           /* out_c channels' words; qmin >= 0, qmax <= 2^y_bits - 1 */
+    tw_pulp_rq_t rq;           /* out_c channels' words; clamp inside the output's range */
 } tw_pulp_conv_sb_args_t;
 
 /* Bytes of im2col scratch tw_pulp_conv2d_sb_* use for n_cores cores. */
