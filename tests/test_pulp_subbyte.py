@@ -115,3 +115,34 @@ def test_corrupted_weights_are_caught(tmp_path):
                             c.variant, c.cores, c.macs))
     got = sb.run_host(broken, tmp_path)
     assert all(got[(b.name, 1)][0] > 0 for b in broken), got
+
+
+def test_layer_check_is_inert_for_8_bit_and_reads_the_nest_bits():
+    from dataclasses import replace
+
+    from tilewise.examples import EXAMPLE_ONNX
+    from tilewise.frontend import load_model
+    from tilewise.passes import lower
+
+    lg = lower(load_model(EXAMPLE_ONNX))
+    layers = {l.name: l for l in lg.layers}
+    conv = layers["conv3_quant"]                    # 16 -> 32 channels, 3x3
+
+    def at(layer, bits, clip=True):
+        w = np.clip(layer.weights, -(1 << (bits[1] - 1)), (1 << (bits[1] - 1)) - 1)
+        nest = replace(layer.nest, x_bits=bits[0], w_bits=bits[1], y_bits=bits[2])
+        return replace(layer, nest=nest, weights=w if clip else layer.weights)
+
+    assert "8-bit throughout" in subbyte.check(conv, lg)
+    assert subbyte.check(at(conv, (4, 4, 4)), lg) is None
+    assert subbyte.check(at(conv, (8, 2, 8)), lg) is None
+    assert subbyte.check(at(layers["fc_quant"], (4, 4, 4)), lg) is None      # dense: 1x1 on 1x1
+    assert "declared 4-bit" in subbyte.check(at(conv, (4, 4, 4), clip=False), lg)
+    assert subbyte.check(at(conv, (2, 2, 2)), lg) is None                   # 16 x 2 bits: a word
+    assert "not a conv2d" in subbyte.check(at(layers["dw2_quant"], (4, 4, 4)), lg)
+    assert "not whole 32-bit words" in subbyte.check(at(layers["conv1_quant"], (4, 4, 4)), lg)
+    # the cost formula orders the widths as measured (8 < 4 <= 2 bits per MAC) and scales
+    cost = subbyte.SubbyteCost()
+    c = {b: cost.cycles(at(conv, (b, b, b)).nest, 1) for b in (8, 4, 2)}
+    assert c[8] < c[4] and c[8] < c[2]
+    assert cost.cycles(at(conv, (4, 4, 4)).nest, 8) < c[4] / 7

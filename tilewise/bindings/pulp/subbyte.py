@@ -14,13 +14,24 @@ rather than 3 per 8 int4 values). The im2col unpacks activations that way, the M
 weight row is stored permuted to meet its column: stored[U_w(t)] = w[U_x(t)], U_b = `lane_order`.
 With x_bits == w_bits the permutation is the identity: the plain contract order.
 
-`refusal` is the binding's legality in one sentence (None when the kernel takes the layer): whole
-words per input pixel and per weight row, output pixels on byte boundaries, dilation 1.
+`refusal` is the kernel's legality in one sentence (None when it takes the geometry): whole words
+per input pixel and per weight row, output pixels on byte boundaries, dilation 1. `check` is the
+same on a layer (LoopNest.x_bits / w_bits / y_bits), inert for 8-bit layers (the int8 kernels
+keep them), and `cycles` the kernel's cost, calibrated on its GVSoC measurements (below).
+
+Not yet a registered binding: placing a sub-byte layer on the cluster also needs its constants
+(the pulp requant words of constants.py and the weight rows of `weight_bytes`) and L1 tiles of
+packed tensors (c tiles whole, k tiles whole bytes of the output); `bindings()` does not list it.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
+
+from ...ir.layer import Layer, LayerGraph
+from ...ir.params import Conv2dParams
 
 #: the element widths the kernels take
 BITS = (8, 4, 2)
@@ -85,3 +96,54 @@ def refusal(in_c: int, out_c: int, fy: int, fx: int, x_bits: int, w_bits: int, y
     if tuple(dilation) != (1, 1):
         return "the pulp sub-byte conv takes dilation 1 only"
     return None
+
+
+def check(layer: Layer, lg: LayerGraph) -> str | None:
+    """Why tw_pulp_conv2d_sb cannot run `layer` (conv2d, or dense as a 1×1 conv on a 1×1 input),
+    or None; an 8-bit layer is refused (the int8 kernels run it)."""
+    n = layer.nest
+    bits = (n.x_bits, n.w_bits, n.y_bits)
+    if bits == (8, 8, 8):
+        return f"layer '{layer.name}' is 8-bit throughout (the pulp int8 kernels run it)"
+    if n.kind not in ("conv", "fc") or n.N != 1:
+        return f"layer '{layer.name}' is not a conv2d or dense layer of batch 1"
+    dil = layer.params.dilation if isinstance(layer.params, Conv2dParams) else (1, 1)
+    if isinstance(layer.params, Conv2dParams) and layer.params.groups != 1:
+        return f"layer '{layer.name}' is a grouped conv (the pulp sub-byte conv is dense)"
+    why = refusal(n.C, n.K, n.FY, n.FX, *bits, dilation=dil)
+    if why is not None:
+        return f"layer '{layer.name}': {why}"
+    w = np.asarray(layer.weights, np.int64)
+    lo, hi = -(1 << (n.w_bits - 1)), (1 << (n.w_bits - 1)) - 1
+    if w.size and (w.min() < lo or w.max() > hi):
+        return f"layer '{layer.name}' has weights in [{w.min()}, {w.max()}] declared {n.w_bits}-bit"
+    return None
+
+
+@dataclass(frozen=True)
+class SubbyteCost:
+    """Cycles of tw_pulp_conv2d_sb on one tile, fitted on bench/pulp_subbyte.py (GVSoC pulp-open,
+    seed 004's layer, shift32 requantization; the figures of bench/pulp_subbyte.json):
+
+        cycles = (MACs·mac[w_bits] + pixels·FY·FX·C·unpack[x_bits]) / cores · spread(cores)
+
+    `mac`: the measured cycles per MAC of the x8 rows (the 4x2 hardware loop — 14, 36 and 72
+    instructions per step for 32, 64 and 128 MACs: 0.44 / 0.56 / 0.56 counted — plus the per-block
+    requantization and pointer set-up and the int8 im2col); `unpack`: the extra cycles per input
+    element of unpacking u4 / u2 in the im2col (x4w4 − x8w4 and x2w2 − x8w2 over the layer's
+    pixels·K); `spread`: 8 cores took 1/7.97 of one core's cycles (no bank conflicts in GVSoC).
+    Assumed, not measured: the output width's effect (y4/y2 packing), within the x4/x2 rows'
+    fit; other geometries than seed 004's layer.
+    """
+
+    mac: tuple[tuple[int, float], ...] = ((8, 0.568), (4, 0.701), (2, 0.720))
+    unpack: tuple[tuple[int, float], ...] = ((8, 0.0), (4, 1.94), (2, 1.13))
+    scaling_8: float = 7.97
+
+    def cycles(self, n, cores: int) -> float:
+        """Predicted cycles of LoopNest `n` on `cores` cores."""
+        spread = 1.0 + (8.0 / self.scaling_8 - 1.0) * (cores - 1) / 7.0
+        pixels = n.OY * n.OX
+        work = (n.macs * dict(self.mac)[n.w_bits]
+                + pixels * n.FY * n.FX * n.C * dict(self.unpack)[n.x_bits])
+        return work / max(cores, 1) * spread
