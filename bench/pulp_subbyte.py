@@ -102,7 +102,8 @@ def measure() -> Table:
         tuple(rows),
         notes=("Measured on GVSoC (no TCDM bank conflicts modelled), operands in L1, mcycle "
                "around the fork; bit-exact with the numpy reference (tests/test_pulp_subbyte.py).",
-               "Sub-byte: im2col unpacks activations to u8 lanes, the 4x2 MatMul unpacks the weights "
+               "Sub-byte: im2col unpacks activations to 8-bit lanes, the 4x2 MatMul unpacks the "
+               "weights "
                "per word into pv.sdotsp.b: by shift + pv.sra.sci.b (3 instructions per 8 int4, "
                f"7 per 16 int2), or, rows marked {EXTRACT}, as PULP-NN does (seed 004 Fig. 3.3): "
                "4 p.extracti + pv.packhi.b + pv.packlo.b per 4 values (-DTW_PULP_SB_EXTRACT).",

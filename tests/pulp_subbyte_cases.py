@@ -6,8 +6,9 @@ or for pulp-open, and its TW_CASE lines parsed.
 The reference is the arithmetic the contract states, on unpacked integers: acc = Σ x·w + bias
 over the receptive field (pad taps = the pad value, the input zero point), int64; requantized by
 the golden model's apply_requant with the output's clamp ([0, 2^y_bits − 1], int8 for 8 bits: the
-project's 8-bit activations); packed (bindings/pulp/subbyte.py `pack`). The kernel sees only bytes: packed activations, weight rows in the binding's
-lane order (`weight_bytes`), int32 bias, the pulp requant words (constants.words_of).
+project's 8-bit activations); packed (bindings/pulp/subbyte.py `pack`). The kernel sees only
+bytes: packed activations, weight rows in the binding's lane order (`weight_bytes`), int32 bias,
+the pulp requant words (constants.words_of).
 """
 
 from __future__ import annotations
@@ -139,7 +140,8 @@ def _c_array(name: str, a: np.ndarray) -> str:
     else:
         ctype, vals = "int8_t", flat.astype(np.uint8).view(np.int8)
     body = ",".join(str(int(v)) for v in vals)
-    return f"static const {ctype} {name}[{max(flat.size, 1)}] __attribute__((aligned(4))) = {{{body}}};\n"
+    return (f"static const {ctype} {name}[{max(flat.size, 1)}] __attribute__((aligned(4))) = "
+            f"{{{body}}};\n")
 
 
 def cases_header(cs: list[SbCase]) -> str:

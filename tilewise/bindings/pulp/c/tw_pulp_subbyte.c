@@ -134,10 +134,18 @@ TW_PULP_INLINE uint32_t rq_out(const tw_pulp_rq_t *rq, const tw_pulp_clip_t *cli
 #define SB_STEP_J(j)                                                                        \
     do {                                                                                    \
         tw_v4_t x0 = tw_pulp_lw_step(&c0, 4), x1 = tw_pulp_lw_step(&c1, 4), u;              \
-        u = unpack_w(v0, j, wb); a00 = tw_pulp_sdotp4(a00, x0, u); a01 = tw_pulp_sdotp4(a01, x1, u);      \
-        u = unpack_w(v1, j, wb); a10 = tw_pulp_sdotp4(a10, x0, u); a11 = tw_pulp_sdotp4(a11, x1, u);      \
-        u = unpack_w(v2, j, wb); a20 = tw_pulp_sdotp4(a20, x0, u); a21 = tw_pulp_sdotp4(a21, x1, u);      \
-        u = unpack_w(v3, j, wb); a30 = tw_pulp_sdotp4(a30, x0, u); a31 = tw_pulp_sdotp4(a31, x1, u);      \
+        u = unpack_w(v0, j, wb);                                                          \
+        a00 = tw_pulp_sdotp4(a00, x0, u);                                                  \
+        a01 = tw_pulp_sdotp4(a01, x1, u);                                                  \
+        u = unpack_w(v1, j, wb);                                                          \
+        a10 = tw_pulp_sdotp4(a10, x0, u);                                                  \
+        a11 = tw_pulp_sdotp4(a11, x1, u);                                                  \
+        u = unpack_w(v2, j, wb);                                                          \
+        a20 = tw_pulp_sdotp4(a20, x0, u);                                                  \
+        a21 = tw_pulp_sdotp4(a21, x1, u);                                                  \
+        u = unpack_w(v3, j, wb);                                                          \
+        a30 = tw_pulp_sdotp4(a30, x0, u);                                                  \
+        a31 = tw_pulp_sdotp4(a31, x1, u);                                                  \
     } while (0)
 
 /* The hardware-loop bodies of block4 on RISC-V (t0, t1 the columns' words, t3..t6 the four
