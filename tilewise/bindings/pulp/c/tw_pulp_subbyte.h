@@ -16,7 +16,7 @@
  * output's range is the requantization's clamp: [0, 2^b - 1] for 4/2 bits, int8 for 8.
  *   x    the HWC input tile, x_bits per element;
  *   w    out_c rows of K = k_h·k_w·in_c weights, row k at byte k·K·w_bits/8, the row's elements in
- *        the binding's order below (tw_pulp_sb_* weight order, bindings/pulp/subbyte.py);
+ *        the binding's order below (`weight_bytes` of bindings/pulp/subbyte.py);
  *   out  the HWC output tile, y_bits per element.
  * Legality (the binding checks it, bindings/pulp/subbyte.py `refusal`): in_c·x_bits and K·w_bits
  * multiples of 32 (a pixel and a weight row are whole words, so that no word straddles a pixel),
@@ -32,7 +32,7 @@
  * w[U_x(t)], U_b(t) the element at unpacked lane t of a b-bit run. For x_bits == w_bits this is
  * the plain order.
  *
- * Kernels: tw_pulp_conv2d_sb_w<wb>_<v>, wb in {8, 4, 2} (the weight bits: the MatMul's unpack),
+ * Kernels: tw_pulp_conv2d_sb_w8_<v>, _w4_<v>, _w2_<v> (the weight bits: the MatMul's unpack),
  * v the requantization variant (tw_pulp_requant.h); x_bits and y_bits are run-time fields.
  * 4x2 MatMul (4 output channels x 2 pixels) per step of one packed weight word per channel:
  * 4 p.lw of weights, 2·8/wb p.lw of the two columns, the unpacks, 8·8/wb pv.sdotsp.b; the
