@@ -150,11 +150,18 @@ def _diana(t: Table, ax) -> None:
     _bars(ax, names, series, log=True, ylabel="ms (log), predicted vs DIANA silicon")
 
 
+def _pulp_subbyte(t: Table, ax) -> None:
+    names = [n for n in t.data if n != "pulpnn"]
+    series = {f"{c} core{'s' if c != '1' else ''}": [t.data[n]["mac_per_cycle"][c] for n in names]
+              for c in ("1", "8")}
+    _bars(ax, names, series, ylabel="MAC/cycle on GVSoC (seed 004's layer)")
+
+
 PLOTS = {"host": _host, "memory": _memory, "compile_time": _compile, "schedule_quality": _quality,
          "silicon_gap9": _gap9, "silicon_gap8": _gap8, "gvsoc_models": _gvsoc_models,
          "gvsoc_kinds": _gvsoc_kinds, "gvsoc_pulpnn_layer": _gvsoc_layer,
          "cortex_m_models": _cortex_m_models, "cortex_m_kinds": _cortex_m_kinds,
-         "gap9_modules": _gap9_modules, "diana": _diana}
+         "gap9_modules": _gap9_modules, "diana": _diana, "pulp_subbyte": _pulp_subbyte}
 
 
 def plot(t: Table, out_dir: Path) -> Path:

@@ -25,6 +25,12 @@ rv32imc), the broadcast elementwise ops, softmax, logistic, concat, reshape and 
 
 Tile rules: output-channel tiles at L3→L2 in multiples of 4 (the MatMul's channel blocks), as the
 portable family; the kernels take any tile size.
+
+Sub-byte (issue 15): c/tw_pulp_subbyte.h is the conv2d / dense kernel with packed 8/4/2-bit
+operands (PULP-NN mixed precision, seed 004 §3.3.1), bit-exact on the host and on GVSoC
+(tests/test_pulp_subbyte.py) and measured by bench/pulp_subbyte.py; subbyte.py holds its byte
+layouts, its legality on LoopNest bits and its cost. It is not in `bindings()` yet (subbyte.py
+says what a binding still needs), so every placement is as before.
 """
 
 from __future__ import annotations

@@ -1,0 +1,149 @@
+"""The pulp family's sub-byte conv (c/tw_pulp_subbyte.h): byte layouts and legality.
+
+Storage is the issue-15 sub-byte contract (DESIGN.md): a b-bit tensor, b in {8, 4, 2}, packed
+little-endian within a byte — element i in byte ⌊i·b/8⌋ at bit offset (i mod 8/b)·b; 4/2-bit
+activations unsigned (u4/u2), 8-bit ones int8 as the project stores every 8-bit activation (uint8
+biased by −128, as the portable sub-byte kernels take them), weights signed two's complement
+(i8/i4/i2); values are plain integers in Python and are packed only here, where bytes are laid
+out.
+
+Lane order (tw_pulp_subbyte.h LANES): the kernels unpack a 32-bit word of n = 32/b packed values
+into 8/b words of four 8-bit lanes, lane l of word j holding value l·(8/b) + j — one mask and
+shift per word (seed 004 §3.3.1 unpacks with bit-extract + pack instead, 3 instructions per value
+rather than 3 per 8 int4 values). The im2col unpacks activations that way, the MatMul weights, so a
+weight row is stored permuted to meet its column: stored[U_w(t)] = w[U_x(t)], U_b = `lane_order`.
+With x_bits == w_bits the permutation is the identity: the plain contract order.
+
+`refusal` is the kernel's legality in one sentence (None when it takes the geometry): whole words
+per input pixel and per weight row, output pixels on byte boundaries, dilation 1. `check` is the
+same on a layer (LoopNest.x_bits / w_bits / y_bits), inert for 8-bit layers (the int8 kernels
+keep them), and `cycles` the kernel's cost, calibrated on its GVSoC measurements (below).
+
+Not yet a registered binding: placing a sub-byte layer on the cluster also needs its constants
+(the pulp requant words of constants.py and the weight rows of `weight_bytes`) and L1 tiles of
+packed tensors (c tiles whole, k tiles whole bytes of the output); `bindings()` does not list it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...ir.layer import Layer, LayerGraph
+from ...ir.params import Conv2dParams
+
+#: the element widths the kernels take
+BITS = (8, 4, 2)
+
+
+def pack(values, bits: int) -> np.ndarray:
+    """The flattened integer `values` (each fitting `bits` bits, signed or unsigned) packed per
+    the contract, as uint8 (a last partial byte padded with zero bits)."""
+    v = np.asarray(values, np.int64).reshape(-1) & ((1 << bits) - 1)
+    per = 8 // bits
+    v = np.concatenate([v, np.zeros((-v.size) % per, np.int64)]).reshape(-1, per)
+    return (v << (np.arange(per) * bits)).sum(axis=1).astype(np.uint8)
+
+
+def unpack(data, bits: int, n: int, signed: bool) -> np.ndarray:
+    """The first n `bits`-bit values of packed bytes `data` (int64; two's complement if signed)."""
+    b = np.asarray(data, np.uint8).astype(np.int64)
+    per = 8 // bits
+    v = ((b[:, None] >> (np.arange(per) * bits)) & ((1 << bits) - 1)).reshape(-1)[:n]
+    return np.where(v >= 1 << (bits - 1), v - (1 << bits), v) if signed else v
+
+
+def lane_order(bits: int, n: int) -> np.ndarray:
+    """U_b: the element index at each unpacked 8-bit lane of a run of n `bits`-bit values (n a
+    multiple of 32/bits)."""
+    group, per = 32 // bits, 8 // bits
+    t = np.arange(n)
+    r = t % group
+    return t - r + (r % 4) * per + r // 4
+
+
+def weight_bytes(w, x_bits: int, w_bits: int) -> np.ndarray:
+    """Conv weights [K, FY, FX, C] (signed ints) as the kernel's packed rows: per output channel
+    the FY·FX·C values permuted to the lane order of the columns (module docstring), packed."""
+    w = np.asarray(w, np.int64)
+    k = w.shape[0]
+    rows = w.reshape(k, -1)
+    n = rows.shape[1]
+    stored = np.empty_like(rows)
+    stored[:, lane_order(w_bits, n)] = rows[:, lane_order(x_bits, n)]
+    return pack(stored, w_bits)
+
+
+def scratch_bytes(fy: int, fx: int, in_c: int, cores: int) -> int:
+    """tw_pulp_conv2d_sb_scratch: per core two unpacked receptive fields of FY·FX·C bytes."""
+    return cores * 2 * fy * fx * in_c
+
+
+def refusal(in_c: int, out_c: int, fy: int, fx: int, x_bits: int, w_bits: int, y_bits: int,
+            dilation: tuple[int, int] = (1, 1)) -> str | None:
+    """Why tw_pulp_conv2d_sb cannot run this conv, or None."""
+    for name, b in (("input", x_bits), ("weight", w_bits), ("output", y_bits)):
+        if b not in BITS:
+            return f"the {name} is {b}-bit; the pulp sub-byte conv takes 8, 4 or 2 bits"
+    if (in_c * x_bits) % 32:
+        return (f"an input pixel of {in_c} {x_bits}-bit channels is not whole 32-bit words "
+                f"(the pulp sub-byte im2col unpacks words)")
+    if (fy * fx * in_c * w_bits) % 32:
+        return f"a weight row of {fy}x{fx}x{in_c} {w_bits}-bit values is not whole 32-bit words"
+    if (out_c * y_bits) % 8:
+        return f"an output pixel of {out_c} {y_bits}-bit channels does not end on a byte"
+    if tuple(dilation) != (1, 1):
+        return "the pulp sub-byte conv takes dilation 1 only"
+    return None
+
+
+def check(layer: Layer, lg: LayerGraph) -> str | None:
+    """Why tw_pulp_conv2d_sb cannot run `layer` (conv2d, or dense as a 1×1 conv on a 1×1 input),
+    or None; an 8-bit layer is refused (the int8 kernels run it)."""
+    n = layer.nest
+    bits = (n.x_bits, n.w_bits, n.y_bits)
+    if bits == (8, 8, 8):
+        return f"layer '{layer.name}' is 8-bit throughout (the pulp int8 kernels run it)"
+    if n.kind not in ("conv", "fc") or n.N != 1:
+        return f"layer '{layer.name}' is not a conv2d or dense layer of batch 1"
+    dil = layer.params.dilation if isinstance(layer.params, Conv2dParams) else (1, 1)
+    if isinstance(layer.params, Conv2dParams) and layer.params.groups != 1:
+        return f"layer '{layer.name}' is a grouped conv (the pulp sub-byte conv is dense)"
+    why = refusal(n.C, n.K, n.FY, n.FX, *bits, dilation=dil)
+    if why is not None:
+        return f"layer '{layer.name}': {why}"
+    w = np.asarray(layer.weights, np.int64)
+    lo, hi = -(1 << (n.w_bits - 1)), (1 << (n.w_bits - 1)) - 1
+    if w.size and (w.min() < lo or w.max() > hi):
+        return f"layer '{layer.name}' has weights in [{w.min()}, {w.max()}] declared {n.w_bits}-bit"
+    return None
+
+
+@dataclass(frozen=True)
+class SubbyteCost:
+    """Cycles of tw_pulp_conv2d_sb on one tile, fitted on bench/pulp_subbyte.py (GVSoC pulp-open,
+    seed 004's layer, shift32 requantization; the figures of bench/pulp_subbyte.json):
+
+        cycles = (MACs·mac[w_bits] + pixels·FY·FX·C·unpack[x_bits]) / cores · spread(cores)
+
+    `mac`: the measured cycles per MAC of the x8 rows (the 4x2 hardware loop — 14, 36 and 72
+    instructions per step for 32, 64 and 128 MACs: 0.44 / 0.56 / 0.56 counted — plus the per-block
+    requantization and pointer set-up and the int8 im2col); `unpack`: the extra cycles per input
+    element of unpacking u4 / u2 in the im2col (x4w4 − x8w4 and x2w2 − x8w2 over the layer's
+    pixels·K); `spread`: 8 cores took 1/7.97 of one core's cycles (no bank conflicts in GVSoC).
+    Assumed, not measured: the output width's effect (y4/y2 packing), within the x4/x2 rows'
+    fit; other geometries than seed 004's layer.
+    """
+
+    mac: tuple[tuple[int, float], ...] = ((8, 0.568), (4, 0.701), (2, 0.720))
+    unpack: tuple[tuple[int, float], ...] = ((8, 0.0), (4, 1.94), (2, 1.13))
+    scaling_8: float = 7.97
+
+    def cycles(self, n, cores: int) -> float:
+        """Predicted cycles of LoopNest `n` on `cores` cores."""
+        spread = 1.0 + (8.0 / self.scaling_8 - 1.0) * (cores - 1) / 7.0
+        pixels = n.OY * n.OX
+        work = (n.macs * dict(self.mac)[n.w_bits]
+                + pixels * n.FY * n.FX * n.C * dict(self.unpack)[n.x_bits])
+        return work / max(cores, 1) * spread
