@@ -1,7 +1,7 @@
 """`tilewise quantize` options and command (hooked into tilewise/cli.py by `add_quantize`).
 
     tilewise quantize FLOAT.onnx --calib DATA --target T [--bits 8]
-        [--calibration minmax|percentile|mse] [--percentile P] [--eval DATA] [--compare INT.onnx]
+        [--calibration minmax|percentile|mse|auto] [--percentile P] [--eval DATA] [--compare INT.onnx]
         -o OUT.onnx [--json]
 
 DATA is read like `validate --data` (validate/data.py: .npy, .npz or a directory of .npy), in the
@@ -31,8 +31,9 @@ def add_quantize(sub) -> None:
                    help="calibration inputs (.npy, .npz or a directory of .npy), the model's layout")
     q.add_argument("--target", required=True, help="built-in target the model is quantized for")
     q.add_argument("--bits", type=int, default=8, help="weight and activation bits (8 so far)")
-    q.add_argument("--calibration", default="minmax", choices=("minmax", "percentile", "mse"),
-                   help="activation range estimate (default: minmax)")
+    q.add_argument("--calibration", default="minmax", choices=("minmax", "percentile", "mse", "auto"),
+                   help="activation range estimate (default: minmax; auto: the method whose model "
+                   "has the best output SQNR on the calibration inputs)")
     q.add_argument("--percentile", type=float, default=99.99, metavar="P",
                    help="with --calibration percentile: the percentile kept (default 99.99)")
     q.add_argument("--eval", metavar="FILE|DIR", help="evaluation inputs: SQNR on them too")
@@ -107,8 +108,11 @@ def cmd_quantize(args: argparse.Namespace) -> int:
     except OSError as e:
         raise TilewiseError(f"-o {args.out}: cannot write the model ({e.strerror or e})") from None
     result = {"model": str(out), "float_model": args.model, "target": target.name, "bits": args.bits,
-              "calibration": args.calibration, "requant": REQUANT,
+              "calibration": res.method, "requant": REQUANT,
               "calibration_inputs": int(len(calib))}
+    if res.method_sqnr:
+        result["auto_calibration_sqnr"] = {m: None if v == float("inf") else round(v, 3)
+                                           for m, v in res.method_sqnr.items()}
     sets = [("calibration", (calib, calib_raw))] + ([("evaluation", evals)] if evals else [])
     for key, (x, raw) in sets:
         cmp = _compare_outputs(args.compare, x, raw) if args.compare else None
