@@ -10,7 +10,9 @@ Per model: every calibration method (minmax, percentile, mse) quantizes on the c
 ``auto`` keeps the one with the best output SQNR on the CALIBRATION inputs (pipeline.choose_method);
 the table gives each method's output SQNR vs float on the 200 evaluation inputs, the auto choice,
 and the official int8 .tflite's SQNR (LiteRT BUILTIN_REF) on the same 200 inputs. With --validate,
-the chosen model is validated bit-exact on stm32h7 (`validate_path`, 5 random inputs).
+the chosen model is validated bit-exact on stm32h7 (`validate_path`, 5 random inputs). Column
+sqnr_16x8: the same method with --bits 16 (int16 activations, int8 weights), SQNR only (tilewise
+does not validate int16 ONNX QDQ models: see tilewise/quantize/graph_out.py).
 Writes bench/quantize_mlperf.json.
 """
 
@@ -52,6 +54,9 @@ def one(name: str, models_dir: Path, validate: bool) -> dict:
     row["method"] = auto.method
     row["sqnr_ours"] = row[f"sqnr_{auto.method}"]
     row["ours_ge_official"] = row["sqnr_ours"] >= row["sqnr_official"]
+    # --bits 16 (int16 activations, int8 weights) with the same method: ONNX int16 QDQ run by
+    # onnxruntime (DequantizeLinear -> float op -> QuantizeLinear; no integer int16 kernels there)
+    row["sqnr_16x8"] = sqnr_json(model, quantize_model(model, calib, auto.method, bits=16), evals)["outputs"][0]["sqnr_db"]
     if validate:
         import onnx
 
@@ -73,7 +78,7 @@ def main() -> int:
     a = ap.parse_args()
     rows = [one(n, Path(a.models_dir), a.validate) for n in a.models.split(",")]
     cols = ["model"] + [f"sqnr_{m}" for m in METHODS] + ["method", "sqnr_ours", "sqnr_official",
-                                                          "ours_ge_official"] + \
+                                                          "ours_ge_official", "sqnr_16x8"] + \
         (["bit_exact_stm32h7"] if a.validate else [])
     print(" | ".join(cols))
     for r in rows:

@@ -1,6 +1,6 @@
 """`tilewise quantize` options and command (hooked into tilewise/cli.py by `add_quantize`).
 
-    tilewise quantize FLOAT.onnx --calib DATA --target T [--bits 8]
+    tilewise quantize FLOAT.onnx --calib DATA --target T [--bits 8|16]
         [--calibration minmax|percentile|mse|auto] [--percentile P] [--eval DATA] [--compare INT.onnx]
         -o OUT.onnx [--json]
 
@@ -30,7 +30,8 @@ def add_quantize(sub) -> None:
     q.add_argument("--calib", required=True, metavar="FILE|DIR",
                    help="calibration inputs (.npy, .npz or a directory of .npy), the model's layout")
     q.add_argument("--target", required=True, help="built-in target the model is quantized for")
-    q.add_argument("--bits", type=int, default=8, help="weight and activation bits (8 so far)")
+    q.add_argument("--bits", type=int, default=8, help="activation bits: 8 (int8 weights and activations) or 16 (int16 "
+                   "symmetric activations, int8 weights: TFLite's 16x8 scheme)")
     q.add_argument("--calibration", default="minmax", choices=("minmax", "percentile", "mse", "auto"),
                    help="activation range estimate (default: minmax; auto: the method whose model "
                    "has the best output SQNR on the calibration inputs)")
@@ -94,8 +95,9 @@ def cmd_quantize(args: argparse.Namespace) -> int:
 
     target = get_target(args.target)
     out = _out_path(args.out)
-    if args.bits != 8:
-        raise TilewiseError(f"--bits {args.bits}: tilewise quantize writes 8-bit models so far")
+    if args.bits not in (8, 16):
+        raise TilewiseError(f"--bits {args.bits}: tilewise quantize writes 8-bit models, or 16-bit "
+                            f"activations with 8-bit weights (--bits 16)")
     if not 50.0 < args.percentile <= 100.0:
         raise TilewiseError(f"--percentile {args.percentile}: give a value in (50, 100]")
     model = load_float_onnx(args.model)

@@ -20,6 +20,16 @@ Names: a quantized tensor ``t`` produced by a node keeps its name at the Dequant
 now writes ``t/float``, the QuantizeLinear writes ``t/q`` (int8). A graph input ``x`` stays the
 float input; its consumers read ``x/dq``.
 
+``--bits 16`` (TFLite's 16x8 scheme): activations int16, symmetric (zero point 0; calibrate.py),
+weights int8 per channel as above, biases int32 at s_x·s_w (TFLite keeps 16x8 biases in int64; the
+ONNX DQ of a bias is int32, which bias_safe_scale keeps within 2^30), softmax outputs 1/32768 with
+zero point 0; int16 QuantizeLinear / DequantizeLinear need opset 21 (IR version 10). onnxruntime
+runs such a model (its CPU provider has no integer int16 Conv/Gemm: it keeps DequantizeLinear ->
+float op -> QuantizeLinear), so SQNR is measured; tilewise's ONNX frontend refuses int16 QDQ
+activations (frontend/onnx_lower.py): with no integer reference in onnxruntime, an int16 ONNX
+model has no arithmetic to be bit-exact against (the 16x8 kernels are validated on TFLite 16x8
+models against LiteRT's reference kernels instead).
+
 Requantization happens in the reading runtime: onnxruntime's fused QLinear kernels (the ``onnx``
 mode of golden/requant.py), which tilewise reproduces bit for bit on every target that takes an
 ``onnx``-mode layer. Shift-mode (power-of-two) scales for PULP/NE16/DIANA are not written yet.
@@ -44,7 +54,12 @@ MOVES = ("MaxPool", "Reshape", "Flatten", "Transpose", "Identity")
 OWN_SCALE = ("AveragePool", "GlobalAveragePool", "Concat", "Softmax") + ACTIVATIONS + FUSABLE
 SUPPORTED = tuple(sorted(set(MOVES + OWN_SCALE)))
 SOFTMAX_QPARAMS = QParams(1.0 / 256.0, -128)
+SOFTMAX_QPARAMS_16 = QParams(1.0 / 32768.0, 0, -32768, 32767)   # TFLite's int16 softmax output
+WEIGHT_BITS_16 = 8   # --bits 16: int16 activations with int8 weights (TFLite's 16x8 scheme)
 
+
+def _zp_dtype(q: QParams) -> type:
+    return np.int16 if q.qmax > 127 else np.int8
 
 @dataclass(frozen=True)
 class Plan:
@@ -92,7 +107,7 @@ def check_float_model(model: onnx.ModelProto, path: str) -> None:
                                 f"a float model")
 
 
-def plan(model: onnx.ModelProto) -> Plan:
+def plan(model: onnx.ModelProto, bits: int = 8) -> Plan:
     g = model.graph
     inits = {t.name for t in g.initializer}
     consumers: dict[str, list[onnx.NodeProto]] = {}
@@ -117,7 +132,7 @@ def plan(model: onnx.ModelProto) -> Plan:
             src = n.input[0]
             shared[y] = shared.get(src, src)
         elif n.op_type == "Softmax":
-            fixed[y] = SOFTMAX_QPARAMS
+            fixed[y] = SOFTMAX_QPARAMS_16 if bits == 16 else SOFTMAX_QPARAMS
         else:
             points.append(y)
     return Plan(tuple(points), shared, fixed, layer_of)
@@ -157,7 +172,7 @@ def write_qdq(model: onnx.ModelProto, p: Plan, qp: dict[str, QParams], bits: int
     def qdq(src: str, t: str, dq_out: str) -> None:
         q = qp[t]
         s = const(f"{t}/scale", np.array(q.scale, dtype=np.float32))
-        z = const(f"{t}/zero_point", np.array(q.zero_point, dtype=np.int8))
+        z = const(f"{t}/zero_point", np.array(q.zero_point, dtype=_zp_dtype(q)))
         nodes.append(helper.make_node("QuantizeLinear", [src, s, z], [f"{t}/q"], name=f"{t}/quantize"))
         nodes.append(helper.make_node("DequantizeLinear", [f"{t}/q", s, z], [dq_out], name=f"{t}/dequantize"))
 
@@ -168,7 +183,7 @@ def write_qdq(model: onnx.ModelProto, p: Plan, qp: dict[str, QParams], bits: int
     for i, n in enumerate(g.node):
         ins = [rename.get(x, x) for x in n.input]
         if n.op_type in WEIGHTED:
-            ins = _quantized_weights(n, i, ins, inits, qp, const, nodes, bits)
+            ins = _quantized_weights(n, i, ins, inits, qp, const, nodes, WEIGHT_BITS_16 if bits == 16 else bits)
         y = n.output[0]
         outs = list(n.output)
         if y in quantized:
@@ -182,10 +197,11 @@ def write_qdq(model: onnx.ModelProto, p: Plan, qp: dict[str, QParams], bits: int
     graph = helper.make_graph(nodes, g.name or "tilewise_quantized",
                               [vi for vi in g.input if vi.name not in inits], list(g.output),
                               kept + new_inits)
-    opset = max(13, next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 13))
+    wide = bits == 16   # int16 QuantizeLinear / DequantizeLinear: opset 21 (IR version 10)
+    opset = max(21 if wide else 13, next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 13))
     out = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
                             producer_name="tilewise quantize")
-    out.ir_version = min(model.ir_version or 9, 9) if model.ir_version >= 7 else 7
+    out.ir_version = 10 if wide else (min(model.ir_version or 9, 9) if model.ir_version >= 7 else 7)
     onnx.checker.check_model(out)
     return out
 

@@ -13,6 +13,7 @@ from .calibrate import METHODS, Observer, QParams
 from .graph_out import Plan, check_float_model, plan, resolve, write_qdq
 from .sqnr import layer_report, output_report, run_all, session, sqnr
 
+BITS = (8, 16)   # 16: int16 activations, int8 weights (TFLite 16x8)
 AUTO = "auto"   # --calibration auto: the method with the best output SQNR on the calibration inputs
 
 __all__ = ["METHODS", "AUTO", "choose_method", "QuantizeResult", "quantize_model", "load_float_onnx",
@@ -93,9 +94,9 @@ def quantize_model(model: onnx.ModelProto, inputs: np.ndarray, method: str = "mi
     is per model (a per-tensor search driven by the output SQNR was tried on the MLPerf KWS model
     and over-fitted 100 calibration inputs: better on them, worse on other inputs).
     """
-    if bits != 8:
-        raise TilewiseError(f"--bits {bits}: tilewise quantize writes 8-bit models so far")
-    p = plan(model)
+    if bits not in BITS:
+        raise TilewiseError(f"--bits {bits}: tilewise quantize writes {' or '.join(map(str, BITS))}-bit models")
+    p = plan(model, bits)
     name = _inputs(model)[0].name
     methods = METHODS if method == AUTO else (method,)
     observed = _observed(model, inputs, p, name, methods, bits, percentile)

@@ -79,7 +79,8 @@ def layer_report(float_model: onnx.ModelProto, qdq_model: onnx.ModelProto, input
     tensors = [t for t in layers if t not in outs]
     f = run_all(session(float_model, tuple(tensors)), input_name, inputs, outs + tensors)
     qnames = [f"{t}/q" for t in layers]
-    qs = run_all(session(qdq_model, tuple(qnames), {n: TensorProto.INT8 for n in qnames}),
+    qs = run_all(session(qdq_model, tuple(qnames),
+                         {f"{t}/q": TensorProto.INT16 if qp[t].qmax > 127 else TensorProto.INT8 for t in layers}),
                  input_name, inputs, outs + qnames)
     per_out = [sqnr(o, f[o], qs[o]).to_json() for o in outs]
     per_layer = []
