@@ -1,5 +1,5 @@
 """`tilewise quantize` on the four MLPerf Tiny float parents against their official int8 models
-(issue 15's first acceptance line): `python bench/quantize_mlperf.py [--models a,b] [--validate]`.
+(issue 15's first acceptance line): `python bench/quantize_mlperf.py [--models a,b] [--validate] [--spread N]`.
 
 Inputs (tilewise/quantize/mlperf_inputs.py): realistic inputs made from data that installs with
 the dev dependencies — crops of real photographs for the image models, espeak-ng speech through
@@ -10,9 +10,11 @@ Per model: every calibration method (minmax, percentile, mse) quantizes on the c
 ``auto`` keeps the one with the best output SQNR on the CALIBRATION inputs (pipeline.choose_method);
 the table gives each method's output SQNR vs float on the 200 evaluation inputs, the auto choice,
 and the official int8 .tflite's SQNR (LiteRT BUILTIN_REF) on the same 200 inputs. With --validate,
-the chosen model is validated bit-exact on stm32h7 (`validate_path`, 5 random inputs). Column
-sqnr_16x8: the same method with --bits 16 (int16 activations, int8 weights), SQNR only (tilewise
-does not validate int16 ONNX QDQ models: see tilewise/quantize/graph_out.py).
+the chosen model is validated bit-exact on stm32h7 (`validate_path`, 5 random inputs).
+--spread N: ours − official on N more sets of 200 evaluation inputs (min / mean / max), to show
+how much of the margin is the draw of the 200. Column sqnr_16x8: the same method with --bits 16
+(int16 activations, int8 weights), SQNR only (tilewise does not validate int16 ONNX QDQ models:
+see tilewise/quantize/graph_out.py).
 Writes bench/quantize_mlperf.json.
 """
 
@@ -35,7 +37,10 @@ HERE = Path(__file__).resolve().parent
 MODELS = mlperf_inputs.MODELS
 
 
-def one(name: str, models_dir: Path, validate: bool) -> dict:
+SPREAD_SEED = 2001   # --spread N: evaluation sets of 200 with seeds 2001 .. 2000+N
+
+
+def one(name: str, models_dir: Path, validate: bool, spread: int = 0) -> dict:
     fpath = models_dir / "mlperf_tiny_float" / f"{name}_float.tflite"
     ipath = models_dir / "mlperf_tiny" / f"{name}.tflite"
     model = load_float_onnx(fpath)
@@ -57,6 +62,15 @@ def one(name: str, models_dir: Path, validate: bool) -> dict:
     # --bits 16 (int16 activations, int8 weights) with the same method: ONNX int16 QDQ run by
     # onnxruntime (DequantizeLinear -> float op -> QuantizeLinear; no integer int16 kernels there)
     row["sqnr_16x8"] = sqnr_json(model, quantize_model(model, calib, auto.method, bits=16), evals)["outputs"][0]["sqnr_db"]
+    if spread:   # ours − official on N more evaluation sets: how much of the margin is the draw
+        diffs = []
+        for seed in range(SPREAD_SEED, SPREAD_SEED + spread):
+            raw = mlperf_inputs.mlperf_inputs(name, mlperf_inputs.N_EVAL, seed)
+            rep = sqnr_json(model, auto, calibration_inputs(model, raw, "spread", nhwc=True),
+                            tflite_outputs(str(ipath), raw))
+            diffs.append(rep["outputs"][0]["sqnr_db"] - rep["compare"]["outputs"][0]["sqnr_db"])
+        row["spread_ours_minus_official"] = {"sets": spread, "min": round(min(diffs), 3),
+                                             "mean": round(sum(diffs) / spread, 3), "max": round(max(diffs), 3)}
     if validate:
         import onnx
 
@@ -75,11 +89,13 @@ def main() -> int:
     ap.add_argument("--models", default=",".join(MODELS))
     ap.add_argument("--models-dir", default=str(HERE.parent.parent / "shared" / "models"))
     ap.add_argument("--validate", action="store_true")
+    ap.add_argument("--spread", type=int, default=0, metavar="N",
+                    help="also ours − official SQNR on N more evaluation sets of 200 (seeds 2001..)")
     a = ap.parse_args()
-    rows = [one(n, Path(a.models_dir), a.validate) for n in a.models.split(",")]
+    rows = [one(n, Path(a.models_dir), a.validate, a.spread) for n in a.models.split(",")]
     cols = ["model"] + [f"sqnr_{m}" for m in METHODS] + ["method", "sqnr_ours", "sqnr_official",
                                                           "ours_ge_official", "sqnr_16x8"] + \
-        (["bit_exact_stm32h7"] if a.validate else [])
+        (["bit_exact_stm32h7"] if a.validate else []) + (["spread_ours_minus_official"] if a.spread else [])
     print(" | ".join(cols))
     for r in rows:
         print(" | ".join(str(r.get(c)) for c in cols))

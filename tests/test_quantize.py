@@ -246,6 +246,21 @@ def test_cli_json_and_compare(tmp_path, trained, quantized, capsys):
     assert len(r["calibration_sqnr"]["layers"]) == 4
 
 
+def test_cli_calibration_auto_keeps_the_best_method_on_the_calibration_inputs(tmp_path, trained, capsys):
+    data, fm, _ = trained
+    fpath, cpath, out = tmp_path / "f.onnx", tmp_path / "calib.npy", tmp_path / "q.onnx"
+    onnx.save(fm, str(fpath))
+    np.save(cpath, data.x_train[:60])
+    assert main(["quantize", str(fpath), "--calib", str(cpath), "--target", "stm32h7", "--calibration", "auto",
+                 "-o", str(out), "--json"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    scores = r["auto_calibration_sqnr"]
+    assert set(scores) == {"minmax", "percentile", "mse"}
+    assert scores[r["calibration"]] == max(scores.values())
+    # the written model is the chosen method's: its calibration SQNR is the one auto measured
+    assert r["calibration_sqnr"]["outputs"][0]["sqnr_db"] == pytest.approx(scores[r["calibration"]], abs=1e-3)
+
+
 def test_cli_bad_inputs_exit_2(tmp_path, trained, quantized, capsys):
     data, fm, _ = trained
     fpath, qpath, cpath = tmp_path / "f.onnx", tmp_path / "q.onnx", tmp_path / "calib.npy"

@@ -185,8 +185,16 @@ def kws_mfcc(clip: np.ndarray) -> np.ndarray:
 
 
 def kws_inputs(n: int, seed: int) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    return np.stack([kws_mfcc(utterance(rng)) for _ in range(n)])[..., None].astype(np.float32)
+    """N MFCC inputs; utterance i draws from its own generator (seed, i), so that the espeak-ng
+    processes run concurrently and the result does not depend on their order."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(i: int) -> np.ndarray:
+        return kws_mfcc(utterance(np.random.default_rng([seed, i])))
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        feats = list(pool.map(one, range(n)))
+    return np.stack(feats)[..., None].astype(np.float32)
 
 
 # -- anomaly detection: synthetic machine sound + DCASE log-mel ------------------------------------
