@@ -8,7 +8,7 @@ real data that ships in packages or from a synthesiser that does:
   positions and scales (10–100 % of the shorter side) with a random horizontal flip, of the real
   colour photographs bundled in scikit-learn (``load_sample_images``: china.jpg, flower.jpg) and
   in scikit-image's wheel (``skimage.data``: astronaut, chelsea, coffee, rocket — files inside the
-  wheel, no download), resized with PIL's bilinear filter (area-averaging when shrinking). Value
+  wheel, no download), resized with PIL's bilinear filter (antialiased when shrinking). Value
   range, read off the official int8 models' input quantization (assumed to be what the float
   models were trained on): ic_resnet8's input has scale 1.0, zero point −128, i.e. raw pixel
   values 0..255 (MLPerf's CIFAR-10 training does not normalise); vww's has scale 1/255, zero
