@@ -23,6 +23,10 @@ sysdeps:
 	  (echo "installing Chromium (the tests screenshot report.html headless) with apt-get"; \
 	   apt-get update -q && apt-get install -y -q --no-install-recommends chromium)
 	@$${TILEWISE_CHROMIUM:-chromium} --version 2>/dev/null | head -1
+	@command -v espeak-ng >/dev/null 2>&1 || \
+	  (echo "installing espeak-ng (the tests synthesise keyword-spotting speech with it) with apt-get"; \
+	   apt-get update -q && apt-get install -y -q --no-install-recommends espeak-ng)
+	@espeak-ng --version | head -1
 
 $(STAMP): pyproject.toml
 	@$(MAKE) --no-print-directory sysdeps

@@ -17,7 +17,8 @@ that at most ``SAMPLE_PER_BATCH`` are kept per batch; MSE's grid scales the exac
 calibration of MLPerf-sized activations does not keep every value in memory. The sample is a
 stated approximation: the exact percentile of all values can differ from the sample's.
 
-The quantization parameters follow the usual int8 asymmetric convention (TFLite/ONNX): the range
+The quantization parameters follow the usual int8 asymmetric convention (TFLite/ONNX; int16
+activations are symmetric with zero point 0, TFLite's 16x8 scheme): the range
 is widened to include 0 (so that 0, the padding value, is exact), scale = (hi − lo)/(qmax − qmin),
 zero point = round(qmin − lo/scale) clipped to [qmin, qmax].
 """
@@ -31,6 +32,7 @@ import numpy as np
 METHODS = ("minmax", "percentile", "mse")
 SAMPLE_PER_BATCH = 1 << 16
 MSE_GRID = np.linspace(0.25, 1.0, 64)
+SYMMETRIC_BITS = (16,)   # int16 activations: symmetric, zero point 0 (TFLite 16x8)
 
 
 @dataclass(frozen=True)
@@ -60,10 +62,16 @@ class QParams:
 def qparams_for(r: Range, bits: int = 8, signed: bool | None = None) -> QParams:
     """Affine `bits`-bit parameters covering r (widened to include 0): signed int8 at 8 bits,
     unsigned below (u4: 0..15, u2: 0..3 — the sub-byte contract, seed 004's unsigned
-    activations; `signed` overrides)."""
+    activations; `signed` overrides); 16 bits: symmetric (zero point 0, scale = max(|lo|, |hi|) /
+    32767), TFLite's 16x8 activation scheme."""
     if signed is None:
         signed = bits >= 8
     qmin, qmax = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
+    if bits in SYMMETRIC_BITS:
+        amax = max(abs(float(r.lo)), abs(float(r.hi)))
+        if not np.isfinite(amax):
+            raise ValueError(f"calibration range [{r.lo}, {r.hi}] is not finite")
+        return QParams(float(np.float32(amax / qmax)) if amax > 0 else 1.0, 0, qmin, qmax)
     lo, hi = min(float(r.lo), 0.0), max(float(r.hi), 0.0)
     if hi - lo <= 0.0 or not np.isfinite(hi - lo):
         if not np.isfinite(hi - lo):

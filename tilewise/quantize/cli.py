@@ -1,8 +1,9 @@
 """`tilewise quantize` options and command (hooked into tilewise/cli.py by `add_quantize`).
 
-    tilewise quantize FLOAT.onnx --calib DATA --target T [--bits 8|4|2|mixed]
+    tilewise quantize FLOAT.onnx --calib DATA --target T [--bits 8|16|4|2|mixed]
         [--weight-budget BYTES|FRACTION] [--acc-bits [MODULE=]N]
-        [--calibration minmax|percentile|mse] [--percentile P] [--eval DATA] [--compare INT.onnx]
+        [--calibration minmax|percentile|mse|auto] [--percentile P] [--eval DATA]
+        [--compare INT.onnx]
         -o OUT.onnx [--json]
 
 DATA is read like `validate --data` (validate/data.py: .npy, .npz or a directory of .npy), in the
@@ -44,14 +45,16 @@ def add_quantize(sub) -> None:
     q.add_argument("--calib", required=True, metavar="FILE|DIR",
                    help="calibration inputs (.npy, .npz or a directory of .npy), the model's layout")
     q.add_argument("--target", required=True, help="built-in target the model is quantized for")
-    q.add_argument("--bits", default="8", choices=("8", "4", "2", "mixed"),
-                   help="weight and activation bits: 8 (default), 4 or 2 (sub-byte, activations "
-                   "between layers too), or mixed (per-layer weight bits under --weight-budget)")
+    q.add_argument("--bits", default="8", choices=("8", "16", "4", "2", "mixed"),
+                   help="bits: 8 (default), 16 (int16 symmetric activations, int8 weights: "
+                   "TFLite's 16x8 scheme), 4 or 2 (sub-byte weights, activations between layers "
+                   "too), or mixed (per-layer weight bits under --weight-budget)")
     q.add_argument("--weight-budget", metavar="BYTES|FRACTION", default=None,
                    help="with --bits mixed: the packed weight bytes allowed, or a fraction (< 1) of "
                    "the int8 weight bytes (default 0.6)")
-    q.add_argument("--calibration", default="minmax", choices=("minmax", "percentile", "mse"),
-                   help="activation range estimate (default: minmax)")
+    q.add_argument("--calibration", default="minmax", choices=("minmax", "percentile", "mse", "auto"),
+                   help="activation range estimate (default: minmax; auto: the method whose model "
+                   "has the best output SQNR on the calibration inputs)")
     q.add_argument("--percentile", type=float, default=99.99, metavar="P",
                    help="with --calibration percentile: the percentile kept (default 99.99)")
     q.add_argument("--acc-bits", metavar="[MODULE=]N",
@@ -112,7 +115,7 @@ def cmd_quantize(args: argparse.Namespace) -> int:
     import onnx
 
     from ..targets.registry import get_target
-    from .pipeline import calibration_values, load_float_onnx, quantize_values, sqnr_json, uniform_widths
+    from .pipeline import calibration_values, load_float_onnx, quantize_model, sqnr_json
 
     from ..cli_options import with_acc_bits
 
@@ -129,8 +132,11 @@ def cmd_quantize(args: argparse.Namespace) -> int:
     evals = _read_inputs(model, args.eval, "evaluation inputs", nhwc) if args.eval else None
     from .shift_out import SHIFT_TARGETS
 
-    narrow = assignment = None
+    narrow = assignment = auto = None
     shift = target.name in SHIFT_TARGETS and acc_bits >= 32
+    if args.calibration == "auto" and (shift or acc_bits < 32 or args.bits == "mixed"):
+        raise TilewiseError("--calibration auto is for the onnx-mode --bits 8|16|4|2 models; give "
+                            "minmax, percentile or mse")
     if args.bits != "8" and (shift or acc_bits < 32):
         why = (f"{acc_bits}-bit accumulators (the narrow search chooses the widths itself)"
                if acc_bits < 32 else f"{target.name}'s shift-mode models, which are 8-bit so far")
@@ -153,16 +159,19 @@ def cmd_quantize(args: argparse.Namespace) -> int:
         res, assignment = quantize_mixed(model, p, values, calib, args.weight_budget or "0.6",
                                          args.calibration, args.percentile)
     else:
-        p, values = calibration_values(model, calib)
-        res = quantize_values(model, p, values, args.calibration, args.percentile,
-                              uniform_widths(model, int(args.bits)))
+        res = quantize_model(model, calib, args.calibration, int(args.bits), args.percentile)
+        auto = res.method_sqnr   # {} unless --calibration auto
     try:
         onnx.save(res.model, str(out))
     except OSError as e:
         raise TilewiseError(f"-o {args.out}: cannot write the model ({e.strerror or e})") from None
     result = {"model": str(out), "float_model": args.model, "target": target.name, "bits": args.bits,
-              "calibration": args.calibration, "requant": "shift" if shift else REQUANT,
+              "calibration": args.calibration if auto is None else res.method,
+              "requant": "shift" if shift else REQUANT,
               "calibration_inputs": int(len(calib)), "acc_bits": acc_bits}
+    if auto:
+        result["auto_calibration_sqnr"] = {m: None if v == float("inf") else round(v, 3)
+                                           for m, v in auto.items()}
     if narrow is not None:
         result["bit_widths"] = [c.to_json() for c in narrow.choices]
     if shift:

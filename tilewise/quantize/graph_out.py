@@ -20,6 +20,16 @@ Names: a quantized tensor ``t`` produced by a node keeps its name at the Dequant
 now writes ``t/float``, the QuantizeLinear writes ``t/q`` (int8). A graph input ``x`` stays the
 float input; its consumers read ``x/dq``.
 
+``--bits 16`` (TFLite's 16x8 scheme): activations int16, symmetric (zero point 0; calibrate.py),
+weights int8 per channel as above, biases int32 at s_x·s_w (TFLite keeps 16x8 biases in int64; the
+ONNX DQ of a bias is int32, which bias_safe_scale keeps within 2^30), softmax outputs 1/32768 with
+zero point 0; int16 QuantizeLinear / DequantizeLinear need opset 21 (IR version 10). onnxruntime
+runs such a model (its CPU provider has no integer int16 Conv/Gemm: it keeps DequantizeLinear ->
+float op -> QuantizeLinear), so SQNR is measured; tilewise's ONNX frontend refuses int16 QDQ
+activations (frontend/onnx_lower.py): with no integer reference in onnxruntime, an int16 ONNX
+model has no arithmetic to be bit-exact against (the 16x8 kernels are validated on TFLite 16x8
+models against LiteRT's reference kernels instead).
+
 Requantization happens in the reading runtime: onnxruntime's fused QLinear kernels (the ``onnx``
 mode of golden/requant.py), which tilewise reproduces bit for bit on every target that takes an
 ``onnx``-mode layer. The shift mode of PULP/NE16/DIANA is written by shift_out.py instead (a QDQ
@@ -45,7 +55,7 @@ MOVES = ("MaxPool", "Reshape", "Flatten", "Transpose", "Identity")
 OWN_SCALE = ("AveragePool", "GlobalAveragePool", "Concat", "Softmax") + ACTIVATIONS + FUSABLE
 SUPPORTED = tuple(sorted(set(MOVES + OWN_SCALE)))
 SOFTMAX_QPARAMS = QParams(1.0 / 256.0, -128)
-
+SOFTMAX_QPARAMS_16 = QParams(1.0 / 32768.0, 0, -32768, 32767)   # TFLite's int16 softmax output
 
 @dataclass(frozen=True)
 class Plan:
@@ -93,7 +103,7 @@ def check_float_model(model: onnx.ModelProto, path: str) -> None:
                                 f"a float model")
 
 
-def plan(model: onnx.ModelProto) -> Plan:
+def plan(model: onnx.ModelProto, bits: int = 8) -> Plan:
     g = model.graph
     inits = {t.name for t in g.initializer}
     consumers: dict[str, list[onnx.NodeProto]] = {}
@@ -118,7 +128,7 @@ def plan(model: onnx.ModelProto) -> Plan:
             src = n.input[0]
             shared[y] = shared.get(src, src)
         elif n.op_type == "Softmax":
-            fixed[y] = SOFTMAX_QPARAMS
+            fixed[y] = SOFTMAX_QPARAMS_16 if bits == 16 else SOFTMAX_QPARAMS
         else:
             points.append(y)
     return Plan(tuple(points), shared, fixed, layer_of)
@@ -175,6 +185,7 @@ def _weight_axis(n: onnx.NodeProto) -> int:
 
 #: ONNX element type of a quantized activation by its code range (QParams qmin, qmax)
 ACT_TYPES = {(-128, 127): TensorProto.INT8, (0, 255): TensorProto.UINT8,
+             (-32768, 32767): TensorProto.INT16,
              (0, 15): TensorProto.UINT4, (0, 3): TensorProto.UINT2}
 #: ONNX element type of weights by their bits (signed, two's complement)
 WEIGHT_TYPES = {8: TensorProto.INT8, 4: TensorProto.INT4, 2: TensorProto.INT2}
@@ -250,7 +261,8 @@ def write_qdq(model: onnx.ModelProto, p: Plan, qp: dict[str, QParams],
     # from opset 25 (IR 11, onnx 1.20)
     if elems & {TensorProto.INT2, TensorProto.UINT2}:
         opset, ir = max(opset, 25), 11
-    elif elems & {TensorProto.INT4, TensorProto.UINT4}:
+    elif elems & {TensorProto.INT4, TensorProto.UINT4, TensorProto.INT16}:
+        # int16 QuantizeLinear / DequantizeLinear (--bits 16) also need opset 21
         opset, ir = max(opset, 21), 10
     else:
         ir = min(model.ir_version or 9, 9) if model.ir_version >= 7 else 7

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -11,11 +11,13 @@ import onnx
 from ..errors import TilewiseError
 from .calibrate import METHODS, Observer, QParams
 from .graph_out import Plan, check_float_model, plan, resolve, write_qdq
-from .sqnr import layer_report, output_report, run_all, session
+from .sqnr import layer_report, output_report, run_all, session, sqnr
 
-__all__ = ["METHODS", "QuantizeResult", "Widths", "quantize_model", "quantize_values",
-           "quantize_shift", "calibrate_model", "calibration_values", "observe", "uniform_widths",
-           "load_float_onnx", "calibration_inputs", "sqnr_json"]
+AUTO = "auto"   # --calibration auto: the method with the best output SQNR on the calibration inputs
+
+__all__ = ["METHODS", "AUTO", "choose_method", "QuantizeResult", "Widths", "quantize_model",
+           "quantize_values", "quantize_shift", "calibrate_model", "calibration_values", "observe",
+           "uniform_widths", "load_float_onnx", "calibration_inputs", "sqnr_json"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -24,6 +26,8 @@ class QuantizeResult:
     plan: Plan
     qparams: dict[str, QParams]
     input_name: str
+    method: str = "minmax"                                   # the calibration method used
+    method_sqnr: dict[str, float] = field(default_factory=dict)  # auto: {method: calibration dB}
 
 
 def load_float_onnx(path: str | Path) -> onnx.ModelProto:
@@ -98,22 +102,27 @@ class Widths:
 
 
 def uniform_widths(model: onnx.ModelProto, bits: int) -> Widths:
-    """`--bits N`: every weight at N bits and every activation between weighted layers at N bits
+    """`--bits N`: 16 = every activation int16 with int8 weights (TFLite's 16x8 scheme); 4 or 2 =
+    every weight at N bits and every activation between weighted layers at N bits
     (graph_out.sub_byte_points: what the sub-byte kernels take — residual adds, average pools,
     softmax and the network's input and outputs stay 8-bit)."""
     if bits == 8:
         return Widths()
+    if bits == 16:
+        return Widths(acts=tuple((t, 16) for t in plan(model, 16).points))
     if bits not in (4, 2):
-        raise TilewiseError(f"--bits {bits}: tilewise quantize writes 8-, 4- or 2-bit models")
+        raise TilewiseError(f"--bits {bits}: tilewise quantize writes 16-, 8-, 4- or 2-bit models")
     from .graph_out import node_labels, sub_byte_points
 
     return Widths(tuple((n, bits) for n in node_labels(model)),
                   tuple((t, bits) for t in sub_byte_points(model, plan(model))))
 
 
-def calibration_values(model: onnx.ModelProto, inputs: np.ndarray) -> tuple[Plan, dict[str, list[np.ndarray]]]:
-    """The plan of `model` and the float values of its activation points on `inputs`."""
-    p = plan(model)
+def calibration_values(model: onnx.ModelProto, inputs: np.ndarray,
+                       bits: int = 8) -> tuple[Plan, dict[str, list[np.ndarray]]]:
+    """The plan of `model` (`bits` 16: int16 softmax outputs) and the float values of its
+    activation points on `inputs`."""
+    p = plan(model, bits)
     name = _inputs(model)[0].name
     sess = session(model, tuple(t for t in p.points if t != name))
     values = run_all(sess, name, inputs, [t for t in p.points if t != name])
@@ -127,7 +136,8 @@ def quantize_values(model: onnx.ModelProto, p: Plan, values: dict[str, list[np.n
     """The QDQ model of `model` from its calibration values (`calibration_values`)."""
     observers = _observers(p, values, method, percentile, widths.a())
     qp = resolve(p, {t: obs.qparams() for t, obs in observers.items()})
-    return QuantizeResult(write_qdq(model, p, qp, widths.w()), p, qp, _inputs(model)[0].name)
+    return QuantizeResult(write_qdq(model, p, qp, widths.w()), p, qp, _inputs(model)[0].name,
+                          method)
 
 
 def _observers(p: Plan, values: dict[str, list[np.ndarray]], method: str, percentile: float,
@@ -146,10 +156,37 @@ def _observers(p: Plan, values: dict[str, list[np.ndarray]], method: str, percen
 def quantize_model(model: onnx.ModelProto, inputs: np.ndarray, method: str = "minmax",
                    bits: int = 8, percentile: float = 99.99, widths: Widths | None = None) -> QuantizeResult:
     """Calibrate `model` on `inputs` ([N, ...] float32) and write its QDQ form: every layer at
-    `bits` (uniform_widths), or at the per-layer `widths` when given."""
+    `bits` (uniform_widths), or at the per-layer `widths` when given.
+
+    method ``auto``: every method of METHODS calibrates, and the one whose model has the highest
+    output SQNR vs float on these same (calibration) inputs is kept (`choose_method`); the choice
+    is per model (a per-tensor search driven by the output SQNR was tried on the MLPerf KWS model
+    and over-fitted 100 calibration inputs: better on them, worse on other inputs).
+    """
     w = widths if widths is not None else uniform_widths(model, bits)
-    p, values = calibration_values(model, inputs)
-    return quantize_values(model, p, values, method, percentile, w)
+    p, values = calibration_values(model, inputs, 16 if bits == 16 else 8)
+    methods = METHODS if method == AUTO else (method,)
+    results = {m: quantize_values(model, p, values, m, percentile, w) for m in methods}
+    if method != AUTO:
+        return results[method]
+    best, scores = choose_method(model, results, inputs)
+    return replace(results[best], method_sqnr=scores)
+
+
+def choose_method(model: onnx.ModelProto, results: dict[str, QuantizeResult],
+                  inputs: np.ndarray) -> tuple[str, dict[str, float]]:
+    """(the method whose model has the highest first-output SQNR on `inputs`, {method: dB}); an
+    exact model counts as +inf, ties keep the earlier method of METHODS."""
+    outs = [o.name for o in model.graph.output]
+    name = _inputs(model)[0].name
+    ref = run_all(session(model), name, inputs, outs)
+    scores: dict[str, float] = {}
+    for m, res in results.items():
+        got = run_all(session(res.model), name, inputs, outs)
+        db = sqnr(outs[0], ref[outs[0]], got[outs[0]]).db
+        scores[m] = float("inf") if db is None else float(db)
+    best = max(scores, key=lambda m: (scores[m], -list(results).index(m)))
+    return best, scores
 
 
 def quantize_shift(model: onnx.ModelProto, inputs: np.ndarray, method: str = "minmax",
@@ -186,4 +223,20 @@ def sqnr_json(float_model: onnx.ModelProto, res: QuantizeResult, inputs: np.ndar
     out = layer_report(float_model, res.model, res.input_name, inputs, res.plan.layer_of, res.qparams)
     if compare is not None:
         out["compare"] = {"outputs": output_report(float_model, res.input_name, inputs, compare)}
+    return out
+
+
+def _observed(model: onnx.ModelProto, inputs: np.ndarray, p: Plan, name: str,
+              methods: tuple[str, ...], bits: int, percentile: float) -> dict[str, dict[str, QParams]]:
+    """Per calibrated point, the parameters each of `methods` gives: {tensor: {method: QParams}}."""
+    sess = session(model, tuple(t for t in p.points if t != name))
+    values = run_all(sess, name, inputs, [t for t in p.points if t != name])
+    values[name] = [x for x in inputs]
+    out: dict[str, dict[str, QParams]] = {}
+    for t in p.points:
+        obs = {m: Observer(m, percentile, bits) for m in methods}
+        for v in values[t]:
+            for o in obs.values():
+                o.update(v)
+        out[t] = {m: o.qparams() for m, o in obs.items()}
     return out

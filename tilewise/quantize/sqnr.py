@@ -83,13 +83,17 @@ def layer_report(float_model: onnx.ModelProto, qdq_model: onnx.ModelProto, input
     outs = [o.name for o in float_model.graph.output]
     tensors = [t for t in layers if t not in outs]
     f = run_all(session(float_model, tuple(tensors)), input_name, inputs, outs + tensors)
-    # int8 codes are read at t/q; a sub-byte tensor (uint4 / uint2, whose codes onnxruntime
-    # does not hand to numpy) at its DequantizeLinear output t, which holds the same values
+    # int8 / int16 codes are read at t/q; a sub-byte tensor (uint4 / uint2, whose codes
+    # onnxruntime does not hand to numpy) at its DequantizeLinear output t, which holds the same values
+    wide = {(-128, 127): TensorProto.INT8, (-32768, 32767): TensorProto.INT16}
+
     def read(t: str) -> str:
-        return f"{t}/q" if (qp[t].qmin, qp[t].qmax) == (-128, 127) else t
+        return f"{t}/q" if (qp[t].qmin, qp[t].qmax) in wide else t
 
     qnames = [read(t) for t in layers]
-    qs = run_all(session(qdq_model, tuple(qnames), {f"{t}/q": TensorProto.INT8 for t in layers}),
+    qs = run_all(session(qdq_model, tuple(qnames),
+                         {f"{t}/q": wide[(qp[t].qmin, qp[t].qmax)] for t in layers
+                          if (qp[t].qmin, qp[t].qmax) in wide}),
                  input_name, inputs, list(dict.fromkeys(outs + qnames)))
     per_out = [sqnr(o, f[o], qs[o]).to_json() for o in outs]
     per_layer = []
