@@ -91,6 +91,9 @@ class Observer:
         if not 50.0 < percentile <= 100.0:
             raise ValueError(f"percentile must be in (50, 100], got {percentile}")
         self.method, self.pct, self.bits = method, float(percentile), bits
+        #: codes signed or not (None: qparams_for's default, signed at 8 bits and up, unsigned
+        #: sub-byte); narrow_search.window sets True: its b-bit windows live in int8 containers
+        self.signed: bool | None = None
         self.lo, self.hi = np.inf, -np.inf
         self.samples: list[np.ndarray] = []
 
@@ -122,11 +125,11 @@ class Observer:
         best, best_err = Range(self.lo, self.hi), np.inf
         for alpha in MSE_GRID:
             r = Range(self.lo * alpha, self.hi * alpha)
-            qp = qparams_for(r, self.bits)
+            qp = qparams_for(r, self.bits, self.signed)
             err = float(np.mean((qp.dequantize(qp.quantize(s)) - s) ** 2))
             if err < best_err:   # ascending alpha: ties keep the narrower range
                 best, best_err = r, err
         return best
 
     def qparams(self) -> QParams:
-        return qparams_for(self.range(), self.bits)
+        return qparams_for(self.range(), self.bits, self.signed)

@@ -191,6 +191,16 @@ ACT_TYPES = {(-128, 127): TensorProto.INT8, (0, 255): TensorProto.UINT8,
 WEIGHT_TYPES = {8: TensorProto.INT8, 4: TensorProto.INT4, 2: TensorProto.INT2}
 
 
+def _act_type(q: QParams) -> int:
+    """The ONNX element type of a quantized activation: ACT_TYPES by its code range, and int8 for
+    the narrower signed windows of narrow_search.py (b-bit codes kept in an int8 container)."""
+    if (q.qmin, q.qmax) in ACT_TYPES:
+        return ACT_TYPES[(q.qmin, q.qmax)]
+    if -128 <= q.qmin and q.qmax <= 127:
+        return TensorProto.INT8
+    raise TilewiseError(f"no ONNX type holds activation codes [{q.qmin}, {q.qmax}]")
+
+
 def _typed(name: str, elem: int, arr: np.ndarray) -> TensorProto:
     """An initializer of ONNX element type `elem` (int4 / int2 codes need the typed form)."""
     a = np.asarray(arr)
@@ -228,7 +238,7 @@ def write_qdq(model: onnx.ModelProto, p: Plan, qp: dict[str, QParams],
         q = qp[t]
         s = const(f"{t}/scale", np.array(q.scale, dtype=np.float32))
         z = f"{t}/zero_point"
-        new_inits.append(_typed(z, ACT_TYPES[(q.qmin, q.qmax)], np.array(q.zero_point)))
+        new_inits.append(_typed(z, _act_type(q), np.array(q.zero_point)))
         nodes.append(helper.make_node("QuantizeLinear", [src, s, z], [f"{t}/q"], name=f"{t}/quantize"))
         nodes.append(helper.make_node("DequantizeLinear", [f"{t}/q", s, z], [dq_out], name=f"{t}/dequantize"))
 

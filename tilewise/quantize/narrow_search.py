@@ -129,7 +129,7 @@ def weighted_layers(model: onnx.ModelProto, p: Plan) -> list[Weighted]:
 def window(obs: Observer, bits: int) -> QParams:
     """The `bits`-bit affine parameters of an observed tensor (codes in [−2^(b−1), 2^(b−1) − 1])."""
     o = copy.copy(obs)
-    o.bits = bits
+    o.bits, o.signed = bits, True   # signed codes in an int8 container, not a sub-byte tensor
     return o.qparams()
 
 
