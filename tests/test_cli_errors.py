@@ -310,7 +310,8 @@ def test_ctrl_c_inside_an_unraisable_callback_is_redelivered_quietly():
         with _Interrupt() as intr:
             try:
                 Finalized()
-                for _ in range(1000):
+                deadline = time.monotonic() + 60   # the timer thread needs a moment on a loaded machine
+                while time.monotonic() < deadline:
                     time.sleep(0.001)
                 print("ran on")
             except KeyboardInterrupt:

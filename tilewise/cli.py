@@ -348,6 +348,7 @@ class _Interrupt:
 
     def __init__(self) -> None:
         self.seen = False
+        self.reported = False
         self.previous = None
         self.previous_hook = sys.unraisablehook
 
@@ -376,6 +377,13 @@ class _Interrupt:
             threading.Timer(0.01, _thread.interrupt_main, (signal.SIGINT,)).start()
             return
         self.previous_hook(unraisable)
+
+    def report(self) -> int:
+        """Say "interrupted" once (however many places see the Ctrl-C) and give the exit code."""
+        if not self.reported:
+            self.reported = True
+            print("tilewise: interrupted", file=sys.stderr)
+        return 130
 
     def _handler(self, signum, frame) -> None:
         self.seen = True
@@ -438,11 +446,14 @@ def main(argv: list[str] | None = None) -> int:
     from .progress import set_quiet
 
     set_quiet(args.quiet)
-    with _Interrupt() as interrupt:
-        rc = _run(args, interrupt)
-    if interrupt.seen and rc != 130:
-        print("tilewise: interrupted", file=sys.stderr)
-        return 130
+    interrupt = _Interrupt()
+    try:
+        with interrupt:
+            rc = _run(args, interrupt)
+    except KeyboardInterrupt:   # landed outside _run's try: in one of its handlers, or on the way out
+        return interrupt.report()
+    if interrupt.seen or rc == 130:
+        return interrupt.report()
     return rc
 
 
@@ -459,17 +470,14 @@ def _run(args: argparse.Namespace, interrupt: _Interrupt) -> int:
         raise
     except TilewiseError as e:
         if interrupt.seen:   # a failure the Ctrl-C caused
-            print("tilewise: interrupted", file=sys.stderr)
-            return 130
+            return interrupt.report()
         print(f"tilewise: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("tilewise: interrupted", file=sys.stderr)
-        return 130
+        return interrupt.report()
     except Exception as e:  # an internal bug: say so in one line unless debugging
         if interrupt.seen:
-            print("tilewise: interrupted", file=sys.stderr)
-            return 130
+            return interrupt.report()
         if os.environ.get("TILEWISE_DEBUG"):
             raise
         print(f"tilewise: internal error ({type(e).__name__}: {e}); rerun with TILEWISE_DEBUG=1 and report it", file=sys.stderr)
