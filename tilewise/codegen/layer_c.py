@@ -31,7 +31,6 @@ from typing import Any
 
 from ..bindings.base import LayerConstants
 from ..ir.layer import Layer, LayerGraph
-from ..ir.operands import whole_bytes
 from ..schedule.space import REDUCING, LayerSchedule, fetch_count, inner_loops, operands
 from .templates import render
 
@@ -134,16 +133,15 @@ def _layer_data(layer: Layer, s: LayerSchedule, consts: LayerConstants | None, c
 
 def _body_data(s: LayerSchedule) -> dict[str, Any]:
     """What layer_loaders.j2 and layer_body.j2 need besides the operands: the loops that are
-    emitted, the buffering, the kernel's L1 buffers, element bytes, the stored weights' bits (below
-    8: packed, C never tiled)."""
+    emitted, the buffering, the kernel's L1 buffers, the activations' and the stored weights' bits
+    (below 8: packed; the binding keeps every DMA chunk whole bytes, C never tiled)."""
     n = s.nest
     ops = _operands(s)
     return dict(bufs={op.name: op for op in ops}, y=next(op for op in ops if op.output),
                 active=_active(s), double=s.buffering == 2,
                 psum=s.buffer("psum") is not None, scratch=s.buffer("scratch") is not None,
                 depthwise=n.kind == "dwconv", w_block=n.w_c_block, w_bits=n.w_bits,
-                w_k_block=n.w_k_block, x_bytes=whole_bytes(n.x_bits),
-                y_bytes=whole_bytes(n.y_bits),
+                w_k_block=n.w_k_block, x_bits=n.x_bits, y_bits=n.y_bits,
                 in_place=s.consts_in_place and n.kind in ("conv", "fc", "dwconv"))
 
 

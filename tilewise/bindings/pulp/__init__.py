@@ -45,7 +45,7 @@ from .. import portable
 from ..base import Binding, Precision, TileRules, per_mode
 from ..portable import checks as portable_checks
 from ..portable.common import S8
-from . import checks, constants, simple, weighted
+from . import checks, constants, simple, subbyte, weighted
 from .common import FAMILY
 
 
@@ -139,6 +139,9 @@ def bindings(cost, arm: bool = False, host: bool = False) -> tuple[Binding, ...]
         emit=simple.global_avg_pool_s8)
     add("global_avg_pool_onnx_s8", Op.GLOBAL_AVG_POOL, ("onnx",), p8, "gap",
         portable_checks.gap_onnx, emit=simple.global_avg_pool_onnx_s8)
+    if not (arm or host):
+        # the sub-byte conv / dense on the cluster (subbyte.py; inert for 8-bit layers)
+        own.extend(subbyte.bindings(rq))
     keys = {b.key for b in own}
     rest = tuple(b for b in portable.bindings(cost, host=host) if b.key not in keys)
     return (*own, *rest)

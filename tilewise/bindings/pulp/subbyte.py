@@ -30,8 +30,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...ir.layer import Layer, LayerGraph
+from ...ir.layer import Layer, LayerGraph, LoopNest
+from ...ir.ops import Op
 from ...ir.params import Conv2dParams
+from ...ir.tensor import dtype_bits, dtype_range
+from ..base import Binding, ConstLayout, LayerConstants, Precision, TileRules, per_mode
+from ..portable import checks as portable_checks
+from ..portable import constants as portable_constants
+from ..portable.weighted import stored_pad
+from . import constants
+from .common import FAMILY, render
+from .weighted import output_clamp
 
 #: the element widths the kernels take
 BITS = (8, 4, 2)
@@ -117,7 +126,10 @@ def check(layer: Layer, lg: LayerGraph) -> str | None:
     lo, hi = -(1 << (n.w_bits - 1)), (1 << (n.w_bits - 1)) - 1
     if w.size and (w.min() < lo or w.max() > hi):
         return f"layer '{layer.name}' has weights in [{w.min()}, {w.max()}] declared {n.w_bits}-bit"
-    return None
+    for t in (*layer.inputs, layer.output):
+        if dtype_bits(lg.tensors[t].dtype) < 8 and dtype_range(lg.tensors[t].dtype)[0] < 0:
+            return f"layer '{layer.name}' has the signed sub-byte activation '{t}' (unsigned only)"
+    return portable_checks.weighted_s8(layer, lg)
 
 
 @dataclass(frozen=True)
@@ -147,3 +159,82 @@ class SubbyteCost:
         work = (n.macs * dict(self.mac)[n.w_bits]
                 + pixels * n.FY * n.FX * n.C * dict(self.unpack)[n.x_bits])
         return work / max(cores, 1) * spread
+
+    # -- the binding's KernelModel (targets/base.py): the formula above as separable terms ------
+    name: str = "pulp-subbyte"
+
+    def terms(self, nest, cores: int) -> tuple:
+        """`cycles` as separable terms of one tile (targets/compute.py): the MatMul per MAC, the
+        im2col's unpack per output pixel and reduction element."""
+        # imported here: targets/ imports the bindings while it builds its modules
+        from ...targets.compute import Term, ident
+
+        spread = 1.0 + (8.0 / self.scaling_8 - 1.0) * (cores - 1) / 7.0
+        per = nest.FY * nest.FX * spread / max(cores, 1)
+        pix = (("n", ident), ("oy", ident), ("ox", ident))
+        return (Term(dict(self.mac)[nest.w_bits] * per, (*pix, ("k", ident), ("c", ident)), "macs"),
+                Term(dict(self.unpack)[nest.x_bits] * per, (*pix, ("c", ident)), "unpack"))
+
+
+# -- the binding: constants, scratch, tiles, C ---------------------------------------------------
+
+def layer_constants(layer: Layer, lg: LayerGraph, s) -> LayerConstants:
+    """The pulp blob (constants.py: per k tile [bias | (m a b c)] words) followed by the weight
+    rows of `weight_bytes`: C is never tiled, so a k tile's rows are one contiguous run starting
+    on a word (every row is whole words, `refusal`), at k0·FY·FX·C·w_bits/8."""
+    n = layer.nest
+    w = np.asarray(layer.weights, np.int64).reshape(n.K, n.FY, n.FX, n.C)
+    x_bits = dtype_bits(lg.tensors[layer.inputs[0]].dtype)
+    rows = weight_bytes(w, x_bits, n.w_bits).tobytes()
+    return portable_constants.blob(layer, lg, s, (np.stack(constants.words(layer, lg), axis=1),),
+                                   rows)
+
+
+LAYOUT = ConstLayout(bytes_per_channel=constants.BYTES_PER_CHANNEL, weight_layout="k.fy.fx.c",
+                     build=layer_constants, check=constants.check)
+
+
+def im2col_bytes(nest: LoopNest, cores: int, k, c, oy, ox):
+    """`scratch_bytes` of a tile (tw_pulp_conv2d_sb_scratch): per core two unpacked receptive
+    fields of FY·FX·c bytes (a 1×1 conv and a dense layer too: the im2col unpacks)."""
+    return 0 * np.asarray(k) * np.asarray(oy) + cores * 2 * nest.FY * nest.FX * np.asarray(c)
+
+
+def tile_rules(y_bits: int) -> TileRules:
+    """C whole (the kernel reduces a whole row: no partial sums); k tiles of whole output bytes
+    (multiples of 8/y_bits, so every tile's k0 and k_t end on a byte of the packed output);
+    not cut at L3→L2 (the L3 tiler moves byte-addressed rows: codegen/l3_c.py)."""
+    k = max(1, 8 // y_bits)
+    return TileRules(whole=frozenset({"c"}), multiple=(("k", k),) if k > 1 else (), l3=False,
+                     l3_k_step=4, why="the pulp sub-byte conv takes whole bytes and no partial sums")
+
+
+def emit(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
+    """compute(): tw_pulp_conv2d_sb_w<W>_<variant> on the tile (conv2d_sb.c.j2)."""
+    assert consts is not None and consts.const_bytes == constants.BYTES_PER_CHANNEL
+    n = layer.nest
+    zp, qmin, qmax = output_clamp(layer, lg)
+    kernel = f"tw_pulp_conv2d_sb_w{n.w_bits}_{constants.variant(layer, lg)}"
+    return render("conv2d_sb.c.j2", kernel=kernel, args="tw_pulp_conv_sb_args_t",
+                  rq=dict(zero_point=zp, qmin=qmin, qmax=qmax), pad_value=stored_pad(layer, lg),
+                  x_bits=dtype_bits(lg.tensors[layer.inputs[0]].dtype),
+                  y_bits=dtype_bits(lg.tensors[layer.output].dtype))
+
+
+def bindings(modes: tuple[str, ...] = ("tflite", "onnx", "shift")) -> tuple[Binding, ...]:
+    """conv2d_sb_x{X}w{W}y{Y} and fully_connected_sb_x{X}w{W}y{Y} of the pulp family: one per
+    requantization mode and bit mix (X, W, Y in BITS, not all 8), priced by SubbyteCost."""
+    cost = SubbyteCost()
+    out: list[Binding] = []
+    for xb in BITS:
+        for wb in BITS:
+            for yb in BITS:
+                if (xb, wb, yb) == (8, 8, 8):
+                    continue
+                for name, op, kind in (("conv2d_sb", Op.CONV2D, "conv"),
+                                       ("fully_connected_sb", Op.FULLY_CONNECTED, "fc")):
+                    out.extend(per_mode(FAMILY, cost, f"{name}_x{xb}w{wb}y{yb}", op, modes,
+                                        Precision(xb, wb, yb), kind, check, emit=emit,
+                                        scratch=im2col_bytes, consts=LAYOUT,
+                                        tiles=tile_rules(yb)))
+    return tuple(out)
