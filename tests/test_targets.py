@@ -43,7 +43,7 @@ def test_gap8_figures():
     ops = {b.key.op for b in cl.bindings}
     assert {"conv2d", "depthwise", "fully_connected", "avg_pool", "max_pool", "add",
             "global_avg_pool", "softmax"} <= ops
-    assert cl.families == ("pulp", "portable") and cl.cost_models == ("pulp-kernels",)
+    assert cl.families == ("pulp", "portable") and cl.cost_models == ("pulp-kernels", "pulp-subbyte")
     assert t.sdk == "pmsis" and get_target("stm32h7").sdk == "cortex-m"
 
 
@@ -64,7 +64,7 @@ def test_gap9_match_figures():
     cl = t.module("cluster")
     assert cl.layer_overhead_cycles == 1300
     # the cluster runs tilewise's pulp kernels, as gap8 and pulp-open
-    assert cl.families == ("pulp", "portable") and cl.cost_models == ("pulp-kernels",)
+    assert cl.families == ("pulp", "portable") and cl.cost_models == ("pulp-kernels", "pulp-subbyte")
     # the peer model: PULP-NN as MATCH prices it, depthwise input at 1 B/cycle
     m = match_gap9().module("cluster")
     dw = [b for b in m.bindings if b.key.op == "depthwise"]
@@ -72,7 +72,7 @@ def test_gap9_match_figures():
     assert all(b.x_dma_bytes_per_cycle == 0 for b in m.bindings if b.key.op != "depthwise")
     assert m.bindings[0].cost.dw_flat and m.layer_overhead_cycles == 1300
     assert not portable_target("gap8").module("cluster").bindings[0].cost.dw_flat
-    assert get_target("gap8").module("cluster").cost_models == ("pulp-kernels",)
+    assert get_target("gap8").module("cluster").cost_models == ("pulp-kernels", "pulp-subbyte")
 
 
 def test_idsp_and_stm32h7_figures():

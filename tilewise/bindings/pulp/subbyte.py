@@ -26,7 +26,7 @@ packed tensors (c tiles whole, k tiles whole bytes of the output); `bindings()` 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -134,46 +134,106 @@ def check(layer: Layer, lg: LayerGraph) -> str | None:
 
 @dataclass(frozen=True)
 class SubbyteCost:
-    """Cycles of tw_pulp_conv2d_sb on one tile, fitted on bench/pulp_subbyte.py (GVSoC pulp-open,
-    seed 004's layer, shift32 requantization; the figures of bench/pulp_subbyte.json):
+    """Cycles of tw_pulp_conv2d_sb on one tile (the binding's KernelModel, targets/base.py),
+    fitted on GVSoC pulp-open by bench/pulp_subbyte_fit.py (20 geometries — 1×1, 3×3, 5×5,
+    dense; 8–512 input, 4–64 output channels; every weight width; shift32 requantization — on
+    1 and 8 cores; bench/pulp_subbyte_fit.json). On P cores, per tile:
 
-        cycles = (MACs·mac[w_bits] + pixels·FY·FX·C·unpack[x_bits]) / cores · spread(cores)
+        Σ_pixels [ mac[w_bits]·FY·FX·C·K + unpack[x_bits]·FY·FX·C + (out + requant)·K
+                   + tap·FY·FX ] / P  +  rounding  +  call(P)
 
-    `mac`: the measured cycles per MAC of the x8 rows (the 4x2 hardware loop — 14, 36 and 72
-    instructions per step for 32, 64 and 128 MACs: 0.44 / 0.56 / 0.56 counted — plus the per-block
-    requantization and pointer set-up and the int8 im2col); `unpack`: the extra cycles per input
-    element of unpacking u4 / u2 in the im2col (x4w4 − x8w4 and x2w2 − x8w2 over the layer's
-    pixels·K); `spread`: 8 cores took 1/7.97 of one core's cycles (no bank conflicts in GVSoC).
-    Assumed, not measured: the output width's effect (y4/y2 packing), within the x4/x2 rows'
-    fit; other geometries than seed 004's layer.
+    `mac`: the 4x2 MatMul per MAC by weight width (14, 36 and 72 instructions per step of 32,
+    64 and 128 MACs: 0.44 / 0.56 / 0.56 counted); `unpack`: the im2col per reduction element by
+    input width (near 0: a word copy, or a mask and a shift per four u4 / u2 lanes); `out`: per
+    output the QntPack (shift32 requantization, clamp, packing) and the 4-channel block's set-up;
+    `tap`: per receptive-field tap of a pixel, the im2col's call and bounds check; `call(P)`:
+    the fork, the core split and the barrier (fitted per core count: 1 and 8 cores, linear
+    between). Pixel pairs are shared by whole pairs (tw_pulp_share): the slowest core has
+    ⌈pairs/P⌉, `rounding` prices half a pair of all the tile's channels on it (the mean loss;
+    the fit's 8-core figures are ⌈items/8⌉ exactly, spread 1.00: GVSoC models no bank
+    conflicts). A dense layer (one pixel) splits its 4-channel blocks over the cores instead,
+    every core unpacking the whole input (`_fc_terms`).
+
+    `requant` is the requantization beyond shift32's, by the binding's mode (`for_key`):
+    ASSUMED from the int8 kernels' measured costs of the same tw_pulp_rq (targets/pulp_kernels.py:
+    tflite 20.4, shift 12.0, onnx 1049 cycles per output, onnx in software float32), not
+    refitted here; tests/test_pulp_subbyte.py holds the onnx model against a generated network
+    on GVSoC. Not modelled: the channel groups of tiles with fewer pixel pairs than cores
+    (tw_pulp_groups) — the tiler is steered away from such tiles by `call`.
     """
 
-    mac: tuple[tuple[int, float], ...] = ((8, 0.568), (4, 0.701), (2, 0.720))
-    unpack: tuple[tuple[int, float], ...] = ((8, 0.0), (4, 1.94), (2, 1.13))
-    scaling_8: float = 7.97
-
-    def cycles(self, n, cores: int) -> float:
-        """Predicted cycles of LoopNest `n` on `cores` cores."""
-        spread = 1.0 + (8.0 / self.scaling_8 - 1.0) * (cores - 1) / 7.0
-        pixels = n.OY * n.OX
-        work = (n.macs * dict(self.mac)[n.w_bits]
-                + pixels * n.FY * n.FX * n.C * dict(self.unpack)[n.x_bits])
-        return work / max(cores, 1) * spread
-
-    # -- the binding's KernelModel (targets/base.py): the formula above as separable terms ------
     name: str = "pulp-subbyte"
+    mac: tuple[tuple[int, float], ...] = ((8, 0.463), (4, 0.571), (2, 0.568))
+    unpack: tuple[tuple[int, float], ...] = ((8, 0.075), (4, 0.025), (2, 0.0))
+    out: float = 41.8
+    tap: float = 76.6
+    call_1: float = 5106.0
+    call_8: float = 2447.0
+    #: the work on 8 cores over the slowest core's share of it (1.0: GVSoC's TCDM has no
+    #: conflicts), linear in between
+    spread_8: float = 1.06
+    #: pixels of the tile's work the slowest of 8 cores does beyond 1/8 of the tile's (pairs
+    #: shared by whole pairs), linear in the cores
+    rounding: float = 0.0
+    requant: float = 0.0
+
+    def for_key(self, key) -> SubbyteCost:
+        """The model of one binding: its mode's requantization beyond shift32's (class doc)."""
+        from ...targets.pulp_kernels import PulpKernels
+
+        k = PulpKernels()
+        extra = {"onnx": k.requant_onnx, "tflite": k.requant_tflite}.get(key.mode,
+                                                                         k.requant_shift)
+        return replace(self, requant=extra - k.requant_shift)
+
+    def call(self, cores: int) -> float:
+        return self.call_1 + (self.call_8 - self.call_1) * (max(cores, 1) - 1) / 7.0
 
     def terms(self, nest, cores: int) -> tuple:
-        """`cycles` as separable terms of one tile (targets/compute.py): the MatMul per MAC, the
-        im2col's unpack per output pixel and reduction element."""
+        """The class formula as separable terms of one tile (targets/compute.py)."""
         # imported here: targets/ imports the bindings while it builds its modules
         from ...targets.compute import Term, ident
 
-        spread = 1.0 + (8.0 / self.scaling_8 - 1.0) * (cores - 1) / 7.0
-        per = nest.FY * nest.FX * spread / max(cores, 1)
+        p, f = max(cores, 1), nest.FY * nest.FX
+        g = 1.0 + (self.spread_8 - 1.0) * (p - 1) / 7.0
+        mac, unpack = g * dict(self.mac)[nest.w_bits] * f, g * dict(self.unpack)[nest.x_bits] * f
+        out, tap = g * (self.out + self.requant), g * self.tap * f
+        call = Term(self.call(p), (), "call")
+        if nest.kind == "fc":
+            return (*self._fc_terms(p, mac, unpack, out, tap), call)
         pix = (("n", ident), ("oy", ident), ("ox", ident))
-        return (Term(dict(self.mac)[nest.w_bits] * per, (*pix, ("k", ident), ("c", ident)), "macs"),
-                Term(dict(self.unpack)[nest.x_bits] * per, (*pix, ("c", ident)), "unpack"))
+        k, c = ("k", ident), ("c", ident)
+        t = [Term(mac / p, (*pix, k, c), "macs"), Term(unpack / p, (*pix, c), "unpack"),
+             Term(out / p, (*pix, k), "out"), Term(tap / p, pix, "taps"), call]
+        r = self.rounding * (p - 1) / 7.0
+        if r > 0:   # the slowest core's pixels beyond 1/P of the tile's
+            t += [Term(r * mac, (k, c), "rounding"), Term(r * unpack, (c,), "rounding"),
+                  Term(r * out, (k,), "rounding"), Term(r * tap, (), "rounding")]
+        return tuple(t)
+
+    @staticmethod
+    def _fc_terms(p: int, mac: float, unpack: float, out: float, tap: float) -> tuple:
+        """A dense tile: the slowest core's 4-channel blocks, ⌈⌈k/4⌉/P⌉, and the whole input's
+        unpack on every core."""
+        from ...targets.compute import Term, ident
+
+        def share(s, first, last):
+            return 4.0 * np.ceil(np.ceil(s / 4) / p)
+
+        n = ("n", ident)
+        return (Term(mac, (n, ("k", share), ("c", ident)), "macs"),
+                Term(out, (n, ("k", share)), "out"),
+                Term(unpack, (n, ("c", ident)), "unpack"), Term(tap, (n,), "taps"))
+
+    def cycles(self, n, cores: int) -> float:
+        """Predicted cycles of LoopNest `n` run as one tile on `cores` cores."""
+        from ...schedule.space import dim_size, loop_dims
+        from ...targets.compute import tile_cycles
+
+        dims = ("n", "k", "c", "oy", "ox")
+        size = {d: np.asarray(dim_size(n, d) if d in loop_dims(n.kind) else 1) for d in dims}
+        one = {d: np.asarray(True) for d in dims}
+        return float(tile_cycles(self.terms(n, cores), size, one, one))
 
 
 # -- the binding: constants, scratch, tiles, C ---------------------------------------------------

@@ -271,13 +271,14 @@ TW_PULP_INLINE void block4(const tw_pulp_conv_sb_args_t *a, const uint8_t *col0,
                                    tw_pulp_rq(&q1, clip, a10, mode),
                                    tw_pulp_rq(&q2, clip, a20, mode),
                                    tw_pulp_rq(&q3, clip, a30, mode));
-        tw_v4_t y1 = tw_pulp_pack4(tw_pulp_rq(&q0, clip, a01, mode),
-                                   tw_pulp_rq(&q1, clip, a11, mode),
-                                   tw_pulp_rq(&q2, clip, a21, mode),
-                                   tw_pulp_rq(&q3, clip, a31, mode));
         put4(o, y0, yb);
-        if (two)
+        if (two) {   /* an odd last pixel (a dense layer's one) is not requantized twice */
+            tw_v4_t y1 = tw_pulp_pack4(tw_pulp_rq(&q0, clip, a01, mode),
+                                       tw_pulp_rq(&q1, clip, a11, mode),
+                                       tw_pulp_rq(&q2, clip, a21, mode),
+                                       tw_pulp_rq(&q3, clip, a31, mode));
             put4(o + (size_t)a->out_c * (size_t)yb / 8u, y1, yb);
+        }
     }
 }
 
