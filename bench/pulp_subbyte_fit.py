@@ -81,8 +81,7 @@ def model(fit: dict[str, float]) -> SubbyteCost:
     return SubbyteCost(mac=tuple((b, fit[f"mac{b}"]) for b in (8, 4, 2)),
                        unpack=tuple((b, fit[f"unpack{b}"]) for b in (8, 4, 2)),
                        out=fit["out"], tap=fit["tap"], call_1=fit["call_1"],
-                       call_8=fit.get("call_8", 0.0), spread_8=fit.get("spread_8", 1.0),
-                       rounding=fit.get("rounding", 0.0))
+                       call_8=fit.get("call_8", 0.0), spread_8=fit.get("spread_8", 1.0))
 
 
 def fit_model(cs: list[sb.SbCase], y1: np.ndarray, y8: np.ndarray) -> dict[str, float]:
@@ -97,12 +96,9 @@ def fit_model(cs: list[sb.SbCase], y1: np.ndarray, y8: np.ndarray) -> dict[str, 
     coef, _ = nnls(a, np.ones(len(cs)))
     fit = dict(zip(UNITS, (float(v) for v in coef)))
     work8 = np.array([model(fit | {"call_1": 0.0}).cycles(nest(c), 8) for c in cs])
-    pixel8 = np.array([model(fit | {"call_1": 0.0, "rounding": 1.0}).cycles(nest(c), 8)
-                       for c in cs]) - work8
-    (s, r, call8), _ = nnls(np.stack([work8, pixel8, np.ones(len(cs))], axis=1) / y8[:, None],
-                            np.ones(len(cs)))
-    return fit | {"spread_8": float(s), "rounding": float(r / s) if s else 0.0,
-                  "call_8": float(call8)}
+    (s, call8), _ = nnls(np.stack([work8, np.ones(len(cs))], axis=1) / y8[:, None],
+                         np.ones(len(cs)))
+    return fit | {"spread_8": float(s), "call_8": float(call8)}
 
 
 def measure() -> dict:

@@ -84,9 +84,10 @@ def weight_bytes(w, x_bits: int, w_bits: int) -> np.ndarray:
     return pack(stored, w_bits)
 
 
-def scratch_bytes(fy: int, fx: int, in_c: int, cores: int) -> int:
-    """tw_pulp_conv2d_sb_scratch: per core two unpacked receptive fields of FY·FX·C bytes."""
-    return cores * 2 * fy * fx * in_c
+def scratch_bytes(fy: int, fx: int, in_c: int, cores: int, pixels: int = 2) -> int:
+    """tw_pulp_conv2d_sb_scratch: per core two unpacked receptive fields of FY·FX·C bytes (one
+    when the tile has a single output pixel)."""
+    return cores * (2 if pixels > 1 else 1) * fy * fx * in_c
 
 
 def refusal(in_c: int, out_c: int, fy: int, fx: int, x_bits: int, w_bits: int, y_bits: int,
@@ -163,18 +164,15 @@ class SubbyteCost:
     """
 
     name: str = "pulp-subbyte"
-    mac: tuple[tuple[int, float], ...] = ((8, 0.463), (4, 0.571), (2, 0.568))
-    unpack: tuple[tuple[int, float], ...] = ((8, 0.075), (4, 0.025), (2, 0.0))
-    out: float = 41.8
-    tap: float = 76.6
-    call_1: float = 5106.0
-    call_8: float = 2447.0
+    mac: tuple[tuple[int, float], ...] = ((8, 0.463), (4, 0.566), (2, 0.569))
+    unpack: tuple[tuple[int, float], ...] = ((8, 0.072), (4, 0.074), (2, 0.0))
+    out: float = 41.5
+    tap: float = 76.9
+    call_1: float = 5195.0
+    call_8: float = 2756.0
     #: the work on 8 cores over the slowest core's share of it (1.0: GVSoC's TCDM has no
     #: conflicts), linear in between
-    spread_8: float = 1.06
-    #: pixels of the tile's work the slowest of 8 cores does beyond 1/8 of the tile's (pairs
-    #: shared by whole pairs), linear in the cores
-    rounding: float = 0.0
+    spread_8: float = 0.952
     requant: float = 0.0
 
     def for_key(self, key) -> SubbyteCost:
@@ -201,15 +199,17 @@ class SubbyteCost:
         call = Term(self.call(p), (), "call")
         if nest.kind == "fc":
             return (*self._fc_terms(p, mac, unpack, out, tap), call)
-        pix = (("n", ident), ("oy", ident), ("ox", ident))
+        width, pairs = nest.OX, 2 * p
+
+        def rows(s, first, last):
+            # P times the slowest core's pixels per output column: whole pairs per core, the
+            # tile's rows taken at the layer's width (exact for full-width tiles)
+            return np.ceil(s * width / pairs) * pairs / width if p > 1 else s.astype(np.float64)
+
+        pix = (("n", ident), ("oy", rows), ("ox", ident))
         k, c = ("k", ident), ("c", ident)
-        t = [Term(mac / p, (*pix, k, c), "macs"), Term(unpack / p, (*pix, c), "unpack"),
-             Term(out / p, (*pix, k), "out"), Term(tap / p, pix, "taps"), call]
-        r = self.rounding * (p - 1) / 7.0
-        if r > 0:   # the slowest core's pixels beyond 1/P of the tile's
-            t += [Term(r * mac, (k, c), "rounding"), Term(r * unpack, (c,), "rounding"),
-                  Term(r * out, (k,), "rounding"), Term(r * tap, (), "rounding")]
-        return tuple(t)
+        return (Term(mac / p, (*pix, k, c), "macs"), Term(unpack / p, (*pix, c), "unpack"),
+                Term(out / p, (*pix, k), "out"), Term(tap / p, pix, "taps"), call)
 
     @staticmethod
     def _fc_terms(p: int, mac: float, unpack: float, out: float, tap: float) -> tuple:
@@ -256,8 +256,10 @@ LAYOUT = ConstLayout(bytes_per_channel=constants.BYTES_PER_CHANNEL, weight_layou
 
 def im2col_bytes(nest: LoopNest, cores: int, k, c, oy, ox):
     """`scratch_bytes` of a tile (tw_pulp_conv2d_sb_scratch): per core two unpacked receptive
-    fields of FY·FX·c bytes (a 1×1 conv and a dense layer too: the im2col unpacks)."""
-    return 0 * np.asarray(k) * np.asarray(oy) + cores * 2 * nest.FY * nest.FX * np.asarray(c)
+    fields of FY·FX·c bytes, one for a tile of one output pixel (a 1×1 conv and a dense layer
+    too: the im2col unpacks)."""
+    cols = np.where(np.asarray(oy) * np.asarray(ox) > 1, 2, 1)
+    return 0 * np.asarray(k) + cores * cols * nest.FY * nest.FX * np.asarray(c)
 
 
 def tile_rules(y_bits: int) -> TileRules:

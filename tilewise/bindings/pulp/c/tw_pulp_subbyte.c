@@ -312,9 +312,15 @@ static int reduction(const tw_pulp_conv_sb_args_t *a)
     return a->win.k_h * a->win.k_w * a->in_c;
 }
 
+/* Receptive fields per core: two (a pixel pair), one for a single output pixel (dense). */
+static size_t columns(const tw_window_t *win)
+{
+    return win->out_h * win->out_w > 1 ? 2u : 1u;
+}
+
 size_t tw_pulp_conv2d_sb_scratch(const tw_window_t *win, int in_c, int n_cores)
 {
-    return (size_t)n_cores * 2u * (size_t)(win->k_h * win->k_w * in_c);
+    return (size_t)n_cores * columns(win) * (size_t)(win->k_h * win->k_w * in_c);
 }
 
 /* The tile's (pixel pair, channel group) items, this core's run (tw_pulp_common.h): per pair the
@@ -324,7 +330,7 @@ TW_PULP_INLINE void conv_sb(const tw_pulp_conv_sb_args_t *a, int core, int cores
 {
     const tw_window_t *g = &a->win;
     int len = reduction(a), row_words = len * wb / 32;
-    uint8_t *col0 = a->im2col + (size_t)core * 2u * (size_t)len, *col1 = col0 + len;
+    uint8_t *col0 = a->im2col + (size_t)core * columns(g) * (size_t)len, *col1 = col0 + len;
     int pixels = g->out_h * g->out_w, pairs = (pixels + 1) >> 1, blocks = (a->out_c + 3) >> 2;
     int groups = tw_pulp_groups(pairs, blocks, cores), it, end, built = -1;
     tw_pulp_clip_t clip = tw_pulp_clip(a->rq.qmin, a->rq.qmax, a->rq.zero_point);

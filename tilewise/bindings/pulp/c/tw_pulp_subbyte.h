@@ -39,7 +39,8 @@
  * leftover channels (out_c mod 4) 1x2. Core split as tw_pulp_conv2d_s8 (tw_pulp_common.h):
  * pixel pairs in row-major order, cut into 4-channel-block groups when pairs < cores; the outputs
  * of a core never share a byte with another core's.
- * Scratch: tw_pulp_conv2d_sb_scratch() bytes, per core two unpacked receptive fields of K bytes.
+ * Scratch: tw_pulp_conv2d_sb_scratch() bytes, per core two unpacked receptive fields of K bytes
+ * (one when the tile has a single output pixel: a dense layer).
  */
 #ifndef TW_PULP_SUBBYTE_H
 #define TW_PULP_SUBBYTE_H
