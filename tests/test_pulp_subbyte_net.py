@@ -130,3 +130,10 @@ def test_bit_exact_on_gvsoc_and_cycles_as_predicted(model_path, tmp_path):
              if row["measured_cycles"] >= MAJOR * r["measured_cycles"]}
     assert set(major) >= {"conv0", "conv1", "conv2"}, major
     assert all(abs(v - 1) <= LAYER_TOLERANCE for v in major.values()), major
+
+
+def test_dory_tiler_leaves_packed_layers_to_the_host_core(model_path, capsys):
+    """DORY's formulation counts whole bytes per element: it refuses the packed layers (a reason
+    at partition time, not an internal error) and the host core's portable kernels run them."""
+    rows = _analyze(model_path, "pulp-open", capsys, "--tiler", "dory")
+    assert {r["module"] for r in rows.values()} == {"cpu"}

@@ -63,8 +63,8 @@ def tile(nest: LoopNest, target: Target, placement: Placement, *, objective: Obj
     `double_buffer`: None = when the level's DMA is asynchronous (DORY always double buffers on
     GAP8); False reproduces the single-buffered accounting of the paper's example. The binding's
     tile rules hold: an imposed output-channel tile is a constraint of the CP; rules DORY's
-    formulation cannot express (C or spatial dimensions kept whole or fixed, tile multiples) are
-    refused with a reason.
+    formulation cannot express (C or spatial dimensions kept whole or fixed, tile multiples,
+    packed sub-byte activations) are refused with a reason.
     """
     if placement.untiled:
         return untiled_schedule(nest, target, placement, tiler="dory")
@@ -76,6 +76,10 @@ def tile(nest: LoopNest, target: Target, placement: Placement, *, objective: Obj
     fixed.pop("c", None)    # DORY never tiles C: a fixed c tile is the whole C
     if fixed or rules.multiple or rules.whole - {"c", "k", "n"}:
         raise TilewiseError(f"its kernel {rules.describe()}, which DORY's formulation cannot "
+                            f"express; use --tiler model")
+    if min(nest.x_bits, nest.y_bits) < 8:
+        raise TilewiseError(f"its activations are packed {min(nest.x_bits, nest.y_bits)}-bit "
+                            f"tensors, which DORY's formulation (whole bytes per element) cannot "
                             f"express; use --tiler model")
     level = target.memory(module.memory)
     ev = Evaluator(nest, target, placement)
