@@ -14,6 +14,8 @@ model), e.g. `pulp.bindings(PulpNN())`. Its own kernels, one binding per row and
 | avg_pool_s8        | avg_pool        | tflite              | avgpool_s8                               | —      | —          |
 | max_pool_s8        | max_pool        | any                 | maxpool_s8 (pv.max.b)                    | —      | —          |
 | global_avg_pool_s8 | global_avg_pool | tflite, onnx        | global_avgpool_s8 / _rq_s8_onnx          | —      | —          |
+| conv2d_sb_x{X}w{W}y{Y} | conv2d      | tflite, onnx, shift | conv2d_sb_w<W>_<v> (packed 8/4/2 bits, subbyte.py) | k rows, lane order | subbyte.im2col_bytes |
+| fully_connected_sb_x{X}w{W}y{Y} | fully_connected | tflite, onnx, shift | idem (1x1 on 1x1) | idem | idem |
 
 <v> is the requantization variant (constants.variant: tflite, tflite_right, tflite_single, shift, shift32,
 onnx), fixed at compile time. The weighted bindings take the pulp constants layout
@@ -28,9 +30,11 @@ portable family; the kernels take any tile size.
 
 Sub-byte (issue 15): c/tw_pulp_subbyte.h is the conv2d / dense kernel with packed 8/4/2-bit
 operands (PULP-NN mixed precision, seed 004 §3.3.1), bit-exact on the host and on GVSoC
-(tests/test_pulp_subbyte.py) and measured by bench/pulp_subbyte.py; subbyte.py holds its byte
-layouts, its legality on LoopNest bits and its cost. It is not in `bindings()` yet (subbyte.py
-says what a binding still needs), so every placement is as before.
+(tests/test_pulp_subbyte.py, tests/test_pulp_subbyte_net.py) and measured by
+bench/pulp_subbyte.py and bench/pulp_subbyte_fit.py; subbyte.py holds its byte layouts, legality,
+constants, tile rules and cost. Its bindings (one per bit mix but 8/8/8 and mode) are listed
+for the cluster modules only (not `arm`, not `host`); their keys carry sub-byte precisions, so
+every 8-bit placement is as before.
 """
 
 from __future__ import annotations

@@ -17,11 +17,33 @@ With x_bits == w_bits the permutation is the identity: the plain contract order.
 `refusal` is the kernel's legality in one sentence (None when it takes the geometry): whole words
 per input pixel and per weight row, output pixels on byte boundaries, dilation 1. `check` is the
 same on a layer (LoopNest.x_bits / w_bits / y_bits), inert for 8-bit layers (the int8 kernels
-keep them), and `cycles` the kernel's cost, calibrated on its GVSoC measurements (below).
+keep them), plus the int8 weighted kernels' rules (portable checks.weighted_s8) and unsigned
+sub-byte activations.
 
-Not yet a registered binding: placing a sub-byte layer on the cluster also needs its constants
-(the pulp requant words of constants.py and the weight rows of `weight_bytes`) and L1 tiles of
-packed tensors (c tiles whole, k tiles whole bytes of the output); `bindings()` does not list it.
+The binding (`bindings`, registered by bindings/pulp/__init__.py on every cluster module of the
+pulp family — pulp-open, gap8, gap9 — not on host cores nor on the kernels built for Arm):
+
+| binding                         | op              | modes               | bits x, w → y                 |
+|---------------------------------|-----------------|---------------------|-------------------------------|
+| conv2d_sb_x{X}w{W}y{Y}          | conv2d          | tflite, onnx, shift | X, W, Y ∈ {8, 4, 2}, not all 8 |
+| fully_connected_sb_x{X}w{W}y{Y} | fully_connected | tflite, onnx, shift | idem (a 1×1 conv on a 1×1 input) |
+
+- constants (`layer_constants`): the pulp blob of constants.py — per k tile [bias | (m a b c)]
+  (20 bytes per channel) — then the weight rows of `weight_bytes` (lane order, packed); a k tile's
+  rows are one run at k0·FY·FX·C·w_bits/8 (C is never tiled), the loader of codegen's packed
+  weights (layer_loaders.j2);
+- scratch (`im2col_bytes`): per core two unpacked receptive fields, one for a one-pixel tile;
+- L1 tiles (`tile_rules`): C whole (the kernel reduces whole rows, no partial sums), output
+  channels in multiples of 8/y_bits (every k tile starts and ends on a byte of the packed HWC
+  output; C·x_bits whole words makes every input pixel whole bytes), rows and columns free;
+  not cut at L3 (codegen/l3_c.py moves byte-addressed rows). Under these the tile DMA of
+  layer_loaders.j2 moves packed pixels (`el(v, bits)`: v·bits/8 bytes);
+- C: conv2d_sb.c.j2, the tile's tw_pulp_conv2d_sb_w<W>_<variant> call in the tile loop of
+  codegen (the int8 kernels' weighted_s8.c.j2 base: the same requant words after the biases);
+- cost: `SubbyteCost` (below, fitted on GVSoC).
+
+Not written: depthwise sub-byte on the cluster (the host core's portable kernel runs it), the
+L3 cut of a packed layer, DORY's tiler on packed tensors (schedule/dory.py refuses them).
 """
 
 from __future__ import annotations
