@@ -69,11 +69,13 @@ def _inner_active(s: LayerSchedule, dims: frozenset[str]) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class TensorAt:
-    """A tensor of the header comment: name, shape, offset in the L2 arena."""
+    """A tensor of the header comment: name, shape, offset in the L2 arena, dtype (4/2-bit ones
+    are packed)."""
 
     name: str
     shape: list[int]
     offset: int
+    dtype: str = "int8"
 
 
 @dataclass(frozen=True)
@@ -115,8 +117,10 @@ def _header_data(index: int, layer: Layer, lg: LayerGraph, s: LayerSchedule, cor
                  l1_free: int | None, in_off: list[int], out_off: int) -> dict[str, Any]:
     """What layer_header.j2 shows: the layer, its tensors and the schedule's decisions."""
     return dict(index=index, layer=layer, s=s, n=s.nest, cores=cores, l1_free=l1_free,
-                inputs=[TensorAt(t, list(lg.tensors[t].shape), o) for t, o in zip(layer.inputs, in_off)],
-                output=TensorAt(layer.output, list(lg.tensors[layer.output].shape), out_off),
+                inputs=[TensorAt(t, list(lg.tensors[t].shape), o, lg.tensors[t].dtype)
+                        for t, o in zip(layer.inputs, in_off)],
+                output=TensorAt(layer.output, list(lg.tensors[layer.output].shape), out_off,
+                                lg.tensors[layer.output].dtype),
                 ops=[] if s.untiled else _operands(s))
 
 

@@ -302,6 +302,7 @@ def emit(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
     zp, qmin, qmax = output_clamp(layer, lg)
     kernel = f"tw_pulp_conv2d_sb_w{n.w_bits}_{constants.variant(layer, lg)}"
     return render("conv2d_sb.c.j2", kernel=kernel, args="tw_pulp_conv_sb_args_t",
+                  zeroed="every field is set below",
                   rq=dict(zero_point=zp, qmin=qmin, qmax=qmax), pad_value=stored_pad(layer, lg),
                   x_bits=dtype_bits(lg.tensors[layer.inputs[0]].dtype),
                   y_bits=dtype_bits(lg.tensors[layer.output].dtype))
