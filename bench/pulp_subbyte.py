@@ -57,25 +57,26 @@ def cases() -> list[sb.SbCase]:
     return out
 
 
-def _run(cs: list[sb.SbCase], defines: tuple[str, ...] = ()) -> dict[tuple[str, int], int]:
-    """Cycles per (case, cores) of one firmware run; stops on a mismatch."""
+def run_cases(cs: list[sb.SbCase], defines: tuple[str, ...] = (),
+              who: str = "bench/pulp_subbyte.py") -> dict[tuple[str, int], int]:
+    """Cycles per (case, cores) of one firmware run; stops on a mismatch (`who` says whose)."""
     with tempfile.TemporaryDirectory(prefix="tw_subbyte_bench_") as tmp:
         run = run_firmware(sb.build_firmware(cs, Path(tmp), defines), timeout=900)
     if run.status != 0:
-        raise SystemExit(f"bench/pulp_subbyte.py: the firmware ended with status {run.status}")
+        raise SystemExit(f"{who}: the firmware ended with status {run.status}")
     got = sb.parse(cs, run.text)
     bad = {key: v[0] for key, v in got.items() if v[0]}
     if bad:
-        raise SystemExit(f"bench/pulp_subbyte.py: outputs differ from the reference: {bad}")
+        raise SystemExit(f"{who}: outputs differ from the reference: {bad}")
     return {key: v[1] for key, v in got.items()}
 
 
 def measure() -> Table:
     cs = cases()
-    cyc = _run(cs)
+    cyc = run_cases(cs)
     # the same sub-byte cases with PULP-NN's unpacking (bit-extract + pack, seed 004 Fig. 3.3)
     sub = [c for c in cs if c.name != "int8" and c.prm[15] != 8]
-    ext = _run(sub, ("TW_PULP_SB_EXTRACT",))
+    ext = run_cases(sub, ("TW_PULP_SB_EXTRACT",))
     cyc.update({(f"{name} {EXTRACT}", n): v for (name, n), v in ext.items()})
     names = [c.name for c in cs] + [f"{c.name} {EXTRACT}" for c in sub]
     rows, data = [], {}

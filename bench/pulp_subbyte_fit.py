@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -30,10 +29,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from scipy.optimize import nnls  # noqa: E402
 
+from bench.pulp_subbyte import run_cases  # noqa: E402
 from tests import pulp_subbyte_cases as sb  # noqa: E402
 from tilewise.bindings.pulp.subbyte import SubbyteCost  # noqa: E402
 from tilewise.ir.layer import LoopNest  # noqa: E402
-from tilewise.validate.gvsoc import run_firmware  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 CORES = (1, 8)
@@ -108,16 +107,9 @@ def fit_model(cs: list[sb.SbCase], y1: np.ndarray, y8: np.ndarray) -> dict[str, 
 
 def measure() -> dict:
     cs = cases()
-    with tempfile.TemporaryDirectory(prefix="tw_subbyte_fit_") as tmp:
-        run = run_firmware(sb.build_firmware(cs, Path(tmp)), timeout=900)
-    if run.status != 0:
-        raise SystemExit(f"bench/pulp_subbyte_fit.py: the firmware ended with status {run.status}")
-    got = sb.parse(cs, run.text)
-    bad = {key: v[0] for key, v in got.items() if v[0]}
-    if bad:
-        raise SystemExit(f"bench/pulp_subbyte_fit.py: outputs differ from the reference: {bad}")
-    y1 = np.array([got[(c.name, 1)][1] for c in cs], float)
-    y8 = np.array([got[(c.name, 8)][1] for c in cs], float)
+    got = run_cases(cs, who="bench/pulp_subbyte_fit.py")
+    y1 = np.array([got[(c.name, 1)] for c in cs], float)
+    y8 = np.array([got[(c.name, 8)] for c in cs], float)
     fit = fit_model(cs, y1, y8)
     used = SubbyteCost()
     rows = []
