@@ -7,7 +7,7 @@ integer biases, followed by the requantization written out as elementwise ops,
 as any sequence of Mul (integer k), Add (integer λ), Div (by 2^d), Floor and Clip/Relu — the
 PULP-NN requantization (k·φ + λ) >> d of seed 004 §"requantization". Each such chain becomes one IR
 conv2d/fully_connected with Requant(mode="shift", multiplier=k, bias=λ·2^(d − d_at_add), shift=d,
-qmin=lo, qmax=hi). A Pad (zeros) before a Conv is folded into its pads. Activation dtypes follow the
+qmin=lo, qmax=hi). A Pad before a Conv is folded into its pads (of zeros, or of one integer value: Conv2dParams.pad_value). Activation dtypes follow the
 clip range (DORY's activations are unsigned 8-bit: [0, 255] -> uint8); the graph input is uint8.
 
 DIANA's analog core (notes/accelerators.md, HTVM's analog conv) writes its 6-bit ADC as a first
@@ -45,6 +45,7 @@ the int64 part is exact in both; the golden model is the integer definition.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
@@ -291,9 +292,9 @@ def _bound(g: OnnxGraph, c: ONode, idx: int, attr: str) -> float | None:
     return None if v is None else float(v)
 
 
-def _zero_pad(g: OnnxGraph, p: ONode) -> list[int] | None:
-    """(top, left, bottom, right) of a constant-zero Pad of the spatial axes of an NCHW tensor,
-    else None (pads as the opset-9 attribute or the opset-11 input)."""
+def _const_pad(g: OnnxGraph, p: ONode) -> tuple[list[int], int] | None:
+    """((top, left, bottom, right), value) of a constant Pad by an integer value of the spatial axes
+    of an NCHW tensor, else None (pads as the opset-9 attribute or the opset-11 input)."""
     if str(p.attr("mode", "constant")) != "constant":
         return None
     pads = p.attr("pads")
@@ -301,23 +302,34 @@ def _zero_pad(g: OnnxGraph, p: ONode) -> list[int] | None:
         pads = g.consts.get(p.input(1))
     value = g.consts.get(p.input(2), np.zeros(1)) if p.input(2) else np.asarray(p.attr("value", 0.0))
     pads = [int(v) for v in np.asarray(pads).reshape(-1)] if pads is not None else None
-    if pads is None or len(pads) != 8 or any(pads[i] for i in (0, 1, 4, 5)) or float(np.asarray(value).reshape(-1)[0]) != 0.0:
+    v = float(np.asarray(value).reshape(-1)[0])
+    if pads is None or len(pads) != 8 or any(pads[i] for i in (0, 1, 4, 5)) or v != round(v):
         return None
-    return [pads[2], pads[3], pads[6], pads[7]]
+    return [pads[2], pads[3], pads[6], pads[7]], int(v)
 
 
-def fold_pads(g: OnnxGraph, prod: dict, cons: dict, reader: ONode) -> tuple[str, list[int], list[ONode]]:
-    """The chain of zero Pads (NEMO writes a Pad, often followed by a second one whose pads are
-    all zero) feeding `reader`'s first input only: (source tensor, summed spatial pads, the Pad
-    nodes) — folded into the reader's own pads."""
-    src, total, nodes = reader.inputs[0], [0, 0, 0, 0], []
+def fold_pads(g: OnnxGraph, prod: dict, cons: dict, reader: ONode,
+              value_ok: bool = False) -> tuple[str, list[int], list[ONode], int]:
+    """The chain of constant Pads (NEMO writes a Pad of zeros, often followed by a second one whose
+    pads are all zero) feeding `reader`'s first input only: (source tensor, summed spatial pads,
+    the Pad nodes, the padded taps' value) — folded into the reader's own pads. A value other
+    than 0 only with `value_ok` (a Conv: IR Conv2dParams.pad_value; tilewise quantize's shift
+    writer pads codes with their zero point), one value for the chain, and a reader without
+    pads of its own."""
+    src, total, nodes, value = reader.inputs[0], [0, 0, 0, 0], [], 0
+    own = any(int(v) for v in reader.attr("pads", [0, 0, 0, 0]))
     while True:
         p = prod.get(src)
         if p is None or p.op_type != "Pad" or len(cons.get(p.outputs[0], [])) != 1 or p.outputs[0] in g.outputs:
-            return src, total, nodes
-        extra = _zero_pad(g, p)
-        if extra is None:
-            return src, total, nodes
+            return src, total, nodes, value
+        got = _const_pad(g, p)
+        if got is None:
+            return src, total, nodes, value
+        extra, v = got
+        if any(extra) and v != 0:
+            if not value_ok or own or (value != 0 and v != value) or (any(total) and value == 0):
+                return src, total, nodes, value
+            value = v
         total = [a + b for a, b in zip(total, extra)]
         nodes.append(p)
         src = p.inputs[0]
@@ -344,10 +356,11 @@ def to_integer_ops(g: OnnxGraph) -> OnnxGraph:
         attrs = dict(n.attrs)
         inputs = list(n.inputs)
         if conv:
-            src, extra, pad_nodes = fold_pads(g, prod, cons, n)
+            src, extra, pad_nodes, value = fold_pads(g, prod, cons, n, value_ok=True)
             if pad_nodes:
                 p = [int(v) for v in attrs.get("pads", [0, 0, 0, 0])]
                 attrs["pads"] = [p[i] + extra[i] for i in range(4)]
+                attrs["tw_pad_value"] = value
                 inputs[0] = src
                 removed.update(id(p) for p in pad_nodes)
         attrs.update(ch.attrs(absorbed))
@@ -451,6 +464,8 @@ def emit_int_conv(lw: Lowering, node: ONode, x: str, w: np.ndarray, b: np.ndarra
     dtype = clip_dtype(node.attr("tw_lo"), node.attr("tw_hi"))
     rq = _requant(lw, node, _acc_bound(lw.t(x).dtype, w, b))
     params = conv_params(lw, node, lw.t(x).shape, w.shape, rq)
+    if node.attr("tw_pad_value", 0):
+        params = replace(params, pad_value=int(node.attr("tw_pad_value")))
     w_ir = lw.add_const(f"{w_name}__ohwi", np.ascontiguousarray(w.transpose(0, 2, 3, 1)), "int8", INT1)
     ins = [x, w_ir]
     if b is not None:
