@@ -21,6 +21,10 @@ and D ≤ 2^18 and the quotient is within 64 of zero (the spacing of float32 the
 1/D, so a quotient just below an integer never rounds up to it; beyond ±64 the ADC clips either
 way); m·a6 + a stays below 2^24 when m fits int16 and |a| < 2^23.
 
+Weights are int8, or int4 / int2 (values in an int8 container, the IR dtype saying the width: NE16's
+2–8-bit weights) for a node the model's metadata_props name in `tilewise.w_bits.<node>` (written by
+tilewise quantize's shift writer; `weight_dtype` refuses a weight outside the stated width).
+
 NEMO's own export (notes/integer-onnx.md) writes the requantization with Casts:
 Mul(κ) → Add(λ) → Cast(int64) → Mul(m) → Div(D) → Cast(int64) [→ Cast(int64)] → Cast(float) → Clip.
 The float part (κ, λ, and Div by 2^d) is read as above; a Cast to int32/int64 after an unfloored
@@ -442,6 +446,26 @@ def _requant(lw: Lowering, node: ONode, acc_bound: int) -> Requant:
                    division="trunc" if trunc else "floor", semantics=why)
 
 
+#: metadata_props key prefix of a node's weight bits below 8 (tilewise quantize's shift writer)
+W_BITS_KEY = "tilewise.w_bits."
+
+
+def weight_dtype(lw: Lowering, node: ONode, w: np.ndarray) -> str:
+    """int8, or int4 / int2 when the model's metadata gives the node's weights that width
+    (`tilewise.w_bits.<node>` = 4 or 2: NE16's 2–8-bit weights); refused when a weight lies
+    outside the stated width."""
+    bits = lw.g.metadata.get(W_BITS_KEY + node.name)
+    if bits is None:
+        return "int8"
+    if bits not in ("4", "2"):
+        raise unsupported(lw.g, node, f"states {bits}-bit weights in its metadata", "state 4 or 2 (8 is the default)")
+    lo, hi = -(1 << (int(bits) - 1)), (1 << (int(bits) - 1)) - 1
+    if w.size and (int(w.min()) < lo or int(w.max()) > hi):
+        raise unsupported(lw.g, node, f"states {bits}-bit weights but holds weights in [{int(w.min())}, {int(w.max())}]",
+                          f"keep the weights within [{lo}, {hi}] or drop the metadata entry")
+    return f"int{bits}"
+
+
 def _int_const(lw: Lowering, node: ONode, name: str, what: str, dtype: str, lo: int, hi: int) -> np.ndarray:
     a = lw.const(node, name, what)
     if not _integral(a) or (a.size and (a.min() < lo or a.max() > hi)):
@@ -466,7 +490,8 @@ def emit_int_conv(lw: Lowering, node: ONode, x: str, w: np.ndarray, b: np.ndarra
     params = conv_params(lw, node, lw.t(x).shape, w.shape, rq)
     if node.attr("tw_pad_value", 0):
         params = replace(params, pad_value=int(node.attr("tw_pad_value")))
-    w_ir = lw.add_const(f"{w_name}__ohwi", np.ascontiguousarray(w.transpose(0, 2, 3, 1)), "int8", INT1)
+    w_ir = lw.add_const(f"{w_name}__ohwi", np.ascontiguousarray(w.transpose(0, 2, 3, 1)),
+                        weight_dtype(lw, node, w), INT1)
     ins = [x, w_ir]
     if b is not None:
         ins.append(lw.add_const(f"{b_name}__bias", b.reshape(-1), "int32"))
@@ -486,7 +511,7 @@ def int_gemm(lw: Lowering, node: ONode) -> None:
     if len(shape) != 2 or shape[1] != w_kc.shape[1]:
         raise unsupported(lw.g, node, f"multiplies a tensor of shape {shape} by weights {w.shape}", "use 2-D dense layers")
     src, w_kc = fc_input(lw, node, x, w_kc)
-    ins = [src, lw.add_const(f"{node.inputs[1]}__kc", np.ascontiguousarray(w_kc), "int8", INT1)]
+    ins = [src, lw.add_const(f"{node.inputs[1]}__kc", np.ascontiguousarray(w_kc), weight_dtype(lw, node, w_kc), INT1)]
     b = None
     if node.input(2):
         b = _int_const(lw, node, node.inputs[2], "biases", "int32", -(1 << 31), (1 << 31) - 1)

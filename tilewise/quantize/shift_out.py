@@ -112,6 +112,7 @@ class LayerShift:
     coarsened: int = 0               # the largest j of a channel's weight step × 2^j (layer_codes)
     coarse_channels: int = 0         # channels with j > 0
     w_bits: int = 8                  # weight bits (8, 4, 2)
+    weight_elems: int = 0            # weights of a Conv / Gemm (0: the Add / pool constants)
 
 
 @dataclass(frozen=True, eq=False)
@@ -346,7 +347,7 @@ def write_shift(model: onnx.ModelProto, p: Plan, qp: dict[str, QParams],
         bits = w_bits.get(label, 8)
         q, d, k, b_int, coarse = layer_codes(w, b, axis, ax, ay, label, bits)
         layers.append(LayerShift(label, d, (int(k.min()), int(k.max())), int(coarse.max()),
-                                 int((coarse > 0).sum()), bits))
+                                 int((coarse > 0).sum()), bits, int(q.size)))
         if bits != 8:
             meta[f"{W_BITS_META}{label}"] = str(bits)
         lo, hi = clip_codes(ay, lo_real, hi_real)
@@ -399,6 +400,12 @@ def shift_report(float_model: onnx.ModelProto, sm: ShiftModel, inputs: np.ndarra
     return {"outputs": per_out, "layers": per_layer}
 
 
+def weight_bytes(sm: ShiftModel) -> int:
+    """Packed bytes of the Conv / Gemm weights at their widths, ⌈n·b/8⌉ per layer (the sub-byte
+    contract's packing, NE16's bit planes hold the same bits)."""
+    return sum(-(-x.weight_elems * x.w_bits // 8) for x in sm.layers)
+
+
 def shift_json(sm: ShiftModel, float_model: onnx.ModelProto | None = None,
                inputs: np.ndarray | None = None,
                compare: list[list[np.ndarray]] | None = None) -> dict:
@@ -409,10 +416,13 @@ def shift_json(sm: ShiftModel, float_model: onnx.ModelProto | None = None,
         "form": "NEMO-style integer ONNX (float32 tensors of 8-bit codes; Conv/Gemm → Cast(int64) "
                 "→ Mul(k) → Div(2^d) → Cast(float) → Clip)",
         "codes": {t: {"scale": sm.acts[t].scale, "zero_point": sm.acts[t].zero_point}
-                  for t in (sm.input_name, *sm.output_names)},
+                  for t in (sm.input_name, *sm.tails, *sm.output_names) if t in sm.acts},
+        "float_tail": list(sm.tails),
         "layers": [{"layer": x.layer, "shift": x.shift, "k_min": x.multipliers[0],
-                    "k_max": x.multipliers[1], "coarsened_channels": x.coarse_channels}
-                   for x in sm.layers]}
+                    "k_max": x.multipliers[1], "coarsened_channels": x.coarse_channels,
+                    "w_bits": x.w_bits} for x in sm.layers],
+        "weight_bytes": weight_bytes(sm),
+        "int8_weight_bytes": sum(x.weight_elems for x in sm.layers)}
     if float_model is not None and inputs is not None:
         from .sqnr import output_report
 
