@@ -350,3 +350,68 @@ def test_stated_weight_width_is_checked(tmp_path, trained, shifted, capsys):
                  "pulp-open", "--bits", "16", "-o", str(tmp_path / "o.onnx")]) == 2
     err = capsys.readouterr().err
     assert "--bits 16 does not go with pulp-open's shift-mode models" in err and err.count("\n") == 1, err
+
+
+def _residual_pool_float_model():
+    """A small float network with every node the shift writer adds besides Conv / Gemm: a padded
+    AveragePool (count_include_pad = 1) on signed values, a residual Add of a ReLU branch and a
+    signed branch, a global average pool, and a Softmax at the end."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(15)
+    inits = [numpy_helper.from_array(a.astype(np.float32), n) for n, a in (
+        ("w0", rng.normal(0, 0.4, (4, 2, 3, 3))), ("b0", rng.normal(0, 0.1, 4)),
+        ("w1", rng.normal(0, 0.3, (4, 4, 1, 1))), ("b1", rng.normal(0, 0.1, 4)),
+        ("w2", rng.normal(0, 0.5, (3, 4))), ("b2", rng.normal(0, 0.1, 3)))]
+    nodes = [helper.make_node("AveragePool", ["x"], ["p"], name="pool", kernel_shape=[3, 3],
+                              pads=[1, 1, 1, 1], count_include_pad=1),
+             helper.make_node("Conv", ["p", "w0", "b0"], ["c0"], name="conv0", pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c0"], ["r0"], name="relu0"),
+             helper.make_node("Conv", ["r0", "w1", "b1"], ["c1"], name="conv1"),
+             helper.make_node("Add", ["r0", "c1"], ["s"], name="add"),
+             helper.make_node("Relu", ["s"], ["r1"], name="relu1"),
+             helper.make_node("GlobalAveragePool", ["r1"], ["g"], name="gap"),
+             helper.make_node("Flatten", ["g"], ["f"], name="flat"),
+             helper.make_node("Gemm", ["f", "w2", "b2"], ["logits"], name="fc", transB=1),
+             helper.make_node("Softmax", ["logits"], ["prob"], name="softmax", axis=-1)]
+    g = helper.make_graph(nodes, "respool", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 6, 6])],
+                          [helper.make_tensor_value_info("prob", TensorProto.FLOAT, [1, 3])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 9
+    return m, rng.normal(0, 1, (60, 2, 6, 6)).astype(np.float32)
+
+
+def test_residual_add_and_pools_small_network(tmp_path):
+    """The writer's Add / AveragePool / GlobalAveragePool / Softmax forms on a small network with
+    signed input (the padded pool reads codes padded with their zero point): close to float,
+    read back as shift-mode layers (the pools as depthwise sums of ones, the Add as a concat and
+    1×1 conv), bit-exact on pulp-open against the golden model and onnxruntime."""
+    from tilewise.quantize.shift_nodes import branch_weights
+    from tilewise.schedule.network import schedule_network
+    from tilewise.targets.registry import get_target
+    from tilewise.validate import validate_model
+
+    fm, x = _residual_pool_float_model()
+    sm = quantize_shift(fm, x[:40])
+    assert [n.op_type for n in sm.model.graph.node][:2] == ["Pad", "Conv"]   # the pool, padded by z
+    rep = shift_report(fm, sm, x[40:])
+    assert rep["outputs"][0]["sqnr_db"] > 25.0, rep
+    assert min(v["sqnr_db"] for v in rep["layers"]) > 20.0, rep["layers"]
+    path = tmp_path / "respool.onnx"
+    onnx.save(sm.model, str(path))
+    graph, lg = _read(path)
+    _check_shift_layers(lg)
+    assert [x.op.value for x in lg.layers].count("depthwise") == 2
+    ns = schedule_network(lg, get_target("pulp-open"), "model")
+    r = validate_model(path, ns, graph, 3, 0, tmp_path / "p").to_json()
+    assert r["bit_exact"] and r["golden_vs_reference"] == 0, r
+    # the branch weights: within int8, the best ratio any pair gives (brute force), m fits both
+    grid = np.arange(1, 128)
+    for m_a, m_b in ((0.37, 0.29), (0.37, 0.0123), (0.011, 0.9)):
+        wa, wb, m = branch_weights(m_a, m_b)
+        assert 1 <= min(wa, wb) and max(wa, wb) <= 127
+        ratio = grid[:, None] / grid[None, :] / (m_a / m_b)
+        best = np.abs(np.maximum(ratio, 1 / ratio) - 1).min()
+        err = max(wa / wb / (m_a / m_b), wb / wa * (m_a / m_b)) - 1
+        assert err <= best + 1e-9 and abs(m * wa / m_a - 1) <= err and abs(m * wb / m_b - 1) <= err
+    assert branch_weights(0.37, 0.29)[:2] == branch_weights(0.29, 0.37)[1::-1]

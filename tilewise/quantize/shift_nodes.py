@@ -11,9 +11,9 @@ arithmetic in onnxruntime (every float32 value an integer below 2^24, the rest i
       Mul(a, w_a), Mul(b, w_b) → Add → Add(B') → Cast(int64) → Mul(k) → Div(2^d) → Cast → Clip
   with small integers w_a, w_b ≤ 127 (frontend/onnx_nemo_ops.py lowers the branches to a concat
   and a 1×1 conv of weights w·I, int8) and one multiplier m ≈ M_a/w_a ≈ M_b/w_b: `branch_weights`
-  takes the pair whose ratio w_a/w_b is closest to M_a/M_b (a best rational approximation with
-  both terms ≤ 127: relative error ~1e-4 for the scale ratios of ResNet-8), m the least-squares
-  fit of both; then k, d and B' (the zero points, z_y and the rounding half) come from
+  takes the pair whose ratio w_a/w_b is closest to M_a/M_b (the best rational approximation with
+  both terms ≤ 127: exact or ~1e-4 for ratios near 1, up to ~0.3 % for a ratio of 30, where the
+  small branch gets w ≤ 4), m the least-squares fit of both (each branch then within half that); then k, d and B' (the zero points, z_y and the rounding half) come from
   shift_out.choose_shift exactly as for a Conv whose weights are (w_a, w_b) — so the same int32
   (NE16 norm-quant, PULP) and float32 bounds hold.
 - AveragePool / GlobalAveragePool over n = K_h·K_w taps: the window sum S (integer) times
