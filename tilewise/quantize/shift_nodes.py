@@ -31,11 +31,16 @@ arithmetic in onnxruntime (every float32 value an integer below 2^24, the rest i
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 import onnx
 from onnx import TensorProto, helper
+
+from ..errors import TilewiseError
+
+if TYPE_CHECKING:
+    from .shift_out import LayerShift
 
 Const = Callable[[str, np.ndarray], str]
 #: branch weights of a residual Add at most (int8 weights of the frontend's 1×1 conv)
@@ -75,10 +80,17 @@ def branch_weights(m_a: float, m_b: float) -> tuple[int, int, float]:
     return (w_big, w_small, m) if m_a >= m_b else (w_small, w_big, m)
 
 
-def residual_add(base: str, label: str, a: str, b: str, w_a: int, w_b: int, b_int: int, k: int,
-                 d: int, lo: int, hi: int, y: str, const: Const) -> list[onnx.NodeProto]:
-    """NEMO's residual chain (module docstring) on codes a, b with the choices of `branch_weights`
-    and `shift_out.choose_shift`."""
+def write_add(base: str, label: str, a: str, b: str, acts: dict, ay, bounds: tuple[int, int],
+              y: str, const: Const) -> tuple[list[onnx.NodeProto], "LayerShift"]:
+    """NEMO's residual chain (module docstring) adding codes a and b (parameters in `acts`) into
+    y's codes `ay`, clipped to the code `bounds`: (nodes, the layer's choices)."""
+    from .shift_out import LayerShift, choose_shift
+
+    aa, ab = acts[a], acts[b]
+    w_a, w_b, m = branch_weights(aa.scale / ay.scale, ab.scale / ay.scale)
+    bias = -(w_a * aa.zero_point + w_b * ab.zero_point)
+    d, k, b_int = choose_shift(np.array([m]), np.array([bias]), np.array([w_a + w_b]),
+                               ay.zero_point, label)
     nodes: list[onnx.NodeProto] = []
     terms = []
     for name, src, w in (("a", a, w_a), ("b", b, w_b)):
@@ -89,22 +101,53 @@ def residual_add(base: str, label: str, a: str, b: str, w_a: int, w_b: int, b_in
                                       [f"{base}/{name}_scaled"], name=f"{base}/scale_{name}"))
         terms.append(f"{base}/{name}_scaled")
     nodes.append(helper.make_node("Add", terms, [f"{base}/sum"], name=label))
-    nodes.append(helper.make_node("Add", [f"{base}/sum", const(f"{base}/bias_q", np.float32(b_int))],
+    nodes.append(helper.make_node("Add", [f"{base}/sum", const(f"{base}/bias_q", np.float32(b_int[0]))],
                                   [f"{base}/acc"], name=f"{base}/bias"))
-    return nodes + requant_chain(base, f"{base}/acc", np.int64(k), d, lo, hi, y, const)
+    nodes += requant_chain(base, f"{base}/acc", np.int64(k[0]), d, *bounds, y, const)
+    return nodes, LayerShift(label, d, (int(k[0]), int(k[0])))
 
 
-def sum_pool(base: str, label: str, x: str, channels: int, kernel: tuple[int, int],
-             strides: tuple[int, int], pads: tuple[int, ...], b_int: np.ndarray, k: np.ndarray,
-             d: int, lo: int, hi: int, y: str, const: Const) -> list[onnx.NodeProto]:
-    """An average pool as a depthwise Conv of ones (the window sum) and the shift chain."""
+def pool_geometry(n: onnx.NodeProto, label: str, shape: list[int]
+                  ) -> tuple[tuple[int, int], tuple[int, int], tuple[int, ...]]:
+    """(kernel, strides, pads) of an AveragePool / GlobalAveragePool on an NCHW input of `shape`;
+    TilewiseError for the windows the sum + shift form does not compute."""
+    if len(shape) != 4 or not all(shape[1:]):
+        raise TilewiseError(f"node '{label}': the shape of its input '{n.input[0]}' is not known (a "
+                            f"4-D tensor of fixed size is needed to write the pool)")
+    if n.op_type == "GlobalAveragePool":
+        return (shape[2], shape[3]), (1, 1), (0, 0, 0, 0)
+    a = {x.name: helper.get_attribute_value(x) for x in n.attribute}
+    pads = tuple(a.get("pads", (0, 0, 0, 0)))
+    if any(pads) and not a.get("count_include_pad", 0):
+        raise TilewiseError(f"node '{label}': an AveragePool whose border windows do not count the "
+                            f"pads (count_include_pad = 0); the shift-mode writer divides every "
+                            f"window by the full kernel size")
+    if a.get("ceil_mode", 0) or any(v != 1 for v in a.get("dilations", (1, 1))) \
+            or a.get("auto_pad", b"NOTSET") not in (b"NOTSET", "NOTSET"):
+        raise TilewiseError(f"node '{label}': an AveragePool with ceil_mode, dilations or auto_pad; "
+                            f"the shift-mode writer takes explicit plain windows")
+    return tuple(a["kernel_shape"]), tuple(a.get("strides", (1, 1))), pads
+
+
+def write_pool(base: str, label: str, x: str, ax, ay, channels: int, kernel: tuple[int, int],
+               strides: tuple[int, int], pads, y: str, const: Const
+               ) -> tuple[list[onnx.NodeProto], "LayerShift"]:
+    """An average pool of codes x (`ax`) into y (`ay`) as a depthwise Conv of ones (the window sum)
+    and the shift chain: (nodes, the layer's choices)."""
+    from .shift_out import LayerShift, choose_shift, clip_codes
+
+    taps = kernel[0] * kernel[1]
+    d, k, b_int = choose_shift(np.full(channels, ax.scale / (taps * ay.scale)),
+                               np.full(channels, -ax.zero_point * taps), np.full(channels, taps),
+                               ay.zero_point, label)
     ones = np.ones((channels, 1, *kernel), np.float32)
     conv = helper.make_node("Conv", [x, const(f"{base}/weight_q", ones),
                                      const(f"{base}/bias_q", np.asarray(b_int, np.float32))],
                             [f"{base}/acc"], name=label, group=channels, kernel_shape=list(kernel),
                             strides=list(strides), pads=list(pads))
-    return [conv, *requant_chain(base, f"{base}/acc", np.asarray(k).reshape(1, -1, 1, 1), d, lo, hi,
-                                 y, const)]
+    chain = requant_chain(base, f"{base}/acc", k.reshape(1, -1, 1, 1), d,
+                          *clip_codes(ay, -float("inf"), float("inf")), y, const)
+    return [conv, *chain], LayerShift(label, d, (int(k.min()), int(k.max())))
 
 
 def softmax_tail(n: onnx.NodeProto, x: str, scale: float, const: Const) -> list[onnx.NodeProto]:

@@ -212,7 +212,7 @@ def write_shift(model: onnx.ModelProto, p: Plan, qp: dict[str, QParams],
                 w_bits: dict[str, int] | None = None) -> ShiftModel:
     """The shift-mode integer model of `model` for the calibrated parameters `qp` (module doc);
     `w_bits`: weight bits (8, 4, 2) per weighted node label (default 8)."""
-    from .shift_nodes import branch_weights, requant_chain, residual_add, softmax_tail, sum_pool
+    from .shift_nodes import pool_geometry, requant_chain, softmax_tail, write_add, write_pool
 
     w_bits = dict(w_bits or {})
     model = onnx.shape_inference.infer_shapes(model)
@@ -281,6 +281,9 @@ def write_shift(model: onnx.ModelProto, p: Plan, qp: dict[str, QParams],
             nodes += softmax_tail(n, x, acts[x].scale, const)
             tails.append(x)
             continue
+        if n.op_type == "Softmax":
+            raise TilewiseError(f"node '{label}' is a Softmax inside the network; the shift-mode "
+                                f"writer keeps a Softmax only as the float tail that ends the graph")
         if n.op_type not in TAKEN:
             raise TilewiseError(f"node '{label}' is a {n.op_type}, which the shift-mode writer "
                                 f"(--target {'/'.join(SHIFT_TARGETS)}) does not take; it takes "
@@ -292,46 +295,20 @@ def write_shift(model: onnx.ModelProto, p: Plan, qp: dict[str, QParams],
                                     f"the residual Add of two activations")
             y, lo_real, hi_real = fused_output(n)
             ay = out_act(y, lo_real)
-            xa, xb = n.input[0], n.input[1]
-            m_a, m_b = acts[xa].scale / ay.scale, acts[xb].scale / ay.scale
-            wa, wb, m = branch_weights(m_a, m_b)
-            bias = -(wa * acts[xa].zero_point + wb * acts[xb].zero_point)
-            d, k, b_int = choose_shift(np.array([m]), np.array([bias]), np.array([wa + wb]),
-                                       ay.zero_point, label)
-            lo, hi = clip_codes(ay, lo_real, hi_real)
-            nodes += residual_add(base, label, xa, xb, wa, wb, int(b_int[0]), int(k[0]), d, lo, hi,
-                                  y, const)
-            layers.append(LayerShift(label, d, (int(k[0]), int(k[0]))))
-            acts[y] = ay
-            continue
-        if n.op_type in ("AveragePool", "GlobalAveragePool"):
-            x0, y = n.input[0], n.output[0]
-            shp = shapes.get(x0, [])
-            if len(shp) != 4 or not all(shp[1:]):
-                raise TilewiseError(f"node '{label}': the shape of its input '{x0}' is not known (a "
-                                    f"4-D tensor of fixed size is needed to write the pool)")
-            if n.op_type == "GlobalAveragePool":
-                kernel, strides, pads = (shp[2], shp[3]), (1, 1), (0, 0, 0, 0)
-            else:
-                kernel = tuple(a["kernel_shape"])
-                strides = tuple(a.get("strides", (1, 1)))
-                pads = tuple(a.get("pads", (0, 0, 0, 0)))
-                if any(pads) and not a.get("count_include_pad", 0):
-                    raise TilewiseError(f"node '{label}': an AveragePool whose border windows do not "
-                                        f"count the pads (count_include_pad = 0); the shift-mode "
-                                        f"writer divides every window by the full kernel size")
-                if a.get("ceil_mode", 0) or any(v != 1 for v in a.get("dilations", (1, 1))):
-                    raise TilewiseError(f"node '{label}': an AveragePool with ceil_mode or "
-                                        f"dilations; the shift-mode writer takes plain windows")
-            x, pads = zero_padded(x0, base, pads)
-            ax, ay = acts[x0], act_for(qp[y])
-            taps, c = kernel[0] * kernel[1], shp[1]
-            d, k, b_int = choose_shift(np.full(c, ax.scale / (taps * ay.scale)),
-                                       np.full(c, -ax.zero_point * taps), np.full(c, taps),
-                                       ay.zero_point, label)
-            lo, hi = clip_codes(ay, -float("inf"), float("inf"))
-            nodes += sum_pool(base, label, x, c, kernel, strides, pads, b_int, k, d, lo, hi, y, const)
-            layers.append(LayerShift(label, d, (int(k.min()), int(k.max()))))
+            more, layer = write_add(base, label, n.input[0], n.input[1], acts, ay,
+                                    clip_codes(ay, lo_real, hi_real), y, const)
+        elif n.op_type in ("AveragePool", "GlobalAveragePool"):
+            y = n.output[0]
+            kernel, strides, pads = pool_geometry(n, label, shapes.get(n.input[0], []))
+            x, pads = zero_padded(n.input[0], base, pads)
+            ay = act_for(qp[y])
+            more, layer = write_pool(base, label, x, acts[n.input[0]], ay, shapes[n.input[0]][1],
+                                     kernel, strides, pads, y, const)
+        else:
+            more, layer = [], None
+        if layer is not None:
+            nodes += more
+            layers.append(layer)
             acts[y] = ay
             continue
         y, lo_real, hi_real = fused_output(n)
