@@ -18,6 +18,10 @@ see tilewise/quantize/graph_out.py). Column sqnr_shift: the shift-mode integer m
 NE16 / DIANA targets (`--target gap9`, tilewise/quantize/shift_out.py) with the same method, on
 the same 200 inputs; with --validate it is validated bit-exact on gap9 as partitioned (NE16 runs
 the layers the partition gives it; "ne16_layers" counts them) and on pulp-open (5 random inputs).
+sqnr_logits_onnx / sqnr_logits_shift: for the models ending in a Softmax, the SQNR of the logits
+(the last integer tensor; the shift model keeps the Softmax in float on them): equal to ~0.1 dB,
+while the Softmax output of the onnx-mode model is quantized to int8 steps of 1/256 whose
+saturation at 255/256 hides the error of confident predictions, which the float tail keeps.
 Writes bench/quantize_mlperf.json (--update: merges into its rows).
 """
 
@@ -67,7 +71,13 @@ def one(name: str, models_dir: Path, validate: bool, spread: int = 0) -> dict:
     # onnxruntime (DequantizeLinear -> float op -> QuantizeLinear; no integer int16 kernels there)
     row["sqnr_16x8"] = sqnr_json(model, quantize_model(model, calib, auto.method, bits=16), evals)["outputs"][0]["sqnr_db"]
     shift = quantize_shift(model, calib, auto.method)
-    row["sqnr_shift"] = shift_report(model, shift, evals)["outputs"][0]["sqnr_db"]
+    srep = shift_report(model, shift, evals)
+    row["sqnr_shift"] = srep["outputs"][0]["sqnr_db"]
+    if shift.tails:   # the logits the float Softmax reads: the last integer tensor of both models
+        logits = shift.tails[0]
+        orep = sqnr_json(model, auto, evals)
+        row["sqnr_logits_onnx"] = next(x["sqnr_db"] for x in orep["layers"] if x["name"] == logits)
+        row["sqnr_logits_shift"] = next(x["sqnr_db"] for x in srep["layers"] if x["layer"] == logits)
     if spread:   # ours − official on N more evaluation sets: how much of the margin is the draw
         diffs = []
         for seed in range(SPREAD_SEED, SPREAD_SEED + spread):
@@ -127,7 +137,7 @@ def main() -> int:
         new = {r["model"]: r for r in rows}
         rows = [{**old.get(m, {}), **new.get(m, {})} for m in dict.fromkeys([*old, *new])]
     cols = ["model"] + [f"sqnr_{m}" for m in METHODS] + ["method", "sqnr_ours", "sqnr_official",
-                                                          "ours_ge_official", "sqnr_16x8", "sqnr_shift"] + \
+                                                          "ours_ge_official", "sqnr_16x8", "sqnr_shift", "sqnr_logits_onnx", "sqnr_logits_shift"] + \
         (["bit_exact_stm32h7", "shift_bit_exact_gap9", "shift_bit_exact_pulp-open", "shift_ne16_layers"]
          if a.validate else []) + (["spread_ours_minus_official"] if a.spread else [])
     print(" | ".join(cols))

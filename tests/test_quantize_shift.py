@@ -415,3 +415,36 @@ def test_residual_add_and_pools_small_network(tmp_path):
         err = max(wa / wb / (m_a / m_b), wb / wa * (m_a / m_b)) - 1
         assert err <= best + 1e-9 and abs(m * wa / m_a - 1) <= err and abs(m * wb / m_b - 1) <= err
     assert branch_weights(0.37, 0.29)[:2] == branch_weights(0.29, 0.37)[1::-1]
+
+
+def test_fold_pads_takes_one_pad_value():
+    """frontend/onnx_nemo.fold_pads: a chain of Pads of one value v folds into a Conv (its padding
+    value), a chain mixing values with extents stops at the change, a value other than 0 is not
+    folded into a reader with pads of its own or where it is not allowed (the pools)."""
+    from tilewise.frontend.onnx_model import ONode, OnnxGraph
+    from tilewise.frontend.onnx_nemo import fold_pads
+
+    def pad(name, src, dst, extent, value):
+        return ONode("Pad", name, (src, f"{name}/p", f"{name}/v"), (dst,)), \
+            {f"{name}/p": np.array([0, 0, extent, extent, 0, 0, extent, extent], np.int64),
+             f"{name}/v": np.float32(value)}
+
+    def fold(chain, own_pads=(0, 0, 0, 0), value_ok=True):
+        nodes, consts, src = [], {}, "x"
+        for i, (extent, value) in enumerate(chain):
+            n, c = pad(f"p{i}", src, f"t{i}", extent, value)
+            nodes.append(n)
+            consts.update(c)
+            src = f"t{i}"
+        conv = ONode("Conv", "conv", (src, "w"), ("y",), {"pads": list(own_pads)})
+        g = OnnxGraph("m", "m", tuple([*nodes, conv]), consts, {"x": ("float32", (1, 1, 4, 4))}, ("y",), 17)
+        s, total, folded, value = fold_pads(g, g.producers(), g.consumers(), conv, value_ok)
+        return s, total, len(folded), value
+
+    assert fold([(1, 7), (0, 0)]) == ("x", [1, 1, 1, 1], 2, 7)        # NEMO's trailing empty Pad
+    assert fold([(1, 7), (1, 7)]) == ("x", [2, 2, 2, 2], 2, 7)
+    assert fold([(1, 0), (1, 7)]) == ("t0", [1, 1, 1, 1], 1, 7)       # stops where the value changes
+    assert fold([(1, 7), (1, 0)]) == ("t0", [1, 1, 1, 1], 1, 0)
+    assert fold([(1, 7)], own_pads=(1, 1, 1, 1)) == ("t0", [0, 0, 0, 0], 0, 0)
+    assert fold([(1, 7)], value_ok=False) == ("t0", [0, 0, 0, 0], 0, 0)
+    assert fold([(1, 0)], value_ok=False) == ("x", [1, 1, 1, 1], 1, 0)

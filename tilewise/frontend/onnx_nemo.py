@@ -330,8 +330,8 @@ def fold_pads(g: OnnxGraph, prod: dict, cons: dict, reader: ONode,
         if got is None:
             return src, total, nodes, value
         extra, v = got
-        if any(extra) and v != 0:
-            if not value_ok or own or (value != 0 and v != value) or (any(total) and value == 0):
+        if any(extra):   # the first Pad with an extent sets the value, the others must share it
+            if (any(total) and v != value) or (v != 0 and (not value_ok or own)):
                 return src, total, nodes, value
             value = v
         total = [a + b for a, b in zip(total, extra)]
