@@ -51,7 +51,8 @@ def add_quantize(sub) -> None:
     q.add_argument("--bits", default="8", choices=("8", "16", "4", "2", "mixed"),
                    help="bits: 8 (default), 16 (int16 symmetric activations, int8 weights: "
                    "TFLite's 16x8 scheme), 4 or 2 (sub-byte weights, activations between layers "
-                   "too), or mixed (per-layer weight bits under --weight-budget)")
+                   "too; with a shift-mode target the weights only), or mixed (per-layer weight "
+                   "bits under --weight-budget)")
     q.add_argument("--weight-budget", metavar="BYTES|FRACTION", default=None,
                    help="with --bits mixed: the packed weight bytes allowed, or a fraction (< 1) of "
                    "the int8 weight bytes (default 0.6)")
