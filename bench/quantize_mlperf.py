@@ -14,8 +14,15 @@ the chosen model is validated bit-exact on stm32h7 (`validate_path`, 5 random in
 --spread N: ours − official on N more sets of 200 evaluation inputs (min / mean / max), to show
 how much of the margin is the draw of the 200. Column sqnr_16x8: the same method with --bits 16
 (int16 activations, int8 weights), SQNR only (tilewise does not validate int16 ONNX QDQ models:
-see tilewise/quantize/graph_out.py).
-Writes bench/quantize_mlperf.json.
+see tilewise/quantize/graph_out.py). Column sqnr_shift: the shift-mode integer model of the PULP /
+NE16 / DIANA targets (`--target gap9`, tilewise/quantize/shift_out.py) with the same method, on
+the same 200 inputs; with --validate it is validated bit-exact on gap9 as partitioned (NE16 runs
+the layers the partition gives it; "ne16_layers" counts them) and on pulp-open (5 random inputs).
+sqnr_logits_onnx / sqnr_logits_shift: for the models ending in a Softmax, the SQNR of the logits
+(the last integer tensor; the shift model keeps the Softmax in float on them): equal to ~0.1 dB,
+while the Softmax output of the onnx-mode model is quantized to int8 steps of 1/256 whose
+saturation at 255/256 hides the error of confident predictions, which the float tail keeps.
+Writes bench/quantize_mlperf.json (--update: merges into its rows).
 """
 
 from __future__ import annotations
@@ -30,7 +37,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tilewise.quantize import mlperf_inputs  # noqa: E402
 from tilewise.quantize.pipeline import (AUTO, METHODS, calibration_inputs, load_float_onnx,  # noqa: E402
-                                        quantize_model, sqnr_json)
+                                        quantize_model, quantize_shift, sqnr_json)
+from tilewise.quantize.shift_out import shift_report  # noqa: E402
 from tilewise.quantize.sqnr import tflite_outputs  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -62,6 +70,14 @@ def one(name: str, models_dir: Path, validate: bool, spread: int = 0) -> dict:
     # --bits 16 (int16 activations, int8 weights) with the same method: ONNX int16 QDQ run by
     # onnxruntime (DequantizeLinear -> float op -> QuantizeLinear; no integer int16 kernels there)
     row["sqnr_16x8"] = sqnr_json(model, quantize_model(model, calib, auto.method, bits=16), evals)["outputs"][0]["sqnr_db"]
+    shift = quantize_shift(model, calib, auto.method)
+    srep = shift_report(model, shift, evals)
+    row["sqnr_shift"] = srep["outputs"][0]["sqnr_db"]
+    if shift.tails:   # the logits the float Softmax reads: the last integer tensor of both models
+        logits = shift.tails[0]
+        orep = sqnr_json(model, auto, evals)
+        row["sqnr_logits_onnx"] = next(x["sqnr_db"] for x in orep["layers"] if x["name"] == logits)
+        row["sqnr_logits_shift"] = next(x["sqnr_db"] for x in srep["layers"] if x["layer"] == logits)
     if spread:   # ours − official on N more evaluation sets: how much of the margin is the draw
         diffs = []
         for seed in range(SPREAD_SEED, SPREAD_SEED + spread):
@@ -81,7 +97,27 @@ def one(name: str, models_dir: Path, validate: bool, spread: int = 0) -> dict:
             out = Path(tmp) / f"{name}_{auto.method}.onnx"
             onnx.save(auto.model, str(out))
             row["bit_exact_stm32h7"] = validate_path(out, get_target("stm32h7"), n_random=5).bit_exact
+            sout = Path(tmp) / f"{name}_shift.onnx"
+            onnx.save(shift.model, str(sout))
+            for t in ("gap9", "pulp-open"):
+                r = validate_path(sout, get_target(t), n_random=5)
+                row[f"shift_bit_exact_{t}"] = r.bit_exact
+                if t == "gap9":
+                    row["shift_ne16_layers"] = _ne16_layers(sout)
     return row
+
+
+def _ne16_layers(path: Path) -> str:
+    """'n of m': the layers of the shift model the gap9 partition puts on NE16."""
+    from tilewise.frontend import load_model
+    from tilewise.passes import lower
+    from tilewise.schedule.network import schedule_network
+    from tilewise.targets.registry import get_target
+
+    lg = lower(load_model(path))
+    ns = schedule_network(lg, get_target("gap9"), "model")
+    ne16 = sum(ns.placement(i).binding.label.startswith("ne16/") for i in range(len(lg.layers)))
+    return f"{ne16} of {len(lg.layers)}"
 
 
 def main() -> int:
@@ -91,11 +127,19 @@ def main() -> int:
     ap.add_argument("--validate", action="store_true")
     ap.add_argument("--spread", type=int, default=0, metavar="N",
                     help="also ours − official SQNR on N more evaluation sets of 200 (seeds 2001..)")
+    ap.add_argument("--update", action="store_true",
+                    help="merge the new figures into bench/quantize_mlperf.json's rows (keeping the "
+                    "columns this run does not compute, e.g. an earlier --spread) instead of replacing it")
     a = ap.parse_args()
     rows = [one(n, Path(a.models_dir), a.validate, a.spread) for n in a.models.split(",")]
+    if a.update and (HERE / "quantize_mlperf.json").exists():
+        old = {r["model"]: r for r in json.loads((HERE / "quantize_mlperf.json").read_text())["rows"]}
+        new = {r["model"]: r for r in rows}
+        rows = [{**old.get(m, {}), **new.get(m, {})} for m in dict.fromkeys([*old, *new])]
     cols = ["model"] + [f"sqnr_{m}" for m in METHODS] + ["method", "sqnr_ours", "sqnr_official",
-                                                          "ours_ge_official", "sqnr_16x8"] + \
-        (["bit_exact_stm32h7"] if a.validate else []) + (["spread_ours_minus_official"] if a.spread else [])
+                                                          "ours_ge_official", "sqnr_16x8", "sqnr_shift", "sqnr_logits_onnx", "sqnr_logits_shift"] + \
+        (["bit_exact_stm32h7", "shift_bit_exact_gap9", "shift_bit_exact_pulp-open", "shift_ne16_layers"]
+         if a.validate else []) + (["spread_ours_minus_official"] if a.spread else [])
     print(" | ".join(cols))
     for r in rows:
         print(" | ".join(str(r.get(c)) for c in cols))

@@ -3,11 +3,13 @@ against the onnx-mode QDQ model on the digits CNN and the MLPerf Tiny float pare
 `python bench/quantize_shift.py [--validate]`.
 
 Digits: the CNN of tilewise/quantize/digits.py (seeded), calibrated on 200 training images,
-accuracy and output SQNR vs float on the 400 held-out ones. MLPerf Tiny: the inputs of
-bench/quantize_mlperf.py (uniform [−1, 1], calibration seed 1 ×100, evaluation seed 2 ×200; NOT
-the data sets, see there), minmax calibration, output SQNR vs float of the onnx-mode model, the
-shift model and the official int8 .tflite; a model the shift writer does not take yet gets its
-one-sentence reason instead. With --validate each shift model is validated bit-exact (host, 4
+accuracy and output SQNR vs float on the 400 held-out ones; rows "digits_cnn w…": the same shift
+model with sub-byte weights (activations 8-bit; `--bits 4|2|mixed --target gap9`): uniform 4 and
+2 bits and mixed.py's assignments under 0.6 and 0.45 of the int8 weight bytes, with accuracy,
+packed weight bytes and (--validate) the NE16 bindings that run them. MLPerf Tiny: the realistic
+inputs of bench/quantize_mlperf.py (tilewise/quantize/mlperf_inputs.py: calibration 100, evaluation
+200), minmax calibration, output SQNR vs float of the onnx-mode model, the shift model and the
+official int8 .tflite; a model the shift writer does not take gets its one-sentence reason instead. With --validate each shift model is validated bit-exact (host, 4
 random inputs) on gap9 as partitioned, on gap9 with NE16 forced onto every layer its norm-quant
 takes, and on pulp-open, with the layers NE16 requantized itself counted.
 Writes bench/quantize_shift.json.
@@ -28,13 +30,14 @@ import onnx
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from quantize_mlperf import MODELS, _inputs  # noqa: E402
+from quantize_mlperf import MODELS  # noqa: E402
 
 from tilewise.errors import TilewiseError  # noqa: E402
-from tilewise.quantize import digits  # noqa: E402
-from tilewise.quantize.pipeline import (calibration_inputs, load_float_onnx, quantize_model,  # noqa: E402
-                                        quantize_shift, sqnr_json)
-from tilewise.quantize.shift_out import run_dequantized, shift_report  # noqa: E402
+from tilewise.quantize import digits, mlperf_inputs  # noqa: E402
+from tilewise.quantize.mixed import assign  # noqa: E402
+from tilewise.quantize.pipeline import (calibration_inputs, calibration_values,  # noqa: E402
+                                        load_float_onnx, quantize_model, quantize_shift, sqnr_json)
+from tilewise.quantize.shift_out import run_dequantized, shift_report, weight_bytes  # noqa: E402
 from tilewise.quantize.sqnr import run_all, session, tflite_outputs  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -80,9 +83,12 @@ def _validate(model: onnx.ModelProto, name: str) -> dict:
             labels = [ns.placement(i).binding.label for i in range(len(lg.layers))]
             r = validate_model(path, ns, graph, 4, 0, Path(tmp) / key).to_json()
             out[key] = {"bit_exact": r["bit_exact"], "reference": r["reference"],
+                        "golden_vs_reference": r["golden_vs_reference"],
                         "ne16_norm_quant_layers": sum(lb.startswith("ne16/") and "_nq" in lb
                                                       for lb in labels),
                         "layers": len(labels)}
+            if key == "gap9":
+                out[key]["bindings"] = labels
     return out
 
 
@@ -105,15 +111,28 @@ def digits_row(validate: bool) -> dict:
            "shifts": [x.shift for x in sm.layers]}
     if validate:
         row["validate"] = _validate(sm.model, "digits_shift")
-    return row
+    rows = [row]
+    p, values = calibration_values(fm, calib)
+    for what, w_bits in [("w4", {n: 4 for n in ("conv0", "conv1", "fc")}),
+                         ("w2", {n: 2 for n in ("conv0", "conv1", "fc")})] + \
+            [(f"mixed {b}", dict(assign(fm, p, values, calib, b).bits)) for b in ("0.6", "0.45")]:
+        sub = quantize_shift(fm, calib, w_bits=w_bits)
+        r = {"model": f"digits_cnn {what}", "w_bits": w_bits,
+             "accuracy_shift": acc(run_dequantized(sub, data.x_eval)["logits"]),
+             "sqnr_shift": shift_report(fm, sub, data.x_eval)["outputs"][0]["sqnr_db"],
+             "weight_bytes": weight_bytes(sub), "int8_weight_bytes": weight_bytes(sm)}
+        if validate:
+            r["validate"] = _validate(sub.model, f"digits_{what.replace(' ', '_')}")
+        rows.append(r)
+    return rows
 
 
 def mlperf_row(name: str, models_dir: Path, validate: bool) -> dict:
     fpath = models_dir / "mlperf_tiny_float" / f"{name}_float.tflite"
     ipath = models_dir / "mlperf_tiny" / f"{name}.tflite"
     model = load_float_onnx(fpath)
-    eval_raw = _inputs(fpath, 200, 2)
-    calib = calibration_inputs(model, _inputs(fpath, 100, 1), "calib", nhwc=True)
+    calib_raw, eval_raw = mlperf_inputs.split(name)
+    calib = calibration_inputs(model, calib_raw, "calib", nhwc=True)
     evals = calibration_inputs(model, eval_raw, "eval", nhwc=True)
     res = quantize_model(model, calib)
     rep = sqnr_json(model, res, evals, tflite_outputs(str(ipath), eval_raw))
@@ -134,17 +153,18 @@ def mlperf_row(name: str, models_dir: Path, validate: bool) -> dict:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--models", default=",".join(MODELS), help="MLPerf models ('' for digits only)")
     ap.add_argument("--models-dir", default=str(HERE.parent.parent / "shared" / "models"))
     ap.add_argument("--validate", action="store_true")
     a = ap.parse_args()
-    rows = [digits_row(a.validate)] + [mlperf_row(n, Path(a.models_dir), a.validate)
-                                       for n in a.models.split(",")]
+    rows = digits_row(a.validate) + [mlperf_row(n, Path(a.models_dir), a.validate)
+                                     for n in a.models.split(",") if n]
     for r in rows:
         print(json.dumps(r))
     (HERE / "quantize_shift.json").write_text(json.dumps({
-        "inputs": "digits: 200 calibration / 400 held-out images; MLPerf: uniform[-1,1], calib seed 1 "
-                  "(100), eval seed 2 (200)", "rows": rows}, indent=2) + "\n")
+        "inputs": "digits: 200 calibration / 400 held-out images; MLPerf: tilewise/quantize/mlperf_inputs.py "
+                  f"(calibration {mlperf_inputs.N_CALIB}, evaluation {mlperf_inputs.N_EVAL})", "rows": rows},
+        indent=2) + "\n")
     return 0
 
 

@@ -65,6 +65,8 @@ class OnnxGraph:
     outputs: tuple[str, ...]
     opset: int
     notes: tuple[str, ...] = ()
+    #: the model's metadata_props (key -> value): e.g. tilewise quantize's `tilewise.w_bits.<node>`
+    metadata: dict[str, str] = field(default_factory=dict)
 
     def producers(self) -> dict[str, ONode]:
         return {o: n for n in self.nodes for o in n.outputs if o}
@@ -79,7 +81,7 @@ class OnnxGraph:
 
     def with_nodes(self, nodes: list[ONode], consts: dict[str, np.ndarray] | None = None) -> "OnnxGraph":
         return OnnxGraph(self.source, self.name, tuple(nodes), consts if consts is not None else self.consts,
-                         self.inputs, self.outputs, self.opset, self.notes)
+                         self.inputs, self.outputs, self.opset, self.notes, self.metadata)
 
 
 def unsupported(g: OnnxGraph | str, node: ONode | None, what: str, hint: str) -> UnsupportedOpError:
@@ -175,7 +177,8 @@ def read_graph(data: bytes, source: str) -> OnnxGraph:
         raise ModelFormatError(f"{source}: the graph has no inputs")
     outputs = tuple(o.name for o in g.output)
     _check_topological(source, nodes, set(inputs) | set(consts))
-    return OnnxGraph(source, g.name or "onnx_model", tuple(nodes), consts, inputs, outputs, opset)
+    return OnnxGraph(source, g.name or "onnx_model", tuple(nodes), consts, inputs, outputs, opset,
+                     metadata={e.key: e.value for e in model.metadata_props})
 
 
 def _check_topological(source: str, nodes: list[ONode], available: set[str]) -> None:

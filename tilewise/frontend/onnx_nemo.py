@@ -7,7 +7,7 @@ integer biases, followed by the requantization written out as elementwise ops,
 as any sequence of Mul (integer k), Add (integer λ), Div (by 2^d), Floor and Clip/Relu — the
 PULP-NN requantization (k·φ + λ) >> d of seed 004 §"requantization". Each such chain becomes one IR
 conv2d/fully_connected with Requant(mode="shift", multiplier=k, bias=λ·2^(d − d_at_add), shift=d,
-qmin=lo, qmax=hi). A Pad (zeros) before a Conv is folded into its pads. Activation dtypes follow the
+qmin=lo, qmax=hi). A Pad before a Conv is folded into its pads (of zeros, or of one integer value: Conv2dParams.pad_value). Activation dtypes follow the
 clip range (DORY's activations are unsigned 8-bit: [0, 255] -> uint8); the graph input is uint8.
 
 DIANA's analog core (notes/accelerators.md, HTVM's analog conv) writes its 6-bit ADC as a first
@@ -20,6 +20,10 @@ computes floor(acc / D) in float32, which equals the integer floor division when
 and D ≤ 2^18 and the quotient is within 64 of zero (the spacing of float32 there, 2^−18, is below
 1/D, so a quotient just below an integer never rounds up to it; beyond ±64 the ADC clips either
 way); m·a6 + a stays below 2^24 when m fits int16 and |a| < 2^23.
+
+Weights are int8, or int4 / int2 (values in an int8 container, the IR dtype saying the width: NE16's
+2–8-bit weights) for a node the model's metadata_props name in `tilewise.w_bits.<node>` (written by
+tilewise quantize's shift writer; `weight_dtype` refuses a weight outside the stated width).
 
 NEMO's own export (notes/integer-onnx.md) writes the requantization with Casts:
 Mul(κ) → Add(λ) → Cast(int64) → Mul(m) → Div(D) → Cast(int64) [→ Cast(int64)] → Cast(float) → Clip.
@@ -45,6 +49,7 @@ the int64 part is exact in both; the golden model is the integer definition.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
@@ -291,9 +296,9 @@ def _bound(g: OnnxGraph, c: ONode, idx: int, attr: str) -> float | None:
     return None if v is None else float(v)
 
 
-def _zero_pad(g: OnnxGraph, p: ONode) -> list[int] | None:
-    """(top, left, bottom, right) of a constant-zero Pad of the spatial axes of an NCHW tensor,
-    else None (pads as the opset-9 attribute or the opset-11 input)."""
+def _const_pad(g: OnnxGraph, p: ONode) -> tuple[list[int], int] | None:
+    """((top, left, bottom, right), value) of a constant Pad by an integer value of the spatial axes
+    of an NCHW tensor, else None (pads as the opset-9 attribute or the opset-11 input)."""
     if str(p.attr("mode", "constant")) != "constant":
         return None
     pads = p.attr("pads")
@@ -301,23 +306,34 @@ def _zero_pad(g: OnnxGraph, p: ONode) -> list[int] | None:
         pads = g.consts.get(p.input(1))
     value = g.consts.get(p.input(2), np.zeros(1)) if p.input(2) else np.asarray(p.attr("value", 0.0))
     pads = [int(v) for v in np.asarray(pads).reshape(-1)] if pads is not None else None
-    if pads is None or len(pads) != 8 or any(pads[i] for i in (0, 1, 4, 5)) or float(np.asarray(value).reshape(-1)[0]) != 0.0:
+    v = float(np.asarray(value).reshape(-1)[0])
+    if pads is None or len(pads) != 8 or any(pads[i] for i in (0, 1, 4, 5)) or v != round(v):
         return None
-    return [pads[2], pads[3], pads[6], pads[7]]
+    return [pads[2], pads[3], pads[6], pads[7]], int(v)
 
 
-def fold_pads(g: OnnxGraph, prod: dict, cons: dict, reader: ONode) -> tuple[str, list[int], list[ONode]]:
-    """The chain of zero Pads (NEMO writes a Pad, often followed by a second one whose pads are
-    all zero) feeding `reader`'s first input only: (source tensor, summed spatial pads, the Pad
-    nodes) — folded into the reader's own pads."""
-    src, total, nodes = reader.inputs[0], [0, 0, 0, 0], []
+def fold_pads(g: OnnxGraph, prod: dict, cons: dict, reader: ONode,
+              value_ok: bool = False) -> tuple[str, list[int], list[ONode], int]:
+    """The chain of constant Pads (NEMO writes a Pad of zeros, often followed by a second one whose
+    pads are all zero) feeding `reader`'s first input only: (source tensor, summed spatial pads,
+    the Pad nodes, the padded taps' value) — folded into the reader's own pads. A value other
+    than 0 only with `value_ok` (a Conv: IR Conv2dParams.pad_value; tilewise quantize's shift
+    writer pads codes with their zero point), one value for the chain, and a reader without
+    pads of its own."""
+    src, total, nodes, value = reader.inputs[0], [0, 0, 0, 0], [], 0
+    own = any(int(v) for v in reader.attr("pads", [0, 0, 0, 0]))
     while True:
         p = prod.get(src)
         if p is None or p.op_type != "Pad" or len(cons.get(p.outputs[0], [])) != 1 or p.outputs[0] in g.outputs:
-            return src, total, nodes
-        extra = _zero_pad(g, p)
-        if extra is None:
-            return src, total, nodes
+            return src, total, nodes, value
+        got = _const_pad(g, p)
+        if got is None:
+            return src, total, nodes, value
+        extra, v = got
+        if any(extra):   # the first Pad with an extent sets the value, the others must share it
+            if (any(total) and v != value) or (v != 0 and (not value_ok or own)):
+                return src, total, nodes, value
+            value = v
         total = [a + b for a, b in zip(total, extra)]
         nodes.append(p)
         src = p.inputs[0]
@@ -344,10 +360,11 @@ def to_integer_ops(g: OnnxGraph) -> OnnxGraph:
         attrs = dict(n.attrs)
         inputs = list(n.inputs)
         if conv:
-            src, extra, pad_nodes = fold_pads(g, prod, cons, n)
+            src, extra, pad_nodes, value = fold_pads(g, prod, cons, n, value_ok=True)
             if pad_nodes:
                 p = [int(v) for v in attrs.get("pads", [0, 0, 0, 0])]
                 attrs["pads"] = [p[i] + extra[i] for i in range(4)]
+                attrs["tw_pad_value"] = value
                 inputs[0] = src
                 removed.update(id(p) for p in pad_nodes)
         attrs.update(ch.attrs(absorbed))
@@ -429,6 +446,26 @@ def _requant(lw: Lowering, node: ONode, acc_bound: int) -> Requant:
                    division="trunc" if trunc else "floor", semantics=why)
 
 
+#: metadata_props key prefix of a node's weight bits below 8 (tilewise quantize's shift writer)
+W_BITS_KEY = "tilewise.w_bits."
+
+
+def weight_dtype(lw: Lowering, node: ONode, w: np.ndarray) -> str:
+    """int8, or int4 / int2 when the model's metadata gives the node's weights that width
+    (`tilewise.w_bits.<node>` = 4 or 2: NE16's 2–8-bit weights); refused when a weight lies
+    outside the stated width."""
+    bits = lw.g.metadata.get(W_BITS_KEY + node.name)
+    if bits is None:
+        return "int8"
+    if bits not in ("4", "2"):
+        raise unsupported(lw.g, node, f"states {bits}-bit weights in its metadata", "state 4 or 2 (8 is the default)")
+    lo, hi = -(1 << (int(bits) - 1)), (1 << (int(bits) - 1)) - 1
+    if w.size and (int(w.min()) < lo or int(w.max()) > hi):
+        raise unsupported(lw.g, node, f"states {bits}-bit weights but holds weights in [{int(w.min())}, {int(w.max())}]",
+                          f"keep the weights within [{lo}, {hi}] or drop the metadata entry")
+    return f"int{bits}"
+
+
 def _int_const(lw: Lowering, node: ONode, name: str, what: str, dtype: str, lo: int, hi: int) -> np.ndarray:
     a = lw.const(node, name, what)
     if not _integral(a) or (a.size and (a.min() < lo or a.max() > hi)):
@@ -451,7 +488,10 @@ def emit_int_conv(lw: Lowering, node: ONode, x: str, w: np.ndarray, b: np.ndarra
     dtype = clip_dtype(node.attr("tw_lo"), node.attr("tw_hi"))
     rq = _requant(lw, node, _acc_bound(lw.t(x).dtype, w, b))
     params = conv_params(lw, node, lw.t(x).shape, w.shape, rq)
-    w_ir = lw.add_const(f"{w_name}__ohwi", np.ascontiguousarray(w.transpose(0, 2, 3, 1)), "int8", INT1)
+    if node.attr("tw_pad_value", 0):
+        params = replace(params, pad_value=int(node.attr("tw_pad_value")))
+    w_ir = lw.add_const(f"{w_name}__ohwi", np.ascontiguousarray(w.transpose(0, 2, 3, 1)),
+                        weight_dtype(lw, node, w), INT1)
     ins = [x, w_ir]
     if b is not None:
         ins.append(lw.add_const(f"{b_name}__bias", b.reshape(-1), "int32"))
@@ -471,7 +511,7 @@ def int_gemm(lw: Lowering, node: ONode) -> None:
     if len(shape) != 2 or shape[1] != w_kc.shape[1]:
         raise unsupported(lw.g, node, f"multiplies a tensor of shape {shape} by weights {w.shape}", "use 2-D dense layers")
     src, w_kc = fc_input(lw, node, x, w_kc)
-    ins = [src, lw.add_const(f"{node.inputs[1]}__kc", np.ascontiguousarray(w_kc), "int8", INT1)]
+    ins = [src, lw.add_const(f"{node.inputs[1]}__kc", np.ascontiguousarray(w_kc), weight_dtype(lw, node, w_kc), INT1)]
     b = None
     if node.input(2):
         b = _int_const(lw, node, node.inputs[2], "biases", "int32", -(1 << 31), (1 << 31) - 1)

@@ -66,7 +66,7 @@ def _pool(g: OnnxGraph, prod: dict, cons: dict, n: ONode) -> tuple[ONode, list[O
     if any(own) and not int(n.attr("count_include_pad", 0)):
         raise unsupported(g, n, "pads without counting the pads (border windows average fewer values)",
                           "pad with an explicit Pad node or set count_include_pad=1")
-    src, extra, pads = fold_pads(g, prod, cons, n)
+    src, extra, pads, _ = fold_pads(g, prod, cons, n)   # zero pads only
     ch, out, absorbed = _absorb(g, cons, n, 1, True)
     taps = kernel[0] * kernel[1]
     if ch.adc is not None or not (ch.divided or ch.total_divisor == 1):

@@ -1,7 +1,8 @@
 """Float tails after the integer body of a NEMO graph: cut, and said so.
 
 NEMO exports often end in float operators after the last integer layer (notes/integer-onnx.md):
-Gather / Unsqueeze / Squeeze to split one output into several, Sigmoid, Softmax, LogSoftmax.
+Gather / Unsqueeze / Squeeze to split one output into several, Sigmoid, Softmax, LogSoftmax (and a
+Mul by a non-integer scalar read only by those: the codes' dequantization, `_dequantizes`).
 tilewise deploys the integer body; the tail is not compiled. `cut_float_tail` removes every node
 whose operator is in FLOAT_TAIL and whose results reach only graph outputs through such nodes,
 and makes the tensors they read from the body the graph's outputs. It never changes an output
@@ -15,9 +16,18 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .onnx_model import OnnxGraph
+import numpy as np
+
+from .onnx_model import ONode, OnnxGraph
 
 FLOAT_TAIL = ("Gather", "Unsqueeze", "Squeeze", "Sigmoid", "Softmax", "LogSoftmax")
+
+
+def _dequantizes(g: OnnxGraph, n: ONode) -> bool:
+    """A Mul of the body's codes by a non-integer constant (their scale: tilewise quantize's shift
+    models feed the real logits to their Softmax this way); no requantization chain holds one."""
+    c = g.consts.get(n.input(1)) if n.op_type == "Mul" and len(n.inputs) == 2 else None
+    return c is not None and np.asarray(c).size == 1 and float(np.asarray(c).reshape(-1)[0]) % 1.0 != 0.0
 
 
 def cut_float_tail(g: OnnxGraph) -> tuple[OnnxGraph, dict | None]:
@@ -25,7 +35,7 @@ def cut_float_tail(g: OnnxGraph) -> tuple[OnnxGraph, dict | None]:
     cons = g.consumers()
     tail: set[int] = set()
     for n in reversed(g.nodes):
-        if n.op_type not in FLOAT_TAIL:
+        if n.op_type not in FLOAT_TAIL and not _dequantizes(g, n):
             continue
         readers = [c for o in n.outputs if o for c in cons.get(o, [])]
         if all(id(c) in tail for c in readers) and (readers or any(o in g.outputs for o in n.outputs)):

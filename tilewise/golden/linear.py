@@ -34,7 +34,7 @@ def conv2d(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
     zp_x, zp_w = _zps(graph, node)
     p = node.params
     assert isinstance(p, Conv2dParams)
-    acc = conv2d_acc(x, w, bias, zp_x, zp_w, p.stride, p.pads, p.dilation, p.groups)
+    acc = conv2d_acc(x, w, bias, zp_x, zp_w, p.stride, p.pads, p.dilation, p.groups, pad_value=p.pad_value)
     return apply_requant(acc, p.requant)
 
 

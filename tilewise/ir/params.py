@@ -87,6 +87,9 @@ class Conv2dParams(OpParams):
     #: 1 (dense) .. C (depthwise, output channel k reads input channel k // (K/C))
     groups: int
     requant: Requant
+    #: the stored value of a padded tap when it is not the input zero point (a NEMO Pad of a
+    #: constant folded into the conv, frontend/onnx_nemo.fold_pads); None: the zero point
+    pad_value: int | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "mode", self.requant.mode)

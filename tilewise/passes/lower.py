@@ -74,7 +74,8 @@ def _lower_conv(graph: Graph, node: Node) -> Layer:
     )
     return Layer(
         name=node.name, op=op, inputs=(node.inputs[0],), output=node.outputs[0], nest=nest,
-        weights=weights.astype(np.int8), bias=_bias_dtype(bias, x), requant=a.requant, pad_value=zp_x,
+        weights=weights.astype(np.int8), bias=_bias_dtype(bias, x), requant=a.requant,
+        pad_value=zp_x if a.pad_value is None else a.pad_value,
         node_inputs=node.inputs, source_nodes=(node.name,),
     )
 

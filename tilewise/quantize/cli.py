@@ -21,8 +21,11 @@ the three §4.4 bounds' Δ and available bits, every candidate's SQNR).
 activations, int4 / int2 weights, QDQ ONNX types; the network's input and outputs stay int8);
 `--bits mixed`: per-layer weight widths 8/4/2 under `--weight-budget` (bytes, or a fraction of the
 int8 weight bytes; default 0.6) chosen from measured sensitivity (mixed.py), activations int8.
-Sub-byte models are onnx-mode QDQ models: with a shift-mode target or a narrow accumulator, only
-`--bits 8` is taken.
+With a shift-mode target (gap8, gap9, pulp-open, diana) `--bits 4|2|mixed` sets the WEIGHT widths
+only (NE16's 2–8-bit weights; activations stay 8-bit, NE16 takes 8-bit activations): the shift
+model states each sub-byte node's width in its metadata (`tilewise.w_bits.<node>`, shift_out.py);
+mixed: the same measured assignment as above. A narrow accumulator takes `--bits 8` only, a
+shift-mode target not `--bits 16`.
 """
 
 from __future__ import annotations
@@ -48,7 +51,8 @@ def add_quantize(sub) -> None:
     q.add_argument("--bits", default="8", choices=("8", "16", "4", "2", "mixed"),
                    help="bits: 8 (default), 16 (int16 symmetric activations, int8 weights: "
                    "TFLite's 16x8 scheme), 4 or 2 (sub-byte weights, activations between layers "
-                   "too), or mixed (per-layer weight bits under --weight-budget)")
+                   "too; with a shift-mode target the weights only), or mixed (per-layer weight "
+                   "bits under --weight-budget)")
     q.add_argument("--weight-budget", metavar="BYTES|FRACTION", default=None,
                    help="with --bits mixed: the packed weight bytes allowed, or a fraction (< 1) of "
                    "the int8 weight bytes (default 0.6)")
@@ -137,11 +141,11 @@ def cmd_quantize(args: argparse.Namespace) -> int:
     if args.calibration == "auto" and (shift or acc_bits < 32 or args.bits == "mixed"):
         raise TilewiseError("--calibration auto is for the onnx-mode --bits 8|16|4|2 models; give "
                             "minmax, percentile or mse")
-    if args.bits != "8" and (shift or acc_bits < 32):
+    if (args.bits != "8" and acc_bits < 32) or (args.bits == "16" and shift):
         why = (f"{acc_bits}-bit accumulators (the narrow search chooses the widths itself)"
-               if acc_bits < 32 else f"{target.name}'s shift-mode models, which are 8-bit so far")
-        raise TilewiseError(f"--bits {args.bits} does not go with {why}; use --bits 8, or a "
-                            f"host / Cortex-M target for a sub-byte model")
+               if acc_bits < 32 else f"{target.name}'s shift-mode models, whose activations are 8-bit")
+        raise TilewiseError(f"--bits {args.bits} does not go with {why}; use --bits 8"
+                            + (", 4, 2 or mixed" if shift else ""))
     if acc_bits < 32:
         from .narrow_search import search
 
@@ -151,7 +155,8 @@ def cmd_quantize(args: argparse.Namespace) -> int:
         from .pipeline import quantize_shift
         from .shift_out import shift_json
 
-        res = quantize_shift(model, calib, args.calibration, args.percentile)
+        w_bits, assignment = _shift_weight_bits(model, calib, args)
+        res = quantize_shift(model, calib, args.calibration, args.percentile, w_bits)
     elif args.bits == "mixed":
         from .mixed import quantize_mixed
 
@@ -191,12 +196,33 @@ def cmd_quantize(args: argparse.Namespace) -> int:
     return 0
 
 
+def _shift_weight_bits(model, calib: np.ndarray, args: argparse.Namespace):
+    """(weight bits per weighted node label, the mixed.py Assignment) of a shift-mode model:
+    uniform for --bits 4|2, the measured assignment for --bits mixed (its sensitivities are
+    measured on the onnx-mode models, whose weight codes the shift writer shares), (None, None)
+    for 8."""
+    from .graph_out import node_labels
+
+    if args.bits in ("4", "2"):
+        return {n: int(args.bits) for n in node_labels(model)}, None
+    if args.bits != "mixed":
+        return None, None
+    from .mixed import assign
+    from .pipeline import calibration_values
+
+    p, values = calibration_values(model, calib)
+    a = assign(model, p, values, calib, args.weight_budget or "0.6", args.calibration, args.percentile)
+    return dict(a.bits), a
+
+
 def _fmt(db) -> str:
     return "exact" if db is None else f"{db:.2f} dB"
 
 
 def _text(r: dict) -> str:
     bits = "mixed 8/4/2-bit weights" if r["bits"] == "mixed" else f"int{r['bits']}"
+    if r["requant"] == "shift" and r["bits"] in ("4", "2"):
+        bits = f"int{r['bits']} weights, 8-bit activations"
     width = bits if r["acc_bits"] >= 32 else f"{bits} containers, {r['acc_bits']}-bit accumulators"
     lines = [f"wrote {r['model']} ({width}, {r['calibration']} calibration on "
              f"{r['calibration_inputs']} inputs, {r['requant']} requantization, target {r['target']})"]
@@ -206,7 +232,8 @@ def _text(r: dict) -> str:
                      f"{c['acc_bits']} bits")
     if "shift" in r:
         lines.append("shift per layer: " + ", ".join(
-            f"{x['layer']} {x['shift']} (k {x['k_min']}..{x['k_max']})" for x in r["shift"]["layers"]))
+            f"{x['layer']} {x['shift']} (k {x['k_min']}..{x['k_max']}"
+            + (f", {x['w_bits']}-bit weights)" if x["w_bits"] != 8 else ")") for x in r["shift"]["layers"]))
         lines += [f"  codes of {t}: real = {c['scale']:.6g}·(u − {c['zero_point']})"
                   for t, c in r["shift"]["codes"].items()]
     if "mixed" in r:

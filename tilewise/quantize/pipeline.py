@@ -190,13 +190,14 @@ def choose_method(model: onnx.ModelProto, results: dict[str, QuantizeResult],
 
 
 def quantize_shift(model: onnx.ModelProto, inputs: np.ndarray, method: str = "minmax",
-                   percentile: float = 99.99):
+                   percentile: float = 99.99, w_bits: dict[str, int] | None = None):
     """Calibrate `model` on `inputs` and write its shift-mode integer form (shift_out.py: the
-    PULP / NE16 / DIANA targets' requantization)."""
+    PULP / NE16 / DIANA targets' requantization); `w_bits`: weight bits per weighted node label
+    (8, 4, 2; activations stay 8-bit)."""
     from .shift_out import write_shift
 
     p, qp, _ = calibrate_model(model, inputs, method, 8, percentile)
-    return write_shift(model, p, qp)
+    return write_shift(model, p, qp, w_bits)
 
 
 def calibrate_model(model: onnx.ModelProto, inputs: np.ndarray, method: str = "minmax",

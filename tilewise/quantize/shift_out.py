@@ -12,9 +12,9 @@ Per weighted node (Conv, Gemm, its Relu / Clip fused; notes/integer-onnx.md "NEM
     Conv(u, W, B') → Cast(int64) → Mul(k[c]) → Div(2^d) → Cast(float) → Clip(lo, hi)
 
 - Activations are unsigned 8-bit codes u ∈ [0, 255] carried in float32 (DORY's and NEMO's
-  activations; the frontend reads them as uint8), real = s·(u − z) with z = 0 for a tensor whose
-  calibrated range is ≥ 0 (s = hi/255) and z = 128 otherwise (s = max(−lo/128, hi/127)). The zero
-  points are implicit: they live in the biases, never in the graph.
+  activations; the frontend reads them as uint8), real = s·(u − z): the calibrated int8 range's
+  scale with its zero point moved by 128 (the onnx-mode model's codes + 128), z = 0 for a range
+  ≥ 0 (s = hi/255). The zero points are implicit: they live in the biases, never in the graph.
 - Weights symmetric per output channel (weights.py, ±127), W = q_w; the accumulator on the codes
   is acc = Σ q_w·u = Σ q_w·(x_q + z_x), so B = round(b / (s_x·s_w)) − z_x·Σ q_w makes acc + B the
   accumulator of the real product.
@@ -36,16 +36,19 @@ Per weighted node (Conv, Gemm, its Relu / Clip fused; notes/integer-onnx.md "NEM
   round(6/s_y))] for Clip(0, 6), [0, 255] without one.
 
 Moves (Flatten, Reshape, MaxPool, Identity, Transpose) are copied and keep their input's (s, z).
-Padding: a padded Conv reads zeros at the border, so its input must have z = 0 (a ReLU output or
-a non-negative graph input); otherwise the writer refuses the node (NEMO pads with 0 as well).
+Padding: a padded Conv must read real zeros at the border; on codes with z = 0 its own pads do
+that, otherwise the writer puts an explicit Pad of the code z before it (pads moved out of the
+Conv), which frontend/onnx_nemo.fold_pads folds back as the layer's padding value.
+Residual Add, AveragePool / GlobalAveragePool and a Softmax at the end: shift_nodes.py.
 
 The graph input becomes integer codes u = clamp(round(x / s_in) + z_in, 0, 255) in float32 (the
-frontend reads a float32 NEMO input as uint8); the outputs are codes, real = s·(u − z). Both
-parameters are in the model's metadata_props (`tilewise.quant.<tensor>` = "scale zero_point"),
-and `ShiftModel.quantize_input` / `dequantize` apply them.
+frontend reads a float32 NEMO input as uint8); the outputs are codes, real = s·(u − z), or the
+float Softmax's probabilities. The codes' parameters of the input, the outputs and the tensors a
+float tail reads are in the model's metadata_props (`tilewise.quant.<tensor>` = "scale
+zero_point"), and `ShiftModel.quantize_input` / `dequantize` apply them.
 
-Not taken yet (refused with the node's name): Add (NEMO's residual Add needs both branches at one
-scale), AveragePool, Concat, Softmax, MatMul; per-layer SQNR (the output SQNR is reported).
+Not taken (refused with the node's name): Concat, MatMul, an Add of a constant, a Softmax that is
+not the end of the graph.
 """
 
 from __future__ import annotations
@@ -54,7 +57,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper, numpy_helper
 
 from ..errors import TilewiseError
 from .calibrate import QParams
@@ -68,6 +71,8 @@ D_MAX = 23
 INT32 = 2**31 - 1
 FLOAT32_EXACT = 2**24
 META = "tilewise.quant."
+#: metadata key prefix of a weighted node's weight bits below 8 (read by frontend/onnx_nemo.py)
+W_BITS_META = "tilewise.w_bits."
 
 
 @dataclass(frozen=True)
@@ -86,13 +91,15 @@ class Act:
 
 
 def act_for(qp: QParams) -> Act:
-    """The unsigned 8-bit codes for a tensor calibrated to `qp`'s range (module docstring)."""
+    """The unsigned 8-bit codes for a tensor calibrated to `qp`'s 8-bit range (module docstring):
+    the same scale, the zero point moved by −qmin (int8's −128..127 → 0..255)."""
     lo, hi = qp.scale * (qp.qmin - qp.zero_point), qp.scale * (qp.qmax - qp.zero_point)
     if lo >= 0.0 or qp.zero_point == qp.qmin:
         s = hi / 255.0
         return Act(float(s) if s > 0 else 1.0, 0)
-    s = max(-lo / 128.0, hi / 127.0)
-    return Act(float(s) if s > 0 else 1.0, 128)
+    if qp.qmax - qp.qmin != 255:
+        raise TilewiseError(f"the shift-mode writer takes 8-bit activation ranges, not [{qp.qmin}, {qp.qmax}]")
+    return Act(float(qp.scale), int(qp.zero_point - qp.qmin))
 
 
 @dataclass(frozen=True)
@@ -104,6 +111,8 @@ class LayerShift:
     multipliers: tuple[int, int]     # least and greatest k
     coarsened: int = 0               # the largest j of a channel's weight step × 2^j (layer_codes)
     coarse_channels: int = 0         # channels with j > 0
+    w_bits: int = 8                  # weight bits (8, 4, 2)
+    weight_elems: int = 0            # weights of a Conv / Gemm (0: the Add / pool constants)
 
 
 @dataclass(frozen=True, eq=False)
@@ -113,12 +122,14 @@ class ShiftModel:
     input_name: str
     output_names: tuple[str, ...]
     layers: tuple[LayerShift, ...]
+    tails: tuple[str, ...] = ()      # integer tensors read by the float tail (Softmax)
 
     def quantize_input(self, x: np.ndarray) -> np.ndarray:
         return self.acts[self.input_name].quantize(x)
 
     def dequantize(self, name: str, u: np.ndarray) -> np.ndarray:
-        return self.acts[name].dequantize(u)
+        """Real values of tensor `name`: codes dequantized, a float tail's output as it is."""
+        return self.acts[name].dequantize(u) if name in self.acts else np.asarray(u, np.float64)
 
 
 def choose_shift(m: np.ndarray, bias: np.ndarray, w_abs: np.ndarray, z_y: int,
@@ -137,23 +148,26 @@ def choose_shift(m: np.ndarray, bias: np.ndarray, w_abs: np.ndarray, z_y: int,
                         f"shift-mode writer)")
 
 
-def layer_codes(w: np.ndarray, b: np.ndarray | None, axis: int, ax: Act, ay: Act, label: str
-                ) -> tuple[np.ndarray, int, np.ndarray, np.ndarray, np.ndarray]:
+def layer_codes(w: np.ndarray, b: np.ndarray | None, axis: int, ax: Act, ay: Act, label: str,
+                bits: int = 8) -> tuple[np.ndarray, int, np.ndarray, np.ndarray, np.ndarray]:
     """(integer weights in w's layout, d, k, B', j per channel) of a Conv / Gemm with float weights
     w (output channels along `axis`) and bias b between activations ax and ay (module docstring).
 
     A channel whose bias dominates its accumulator (|B'| ≥ 2^24 − 255·Σ|q_w|: e.g. a calibration
     range where the weighted sum moves the output by a few codes and the bias by hundreds) gets a
     coarser weight step s_w·2^j, the least j ≤ 7 that brings the accumulator back below 2^24 —
-    the weights' share of such an output is a few codes, so their lost bits cost little there."""
-    qw = quantize_weights(w, axis, 8, b, ax.scale)
+    the weights' share of such an output is a few codes, so their lost bits cost little there.
+    `bits` < 8: codes within ±(2^(bits−1) − 1), weights.py's sub-byte scales (NE16's 2–7-bit
+    weights)."""
+    qmax = (1 << (bits - 1)) - 1
+    qw = quantize_weights(w, axis, bits, b, ax.scale)
     s0 = qw.scale.astype(np.float64)
     wc = np.moveaxis(np.asarray(w, np.float64), axis, 0).reshape(s0.size, -1)
     bf = np.zeros(s0.size) if b is None else np.asarray(b, np.float64).reshape(-1)
     j = np.zeros(s0.size, np.int64)
     for _ in range(8):
         s_w = s0 * 2.0**j
-        q = np.clip(np.rint(wc / s_w[:, None]), -127, 127).astype(np.int64)
+        q = np.clip(np.rint(wc / s_w[:, None]), -qmax, qmax).astype(np.int64)
         w_abs = np.abs(q).sum(axis=1)
         bias = np.rint(bf / (ax.scale * s_w)).astype(np.int64) - ax.zero_point * q.sum(axis=1)
         m = ax.scale * s_w / ay.scale
@@ -183,29 +197,78 @@ def _clip_bounds(n: onnx.NodeProto, inits: dict[str, np.ndarray]) -> tuple[float
     return lo, hi
 
 
-def write_shift(model: onnx.ModelProto, p: Plan, qp: dict[str, QParams]) -> ShiftModel:
-    """The shift-mode integer model of `model` for the calibrated parameters `qp` (module doc)."""
+def clip_codes(ay: Act, lo_real: float, hi_real: float) -> tuple[int, int]:
+    """A fused activation's real bounds as codes of `ay` (Relu: z_y = 0), within the code range."""
+    lo = int(max(0, ay.zero_point + np.rint(lo_real / ay.scale))) if np.isfinite(lo_real) else 0
+    hi = int(min(255, ay.zero_point + np.rint(hi_real / ay.scale))) if np.isfinite(hi_real) else 255
+    return lo, hi
+
+
+#: the float ops the writer takes besides MOVES and the fused Relu / Clip
+TAKEN = ("Conv", "Gemm", "Add", "AveragePool", "GlobalAveragePool", "Softmax")
+
+
+def write_shift(model: onnx.ModelProto, p: Plan, qp: dict[str, QParams],
+                w_bits: dict[str, int] | None = None) -> ShiftModel:
+    """The shift-mode integer model of `model` for the calibrated parameters `qp` (module doc);
+    `w_bits`: weight bits (8, 4, 2) per weighted node label (default 8)."""
+    from .shift_nodes import pool_geometry, requant_chain, softmax_tail, write_add, write_pool
+
+    w_bits = dict(w_bits or {})
+    model = onnx.shape_inference.infer_shapes(model)
     g = model.graph
+    shapes = {vi.name: [d.dim_value for d in vi.type.tensor_type.shape.dim]
+              for vi in (*g.input, *g.value_info, *g.output)}
     inits = {t.name: numpy_helper.to_array(t) for t in g.initializer}
     consumers: dict[str, list[onnx.NodeProto]] = {}
     for n in g.node:
         for x in n.input:
             consumers.setdefault(x, []).append(n)
+    outputs = {o.name for o in g.output}
     input_name = next(vi.name for vi in g.input if vi.name not in inits)
     acts: dict[str, Act] = {input_name: act_for(qp[input_name])}
     nodes: list[onnx.NodeProto] = []
     new_inits: list[onnx.TensorProto] = []
     layers: list[LayerShift] = []
     skip: set[int] = set()
+    tails: list[str] = []             # integer tensors a float tail reads
+    meta: dict[str, str] = {}
 
     def const(name: str, arr: np.ndarray) -> str:
         new_inits.append(numpy_helper.from_array(arr, name))
         return name
 
+    def fused_output(n: onnx.NodeProto) -> tuple[str, float, float]:
+        """(the tensor the node's chain writes, the real bounds of its fused Relu / Clip)."""
+        y, readers = n.output[0], consumers.get(n.output[0], [])
+        if y not in p.layer_of and len(readers) == 1 and readers[0].op_type in ACTIVATIONS:
+            skip.add(list(g.node).index(readers[0]))
+            return (readers[0].output[0], *_clip_bounds(readers[0], inits))
+        return y, -float("inf"), float("inf")
+
+    def out_act(y: str, lo_real: float) -> Act:
+        ay = act_for(qp[y])
+        return Act(ay.scale, 0) if lo_real >= 0.0 else ay
+
+    def zero_padded(x: str, base: str, pads) -> tuple[str, list[int]]:
+        """(the padded layer's input, its own pads): x and `pads` when its zero point is 0, else
+        an explicit Pad of x by its zero point (real zeros) and no pads of its own."""
+        pads = [int(v) for v in pads]
+        if not any(pads) or acts[x].zero_point == 0:
+            return x, pads
+        t, l, b, r = pads
+        nodes.append(helper.make_node(
+            "Pad", [x, const(f"{base}/pads", np.array([0, 0, t, l, 0, 0, b, r], np.int64)),
+                    const(f"{base}/pad_value", np.float32(acts[x].zero_point))],
+            [f"{base}/padded"], name=f"{base}/pad", mode="constant"))
+        return f"{base}/padded", [0, 0, 0, 0]
+
     for i, n in enumerate(g.node):
         if i in skip:
             continue
         label = _node_label(n, i)
+        base = label.replace("/", "_")
+        a = _attrs(n)
         if n.op_type in MOVES:
             for x in n.input[1:]:
                 if x in inits:
@@ -213,67 +276,79 @@ def write_shift(model: onnx.ModelProto, p: Plan, qp: dict[str, QParams]) -> Shif
             nodes.append(n)
             acts[n.output[0]] = acts[n.input[0]]
             continue
-        if n.op_type not in ("Conv", "Gemm"):
+        if n.op_type == "Softmax" and n.output[0] in outputs and not consumers.get(n.output[0]):
+            x = n.input[0]
+            nodes += softmax_tail(n, x, acts[x].scale, const)
+            tails.append(x)
+            continue
+        if n.op_type == "Softmax":
+            raise TilewiseError(f"node '{label}' is a Softmax inside the network; the shift-mode "
+                                f"writer keeps a Softmax only as the float tail that ends the graph")
+        if n.op_type not in TAKEN:
             raise TilewiseError(f"node '{label}' is a {n.op_type}, which the shift-mode writer "
-                                f"(--target {'/'.join(SHIFT_TARGETS)}) does not take yet; it takes "
-                                f"Conv and Gemm with Relu/Clip, and {', '.join(MOVES)}")
+                                f"(--target {'/'.join(SHIFT_TARGETS)}) does not take; it takes "
+                                f"{', '.join(TAKEN)} (Softmax as the float tail at the end) with "
+                                f"Relu/Clip, and {', '.join(MOVES)}")
+        if n.op_type == "Add":
+            if any(x in inits for x in n.input):
+                raise TilewiseError(f"node '{label}' adds a constant; the shift-mode writer takes "
+                                    f"the residual Add of two activations")
+            y, lo_real, hi_real = fused_output(n)
+            ay = out_act(y, lo_real)
+            more, layer = write_add(base, label, n.input[0], n.input[1], acts, ay,
+                                    clip_codes(ay, lo_real, hi_real), y, const)
+        elif n.op_type in ("AveragePool", "GlobalAveragePool"):
+            y = n.output[0]
+            kernel, strides, pads = pool_geometry(n, label, shapes.get(n.input[0], []))
+            x, pads = zero_padded(n.input[0], base, pads)
+            ay = act_for(qp[y])
+            more, layer = write_pool(base, label, x, acts[n.input[0]], ay, shapes[n.input[0]][1],
+                                     kernel, strides, pads, y, const)
+        else:
+            more, layer = [], None
+        if layer is not None:
+            nodes += more
+            layers.append(layer)
+            acts[y] = ay
+            continue
+        y, lo_real, hi_real = fused_output(n)
+        ay = out_act(y, lo_real)
+        ax = acts[n.input[0]]
         x = n.input[0]
-        ax = acts[x]
-        y, lo_real, hi_real = n.output[0], -float("inf"), float("inf")
-        readers = consumers.get(y, [])
-        if y not in p.layer_of and len(readers) == 1 and readers[0].op_type in ACTIVATIONS:
-            act = readers[0]
-            lo_real, hi_real = _clip_bounds(act, inits)
-            skip.add(list(g.node).index(act))
-            y = act.output[0]
-        ay = act_for(qp[y])
-        if lo_real >= 0.0:
-            ay = Act(ay.scale, 0)
-        a = _attrs(n)
-        if n.op_type == "Conv" and any(a.get("pads", [])) and ax.zero_point != 0:
-            raise TilewiseError(f"node '{label}': a padded Conv on '{x}', whose range is signed (zero "
-                                f"point {ax.zero_point}); the shift-mode writer pads with 0 (NEMO's "
-                                f"padding) and needs a non-negative input there")
+        if n.op_type == "Conv":
+            x, pads = zero_padded(x, base, a.get("pads", [0, 0, 0, 0]))
+            a = {**a, "pads": pads}
         axis = _weight_axis(n)
         w = inits[n.input[1]].astype(np.float64)
         b = inits[n.input[2]].astype(np.float64) if len(n.input) > 2 and n.input[2] else None
-        q, d, k, b_int, coarse = layer_codes(w, b, axis, ax, ay, label)
-        kout = k.size
+        bits = w_bits.get(label, 8)
+        q, d, k, b_int, coarse = layer_codes(w, b, axis, ax, ay, label, bits)
         layers.append(LayerShift(label, d, (int(k.min()), int(k.max())), int(coarse.max()),
-                                 int((coarse > 0).sum())))
-        # the fused activation's bounds as codes (Relu: z_y = 0), within [0, 255]
-        lo = int(max(0, ay.zero_point + np.rint(lo_real / ay.scale))) if np.isfinite(lo_real) else 0
-        hi = int(min(255, ay.zero_point + np.rint(hi_real / ay.scale))) if np.isfinite(hi_real) else 255
-        shape = [1, kout, 1, 1] if n.op_type == "Conv" else [1, kout]
-        base = label.replace("/", "_")
+                                 int((coarse > 0).sum()), bits, int(q.size)))
+        if bits != 8:
+            meta[f"{W_BITS_META}{label}"] = str(bits)
+        lo, hi = clip_codes(ay, lo_real, hi_real)
+        shape = [1, k.size, 1, 1] if n.op_type == "Conv" else [1, k.size]
         ins = [x, const(f"{base}/weight_q", q.astype(np.float32)),
                const(f"{base}/bias_q", b_int.astype(np.float32))]
-        nodes += [
-            helper.make_node(n.op_type, ins, [f"{base}/acc"], name=label, **a),
-            helper.make_node("Cast", [f"{base}/acc"], [f"{base}/acc64"], name=f"{base}/cast64",
-                             to=TensorProto.INT64),
-            helper.make_node("Mul", [f"{base}/acc64", const(f"{base}/k", k.reshape(shape))],
-                             [f"{base}/scaled"], name=f"{base}/mul_k"),
-            helper.make_node("Div", [f"{base}/scaled", const(f"{base}/div", np.int64(1 << d))],
-                             [f"{base}/shifted"], name=f"{base}/shift"),
-            helper.make_node("Cast", [f"{base}/shifted"], [f"{base}/codes"], name=f"{base}/cast32",
-                             to=TensorProto.FLOAT),
-            helper.make_node("Clip", [f"{base}/codes", const(f"{base}/lo", np.float32(lo)),
-                                      const(f"{base}/hi", np.float32(hi))], [y], name=f"{base}/clip"),
-        ]
+        nodes.append(helper.make_node(n.op_type, ins, [f"{base}/acc"], name=label, **a))
+        nodes += requant_chain(base, f"{base}/acc", k.reshape(shape), d, lo, hi, y, const)
         acts[y] = ay
-    outputs = tuple(o.name for o in g.output)
+    out_names = tuple(o.name for o in g.output)
     graph = helper.make_graph(nodes, f"{g.name}_shift",
-                              [vi for vi in g.input if vi.name == input_name], list(g.output),
-                              new_inits)
+                              [vi for vi in g.input if vi.name == input_name],
+                              [o for o in g.output], new_inits)
     out = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
                             producer_name="tilewise quantize (shift)")
     out.ir_version = 9
-    for t in (input_name, *outputs):
+    for t in (input_name, *tails, *out_names):
+        if t in acts:
+            meta[META + t] = f"{acts[t].scale!r} {acts[t].zero_point}"
+    for key, value in meta.items():
         e = out.metadata_props.add()
-        e.key, e.value = META + t, f"{acts[t].scale!r} {acts[t].zero_point}"
+        e.key, e.value = key, value
     onnx.checker.check_model(out)
-    return ShiftModel(out, acts, input_name, outputs, tuple(layers))
+    return ShiftModel(out, acts, input_name, out_names, tuple(layers), tuple(tails))
 
 
 def run_dequantized(sm: ShiftModel, inputs: np.ndarray, names: tuple[str, ...] | None = None
@@ -293,12 +368,19 @@ def shift_report(float_model: onnx.ModelProto, sm: ShiftModel, inputs: np.ndarra
     layer output (sqnr.py's figures for the shift model)."""
     from .sqnr import output_report, run_all, session, sqnr
 
-    layer_out = tuple(t for t in sm.acts if t != sm.input_name and t not in sm.output_names)
+    made = {o for n in float_model.graph.node for o in n.output}   # not the writer's own tensors
+    layer_out = tuple(t for t in sm.acts if t in made and t not in sm.output_names)
     deq = run_dequantized(sm, inputs, (*sm.output_names, *layer_out))
     per_out = output_report(float_model, sm.input_name, inputs, [deq[o] for o in sm.output_names])
     f = run_all(session(float_model, layer_out), sm.input_name, inputs, list(layer_out))
     per_layer = [{**sqnr(t, f[t], deq[t]).to_json(), "layer": t} for t in layer_out]
     return {"outputs": per_out, "layers": per_layer}
+
+
+def weight_bytes(sm: ShiftModel) -> int:
+    """Packed bytes of the Conv / Gemm weights at their widths, ⌈n·b/8⌉ per layer (the sub-byte
+    contract's packing, NE16's bit planes hold the same bits)."""
+    return sum(-(-x.weight_elems * x.w_bits // 8) for x in sm.layers)
 
 
 def shift_json(sm: ShiftModel, float_model: onnx.ModelProto | None = None,
@@ -311,10 +393,13 @@ def shift_json(sm: ShiftModel, float_model: onnx.ModelProto | None = None,
         "form": "NEMO-style integer ONNX (float32 tensors of 8-bit codes; Conv/Gemm → Cast(int64) "
                 "→ Mul(k) → Div(2^d) → Cast(float) → Clip)",
         "codes": {t: {"scale": sm.acts[t].scale, "zero_point": sm.acts[t].zero_point}
-                  for t in (sm.input_name, *sm.output_names)},
+                  for t in (sm.input_name, *sm.tails, *sm.output_names) if t in sm.acts},
+        "float_tail": list(sm.tails),
         "layers": [{"layer": x.layer, "shift": x.shift, "k_min": x.multipliers[0],
-                    "k_max": x.multipliers[1], "coarsened_channels": x.coarse_channels}
-                   for x in sm.layers]}
+                    "k_max": x.multipliers[1], "coarsened_channels": x.coarse_channels,
+                    "w_bits": x.w_bits} for x in sm.layers],
+        "weight_bytes": weight_bytes(sm),
+        "int8_weight_bytes": sum(x.weight_elems for x in sm.layers)}
     if float_model is not None and inputs is not None:
         from .sqnr import output_report
 

@@ -1,0 +1,159 @@
+"""The shift-mode writer's non-weighted nodes: residual Add, average pools and the float Softmax
+tail (shift_out.py writes the
+Conv / Gemm chains and calls these).
+
+Each function returns the ONNX nodes it writes (constants through `const`, shift_out's initializer
+list) in the NEMO forms frontend/onnx_nemo.py and onnx_nemo_ops.py read — exact integer
+arithmetic in onnxruntime (every float32 value an integer below 2^24, the rest in int64):
+
+- Residual Add of codes a (s_a, z_a) and b (s_b, z_b) to y (s_y, z_y): the real sum is
+  y = z_y + M_a·(a − z_a) + M_b·(b − z_b), M = s/s_y. Written as NEMO's residual chain
+      Mul(a, w_a), Mul(b, w_b) → Add → Add(B') → Cast(int64) → Mul(k) → Div(2^d) → Cast → Clip
+  with small integers w_a, w_b ≤ 127 (frontend/onnx_nemo_ops.py lowers the branches to a concat
+  and a 1×1 conv of weights w·I, int8) and one multiplier m ≈ M_a/w_a ≈ M_b/w_b: `branch_weights`
+  takes the pair whose ratio w_a/w_b is closest to M_a/M_b (the best rational approximation with
+  both terms ≤ 127: exact or ~1e-4 for ratios near 1, up to ~0.3 % for a ratio of 30, where the
+  small branch gets w ≤ 4), m the least-squares fit of both (each branch then within half that); then k, d and B' (the zero points, z_y and the rounding half) come from
+  shift_out.choose_shift exactly as for a Conv whose weights are (w_a, w_b) — so the same int32
+  (NE16 norm-quant, PULP) and float32 bounds hold.
+- AveragePool / GlobalAveragePool over n = K_h·K_w taps: the window sum S (integer) times
+  M = s_x/(n·s_y), written as a depthwise Conv whose weights are all 1 (a "sum + shift": the
+  frontend reads it as any NEMO Conv, a shift-mode depthwise layer; NEMO's AveragePool → Mul →
+  Div chain would give an exact division by n, not a shift, whenever n is not a power of two —
+  KWS's 25×5 and VWW's 3×3 windows). Bias −z_x·n; the Clip of the output codes. AveragePool's
+  own pads are allowed with count_include_pad = 1 only (the conv counts the padded taps, real
+  zeros: shift_out pads codes with their zero point).
+- Softmax at the end: kept in float on the real logits, Mul(codes, s) → Softmax (softmax is
+  invariant to the constant −z·s, so the zero point is left out); tilewise's frontend cuts that
+  float tail (frontend/onnx_tail.py, with the dequantizing Mul before it) and compares the
+  integer logits codes, and says so in its one "float tail" note.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper
+
+from ..errors import TilewiseError
+
+if TYPE_CHECKING:
+    from .shift_out import LayerShift
+
+Const = Callable[[str, np.ndarray], str]
+#: branch weights of a residual Add at most (int8 weights of the frontend's 1×1 conv)
+W_MAX = 127
+
+
+def requant_chain(base: str, acc: str, k: np.ndarray, d: int, lo: int, hi: int, y: str,
+                  const: Const) -> list[onnx.NodeProto]:
+    """acc (float32 integers) → Cast(int64) → Mul(k) → Div(2^d) → Cast(float) → Clip(lo, hi) → y."""
+    return [
+        helper.make_node("Cast", [acc], [f"{base}/acc64"], name=f"{base}/cast64", to=TensorProto.INT64),
+        helper.make_node("Mul", [f"{base}/acc64", const(f"{base}/k", np.asarray(k, np.int64))],
+                         [f"{base}/scaled"], name=f"{base}/mul_k"),
+        helper.make_node("Div", [f"{base}/scaled", const(f"{base}/div", np.int64(1 << d))],
+                         [f"{base}/shifted"], name=f"{base}/shift"),
+        helper.make_node("Cast", [f"{base}/shifted"], [f"{base}/codes"], name=f"{base}/cast32",
+                         to=TensorProto.FLOAT),
+        helper.make_node("Clip", [f"{base}/codes", const(f"{base}/lo", np.float32(lo)),
+                                  const(f"{base}/hi", np.float32(hi))], [y], name=f"{base}/clip"),
+    ]
+
+
+def branch_weights(m_a: float, m_b: float) -> tuple[int, int, float]:
+    """(w_a, w_b, m): integers 1..W_MAX with w_a/w_b closest to m_a/m_b (relative error of the
+    worse branch), and m minimising Σ (m·w/M − 1)² over both branches (module docstring)."""
+    best: tuple[float, int, int, float] | None = None
+    big, small = max(m_a, m_b), min(m_a, m_b)
+    for w_big in range(1, W_MAX + 1):
+        w_small = min(W_MAX, max(1, round(w_big * small / big)))
+        r_big, r_small = w_big / big, w_small / small
+        m = (r_big + r_small) / (r_big ** 2 + r_small ** 2)
+        err = max(abs(m * r_big - 1.0), abs(m * r_small - 1.0))
+        if best is None or err < best[0] * (1 - 1e-9):
+            best = (err, w_big, w_small, m)
+    assert best is not None
+    _, w_big, w_small, m = best
+    return (w_big, w_small, m) if m_a >= m_b else (w_small, w_big, m)
+
+
+def write_add(base: str, label: str, a: str, b: str, acts: dict, ay, bounds: tuple[int, int],
+              y: str, const: Const) -> tuple[list[onnx.NodeProto], "LayerShift"]:
+    """NEMO's residual chain (module docstring) adding codes a and b (parameters in `acts`) into
+    y's codes `ay`, clipped to the code `bounds`: (nodes, the layer's choices)."""
+    from .shift_out import LayerShift, choose_shift
+
+    aa, ab = acts[a], acts[b]
+    w_a, w_b, m = branch_weights(aa.scale / ay.scale, ab.scale / ay.scale)
+    bias = -(w_a * aa.zero_point + w_b * ab.zero_point)
+    d, k, b_int = choose_shift(np.array([m]), np.array([bias]), np.array([w_a + w_b]),
+                               ay.zero_point, label)
+    nodes: list[onnx.NodeProto] = []
+    terms = []
+    for name, src, w in (("a", a, w_a), ("b", b, w_b)):
+        if w == 1:
+            terms.append(src)
+            continue
+        nodes.append(helper.make_node("Mul", [src, const(f"{base}/w_{name}", np.float32(w))],
+                                      [f"{base}/{name}_scaled"], name=f"{base}/scale_{name}"))
+        terms.append(f"{base}/{name}_scaled")
+    nodes.append(helper.make_node("Add", terms, [f"{base}/sum"], name=label))
+    nodes.append(helper.make_node("Add", [f"{base}/sum", const(f"{base}/bias_q", np.float32(b_int[0]))],
+                                  [f"{base}/acc"], name=f"{base}/bias"))
+    nodes += requant_chain(base, f"{base}/acc", np.int64(k[0]), d, *bounds, y, const)
+    return nodes, LayerShift(label, d, (int(k[0]), int(k[0])))
+
+
+def pool_geometry(n: onnx.NodeProto, label: str, shape: list[int]
+                  ) -> tuple[tuple[int, int], tuple[int, int], tuple[int, ...]]:
+    """(kernel, strides, pads) of an AveragePool / GlobalAveragePool on an NCHW input of `shape`;
+    TilewiseError for the windows the sum + shift form does not compute."""
+    if len(shape) != 4 or not all(shape[1:]):
+        raise TilewiseError(f"node '{label}': the shape of its input '{n.input[0]}' is not known (a "
+                            f"4-D tensor of fixed size is needed to write the pool)")
+    if n.op_type == "GlobalAveragePool":
+        return (shape[2], shape[3]), (1, 1), (0, 0, 0, 0)
+    a = {x.name: helper.get_attribute_value(x) for x in n.attribute}
+    pads = tuple(a.get("pads", (0, 0, 0, 0)))
+    if any(pads) and not a.get("count_include_pad", 0):
+        raise TilewiseError(f"node '{label}': an AveragePool whose border windows do not count the "
+                            f"pads (count_include_pad = 0); the shift-mode writer divides every "
+                            f"window by the full kernel size")
+    if a.get("ceil_mode", 0) or any(v != 1 for v in a.get("dilations", (1, 1))) \
+            or a.get("auto_pad", b"NOTSET") not in (b"NOTSET", "NOTSET"):
+        raise TilewiseError(f"node '{label}': an AveragePool with ceil_mode, dilations or auto_pad; "
+                            f"the shift-mode writer takes explicit plain windows")
+    return tuple(a["kernel_shape"]), tuple(a.get("strides", (1, 1))), pads
+
+
+def write_pool(base: str, label: str, x: str, ax, ay, channels: int, kernel: tuple[int, int],
+               strides: tuple[int, int], pads, y: str, const: Const
+               ) -> tuple[list[onnx.NodeProto], "LayerShift"]:
+    """An average pool of codes x (`ax`) into y (`ay`) as a depthwise Conv of ones (the window sum)
+    and the shift chain: (nodes, the layer's choices)."""
+    from .shift_out import LayerShift, choose_shift, clip_codes
+
+    taps = kernel[0] * kernel[1]
+    d, k, b_int = choose_shift(np.full(channels, ax.scale / (taps * ay.scale)),
+                               np.full(channels, -ax.zero_point * taps), np.full(channels, taps),
+                               ay.zero_point, label)
+    ones = np.ones((channels, 1, *kernel), np.float32)
+    conv = helper.make_node("Conv", [x, const(f"{base}/weight_q", ones),
+                                     const(f"{base}/bias_q", np.asarray(b_int, np.float32))],
+                            [f"{base}/acc"], name=label, group=channels, kernel_shape=list(kernel),
+                            strides=list(strides), pads=list(pads))
+    chain = requant_chain(base, f"{base}/acc", k.reshape(1, -1, 1, 1), d,
+                          *clip_codes(ay, -float("inf"), float("inf")), y, const)
+    return [conv, *chain], LayerShift(label, d, (int(k.min()), int(k.max())))
+
+
+def softmax_tail(n: onnx.NodeProto, x: str, scale: float, const: Const) -> list[onnx.NodeProto]:
+    """The float tail Mul(x, s) → Softmax (n's attributes and output) on the codes x."""
+    attrs = {a.name: helper.get_attribute_value(a) for a in n.attribute}
+    real = f"{x}/real"
+    return [helper.make_node("Mul", [x, const(f"{x}/scale", np.float32(scale))], [real],
+                             name=f"{x}/dequantize"),
+            helper.make_node("Softmax", [real], list(n.output), name=n.name or "softmax", **attrs)]
