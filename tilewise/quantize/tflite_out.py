@@ -422,3 +422,28 @@ class _Writer:
         raise self.fail("is a Relu that follows no Conv / Gemm / MatMul / Add (TFLite fuses it into one)")
 
     op_Clip = op_Relu
+
+
+def tflite_report(float_model: onnx.ModelProto, out: TfliteOut, path: str, inputs: np.ndarray,
+                  layers: dict[str, str]) -> dict:
+    """{"outputs": [...], "layers": [...]} as sqnr.layer_report, the quantized values read by LiteRT's
+    reference kernels from the written file `path` (every tensor of `layers` the file holds,
+    dequantized with its parameters and put back in the ONNX tensor's layout). `inputs`: the float
+    model's layout (NCHW)."""
+    from .sqnr import run_all, session, sqnr, tflite_tensors
+
+    outs = [o.name for o in float_model.graph.output]
+    tensors = [t for t in layers if t in out.tensors and t not in outs]
+    f = run_all(session(float_model, tuple(tensors)), out.input_name, inputs, outs + tensors)
+    names = list(dict.fromkeys(outs + tensors))
+    got = tflite_tensors(path, nhwc(inputs), list({out.tensors[t].index for t in names}))
+
+    def onnx_values(t: str) -> list[np.ndarray]:
+        st = out.tensors[t]
+        return [st.to_onnx(v) for v in got[st.index]]
+
+    per_out = [sqnr(o, f[o], onnx_values(o)).to_json() for o in outs]
+    per_layer = [{**sqnr(t, f[t], onnx_values(t)).to_json(), "layer": layers[t]} for t in tensors]
+    per_layer += [{**sqnr(o, f[o], onnx_values(o)).to_json(), "layer": layers[o]} for o in outs if o in layers]
+    order = {t: i for i, t in enumerate(layers)}
+    return {"outputs": per_out, "layers": sorted(per_layer, key=lambda x: order[x["name"]])}
