@@ -27,7 +27,8 @@ Sub-byte models are onnx-mode QDQ models: with a shift-mode target or a narrow a
 The output format follows the suffix of -o: `.onnx` the QDQ (or shift-mode) ONNX model, `.tflite`
 a TFLite model (tflite_out.py: int8 with `--bits 8`, TFLite's 16x8 with `--bits 16`; TFLite's own
 requantization, whatever the target), whose SQNR figures LiteRT's reference kernels compute on the
-written file. `--bits 16` writes .tflite only: an int16 QDQ ONNX model has no integer reference
+written file (`--calibration auto` chooses the method on the QDQ model of the same plan, as for
+.onnx). `--bits 16` writes .tflite only: an int16 QDQ ONNX model has no integer reference
 (onnxruntime runs it in float), so tilewise could neither validate nor deploy it.
 """
 
@@ -45,8 +46,8 @@ REQUANT = "onnx"   # onnxruntime's QLinear requantization (golden/requant.py mod
 
 
 def add_quantize(sub) -> None:
-    q = sub.add_parser("quantize", help="float ONNX model -> int8 QDQ ONNX model for a target: "
-                       "per-channel weights, calibrated activations, SQNR vs float")
+    q = sub.add_parser("quantize", help="float ONNX / TFLite model -> integer QDQ ONNX or TFLite model for a "
+                       "target: per-channel weights, calibrated activations, SQNR vs float")
     q.add_argument("model", metavar="FLOAT_MODEL", help="float .onnx or .tflite model")
     q.add_argument("--calib", required=True, metavar="FILE|DIR",
                    help="calibration inputs (.npy, .npz or a directory of .npy), the model's layout")
