@@ -59,9 +59,14 @@ def _small_net() -> onnx.ModelProto:
              helper.make_node("Flatten", ["c2"], ["flat"], name="flat", axis=1),
              helper.make_node("MatMul", ["flat", "mm.w"], ["mm"], name="mm"),
              helper.make_node("Softmax", ["mm"], ["prob"], name="softmax", axis=-1)]
-    g = helper.make_graph(nodes, "small", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 9, 9])],
-                          [helper.make_tensor_value_info("prob", TensorProto.FLOAT, [1, 5])], inits)
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    return _model(nodes, ("x", [1, 4, 9, 9]), ("prob", [1, 5]), inits)
+
+
+def _model(nodes, x: tuple[str, list[int]], y: tuple[str, list[int]], inits=()) -> onnx.ModelProto:
+    """A float opset-17 model of `nodes` with one input and one output (name, shape)."""
+    vi = [helper.make_tensor_value_info(n, TensorProto.FLOAT, shape) for n, shape in (x, y)]
+    m = helper.make_model(helper.make_graph(nodes, "net", vi[:1], vi[1:], list(inits)),
+                          opset_imports=[helper.make_opsetid("", 17)])
     m.ir_version = 9
     return m
 
@@ -111,11 +116,7 @@ def test_file_holds_16x8_types_and_tflite_ops(tmp_path):
 
 
 def test_writer_refuses_what_tflite_has_no_op_for():
-    g = helper.make_graph([helper.make_node("Concat", ["x", "x"], ["y"], name="cat", axis=1)], "cat",
-                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8])])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
-    m.ir_version = 9
+    m = _model([helper.make_node("Concat", ["x", "x"], ["y"], name="cat", axis=1)], ("x", [1, 4]), ("y", [1, 8]))
     res = quantize_model(m, np.random.default_rng(0).uniform(-1, 1, (4, 4)).astype(np.float32))
     with pytest.raises(TilewiseError, match="node 'cat' is a Concat; the TFLite writer takes"):
         write_tflite(m, res.plan, res.qparams, 8)
