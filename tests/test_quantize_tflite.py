@@ -111,8 +111,11 @@ def test_file_holds_16x8_types_and_tflite_ops(tmp_path):
     m8 = read_flatbuffer(_write(fm, x, 8, tmp_path / "ex8.tflite")[1].data, "ex8.tflite")
     t8 = {tt.name: tt for tt in m8.tensors}
     assert t8["input"].dtype == "int8" and t8["conv1/bias"].dtype == "int32"
-    # pools do not rescale in TFLite: the average pool's output shares its input's parameters
-    assert t8["gap"].scale == t8["conv3.relu"].scale and t8["gap"].zero_point == t8["conv3.relu"].zero_point
+    # 16x8: AVERAGE_POOL_2D does not rescale (the output shares its input's parameters); int8: MEAN
+    # with the calibrated parameters of the plan
+    assert t["gap"].scale == t["conv3.relu"].scale
+    assert [op.name for op in m8.operators][7] == "MEAN" and t8["gap"].scale[0] == pytest.approx(
+        _write(fm, x, 8, tmp_path / "again.tflite")[0].qparams["gap"].scale)
 
 
 def test_writer_refuses_what_tflite_has_no_op_for():

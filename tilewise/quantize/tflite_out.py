@@ -13,7 +13,10 @@ Quantization, as the converter does it (TFLite's quantization spec; the 16x8 mod
   (scale max|x|/32767, zero point 0); SOFTMAX outputs 1/256 and −128 (int8) or 1/32768 and 0
   (int16); MAX_POOL_2D, RESHAPE and AVERAGE_POOL_2D outputs share their input's parameters (LiteRT's
   pooling kernels do not rescale, so the converter gives the average pool its input's parameters;
-  the calibrated ones of the QDQ plan are not used for it);
+  the calibrated ones of the QDQ plan are not used for it); an int8 GlobalAveragePool is a MEAN
+  over H, W with its own calibrated parameters (what the converter writes for Keras'
+  GlobalAveragePooling2D: MEAN rescales; on ic_resnet8 the shared scale cost 3.5 dB of output SQNR),
+  a 16x8 one an AVERAGE_POOL_2D (no visible cost at int16; the 16x8 kernels have no MEAN);
 - weights: int8 per output channel, symmetric in ±127 (weights.quantize_weights, its bias-safe
   scale included), CONV_2D / FULLY_CONNECTED along dimension 0, DEPTHWISE_CONV_2D along 3;
 - bias: scale s_x·s_w[k], zero point 0, int32 for int8 layers and int64 for 16x8 layers (the
@@ -29,7 +32,8 @@ Ops (ONNX -> TFLite, NCHW tensors stored NHWC):
 | Conv, group = C_in, 1 input channel per group | DEPTHWISE_CONV_2D (1HWO, DepthMultiplier O/C_in) |
 | Gemm (transB 0 or 1, alpha = beta = 1), MatMul with constant B | FULLY_CONNECTED ([out, in]) |
 | Add (same shapes) | ADD (PotScaleInt16 false: LiteRT's general int16 path, the frontend's) |
-| MaxPool, AveragePool (count_include_pad 0), GlobalAveragePool | MAX_POOL_2D, AVERAGE_POOL_2D |
+| MaxPool, AveragePool (count_include_pad 0) | MAX_POOL_2D, AVERAGE_POOL_2D |
+| GlobalAveragePool | MEAN (int8, keep dims), AVERAGE_POOL_2D over H×W (16x8) |
 | Flatten, Reshape (to rank ≤ 2) | RESHAPE (int32 shape input and NewShape) |
 | Softmax (last axis) | SOFTMAX (beta 1) |
 | op -> Relu / Clip(0, 6) / Clip(−1, 1) fused by the plan | the op's RELU / RELU6 / RELU_N1_TO_1 |
@@ -374,7 +378,15 @@ class _Writer:
         self.pool(n, "AVERAGE_POOL_2D")
 
     def op_GlobalAveragePool(self, n: onnx.NodeProto) -> None:
-        self.pool(n, "AVERAGE_POOL_2D")
+        if self.bits == 16:
+            self.pool(n, "AVERAGE_POOL_2D")
+            return
+        # int8: MEAN over H and W with its own (calibrated) output parameters, as the converter writes
+        # Keras' GlobalAveragePooling2D; a shared-scale AVERAGE_POOL_2D costs ~3 dB on ic_resnet8
+        x = self.get(n.input[0], (NCHW,))
+        out = self.activation(n.output[0], NCHW)
+        ax = self.b.const(f"{n.output[0]}/axes", np.array([1, 2], np.int32), "int32")
+        self.b.op("MEAN", [x.index, ax], [out.index], "ReducerOptions", KeepDims=True)
 
     def reshape(self, n: onnx.NodeProto) -> None:
         x = self.get(n.input[0])
