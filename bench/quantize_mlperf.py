@@ -12,9 +12,10 @@ the table gives each method's output SQNR vs float on the 200 evaluation inputs,
 and the official int8 .tflite's SQNR (LiteRT BUILTIN_REF) on the same 200 inputs. With --validate,
 the chosen model is validated bit-exact on stm32h7 (`validate_path`, 5 random inputs).
 --spread N: ours − official on N more sets of 200 evaluation inputs (min / mean / max), to show
-how much of the margin is the draw of the 200. Column sqnr_16x8: the same method with --bits 16
-(int16 activations, int8 weights), SQNR only (tilewise does not validate int16 ONNX QDQ models:
-see tilewise/quantize/graph_out.py). Column sqnr_shift: the shift-mode integer model of the PULP /
+how much of the margin is the draw of the 200. Columns tflite8 / tflite16x8: the same method
+written as TFLite (quantize/tflite_out.py, `-o X.tflite`) with --bits 8 and --bits 16 (int16
+activations, int8 weights), SQNR from LiteRT BUILTIN_REF on the written file; with --validate both
+are validated on stm32h7 (bit_exact_tflite8 / bit_exact_16x8). Column sqnr_shift: the shift-mode integer model of the PULP /
 NE16 / DIANA targets (`--target gap9`, tilewise/quantize/shift_out.py) with the same method, on
 the same 200 inputs; with --validate it is validated bit-exact on gap9 as partitioned (NE16 runs
 the layers the partition gives it; "ne16_layers" counts them) and on pulp-open (5 random inputs).
@@ -40,6 +41,7 @@ from tilewise.quantize.pipeline import (AUTO, METHODS, calibration_inputs, load_
                                         quantize_model, quantize_shift, sqnr_json)
 from tilewise.quantize.shift_out import shift_report  # noqa: E402
 from tilewise.quantize.sqnr import tflite_outputs  # noqa: E402
+from tilewise.quantize.tflite_out import tflite_report, write_tflite  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 MODELS = mlperf_inputs.MODELS
@@ -67,9 +69,20 @@ def one(name: str, models_dir: Path, validate: bool, spread: int = 0) -> dict:
     row["method"] = auto.method
     row["sqnr_ours"] = row[f"sqnr_{auto.method}"]
     row["ours_ge_official"] = row["sqnr_ours"] >= row["sqnr_official"]
-    # --bits 16 (int16 activations, int8 weights) with the same method: ONNX int16 QDQ run by
-    # onnxruntime (DequantizeLinear -> float op -> QuantizeLinear; no integer int16 kernels there)
-    row["sqnr_16x8"] = sqnr_json(model, quantize_model(model, calib, auto.method, bits=16), evals)["outputs"][0]["sqnr_db"]
+    # the same method as TFLite int8 and 16x8 (int16 activations, int8 weights), run by LiteRT
+    tmp = tempfile.TemporaryDirectory()
+    for bits, key in ((8, "tflite8"), (16, "16x8")):
+        res = auto if bits == 8 else quantize_model(model, calib, auto.method, bits=bits)
+        written = write_tflite(model, res.plan, res.qparams, bits)
+        path = Path(tmp.name) / f"{name}_{key}.tflite"
+        path.write_bytes(written.data)
+        row[f"sqnr_{key}"] = tflite_report(model, written, str(path), evals, {})["outputs"][0]["sqnr_db"]
+        if validate:
+            from tilewise.targets.registry import get_target
+            from tilewise.validate.check import validate_path
+
+            row[f"bit_exact_{key}"] = validate_path(path, get_target("stm32h7"), n_random=5).bit_exact
+    tmp.cleanup()
     shift = quantize_shift(model, calib, auto.method)
     srep = shift_report(model, shift, evals)
     row["sqnr_shift"] = srep["outputs"][0]["sqnr_db"]
@@ -137,9 +150,11 @@ def main() -> int:
         new = {r["model"]: r for r in rows}
         rows = [{**old.get(m, {}), **new.get(m, {})} for m in dict.fromkeys([*old, *new])]
     cols = ["model"] + [f"sqnr_{m}" for m in METHODS] + ["method", "sqnr_ours", "sqnr_official",
-                                                          "ours_ge_official", "sqnr_16x8", "sqnr_shift", "sqnr_logits_onnx", "sqnr_logits_shift"] + \
-        (["bit_exact_stm32h7", "shift_bit_exact_gap9", "shift_bit_exact_pulp-open", "shift_ne16_layers"]
-         if a.validate else []) + (["spread_ours_minus_official"] if a.spread else [])
+                                                          "ours_ge_official", "sqnr_tflite8", "sqnr_16x8", "sqnr_shift",
+                                                          "sqnr_logits_onnx", "sqnr_logits_shift"] + \
+        (["bit_exact_stm32h7", "bit_exact_tflite8", "bit_exact_16x8", "shift_bit_exact_gap9",
+          "shift_bit_exact_pulp-open", "shift_ne16_layers"] if a.validate else []) + \
+        (["spread_ours_minus_official"] if a.spread else [])
     print(" | ".join(cols))
     for r in rows:
         print(" | ".join(str(r.get(c)) for c in cols))

@@ -1,4 +1,4 @@
-"""`tilewise quantize`: a float model to an integer (QDQ ONNX) model for a target (issue 15).
+"""`tilewise quantize`: a float model to an integer (QDQ ONNX or TFLite) model for a target (issue 15).
 
 The package imports nothing (the CLI builds its parser from quantize/cli.py without loading
 onnxruntime); the pipeline is in pipeline.py.
@@ -16,8 +16,11 @@ Pipeline (pure functions between stages):
    or, for --target gap8 / gap9 / pulp-open / diana, the shift-mode integer model (shift_out.py:
    NEMO-style Conv/Gemm → Cast(int64) → Mul(k) → Div(2^d) → Cast → Clip on 8-bit codes, which
    the frontend reads as shift-mode layers and NE16's norm-quant computes);
-5. report SQNR per output and per layer against float on the calibration inputs (sqnr.py), and
-   with --compare the output SQNR of an existing integer model on the same inputs.
+   or, with `-o OUT.tflite`, the TFLite model of the plan (tflite_out.py: int8 or 16x8, NHWC,
+   written with the flatbuffer builder of tflite_build.py);
+5. report SQNR per output and per layer against float on the calibration inputs (sqnr.py; for a
+   .tflite output LiteRT runs the written file), and with --compare the output SQNR of an
+   existing integer model on the same inputs.
 
 Requantization is the reading runtime's (`onnx` mode: onnxruntime's QLinear kernels, which
 tilewise reproduces bit-exactly) for the QDQ model, the targets' `shift` mode for the integer one.

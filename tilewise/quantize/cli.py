@@ -4,7 +4,7 @@
         [--weight-budget BYTES|FRACTION] [--acc-bits [MODULE=]N]
         [--calibration minmax|percentile|mse|auto] [--percentile P] [--eval DATA]
         [--compare INT.onnx]
-        -o OUT.onnx [--json]
+        -o OUT.onnx|OUT.tflite [--json]
 
 DATA is read like `validate --data` (validate/data.py: .npy, .npz or a directory of .npy), in the
 model's own layout (NHWC for a .tflite model), N inputs with or without the batch dimension. The
@@ -26,6 +26,13 @@ only (NE16's 2–8-bit weights; activations stay 8-bit, NE16 takes 8-bit activat
 model states each sub-byte node's width in its metadata (`tilewise.w_bits.<node>`, shift_out.py);
 mixed: the same measured assignment as above. A narrow accumulator takes `--bits 8` only, a
 shift-mode target not `--bits 16`.
+
+The output format follows the suffix of -o: `.onnx` the QDQ (or shift-mode) ONNX model, `.tflite`
+a TFLite model (tflite_out.py: int8 with `--bits 8`, TFLite's 16x8 with `--bits 16`; TFLite's own
+requantization, whatever the target), whose SQNR figures LiteRT's reference kernels compute on the
+written file (`--calibration auto` chooses the method on the QDQ model of the same plan, as for
+.onnx). `--bits 16` writes .tflite only: an int16 QDQ ONNX model has no integer reference
+(onnxruntime runs it in float), so tilewise could neither validate nor deploy it.
 """
 
 from __future__ import annotations
@@ -42,8 +49,8 @@ REQUANT = "onnx"   # onnxruntime's QLinear requantization (golden/requant.py mod
 
 
 def add_quantize(sub) -> None:
-    q = sub.add_parser("quantize", help="float ONNX model -> int8 QDQ ONNX model for a target: "
-                       "per-channel weights, calibrated activations, SQNR vs float")
+    q = sub.add_parser("quantize", help="float ONNX / TFLite model -> integer QDQ ONNX or TFLite model for a "
+                       "target: per-channel weights, calibrated activations, SQNR vs float")
     q.add_argument("model", metavar="FLOAT_MODEL", help="float .onnx or .tflite model")
     q.add_argument("--calib", required=True, metavar="FILE|DIR",
                    help="calibration inputs (.npy, .npz or a directory of .npy), the model's layout")
@@ -69,7 +76,8 @@ def add_quantize(sub) -> None:
     q.add_argument("--compare", metavar="INT_MODEL", help="an existing integer model of the same "
                    "network (.onnx float in/out, run by onnxruntime; .tflite, run by LiteRT): its "
                    "output SQNR on the same inputs")
-    q.add_argument("-o", "--out", required=True, metavar="OUT.onnx", help="the quantized model")
+    q.add_argument("-o", "--out", required=True, metavar="OUT.onnx|OUT.tflite",
+                   help="the quantized model: QDQ ONNX (.onnx) or TFLite (.tflite: --bits 8 or 16)")
     q.add_argument("--json", action="store_true", help="print the result and SQNR figures as JSON")
     q.set_defaults(fn=cmd_quantize)
 
@@ -106,8 +114,9 @@ def _compare_outputs(path: str, inputs: np.ndarray, raw: np.ndarray) -> list[lis
 
 def _out_path(path: str) -> Path:
     p = Path(path).absolute()
-    if p.suffix.lower() != ".onnx":
-        raise TilewiseError(f"-o {path}: the quantized model is written as ONNX; name it *.onnx")
+    if p.suffix.lower() not in (".onnx", ".tflite"):
+        raise TilewiseError(f"-o {path}: the quantized model is written as ONNX or TFLite; name it "
+                            f"*.onnx or *.tflite")
     if p.is_dir():
         raise TilewiseError(f"-o {path}: is a directory; give the file name of the quantized model")
     if not p.parent.is_dir():
@@ -126,6 +135,8 @@ def cmd_quantize(args: argparse.Namespace) -> int:
     target = with_acc_bits(get_target(args.target), args.acc_bits)
     acc_bits = min(m.acc_bits for m in target.modules)
     out = _out_path(args.out)
+    tfl = out.suffix.lower() == ".tflite"
+    _check_format(args.bits, tfl, acc_bits)
     if args.weight_budget is not None and args.bits != "mixed":
         raise TilewiseError(f"--weight-budget is for --bits mixed, not --bits {args.bits}")
     if not 50.0 < args.percentile <= 100.0:
@@ -137,7 +148,7 @@ def cmd_quantize(args: argparse.Namespace) -> int:
     from .shift_out import SHIFT_TARGETS
 
     narrow = assignment = auto = None
-    shift = target.name in SHIFT_TARGETS and acc_bits >= 32
+    shift = target.name in SHIFT_TARGETS and acc_bits >= 32 and not tfl
     if args.calibration == "auto" and (shift or acc_bits < 32 or args.bits == "mixed"):
         raise TilewiseError("--calibration auto is for the onnx-mode --bits 8|16|4|2 models; give "
                             "minmax, percentile or mse")
@@ -166,13 +177,21 @@ def cmd_quantize(args: argparse.Namespace) -> int:
     else:
         res = quantize_model(model, calib, args.calibration, int(args.bits), args.percentile)
         auto = res.method_sqnr   # {} unless --calibration auto
+    written = None
     try:
-        onnx.save(res.model, str(out))
+        if tfl:
+            from .tflite_out import write_tflite
+
+            written = write_tflite(model, res.plan, res.qparams, int(args.bits))
+            out.write_bytes(written.data)
+        else:
+            onnx.save(res.model, str(out))
     except OSError as e:
         raise TilewiseError(f"-o {args.out}: cannot write the model ({e.strerror or e})") from None
     result = {"model": str(out), "float_model": args.model, "target": target.name, "bits": args.bits,
+              "format": "tflite" if tfl else "onnx",
               "calibration": args.calibration if auto is None else res.method,
-              "requant": "shift" if shift else REQUANT,
+              "requant": "shift" if shift else "tflite" if tfl else REQUANT,
               "calibration_inputs": int(len(calib)), "acc_bits": acc_bits}
     if auto:
         result["auto_calibration_sqnr"] = {m: None if v == float("inf") else round(v, 3)
@@ -187,8 +206,17 @@ def cmd_quantize(args: argparse.Namespace) -> int:
     for key, (x, raw) in sets:
         cmp = _compare_outputs(args.compare, x, raw) if args.compare else None
         result[f"{key}_inputs"] = int(len(x))
-        result[f"{key}_sqnr"] = (shift_json(res, model, x, cmp)["sqnr"] if shift
-                                 else sqnr_json(model, res, x, cmp))
+        if written is not None:
+            from .sqnr import output_report
+            from .tflite_out import tflite_report
+
+            rep = tflite_report(model, written, str(out), x, res.plan.layer_of)
+            if cmp is not None:
+                rep["compare"] = {"outputs": output_report(model, res.input_name, x, cmp)}
+            result[f"{key}_sqnr"] = rep
+        else:
+            result[f"{key}_sqnr"] = (shift_json(res, model, x, cmp)["sqnr"] if shift
+                                     else sqnr_json(model, res, x, cmp))
     if args.json:
         print(json.dumps(result, indent=2))
     else:
@@ -215,14 +243,31 @@ def _shift_weight_bits(model, calib: np.ndarray, args: argparse.Namespace):
     return dict(a.bits), a
 
 
+def _check_format(bits: str, tflite: bool, acc_bits: int) -> None:
+    """One sentence for a width the chosen output format does not hold."""
+    if tflite and bits not in ("8", "16"):
+        raise TilewiseError(f"--bits {bits} with a .tflite output: the TFLite writer takes --bits 8 "
+                            f"(int8) or 16 (16x8); write *.onnx for sub-byte models")
+    if tflite and acc_bits < 32:
+        raise TilewiseError(f"--acc-bits {acc_bits} with a .tflite output: the narrow-accumulator "
+                            f"widths are written as ONNX; name the output *.onnx")
+    if bits == "16" and not tflite:
+        raise TilewiseError("--bits 16 writes TFLite's 16x8 model: name the output *.tflite (an int16 "
+                            "QDQ ONNX model has no integer reference in onnxruntime, so tilewise could "
+                            "neither validate nor deploy it)")
+
+
 def _fmt(db) -> str:
     return "exact" if db is None else f"{db:.2f} dB"
 
 
 def _text(r: dict) -> str:
-    bits = "mixed 8/4/2-bit weights" if r["bits"] == "mixed" else f"int{r['bits']}"
+    bits = {"mixed": "mixed 8/4/2-bit weights", "16": "16x8: int16 activations, int8 weights"}.get(
+        r["bits"], f"int{r['bits']}")
     if r["requant"] == "shift" and r["bits"] in ("4", "2"):
         bits = f"int{r['bits']} weights, 8-bit activations"
+    if r.get("format") == "tflite":
+        bits = f"TFLite {bits}"
     width = bits if r["acc_bits"] >= 32 else f"{bits} containers, {r['acc_bits']}-bit accumulators"
     lines = [f"wrote {r['model']} ({width}, {r['calibration']} calibration on "
              f"{r['calibration_inputs']} inputs, {r['requant']} requantization, target {r['target']})"]

@@ -27,8 +27,8 @@ zero point 0; int16 QuantizeLinear / DequantizeLinear need opset 21 (IR version 
 runs such a model (its CPU provider has no integer int16 Conv/Gemm: it keeps DequantizeLinear ->
 float op -> QuantizeLinear), so SQNR is measured; tilewise's ONNX frontend refuses int16 QDQ
 activations (frontend/onnx_lower.py): with no integer reference in onnxruntime, an int16 ONNX
-model has no arithmetic to be bit-exact against (the 16x8 kernels are validated on TFLite 16x8
-models against LiteRT's reference kernels instead).
+model has no arithmetic to be bit-exact against: `quantize --bits 16` writes the plan as a TFLite
+16x8 model instead (tflite_out.py), which LiteRT's reference kernels run in integers.
 
 Requantization happens in the reading runtime: onnxruntime's fused QLinear kernels (the ``onnx``
 mode of golden/requant.py), which tilewise reproduces bit for bit on every target that takes an

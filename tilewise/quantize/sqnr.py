@@ -128,9 +128,21 @@ def tflite_outputs(path: str, inputs_nhwc: np.ndarray) -> list[list[np.ndarray]]
 
     it = Interpreter(model_path=path, experimental_op_resolver_type=OpResolverType.BUILTIN_REF)
     it.allocate_tensors()
+    got = tflite_tensors(path, inputs_nhwc, [od["index"] for od in it.get_output_details()])
+    return list(got.values())
+
+
+def tflite_tensors(path: str, inputs_nhwc: np.ndarray, indices: list[int]) -> dict[int, list[np.ndarray]]:
+    """The tensors `indices` (dequantized to float) of a TFLite model run by LiteRT's reference
+    kernels on each input (quantized as in `tflite_outputs`), intermediates included."""
+    from ai_edge_litert.interpreter import Interpreter, OpResolverType
+
+    it = Interpreter(model_path=path, experimental_op_resolver_type=OpResolverType.BUILTIN_REF,
+                     experimental_preserve_all_tensors=True)
+    it.allocate_tensors()
     di = it.get_input_details()[0]
-    outs = it.get_output_details()
-    res: list[list[np.ndarray]] = [[] for _ in outs]
+    details = {d["index"]: d for d in it.get_tensor_details()}
+    res: dict[int, list[np.ndarray]] = {i: [] for i in indices}
     for x in inputs_nhwc:
         v = x.reshape(di["shape"])
         if di["dtype"] != np.float32:
@@ -139,10 +151,10 @@ def tflite_outputs(path: str, inputs_nhwc: np.ndarray) -> list[list[np.ndarray]]
             v = np.clip(np.sign(v) * np.floor(np.abs(v) / s + 0.5) + z, info.min, info.max).astype(di["dtype"])
         it.set_tensor(di["index"], v)
         it.invoke()
-        for k, od in enumerate(outs):
-            y = it.get_tensor(od["index"]).astype(np.float64)
-            if od["dtype"] != np.float32:
-                s, z = od["quantization"]
+        for i in indices:
+            y = it.get_tensor(i).astype(np.float64)
+            if details[i]["dtype"] != np.float32:
+                s, z = details[i]["quantization"]
                 y = (y - z) * s
-            res[k].append(y)
+            res[i].append(y)
     return res
