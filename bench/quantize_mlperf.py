@@ -50,14 +50,19 @@ MODELS = mlperf_inputs.MODELS
 SPREAD_SEED = 2001   # --spread N: evaluation sets of 200 with seeds 2001 .. 2000+N
 
 
-def one(name: str, models_dir: Path, validate: bool, spread: int = 0) -> dict:
-    fpath = models_dir / "mlperf_tiny_float" / f"{name}_float.tflite"
+def load(name: str, models_dir: Path):
+    """(float model as ONNX, calibration inputs, evaluation inputs, the official int8 model's
+    outputs on them, its path) of MLPerf model `name` on the realistic inputs (mlperf_inputs)."""
     ipath = models_dir / "mlperf_tiny" / f"{name}.tflite"
-    model = load_float_onnx(fpath)
+    model = load_float_onnx(models_dir / "mlperf_tiny_float" / f"{name}_float.tflite")
     calib_raw, eval_raw = mlperf_inputs.split(name)
     calib = calibration_inputs(model, calib_raw, "calib", nhwc=True)
     evals = calibration_inputs(model, eval_raw, "eval", nhwc=True)
-    official = tflite_outputs(str(ipath), eval_raw)
+    return model, calib, evals, tflite_outputs(str(ipath), eval_raw), ipath
+
+
+def one(name: str, models_dir: Path, validate: bool, spread: int = 0) -> dict:
+    model, calib, evals, official, ipath = load(name, models_dir)
     row: dict = {"model": name}
     auto = quantize_model(model, calib, AUTO)
     row["calib_sqnr"] = {m: round(v, 3) for m, v in auto.method_sqnr.items()}

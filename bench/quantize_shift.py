@@ -30,15 +30,15 @@ import onnx
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from quantize_mlperf import MODELS  # noqa: E402
+from quantize_mlperf import MODELS, load  # noqa: E402
 
 from tilewise.errors import TilewiseError  # noqa: E402
 from tilewise.quantize import digits, mlperf_inputs  # noqa: E402
 from tilewise.quantize.mixed import assign  # noqa: E402
-from tilewise.quantize.pipeline import (calibration_inputs, calibration_values,  # noqa: E402
-                                        load_float_onnx, quantize_model, quantize_shift, sqnr_json)
+from tilewise.quantize.pipeline import (calibration_values, quantize_model, quantize_shift,  # noqa: E402
+                                        sqnr_json)
 from tilewise.quantize.shift_out import run_dequantized, shift_report, weight_bytes  # noqa: E402
-from tilewise.quantize.sqnr import run_all, session, tflite_outputs  # noqa: E402
+from tilewise.quantize.sqnr import run_all, session  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 
@@ -128,14 +128,9 @@ def digits_row(validate: bool) -> dict:
 
 
 def mlperf_row(name: str, models_dir: Path, validate: bool) -> dict:
-    fpath = models_dir / "mlperf_tiny_float" / f"{name}_float.tflite"
-    ipath = models_dir / "mlperf_tiny" / f"{name}.tflite"
-    model = load_float_onnx(fpath)
-    calib_raw, eval_raw = mlperf_inputs.split(name)
-    calib = calibration_inputs(model, calib_raw, "calib", nhwc=True)
-    evals = calibration_inputs(model, eval_raw, "eval", nhwc=True)
+    model, calib, evals, official, _ = load(name, models_dir)
     res = quantize_model(model, calib)
-    rep = sqnr_json(model, res, evals, tflite_outputs(str(ipath), eval_raw))
+    rep = sqnr_json(model, res, evals, official)
     row: dict = {"model": name, "sqnr_onnx": rep["outputs"][0]["sqnr_db"],
                  "sqnr_official": rep["compare"]["outputs"][0]["sqnr_db"]}
     try:

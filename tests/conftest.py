@@ -72,3 +72,14 @@ def pytest_collection_modifyitems(config, items):
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
+
+
+@pytest.fixture(scope="session")
+def digits_trained():
+    """(data, float ONNX model, numpy net) of the digits CNN (tilewise/quantize/digits.py: sklearn's
+    digits, numpy-trained, seeded): trained once per test process for every module that uses it."""
+    from tilewise.quantize import digits
+
+    data = digits.load()
+    net = digits.train(data)
+    return data, digits.to_onnx(net), net

@@ -3,7 +3,7 @@ accumulators (tilewise/quantize/narrow_search.py), the digits acceptance (idsp w
 accumulators within 2 points of float, bit-exact), the b-bit activation windows and the clamp
 binding they lower to.
 
-The digits CNN is trained here (quantize/digits.py, seeded, a few seconds)."""
+The digits CNN is trained once per test process (conftest.py `digits_trained`)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,6 @@ from tilewise.frontend import load_model
 from tilewise.ir.ops import WEIGHTED_LAYER_OPS as WEIGHTED
 from tilewise.passes import lower
 from tilewise.quantize import acc_bounds as ab
-from tilewise.quantize import digits
 from tilewise.quantize import narrow_search as ns
 from tilewise.quantize.sqnr import run_all, session
 from tilewise.schedule.network import schedule_network
@@ -29,9 +28,9 @@ from tilewise.validate.check import validate_path
 
 
 @pytest.fixture(scope="module")
-def trained():
-    data = digits.load()
-    return data, digits.to_onnx(digits.train(data))
+def trained(digits_trained):
+    data, fm, _ = digits_trained
+    return data, fm
 
 
 @pytest.fixture(scope="module")

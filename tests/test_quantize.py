@@ -1,6 +1,6 @@
 """`tilewise quantize` (issue 15, first part): observers, weight quantization, the QDQ writer, SQNR.
 
-The digits CNN is trained here (tilewise/quantize/digits.py, numpy, seeded, a few seconds); the
+The digits CNN is trained once per test process (conftest.py `digits_trained`; numpy, seeded); the
 other model is the bundled example's float network (examples/make_example.py), which has the
 Add / MaxPool / GlobalAveragePool / depthwise layers the digits CNN lacks.
 """
@@ -16,7 +16,6 @@ import pytest
 from tilewise.cli import main
 from tilewise.errors import TilewiseError
 from tilewise.examples.make_example import example_data, float_model
-from tilewise.quantize import digits
 from tilewise.quantize.pipeline import calibration_inputs, quantize_model, sqnr_json
 from tilewise.quantize.calibrate import Observer, QParams, Range, qparams_for
 from tilewise.quantize.graph_out import SOFTMAX_QPARAMS, plan
@@ -101,10 +100,8 @@ def test_bias_is_int32_at_input_times_weight_scale():
 
 # -- the digits CNN -------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def trained():
-    data = digits.load()
-    net = digits.train(data)
-    return data, digits.to_onnx(net), net
+def trained(digits_trained):
+    return digits_trained
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,6 @@ import pytest
 
 from tilewise.cli import main
 from tilewise.errors import TilewiseError
-from tilewise.quantize import digits
 from tilewise.quantize.pipeline import quantize_model, quantize_shift, sqnr_json
 from tilewise.quantize.shift_out import (D_MAX, FLOAT32_EXACT, INT32, Act, choose_shift, layer_codes,
                                          run_dequantized, shift_report)
@@ -23,9 +22,9 @@ from .test_ne16 import _ne16_forced
 
 
 @pytest.fixture(scope="module")
-def trained():
-    data = digits.load()
-    return data, digits.to_onnx(digits.train(data))
+def trained(digits_trained):
+    data, fm, _ = digits_trained
+    return data, fm
 
 
 @pytest.fixture(scope="module")

@@ -25,7 +25,6 @@ from tilewise.cli import main
 from tilewise.errors import TilewiseError
 from tilewise.examples.make_example import example_data, float_model
 from tilewise.frontend.tflite import read_flatbuffer
-from tilewise.quantize import digits
 from tilewise.quantize.pipeline import quantize_model, sqnr_json
 from tilewise.quantize.tflite_out import tflite_report, write_tflite
 from tilewise.targets.registry import get_target
@@ -127,9 +126,9 @@ def test_writer_refuses_what_tflite_has_no_op_for():
 
 # -- the digits CNN ---------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def trained():
-    data = digits.load()
-    return data, digits.to_onnx(digits.train(data))
+def trained(digits_trained):
+    data, fm, _ = digits_trained
+    return data, fm
 
 
 def test_digits_16x8_and_int8_tflite_validate_bit_exact_and_16_beats_8(trained, tmp_path, capsys):

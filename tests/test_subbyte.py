@@ -18,7 +18,6 @@ from tilewise.frontend import load_model
 from tilewise.golden.run import run_graph
 from tilewise.ir.packing import pack, unpack
 from tilewise.ir.tensor import dtype_bits, dtype_range, bits_to_bytes
-from tilewise.quantize import digits
 from tilewise.quantize.mixed import budget_bytes, quantize_mixed
 from tilewise.quantize.pipeline import Widths, calibration_values, quantize_values
 from tilewise.targets.registry import get_target
@@ -48,9 +47,9 @@ def test_sub_byte_dtypes():
 
 # -- models ---------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def digits_float():
-    data = digits.load()
-    return data, digits.to_onnx(digits.train(data))
+def digits_float(digits_trained):
+    data, fm, _ = digits_trained
+    return data, fm
 
 
 @pytest.fixture(scope="module")
