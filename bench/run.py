@@ -101,10 +101,13 @@ def run(sections: tuple[str, ...], names: tuple[str, ...], runs: int, out_dir: P
     out_dir.mkdir(parents=True, exist_ok=True)
     # a partial run (--only) replaces its own tables and keeps the others of the results file, each
     # with the commit it was measured at, so results.json and the README always hold every table
-    kept, measured_at = _previous(results, {t.key for t in done})
+    kept, measured_at, kept_seconds, kept_pngs = _previous(results, {t.key for t in done})
     commit = desc.get("commit") or "unknown"
     measured_at.update({t.key: commit for t in done})
     every = sorted([*kept, *done], key=tables.number)
+    rank = {t.key: i for i, t in enumerate(every)}
+    timings = dict(sorted({**kept_seconds, **timings}.items(), key=lambda kv: rank.get(kv[0], 0)))
+    pngs = sorted({*kept_pngs, *pngs}, key=lambda p: rank.get(Path(p).stem, 0))
     tables_md = ("## Machine\n\n" + machine.render(desc) + "\n" + _provenance(kept, measured_at)
                  + "\n".join(tables.render(t) for t in every)
                  + f"\n_bench: {len(done)} tables in {total:.0f} s, {runs} runs per timing._\n")
@@ -123,21 +126,27 @@ def run(sections: tuple[str, ...], names: tuple[str, ...], runs: int, out_dir: P
     return doc
 
 
-def _previous(results: Path | None, replaced: set[str]) -> tuple[list[tables.Table], dict[str, str]]:
-    """The tables of the results file that this run did not measure, and the commit each table
-    was measured at (older files without "measured_at": the commit of their machine line)."""
+def _previous(results: Path | None, replaced: set[str]
+              ) -> tuple[list[tables.Table], dict[str, str], dict[str, float], list[str]]:
+    """What the results file holds of the tables this run did not measure: the tables, the commit
+    each was measured at (older files without "measured_at": the commit of their machine line),
+    their section seconds and their plots (named after the table key)."""
     if results is None or not results.is_file():
-        return [], {}
+        return [], {}, {}, []
     try:
         doc = json.loads(results.read_text())
         old = doc["tables"]
         default = (doc.get("machine") or {}).get("commit") or "unknown"
         at = {k: doc.get("measured_at", {}).get(k, default) for k in old}
+        seconds = dict(doc.get("section_seconds") or {})
+        pngs = list(doc.get("plots") or [])
     except (ValueError, KeyError, TypeError, AttributeError):
         print(f"bench: {results} is not a results file; starting it afresh", file=sys.stderr)
-        return [], {}
+        return [], {}, {}, []
     kept = [tables.Table.from_json(k, d) for k, d in old.items() if k not in replaced]
-    return kept, {t.key: at[t.key] for t in kept}
+    keys = {t.key for t in kept}
+    return (kept, {t.key: at[t.key] for t in kept}, {k: v for k, v in seconds.items() if k in keys},
+            [p for p in pngs if Path(p).stem in keys])
 
 
 def _provenance(kept: list[tables.Table], measured_at: dict[str, str]) -> str:

@@ -116,12 +116,15 @@ def test_run_writes_results(tmp_path: Path, capsys):
 
 def test_partial_run_keeps_the_other_tables(tmp_path: Path):
     """`--only 4` over a results file (and README) holding other tables replaces table 4 and keeps
-    the rest, each labelled with the commit it was measured at (a partial run once wiped them)."""
+    the rest, each labelled with the commit it was measured at, with its section seconds and plot
+    (a partial run once wiped the tables, then the seconds and plots of the kept ones)."""
     mlperf_path("kws_dscnn")
     res = tmp_path / "results.json"
     old = tables.Table("diana", "Table 9 — diana", ("model", "ms"), (("kws", 1.5),), ("a note",))
     stale = tables.Table("schedule_quality", "Table 4 — stale", ("x",), ((1,),))
     res.write_text(json.dumps({"machine": {"commit": "abc1234"},
+                               "section_seconds": {"diana": 1.25, "schedule_quality": 9.0},
+                               "plots": ["bench/out/diana.png", "bench/out/schedule_quality.png"],
                                "tables": {t.key: t.to_json() for t in (old, stale)}}))
     readme = tmp_path / "README.md"
     readme.write_text(f"# x\n\n{readme_section.START}\nold\n{readme_section.END}\ntail\n")
@@ -132,6 +135,9 @@ def test_partial_run_keeps_the_other_tables(tmp_path: Path):
     assert doc["tables"]["diana"] == old.to_json()
     assert doc["tables"]["schedule_quality"]["title"] != "Table 4 — stale"
     assert doc["measured_at"]["diana"] == "abc1234"
+    # the kept table's seconds and plot stay; the replaced table's are this run's (no plots here)
+    assert doc["section_seconds"]["diana"] == 1.25 and doc["section_seconds"]["schedule_quality"] != 9.0
+    assert doc["plots"] == ["bench/out/diana.png"]
     assert doc["measured_at"]["schedule_quality"] == (doc["machine"]["commit"] or "unknown")
     text = readme.read_text()
     assert "Table 9 at abc1234" in text and text.index("Table 4 —") < text.index("Table 9 — diana")
