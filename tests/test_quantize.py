@@ -241,6 +241,31 @@ def test_cli_json_and_compare(tmp_path, trained, quantized, capsys):
     assert r["calibration_sqnr"]["outputs"][0]["sqnr_db"] > 30.0
     assert r["calibration_sqnr"]["compare"]["outputs"][0]["sqnr_db"] > 30.0
     assert len(r["calibration_sqnr"]["layers"]) == 4
+    # the compared model (our QDQ writer: same tensor names) layer by layer: every layer matched
+    cmp = r["calibration_sqnr"]["compare"]
+    assert not cmp["unmatched"] and len(cmp["layers"]) == 4
+    for ours, theirs in zip(r["calibration_sqnr"]["layers"], cmp["layers"]):
+        assert ours["name"] == theirs["name"] and theirs["sqnr_db"] > 20.0
+
+
+def test_sqnr_session_runs_int8_qdq_as_the_reference_does(trained, quantized):
+    """quantize's onnxruntime sessions compute what validate's reference computes, on every x86
+    CPU: without "session.qdqisint8allowed" onnxruntime requantizes int8 QDQ groups to u8s8,
+    whose AVX2 kernels (no VNNI) saturate — the digits model measured 17 dB there instead of 40,
+    and --calibration auto, --bits mixed and --compare took their decisions on it."""
+    from tilewise.frontend.onnx_io import reference_session
+
+    data, _, _ = trained
+    x = data.x_eval[:40]
+    plain = np.concatenate(run_all(session(quantized.model), "input", x, ["logits"])["logits"])
+    ref = reference_session(quantized.model.SerializeToString())
+    want = np.concatenate([ref.run(["logits"], {"input": v[None].astype(np.float32)})[0] for v in x])
+    assert np.array_equal(plain, want)
+    # an intermediate output asked for alongside changes nothing
+    first = quantized.model.graph.node[0].output[0]    # the input's QuantizeLinear: int8
+    sess = session(quantized.model, (first,), {first: onnx.TensorProto.INT8})
+    both = run_all(sess, "input", x, ["logits"])["logits"]
+    assert np.array_equal(np.concatenate(both), want)
 
 
 def test_cli_calibration_auto_keeps_the_best_method_on_the_calibration_inputs(tmp_path, trained, capsys):
@@ -264,6 +289,14 @@ def test_cli_bad_inputs_exit_2(tmp_path, trained, quantized, capsys):
     onnx.save(fm, str(fpath))
     onnx.save(quantized.model, str(qpath))
     np.save(cpath, data.x_train[:4])
+    # an integer model whose one output is another tensor (the dequantized input: 64 values)
+    other = tmp_path / "other.onnx"
+    m = onnx.ModelProto()
+    m.CopyFrom(quantized.model)
+    dq = next(n for n in m.graph.node if n.op_type == "DequantizeLinear").output[0]
+    del m.graph.output[:]
+    m.graph.output.append(onnx.helper.make_tensor_value_info(dq, onnx.TensorProto.FLOAT, None))
+    onnx.save(m, str(other))
     base = ["--calib", str(cpath), "--target", "stm32h7", "-o", str(tmp_path / "o.onnx")]
     cases = [([str(qpath)] + base, "already quantized"),
              (["model.tflite"] + base, "no such model file"),
@@ -271,7 +304,9 @@ def test_cli_bad_inputs_exit_2(tmp_path, trained, quantized, capsys):
               "no such file"),
              ([str(fpath)] + base[:4] + ["-o", str(tmp_path / "o.bin")], "name it *.onnx"),
              ([str(fpath)] + base + ["--bits", "4", "--weight-budget", "0.5"], "is for --bits mixed"),
-             ([str(fpath)] + base + ["--bits", "mixed", "--calibration", "auto"], "--calibration auto is for")]
+             ([str(fpath)] + base + ["--bits", "mixed", "--calibration", "auto"], "--calibration auto is for"),
+             ([str(fpath)] + base + ["--compare", str(fpath)], "is a float model"),
+             ([str(fpath)] + base + ["--compare", str(other)], "values per input")]
     for argv, msg in cases:
         assert main(["quantize"] + argv) == 2, argv
         err = capsys.readouterr().err

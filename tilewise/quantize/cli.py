@@ -103,13 +103,40 @@ def _compare_outputs(path: str, inputs: np.ndarray, raw: np.ndarray) -> list[lis
         raise TilewiseError(f"--compare {path}: give an existing integer .onnx or .tflite model")
     try:
         if p.suffix.lower() == ".tflite":
+            if not _tflite_is_integer(str(p)):
+                raise TilewiseError(f"--compare {path}: is a float model (no quantized tensor); "
+                                    f"--compare takes an integer model")
             return tflite_outputs(str(p), raw.astype(np.float32))
-        return onnx_outputs(onnx.load(str(p)), inputs)
+        proto = onnx.load(str(p))
+        if not _onnx_is_integer(proto):
+            raise TilewiseError(f"--compare {path}: is a float model (no quantization node and no "
+                                f"integer weights); --compare takes an integer model")
+        return onnx_outputs(proto, inputs)
     except TilewiseError:
         raise
     except Exception as e:   # noqa: BLE001 — the user's model does not run on these inputs
         raise TilewiseError(f"--compare {path}: the runtime cannot run it on the float model's inputs "
                             f"({str(e).splitlines()[0][:160] if str(e) else type(e).__name__})") from None
+
+
+def _onnx_is_integer(model) -> bool:
+    """Whether an ONNX model computes in integers anywhere: a (de)quantization or integer-kernel
+    node, or an integer initializer (NEMO / QuantLab weights)."""
+    from onnx import TensorProto
+
+    integer_ops = {"QuantizeLinear", "DequantizeLinear", "QLinearConv", "QLinearMatMul",
+                   "ConvInteger", "MatMulInteger", "QLinearAdd", "QLinearMul"}
+    ints = {TensorProto.INT8, TensorProto.UINT8, TensorProto.INT16, TensorProto.INT32,
+            TensorProto.INT64, TensorProto.INT4, TensorProto.UINT4}
+    return (any(n.op_type in integer_ops for n in model.graph.node)
+            or any(t.data_type in ints and len(t.dims) > 1 for t in model.graph.initializer))
+
+
+def _tflite_is_integer(path: str) -> bool:
+    """Whether a TFLite model has a quantized tensor."""
+    from ai_edge_litert.interpreter import Interpreter
+
+    return any(d["quantization"][0] != 0.0 for d in Interpreter(model_path=path).get_tensor_details())
 
 
 def _out_path(path: str) -> Path:
@@ -175,6 +202,18 @@ def cmd_quantize(args: argparse.Namespace) -> int:
     else:
         res = quantize_model(model, calib, args.calibration, int(args.bits), args.percentile)
         auto = res.method_sqnr   # {} unless --calibration auto
+    inits = {t.name for t in model.graph.initializer}
+    name = next(vi.name for vi in model.graph.input if vi.name not in inits)
+    if args.compare:   # a model that cannot be compared stops the command before -o is written
+        from .sqnr import output_report
+
+        for x, raw in [(calib, calib_raw)] + ([evals] if evals else []):
+            try:
+                output_report(model, name, x[:1],
+                              _compare_outputs(args.compare, x[:1], raw[:1]))
+            except ValueError as e:
+                raise TilewiseError(f"--compare {args.compare}: {e}; give an integer model of the "
+                                    f"same network") from None
     written = None
     try:
         if tfl:
@@ -215,6 +254,12 @@ def cmd_quantize(args: argparse.Namespace) -> int:
         else:
             result[f"{key}_sqnr"] = (shift_json(res, model, x, cmp)["sqnr"] if shift
                                      else sqnr_json(model, res, x, cmp))
+        if cmp is not None:   # the compared model's layers that carry the same tensor names
+            from .sqnr import compare_layers
+
+            rep = result[f"{key}_sqnr"]
+            rep["compare"].update(compare_layers(model, name, x, args.compare,
+                                                 {e["name"]: e["layer"] for e in rep["layers"]}))
     if args.json:
         print(json.dumps(result, indent=2))
     else:
@@ -291,7 +336,13 @@ def _text(r: dict) -> str:
         lines.append(f"SQNR vs float on the {what} inputs:")
         lines += [f"  output {o['name']}: {_fmt(o['sqnr_db'])}" for o in s["outputs"]]
         lines += [f"  layer {x['layer']} ({_short(x['name'])}): {_fmt(x['sqnr_db'])}" for x in s["layers"]]
-        lines += [f"  --compare output {o['name']}: {_fmt(o['sqnr_db'])}" for o in s.get("compare", {}).get("outputs", [])]
+        cmp = s.get("compare", {})
+        lines += [f"  --compare output {o['name']}: {_fmt(o['sqnr_db'])}" for o in cmp.get("outputs", [])]
+        lines += [f"  --compare layer {x['layer']} ({_short(x['name'])}): {_fmt(x['sqnr_db'])}"
+                  for x in cmp.get("layers", [])]
+        if cmp.get("unmatched"):
+            lines.append(f"  --compare: {len(cmp['unmatched'])} layers have no tensor of the same "
+                         f"name in the compared model")
     return "\n".join(lines)
 
 

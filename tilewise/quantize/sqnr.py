@@ -5,9 +5,9 @@ model's tensor and q the quantized model's dequantized tensor (the usual definit
 "SQNR" of PyTorch's numeric suite / AIMET layer-wise analysis). An exact match has no finite
 SQNR: it is reported as None (JSON null) with ``exact: true``.
 
-Both models run in onnxruntime with default session options, i.e. the quantized one through the
-fused integer QLinear kernels (not float QDQ emulation): the per-layer figures are those of the
-integer network. Per layer = per quantized tensor (graph_out.py's Plan), read at its int8
+Both models run in onnxruntime with the reference's session options (frontend/onnx_io.py
+`reference_session`: int8 QDQ groups fused into the integer QLinear kernels, not float QDQ
+emulation, on every x86 CPU): the per-layer figures are those of the integer network. Per layer = per quantized tensor (graph_out.py's Plan), read at its int8
 QuantizeLinear output ``t/q`` and dequantized with its parameters here.
 """
 
@@ -64,6 +64,9 @@ def session(model: onnx.ModelProto, extra_outputs: tuple[str, ...] = (),
     so = ort.SessionOptions()
     if has_sub_byte(m):   # float DQ -> op -> Q (frontend/onnx_io.py)
         so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    else:   # int8 QDQ groups as QLinear kernels, as the reference runs them (onnx_io.py): without
+        # it x86-64 onnxruntime requantizes them to u8s8, whose AVX2 kernels saturate (no VNNI)
+        so.add_session_config_entry("session.qdqisint8allowed", "1")
     return ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
 
 
@@ -117,6 +120,10 @@ def output_report(float_model: onnx.ModelProto, input_name: str, inputs: np.ndar
     if len(other) != len(outs):
         raise ValueError(f"the compared model has {len(other)} outputs, the float model {len(outs)}")
     f = run_all(session(float_model), input_name, inputs, outs)
+    for o, q in zip(outs, other):
+        if [np.size(v) for v in q] != [np.size(r) for r in f[o]]:
+            raise ValueError(f"the compared model's output gives {np.size(q[0])} values per input "
+                             f"where the float model's {o!r} gives {np.size(f[o][0])}")
     return [sqnr(o, f[o], [np.asarray(v).reshape(np.shape(r)) for v, r in zip(q, f[o])]).to_json()
             for o, q in zip(outs, other)]
 
@@ -158,3 +165,55 @@ def tflite_tensors(path: str, inputs_nhwc: np.ndarray, indices: list[int]) -> di
                 y = (y - z) * s
             res[i].append(y)
     return res
+
+
+def compare_layers(float_model: onnx.ModelProto, input_name: str, inputs: np.ndarray,
+                   path: str, layers: dict[str, str]) -> dict:
+    """Per-layer SQNR of an existing integer model (`--compare`) against the float model: every
+    quantized tensor of `layers` (tensor → layer) that the compared model holds under the same
+    name — a TFLite file converted from the same network as the float parent names its tensors
+    alike (tflite_in.py keeps the TFLite names), an ONNX model keeps the float graph's names (QDQ
+    writers put the dequantized value under the name, or under `name_DequantizeLinear_Output`
+    as onnxruntime's quantizer does). {"layers": [...], "unmatched": [layers with no such tensor]}.
+    `inputs`: the float model's layout (NCHW for a converted TFLite parent)."""
+    if path.lower().endswith(".tflite"):
+        from ai_edge_litert.interpreter import Interpreter
+
+        from ..frontend.tflite import ir_names, read_flatbuffer
+
+        with open(path, "rb") as fh:
+            names = ir_names(read_flatbuffer(fh.read(), path))
+        shapes = {d["index"]: tuple(d["shape"]) for d in Interpreter(model_path=path).get_tensor_details()}
+        where = {t: names.index(t) for t in layers if t in names}
+        x = inputs.transpose(0, 2, 3, 1) if inputs.ndim == 4 else inputs
+        got_by_index = tflite_tensors(path, x, sorted(set(where.values())))
+        got = {t: [v.reshape(shapes[i]) for v in got_by_index[i]] for t, i in where.items()}
+    else:
+        m = onnx.load(path)
+        have = {o for n in m.graph.node for o in n.output}
+        where = {}
+        for t in layers:
+            for cand in (t, f"{t}_DequantizeLinear_Output"):
+                if cand in have:
+                    where[t] = cand
+                    break
+        outs = [o.name for o in m.graph.output]
+        extra = tuple(v for v in where.values() if v not in outs)
+        run = run_all(session(m, extra), m.graph.input[0].name, inputs,
+                      list(dict.fromkeys(outs + list(where.values()))))
+        got = {t: run[v] for t, v in where.items()}
+    f = run_all(session(float_model, tuple(t for t in where if t not in
+                                          {o.name for o in float_model.graph.output})),
+                input_name, inputs, list(dict.fromkeys([o.name for o in float_model.graph.output]
+                                                       + list(where))))
+    per_layer = []
+    for t, vals in got.items():
+        ref = f[t]
+        if vals and np.ndim(vals[0]) == 4 and np.shape(vals[0]) != np.shape(ref[0]):
+            vals = [np.transpose(v, (0, 3, 1, 2)) for v in vals]   # TFLite NHWC -> the model's NCHW
+        if [np.size(v) for v in vals] != [np.size(r) for r in ref]:
+            continue      # same name, another tensor (e.g. a differently fused op): not compared
+        per_layer.append({**sqnr(t, ref, [np.reshape(v, np.shape(r)) for v, r in zip(vals, ref)])
+                          .to_json(), "layer": layers[t]})
+    matched = {p["name"] for p in per_layer}
+    return {"layers": per_layer, "unmatched": [layers[t] for t in layers if t not in matched]}
