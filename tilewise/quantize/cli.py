@@ -89,7 +89,7 @@ def _read_inputs(model, path: str, what: str, nhwc: bool) -> tuple[np.ndarray, n
 
     names = tuple(vi.name for vi in model.graph.input)
     raw = read_array(path, what, names).array
-    return calibration_inputs(model, raw, path, nhwc), raw
+    return calibration_inputs(model, raw, path, nhwc, what.replace("inputs", "data")), raw
 
 
 def _compare_outputs(path: str, inputs: np.ndarray, raw: np.ndarray) -> list[list[np.ndarray]]:

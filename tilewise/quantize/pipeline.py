@@ -59,9 +59,11 @@ def _inputs(model: onnx.ModelProto) -> list[onnx.ValueInfoProto]:
     return [vi for vi in model.graph.input if vi.name not in inits]
 
 
-def calibration_inputs(model: onnx.ModelProto, arr: np.ndarray, source: str, nhwc: bool = False) -> np.ndarray:
+def calibration_inputs(model: onnx.ModelProto, arr: np.ndarray, source: str, nhwc: bool = False,
+                       what: str = "calibration data") -> np.ndarray:
     """The calibration array as [N, *input shape without batch] float32 (model layout); nhwc: the
-    data is in TFLite's layout (a model converted by tflite_in.py) and is transposed to NCHW."""
+    data is in TFLite's layout (a model converted by tflite_in.py) and is transposed to NCHW;
+    `what` names the data in the errors (calibration or evaluation)."""
     if nhwc:
         from .tflite_in import nhwc_to_model
 
@@ -70,18 +72,18 @@ def calibration_inputs(model: onnx.ModelProto, arr: np.ndarray, source: str, nhw
     dims = [d.dim_value if d.HasField("dim_value") else None for d in vi.type.tensor_type.shape.dim]
     per = dims[1:]
     if arr.dtype.kind not in "fiu":
-        raise TilewiseError(f"{source}: calibration data of dtype {arr.dtype} is not numeric")
+        raise TilewiseError(f"{source}: {what} of dtype {arr.dtype} is not numeric")
     a = np.asarray(arr, dtype=np.float32)
     if a.ndim == len(dims) + 1 and a.shape[1] == 1:
         a = a[:, 0]
     if a.ndim != len(per) + 1 or any(d is not None and d != s for d, s in zip(per, a.shape[1:])):
         want = "x".join("?" if d is None else str(d) for d in per)
-        raise TilewiseError(f"{source}: calibration data of shape {tuple(arr.shape)} does not fit the "
+        raise TilewiseError(f"{source}: {what} of shape {tuple(arr.shape)} does not fit the "
                             f"input '{vi.name}' (N x {want}, the model's own layout)")
     if a.shape[0] < 1:
-        raise TilewiseError(f"{source}: the calibration data holds no inputs")
+        raise TilewiseError(f"{source}: the {what} holds no inputs")
     if not np.all(np.isfinite(a)):
-        raise TilewiseError(f"{source}: the calibration data holds NaN or infinite values")
+        raise TilewiseError(f"{source}: the {what} holds NaN or infinite values")
     return a
 
 

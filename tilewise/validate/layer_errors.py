@@ -3,7 +3,7 @@
 The project is rebuilt with -DTW_DUMP_LAYERS (build.py) and run on every input (run.py): the
 harness writes every layer's output, in execution order, input after input. Each layer's dumped
 values are held against `golden.layers.run_layers(keep_all=True)` on the same input, over all
-inputs, as one CSV row: elements compared, mismatching elements and the largest integer
+inputs, as one CSV row (accumulated chunk by chunk, `LayerErrors`): elements compared, mismatching elements and the largest integer
 difference, then in real terms — each layer's output dequantized with its own scale and zero point
 (integer units where the tensor has no per-tensor quantization, `scale` left empty) — the largest
 absolute difference, rmse, mean error (C − golden) and cosine similarity (metrics.py). A bit-exact
@@ -65,38 +65,80 @@ def split_dump(lg: LayerGraph, manifest: dict[str, Any], dump: bytes, n: int) ->
     return out
 
 
-def layer_error_rows(project: Project, lg: LayerGraph, inputs: Sequence[np.ndarray],
-                     cache: str | Path | None = None) -> list[dict[str, Any]]:
-    """One row (LAYER_COLUMNS) per layer: the C's per-layer outputs vs the golden model's."""
-    exe = build_host(project, dump=True, cache=cache)
-    res = run_harness(project, exe, inputs, dump=True)
-    if res.dump is None:
-        raise TilewiseError(f"{project.path}: the per-layer dump run wrote no layer outputs "
-                            f"({res.error or 'no dump file'})")
-    got = split_dump(lg, project.manifest, res.dump, len(inputs))
-    goldens = [run_layers(lg, {lg.inputs[0]: x}, keep_all=True) for x in inputs]
-    rows = []
-    for li, (entry, layer) in enumerate(zip(project.manifest["layers"], lg.layers)):
-        t = lg.tensors[layer.output]
-        c = np.concatenate(got[li])
-        g = np.concatenate([np.asarray(gd[layer.output]).reshape(-1).astype(np.int64) for gd in goldens])
-        q = t.quant
-        per_tensor = q is not None and len(q.scale) == 1
-        scale, zp = (float(q.scale[0]), q.zp) if per_tensor else (1.0, 0)
-        cf, gf = M.dequantize(c, scale, zp), M.dequantize(g, scale, zp)
-        rows.append({
-            "index": entry["index"], "name": layer.name, "op": layer.op,
-            "module": entry.get("module"), "binding": entry.get("binding"), "dtype": t.dtype,
-            "scale": scale if per_tensor else None, "elements": int(c.size),
-            "mismatches": int((c != g).sum()), "max_abs_diff_q": int(np.abs(c - g).max(initial=0)),
-            "max_abs_diff": M.max_abs(cf, gf), "rmse": M.rmse(cf, gf),
-            "mean_error": M.mean_error(cf, gf), "cos": M.cos(cf, gf),
-        })
-    return rows
+#: layer-dump bytes per harness run at most (the dump and its int64 copy stay a few tens of MB)
+DUMP_BYTES = 16 << 20
+
+
+class LayerErrors:
+    """Per-layer error statistics accumulated over chunks of inputs (`add`), as LAYER_COLUMNS
+    rows (`rows`): sums of the dequantized differences, squares and products, so that any number
+    of inputs takes one chunk's memory. The dump build is made once."""
+
+    def __init__(self, project: Project, lg: LayerGraph, cache: str | Path | None = None) -> None:
+        self.project, self.lg = project, lg
+        self.exe = build_host(project, dump=True, cache=cache)
+        per_input = sum(int(e["bytes"]) for e in project.manifest["layers"])
+        self.per_run = max(1, DUMP_BYTES // max(per_input, 1))
+        self.params = []
+        for layer in lg.layers:
+            q = lg.tensors[layer.output].quant
+            per_tensor = q is not None and len(q.scale) == 1
+            self.params.append((float(q.scale[0]), q.zp) if per_tensor else None)
+        n = len(lg.layers)
+        self.elements = np.zeros(n, np.int64)
+        self.mismatches = np.zeros(n, np.int64)
+        self.max_q = np.zeros(n, np.int64)
+        self.max_abs = np.zeros(n)
+        self.sums = np.zeros((n, 5))   # Σd, Σd², Σcg, Σc², Σg over the dequantized values
+
+    def add(self, inputs: Sequence[np.ndarray]) -> None:
+        """Run the dump build on `inputs` (in runs of at most DUMP_BYTES of dump) and add them."""
+        for i in range(0, len(inputs), self.per_run):
+            self._add_run(inputs[i:i + self.per_run])
+
+    def _add_run(self, inputs: Sequence[np.ndarray]) -> None:
+        lg = self.lg
+        res = run_harness(self.project, self.exe, inputs, dump=True)
+        if res.dump is None:
+            raise TilewiseError(f"{self.project.path}: the per-layer dump run wrote no layer "
+                                f"outputs ({res.error or 'no dump file'})")
+        got = split_dump(lg, self.project.manifest, res.dump, len(inputs))
+        goldens = [run_layers(lg, {lg.inputs[0]: x}, keep_all=True) for x in inputs]
+        for li, layer in enumerate(lg.layers):
+            c = np.concatenate(got[li])
+            g = np.concatenate([np.asarray(gd[layer.output]).reshape(-1).astype(np.int64)
+                                for gd in goldens])
+            scale, zp = self.params[li] or (1.0, 0)
+            cf, gf = M.dequantize(c, scale, zp), M.dequantize(g, scale, zp)
+            d = cf - gf
+            self.elements[li] += c.size
+            self.mismatches[li] += int((c != g).sum())
+            self.max_q[li] = max(self.max_q[li], int(np.abs(c - g).max(initial=0)))
+            self.max_abs[li] = max(self.max_abs[li], float(np.abs(d).max(initial=0.0)))
+            self.sums[li] += (d.sum(), (d * d).sum(), (cf * gf).sum(), (cf * cf).sum(),
+                              (gf * gf).sum())
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One row (LAYER_COLUMNS) per layer: the C's per-layer outputs vs the golden model's."""
+        rows = []
+        for li, (entry, layer) in enumerate(zip(self.project.manifest["layers"], self.lg.layers)):
+            n = int(self.elements[li])
+            sd, sdd, scg, scc, sgg = (float(v) for v in self.sums[li])
+            rows.append({
+                "index": entry["index"], "name": layer.name, "op": layer.op,
+                "module": entry.get("module"), "binding": entry.get("binding"),
+                "dtype": self.lg.tensors[layer.output].dtype,
+                "scale": self.params[li][0] if self.params[li] else None, "elements": n,
+                "mismatches": int(self.mismatches[li]), "max_abs_diff_q": int(self.max_q[li]),
+                "max_abs_diff": float(self.max_abs[li]),
+                "rmse": float(np.sqrt(sdd / n)) if n else 0.0,
+                "mean_error": sd / n if n else 0.0, "cos": M.cos_of_sums(scg, scc, sgg),
+            })
+        return rows
 
 
 def write_layer_csv(rows: list[dict[str, Any]], path: str | Path) -> None:
     write_csv(rows, LAYER_COLUMNS, path, "per-layer error CSV")
 
 
-__all__ = ["LAYER_COLUMNS", "layer_error_rows", "split_dump", "write_layer_csv"]
+__all__ = ["LAYER_COLUMNS", "LayerErrors", "split_dump", "write_layer_csv"]

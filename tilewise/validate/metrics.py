@@ -71,10 +71,14 @@ def l2r(a: np.ndarray, b: np.ndarray) -> float | None:
 def cos(a: np.ndarray, b: np.ndarray) -> float | None:
     """Cosine similarity of the flattened a and b; 1 when both are all zero, None when one is."""
     x, y = _pair(a, b)
-    na, nb = float(np.linalg.norm(x)), float(np.linalg.norm(y))
-    if na == 0.0 or nb == 0.0:
-        return 1.0 if na == nb else None
-    return min(1.0, max(-1.0, float(np.dot(x, y)) / (na * nb)))   # rounding can pass ±1
+    return cos_of_sums(float(np.dot(x, y)), float(np.dot(x, x)), float(np.dot(y, y)))
+
+
+def cos_of_sums(ab: float, aa: float, bb: float) -> float | None:
+    """`cos` from the sums Σab, Σa², Σb² (accumulated over chunks of inputs)."""
+    if aa == 0.0 or bb == 0.0:
+        return 1.0 if aa == bb else None
+    return min(1.0, max(-1.0, ab / (np.sqrt(aa) * np.sqrt(bb))))   # rounding can pass ±1
 
 
 def is_classifier(per_input_shape: Sequence[int]) -> bool:
@@ -116,6 +120,6 @@ def compare(a: np.ndarray, b: np.ndarray, classifier: bool) -> dict[str, Any]:
             "l2r": l2r(a, b), "cos": cos(a, b)}
 
 
-__all__ = ["accuracy", "argmax_agreement", "compare", "confusion_matrix", "cos", "dequantize",
+__all__ = ["accuracy", "argmax_agreement", "compare", "confusion_matrix", "cos", "cos_of_sums", "dequantize",
            "is_classifier", "l2r", "mae", "max_abs", "mean_error", "predictions",
            "rmse"]

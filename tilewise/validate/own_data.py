@@ -4,7 +4,10 @@ own inputs, with metrics, as `stm32ai validate --valinput/--valoutput` does it.
 The user's N inputs (data.py: read, shape- and range-checked, floats quantized as the model's
 runtime does) replace the random inputs of `validate_model`: the generated C runs on them and is
 held bit for bit against the golden model and the reference runtime exactly as there
-(check.validate_network). On top of that:
+(check.validate_network) — on the host CHUNK inputs at a time through chunked.py's `run_chunks`
+(one build; outputs, metrics and per-layer statistics gathered chunk by chunk, so memory is the
+data's own plus one chunk's whatever N), off the host in one run of at most CHUNK inputs. On top
+of that:
 
 - with --expected (N outputs): integer expected outputs are compared bit for bit with the C's
   (each differing input is a mismatch, exit 1); float ones (e.g. the float model's outputs) are
@@ -42,7 +45,7 @@ acc is None for a non-classifier output; l2r / cos None where undefined (metrics
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -52,27 +55,22 @@ from . import metrics as M
 from .csv_files import write_csv
 from .check import (ValidationReport, check_platform, golden_outputs, release_work_dir,
                     validate_network, work_dir)
+from .chunked import CHUNK, run_chunks
 from .data import check_count, input_spec, output_spec, read_array, read_labels, to_ir
 
 METRICS_CSV = "metrics.csv"
 LAYER_CSV = "layer_errors.csv"
 
 
-def _c_outputs(report: ValidationReport, project_path: Path, n: int, out_dtype: str,
-               shape: tuple[int, ...], golden: Callable[[], list[np.ndarray]],
-               on: str) -> np.ndarray | None:
-    """The generated C's outputs [N, *shape]: the host harness's output file, or — off the host —
-    the golden outputs when the run was bit-exact with them (then they are the same integers)."""
-    if on == "host":
-        f = project_path / "run_outputs.bin"
-        if not f.exists():
-            return None
-        raw = np.fromfile(f, dtype=np_dtype(out_dtype))
-        per = int(np.prod(shape, dtype=np.int64))
-        return raw.reshape(n, *shape) if raw.size == n * per else None
-    if report.bit_exact:
-        return np.stack([np.asarray(g).reshape(shape) for g in golden()])
-    return None
+def _host_outputs(project_path: Path, n: int, out_dtype: str,
+                  shape: tuple[int, ...]) -> np.ndarray | None:
+    """The generated C's outputs [n, *shape] of the last host harness run (its output file)."""
+    f = project_path / "run_outputs.bin"
+    if not f.exists():
+        return None
+    raw = np.fromfile(f, dtype=np_dtype(out_dtype))
+    per = int(np.prod(shape, dtype=np.int64))
+    return raw.reshape(n, *shape) if raw.size == n * per else None
 
 
 def _entry(against: str, a: np.ndarray, b: np.ndarray, classifier: bool) -> dict[str, Any]:
@@ -120,26 +118,54 @@ def validate_data_path(model: str | Path, target, data: str | Path, *, tiler: st
         lab, lab_src = read_labels(labels, n, classes, data_desc["file"])
 
     ns = schedule_network(lg, target, tiler, objective=objective)
-    ref = reference_run(graph, model, inputs)
+    if on != "host" and n > CHUNK:
+        raise TilewiseError(f"{data_desc['file']}: {n} inputs; at most {CHUNK} run on {on} in one "
+                            f"validation (more run on the host, --on host, in chunks)")
+    csv_dirs = [Path(out_dir).absolute()] if out_dir is not None else []
+    layer_paths = [p / LAYER_CSV for p in csv_dirs] + ([Path(layer_csv)] if layer_csv else [])
     with work_dir(out_dir) as work:   # Ctrl-C or a failure: no tilewise_validate_* left behind
-        report, project = validate_network(ns, work, inputs, model=Path(model).name,
-                                           reference_name=reference_name(graph),
-                                           reference=ref.outputs, cache=cache, on=on,
-                                           c_name=c_name)
-        report.reference_notes = list(ref.notes)
-        report.notes = list(graph.meta.get("notes", ()))
+        if on == "host":   # chunk by chunk (chunked.py): memory bounded by the data, not N
+            outs: list[np.ndarray] = []
+            refs: list[np.ndarray] = []
+            errors = []
 
-        def golden() -> list[np.ndarray]:   # needed only off the host or without a reference
-            return golden_outputs(lg, inputs)
+            def on_chunk(xs, ref, project, offset) -> None:
+                outs.append(_host_outputs(project.path, len(xs), ospec.dtype, out_shape))
+                if ref.outputs is not None:
+                    refs.extend(np.asarray(r).reshape(out_shape) for r in ref.outputs)
+                if layer_paths:
+                    if not errors:
+                        from .layer_errors import LayerErrors
 
-        ours_q = _c_outputs(report, project.path, n, ospec.dtype, out_shape, golden, on)
+                        errors.append(LayerErrors(project, lg, cache))
+                    errors[0].add(xs)
+
+            chunks = (inputs[i:i + CHUNK] for i in range(0, n, CHUNK))
+            report, project = run_chunks(model, ns, graph, chunks, -(-n // CHUNK), n, work,
+                                         cache=cache, c_name=c_name, on_chunk=on_chunk)
+            ours_q = None if any(o is None for o in outs) else np.concatenate(outs)
+            has_ref = len(refs) == n
+        else:
+            ref = reference_run(graph, model, inputs)
+            report, project = validate_network(ns, work, inputs, model=Path(model).name,
+                                               reference_name=reference_name(graph),
+                                               reference=ref.outputs, cache=cache, on=on,
+                                               c_name=c_name)
+            report.reference_notes = list(ref.notes)
+            ours_q = (np.stack([np.asarray(g).reshape(out_shape) for g in golden_outputs(lg, inputs)])
+                      if report.bit_exact else None)   # the same integers as the C's
+            has_ref = ref.outputs is not None
+            refs = list(ref.outputs) if has_ref else []
+            errors = []
+        report.notes = list(graph.meta.get("notes", ())) + report.notes
         scale = ospec.scale if ospec.scale is not None else 1.0
         deq = (lambda q: M.dequantize(q, scale, ospec.zero_point))
         ours = deq(ours_q) if ours_q is not None else None
-        if ref.outputs is not None:
-            against, base = report.reference, np.stack([np.asarray(r).reshape(out_shape) for r in ref.outputs])
+        if has_ref:
+            against, base = report.reference, np.stack([np.asarray(r).reshape(out_shape) for r in refs])
         else:
-            against, base = "golden model", np.stack([np.asarray(g).reshape(out_shape) for g in golden()])
+            against, base = "golden model", np.stack([np.asarray(g).reshape(out_shape)
+                                                      for g in golden_outputs(lg, inputs)])
         met: dict[str, Any] = {
             "inputs": n, "data": data_desc,
             "output": {"shape": list(out_shape), "dtype": ospec.dtype, "scale": ospec.scale,
@@ -169,16 +195,14 @@ def validate_data_path(model: str | Path, target, data: str | Path, *, tiler: st
                 "file": lab_src, "classes": classes,
                 "accuracy": M.accuracy(pred, lab) if pred is not None else None,
                 "correct": int((pred == lab).sum()) if pred is not None else None,
-                "accuracy_reference": M.accuracy(M.predictions(base), lab) if ref.outputs is not None else None,
+                "accuracy_reference": M.accuracy(M.predictions(base), lab) if has_ref else None,
                 "confusion": (M.confusion_matrix(lab, pred, classes).tolist() if pred is not None else None),
             }
         report.metrics = met
-        csv_dirs = [project.path] if out_dir is not None else []
-        layer_paths = [p / LAYER_CSV for p in csv_dirs] + ([Path(layer_csv)] if layer_csv else [])
-        if layer_paths and on == "host":
-            from .layer_errors import layer_error_rows, write_layer_csv
+        if errors:
+            from .layer_errors import write_layer_csv
 
-            rows = layer_error_rows(project, lg, inputs, cache=cache)
+            rows = errors[0].rows()
             for p in layer_paths:
                 write_layer_csv(rows, p)
                 met["layer_csv"].append(str(p))
