@@ -56,6 +56,10 @@ def test_ops_lists_every_op_the_frontends_accept():
     assert not {"IntConv", "Requant", "QlRequantShift"} & onnx_ops
     text = run_cli("ops")
     assert text.returncode == 0 and "CONV_2D" in text.stdout and "QLinearConv" in text.stdout
+    # the text fits 100 columns, with a target's kernel lists too (wrapped, not cut)
+    wide = run_cli("ops", "--target", "gap9").stdout
+    assert max(map(len, (text.stdout + wide).splitlines())) <= 100
+    assert "conv2d_sb_x4w2y4_shift" in wide.replace("\n    ", " ")
 
 
 def test_refused_op_is_refused_by_the_frontend(tmp_path):

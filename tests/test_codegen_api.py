@@ -399,7 +399,8 @@ def _make(path: Path, *args: str) -> subprocess.CompletedProcess:
 @pytest.mark.parametrize("l3", [False, True])
 def test_make_run_out_of_the_box(tmp_path, l3):
     """Defect 8: `make run` in a freshly generated project runs the input generate wrote
-    (validate's first random input) bit-exact; `make run DUMP=1` writes every layer's output; a
+    (validate's first random input) bit-exact; `make run DUMP=1` writes every layer's output
+    (`DUMP=0` does not); a
     missing, an empty and a truncated input file each fail with their own message; a dump file
     given to a build without dumps is refused."""
     args = ["--l1", "8", "--l2", "13"] if l3 else []
@@ -423,6 +424,10 @@ def test_make_run_out_of_the_box(tmp_path, l3):
     blob = np.fromfile(out / "layers.bin", dtype=np.int8)
     assert blob.size == sum(sizes) and np.array_equal(blob[-sizes[-1]:], want)
     assert "wrote the outputs of 8 layers" in dump.stderr
+    (out / "layers.bin").unlink()
+    off = _make(out, "run", "DUMP=0")      # DUMP=0 is the plain run, not the dump build
+    assert off.returncode == 0 and "wrote the outputs" not in off.stderr
+    assert not (out / "layers.bin").exists()
 
     exe = str(out / "network_host")
     l3_arg = [str(out / "weights_l3.bin")] if l3 else []

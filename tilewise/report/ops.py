@@ -87,14 +87,21 @@ def ops_json(target=None) -> dict[str, Any]:
     return out
 
 
-def ops_text(target=None) -> str:
+def ops_text(target=None, width: int = 100) -> str:
+    """The listing as text, every line within `width` columns (long lists wrap, indented)."""
+    from textwrap import fill
+
+    def para(text: str, indent: str = "  ") -> str:
+        return fill(text, width, initial_indent=indent, subsequent_indent=indent + "  ",
+                    break_on_hyphens=False)
+
     lines = []
     for g in frontend_ops():
-        lines.append(f"{g.frontend} ({g.style}: {g.note}):")
-        lines.append("  " + ", ".join(g.ops))
+        lines.append(para(f"{g.frontend} ({g.style}: {g.note}):", ""))
+        lines.append(para(", ".join(g.ops)))
     if target is not None:
-        lines.append(f"on {target.name} (IR op: module: kernels [precisions x/w->y bits]):")
+        lines.append(para(f"on {target.name} (IR op: module: kernels [precisions x/w->y bits]):", ""))
         for r in target_ops(target):
-            lines.append(f"  {r['op']}: {r['module']}: {', '.join(r['kernels'])} "
-                         f"[{', '.join(r['precisions'])}]")
+            lines.append(para(f"{r['op']}: {r['module']}: {', '.join(r['kernels'])} "
+                              f"[{', '.join(r['precisions'])}]"))
     return "\n".join(lines)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import tempfile
 from dataclasses import replace
 from pathlib import Path
 from typing import Sequence
@@ -77,7 +76,3 @@ def check_on_gvsoc(report: ValidationReport, ns: NetworkSchedule, project: Proje
     run = run_firmware(elf)
     report.platform = "gvsoc"
     return fill_report(report, ns, run, inputs, golden, reference)
-
-
-def temporary_dir() -> Path:
-    return Path(tempfile.mkdtemp(prefix="tilewise_gvsoc_"))

@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import tempfile
 from dataclasses import replace
 from pathlib import Path
 from typing import Sequence
@@ -79,7 +78,3 @@ def check_on_qemu(report: ValidationReport, ns: NetworkSchedule, project: Projec
     elf = build_firmware(project, inputs)
     report.platform = "qemu"
     return fill_report(report, ns, run_firmware(elf), inputs, golden, reference)
-
-
-def temporary_dir() -> Path:
-    return Path(tempfile.mkdtemp(prefix="tilewise_qemu_"))
