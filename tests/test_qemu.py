@@ -11,6 +11,7 @@ status. The STM32H7 variant links to the part's flash, DTCM and AXI SRAM.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -67,6 +68,51 @@ def test_instructions_counted_per_inference_and_layer(name, tmp_path):
     assert 0.99 * total <= sum(per_layer) <= total
     # the stm32h7 model (pulp kernels' model in instructions, bench/calibrate_m7.py) within ±10%
     assert abs(r["predicted_instructions"] / total - 1) <= 0.10, (r["predicted_instructions"], total)
+    # the image's flash from its linker map (validate/code_size.py): code + constants + the
+    # firmware around them is what the ELF loads into flash, but for alignment fill
+    from elftools.elf.elffile import ELFFile
+
+    code = r["code"]
+    with open(tmp_path / "p" / "build_fw" / "network.elf", "rb") as f:
+        loaded = sum(seg["p_filesz"] for seg in ELFFile(f).iter_segments()
+                     if seg["p_type"] == "PT_LOAD" and seg["p_paddr"] < 0x20000000)
+    parts = code["code_bytes"] + code["constants_bytes"] + code["firmware_bytes"]
+    assert parts <= loaded <= parts + 256, (code, loaded)
+    assert code["code_bytes"] > 10_000 and "Cortex-M7" in code["isa"]
+    assert 0 <= code["constants_bytes"] - ns.flash_bytes <= 64, (code, ns.flash_bytes)
+
+
+def test_count_report_plots_measured_against_predicted_and_code_size(tmp_path):
+    """validate --on count --report: the report's JSON holds every layer's measured and predicted
+    instructions and the firmware's code size, its flash summary counts the code, and the HTML
+    carries the measured-vs-predicted figure; analyze --code-size measures the same code."""
+    rep = tmp_path / "rep"
+    proc = subprocess.run([sys.executable, "-m", "tilewise.cli", "validate", str(EXAMPLE_ONNX),
+                           "--target", "stm32h7", "--on", "count", "--inputs", "1", "--report",
+                           str(rep)], capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr
+    assert "flash:" in proc.stdout and "code" in proc.stdout
+    data = json.loads((rep / "report.json").read_text())
+    v = data["validation"]
+    assert v["platform"] == "count" and len(v["layers"]) == len(data["layers"])
+    assert all(lay["measured_instructions"] > 0 and lay["predicted_instructions"] > 0
+               for lay in v["layers"])
+    ms = data["totals"]["memory_summary"]
+    assert ms["code_counted"] and ms["code_bytes"] == v["code"]["code_bytes"] > 0
+    assert ms["flash_bytes"] == ms["flash_constants_in_place_bytes"] + ms["code_bytes"]
+    html = (rep / "report.html").read_text()
+    assert "Measured on count vs predicted instructions per layer" in html
+    assert f"code {ms['code_bytes']:,} B" in (rep / "report.txt").read_text()
+    an = subprocess.run([sys.executable, "-m", "tilewise.cli", "analyze", str(EXAMPLE_ONNX),
+                         "--target", "stm32h7", "--code-size", "--json"],
+                        capture_output=True, text=True, timeout=900)
+    assert an.returncode == 0, an.stderr
+    got = json.loads(an.stdout)["totals"]["memory_summary"]
+    assert got["code_bytes"] == ms["code_bytes"] and got["flash_bytes"] == ms["flash_bytes"]
+    refused = subprocess.run([sys.executable, "-m", "tilewise.cli", "analyze", str(EXAMPLE_ONNX),
+                              "--target", "gap8", "--code-size"], capture_output=True, text=True)
+    assert refused.returncode == 2 and "GAP SDK" in refused.stderr
+    assert refused.stderr.count("\n") == 1, refused.stderr
 
 
 def _kernel_firmware(tmp_path, main: str, timeout: int = 600) -> str:

@@ -97,7 +97,14 @@ def _cmd_analyze(args: argparse.Namespace) -> int:
     elif args.why:
         raise TilewiseError("--why needs --target (it lists each layer's candidate modules and "
                             "kernels)")
-    analysis = analyze_layers(lg, ns, why=args.why)
+    code = None
+    if args.code_size:
+        if ns is None:
+            raise TilewiseError("--code-size needs --target (it builds the target's firmware)")
+        from .validate.code_size import measure
+
+        code = measure(ns, Path(args.model).name)
+    analysis = analyze_layers(lg, ns, why=args.why, code=code)
     _analyze_report(args, analysis, ns, target)
     if args.json:
         print(json.dumps(analysis.to_json(), indent=2))
@@ -265,6 +272,9 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--ablation", action="store_true", help="with --target: the network on each "
                    "module set the target lists (seed 003 Table IV): cycles, latency, speed-up "
                    "over the first set, layers per module")
+    a.add_argument("--code-size", action="store_true", help="with --target stm32h7 or "
+                   "pulp-open: build the network's firmware and count its code in flash (the "
+                   "linked network, layers, kernels and HAL)")
     add_target_options(a)
     a.set_defaults(fn=_cmd_analyze)
     t = sub.add_parser("targets", help="the built-in targets and their parameters")

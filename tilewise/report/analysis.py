@@ -63,7 +63,10 @@ class Analysis:
                 "notes": list(self.notes)}
 
 
-def analyze_layers(lg: LayerGraph, ns: "NetworkSchedule | None" = None, why: bool = False) -> Analysis:
+def analyze_layers(lg: LayerGraph, ns: "NetworkSchedule | None" = None, why: bool = False,
+                   code: dict | None = None) -> Analysis:
+    """The analysis of `lg` (and of its schedule `ns`); `code`: the measured code size
+    (validate/code_size.py), counted in the flash summary."""
     rows = []
     for layer in lg.layers:
         ins = tuple(tuple(lg.tensors[i].shape) for i in layer.inputs)
@@ -85,4 +88,4 @@ def analyze_layers(lg: LayerGraph, ns: "NetworkSchedule | None" = None, why: boo
     from .schedule_report import scheduled_rows, scheduled_totals
 
     return Analysis(lg.source or lg.name, tuple(rows), totals, scheduled_rows(ns, why),
-                    scheduled_totals(ns), notes)
+                    scheduled_totals(ns, code), notes)

@@ -11,8 +11,10 @@ Two weight figures exist and they are different things:
 
 flash (the non-volatile image) = every packed constant, wherever it lives at run time: resident in
 L2 (copied there at start-up), in L3 (streamed into L2), or read in place from a read-only memory
-(a Cortex-M's flash). The generated code's own size is not counted: it is not measured for the
-target here, and the summary says so instead of guessing.
+(a Cortex-M's flash) — plus the generated code where it was measured: the network's code as its
+firmware ELF holds it after the link (validate/code_size.py; `validate --on qemu|count|gvsoc`,
+`analyze --code-size`), `with_code`. Where no firmware was built the code is not counted, and
+the summary says so instead of guessing.
 
 RAM = the L1 arena (the largest layer's L1 layout: tiles, double buffers, kernel scratch) + the L2
 plan's peak (memory/network.py). The L2 plan holds the activations (network input and output
@@ -64,6 +66,12 @@ def memory_summary(ns: "NetworkSchedule") -> dict[str, int | bool]:
     }
 
 
+def with_code(m: dict, code: dict) -> dict:
+    """The summary `m` with the measured code (validate/code_size.py CodeSize.to_json) in flash."""
+    return {**m, "code_counted": True, "code_bytes": code["code_bytes"], "code_isa": code["isa"],
+            "flash_bytes": m["flash_bytes"] + code["code_bytes"]}
+
+
 def summary_lines(m: dict) -> list[str]:
     """Two plain sentences: flash and RAM (module docstring), for analyze and report.txt."""
     where = [f"{m['flash_constants_l2_bytes']:,} B copied to L2 at start-up"]
@@ -72,9 +80,13 @@ def summary_lines(m: dict) -> list[str]:
     if m["flash_constants_in_place_bytes"]:
         where = ([w for w in where if not w.startswith("0 B")]
                  + [f"{m['flash_constants_in_place_bytes']:,} B read in place from flash"])
-    flash = (f"flash: {m['flash_bytes']:,} B = packed constants (weights in kernel order + bias + "
-             f"requant arrays; {', '.join(where)}); code not counted — raw weights in the model "
-             f"are {m['raw_weight_bytes']:,} B")
+    code = (f" + code {m['code_bytes']:,} B (network, layers, kernels, HAL as linked for "
+            f"{m['code_isa']})" if m.get("code_counted") else "")
+    flash = (f"flash: {m['flash_bytes']:,} B = packed constants "
+             f"{m['flash_bytes'] - m.get('code_bytes', 0):,} B (weights in kernel order + bias + "
+             f"requant arrays; {', '.join(where)}){code}"
+             f"{'' if code else '; code not counted (analyze --code-size on stm32h7 and pulp-open)'} — raw "
+             f"weights in the model are {m['raw_weight_bytes']:,} B")
     ram = (f"RAM: {m['ram_bytes']:,} B = L1 arena {m['ram_l1_arena_bytes']:,} B + L2 plan peak "
            f"{m['ram_l2_peak_bytes']:,} B (activations up to {m['ram_activations_live_bytes']:,} B "
            f"live at once, incl. input {m['ram_input_bytes']:,} B and output "

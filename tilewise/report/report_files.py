@@ -197,6 +197,10 @@ def build_report(command: str, analysis: Analysis, ns: "NetworkSchedule | None",
     if validation is not None:
         vj = validation.to_json()
         data["validation"] = vj
+        if vj.get("code") and "memory_summary" in data["totals"]:   # the firmware was built
+            from .memory_summary import with_code
+
+            data["totals"]["memory_summary"] = with_code(data["totals"]["memory_summary"], vj["code"])
     if project is not None:
         data["project"] = str(project)
     text = _text(analysis, head, validation)

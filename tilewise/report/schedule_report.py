@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from ..schedule.network import NetworkSchedule
 from ..schedule.space import LayerSchedule
-from .memory_summary import memory_summary
+from .memory_summary import memory_summary, with_code
 
 
 @dataclass(frozen=True)
@@ -68,8 +68,10 @@ def scheduled_rows(ns: NetworkSchedule, why: bool = False) -> tuple[ScheduledRow
     return tuple(rows)
 
 
-def scheduled_totals(ns: NetworkSchedule) -> dict:
+def scheduled_totals(ns: NetworkSchedule, code: dict | None = None) -> dict:
+    """The network's totals; `code`: its measured code size (memory_summary.with_code)."""
     cycles = ns.cycles
+    summary = memory_summary(ns)
     return {
         "target": ns.target.name,
         "tiler": ns.tiler,
@@ -94,7 +96,7 @@ def scheduled_totals(ns: NetworkSchedule) -> dict:
         "layers_per_module": layers_per_module(ns),
         "handoff_cycles": ns.handoff_cycles,
         "handoffs": [h.to_json() for h in ns.partition.handoffs] if ns.partition else [],
-        "memory_summary": memory_summary(ns),
+        "memory_summary": with_code(summary, code) if code else summary,
     }
 
 

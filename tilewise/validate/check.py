@@ -88,6 +88,9 @@ class ValidationReport:
     #: validation on the user's own data (--data): metrics against the reference, the expected
     #: outputs and the labels; None on random inputs (shape: validate/own_data.py)
     metrics: dict[str, Any] | None = None
+    #: flash of the firmware image built for an ISA (validate/code_size.py CodeSize.to_json):
+    #: the network's code, its constants, the firmware around it; None on the host
+    code: dict[str, Any] | None = None
     #: the schedule the generated C executes (for report files; not part of the JSON)
     schedule: NetworkSchedule | None = field(default=None, repr=False, compare=False)
 
@@ -116,7 +119,7 @@ class ValidationReport:
             "reference_notes": self.reference_notes, "notes": self.notes,
             "model": self.model, "target": self.target, "tiler": self.tiler,
             "l1_free_bytes": self.l1_free_bytes, "project": self.project,
-            "platform": self.platform, "metrics": self.metrics,
+            "platform": self.platform, "metrics": self.metrics, "code": self.code,
             **({"measured_cycles": self.measured_cycles, "predicted_cycles": self.predicted_cycles,
                 "layers": self.layer_cycles} if self.platform != "host" else {}),
             **({"measured_instructions": self.measured_instructions,

@@ -29,7 +29,8 @@ from ..errors import TilewiseError
 from ..schedule.network import NetworkSchedule
 from .check import ValidationReport
 from .firmware_run import fill_report, parse_run
-from .qemu import build_firmware
+from .code_size import of_elf
+from .qemu import CORTEX_M7_ISA, build_firmware
 
 #: the memory regions of QEMU's mps2-an500 the firmware uses (firmware/link_qemu.ld)
 REGIONS = ((0x00000000, 4 << 20), (0x20000000, 4 << 20))
@@ -147,6 +148,7 @@ def check_on_count(report: ValidationReport, ns: NetworkSchedule, project: Proje
     """Build the firmware, run it counting instructions; fill `report` (outputs, copies, and the
     executed instructions per inference and per layer)."""
     elf = build_firmware(project, inputs)
+    report.code = of_elf(elf, CORTEX_M7_ISA)
     counted = count_instructions(elf, len(ns.layers.layers), project.c_name)
     report.platform = "count"
     fill_report(report, ns, parse_run(counted.status, counted.text), inputs, golden, reference)

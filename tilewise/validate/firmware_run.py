@@ -61,8 +61,8 @@ def build_elf(project: Project, inputs: Sequence[np.ndarray], sources: Sequence[
         obj = build / (s.relative_to(p).as_posix().replace("/", "_") + ".o")
         _run(compile_args(includes, s, obj), p)
         objects.append(obj)
-    elf = build / "network.elf"
-    _run(link_args(objects, elf), p)
+    elf = build / "network.elf"   # the map beside it: what each object puts in flash (code_size.py)
+    _run([*link_args(objects, elf), f"-Wl,-Map={elf.with_suffix('.map')}"], p)
     return elf
 
 

@@ -27,11 +27,14 @@ from ..codegen.project import Project
 from ..errors import TilewiseError
 from ..schedule.network import NetworkSchedule
 from .check import ValidationReport
+from .code_size import of_elf
 from .firmware_run import FirmwareRun, build_elf, fill_report, parse_run
 
 #: seconds a firmware run may take before it counts as hung (GVSOC_TIMEOUT)
 TIMEOUT = 900
 REPO = Path(__file__).resolve().parents[2]
+#: what the firmware is built for (code_size.py)
+PULP_ISA = "RV32IMC + XpulpV2 (pulp-open, -O2)"
 
 
 def runner() -> Path:
@@ -73,6 +76,7 @@ def check_on_gvsoc(report: ValidationReport, ns: NetworkSchedule, project: Proje
                    reference: Sequence[np.ndarray] | None = None) -> ValidationReport:
     """Build and run the firmware on `inputs`; fill `report` (outputs, DMA, cycles)."""
     elf = build_firmware(project, inputs)
+    report.code = of_elf(elf, PULP_ISA)
     run = run_firmware(elf)
     report.platform = "gvsoc"
     return fill_report(report, ns, run, inputs, golden, reference)

@@ -26,10 +26,13 @@ from ..codegen.project import Project
 from ..errors import TilewiseError
 from ..schedule.network import NetworkSchedule
 from .check import ValidationReport
+from .code_size import of_elf
 from .firmware_run import FirmwareRun, build_elf, fill_report, parse_run
 
 #: seconds a firmware run may take before it counts as hung
 TIMEOUT = 600
+#: what the firmware is built for (code_size.py)
+CORTEX_M7_ISA = "ARMv7E-M (Cortex-M7, -O2)"
 #: the machine, no display, monitor or UART, and semihosting's console on stdout
 QEMU_ARGS = ("-M", "mps2-an500", "-nographic", "-monitor", "none", "-serial", "none",
              "-chardev", "stdio,id=tw", "-semihosting-config", "enable=on,target=native,chardev=tw")
@@ -76,5 +79,6 @@ def check_on_qemu(report: ValidationReport, ns: NetworkSchedule, project: Projec
                   reference: Sequence[np.ndarray] | None = None) -> ValidationReport:
     """Build and run the firmware on `inputs`; fill `report` (outputs, copies)."""
     elf = build_firmware(project, inputs)
+    report.code = of_elf(elf, CORTEX_M7_ISA)
     report.platform = "qemu"
     return fill_report(report, ns, run_firmware(elf), inputs, golden, reference)

@@ -63,6 +63,12 @@ def format_report(r: ValidationReport) -> str:
                          f"{m if m is not None else '-':>11,} measured {p:>11,.0f} predicted "
                          f"{ratio}")
     lines.append(f"  peak L2:     {r.peak_l2_bytes:,} B (memory plan)")
+    if r.code:
+        c = r.code
+        lines.append(f"  flash:       {c['code_bytes'] + c['constants_bytes']:,} B = code "
+                     f"{c['code_bytes']:,} B (network, layers, kernels, HAL; {c['isa']}) + constants "
+                     f"{c['constants_bytes']:,} B; the test firmware around it {c['firmware_bytes']:,} B "
+                     f"(start-up, main, inputs, libc)")
     lines.append(f"  project:     {r.project}")
     shown = 0
     for m in r.mismatches:
