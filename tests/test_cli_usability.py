@@ -148,6 +148,11 @@ def test_validate_progress_on_a_terminal(tmp_path):
     a, b = json.loads(out), json.loads(piped.stdout)
     assert {k: v for k, v in a.items() if k != "project"} == {k: v for k, v in b.items()
                                                               if k != "project"}
+    # own data runs through the chunk loop: its bar counts the chunks of inputs run
+    data = str(Path(EXAMPLE).parent / "example_inputs.npz")
+    rc, _, term = run_on_terminal("validate", EXAMPLE, "--target", "gap8", "--data", data,
+                                  "--json")
+    assert rc == 0 and "running inputs (chunks)" in term, term
 
 
 def test_no_progress_off_a_terminal():
