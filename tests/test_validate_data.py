@@ -333,13 +333,18 @@ def test_bundled_example_end_to_end(tmp_path, capsys):
     assert "confusion:" in text and f"{100 * ve['acc']:.2f}%" in text
 
 
-def test_integer_expected_outputs_are_compared_bit_for_bit(tmp_path, capsys):
+def _example_inputs_and_codes(tmp_path, n: int) -> np.ndarray:
+    """The first n bundled example inputs saved as x.npy, and onnxruntime's output codes of the
+    quantized example on them (int64, what the C must give)."""
     with np.load(EX_IN) as z:
-        x = z["input"][:6]
+        x = z["input"][:n]
     np.save(tmp_path / "x.npy", x)
-    g = load_model(EXAMPLE_ONNX)
-    oe = g.meta["onnx_outputs"][0]
-    q = np.rint(_ort_reference(x) / np.float32(oe["scale"])).astype(np.int64) + oe["zero_point"]
+    oe = load_model(EXAMPLE_ONNX).meta["onnx_outputs"][0]
+    return np.rint(_ort_reference(x) / np.float32(oe["scale"])).astype(np.int64) + oe["zero_point"]
+
+
+def test_integer_expected_outputs_are_compared_bit_for_bit(tmp_path, capsys):
+    q = _example_inputs_and_codes(tmp_path, 6)
     np.save(tmp_path / "q.npy", q.astype(np.int8))
     base = ["validate", str(EXAMPLE_ONNX), "--target", "gap8", "--data", str(tmp_path / "x.npy"),
             "--json"]
@@ -361,12 +366,7 @@ def test_own_data_in_chunks_equals_one_run(tmp_path, monkeypatch):
     at input 13, in the third chunk) of one run."""
     from tilewise.validate import layer_errors, own_data
 
-    with np.load(EX_IN) as z:
-        x = z["input"][:20]
-    np.save(tmp_path / "x.npy", x)
-    g = load_model(EXAMPLE_ONNX)
-    oe = g.meta["onnx_outputs"][0]
-    q = np.rint(_ort_reference(x) / np.float32(oe["scale"])).astype(np.int64) + oe["zero_point"]
+    q = _example_inputs_and_codes(tmp_path, 20)
     q[13, 2] += 1
     np.save(tmp_path / "q.npy", q.astype(np.int8))
     np.save(tmp_path / "lab.npy", np.load(EX_LAB)[:20])
