@@ -28,6 +28,7 @@ from pathlib import Path
 
 from .cli_data import add_data_options, data_requested, validate_data_from_args
 from .cli_options import add_target_options, target_from_args
+from .cli_parser import Parser, UsageError
 from .errors import TilewiseError
 
 
@@ -253,7 +254,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="tilewise", description="Deploy quantized networks as tiled, bit-exact C.")
+    p = Parser(prog="tilewise", description="Deploy quantized networks as tiled, bit-exact C.")
     p.add_argument("--version", action="version", version=f"tilewise {_version()}")
     p.add_argument("--quiet", action="store_true", help="no progress bars (they are drawn on a "
                    "terminal's stderr only)")
@@ -452,7 +453,11 @@ def _add_explore(sub) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except UsageError as e:   # argparse's refusals: one sentence, exit 2 (cli_parser.py)
+        print(f"tilewise: error: {e}", file=sys.stderr)
+        return 2
     from .progress import set_quiet
 
     set_quiet(args.quiet)
