@@ -18,11 +18,12 @@ import pytest
 from tilewise.cli import main
 from tilewise.errors import TilewiseError
 from tilewise.explore import explore
-from tilewise.explore.cache import Cache, point_key
+from tilewise.explore import cache as cache_mod
+from tilewise.explore.cache import Cache, code_files, point_key, tree_digest
 from tilewise.explore.grid import build_grid, parse_list
 from tilewise.explore.pareto import front
 
-from .conftest import mlperf_path
+from .conftest import absent, mlperf_path
 
 BIN = Path(sys.executable).parent
 
@@ -117,6 +118,66 @@ def test_cache_resumes_only_missing_points(tmp_path):
     assert not list(cache.dir.glob("*.tmp"))
 
 
+def test_cached_rows_take_the_name_of_the_model_given(tmp_path):
+    """The cache is keyed by the model's bytes: a renamed file, or a copy beside it, reads the rows
+    another name wrote; each row is named after the file of this sweep, with its own Pareto."""
+    src = mlperf_path("ad_autoencoder").read_bytes()
+    x, out = tmp_path / "x.tflite", tmp_path / "o"
+    x.write_bytes(src)
+    kw = dict(l1="16", workers=1, progress=False)
+    assert [r["model"] for r in explore([x], "gap8", out, **kw).rows] == ["x"]
+    z = x.rename(tmp_path / "z.tflite")
+    again = explore([z], "gap8", out, **kw)
+    assert again.stats.cached == 1 and [r["model"] for r in again.rows] == ["z"]
+    y = tmp_path / "y.tflite"
+    y.write_bytes(src)
+    both = explore([y, z], "gap8", out, **kw)
+    assert both.stats.cached == 2
+    assert [(r["model"], r["pareto"]) for r in both.rows] == [("y", True), ("z", True)]
+    assert [r["model"] for r in _points(out)] == ["y", "z"]
+    assert [line.split(",")[0] for line in (out / "points.csv").read_text().splitlines()[1:]] \
+        == ["y", "z"]
+
+
+def test_two_models_of_one_name_are_refused(tmp_path):
+    m = mlperf_path("ad_autoencoder")
+    (tmp_path / "b").mkdir()
+    copy = tmp_path / "b" / m.name
+    copy.write_bytes(m.read_bytes())
+    with pytest.raises(TilewiseError, match="both named 'ad_autoencoder'"):
+        build_grid([m, copy], "gap8")
+
+
+def test_code_digest_covers_kernels_and_templates(tmp_path):
+    """The key's code digest covers every file of the package a result depends on — C kernels,
+    headers, jinja templates, linker scripts —, not bytecode."""
+    root = tmp_path / "pkg"
+    for rel, text in (("a.py", "x = 1\n"), ("k/tw.c", "int f;\n"), ("k/tw.h", "#define A\n"),
+                      ("t/conv.c.j2", "{{ x }}\n"), ("fw/link.ld", "SECTIONS {}\n"),
+                      ("__pycache__/a.cpython-311.pyc", "junk")):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    d0 = tree_digest(root)
+    for rel in ("k/tw.c", "k/tw.h", "t/conv.c.j2", "fw/link.ld", "a.py"):
+        f = root / rel
+        old = f.read_text()
+        f.write_text(old + "// changed\n")
+        assert tree_digest(root) != d0, rel
+        f.write_text(old)
+    assert tree_digest(root) == d0
+    (root / "__pycache__" / "a.cpython-311.pyc").write_text("other junk")
+    assert tree_digest(root) == d0
+    real = {f.suffix for f in code_files(Path(cache_mod.__file__).resolve().parent.parent)}
+    assert {".py", ".c", ".h", ".j2", ".ld", ".S"} <= real and ".pyc" not in real
+
+
+def test_point_key_follows_the_code_digest(monkeypatch):
+    p = build_grid([mlperf_path("ad_autoencoder")], "gap8")[0]
+    k = point_key(p)
+    monkeypatch.setattr(cache_mod, "code_digest", lambda: "a kernel changed")
+    assert point_key(p) != k
+
+
 def test_sigint_then_rerun_resumes_from_the_cache(tmp_path):
     m = mlperf_path("vww_mobilenet_v1_025")
     l1 = ",".join(str(8 * k) for k in range(1, 13))  # 12 points of ~1 s each
@@ -196,7 +257,17 @@ def test_dask_gives_identical_results(tmp_path, dask_cluster):
 @pytest.mark.parametrize("extra,needle", [
     (["--target", "gap8", "--l1", "8,,16"], "--l1"),
     (["--target", "gap8", "--l2", "lots"], "--l2"),
-    (["--target", "gap8", "--tiler", "model,magic"], "--tiler"),
+    (["--target", "gap8", "--tiler", "model,magic"], "'magic' is not a tiler; the tilers are "
+                                                     "model, dory"),
+    (["--target", "gap8", "--objective", "foo"],
+     "--objective 'foo' is not one of latency, energy, edp"),
+    (["--target", "gap8", "--workers", "two"], "--workers 'two' is not a whole number"),
+    (["--target", "gap8", "--cores", "2.5"], "'2.5' is not a whole number of cores"),
+    (["--target", "gap8", "--clock", "fast"], "'fast' is not a clock in MHz"),
+    (["--target", "gap8", "--modules", "cluster++cpu"], "'cluster++cpu' is not a module set"),
+    (["--target", "gap8", "--l1"], "--l1: expected one argument"),
+    (["--target", "gap8", "--measure", "yes"], "unrecognized arguments: yes"),
+    ([], "the following arguments are required: --target"),
     (["--target", "nosuchchip"], "unknown target 'nosuchchip'"),
     (["--target", "stm32h7", "--cores", "2,4"], "--cores"),
     (["--target", "gap8", "--modules", "cluster+warp"], "warp"),
@@ -209,6 +280,7 @@ def test_cli_errors_are_one_sentence_exit_2(tmp_path, capsys, extra, needle):
     assert main(["explore", str(m), *extra, "-o", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
     assert needle in err and err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith("tilewise: error: ") and "usage:" not in err
 
 
 def test_cli_missing_model_exit_2(tmp_path, capsys):

@@ -56,21 +56,28 @@ class Point:
         return d
 
 
-def parse_list(option: str, text: str | None, conv: Callable[[str], T]) -> list[T | None]:
+#: an example list per option, for the refusal of an empty item
+_EXAMPLE = {"--l1": "16,32,64", "--l2": "256,512", "--cores": "1,2,4,8", "--clock": "100,250",
+            "--tiler": "model,dory", "--modules": "cluster+cpu,all"}
+
+
+def parse_list(option: str, text: str | None, conv: Callable[[str], T],
+               expect: str = "a valid value") -> list[T | None]:
     """`--option a,b,c` → [conv(a), conv(b), conv(c)]; None (option not given) → [None], i.e. the
-    part's own value. A bad item is one sentence naming the option (TilewiseError, exit 2)."""
+    part's own value. A bad item is one sentence naming the option, the item and what is expected
+    (`expect`, e.g. "a number of kB"; TilewiseError, exit 2)."""
     if text is None:
         return [None]
     items = [s.strip() for s in text.split(",")]
     if not items or any(not s for s in items):
         raise TilewiseError(f"bad {option} {text!r}: give a comma-separated list of values "
-                            f"without empty items, e.g. {option} 16,32,64")
+                            f"without empty items, e.g. {option} {_EXAMPLE.get(option, 'a,b')}")
     out: list[T | None] = []
     for s in items:
         try:
             v = conv(s)
         except (TypeError, ValueError):
-            raise TilewiseError(f"bad {option} {text!r}: {s!r} is not a valid value") from None
+            raise TilewiseError(f"bad {option} {text!r}: {s!r} is not {expect}") from None
         if isinstance(v, (int, float)) and not (v > 0 and v != float("inf")):
             raise TilewiseError(f"bad {option} {text!r}: {s!r} must be a positive number")
         if v in out:
@@ -113,15 +120,24 @@ def build_grid(models: Sequence[str | Path], target: str, *, l1: str | None = No
                             f"{', '.join(OBJECTIVES)}")
     if not models:
         raise TilewiseError("explore needs at least one model")
-    l1s = parse_list("--l1", l1, float)
-    l2s = parse_list("--l2", l2, float)
-    coress = parse_list("--cores", cores, int)
-    clocks = parse_list("--clock", clock, float)
-    tilers = parse_list("--tiler", tiler if tiler is not None else "model", _tiler)
-    msets = parse_list("--modules", modules if modules is not None else "all", _module_set)
+    l1s = parse_list("--l1", l1, float, "a number of kB (e.g. --l1 16,32,64)")
+    l2s = parse_list("--l2", l2, float, "a number of kB (e.g. --l2 256,512)")
+    coress = parse_list("--cores", cores, int, "a whole number of cores (e.g. --cores 1,8)")
+    clocks = parse_list("--clock", clock, float, "a clock in MHz (e.g. --clock 100,250)")
+    tilers = parse_list("--tiler", tiler if tiler is not None else "model", _tiler,
+                        f"a tiler; the tilers are {', '.join(TILERS)}")
+    msets = parse_list("--modules", modules if modules is not None else "all", _module_set,
+                       "a module set: module names joined by '+', or 'all'")
     shas = {str(Path(m).resolve()): model_sha(m) for m in models}
     if len(shas) != len(models):
         raise TilewiseError("explore: a model is given twice")
+    stems: dict[str, str] = {}
+    for path in shas:
+        other = stems.setdefault(Path(path).stem, path)
+        if other != path:   # rows, plots and Pareto groups are named by the file's stem
+            raise TilewiseError(f"explore: {other} and {path} are both named "
+                                f"{Path(path).stem!r} in the outputs; give one of them under "
+                                f"another file name")
     return [Point(path, sha, target, a, b, c, k, t, ms, objective, measure)
             for (path, sha), t, ms, c, k, b, a in itertools.product(
                 shas.items(), tilers, msets, coress, clocks, l2s, l1s)]

@@ -48,6 +48,16 @@ def evaluate_safe(p: Point) -> dict:
                 "traceback": traceback.format_exc()}
 
 
+def from_cache(cache: Cache, key: str, p: Point) -> dict | None:
+    """The cached row of `p`, or None. The key holds the model's bytes, not its path: a row written
+    by a sweep of the same bytes under another name (a renamed file, or a copy given beside the
+    original) is named after `p`'s model, so each file keeps its own rows and Pareto group."""
+    row = cache.get(key)
+    if row is not None:
+        row["model"] = p.model_name
+    return row
+
+
 def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
@@ -116,7 +126,7 @@ def run_points(points: Sequence[Point], cache: Cache, *, workers: int | None = N
     keys = [point_key(p) for p in points]
     rows: list[dict | None] = [None] * len(points)
     for i, k in enumerate(keys):
-        rows[i] = cache.get(k)
+        rows[i] = from_cache(cache, k, points[i])
     todo = [i for i, r in enumerate(rows) if r is None]
     n_cached = len(points) - len(todo)
     if workers is None:
