@@ -297,6 +297,29 @@ def test_measure_without_a_runner_says_so(tmp_path):
     assert row.get("measured_cycles") is None
 
 
+def test_measure_on_pulp_open_runs_gvsoc(tmp_path):
+    """--measure on pulp-open: the point's firmware runs on GVSoC (found as validate finds it) —
+    a measured cycle count near the prediction, bit-exact — and the measurement is cached."""
+    from tilewise.codegen.firmware import toolchain
+    from tilewise.examples import EXAMPLE_ONNX
+    from tilewise.validate.gvsoc import runner
+
+    try:
+        runner()
+        toolchain()
+    except TilewiseError as e:
+        absent(str(e))
+    kw = dict(l1="8", measure=True, workers=1, progress=False)
+    r = explore([EXAMPLE_ONNX], "pulp-open", tmp_path, **kw)
+    row = r.rows[0]
+    assert row["status"] == "ok" and row["measure_note"] == "validate --on gvsoc", row
+    assert row["bit_exact"] is True and isinstance(row["measured_cycles"], int)
+    assert 0.5 < row["measured_cycles"] / row["cycles"] < 2
+    again = explore([EXAMPLE_ONNX], "pulp-open", tmp_path, **kw)
+    assert again.stats.cached == 1 and again.rows[0]["measured_cycles"] == row["measured_cycles"]
+    assert str(row["measured_cycles"]) in (tmp_path / "points.csv").read_text()
+
+
 def test_energy_objective_fronts_on_energy(tmp_path):
     r = explore([mlperf_path("ad_autoencoder")], "gap8", tmp_path, l1="8,32", objective="energy",
                 workers=1, progress=False)
