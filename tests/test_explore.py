@@ -94,6 +94,25 @@ def test_rows_match_analyze_and_mark_hypothetical_chips(tmp_path, capsys):
             "pareto_latency.png", "pareto_energy.png"} <= {p.name for p in tmp_path.iterdir()}
 
 
+def test_weights_in_l2_and_l3_add_up_at_every_l2(tmp_path):
+    """A layer whose weights the L3 tiler streams by output-channel tiles keeps all its channels'
+    constants in L3 (NetworkSchedule.const_bytes of the whole layer, not of one L2 tile): L2 + L3
+    is the network's constants at every L2 (it shrank with L2 when k tiles were counted)."""
+    from tilewise.frontend import load_model
+    from tilewise.passes import lower
+    from tilewise.schedule.network import schedule_network
+    from tilewise.targets.registry import get_target
+
+    m = mlperf_path("ad_autoencoder")
+    ns = schedule_network(lower(load_model(m)), get_target("gap8", l2_kb=24), "model")
+    assert any(t.w_tiled for t in ns.l3.tilings.values())
+    total = sum(s.weight_bytes for s in ns.l3.steps)
+    assert ns.weights_l2_bytes + ns.weights_l3_bytes == total
+    r = explore([m], "gap8", tmp_path, l2="24,48,128,512", workers=1, progress=False)
+    assert [row["weights_l2_bytes"] + row["weights_l3_bytes"] for row in r.rows] == [total] * 4
+    assert r.rows[-1]["weights_l3_bytes"] == 0
+
+
 def test_energy_is_unknown_without_figures(tmp_path):
     r = explore([mlperf_path("ad_autoencoder")], "stm32h7", tmp_path, l1="64", workers=1,
                 progress=False)

@@ -115,9 +115,11 @@ class NetworkSchedule:
         return self.partition.choices[i].placement
 
     def const_bytes(self, layer: Layer) -> int:
-        """Bytes of `layer`'s constant blob as its binding lays it out."""
+        """Bytes of `layer`'s whole constant blob as its binding lays it out — every output
+        channel, also for a layer tiled at L3, whose reported schedule is one L2 tile's."""
         s = self.schedule(layer.name)
-        return const_bytes(layer, s.const_bytes, s.nest)
+        t = self.l3.tilings.get(layer.name)
+        return const_bytes(layer, s.const_bytes, t.nest if t is not None and t.nest else s.nest)
 
     def schedule(self, name: str) -> LayerSchedule:
         for layer, s in zip(self.layers.layers, self.schedules):
