@@ -242,17 +242,36 @@ class Solution:
     cycles: float
 
 
-def pareto(layer: IdspLayer, sys: IdspSystem, eligible_bytes: int | None = None,
-           schedules: tuple[str, ...] = SCHEDULES, padded_work_limit: float | None = None
-           ) -> tuple[int, list[Solution]]:
-    """Algorithm 1: all eligible tiles × schedules; returns (number of solutions, the
-    non-dominated ones in (throughput, memory efficiency), fastest first). eligible_bytes
+@dataclass(frozen=True)
+class Candidates:
+    """The eligible tiles of one chunk of the tile space under one schedule, with their figures
+    (arrays over the eligible tiles, in the chunk's flat order)."""
+
+    schedule: str
+    tiles: Tiles
+    #: flat indices of the eligible tiles in the chunk's grid (`tiles.shape`)
+    index: np.ndarray
+    gops: np.ndarray
+    ops_per_byte: np.ndarray
+    cycles: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def solution(self, i: int) -> Solution:
+        tile = self.tiles.at(np.unravel_index(self.index[i], self.tiles.shape))
+        return Solution(self.schedule, tile, float(self.gops[i]), float(self.ops_per_byte[i]),
+                        float(self.cycles[i]))
+
+
+def candidates(layer: IdspLayer, sys: IdspSystem, eligible_bytes: int | None = None,
+               schedules: tuple[str, ...] = SCHEDULES, padded_work_limit: float | None = None
+               ) -> Iterator[Candidates]:
+    """Algorithm 1's solutions: every eligible tile × schedule, chunk by chunk. eligible_bytes
     defaults to half the local memory (double buffering). padded_work_limit: the optional
     heuristic dropping tiles whose padded work Ntiles·N_MACs exceeds limit × the layer MACs."""
     limit = sys.local_bytes // 2 if eligible_bytes is None else eligible_bytes
     macs = layer.macs
-    total = 0
-    cands: list[Solution] = []
     for t in tile_space(layer):
         bin_, bw, bout = buffers(layer, t)
         ok = (bin_ + bw + bout) * sys.elem_bytes <= limit
@@ -264,18 +283,27 @@ def pareto(layer: IdspLayer, sys: IdspSystem, eligible_bytes: int | None = None,
         if len(idx) == 0:
             continue
         for sched in schedules:
-            total += len(idx)
             cyc = np.broadcast_to(layer_cycles(layer, sys, sched, t), ok.shape).ravel()[idx]
             acc = np.broadcast_to(total_accesses(layer, sched, t), ok.shape).ravel()[idx]
-            gops = sys.clock_mhz * 2 * macs / cyc * 1e-3
-            eff = 2 * macs / (acc * sys.elem_bytes)
-            # superset of this chunk's front: running max of efficiency, fastest first
-            o = np.lexsort((-eff, -gops))
-            runmax = np.maximum.accumulate(eff[o])
-            keep = o[eff[o] >= np.concatenate(([-np.inf], runmax[:-1]))]
-            for i in keep:
-                tile = t.at(np.unravel_index(idx[i], ok.shape))
-                cands.append(Solution(sched, tile, float(gops[i]), float(eff[i]), float(cyc[i])))
+            yield Candidates(sched, t, idx, sys.clock_mhz * 2 * macs / cyc * 1e-3,
+                             2 * macs / (acc * sys.elem_bytes), cyc)
+
+
+def pareto(layer: IdspLayer, sys: IdspSystem, eligible_bytes: int | None = None,
+           schedules: tuple[str, ...] = SCHEDULES, padded_work_limit: float | None = None
+           ) -> tuple[int, list[Solution]]:
+    """Algorithm 1 (`candidates`): returns (number of solutions, the non-dominated ones in
+    (throughput, memory efficiency), fastest first)."""
+    total = 0
+    cands: list[Solution] = []
+    for ch in candidates(layer, sys, eligible_bytes, schedules, padded_work_limit):
+        total += len(ch)
+        gops, eff = ch.gops, ch.ops_per_byte
+        # superset of this chunk's front: running max of efficiency, fastest first
+        o = np.lexsort((-eff, -gops))
+        runmax = np.maximum.accumulate(eff[o])
+        keep = o[eff[o] >= np.concatenate(([-np.inf], runmax[:-1]))]
+        cands.extend(ch.solution(i) for i in keep)
     front = [s for s in cands if not any(
         (o.gops > s.gops and o.ops_per_byte >= s.ops_per_byte)
         or (o.ops_per_byte > s.ops_per_byte and o.gops >= s.gops) for o in cands)]
