@@ -11,6 +11,10 @@ back with round-half-even, exact for values DequantizeLinear produced.
 "session.qdqisint8allowed" = "1". On x86-64 onnxruntime fuses QDQ groups with int8 activations into
 QLinear kernels only with that entry (ARM does by default); without it, such groups run as float
 Conv/Add with different rounding. uint8-activation QDQ and QOperator models compute the same either way.
+A model with uint8 tensors also gets "session.x64quantprecision" = "1": on x86-64 CPUs without VNNI
+(AVX2, AVX-512F) onnxruntime's u8s8 kernels add pairs of uint8 × int8 products in saturating
+int16 (vpmaddubsw), so their results depend on the CPU; the entry makes it take its exact u8u8
+kernels there (and is inert elsewhere). int8-activation models run s8s8 kernels, which are exact.
 A model with 4- or 2-bit tensors (int4 / uint4 / int2 / uint2, README "Sub-byte tensors (design)") runs
 with graph optimizations off: onnxruntime has no integer kernels for them (its QDQ fusion would
 make a QLinearConv of uint2, which it then refuses), so it computes them as float DequantizeLinear
@@ -37,6 +41,14 @@ def has_sub_byte(model: Any) -> bool:
     return any(t.data_type in SUB_BYTE_ELEMS for t in model.graph.initializer)
 
 
+def _uint8_tensors(proto) -> bool:
+    """Whether the model holds uint8 tensors (zero points or inputs): uint8 activations."""
+    from onnx import TensorProto
+
+    return (any(t.data_type == TensorProto.UINT8 for t in proto.graph.initializer)
+            or any(vi.type.tensor_type.elem_type == TensorProto.UINT8 for vi in proto.graph.input))
+
+
 def reference_session(model: str | Path | bytes, int8_qdq_fusion: bool = True) -> Any:
     """An onnxruntime CPU InferenceSession for `model` (path or serialized bytes); a sub-byte
     model with graph optimizations off (module docstring)."""
@@ -46,12 +58,39 @@ def reference_session(model: str | Path | bytes, int8_qdq_fusion: bool = True) -
     so = ort.SessionOptions()
     so.log_severity_level = 3
     proto = onnx.load_model_from_string(model) if isinstance(model, bytes) else onnx.load(str(model))
+    src = model if isinstance(model, bytes) else str(model)
+    if _uint8_tensors(proto):   # u8s8 on x86-64 without VNNI (module docstring)
+        so.add_session_config_entry("session.x64quantprecision", "1")
+        src = _unshared(proto).SerializeToString()
     if has_sub_byte(proto):
         so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     elif int8_qdq_fusion:
         so.add_session_config_entry("session.qdqisint8allowed", "1")
-    src = model if isinstance(model, bytes) else str(model)
     return ort.InferenceSession(src, so, providers=["CPUExecutionProvider"])
+
+
+def _unshared(proto):
+    """A copy of `proto` in which no initializer feeds two node inputs: each further use gets its
+    own copy (onnxruntime's u8u8 rewrite converts a shared weight or zero point twice and fails
+    at initialization). The same computation."""
+    import onnx
+
+    m = onnx.ModelProto()
+    m.CopyFrom(proto)
+    inits = {t.name: t for t in m.graph.initializer}
+    seen: set[str] = set()
+    for node in m.graph.node:
+        for i, name in enumerate(node.input):
+            if name not in inits:
+                continue
+            if name in seen:
+                copy = onnx.TensorProto()
+                copy.CopyFrom(inits[name])
+                copy.name = f"{name}__{node.name or node.op_type}_{i}"
+                m.graph.initializer.append(copy)
+                node.input[i] = copy.name
+            seen.add(name)
+    return m
 
 
 def reference_model(graph: Graph, model: str | Path) -> str | bytes:
