@@ -208,3 +208,20 @@ def test_firmware_run_with_complete_outputs_fails_on_a_nonzero_status(status, do
     assert report.bit_exact == ok, report.mismatches
     if not ok:
         assert runs[0]["status"] == status
+
+
+def test_default_object_cache(tmp_path, monkeypatch):
+    """validate's builds reuse the shared kernels' objects from the user's cache directory unless
+    TILEWISE_CC_CACHE says otherwise (empty: no cache); an uncreatable place: no cache."""
+    from tilewise.validate.build import default_cache
+
+    monkeypatch.setenv("TILEWISE_CC_CACHE", str(tmp_path / "mine"))
+    assert default_cache() == tmp_path / "mine"
+    monkeypatch.setenv("TILEWISE_CC_CACHE", "")
+    assert default_cache() is None
+    monkeypatch.delenv("TILEWISE_CC_CACHE")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert default_cache() == tmp_path / "xdg" / "tilewise" / "cc" and default_cache().is_dir()
+    (tmp_path / "file").write_text("")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "file"))
+    assert default_cache() is None
