@@ -350,8 +350,7 @@ def test_comment_check_catches_an_undefined_name(tmp_path):
 STUB = Path(__file__).resolve().parent / "pmsis_stub"
 
 
-@pytest.mark.parametrize("target,args,name", [("gap8", {"l1_kb": 8, "l2_kb": 13}, "tw"),
-                                              ("gap8", {"l1_kb": 8, "l2_kb": 13}, "kws"),
+@pytest.mark.parametrize("target,args,name", [("gap8", {"l1_kb": 8, "l2_kb": 13}, "kws"),
                                               ("gap9", {}, "tw")])
 def test_gap_sdk_makefile_and_pmsis_main_compile_against_the_stub(tmp_path, target, args, name):
     """API bullet 5: gap_sdk/Makefile is a PMSIS application Makefile whose every APP_SRCS file
