@@ -143,7 +143,10 @@ def validate_data_path(model: str | Path, target, data: str | Path, *, tiler: st
             chunks = (inputs[i:i + CHUNK] for i in range(0, n, CHUNK))
             report, project = run_chunks(model, ns, graph, chunks, -(-n // CHUNK), n, work,
                                          cache=cache, c_name=c_name, on_chunk=on_chunk)
-            ours_q = None if any(o is None for o in outs) else np.concatenate(outs)
+            # the C's outputs of every input (None: a run wrote none, or validation stopped early
+            # at chunked.MAX_MISMATCHES — its note says so)
+            complete = all(o is not None for o in outs) and sum(len(o) for o in outs) == n
+            ours_q = np.concatenate(outs) if complete else None
             has_ref = len(refs) == n
         else:
             ref = reference_run(graph, model, inputs)
