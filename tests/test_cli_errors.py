@@ -219,7 +219,8 @@ def test_non_finite_settings_are_refused(option, value):
     proc = run_cli("analyze", EXAMPLE, "--target", "gap8", f"{option}={value}")
     assert proc.returncode == 2, (proc.stdout, proc.stderr)
     assert "Traceback" not in proc.stderr
-    assert f"argument {option}: expected a finite number greater than 0" in proc.stderr
+    assert f"{option}: expected a finite number greater than 0, got '{value}'" in proc.stderr
+    assert proc.stderr.count("\n") == 1, proc.stderr
 
 
 @pytest.mark.parametrize("target,option,value,limit", [
