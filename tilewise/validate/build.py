@@ -21,6 +21,7 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import Callable
 
 from ..codegen.project import Project
 from ..errors import TilewiseError
@@ -73,7 +74,7 @@ def default_cache() -> Path | None:
     return path if os.access(path, os.W_OK) else None
 
 
-def _headers_digest(includes: list[str], shared: set[str]) -> bytes:
+def headers_digest(includes: list[str], shared: set[str]) -> bytes:
     """One digest of every header of the shared folders (part of each cached object's key)."""
     key = hashlib.sha256()
     for inc in sorted(Path(i) for i in includes if Path(i).name in shared):
@@ -82,24 +83,33 @@ def _headers_digest(includes: list[str], shared: set[str]) -> bytes:
     return key.digest()
 
 
-def _cached_object(src: Path, fl: list[str], includes: list[str], cache: Path, cc: str,
-                   headers: bytes) -> Path:
+def cached_object(src: Path, key_args: list[str], headers: bytes, cache: Path,
+                  compile_to: Callable[[str], list[str]], cwd: Path | None = None) -> Path:
+    """The object of `src` in `cache`, compiled by the command `compile_to(object_path)` unless
+    an object of the same source, shared headers (`headers`, see headers_digest) and
+    `key_args` (the compiler and its flags, without project paths) is there already."""
     key = hashlib.sha256()
     key.update(src.read_bytes())
     key.update(headers)
-    key.update(" ".join([cc, *fl]).encode())
+    key.update(" ".join(key_args).encode())
     obj = cache / f"{src.stem}-{key.hexdigest()[:20]}.o"
     if not obj.exists():
         cache.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(suffix=".o", dir=cache)
         os.close(fd)
         try:
-            _run([cc, *fl, *[f"-I{i}" for i in includes], "-c", str(src), "-o", tmp], cache)
+            _run(compile_to(tmp), cwd or cache)
             os.replace(tmp, obj)
         finally:
             if os.path.exists(tmp):
                 os.unlink(tmp)
     return obj
+
+
+def _cached_object(src: Path, fl: list[str], includes: list[str], cache: Path, cc: str,
+                   headers: bytes) -> Path:
+    return cached_object(src, [cc, *fl], headers, cache,
+                         lambda o: [cc, *fl, *[f"-I{i}" for i in includes], "-c", str(src), "-o", o])
 
 
 def build_host(project: Project, out: str | Path | None = None, *, opt: str = "-O2",
@@ -117,7 +127,7 @@ def build_host(project: Project, out: str | Path | None = None, *, opt: str = "-
     shared_dirs = {*RUNTIME_DIRS, *project.kernel_dirs}
     objects: list[str] = []
     rest: list[str] = []
-    headers = _headers_digest(includes, shared_dirs) if cache is not None else b""
+    headers = headers_digest(includes, shared_dirs) if cache is not None else b""
     from ..progress import progress
 
     cached = [s for s in sources if cache is not None and s.parent.name in shared_dirs]

@@ -9,6 +9,7 @@ and `TW_COMPUTE` (cycle counters, pulp-open) and `TW_DMA <n> <bytes> <transfers>
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,7 @@ from ..codegen.project import Project
 from ..ir.layer import LayerGraph
 from ..ir.packing import tensor_bytes, tensor_values
 from ..schedule.network import NetworkSchedule
+from .build import RUNTIME_DIRS, headers_digest, cached_object, default_cache
 from .check import ValidationReport, _diff
 
 
@@ -42,10 +44,13 @@ class FirmwareRun:
 
 def build_elf(project: Project, inputs: Sequence[np.ndarray], sources: Sequence[Path],
               compile_args: Callable[[list[Path], Path, Path], list[str]],
-              link_args: Callable[[list[Path], Path], list[str]], out: Path | None = None) -> Path:
+              link_args: Callable[[list[Path], Path], list[str]], out: Path | None = None,
+              cache: str | Path | None = None) -> Path:
     """Embed `inputs` in the project's firmware (firmware/inputs.c), compile every source with the
     command `compile_args(includes, source, object)` and link the objects with
-    `link_args(objects, elf)`, in `out` (default: the project's build_fw); the ELF's path."""
+    `link_args(objects, elf)`, in `out` (default: the project's build_fw); the ELF's path. The
+    shipped kernel and runtime files come from the object cache of build.py (`cache`, default
+    build.default_cache()) when it has them for the same content and flags."""
     p = project.path
     nbytes = project.manifest["input"]["bytes"]
     perm = project.manifest["input"].get("model_perm")   # an input transpose folded into the layout
@@ -56,10 +61,21 @@ def build_elf(project: Project, inputs: Sequence[np.ndarray], sources: Sequence[
     build = Path(out) if out else p / "build_fw"
     build.mkdir(parents=True, exist_ok=True)
     includes = [*project.includes(), p / "firmware"]
+    if cache is None:
+        cache = default_cache()
+    shared = {*RUNTIME_DIRS, *project.kernel_dirs}
+    headers = headers_digest([str(i) for i in includes], shared) if cache is not None else b""
     objects = []
     for s in sources:
         obj = build / (s.relative_to(p).as_posix().replace("/", "_") + ".o")
-        _run(compile_args(includes, s, obj), p)
+        if cache is not None and s.parent.name in shared:
+            # a shipped kernel or runtime file: compiled once per content and flags (build.py)
+            key = [a for a in compile_args(includes, s, obj)
+                   if not a.startswith("-I") and a not in (str(s), str(obj))]
+            shutil.copyfile(cached_object(s, key, headers, Path(cache),
+                                          lambda o: compile_args(includes, s, Path(o)), p), obj)
+        else:
+            _run(compile_args(includes, s, obj), p)
         objects.append(obj)
     elf = build / "network.elf"   # the map beside it: what each object puts in flash (code_size.py)
     _run([*link_args(objects, elf), f"-Wl,-Map={elf.with_suffix('.map')}"], p)
