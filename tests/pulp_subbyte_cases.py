@@ -204,7 +204,7 @@ def build_firmware(cs: list[SbCase], out: Path, defines: tuple[str, ...] = ()) -
     for s in srcs:
         obj = out / f"{s.parent.name}_{s.name}.o"
         args = compile_args(tc, [out, fw, hal, build.KERNELS, build.PULP], s, obj)
-        build.run_cmd([args[0], *(f"-D{d}" for d in defines), *args[1:]])
+        build.compile_object([args[0], *(f"-D{d}" for d in defines), *args[1:]], s, obj)
         objects.append(obj)
     elf = out / "subbyte.elf"
     build.run_cmd(link_args(tc, fw / "link.ld", objects, elf))

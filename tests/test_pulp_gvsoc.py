@@ -330,7 +330,7 @@ def build_firmware(cs: list[Case], out: Path, main: str = "pulp_gvsoc_main.c",
     objects = []
     for s in srcs:
         obj = out / f"{s.parent.name}_{s.name}.o"
-        build.run_cmd(compile_args(tc, includes, s, obj))
+        build.compile_object(compile_args(tc, includes, s, obj), s, obj)
         objects.append(obj)
     elf = out / "kernels.elf"
     build.run_cmd(link_args(tc, fw / "link.ld", objects, elf))

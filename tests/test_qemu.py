@@ -130,8 +130,8 @@ def _kernel_firmware(tmp_path, main: str, timeout: int = 600) -> str:
     for src in srcs:
         obj = tmp_path / f"{src.parent.name}_{src.name}.o"
         args = cm_compile_args(gcc, includes, src, obj)
-        subprocess.run([*args[:1], "-include", str(build.TESTS_C / "cm_kernel_shim.h"), *args[1:]],
-                       check=True)
+        build.compile_object([*args[:1], "-include", str(build.TESTS_C / "cm_kernel_shim.h"),
+                              *args[1:]], src, obj)
         objects.append(obj)
     elf = tmp_path / "kernels.elf"
     subprocess.run(cm_link_args(gcc, fw, objects, elf), check=True)

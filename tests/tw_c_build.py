@@ -9,6 +9,7 @@ Every build uses the flags the generated projects promise to be clean under: C99
 from __future__ import annotations
 
 import atexit
+import hashlib
 import os
 import shutil
 import subprocess
@@ -57,6 +58,34 @@ def run_cmd(args: list[str]) -> None:
     proc = subprocess.run(args, capture_output=True, text=True)
     if proc.returncode != 0:
         raise AssertionError(f"{' '.join(args)}\n{proc.stdout}{proc.stderr}")
+
+
+#: folders of shipped C whose objects the firmware builds of the tests take from the object cache
+CACHED_DIRS = (KERNELS, PULP, HAL)
+
+
+def compile_object(args: list[str], src: Path, obj: Path) -> None:
+    """Run the compile command `args` (which writes `src`'s object to `obj`); for a shipped kernel
+    or HAL file, through the run's object cache (tilewise/validate/build.py `cached_object`, in
+    $TILEWISE_CC_CACHE, which conftest.py sets), keyed by the source, every header of the shipped
+    folders, any `-include`d file and the command without its paths."""
+    from tilewise.validate.build import cached_object
+
+    cache = os.environ.get("TILEWISE_CC_CACHE")
+    if not cache or src.parent not in CACHED_DIRS:
+        run_cmd(args)
+        return
+    key = [a for a in args if not a.startswith("-I") and a not in (str(src), str(obj))]
+    digest = hashlib.sha256()
+    forced = [Path(args[i + 1]) for i, a in enumerate(args[:-1]) if a == "-include"]
+    for h in [*(h for d in CACHED_DIRS for h in sorted(d.glob("*.h"))), *forced]:
+        digest.update(h.name.encode() + h.read_bytes())
+    try:
+        got = cached_object(src, key, digest.digest(), Path(cache),
+                            lambda o: [o if a == str(obj) else a for a in args])
+    except Exception as e:          # BuildError: the compiler's output, as run_cmd gives it
+        raise AssertionError(str(e)) from None
+    shutil.copyfile(got, obj)
 
 
 def build_shared(name: str, sources: list[Path], includes: list[Path], extra: tuple[str, ...] = ()) -> Path:

@@ -145,16 +145,29 @@ def build_host(project: Project, out: str | Path | None = None, *, opt: str = "-
 
 
 def compile_pulp(project: Project, pmsis_include: str | Path, out_dir: str | Path) -> list[Path]:
-    """Compile (-c, no link) the PULP variant against a PMSIS include directory."""
+    """Compile (-c, no link) the PULP variant against a PMSIS include directory (the shipped
+    kernel and runtime files through the object cache, keyed by the PMSIS headers too)."""
     if project.manifest.get("sdk") != "pmsis":
         raise TilewiseError(f"{project.path}: target {project.manifest['target']} has no PULP HAL")
     cc = compiler()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    pmsis = Path(pmsis_include).resolve()
+    includes = [str(pmsis), *[str(p) for p in project.includes()]]
+    cache = default_cache()
+    shared = {*RUNTIME_DIRS, *project.kernel_dirs}
+    headers = b""
+    if cache is not None:   # the shared folders' headers and the PMSIS headers key the objects
+        headers = headers_digest(includes, shared) + hashlib.sha256(b"".join(
+            h.name.encode() + h.read_bytes() for h in sorted(pmsis.rglob("*.h")))).digest()
     objs = []
     for s in project.sources("pmsis"):
         obj = out / f"{s.parent.name}_{s.stem}.o"
-        _run([cc, "-O2", *CFLAGS, f"-I{Path(pmsis_include).resolve()}", *[f"-I{p}" for p in project.includes()],
-              "-c", str(s), "-o", str(obj)], project.path)
+        args = [cc, "-O2", *CFLAGS, *[f"-I{i}" for i in includes], "-c", str(s)]
+        if cache is not None and s.parent.name in shared:
+            shutil.copyfile(cached_object(s, [cc, "-O2", *CFLAGS, "pmsis"], headers, cache,
+                                          lambda o: [*args, "-o", o], project.path), obj)
+        else:
+            _run([*args, "-o", str(obj)], project.path)
         objs.append(obj)
     return objs
