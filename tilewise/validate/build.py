@@ -3,10 +3,10 @@
 The host build is what the project's Makefile does: `cc -O2 -std=c99 -Wall -Wextra -Werror
 -pthread`, the host HAL, `-lm`; `dump=True` adds -DTW_DUMP_LAYERS (validate's per-layer mode),
 `sanitize=True` builds with -fsanitize=address,undefined at -O1 (the sanitizers' customary level:
-the pulp kernels' always-inlined mode variants take minutes to compile instrumented at -O2). With a `cache` directory the sources
+instrumented code takes far longer to compile at -O2). With a `cache` directory the sources
 every project shares (kernels, tile helpers, host HAL) are compiled once per content and flags
 and reused — tests build many projects, and every validate of a user rebuilds the same kernel
-families (the pulp family takes ~40 s to compile at -O2). Without an explicit `cache`,
+families (ad_autoencoder on gap9: 9.9 s cold, 4.0 s cached). Without an explicit `cache`,
 $TILEWISE_CC_CACHE names one (set but empty: no cache), else the user's cache directory
 ($XDG_CACHE_HOME or ~/.cache, /tilewise/cc) when it can be created; objects are keyed by their
 source, the shared headers, the compiler and its flags, so a stale one is never reused. Compiler errors raise BuildError with the compiler's
