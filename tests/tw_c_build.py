@@ -66,26 +66,23 @@ CACHED_DIRS = (KERNELS, PULP, HAL)
 
 def compile_object(args: list[str], src: Path, obj: Path) -> None:
     """Run the compile command `args` (which writes `src`'s object to `obj`); for a shipped kernel
-    or HAL file, through the run's object cache (tilewise/validate/build.py `cached_object`, in
+    or HAL file, through the run's object cache (tilewise/validate/build.py `compile_cached`, in
     $TILEWISE_CC_CACHE, which conftest.py sets), keyed by the source, every header of the shipped
     folders, any `-include`d file and the command without its paths."""
-    from tilewise.validate.build import cached_object
+    from tilewise.validate.build import compile_cached
 
     cache = os.environ.get("TILEWISE_CC_CACHE")
     if not cache or src.parent not in CACHED_DIRS:
         run_cmd(args)
         return
-    key = [a for a in args if not a.startswith("-I") and a not in (str(src), str(obj))]
     digest = hashlib.sha256()
     forced = [Path(args[i + 1]) for i, a in enumerate(args[:-1]) if a == "-include"]
     for h in [*(h for d in CACHED_DIRS for h in sorted(d.glob("*.h"))), *forced]:
         digest.update(h.name.encode() + h.read_bytes())
     try:
-        got = cached_object(src, key, digest.digest(), Path(cache),
-                            lambda o: [o if a == str(obj) else a for a in args])
+        compile_cached(args, src, obj, digest.digest(), Path(cache), Path.cwd())
     except Exception as e:          # BuildError: the compiler's output, as run_cmd gives it
         raise AssertionError(str(e)) from None
-    shutil.copyfile(got, obj)
 
 
 def build_shared(name: str, sources: list[Path], includes: list[Path], extra: tuple[str, ...] = ()) -> Path:

@@ -106,10 +106,14 @@ def cached_object(src: Path, key_args: list[str], headers: bytes, cache: Path,
     return obj
 
 
-def _cached_object(src: Path, fl: list[str], includes: list[str], cache: Path, cc: str,
-                   headers: bytes) -> Path:
-    return cached_object(src, [cc, *fl], headers, cache,
-                         lambda o: [cc, *fl, *[f"-I{i}" for i in includes], "-c", str(src), "-o", o])
+def compile_cached(args: list[str], src: Path, obj: Path, headers: bytes, cache: Path,
+                   cwd: Path) -> None:
+    """Run the compile command `args` (which writes `src`'s object to `obj`) through the cache:
+    keyed by `args` without its -I options and the two paths (what the project's location
+    changes), the source and `headers`; the object is copied to `obj`."""
+    key = [a for a in args if not a.startswith("-I") and a not in (str(src), str(obj))]
+    shutil.copyfile(cached_object(src, key, headers, cache,
+                                  lambda o: [o if a == str(obj) else a for a in args], cwd), obj)
 
 
 def build_host(project: Project, out: str | Path | None = None, *, opt: str = "-O2",
@@ -134,7 +138,9 @@ def build_host(project: Project, out: str | Path | None = None, *, opt: str = "-
     with progress(len(cached) + 1, "building") as step:   # each cached object, then the rest
         for s in sources:
             if s in cached:
-                objects.append(str(_cached_object(s, fl, includes, Path(cache), cc, headers)))
+                objects.append(str(cached_object(
+                    s, [cc, *fl], headers, Path(cache),
+                    lambda o: [cc, *fl, *[f"-I{i}" for i in includes], "-c", str(s), "-o", o])))
                 step()
             else:
                 rest.append(str(s))
@@ -163,11 +169,10 @@ def compile_pulp(project: Project, pmsis_include: str | Path, out_dir: str | Pat
     objs = []
     for s in project.sources("pmsis"):
         obj = out / f"{s.parent.name}_{s.stem}.o"
-        args = [cc, "-O2", *CFLAGS, *[f"-I{i}" for i in includes], "-c", str(s)]
+        args = [cc, "-O2", *CFLAGS, *[f"-I{i}" for i in includes], "-c", str(s), "-o", str(obj)]
         if cache is not None and s.parent.name in shared:
-            shutil.copyfile(cached_object(s, [cc, "-O2", *CFLAGS, "pmsis"], headers, cache,
-                                          lambda o: [*args, "-o", o], project.path), obj)
+            compile_cached(args, s, obj, headers, cache, project.path)
         else:
-            _run([*args, "-o", str(obj)], project.path)
+            _run(args, project.path)
         objs.append(obj)
     return objs

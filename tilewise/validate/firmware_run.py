@@ -9,7 +9,6 @@ and `TW_COMPUTE` (cycle counters, pulp-open) and `TW_DMA <n> <bytes> <transfers>
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +23,7 @@ from ..codegen.project import Project
 from ..ir.layer import LayerGraph
 from ..ir.packing import tensor_bytes, tensor_values
 from ..schedule.network import NetworkSchedule
-from .build import RUNTIME_DIRS, headers_digest, cached_object, default_cache
+from .build import RUNTIME_DIRS, compile_cached, default_cache, headers_digest
 from .check import ValidationReport, _diff
 
 
@@ -70,10 +69,7 @@ def build_elf(project: Project, inputs: Sequence[np.ndarray], sources: Sequence[
         obj = build / (s.relative_to(p).as_posix().replace("/", "_") + ".o")
         if cache is not None and s.parent.name in shared:
             # a shipped kernel or runtime file: compiled once per content and flags (build.py)
-            key = [a for a in compile_args(includes, s, obj)
-                   if not a.startswith("-I") and a not in (str(s), str(obj))]
-            shutil.copyfile(cached_object(s, key, headers, Path(cache),
-                                          lambda o: compile_args(includes, s, Path(o)), p), obj)
+            compile_cached(compile_args(includes, s, obj), s, obj, headers, Path(cache), p)
         else:
             _run(compile_args(includes, s, obj), p)
         objects.append(obj)
