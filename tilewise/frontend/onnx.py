@@ -26,6 +26,8 @@ tail was cut (onnx_tail.py), "notes" (sentences every command prints) and "onnx_
 
 from __future__ import annotations
 
+from typing import Mapping
+
 from ..ir.graph import Graph
 from . import onnx_nemo, onnx_nemo_ops, onnx_qop, onnx_quantlab  # noqa: F401  (register their lowering handlers)
 from .onnx_lower import Lowering
@@ -59,8 +61,9 @@ def model_style(g) -> str:
     return "qoperator"
 
 
-def read_onnx(data: bytes, source: str) -> Graph:
-    """Read an ONNX model (bytes of the .onnx file) into an integer IR Graph (not yet verified)."""
+def read_onnx(data: bytes, source: str, input_dtypes: Mapping[str, str] | None = None) -> Graph:
+    """Read an ONNX model (bytes of the .onnx file) into an integer IR Graph (not yet verified);
+    `input_dtypes`: the IR dtype of inputs whose container does not say it (frontend/__init__.py)."""
     g = read_graph(data, source)
     style = model_style(g)
     source_graph = g
@@ -72,7 +75,7 @@ def read_onnx(data: bytes, source: str) -> Graph:
         g = onnx_nemo_ops.fuse_pools_and_adds(onnx_nemo.to_integer_ops(g))
     else:
         g = fuse_qdq(g)
-    lw = Lowering(g, style)
+    lw = Lowering(g, style, input_dtypes)
     lw.lower_inputs()
     lw.lower_nodes()
     # onnxruntime on x86-64 fuses int8-activation QDQ groups into its QLinear kernels only with this entry

@@ -25,7 +25,7 @@ which register their handlers in HANDLERS.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
@@ -38,6 +38,10 @@ from .onnx_model import ONode, OnnxGraph, unsupported
 
 NHWC = (0, 2, 3, 1)
 FC_READERS = ("QGemm", "QLinearMatMul", "IntGemm")
+#: ONNX input containers wider than their codes in integer exports, and the IR dtypes such an
+#: input may be given (Lowering.container_dtype)
+WIDE_CONTAINERS = ("int16", "int32", "int64")
+CONTAINER_DTYPES = ("int8", "uint8", "int16", "int32")
 #: styles whose tensors are integers carried in float32, without quantization operators
 INTEGER_STYLES = ("nemo", "quantlab")
 Handler = Callable[["Lowering", ONode], None]
@@ -73,9 +77,10 @@ def moves_data(shape: tuple[int, ...], perm: tuple[int, ...]) -> bool:
 class Lowering:
     """Accumulates IR tensors and nodes while walking the ONNX nodes in order."""
 
-    def __init__(self, g: OnnxGraph, style: str) -> None:
+    def __init__(self, g: OnnxGraph, style: str, input_dtypes: Mapping[str, str] | None = None) -> None:
         self.g = g
         self.style = style
+        self.input_dtypes = dict(input_dtypes or {})
         self.tensors: dict[str, Tensor] = {}
         self.nodes: list[Node] = []
         self.ir: dict[str, str] = {}  # ONNX tensor -> IR tensor
@@ -271,9 +276,12 @@ class Lowering:
                 for q in qs:
                     self.alias(q.outputs[0], ir_name)
                 edge = (s, z)
-            elif dtype == "float32":  # NEMO: integer values carried in float32
+            elif dtype == "float32" or (dtype in WIDE_CONTAINERS and self.style in INTEGER_STYLES):
+                # integer codes carried in float32 (NEMO, QuantLab, Deeploy) or in a wide integer
+                # container: their type is the option's or the container's default
                 ir_name = self.fresh(name)
-                self.add_tensor(ir_name, ir_shape, "uint8", QuantParams((1.0,), (0,)), perm=perm)
+                self.add_tensor(ir_name, ir_shape, self.container_dtype(name, dtype), QuantParams((1.0,), (0,)),
+                                perm=perm)
                 self.alias(name, ir_name)
                 edge = (1.0, 0)
             elif dtype in ("int8", "uint8", "uint4", "uint2"):
@@ -287,6 +295,18 @@ class Lowering:
             self.inputs.append({"onnx": name, "ir": ir_name, "to_ir_perm": perm, "onnx_shape": tuple(shape),
                                 "onnx_dtype": dtype, "scale": None if edge is None else edge[0],
                                 "zero_point": None if edge is None else edge[1]})
+
+    def container_dtype(self, name: str, container: str) -> str:
+        """The IR dtype of input `name` whose ONNX `container` (float32, int16, int32, int64) holds
+        integer codes: the `input_dtypes` entry for it or for "*", else uint8 for float32 (DORY's
+        images) and the container's own width for integers (int64 as int32)."""
+        given = self.input_dtypes.get(name, self.input_dtypes.get("*"))
+        if given is not None:
+            if given not in CONTAINER_DTYPES:
+                raise unsupported(self.g, None, f"gets the input dtype '{given}' for its input '{name}'",
+                                  f"give one of {', '.join(CONTAINER_DTYPES)}")
+            return given
+        return {"float32": "uint8", "int16": "int16"}.get(container, "int32")
 
     def lower_outputs(self) -> list[str]:
         names = []
@@ -347,12 +367,28 @@ class Lowering:
         return unsupported(self.g, node, "is not supported by tilewise",
                            f"supported ONNX operators are {', '.join(SUPPORTED_OPS)} (quantized)")
 
+    def tensor_map(self, tensors: Mapping[str, Tensor]) -> list[dict[str, Any]]:
+        """Every ONNX tensor that has an IR activation, in the order the lowering met them (the
+        model's execution order): {"onnx", "ir", "to_ir_perm", "onnx_shape"} — the IR array is
+        the ONNX one transposed by to_ir_perm (a Flatten folded into a dense layer's weights,
+        `flat`, keeps its NHWC data and is left out). Validation matches an exporter's per-layer
+        golden data to IR tensors through it."""
+        out = []
+        for onnx_name, ir_name in self.ir.items():
+            t = tensors.get(ir_name)
+            if t is None or t.is_const or ir_name in self.flat:
+                continue
+            out.append({"onnx": onnx_name, "ir": ir_name, "to_ir_perm": tuple(self.perm[ir_name]),
+                        "onnx_shape": self.onnx_shape(ir_name)})
+        return out
+
     def finish(self, graph_name: str, meta: dict[str, Any]) -> Graph:
         outs = self.lower_outputs()
         used = {i for n in self.nodes for i in n.inputs} | set(outs) | set(self.ir_inputs)
         tensors = {k: v for k, v in self.tensors.items() if k in used or any(k in n.outputs for n in self.nodes)}
         meta = dict(meta)
-        meta.update({"source_layout": "NCHW", "onnx_inputs": self.inputs, "onnx_outputs": self.outputs})
+        meta.update({"source_layout": "NCHW", "onnx_inputs": self.inputs, "onnx_outputs": self.outputs,
+                     "onnx_tensors": self.tensor_map(tensors)})
         return Graph(graph_name, tensors, tuple(self.nodes), tuple(self.ir_inputs), tuple(outs),
                      source=self.g.source, meta=meta)
 

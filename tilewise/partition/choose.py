@@ -100,23 +100,21 @@ class Partition:
 
 def check_network(lg: LayerGraph) -> None:
     """What the generated C API takes: one input, one output, integer activations it stores
-    (8/16-bit, packed unsigned 4/2-bit — at the input and output too, as packed bytes; int32 only
-    as the output, bindings/portable/host.py
-    fully_connected_acc32)."""
+    (8/16/32-bit, packed unsigned 4/2-bit — at the input and output too, as packed bytes). int32
+    tensors are the accumulator-wide values integer exports keep between nodes (NEMO's unclipped
+    residual sums, Deeploy's convolution and MatMul outputs before their RequantShift); a layer
+    reading or writing one runs where a binding takes its precisions, or partition says why not."""
     if len(lg.inputs) != 1 or len(lg.outputs) != 1:
         raise TilewiseError(f"{lg.source or lg.name}: tilewise deploys networks with one input and "
                             f"one output (this one has {len(lg.inputs)} and {len(lg.outputs)})")
     for name, t in lg.tensors.items():
-        if t.dtype == "int32" and name == lg.outputs[0]:
-            continue    # an accumulator output (a last dense layer without requantization)
         if t.dtype in ("uint4", "uint2") and name in lg.inputs and input_perm(lg.meta) is not None:
             raise TilewiseError(f"{lg.source or lg.name}: the network input '{name}' is {t.dtype} "
                                 f"and opens with a transpose folded into the input copy, which "
                                 f"moves whole bytes; give the model an HWC sub-byte input")
-        if t.dtype not in ("int8", "uint8", "int16", "uint4", "uint2"):
+        if t.dtype not in ("int8", "uint8", "int16", "int32", "uint4", "uint2"):
             raise TilewiseError(f"{lg.source or lg.name}: tensor '{name}' is {t.dtype}; tilewise "
-                                f"deploys int8, uint8, int16, uint4 and uint2 activations only "
-                                f"(int32 only as the network's output)")
+                                f"deploys int8, uint8, int16, int32, uint4 and uint2 tensors only")
 
 
 def _l2_whole(layer: Layer, lg: LayerGraph, target: Target, p: Placement) -> str | None:
