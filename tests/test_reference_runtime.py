@@ -90,17 +90,17 @@ def test_litert_refusing_an_op_version_is_one_sentence_exit_2(tmp_path):
     assert_one_sentence_error(proc, str(path), LITERT, "loading", "version")
 
 
-def test_litert_refusing_a_corrupt_per_channel_dimension_is_exit_2(tmp_path):
-    """Several scales along a dimension the tensor does not have: no clear meaning, not repaired.
-    The tensor is a bias whose scales tilewise does not use, so it is LiteRT that refuses."""
+def test_litert_refusing_a_corrupt_per_channel_bias_is_exit_2(tmp_path):
+    """Fewer scales than the 1-D tensor's elements along its axis 0: no clear meaning, not repaired.
+    The tensor is a bias whose scales tilewise does not use, so it is LiteRT that refuses. (With
+    one scale per element, a 1-D tensor's out-of-range dimension is repaired: test_tflite_repair.py.)"""
     b = conv_model()
-    b.tensors[2].scale, b.tensors[2].zero_point = (0.001, 0.001, 0.001), (0, 0, 0)
-    b.tensors[2].quantized_dimension = 7
+    b.tensors[2].scale, b.tensors[2].zero_point = (0.001, 0.001), (0, 0)
     path = b.save(tmp_path / "perchannel.tflite")
     load_model(path)
     assert repair_for_litert(path.read_bytes())[1] == ()
     proc = run_cli("validate", str(path), "--target", "gap8", "--inputs", "1")
-    assert_one_sentence_error(proc, str(path), LITERT, "quantized_dimension must be in range [0, 1). Was 7.")
+    assert_one_sentence_error(proc, str(path), LITERT, "num_scales must be 1 for per-layer quantization")
 
 
 def test_onnxruntime_refusing_the_model_is_one_sentence_exit_2(tmp_path):

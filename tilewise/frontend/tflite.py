@@ -8,7 +8,10 @@ Two phases:
    deprecated_builtin_code) (old files carry only the int8 deprecated field, new ones put codes above
    127 in the int32 field); buffer 0 and empty/missing buffers mean "no data"; buffers stored outside
    the flatbuffer (offset/size, >2 GB models) are sliced from the file; an absent quantized_dimension
-   reads as 0.
+   reads as 0; a 1-D tensor with one scale per element and a quantized_dimension it does not have
+   (TFLite Micro's person_detect writes 3 on its per-channel biases) is quantized along axis 0, its
+   only axis — any other per-channel tensor whose dimension is out of range is refused, naming it
+   (tflite_repair.py gives LiteRT the same reading on a copy).
 2. `tflite_ops.convert_operator` maps each operator onto the IR catalogue (ir/ops.py) and computes
    the fixed-point parameters exactly as the operator's Prepare in LiteRT does.
 
@@ -147,6 +150,19 @@ def _tensor_data(buf: Any, data: bytes) -> bytes | None:
     return None
 
 
+def _per_channel_axis(source: str, i: int, name: str, shape: tuple[int, ...], scales: int, qdim: int) -> int:
+    """The axis of a per-channel tensor: its quantized_dimension, or 0 for a 1-D tensor with one
+    scale per element whose dimension is out of range (its only axis); any other out-of-range
+    dimension is refused."""
+    if 0 <= qdim < len(shape):
+        return qdim
+    if len(shape) == 1 and scales == shape[0]:
+        return 0
+    raise ModelFormatError(
+        f"{source}: tensor {i} '{name}' has {scales} scales along quantized_dimension {qdim}, which its "
+        f"{len(shape)}-D shape {list(shape)} does not have; re-export the model")
+
+
 def read_flatbuffer(data: bytes, source: str) -> TfliteModel:
     """Walk the flatbuffer into plain records; a truncated or corrupt file raises ModelFormatError."""
     if len(data) < 8 or data[4:8] != b"TFL3":
@@ -181,6 +197,8 @@ def read_flatbuffer(data: bytes, source: str) -> TfliteModel:
                 scale = tuple(float(s) for s in q.ScaleAsNumpy())
                 zps = tuple(int(z) for z in q.ZeroPointAsNumpy()) if q.ZeroPointLength() > 0 else (0,) * len(scale)
                 qdim = int(q.QuantizedDimension())
+                if len(scale) > 1:
+                    qdim = _per_channel_axis(source, i, _text(t.Name()), shape, len(scale), qdim)
             arr = None
             dtype = TENSOR_TYPES.get(int(t.Type()))
             if raw is not None and dtype is not None:
