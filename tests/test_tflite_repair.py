@@ -22,6 +22,7 @@ from tilewise.targets import get_target
 from tilewise.validate.check import validate_model
 from tilewise.validate.reference import LITERT
 
+from .conftest import absent
 from .test_cli_errors import assert_one_sentence_error
 from .tflite_builder import ACT, SAME, ModelBuilder, litert_interpreter
 
@@ -61,6 +62,35 @@ def person_detect_like(bias_qdim: int = 3, bias_scales: int | None = None) -> Mo
          FusedActivationFunction=0)
     b.output(y4)
     return b
+
+
+#: (target, platform) of the instruction-set runs: Cortex-M7 under QEMU, the PULP cluster on GVSoC
+ISAS = [("stm32h7", "qemu"), ("pulp-open", "gvsoc")]
+
+
+def validate_on_isa(path: Path, target: str, on: str, out: Path) -> dict:
+    """validate --target T --on qemu|gvsoc through the API (2 random inputs + the extremes); a
+    missing simulator or cross compiler fails under TILEWISE_REQUIRE_MODELS=1 (conftest `absent`)."""
+    try:
+        if on == "qemu":
+            from tilewise.codegen.firmware import arm_gcc
+            from tilewise.validate.qemu import qemu
+
+            qemu()
+            arm_gcc()
+        else:
+            from tilewise.codegen.firmware import toolchain
+            from tilewise.validate.gvsoc import runner
+
+            runner()
+            toolchain()
+    except Exception as e:   # noqa: BLE001 - the one-sentence TilewiseError
+        absent(str(e))
+    graph = load_model(path)
+    ns = schedule_network(lower(graph), get_target(target), "model")
+    r = validate_model(path, ns, graph, 2, 0, out, on=on).to_json()
+    assert r["bit_exact"] and r["platform"] == on and r["golden_vs_reference"] == 0, r
+    return r
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
@@ -119,6 +149,12 @@ def test_validates_bit_exact_against_litert_on_the_repaired_copy(model, target, 
     assert r["bit_exact"] and r["golden_vs_reference"] == 0, r
     assert len(r["reference_notes"]) == 1 and r["reference_notes"][0].startswith(
         f"{LITERT} ran on a repaired copy: quantized_dimension reset to 0 on 3 per-channel"), r["reference_notes"]
+
+
+@pytest.mark.parametrize("target,on", ISAS)
+def test_bit_exact_on_the_instruction_sets(model, target, on, tmp_path):
+    r = validate_on_isa(model, target, on, tmp_path / "p")
+    assert len(r["reference_notes"]) == 1 and "repaired copy" in r["reference_notes"][0]
 
 
 def test_cli_validate_prints_one_reference_line(model):
