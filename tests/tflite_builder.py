@@ -12,7 +12,7 @@ import numpy as np
 from tilewise.quantize.tflite_build import ACT, SAME, VALID, ModelBuilder
 
 __all__ = ["ACT", "SAME", "VALID", "ModelBuilder", "litert_interpreter", "litert_invoke", "litert_run",
-           "random_inputs", "compare_with_litert", "tanh_model", "float_conv_model"]
+           "random_inputs", "compare_with_litert", "tanh_model", "float_conv_model", "keras_shape_input"]
 
 
 def litert_interpreter(path: str | Path, all_tensors: bool = False) -> Any:
@@ -117,3 +117,46 @@ def float_conv_model(path: Path) -> Path:
     b.output(y)
     return b.save(path)
 
+
+
+def keras_shape_input(b: ModelBuilder, consumer: int, k: int, of: int, mul: tuple[int, int] | None = None) -> int:
+    """Replace input `k` of operator `consumer` — a constant int32 shape such as TRANSPOSE_CONV's
+    output_shape or RESHAPE's shape, whose first value is the batch — by the subgraph Keras writes
+    for it: SHAPE(`of`) → STRIDED_SLICE (the batch, shrunk to a scalar) → PACK with the other values
+    as int32 scalar constants. With `mul` = (axis, factor), the value at `axis` is computed too:
+    STRIDED_SLICE(shape)[axis] → MUL by `factor` (a Conv2DTranspose's height from its input's and
+    the stride). The new operators go before `consumer`, the batch of the graph's inputs and
+    outputs becomes -1 in their shape_signature (as a Keras model with batch None is exported), and
+    the constant stays in the file unused. Returns the packed tensor."""
+    value = np.frombuffer(b.buffers[b.tensors[b.ops[consumer].inputs[k]].buffer], np.int32)
+    first = len(b.ops)
+    src = b.tensors[of]
+    shape = b.tensor(f"{src.name}/Shape", (len(src.shape),), "int32")
+    b.op("SHAPE", [of], [shape], "ShapeOptions", OutType=2)
+
+    def element(axis: int, name: str) -> int:
+        one = [b.const(f"{name}/{v}", np.array([a], np.int32), "int32")
+               for v, a in (("begin", axis), ("end", axis + 1), ("strides", 1))]
+        out = b.tensor(name, (), "int32")
+        b.op("STRIDED_SLICE", [shape, *one], [out], "StridedSliceOptions", ShrinkAxisMask=1)
+        return out
+
+    parts = [element(0, f"{src.name}/strided_slice")]
+    for axis, v in enumerate(value[1:], start=1):
+        if mul is not None and mul[0] == axis:
+            assert src.shape[axis] * mul[1] == v, (src.shape, mul, value)
+            factor = b.const(f"{src.name}/mul_{axis}/y", np.array(mul[1], np.int32), "int32")
+            parts.append(b.tensor(f"{src.name}/mul_{axis}", (), "int32"))
+            b.op("MUL", [element(axis, f"{src.name}/strided_slice_{axis}"), factor], [parts[-1]], "MulOptions",
+                 FusedActivationFunction=0)
+        else:
+            parts.append(b.const(f"{src.name}/stack/{axis}", np.array(v, np.int32), "int32"))
+    packed = b.tensor(f"{src.name}/stack", (len(value),), "int32")
+    b.op("PACK", parts, [packed], "PackOptions", ValuesCount=len(parts), Axis=0)
+    new = b.ops[first:]
+    del b.ops[first:]
+    b.ops[consumer:consumer] = new
+    b.ops[consumer + len(new)].inputs[k] = packed
+    for i in b.inputs + b.outputs:
+        b.tensors[i].shape_signature = (-1, *b.tensors[i].shape[1:])
+    return packed

@@ -1,6 +1,6 @@
 """TFLite flatbuffer -> ir.Graph. Reads the model with the `tflite` schema package (no hand parser).
 
-Two phases:
+Three phases:
 1. `read_flatbuffer` walks the flatbuffer into plain frozen records (`TfliteModel`): tensors (name,
    shape, type, buffer data, affine quantization), operators (builtin code, inputs, outputs, options as
    a dict). Any failure of that walk on a truncated or corrupt file becomes one ModelFormatError
@@ -12,7 +12,10 @@ Two phases:
    (TFLite Micro's person_detect writes 3 on its per-channel biases) is quantized along axis 0, its
    only axis — any other per-channel tensor whose dimension is out of range is refused, naming it
    (tflite_repair.py gives LiteRT the same reading on a copy).
-2. `tflite_ops.convert_operator` maps each operator onto the IR catalogue (ir/ops.py) and computes
+2. `tflite_fold.fold_constants` folds the constant shape arithmetic (SHAPE / STRIDED_SLICE / PACK /
+   ... of static shapes and int32/int64 constants, as Keras writes a TRANSPOSE_CONV's output shape)
+   into constant tensors.
+3. `tflite_ops.Converter` maps each operator onto the IR catalogue (ir/ops.py) and computes
    the fixed-point parameters exactly as the operator's Prepare in LiteRT does.
 
 IR tensor names are the TFLite tensor names (made unique with '#index' when a file repeats or omits a
@@ -68,6 +71,8 @@ class TfliteTensor:
     scale: tuple[float, ...] = ()
     zero_point: tuple[int, ...] = ()
     quantized_dimension: int = 0
+    #: the file's shape_signature (-1 marks a dynamic dimension; () when the file has none)
+    shape_signature: tuple[int, ...] = ()
 
     @property
     def dtype(self) -> str | None:
@@ -199,6 +204,7 @@ def read_flatbuffer(data: bytes, source: str) -> TfliteModel:
                 qdim = int(q.QuantizedDimension())
                 if len(scale) > 1:
                     qdim = _per_channel_axis(source, i, _text(t.Name()), shape, len(scale), qdim)
+            signature = tuple(int(d) for d in t.ShapeSignatureAsNumpy()) if t.ShapeSignatureLength() > 0 else ()
             arr = None
             dtype = TENSOR_TYPES.get(int(t.Type()))
             if raw is not None and dtype is not None:
@@ -210,7 +216,7 @@ def read_flatbuffer(data: bytes, source: str) -> TfliteModel:
                         f"needs {count * itemsize}"
                     )
                 arr = np.frombuffer(raw, dtype=dtype).reshape(shape).copy()
-            tensors.append(TfliteTensor(i, _text(t.Name()), shape, int(t.Type()), arr, scale, zps, qdim))
+            tensors.append(TfliteTensor(i, _text(t.Name()), shape, int(t.Type()), arr, scale, zps, qdim, signature))
         ops = []
         for i in range(sg.OperatorsLength()):
             op = sg.Operators(i)
@@ -242,6 +248,12 @@ def read_flatbuffer(data: bytes, source: str) -> TfliteModel:
         ) from None
 
 
+def op_where(source: str, model: TfliteModel, op: TfliteOperator) -> str:
+    """How messages name an operator: file, index, op and output tensor."""
+    out = model.tensors[op.outputs[0]].name if op.outputs else "?"
+    return f"{source}: operator {op.index} ({op.name}, output '{out}')"
+
+
 def ir_names(model: TfliteModel) -> list[str]:
     """Unique IR tensor names: the TFLite name, or name#index when repeated or empty."""
     seen: set[str] = set()
@@ -269,9 +281,10 @@ def quant_params(t: TfliteTensor, axis_map: dict[int, int] | None = None) -> Qua
 
 def read_tflite(data: bytes, source: str) -> Graph:
     """Convert a TFLite model (bytes of a .tflite file) into an IR Graph (not yet verified)."""
+    from .tflite_fold import fold_constants
     from .tflite_ops import Converter
 
-    model = read_flatbuffer(data, source)
+    model = fold_constants(read_flatbuffer(data, source), source)
     names = ir_names(model)
     conv = Converter(model, names, source)
     for op in model.operators:
@@ -309,4 +322,4 @@ def read_tflite(data: bytes, source: str) -> Graph:
     )
 
 
-__all__ = ["read_tflite", "read_flatbuffer", "TfliteModel", "TfliteOperator", "TfliteTensor"]
+__all__ = ["read_tflite", "read_flatbuffer", "op_where", "TfliteModel", "TfliteOperator", "TfliteTensor"]

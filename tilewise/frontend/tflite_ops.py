@@ -38,7 +38,8 @@ from ..ir.params import (ConcatParams, Conv2dParams, FullyConnectedParams, MaxPo
 from ..ir.requant import Requant, quantize_multiplier, tflite_requant
 from ..ir.shapes import same_pads
 from ..ir.tensor import Tensor, dtype_range
-from .tflite import TfliteModel, TfliteOperator, TfliteTensor, quant_params
+from .tflite import TfliteModel, TfliteOperator, TfliteTensor, op_where, quant_params
+from .tflite_fold import resolve_shape
 
 ACT_NAMES = {0: "NONE", 1: "RELU", 2: "RELU_N1_TO_1", 3: "RELU6", 4: "TANH", 5: "SIGN_BIT", 6: "SIGMOID"}
 INT_ACTIVATIONS = ("int8", "uint8", "int16")
@@ -87,8 +88,7 @@ class Converter:
 
     # -- helpers -------------------------------------------------------------------------------
     def where(self, op: TfliteOperator) -> str:
-        out = self.model.tensors[op.outputs[0]].name if op.outputs else "?"
-        return f"{self.source}: operator {op.index} ({op.name}, output '{out}')"
+        return op_where(self.source, self.model, op)
 
     def fail(self, op: TfliteOperator, what: str, todo: str) -> UnsupportedOpError:
         return UnsupportedOpError(f"{self.where(op)} {what}; {todo}")
@@ -488,6 +488,13 @@ def reshape(cv: Converter, op: TfliteOperator) -> None:
     cv.check_int(op, y, (d,))
     if int(np.prod(x.shape)) != int(np.prod(y.shape)):
         raise cv.fail(op, f"reshapes {x.shape} into {y.shape}", "the model is malformed")
+    s = cv.inp(op, 1) if op.name == "RESHAPE" else None
+    if s is not None and s.data is not None and s.data.ndim == 1 and s.dtype == "int32":
+        # the shape LiteRT gives the output (reshape.cc): a constant, or one tflite_fold.py folded
+        want = [int(v) for v in s.data]
+        if resolve_shape(want, int(np.prod(x.shape))) != list(y.shape):
+            raise cv.fail(op, f"has the shape input {want} ('{s.name}') but declares the output shape {list(y.shape)}",
+                          "the model is malformed; re-export it")
     cv.emit(op, Op.RESHAPE, [cv.name(x.index)], cv.name(y.index), ReshapeParams(shape=tuple(y.shape)))
 
 

@@ -15,7 +15,8 @@ Options are given by their schema field names (`Conv2DOptions` fields StrideW, P
 `op_versions` sets an operator code's version (default 1). `old_schema=True` writes what converters
 wrote before the 2.4-era schema changes: operator codes carry only `deprecated_builtin_code` (the
 int32 `builtin_code` field is left absent, i.e. 0) and quantization tables omit
-`quantized_dimension` (so it reads as 0).
+`quantized_dimension` (so it reads as 0). `tensor(..., shape_signature=[-1, ...])` writes the
+shape_signature of a dynamic dimension (a Keras export's batch).
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ class _Tensor:
     scale: tuple[float, ...] | None
     zero_point: tuple[int, ...] | None
     quantized_dimension: int
+    shape_signature: tuple[int, ...] | None = None
 
 
 @dataclass
@@ -94,6 +96,7 @@ class ModelBuilder:
         zero_point: int | Sequence[int] | None = None,
         data: np.ndarray | None = None,
         quantized_dimension: int = 0,
+        shape_signature: Sequence[int] | None = None,
     ) -> int:
         if data is not None:
             arr = np.ascontiguousarray(np.asarray(data, dtype=_TYPES[dtype][1]).reshape(tuple(shape)))
@@ -110,7 +113,8 @@ class ModelBuilder:
         zp = None if zero_point is None else tuple(int(z) for z in np.atleast_1d(zero_point))
         if sc is not None and zp is not None and len(zp) == 1 and len(sc) > 1:
             zp = zp * len(sc)
-        self.tensors.append(_Tensor(name, tuple(int(d) for d in shape), dtype, buf, sc, zp, quantized_dimension))
+        sig = None if shape_signature is None else tuple(int(d) for d in shape_signature)
+        self.tensors.append(_Tensor(name, tuple(int(d) for d in shape), dtype, buf, sc, zp, quantized_dimension, sig))
         return len(self.tensors) - 1
 
     def input(self, name: str, shape: Sequence[int], dtype: str = "int8", **quant: Any) -> int:
@@ -148,6 +152,7 @@ class ModelBuilder:
         for t in self.tensors:
             name = b.CreateString(t.name)
             shape = b.CreateNumpyVector(np.asarray(t.shape, dtype=np.int32))
+            sig = None if t.shape_signature is None else b.CreateNumpyVector(np.asarray(t.shape_signature, np.int32))
             quant = None
             if t.scale is not None:
                 sc = b.CreateNumpyVector(np.asarray(t.scale, dtype=np.float32))
@@ -160,6 +165,8 @@ class ModelBuilder:
                 quant = _M['QuantizationParameters'].QuantizationParametersEnd(b)
             _M['Tensor'].TensorStart(b)
             _M['Tensor'].TensorAddShape(b, shape)
+            if sig is not None:
+                _M['Tensor'].TensorAddShapeSignature(b, sig)
             _M['Tensor'].TensorAddType(b, _TYPES[t.dtype][0])
             _M['Tensor'].TensorAddBuffer(b, t.buffer)
             _M['Tensor'].TensorAddName(b, name)
