@@ -123,7 +123,8 @@ def activation_buffers(
         first[s.output] = i
         last.setdefault(s.output, i)
     for t in outputs:
-        last[t] = n - 1
+        if t in first:   # a network input given back as an output, read by no layer: no buffer
+            last[t] = n - 1
     return [Buffer(act_name(t), int(tensor_bytes[t]), first[t], last[t], "activation")
             for t in first if t not in l3_tensors]
 

@@ -99,14 +99,17 @@ class Partition:
 
 
 def check_network(lg: LayerGraph) -> None:
-    """What the generated C API takes: one input, one output, integer activations it stores
-    (8/16/32-bit, packed unsigned 4/2-bit — at the input and output too, as packed bytes). int32
-    tensors are the accumulator-wide values integer exports keep between nodes (NEMO's unclipped
-    residual sums, Deeploy's convolution and MatMul outputs before their RequantShift); a layer
-    reading or writing one runs where a binding takes its precisions, or partition says why not."""
-    if len(lg.inputs) != 1 or len(lg.outputs) != 1:
-        raise TilewiseError(f"{lg.source or lg.name}: tilewise deploys networks with one input and "
-                            f"one output (this one has {len(lg.inputs)} and {len(lg.outputs)})")
+    """What the generated C API takes: any number of inputs and outputs (tw_network_run takes
+    them in graph order, codegen/network_c.py), at least one of each; integer activations it
+    stores (8/16/32-bit, packed unsigned 4/2-bit — at the inputs and outputs too, as packed
+    bytes). int32 tensors are the accumulator-wide values integer exports keep between nodes
+    (NEMO's unclipped residual sums, Deeploy's convolution and MatMul outputs before their
+    RequantShift); a layer reading or writing one runs where a binding takes its precisions, or
+    partition says why not."""
+    if not lg.inputs or not lg.outputs:
+        raise TilewiseError(f"{lg.source or lg.name}: the network has {len(lg.inputs)} inputs and "
+                            f"{len(lg.outputs)} outputs; tilewise deploys networks with at least "
+                            f"one of each")
     for name, t in lg.tensors.items():
         if t.dtype in ("uint4", "uint2") and name in lg.inputs and input_perm(lg.meta) is not None:
             raise TilewiseError(f"{lg.source or lg.name}: the network input '{name}' is {t.dtype} "
