@@ -5,7 +5,8 @@ A pulp-open project gets, beside the host harness, `firmware/`: the start-up (cr
 script (code and constants in L2, the L1 arena, HAL state and cluster stacks in L1), the runtime
 (tw_fw.c: cluster start, trap handler, stdout, exit), the program (main.c: runs the network on
 every embedded input and prints outputs, cycles per layer and DMA counters) and the embedded
-inputs (inputs.c; generate writes one input at the input tensor's zero point, validate its own),
+inputs (inputs.c: one array per network input and a table of each sample's input pointers;
+generate writes one sample at the input tensors' zero points, validate its own),
 plus the DMA/fork HAL on the cluster's registers (tw_hal/tw_hal_pulp_open.c). The toolchain is
 Debian's riscv64-unknown-elf-gcc with picolibc (../shared/tools/gvsoc README: `-march=rv32imc_zicsr
 -mabi=ilp32`, picolibc's rv32im/ilp32 libc and the matching libgcc).
@@ -73,23 +74,29 @@ def gap_sdk_makefile(target: str, l3: bool, kernel_dirs: tuple[str, ...], prefix
     return render("gap_sdk.mk.j2", target=target, l3=l3, kernel_dirs=kernel_dirs, prefix=prefix)
 
 
-def inputs_files(inputs: Sequence[bytes], nbytes: int, folder: str = "firmware",
-                 c_name: str = "tw") -> dict[str, str]:
-    """`folder`/inputs.h and inputs.c: `inputs` (each `nbytes` bytes, as the network takes them)
-    embedded as const data; their C names prefixed `c_name` (names.py: validate rewrites them in
-    a project generated with --name)."""
+def inputs_files(samples: Sequence[Sequence[bytes]], sizes: Sequence[int],
+                 folder: str = "firmware", c_name: str = "tw") -> dict[str, str]:
+    """`folder`/inputs.h and inputs.c: `samples` (each one bytes per network input, `sizes[k]`
+    bytes for input k, as the network takes them) embedded as const data — one array per input
+    (`tw_fw_inputs` for the first, `tw_fw_inputs_1`, … for the others) and the table of each
+    sample's input pointers the firmware mains pass to TW_NETWORK_RUN_IO; their C names prefixed
+    `c_name` (names.py: validate rewrites them in a project generated with --name)."""
     from .names import renamer
 
     rename = renamer(c_name, ("TW_NETWORK_INPUT_BYTES",)) or (lambda text: text)
-    rows = []
-    for x in inputs:
-        assert len(x) == nbytes, (len(x), nbytes)
-        vals = [b - 256 if b > 127 else b for b in x]
-        rows.append([", ".join(str(v) for v in vals[i:i + 24]) for i in range(0, nbytes, 24)])
-    stride = (nbytes + 3) // 4 * 4      # every input 4-byte aligned: the layers read it in place
-    return {f"{folder}/inputs.h": rename(render("inputs.h.j2", count=len(inputs), stride=stride)),
-            f"{folder}/inputs.c": rename(render("inputs.c.j2", inputs=rows, nbytes=nbytes,
-                                                stride=stride))}
+    tensors = []
+    for k, nbytes in enumerate(sizes):
+        rows = []
+        for xs in samples:
+            x = xs[k]
+            assert len(xs) == len(sizes) and len(x) == nbytes, (len(xs), len(x), nbytes)
+            vals = [b - 256 if b > 127 else b for b in x]
+            rows.append([", ".join(str(v) for v in vals[i:i + 24]) for i in range(0, nbytes, 24)])
+        # every input 4-byte aligned: the layers read it in place
+        tensors.append({"name": "tw_fw_inputs" + (f"_{k}" if k else ""), "rows": rows,
+                        "nbytes": nbytes, "stride": (nbytes + 3) // 4 * 4})
+    return {f"{folder}/inputs.h": rename(render("inputs.h.j2", count=len(samples), tensors=tensors)),
+            f"{folder}/inputs.c": rename(render("inputs.c.j2", count=len(samples), tensors=tensors))}
 
 
 @dataclass(frozen=True)

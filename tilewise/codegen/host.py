@@ -1,8 +1,9 @@
 """The host harness of a generated project: main_host.c, the Makefile and the project README.
 
-main_host.c reads a file of N inputs (raw int8 NHWC, back to back), runs `tw_network_run` on each
-with the host HAL (tw_hal_host.c: pthreads as cores, DMA that completes only at its wait), writes
-the N outputs back to back and prints one line
+main_host.c reads one file per network input, each of N inputs (raw, as tw_network_run takes
+them, back to back), runs `tw_network_run` on each with the host HAL (tw_hal_host.c: pthreads as
+cores, DMA that completes only at its wait), writes the N values of each output back to back into
+one file per output and prints one line
 
     TW_STATS {"inferences": N, "dma_bytes": ..., "dma_bytes_min": ..., "dma_bytes_max": ..., ...}
 
@@ -26,18 +27,25 @@ def main_host(job_counters: tuple[tuple[str, str], ...] = ()) -> str:
     return render("main_host.c.j2", counters=job_counters)
 
 
-def makefile(target: str, sdk: str | None, l3: bool, kernel_dirs: tuple[str, ...]) -> str:
+def makefile(target: str, sdk: str | None, l3: bool, kernel_dirs: tuple[str, ...],
+             in_files: tuple[str, ...] = ("input.bin",),
+             out_files: tuple[str, ...] = ("output.bin",)) -> str:
     """The project Makefile: host build, plus the SDK build of the target's HAL (PMSIS) or its
-    bare-metal firmware (pulp-open or cortex-m, firmware.py)."""
+    bare-metal firmware (pulp-open or cortex-m, firmware.py); `make run` reads `in_files` and
+    writes `out_files` (project.py `run_files`)."""
     from .firmware import ARCH, CFLAGS, CM_ARCH, CM_CFLAGS, CORTEX_M, PULP_OPEN, STACK
 
     return render("Makefile.j2", target=target, pulp=sdk == "pmsis", l3=l3, kernel_dirs=kernel_dirs,
+                  in_files=in_files, out_files=out_files,
                   firmware=sdk == PULP_OPEN, fw_arch=ARCH, fw_cflags=CFLAGS, fw_stack=STACK,
                   cortex_m=sdk == CORTEX_M, cm_arch=CM_ARCH, cm_cflags=CM_CFLAGS)
 
 
 def readme(model: str, target: str, tiler: str, sdk: str | None, l3: bool, layers: int,
-           kernel_dirs: tuple[str, ...]) -> str:
-    """The project README.md: what each file is, how to build and run it."""
+           kernel_dirs: tuple[str, ...], in_files: tuple[str, ...] = ("input.bin",),
+           out_files: tuple[str, ...] = ("output.bin",), multi: bool = False) -> str:
+    """The project README.md: what each file is, how to build and run it; `multi`: the network
+    has several inputs or outputs (tw_network_run's in0, …, out0, … and TW_INPUT<k>_* macros)."""
     return render("README.md.j2", model=model, target=target, tiler=tiler, pulp=sdk == "pmsis",
-                  l3=l3, layers=layers, kernel_dirs=kernel_dirs)
+                  l3=l3, layers=layers, kernel_dirs=kernel_dirs, in_files=in_files,
+                  out_files=out_files, multi=multi)

@@ -5,7 +5,12 @@ into its planned place in the L2 arena (transposing it there when the frontend f
 transpose into the layout, ir/layout.py: `InputTranspose`), runs the layers in order — each gets its input and output
 activations at the memory plan's offsets (memory/network.py NetworkPlan), its constants (the const
 arrays of weights.c, the L2 image, or the L2 buffer its L3 copy is streamed into) and the L1
-arena — and copies the output out. Weights placed in L3 (NetworkPlan.weights_in_l3) are read from
+arena — and copies the output out. A network with several inputs or outputs takes them all, in
+graph order: `tw_network_run(in0, in1, …, out0, out1, …, l1, l2[, l3])` (`NetInput`,
+`NetOutput`); an output that is a network input itself is copied from the caller's input, two
+outputs of the same tensor each get a copy. network.h describes every input and output
+(`IoTensor`) and gives `TW_NETWORK_RUN_IO`, the call on arrays of pointers the harness and the
+firmware mains use whatever the network's arity. Weights placed in L3 (NetworkPlan.weights_in_l3) are read from
 the L3 image (weights_l3.bin) into their L2 buffer by tw_l3_read, issued at the start of the
 step whose plan makes that buffer live (the previous layer when prefetched, DORY Listing 2) and
 waited for right before their layer runs. With -DTW_DUMP_LAYERS every layer's output is handed
@@ -18,7 +23,7 @@ reads from L3, where its tensors and constants are), the constant blobs as signe
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -78,7 +83,8 @@ IR_LAYOUT = {1: "C", 2: "NC", 3: "NWC", 4: "NHWC"}
 @dataclass(frozen=True)
 class IoTensor:
     """An input or output of tw_network_run as its caller holds it: `macro` is the stem of its
-    network.h macros (INPUT, OUTPUT; INPUT1 … for further ones), `shape` and `layout` the caller's
+    network.h macros (INPUT, OUTPUT; INPUT0, INPUT1 … OUTPUT0 … when the network has several
+    inputs or outputs, `io_tensors`), `shape` and `layout` the caller's
     (the model's own layout when an input transpose is folded, ir/layout.py), `scale` and
     `zero_point` its quantization (real = scale * (q - zero_point); scale None: not quantized)."""
 
@@ -123,30 +129,72 @@ def _io(lg: LayerGraph, name: str, macro: str, perm: tuple[int, ...] | None) -> 
                     ctype, scale, q.zp if q is not None else 0, t.nbytes)
 
 
+def multi_io(lg: LayerGraph) -> bool:
+    """Whether tw_network_run takes several inputs or gives several outputs: its parameters are
+    then in0, in1, …, out0, out1, … and every tensor has indexed macros (TW_INPUT0_*, …)."""
+    return len(lg.inputs) != 1 or len(lg.outputs) != 1
+
+
 def io_tensors(lg: LayerGraph) -> tuple[tuple[IoTensor, ...], tuple[IoTensor, ...]]:
-    """The inputs and the outputs of the network as tw_network_run takes and gives them."""
+    """The inputs and the outputs of the network as tw_network_run takes and gives them, in
+    graph order; their macro stems are INPUT / OUTPUT for a one-input, one-output network, else
+    INPUT0, INPUT1, … and OUTPUT0, OUTPUT1, … (network.h also keeps TW_INPUT_* / TW_OUTPUT_* for
+    the first of each)."""
     perm = input_perm(lg.meta)
-    ins = tuple(_io(lg, t, "INPUT" if i == 0 else f"INPUT{i}", perm if i == 0 else None)
+    multi = multi_io(lg)
+    ins = tuple(_io(lg, t, f"INPUT{i}" if multi else "INPUT", perm if i == 0 else None)
                 for i, t in enumerate(lg.inputs))
-    outs = tuple(_io(lg, t, "OUTPUT" if i == 0 else f"OUTPUT{i}", None)
+    outs = tuple(_io(lg, t, f"OUTPUT{i}" if multi else "OUTPUT", None)
                  for i, t in enumerate(lg.outputs))
     return ins, outs
+
+
+def io_names(lg: LayerGraph) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The C parameter names of tw_network_run's inputs and outputs: `input`, `output` for a
+    one-input, one-output network, else in0, in1, …, out0, out1, …"""
+    if not multi_io(lg):
+        return ("input",), ("output",)
+    return (tuple(f"in{i}" for i in range(len(lg.inputs))),
+            tuple(f"out{i}" for i in range(len(lg.outputs))))
+
+
+def run_signature(lg: LayerGraph, l3: bool) -> str:
+    """tw_network_run's declaration (without the `int` and the `;`)."""
+    ins, outs = io_names(lg)
+    params = ([f"const int8_t *{n}" for n in ins] + [f"int8_t *{n}" for n in outs]
+              + ["void *l1", "void *l2"] + (["void *l3"] if l3 else []))
+    return f"tw_network_run({', '.join(params)})"
+
+
+def run_io_macro(lg: LayerGraph) -> str:
+    """TW_NETWORK_RUN_IO(ins, outs, ...): tw_network_run on arrays of input and output pointers
+    (the harness and the firmware mains call the network through it, whatever its arity)."""
+    args = ([f"(ins)[{i}]" for i in range(len(lg.inputs))]
+            + [f"(outs)[{i}]" for i in range(len(lg.outputs))])
+    return f"tw_network_run({', '.join(args)}, __VA_ARGS__)"
 
 
 def network_h(lg: LayerGraph, in_bytes: int, out_bytes: int, l1_bytes: int, arena: ArenaMap,
               image_bytes: int, l3_bytes: int, dma_bytes: int, cores: int, target: str,
               l3_act_base: int = 0, flash_bytes: int = 0, jobs: int = 0) -> str:
-    """network.h: tw_network_run, the description of its input and output (IoTensor) and the
-    sizes its caller needs (network.h.j2); `image_bytes`: constants resident in L2,
-    `flash_bytes`: constants kept in a read-only memory, `jobs`: the accelerator jobs of one
-    inference."""
+    """network.h: tw_network_run, the description of its inputs and outputs (IoTensor) and the
+    sizes its caller needs (network.h.j2); `in_bytes` / `out_bytes`: the first input's and
+    output's, `image_bytes`: constants resident in L2, `flash_bytes`: constants kept in a
+    read-only memory, `jobs`: the accelerator jobs of one inference."""
     ins, outs = io_tensors(lg)
+    multi = multi_io(lg)
+    # network.h's macro blocks: one per tensor; with several inputs or outputs the first of each
+    # also keeps the unindexed TW_INPUT_* / TW_OUTPUT_* stems
+    blocks = ((replace(ins[0], macro="INPUT"), *ins, replace(outs[0], macro="OUTPUT"), *outs)
+              if multi else (*ins, *outs))
+    in_names, out_names = io_names(lg)
     return render("network.h.j2", lg=lg, target=target, in_bytes=in_bytes, out_bytes=out_bytes,
-                  in_shape=list(lg.tensors[lg.inputs[0]].shape), transpose=input_transpose(lg),
-                  out_shape=list(lg.tensors[lg.outputs[0]].shape), l1_bytes=l1_bytes, arena=arena,
+                  transpose=input_transpose(lg), l1_bytes=l1_bytes, arena=arena,
                   image_bytes=image_bytes, l3_bytes=l3_bytes, l3_act_base=l3_act_base,
                   dma_bytes=dma_bytes, cores=cores, flash_bytes=flash_bytes, jobs=jobs,
-                  io=(*ins, *outs))
+                  ins=list(zip(in_names, ins)), outs=list(zip(out_names, outs)), io=blocks,
+                  multi=multi, signature=run_signature(lg, bool(l3_bytes)),
+                  run_io=run_io_macro(lg))
 
 
 @dataclass(frozen=True)
@@ -258,6 +306,36 @@ def _arena_rows(arena: ArenaMap) -> list[ArenaRow]:
     return rows
 
 
+@dataclass(frozen=True)
+class NetInput:
+    """One input of tw_network_run as network.c handles it: its C parameter, whether the layers
+    read it where the caller holds it (`direct`) or from its copy at arena offset `offset`
+    (None: no layer reads it — it is only a network output), transposed on that copy
+    (`transpose`, the first input only) and stored as u - 128 (`u8`)."""
+
+    var: str
+    tensor: str
+    bytes_macro: str
+    direct: bool
+    offset: int | None
+    u8: bool
+    transpose: InputTranspose | None = None
+
+
+@dataclass(frozen=True)
+class NetOutput:
+    """One output of tw_network_run: its C parameter, and where network.c copies it from — the
+    arena at `offset` (flipped back from u - 128 when `u8`), or the caller's input `from_input`
+    when the output is a network input itself."""
+
+    var: str
+    tensor: str
+    bytes_macro: str
+    offset: int | None
+    u8: bool
+    from_input: str | None = None
+
+
 def network_c(lg: LayerGraph, arena: ArenaMap, emits: list[LayerEmit],
               consts: dict[int, LayerConstants], l3_streams: list[L3Stream], l3_bytes: int,
               out_sizes: list[int], l3_acts: dict[str, int] | None = None,
@@ -268,18 +346,26 @@ def network_c(lg: LayerGraph, arena: ArenaMap, emits: list[LayerEmit],
     k tiles themselves; `u8_stored`: layers whose output is stored as u8 (x + 128) for NE16,
     flipped to int8 around its per-layer dump."""
     l3_acts = l3_acts or {}
+    multi = multi_io(lg)
+    in_vars, out_vars = io_names(lg)
+    read = {x for layer in lg.layers for x in layer.inputs}
 
-    # the network input is read where the caller holds it (no copy into the arena; layers never
-    # write their inputs) unless it must be converted (uint8) or layers are tiled at L3 -> L2
-    # (their drivers address the tensors by arena offset)
-    net_in = lg.inputs[0]
-    transpose = input_transpose(lg)
-    direct = (lg.tensors[net_in].dtype != "uint8" and not l3_acts and not w_tiled
-              and net_in not in lg.outputs and transpose is None)
+    # a network input is read where the caller holds it (no copy into the arena; layers never
+    # write their inputs) unless it must be converted (uint8, a transpose) or layers are tiled at
+    # L3 -> L2 (their drivers address the tensors by arena offset)
+    ins: list[NetInput] = []
+    for k, (t, var) in enumerate(zip(lg.inputs, in_vars)):
+        transpose = input_transpose(lg) if k == 0 else None
+        u8 = lg.tensors[t].dtype == "uint8"
+        direct = not u8 and not l3_acts and not w_tiled and transpose is None
+        macro = f"TW_INPUT{k}_BYTES" if multi else "TW_NETWORK_INPUT_BYTES"
+        ins.append(NetInput(var, t, macro, direct, arena.act(t) if t in read else None, u8,
+                            transpose))
+    direct = {i.tensor: i.var for i in ins if i.direct}
 
     def l2(t: str) -> int | str | None:
-        if direct and t == net_in:
-            return "input"
+        if t in direct:
+            return direct[t]
         return None if t in l3_acts else arena.act(t)
 
     streamed = {s.layer: s for s in l3_streams}
@@ -293,8 +379,14 @@ def network_c(lg: LayerGraph, arena: ArenaMap, emits: list[LayerEmit],
                           streamed[i].l2_offset if w == "streamed" else None, out_sizes[i],
                           i in u8_stored))
     # uint8 tensors are stored as u - 128 (bindings/portable/common.py "uint8"): convert here
-    u8_in, u8_out = (lg.tensors[t].dtype == "uint8" for t in (lg.inputs[0], lg.outputs[0]))
+    by_input = dict(zip(lg.inputs, in_vars))
+    outs = []
+    for k, (t, var) in enumerate(zip(lg.outputs, out_vars)):
+        macro = f"TW_OUTPUT{k}_BYTES" if multi else "TW_NETWORK_OUTPUT_BYTES"
+        if t in by_input:   # a network input given back: copied from where the caller holds it
+            outs.append(NetOutput(var, t, macro, None, False, by_input[t]))
+        else:
+            outs.append(NetOutput(var, t, macro, arena.act(t), lg.tensors[t].dtype == "uint8"))
     return render("network.c.j2", lg=lg, arena=arena, rows=_arena_rows(arena), steps=steps,
-                  l3_bytes=l3_bytes, streamed=bool(l3_streams), u8_in=u8_in, u8_out=u8_out,
-                  copy_in=not direct, transpose=transpose, in_offset=arena.act(lg.inputs[0]),
-                  out_offset=arena.act(lg.outputs[0]))
+                  l3_bytes=l3_bytes, streamed=bool(l3_streams), ins=ins, outs=outs,
+                  signature=run_signature(lg, bool(l3_bytes)))

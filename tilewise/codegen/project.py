@@ -20,7 +20,8 @@ the memory plan (`NetworkSchedule.memory`). Files written:
     firmware/ or gap_sdk/         the target's firmware (firmware.py): bare-metal pulp-open or
                                   Cortex-M, or the GAP SDK application of gap8 / gap9
     main_host.c, Makefile, README.md  host harness (host.py)
-    input.bin                     one input for `make run` (validate's generator, seed 0)
+    input.bin                     one input for `make run` (validate's generator, seed 0);
+                                  input0.bin, input1.bin … for a network with several inputs
     tilewise.json                 the manifest validate reads (tensors, layers, predicted DMA)
 
 The target's SDK HAL (`Target.sdk`, "pmsis" for the GAP chips) is added beside the host HAL.
@@ -52,8 +53,8 @@ from .host import main_host, makefile, readme
 from .l3_c import L3Layer, Where, driver, emit_l3_layer
 from .layer_c import LayerEmit, emit_tiled, emit_untiled
 from .names import DEFAULT, check_name, defined_macros, renamer
-from .network_c import (ArenaMap, L3Stream, arena_map, io_tensors, layers_h, network_c, network_h,
-                        weights_files)
+from .network_c import (ArenaMap, L3Stream, arena_map, io_tensors, layers_h, multi_io, network_c,
+                        network_h, weights_files)
 
 C_LIB = Path(__file__).resolve().parent / "c"
 RUNTIME_DIRS = ("tw_runtime", "tw_hal")
@@ -326,7 +327,7 @@ def render(plan: ProjectPlan) -> dict[str, Content]:
         files.update({f"tw_hal/{h}": C_LIB / "tw_hal" / h for h in SDK_HEADERS[target.sdk]})
     files.update(firmware_files(target.sdk))
     if target.sdk in (PULP_OPEN, CORTEX_M, PMSIS):
-        files.update(inputs_files([default_input(lg)], lg.tensors[lg.inputs[0]].nbytes,
+        files.update(inputs_files([default_input(lg)], [lg.tensors[t].nbytes for t in lg.inputs],
                                   firmware_folder(target.sdk)))
     if target.sdk == PMSIS:
         files["gap_sdk/Makefile"] = gap_sdk_makefile(target.name, bool(plan.l3.size),
@@ -351,11 +352,13 @@ def render(plan: ProjectPlan) -> dict[str, Content]:
                                    [lg.tensors[l.output].nbytes for l in lg.layers], plan.l3.acts,
                                    plan.w_tiled, u8_stored(ns))
     files["main_host.c"] = main_host(tuple(f.jobs for f in plan.families if f.jobs))
-    files["input.bin"] = reference_input(lg)
+    in_files, out_files = run_files(lg)
+    files.update(zip(in_files, reference_input(lg)))
     dirs = tuple(f.project_dir for f in plan.families)
-    files["Makefile"] = makefile(target.name, target.sdk, bool(plan.l3.size), dirs)
+    files["Makefile"] = makefile(target.name, target.sdk, bool(plan.l3.size), dirs,
+                                 in_files, out_files)
     files["README.md"] = readme(plan.name, target.name, ns.tiler, target.sdk, bool(plan.l3.size),
-                                len(lg.layers), dirs)
+                                len(lg.layers), dirs, in_files, out_files, multi_io(lg))
     files["tilewise.json"] = json.dumps(m, indent=2) + "\n"
     rename = renamer(plan.c_name, defined_macros(files["network.h"]))
     return files if rename is None else {p: _renamed(c, rename) if p.endswith(RENAMED) else c
@@ -372,22 +375,36 @@ def _renamed(content: Content, rename) -> Content:
     return rename(content.read_text() if isinstance(content, Path) else content)
 
 
-def reference_input(lg) -> bytes:
-    """input.bin of the project, for `make run`: the first input of validate's generator
-    (validate/check.py `make_inputs`, seed 0: uniform over the input's integer range) as the
-    caller gives it to tw_network_run (its element type, the model's layout)."""
+def run_files(lg) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The files `make run` reads and writes: input.bin and output.bin for a one-input,
+    one-output network, else input0.bin, input1.bin, … and output0.bin, … (one per tensor)."""
+    if not multi_io(lg):
+        return ("input.bin",), ("output.bin",)
+    return (tuple(f"input{k}.bin" for k in range(len(lg.inputs))),
+            tuple(f"output{k}.bin" for k in range(len(lg.outputs))))
+
+
+def reference_input(lg) -> tuple[bytes, ...]:
+    """The input files of the project, for `make run`: the first input of validate's generator
+    (validate/check.py `make_inputs`, seed 0: uniform over each input's integer range) as the
+    caller gives it to tw_network_run (its element type, the model's layout), one per input."""
     from ..validate.check import make_inputs
+    from ..validate.samples import arrays
 
-    x = make_inputs(lg, 1, seed=0)[0]
-    return tensor_bytes(model_input(lg.meta, x), lg.tensors[lg.inputs[0]].dtype)
+    xs = arrays(lg.inputs, make_inputs(lg, 1, seed=0)[0])
+    return tuple(tensor_bytes(model_input(lg.meta, x) if k == 0 else x, lg.tensors[t].dtype)
+                 for k, (t, x) in enumerate(zip(lg.inputs, xs)))
 
 
-def default_input(lg) -> bytes:
-    """One input at the input tensor's zero point, as the network takes it (the firmware's
+def default_input(lg) -> tuple[bytes, ...]:
+    """One input at each input tensor's zero point, as the network takes it (the firmware's
     embedded input until validate writes its own)."""
-    t = lg.tensors[lg.inputs[0]]
-    zp = t.quant.zp if t.quant is not None else 0
-    return tensor_bytes(np.full(t.shape, zp, dtype=np_dtype(t.dtype)), t.dtype)
+    out = []
+    for name in lg.inputs:
+        t = lg.tensors[name]
+        zp = t.quant.zp if t.quant is not None else 0
+        out.append(tensor_bytes(np.full(t.shape, zp, dtype=np_dtype(t.dtype)), t.dtype))
+    return tuple(out)
 
 
 def write_project(files: dict[str, Content], out_dir: str | Path) -> Project:

@@ -1,8 +1,8 @@
 /*
  * main.c — the firmware's program (Cortex-M): runs the network on each embedded input (inputs.c:
- * TW_FW_INPUTS inputs of TW_NETWORK_INPUT_BYTES) and prints one block per inference:
+ * TW_FW_INPUTS samples, each one input per network input) and prints one block per inference:
  *
- *     TW_OUT <n> <output bytes in hex>
+ *     TW_OUT <n> <output bytes in hex: every output, back to back in tw_network_run's order>
  *     TW_DMA <n> <L2<->L1 bytes> <transfers> <contiguous L2 chunks>
  *
  * then "TW_DONE" and exits with status 0 (1 when a copy was left unwaited). The L1 arena is in
@@ -24,7 +24,9 @@
 
 static int8_t l1_arena[TW_NETWORK_L1_BYTES] TW_L1_SECTION __attribute__((aligned(4)));
 static int8_t l2_arena[TW_NETWORK_L2_BYTES] TW_L2_SECTION __attribute__((aligned(4)));
-static int8_t output[TW_NETWORK_OUTPUT_BYTES];
+/* the outputs of one inference, back to back in tw_network_run's order */
+static int8_t output[TW_NETWORK_OUTPUT_TOTAL_BYTES];
+static const uint32_t output_sizes[TW_NETWORK_OUTPUTS] = TW_NETWORK_OUTPUT_SIZES;
 
 /* Called with 0 before an inference and 1 after it: a place for a counting emulator to stop. */
 __attribute__((noinline)) void tw_fw_mark(int end)
@@ -41,17 +43,24 @@ static void put_line_start(const char *tag, int n)
 
 int tw_fw_main(void)
 {
-    int n, status = 0;
+    int n, i, status = 0;
+    int8_t *outs[TW_NETWORK_OUTPUTS];
+    uint32_t at = 0;
+    for (i = 0; i < TW_NETWORK_OUTPUTS; i++) {
+        outs[i] = output + at;
+        at += output_sizes[i];
+    }
     for (n = 0; n < TW_FW_INPUTS; n++) {
         tw_hal_stats_t st;
         tw_hal_reset_stats();
         tw_fw_mark(0);
-        tw_network_run(tw_fw_inputs[n], output, l1_arena, l2_arena);
+        /* tw_network_run(inputs…, outputs…, l1, l2) (network.h) */
+        TW_NETWORK_RUN_IO(tw_fw_input_table[n], outs, l1_arena, l2_arena);
         tw_fw_mark(1);
         tw_hal_get_stats(&st);
         put_line_start("TW_OUT", n);
         tw_fw_puts(" ");
-        tw_fw_put_hex_bytes(output, TW_NETWORK_OUTPUT_BYTES);
+        tw_fw_put_hex_bytes(output, TW_NETWORK_OUTPUT_TOTAL_BYTES);
         put_line_start("\nTW_DMA", n);
         tw_fw_puts(" ");
         tw_fw_put_uint((uint32_t)st.dma_bytes);

@@ -7,12 +7,14 @@
  *      file system, where the Makefile puts it (READFS_FILES); define TW_L3_LOAD to the name of
  *      your own `int fn(struct pi_device *ram)` (returning 0 on success) to load it another way —
  *      and gives the device to tw_hal_pulp_set_ram() (tw_hal_pulp.h);
- *   2. opens the cluster (pi_cluster_open) and, for each input of inputs.c (TW_FW_INPUTS, as
- *      tw_network_run takes them; generate embeds one at the input's zero point), sends a cluster
+ *   2. opens the cluster (pi_cluster_open) and, for each sample of inputs.c (TW_FW_INPUTS, one
+ *      input per network input, as tw_network_run takes them; generate embeds one at the inputs'
+ *      zero points), sends a cluster
  *      task (cluster_run) that runs tw_network_run on the cluster cores: its layers fork the
  *      team themselves (tw_fork in tw_hal_pulp.c), with the L1 arena in the cluster's L1
  *      (TW_L1_SECTION, PI_CL_L1 unless defined) and the L2 arena in L2 (TW_L2_SECTION);
- *   3. prints each output as "TW_OUT <n> <bytes in hex>", then "TW_DONE", and exits with 0, or 1
+ *   3. prints each inference's outputs as "TW_OUT <n> <bytes in hex>" (every output of
+ *      tw_network_run, back to back in its order), then "TW_DONE", and exits with 0, or 1
  *      when the network returned an error (a failure to load L3 prints TW_TRAP and exits 1).
  * The cluster task's stacks: TW_CL_STACK bytes for the core that runs the network, TW_CL_SLAVE_STACK
  * for the others (define either to change it).
@@ -46,11 +48,13 @@
 
 static int8_t l1_arena[TW_NETWORK_L1_BYTES] TW_L1_SECTION __attribute__((aligned(4)));
 static int8_t l2_arena[TW_NETWORK_L2_BYTES] TW_L2_SECTION __attribute__((aligned(4)));
-static int8_t output[TW_NETWORK_OUTPUT_BYTES];
+/* the outputs of one inference, back to back in tw_network_run's order */
+static int8_t output[TW_NETWORK_OUTPUT_TOTAL_BYTES];
+static const uint32_t output_sizes[TW_NETWORK_OUTPUTS] = TW_NETWORK_OUTPUT_SIZES;
 
 /* what a cluster task runs on, and what it returns */
 typedef struct {
-    const int8_t *input;
+    const int8_t *const *inputs;   /* one pointer per network input (inputs.c's table) */
     int status;
 } tw_gap_run_t;
 
@@ -120,11 +124,19 @@ static int open_l3(void)
 static void cluster_run(void *arg)
 {
     tw_gap_run_t *run = (tw_gap_run_t *)arg;
+    int8_t *outs[TW_NETWORK_OUTPUTS];
+    uint32_t at = 0;
+    int i;
+    for (i = 0; i < TW_NETWORK_OUTPUTS; i++) {
+        outs[i] = output + at;
+        at += output_sizes[i];
+    }
+    /* tw_network_run(inputs…, outputs…, l1, l2[, l3]) (network.h) */
 #if TW_NETWORK_L3_BYTES
-    run->status = tw_network_run(run->input, output, l1_arena, l2_arena,
-                                 (void *)(uintptr_t)TW_L3_BASE);
+    run->status = TW_NETWORK_RUN_IO(run->inputs, outs, l1_arena, l2_arena,
+                                    (void *)(uintptr_t)TW_L3_BASE);
 #else
-    run->status = tw_network_run(run->input, output, l1_arena, l2_arena);
+    run->status = TW_NETWORK_RUN_IO(run->inputs, outs, l1_arena, l2_arena);
 #endif
 }
 
@@ -150,14 +162,14 @@ static void fc_main(void)
         pmsis_exit(1);
     }
     for (n = 0; n < TW_FW_INPUTS; n++) {
-        run.input = tw_fw_inputs[n];
+        run.inputs = tw_fw_input_table[n];
         run.status = -1;
         pi_cluster_task(&task, cluster_run, &run);
         task.stack_size = TW_CL_STACK;
         task.slave_stack_size = TW_CL_SLAVE_STACK;
         pi_cluster_send_task_to_cl(&cluster, &task);
         printf("TW_OUT %d ", n);
-        for (i = 0; i < TW_NETWORK_OUTPUT_BYTES; i++)
+        for (i = 0; i < TW_NETWORK_OUTPUT_TOTAL_BYTES; i++)
             printf("%02x", (unsigned)(uint8_t)output[i]);
         printf("\n");
         if (run.status != 0)

@@ -1,9 +1,9 @@
 /*
  * main.c — the firmware's program (pulp-open): runs the network on each embedded input
- * (inputs.c: TW_FW_INPUTS inputs of TW_NETWORK_INPUT_BYTES), on the cluster cores, and prints
+ * (inputs.c: TW_FW_INPUTS samples, each one input per network input), on the cluster cores, and prints
  * one block per inference:
  *
- *     TW_OUT <n> <output bytes in hex>
+ *     TW_OUT <n> <output bytes in hex: every output, back to back in tw_network_run's order>
  *     TW_CYCLES <n> <cycles of tw_network_run, core 0's mcycle>
  *     TW_LAYERS <n> <cycles of layer 0> <cycles of layer 1> ...
  *     TW_COMPUTE <n> <cycles of layer 0's compute phases> ...   (barrier to barrier, per tile)
@@ -26,7 +26,9 @@
 
 static int8_t l1_arena[TW_NETWORK_L1_BYTES] TW_L1_SECTION __attribute__((aligned(4)));
 static int8_t l2_arena[TW_NETWORK_L2_BYTES] TW_L2_SECTION __attribute__((aligned(4)));
-static int8_t output[TW_NETWORK_OUTPUT_BYTES];
+/* the outputs of one inference, back to back in tw_network_run's order */
+static int8_t output[TW_NETWORK_OUTPUT_TOTAL_BYTES];
+static const uint32_t output_sizes[TW_NETWORK_OUTPUTS] = TW_NETWORK_OUTPUT_SIZES;
 static uint32_t layer_start[TW_NETWORK_LAYERS];
 static uint32_t layer_cycles[TW_NETWORK_LAYERS];
 static uint32_t compute_cycles[TW_NETWORK_LAYERS];
@@ -64,17 +66,24 @@ static void put_line_start(const char *tag, int n)
 int tw_fw_main(void)
 {
     int n, i, status = 0;
+    int8_t *outs[TW_NETWORK_OUTPUTS];
+    uint32_t at = 0;
+    for (i = 0; i < TW_NETWORK_OUTPUTS; i++) {
+        outs[i] = output + at;
+        at += output_sizes[i];
+    }
     for (n = 0; n < TW_FW_INPUTS; n++) {
         tw_hal_stats_t st;
         uint32_t t0, t1;
         tw_hal_reset_stats();
         t0 = tw_fw_cycles();
-        tw_network_run(tw_fw_inputs[n], output, l1_arena, l2_arena);
+        /* tw_network_run(inputs…, outputs…, l1, l2) (network.h) */
+        TW_NETWORK_RUN_IO(tw_fw_input_table[n], outs, l1_arena, l2_arena);
         t1 = tw_fw_cycles();
         tw_hal_get_stats(&st);
         put_line_start("TW_OUT", n);
         tw_fw_puts(" ");
-        tw_fw_put_hex_bytes(output, TW_NETWORK_OUTPUT_BYTES);
+        tw_fw_put_hex_bytes(output, TW_NETWORK_OUTPUT_TOTAL_BYTES);
         put_line_start("\nTW_CYCLES", n);
         tw_fw_puts(" ");
         tw_fw_put_uint(t1 - t0);
