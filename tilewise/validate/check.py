@@ -36,6 +36,7 @@ from ..schedule.network import NetworkSchedule
 from .build import build_host
 from .locate import first_difference
 from .run import run_harness
+from .samples import arrays, feeds, sample
 
 
 @dataclass
@@ -136,8 +137,35 @@ def make_inputs(lg: LayerGraph, n: int, seed: int = 0) -> list[np.ndarray]:
     return [x for xs in input_chunks(lg, n, seed, chunk=n + 2) for x in xs]
 
 
-def golden_outputs(lg: LayerGraph, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
-    return [np.asarray(run_layers(lg, {lg.inputs[0]: x})[lg.outputs[0]]) for x in inputs]
+def golden_outputs(lg: LayerGraph, inputs: Sequence[Any]) -> list[Any]:
+    """The golden model's outputs of every sample of `inputs` (samples.py: an array per sample for
+    one output, else a tuple of one array per output)."""
+    outs = []
+    for x in inputs:
+        values = run_layers(lg, feeds(lg, x))
+        outs.append(sample([np.asarray(values[o]) for o in lg.outputs]))
+    return outs
+
+
+def output_diffs(lg: LayerGraph, got: Any, want: Any) -> list[tuple[str, int]]:
+    """(output, differing elements) of every output of one sample where `got` and `want`
+    (samples) differ."""
+    return [(name, d) for name, a, b in zip(lg.outputs, arrays(lg.outputs, got),
+                                            arrays(lg.outputs, want)) if (d := _diff(a, b))]
+
+
+def output_mismatches(lg: LayerGraph, got: Any, want: Any, against: str | None,
+                      i: int) -> list[dict[str, Any]]:
+    """The report's mismatch entries of sample `i` whose outputs `got` differ from `want`: one per
+    differing output (naming it when the network has several)."""
+    return [{"kind": "output", "against": against, "input": i, "elements": d,
+             **({"output": name} if len(lg.outputs) > 1 else {})}
+            for name, d in output_diffs(lg, got, want)]
+
+
+def sample_diff(lg: LayerGraph, a: Any, b: Any) -> int:
+    """Differing elements between two samples of the network's outputs, all outputs together."""
+    return sum(d for _, d in output_diffs(lg, a, b))
 
 
 def _diff(a: np.ndarray, b: np.ndarray) -> int:
@@ -149,11 +177,12 @@ def _diff(a: np.ndarray, b: np.ndarray) -> int:
 
 
 def check_project(report: ValidationReport, project: Project, lg: LayerGraph,
-                  inputs: Sequence[np.ndarray], golden: Sequence[np.ndarray],
-                  reference: Sequence[np.ndarray] | None = None, *, exe: Path | None = None,
+                  inputs: Sequence[Any], golden: Sequence[Any],
+                  reference: Sequence[Any] | None = None, *, exe: Path | None = None,
                   cache: str | Path | None = None, sanitize: bool = False,
                   locate: bool = True, extra_flags: tuple[str, ...] = ()) -> ValidationReport:
-    """Build (unless `exe` is given), run and compare `project`; fills `report`."""
+    """Build (unless `exe` is given), run and compare `project` on `inputs` (samples.py) against
+    the golden outputs and the reference's; fills `report`."""
     exe = exe or build_host(project, sanitize=sanitize, cache=cache, extra=extra_flags)
     res = run_harness(project, exe, inputs)
     st = res.stats
@@ -191,22 +220,20 @@ def check_project(report: ValidationReport, project: Project, lg: LayerGraph,
     if not res.ok:   # even with complete outputs: a program that misbehaves is a mismatch
         report.mismatches.append({"kind": "run", "error": res.error})
     first_bad = None
-    if res.outputs is not None:
-        out_t = lg.tensors[lg.outputs[0]]   # the harness's bytes, as uint8 too; sub-byte unpacked
-        outs = [tensor_values(row, out_t.dtype, out_t.size) for row in res.outputs]
+    if res.every_output is not None:
+        # the harness's bytes, as uint8 too; sub-byte unpacked
+        outs = [sample([tensor_values(rows[i], lg.tensors[o].dtype, lg.tensors[o].size)
+                        for o, rows in zip(lg.outputs, res.every_output)])
+                for i in range(len(inputs))]
         for i, (got, want) in enumerate(zip(outs, golden)):
-            d = _diff(got, want)
-            if d:
-                report.mismatches.append({"kind": "output", "against": "golden", "input": i,
-                                          "elements": d})
-                first_bad = i if first_bad is None else first_bad
+            bad = output_mismatches(lg, got, want, "golden", i)
+            report.mismatches += bad
+            if bad and first_bad is None:
+                first_bad = i
             if reference is not None:
-                d = _diff(got, reference[i])
-                if d:
-                    report.mismatches.append({"kind": "output", "against": report.reference,
-                                              "input": i, "elements": d})
+                report.mismatches += output_mismatches(lg, got, reference[i], report.reference, i)
     if reference is not None:
-        report.golden_vs_reference = sum(_diff(g, r) for g, r in zip(golden, reference))
+        report.golden_vs_reference = sum(sample_diff(lg, g, r) for g, r in zip(golden, reference))
         if report.golden_vs_reference:
             report.mismatches.append({"kind": "golden_vs_reference",
                                       "elements": report.golden_vs_reference})
@@ -219,10 +246,11 @@ def check_project(report: ValidationReport, project: Project, lg: LayerGraph,
     return report
 
 
-def locate_first_difference(project: Project, lg: LayerGraph, x: np.ndarray,
+def locate_first_difference(project: Project, lg: LayerGraph, x: Any,
                             cache: str | Path | None = None,
                             extra_flags: tuple[str, ...] = ()) -> dict[str, Any] | None:
-    """Rebuild with per-layer dumps, run on `x`, name the first differing layer/tile/element."""
+    """Rebuild with per-layer dumps, run on sample `x`, name the first differing layer, tile and
+    element."""
     exe = build_host(project, dump=True, cache=cache, extra=extra_flags)
     res = run_harness(project, exe, [x], dump=True)
     if res.dump is None:

@@ -31,22 +31,34 @@ MAX_MISMATCHES = 1000
 
 
 def input_chunks(lg: LayerGraph, n: int, seed: int = 0,
-                 chunk: int = CHUNK) -> Iterator[list[np.ndarray]]:
-    """`make_inputs(lg, n, seed)` in chunks of at most `chunk` (the last one holds the extremes)."""
-    t = lg.tensors[lg.inputs[0]]
-    lo, hi = dtype_range(t.dtype)
-    dt = np_dtype(t.dtype)
+                 chunk: int = CHUNK) -> Iterator[list[Any]]:
+    """`make_inputs(lg, n, seed)` in chunks of at most `chunk` (the last one holds the extremes).
+    A sample is the input's array, or with several inputs a tuple of one array per input
+    (samples.py), each drawn in turn from the same stream."""
+    from .samples import sample
+
+    ts = [lg.tensors[name] for name in lg.inputs]
+    ranges = [dtype_range(t.dtype) for t in ts]
+    dts = [np_dtype(t.dtype) for t in ts]
     rng = np.random.default_rng(seed)
+
+    def draw() -> Any:
+        return sample([rng.integers(lo, hi + 1, size=t.shape).astype(dt)
+                       for t, (lo, hi), dt in zip(ts, ranges, dts)])
+
+    def extreme(which: int) -> Any:
+        return sample([np.full(t.shape, r[which], dt) for t, r, dt in zip(ts, ranges, dts)])
+
     done = 0
     while True:
         k = min(chunk, n - done)
-        xs = [rng.integers(lo, hi + 1, size=t.shape).astype(dt) for _ in range(k)]
+        xs = [draw() for _ in range(k)]
         done += k
         if done == n:
             if len(xs) + 2 > chunk and xs:
                 yield xs
                 xs = []
-            yield xs + [np.full(t.shape, lo, dt), np.full(t.shape, hi, dt)]
+            yield xs + [extreme(0), extreme(1)]
             return
         yield xs
 

@@ -108,8 +108,11 @@ def measure(ns, model_name: str | None = None) -> dict:
     work = Path(tempfile.mkdtemp(prefix="tilewise_codesize_"))
     try:
         project = generate(ns, work / "p", model_name=model_name)
-        t = ns.layers.tensors[ns.layers.inputs[0]]
-        x = [np.zeros(t.shape, np_dtype(t.dtype))]
+        from .samples import sample
+
+        lg = ns.layers
+        x = [sample([np.zeros(lg.tensors[t].shape, np_dtype(lg.tensors[t].dtype))
+                     for t in lg.inputs])]
         if sdk == CORTEX_M:
             from .qemu import CORTEX_M7_ISA, build_firmware
 

@@ -12,19 +12,18 @@ import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
-
-import numpy as np
+from typing import Any, Callable, Sequence
 
 from ..codegen.firmware import inputs_files
-from ..ir.layout import to_model_layout
 from ..codegen.project import Project
-
 from ..ir.layer import LayerGraph
+from ..ir.layout import to_model_layout
 from ..ir.packing import tensor_bytes, tensor_values
 from ..schedule.network import NetworkSchedule
 from .build import RUNTIME_DIRS, compile_cached, default_cache, headers_digest
-from .check import ValidationReport, _diff
+from .check import ValidationReport, output_mismatches, sample_diff
+from .run import io_specs
+from .samples import arrays, sample
 
 
 @dataclass(frozen=True)
@@ -41,20 +40,23 @@ class FirmwareRun:
     text: str
 
 
-def build_elf(project: Project, inputs: Sequence[np.ndarray], sources: Sequence[Path],
+def build_elf(project: Project, inputs: Sequence[Any], sources: Sequence[Path],
               compile_args: Callable[[list[Path], Path, Path], list[str]],
               link_args: Callable[[list[Path], Path], list[str]], out: Path | None = None,
               cache: str | Path | None = None) -> Path:
-    """Embed `inputs` in the project's firmware (firmware/inputs.c), compile every source with the
+    """Embed `inputs` (samples.py) in the project's firmware (firmware/inputs.c), compile every
+    source with the
     command `compile_args(includes, source, object)` and link the objects with
     `link_args(objects, elf)`, in `out` (default: the project's build_fw); the ELF's path. The
     shipped kernel and runtime files come from the object cache of build.py (`cache`, default
     build.default_cache()) when it has them for the same content and flags."""
     p = project.path
-    nbytes = project.manifest["input"]["bytes"]
-    perm = project.manifest["input"].get("model_perm")   # an input transpose folded into the layout
-    dtype = project.manifest["input"].get("dtype", "int8")
-    for rel, text in inputs_files([tensor_bytes(to_model_layout(x, perm), dtype) for x in inputs], nbytes,
+    specs, _ = io_specs(project.manifest)
+    names = [str(k) for k in range(len(specs))]
+    # each input in the caller's layout (an input transpose folded into it, ir/layout.py)
+    samples = [[tensor_bytes(to_model_layout(x, spec["model_perm"]), spec["dtype"])
+                for x, spec in zip(arrays(names, xs), specs)] for xs in inputs]
+    for rel, text in inputs_files(samples, [spec["bytes"] for spec in specs],
                                   c_name=project.c_name).items():
         (p / rel).write_text(text)
     build = Path(out) if out else p / "build_fw"
@@ -105,27 +107,28 @@ def parse_run(status: int, text: str) -> FirmwareRun:
 
 
 def fill_report(report: ValidationReport, ns: NetworkSchedule, run: FirmwareRun,
-                inputs: Sequence[np.ndarray], golden: Sequence[np.ndarray],
-                reference: Sequence[np.ndarray] | None = None) -> ValidationReport:
+                inputs: Sequence[Any], golden: Sequence[Any],
+                reference: Sequence[Any] | None = None) -> ValidationReport:
     """Outputs against the golden model (and the reference runtime), DMA counters against the
-    schedule, and the measured cycles (when the firmware counts them) next to the prediction."""
+    schedule, and the measured cycles (when the firmware counts them) next to the prediction.
+    A TW_OUT line holds every output of the inference, back to back in the network's order."""
     lg: LayerGraph = ns.layers
     trap = re.search(r"TW_TRAP .*", run.text)
     if run.status != 0 or "TW_DONE" not in run.text or len(run.outputs) != len(inputs):
         report.mismatches.append({"kind": "run", "status": run.status,
                                   "error": trap.group(0) if trap else run.text[-400:]})
-    out = lg.tensors[lg.outputs[0]]
+    outs = [lg.tensors[o] for o in lg.outputs]
     for i, raw in enumerate(run.outputs):
-        got = tensor_values(raw, out.dtype, out.size)
-        d = _diff(got, golden[i])
-        if d:
-            report.mismatches.append({"kind": "output", "against": "golden", "input": i,
-                                      "elements": d})
-        if reference is not None and _diff(got, reference[i]):
-            report.mismatches.append({"kind": "output", "against": report.reference, "input": i,
-                                      "elements": _diff(got, reference[i])})
+        parts, at = [], 0
+        for t in outs:
+            parts.append(tensor_values(raw[at:at + t.nbytes], t.dtype, t.size))
+            at += t.nbytes
+        got = sample(parts)
+        report.mismatches += output_mismatches(lg, got, golden[i], "golden", i)
+        if reference is not None:
+            report.mismatches += output_mismatches(lg, got, reference[i], report.reference, i)
     if reference is not None:
-        report.golden_vs_reference = sum(_diff(g, r) for g, r in zip(golden, reference))
+        report.golden_vs_reference = sum(sample_diff(lg, g, r) for g, r in zip(golden, reference))
         if report.golden_vs_reference:
             report.mismatches.append({"kind": "golden_vs_reference",
                                       "elements": report.golden_vs_reference})

@@ -31,6 +31,7 @@ from . import metrics as M
 from .build import build_host
 from .csv_files import write_csv
 from .run import run_harness
+from .samples import feeds
 
 LAYER_COLUMNS = ("index", "name", "op", "module", "binding", "dtype", "scale", "elements",
                  "mismatches", "max_abs_diff_q", "max_abs_diff", "rmse", "mean_error", "cos")
@@ -91,19 +92,19 @@ class LayerErrors:
         self.max_abs = np.zeros(n)
         self.sums = np.zeros((n, 5))   # Σd, Σd², Σcg, Σc², Σg over the dequantized values
 
-    def add(self, inputs: Sequence[np.ndarray]) -> None:
+    def add(self, inputs: Sequence[Any]) -> None:
         """Run the dump build on `inputs` (in runs of at most DUMP_BYTES of dump) and add them."""
         for i in range(0, len(inputs), self.per_run):
             self._add_run(inputs[i:i + self.per_run])
 
-    def _add_run(self, inputs: Sequence[np.ndarray]) -> None:
+    def _add_run(self, inputs: Sequence[Any]) -> None:
         lg = self.lg
         res = run_harness(self.project, self.exe, inputs, dump=True)
         if res.dump is None:
             raise TilewiseError(f"{self.project.path}: the per-layer dump run wrote no layer "
                                 f"outputs ({res.error or 'no dump file'})")
         got = split_dump(lg, self.project.manifest, res.dump, len(inputs))
-        goldens = [run_layers(lg, {lg.inputs[0]: x}, keep_all=True) for x in inputs]
+        goldens = [run_layers(lg, feeds(lg, x), keep_all=True) for x in inputs]
         for li, layer in enumerate(lg.layers):
             c = np.concatenate(got[li])
             g = np.concatenate([np.asarray(gd[layer.output]).reshape(-1).astype(np.int64)

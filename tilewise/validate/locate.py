@@ -16,13 +16,15 @@ import numpy as np
 from ..golden.layers import run_layers
 from ..ir.layer import LayerGraph
 from ..ir.packing import unpack
-from ..ir.tensor import dtype_bits, is_sub_byte, nhwc_view
+from ..ir.tensor import dtype_bits, is_sub_byte, nhwc_view, np_dtype
+from .samples import feeds
 
 
-def first_difference(lg: LayerGraph, manifest: dict[str, Any], x: np.ndarray,
+def first_difference(lg: LayerGraph, manifest: dict[str, Any], x: Any,
                      dump: bytes) -> dict[str, Any] | None:
-    """The first differing layer of a dump for input `x`, or None when every layer matches."""
-    golden = run_layers(lg, {lg.inputs[0]: x}, keep_all=True)
+    """The first differing layer of a dump for sample `x` (samples.py), or None when every layer
+    matches."""
+    golden = run_layers(lg, feeds(lg, x), keep_all=True)
     pos = 0
     for entry, layer in zip(manifest["layers"], lg.layers):
         n = int(entry["bytes"])
@@ -34,7 +36,8 @@ def first_difference(lg: LayerGraph, manifest: dict[str, Any], x: np.ndarray,
         if is_sub_byte(t.dtype):   # packed (ir/packing.py): compare the values
             got = unpack(dump[pos:pos + n], want.size, dtype_bits(t.dtype), signed=False)
         else:
-            stored = np.int16 if t.dtype == "int16" else np.int8  # uint8 is stored u-128
+            # int8 and uint8 (stored u - 128) as int8; int16 and int32 as themselves
+            stored = np.int8 if t.dtype in ("int8", "uint8") else np_dtype(t.dtype)
             got = np.frombuffer(dump[pos:pos + n], dtype=stored)
             if t.dtype == "uint8":   # stored as u - 128 (bindings/portable/common.py)
                 want = want - 128

@@ -11,8 +11,10 @@
   every RequantShift expanded into standard int64 ops (frontend/onnx_quantlab.py), used only when
   that copy is proven exact (every float32 value below 2^24, every int64 one below 2^62,
   graph.meta["onnx_value_bound"]); otherwise there is no reference and `reference_name` says why.
-Inputs and outputs are the IR's integer NHWC arrays; an input whose transpose the frontend folded
-into the layout (ir/layout.py) is handed to the runtime in the model's own layout.
+Inputs and outputs are the IR's integer NHWC arrays, one sample an array per input (output) or a
+tuple of them for a network with several (samples.py), matched to the model's inputs and outputs
+by name; an input whose transpose the frontend folded into the layout (ir/layout.py) is handed to
+the runtime in the model's own layout.
 
 Any failure of a runtime (it refuses the file, an op or an op version, or fails while running) is
 a `ReferenceError`: one sentence naming the model and the runtime's own first line (exit 2).
@@ -31,6 +33,7 @@ from ..errors import TilewiseError
 from ..ir.graph import Graph
 from ..ir.layout import model_input
 from ..ir.tensor import is_sub_byte
+from .samples import arrays, sample
 
 LITERT = "LiteRT BUILTIN_REF"
 ORT = "onnxruntime"
@@ -45,7 +48,8 @@ class ReferenceError(TilewiseError):
 
 @dataclass(frozen=True)
 class ReferenceRun:
-    """The reference's outputs (IR layout), one per input — None when the model has no reference
+    """The reference's outputs (IR layout), one sample per input sample (samples.py: an array,
+    or a tuple of one per output) — None when the model has no reference
     (a QuantLab model whose expansion is not provably exact) — and what validate must say about
     how they were obtained (e.g. the model was repaired for the runtime)."""
 
@@ -131,14 +135,21 @@ def _litert(graph: Graph, model: str | Path) -> Runner:
         return it
 
     it = _guarded(LITERT, model, "loading", load)
-    det_in = it.get_input_details()[0]
-    index = graph.meta["tflite_tensor_index"][graph.outputs[0]]
+    details = it.get_input_details()
+    index = graph.meta["tflite_tensor_index"]
+    if len(graph.inputs) == 1:   # its transpose may be folded into the layout: the file's input
+        dets = [details[0]]
+    else:
+        by_index = {d["index"]: d for d in details}
+        dets = [by_index[index[name]] for name in graph.inputs]
+    outs = [index[name] for name in graph.outputs]
 
-    def run(x: np.ndarray) -> np.ndarray:
-        feed = model_input(graph.meta, np.asarray(x)).astype(det_in["dtype"])
-        it.set_tensor(det_in["index"], feed.reshape(det_in["shape"]))
+    def run(x: Any) -> Any:
+        for k, (d, v) in enumerate(zip(dets, arrays(graph.inputs, x))):
+            feed = (model_input(graph.meta, v) if k == 0 else np.asarray(v)).astype(d["dtype"])
+            it.set_tensor(d["index"], feed.reshape(d["shape"]))
         it.invoke()
-        return np.asarray(it.get_tensor(index)).copy()
+        return sample([np.asarray(it.get_tensor(o)).copy() for o in outs])
 
     repaired = tuple(f"{LITERT} ran on a repaired copy: {n}" for n in notes)
     return lambda inputs: ReferenceRun([_guarded(LITERT, model, "running", lambda x=x: run(x))
@@ -173,16 +184,18 @@ def _onnxruntime(graph: Graph, model: str | Path) -> Runner:
     else:
         sess = _guarded(ORT, model, "loading",
                         lambda: reference_session(reference_model(graph, model)))
-    out_name = graph.outputs[0]
-    return lambda inputs: ReferenceRun([
-        _guarded(ORT, model, "running",
-                 lambda x=x: run_reference(graph, sess, {graph.inputs[0]: x})[out_name])
-        for x in inputs])
+    def run(x: Any) -> Any:
+        out = run_reference(graph, sess, dict(zip(graph.inputs, arrays(graph.inputs, x))))
+        return sample([out[name] for name in graph.outputs])
+
+    return lambda inputs: ReferenceRun([_guarded(ORT, model, "running", lambda x=x: run(x))
+                                        for x in inputs])
 
 
 def reference_runner(graph: Graph, model: str | Path) -> Runner:
     """The model loaded once in its reference runtime: a function running it on a batch of
-    inputs (each the graph's input, IR layout) — for validations that run many batches."""
+    input samples (samples.py: each the graph's input, IR layout, or a tuple of one array per
+    input) — for validations that run many batches."""
     fmt = graph.meta.get("format")
     if fmt == "tflite":
         return _litert(graph, model)
@@ -192,12 +205,12 @@ def reference_runner(graph: Graph, model: str | Path) -> Runner:
 
 
 def reference_run(graph: Graph, model: str | Path, inputs: Sequence[np.ndarray]) -> ReferenceRun:
-    """Run the reference runtime on every input (each the graph's input, IR layout)."""
+    """Run the reference runtime on every input sample (samples.py; IR layout)."""
     return reference_runner(graph, model)(inputs)
 
 
 def reference_outputs(graph: Graph, model: str | Path,
                       inputs: Sequence[np.ndarray]) -> list[np.ndarray] | None:
-    """The reference runtime's output (the graph's single output, IR layout) for each input; None
-    when the model has no reference (a QuantLab model whose expansion is not provably exact)."""
+    """The reference runtime's outputs (samples.py, IR layout) for each input sample; None when
+    the model has no reference (a QuantLab model whose expansion is not provably exact)."""
     return reference_run(graph, model, inputs).outputs
