@@ -194,7 +194,7 @@ def test_last_dense_layer_without_requantization_outputs_int32(last, tmp_path, c
     graph, ns = _validate(path, tmp_path, c_cache)
     out = ns.layers.tensors[ns.layers.outputs[0]]
     assert out.dtype == "int32"
-    assert ns.placement(len(ns.layers.layers) - 1).binding.name == "fully_connected_acc32"
+    assert ns.placement(len(ns.layers.layers) - 1).binding.name == "fully_connected_int_x8y32_shift"
     want = reference_outputs(graph, path, _sweep_random(graph))
     assert max(np.abs(w).max() for w in want) > 127    # beyond any 8-bit output
     row = analyze_layers(ns.layers).to_json()["layers"][-1]

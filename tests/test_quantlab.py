@@ -257,10 +257,17 @@ def test_bad_requant_shift_is_one_sentence_exit_2(change, words, tmp_path):
     assert_one_sentence_error(res, str(path), "RequantShift", words)
 
 
-def test_add_of_mixed_types_is_refused(tmp_path):
+def test_add_of_mixed_types_is_an_exact_integer_add(tmp_path, c_cache):
+    """An int8 and a uint8 branch added before a RequantShift: the exact integer add (int16) and
+    the requant op (frontend/onnx_int.py) — not the 8-bit concat form — bit-exact end to end."""
     n = qm.QNet("mixed", (1, 2, 4, 4), wmax=16)
     a = n.rq(n.conv("x", 2, 3), signed=1)
     b = n.rq(n.conv("x", 2, 3), signed=0)
     path = _save(tmp_path, "mixed", n.model([n.rq(n.node("Add", [a, b]), signed=1)]))
-    res = run_cli("analyze", str(path))
-    assert_one_sentence_error(res, str(path), "adds a int8 and a uint8 tensor")
+    g = load_model(path)
+    ops = [node.op for node in g.nodes]
+    assert Op.ADD in ops and Op.REQUANT in ops
+    add = next(node for node in g.nodes if node.op == Op.ADD)
+    assert g.tensors[add.outputs[0]].dtype == "int16"
+    r = validate_model(path, schedule_network(lower(g), get_target("gap8")), g, n_random=4, seed=3)
+    assert r.bit_exact, format_report(r)

@@ -10,3 +10,4 @@ from . import activation  # noqa: F401
 from . import shape_ops  # noqa: F401
 from . import quant_ops  # noqa: F401
 from . import onnx_ops  # noqa: F401
+from . import int_ops  # noqa: F401

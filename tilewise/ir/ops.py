@@ -19,6 +19,12 @@ All activations are NHWC. Every op's parameters are one of the frozen dataclasse
 | quantize | x | TfliteRequantizeParams (int->int), TfliteAffineQuantizeParams (float->int), OnnxQuantizeParams |
 | dequantize | x | TfliteDequantizeParams (output float32) |
 | clamp | x | ClampParams (qmin, qmax) |
+| add, sub, mul (integer) | a, b (broadcastable; activations or constants) | IntArithParams (qmin, qmax): exact integer arithmetic of integer exports |
+| requant | x (int8 .. int32) | RequantParams (requant: shift / div mode, axis of the per-channel values) |
+| matmul | a [..., M, K], b [..., K, N] (both activations, batch dims broadcast) | MatMulParams |
+| slice | x | SliceParams (starts, ends, steps per axis) |
+| reduce | x | ReduceParams (axes, keepdims, average: the sum or Deeploy's mean) |
+| hardswish | x | HardswishParams (three, six, one_over_six: Deeploy's iHardswish) |
 
 Layer-only ops (passes/lower.py makes them; no graph node has them):
 
@@ -57,6 +63,12 @@ class Op(enum.StrEnum):
     QUANTIZE = "quantize"
     DEQUANTIZE = "dequantize"
     CLAMP = "clamp"
+    #: integer exports' ops (NEMO / QuantLab / Deeploy): exact integer arithmetic on codes
+    REQUANT = "requant"
+    MATMUL = "matmul"
+    SLICE = "slice"
+    REDUCE = "reduce"
+    HARDSWISH = "hardswish"
     #: layer-only: conv2d with groups = C, channel multiplier 1
     DEPTHWISE = "depthwise"
     #: layer-only: mean over H and W

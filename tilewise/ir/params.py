@@ -36,6 +36,12 @@ model looks its kernels up by (op, params.mode) (golden/registry.py).
 | OnnxQuantizeParams | quantize (onnx) | x/y scale and zero point, qmin, qmax: DequantizeLinear -> [Relu/Clip] -> QuantizeLinear |
 | TfliteDequantizeParams | dequantize (tflite) | scale, zero_point: reference_ops::Dequantize |
 | ClampParams | clamp (none) | qmin, qmax: a Relu/Clip between equal quantizations |
+| IntArithParams | add, sub, mul (none) | qmin, qmax: integer exports' plain Add / Sub / Mul of codes (frontend/onnx_int.py) |
+| RequantParams | requant (shift, div) | requant, axis: a standalone RequantShift / NEMO chain on any integer tensor |
+| MatMulParams | matmul (none) | —: MatMul of two activations (Deeploy), int32 accumulators |
+| SliceParams | slice (none) | starts, ends, steps per axis (ONNX Slice, normalized) |
+| ReduceParams | reduce (none) | axes, keepdims, average: ReduceSum, and ReduceMean as Deeploy computes it |
+| HardswishParams | hardswish (none) | three, six, one_over_six: Deeploy's iHardswish |
 
 Shared fields live in base classes that no op takes by themselves: WindowParams (kernel, stride,
 pads of the pools), MeanParams (axes, keepdims) and OnnxRescaleParams (x/y scale and zero point,
@@ -395,6 +401,68 @@ class ClampParams(OpParams):
     qmax: int
 
 
+# ------------------------------------------------------------------------------ integer exports
+
+@_params
+class IntArithParams(OpParams):
+    """add / sub / mul of integer codes, exact (the integer exports' plain arithmetic: a Deeploy
+    Add of two int8 tensors gives their int16 sum), operands of any broadcastable shapes, then
+    clamped to [qmin, qmax] (the output type's range unless a Clip was fused)."""
+
+    qmin: int
+    qmax: int
+
+
+@_params
+class RequantParams(OpParams):
+    """requant: y = the Requant of x element by element (golden/requant.py apply_requant), its
+    per-channel values along IR axis `axis` (None: one value for the whole tensor). Modes shift
+    (QuantLab's RequantShift, DORY's adder inputs) and div (NEMO's chains)."""
+
+    mode: Mode = field(init=False)
+    requant: Requant
+    axis: int | None
+
+    def __post_init__(self) -> None:
+        if self.requant.mode not in ("shift", "div"):
+            raise ValueError(f"RequantParams takes a shift or div Requant, got {self.requant.mode!r}")
+        object.__setattr__(self, "mode", self.requant.mode)
+
+
+@_params
+class MatMulParams(OpParams):
+    """matmul: y[..., m, n] = Σ_k a[..., m, k]·b[..., k, n] of two activations (batch dims
+    broadcast as numpy.matmul), exact; the frontend gives y a type that holds every sum."""
+
+
+@_params
+class SliceParams(OpParams):
+    """slice: y = x[starts[0]:ends[0]:steps[0], ...] per axis, starts and ends within [0, dim],
+    steps positive (ONNX Slice with its negative and out-of-range indices normalized)."""
+
+    starts: tuple[int, ...]
+    ends: tuple[int, ...]
+    steps: tuple[int, ...]
+
+
+@_params
+class ReduceParams(MeanParams):
+    """reduce over `axes`: the exact sum, or with `average` Deeploy's integer ReduceMean
+    floor((Σ + n/2) / n) with n the reduced count (round half up)."""
+
+    average: bool
+
+
+@_params
+class HardswishParams(OpParams):
+    """hardswish, Deeploy's iHardswish (Generic/src/Hardswish_s8.c): y = x·(clamp(x + three, 0,
+    six)·one_over_six), exact in int32 (the frontend checks it cannot overflow)."""
+
+    three: int
+    six: int
+    one_over_six: int
+
+
 _MEAN = (TfliteMeanParams, OnnxMeanParams)
 
 #: the parameter classes each op accepts on a graph node (depthwise is never a node)
@@ -402,9 +470,9 @@ PARAMS_OF: Mapping[Op, tuple[type[OpParams], ...]] = {
     Op.CONV2D: (Conv2dParams,),
     Op.FULLY_CONNECTED: (FullyConnectedParams,),
     Op.TRANSPOSE_CONV: (TransposeConvParams,),
-    Op.ADD: (TfliteAddSubParams, OnnxAddParams),
-    Op.SUB: (TfliteAddSubParams,),
-    Op.MUL: (TfliteMulParams,),
+    Op.ADD: (TfliteAddSubParams, OnnxAddParams, IntArithParams),
+    Op.SUB: (TfliteAddSubParams, IntArithParams),
+    Op.MUL: (TfliteMulParams, IntArithParams),
     Op.AVG_POOL: (TfliteAvgPoolParams, OnnxAvgPoolParams),
     Op.MAX_POOL: (MaxPoolParams,),
     Op.MEAN: _MEAN,
@@ -417,6 +485,11 @@ PARAMS_OF: Mapping[Op, tuple[type[OpParams], ...]] = {
     Op.QUANTIZE: (TfliteRequantizeParams, TfliteAffineQuantizeParams, OnnxQuantizeParams),
     Op.DEQUANTIZE: (TfliteDequantizeParams,),
     Op.CLAMP: (ClampParams,),
+    Op.REQUANT: (RequantParams,),
+    Op.MATMUL: (MatMulParams,),
+    Op.SLICE: (SliceParams,),
+    Op.REDUCE: (ReduceParams,),
+    Op.HARDSWISH: (HardswishParams,),
     Op.DEPTHWISE: (),
     Op.GLOBAL_AVG_POOL: _MEAN,
 }

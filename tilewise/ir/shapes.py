@@ -13,8 +13,8 @@ import numpy as np
 from ..errors import GraphError
 from .graph import Graph, Node
 from .ops import Op
-from .params import (ConcatParams, Conv2dParams, MeanParams, PadParams, ReshapeParams, TransposeConvParams,
-                     TransposeParams, WindowParams)
+from .params import (ConcatParams, Conv2dParams, MeanParams, PadParams, ReshapeParams, SliceParams,
+                     TransposeConvParams, TransposeParams, WindowParams)
 
 
 def conv_out(size: int, kernel: int, stride: int, pad_before: int, pad_after: int, dilation: int = 1) -> int:
@@ -72,6 +72,12 @@ def infer_shape(graph: Graph, node: Node) -> tuple[int, ...]:
         return tuple(out)
     if isinstance(p, TransposeParams):
         return tuple(shp[0][i] for i in p.perm)
-    if node.op in (Op.SOFTMAX, Op.LOGISTIC, Op.QUANTIZE, Op.DEQUANTIZE, Op.CLAMP):
+    if node.op == Op.MATMUL:
+        a, b = shp[0], shp[1]
+        batch = broadcast_shape(tuple(a[:-2]), tuple(b[:-2]))
+        return (*batch, a[-2], b[-1])
+    if isinstance(p, SliceParams):
+        return tuple(len(range(s0, e, st)) for s0, e, st in zip(p.starts, p.ends, p.steps))
+    if node.op in (Op.SOFTMAX, Op.LOGISTIC, Op.QUANTIZE, Op.DEQUANTIZE, Op.CLAMP, Op.REQUANT, Op.HARDSWISH):
         return tuple(shp[0])
     raise GraphError(f"node '{node.name}': op '{node.op}' has no graph-level shape inference")

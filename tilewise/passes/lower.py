@@ -1,5 +1,13 @@
 """Lower a canonical Graph to Layers: one fused, schedulable unit per kernel call.
 
+A dense layer on several rows (a Gemm on a [rows, C] matrix, a MatMul on a batch of vectors)
+becomes a 1×1 conv whose output pixels are the rows ([rows][C] is the HWC [1][rows][C]): the conv
+kernels take any number of pixels, the dense kernels one vector.
+
+A dilated convolution becomes the dense one it equals: its kernel with zeros between the taps
+((F − 1)·d + 1 taps per dimension; exact, at the cost of the zero taps' MACs), so every conv
+kernel runs it.
+
 A depthwise convolution with a channel multiplier m > 1 (output channel k reads input channel
 k // m) becomes a dense `conv2d` whose weights are block-diagonal (zero outside input channel
 k // m): exact, since the zero taps add nothing to the accumulator (nor to −zp_x·Σw), and its
@@ -25,7 +33,7 @@ from ..errors import UnsupportedOpError
 from ..ir.graph import Graph, Node
 from ..ir.layer import Layer, LayerGraph, LayerKind, LoopNest
 from ..ir.ops import Op
-from ..ir.params import Conv2dParams, FullyConnectedParams, MeanParams, WindowParams
+from ..ir.params import Conv2dParams, FullyConnectedParams, IntArithParams, MeanParams, WindowParams
 from ..ir.tensor import Tensor, dtype_bits, nhwc_view
 
 
@@ -42,8 +50,6 @@ def _lower_conv(graph: Graph, node: Node) -> Layer:
     y = graph.tensors[node.outputs[0]]
     a = node.params
     assert isinstance(a, Conv2dParams)
-    if tuple(a.dilation) != (1, 1):
-        raise UnsupportedOpError(f"{_where(graph, node)}: dilated convolution (dilation {a.dilation}) is not supported by the tiled kernels")
     n, iy, ix, c = x.shape
     k, fy, fx, cg = w.shape
     _, oy, ox, _ = y.shape
@@ -56,6 +62,9 @@ def _lower_conv(graph: Graph, node: Node) -> Layer:
     else:
         raise UnsupportedOpError(f"{_where(graph, node)}: grouped convolution with {groups} groups is not supported; only dense (1 group) and depthwise convolutions are")
     weights, bias = _fold_weights(graph, node, w)
+    if tuple(a.dilation) != (1, 1):
+        weights = _undilate(weights, a.dilation)
+        fy, fx = weights.shape[1:3]
     zp_x = x.quant.zp if x.quant else 0
     # depthwise output channel k reads input channel k // multiplier: the same Σw per output channel
     bias = bias - zp_x * weights.reshape(k, -1).sum(axis=1)
@@ -78,6 +87,16 @@ def _lower_conv(graph: Graph, node: Node) -> Layer:
         pad_value=zp_x if a.pad_value is None else a.pad_value,
         node_inputs=node.inputs, source_nodes=(node.name,),
     )
+
+
+def _undilate(weights: np.ndarray, dilation: tuple[int, int]) -> np.ndarray:
+    """A dilated kernel as the dense one it equals: taps at multiples of the dilation, zeros
+    between ((F − 1)·d + 1 taps per dimension; the zero taps add nothing to the accumulator)."""
+    k, fy, fx, cg = weights.shape
+    dy, dx = dilation
+    dense = np.zeros((k, (fy - 1) * dy + 1, (fx - 1) * dx + 1, cg), dtype=weights.dtype)
+    dense[:, ::dy, ::dx, :] = weights
+    return dense
 
 
 def _bias_dtype(bias: np.ndarray, x: Tensor) -> np.ndarray:
@@ -112,9 +131,19 @@ def _lower_fc(graph: Graph, node: Node) -> Layer:
     weights, bias = _fold_weights(graph, node, w)
     zp_x = x.quant.zp if x.quant else 0
     bias = bias - zp_x * weights.sum(axis=1)
-    nest = LoopNest(kind="fc", K=k, C=c, OY=1, OX=1, N=y.shape[0], x_bits=_bits(x), w_bits=_bits(w), y_bits=_bits(y))
+    rows = y.shape[0]
     p = node.params
     assert isinstance(p, FullyConnectedParams)
+    if rows > 1:
+        # rows of a dense layer are the pixels of a 1×1 conv: [rows][C] is the HWC [1][rows][C]
+        nest = LoopNest(kind="conv", K=k, C=c, OY=1, OX=rows, IY=1, IX=rows, N=1, x_bits=_bits(x),
+                        w_bits=_bits(w), y_bits=_bits(y))
+        return Layer(
+            name=node.name, op=Op.CONV2D, inputs=(node.inputs[0],), output=node.outputs[0], nest=nest,
+            weights=weights.reshape(k, 1, 1, c).astype(np.int8), bias=_bias_dtype(bias, x), requant=p.requant,
+            pad_value=zp_x, node_inputs=node.inputs, source_nodes=(node.name,),
+        )
+    nest = LoopNest(kind="fc", K=k, C=c, OY=1, OX=1, N=rows, x_bits=_bits(x), w_bits=_bits(w), y_bits=_bits(y))
     return Layer(
         name=node.name, op=Op.FULLY_CONNECTED, inputs=(node.inputs[0],), output=node.outputs[0], nest=nest,
         weights=weights.astype(np.int8), bias=_bias_dtype(bias, x), requant=p.requant, pad_value=zp_x,
@@ -134,12 +163,12 @@ def _lower_other(graph: Graph, node: Node) -> Layer:
         kind = "pool"
         (fy, fx), (sy, sx) = a.kernel, a.stride
         extra = dict(FY=fy, FX=fx, SY=sy, SX=sx, pads=tuple(a.pads))
-    elif isinstance(a, MeanParams) and len(x.shape) == 4 and {ax % 4 for ax in a.axes} == {1, 2}:
+    elif op == Op.MEAN and isinstance(a, MeanParams) and len(x.shape) == 4 and {ax % 4 for ax in a.axes} == {1, 2}:
         op, kind = Op.GLOBAL_AVG_POOL, "gap"
         extra = dict(FY=iy, FX=ix)
-    elif op in (Op.ADD, Op.SUB, Op.MUL) and len(node.inputs) == 2 and all(
+    elif op in (Op.ADD, Op.SUB, Op.MUL) and not isinstance(a, IntArithParams) and len(node.inputs) == 2 and all(
         graph.tensors[i].shape == y.shape and not graph.tensors[i].is_const for i in node.inputs
-    ):   # two same-shape activations; a constant operand runs untiled (portable elementwise.py)
+    ):   # two same-shape activations; a constant operand (or exact integer arithmetic) runs untiled
         kind = "add"
     nest = LoopNest(kind=kind, K=k, C=c, OY=oy, OX=ox, IY=iy, IX=ix, N=n, x_bits=_bits(x), w_bits=8, y_bits=_bits(y), **extra)
     inputs = tuple(i for i in node.inputs if i and not graph.tensors[i].is_const)

@@ -22,7 +22,7 @@
 | softmax_s16        | softmax          | tflite             | 16→16        | other    | tw_softmax_s16        |
 | logistic_s8        | logistic         | tflite             | 8→8          | other    | tw_lut_s8             |
 | concat_s8          | concat           | onnx               | 8→8          | other    | tw_concat2_s8         |
-| reshape            | reshape          | any                | 8→8, 16→16   | other    | a byte copy           |
+| reshape            | reshape          | any                | 8→8, 16→16, 32→32 | other | a byte copy        |
 
 Weighted bindings take the portable constants layout (constants.py: 12 bytes per channel); their
 adc mode (DIANA's analog chain, tw_requant.h TW_RQ_ADC) runs a ternary layer the analog core
@@ -153,7 +153,7 @@ def bindings(cost, *, depthwise_input_bytes_per_cycle: float = 0.0,
         emit=untiled.logistic_s8, whole=True, tiles=UNTILED)
     add("concat_s8", Op.CONCAT, ("onnx",), p8, "other", checks.concat_onnx,
         emit=untiled.concat_s8, whole=True, tiles=UNTILED)
-    for name, p in (("reshape", p8), ("reshape_s16", p16)):
+    for name, p in (("reshape", p8), ("reshape_s16", p16), ("reshape_s32", Precision(32, 0, 32))):
         add(name, Op.RESHAPE, (None,), p, "other", checks.reshape, emit=untiled.reshape,
             whole=True, tiles=UNTILED)
     if host:

@@ -15,12 +15,12 @@ per row, each the whole layer function (whole_function.c.j2), one call on the L2
 | transpose_conv | transpose_conv | tflite    | 8x8→8, 16x8→16 (int64 acc)  | tw_transpose_conv | linear.transpose_conv (conv.transpose_conv_acc) |
 | pad            | pad        | any           | 8→8, 16→16                  | tw_pad         | shape_ops.pad                |
 | add/sub/mul_bcast | add, sub, mul | tflite     | 8→8, 16→16                  | tw_binary      | elementwise.add / sub / mul  |
-| fully_connected_acc32 | fully_connected | shift (identity) | 8x8→32       | its own loop   | linear.dense + requant.shift |
+| transpose/concat/pad_s32 | transpose, concat, pad | any | 32→32 (int32 tensors of integer exports) | tw_transpose / tw_concat / tw_pad | idem |
+| int_ops.py's table | conv2d, depthwise, fully_connected, requant, add/sub/mul, matmul, reduce, hardswish, slice | shift, div, none | any of 8/16/32 bits | tw_int.h | golden/int_ops.py, conv + requant |
 | *_sb_x{X}w{W}y{Y} | conv2d, depthwise, fully_connected | all requant modes | X/W/Y ∈ {8, 4, 2}, not all 8 | tw_sb_conv (tw_subbyte.h) | conv.conv2d_acc + requant (subbyte.py) |
 
-fully_connected_acc32 is a last dense layer without requantization (a NEMO network's Gemm /
-MatMul whose output is the accumulator, notes/integer-onnx.md): the int32 accumulators are the
-network's output; its constants take the portable layout (constants.py, one k tile).
+The integer exports' ops (int_ops.py) include the dense layer whose output is the int32
+accumulator (a NEMO network's last Gemm / MatMul without requantization, notes/integer-onnx.md).
 
 Any rank up to tw_host.h's TW_TRANSPOSE_MAX_RANK, any permutation, any number of inputs on any
 axis. uint8 tensors are stored biased (u − 128, common.py): quantize shifts its zero points by
@@ -58,7 +58,7 @@ from ...ir.params import (ClampParams, ConcatParams, OnnxQuantizeParams, PadPara
                           TransposeParams)
 from ...ir.tensor import dtype_bits, dtype_range
 from ..base import Binding, LayerConstants, Precision, TileRules, per_mode
-from . import constants, subbyte
+from . import int_ops, subbyte
 from .common import FAMILY, S8, S16, render, u8_offset, zero_point
 from .elementwise import add_sub_params
 
@@ -70,7 +70,7 @@ UNTILED = TileRules(l3=False, untiled=True)
 
 def _int_types(layer: Layer, lg: LayerGraph) -> str | None:
     for t in (*layer.inputs, layer.output):
-        if lg.tensors[t].dtype not in ("int8", "uint8", "int16"):
+        if lg.tensors[t].dtype not in ("int8", "uint8", "int16", "int32"):
             return f"a {lg.tensors[t].dtype} tensor '{t}'"
     return None
 
@@ -177,20 +177,6 @@ def check_binary(layer: Layer, lg: LayerGraph) -> str | None:
 def replace_tensors(lg: LayerGraph, tensors) -> LayerGraph:
     """`lg` seen with `tensors` (its own and a layer's constants)."""
     return replace(lg, tensors=tensors)
-
-
-def check_fc_acc32(layer: Layer, lg: LayerGraph) -> str | None:
-    """A dense layer whose requantization is the identity onto int32 (k = 1, λ = 0, d = 0)."""
-    rq = layer.requant
-    if rq is None or rq.mode != "shift":
-        return "a dense layer with a requantization (int32 output only without one)"
-    lam = np.zeros(1) if rq.bias is None else np.asarray(rq.bias)
-    if (np.any(np.asarray(rq.multiplier) != 1) or np.any(lam != 0) or np.any(np.asarray(rq.shift) != 0)
-            or rq.zero_point != 0 or (int(rq.qmin), int(rq.qmax)) != dtype_range("int32")):
-        return "a requantization onto int32 that is not the identity"
-    if lg.tensors[layer.inputs[0]].dtype not in ("int8", "uint8"):
-        return f"a {lg.tensors[layer.inputs[0]].dtype} input"
-    return constants.check(layer, lg)
 
 
 # --- emission ---------------------------------------------------------------------------------
@@ -358,14 +344,6 @@ def binary(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
                   what=f"TFLite {str(layer.op).upper()} with broadcasting")
 
 
-def fully_connected_acc32(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
-    """Int32 accumulators of a dense layer (check_fc_acc32)."""
-    assert consts is not None, f"layer '{layer.name}': constants built by constants.layout"
-    nest = layer.nest
-    rows = lg.tensors[layer.inputs[0]].size // nest.C
-    return render("fully_connected_acc32.c.j2", rows=rows, c=nest.C, k=nest.K, w_offset=consts.w_offset)
-
-
 def bindings(cost) -> tuple[Binding, ...]:
     """The host-only bindings priced by the kernel cost model `cost` (module docstring)."""
     out: list[Binding] = []
@@ -384,13 +362,15 @@ def bindings(cost) -> tuple[Binding, ...]:
     add("quantize_onnx", Op.QUANTIZE, ("onnx",), Precision(S8, 0, S8), check_quantize_onnx,
         quantize_onnx)
     add("clamp", Op.CLAMP, (None,), Precision(S8, 0, S8), check_clamp, clamp)
-    for bits in (S8, S16):
-        suffix = "" if bits == S8 else "_s16"
+    for bits in (S8, S16, 32):
+        suffix = "" if bits == S8 else f"_s{bits}"
         add("transpose" + suffix, Op.TRANSPOSE, (None,), Precision(bits, 0, bits),
             check_transpose, transpose)
         add("concat" + suffix, Op.CONCAT, ("tflite", "onnx"), Precision(bits, 0, bits),
             check_concat, concat)
         add("pad" + suffix, Op.PAD, (None,), Precision(bits, 0, bits), check_pad, pad)
+        if bits == 32:
+            continue
         for op in (Op.ADD, Op.SUB, Op.MUL):
             add(f"{op}_bcast" + suffix, op, ("tflite",), Precision(bits, 0, bits), check_binary,
                 binary)
@@ -400,8 +380,6 @@ def bindings(cost) -> tuple[Binding, ...]:
         check_transpose_conv, transpose_conv)
     add("transpose_conv_s16", Op.TRANSPOSE_CONV, ("tflite",), Precision(S16, 0, S16),
         check_transpose_conv, transpose_conv)
-    out.extend(per_mode(FAMILY, cost, "fully_connected_acc32", Op.FULLY_CONNECTED, ("shift",),
-                        Precision(S8, 8, 32), "fc", check_fc_acc32, emit=fully_connected_acc32,
-                        whole=True, tiles=UNTILED, consts=constants.layout("k.c")))
+    out.extend(int_ops.bindings(cost))
     out.extend(subbyte.bindings(cost))
     return tuple(out)

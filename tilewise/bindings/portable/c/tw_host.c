@@ -47,9 +47,13 @@ void tw_transpose(const void *in, void *out, int elem_bytes, int rank, const int
             const int8_t *x = (const int8_t *)in + src;
             int8_t *y = (int8_t *)out + o;
             for (i = 0; i < last; i++) y[i] = x[i * step];
-        } else {
+        } else if (elem_bytes == 2) {
             const int16_t *x = (const int16_t *)in + src;
             int16_t *y = (int16_t *)out + o;
+            for (i = 0; i < last; i++) y[i] = x[i * step];
+        } else {
+            const int32_t *x = (const int32_t *)in + src;
+            int32_t *y = (int32_t *)out + o;
             for (i = 0; i < last; i++) y[i] = x[i * step];
         }
         o += last;
@@ -134,8 +138,10 @@ void tw_pad(const void *in, void *out, int elem_bytes, int rank, const int32_t *
     for (i = 0; i < total; i++) {
         if (elem_bytes == 1)
             ((int8_t *)out)[i] = (int8_t)value;
-        else
+        else if (elem_bytes == 2)
             ((int16_t *)out)[i] = (int16_t)value;
+        else
+            ((int32_t *)out)[i] = value;
     }
     for (d = 0; d < rank; d++) {
         idx[d] = 0;

@@ -4,7 +4,8 @@
  * untiled.py; the modules named "cpu" list their bindings).
  *
  * CALL CONTRACT (for the code generator)
- *   Elements are 1 byte (int8, uint8 stored biased as u - 128) or 2 bytes (int16), `elem_bytes`.
+ *   Elements are 1 byte (int8, uint8 stored biased as u - 128) or 2 bytes (int16), `elem_bytes`;
+ *   TRANSPOSE, PAD and CONCATENATION also move 4-byte (int32) elements.
  *
  *   QUANTIZE int -> int (tw_quantize) — TFLite's reference_ops::Requantize (golden/quant_ops.py
  *   `quantize` with TfliteRequantizeParams), MBQM = MultiplyByQuantizedMultiplier (tw_requant.h):

@@ -15,6 +15,8 @@
  *   tw_s16.h          16x8: int16 conv / fully connected, int64 accumulation and requant
  *   tw_host.h         the host core's whole-tensor kernels: quantize, transpose, concatenation
  *   tw_subbyte.h      packed 4/2-bit tensors: element access, whole-layer conv / depthwise / dense
+ *   tw_int.h          integer exports' ops on any integer width: requant, conv, arithmetic,
+ *                     matmul, reduce, hardswish (whole tensors, one core)
  */
 #ifndef TW_KERNELS_H
 #define TW_KERNELS_H
@@ -30,5 +32,6 @@
 #include "tw_s16.h"
 #include "tw_host.h"
 #include "tw_subbyte.h"
+#include "tw_int.h"
 
 #endif /* TW_KERNELS_H */

@@ -1,0 +1,187 @@
+/*
+ * tw_int.c — the integer exports' whole-tensor kernels (tw_int.h: call contracts).
+ */
+#include "tw_int.h"
+
+#include <stddef.h>
+
+void tw_int_requant(const tw_int_rq_t *rq, const void *x, int x_bytes, int32_t x_off, void *y,
+                    int y_bytes, int32_t n, int32_t channels, int32_t inner)
+{
+    int32_t i, k = 0, left = inner;
+    for (i = 0; i < n; i++) {
+        tw_int_store(y, y_bytes, i, tw_int_rq(rq, tw_int_load(x, x_bytes, i) + x_off, k));
+        /* the channel of the next element: k advances every `inner` elements, modulo channels */
+        if (--left == 0) {
+            left = inner;
+            if (++k == channels) k = 0;
+        }
+    }
+}
+
+void tw_int_conv(const tw_int_conv_t *p, const tw_int_rq_t *rq, const void *x, int x_bytes,
+                 void *y, int y_bytes)
+{
+    int32_t b, oy, ox, k, fy, fx, c, o = 0;
+    for (b = 0; b < p->n; b++) {
+        for (oy = 0; oy < p->oh; oy++) {
+            for (ox = 0; ox < p->ow; ox++) {
+                for (k = 0; k < p->k; k++, o++) {
+                    int64_t acc = p->bias ? p->bias[k] : 0;
+                    for (fy = 0; fy < p->fh; fy++) {
+                        int32_t iy = oy * p->sy - p->pad_t + fy;
+                        for (fx = 0; fx < p->fw; fx++) {
+                            int32_t ix = ox * p->sx - p->pad_l + fx;
+                            int inside = iy >= 0 && iy < p->ih && ix >= 0 && ix < p->iw;
+                            int32_t base = ((b * p->ih + iy) * p->iw + ix) * p->c;
+                            if (p->depthwise) {
+                                int64_t v = inside ? tw_int_load(x, x_bytes, base + k) : p->pad_value;
+                                acc += v * p->w[(fy * p->fw + fx) * p->k + k];
+                            } else {
+                                const int8_t *wk = p->w + ((k * p->fh + fy) * p->fw + fx) * p->c;
+                                for (c = 0; c < p->c; c++) {
+                                    int64_t v = inside ? tw_int_load(x, x_bytes, base + c) : p->pad_value;
+                                    acc += v * wk[c];
+                                }
+                            }
+                        }
+                    }
+                    tw_int_store(y, y_bytes, o, tw_int_rq(rq, acc, k));
+                }
+            }
+        }
+    }
+}
+
+void tw_int_binary(int op, const void *a, int a_bytes, int32_t a_off, const int32_t *a_stride,
+                   const void *b, int b_bytes, int32_t b_off, const int32_t *b_stride, void *out,
+                   int out_bytes, int32_t out_off, int rank, const int32_t *out_dims,
+                   int64_t qmin, int64_t qmax)
+{
+    int32_t idx[TW_INT_MAX_RANK];
+    int32_t last = out_dims[rank - 1], sa = a_stride[rank - 1], sb = b_stride[rank - 1];
+    int32_t ia = 0, ib = 0, o = 0, rows = 1, i;
+    int d;
+    for (d = 0; d < rank; d++) idx[d] = 0;
+    for (d = 0; d < rank - 1; d++) rows *= out_dims[d];
+    while (rows-- > 0) {
+        /* the innermost output dimension: both operands walked with their strides */
+        for (i = 0; i < last; i++, o++) {
+            int64_t va = tw_int_load(a, a_bytes, ia + i * sa) + a_off;
+            int64_t vb = tw_int_load(b, b_bytes, ib + i * sb) + b_off;
+            int64_t v = op == TW_INT_ADD ? va + vb : op == TW_INT_SUB ? va - vb : va * vb;
+            if (v < qmin) v = qmin;
+            if (v > qmax) v = qmax;
+            tw_int_store(out, out_bytes, o, v - out_off);
+        }
+        /* the next row: an odometer over the outer output dimensions */
+        for (d = rank - 2; d >= 0; d--) {
+            ia += a_stride[d];
+            ib += b_stride[d];
+            if (++idx[d] < out_dims[d]) break;
+            ia -= idx[d] * a_stride[d];
+            ib -= idx[d] * b_stride[d];
+            idx[d] = 0;
+        }
+    }
+}
+
+void tw_int_matmul(const void *a, int a_bytes, int32_t a_off, const int32_t *a_bstride,
+                   const void *b, int b_bytes, int32_t b_off, const int32_t *b_bstride, void *y,
+                   int y_bytes, int batch_rank, const int32_t *batch_dims, int32_t m, int32_t k,
+                   int32_t n)
+{
+    int32_t idx[TW_INT_MAX_RANK];
+    int32_t batches = 1, ia = 0, ib = 0, o = 0, r, c, j;
+    int d;
+    for (d = 0; d < batch_rank; d++) {
+        idx[d] = 0;
+        batches *= batch_dims[d];
+    }
+    while (batches-- > 0) {
+        for (r = 0; r < m; r++) {
+            for (c = 0; c < n; c++, o++) {
+                int64_t acc = 0;
+                for (j = 0; j < k; j++)
+                    acc += (tw_int_load(a, a_bytes, ia + r * k + j) + a_off)
+                           * (tw_int_load(b, b_bytes, ib + j * n + c) + b_off);
+                tw_int_store(y, y_bytes, o, acc);
+            }
+        }
+        /* the next batch: an odometer over the batch dimensions */
+        for (d = batch_rank - 1; d >= 0; d--) {
+            ia += a_bstride[d];
+            ib += b_bstride[d];
+            if (++idx[d] < batch_dims[d]) break;
+            ia -= idx[d] * a_bstride[d];
+            ib -= idx[d] * b_bstride[d];
+            idx[d] = 0;
+        }
+    }
+}
+
+void tw_int_reduce(const void *x, int x_bytes, int32_t x_off, void *y, int y_bytes,
+                   int32_t y_off, int rank, const int32_t *dims, const int32_t *reduced, int mean)
+{
+    int32_t stride[TW_INT_MAX_RANK], kept[TW_INT_MAX_RANK], red[TW_INT_MAX_RANK];
+    int32_t kdim[TW_INT_MAX_RANK], rdim[TW_INT_MAX_RANK], kidx[TW_INT_MAX_RANK];
+    int32_t ridx[TW_INT_MAX_RANK];
+    int32_t total = 1, outs = 1, count = 1, base = 0, o = 0, i;
+    int d, nk = 0, nr = 0;
+    for (d = rank - 1; d >= 0; d--) {
+        stride[d] = total;
+        total *= dims[d];
+    }
+    for (d = 0; d < rank; d++) {
+        if (reduced[d]) {
+            red[nr] = stride[d];
+            rdim[nr] = dims[d];
+            count *= dims[d];
+            ridx[nr++] = 0;
+        } else {
+            kept[nk] = stride[d];
+            kdim[nk] = dims[d];
+            outs *= dims[d];
+            kidx[nk++] = 0;
+        }
+    }
+    for (o = 0; o < outs; o++) {
+        int64_t s = 0;
+        int32_t off = 0;
+        for (i = 0; i < count; i++) {
+            s += tw_int_load(x, x_bytes, base + off) + x_off;
+            /* the next reduced element: an odometer over the reduced dimensions */
+            for (d = nr - 1; d >= 0; d--) {
+                off += red[d];
+                if (++ridx[d] < rdim[d]) break;
+                off -= ridx[d] * red[d];
+                ridx[d] = 0;
+            }
+        }
+        if (mean) {
+            int64_t t = s + count / 2;
+            s = t / count - ((t % count != 0 && t < 0) ? 1 : 0);
+        }
+        tw_int_store(y, y_bytes, o, s - y_off);
+        /* the next output: an odometer over the kept dimensions */
+        for (d = nk - 1; d >= 0; d--) {
+            base += kept[d];
+            if (++kidx[d] < kdim[d]) break;
+            base -= kidx[d] * kept[d];
+            kidx[d] = 0;
+        }
+    }
+}
+
+void tw_int_hardswish(const void *x, int x_bytes, int32_t x_off, void *y, int y_bytes,
+                      int32_t y_off, int32_t n, int64_t three, int64_t six, int64_t one_over_six)
+{
+    int32_t i;
+    for (i = 0; i < n; i++) {
+        int64_t v = tw_int_load(x, x_bytes, i) + x_off;
+        int64_t t = v + three;
+        if (t < 0) t = 0;
+        if (t > six) t = six;
+        tw_int_store(y, y_bytes, i, v * (t * one_over_six) - y_off);
+    }
+}

@@ -1,0 +1,87 @@
+"""Golden kernels of the integer exports' ops (NEMO, QuantLab, Deeploy): exact integer arithmetic
+on codes, with no scales (ir/params.py "integer exports").
+
+- add / sub / mul (IntArithParams): a ∘ b in int64, numpy broadcasting, clamped to [qmin, qmax].
+  What onnxruntime computes on the float32 containers while every value is an integer below 2^24,
+  and what Deeploy's Generic Add / Sub kernels compute in int32 (the frontend gives the output a
+  type that holds every result, frontend/onnx_int.py).
+- requant (RequantParams): golden/requant.py apply_requant along IR axis `axis` — QuantLab's
+  RequantShift floor((x·mul + add + div/2) / div) as the shift mode (notes/integer-onnx.md,
+  Deeploy Generic/src/RequantShift_s8.c), NEMO's chains as the div mode.
+- matmul (MatMulParams): numpy.matmul in int64 (Deeploy Generic/src/MatMul_s8.c accumulates in
+  int32; the frontend proves every sum fits).
+- slice (SliceParams): x[start:end:step] per axis (ONNX Slice).
+- reduce (ReduceParams): the int64 sum over `axes`; with `average` Deeploy's integer ReduceMean,
+  floor((Σ + n/2) / n) (its test data: tests/test_onnx_int.py), n the reduced count.
+- hardswish (HardswishParams): Deeploy's iHardswish (Generic/src/Hardswish_s8.c),
+  y = x·(clamp(x + three, 0, six)·one_over_six).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir.graph import Graph, Node
+from ..ir.ops import Op
+from ..ir.params import HardswishParams, IntArithParams, ReduceParams, RequantParams, SliceParams
+from .registry import kernel
+from .requant import apply_requant
+
+
+@kernel(Op.ADD, Op.SUB, Op.MUL, mode=None)
+def arith(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
+    p = node.params
+    assert isinstance(p, IntArithParams), f"node '{node.name}': integer arithmetic takes IntArithParams"
+    a, b = (np.asarray(x, dtype=np.int64) for x in args)
+    y = a + b if node.op == Op.ADD else a - b if node.op == Op.SUB else a * b
+    return np.clip(y, p.qmin, p.qmax)
+
+
+def requant_along(x: np.ndarray, p: RequantParams) -> np.ndarray:
+    """apply_requant with the per-channel values along IR axis p.axis."""
+    x = np.asarray(x, dtype=np.int64)
+    if p.axis is None or x.ndim == 0:
+        return apply_requant(x, p.requant)
+    moved = np.moveaxis(x, p.axis, -1)
+    return np.moveaxis(apply_requant(moved, p.requant), -1, p.axis)
+
+
+@kernel(Op.REQUANT)
+def requant(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
+    p = node.params
+    assert isinstance(p, RequantParams)
+    return requant_along(args[0], p)
+
+
+@kernel(Op.MATMUL)
+def matmul(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
+    a, b = (np.asarray(x, dtype=np.int64) for x in args)
+    return np.matmul(a, b)
+
+
+@kernel(Op.SLICE)
+def slice_(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
+    p = node.params
+    assert isinstance(p, SliceParams)
+    return args[0][tuple(slice(s, e, st) for s, e, st in zip(p.starts, p.ends, p.steps))]
+
+
+@kernel(Op.REDUCE)
+def reduce(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
+    p = node.params
+    assert isinstance(p, ReduceParams)
+    x = np.asarray(args[0], dtype=np.int64)
+    axes = tuple(a % x.ndim for a in p.axes)
+    s = x.sum(axis=axes, keepdims=p.keepdims)
+    if not p.average:
+        return s
+    n = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
+    return np.floor_divide(s + n // 2, n)
+
+
+@kernel(Op.HARDSWISH)
+def hardswish(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
+    p = node.params
+    assert isinstance(p, HardswishParams)
+    x = np.asarray(args[0], dtype=np.int64)
+    return x * (np.clip(x + p.three, 0, p.six) * p.one_over_six)
