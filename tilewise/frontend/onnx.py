@@ -29,7 +29,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from ..ir.graph import Graph
-from . import onnx_nemo, onnx_nemo_ops, onnx_qop, onnx_quantlab  # noqa: F401  (register their lowering handlers)
+from . import onnx_int, onnx_nemo, onnx_nemo_ops, onnx_qop, onnx_quantlab  # noqa: F401  (register their lowering handlers)
 from .onnx_lower import Lowering
 from .onnx_model import read_graph
 from .onnx_qdq import fuse_qdq
@@ -48,12 +48,15 @@ SUPPORTED_OPS = (
 
 def model_style(g) -> str:
     """'qdq' when any DequantizeLinear feeds a float operator, 'qoperator' for QLinear graphs (and graphs
-    on integer inputs without quantization operators), 'quantlab' for graphs with RequantShift nodes and
-    no quantization operators, 'nemo' for float graphs without either."""
-    if not onnx_nemo.has_quantization(g) and onnx_quantlab.has_requant_shift(g):
+    on 8-bit and sub-byte integer inputs without quantization operators), 'quantlab' for graphs with
+    QuantLab / Deeploy operators (RequantShift, iHardswish, TrueIntegerDiv, a DORY adder) and no
+    quantization operators, 'nemo' for the other integer exports (codes in float32 or wide integer
+    containers)."""
+    if not onnx_nemo.has_quantization(g) and onnx_quantlab.has_quantlab_ops(g):
         return "quantlab"
     if not onnx_nemo.has_quantization(g):
-        return "nemo" if any(dt == "float32" for dt, _ in g.inputs.values()) else "qoperator"
+        narrow = ("int8", "uint8", "uint4", "uint2")
+        return "qoperator" if all(dt in narrow for dt, _ in g.inputs.values()) else "nemo"
     cons = g.consumers()
     for n in g.nodes:
         if n.op_type == "DequantizeLinear" and any(c.op_type != "QuantizeLinear" for c in cons.get(n.outputs[0], [])):
@@ -68,11 +71,13 @@ def read_onnx(data: bytes, source: str, input_dtypes: Mapping[str, str] | None =
     style = model_style(g)
     source_graph = g
     cut = None
-    if style == "quantlab":
-        g = onnx_quantlab.to_integer_ops(g)
-    elif style == "nemo":
+    if style in ("quantlab", "nemo"):
+        # one pipeline for the integer exports: the float tail cut, Deeploy's and QuantLab's
+        # operators merged, RequantShifts and NEMO chains fused into their layers, then NEMO's
+        # pools and residual adds
         g, cut = cut_float_tail(g)
-        g = onnx_nemo_ops.fuse_pools_and_adds(onnx_nemo.to_integer_ops(g))
+        g = onnx_quantlab.to_integer_ops(onnx_int.rewrite(g))
+        g = onnx_nemo_ops.fuse_pools_and_adds(g)
     else:
         g = fuse_qdq(g)
     lw = Lowering(g, style, input_dtypes)

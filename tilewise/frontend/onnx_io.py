@@ -93,19 +93,33 @@ def _unshared(proto):
     return m
 
 
+def untyped_outputs(m: Any, names: list[str] | None = None) -> Any:
+    """`m` (changed in place) with graph outputs `names` (default its own) declared without a
+    type and no intermediate value_info: integer exports declare int32 / int64 outputs that
+    their float32 arithmetic does not produce (Deeploy's kernels), which onnxruntime refuses;
+    undeclared, each output keeps the type its node computes."""
+    from onnx import helper
+
+    names = [o.name for o in m.graph.output] if names is None else names
+    m.graph.ClearField("output")
+    m.graph.ClearField("value_info")
+    m.graph.output.extend(helper.make_empty_tensor_value_info(o) for o in names)
+    return m
+
+
 def reference_model(graph: Graph, model: str | Path) -> str | bytes:
     """What onnxruntime runs as the reference of `graph`: the model file, or — when the frontend
     cut a float tail (onnx_tail.py) — a copy whose graph outputs are the tensors tilewise's network
-    ends at, so the reference is the same tensor."""
+    ends at, so the reference is the same tensor; an integer export's copy declares its outputs
+    without types (`untyped_outputs`)."""
     cut = graph.meta.get("onnx_cut")
-    if not cut:
+    integer = graph.meta.get("onnx_style") in ("nemo", "quantlab")
+    if not cut and not integer:
         return str(model)
     import onnx
-    from onnx import helper
 
     m = onnx.load(str(model))
-    m.graph.ClearField("output")
-    m.graph.output.extend(helper.make_tensor_value_info(o, onnx.TensorProto.FLOAT, None) for o in cut["outputs"])
+    untyped_outputs(m, cut["outputs"] if cut else None)
     return m.SerializeToString()
 
 
@@ -134,7 +148,7 @@ def ir_outputs(graph: Graph, onnx_outputs: Mapping[str, np.ndarray]) -> dict[str
     for e in graph.meta["onnx_outputs"]:
         v = np.asarray(onnx_outputs[e["onnx"]])
         t = graph.tensors[e["ir"]]
-        if e["onnx_dtype"] == "float32":
+        if e["onnx_dtype"] == "float32" and v.dtype.kind == "f":
             lo, hi = dtype_range(t.dtype)
             q = np.rint(v.astype(np.float32) / np.float32(e["scale"])).astype(np.int64) + int(e["zero_point"])
             v = np.clip(q, lo, hi)

@@ -42,6 +42,8 @@ FC_READERS = ("QGemm", "QLinearMatMul", "IntGemm")
 #: input may be given (Lowering.container_dtype)
 WIDE_CONTAINERS = ("int16", "int32", "int64")
 CONTAINER_DTYPES = ("int8", "uint8", "int16", "int32")
+#: ops whose outputs hold only their inputs' values (a proven bound carries over)
+MOVES_VALUES = (Op.RESHAPE, Op.TRANSPOSE, Op.SLICE, Op.MAX_POOL, Op.CONCAT)
 #: styles whose tensors are integers carried in float32, without quantization operators
 INTEGER_STYLES = ("nemo", "quantlab")
 Handler = Callable[["Lowering", ONode], None]
@@ -81,6 +83,9 @@ class Lowering:
         self.g = g
         self.style = style
         self.input_dtypes = dict(input_dtypes or {})
+        #: proven value ranges of IR activations narrower than their types (an int32 accumulator
+        #: output: Σ|w|·max|x| + |b|), which the integer ops' output types follow (onnx_int.py)
+        self.bounds: dict[str, tuple[int, int]] = {}
         self.tensors: dict[str, Tensor] = {}
         self.nodes: list[Node] = []
         self.ir: dict[str, str] = {}  # ONNX tensor -> IR tensor
@@ -166,10 +171,19 @@ class Lowering:
                               "the model is malformed")
         self.add_tensor(output, inferred, dtype, quant, perm=layout)
         self.nodes.append(node)
+        if op in MOVES_VALUES and all(i in self.bounds for i in inputs if i in self.tensors
+                                      and not self.tensors[i].is_const):
+            ranges = [self.bounds[i] for i in inputs if i in self.bounds]
+            if ranges:
+                self.bounds[output] = (min(r[0] for r in ranges), max(r[1] for r in ranges))
         return output
 
     def t(self, ir_name: str) -> Tensor:
         return self.tensors[ir_name]
+
+    def bound(self, ir_name: str) -> tuple[int, int]:
+        """[lo, hi] of an IR activation's values: a proven bound, else its type's range."""
+        return self.bounds.get(ir_name, dtype_range(self.tensors[ir_name].dtype))
 
     def onnx_shape(self, ir_name: str) -> tuple[int, ...]:
         shape = self.tensors[ir_name].shape
@@ -448,16 +462,30 @@ def max_pool(lw: Lowering, node: ONode) -> None:
         raise unsupported(lw.g, node, "also returns indices", "use MaxPool without the Indices output")
     x = lw.act(node, node.inputs[0])
     t = lw.t(x)
+    if len(t.shape) == 3 and len(node.attr("kernel_shape", [])) == 1:
+        # a 1-D pool: the 2-D one on [N, C, 1, W] (onnx_int.py)
+        from .onnx_int import as_4d, node_2d, to_3d
+
+        n2 = node_2d(node)
+        x4 = as_4d(lw, node, x)
+        t4 = lw.t(x4)
+        y4 = _max_pool_2d(lw, n2, x4, t4, lw.fresh(f"{node.outputs[0]}__4d"))
+        to_3d(lw, node, y4, node.outputs[0])
+        return
     if len(t.shape) != 4:
-        raise unsupported(lw.g, node, f"pools a {len(t.shape)}-D tensor", "tilewise supports 2-D pooling on N×C×H×W tensors")
+        raise unsupported(lw.g, node, f"pools a {len(t.shape)}-D tensor", "tilewise supports 1-D and 2-D pooling")
+    _max_pool_2d(lw, node, x, t, lw.out_name(node.outputs[0]))
+
+
+def _max_pool_2d(lw: Lowering, node: ONode, x: str, t: Tensor, out: str) -> str:
     kernel = tuple(int(v) for v in node.attr("kernel_shape"))
     stride = tuple(int(v) for v in node.attr("strides", [1, 1]))
     if tuple(int(v) for v in node.attr("dilations", [1, 1])) != (1, 1):
         raise unsupported(lw.g, node, "has dilations", "use an undilated MaxPool")
     pads = window_pads(lw, node, t.shape[1:3], kernel, stride)
     lo, hi = int_range(t.dtype)
-    lw.emit(node, Op.MAX_POOL, [x], lw.out_name(node.outputs[0]), None, t.dtype, t.quant,
-            MaxPoolParams(kernel=kernel, stride=stride, pads=pads, qmin=lo, qmax=hi), layout=lw.perm[x])
+    return lw.emit(node, Op.MAX_POOL, [x], out, None, t.dtype, t.quant,
+                   MaxPoolParams(kernel=kernel, stride=stride, pads=pads, qmin=lo, qmax=hi), layout=lw.perm[x])
 
 
 def _target_shape(lw: Lowering, node: ONode, in_shape: tuple[int, ...]) -> tuple[int, ...]:

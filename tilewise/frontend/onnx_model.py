@@ -176,18 +176,35 @@ def read_graph(data: bytes, source: str) -> OnnxGraph:
     if not inputs:
         raise ModelFormatError(f"{source}: the graph has no inputs")
     outputs = tuple(o.name for o in g.output)
-    _check_topological(source, nodes, set(inputs) | set(consts))
+    nodes = _topological(source, nodes, set(inputs) | set(consts))
     return OnnxGraph(source, g.name or "onnx_model", tuple(nodes), consts, inputs, outputs, opset,
                      metadata={e.key: e.value for e in model.metadata_props})
 
 
-def _check_topological(source: str, nodes: list[ONode], available: set[str]) -> None:
+def _topological(source: str, nodes: list[ONode], available: set[str]) -> list[ONode]:
+    """`nodes` in an execution order (their own where it is one: exporters such as Deeploy's
+    write graphs whose nodes are out of order, which ONNX forbids but onnxruntime accepts); a
+    tensor no node produces, or a cycle, is one ModelFormatError sentence."""
     have = set(available)
+    producers = {o for n in nodes for o in n.outputs if o}
     for n in nodes:
         for i in n.inputs:
-            if i and i not in have:
+            if i and i not in have and i not in producers:
                 raise ModelFormatError(
-                    f"{source}: node '{n.name}' ({n.op_type}) reads '{i}', which no earlier node produces; "
-                    "the graph is not topologically sorted or a tensor is missing"
+                    f"{source}: node '{n.name}' ({n.op_type}) reads '{i}', which no node, initializer or "
+                    "graph input provides; the model is incomplete"
                 )
+    order: list[ONode] = []
+    pending = list(nodes)
+    while pending:
+        # the first node (in the file's order) whose inputs are all there: a sorted graph keeps
+        # its order exactly
+        i = next((j for j, n in enumerate(pending) if all(not x or x in have for x in n.inputs)), None)
+        if i is None:
+            n = pending[0]
+            raise ModelFormatError(f"{source}: node '{n.name}' ({n.op_type}) is part of a cycle; the graph is "
+                                   "not a DAG")
+        n = pending.pop(i)
+        order.append(n)
         have.update(o for o in n.outputs if o)
+    return order

@@ -54,7 +54,7 @@ from dataclasses import replace
 import numpy as np
 
 from ..ir.ops import Op
-from ..ir.params import FullyConnectedParams
+from ..ir.params import FullyConnectedParams, ReshapeParams
 from ..ir.requant import Requant
 from ..ir.tensor import QuantParams, dtype_range
 from .onnx_lower import NHWC, Lowering, handler
@@ -77,16 +77,20 @@ def _integral(a: np.ndarray) -> bool:
     return bool(np.all(np.isfinite(a)) and np.all(a == np.round(a)))
 
 
+def is_weighted(g: OnnxGraph, n: ONode) -> bool:
+    """A linear op with constant weights (a dense or conv layer); a MatMul of two activations is
+    not (onnx_int.py)."""
+    return n.op_type in LINEAR and n.input(1) in g.consts
+
+
 def check_integer_model(g: OnnxGraph) -> None:
-    """Raise the 'float-only model' error unless every linear operator has integer weights."""
-    linear = [n for n in g.nodes if n.op_type in LINEAR]
-    hint = ("quantize it first (onnxruntime.quantization.quantize_static gives QDQ or QOperator models), "
-            "or export an integer-deployable NEMO/QuantLab graph")
-    if not linear:
-        first = g.nodes[0] if g.nodes else None
-        raise unsupported(g, first, "belongs to a float-only model (no quantization operators and no integer "
-                          "convolution or dense layer)", hint)
-    for n in linear:
+    """Raise the 'computes in float' error unless every linear operator has integer weights (a
+    graph without one — Deeploy's Add, Pad, Slice ... kernels — is taken as computing on codes)."""
+    hint = ("quantize it first (tilewise quantize, or onnxruntime.quantization.quantize_static for QDQ or "
+            "QOperator models), or export an integer-deployable NEMO/QuantLab graph")
+    for n in g.nodes:
+        if n.op_type not in LINEAR or (n.op_type == "MatMul" and n.input(1) not in g.consts):
+            continue
         w = g.consts.get(n.input(1))
         if w is None or not _integral(w) or np.abs(w).max(initial=0) > 128:
             raise unsupported(g, n, "computes in float (the model has no quantization operators and these weights "
@@ -103,6 +107,8 @@ def per_channel(arr: np.ndarray, channels: int, conv: bool) -> np.ndarray | None
         return None
     if conv and a.ndim >= 3 and a.shape[-3] == channels:
         return a.reshape(channels)
+    if conv and a.ndim >= 2 and a.shape[-2] == channels and a.shape[-1] == 1:
+        return a.reshape(channels)      # [1, C, 1] after a 1-D convolution (N×C×W)
     if not conv and a.shape[-1] == channels:
         return a.reshape(channels)
     return None
@@ -134,6 +140,11 @@ class _Chain:
         self.trunc = False       # the division so far rounds toward zero
         self.m = 1               # integer-phase multiplier
         self.int_div = 1         # integer-phase (int64 Div) divisor
+        self.post: int | None = None    # a pending Mul(m) after a floor (`_integer_step`)
+        self.post_at = 0
+        #: (m, D) of a second stage trunc(m·v / D) after the floor (NEMO's residual outputs)
+        self.post_stage: tuple[int, int] | None = None
+        self.stage1 = ""         # the ONNX tensor holding the first stage's result
         self.casts: list[str] = []
 
     @property
@@ -164,7 +175,9 @@ class _Chain:
         """The chain as the attributes of the fused node (read back by `_requant`)."""
         return {"tw_k": self.k.astype(np.int64), "tw_lambda": self.lam.astype(np.int64), "tw_d": self.d,
                 "tw_lo": self.lo, "tw_hi": self.hi, "tw_adc": self.adc, "tw_m": self.m,
-                "tw_int_div": self.int_div, "tw_trunc": self.trunc, "tw_chain": tuple(c.name for c in absorbed)}
+                "tw_int_div": self.int_div, "tw_trunc": self.trunc, "tw_post": self.post_stage,
+                "tw_stage1": self.stage1 if self.post_stage else "",
+                "tw_chain": tuple(c.name for c in absorbed)}
 
 
 def _integer_divisor(vec: np.ndarray) -> int | None:
@@ -185,6 +198,15 @@ def _pow2(vec: np.ndarray) -> int | None:
 def _integer_step(g: OnnxGraph, ch: _Chain, c: ONode, vec: np.ndarray) -> bool:
     """Mul / Div of the integer phase (int64 arithmetic, Div toward zero); False: not part of
     the requantization (the chain ends before `c`)."""
+    if ch.floored and ch.post is None and ch.post_stage is None and c.op_type == "Mul" and len(set(vec)) == 1 \
+            and _integral(vec):
+        ch.post = int(vec[0])      # a Mul(m) after the floor: kept only if a Div(m) undoes it
+        return True
+    if ch.floored and ch.post is not None and c.op_type == "Div" and len(set(vec)) == 1 and vec[0] > 0:
+        if vec[0] != ch.post:      # a second requantization trunc(m·v / D) of the floored value
+            ch.post_stage = (ch.post, int(vec[0]))
+        ch.post = None             # (m = D: trunc(m·v / m) = v, NEMO's rescaling by a ratio of 1)
+        return True
     if c.op_type == "Add" or ch.floored or (ch.divided and c.op_type == "Mul"):
         return False
     if not _integral(vec):
@@ -231,8 +253,12 @@ def _absorb(g: OnnxGraph, cons: dict, node: ONode, channels: int, conv: bool) ->
                 break
             ch.casts.append(c.name)
         elif ch.integer and c.op_type in ("Mul", "Add", "Div"):
+            pending = ch.post
             if vec is None or ch.clipped or not _integer_step(g, ch, c, vec):
                 break
+            if pending is None and ch.post is not None:
+                ch.post_at = len(absorbed)
+                ch.stage1 = out      # the floored value the second stage reads
         else:
             if c.op_type in ("Mul", "Add") and vec is not None and ch.adc_stage() is not None:
                 ch.start_second_stage()
@@ -271,6 +297,10 @@ def _absorb(g: OnnxGraph, cons: dict, node: ONode, channels: int, conv: bool) ->
                 break
         absorbed.append(c)
         out = c.outputs[0]
+    if ch.post is not None:     # a Mul after the floor that no Div undid: not part of the chain
+        absorbed = absorbed[:ch.post_at]
+        out = absorbed[-1].outputs[0] if absorbed else node.outputs[0]
+        ch.post = None
     if (ch.d > 0 or ch.divisor > 1) and not ch.divided:
         last = absorbed[-1] if absorbed else node
         raise unsupported(g, last, "leaves a non-integer (divided, unfloored) value in float",
@@ -297,8 +327,9 @@ def _bound(g: OnnxGraph, c: ONode, idx: int, attr: str) -> float | None:
 
 
 def _const_pad(g: OnnxGraph, p: ONode) -> tuple[list[int], int] | None:
-    """((top, left, bottom, right), value) of a constant Pad by an integer value of the spatial axes
-    of an NCHW tensor, else None (pads as the opset-9 attribute or the opset-11 input)."""
+    """(spatial pads in the ONNX pads order — (top, left, bottom, right) of an N×C×H×W tensor,
+    (begin, end) of an N×C×W one — value) of a constant Pad by an integer value of the spatial
+    axes, else None (pads as the opset-9 attribute or the opset-11 input)."""
     if str(p.attr("mode", "constant")) != "constant":
         return None
     pads = p.attr("pads")
@@ -307,21 +338,24 @@ def _const_pad(g: OnnxGraph, p: ONode) -> tuple[list[int], int] | None:
     value = g.consts.get(p.input(2), np.zeros(1)) if p.input(2) else np.asarray(p.attr("value", 0.0))
     pads = [int(v) for v in np.asarray(pads).reshape(-1)] if pads is not None else None
     v = float(np.asarray(value).reshape(-1)[0])
-    if pads is None or len(pads) != 8 or any(pads[i] for i in (0, 1, 4, 5)) or v != round(v):
+    if pads is None or len(pads) not in (6, 8) or v != round(v):
         return None
-    return [pads[2], pads[3], pads[6], pads[7]], int(v)
+    r = len(pads) // 2
+    if any(pads[i] for i in (0, 1, r, r + 1)):
+        return None
+    return pads[2:r] + pads[r + 2:], int(v)
 
 
 def fold_pads(g: OnnxGraph, prod: dict, cons: dict, reader: ONode,
-              value_ok: bool = False) -> tuple[str, list[int], list[ONode], int]:
+              value_ok: bool = False, spatial: int = 2) -> tuple[str, list[int], list[ONode], int]:
     """The chain of constant Pads (NEMO writes a Pad of zeros, often followed by a second one whose
     pads are all zero) feeding `reader`'s first input only: (source tensor, summed spatial pads,
     the Pad nodes, the padded taps' value) — folded into the reader's own pads. A value other
     than 0 only with `value_ok` (a Conv: IR Conv2dParams.pad_value; tilewise quantize's shift
     writer pads codes with their zero point), one value for the chain, and a reader without
     pads of its own."""
-    src, total, nodes, value = reader.inputs[0], [0, 0, 0, 0], [], 0
-    own = any(int(v) for v in reader.attr("pads", [0, 0, 0, 0]))
+    src, total, nodes, value = reader.inputs[0], [0] * (2 * spatial), [], 0
+    own = any(int(v) for v in reader.attr("pads", []))
     while True:
         p = prod.get(src)
         if p is None or p.op_type != "Pad" or len(cons.get(p.outputs[0], [])) != 1 or p.outputs[0] in g.outputs:
@@ -330,6 +364,8 @@ def fold_pads(g: OnnxGraph, prod: dict, cons: dict, reader: ONode,
         if got is None:
             return src, total, nodes, value
         extra, v = got
+        if len(extra) != len(total):
+            return src, total, nodes, value
         if any(extra):   # the first Pad with an extent sets the value, the others must share it
             if (any(total) and v != value) or (v != 0 and (not value_ok or own)):
                 return src, total, nodes, value
@@ -346,7 +382,7 @@ def to_integer_ops(g: OnnxGraph) -> OnnxGraph:
     removed: set[int] = set()
     replaced: dict[int, ONode] = {}
     for n in g.nodes:
-        if n.op_type not in LINEAR:
+        if not is_weighted(g, n):
             continue
         w = np.asarray(g.consts[n.inputs[1]])
         conv = n.op_type == "Conv"
@@ -360,10 +396,10 @@ def to_integer_ops(g: OnnxGraph) -> OnnxGraph:
         attrs = dict(n.attrs)
         inputs = list(n.inputs)
         if conv:
-            src, extra, pad_nodes, value = fold_pads(g, prod, cons, n, value_ok=True)
+            src, extra, pad_nodes, value = fold_pads(g, prod, cons, n, value_ok=True, spatial=w.ndim - 2)
             if pad_nodes:
-                p = [int(v) for v in attrs.get("pads", [0, 0, 0, 0])]
-                attrs["pads"] = [p[i] + extra[i] for i in range(4)]
+                p = [int(v) for v in attrs.get("pads", [0] * len(extra))]
+                attrs["pads"] = [p[i] + extra[i] for i in range(len(extra))]
                 attrs["tw_pad_value"] = value
                 inputs[0] = src
                 removed.update(id(p) for p in pad_nodes)
@@ -384,9 +420,10 @@ def clip_dtype(lo: float | None, hi: float | None) -> str:
     return "int32"
 
 
-def _acc_bound(x_dtype: str, w: np.ndarray, bias: np.ndarray | None) -> int:
-    """max over output channels of Σ|w|·max|x| + |bias|: a bound on every accumulator."""
-    lo, hi = dtype_range(x_dtype)
+def _acc_bound(x_range: tuple[int, int] | str, w: np.ndarray, bias: np.ndarray | None) -> int:
+    """max over output channels of Σ|w|·max|x| + |bias|: a bound on every accumulator (x's values
+    within `x_range`, or within an IR dtype's range)."""
+    lo, hi = dtype_range(x_range) if isinstance(x_range, str) else x_range
     w_abs = np.abs(np.asarray(w, dtype=np.int64)).reshape(w.shape[0], -1).sum(axis=1)
     b = np.zeros_like(w_abs) if bias is None else np.abs(np.asarray(bias, dtype=np.int64)).reshape(-1)
     return int((w_abs * max(abs(lo), abs(hi)) + b).max(initial=0))
@@ -478,15 +515,57 @@ def int_conv(lw: Lowering, node: ONode) -> None:
     x = lw.act(node, node.inputs[0])
     w = _int_const(lw, node, node.inputs[1], "weights", "int8", -128, 127)
     b = _int_const(lw, node, node.inputs[2], "biases", "int32", -(1 << 31), (1 << 31) - 1) if node.input(2) else None
+    if w.ndim == 3 and len(lw.onnx_shape(x)) == 3:
+        # a 1-D convolution: the 2-D one on [N, C, 1, W] (onnx_int.py)
+        from .onnx_int import as_4d, node_2d, to_3d
+
+        n2 = node_2d(node)
+        y4 = emit_int_conv(lw, n2, as_4d(lw, node, x), w[:, :, None, :], b, node.inputs[1], node.input(2),
+                           out=lw.fresh(f"{node.outputs[0]}__4d"))
+        to_3d(lw, node, y4, node.outputs[0])
+        return
     emit_int_conv(lw, node, x, w, b, node.inputs[1], node.input(2))
 
 
+def split_post(node: ONode) -> tuple[ONode, tuple[int, int, float | None, float | None] | None]:
+    """A chain with a second stage trunc(m·v / D) (`_Chain.post_stage`): the node of its first
+    stage (unclipped: the clip ends the second) and (m, D, lo, hi) of the second; else (node, None)."""
+    post = node.attr("tw_post")
+    if post is None:
+        return node, None
+    first = replace(node, attrs={**node.attrs, "tw_post": None, "tw_lo": None, "tw_hi": None})
+    return first, (int(post[0]), int(post[1]), node.attr("tw_lo"), node.attr("tw_hi"))
+
+
+def emit_post(lw: Lowering, node: ONode, v: str, post: tuple[int, int, float | None, float | None],
+              out: str) -> str:
+    """The second stage clip(trunc(m·v / D)) of a chain (split_post) as a div-mode requant of the
+    first stage's result `v`, bound to IR name `out`."""
+    from .onnx_int import emit_requant, out_dtype, requant_range
+
+    m, d, lo, hi = post
+    qmin = int(lo) if lo is not None else -(1 << 31)
+    qmax = int(hi) if hi is not None else (1 << 31) - 1
+    rq = Requant(mode="div", multiplier=np.ones(1, np.int64), shift=np.zeros(1, np.int64), zero_point=0,
+                 qmin=qmin, qmax=qmax, bias=np.zeros(1, np.int64), divisor=d, post_multiplier=m, division="trunc",
+                 semantics=f"NEMO's second requantization trunc({m}·v / {d}) of the floored value")
+    r_lo, r_hi = requant_range(rq, *lw.bound(v))
+    dtype = clip_dtype(lo, hi) if lo is not None and hi is not None else out_dtype(lw, node, r_lo, r_hi)
+    return emit_requant(lw, node, v, rq, None, out, dtype, suffix="_post")
+
+
 def emit_int_conv(lw: Lowering, node: ONode, x: str, w: np.ndarray, b: np.ndarray | None, w_name: str,
-                  b_name: str) -> None:
+                  b_name: str, out: str | None = None) -> str:
     """The IR conv2d of `node` (geometry from its attributes, requantization from its chain) on the
-    IR activation `x`, with int8 OIHW weights `w` and int32 biases `b`."""
-    dtype = clip_dtype(node.attr("tw_lo"), node.attr("tw_hi"))
-    rq = _requant(lw, node, _acc_bound(lw.t(x).dtype, w, b))
+    IR activation `x`, with int8 OIHW weights `w` and int32 biases `b`, written to IR name `out`
+    (default: the node's output); returns the output's IR name."""
+    node, post = split_post(node)
+    if post is not None:
+        v = emit_int_conv(lw, node, x, w, b, w_name, b_name, lw.out_name(node.attr("tw_stage1")))
+        return emit_post(lw, node, v, post, out or lw.out_name(node.outputs[0]))
+    acc = _acc_bound(lw.bound(x), w, b)
+    rq = _requant(lw, node, acc)
+    dtype = out_dtype_of(lw, node, rq, acc)
     params = conv_params(lw, node, lw.t(x).shape, w.shape, rq)
     if node.attr("tw_pad_value", 0):
         params = replace(params, pad_value=int(node.attr("tw_pad_value")))
@@ -495,30 +574,126 @@ def emit_int_conv(lw: Lowering, node: ONode, x: str, w: np.ndarray, b: np.ndarra
     ins = [x, w_ir]
     if b is not None:
         ins.append(lw.add_const(f"{b_name}__bias", b.reshape(-1), "int32"))
-    lw.emit(node, Op.CONV2D, ins, lw.out_name(node.outputs[0]), None, dtype, INT1, params, layout=NHWC)
+    y = lw.emit(node, Op.CONV2D, ins, out or lw.out_name(node.outputs[0]), None, dtype, INT1, params, layout=NHWC)
+    lw.bounds[y] = out_range(rq, acc)
+    return y
+
+
+def out_range(rq: Requant, acc: int) -> tuple[int, int]:
+    """The values `rq` gives on accumulators within ±acc, within its clamp."""
+    from .onnx_int import requant_range
+
+    lo, hi = requant_range(rq, -acc, acc)
+    return max(lo, int(rq.qmin)), min(hi, int(rq.qmax))
+
+
+def out_dtype_of(lw: Lowering, node: ONode, rq: Requant, acc: int) -> str:
+    """The output type of a layer requantized by `rq`: its clip's (clip_dtype), or without a clip
+    the narrowest type holding what the requantization gives on accumulators within ±acc (an
+    identity requantization: the accumulators' own range)."""
+    from .onnx_int import out_dtype
+
+    lo, hi = node.attr("tw_lo"), node.attr("tw_hi")
+    if lo is not None and hi is not None:
+        return clip_dtype(lo, hi)
+    return out_dtype(lw, node, *out_range(rq, acc))
+
+
+def _is_identity(rq: Requant) -> bool:
+    lam = 0 if rq.bias is None else rq.bias
+    return rq.mode == "shift" and bool(np.all(np.asarray(rq.multiplier) == 1) and np.all(np.asarray(lam) == 0)
+                                       and np.all(np.asarray(rq.shift) == 0))
+
+
+def _gemm_scalar(lw: Lowering, node: ONode, name: str) -> int:
+    v = float(node.attr(name, 1.0))
+    if v != round(v):
+        raise unsupported(lw.g, node, f"has the non-integer {name} {v}", f"export the Gemm with an integer {name}")
+    return int(v)
 
 
 @handler("IntGemm")
 def int_gemm(lw: Lowering, node: ONode) -> None:
-    if node.attr("tw_op") == "Gemm" and (int(node.attr("transA", 0)) or float(node.attr("alpha", 1.0)) != 1.0
-                                         or float(node.attr("beta", 1.0)) != 1.0):
-        raise unsupported(lw.g, node, "uses transA, alpha or beta", "export the Gemm with transA=0, alpha=beta=1")
+    """A dense layer: Gemm (transB, integer alpha and beta, a bias per output or a matrix C) or a
+    MatMul with constant weights on inputs of any rank (rows of the last axis), with its chain.
+    alpha folds into the weights and a per-output C into the bias where they fit; otherwise the
+    layer leaves its int32 accumulator to an exact integer Mul (alpha) and Add (beta·C), and the
+    chain becomes a requant after them (onnx_int.py)."""
+    node, post = split_post(node)
+    if post is not None:
+        stage1 = node.attr("tw_stage1")          # the model's tensor of the first stage's result
+        int_gemm(lw, replace(node, outputs=(stage1,)))
+        emit_post(lw, node, lw.ir[stage1], post, lw.out_name(node.outputs[0]))
+        return
+    gemm = node.attr("tw_op") == "Gemm"
+    if gemm and int(node.attr("transA", 0)):
+        raise unsupported(lw.g, node, "uses transA", "export the Gemm with transA=0")
+    alpha = _gemm_scalar(lw, node, "alpha") if gemm else 1
+    beta = _gemm_scalar(lw, node, "beta") if gemm else 1
     x = lw.act(node, node.inputs[0])
     w = _int_const(lw, node, node.inputs[1], "weights", "int8", -128, 127)
-    trans_b = node.attr("tw_op") == "Gemm" and int(node.attr("transB", 0))
+    trans_b = gemm and int(node.attr("transB", 0))
     w_kc = w if trans_b else w.T
+    k = w_kc.shape[0]
     shape = lw.onnx_shape(x) if x not in lw.flat else lw.t(x).shape
-    if len(shape) != 2 or shape[1] != w_kc.shape[1]:
-        raise unsupported(lw.g, node, f"multiplies a tensor of shape {shape} by weights {w.shape}", "use 2-D dense layers")
+    if w.ndim != 2 or not shape or shape[-1] != w_kc.shape[1]:
+        raise unsupported(lw.g, node, f"multiplies a tensor of shape {shape} by weights {w.shape}",
+                          "give 2-D weights whose inputs match the tensor's last axis")
+    if alpha != 1 and int(np.abs(w_kc.astype(np.int64) * alpha).max(initial=0)) <= 127:
+        w_kc, alpha = (w_kc.astype(np.int64) * alpha).astype(np.int8), 1
+    c = None
+    if node.input(2):
+        c = np.asarray(lw.const(node, node.inputs[2], "bias C"), dtype=np.float64)
+        if not _integral(c):
+            raise unsupported(lw.g, node, "has a non-integer bias", "export integer biases")
+        c = np.round(c).astype(np.int64) * beta
+    per_out = c is not None and (c.size == 1 or (c.size == k and c.shape[-1] == k))
     src, w_kc = fc_input(lw, node, x, w_kc)
     ins = [src, lw.add_const(f"{node.inputs[1]}__kc", np.ascontiguousarray(w_kc), weight_dtype(lw, node, w_kc), INT1)]
     b = None
-    if node.input(2):
-        b = _int_const(lw, node, node.inputs[2], "biases", "int32", -(1 << 31), (1 << 31) - 1)
-        if b.size != w_kc.shape[0]:
-            raise unsupported(lw.g, node, f"has {b.size} biases for {w_kc.shape[0]} outputs", "give one bias per output")
-        ins.append(lw.add_const(f"{node.inputs[2]}__bias", b.reshape(-1), "int32"))
-    dtype = clip_dtype(node.attr("tw_lo"), node.attr("tw_hi"))
-    rq = _requant(lw, node, _acc_bound(lw.t(x).dtype, w_kc, b))
-    lw.emit(node, Op.FULLY_CONNECTED, ins, lw.out_name(node.outputs[0]), (shape[0], w_kc.shape[0]), dtype, INT1,
-            FullyConnectedParams(requant=rq))
+    if per_out:
+        b = np.broadcast_to(c.reshape(-1), (k,)).astype(np.int64)
+        if np.abs(b).max(initial=0) >= 1 << 31:
+            raise unsupported(lw.g, node, "has biases beyond int32", "export int32 biases")
+        ins.append(lw.add_const(f"{node.inputs[2]}__bias", b.astype(np.int32), "int32"))
+    acc = _acc_bound(lw.bound(x), w_kc, b)
+    rq = _requant(lw, node, acc)
+    out_shape = tuple(shape[:-1]) + (k,)
+    rows = (int(np.prod(shape[:-1], dtype=np.int64)), k)
+    simple = alpha == 1 and (c is None or per_out)
+    if simple:
+        fc_rq, fc_dtype = rq, out_dtype_of(lw, node, rq, acc)
+    else:
+        fc_rq = Requant(mode="shift", multiplier=np.ones(k, np.int64), shift=np.zeros(k, np.int64), zero_point=0,
+                        qmin=-(1 << 31), qmax=(1 << 31) - 1, bias=np.zeros(k, np.int64))
+        fc_dtype = "int32"
+        if acc * max(abs(alpha), 1) >= 1 << 31:
+            raise unsupported(lw.g, node, f"accumulates up to {acc}·{alpha}, beyond int32", "use smaller weights or alpha")
+    last = simple and len(out_shape) == 2
+    y = lw.emit(node, Op.FULLY_CONNECTED, ins, lw.out_name(node.outputs[0]) if last else lw.fresh(f"{node.outputs[0]}__fc"),
+                rows, fc_dtype, INT1, FullyConnectedParams(requant=fc_rq))
+    lw.bounds[y] = out_range(fc_rq, acc)
+    if last:
+        return
+    if len(out_shape) != 2:
+        y = lw.emit(node, Op.RESHAPE, [y], lw.fresh(f"{node.outputs[0]}__nd"), out_shape, fc_dtype, INT1,
+                    ReshapeParams(shape=out_shape), suffix="_reshape")
+        if lw.perm[y] != tuple(range(len(out_shape))) or len(out_shape) == 4:
+            raise unsupported(lw.g, node, f"gives a {len(out_shape)}-D result", "flatten the input to rows first")
+    if simple:
+        lw.alias(node.outputs[0], y)
+        return
+    from .onnx_int import emit_arith, emit_requant, out_dtype, requant_range
+
+    if alpha != 1:
+        y = emit_arith(lw, node, "Mul", (("ir", y), ("const", np.asarray(alpha))), lw.fresh(f"{node.outputs[0]}__alpha"),
+                       suffix="_alpha")
+    if c is not None:
+        y = emit_arith(lw, node, "Add", (("ir", y), ("const", c)), lw.fresh(f"{node.outputs[0]}__c"), suffix="_c")
+    if _is_identity(rq) and node.attr("tw_lo") is None:
+        lw.alias(node.outputs[0], y)
+        return
+    lo, hi = requant_range(rq, *dtype_range(lw.t(y).dtype))
+    lo, hi = max(lo, rq.qmin), min(hi, rq.qmax)
+    emit_requant(lw, node, y, rq, len(out_shape) - 1, lw.out_name(node.outputs[0]), out_dtype(lw, node, lo, hi),
+                 suffix="_requant")

@@ -29,11 +29,12 @@ from dataclasses import replace
 import numpy as np
 
 from ..golden.requant import divide
+from ..ir.tensor import dtype_range
 from ..ir.ops import Op
 from ..ir.params import ConcatParams
 from .onnx_lower import NHWC, Lowering, handler
 from .onnx_model import TW_DOMAIN, ONode, OnnxGraph, unsupported
-from .onnx_nemo import INT1, _absorb, _bound, emit_int_conv, fold_pads
+from .onnx_nemo import INT1, _absorb, _bound, _requant, clip_dtype, emit_int_conv, emit_post, fold_pads, split_post
 
 #: the window sums checked: every sum of n values of an int8 or uint8 input
 X_RANGE = (-128, 255)
@@ -69,7 +70,7 @@ def _pool(g: OnnxGraph, prod: dict, cons: dict, n: ONode) -> tuple[ONode, list[O
     src, extra, pads, _ = fold_pads(g, prod, cons, n)   # zero pads only
     ch, out, absorbed = _absorb(g, cons, n, 1, True)
     taps = kernel[0] * kernel[1]
-    if ch.adc is not None or not (ch.divided or ch.total_divisor == 1):
+    if ch.adc is not None or not (ch.divided or (ch.d == 0 and ch.divisor == 1 and ch.int_div == 1)):
         raise unsupported(g, n, "is not followed by an integer requantization (Mul, Div by 2^d, Floor)",
                           "requantize the average as NEMO exports it")
     attrs = dict(n.attrs)
@@ -164,27 +165,69 @@ def int_avg_pool(lw: Lowering, node: ONode) -> None:
     emit_int_conv(lw, conv, x, np.ones((c, 1, kh, kw), np.int8), None, f"{node.name}__ones", "")
 
 
+def _exact_identity(rq) -> bool:
+    """floor((k·s + λ) / 2^d) = s for every integer s: shift mode, k = 2^d and 0 ≤ λ < 2^d."""
+    if rq.mode != "shift":
+        return False
+    k = np.asarray(rq.multiplier, dtype=np.int64)
+    d = np.asarray(rq.shift, dtype=np.int64)
+    lam = np.zeros_like(k) if rq.bias is None else np.asarray(rq.bias, dtype=np.int64)
+    return bool(np.all(k == (1 << d)) and np.all(lam >= 0) and np.all(lam < (1 << d)))
+
+
 @handler("IntAdd")
 def int_add(lw: Lowering, node: ONode) -> None:
+    """NEMO's residual Add (module docstring): two 8-bit branches of one shape and type whose sum
+    is clipped to 8 bits as a concat and a 1×1 conv (the cluster's kernels); otherwise — an
+    unclipped sum (NEMO keeps it wide, e.g. a + b in [0, 510]), other types or shapes — the
+    exact integer add of the scaled branches and the chain as a requant (onnx_int.py), skipped
+    when it is the identity."""
+    from .onnx_int import emit_arith, emit_requant, out_dtype, requant_range
+
+    node, post = split_post(node)
+    if post is not None:
+        stage1 = node.attr("tw_stage1")          # the model's tensor of the first stage's result
+        int_add(lw, replace(node, outputs=(stage1,)))
+        emit_post(lw, node, lw.ir[stage1], post, lw.out_name(node.outputs[0]))
+        return
     a, b = (lw.act(node, i) for i in node.inputs[:2])
     ta, tb = lw.t(a), lw.t(b)
-    if ta.shape != tb.shape or ta.dtype != tb.dtype or len(ta.shape) != 4 or lw.perm[a] != lw.perm[b]:
-        raise unsupported(lw.g, node, f"adds a {ta.dtype} {ta.shape} tensor to a {tb.dtype} {tb.shape} one",
-                          "add two 4-D tensors of the same shape and type (no broadcasting)")
     ca, cb = node.attr("tw_branch_scales")
     gcd = math.gcd(ca, cb)
     wa, wb = ca // gcd, cb // gcd
-    if max(abs(wa), abs(wb)) > 127:
-        raise unsupported(lw.g, node, f"scales its branches by {ca} and {cb}, a ratio beyond int8",
-                          "align the branches with scales whose ratio fits 8 bits")
-    c = ta.shape[3]
-    cat = lw.fresh(f"{node.name}__branches")
-    lw.emit(node, Op.CONCAT, [a, b], cat, None, ta.dtype, INT1,
-            ConcatParams(mode="onnx", axis=3, input_quant=((1.0, 0), (1.0, 0)), output_quant=(1.0, 0)),
-            layout=NHWC, suffix="_concat")
-    w = np.zeros((c, 2 * c, 1, 1), np.int8)
-    w[np.arange(c), np.arange(c), 0, 0] = wa
-    w[np.arange(c), c + np.arange(c), 0, 0] = wb
-    conv = _channels(node, c)
-    conv = replace(conv, attrs={**conv.attrs, "tw_k": conv.attr("tw_k") * gcd, "kernel_shape": [1, 1]})
-    emit_int_conv(lw, conv, cat, w, None, f"{node.name}__branch_weights", "")
+    lo, hi = node.attr("tw_lo"), node.attr("tw_hi")
+    narrow = lo is not None and hi is not None and clip_dtype(lo, hi) in ("int8", "uint8")
+    if (narrow and ta.shape == tb.shape and ta.dtype == tb.dtype and ta.dtype in ("int8", "uint8")
+            and len(ta.shape) == 4 and lw.perm[a] == lw.perm[b] == NHWC and max(abs(wa), abs(wb)) <= 127):
+        c = ta.shape[3]
+        cat = lw.fresh(f"{node.name}__branches")
+        lw.emit(node, Op.CONCAT, [a, b], cat, None, ta.dtype, INT1,
+                ConcatParams(mode="onnx", axis=3, input_quant=((1.0, 0), (1.0, 0)), output_quant=(1.0, 0)),
+                layout=NHWC, suffix="_concat")
+        w = np.zeros((c, 2 * c, 1, 1), np.int8)
+        w[np.arange(c), np.arange(c), 0, 0] = wa
+        w[np.arange(c), c + np.arange(c), 0, 0] = wb
+        conv = _channels(node, c)
+        conv = replace(conv, attrs={**conv.attrs, "tw_k": conv.attr("tw_k") * gcd, "kernel_shape": [1, 1]})
+        emit_int_conv(lw, conv, cat, w, None, f"{node.name}__branch_weights", "")
+        return
+    branches = []
+    for x, w_ in ((a, wa), (b, wb)):
+        if w_ != 1:
+            x = emit_arith(lw, node, "Mul", (("ir", x), ("const", np.asarray(w_))), lw.fresh(f"{x}__scaled"),
+                           suffix="_scale")
+        branches.append(("ir", x))
+    chain = replace(node, attrs={**node.attrs, "tw_k": np.asarray(node.attr("tw_k")) * gcd})
+    bare = node.attr("tw_d") == 0 and node.attr("tw_int_div", 1) == 1 and lo is None and hi is None
+    if bare and np.all(np.asarray(chain.attr("tw_k")) == 1) and np.all(np.asarray(node.attr("tw_lambda")) == 0):
+        emit_arith(lw, node, "Add", tuple(branches), lw.out_name(node.outputs[0]))
+        return
+    s = emit_arith(lw, node, "Add", tuple(branches), lw.fresh(f"{node.name}__sum"), suffix="_sum")
+    s_lo, s_hi = dtype_range(lw.t(s).dtype)
+    rq = _requant(lw, chain, max(abs(s_lo), abs(s_hi)))
+    if _exact_identity(rq) and lo is None and hi is None:
+        lw.alias(node.outputs[0], s)
+        return
+    r_lo, r_hi = requant_range(rq, s_lo, s_hi)
+    emit_requant(lw, node, s, rq, None, lw.out_name(node.outputs[0]),
+                 out_dtype(lw, node, max(r_lo, rq.qmin), min(r_hi, rq.qmax)), suffix="_requant")

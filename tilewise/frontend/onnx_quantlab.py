@@ -58,8 +58,9 @@ from ..ir.ops import Op
 from ..ir.params import ConcatParams, Conv2dParams, ReshapeParams
 from ..ir.requant import Requant
 from .onnx_lower import NHWC, Lowering, handler
+from .onnx_int import channel_axis, emit_arith, emit_requant, shift_requant
 from .onnx_model import TW_DOMAIN, ONode, OnnxGraph, unsupported
-from .onnx_nemo import INT1, LINEAR, check_integer_model, clip_dtype, per_channel
+from .onnx_nemo import INT1, LINEAR, check_integer_model, clip_dtype, is_weighted, per_channel
 from .onnx_nemo import to_integer_ops as nemo_integer_ops
 
 REQUANT_SHIFT = "RequantShift"
@@ -70,8 +71,15 @@ I64_LIFT = 1 << 62
 HINT = "export RequantShift as QuantLab does: inputs (x, mul, add), attributes div (2^d), n_levels_out, signed"
 
 
-def has_requant_shift(g: OnnxGraph) -> bool:
-    return any(n.op_type == REQUANT_SHIFT and n.domain in ("", "ai.onnx") for n in g.nodes)
+#: QuantLab's and Deeploy's own operators (any domain: "", PACTOps, ai.onnx.contrib ...)
+QUANTLAB_OPS = (REQUANT_SHIFT, "iHardswish", "TrueIntegerDiv", "iSoftmax", "ITAMax", "iRMSNorm", "iNoNorm",
+                "iLayerNorm", "iGELU", "IntegerMean")
+
+
+def has_quantlab_ops(g: OnnxGraph) -> bool:
+    """A QuantLab / Deeploy graph: one of their operators, or a DORY adder (an Add with in1_rq /
+    in2_rq / out_rq attributes)."""
+    return any(n.op_type in QUANTLAB_OPS or (n.op_type == "Add" and "in1_rq" in n.attrs) for n in g.nodes)
 
 
 def _integer_vec(g: OnnxGraph, node: ONode, idx: int, what: str) -> np.ndarray:
@@ -100,7 +108,7 @@ def shift_terms(g: OnnxGraph, node: ONode) -> tuple[np.ndarray, np.ndarray, int,
         raise unsupported(g, node, f"divides by {div}, not a power of two", HINT)
     if n < 2:
         raise unsupported(g, node, f"has n_levels_out = {n}", "give at least two output levels")
-    lo, hi = (-(n // 2), n // 2 - 1) if int(attrs["signed"]) else (0, n - 1)
+    lo, hi = (-(n // 2), n // 2 - 1) if int(np.asarray(attrs["signed"]).reshape(-1)[0]) else (0, n - 1)
     mul = _integer_vec(g, node, 1, "mul")
     add = _integer_vec(g, node, 2, "add")
     return mul, add, int(math.log2(div)), lo, hi
@@ -134,6 +142,13 @@ def _channels(g: OnnxGraph, n: ONode) -> tuple[int, bool]:
     return w.shape[-1], False
 
 
+def _fusable(g: OnnxGraph, r: ONode, channels: int, conv: bool) -> bool:
+    """The RequantShift's mul and add are per output channel of the linear op before it (or
+    scalars): its requantization can be the layer's own."""
+    mul, add, _, _, _ = shift_terms(g, r)
+    return per_channel(mul, channels, conv) is not None and per_channel(add, channels, conv) is not None
+
+
 def to_integer_ops(g: OnnxGraph) -> OnnxGraph:
     """Rewrite every RequantShift (module docstring) into IntConv / IntGemm, QlAddRequantShift or
     QlRequantShift nodes; other nodes are kept."""
@@ -148,8 +163,9 @@ def to_integer_ops(g: OnnxGraph) -> OnnxGraph:
         p = prod.get(src)
         readers = cons.get(src, [])
         private = src not in g.outputs
-        if (p is not None and p.op_type in LINEAR and private
-                and all(c.op_type == REQUANT_SHIFT and c.inputs[0] == src and src not in c.inputs[1:] for c in readers)):
+        if (p is not None and is_weighted(g, p) and private and not _wide_gemm(g, p)
+                and all(c.op_type == REQUANT_SHIFT and c.inputs[0] == src and src not in c.inputs[1:]
+                        and _fusable(g, c, *_channels(g, p)) for c in readers)):
             channels, conv = _channels(g, p)
             attrs = dict(p.attrs)
             attrs.update(_requant_attrs(g, r, channels, conv))
@@ -158,7 +174,7 @@ def to_integer_ops(g: OnnxGraph) -> OnnxGraph:
             replaced[id(r)] = ONode("IntConv" if conv else "IntGemm", name, p.inputs, r.outputs, attrs, TW_DOMAIN)
             removed.add(id(p))
         elif (p is not None and p.op_type == "Add" and private and len(readers) == 1
-              and not any(i in g.consts for i in p.inputs)):
+              and not any(i in g.consts for i in p.inputs) and not p.attrs):
             replaced[id(r)] = ONode("QlAddRequantShift", r.name, p.inputs[:2], r.outputs,
                                     _requant_attrs(g, r, None, True), TW_DOMAIN)
             removed.add(id(p))
@@ -167,9 +183,21 @@ def to_integer_ops(g: OnnxGraph) -> OnnxGraph:
                                     _requant_attrs(g, r, None, True), TW_DOMAIN)
     nodes = [replaced.get(id(n), n) for n in g.nodes if id(n) not in removed]
     out = g.with_nodes(nodes)
-    if any(n.op_type in LINEAR for n in nodes):
+    if any(is_weighted(g, n) for n in nodes):
         out = nemo_integer_ops(out)     # a linear op without a RequantShift: NEMO's chains (or none)
     return out
+
+
+def _wide_gemm(g: OnnxGraph, p: ONode) -> bool:
+    """A Gemm whose alpha, beta or matrix C keeps its requantization out of the layer
+    (onnx_nemo.int_gemm computes alpha·acc + beta·C first)."""
+    if p.op_type != "Gemm":
+        return False
+    if float(p.attr("alpha", 1.0)) != 1.0 or (p.input(2) and float(p.attr("beta", 1.0)) != 1.0):
+        return True
+    c = g.consts.get(p.input(2)) if p.input(2) else None
+    k = _channels(g, p)[0]
+    return c is not None and not (np.size(c) == 1 or (np.size(c) == k and np.shape(c)[-1] == k))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -216,25 +244,52 @@ def _emit_depthwise(lw: Lowering, node: ONode, x: str, taps: int, flat: bool) ->
     lw.emit(node, Op.RESHAPE, [mid], out, shape, dtype, INT1, ReshapeParams(shape=shape), suffix="_to_2d")
 
 
+def _standalone(lw: Lowering, node: ONode, x: str) -> tuple[int | None, Requant]:
+    """The ONNX channel axis of a standalone RequantShift on `x` and its shift Requant over that
+    axis's channels (one value for the whole tensor when axis is None)."""
+    k, lam = np.asarray(node.attr("tw_k")), np.asarray(node.attr("tw_lambda"))
+    axis = channel_axis(lw, node, x, (k, lam), "mul or add")
+    channels = 1 if axis is None else lw.onnx_shape(x)[axis]
+    return axis, shift_requant(k.reshape(-1), lam.reshape(-1), int(node.attr("tw_d")), int(node.attr("tw_lo")),
+                               int(node.attr("tw_hi")), channels)
+
+
+def _depthwise_ok(lw: Lowering, x: str, axis: int | None) -> bool:
+    """The depthwise-conv form runs it: an 8-bit N×C×H×W (NHWC in the IR) or N×C tensor whose
+    channels, if any, are axis 1."""
+    t = lw.t(x)
+    shaped = (len(t.shape) == 4 and lw.perm[x] == NHWC) or len(t.shape) == 2
+    return t.dtype in ("int8", "uint8") and shaped and x not in lw.flat and axis in (None, 1)
+
+
 @handler("QlRequantShift")
 def requant_shift(lw: Lowering, node: ONode) -> None:
-    """A RequantShift on its own: a depthwise 1×1 conv with weights 1 (module docstring)."""
-    x, flat = _as_nhwc(lw, node, lw.act(node, node.inputs[0]))
-    _emit_depthwise(lw, node, x, 1, flat)
+    """A RequantShift on its own: a depthwise 1×1 conv with weights 1 on an 8-bit tensor whose
+    channels are its per-channel axis (module docstring), else the requant op (onnx_int.py)."""
+    x = lw.act(node, node.inputs[0])
+    axis, rq = _standalone(lw, node, x)
+    if _depthwise_ok(lw, x, axis):
+        x4, flat = _as_nhwc(lw, node, x)
+        _emit_depthwise(lw, node, x4, 1, flat)
+        return
+    emit_requant(lw, node, x, rq, axis, lw.out_name(node.outputs[0]),
+                 clip_dtype(node.attr("tw_lo"), node.attr("tw_hi")))
 
 
 @handler("QlAddRequantShift")
 def add_requant_shift(lw: Lowering, node: ONode) -> None:
-    """Add(a, b) → RequantShift: a and b interleaved pixel by pixel (concat along channels, read as
-    [N, H, 2W, C]), then a depthwise 1×2 conv, stride (1, 2), weights 1 (module docstring)."""
+    """Add(a, b) → RequantShift: for two 8-bit tensors of one shape and type, a and b interleaved
+    pixel by pixel (concat along channels, read as [N, H, 2W, C]), then a depthwise 1×2 conv,
+    stride (1, 2), weights 1 (module docstring); else the exact integer add and the requant op."""
     a, b = (lw.act(node, i) for i in node.inputs)
     ta, tb = lw.t(a), lw.t(b)
-    if lw.onnx_shape(a) != lw.onnx_shape(b) or lw.perm[a] != lw.perm[b]:
-        raise unsupported(lw.g, node, f"adds tensors of shapes {lw.onnx_shape(a)} and {lw.onnx_shape(b)}",
-                          "tilewise takes an integer Add of two tensors of one shape before a RequantShift")
-    if ta.dtype != tb.dtype or ta.dtype not in ("int8", "uint8"):
-        raise unsupported(lw.g, node, f"adds a {ta.dtype} and a {tb.dtype} tensor",
-                          "requantize both branches to the same 8-bit type (signed or unsigned) before the Add")
+    axis, rq = _standalone(lw, node, a)
+    if not (lw.onnx_shape(a) == lw.onnx_shape(b) and lw.perm[a] == lw.perm[b] and ta.dtype == tb.dtype
+            and _depthwise_ok(lw, a, axis)):
+        s = emit_arith(lw, node, "Add", (("ir", a), ("ir", b)), lw.fresh(f"{node.name}__sum"), suffix="_sum")
+        emit_requant(lw, node, s, rq, axis, lw.out_name(node.outputs[0]),
+                     clip_dtype(node.attr("tw_lo"), node.attr("tw_hi")), suffix="_requant")
+        return
     a4, flat = _as_nhwc(lw, node, a)
     b4, _ = _as_nhwc(lw, node, b)
     n, h, w, c = lw.t(a4).shape
@@ -256,19 +311,27 @@ _INPUT_MAX = {"float32": 255, "uint8": 255, "int8": 128}
 KEEPS_RANGE = ("MaxPool", "Reshape", "Flatten", "Identity", "Dropout", "Transpose", "Relu")
 
 
+#: node attributes onnxruntime refuses or ignores (QuantLab's DORY exports annotate Conv, Mul, Add
+#: and Clip with bit widths, and its DORY adder requantizes its inputs through attributes)
+FOREIGN_ATTRS = ("weight_bits", "bias_bits", "mult_bits", "add_bits", "out_bits", "in1_rq", "in2_rq", "out_rq")
+
+
 def value_bound(g: OnnxGraph) -> int | None:
     """The largest |value| any float32 intermediate of the expanded copy can take (module
     docstring): the inputs, every partial sum of a linear op, every sum of an Add, every
     RequantShift output. None when an op outside the ones QuantLab exports leaves a range unknown,
-    or a RequantShift's int64 dividend could reach 2^62."""
+    a node carries attributes onnxruntime refuses or ignores (FOREIGN_ATTRS), or a
+    RequantShift's int64 dividend could reach 2^62."""
     m: dict[str, int] = {n: _INPUT_MAX.get(dt, 1 << 31) for n, (dt, _) in g.inputs.items()}
     worst = max(m.values(), default=0)
     for n in g.nodes:
+        if any(a in n.attrs for a in FOREIGN_ATTRS):
+            return None
         ins = [m.get(i) for i in n.inputs[:1]]
         if ins[0] is None:
             return None
         x = ins[0]
-        if n.op_type in LINEAR:
+        if n.op_type in LINEAR and n.input(1) in g.consts:
             w = np.abs(np.asarray(g.consts[n.inputs[1]], dtype=np.float64))
             channels, _ = _channels(g, n)
             if n.op_type == "Conv":
@@ -277,16 +340,23 @@ def value_bound(g: OnnxGraph) -> int | None:
                 per_k = w.sum(axis=1)
             else:
                 per_k = w.sum(axis=0)
-            bias = np.abs(np.asarray(g.consts[n.input(2)], dtype=np.float64)).reshape(-1) if n.input(2) else 0.0
-            y = int((per_k * x + bias).max(initial=0))
+            alpha = abs(float(n.attr("alpha", 1.0))) if n.op_type == "Gemm" else 1.0
+            beta = abs(float(n.attr("beta", 1.0))) if n.op_type == "Gemm" else 1.0
+            bias = (np.abs(np.asarray(g.consts[n.input(2)], dtype=np.float64)).max(initial=0) * beta
+                    if n.input(2) else 0.0)
+            y = int((per_k * x * alpha + bias).max(initial=0))
             worst = max(worst, y)
+        elif n.op_type == "MatMul":
+            return None     # two activations: the reduction's length is not known here
         elif n.op_type == REQUANT_SHIFT:
             mul, add, d, lo, hi = shift_terms(g, n)
             if int(np.abs(mul).max(initial=0)) * x + int(np.abs(add).max(initial=0)) + (1 << d) >= I64_LIFT:
                 return None     # the int64 dividend of the expanded copy could leave its lifted range
             y = max(abs(lo), abs(hi))
-        elif n.op_type == "Add":
+        elif n.op_type in ("Add", "Sub"):
             b = m.get(n.input(1))
+            if b is None and n.input(1) in g.consts:
+                b = int(np.abs(np.asarray(g.consts[n.input(1)], dtype=np.float64)).max(initial=0))
             if b is None:
                 return None
             y = x + b
@@ -322,7 +392,7 @@ def expanded_model(model, g: OnnxGraph):
     inits = []
     by_name = {n.name: n for n in g.nodes}
     for i, n in enumerate(graph.node):
-        if n.op_type != REQUANT_SHIFT or n.domain not in ("", "ai.onnx"):
+        if n.op_type != REQUANT_SHIFT:
             nodes.append(n)
             continue
         mul, add, d, lo, hi = shift_terms(g, by_name[n.name or f"{n.op_type}_{i}"])
@@ -357,4 +427,6 @@ def expanded_model(model, g: OnnxGraph):
     del graph.node[:]
     graph.node.extend(nodes)
     graph.initializer.extend(inits)
-    return m
+    from .onnx_io import untyped_outputs
+
+    return untyped_outputs(m)

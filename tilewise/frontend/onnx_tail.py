@@ -21,6 +21,9 @@ import numpy as np
 from .onnx_model import ONode, OnnxGraph
 
 FLOAT_TAIL = ("Gather", "Unsqueeze", "Squeeze", "Sigmoid", "Softmax", "LogSoftmax")
+#: ops that join the tail only when every input they read comes from the tail (QuantLab's
+#: Dronet ends Gather → Sigmoid / Unsqueeze → Concat)
+JOINS = ("Concat",)
 
 
 def _dequantizes(g: OnnxGraph, n: ONode) -> bool:
@@ -33,13 +36,21 @@ def _dequantizes(g: OnnxGraph, n: ONode) -> bool:
 def cut_float_tail(g: OnnxGraph) -> tuple[OnnxGraph, dict | None]:
     """(the graph without its float tail, the cut's description) or (g, None) without a tail."""
     cons = g.consumers()
-    tail: set[int] = set()
-    for n in reversed(g.nodes):
-        if n.op_type not in FLOAT_TAIL and not _dequantizes(g, n):
-            continue
-        readers = [c for o in n.outputs if o for c in cons.get(o, [])]
-        if all(id(c) in tail for c in readers) and (readers or any(o in g.outputs for o in n.outputs)):
-            tail.add(id(n))
+    prod = g.producers()
+    excluded: set[int] = set()
+    while True:
+        tail: set[int] = set()
+        for n in reversed(g.nodes):
+            if id(n) in excluded or (n.op_type not in FLOAT_TAIL + JOINS and not _dequantizes(g, n)):
+                continue
+            readers = [c for o in n.outputs if o for c in cons.get(o, [])]
+            if all(id(c) in tail for c in readers) and (readers or any(o in g.outputs for o in n.outputs)):
+                tail.add(id(n))
+        joins = [n for n in g.nodes if n.op_type in JOINS and id(n) in tail
+                 and not all(i in g.consts or (i in prod and id(prod[i]) in tail) for i in n.inputs if i)]
+        if not joins:
+            break
+        excluded.update(id(n) for n in joins)
     if not tail:
         return g, None
     kept = [n for n in g.nodes if id(n) not in tail]
