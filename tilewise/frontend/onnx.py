@@ -15,7 +15,9 @@ from their Requant: "onnx", or "shift" for NEMO layers. Anything outside
 SUPPORTED_OPS, or float computation left in the graph, is an UnsupportedOpError naming the file,
 the node and its op type. QuantLab graphs (custom RequantShift nodes) are rewritten by
 onnx_quantlab.py instead of onnx_nemo.py. graph.meta: "format" = "onnx", "onnx_style" in {"qdq",
-"qoperator", "nemo", "quantlab"}, "onnx_value_bound" (quantlab: the largest |float32 value| of the
+"qoperator", "nemo", "quantlab"}, "onnx_no_reference" (integer exports onnxruntime cannot check:
+why, `no_reference`), "onnx_value_bound" (nemo: the largest |value| onnxruntime computes in float32
+on the model as written, Lowering.float_bound; quantlab: the largest |float32 value| of the
 expanded copy validate runs, onnx_quantlab.value_bound; None when not bounded), "onnx_opset",
 "source_layout" = "NCHW", "onnx_inputs" / "onnx_outputs" (onnx_lower.py; frontend/onnx_io.py
 converts arrays between the ONNX model and the IR with them), and "onnx_session_config": the
@@ -64,6 +66,24 @@ def model_style(g) -> str:
     return "qoperator"
 
 
+#: ops whose onnxruntime result on an integer export's float32 codes is not its integer value
+REAL_VALUED = {"ReduceMean": "onnxruntime's ReduceMean gives the real mean, which Deeploy rounds to an integer "
+                             "(floor((Σ + n/2) / n))"}
+
+
+def no_reference(g) -> str:
+    """Why onnxruntime cannot be the reference of an integer export ('' when it can): an op
+    whose float result is not the exporter's integer (REAL_VALUED), QuantLab's DORY adder (it
+    requantizes its inputs through attributes onnxruntime ignores)."""
+    for n in g.nodes:
+        if n.op_type in REAL_VALUED:
+            return f"node '{n.name}': {REAL_VALUED[n.op_type]}"
+        if n.op_type == "TwDoryAdd":
+            return (f"node '{n.name}': QuantLab's DORY adder requantizes its inputs through attributes "
+                    "(in1_mul, in1_shift, ...) that onnxruntime ignores")
+    return ""
+
+
 def read_onnx(data: bytes, source: str, input_dtypes: Mapping[str, str] | None = None) -> Graph:
     """Read an ONNX model (bytes of the .onnx file) into an integer IR Graph (not yet verified);
     `input_dtypes`: the IR dtype of inputs whose container does not say it (frontend/__init__.py)."""
@@ -88,6 +108,22 @@ def read_onnx(data: bytes, source: str, input_dtypes: Mapping[str, str] | None =
     meta = {"format": "onnx", "onnx_style": style, "onnx_opset": g.opset, "onnx_session_config": session_config}
     if cut is not None:
         meta.update(notes=list(g.notes), onnx_cut=cut)
+    if style in ("quantlab", "nemo"):
+        from .onnx_io import attribute_pads
+        from .onnx_model import decode_model
+
+        pads = attribute_pads(decode_model(data, source))
+        if pads:
+            meta.setdefault("notes", []).append(
+                f"{source}: Pad {', '.join(repr(p) for p in pads[:3])} give{'s' if len(pads) == 1 else ''} the pads "
+                f"as attributes, the opset-2 form its opset {g.opset} no longer has: tilewise reads it; onnxruntime "
+                "runs a copy with them as inputs")
     if style == "quantlab":
         meta["onnx_value_bound"] = onnx_quantlab.value_bound(source_graph)
+    elif style == "nemo":
+        meta["onnx_value_bound"] = lw.float_bound()
+    if style in ("quantlab", "nemo"):
+        why = no_reference(g)
+        if why:
+            meta["onnx_no_reference"] = why
     return lw.finish(g.name, meta)

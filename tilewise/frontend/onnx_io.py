@@ -107,11 +107,45 @@ def untyped_outputs(m: Any, names: list[str] | None = None) -> Any:
     return m
 
 
+def attribute_pads(model: Any) -> list[str]:
+    """Names of the Pad nodes that give their pads as attributes (the opset-2 form) in a model of
+    opset 11 or later, where Pad takes them as inputs (Deeploy's Pad kernels are written so; the
+    frontend reads either form, onnxruntime refuses the file)."""
+    opset = next((i.version for i in model.opset_import if i.domain in ("", "ai.onnx")), 0)
+    if opset < 11:
+        return []
+    return [n.name or f"Pad_{i}" for i, n in enumerate(model.graph.node)
+            if n.op_type == "Pad" and any(a.name == "pads" for a in n.attribute)]
+
+
+def _pads_as_inputs(m: Any) -> None:
+    """Every attribute-form Pad of `m` (attribute_pads) with its pads and value as inputs."""
+    from onnx import numpy_helper
+
+    if not attribute_pads(m):
+        return
+    for i, n in enumerate(m.graph.node):
+        attrs = {a.name: a for a in n.attribute}
+        if n.op_type != "Pad" or "pads" not in attrs:
+            continue
+        base = n.name or f"Pad_{i}"
+        pads = np.asarray(list(attrs["pads"].ints), dtype=np.int64)
+        value = np.asarray(attrs["value"].f if "value" in attrs else 0.0, dtype=np.float32)
+        m.graph.initializer.extend([numpy_helper.from_array(pads, f"{base}__pads"),
+                                    numpy_helper.from_array(value, f"{base}__value")])
+        del n.input[1:]
+        n.input.extend([f"{base}__pads", f"{base}__value"])
+        keep = [a for a in n.attribute if a.name == "mode"]
+        del n.attribute[:]
+        n.attribute.extend(keep)
+
+
 def reference_model(graph: Graph, model: str | Path) -> str | bytes:
     """What onnxruntime runs as the reference of `graph`: the model file, or — when the frontend
     cut a float tail (onnx_tail.py) — a copy whose graph outputs are the tensors tilewise's network
     ends at, so the reference is the same tensor; an integer export's copy declares its outputs
-    without types (`untyped_outputs`)."""
+    without types (`untyped_outputs`) and takes its attribute-form Pads' pads as inputs
+    (`attribute_pads`; graph.meta["notes"] says so)."""
     cut = graph.meta.get("onnx_cut")
     integer = graph.meta.get("onnx_style") in ("nemo", "quantlab")
     if not cut and not integer:
@@ -120,6 +154,7 @@ def reference_model(graph: Graph, model: str | Path) -> str | bytes:
 
     m = onnx.load(str(model))
     untyped_outputs(m, cut["outputs"] if cut else None)
+    _pads_as_inputs(m)
     return m.SerializeToString()
 
 

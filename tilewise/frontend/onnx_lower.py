@@ -86,6 +86,9 @@ class Lowering:
         #: proven value ranges of IR activations narrower than their types (an int32 accumulator
         #: output: Σ|w|·max|x| + |b|), which the integer ops' output types follow (onnx_int.py)
         self.bounds: dict[str, tuple[int, int]] = {}
+        #: the largest |value| onnxruntime computes in float32 running an integer export as
+        #: written (the NEMO chains' κ·acc + λ, every proven bound): exact below 2^24
+        self.float_max = 0
         self.tensors: dict[str, Tensor] = {}
         self.nodes: list[Node] = []
         self.ir: dict[str, str] = {}  # ONNX tensor -> IR tensor
@@ -180,6 +183,11 @@ class Lowering:
 
     def t(self, ir_name: str) -> Tensor:
         return self.tensors[ir_name]
+
+    def float_bound(self) -> int:
+        """`float_max` with every proven value bound (onnx.py: meta["onnx_value_bound"])."""
+        spans = [max(abs(lo), abs(hi)) for lo, hi in self.bounds.values()]
+        return max([self.float_max, *spans])
 
     def bound(self, ir_name: str) -> tuple[int, int]:
         """[lo, hi] of an IR activation's values: a proven bound, else its type's range."""

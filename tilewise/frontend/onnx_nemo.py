@@ -439,6 +439,9 @@ def _requant(lw: Lowering, node: ONode, acc_bound: int) -> Requant:
     no-op chain (no clip, no division) gives the identity onto int32: the accumulator output."""
     k = np.asarray(node.attr("tw_k"), dtype=np.int64)
     lam = np.asarray(node.attr("tw_lambda"), dtype=np.int64)
+    # onnxruntime runs the float part of the chain (the accumulation, κ·acc + λ) in float32
+    lw.float_max = max(lw.float_max, acc_bound,
+                       acc_bound * int(np.abs(k).max(initial=1)) + int(np.abs(lam).max(initial=0)))
     lo, hi = node.attr("tw_lo"), node.attr("tw_hi")
     qmin = int(lo) if lo is not None else -(1 << 31)
     qmax = int(hi) if hi is not None else (1 << 31) - 1

@@ -371,6 +371,46 @@ def value_bound(g: OnnxGraph) -> int | None:
     return worst
 
 
+def _ranks(g: OnnxGraph) -> dict[str, int]:
+    """The rank of every tensor the graph's ops produce, where the ops say it (standard ops and
+    RequantShift keep their first input's; the others QuantLab exports are listed)."""
+    r = {name: len(shape) for name, (_, shape) in g.inputs.items()}
+    r.update({name: np.ndim(v) for name, v in g.consts.items()})
+    for n in g.nodes:
+        x = r.get(n.input(0))
+        if n.op_type in ("Gemm", "Flatten"):
+            y = 2
+        elif n.op_type == "Reshape" and n.input(1) in g.consts:
+            y = int(np.size(g.consts[n.input(1)]))
+        elif n.op_type == "MatMul":
+            y = max(x or 0, r.get(n.input(1), 0)) or None
+        elif n.op_type.startswith("Reduce"):
+            axes = n.attr("axes")
+            y = x if x is None or int(n.attr("keepdims", 1)) or axes is None else x - len(axes)
+        else:
+            y = x
+        for o in n.outputs:
+            if o and y is not None:
+                r[o] = y
+    return r
+
+
+def _broadcastable(a: np.ndarray, rank: int | None) -> np.ndarray:
+    """A RequantShift's per-channel mul / add as numpy broadcasts it over a rank-`rank` N×C×…
+    tensor: QuantLab writes [C, 1, 1] whatever the rank (a 1-D convolution's N×C×W output
+    included), which onnxruntime would broadcast along the batch axis: there it is axis 1; any
+    other form broadcasts right-aligned, as written."""
+    a = np.asarray(a)
+    if rank is None or a.size <= 1 or rank < 2 or sum(d != 1 for d in a.shape) != 1:
+        return a
+    full = (1,) * (rank - a.ndim) + tuple(a.shape) if a.ndim <= rank else None
+    if full is not None and (full.index(a.size) != 0 or rank == 2):
+        return a.reshape(full)           # right-aligned (a matrix's rows included)
+    shape = [1] * rank
+    shape[1] = a.size
+    return a.reshape(shape)
+
+
 def expanded_model(model, g: OnnxGraph):
     """A copy of the onnx.ModelProto `model` with every RequantShift written as standard ops and
     integer graph inputs Cast to float32 (module docstring); `model` is not changed."""
@@ -391,6 +431,7 @@ def expanded_model(model, g: OnnxGraph):
                         n.input[i] = fname
     inits = []
     by_name = {n.name: n for n in g.nodes}
+    ranks = _ranks(g)
     for i, n in enumerate(graph.node):
         if n.op_type != REQUANT_SHIFT:
             nodes.append(n)
@@ -404,8 +445,9 @@ def expanded_model(model, g: OnnxGraph):
 
         # floor((x·mul + add + div/2) / div) in int64; int64 Div truncates, so the dividend is
         # lifted by 2^62 (a multiple of div) to be non-negative and the quotient lowered after
-        const("k", mul.astype(np.int64))
-        const("lam", (add + (1 << d) // 2).astype(np.int64) + I64_LIFT)
+        rank = ranks.get(n.input[0])
+        const("k", _broadcastable(mul, rank).astype(np.int64))
+        const("lam", _broadcastable(add + (1 << d) // 2, rank).astype(np.int64) + I64_LIFT)
         const("div", np.int64(1 << d))
         const("off", np.int64(I64_LIFT >> d))
         t = [f"{base}__{s}" for s in ("int", "mul", "add", "div", "floor", "float")]
