@@ -92,6 +92,10 @@ class ValidationReport:
     #: flash of the firmware image built for an ISA (validate/code_size.py CodeSize.to_json):
     #: the network's code, its constants, the firmware around it; None on the host
     code: dict[str, Any] | None = None
+    #: an exporter's golden data layer by layer (validate --golden DIR, or Deeploy's
+    #: activations.npz): one row per golden tensor (validate/golden_files.py `rows`); None
+    #: without such data
+    golden_layers: list[dict[str, Any]] | None = None
     #: the schedule the generated C executes (for report files; not part of the JSON)
     schedule: NetworkSchedule | None = field(default=None, repr=False, compare=False)
 
@@ -121,6 +125,7 @@ class ValidationReport:
             "model": self.model, "target": self.target, "tiler": self.tiler,
             "l1_free_bytes": self.l1_free_bytes, "project": self.project,
             "platform": self.platform, "metrics": self.metrics, "code": self.code,
+            **({"golden_layers": self.golden_layers} if self.golden_layers is not None else {}),
             **({"measured_cycles": self.measured_cycles, "predicted_cycles": self.predicted_cycles,
                 "layers": self.layer_cycles} if self.platform != "host" else {}),
             **({"measured_instructions": self.measured_instructions,
@@ -371,10 +376,12 @@ def release_work_dir(report: ValidationReport, work: Path,
 def validate_path(model: str | Path, target, tiler: str = "model", n_random: int = 20,
                   seed: int = 0, out_dir: str | Path | None = None,
                   objective: str = "latency", on: str = "host",
-                  c_name: str = "tw") -> ValidationReport:
-    """`tilewise validate MODEL`: load, lower, schedule on `target`, then `validate_model`. Without
-    `out_dir` the project is built in a temporary directory, removed when the result is bit-exact
-    and when validation stops early (an error, Ctrl-C)."""
+                  c_name: str = "tw", input_dtypes: dict[str, str] | None = None
+                  ) -> ValidationReport:
+    """`tilewise validate MODEL`: load (`input_dtypes`: the code types of an integer export's
+    container inputs, frontend.load_model), lower, schedule on `target`, then `validate_model`.
+    Without `out_dir` the project is built in a temporary directory, removed when the result is
+    bit-exact and when validation stops early (an error, Ctrl-C)."""
     from ..frontend import load_model
     from ..passes import lower
     from ..schedule.network import schedule_network
@@ -382,7 +389,7 @@ def validate_path(model: str | Path, target, tiler: str = "model", n_random: int
     from ..codegen.names import check_name
 
     check_name(c_name)
-    graph = load_model(model)
+    graph = load_model(model, input_dtypes)
     check_platform(target, on)
     from .chunked import CHUNK, validate_chunked
 

@@ -59,6 +59,9 @@ class EdgeSpec:
     zero_point: int
     rounding: str                   # HALF_EVEN or HALF_AWAY
     model_layout: str               # "NCHW", "NHWC", ...: how the model lays the tensor out
+    #: integer codes in a float or wide container (integer exports: NEMO, QuantLab, Deeploy):
+    #: float values are taken as the codes themselves (integral, range-checked), not quantized
+    codes: bool = False
 
 
 @dataclass(frozen=True, eq=False)
@@ -82,39 +85,81 @@ def _layout_name(perm: tuple[int, ...] | None, rank: int) -> str:
     return "NCHW" if tuple(perm) == (0, 2, 3, 1) else f"model order (to IR: transpose {perm})"
 
 
-def input_spec(graph: Graph, lg: LayerGraph) -> EdgeSpec:
-    """The network input as the user may give it."""
-    name = lg.inputs[0]
+def integer_export(graph: Graph) -> bool:
+    """The graph is an integer export (NEMO, QuantLab, Deeploy): its tensors hold integer codes,
+    in float32 or wide integer containers where the format needs one."""
+    from ..frontend.onnx_lower import INTEGER_STYLES
+
+    return graph.meta.get("format") == "onnx" and graph.meta.get("onnx_style") in INTEGER_STYLES
+
+
+def container_inputs(graph: Graph) -> list[dict[str, Any]]:
+    """The onnx_inputs entries (frontend/onnx_lower.py) of the inputs whose ONNX container
+    (float32, or an integer wider than the codes) does not say the codes' type: the input dtype
+    option (`load_model(input_dtypes=…)`) gives it, or validate infers it from the data."""
+    from ..frontend.onnx_lower import WIDE_CONTAINERS
+
+    if not integer_export(graph):
+        return []
+    return [e for e in graph.meta.get("onnx_inputs", ())
+            if e["onnx_dtype"] == "float32" or e["onnx_dtype"] in WIDE_CONTAINERS]
+
+
+def _input_spec(graph: Graph, lg: LayerGraph, k: int) -> EdgeSpec:
+    name = lg.inputs[k]
     t = lg.tensors[name]
     scale, zp = _quant(lg, name)
     if graph.meta.get("format") == "onnx":
         e = next((e for e in graph.meta.get("onnx_inputs", ()) if e["ir"] == name), None)
         if e is not None:
             perm = tuple(int(v) for v in e["to_ir_perm"])
-            if e.get("onnx_dtype") == "float32" and e.get("scale") is not None:
+            codes = any(c["ir"] == name for c in container_inputs(graph))
+            if e.get("onnx_dtype") == "float32" and e.get("scale") is not None and not codes:
                 scale, zp = float(e["scale"]), int(e["zero_point"])
             return EdgeSpec((e["onnx"], name), tuple(t.shape), tuple(int(d) for d in e["onnx_shape"]),
-                            perm, t.dtype, scale, zp, HALF_EVEN, _layout_name(perm, len(perm)))
+                            perm, t.dtype, scale, zp, HALF_EVEN, _layout_name(perm, len(perm)),
+                            codes)
         return EdgeSpec((name,), tuple(t.shape), tuple(t.shape), None, t.dtype, scale, zp,
                         HALF_EVEN, _layout_name(None, len(t.shape)))
-    perm = input_perm(lg.meta) or input_perm(graph.meta)
+    perm = (input_perm(lg.meta) or input_perm(graph.meta)) if k == 0 else None
     return EdgeSpec((name,), tuple(t.shape), model_input_shape({"input_perm": perm}, tuple(t.shape)),
                     perm, t.dtype, scale, zp, HALF_AWAY, _layout_name(perm, len(t.shape)))
 
 
-def output_spec(graph: Graph, lg: LayerGraph) -> EdgeSpec:
-    """The network output (the tensor validate compares) as the user's expected outputs may hold it."""
-    name = lg.outputs[0]
+def _output_spec(graph: Graph, lg: LayerGraph, k: int) -> EdgeSpec:
+    name = lg.outputs[k]
     t = lg.tensors[name]
     scale, zp = _quant(lg, name)
+    codes = integer_export(graph)
     e = next((e for e in graph.meta.get("onnx_outputs", ()) if e["ir"] == name), None)
     if e is not None:
         perm = tuple(int(v) for v in e["to_ir_perm"])
         return EdgeSpec((e["onnx"], name), tuple(t.shape), tuple(int(d) for d in e["onnx_shape"]),
-                        perm, t.dtype, scale, zp, HALF_EVEN, _layout_name(perm, len(perm)))
+                        perm, t.dtype, scale, zp, HALF_EVEN, _layout_name(perm, len(perm)), codes)
     return EdgeSpec((name,), tuple(t.shape), tuple(t.shape), None, t.dtype, scale, zp,
                     HALF_AWAY if graph.meta.get("format") == "tflite" else HALF_EVEN,
-                    _layout_name(None, len(t.shape)))
+                    _layout_name(None, len(t.shape)), codes)
+
+
+def input_specs(graph: Graph, lg: LayerGraph) -> list[EdgeSpec]:
+    """The network inputs as the user may give them, in the graph's order."""
+    return [_input_spec(graph, lg, k) for k in range(len(lg.inputs))]
+
+
+def output_specs(graph: Graph, lg: LayerGraph) -> list[EdgeSpec]:
+    """The network outputs (the tensors validate compares) as the user's expected outputs may
+    hold them, in the graph's order."""
+    return [_output_spec(graph, lg, k) for k in range(len(lg.outputs))]
+
+
+def input_spec(graph: Graph, lg: LayerGraph) -> EdgeSpec:
+    """The (first) network input as the user may give it."""
+    return _input_spec(graph, lg, 0)
+
+
+def output_spec(graph: Graph, lg: LayerGraph) -> EdgeSpec:
+    """The (first) network output as the user's expected outputs may hold it."""
+    return _output_spec(graph, lg, 0)
 
 
 # -- reading files -------------------------------------------------------------------------------
@@ -186,6 +231,152 @@ def read_array(path: str | Path, what: str, names: tuple[str, ...] = ()) -> User
                         f"files, not '{p.suffix or p.name}' files; convert it with numpy.save")
 
 
+def _npz_arrays(path: Path, what: str) -> list[tuple[str, np.ndarray]]:
+    """Every (key, array) of a .npz, in the file's order."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            items = [(k, np.asarray(z[k])) for k in z.keys()]
+    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as e:
+        raise TilewiseError(f"{path}: cannot read {what} as a .npz archive ({type(e).__name__}: "
+                            f"{str(e).splitlines()[0] if str(e) else 'unreadable'}); write it with "
+                            f"numpy.savez") from None
+    if not items:
+        raise TilewiseError(f"{path}: the .npz holds no arrays; write {what} with numpy.savez")
+    return items
+
+
+@dataclass(frozen=True, eq=False)
+class InputOrder:
+    """What an exporter's inputs.npz may hold, array by array: the model's graph.input in order —
+    (name, None) for a real input, (name, its initializer) for an entry an initializer backs (old
+    exports list weights there) — and the initializers graph.input does not list (Deeploy's
+    inputs.npz holds the weights after the inputs)."""
+
+    listed: tuple[tuple[str, np.ndarray | None], ...]
+    others: tuple[tuple[str, np.ndarray], ...] = ()
+
+
+def onnx_input_order(model: str | Path) -> InputOrder:
+    """The InputOrder of an ONNX model file."""
+    from onnx import numpy_helper
+
+    from ..frontend.onnx_model import decode_model
+
+    g = decode_model(Path(model).read_bytes(), str(model)).graph
+    inits = {t.name: t for t in g.initializer}
+    listed = tuple((vi.name, numpy_helper.to_array(inits[vi.name]) if vi.name in inits else None)
+                   for vi in g.input)
+    names = {vi.name for vi in g.input}
+    return InputOrder(listed, tuple((t.name, numpy_helper.to_array(t)) for t in g.initializer
+                                    if t.name not in names))
+
+
+def read_arrays(path: str | Path, what: str, specs: list[EdgeSpec],
+                order: InputOrder | None = None) -> tuple[list[UserArray], list[str]]:
+    """One UserArray per tensor of `specs` (the network's inputs or outputs, in order) from a
+    file, and notes on arrays skipped. A .npy or a directory holds the one tensor of a network
+    with one; a .npz holds one array per tensor, keyed by the tensor's name (ONNX or IR) or in
+    the tensors' order. For inputs, `order` (InputOrder) names the model's constants an exporter
+    may list among them (Deeploy's inputs.npz: the weights after the inputs, graph.input's
+    initializer-backed entries): an array equal to one of them is that constant, the others are
+    the inputs in graph.input's order, and any array beyond the inputs must be a constant of its
+    shape; constants are skipped, a note saying whether each equals the model's. Any other count
+    of arrays is one sentence."""
+    p = Path(path)
+    if len(specs) == 1 and (p.suffix.lower() != ".npz" or not p.is_file()):
+        return [read_array(path, what, specs[0].names)], []
+    if p.suffix.lower() != ".npz" or not p.is_file():
+        if not p.exists():
+            read_array(path, what)   # the missing-file sentence
+        names = ", ".join(repr(sp.names[0]) for sp in specs)
+        raise TilewiseError(f"{path}: the model has {len(specs)} {what.split()[-1]} ({names}); give "
+                            f"them as one .npz with one array per tensor, keyed by name or in order")
+    items = _npz_arrays(p, what)
+    keys = [k for k, _ in items]
+    arrays = dict(items)
+    if len(items) == 1 and len(specs) == 1:
+        return [UserArray(items[0][1], str(path))], []
+    named = [next((n for n in sp.names if n in arrays), None) for sp in specs]
+    if all(n is not None for n in named):
+        return [UserArray(arrays[n], f"{path}:{n}") for n in named], []
+    order = order or InputOrder(tuple((sp.names[0], None) for sp in specs))
+    wanted = ", ".join(repr(sp.names[0]) for sp in specs)
+
+    def wrong(why: str) -> TilewiseError:
+        several = f"several arrays ({', '.join(keys)})" if len(keys) > 1 else f"the array {keys[0]}"
+        return TilewiseError(f"{path}: the .npz holds {several} and they are not the model's "
+                             f"{len(specs)} {what.split()[-1]} ({wanted}) by name or by order "
+                             f"({why}); key each array by its tensor's name or give one per "
+                             f"tensor, in order")
+
+    real = [name for name, const in order.listed if const is None]
+    consts = [(n, c) for n, c in order.listed if c is not None] + list(order.others)
+    used: set[str] = set()
+    notes: list[str] = []
+
+    def constant(key: str, name: str, const: np.ndarray) -> None:
+        arr = arrays[key]
+        used.add(name)
+        differ = int((np.asarray(arr, np.float64) != np.asarray(const, np.float64)).sum())
+        notes.append(f"{path}: '{key}' is the model's constant '{name}' "
+                     + ("(equal to the model's; skipped)" if not differ else
+                        f"({differ} of {arr.size} values differ from the model's; skipped — "
+                        f"the model's own are used)"))
+
+    # an array equal to one of the model's constants is that constant; the others are the inputs
+    # in graph.input's order, any further ones constants of their shape
+    rest = []
+    for key in keys:
+        arr = arrays[key]
+        same = next(((n, c) for n, c in consts if n not in used and c.shape == arr.shape
+                     and np.array_equal(c, arr)), None)
+        if same is not None:
+            constant(key, *same)
+        else:
+            rest.append(key)
+    if len(real) != len(specs) or len(rest) < len(real):
+        raise wrong(f"{len(keys)} arrays for {len(specs)} tensors"
+                    + (f" and {len(consts)} constants" if consts else ""))
+    for key in rest[len(real):]:
+        arr = arrays[key]
+        same = next(((n, c) for n, c in consts if n not in used and c.shape == arr.shape), None)
+        if same is None:
+            raise wrong(f"'{key}' of shape {_fmt(arr.shape)} is neither an input nor a constant "
+                        f"of the model")
+        constant(key, *same)
+    return [UserArray(arrays[k], f"{path}:{k}") for k in rest[:len(real)]], notes
+
+
+def infer_code_dtype(values: np.ndarray) -> str:
+    """The narrowest of int8, uint8, int16, int32 that holds every value: uint8 when none is
+    negative and all fit 8 bits unsigned, int8 when some are negative and all fit 8 bits signed,
+    else int16 or int32."""
+    lo, hi = int(values.min()), int(values.max())
+    if lo >= 0 and hi <= 255:
+        return "uint8"
+    for dt in ("int8", "int16", "int32"):
+        a, b = dtype_range(dt)
+        if a <= lo and hi <= b:
+            return dt
+    raise TilewiseError(f"input codes span [{lo}, {hi}], beyond int32")
+
+
+def integral_codes(arr: np.ndarray, src: str, what: str) -> np.ndarray:
+    """A float array of integer codes as int64; any non-integer value is one sentence."""
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        first = tuple(int(v) for v in np.argwhere(bad)[0])
+        raise TilewiseError(f"{src}: {what} hold {int(bad.sum())} NaN or infinite values (the first "
+                            f"at index {first}); give the integer codes")
+    frac = arr != np.round(arr)
+    if frac.any():
+        first = tuple(int(v) for v in np.argwhere(frac)[0])
+        raise TilewiseError(f"{src}: {what} hold non-integer values (e.g. {arr[first]!r} at index "
+                            f"{first}) where the model takes integer codes; give the codes "
+                            f"themselves (integers, or floats with integer values)")
+    return arr.astype(np.int64)
+
+
 # -- interpreting arrays -------------------------------------------------------------------------
 
 def _candidates(spec: EdgeSpec, layout: str) -> list[tuple[str, tuple[int, ...], tuple[int, ...] | None]]:
@@ -231,6 +422,11 @@ def to_ir(ua: UserArray, spec: EdgeSpec, what: str, layout: str = "auto",
                 break
         if hit:
             break
+    if hit is None:   # one input of the model's shape, its batch (not 1) included: N = 1
+        hit = next(((label, full, perm, full) for label, full, perm in cands
+                    if full and full[0] != 1 and tuple(arr.shape) == full), None)
+        if hit is not None:
+            arr = arr[None]
     if hit is None:
         want = " or ".join(f"[N, {_fmt(full)}] / [N, {_fmt(full[1:])}] ({label})" if full[0] == 1
                            else f"[N, {_fmt(full)}] ({label})" for label, full, _ in cands)
@@ -248,14 +444,23 @@ def to_ir(ua: UserArray, spec: EdgeSpec, what: str, layout: str = "auto",
     desc: dict[str, Any] = {"file": src, "count": n, "layout": label, "dtype": str(arr.dtype),
                             "shape": list(ua.array.shape)}
     lo, hi = dtype_range(spec.dtype)
+    if spec.codes and arr.dtype.kind == "f":   # an integer export's codes in a float container
+        arr = integral_codes(arr, src, what)
+        desc["values"] = "integer codes in floats"
     if arr.dtype.kind in "iu":
         amin, amax = int(arr.min()), int(arr.max())
+        if (amin < lo or amax > hi) and spec.codes:
+            raise TilewiseError(f"{src}: the {what} codes span [{amin}, {amax}], outside the "
+                                f"{spec.dtype} range [{lo}, {hi}] the model's "
+                                f"{what.rstrip('s')} '{spec.names[0]}' takes; give its code type "
+                                f"with --input-dtype (or leave it out: validate infers it from "
+                                f"--data)")
         if amin < lo or amax > hi:
             raise TilewiseError(f"{src}: integer {what} span [{amin}, {amax}], outside the "
                                 f"{spec.dtype} range [{lo}, {hi}] of the model's quantized "
                                 f"{what.rstrip('s')}; integers are taken as quantized values — give "
                                 f"floats to have them quantized")
-        desc["values"] = f"quantized {spec.dtype} values as given"
+        desc.setdefault("values", f"quantized {spec.dtype} values as given")
         return arr.astype(np_dtype(spec.dtype)), desc
     bad = ~np.isfinite(arr)
     if bad.any():
@@ -318,5 +523,7 @@ def check_count(n: int, data_src: str, m: int, other_src: str, what: str) -> Non
                             f"{what.rstrip('s')} per input")
 
 
-__all__ = ["EdgeSpec", "HALF_AWAY", "HALF_EVEN", "UserArray", "check_count", "input_spec",
-           "output_spec", "quantize", "read_array", "read_labels", "to_ir"]
+__all__ = ["EdgeSpec", "HALF_AWAY", "HALF_EVEN", "InputOrder", "UserArray", "check_count", "container_inputs",
+           "infer_code_dtype", "input_spec", "input_specs", "integer_export", "integral_codes",
+           "onnx_input_order", "output_spec", "output_specs", "quantize", "read_array",
+           "read_arrays", "read_labels", "to_ir"]

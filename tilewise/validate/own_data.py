@@ -56,66 +56,74 @@ from .csv_files import write_csv
 from .check import (ValidationReport, check_platform, golden_outputs, release_work_dir,
                     validate_network, work_dir)
 from .chunked import CHUNK, run_chunks
-from .data import check_count, input_spec, output_spec, read_array, read_labels, to_ir
+from .data import read_labels
+from .samples import arrays
 
 METRICS_CSV = "metrics.csv"
 LAYER_CSV = "layer_errors.csv"
 
 
-def _host_outputs(project_path: Path, n: int, out_dtype: str,
-                  shape: tuple[int, ...]) -> np.ndarray | None:
-    """The generated C's outputs [n, *shape] of the last host harness run (its output file)."""
-    f = project_path / "run_outputs.bin"
-    if not f.exists():
-        return None
-    raw = np.fromfile(f, dtype=np_dtype(out_dtype))
-    per = int(np.prod(shape, dtype=np.int64))
-    return raw.reshape(n, *shape) if raw.size == n * per else None
+def _host_outputs(project, n: int, ospecs) -> list[np.ndarray] | None:
+    """The generated C's outputs of the last host harness run (its output files): per network
+    output [n, *IR shape]; None when a file is missing or short."""
+    from .run import io_specs, run_files
+
+    _, paths = run_files(project.path, "run", len(io_specs(project.manifest)[0]), len(ospecs))
+    outs = []
+    for f, spec in zip(paths, ospecs):
+        if not f.exists():
+            return None
+        raw = np.fromfile(f, dtype=np_dtype(spec.dtype))
+        per = int(np.prod(spec.ir_shape, dtype=np.int64))
+        if raw.size != n * per:
+            return None
+        outs.append(raw.reshape(n, *spec.ir_shape))
+    return outs
 
 
 def _entry(against: str, a: np.ndarray, b: np.ndarray, classifier: bool) -> dict[str, Any]:
     return {"against": against, **M.compare(a, b, classifier)}
 
 
-def validate_data_path(model: str | Path, target, data: str | Path, *, tiler: str = "model",
-                       expected: str | Path | None = None, labels: str | Path | None = None,
+def validate_data_path(model: str | Path, target, data: str | Path | None = None, *,
+                       tiler: str = "model", expected: str | Path | None = None,
+                       labels: str | Path | None = None,
                        out_dir: str | Path | None = None, objective: str = "latency",
                        on: str = "host", layer_csv: str | Path | None = None,
                        metrics_csv: str | Path | None = None,
                        layout: str = "auto", cache: str | Path | None = None,
-                       c_name: str = "tw") -> ValidationReport:
-    """`tilewise validate MODEL --data ...` (see the module docstring). Without `out_dir` the
-    project is built in a temporary directory, removed when the result is bit-exact."""
-    from ..frontend import load_model
-    from ..passes import lower
+                       c_name: str = "tw", input_dtypes: dict[str, str] | None = None,
+                       golden: str | Path | None = None,
+                       activations: str | Path | None = None) -> ValidationReport:
+    """`tilewise validate MODEL --data ...` or `--golden DIR` (see the module docstring). Without
+    `out_dir` the project is built in a temporary directory, removed when the result is
+    bit-exact."""
     from ..schedule.network import schedule_network
+    from .own_inputs import read_user_data
     from .reference import reference_name, reference_run
 
     if layer_csv is not None and on != "host":
         raise TilewiseError(f"--layer-csv needs the host build (the per-layer dump runs there); "
                             f"drop it or --on {on}")
-    graph = load_model(model)
+    ud = read_user_data(model, data, expected=expected, golden=golden, activations=activations,
+                        layout=layout, input_dtypes=input_dtypes)
     check_platform(target, on)
-    lg = lower(graph)
-    ispec, ospec = input_spec(graph, lg), output_spec(graph, lg)
-    xs, data_desc = to_ir(read_array(data, "inputs", ispec.names), ispec, "inputs", layout)
-    n = len(xs)
-    inputs = [x.reshape(ispec.ir_shape) for x in xs]
-    out_shape = tuple(ospec.ir_shape)
-    classifier = M.is_classifier(out_shape)
-    classes = int(np.prod(out_shape, dtype=np.int64)) if classifier else None
-    exp = exp_desc = None
-    if expected is not None:
-        exp, exp_desc = to_ir(read_array(expected, "expected outputs", ospec.names), ospec,
-                              "expected outputs", layout, keep_float=True)
-        check_count(n, data_desc["file"], len(exp), exp_desc["file"], "expected outputs")
+    graph, lg, ospecs, inputs = ud.graph, ud.lg, ud.ospecs, ud.inputs
+    data_desc = ud.data_desc
+    n = len(inputs)
+    shapes = [tuple(sp.ir_shape) for sp in ospecs]
+    classifiers = [M.is_classifier(sh) for sh in shapes]
     lab = lab_src = None
     if labels is not None:
-        if not classifier:
+        if len(ospecs) != 1:
+            raise TilewiseError(f"{labels}: labels need a network with one output, and this one "
+                                f"has {len(ospecs)}; drop --labels")
+        if not classifiers[0]:
             raise TilewiseError(f"{labels}: labels need a classifier, and the model's output "
-                                f"{'×'.join(map(str, ospec.model_shape))} is not one vector of "
+                                f"{'×'.join(map(str, ospecs[0].model_shape))} is not one vector of "
                                 f"classes per input; drop --labels")
-        lab, lab_src = read_labels(labels, n, classes, data_desc["file"])
+        lab, lab_src = read_labels(labels, n, int(np.prod(shapes[0], dtype=np.int64)),
+                                   data_desc["file"])
 
     ns = schedule_network(lg, target, tiler, objective=objective)
     if on != "host" and n > CHUNK:
@@ -125,14 +133,14 @@ def validate_data_path(model: str | Path, target, data: str | Path, *, tiler: st
     layer_paths = [p / LAYER_CSV for p in csv_dirs] + ([Path(layer_csv)] if layer_csv else [])
     with work_dir(out_dir) as work:   # Ctrl-C or a failure: no tilewise_validate_* left behind
         if on == "host":   # chunk by chunk (chunked.py): memory bounded by the data, not N
-            outs: list[np.ndarray] = []
-            refs: list[np.ndarray] = []
+            outs: list[list[np.ndarray] | None] = []
+            refs: list[Any] = []
             errors = []
 
             def on_chunk(xs, ref, project, offset) -> None:
-                outs.append(_host_outputs(project.path, len(xs), ospec.dtype, out_shape))
+                outs.append(_host_outputs(project, len(xs), ospecs))
                 if ref.outputs is not None:
-                    refs.extend(np.asarray(r).reshape(out_shape) for r in ref.outputs)
+                    refs.extend(ref.outputs)
                 if layer_paths:
                     if not errors:
                         from .layer_errors import LayerErrors
@@ -143,10 +151,11 @@ def validate_data_path(model: str | Path, target, data: str | Path, *, tiler: st
             chunks = (inputs[i:i + CHUNK] for i in range(0, n, CHUNK))
             report, project = run_chunks(model, ns, graph, chunks, -(-n // CHUNK), n, work,
                                          cache=cache, c_name=c_name, on_chunk=on_chunk)
-            # the C's outputs of every input (None: a run wrote none, or validation stopped early
-            # at chunked.MAX_MISMATCHES — its note says so)
-            complete = all(o is not None for o in outs) and sum(len(o) for o in outs) == n
-            ours_q = np.concatenate(outs) if complete else None
+            # the C's outputs of every input, per output (None: a run wrote none, or validation
+            # stopped early at chunked.MAX_MISMATCHES — its note says so)
+            complete = all(o is not None for o in outs) and sum(len(o[0]) for o in outs) == n
+            ours_q = ([np.concatenate([o[k] for o in outs]) for k in range(len(ospecs))]
+                      if complete else None)
             has_ref = len(refs) == n
         else:
             ref = reference_run(graph, model, inputs)
@@ -155,53 +164,37 @@ def validate_data_path(model: str | Path, target, data: str | Path, *, tiler: st
                                                reference=ref.outputs, cache=cache, on=on,
                                                c_name=c_name)
             report.reference_notes = list(ref.notes)
-            ours_q = (np.stack([np.asarray(g).reshape(out_shape) for g in golden_outputs(lg, inputs)])
+            ours_q = (_per_output(lg, golden_outputs(lg, inputs), shapes)
                       if report.bit_exact else None)   # the same integers as the C's
             has_ref = ref.outputs is not None
             refs = list(ref.outputs) if has_ref else []
             errors = []
-        report.notes = list(graph.meta.get("notes", ())) + report.notes
-        scale = ospec.scale if ospec.scale is not None else 1.0
-        deq = (lambda q: M.dequantize(q, scale, ospec.zero_point))
-        ours = deq(ours_q) if ours_q is not None else None
-        if has_ref:
-            against, base = report.reference, np.stack([np.asarray(r).reshape(out_shape) for r in refs])
-        else:
-            against, base = "golden model", np.stack([np.asarray(g).reshape(out_shape)
-                                                      for g in golden_outputs(lg, inputs)])
-        met: dict[str, Any] = {
-            "inputs": n, "data": data_desc,
-            "output": {"shape": list(out_shape), "dtype": ospec.dtype, "scale": ospec.scale,
-                       "zero_point": ospec.zero_point, "classifier": classifier, "classes": classes},
-            "vs_reference": _entry(against, ours, deq(base), classifier) if ours is not None else None,
-            "vs_expected": None, "labels": None, "layer_csv": [], "metrics_csv": [],
-        }
-        if exp is not None:
-            exp = exp.reshape(n, *out_shape)
-            is_int = exp.dtype.kind in "iu"
-            entry = None
-            if ours is not None:
-                entry = _entry("expected", ours, deq(exp) if is_int else exp, classifier)
-            mism = None
-            if is_int and ours_q is not None:
-                per_input = (ours_q.reshape(n, -1).astype(np.int64) != exp.reshape(n, -1)).sum(axis=1)
-                mism = int(per_input.sum())
-                for i in np.flatnonzero(per_input):
-                    report.mismatches.append({"kind": "output", "against": "expected", "input": int(i),
-                                              "elements": int(per_input[i])})
-            met["vs_expected"] = {**(entry or {"against": "expected"}),
-                                  "file": exp_desc["file"], "dtype": exp_desc["dtype"],
-                                  "layout": exp_desc["layout"], "mismatched_elements": mism}
+        report.notes = list(graph.meta.get("notes", ())) + ud.notes + report.notes
+        base = _per_output(lg, refs if has_ref else golden_outputs(lg, inputs), shapes)
+        against = report.reference if has_ref else "golden model"
+        entries = []
+        for k, spec in enumerate(ospecs):
+            entries.append(_output_metrics(report, lg, k, spec, shapes[k], classifiers[k],
+                                           ours_q[k] if ours_q is not None else None, base[k],
+                                           against, ud.expected[k] if ud.expected else None,
+                                           ud.expected_desc[k] if ud.expected_desc else None, n))
+        met: dict[str, Any] = {"inputs": n, "data": data_desc, **entries[0], "labels": None,
+                               "layer_csv": [], "metrics_csv": []}
+        if len(entries) > 1:
+            met["outputs"] = entries
         if lab is not None:
-            pred = M.predictions(ours_q) if ours_q is not None else None
+            pred = M.predictions(ours_q[0]) if ours_q is not None else None
             met["labels"] = {
-                "file": lab_src, "classes": classes,
+                "file": lab_src, "classes": met["output"]["classes"],
                 "accuracy": M.accuracy(pred, lab) if pred is not None else None,
                 "correct": int((pred == lab).sum()) if pred is not None else None,
-                "accuracy_reference": M.accuracy(M.predictions(base), lab) if has_ref else None,
-                "confusion": (M.confusion_matrix(lab, pred, classes).tolist() if pred is not None else None),
+                "accuracy_reference": M.accuracy(M.predictions(base[0]), lab) if has_ref else None,
+                "confusion": (M.confusion_matrix(lab, pred, met["output"]["classes"]).tolist()
+                              if pred is not None else None),
             }
         report.metrics = met
+        if ud.golden:
+            _golden_layers(report, project, ud, cache)
         if errors:
             from .layer_errors import write_layer_csv
 
@@ -213,6 +206,60 @@ def validate_data_path(model: str | Path, target, data: str | Path, *, tiler: st
             write_metrics_csv(met, p)
             met["metrics_csv"].append(str(p))
     return release_work_dir(report, work, out_dir)
+
+
+def _per_output(lg, samples: list[Any], shapes: list[tuple[int, ...]]) -> list[np.ndarray]:
+    """Samples of the network outputs (samples.py) as one [N, *shape] array per output."""
+    parts = [arrays(lg.outputs, s) for s in samples]
+    return [np.stack([np.asarray(p[k]).reshape(sh) for p in parts]) for k, sh in enumerate(shapes)]
+
+
+def _output_metrics(report: ValidationReport, lg, k: int, spec, shape: tuple[int, ...],
+                    classifier: bool, ours_q: np.ndarray | None, base: np.ndarray, against: str,
+                    exp: np.ndarray | None, exp_desc: dict[str, Any] | None,
+                    n: int) -> dict[str, Any]:
+    """The metrics of output k (its `output`, `vs_reference`, `vs_expected` entries); integer
+    expected values that differ are mismatches of the report."""
+    scale = spec.scale if spec.scale is not None else 1.0
+    deq = (lambda q: M.dequantize(q, scale, spec.zero_point))
+    ours = deq(ours_q) if ours_q is not None else None
+    entry: dict[str, Any] = {
+        "output": {"name": lg.outputs[k], "shape": list(shape), "dtype": spec.dtype,
+                   "scale": spec.scale, "zero_point": spec.zero_point, "classifier": classifier,
+                   "classes": int(np.prod(shape, dtype=np.int64)) if classifier else None},
+        "vs_reference": _entry(against, ours, deq(base), classifier) if ours is not None else None,
+        "vs_expected": None,
+    }
+    if exp is None:
+        return entry
+    exp = exp.reshape(n, *shape)
+    is_int = exp.dtype.kind in "iu"
+    got = _entry("expected", ours, deq(exp) if is_int else exp, classifier) if ours is not None else None
+    mism = None
+    if is_int and ours_q is not None:
+        per_input = (ours_q.reshape(n, -1).astype(np.int64) != exp.reshape(n, -1)).sum(axis=1)
+        mism = int(per_input.sum())
+        for i in np.flatnonzero(per_input):
+            report.mismatches.append({"kind": "output", "against": "expected", "input": int(i),
+                                      "elements": int(per_input[i]),
+                                      **({"output": lg.outputs[k]} if len(lg.outputs) > 1 else {})})
+    entry["vs_expected"] = {**(got or {"against": "expected"}), "file": exp_desc["file"],
+                            "dtype": exp_desc["dtype"], "layout": exp_desc["layout"],
+                            "mismatched_elements": mism}
+    return entry
+
+
+def _golden_layers(report: ValidationReport, project, ud, cache) -> None:
+    """The exporter's per-layer golden tensors against the C's (golden_files.py): the report's
+    `golden_layers`; each differing layer a mismatch."""
+    from .golden_files import compare_layers
+
+    rows = compare_layers(project, ud.lg, ud.graph, ud.inputs[0], ud.golden, cache)
+    report.golden_layers = rows
+    for r in rows:
+        if r["mismatches"]:
+            report.mismatches.append({"kind": "golden_layer", "file": r["file"], "name": r["name"],
+                                      "ir": r["ir"], "elements": r["mismatches"]})
 
 
 METRIC_COLUMNS = ("comparison", "against", "inputs", "elements", "acc", "rmse", "mae", "max_abs",

@@ -77,8 +77,9 @@ def format_report(r: ValidationReport) -> str:
             break
         shown += 1
         if m["kind"] == "output":
-            lines.append(f"  mismatch:    input {m['input']}: {m['elements']} output elements differ "
-                         f"from {m['against']}")
+            lines.append(f"  mismatch:    input {m['input']}: {m['elements']} "
+                         + (f"elements of output '{m['output']}'" if "output" in m else "output elements")
+                         + f" differ from {m['against']}")
         else:
             detail = ", ".join(f"{k} {v}" for k, v in m.items() if k != "kind")
             lines.append(f"  mismatch:    {m['kind']}: {detail}")
@@ -92,6 +93,10 @@ def format_report(r: ValidationReport) -> str:
                          f"{fd['got']} ({fd['differing_elements']} of {fd['elements']} differ)")
         else:
             lines.append(f"  first difference: {fd}")
+    if r.golden_layers is not None:
+        from .golden_files import summary
+
+        lines += summary(r.golden_layers)
     if r.metrics:
         lines += format_metrics(r.metrics)
     return "\n".join(lines)
@@ -103,17 +108,28 @@ def _num(v: float | None, pct: bool = False) -> str:
     return f"{100 * v:.2f}%" if pct else f"{v:.6g}"
 
 
+def _comparisons(m: dict) -> list[tuple[str, dict | None]]:
+    """(key, entry) of every comparison of the metrics: the first output's, then the others'
+    (their `against` naming the output)."""
+    out = [(key, m.get(key)) for key in ("vs_reference", "vs_expected")]
+    for o in (m.get("outputs") or [])[1:]:
+        for key in ("vs_reference", "vs_expected"):
+            e = o.get(key)
+            if e is not None:
+                e = {**e, "against": f"{e['against']} ({o['output']['name']})"}
+            out.append((key, e))
+    return out
+
+
 def format_metrics(m: dict) -> list[str]:
     """The `metrics` of a validation on the user's data (own_data.py), as report lines."""
-    d = m["data"]
     lines = [f"  data:        {d['count']} inputs from {d['file']} ({d['dtype']}, {d['layout']}; "
-             f"{d['values']})"]
+             f"{d['values']})" for d in (m["data"].get("arrays") or [m["data"]])]
     o = m["output"]
     if o["scale"] is not None:
         lines.append(f"  metrics:     on the output dequantized (scale {o['scale']:.9g}, zero point "
                      f"{o['zero_point']}){'; acc = argmax agreement' if o['classifier'] else ''}")
-    for key in ("vs_reference", "vs_expected"):
-        e = m.get(key)
+    for key, e in _comparisons(m):
         if e is None:
             continue
         if "rmse" not in e:
