@@ -27,7 +27,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from .cli_data import add_data_options, data_requested, validate_data_from_args
-from .cli_options import add_target_options, target_from_args
+from .cli_options import (add_input_dtype_option, add_target_options, check_input_dtypes,
+                          parse_input_dtypes, target_from_args)
 from .cli_parser import Parser, UsageError
 from .errors import TilewiseError
 
@@ -80,7 +81,7 @@ def _cmd_analyze(args: argparse.Namespace) -> int:
         if args.modules is not None or args.why:
             raise TilewiseError("--ablation compares the target's own module sets: it takes "
                                 "neither --modules nor --why")
-    lg = lower(load_model(args.model))
+    lg = lower(load_model(args.model, _input_dtypes(args, args.model)))
     if args.ablation:
         from .report.ablation import ablation, print_ablation
 
@@ -130,6 +131,17 @@ def _analyze_report(args: argparse.Namespace, analysis, ns, target) -> None:
     print(f"tilewise: wrote the report to {path}", file=sys.stderr)
 
 
+def _input_dtypes(args: argparse.Namespace, *models: str) -> dict[str, str] | None:
+    """--input-dtype parsed; the inputs it names checked against each model (one sentence)."""
+    dtypes = parse_input_dtypes(getattr(args, "input_dtype", None))
+    if dtypes and any(n != "*" for n in dtypes):
+        from .frontend import load_model
+
+        for m in models:
+            check_input_dtypes(load_model(m, dtypes), dtypes)
+    return dtypes
+
+
 def _add_report_option(p: argparse.ArgumentParser, what: str) -> None:
     p.add_argument("--report", metavar="DIR", help=f"write report.json, report.txt and report.html "
                    f"(per-layer table and plots) of {what} to DIR")
@@ -159,9 +171,11 @@ def _cmd_generate(args: argparse.Namespace) -> int:
 
     out = output_dir(args.out)
     target = target_from_args(args)
+    dtypes = _input_dtypes(args, args.model)
     with removed_on_failure(out):
         project, ns = generate_model(args.model, target, args.tiler, out,
-                                     objective=args.objective, c_name=_c_name(args))
+                                     objective=args.objective, c_name=_c_name(args),
+                                     input_dtypes=dtypes)
     project = replace(project, path=Path(args.out))   # reported as the user wrote it
     m = project.manifest
     print(f"tilewise: wrote {project.path} — {len(m['layers'])} layers for {m['target']} "
@@ -214,13 +228,14 @@ def _cmd_validate(args: argparse.Namespace) -> int:
         raise TilewiseError(f"--inputs must be at least 1, got {args.inputs}")
     out = output_dir(args.out) if args.out else None
     target = target_from_args(args)
+    dtypes = _input_dtypes(args, args.model)
     with removed_on_failure(out):
         if data_requested(args):   # validation on the user's own data (cli_data.py)
-            report = validate_data_from_args(args, target, out, _c_name(args))
+            report = validate_data_from_args(args, target, out, _c_name(args), dtypes)
         else:
             report = validate_path(args.model, target, args.tiler, args.inputs, args.seed,
                                    out, objective=args.objective, on=args.on,
-                                   c_name=_c_name(args))
+                                   c_name=_c_name(args), input_dtypes=dtypes)
     _validate_report(args, report)
     if args.json:
         print(json.dumps({**report.to_json(), **({"hypothetical": True} if target.hypothetical
@@ -277,6 +292,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "pulp-open: build the network's firmware and count its code in flash (the "
                    "linked network, layers, kernels and HAL)")
     add_target_options(a)
+    add_input_dtype_option(a)
     a.set_defaults(fn=_cmd_analyze)
     t = sub.add_parser("targets", help="the built-in targets and their parameters")
     t.add_argument("--json", action="store_true", help="print JSON instead of tables")
@@ -292,6 +308,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_target_options(g, required=True)
     _add_report_option(g, "the generated network (one is also written to <project>/report)")
     _add_name_option(g)
+    add_input_dtype_option(g)
     g.set_defaults(fn=_cmd_generate)
     v = sub.add_parser("validate", help="generate, build on the host, compare bit for bit with the "
                                         "golden model and the reference runtime")
@@ -313,6 +330,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_report_option(v, "the validation (one is also written to <project>/report when the "
                           "project is kept)")
     _add_name_option(v)
+    add_input_dtype_option(v)
     v.set_defaults(fn=_cmd_validate)
     d = sub.add_parser("demo", help="the main job on the bundled example model")
     d.add_argument("-o", "--out", help="directory for the demo's outputs (default: a temporary one)")
@@ -408,7 +426,7 @@ def _cmd_explore(args: argparse.Namespace) -> int:
     r = explore(args.models, args.target, args.out, l1=args.l1, l2=args.l2, cores=args.cores,
                 clock=args.clock, tiler=args.tiler, modules=args.modules,
                 objective=args.objective, measure=args.measure, workers=args.workers,
-                cluster=args.cluster)
+                cluster=args.cluster, input_dtypes=_input_dtypes(args, *args.models))
     s = r.stats
     ok = sum(1 for row in r.rows if row["status"] == "ok")
     print(f"tilewise: explore: {s.points} points ({s.cached} from the cache, {s.computed} "
@@ -447,6 +465,7 @@ def _add_explore(sub) -> None:
                    "scheduler instead of a local pool")
     e.add_argument("-o", "--out", required=True, help="output directory (its cache/ makes a "
                    "re-run resume)")
+    add_input_dtype_option(e)
     e.set_defaults(fn=_cmd_explore)
 
 

@@ -1,8 +1,9 @@
 """`tilewise validate` options for validation on the user's own data (validate/own_data.py).
 
-`add_data_options` adds --data, --expected, --labels, --data-layout, --layer-csv and --metrics-csv
-to the validate parser; `data_requested` says whether any was given and `validate_data_from_args`
-runs validate/own_data.py's `validate_data_path` with them (the other options as validate has them).
+`add_data_options` adds --data, --expected, --labels, --data-layout, --layer-csv, --metrics-csv,
+--golden (DORY's golden folder) and --activations (Deeploy's per-layer golden tensors) to the
+validate parser; `data_requested` says whether any was given and `validate_data_from_args` runs
+validate/own_data.py's `validate_data_path` with them (the other options as validate has them).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from pathlib import Path
 
 from .errors import TilewiseError
 
-_DEPENDENT = ("expected", "labels", "layer_csv", "metrics_csv")
+_DEPENDENT = ("expected", "labels", "layer_csv", "metrics_csv", "activations")
 
 
 def add_data_options(v: argparse.ArgumentParser) -> None:
@@ -37,9 +38,25 @@ def add_data_options(v: argparse.ArgumentParser) -> None:
                         "(with -o they are also written to DIR/layer_errors.csv)")
     v.add_argument("--metrics-csv", metavar="FILE",
                    help="with --data: write the metrics as CSV here (with -o also DIR/metrics.csv)")
+    v.add_argument("--golden", metavar="DIR",
+                   help="validate against DORY's golden folder of the model (NEMO / QuantLab "
+                        "exports): input.txt is the input; the network output and every "
+                        "out_layerN.txt are compared bit for bit with the generated C's (instead "
+                        "of --data / --expected)")
+    v.add_argument("--activations", metavar="FILE",
+                   help="with --data: Deeploy's activations.npz (per-layer golden tensors, "
+                        "compared on the first input; default: activations.npz beside a --data "
+                        ".npz)")
 
 
 def data_requested(args: argparse.Namespace) -> bool:
+    if getattr(args, "golden", None) is not None:
+        given = [f"--{k}" for k in ("data", "expected", "activations")
+                 if getattr(args, k, None) is not None]
+        if given:
+            raise TilewiseError(f"--golden takes the input and the expected outputs from its "
+                                f"folder: drop {', '.join(given)}")
+        return True
     if getattr(args, "data", None) is not None:
         return True
     given = [f"--{k.replace('_', '-')}" for k in _DEPENDENT if getattr(args, k, None) is not None]
@@ -49,9 +66,10 @@ def data_requested(args: argparse.Namespace) -> bool:
     return False
 
 
-def validate_data_from_args(args: argparse.Namespace, target, out: Path | None, c_name: str):
-    """`validate --data …` with `out` (the -o directory, already made absolute and checked by
-    the CLI) and `c_name` (the checked --name)."""
+def validate_data_from_args(args: argparse.Namespace, target, out: Path | None, c_name: str,
+                            input_dtypes: dict[str, str] | None = None):
+    """`validate --data …` / `--golden DIR` with `out` (the -o directory, already made absolute
+    and checked by the CLI), `c_name` (the checked --name) and `input_dtypes` (--input-dtype)."""
     from .validate.own_data import validate_data_path
 
     def absolute(p: str | None) -> Path | None:
@@ -62,4 +80,5 @@ def validate_data_from_args(args: argparse.Namespace, target, out: Path | None, 
                               out_dir=out, objective=args.objective, on=args.on,
                               layer_csv=absolute(args.layer_csv),
                               metrics_csv=absolute(args.metrics_csv), layout=args.data_layout,
-                              c_name=c_name)
+                              c_name=c_name, input_dtypes=input_dtypes,
+                              golden=absolute(args.golden), activations=absolute(args.activations))

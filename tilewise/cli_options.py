@@ -7,6 +7,10 @@
 (accumulator register width, `Module.acc_bits`: "16" for every module, "dsp=16" for one);
 `target_from_args` resolves them to a `Target` value. --l1/--l2/--clock take finite positive
 numbers only (`positive_number`: argparse names the option when refusing inf, nan or 0).
+
+`add_input_dtype_option` adds --input-dtype [NAME=]DTYPE[,…] (analyze, generate, validate,
+explore): the code type of integer exports' float32 / wide-integer inputs (frontend/__init__.py
+`load_model`'s `input_dtypes`); `input_dtypes_from_args` parses it, a bad value one sentence.
 """
 
 from __future__ import annotations
@@ -79,3 +83,61 @@ def target_from_args(args: argparse.Namespace) -> Target:
         return target.with_modules(names)
     except ValueError as e:
         raise TilewiseError(f"bad --modules {args.modules!r}: {e}") from None
+
+
+#: the code types an integer export's input container may hold (frontend/onnx_lower.py)
+INPUT_DTYPES = ("int8", "uint8", "int16", "int32")
+
+
+def add_input_dtype_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--input-dtype", metavar="[NAME=]DTYPE[,...]",
+                   help="the code type of an integer export's (NEMO, QuantLab, Deeploy) inputs "
+                        "held in float32 or wide integer containers: int8, uint8, int16 or int32, "
+                        "for every such input or NAME=DTYPE for one (default: uint8 for float32, "
+                        "the container's width for integers; validate --data/--golden infers it "
+                        "from the data)")
+
+
+def parse_input_dtypes(text: str | None) -> dict[str, str] | None:
+    """--input-dtype [NAME=]DTYPE[,...] → {NAME or "*": DTYPE}; None when not given. A bad value
+    is one sentence (TilewiseError, exit 2)."""
+    from .errors import TilewiseError
+
+    if text is None:
+        return None
+    out: dict[str, str] = {}
+    for item in text.split(","):
+        name, _, dtype = item.strip().rpartition("=")
+        name, dtype = name.strip() or "*", dtype.strip()
+        if not dtype:
+            raise TilewiseError(f"bad --input-dtype {text!r}: give DTYPE or NAME=DTYPE, "
+                                f"comma-separated, without empty items (DTYPE one of "
+                                f"{', '.join(INPUT_DTYPES)})")
+        if dtype not in INPUT_DTYPES:
+            raise TilewiseError(f"bad --input-dtype {text!r}: '{dtype}' is not one of "
+                                f"{', '.join(INPUT_DTYPES)}")
+        if name in out:
+            raise TilewiseError(f"bad --input-dtype {text!r}: "
+                                f"{'every input' if name == '*' else repr(name)} is given twice")
+        out[name] = dtype
+    return out
+
+
+def check_input_dtypes(graph, dtypes: dict[str, str] | None) -> None:
+    """Every NAME of --input-dtype names an input of the model whose container leaves its code
+    type open (one sentence otherwise)."""
+    from .errors import TilewiseError
+    from .validate.data import container_inputs
+
+    named = [n for n in (dtypes or {}) if n != "*"]
+    if not named:
+        return
+    conts = [e["onnx"] for e in container_inputs(graph)]
+    for n in named:
+        if n not in conts:
+            inputs = [e["onnx"] for e in graph.meta.get("onnx_inputs", ())] or list(graph.inputs)
+            raise TilewiseError(
+                f"bad --input-dtype: '{n}' is not an input of {graph.source or graph.name} whose "
+                f"container (float32, int32, int64) holds integer codes"
+                + (f" (those are {', '.join(conts)})" if conts else
+                   f" (it has none; its inputs are {', '.join(inputs)})"))

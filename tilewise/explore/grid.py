@@ -43,6 +43,8 @@ class Point:
     objective: str = "latency"
     #: run the generated code where the target has a runner (validate --on gvsoc / count)
     measure: bool = False
+    #: --input-dtype: the code types of an integer export's container inputs (NAME or "*", DTYPE)
+    input_dtypes: tuple[tuple[str, str], ...] = ()
 
     @property
     def model_name(self) -> str:
@@ -53,6 +55,10 @@ class Point:
         d = asdict(self)
         d.pop("model")
         d["modules"] = list(self.modules) if self.modules is not None else None
+        if self.input_dtypes:
+            d["input_dtypes"] = dict(self.input_dtypes)
+        else:   # rows and cache keys of models without the option as before it existed
+            d.pop("input_dtypes")
         return d
 
 
@@ -112,7 +118,8 @@ def model_sha(path: str | Path) -> str:
 def build_grid(models: Sequence[str | Path], target: str, *, l1: str | None = None,
                l2: str | None = None, cores: str | None = None, clock: str | None = None,
                tiler: str | None = None, modules: str | None = None,
-               objective: str = "latency", measure: bool = False) -> list[Point]:
+               objective: str = "latency", measure: bool = False,
+               input_dtypes: dict[str, str] | None = None) -> list[Point]:
     """Every point of the sweep, in a fixed order (model outermost, then tiler, module set,
     cores, clock, L2, L1). The list arguments are the command line's comma-separated strings."""
     if objective not in OBJECTIVES:
@@ -138,6 +145,7 @@ def build_grid(models: Sequence[str | Path], target: str, *, l1: str | None = No
             raise TilewiseError(f"explore: {other} and {path} are both named "
                                 f"{Path(path).stem!r} in the outputs; give one of them under "
                                 f"another file name")
-    return [Point(path, sha, target, a, b, c, k, t, ms, objective, measure)
+    dtypes = tuple(sorted((input_dtypes or {}).items()))
+    return [Point(path, sha, target, a, b, c, k, t, ms, objective, measure, dtypes)
             for (path, sha), t, ms, c, k, b, a in itertools.product(
                 shas.items(), tilers, msets, coress, clocks, l2s, l1s)]

@@ -36,17 +36,19 @@ from typing import Any
 from ..errors import TilewiseError
 from .grid import Point
 
-_LOWERED: dict[str, Any] = {}
+_LOWERED: dict[tuple, Any] = {}
 
 
-def lowered(path: str, sha: str):
-    """The lowered LayerGraph of a model, once per process (keyed by its bytes' sha256)."""
-    lg = _LOWERED.get(sha)
+def lowered(path: str, sha: str, input_dtypes: tuple[tuple[str, str], ...] = ()):
+    """The lowered LayerGraph of a model, once per process (keyed by its bytes' sha256 and the
+    code types of its container inputs, --input-dtype)."""
+    key = (sha, input_dtypes)
+    lg = _LOWERED.get(key)
     if lg is None:
         from ..frontend import load_model
         from ..passes import lower
 
-        lg = _LOWERED[sha] = lower(load_model(path))
+        lg = _LOWERED[key] = lower(load_model(path, dict(input_dtypes) or None))
     return lg
 
 
@@ -118,7 +120,8 @@ def _measure(p: Point, ns) -> dict:
     from ..validate.check import validate_model
 
     with tempfile.TemporaryDirectory(prefix="tilewise_explore_") as work:
-        r = validate_model(p.model, ns, load_model(p.model), n_random=1, seed=0,
+        r = validate_model(p.model, ns, load_model(p.model, dict(p.input_dtypes) or None),
+                           n_random=1, seed=0,
                            out_dir=Path(work), on=on)
     return {"measured_cycles": r.measured_cycles, "measured_instructions": r.measured_instructions,
             "bit_exact": r.bit_exact, "measure_note": f"validate --on {on}"}
@@ -142,7 +145,7 @@ def evaluate(p: Point) -> dict:
     try:
         target = point_target(p)
         with memoized_schedules():
-            ns = schedule_network(lowered(p.model, p.model_sha), target, p.tiler,
+            ns = schedule_network(lowered(p.model, p.model_sha, p.input_dtypes), target, p.tiler,
                                   objective=p.objective)
     except TilewiseError as e:
         row.update(status="refused", reason=str(e), **empty)

@@ -42,16 +42,18 @@ def check_grid(points: Sequence[Point]) -> None:
                                     f"{t.name} has none for module(s) {', '.join(unknown)}; use "
                                     f"--objective latency")
     for p in {p.model_sha: p for p in points}.values():
-        lowered(p.model, p.model_sha)  # lowered once here: forked workers inherit it
+        lowered(p.model, p.model_sha, p.input_dtypes)  # once here: forked workers inherit it
 
 
 def explore(models: Sequence[str | Path], target: str, out_dir: str | Path, *,
             l1: str | None = None, l2: str | None = None, cores: str | None = None,
             clock: str | None = None, tiler: str | None = None, modules: str | None = None,
             objective: str = "latency", measure: bool = False, workers: int | None = None,
-            cluster: str | None = None, progress: bool | None = None) -> SweepResult:
+            cluster: str | None = None, progress: bool | None = None,
+            input_dtypes: dict[str, str] | None = None) -> SweepResult:
     points = build_grid(models, target, l1=l1, l2=l2, cores=cores, clock=clock, tiler=tiler,
-                        modules=modules, objective=objective, measure=measure)
+                        modules=modules, objective=objective, measure=measure,
+                        input_dtypes=input_dtypes)
     check_grid(points)
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
