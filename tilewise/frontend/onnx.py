@@ -2,6 +2,7 @@
 
 Pipeline (each step its own module):
 1. onnx_model.py  decode the protobuf into an OnnxGraph (corrupt file -> ModelFormatError);
+   onnx_fold.py   fold every node computing on constants or static shapes;
 2. onnx_qdq.py    fuse DequantizeLinear -> op -> QuantizeLinear groups into QLinear nodes, as
                   onnxruntime does at session creation — or, for a model without any quantization
                   operator, onnx_nemo.py fuses integer Conv/Gemm + Mul/Add/Div/Floor/Clip/Cast chains
@@ -32,6 +33,7 @@ from typing import Mapping
 
 from ..ir.graph import Graph
 from . import onnx_int, onnx_nemo, onnx_nemo_ops, onnx_qop, onnx_quantlab  # noqa: F401  (register their lowering handlers)
+from .onnx_fold import fold_constants
 from .onnx_lower import Lowering
 from .onnx_model import read_graph
 from .onnx_qdq import fuse_qdq
@@ -45,6 +47,9 @@ SUPPORTED_OPS = (
     "NEMO/QuantLab integer Conv/Gemm/MatMul with Mul/Add/Div/Floor/Clip/Cast requantization (int64 Div by any D), "
     "Pad, AveragePool and residual Add with the same requantization",
     "QuantLab RequantShift after Conv/Gemm/MatMul, after an integer Add, or on its own",
+    "Deeploy's iHardswish and TrueIntegerDiv (before a RequantShift), QuantLab's DORY adder",
+    "integer Add/Sub/Mul, MatMul of two activations, Pad, Slice, ReduceSum/ReduceMean, 1-D Conv/MaxPool on "
+    "integer codes",
 )
 
 
@@ -87,7 +92,7 @@ def no_reference(g) -> str:
 def read_onnx(data: bytes, source: str, input_dtypes: Mapping[str, str] | None = None) -> Graph:
     """Read an ONNX model (bytes of the .onnx file) into an integer IR Graph (not yet verified);
     `input_dtypes`: the IR dtype of inputs whose container does not say it (frontend/__init__.py)."""
-    g = read_graph(data, source)
+    g = fold_constants(read_graph(data, source))
     style = model_style(g)
     source_graph = g
     cut = None

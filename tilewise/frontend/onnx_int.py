@@ -41,6 +41,9 @@ from .onnx_model import TW_DOMAIN, ONode, OnnxGraph, unsupported
 
 INT1 = QuantParams((1.0,), (0,))
 NWC = (0, 2, 1)
+#: the ONNX op types this module lowers for the integer exports (its handlers; `tilewise ops`
+#: and the README list them): the module docstring's table
+INTEGER_OPS = ("Add", "Sub", "Mul", "MatMul", "Pad", "Slice", "ReduceSum", "ReduceMean")
 INT32_RANGE = dtype_range("int32")
 
 
@@ -413,8 +416,10 @@ def int_pad(lw: Lowering, node: ONode) -> None:
                           "pad with a value of the tensor's type, by non-negative amounts")
     p = lw.perm[x]
     ir_pads = tuple((pads[p[i]], pads[r + p[i]]) for i in range(r))
-    lw.emit(node, Op.PAD, [x], lw.out_name(node.outputs[0]), None, t.dtype, t.quant,
-            PadParams(pads=ir_pads, value=int(value)), layout=p)
+    y = lw.emit(node, Op.PAD, [x], lw.out_name(node.outputs[0]), None, t.dtype, t.quant,
+                PadParams(pads=ir_pads, value=int(value)), layout=p)
+    b_lo, b_hi = lw.bound(x)
+    lw.bounds[y] = (min(b_lo, int(value)), max(b_hi, int(value)))
 
 
 @handler("Slice")

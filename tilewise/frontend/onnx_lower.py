@@ -383,6 +383,12 @@ class Lowering:
                 return unsupported(self.g, reader, "computes in float on a dequantized tensor (it is not part of a "
                                    "DequantizeLinear -> op -> QuantizeLinear group tilewise can run on integers)",
                                    "quantize this operator too, or remove it")
+        from .onnx_quantlab import DEPLOYED_OPS, QUANTLAB_OPS
+
+        if node.op_type in QUANTLAB_OPS and node.op_type not in DEPLOYED_OPS:
+            return unsupported(self.g, node, "is one of Deeploy's integer transformer operators (softmax, norms, "
+                               "GELU, attention's ITAMax, IntegerMean), which tilewise does not deploy yet",
+                               "deploy the network's convolutional or dense parts on their own, or run it with Deeploy")
         if node.op_type == "QuantizeLinear":
             return unsupported(self.g, node, "quantizes a float tensor computed inside the graph",
                                "quantize every operator before it (the model still computes in float there)")

@@ -67,6 +67,9 @@ class OnnxGraph:
     notes: tuple[str, ...] = ()
     #: the model's metadata_props (key -> value): e.g. tilewise quantize's `tilewise.w_bits.<node>`
     metadata: dict[str, str] = field(default_factory=dict)
+    #: static shapes of intermediate tensors where ONNX shape inference knows them (onnx_fold.py
+    #: folds a Shape of such a tensor)
+    shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
 
     def producers(self) -> dict[str, ONode]:
         return {o: n for n in self.nodes for o in n.outputs if o}
@@ -81,7 +84,7 @@ class OnnxGraph:
 
     def with_nodes(self, nodes: list[ONode], consts: dict[str, np.ndarray] | None = None) -> "OnnxGraph":
         return OnnxGraph(self.source, self.name, tuple(nodes), consts if consts is not None else self.consts,
-                         self.inputs, self.outputs, self.opset, self.notes, self.metadata)
+                         self.inputs, self.outputs, self.opset, self.notes, self.metadata, self.shapes)
 
 
 def unsupported(g: OnnxGraph | str, node: ONode | None, what: str, hint: str) -> UnsupportedOpError:
@@ -178,7 +181,22 @@ def read_graph(data: bytes, source: str) -> OnnxGraph:
     outputs = tuple(o.name for o in g.output)
     nodes = _topological(source, nodes, set(inputs) | set(consts))
     return OnnxGraph(source, g.name or "onnx_model", tuple(nodes), consts, inputs, outputs, opset,
-                     metadata={e.key: e.value for e in model.metadata_props})
+                     metadata={e.key: e.value for e in model.metadata_props}, shapes=_inferred_shapes(model))
+
+
+def _inferred_shapes(model: onnx.ModelProto) -> dict[str, tuple[int, ...]]:
+    """The static shapes ONNX shape inference gives the model's intermediate tensors (none where
+    it fails, e.g. past a custom operator)."""
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False)
+    except Exception:   # noqa: BLE001 — shape inference is a help, never a requirement
+        return {}
+    out = {}
+    for vi in (*inferred.graph.value_info, *inferred.graph.output):
+        tt = vi.type.tensor_type
+        if tt.HasField("shape") and all(d.HasField("dim_value") for d in tt.shape.dim):
+            out[vi.name] = tuple(int(d.dim_value) for d in tt.shape.dim)
+    return out
 
 
 def _topological(source: str, nodes: list[ONode], available: set[str]) -> list[ONode]:

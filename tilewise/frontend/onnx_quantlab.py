@@ -76,6 +76,11 @@ QUANTLAB_OPS = (REQUANT_SHIFT, "iHardswish", "TrueIntegerDiv", "iSoftmax", "ITAM
                 "iLayerNorm", "iGELU", "IntegerMean")
 
 
+#: the QuantLab / Deeploy operators tilewise deploys (the rest of QUANTLAB_OPS belongs to the
+#: sequence-and-attention work and is refused in one sentence)
+DEPLOYED_OPS = (REQUANT_SHIFT, "iHardswish", "TrueIntegerDiv")
+
+
 def has_quantlab_ops(g: OnnxGraph) -> bool:
     """A QuantLab / Deeploy graph: one of their operators, or a DORY adder (an Add with in1_rq /
     in2_rq / out_rq attributes)."""

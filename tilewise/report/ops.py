@@ -39,12 +39,14 @@ def _onnx_public(name: str) -> bool:
 def frontend_ops() -> tuple[OpGroup, ...]:
     """The op types each frontend and model style accepts (derived from the frontend tables)."""
     from ..frontend import onnx as _onnx  # noqa: F401  (registers every lowering handler)
-    from ..frontend import onnx_nemo, onnx_qdq, onnx_quantlab
+    from ..frontend import onnx_int, onnx_nemo, onnx_qdq, onnx_quantlab, onnx_tail
     from ..frontend.onnx_lower import HANDLERS
     from ..frontend.tflite_ops import CONVERTERS
 
-    qop = tuple(sorted(n for n in HANDLERS if _onnx_public(n)))
+    integer = set(onnx_int.INTEGER_OPS)
+    qop = tuple(sorted(n for n in HANDLERS if _onnx_public(n) and n not in integer))
     quant = onnx_nemo.QUANT_OPS
+    moves = tuple(n for n in qop if not n.startswith(_MS_PREFIXES))
     return (
         OpGroup("tflite", "int8/int16 builtin", tuple(sorted(CONVERTERS)),
                 "TFLite builtin operators on quantized tensors (fused activations included)"),
@@ -54,11 +56,15 @@ def frontend_ops() -> tuple[OpGroup, ...]:
                 "float ops between QuantizeLinear and DequantizeLinear"),
         OpGroup("onnx", "nemo", tuple(dict.fromkeys((*onnx_nemo.LINEAR, *onnx_nemo.REQUANT_CHAIN,
                                                      "Pad", "AveragePool", "Add"))),
-                "NEMO integer graphs: linear ops with Mul/Add/Div/Floor/Clip/Cast requantization"),
-        OpGroup("onnx", "quantlab", tuple(dict.fromkeys((onnx_quantlab.REQUANT_SHIFT,
-                                                         *onnx_nemo.LINEAR, "Add",
-                                                         *onnx_quantlab.KEEPS_RANGE))),
-                "QuantLab graphs: RequantShift after linear ops or an integer Add"),
+                "NEMO integer graphs (DORY's examples): Conv/Gemm/MatMul with Mul/Add/Div/Floor/Clip/Cast "
+                "requantization, AveragePool and residual Add with theirs, Pads folded into the conv"),
+        OpGroup("onnx", "quantlab", tuple(dict.fromkeys((*onnx_quantlab.DEPLOYED_OPS, "Add (DORY adder)"))),
+                "QuantLab / Deeploy graphs: RequantShift after linear ops, an integer Add or on its own; "
+                "Deeploy's iHardswish, TrueIntegerDiv merged into its RequantShift; QuantLab's DORY adder"),
+        OpGroup("onnx", "integer", tuple(dict.fromkeys((*onnx_int.INTEGER_OPS, *moves))),
+                "any integer export: exact integer ops on codes; 1-D Conv / MaxPool as 2-D"),
+        OpGroup("onnx", "float tail", onnx_tail.FLOAT_TAIL + onnx_tail.JOINS,
+                "after an integer export's last layer: cut, and said so (the network ends before it)"),
     )
 
 
