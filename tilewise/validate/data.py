@@ -337,6 +337,8 @@ def read_arrays(path: str | Path, what: str, specs: list[EdgeSpec],
     if len(real) != len(specs) or len(rest) < len(real):
         raise wrong(f"{len(keys)} arrays for {len(specs)} tensors"
                     + (f" and {len(consts)} constants" if consts else ""))
+    if len(rest) > len(real) and not consts:
+        raise wrong(f"{len(keys)} arrays for {len(specs)} tensors")
     for key in rest[len(real):]:
         arr = arrays[key]
         same = next(((n, c) for n, c in consts if n not in used and c.shape == arr.shape), None)
