@@ -50,7 +50,6 @@ static int8_t l1_arena[TW_NETWORK_L1_BYTES] TW_L1_SECTION __attribute__((aligned
 static int8_t l2_arena[TW_NETWORK_L2_BYTES] TW_L2_SECTION __attribute__((aligned(4)));
 /* the outputs of one inference, back to back in tw_network_run's order */
 static int8_t output[TW_NETWORK_OUTPUT_TOTAL_BYTES];
-static const uint32_t output_sizes[TW_NETWORK_OUTPUTS] = TW_NETWORK_OUTPUT_SIZES;
 
 /* what a cluster task runs on, and what it returns */
 typedef struct {
@@ -125,12 +124,7 @@ static void cluster_run(void *arg)
 {
     tw_gap_run_t *run = (tw_gap_run_t *)arg;
     int8_t *outs[TW_NETWORK_OUTPUTS];
-    uint32_t at = 0;
-    int i;
-    for (i = 0; i < TW_NETWORK_OUTPUTS; i++) {
-        outs[i] = output + at;
-        at += output_sizes[i];
-    }
+    tw_network_output_pointers(output, outs);
     /* tw_network_run(inputs…, outputs…, l1, l2[, l3]) (network.h) */
 #if TW_NETWORK_L3_BYTES
     run->status = TW_NETWORK_RUN_IO(run->inputs, outs, l1_arena, l2_arena,

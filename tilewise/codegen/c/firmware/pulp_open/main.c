@@ -28,7 +28,6 @@ static int8_t l1_arena[TW_NETWORK_L1_BYTES] TW_L1_SECTION __attribute__((aligned
 static int8_t l2_arena[TW_NETWORK_L2_BYTES] TW_L2_SECTION __attribute__((aligned(4)));
 /* the outputs of one inference, back to back in tw_network_run's order */
 static int8_t output[TW_NETWORK_OUTPUT_TOTAL_BYTES];
-static const uint32_t output_sizes[TW_NETWORK_OUTPUTS] = TW_NETWORK_OUTPUT_SIZES;
 static uint32_t layer_start[TW_NETWORK_LAYERS];
 static uint32_t layer_cycles[TW_NETWORK_LAYERS];
 static uint32_t compute_cycles[TW_NETWORK_LAYERS];
@@ -67,11 +66,7 @@ int tw_fw_main(void)
 {
     int n, i, status = 0;
     int8_t *outs[TW_NETWORK_OUTPUTS];
-    uint32_t at = 0;
-    for (i = 0; i < TW_NETWORK_OUTPUTS; i++) {
-        outs[i] = output + at;
-        at += output_sizes[i];
-    }
+    tw_network_output_pointers(output, outs);
     for (n = 0; n < TW_FW_INPUTS; n++) {
         tw_hal_stats_t st;
         uint32_t t0, t1;
