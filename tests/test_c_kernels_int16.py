@@ -34,14 +34,15 @@ class Win(ctypes.Structure):
 
 
 class Rq16(ctypes.Structure):
-    _fields_ = [("scale", ctypes.POINTER(ctypes.c_double)), ("mult", P32), ("shift", P32), ("zero_point", ctypes.c_int32),
-                ("qmin", ctypes.c_int32), ("qmax", ctypes.c_int32)]
+    _fields_ = [("mode", ctypes.c_int), ("scale", ctypes.POINTER(ctypes.c_double)), ("mult", P32), ("shift", P32),
+                ("lambda_", P32), ("post_mult", ctypes.c_int64), ("div_d", ctypes.c_int64), ("div_trunc", ctypes.c_int),
+                ("zero_point", ctypes.c_int32), ("qmin", ctypes.c_int32), ("qmax", ctypes.c_int32)]
 
 
 class Conv16(ctypes.Structure):
     _fields_ = [("win", Win), ("in_", P16), ("in_c", ctypes.c_int), ("w", P8), ("bias", P32),
-                ("out", P16), ("out_c", ctypes.c_int), ("pad_value", ctypes.c_int16),
-                ("psum", P32), ("acc_flags", ctypes.c_int), ("rq", Rq16)]
+                ("out", P16), ("out_bytes", ctypes.c_int), ("out_c", ctypes.c_int), ("pad_value", ctypes.c_int16),
+                ("psum", P32), ("acc_flags", ctypes.c_int), ("acc32", ctypes.c_int), ("rq", Rq16)]
 
 
 @pytest.fixture(scope="session")
@@ -75,8 +76,9 @@ def _call(lib, fn: str, x, w, bias, rq: Requant, k0: int, k1: int, out, psum, fl
     if rq.rounding == "real":
         real = np.ascontiguousarray(np.broadcast_to(rq.scale, (len(rq.multiplier),))[k0:k1], np.float64)
     a = Conv16(win=win or Win(), in_=_p(x, P16), in_c=x.shape[-1], w=_p(w, P8), bias=_p(bias, P32),
-               out=_p(out, P16), out_c=k1 - k0, pad_value=pad_value, psum=_p(psum, P32), acc_flags=flags,
-               rq=Rq16(_p(real, ctypes.POINTER(ctypes.c_double)), _p(mult, P32), _p(shift, P32),
+               out=_p(out, P16), out_bytes=2, out_c=k1 - k0, pad_value=pad_value, psum=_p(psum, P32),
+               acc_flags=flags, acc32=0,
+               rq=Rq16(0, _p(real, ctypes.POINTER(ctypes.c_double)), _p(mult, P32), _p(shift, P32), None, 1, 1, 0,
                        rq.zero_point, rq.qmin, rq.qmax))
     for core in range(cores):
         getattr(lib, fn)(ctypes.byref(a), core, cores)

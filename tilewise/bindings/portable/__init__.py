@@ -11,6 +11,7 @@
 | conv2d_s16         | conv2d           | tflite (int64 acc) | 16x8→16      | conv     | tw_conv2d_s16         |
 | fully_connected_s16| fully_connected  | tflite (int64 acc) | 16x8→16      | fc       | tw_fully_connected_s16|
 | depthwise_s16      | depthwise        | tflite (int64 acc) | 16x8→16      | dwconv   | tw_depthwise_s16      |
+| conv2d/depthwise/fully_connected_s16_int(_y8) | conv2d, depthwise, fully_connected | shift, div | 16x8→16, 16x8→8 | conv, dwconv, fc | the 16x8 kernels with the integer exports' requantization |
 | avg_pool_s16, max_pool_s16 | avg_pool, max_pool | tflite (max: any) | 16→16 | pool | tw_avgpool_s16 / tw_maxpool_s16 |
 | add_s8, sub_s8, mul_s8 | add, sub, mul| tflite (add: onnx) | 8→8          | add      | tw_add_s8 ... tw_add_onnx_s8/_u8 |
 | add_s16, sub_s16, mul_s16 | add, sub, mul | tflite         | 16→16        | add      | tw_add_s16 / tw_sub_s16 / tw_mul_s16 |
@@ -115,6 +116,18 @@ def bindings(cost, *, depthwise_input_bytes_per_cycle: float = 0.0,
     add("fully_connected_s16", Op.FULLY_CONNECTED, ("tflite",), p16w, "fc", checks.weighted_s16,
         emit=s16.fully_connected_s16, consts=constants.layout("k.c"), tiles=NO_L3,
         layer_rules=checks.s16_rules)
+    for y in (S8, S16):   # the integer exports' 16x8 layers (s16.py *_s16_int)
+        sfx = "_y8" if y == S8 else ""
+        p16i = Precision(S16, 8, y)
+        add("conv2d_s16_int" + sfx, Op.CONV2D, ("shift", "div"), p16i, "conv", checks.weighted_s16_int,
+            emit=s16.conv2d_s16_int, consts=constants.layout("k.fy.fx.c"), tiles=NO_L3,
+            layer_rules=checks.s16_rules)
+        add("depthwise_s16_int" + sfx, Op.DEPTHWISE, ("shift", "div"), p16i, "dwconv",
+            checks.weighted_s16_int, emit=s16.depthwise_s16_int, consts=constants.layout("fy.fx.k"),
+            tiles=NO_L3, x_dma_bytes_per_cycle=depthwise_input_bytes_per_cycle)
+        add("fully_connected_s16_int" + sfx, Op.FULLY_CONNECTED, ("shift", "div"), p16i, "fc",
+            checks.weighted_s16_int, emit=s16.fully_connected_s16_int, consts=constants.layout("k.c"),
+            tiles=NO_L3, layer_rules=checks.s16_rules)
     add("add_s8", Op.ADD, ("tflite", "onnx"), p8, "add", checks.elementwise_s8,
         emit={"tflite": elementwise.add_s8, "onnx": elementwise.add_onnx_s8}, tiles=TILED)
     add("add_broadcast_s8", Op.ADD, ("tflite", "onnx"), p8, "other", checks.broadcast_s8,

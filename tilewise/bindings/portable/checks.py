@@ -14,6 +14,8 @@ import numpy as np
 from ...ir.layer import Layer, LayerGraph
 from ...ir.ops import Op
 from ...ir.params import OnnxMeanParams, OnnxSoftmaxParams
+from ...ir.tensor import dtype_range
+from . import constants
 from .common import batch_one, first, u8_offset
 
 INT32_MAX = 2**31 - 1
@@ -87,6 +89,25 @@ def weighted_s16(layer: Layer, lg: LayerGraph) -> str | None:
     if np.max(np.atleast_1d(rq.shift)) > 14:
         return "a requant left shift above 14"
     return batch_one(layer)
+
+
+def weighted_s16_int(layer: Layer, lg: LayerGraph) -> str | None:
+    """16x8 conv2d, depthwise (multiplier 1) and dense of the integer exports: int16 input, a
+    shift or div requantization into int16 or an 8-bit type, constants the portable layout takes."""
+    x, y = lg.tensors[layer.inputs[0]], lg.tensors[layer.output]
+    if x.dtype != "int16" or y.dtype not in ("int16", "int8", "uint8"):
+        return f"a {x.dtype} -> {y.dtype} layer (int16 input; int16 or 8-bit output)"
+    rq = layer.requant
+    if rq is None or rq.mode not in ("shift", "div"):
+        return "a 16x8 layer without a shift or div requantization"
+    if layer.nest.kind == "dwconv" and layer.nest.K != layer.nest.C:
+        return f"a depth multiplier of {layer.nest.K // max(layer.nest.C, 1)}"
+    if not -32768 <= int(layer.pad_value) <= 32767:
+        return f"a padding value of {layer.pad_value}"
+    lo, hi = dtype_range(y.dtype)
+    if not lo <= int(rq.qmin) <= int(rq.qmax) <= hi:
+        return f"an output clamp of [{rq.qmin}, {rq.qmax}]"
+    return first(constants.check(layer, lg), batch_one(layer))
 
 
 def depthwise_s16(layer: Layer, lg: LayerGraph) -> str | None:

@@ -130,6 +130,15 @@ LAYOUTS = {kind: ConstLayout(bytes_per_channel=4, weight_layout=w, build=_bias_o
            for kind, w in (("conv", "k.fy.fx.c"), ("dwconv", "fy.fx.k"), ("fc", "k.c"))}
 
 
+def _acc_bound(layer: Layer, lg: LayerGraph) -> int:
+    """max over output channels of |kernel bias| + Σ|w|·max|x stored|: a bound on every
+    accumulator tw_int_conv forms (it reads the stored values, constants.kernel_bias)."""
+    nest = layer.nest
+    w = np.abs(np.asarray(layer.weights, dtype=np.int64)).reshape(nest.K, -1).sum(axis=1)
+    b = np.abs(constants.kernel_bias(layer, lg))
+    return int((w * _value_max(lg, layer.inputs[0]) + b).max(initial=0))
+
+
 def check_weighted(layer: Layer, lg: LayerGraph) -> str | None:
     """A conv / depthwise / dense layer with a shift or div requantization (the identity onto
     int32 included) on integer tensors of any width, its products within int64."""
@@ -152,7 +161,8 @@ def weighted(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str
     x_off, y_off = u8_offset(lg, x), u8_offset(lg, y)
     g = dict(n=nest.N, ih=nest.IY, iw=nest.IX, c=nest.C, oh=nest.OY, ow=nest.OX, k=nest.K, fh=nest.FY,
              fw=nest.FX, sy=nest.SY, sx=nest.SX, pad_t=nest.pads[0], pad_l=nest.pads[1],
-             depthwise=int(nest.kind == "dwconv"), pad_value=int(layer.pad_value) - x_off)
+             depthwise=int(nest.kind == "dwconv"), pad_value=int(layer.pad_value) - x_off,
+             acc64=int(_acc_bound(layer, lg) >= 1 << 31))
     if nest.kind == "fc":
         rows = lg.tensors[x].size // nest.C
         g.update(n=rows, ih=1, iw=1, oh=1, ow=1, fh=1, fw=1, sy=1, sx=1, pad_t=0, pad_l=0)

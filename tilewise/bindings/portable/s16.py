@@ -13,6 +13,11 @@ map to the kernels of tw_kernels/tw_s16.h:
 | add / sub / mul (tflite, same-shaped operands) | tw_add_s16 / tw_sub_s16 / tw_mul_s16 | golden/elementwise.py add / sub / mul |
 | reshape           | byte copy (untiled.py)   | —                                               |
 
+The integer exports (NEMO's unclipped residual sums feeding a conv) run the same conv, depthwise
+and dense kernels with a shift or div requantization (golden/requant.py) to int16 or 8-bit
+outputs (`*_s16_int`, checks.weighted_s16_int): the per-channel block [bias | k | λ] of
+constants.py, shift mode's d an array of the layer file.
+
 Broadcast add / sub / mul and pad on int16 tensors are host-core bindings (host.py), the int16
 softmax an untiled one (untiled.py); layers tiled at L3->L2 and the non-wide int32-bias 16x8 form are
 refused by the binding's check (checks.py) at partition time.
@@ -31,7 +36,9 @@ import numpy as np
 from ...ir.layer import Layer, LayerGraph
 from ...ir.params import MaxPoolParams, TfliteAddSubParams, TfliteAvgPoolParams, TfliteMulParams
 from ..base import LayerConstants
-from .common import render, zero_point
+from ...ir.tensor import dtype_bits
+from .checks import INT32_MAX, acc_bound
+from .common import render, u8_offset, zero_point
 from .elementwise import add_sub_params
 
 
@@ -45,7 +52,7 @@ def _weighted(layer: Layer, kernel: str, template: str) -> str:
         real = [repr(float(v)) for v in np.broadcast_to(np.asarray(rq.scale, np.float64),
                                                          (layer.nest.K,))]
     return render(template, kernel=kernel, zero_point=int(rq.zero_point), qmin=int(rq.qmin),
-                  qmax=int(rq.qmax), real_scales=real)
+                  qmax=int(rq.qmax), real_scales=real, acc32=int(acc_bound(layer) <= INT32_MAX))
 
 
 def conv2d_s16(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
@@ -54,6 +61,35 @@ def conv2d_s16(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> s
 
 def depthwise_s16(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
     return _weighted(layer, "tw_depthwise_s16", "depthwise_s16.c.j2")
+
+
+def _weighted_int(layer: Layer, lg: LayerGraph, kernel: str, template: str) -> str:
+    """The integer exports' 16x8 layers (checks.weighted_s16_int): shift / div requantization
+    (per-channel block [bias | k | λ], shift mode's d in the layer file), int16 or 8-bit output
+    as stored (uint8: − 128)."""
+    rq = layer.requant
+    assert rq is not None and rq.mode in ("shift", "div"), f"layer '{layer.name}' passed its check"
+    off = u8_offset(lg, layer.output)
+    k = layer.nest.K
+    int_rq = dict(mode=rq.mode, post_mult=int(rq.post_multiplier), divisor=int(rq.divisor),
+                  trunc=rq.division == "trunc",
+                  shift_d=[int(v) for v in np.broadcast_to(np.asarray(rq.shift).reshape(-1), (k,))])
+    return render(template, kernel=kernel, zero_point=int(rq.zero_point) - off, qmin=int(rq.qmin) - off,
+                  qmax=int(rq.qmax) - off, real_scales=None, int_rq=int_rq,
+                  out_bytes=dtype_bits(lg.tensors[layer.output].dtype) // 8, pad_value=int(layer.pad_value),
+                  acc32=int(acc_bound(layer) <= INT32_MAX))
+
+
+def conv2d_s16_int(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
+    return _weighted_int(layer, lg, "tw_conv2d_s16", "conv2d_s16.c.j2")
+
+
+def depthwise_s16_int(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
+    return _weighted_int(layer, lg, "tw_depthwise_s16", "depthwise_s16.c.j2")
+
+
+def fully_connected_s16_int(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
+    return _weighted_int(layer, lg, "tw_fully_connected_s16", "fully_connected_s16.c.j2")
 
 
 def _pool(layer: Layer, lg: LayerGraph, kernel: str) -> str:

@@ -19,37 +19,68 @@ void tw_int_requant(const tw_int_rq_t *rq, const void *x, int x_bytes, int32_t x
     }
 }
 
+/* One output pixel's accumulators of every output channel: `ACC` the accumulator type, `XT` the
+ * input element type; the window's taps outside the input read pad_value (as stored). A window
+ * wholly inside the input runs without bounds checks. */
+#define TW_INT_CONV_PIXEL(ACC, XT)                                                              \
+    do {                                                                                        \
+        const XT *xin = (const XT *)x;                                                          \
+        int32_t iy0 = oy * p->sy - p->pad_t, ix0 = ox * p->sx - p->pad_l;                       \
+        int inside = iy0 >= 0 && ix0 >= 0 && iy0 + p->fh <= p->ih && ix0 + p->fw <= p->iw;      \
+        for (k = 0; k < p->k; k++) {                                                            \
+            ACC acc = p->bias ? (ACC)p->bias[k] : 0;                                            \
+            for (fy = 0; fy < p->fh; fy++) {                                                    \
+                int32_t iy = iy0 + fy;                                                          \
+                for (fx = 0; fx < p->fw; fx++) {                                                \
+                    int32_t ix = ix0 + fx;                                                      \
+                    if (inside || (iy >= 0 && iy < p->ih && ix >= 0 && ix < p->iw)) {           \
+                        const XT *xp = xin + ((b * p->ih + iy) * p->iw + ix) * p->c;            \
+                        if (p->depthwise) {                                                     \
+                            acc += (ACC)xp[k] * p->w[(fy * p->fw + fx) * p->k + k];             \
+                        } else {                                                                \
+                            const int8_t *wk = p->w + ((k * p->fh + fy) * p->fw + fx) * p->c;   \
+                            for (c = 0; c < p->c; c++) acc += (ACC)xp[c] * wk[c];               \
+                        }                                                                       \
+                    } else if (p->depthwise) {                                                  \
+                        acc += (ACC)p->pad_value * p->w[(fy * p->fw + fx) * p->k + k];          \
+                    } else {                                                                    \
+                        const int8_t *wk = p->w + ((k * p->fh + fy) * p->fw + fx) * p->c;       \
+                        for (c = 0; c < p->c; c++) acc += (ACC)p->pad_value * wk[c];            \
+                    }                                                                           \
+                }                                                                               \
+            }                                                                                   \
+            tw_int_store(y, y_bytes, o++, tw_int_rq(rq, (int64_t)acc, k));                      \
+        }                                                                                       \
+    } while (0)
+
+#define TW_INT_CONV(NAME, ACC, XT)                                                              \
+    static void NAME(const tw_int_conv_t *p, const tw_int_rq_t *rq, const void *x, void *y,    \
+                     int y_bytes)                                                               \
+    {                                                                                           \
+        int32_t b, oy, ox, k, fy, fx, c, o = 0;                                                 \
+        for (b = 0; b < p->n; b++)                                                              \
+            for (oy = 0; oy < p->oh; oy++)                                                      \
+                for (ox = 0; ox < p->ow; ox++) TW_INT_CONV_PIXEL(ACC, XT);                      \
+    }
+
+TW_INT_CONV(conv_x8_a32, int32_t, int8_t)
+TW_INT_CONV(conv_x16_a32, int32_t, int16_t)
+TW_INT_CONV(conv_x32_a32, int32_t, int32_t)
+TW_INT_CONV(conv_x8_a64, int64_t, int8_t)
+TW_INT_CONV(conv_x16_a64, int64_t, int16_t)
+TW_INT_CONV(conv_x32_a64, int64_t, int32_t)
+
 void tw_int_conv(const tw_int_conv_t *p, const tw_int_rq_t *rq, const void *x, int x_bytes,
                  void *y, int y_bytes)
 {
-    int32_t b, oy, ox, k, fy, fx, c, o = 0;
-    for (b = 0; b < p->n; b++) {
-        for (oy = 0; oy < p->oh; oy++) {
-            for (ox = 0; ox < p->ow; ox++) {
-                for (k = 0; k < p->k; k++, o++) {
-                    int64_t acc = p->bias ? p->bias[k] : 0;
-                    for (fy = 0; fy < p->fh; fy++) {
-                        int32_t iy = oy * p->sy - p->pad_t + fy;
-                        for (fx = 0; fx < p->fw; fx++) {
-                            int32_t ix = ox * p->sx - p->pad_l + fx;
-                            int inside = iy >= 0 && iy < p->ih && ix >= 0 && ix < p->iw;
-                            int32_t base = ((b * p->ih + iy) * p->iw + ix) * p->c;
-                            if (p->depthwise) {
-                                int64_t v = inside ? tw_int_load(x, x_bytes, base + k) : p->pad_value;
-                                acc += v * p->w[(fy * p->fw + fx) * p->k + k];
-                            } else {
-                                const int8_t *wk = p->w + ((k * p->fh + fy) * p->fw + fx) * p->c;
-                                for (c = 0; c < p->c; c++) {
-                                    int64_t v = inside ? tw_int_load(x, x_bytes, base + c) : p->pad_value;
-                                    acc += v * wk[c];
-                                }
-                            }
-                        }
-                    }
-                    tw_int_store(y, y_bytes, o, tw_int_rq(rq, acc, k));
-                }
-            }
-        }
+    if (p->acc64) {
+        if (x_bytes == 1) conv_x8_a64(p, rq, x, y, y_bytes);
+        else if (x_bytes == 2) conv_x16_a64(p, rq, x, y, y_bytes);
+        else conv_x32_a64(p, rq, x, y, y_bytes);
+    } else {
+        if (x_bytes == 1) conv_x8_a32(p, rq, x, y, y_bytes);
+        else if (x_bytes == 2) conv_x16_a32(p, rq, x, y, y_bytes);
+        else conv_x32_a32(p, rq, x, y, y_bytes);
     }
 }
 

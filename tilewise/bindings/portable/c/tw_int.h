@@ -28,7 +28,8 @@
  *   (depthwise: output channel k reads input channel k), int32 bias [k] or NULL;
  *   acc = bias[k] + Σ x·w over the window, a tap outside the input reading `pad_value` (as
  *   stored); y[n][oy][ox][k] = rq(acc, k) with its zero point and clamp as stored. A dense
- *   (fully connected) layer is a 1x1 conv on [rows][1][1][c].
+ *   (fully connected) layer is a 1x1 conv on [rows][1][1][c]. acc is int32 unless acc64 (the
+ *   compiler sets it when |bias| + Σ|w|·max|x| may pass 2^31 - 1).
  *
  *   BINARY (tw_int_binary): out[...] = clamp(a ∘ b, qmin, qmax) - out_off with ∘ = +, -, · of
  *   the operands' values, numpy broadcasting: the output, of dims out_dims[0..rank), is written
@@ -77,6 +78,8 @@ typedef struct {
 typedef struct {
     int32_t n, ih, iw, c, oh, ow, k, fh, fw, sy, sx, pad_t, pad_l;
     int depthwise;            /* 1: weights [fh][fw][k], output channel k reads input channel k */
+    int acc64;                /* 1: accumulate in int64 (else int32: the compiler proved every
+                                 accumulator fits) */
     int32_t pad_value;        /* as stored */
     const int8_t *w;
     const int32_t *bias;      /* [k] or NULL */

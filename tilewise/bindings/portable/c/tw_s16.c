@@ -11,10 +11,28 @@
 static void finish(const tw_conv16_args_t *a, int p, int k, int64_t acc)
 {
     size_t i = (size_t)p * (size_t)a->out_c + (size_t)k;
-    if (a->acc_flags & TW_ACC_LAST)
-        a->out[i] = tw_requant16(&a->rq, acc, k);
-    else
+    if (!(a->acc_flags & TW_ACC_LAST))
         a->psum[i] = (int32_t)acc;
+    else if (a->out_bytes == 1)
+        ((int8_t *)a->out)[i] = (int8_t)tw_requant16(&a->rq, acc, k);
+    else
+        ((int16_t *)a->out)[i] = (int16_t)tw_requant16(&a->rq, acc, k);
+}
+
+/* Σ x[c]·w[c] over n channels: in int32 when the caller proved every accumulator fits (acc32),
+ * else each product widened to int64. */
+static inline int64_t dot16(const int16_t *x, const int8_t *w, int n, int acc32)
+{
+    int c;
+    if (acc32) {
+        int32_t s = 0;
+        for (c = 0; c < n; c++) s += (int32_t)x[c] * w[c];
+        return s;
+    } else {
+        int64_t s = 0;
+        for (c = 0; c < n; c++) s += (int64_t)((int32_t)x[c] * w[c]);
+        return s;
+    }
 }
 
 static int64_t start(const tw_conv16_args_t *a, int p, int k)
@@ -45,9 +63,8 @@ void tw_conv2d_s16(const tw_conv16_args_t *a, int core_id, int n_cores)
                             for (c = 0; c < a->in_c; c++)
                                 acc += (int64_t)a->pad_value * wt[c];
                         } else {
-                            const int16_t *x = a->in + ((size_t)iy * g->in_w + ix) * a->in_c;
-                            for (c = 0; c < a->in_c; c++)
-                                acc += (int64_t)((int32_t)x[c] * wt[c]);
+                            acc += dot16(a->in + ((size_t)iy * g->in_w + ix) * a->in_c, wt, a->in_c,
+                                         a->acc32);
                         }
                     }
                 }
@@ -59,14 +76,13 @@ void tw_conv2d_s16(const tw_conv16_args_t *a, int core_id, int n_cores)
 
 void tw_fully_connected_s16(const tw_conv16_args_t *a, int core_id, int n_cores)
 {
-    int k_begin, k_end, k, c;
+    int k_begin, k_end, k;
 
     tw_core_range(a->out_c, core_id, n_cores, &k_begin, &k_end);
     for (k = k_begin; k < k_end; k++) {
         const int8_t *wk = a->w + (size_t)k * a->in_c;
         int64_t acc = start(a, 0, k);
-        for (c = 0; c < a->in_c; c++)
-            acc += (int64_t)((int32_t)a->in[c] * wk[c]);
+        acc += dot16(a->in, wk, a->in_c, a->acc32);
         finish(a, 0, k, acc);
     }
 }

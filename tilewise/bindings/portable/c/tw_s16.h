@@ -17,7 +17,11 @@
  *       multiply_by_quantized_multiplier_64; the int32 wrap as in the golden model);
  *   or, when rq.scale is not NULL (the 16x8 dense layer, Requant.rounding "real"),
  *       clamp(tw_real_round(acc, scale[k]) + zero_point, qmin, qmax)   (golden/requant.py
- *       real_requant: LiteRT's reference FULLY_CONNECTED rounds double(acc)·s_x·s_w/s_y).
+ *       real_requant: LiteRT's reference FULLY_CONNECTED rounds double(acc)·s_x·s_w/s_y);
+ *   or the integer exports' modes (rq.mode, golden/requant.py "shift" / "div"):
+ *       TW_RQ_SHIFT: floor((acc·mult[k] + lambda[k]) / 2^shift[k]), TW_RQ_DIV:
+ *       div((acc·mult[k] + lambda[k])·post_mult, div_d) toward zero or down; + zero_point, clamp.
+ *   The output is int16, or int8 with out_bytes 1 (zero point and clamp as stored: uint8 - 128).
  *   Golden: golden/conv.py conv2d_acc / dense_acc + golden/requant.py apply_requant (rq.wide).
  *
  *   Buffers (dense, tile-local, L1):
@@ -55,13 +59,18 @@
 #include "tw_common.h"
 #include "tw_elementwise.h"
 #include "tw_pool.h"
+#include "tw_requant.h"
 
 typedef struct {
+    int mode;                  /* TW_RQ_TFLITE (MBQM64, or "real" with scale), TW_RQ_SHIFT, TW_RQ_DIV */
     const double *scale;       /* NULL, or the "real" requant's per-channel scales (fc) */
-    const int32_t *mult;       /* Q31 M0 per channel */
-    const int32_t *shift;      /* exponent (+ = left), <= 14 */
+    const int32_t *mult;       /* tflite: Q31 M0 per channel; shift: k; div: kappa */
+    const int32_t *shift;      /* tflite: exponent (+ = left), <= 14; shift: right shift d, 0..63 */
+    const int32_t *lambda;     /* shift / div: lambda per channel */
+    int64_t post_mult, div_d;  /* div: m and D > 0 */
+    int div_trunc;             /* div: 1 = toward zero, 0 = down */
     int32_t zero_point;
-    int32_t qmin, qmax;        /* within [-32768, 32767] */
+    int32_t qmin, qmax;        /* within the output type, as stored */
 } tw_requant16_t;
 
 typedef struct {
@@ -70,11 +79,13 @@ typedef struct {
     int in_c;
     const int8_t *w;
     const int32_t *bias;
-    int16_t *out;
+    void *out;                 /* int16, or int8 (out_bytes 1: the integer exports' 16x8->8) */
+    int out_bytes;
     int out_c;
     int16_t pad_value;         /* the input zero point (0 in TFLite's 16x8 kernels) */
     int32_t *psum;
     int acc_flags;
+    int acc32;                 /* 1: the compiler proved |bias| + Σ|x·w| fits int32 (sum in int32) */
     tw_requant16_t rq;
 } tw_conv16_args_t;
 
@@ -103,13 +114,19 @@ static inline int32_t tw_real_round(int64_t x, double scale)
     return t < INT32_MIN || t > INT32_MAX ? INT32_MIN : (int32_t)t;
 }
 
-static inline int16_t tw_requant16(const tw_requant16_t *rq, int64_t acc, int k)
+static inline int32_t tw_requant16(const tw_requant16_t *rq, int64_t acc, int k)
 {
-    int64_t y = (int64_t)(rq->scale ? tw_real_round(acc, rq->scale[k])
-                                    : tw_mbqm64(acc, rq->mult[k], rq->shift[k])) + rq->zero_point;
+    int64_t y;
+    if (rq->mode == TW_RQ_SHIFT)
+        y = tw_asr64(acc * rq->mult[k] + rq->lambda[k], (int)rq->shift[k]);
+    else if (rq->mode == TW_RQ_DIV)
+        y = tw_div64((acc * rq->mult[k] + rq->lambda[k]) * rq->post_mult, rq->div_d, rq->div_trunc);
+    else
+        y = (int64_t)(rq->scale ? tw_real_round(acc, rq->scale[k]) : tw_mbqm64(acc, rq->mult[k], rq->shift[k]));
+    y += rq->zero_point;
     if (y < rq->qmin) y = rq->qmin;
     if (y > rq->qmax) y = rq->qmax;
-    return (int16_t)y;
+    return (int32_t)y;
 }
 
 typedef struct {
