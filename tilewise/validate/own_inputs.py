@@ -55,8 +55,6 @@ class UserData:
     #: the per-layer golden tensors, in execution order (DORY's out_layerN, Deeploy's activations)
     golden: list[GoldenTensor] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    #: the input dtypes the model was read with ({} none given or inferred)
-    input_dtypes: dict[str, str] = field(default_factory=dict)
 
 
 def _load(model: str | Path, input_dtypes: Mapping[str, str] | None) -> tuple[Graph, LayerGraph]:
@@ -67,7 +65,7 @@ def _load(model: str | Path, input_dtypes: Mapping[str, str] | None) -> tuple[Gr
     return graph, lower(graph)
 
 
-def _golden_input(folder, graph: Graph, spec: EdgeSpec) -> UserArray:
+def _golden_input(folder, spec: EdgeSpec) -> UserArray:
     """DORY's input.txt as the model's input array (its ONNX layout), one sample."""
     return UserArray(input_array(folder.input, spec.model_shape, "input"), str(folder.input.file))
 
@@ -118,22 +116,19 @@ def read_user_data(model: str | Path, data: str | Path | None, *, expected: str 
             raise TilewiseError(f"--golden {golden}: DORY's golden folder holds one input "
                                 f"(input.txt) and the model has {len(ispecs)}; give its data as "
                                 f"--data inputs.npz")
-        raw = [_golden_input(folder, graph, ispecs[0])]
+        raw = [_golden_input(folder, ispecs[0])]
         check_counts((*folder.layers, *((folder.output,) if folder.output else ())), graph,
                      "golden data")
     else:
         order = onnx_input_order(model) if graph.meta.get("format") == "onnx" else None
         raw, notes = read_arrays(data, "inputs", ispecs, order)
-    chosen = dict(input_dtypes or {})
-    if not chosen:
+    if not input_dtypes:
         found, note = infer_input_dtypes(graph, ispecs, raw)
-        if found and any(lg.tensors[lg.inputs[i]].dtype != found.get(sp.names[0], lg.tensors[lg.inputs[i]].dtype)
-                         for i, sp in enumerate(ispecs)):
+        if any(sp.dtype != found.get(sp.names[0], sp.dtype) for sp in ispecs):
             graph, lg = _load(model, found)
             ispecs, ospecs = input_specs(graph, lg), output_specs(graph, lg)
         if note:
             notes.append(note)
-        chosen = found
     xs, descs = [], []
     for ua, spec in zip(raw, ispecs):
         x, desc = to_ir(ua, spec, "inputs", layout)
@@ -143,8 +138,10 @@ def read_user_data(model: str | Path, data: str | Path | None, *, expected: str 
         descs.append(desc)
     n = len(xs[0])
     inputs = [sample([x[i] for x in xs]) for i in range(n)]
+    if folder is not None:
+        descs[0]["values"] = f"DORY's integer codes, {ispecs[0].dtype}"
     data_desc = {**descs[0], **({"arrays": descs} if len(descs) > 1 else {})}
-    out = UserData(graph, lg, ispecs, ospecs, inputs, data_desc, notes=notes, input_dtypes=chosen)
+    out = UserData(graph, lg, ispecs, ospecs, inputs, data_desc, notes=notes)
     raw_exp: list[UserArray] | None = None
     if folder is not None:
         ua = _golden_output(folder, ospecs[0]) if len(ospecs) == 1 else None
