@@ -244,3 +244,20 @@ def test_bit_exact_on_the_isa(tmp_path, target, on):
     validate_on_isa(two_io_tflite(tmp_path / "two.tflite"), target, on, tmp_path / "p")
     table = (tmp_path / "p" / "firmware" / "inputs.c").read_text()
     assert "tw_fw_inputs_1[TW_FW_INPUTS]" in table and "tw_fw_input_table" in table
+
+
+def test_gap_sdk_main_of_several_inputs_and_outputs_compiles(tmp_path):
+    """The GAP SDK application's main.c (through TW_NETWORK_RUN_IO and inputs.c's table) and
+    inputs.c compile against the PMSIS stub with -Wall -Wextra -Werror, and call the network (the
+    whole application's build: test_codegen_api.py)."""
+    from .test_codegen_api import STUB
+
+    p = generate(_schedule(two_io_tflite(tmp_path / "two.tflite")), tmp_path / "p", c_name="two")
+    build = subprocess.run(["make", "-s", "-C", str(p.path / "gap_sdk"), "all",
+                            f"RULES_DIR={STUB / 'rules'}", "APP_SRCS=main.c inputs.c"],
+                           capture_output=True, text=True)
+    assert build.returncode == 0, build.stdout + build.stderr
+    syms = subprocess.run(["nm", str(p.path / "gap_sdk" / "build_stub" / "main_c.o")],
+                          capture_output=True, text=True, check=True).stdout
+    assert re.search(r" U two_network_run$", syms, re.M)
+    assert "two_fw_inputs_1[TW_FW_INPUTS]" in (p.path / "gap_sdk" / "inputs.c").read_text()
