@@ -38,7 +38,10 @@ def test_ops_lists_every_op_the_frontends_accept():
     """`tilewise ops`: every TFLite builtin the converter table takes and every public ONNX op the
     lowering handles appears; an op the frontends refuse (TANH, Einsum) does not."""
     from tilewise.frontend import onnx as _onnx  # noqa: F401
+    from tilewise.frontend.onnx_int import INTEGER_OPS
     from tilewise.frontend.onnx_lower import HANDLERS
+    from tilewise.frontend.onnx_quantlab import DEPLOYED_OPS
+    from tilewise.frontend.tflite_fold import FOLDERS
     from tilewise.frontend.tflite_ops import CONVERTERS
 
     proc = run_cli("ops", "--json")
@@ -46,14 +49,15 @@ def test_ops_lists_every_op_the_frontends_accept():
     groups = json.loads(proc.stdout)["frontends"]
     tfl = {op for g in groups if g["frontend"] == "tflite" for op in g["ops"]}
     onnx_ops = {op for g in groups if g["frontend"] == "onnx" for op in g["ops"]}
-    assert set(CONVERTERS) == tfl
+    assert set(CONVERTERS) | set(FOLDERS) == tfl
+    assert set(INTEGER_OPS) | set(DEPLOYED_OPS) <= onnx_ops
     public = {n for n in HANDLERS if n.startswith(("QLinear", "QGemm")) or n in
               ("MaxPool", "Reshape", "Flatten", "Transpose", "Concat", "Identity", "Dropout")}
     assert public <= onnx_ops
     assert {"QuantizeLinear", "DequantizeLinear", "Conv", "RequantShift", "Floor", "Cast"} <= onnx_ops
     assert "TANH" not in tfl and "Einsum" not in onnx_ops and "Tanh" not in onnx_ops
     # the frontend's own rewritten forms are no ONNX operators a user can write
-    assert not {"IntConv", "Requant", "QlRequantShift"} & onnx_ops
+    assert not {"IntConv", "Requant", "QlRequantShift", "TwDoryAdd"} & onnx_ops
     text = run_cli("ops")
     assert text.returncode == 0 and "CONV_2D" in text.stdout and "QLinearConv" in text.stdout
     # the text fits 100 columns, with a target's kernel lists too (wrapped, not cut)

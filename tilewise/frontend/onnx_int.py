@@ -33,7 +33,7 @@ import numpy as np
 
 from ..ir.ops import Op
 from ..ir.params import (HardswishParams, IntArithParams, MatMulParams, PadParams, ReduceParams, RequantParams,
-                         ReshapeParams, SliceParams, TransposeParams)
+                         ReshapeParams, SliceParams, TableAddParams, TransposeParams)
 from ..ir.requant import Requant
 from ..ir.tensor import QuantParams, dtype_range
 from .onnx_lower import INTEGER_STYLES, Lowering, handler, inverse, moves_data
@@ -245,6 +245,31 @@ def rewrite(g: OnnxGraph) -> OnnxGraph:
 # ---------------------------------------------------------------------------------------------
 
 ARITH = {"Add": Op.ADD, "Sub": Op.SUB, "Mul": Op.MUL}
+EIGHT_BIT = ("int8", "uint8")
+
+
+def table_add(lw: Lowering, node: ONode, a: str, b: str, term_a, term_b, shift: int, lo: int, hi: int,
+              out: str) -> str | None:
+    """y = clamp((term_a(a) + term_b(b)) >> shift, lo, hi) as an add by two tables (TableAddParams)
+    bound to IR name `out` — None (nothing emitted) unless a and b are 8-bit activations of one
+    shape and layout, the result's range is an 8-bit type's and no sum of two terms leaves int32.
+    `term_*` map an int64 array of an input's values to int64 terms."""
+    ta, tb = lw.t(a), lw.t(b)
+    dtype = fit_dtype(lo, hi)
+    if (ta.dtype not in EIGHT_BIT or tb.dtype not in EIGHT_BIT or dtype not in EIGHT_BIT or ta.shape != tb.shape
+            or lw.perm[a] != lw.perm[b] or a in lw.flat or b in lw.flat):
+        return None
+    tables = []
+    for t, term in ((ta, term_a), (tb, term_b)):
+        low = dtype_range(t.dtype)[0]
+        tables.append(np.asarray(term(np.arange(low, low + 256, dtype=np.int64)), dtype=np.int64))
+    if int(np.abs(tables[0]).max()) + int(np.abs(tables[1]).max()) >= 1 << 31 or not 0 <= shift <= 31:
+        return None
+    y = lw.emit(node, Op.ADD, [a, b], out, None, dtype, INT1,
+                TableAddParams(table_a=tuple(int(v) for v in tables[0]), table_b=tuple(int(v) for v in tables[1]),
+                               shift=int(shift), qmin=int(lo), qmax=int(hi)), layout=lw.perm[a])
+    lw.bounds[y] = (lo, hi)
+    return y
 
 
 def _arith_range(op: str, a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
@@ -330,30 +355,52 @@ def int_arith(lw: Lowering, node: ONode) -> None:
 def dory_adder(lw: Lowering, node: ONode) -> None:
     """QuantLab's DORY adder (module docstring; PULP-NN pulp_nn_add): each input with inN_rq
     requantized (x·inN_mul + inN_add) >> inN_shift and clipped to its levels, the sum, with out_rq
-    requantized the same way, clipped to out_n_levels."""
-    branches = []
-    for i, x in enumerate(node.inputs[:2], start=1):
-        xi = lw.act(node, x)
-        signed = lw.t(xi).dtype.startswith("int")
+    requantized the same way, clipped to out_n_levels — on 8-bit codes one add by two tables
+    (out_mul distributes over the sum), else requant ops and an exact add."""
+    xs = [lw.act(node, x) for x in node.inputs[:2]]
+    stages = []
+    for i, xi in enumerate(xs, start=1):
+        signed = dtype_range(lw.t(xi).dtype)[0] < 0
         if int(_scalar(node.attr(f"in{i}_rq", 0))):
             n = int(_scalar(node.attr(f"in{i}_n_levels", 256)))
             lo, hi = (-(n // 2), n // 2 - 1) if signed else (0, n - 1)
-            rq = shift_requant(int(_scalar(node.attr(f"in{i}_mul"))), int(_scalar(node.attr(f"in{i}_add"))),
-                               int(_scalar(node.attr(f"in{i}_shift"))), lo, hi)
-            xi = emit_requant(lw, node, xi, rq, None, lw.fresh(f"{node.name}__in{i}"), out_dtype(lw, node, lo, hi),
-                              suffix=f"_in{i}")
-        branches.append(xi)
+            stages.append(shift_requant(int(_scalar(node.attr(f"in{i}_mul"))), int(_scalar(node.attr(f"in{i}_add"))),
+                                        int(_scalar(node.attr(f"in{i}_shift"))), lo, hi))
+        else:
+            stages.append(None)
     n_out = int(_scalar(node.attr("out_n_levels", 256)))
-    signed = any(dtype_range(lw.t(b).dtype)[0] < 0 for b in branches)
+    out_rq = int(_scalar(node.attr("out_rq", 0)))
+    om, oa, os_ = ((int(_scalar(node.attr("out_mul"))), int(_scalar(node.attr("out_add"))),
+                    int(_scalar(node.attr("out_shift")))) if out_rq else (1, 0, 0))
+
+    def branch_range(x: str, rq: Requant | None) -> tuple[int, int]:
+        return lw.bound(x) if rq is None else requant_range(rq, *lw.bound(x))
+
+    (lo_a, hi_a), (lo_b, hi_b) = (branch_range(x, rq) for x, rq in zip(xs, stages))
+    signed = min(lo_a, lo_b) < 0
     lo, hi = (-(n_out // 2), n_out // 2 - 1) if signed else (0, n_out - 1)
-    pair = (("ir", branches[0]), ("ir", branches[1]))
-    if not int(_scalar(node.attr("out_rq", 0))):
-        emit_arith(lw, node, "Add", pair, lw.out_name(node.outputs[0]), clip=(lo, hi))
+
+    def term(rq: Requant | None, mult: int, add: int):
+        from ..golden.requant import apply_requant
+
+        return lambda v: mult * (v if rq is None else apply_requant(v, rq)) + add
+
+    if table_add(lw, node, xs[0], xs[1], term(stages[0], om, oa), term(stages[1], om, 0), os_, lo, hi,
+                 lw.out_name(node.outputs[0])):
+        return
+    branches = []
+    for i, (xi, rq) in enumerate(zip(xs, stages), start=1):
+        if rq is not None:
+            xi = emit_requant(lw, node, xi, rq, None, lw.fresh(f"{node.name}__in{i}"),
+                              out_dtype(lw, node, int(rq.qmin), int(rq.qmax)), suffix=f"_in{i}")
+        branches.append(("ir", xi))
+    pair = (branches[0], branches[1])
+    if not out_rq:
+        emit_arith(lw, node, "Add", pair, lw.ir[node.outputs[0]], clip=(lo, hi))
         return
     s = emit_arith(lw, node, "Add", pair, lw.fresh(f"{node.name}__sum"), suffix="_sum")
-    rq = shift_requant(int(_scalar(node.attr("out_mul"))), int(_scalar(node.attr("out_add"))),
-                       int(_scalar(node.attr("out_shift"))), lo, hi)
-    emit_requant(lw, node, s, rq, None, lw.out_name(node.outputs[0]), out_dtype(lw, node, lo, hi))
+    emit_requant(lw, node, s, shift_requant(om, oa, os_, lo, hi), None, lw.ir[node.outputs[0]],
+                 out_dtype(lw, node, lo, hi))
 
 
 @handler("MatMul")

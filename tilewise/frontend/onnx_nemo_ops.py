@@ -175,6 +175,22 @@ def _exact_identity(rq) -> bool:
     return bool(np.all(k == (1 << d)) and np.all(lam >= 0) and np.all(lam < (1 << d)))
 
 
+def _by_tables(lw: Lowering, node: ONode, a: str, b: str, ca: int, cb: int) -> bool:
+    """The residual add as one add by tables (onnx_int.table_add) where its chain is a floor shift:
+    clamp(((k·c_a·a + λ + zp·2^d) + k·c_b·b) >> d); False (nothing emitted) otherwise."""
+    from .onnx_int import table_add
+
+    acc = sum(abs(c) * max(abs(v) for v in lw.bound(x)) for c, x in ((ca, a), (cb, b)))
+    rq = _requant(lw, node, acc)
+    k, lam, d = (np.asarray(v, np.int64).reshape(-1) for v in (rq.multiplier, rq.bias if rq.bias is not None else 0,
+                                                               rq.shift))
+    if rq.mode != "shift" or k.size != 1 or lam.size != 1 or d.size != 1:
+        return False
+    k0, lam0, d0 = int(k[0]), int(lam[0]) + (int(rq.zero_point) << int(d[0])), int(d[0])
+    return table_add(lw, node, a, b, lambda v: k0 * ca * v + lam0, lambda v: k0 * cb * v, d0, int(rq.qmin),
+                     int(rq.qmax), lw.out_name(node.outputs[0])) is not None
+
+
 @handler("IntAdd")
 def int_add(lw: Lowering, node: ONode) -> None:
     """NEMO's residual Add (module docstring): two 8-bit branches of one shape and type whose sum
@@ -197,6 +213,8 @@ def int_add(lw: Lowering, node: ONode) -> None:
     wa, wb = ca // gcd, cb // gcd
     lo, hi = node.attr("tw_lo"), node.attr("tw_hi")
     narrow = lo is not None and hi is not None and clip_dtype(lo, hi) in ("int8", "uint8")
+    if narrow and _by_tables(lw, node, a, b, ca, cb):
+        return
     if (narrow and ta.shape == tb.shape and ta.dtype == tb.dtype and ta.dtype in ("int8", "uint8")
             and len(ta.shape) == 4 and lw.perm[a] == lw.perm[b] == NHWC and max(abs(wa), abs(wb)) <= 127):
         c = ta.shape[3]

@@ -58,7 +58,7 @@ from ..ir.ops import Op
 from ..ir.params import ConcatParams, Conv2dParams, ReshapeParams
 from ..ir.requant import Requant
 from .onnx_lower import NHWC, Lowering, handler
-from .onnx_int import channel_axis, emit_arith, emit_requant, shift_requant
+from .onnx_int import channel_axis, emit_arith, emit_requant, shift_requant, table_add
 from .onnx_model import TW_DOMAIN, ONode, OnnxGraph, unsupported
 from .onnx_nemo import INT1, LINEAR, check_integer_model, clip_dtype, is_weighted, per_channel
 from .onnx_nemo import to_integer_ops as nemo_integer_ops
@@ -283,12 +283,18 @@ def requant_shift(lw: Lowering, node: ONode) -> None:
 
 @handler("QlAddRequantShift")
 def add_requant_shift(lw: Lowering, node: ONode) -> None:
-    """Add(a, b) → RequantShift: for two 8-bit tensors of one shape and type, a and b interleaved
+    """Add(a, b) → RequantShift: with one mul and add for the tensor, an add by tables
+    (onnx_int.table_add); else, for two 8-bit tensors of one shape and type, a and b interleaved
     pixel by pixel (concat along channels, read as [N, H, 2W, C]), then a depthwise 1×2 conv,
     stride (1, 2), weights 1 (module docstring); else the exact integer add and the requant op."""
     a, b = (lw.act(node, i) for i in node.inputs)
     ta, tb = lw.t(a), lw.t(b)
     axis, rq = _standalone(lw, node, a)
+    if axis is None:    # one (mul, add) for the tensor: an add by tables, clamp((mul·a + add' + mul·b) >> d)
+        k, lam, d = (int(np.asarray(v).reshape(-1)[0]) for v in (rq.multiplier, rq.bias, rq.shift))
+        if table_add(lw, node, a, b, lambda v: k * v + lam, lambda v: k * v, d, int(rq.qmin), int(rq.qmax),
+                     lw.out_name(node.outputs[0])):
+            return
     if not (lw.onnx_shape(a) == lw.onnx_shape(b) and lw.perm[a] == lw.perm[b] and ta.dtype == tb.dtype
             and _depthwise_ok(lw, a, axis)):
         s = emit_arith(lw, node, "Add", (("ir", a), ("ir", b)), lw.fresh(f"{node.name}__sum"), suffix="_sum")

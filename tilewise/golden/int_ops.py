@@ -5,6 +5,8 @@ on codes, with no scales (ir/params.py "integer exports").
   What onnxruntime computes on the float32 containers while every value is an integer below 2^24,
   and what Deeploy's Generic Add / Sub kernels compute in int32 (the frontend gives the output a
   type that holds every result, frontend/onnx_int.py).
+- add (TableAddParams): clamp((ta[a − lo_a] + tb[b − lo_b]) >> shift), each 8-bit input through
+  its own table.
 - requant (RequantParams): golden/requant.py apply_requant along IR axis `axis` — QuantLab's
   RequantShift floor((x·mul + add + div/2) / div) as the shift mode (notes/integer-onnx.md,
   Deeploy Generic/src/RequantShift_s8.c), NEMO's chains as the div mode.
@@ -23,7 +25,9 @@ import numpy as np
 
 from ..ir.graph import Graph, Node
 from ..ir.ops import Op
-from ..ir.params import HardswishParams, IntArithParams, ReduceParams, RequantParams, SliceParams
+from ..ir.params import (HardswishParams, IntArithParams, ReduceParams, RequantParams, SliceParams,
+                         TableAddParams)
+from ..ir.tensor import dtype_range
 from .registry import kernel
 from .requant import apply_requant
 
@@ -31,10 +35,22 @@ from .requant import apply_requant
 @kernel(Op.ADD, Op.SUB, Op.MUL, mode=None)
 def arith(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
     p = node.params
+    if isinstance(p, TableAddParams):
+        return table_add(node, graph, args)
     assert isinstance(p, IntArithParams), f"node '{node.name}': integer arithmetic takes IntArithParams"
     a, b = (np.asarray(x, dtype=np.int64) for x in args)
     y = a + b if node.op == Op.ADD else a - b if node.op == Op.SUB else a * b
     return np.clip(y, p.qmin, p.qmax)
+
+
+def table_add(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
+    """clamp((ta[a − lo_a] + tb[b − lo_b]) >> shift) (TableAddParams)."""
+    p = node.params
+    assert isinstance(p, TableAddParams)
+    lo_a, lo_b = (dtype_range(graph.tensors[i].dtype)[0] for i in node.inputs)
+    a, b = (np.asarray(x, dtype=np.int64) for x in args)
+    ta, tb = np.asarray(p.table_a, np.int64), np.asarray(p.table_b, np.int64)
+    return np.clip((ta[a - lo_a] + tb[b - lo_b]) >> p.shift, p.qmin, p.qmax)
 
 
 def requant_along(x: np.ndarray, p: RequantParams) -> np.ndarray:

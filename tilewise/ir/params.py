@@ -37,6 +37,7 @@ model looks its kernels up by (op, params.mode) (golden/registry.py).
 | TfliteDequantizeParams | dequantize (tflite) | scale, zero_point: reference_ops::Dequantize |
 | ClampParams | clamp (none) | qmin, qmax: a Relu/Clip between equal quantizations |
 | IntArithParams | add, sub, mul (none) | qmin, qmax: integer exports' plain Add / Sub / Mul of codes (frontend/onnx_int.py) |
+| TableAddParams | add (none) | table_a, table_b (256 each), shift, qmin, qmax: a requantized add of two 8-bit codes by tables |
 | RequantParams | requant (shift, div) | requant, axis: a standalone RequantShift / NEMO chain on any integer tensor |
 | MatMulParams | matmul (none) | —: MatMul of two activations (Deeploy), int32 accumulators |
 | SliceParams | slice (none) | starts, ends, steps per axis (ONNX Slice, normalized) |
@@ -414,6 +415,24 @@ class IntArithParams(OpParams):
 
 
 @_params
+class TableAddParams(OpParams):
+    """add of two 8-bit codes through one table each: y = clamp((ta[a − lo_a] + tb[b − lo_b]) >>
+    shift, qmin, qmax), lo the input type's minimum — an integer export's requantized add whose
+    every branch term is a function of its own code (QuantLab's DORY adder: clip((a·m + c) >> s)
+    per input; NEMO's residual (k·c_a·a + λ) and k·c_b·b), exact by construction
+    (frontend/onnx_int.py `table_add`)."""
+
+    table_a: tuple[int, ...] = field(repr=False)
+    table_b: tuple[int, ...] = field(repr=False)
+    shift: int
+    qmin: int
+    qmax: int
+
+    def __post_init__(self) -> None:
+        self._check_lengths(table_a=256, table_b=256)
+
+
+@_params
 class RequantParams(OpParams):
     """requant: y = the Requant of x element by element (golden/requant.py apply_requant), its
     per-channel values along IR axis `axis` (None: one value for the whole tensor). Modes shift
@@ -470,7 +489,7 @@ PARAMS_OF: Mapping[Op, tuple[type[OpParams], ...]] = {
     Op.CONV2D: (Conv2dParams,),
     Op.FULLY_CONNECTED: (FullyConnectedParams,),
     Op.TRANSPOSE_CONV: (TransposeConvParams,),
-    Op.ADD: (TfliteAddSubParams, OnnxAddParams, IntArithParams),
+    Op.ADD: (TfliteAddSubParams, OnnxAddParams, IntArithParams, TableAddParams),
     Op.SUB: (TfliteAddSubParams, IntArithParams),
     Op.MUL: (TfliteMulParams, IntArithParams),
     Op.AVG_POOL: (TfliteAvgPoolParams, OnnxAvgPoolParams),

@@ -41,6 +41,7 @@ def frontend_ops() -> tuple[OpGroup, ...]:
     from ..frontend import onnx as _onnx  # noqa: F401  (registers every lowering handler)
     from ..frontend import onnx_int, onnx_nemo, onnx_qdq, onnx_quantlab, onnx_tail
     from ..frontend.onnx_lower import HANDLERS
+    from ..frontend.tflite_fold import FOLDERS
     from ..frontend.tflite_ops import CONVERTERS
 
     integer = set(onnx_int.INTEGER_OPS)
@@ -50,6 +51,8 @@ def frontend_ops() -> tuple[OpGroup, ...]:
     return (
         OpGroup("tflite", "int8/int16 builtin", tuple(sorted(CONVERTERS)),
                 "TFLite builtin operators on quantized tensors (fused activations included)"),
+        OpGroup("tflite", "folded", tuple(sorted(FOLDERS)),
+                "int32/int64 shape arithmetic on constants and static shapes, computed at import"),
         OpGroup("onnx", "qoperator", qop, "QOperator ops on integer tensors"),
         OpGroup("onnx", "qdq", tuple(dict.fromkeys((*quant, *onnx_qdq.REQUANT_OPS,
                                                     *onnx_qdq.MOVE_OPS, *onnx_qdq.CLIP_OPS))),
@@ -65,6 +68,8 @@ def frontend_ops() -> tuple[OpGroup, ...]:
                 "any integer export: exact integer ops on codes; 1-D Conv / MaxPool as 2-D"),
         OpGroup("onnx", "float tail", onnx_tail.FLOAT_TAIL + onnx_tail.JOINS,
                 "after an integer export's last layer: cut, and said so (the network ends before it)"),
+        OpGroup("onnx", "folded", ("Shape", "any standard op on constants"),
+                "computed at import (onnx_fold.py: ONNX's reference implementation; Shape of a static tensor)"),
     )
 
 
@@ -91,6 +96,30 @@ def ops_json(target=None) -> dict[str, Any]:
         out["target"] = target.name
         out["ir_ops"] = target_ops(target)
     return out
+
+
+#: the exporters each ONNX / TFLite model style comes from (the README table's first column)
+EXPORTERS = {
+    ("tflite", "int8/int16 builtin"): "TFLite converter (LiteRT), Keras",
+    ("onnx", "qoperator"): "onnxruntime.quantization (QOperator)",
+    ("onnx", "qdq"): "onnxruntime.quantization (QDQ), `tilewise quantize`",
+    ("onnx", "nemo"): "NEMO (DORY's examples), `tilewise quantize --target gap8…` (shift mode)",
+    ("onnx", "quantlab"): "QuantLab, Deeploy",
+    ("onnx", "integer"): "NEMO, QuantLab, Deeploy",
+    ("onnx", "float tail"): "NEMO, QuantLab",
+    ("tflite", "folded"): "Keras (TRANSPOSE_CONV output shapes, RESHAPE to [batch, -1])",
+    ("onnx", "folded"): "PyTorch's exporter (shape arithmetic), any",
+}
+
+
+def ops_markdown() -> str:
+    """The frontends' tables as the README's markdown table (tests/test_readme_ops.py holds the
+    README to it)."""
+    rows = ["| format | exporter | style | operators | what |", "|---|---|---|---|---|"]
+    for g in frontend_ops():
+        ops = ", ".join(g.ops).replace("|", "\\|")
+        rows.append(f"| {g.frontend} | {EXPORTERS.get((g.frontend, g.style), '')} | {g.style} | {ops} | {g.note} |")
+    return "\n".join(rows)
 
 
 def ops_text(target=None, width: int = 100) -> str:

@@ -14,6 +14,7 @@
 | conv2d/depthwise/fully_connected_s16_int(_y8) | conv2d, depthwise, fully_connected | shift, div | 16x8→16, 16x8→8 | conv, dwconv, fc | the 16x8 kernels with the integer exports' requantization |
 | avg_pool_s16, max_pool_s16 | avg_pool, max_pool | tflite (max: any) | 16→16 | pool | tw_avgpool_s16 / tw_maxpool_s16 |
 | add_s8, sub_s8, mul_s8 | add, sub, mul| tflite (add: onnx) | 8→8          | add      | tw_add_s8 ... tw_add_onnx_s8/_u8 |
+| add_table_s8       | add              | none (TableAddParams) | 8→8       | add      | tw_add_table_s8: the integer exports' requantized adds by two tables |
 | add_s16, sub_s16, mul_s16 | add, sub, mul | tflite         | 16→16        | add      | tw_add_s16 / tw_sub_s16 / tw_mul_s16 |
 | *_broadcast_s8     | add, sub, mul    | tflite (add: onnx) | 8→8          | other    | the elementwise kernel per pixel |
 | avg_pool_s8        | avg_pool         | tflite, onnx       | 8→8          | pool     | tw_avgpool_s8 / tw_avgpool_onnx_s8 |
@@ -73,6 +74,11 @@ def im2col_bytes(nest: LoopNest, cores: int, k, c, oy, ox):
     return zero + cores * 2 * nest.FY * nest.FX * np.asarray(c)
 
 
+def add_tables_bytes(nest: LoopNest, cores: int, k, c, oy, ox):
+    """add_table_s8's two tables in L1: 2 × 256 int32, shared by the cores."""
+    return 0 * np.asarray(k) * np.asarray(oy) + 2 * 256 * 4
+
+
 TILED = TileRules()
 WEIGHTED = TileRules(l3_k_step=4)
 NO_L3 = TileRules(l3=False)
@@ -130,6 +136,8 @@ def bindings(cost, *, depthwise_input_bytes_per_cycle: float = 0.0,
             tiles=NO_L3, layer_rules=checks.s16_rules)
     add("add_s8", Op.ADD, ("tflite", "onnx"), p8, "add", checks.elementwise_s8,
         emit={"tflite": elementwise.add_s8, "onnx": elementwise.add_onnx_s8}, tiles=TILED)
+    add("add_table_s8", Op.ADD, (None,), p8, "add", checks.add_table, emit=elementwise.add_table_s8,
+        scratch=add_tables_bytes, tiles=TILED)
     add("add_broadcast_s8", Op.ADD, ("tflite", "onnx"), p8, "other", checks.broadcast_s8,
         emit={"tflite": elementwise.add_broadcast_s8, "onnx": elementwise.add_broadcast_onnx_s8},
         whole=True, tiles=UNTILED)

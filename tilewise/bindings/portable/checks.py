@@ -13,7 +13,7 @@ import numpy as np
 
 from ...ir.layer import Layer, LayerGraph
 from ...ir.ops import Op
-from ...ir.params import OnnxMeanParams, OnnxSoftmaxParams
+from ...ir.params import OnnxMeanParams, OnnxSoftmaxParams, TableAddParams
 from ...ir.tensor import dtype_range
 from . import constants
 from .common import batch_one, first, u8_offset
@@ -88,6 +88,23 @@ def weighted_s16(layer: Layer, lg: LayerGraph) -> str | None:
         return f"an output clamp of [{rq.qmin}, {rq.qmax}]"
     if np.max(np.atleast_1d(rq.shift)) > 14:
         return "a requant left shift above 14"
+    return batch_one(layer)
+
+
+def add_table(layer: Layer, lg: LayerGraph) -> str | None:
+    """An add of two same-shaped 8-bit activations by tables (TableAddParams) into an 8-bit
+    output, no sum of two table entries beyond int32."""
+    p = layer.params
+    if not isinstance(p, TableAddParams):
+        return f"an add with {type(p).__name__}"
+    names = (*layer.inputs, layer.output)
+    if len(layer.inputs) != 2 or any(lg.tensors[t].dtype not in ("int8", "uint8") for t in names):
+        return "an add by tables of other than two 8-bit activations into an 8-bit output"
+    if len({tuple(lg.tensors[t].shape) for t in names}) != 1:
+        return "an add by tables of differently shaped tensors"
+    ta, tb = (np.abs(np.asarray(t, np.int64)).max() for t in (p.table_a, p.table_b))
+    if not 0 <= p.shift <= 31 or ta + tb + (u8_offset(lg, layer.output) << p.shift) > INT32_MAX:
+        return "an add by tables whose sums leave int32"
     return batch_one(layer)
 
 

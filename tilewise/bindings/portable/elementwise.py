@@ -29,7 +29,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ...ir.layer import Layer, LayerGraph
-from ...ir.params import OnnxAddParams, TfliteAddSubParams, TfliteMulParams
+from ...ir.params import OnnxAddParams, TableAddParams, TfliteAddSubParams, TfliteMulParams
 from ...ir.tensor import dtype_range
 from ..base import LayerConstants
 from .common import render, u8_offset, zero_point
@@ -170,3 +170,22 @@ add_broadcast_s8 = _emit(_broadcast, _add_tflite, "add_broadcast_s8")
 sub_broadcast_s8 = _emit(_broadcast, _sub_tflite, "sub_broadcast_s8")
 mul_broadcast_s8 = _emit(_broadcast, _mul_tflite, "mul_broadcast_s8")
 add_broadcast_onnx_s8 = _emit(_broadcast, _add_onnx, "add_broadcast_onnx_s8")
+
+
+def add_table_s8(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
+    """compute() of an add by tables (checks.add_table): both tables laid out by stored byte
+    read as unsigned (entry e is the stored int8 (int8_t)e, the value e − 256·(e ≥ 128) + offset),
+    the output's offset (uint8: 128) taken out of a's table so that the sum is the output as
+    stored — (TA − o·2^s + TB) >> s = ((TA + TB) >> s) − o exactly — and the clamp as stored."""
+    p = layer.params
+    assert isinstance(p, TableAddParams), f"layer '{layer.name}' passed its check"
+    entries = np.arange(256)
+    stored = np.where(entries >= 128, entries - 256, entries)
+    y_off = u8_offset(lg, layer.output)
+    tables = []
+    for name, table, minus in zip(layer.inputs, (p.table_a, p.table_b), (y_off << int(p.shift), 0)):
+        off = u8_offset(lg, name)
+        lo = dtype_range(lg.tensors[name].dtype)[0]
+        tables += [int(v) - minus for v in np.asarray(table, np.int64)[stored + off - lo]]
+    return render("add_table_s8.c.j2", tables=tables, shift=int(p.shift), qmin=int(p.qmin) - y_off,
+                  qmax=int(p.qmax) - y_off)

@@ -100,3 +100,14 @@ void tw_concat2_s8(const int8_t *a, const int8_t *lut_a, int inner_a, const int8
     inner[1] = inner_b;
     tw_concat(in, lut, inner, 2, out + (size_t)begin * (size_t)(inner_a + inner_b), end - begin);
 }
+
+void tw_add_table_s8(const int32_t *tables, int32_t shift, int32_t qmin, int32_t qmax, const int8_t *a,
+                     const int8_t *b, int8_t *out, int n, int core_id, int n_cores)
+{
+    int begin, end, i;
+    tw_core_range(n, core_id, n_cores, &begin, &end);
+    for (i = begin; i < end; i++) {
+        int32_t v = tw_asr32(tables[(uint8_t)a[i]] + tables[256 + (uint8_t)b[i]], shift);
+        out[i] = (int8_t)(v < qmin ? qmin : v > qmax ? qmax : v);
+    }
+}

@@ -107,6 +107,13 @@ void tw_mul_s8(const tw_mul_params_t *p, const int8_t *a, const int8_t *b, int8_
 void tw_add_onnx_s8(const tw_add_onnx_params_t *p, const int8_t *a, const int8_t *b, int8_t *out,
                     int n, int core_id, int n_cores);
 void tw_lut_s8(const int8_t *table, const int8_t *in, int8_t *out, int n, int core_id, int n_cores);
+/* ADD BY TABLES (tw_add_table_s8): out[i] = clamp((tables[(uint8_t)a[i]] + tables[256 +
+ * (uint8_t)b[i]]) >> shift, qmin, qmax) — both inputs' tables (a's then b's, 256 int32 each)
+ * indexed by the stored byte as unsigned, shift in [0, 31], the clamp as stored: the integer
+ * exports' requantized adds (golden/int_ops.py table_add). The caller proves no sum of two
+ * entries overflows int32. out may alias a or b. */
+void tw_add_table_s8(const int32_t *tables, int32_t shift, int32_t qmin, int32_t qmax, const int8_t *a,
+                     const int8_t *b, int8_t *out, int n, int core_id, int n_cores);
 void tw_concat2_s8(const int8_t *a, const int8_t *lut_a, int inner_a, const int8_t *b,
                    const int8_t *lut_b, int inner_b, int8_t *out, int outer, int core_id, int n_cores);
 void tw_add_onnx_u8(const tw_add_onnx_params_t *p, const int8_t *a, const int8_t *b, int8_t *out,
