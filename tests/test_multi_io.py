@@ -172,10 +172,10 @@ def test_packed_uint4_inputs_and_outputs(tmp_path):
     assert "#define TW_INPUT1_BYTES 38" in h and "#define TW_OUTPUT1_BYTES 50" in h
 
 
-def int_add_model(path):
-    """An integer export's two-input Add and Sub (float32 containers of codes, NEMO style) with
-    the second input given back: int16 inputs make int32 outputs."""
-    vi = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [1, 4, 3, 3]) for n in "absd"]
+def int_add_model(path, container=TensorProto.FLOAT):
+    """An integer export's two-input Add and Sub (float32 or int64 containers of codes, NEMO
+    style) with the second input given back: int16 inputs make int32 outputs."""
+    vi = [helper.make_tensor_value_info(n, container, [1, 4, 3, 3]) for n in "absd"]
     nodes = [helper.make_node("Add", ["a", "b"], ["s"]), helper.make_node("Sub", ["a", "b"], ["d"])]
     g = helper.make_graph(nodes, "int_add", vi[:2], [vi[2], vi[3], vi[1]])
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])

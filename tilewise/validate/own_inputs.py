@@ -15,8 +15,9 @@ Integer exports (NEMO, QuantLab, Deeploy) carry their input codes in float32 or 
 containers, and the codes' type is a property of the data (frontend/__init__.py `load_model`'s
 `input_dtypes`). Without `--input-dtype` the type of each such input is inferred from the data —
 the narrowest of int8, uint8, int16, int32 holding every value, uint8 rather than int8 when none is
-negative (data.py `infer_code_dtype`) — the model is read again with it, and one note says which
-`--input-dtype` makes `generate` write the same C.
+negative (data.py `infer_code_dtype`) — the model is read again with it (or read with it in the
+first place when the frontend refuses the default types, `_dtypes_from_data`), and one note says
+which `--input-dtype` makes `generate` write the same C.
 """
 
 from __future__ import annotations
@@ -70,9 +71,8 @@ def _golden_input(folder, spec: EdgeSpec) -> UserArray:
     return UserArray(input_array(folder.input, spec.model_shape, "input"), str(folder.input.file))
 
 
-def _golden_output(folder, spec: EdgeSpec) -> UserArray | None:
-    if folder.output is None:
-        return None
+def _golden_output(folder, spec: EdgeSpec) -> UserArray:
+    """DORY's output.txt as the model's output array (its ONNX layout), one sample."""
     return UserArray(input_array(folder.output, spec.model_shape, "output"),
                      str(folder.output.file))
 
@@ -101,12 +101,53 @@ def infer_input_dtypes(graph: Graph, ispecs: list[EdgeSpec], raw: list[UserArray
     return found, note
 
 
+def _dtypes_from_data(model: str | Path, data: str | Path | None,
+                      golden: str | Path | None) -> dict[str, str]:
+    """The code types of an ONNX model's float / wide-integer inputs read from the data alone,
+    before the model is: for a model the frontend refuses with its default input types (Deeploy's
+    int32 MatMul inputs whose products overflow int32 are int8 codes). {} when the data does not
+    say (a non-ONNX model, non-integer values, unreadable data)."""
+    from onnx import helper
+
+    from ..frontend.onnx_lower import WIDE_CONTAINERS
+    from ..frontend.onnx_model import decode_model
+    from .data import HALF_EVEN
+
+    try:
+        g = decode_model(Path(model).read_bytes(), str(model)).graph
+        inits = {t.name for t in g.initializer}
+        ins = [(vi.name, np.dtype(helper.tensor_dtype_to_np_dtype(vi.type.tensor_type.elem_type)).name)
+               for vi in g.input if vi.name not in inits]
+        specs = [EdgeSpec((n,), (), (), None, "int32", None, 0, HALF_EVEN, "") for n, _ in ins]
+        if golden is not None:
+            folder = read_dory_folder(golden)
+            raw = [UserArray(folder.input.values, folder.input.file)] if len(ins) == 1 else []
+        else:
+            raw, _ = read_arrays(data, "inputs", specs, onnx_input_order(model))
+        found = {}
+        for (name, container), ua in zip(ins, raw):
+            if container == "float32" or container in WIDE_CONTAINERS:
+                arr = ua.array
+                vals = integral_codes(arr, ua.source, "inputs") if arr.dtype.kind == "f" else arr
+                found[name] = infer_code_dtype(vals)
+        return found
+    except (TilewiseError, ValueError, TypeError, OSError):
+        return {}
+
+
 def read_user_data(model: str | Path, data: str | Path | None, *, expected: str | Path | None = None,
                    golden: str | Path | None = None, activations: str | Path | None = None,
                    layout: str = "auto",
                    input_dtypes: Mapping[str, str] | None = None) -> UserData:
     """Read the model and the user's data against it (module docstring)."""
-    graph, lg = _load(model, input_dtypes)
+    try:
+        graph, lg = _load(model, input_dtypes)
+    except TilewiseError:
+        # refused with the default code types: with the data's own, if it says them
+        found = {} if input_dtypes else _dtypes_from_data(model, data, golden)
+        if not found:
+            raise
+        graph, lg = _load(model, found)
     ispecs, ospecs = input_specs(graph, lg), output_specs(graph, lg)
     notes: list[str] = []
     folder = None
@@ -144,9 +185,14 @@ def read_user_data(model: str | Path, data: str | Path | None, *, expected: str 
     out = UserData(graph, lg, ispecs, ospecs, inputs, data_desc, notes=notes)
     raw_exp: list[UserArray] | None = None
     if folder is not None:
-        ua = _golden_output(folder, ospecs[0]) if len(ospecs) == 1 else None
-        raw_exp = [ua] if ua is not None else None
         out.golden = list(folder.layers)
+        cut = graph.meta.get("onnx_cut")
+        if folder.output is not None and cut:   # the model's output, after the float tail
+            out.notes.append(f"{folder.output.file}: the model's output after its float tail, "
+                             f"which the network does not compile (it ends at "
+                             f"{', '.join(repr(o) for o in cut.get('outputs', ()))}): not compared")
+        elif folder.output is not None and len(ospecs) == 1:
+            raw_exp = [_golden_output(folder, ospecs[0])]
     elif expected is not None:
         raw_exp, more = read_arrays(expected, "expected outputs", ospecs)
         out.notes += more

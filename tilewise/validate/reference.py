@@ -7,6 +7,9 @@
 - ONNX models: onnxruntime's CPU session as the ONNX frontend configures it
   (frontend/onnx_io.py `reference_session`; `reference_model`: a copy ending at the tensors the
   network ends at when the frontend cut a float tail); float edges are (de)quantized there.
+- integer exports whose integers onnxruntime does not compute (graph.meta "onnx_no_reference",
+  the frontend's reason: e.g. a ReduceMean's float mean, QuantLab's DORY adder): no reference,
+  and `reference_name` says why;
 - QuantLab ONNX models (RequantShift, which onnxruntime cannot run): onnxruntime on a copy with
   every RequantShift expanded into standard int64 ops (frontend/onnx_quantlab.py), used only when
   that copy is proven exact (every float32 value below 2^24, every int64 one below 2^62,
@@ -68,6 +71,9 @@ def reference_name(graph: Graph) -> str:
     """The reference the outputs are held against, as validate prints it."""
     if graph.meta.get("format") == "tflite":
         return LITERT
+    if graph.meta.get("onnx_no_reference"):
+        return (f"no reference runtime (onnxruntime does not compute this export's integers: "
+                f"{graph.meta['onnx_no_reference']}; compared with the golden model only)")
     if graph.meta.get("onnx_style") != "quantlab":
         return ORT
     bound = graph.meta.get("onnx_value_bound")
@@ -165,6 +171,8 @@ SUB_BYTE_NOTE = ("onnxruntime has no integer kernels for 4/2-bit tensors (it run
 def _onnxruntime(graph: Graph, model: str | Path) -> Runner:
     from ..frontend.onnx_io import reference_model, reference_session, run_reference
 
+    if graph.meta.get("onnx_no_reference"):   # the frontend says onnxruntime's result is not ours
+        return lambda inputs: ReferenceRun(None)
     # a NEMO graph's 4/2-bit weights are small integers in float32, which onnxruntime runs exactly
     if graph.meta.get("onnx_style") != "nemo" and any(is_sub_byte(t.dtype) for t in graph.tensors.values()):
         return lambda inputs: ReferenceRun(None, (SUB_BYTE_NOTE,))
