@@ -68,9 +68,9 @@ def person_detect_like(bias_qdim: int = 3, bias_scales: int | None = None) -> Mo
 ISAS = [("stm32h7", "qemu"), ("pulp-open", "gvsoc")]
 
 
-def validate_on_isa(path: Path, target: str, on: str, out: Path) -> dict:
-    """validate --target T --on qemu|gvsoc through the API (2 random inputs + the extremes); a
-    missing simulator or cross compiler fails under TILEWISE_REQUIRE_MODELS=1 (conftest `absent`)."""
+def require_isa(on: str) -> None:
+    """The simulator and cross compiler `validate --on qemu|gvsoc` needs; missing, a failure under
+    TILEWISE_REQUIRE_MODELS=1 (conftest `absent`), else a skip."""
     try:
         if on == "qemu":
             from tilewise.codegen.firmware import arm_gcc
@@ -86,6 +86,12 @@ def validate_on_isa(path: Path, target: str, on: str, out: Path) -> dict:
             toolchain()
     except Exception as e:   # noqa: BLE001 - the one-sentence TilewiseError
         absent(str(e))
+
+
+def validate_on_isa(path: Path, target: str, on: str, out: Path) -> dict:
+    """validate --target T --on qemu|gvsoc through the API (2 random inputs + the extremes); a
+    missing simulator or cross compiler fails under TILEWISE_REQUIRE_MODELS=1 (require_isa)."""
+    require_isa(on)
     graph = load_model(path)
     ns = schedule_network(lower(graph), get_target(target), "model")
     r = validate_model(path, ns, graph, 2, 0, out, on=on).to_json()

@@ -1,0 +1,117 @@
+"""Real integer exports (../shared/models/integer_onnx: NEMO, QuantLab and Deeploy networks exactly
+as their tools wrote them, with their golden data) — issue 24's acceptance:
+
+- every network outside the transformer kernels and models (deeploy/kernels/{Attention, Softmax,
+  RMSNorm, iNoNorm}, deeploy/models/{CCT, EEGFormer, microLlama}) validates bit-exact on gap8 and
+  stm32h7 against its own golden data: DORY's folders (`--golden DIR`: the input and every layer
+  file) for nemo/ and quantlab_dory/, Deeploy's inputs.npz / outputs.npz (with activations.npz
+  beside them) for deeploy/ — the generated C, the golden model and the exporter's numbers agree
+  on the network output and on every golden layer the network computes;
+- two of them also on the ISAs (GVSoC's pulp-open cluster, the Cortex-M7 under QEMU);
+- the others are one sentence naming the node and the op (exit 2), never an internal error:
+  Deeploy's transformer operators, and Autoencoder1D, a float32 model (BatchNormalization,
+  ConvTranspose on float weights), which wants quantizing first.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tilewise.targets.registry import get_target
+from tilewise.validate.own_data import validate_data_path
+
+from .codegen_cases import c_cache  # noqa: F401 (fixture)
+from .conftest import absent, models_dir
+from .test_cli_errors import assert_one_sentence_error, run_cli
+
+#: the networks issue 24 takes (paths under integer_onnx/), each with its golden data
+DORY = ("nemo/PenguiNet_64", "nemo/Residual_connection_test_2", "nemo/SmartAgri-net", "nemo/TCN_T",
+        "nemo/dronet_complete", "nemo/dronet_no_pooling", "nemo/eegnetDW_1d_8b_1xW", "nemo/eegnet_1d_8b_Hx1",
+        "quantlab_dory/Dronet")
+DEEPLOY = tuple(f"deeploy/kernels/{k}" for k in (
+    "Add/Large", "Add/MultIO", "Add/Regular", "Add/Regular_RQ", "Concat", "Conv/DW_1D", "Conv/DW_2D",
+    "Conv/DW_2D_RQ", "Conv/DW_3x3", "Conv/DW_3x3_RQ", "Conv/PW_2D", "Conv/PW_2D_RQ/Regular_RQ",
+    "Conv/PW_2D_RQ/Unsigned_RQ", "Conv/Regular_1D", "Conv/Regular_1D_RQ", "Conv/Regular_2D", "Conv/Regular_2D_RQ",
+    "Conv/Regular_3x3", "Conv/Regular_3x3_RQ", "Conv/StriddedPadded_2D_RQ", "GEMM/Batch_RQ", "GEMM/Regular",
+    "GEMM/Regular_RQPerColumn", "GEMM/Regular_RQPerRow", "GEMM/TransB_RQ", "Hardswish/Regular",
+    "Hardswish/Regular_RQ", "Identity/InputIdentity", "Identity/MultiOutputIdentity", "Identity/OutputIdentity",
+    "MatMul/Add", "MatMul/Batch", "MatMul/Regular", "MatMul/Regular_RQ", "MaxPool/Regular_1D",
+    "MaxPool/Regular_2D", "Pad/Regular_1D", "Pad/Regular_2D", "ReduceMean", "ReduceSum", "Slice", "Sub",
+    "TrueIntegerDiv")) + ("deeploy/models/CNN_Linear1", "deeploy/models/CNN_Linear2")
+#: refused in one sentence: (network, words the sentence names)
+REFUSED = (("deeploy/kernels/Attention", ("iSoftmax",)), ("deeploy/kernels/Softmax/Regular", ("iSoftmax",)),
+           ("deeploy/kernels/Softmax/Large", ("iSoftmax",)), ("deeploy/kernels/RMSNorm", ("iRMSNorm",)),
+           ("deeploy/kernels/iNoNorm", ("iNoNorm",)), ("deeploy/models/CCT/Int/ICCT", ("iLayerNorm",)),
+           ("deeploy/models/microLlama/INT8/microLlama1", ("iRMSNorm",)),
+           ("deeploy/models/microLlama/INT8/microLlama8", ("iRMSNorm",)),
+           ("deeploy/models/Autoencoder1D", ("(Conv)", "computes in float", "quantize")))
+
+
+def _folder(net: str) -> Path:
+    d = models_dir() / "integer_onnx" / net
+    if not d.is_dir():
+        absent(f"integer export {net} not found at {d} (set TILEWISE_MODELS)")
+    return d
+
+
+def _model(d: Path) -> Path:
+    (onnx_file,) = sorted(d.glob("*.onnx"))
+    return onnx_file
+
+
+def _validate(net: str, target: str, tmp_path: Path, cache, on: str = "host"):
+    d = _folder(net)
+    if (d / "input.txt").exists():
+        kw = dict(golden=d)
+    else:
+        kw = dict(data=d / "inputs.npz", expected=d / "outputs.npz")
+    return validate_data_path(_model(d), get_target(target), out_dir=tmp_path / "c", cache=cache, on=on, **kw)
+
+
+def _assert_exact(report, net: str) -> None:
+    r = report.to_json()
+    assert report.bit_exact, (net, r["mismatches"], r.get("golden_layers"))
+    layers = r.get("golden_layers") or []
+    assert all(not g.get("mismatches") for g in layers), (net, layers)
+    if (_folder(net) / "input.txt").exists():
+        # every DORY layer file is a tensor the network computes, compared bit for bit
+        assert layers and all(g.get("ir") for g in layers), (net, layers)
+
+
+@pytest.mark.parametrize("target", ["gap8", "stm32h7"])
+@pytest.mark.parametrize("net", DORY + DEEPLOY)
+def test_export_bit_exact_against_its_golden_data(net, target, tmp_path, c_cache):
+    _assert_exact(_validate(net, target, tmp_path, c_cache), net)
+
+
+@pytest.mark.parametrize("on,target", [("gvsoc", "pulp-open"), ("qemu", "stm32h7")])
+@pytest.mark.parametrize("net", ["nemo/TCN_T", "deeploy/models/CNN_Linear2"])
+def test_export_bit_exact_on_the_isa(net, on, target, tmp_path, c_cache):
+    """The firmware on the instruction set: GVSoC's 8-core pulp-open cluster and QEMU's
+    Cortex-M7 (tests/test_gvsoc.py and test_qemu.py say what each needs)."""
+    from .test_tflite_repair import require_isa
+
+    require_isa(on)
+    report = _validate(net, target, tmp_path, c_cache, on=on)
+    assert report.platform == on
+    _assert_exact(report, net)
+
+
+@pytest.mark.parametrize("net,words", REFUSED, ids=[n for n, _ in REFUSED])
+def test_what_is_not_deployed_is_one_sentence(net, words):
+    model = _model(_folder(net))
+    assert_one_sentence_error(run_cli("analyze", str(model), "--target", "gap8"), *words)
+
+
+def test_golden_layers_reported_in_json(tmp_path):
+    """`validate --golden DIR --json`: golden_layers names each DORY layer file, its tensor and its
+    mismatches; the first layer of PenguiNet is the first conv's output."""
+    d = _folder("nemo/PenguiNet_64")
+    proc = run_cli("validate", str(_model(d)), "--target", "gap8", "--golden", str(d), "--json")
+    assert proc.returncode == 0, proc.stderr
+    layers = json.loads(proc.stdout)["golden_layers"]
+    assert [g["file"].rsplit("/", 1)[-1] for g in layers][:2] == ["out_layer0.txt", "out_layer1.txt"]
+    assert layers[0]["name"] == "relu1" and layers[0]["mismatches"] == 0 and layers[0]["elements"] == 48 * 80 * 32
