@@ -74,8 +74,12 @@ def value_range(lw: Lowering, node: ONode, name: str) -> tuple[int, int]:
 def out_dtype(lw: Lowering, node: ONode, lo: int, hi: int) -> str:
     dt = fit_dtype(lo, hi)
     if dt is None:
-        raise unsupported(lw.g, node, f"computes values in [{lo}, {hi}], beyond int32",
-                          "requantize the operands to narrower codes first")
+        hint = "requantize the operands to narrower codes first"
+        if lw.wide_inputs:
+            names = ", ".join(sorted(lw.wide_inputs))
+            hint = (f"give the code type of the input(s) {names}, held in a wide container, with --input-dtype "
+                    f"(e.g. --input-dtype int8), or {hint}")
+        raise unsupported(lw.g, node, f"computes values in [{lo}, {hi}], beyond int32", hint)
     return dt
 
 

@@ -83,6 +83,8 @@ class Lowering:
         self.g = g
         self.style = style
         self.input_dtypes = dict(input_dtypes or {})
+        #: the graph inputs held in an int32 / int64 container whose code type nobody gave
+        self.wide_inputs: set[str] = set()
         #: proven value ranges of IR activations narrower than their types (an int32 accumulator
         #: output: Σ|w|·max|x| + |b|), which the integer ops' output types follow (onnx_int.py)
         self.bounds: dict[str, tuple[int, int]] = {}
@@ -323,6 +325,8 @@ class Lowering:
         integer codes: the `input_dtypes` entry for it or for "*", else uint8 for float32 (DORY's
         images) and the container's own width for integers (int64 as int32)."""
         given = self.input_dtypes.get(name, self.input_dtypes.get("*"))
+        if given is None and container in ("int32", "int64"):
+            self.wide_inputs.add(name)
         if given is not None:
             if given not in CONTAINER_DTYPES:
                 raise unsupported(self.g, None, f"gets the input dtype '{given}' for its input '{name}'",
