@@ -80,7 +80,16 @@ def no_reference(g) -> str:
     """Why onnxruntime cannot be the reference of an integer export ('' when it can): an op
     whose float result is not the exporter's integer (REAL_VALUED), QuantLab's DORY adder (it
     requantizes its inputs through attributes onnxruntime ignores)."""
+    prod = g.producers()
+    live, todo = set(), list(g.outputs)
+    while todo:     # the nodes an output depends on: a dead ReduceMean changes nothing
+        p = prod.get(todo.pop())
+        if p is not None and id(p) not in live:
+            live.add(id(p))
+            todo.extend(i for i in p.inputs if i)
     for n in g.nodes:
+        if id(n) not in live:
+            continue
         if n.op_type in REAL_VALUED:
             return f"node '{n.name}': {REAL_VALUED[n.op_type]}"
         if n.op_type == "TwDoryAdd":

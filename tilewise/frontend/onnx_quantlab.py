@@ -51,6 +51,7 @@ compares with the golden model alone and says why (validate/reference.py).
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
@@ -209,44 +210,38 @@ def _wide_gemm(g: OnnxGraph, p: ONode) -> bool:
 # lowering
 # ---------------------------------------------------------------------------------------------
 
-def _layer_requant(lw: Lowering, node: ONode, channels: int, conv: bool) -> Requant:
-    """The shift Requant of a QlRequantShift / QlAddRequantShift over `channels` channels (`conv`:
-    the ONNX tensor is N×C×H×W, else N×C)."""
-    k = _vec(lw.g, node, np.asarray(node.attr("tw_k")), channels, conv, "mul").astype(np.int64)
-    lam = _vec(lw.g, node, np.asarray(node.attr("tw_lambda")), channels, conv, "add").astype(np.int64)
-    return Requant(mode="shift", multiplier=k, shift=np.full(channels, int(node.attr("tw_d")), dtype=np.int64),
-                   zero_point=0, qmin=int(node.attr("tw_lo")), qmax=int(node.attr("tw_hi")), bias=lam)
-
-
-def _as_nhwc(lw: Lowering, node: ONode, x: str) -> tuple[str, bool]:
-    """`x` as a 4-D NHWC IR tensor: itself, or a 2-D [N, C] reshaped to [N, 1, 1, C] (True)."""
+def _as_nhwc(lw: Lowering, node: ONode, x: str) -> tuple[str, tuple[int, ...] | None]:
+    """`x` as a 4-D NHWC IR tensor whose channels are its last IR axis: itself, or any other
+    shape read as [1, 1, rows, last] by a reshape (no data moves) — then also the shape to
+    give back (None when it is itself)."""
     t = lw.t(x)
-    if len(t.shape) == 4 and lw.perm[x] == NHWC and x not in lw.flat:
-        return x, False
-    if len(t.shape) == 2 and x not in lw.flat:
-        shape = (t.shape[0], 1, 1, t.shape[1])
-        out = lw.fresh(f"{x}__nhwc")
-        return lw.emit(node, Op.RESHAPE, [x], out, shape, t.dtype, t.quant, ReshapeParams(shape=shape),
-                       suffix="_to_4d"), True
-    raise unsupported(lw.g, node, f"requantizes a tensor of shape {lw.onnx_shape(x)}",
-                      "tilewise takes RequantShift on N×C×H×W and N×C tensors")
+    if len(t.shape) == 4 and lw.perm[x] == NHWC:
+        return x, None
+    rows = int(np.prod(t.shape[:-1], dtype=np.int64)) if len(t.shape) > 1 else 1
+    shape = (1, 1, rows, int(t.shape[-1]) if t.shape else 1)
+    out = lw.fresh(f"{x}__nhwc")
+    return lw.emit(node, Op.RESHAPE, [x], out, shape, t.dtype, t.quant, ReshapeParams(shape=shape),
+                   suffix="_to_4d"), tuple(t.shape)
 
 
-def _emit_depthwise(lw: Lowering, node: ONode, x: str, taps: int, flat: bool) -> None:
-    """A depthwise 1×`taps` conv of `x` (NHWC), stride (1, taps), weights 1, with the node's shift
-    Requant, bound to the node's output (reshaped back to [N, C] when the ONNX tensor is 2-D)."""
+def _emit_depthwise(lw: Lowering, node: ONode, x: str, taps: int, back: tuple[int, ...] | None,
+                    layout: tuple[int, ...] | None, rq: Requant) -> None:
+    """A depthwise 1×`taps` conv of `x` (NHWC), stride (1, taps), weights 1, requantized by `rq`
+    (one value, or one per channel: x's last axis), bound to the node's output (reshaped back to
+    `back` in `layout` when the tensor came in another shape, _as_nhwc)."""
     c = lw.t(x).shape[3]
-    rq = _layer_requant(lw, node, c, not flat)
+    rq = replace(rq, **{f: np.broadcast_to(np.asarray(getattr(rq, f)).reshape(-1), (c,)).copy()
+                        for f in ("multiplier", "shift", "bias")})
     params = Conv2dParams(stride=(1, taps), dilation=(1, 1), pads=(0, 0, 0, 0), groups=c, requant=rq)
     w_ir = lw.add_const(f"{node.name}__ones", np.ones((c, 1, taps, 1), np.int8), "int8", INT1)
     dtype = clip_dtype(node.attr("tw_lo"), node.attr("tw_hi"))
     out = lw.out_name(node.outputs[0])
-    if not flat:
+    if back is None:
         lw.emit(node, Op.CONV2D, [x, w_ir], out, None, dtype, INT1, params, layout=NHWC)
         return
     mid = lw.emit(node, Op.CONV2D, [x, w_ir], lw.fresh(f"{node.outputs[0]}__nhwc"), None, dtype, INT1, params)
-    shape = (lw.t(mid).shape[0], c)
-    lw.emit(node, Op.RESHAPE, [mid], out, shape, dtype, INT1, ReshapeParams(shape=shape), suffix="_to_2d")
+    lw.emit(node, Op.RESHAPE, [mid], out, back, dtype, INT1, ReshapeParams(shape=back), layout=layout,
+            suffix="_back")
 
 
 def _standalone(lw: Lowering, node: ONode, x: str) -> tuple[int | None, Requant]:
@@ -260,11 +255,11 @@ def _standalone(lw: Lowering, node: ONode, x: str) -> tuple[int | None, Requant]
 
 
 def _depthwise_ok(lw: Lowering, x: str, axis: int | None) -> bool:
-    """The depthwise-conv form runs it: an 8-bit N×C×H×W (NHWC in the IR) or N×C tensor whose
-    channels, if any, are axis 1."""
+    """The depthwise-conv form runs it: an 8-bit tensor whose channels, if any, are its last IR
+    axis (any rank: read as [1, 1, rows, C])."""
     t = lw.t(x)
-    shaped = (len(t.shape) == 4 and lw.perm[x] == NHWC) or len(t.shape) == 2
-    return t.dtype in ("int8", "uint8") and shaped and x not in lw.flat and axis in (None, 1)
+    last = axis is None or (bool(t.shape) and lw.perm[x].index(axis) == len(t.shape) - 1)
+    return t.dtype in ("int8", "uint8") and x not in lw.flat and last
 
 
 @handler("QlRequantShift")
@@ -274,8 +269,8 @@ def requant_shift(lw: Lowering, node: ONode) -> None:
     x = lw.act(node, node.inputs[0])
     axis, rq = _standalone(lw, node, x)
     if _depthwise_ok(lw, x, axis):
-        x4, flat = _as_nhwc(lw, node, x)
-        _emit_depthwise(lw, node, x4, 1, flat)
+        x4, back = _as_nhwc(lw, node, x)
+        _emit_depthwise(lw, node, x4, 1, back, lw.perm[x], rq)
         return
     emit_requant(lw, node, x, rq, axis, lw.out_name(node.outputs[0]),
                  clip_dtype(node.attr("tw_lo"), node.attr("tw_hi")))
@@ -301,7 +296,7 @@ def add_requant_shift(lw: Lowering, node: ONode) -> None:
         emit_requant(lw, node, s, rq, axis, lw.out_name(node.outputs[0]),
                      clip_dtype(node.attr("tw_lo"), node.attr("tw_hi")), suffix="_requant")
         return
-    a4, flat = _as_nhwc(lw, node, a)
+    a4, back = _as_nhwc(lw, node, a)
     b4, _ = _as_nhwc(lw, node, b)
     n, h, w, c = lw.t(a4).shape
     cat = lw.emit(node, Op.CONCAT, [a4, b4], lw.fresh(f"{node.outputs[0]}__branches"), None, ta.dtype, INT1,
@@ -310,7 +305,7 @@ def add_requant_shift(lw: Lowering, node: ONode) -> None:
     pairs = (n, h, 2 * w, c)
     pairs = lw.emit(node, Op.RESHAPE, [cat], lw.fresh(f"{node.outputs[0]}__pairs"), pairs, ta.dtype, INT1,
                     ReshapeParams(shape=pairs), suffix="_pairs")
-    _emit_depthwise(lw, node, pairs, 2, flat)
+    _emit_depthwise(lw, node, pairs, 2, back, lw.perm[a], rq)
 
 
 # ---------------------------------------------------------------------------------------------
