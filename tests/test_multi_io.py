@@ -222,7 +222,7 @@ def test_data_of_several_inputs_and_outputs(tmp_path, capsys):
         assert rc == 0 and out["bit_exact"], (data, out["mismatches"])
         assert [o["vs_expected"]["mismatched_elements"] for o in out["metrics"]["outputs"]] == [0] * 4
     rc = cli_main([*base, "--data", str(tmp_path / "named.npz"), "--expected",
-                   str(tmp_path / "bad.npz"), "--json"])
+                   str(tmp_path / "bad.npz"), "--json", "-o", str(tmp_path / "kept")])
     out = json.loads(capsys.readouterr().out)
     assert rc == 1 and [m for m in out["mismatches"] if m["kind"] == "output"] == [
         {"kind": "output", "against": "expected", "input": 2, "elements": 1, "output": "a"}]
