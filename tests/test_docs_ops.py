@@ -1,0 +1,19 @@
+"""docs/operators.md's operator table is the frontends' own tables (report/ops.py ops_markdown)."""
+
+from pathlib import Path
+
+from tilewise.report.ops import ops_markdown
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "operators.md"
+
+
+def test_operators_page_lists_what_the_frontends_accept():
+    text = DOC.read_text()
+    start = text.index("-->", text.index("<!-- ops:start")) + len("-->")
+    block = text[start:text.index("<!-- ops:end -->")].strip()
+    assert block == ops_markdown(), "regenerate docs/operators.md's table:\n" + ops_markdown()
+
+
+def test_every_frontend_style_has_its_exporter():
+    rows = [r.split("|") for r in ops_markdown().splitlines()[2:]]
+    assert rows and all(r[2].strip() for r in rows), [r[1:4] for r in rows if not r[2].strip()]
