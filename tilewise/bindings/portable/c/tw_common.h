@@ -79,16 +79,6 @@ static inline int32_t tw_clamp32(int32_t x, int32_t lo, int32_t hi)
     return x < lo ? lo : (x > hi ? hi : x);
 }
 
-/* uint8 <-> biased int8 storage (u - 128) of a uint8 tensor, in place: flip every sign bit. The
- * generated network applies it to a uint8 input after copying it in and to a uint8 output
- * (tilewise/bindings/portable/common.py, the uint8 storage convention). */
-static inline void tw_flip_sign_bits(void *p, uint32_t bytes)
-{
-    uint8_t *b = (uint8_t *)p;
-    uint32_t i;
-    for (i = 0; i < bytes; i++) b[i] ^= 0x80u;
-}
-
 /* Accumulation flags of kernels that may be tiled along their reduction dimension (input
  * channels of conv / dense, pixels of global average pooling). */
 #define TW_ACC_FIRST 1   /* this tile starts the sum: initialise from the bias (or 0) */
