@@ -7,6 +7,9 @@ as their tools wrote them, with their golden data) — issue 24's acceptance:
   file) for nemo/ and quantlab_dory/, Deeploy's inputs.npz / outputs.npz (with activations.npz
   beside them) for deeploy/ — the generated C, the golden model and the exporter's numbers agree
   on the network output and on every golden layer the network computes;
+- Deeploy's EEGFormer too (outside the issue's set, but only MatMul, RequantShift, Add, Reshape
+  and Transpose nodes), whose activations.npz lists its modules out of execution order (matched
+  by value);
 - two of them also on the ISAs (GVSoC's pulp-open cluster, the Cortex-M7 under QEMU);
 - the others are one sentence naming the node and the op (exit 2), never an internal error:
   Deeploy's transformer operators, and Autoencoder1D, a float32 model (BatchNormalization,
@@ -40,7 +43,8 @@ DEEPLOY = tuple(f"deeploy/kernels/{k}" for k in (
     "Hardswish/Regular_RQ", "Identity/InputIdentity", "Identity/MultiOutputIdentity", "Identity/OutputIdentity",
     "MatMul/Add", "MatMul/Batch", "MatMul/Regular", "MatMul/Regular_RQ", "MaxPool/Regular_1D",
     "MaxPool/Regular_2D", "Pad/Regular_1D", "Pad/Regular_2D", "ReduceMean", "ReduceSum", "Slice", "Sub",
-    "TrueIntegerDiv")) + ("deeploy/models/CNN_Linear1", "deeploy/models/CNN_Linear2")
+    "TrueIntegerDiv")) + ("deeploy/models/CNN_Linear1", "deeploy/models/CNN_Linear2",
+                      "deeploy/models/EEGFormer")
 #: refused in one sentence: (network, words the sentence names)
 REFUSED = (("deeploy/kernels/Attention", ("iSoftmax",)), ("deeploy/kernels/Softmax/Regular", ("iSoftmax",)),
            ("deeploy/kernels/Softmax/Large", ("iSoftmax",)), ("deeploy/kernels/RMSNorm", ("iRMSNorm",)),

@@ -24,8 +24,13 @@ dtype; among equal alignments a golden tensor pairs with the first IR tensor tha
 tensor with the last golden tensor of a run that fits it (Deeploy lists a convolution's int32
 output and its requantized activation, of one shape, where the network keeps the second only), and
 an 8-bit golden tensor with an 8-bit IR tensor rather than an int32 one of the same shape (NEMO's
-residual sum before its requantization). A golden tensor that pairs with none is reported as
-such — the frontend lost or reshaped it — never hidden.
+residual sum before its requantization). Given the golden model's values of the network's tensors
+(`compare_layers` passes them), a golden tensor first takes a tensor whose golden-model values
+equal its own (in any order it fits; the first such in execution order not taken already) —
+EEGFormer's activations.npz lists its modules out of execution order — and the alignment pairs
+the others among the rest: a value-equal pair says only where to compare, the generated C's
+values are still compared against the golden file. A golden tensor that pairs with none is
+reported as such — the frontend lost or reshaped it — never hidden.
 
 Each matched tensor is compared bit for bit with the generated C's values of it (the layer that
 outputs it, from the per-layer dump build, -DTW_DUMP_LAYERS) and with the golden model's
@@ -239,11 +244,8 @@ def _penalty(t: GoldenTensor, c: dict[str, Any]) -> int:
     return int(small and c["dtype"] == "int32")
 
 
-def match(golden: Sequence[GoldenTensor], cands: Sequence[dict[str, Any]],
-          folder_order: str | None = None) -> list[Match]:
-    """Pair golden tensors with network tensors, both in execution order (module docstring);
-    `folder_order` resolves a header that fits HWC and CHW alike (None: from the other pairs,
-    HWC unless they say otherwise)."""
+def _aligned(golden: Sequence[GoldenTensor], cands: Sequence[dict[str, Any]]) -> dict[int, int]:
+    """The order-keeping alignment (module docstring): golden index -> candidate index."""
     n, m = len(golden), len(cands)
     # best[i][j]: (pairs, -penalty) of golden[i:] against cands[j:]
     best = [[(0, 0)] * (m + 1) for _ in range(n + 1)]
@@ -268,6 +270,46 @@ def match(golden: Sequence[GoldenTensor], cands: Sequence[dict[str, Any]],
             j += 1
         else:
             j += 1
+    return pairs
+
+
+def _equal_order(t: GoldenTensor, c: dict[str, Any],
+                 values: dict[str, np.ndarray]) -> str | None:
+    """The order in which `t` equals the golden model's values of candidate `c` (None: none)."""
+    got = values.get(c["ir"])
+    if got is None or not _fits(t, c):
+        return None
+    got = np.asarray(got, np.int64).reshape(-1)
+    shape = tuple(c["onnx_shape"])
+    for order in orders(t.shape, t.elements, shape):
+        want = to_onnx(t.values, order, shape).transpose(tuple(c["to_ir_perm"])).reshape(-1)
+        if np.array_equal(got, want):
+            return order
+    return None
+
+
+def match(golden: Sequence[GoldenTensor], cands: Sequence[dict[str, Any]],
+          folder_order: str | None = None,
+          values: dict[str, np.ndarray] | None = None) -> list[Match]:
+    """Pair golden tensors with network tensors (module docstring): by the golden model's
+    `values` (IR tensor -> IR-order values) where given and equal, the rest in execution order;
+    `folder_order` resolves a header that fits HWC and CHW alike (None: from the other pairs,
+    HWC unless they say otherwise)."""
+    equal: dict[int, tuple[int, str]] = {}
+    if values:
+        taken: set[int] = set()
+        for gi, g in enumerate(golden):
+            for cj, c in enumerate(cands):
+                if cj not in taken and (order := _equal_order(g, c, values)) is not None:
+                    equal[gi] = (cj, order)
+                    taken.add(cj)
+                    break
+    rest_g = [gi for gi in range(len(golden)) if gi not in equal]
+    used = {cj for cj, _ in equal.values()}
+    rest_c = [cj for cj in range(len(cands)) if cj not in used]
+    aligned = _aligned([golden[gi] for gi in rest_g], [cands[cj] for cj in rest_c])
+    pairs = {**{gi: cj for gi, (cj, _) in equal.items()},
+             **{rest_g[a]: rest_c[b] for a, b in aligned.items()}}
     # the folder's order, from the pairs whose header says it where it matters
     seen = []
     for gi, cj in pairs.items():
@@ -284,6 +326,8 @@ def match(golden: Sequence[GoldenTensor], cands: Sequence[dict[str, Any]],
         c = cands[pairs[gi]]
         cs = orders(g.shape, g.elements, tuple(c["onnx_shape"]))
         order = default if default in cs and _distinct(g, tuple(c["onnx_shape"]), cs) else cs[0]
+        if gi in equal and _distinct(g, tuple(c["onnx_shape"]), cs):
+            order = equal[gi][1]
         out.append(Match(g, c, order))
     return out
 
@@ -380,7 +424,8 @@ def compare_layers(project, lg, graph: Graph, x: Any, golden: Sequence[GoldenTen
     from .samples import feeds
 
     cands = candidates(graph)
-    matches = match(golden, cands)
+    values = {k: np.asarray(v) for k, v in run_layers(lg, feeds(lg, x), keep_all=True).items()}
+    matches = match(golden, cands, values=values)
     exe = build_host(project, dump=True, cache=cache)
     res = run_harness(project, exe, [x], dump=True)
     if res.dump is None:
@@ -388,10 +433,8 @@ def compare_layers(project, lg, graph: Graph, x: Any, golden: Sequence[GoldenTen
                             f"({res.error or 'no dump file'})")
     dumped = split_dump(lg, project.manifest, res.dump, 1)
     c_values = {layer.output: vals[0] for layer, vals in zip(lg.layers, dumped)}
-    values = run_layers(lg, feeds(lg, x), keep_all=True)
     layer_of = {layer.output: (i, layer.name) for i, layer in enumerate(lg.layers)}
-    return rows(matches, c_values, {k: np.asarray(v) for k, v in values.items()}, layer_of,
-                cands)
+    return rows(matches, c_values, values, layer_of, cands)
 
 
 def summary(rows_: Sequence[dict[str, Any]]) -> list[str]:
