@@ -203,6 +203,19 @@ def test_matching_by_order_shape_and_dtype():
     assert [x.tensor and x.tensor["ir"] for x in m] == ["t", None, "fc"]
 
 
+
+def test_matching_by_value_before_order():
+    """Golden tensors listed out of execution order (Deeploy's EEGFormer) pair with the tensors
+    whose golden-model values equal theirs; one that equals none still pairs by order."""
+    s, g = (1, 66, 16), (1, 66, 16)
+    a, b, c = _t("a", g, -100, 100), _t("b", g, -50, 120), _t("c", g, 0, 127)
+    cands = [_c("ta", s, "int8"), _c("tb", s, "int8"), _c("tc", s, "int8")]
+    values = {"ta": a.values, "tb": b.values, "tc": c.values + 1}
+    m = match([b, a, c], cands, values=values)
+    assert [x.tensor["ir"] for x in m] == ["tb", "ta", "tc"]
+    # without the values, the order-keeping alignment pairs them in list order
+    assert [x.tensor["ir"] for x in match([b, a, c], cands)] == ["ta", "tb", "tc"]
+
 # -- input code types ----------------------------------------------------------------------------
 
 def test_input_dtype_option_and_inference(tmp_path, capsys):
