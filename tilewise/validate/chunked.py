@@ -106,6 +106,7 @@ def run_chunks(model: str | Path, ns, graph, chunks: Iterable[list[np.ndarray]],
                                                    reference=ref.outputs, cache=cache,
                                                    c_name=c_name)
                 report.reference_notes = list(ref.notes)
+                report.reference_inexact = ref.inexact
             else:
                 part = new_report(ns, project, report.model, len(xs), report.reference)
                 check_project(part, project, lg, xs, golden_outputs(lg, xs), ref.outputs,
@@ -124,7 +125,7 @@ def run_chunks(model: str | Path, ns, graph, chunks: Iterable[list[np.ndarray]],
                 on_chunk(xs, ref, project, done)
             done += len(xs)
             step()
-            if len(report.mismatches) >= MAX_MISMATCHES and done < total:
+            if len(report.failures) >= MAX_MISMATCHES and done < total:
                 break
     report.inputs = done
     report.notes = []

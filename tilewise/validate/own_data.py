@@ -164,6 +164,7 @@ def validate_data_path(model: str | Path, target, data: str | Path | None = None
                                                reference=ref.outputs, cache=cache, on=on,
                                                c_name=c_name)
             report.reference_notes = list(ref.notes)
+            report.reference_inexact = ref.inexact
             ours_q = (_per_output(lg, golden_outputs(lg, inputs), shapes)
                       if report.bit_exact else None)   # the same integers as the C's
             has_ref = ref.outputs is not None

@@ -14,6 +14,12 @@
   every RequantShift expanded into standard int64 ops (frontend/onnx_quantlab.py), used only when
   that copy is proven exact (every float32 value below 2^24, every int64 one below 2^62,
   graph.meta["onnx_value_bound"]); otherwise there is no reference and `reference_name` says why.
+- NEMO ONNX models: onnxruntime on the model as exported, which computes its integers in float32:
+  where the frontend's bound (graph.meta["onnx_value_bound"]) reaches 2^24 — a requantization's
+  κ·acc — float32 may round them, and onnxruntime's float32 Conv has no float64 form to run
+  instead. Such a reference is `inexact` (ReferenceRun): its differences are reported and do not
+  fail the validation; the golden model's exact integers decide (they reproduce NEMO's own golden
+  data layer by layer: tests/test_integer_onnx.py).
 Inputs and outputs are the IR's integer NHWC arrays, one sample an array per input (output) or a
 tuple of them for a network with several (samples.py), matched to the model's inputs and outputs
 by name; an input whose transpose the frontend folded into the layout (ir/layout.py) is handed to
@@ -58,6 +64,8 @@ class ReferenceRun:
 
     outputs: list[np.ndarray] | None
     notes: tuple[str, ...] = ()
+    #: why the reference's integers may be rounded (float32 beyond 2^24); None: exact
+    inexact: str | None = None
 
 
 def _quantlab_exact(graph: Graph) -> bool:
@@ -196,8 +204,23 @@ def _onnxruntime(graph: Graph, model: str | Path) -> Runner:
         out = run_reference(graph, sess, dict(zip(graph.inputs, arrays(graph.inputs, x))))
         return sample([out[name] for name in graph.outputs])
 
+    inexact = nemo_inexact(graph)
     return lambda inputs: ReferenceRun([_guarded(ORT, model, "running", lambda x=x: run(x))
-                                        for x in inputs])
+                                        for x in inputs], (inexact,) if inexact else (), inexact)
+
+
+def nemo_inexact(graph: Graph) -> str | None:
+    """Why onnxruntime's float32 run of a NEMO model may round its integers (module docstring);
+    None when the frontend's bound proves every value exact."""
+    from ..frontend.onnx_quantlab import F32_EXACT
+
+    bound = graph.meta.get("onnx_value_bound")
+    if graph.meta.get("onnx_style") != "nemo" or (bound is not None and bound < F32_EXACT):
+        return None
+    reach = "any size (no bound)" if bound is None else f"±{bound}"
+    return (f"onnxruntime computes this NEMO export's integers in float32, exact only below 2^24, "
+            f"and its values may reach {reach}: its differences from the golden model (exact "
+            f"integers) are reported, not counted as mismatches")
 
 
 def reference_runner(graph: Graph, model: str | Path) -> Runner:

@@ -11,7 +11,7 @@ def _kb(b: int | None) -> str:
 
 def format_report(r: ValidationReport) -> str:
     verdict = "BIT-EXACT" if r.bit_exact else "MISMATCH"
-    compared = r.reference and r.golden_vs_reference is not None
+    compared = r.reference and r.golden_vs_reference is not None and not r.reference_inexact
     ref = f" and {r.reference}" if compared else ""
     lines = [
         f"tilewise validate — {r.model} on {r.target} (tiler {r.tiler}, L1 {_kb(r.l1_free_bytes)} free)",
@@ -71,9 +71,9 @@ def format_report(r: ValidationReport) -> str:
                      f"(start-up, main, inputs, libc)")
     lines.append(f"  project:     {r.project}")
     shown = 0
-    for m in r.mismatches:
+    for m in r.failures:
         if shown == 8:
-            lines.append(f"  ... {len(r.mismatches) - shown} more mismatches")
+            lines.append(f"  ... {len(r.failures) - shown} more mismatches")
             break
         shown += 1
         if m["kind"] == "output":
