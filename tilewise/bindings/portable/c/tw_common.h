@@ -79,6 +79,24 @@ static inline int32_t tw_clamp32(int32_t x, int32_t lo, int32_t hi)
     return x < lo ? lo : (x > hi ? hi : x);
 }
 
+/* The next row of a broadcasting walk over `rank` output dimensions (tw_binary, tw_int_binary):
+ * an odometer over the outer ones (idx[0 .. rank-2]), the operands' element offsets *ia / *ib
+ * moved by their strides (0 along a broadcast dimension). */
+static inline void tw_broadcast_next_row(int32_t *idx, int rank, const int32_t *out_dims,
+                                         const int32_t *a_stride, const int32_t *b_stride,
+                                         int32_t *ia, int32_t *ib)
+{
+    int d;
+    for (d = rank - 2; d >= 0; d--) {
+        *ia += a_stride[d];
+        *ib += b_stride[d];
+        if (++idx[d] < out_dims[d]) break;
+        *ia -= idx[d] * a_stride[d];
+        *ib -= idx[d] * b_stride[d];
+        idx[d] = 0;
+    }
+}
+
 /* Accumulation flags of kernels that may be tiled along their reduction dimension (input
  * channels of conv / dense, pixels of global average pooling). */
 #define TW_ACC_FIRST 1   /* this tile starts the sum: initialise from the bias (or 0) */

@@ -112,15 +112,7 @@ void tw_binary(int op, const void *params, const void *a, const int32_t *a_strid
             else
                 ((int16_t *)out)[o] = (int16_t)v;
         }
-        /* the next row: an odometer over the outer output dimensions */
-        for (d = rank - 2; d >= 0; d--) {
-            ia += a_stride[d];
-            ib += b_stride[d];
-            if (++idx[d] < out_dims[d]) break;
-            ia -= idx[d] * a_stride[d];
-            ib -= idx[d] * b_stride[d];
-            idx[d] = 0;
-        }
+        tw_broadcast_next_row(idx, rank, out_dims, a_stride, b_stride, &ia, &ib);
     }
 }
 

@@ -105,15 +105,7 @@ void tw_int_binary(int op, const void *a, int a_bytes, int32_t a_off, const int3
             if (v > qmax) v = qmax;
             tw_int_store(out, out_bytes, o, v - out_off);
         }
-        /* the next row: an odometer over the outer output dimensions */
-        for (d = rank - 2; d >= 0; d--) {
-            ia += a_stride[d];
-            ib += b_stride[d];
-            if (++idx[d] < out_dims[d]) break;
-            ia -= idx[d] * a_stride[d];
-            ib -= idx[d] * b_stride[d];
-            idx[d] = 0;
-        }
+        tw_broadcast_next_row(idx, rank, out_dims, a_stride, b_stride, &ia, &ib);
     }
 }
 
