@@ -92,7 +92,10 @@ def test_division_on_boundary_values_matches_onnxruntime(m, div, clip, floor_dif
     path = boundary_net(tmp_path / "b.onnx", m, div, *clip)
     graph = load_model(path)
     rq = next(n.params.requant for n in graph.nodes if getattr(n.params, "requant", None) is not None)
-    assert (rq.mode, rq.division, rq.divisor, rq.post_multiplier) == ("div", "trunc", div, m)
+    if rq.mode == "shift":   # an int32 shift form equal on every accumulator (frontend/shift_fit.py)
+        assert "shift_fit" in rq.semantics, rq.semantics
+    else:
+        assert (rq.mode, rq.division, rq.divisor, rq.post_multiplier) == ("div", "trunc", div, m)
     inputs = _sweep(graph)
     want = reference_outputs(graph, path, inputs)
     # the sweep discriminates: floor division and DORY's shift by round(log2 D) give other codes
@@ -123,7 +126,8 @@ def test_truncation_is_a_shift_only_where_the_clip_proves_it(tmp_path, c_cache):
 # ------------------------------------------------------------------ whole networks
 
 @pytest.mark.parametrize("div,lo,casts,mode", [
-    (D21, 0, 2, "div"),          # 2^21 − 1: exact division (uint8 activations)
+    (D21, 0, 2, "div"),          # 2^21 − 1: exact division (uint8 activations); the second
+                                 # layer's int32 shift form (shift_fit) below
     (D21, -128, 1, "div"),       # int8 activations, truncation kept
     (2 ** 21, 0, 1, "shift"),    # proven equal to the floor shift
     (2 ** 21, -128, 2, "div"),   # truncation with negatives: not a shift
@@ -133,7 +137,8 @@ def test_cast_chain_network_bit_exact(div, lo, casts, mode, tmp_path, c_cache):
     path = nm.nemo_cast_net(tmp_path / "n.onnx", div=div, lo=lo, hi=255 if lo == 0 else 127, casts=casts)
     graph, ns = _validate(path, tmp_path, c_cache)
     modes = _modes(graph)
-    assert modes[:2] == [mode, mode] and len(modes) == 3
+    want = ["div", "shift"] if (div, lo) == (D21, 0) else [mode, mode]
+    assert modes[:2] == want and len(modes) == 3
     assert graph.nodes[0].params.pads == (1, 1, 1, 1)      # both Pads folded into the conv
     # the outputs are not degenerate: the network's codes spread over the range
     out = reference_outputs(graph, path, [np.asarray(x) for x in _sweep_random(graph)])
@@ -176,8 +181,11 @@ def test_analyze_json_names_each_layers_semantics(tmp_path):
         code = main(["analyze", str(path), "--json"])
     assert code in (0, None)
     layers = json.loads(buf.getvalue())["layers"]
-    assert all(r["requant"].startswith("div: trunc(") and "2097151" in r["requant"] for r in layers)
-    assert "not a power of two" in layers[0]["requant"]
+    assert layers[0]["requant"].startswith("div: trunc(") and "2097151" in layers[0]["requant"]
+    assert "not a power of two" in layers[0]["requant"] and "no int32 shift form" in layers[0]["requant"]
+    # the second conv: the same division, equal to an int32 shift form on its accumulators
+    assert layers[1]["requant"].startswith("shift: floor(") and "2097151" in layers[1]["requant"]
+    assert "shift_fit" in layers[1]["requant"]
     del out
 
 

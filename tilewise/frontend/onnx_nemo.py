@@ -57,6 +57,7 @@ from ..ir.ops import Op
 from ..ir.params import FullyConnectedParams, ReshapeParams
 from ..ir.requant import Requant
 from ..ir.tensor import QuantParams, dtype_range
+from . import shift_fit
 from .onnx_lower import NHWC, Lowering, handler
 from .onnx_model import TW_DOMAIN, ONode, OnnxGraph, unsupported
 from .onnx_qop import conv_params, fc_input
@@ -467,14 +468,24 @@ def _requant(lw: Lowering, node: ONode, acc_bound: int) -> Requant:
                    "maps every negative quotient (where truncation and floor differ) to it either way")
         return Requant(mode="shift", multiplier=k * m, shift=np.full(k.size, shift, dtype=np.int64),
                        zero_point=0, qmin=qmin, qmax=qmax, bias=lam * m, semantics=why)
-    if pow2 and trunc and total > 1:
+    if lo is not None and hi is not None and total > 1:
+        a, b = np.broadcast_arrays(k * m, lam * m)
+        form = shift_fit.fit(a, b, total, trunc, qmin, qmax, -acc_bound, acc_bound)
+        if form is not None:
+            why = (f"{what}; equal, on every accumulator within ±{acc_bound}, to the floor shift "
+                   f"(K·acc + L) >> {form.shift} with int32 K and L (frontend/shift_fit.py: each of "
+                   f"the {qmax - qmin} output steps starts at the same accumulator)")
+            return Requant(mode="shift", multiplier=form.multiplier,
+                           shift=np.full(form.multiplier.size, form.shift, dtype=np.int64), zero_point=0,
+                           qmin=qmin, qmax=qmax, bias=form.bias, semantics=why)
+    if pow2 and trunc and total > 1 and not (lo is not None and lo >= 0):
         why = (f"{what} and its clip lower bound {lo} lets negative quotients through, where truncation "
                "differs from a floor shift: exact int64 division")
     elif pow2 and total > 1:
-        why = f"{what}; κ·m or λ·m does not fit int32: exact int64 division"
+        why = f"{what}; κ·m or λ·m does not fit int32, nor does an equal shift form: exact int64 division"
     elif total > 1:
         why = (f"{what}, not a power of two (a shift by {round(math.log2(total))}, as DORY writes it, would "
-               "differ): exact int64 division")
+               "differ) and no int32 shift form equals it: exact int64 division")
     else:
         why = "κ·m or λ·m does not fit int32: exact int64 product"
     worst = m * (int(np.abs(k).max(initial=0)) * acc_bound + int(np.abs(lam).max(initial=0)))
@@ -549,9 +560,19 @@ def emit_post(lw: Lowering, node: ONode, v: str, post: tuple[int, int, float | N
     m, d, lo, hi = post
     qmin = int(lo) if lo is not None else -(1 << 31)
     qmax = int(hi) if hi is not None else (1 << 31) - 1
-    rq = Requant(mode="div", multiplier=np.ones(1, np.int64), shift=np.zeros(1, np.int64), zero_point=0,
-                 qmin=qmin, qmax=qmax, bias=np.zeros(1, np.int64), divisor=d, post_multiplier=m, division="trunc",
-                 semantics=f"NEMO's second requantization trunc({m}·v / {d}) of the floored value")
+    v_lo, v_hi = lw.bound(v)
+    form = (shift_fit.fit(np.array([m]), np.array([0]), d, True, qmin, qmax, v_lo, v_hi)
+            if lo is not None and hi is not None else None)
+    if form is not None:
+        rq = Requant(mode="shift", multiplier=form.multiplier, shift=np.array([form.shift], np.int64),
+                     zero_point=0, qmin=qmin, qmax=qmax, bias=form.bias,
+                     semantics=(f"NEMO's second requantization trunc({m}·v / {d}) of the floored value; equal, "
+                                f"on every v in [{v_lo}, {v_hi}], to the floor shift (K·v + L) >> {form.shift} "
+                                f"(frontend/shift_fit.py)"))
+    else:
+        rq = Requant(mode="div", multiplier=np.ones(1, np.int64), shift=np.zeros(1, np.int64), zero_point=0,
+                     qmin=qmin, qmax=qmax, bias=np.zeros(1, np.int64), divisor=d, post_multiplier=m,
+                     division="trunc", semantics=f"NEMO's second requantization trunc({m}·v / {d}) of the floored value")
     r_lo, r_hi = requant_range(rq, *lw.bound(v))
     dtype = clip_dtype(lo, hi) if lo is not None and hi is not None else out_dtype(lw, node, r_lo, r_hi)
     return emit_requant(lw, node, v, rq, None, out, dtype, suffix="_post")
