@@ -190,6 +190,27 @@ def test_mbqm_matches_golden(lib):
     assert np.array_equal(got, want)
 
 
+@pytest.mark.parametrize("d", [1, 3, 1023, 2 ** 21 - 1, 2 ** 24 - 1, 2 ** 21, 2 ** 26, 12345679,
+                               2 ** 31 - 1, 2 ** 32 + 5, 2 ** 40])
+@pytest.mark.parametrize("lo,hi", [(0, 255), (-128, 127), (-32768, 32767), (-(2 ** 31), 2 ** 31 - 1)])
+def test_div_mode_division_clamped_matches_golden(lib, d, lo, hi):
+    """tw_div64_clamp (the div requant mode's 32-bit fast paths) is clamp(golden divide) for
+    quotients below, inside and above the clamp, on and beside multiples of d, both roundings."""
+    from tilewise.golden.requant import divide
+
+    rng = np.random.default_rng(d % 1000 + abs(lo))
+    m = min(d, 10 ** 9)
+    edges = [v for v in (0, -1, 1, lo * d, lo * d - 1, (hi + 1) * d, (hi + 1) * d - 1) if abs(v) < 2 ** 62]
+    q = np.concatenate([rng.integers(-300, 300, 4000) * d + rng.integers(-2, 3, 4000),
+                        rng.integers(-300 * m, 300 * m, 4000), rng.integers(-(2 ** 61), 2 ** 61, 500),
+                        edges]).astype(np.int64)
+    out = np.zeros_like(q)
+    for trunc in (0, 1):
+        lib.shim_div64_clamp(q.ctypes.data, q.size, d, trunc, lo, hi, out.ctypes.data)
+        want = np.clip(divide(q, d, "trunc" if trunc else "floor"), lo, hi)
+        assert np.array_equal(out, want), (trunc, q[out != want][:5], out[out != want][:5])
+
+
 # ------------------------------------------------------------------------------ convolution
 
 # (H, W, C, K, FY, FX, stride, dilation, pads (t, l, b, r))

@@ -41,6 +41,7 @@ _SIGNATURES = {
     "shim_lut": (None, [P, P, P, I, I]),
     "shim_concat2": (None, [P, P, I, P, P, I, P, I]),
     "shim_mbqm": (I32, [I32, I32, I32, I]),
+    "shim_div64_clamp": (None, [P, I, ctypes.c_int64, I, ctypes.c_int64, ctypes.c_int64, P]),
     "shim_add_onnx": (None, [P, P, P, P, P, I, I, I]),
     "shim_gap_rq": (None, [P, I, I, P, I, I, P, P, P, P, P, P, I]),
 }

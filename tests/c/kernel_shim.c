@@ -336,6 +336,13 @@ int32_t shim_mbqm(int32_t x, int32_t m, int32_t shift, int single)
     return single ? tw_mbqm_single(x, m, shift) : tw_mbqm(x, m, shift);
 }
 
+/* ---- the div mode's clamped division (tw_requant.h tw_div64_clamp) on n values */
+void shim_div64_clamp(const int64_t *q, int n, int64_t d, int trunc, int64_t lo, int64_t hi, int64_t *out)
+{
+    int i;
+    for (i = 0; i < n; i++) out[i] = tw_div64_clamp(q[i], d, trunc, lo, hi);
+}
+
 /* ---- onnx-mode add (QLinearAdd); f = ratio_a ratio_b fixed, q = qmin qmax */
 typedef struct {
     tw_add_onnx_params_t p;

@@ -108,8 +108,9 @@ static inline int64_t tw_int_rq(const tw_int_rq_t *rq, int64_t v, int32_t k)
     if (rq->mode == TW_RQ_SHIFT) {
         y = tw_asr64(v * rq->mult[k] + (rq->lambda ? rq->lambda[k] : 0), (int)rq->shift[k]);
     } else if (rq->mode == TW_RQ_DIV) {
-        y = tw_div64((v * rq->mult[k] + (rq->lambda ? rq->lambda[k] : 0)) * rq->post_mult,
-                     rq->div_d, rq->div_trunc);
+        y = tw_div64_clamp((v * rq->mult[k] + (rq->lambda ? rq->lambda[k] : 0)) * rq->post_mult,
+                           rq->div_d, rq->div_trunc, rq->qmin - rq->zero_point,
+                           rq->qmax - rq->zero_point);
     }
     y += rq->zero_point;
     if (y < rq->qmin) y = rq->qmin;

@@ -113,6 +113,42 @@ static inline int64_t tw_div64(int64_t q, int64_t d, int trunc)
     return (!trunc && q % d != 0 && q < 0) ? r - 1 : r;
 }
 
+/* clamp(tw_div64(q, d, trunc), lo, hi) (lo <= hi) without the 64-bit division (__divdi3 on rv32,
+ * hundreds of cycles) where it is not needed: a quotient below lo or above hi is decided by one
+ * comparison with lo·d or (hi + 1)·d, and one inside is lo + (q − lo·d) / d with q − lo·d in
+ * [0, (hi − lo + 1)·d) — a 32-bit unsigned division when that fits (an 8-bit output and d < 2^24:
+ * NEMO's 2^d − 1 divisors), after halving both while d is even and it does not (floor(y / d) =
+ * floor((y >> 1) / (d >> 1)): a power of two's shift). The truncating division differs from the
+ * floor only for a negative q with a remainder: one more. */
+static inline int64_t tw_div64_clamp(int64_t q, int64_t d, int trunc, int64_t lo, int64_t hi)
+{
+    int64_t base, r;
+    uint64_t y, dd, span, lost = 0;
+    if (d >= ((int64_t)1 << 32) || lo < -((int64_t)1 << 30) || hi >= ((int64_t)1 << 30)) {
+        r = tw_div64(q, d, trunc);
+        return r < lo ? lo : r > hi ? hi : r;
+    }
+    base = lo * d;
+    if (q < base) return lo;                  /* floor(q / d) < lo, and trunc <= floor + 1 */
+    if (q >= (hi + 1) * d) return hi;         /* floor(q / d) >= hi + 1, and trunc >= floor */
+    y = (uint64_t)(q - base);                 /* in [0, (hi - lo + 1)·d) */
+    dd = (uint64_t)d;
+    span = (uint64_t)(hi - lo + 1) * dd;
+    while (span > 0xFFFFFFFFu && (dd & 1u) == 0) {
+        lost |= y & 1u;
+        y >>= 1;
+        dd >>= 1;
+        span >>= 1;
+    }
+    if (span <= 0xFFFFFFFFu) {
+        uint32_t y32 = (uint32_t)y, d32 = (uint32_t)dd, quo = y32 / d32;
+        r = lo + (int64_t)quo;
+        return (trunc && q < 0 && (lost || y32 != quo * d32)) ? r + 1 : r;
+    }
+    r = lo + (int64_t)(y / dd);
+    return (trunc && q < 0 && (lost || y % dd != 0)) ? r + 1 : r;
+}
+
 /* DIANA's ADC: clamp(floor(acc / divisor), adc_min, adc_max). */
 static inline int32_t tw_adc_code(int32_t acc, int32_t divisor, int32_t adc_min, int32_t adc_max)
 {
@@ -137,7 +173,8 @@ static inline int8_t tw_requant(const tw_requant_t *rq, int32_t acc, int k)
         y = tw_asr64(y, (int)rq->shift[i]);
     } else if (rq->mode == TW_RQ_DIV) {
         y = ((int64_t)acc * rq->mult[i] + (rq->lambda ? rq->lambda[i] : 0)) * rq->post_mult;
-        y = tw_div64(y, rq->div_d, rq->div_trunc);
+        y = tw_div64_clamp(y, rq->div_d, rq->div_trunc, (int64_t)rq->qmin - rq->zero_point,
+                           (int64_t)rq->qmax - rq->zero_point);
     } else {
         float f = nearbyintf((float)acc * rq->scale[i]);
         /* bound before the conversion (out-of-range float->int is undefined); the bound is far

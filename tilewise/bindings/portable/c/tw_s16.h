@@ -120,7 +120,9 @@ static inline int32_t tw_requant16(const tw_requant16_t *rq, int64_t acc, int k)
     if (rq->mode == TW_RQ_SHIFT)
         y = tw_asr64(acc * rq->mult[k] + rq->lambda[k], (int)rq->shift[k]);
     else if (rq->mode == TW_RQ_DIV)
-        y = tw_div64((acc * rq->mult[k] + rq->lambda[k]) * rq->post_mult, rq->div_d, rq->div_trunc);
+        y = tw_div64_clamp((acc * rq->mult[k] + rq->lambda[k]) * rq->post_mult, rq->div_d,
+                           rq->div_trunc, (int64_t)rq->qmin - rq->zero_point,
+                           (int64_t)rq->qmax - rq->zero_point);
     else
         y = (int64_t)(rq->scale ? tw_real_round(acc, rq->scale[k]) : tw_mbqm64(acc, rq->mult[k], rq->shift[k]));
     y += rq->zero_point;
