@@ -52,11 +52,13 @@ void tw_conv2d_s8(const tw_conv_args_t *a, int core_id, int n_cores)
     int8_t *col0 = a->im2col + (size_t)core_id * 2u * (size_t)len;
     int8_t *col1 = col0 + len;
     tw_mm_sink_t sink = conv_sink(a);
-    int row_begin, row_end, p, p_end;
+    int pair_begin, pair_end, p, p_end;
 
-    tw_core_range(g->out_h, core_id, n_cores, &row_begin, &row_end);
-    p = row_begin * g->out_w;            /* tile-local pixel index oy * out_w + ox */
-    p_end = row_end * g->out_w;
+    /* pairs of output pixels over the cores (rows would leave cores idle on a 1-D tile);
+     * p: the tile-local pixel index oy * out_w + ox */
+    tw_core_range((g->out_h * g->out_w + 1) / 2, core_id, n_cores, &pair_begin, &pair_end);
+    p = 2 * pair_begin;
+    p_end = 2 * pair_end < g->out_h * g->out_w ? 2 * pair_end : g->out_h * g->out_w;
     for (; p + 2 <= p_end; p += 2) {
         im2col_pixel(a, p / g->out_w, p % g->out_w, col0);
         im2col_pixel(a, (p + 1) / g->out_w, (p + 1) % g->out_w, col1);
@@ -93,11 +95,11 @@ void tw_conv1x1_s8(const tw_conv_args_t *a, int core_id, int n_cores)
 {
     const tw_window_t *g = &a->win;
     tw_mm_sink_t sink = conv_sink(a);
-    int row_begin, row_end, p, p_end;
+    int pair_begin, pair_end, p, p_end;
 
-    tw_core_range(g->out_h, core_id, n_cores, &row_begin, &row_end);
-    p = row_begin * g->out_w;
-    p_end = row_end * g->out_w;
+    tw_core_range((g->out_h * g->out_w + 1) / 2, core_id, n_cores, &pair_begin, &pair_end);
+    p = 2 * pair_begin;
+    p_end = 2 * pair_end < g->out_h * g->out_w ? 2 * pair_end : g->out_h * g->out_w;
     for (; p + 2 <= p_end; p += 2) {
         const int8_t *c0 = pointwise_column(a, p), *c1 = pointwise_column(a, p + 1);
         if (c0 && c1) {

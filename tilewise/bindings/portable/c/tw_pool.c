@@ -28,10 +28,12 @@ void tw_clipped_window(const tw_window_t *g, int oy, int ox, int *y0, int *y1, i
 void tw_avgpool_s8(const tw_pool_args_t *a, int core_id, int n_cores)
 {
     const tw_window_t *g = &a->win;
-    int row_begin, row_end, oy, ox, c, y, x;
-    tw_core_range(g->out_h, core_id, n_cores, &row_begin, &row_end);
-    for (oy = row_begin; oy < row_end; oy++) {
-        for (ox = 0; ox < g->out_w; ox++) {
+    int p_begin, p_end, p, oy, ox, c, y, x;
+    tw_core_range(g->out_h * g->out_w, core_id, n_cores, &p_begin, &p_end);
+    for (p = p_begin; p < p_end; p++) {
+        oy = p / g->out_w;
+        ox = p % g->out_w;
+        {
             int y0, y1, x0, x1;
             int8_t *out_px = a->out + ((size_t)oy * g->out_w + ox) * a->c;
             tw_clipped_window(g, oy, ox, &y0, &y1, &x0, &x1);
@@ -52,10 +54,12 @@ void tw_avgpool_onnx_s8(const tw_pool_args_t *a, const tw_avgpool_onnx_params_t 
                         int n_cores)
 {
     const tw_window_t *g = &a->win;
-    int row_begin, row_end, oy, ox, c, y, x;
-    tw_core_range(g->out_h, core_id, n_cores, &row_begin, &row_end);
-    for (oy = row_begin; oy < row_end; oy++) {
-        for (ox = 0; ox < g->out_w; ox++) {
+    int px_begin, px_end, px, oy, ox, c, y, x;
+    tw_core_range(g->out_h * g->out_w, core_id, n_cores, &px_begin, &px_end);
+    for (px = px_begin; px < px_end; px++) {
+        oy = px / g->out_w;
+        ox = px % g->out_w;
+        {
             int y0, y1, x0, x1;
             int8_t *out_px = a->out + ((size_t)oy * g->out_w + ox) * a->c;
             int count;
@@ -87,10 +91,12 @@ void tw_avgpool_onnx_s8(const tw_pool_args_t *a, const tw_avgpool_onnx_params_t 
 void tw_maxpool_s8(const tw_pool_args_t *a, int core_id, int n_cores)
 {
     const tw_window_t *g = &a->win;
-    int row_begin, row_end, oy, ox, c, y, x;
-    tw_core_range(g->out_h, core_id, n_cores, &row_begin, &row_end);
-    for (oy = row_begin; oy < row_end; oy++) {
-        for (ox = 0; ox < g->out_w; ox++) {
+    int p_begin, p_end, p, oy, ox, c, y, x;
+    tw_core_range(g->out_h * g->out_w, core_id, n_cores, &p_begin, &p_end);
+    for (p = p_begin; p < p_end; p++) {
+        oy = p / g->out_w;
+        ox = p % g->out_w;
+        {
             int y0, y1, x0, x1;
             int8_t *out_px = a->out + ((size_t)oy * g->out_w + ox) * a->c;
             tw_clipped_window(g, oy, ox, &y0, &y1, &x0, &x1);

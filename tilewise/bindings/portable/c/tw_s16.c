@@ -45,12 +45,14 @@ static int64_t start(const tw_conv16_args_t *a, int p, int k)
 void tw_conv2d_s16(const tw_conv16_args_t *a, int core_id, int n_cores)
 {
     const tw_window_t *g = &a->win;
-    int row_begin, row_end, oy, ox, k, fy, fx, c;
+    int p_begin, p_end, p, oy, ox, k, fy, fx, c;
 
-    tw_core_range(g->out_h, core_id, n_cores, &row_begin, &row_end);
-    for (oy = row_begin; oy < row_end; oy++) {
-        for (ox = 0; ox < g->out_w; ox++) {
-            int p = oy * g->out_w + ox;
+    /* output pixels over the cores (rows would leave cores idle on a 1-D or few-row tile) */
+    tw_core_range(g->out_h * g->out_w, core_id, n_cores, &p_begin, &p_end);
+    for (p = p_begin; p < p_end; p++) {
+        oy = p / g->out_w;
+        ox = p % g->out_w;
+        {
             for (k = 0; k < a->out_c; k++) {
                 int64_t acc = start(a, p, k);
                 const int8_t *wk = a->w + (size_t)k * g->k_h * g->k_w * a->in_c;
@@ -118,12 +120,14 @@ void tw_mul_s16(const tw_mul_params_t *p, const int16_t *a, const int16_t *b, in
 void tw_depthwise_s16(const tw_conv16_args_t *a, int core_id, int n_cores)
 {
     const tw_window_t *g = &a->win;
-    int row_begin, row_end, oy, ox, k, fy, fx;
+    int p_begin, p_end, p, oy, ox, k, fy, fx;
 
-    tw_core_range(g->out_h, core_id, n_cores, &row_begin, &row_end);
-    for (oy = row_begin; oy < row_end; oy++) {
-        for (ox = 0; ox < g->out_w; ox++) {
-            int p = oy * g->out_w + ox;
+    /* output pixels over the cores (rows would leave cores idle on a 1-D or few-row tile) */
+    tw_core_range(g->out_h * g->out_w, core_id, n_cores, &p_begin, &p_end);
+    for (p = p_begin; p < p_end; p++) {
+        oy = p / g->out_w;
+        ox = p % g->out_w;
+        {
             for (k = 0; k < a->out_c; k++) {
                 int64_t acc = start(a, p, k);
                 for (fy = 0; fy < g->k_h; fy++) {
@@ -148,10 +152,12 @@ void tw_depthwise_s16(const tw_conv16_args_t *a, int core_id, int n_cores)
 static void pool16(const tw_pool16_args_t *a, int is_max, int core_id, int n_cores)
 {
     const tw_window_t *g = &a->win;
-    int row_begin, row_end, oy, ox, c, y, x;
-    tw_core_range(g->out_h, core_id, n_cores, &row_begin, &row_end);
-    for (oy = row_begin; oy < row_end; oy++) {
-        for (ox = 0; ox < g->out_w; ox++) {
+    int p_begin, p_end, p, oy, ox, c, y, x;
+    tw_core_range(g->out_h * g->out_w, core_id, n_cores, &p_begin, &p_end);
+    for (p = p_begin; p < p_end; p++) {
+        oy = p / g->out_w;
+        ox = p % g->out_w;
+        {
             int y0, y1, x0, x1;
             int16_t *out_px = a->out + ((size_t)oy * g->out_w + ox) * a->c;
             tw_clipped_window(g, oy, ox, &y0, &y1, &x0, &x1);
