@@ -206,6 +206,24 @@ def _strides(shape: tuple[int, ...], out: tuple[int, ...]) -> list[int]:
     return list(reversed(strides))
 
 
+def _coalesce(out: tuple[int, ...], strides: list[list[int]]) -> tuple[tuple[int, ...], list[list[int]]]:
+    """The same walk on fewer dims: size-1 dims dropped and each dim merged into the next where
+    every operand continues contiguously across them (stride[i] = stride[i+1]·out[i+1], 0 for
+    both when it broadcasts both) — so that tw_int_binary's inner loop runs long rows, not a
+    [1, 128, 128, 1] tensor's rows of one element."""
+    dims = [(int(n), [int(st[i]) for st in strides]) for i, n in enumerate(out) if int(n) != 1]
+    if not dims:
+        return (1,), [[0] for _ in strides]
+    merged = [dims[0]]
+    for n, st in dims[1:]:
+        m, sm = merged[-1]
+        if all(a == b * n for a, b in zip(sm, st)):
+            merged[-1] = (m * n, st)
+        else:
+            merged.append((n, st))
+    return tuple(n for n, _ in merged), [[st[k] for _, st in merged] for k in range(len(strides))]
+
+
 def check_arith(layer: Layer, lg: LayerGraph) -> str | None:
     if not isinstance(layer.params, IntArithParams):
         return f"a {layer.op} with {type(layer.params).__name__}"
@@ -233,6 +251,9 @@ def arith(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
         else:
             operands.append(dict(index=i, arg=next(acts), data=None, bytes=_bytes(lg, t), off=u8_offset(lg, t),
                                  stride=_strides(tuple(lg.tensors[t].shape), out)))
+    out, walk = _coalesce(out, [o["stride"] for o in operands])
+    for o, st in zip(operands, walk):
+        o["stride"] = st
     op = {Op.ADD: "TW_INT_ADD", Op.SUB: "TW_INT_SUB", Op.MUL: "TW_INT_MUL"}[layer.op]
     return render("int_binary.c.j2", op=op, operands=operands, rank=len(out), out_dims=list(out),
                   y_bytes=_bytes(lg, layer.output), y_off=u8_offset(lg, layer.output), qmin=int(p.qmin),

@@ -120,6 +120,23 @@ void tw_int_conv(const tw_int_conv_t *p, const tw_int_rq_t *rq, const void *x, i
     }
 }
 
+/* One output row of `last` elements, both operands walked with their strides: AT / BT / OT the
+ * element types, OP the operation on int32 values (every result is proven to fit its output
+ * type, an int32 at most: frontend/onnx_int.py fit_dtype; the clamp is the export's clip). */
+#define TW_INT_BINARY_ROW(AT, BT, OT, OP)                                                       \
+    for (i = 0; i < last; i++) {                                                                \
+        int32_t va = (int32_t)((const AT *)a)[ia + i * sa] + a_off;                             \
+        int32_t vb = (int32_t)((const BT *)b)[ib + i * sb] + b_off;                             \
+        int32_t v = OP;                                                                         \
+        v = v < lo ? lo : v > hi ? hi : v;                                                      \
+        ((OT *)out)[o + i] = (OT)(v - out_off);                                                 \
+    }
+
+#define TW_INT_BINARY_OPS(AT, BT, OT)                                                           \
+    if (op == TW_INT_ADD) { TW_INT_BINARY_ROW(AT, BT, OT, va + vb) }                            \
+    else if (op == TW_INT_SUB) { TW_INT_BINARY_ROW(AT, BT, OT, va - vb) }                       \
+    else { TW_INT_BINARY_ROW(AT, BT, OT, va * vb) }
+
 void tw_int_binary(int op, const void *a, int a_bytes, int32_t a_off, const int32_t *a_stride,
                    const void *b, int b_bytes, int32_t b_off, const int32_t *b_stride, void *out,
                    int out_bytes, int32_t out_off, int rank, const int32_t *out_dims,
@@ -128,19 +145,31 @@ void tw_int_binary(int op, const void *a, int a_bytes, int32_t a_off, const int3
     int32_t idx[TW_INT_MAX_RANK];
     int32_t last = out_dims[rank - 1], sa = a_stride[rank - 1], sb = b_stride[rank - 1];
     int32_t ia = 0, ib = 0, o = 0, rows = 1, i;
+    /* 8- and 16-bit operands into an 8- or 16-bit output: int32 arithmetic, typed loops */
+    const int narrow = a_bytes <= 2 && b_bytes <= 2 && out_bytes <= 2;
+    const int32_t lo = qmin < INT32_MIN ? INT32_MIN : (int32_t)qmin;
+    const int32_t hi = qmax > INT32_MAX ? INT32_MAX : (int32_t)qmax;
     int d;
     for (d = 0; d < rank; d++) idx[d] = 0;
     for (d = 0; d < rank - 1; d++) rows *= out_dims[d];
     while (rows-- > 0) {
-        /* the innermost output dimension: both operands walked with their strides */
-        for (i = 0; i < last; i++, o++) {
-            int64_t va = tw_int_load(a, a_bytes, ia + i * sa) + a_off;
-            int64_t vb = tw_int_load(b, b_bytes, ib + i * sb) + b_off;
-            int64_t v = op == TW_INT_ADD ? va + vb : op == TW_INT_SUB ? va - vb : va * vb;
-            if (v < qmin) v = qmin;
-            if (v > qmax) v = qmax;
-            tw_int_store(out, out_bytes, o, v - out_off);
+        if (narrow && a_bytes == 1 && b_bytes == 1 && out_bytes == 2) {
+            TW_INT_BINARY_OPS(int8_t, int8_t, int16_t)
+        } else if (narrow && a_bytes == 1 && b_bytes == 1 && out_bytes == 1) {
+            TW_INT_BINARY_OPS(int8_t, int8_t, int8_t)
+        } else if (narrow && a_bytes == 2 && b_bytes == 2 && out_bytes == 2) {
+            TW_INT_BINARY_OPS(int16_t, int16_t, int16_t)
+        } else {
+            for (i = 0; i < last; i++) {
+                int64_t va = tw_int_load(a, a_bytes, ia + i * sa) + a_off;
+                int64_t vb = tw_int_load(b, b_bytes, ib + i * sb) + b_off;
+                int64_t v = op == TW_INT_ADD ? va + vb : op == TW_INT_SUB ? va - vb : va * vb;
+                if (v < qmin) v = qmin;
+                if (v > qmax) v = qmax;
+                tw_int_store(out, out_bytes, o + i, v - out_off);
+            }
         }
+        o += last;
         tw_broadcast_next_row(idx, rank, out_dims, a_stride, b_stride, &ia, &ib);
     }
 }
