@@ -134,3 +134,18 @@ def test_nemo_float32_rounding_in_onnxruntime_is_reported_not_failed(tmp_path):
     assert out["golden_vs_reference"] > 0      # onnxruntime's rounding, seen and reported
     assert all(m["kind"] == "golden_vs_reference" or m.get("against") == "onnxruntime"
                for m in out["mismatches"]), out["mismatches"]
+
+
+def test_linear_bias_add_requantshift_is_one_layer():
+    """EEGFormer's MatMul(x, W) -> Add(bias) -> RequantShift: one biased dense layer with its
+    requantization (the cluster's 8-bit kernels), not an int32 product, an add and a requant."""
+    from tilewise.frontend import load_model
+    from tilewise.ir.ops import Op
+
+    graph = load_model(_model(_folder("deeploy/models/EEGFormer")))
+    by_name = {n.name: n for n in graph.nodes}
+    assert not any(name.startswith(("Add_20", "Add_23", "Add_17", "Add_52")) for name in by_name)
+    for name in ("MatMul_19", "MatMul_22", "MatMul_16", "MatMul_51"):
+        node = by_name[name]
+        assert node.op in (Op.FULLY_CONNECTED, Op.CONV2D) and node.params.requant.mode == "shift"
+        assert graph.tensors[node.outputs[0]].dtype == "int8" and len(node.inputs) == 3   # x, W, bias

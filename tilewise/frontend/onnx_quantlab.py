@@ -169,6 +169,11 @@ def to_integer_ops(g: OnnxGraph) -> OnnxGraph:
         p = prod.get(src)
         readers = cons.get(src, [])
         private = src not in g.outputs
+        biased = _bias_add(g, p, prod, cons) if p is not None and private and len(readers) == 1 else None
+        if biased is not None and _fusable(g, r, *_channels(g, biased[0])):
+            # MatMul -> Add(bias) -> RequantShift: one biased layer
+            removed.update((id(p), id(biased[1])))
+            p = biased[0]
         if (p is not None and is_weighted(g, p) and private and not _wide_gemm(g, p)
                 and all(c.op_type == REQUANT_SHIFT and c.inputs[0] == src and src not in c.inputs[1:]
                         and _fusable(g, c, *_channels(g, p)) for c in readers)):
@@ -192,6 +197,30 @@ def to_integer_ops(g: OnnxGraph) -> OnnxGraph:
     if any(is_weighted(g, n) for n in nodes):
         out = nemo_integer_ops(out)     # a linear op without a RequantShift: NEMO's chains (or none)
     return out
+
+
+def _bias_add(g: OnnxGraph, add: ONode, prod: dict[str, ONode],
+              cons: dict[str, list[ONode]]) -> tuple[ONode, ONode] | None:
+    """For an Add of a constant per-output bias ([K] or [1, K], integer) to the only use of a
+    MatMul / Gemm with constant weights and no bias of its own (EEGFormer's linear layers:
+    MatMul -> Add(bias) -> RequantShift): that layer with the bias as its third input, named and
+    writing as the Add (the caller drops the Add; the linear node, read by nothing else, goes
+    with it), and the linear node; else None."""
+    if add.op_type != "Add" or add.attrs or len(add.inputs) != 2:
+        return None
+    consts = [i for i in add.inputs if i in g.consts]
+    acts = [i for i in add.inputs if i not in g.consts]
+    if len(consts) != 1 or len(acts) != 1:
+        return None
+    lin = prod.get(acts[0])
+    if (lin is None or lin.op_type not in ("MatMul", "Gemm") or not is_weighted(g, lin) or lin.input(2)
+            or len(cons.get(acts[0], [])) != 1 or acts[0] in g.outputs):
+        return None
+    bias = np.asarray(g.consts[consts[0]])
+    k = _channels(g, lin)[0]
+    if bias.size != k or bias.shape[-1] != k or not np.array_equal(bias, np.round(bias)):
+        return None
+    return replace(lin, inputs=(*lin.inputs[:2], consts[0]), outputs=add.outputs), lin
 
 
 def _wide_gemm(g: OnnxGraph, p: ONode) -> bool:
