@@ -190,9 +190,18 @@ void tw_int_matmul(const void *a, int a_bytes, int32_t a_off, const int32_t *a_b
         for (r = 0; r < m; r++) {
             for (c = 0; c < n; c++, o++) {
                 int64_t acc = 0;
-                for (j = 0; j < k; j++)
-                    acc += (tw_int_load(a, a_bytes, ia + r * k + j) + a_off)
-                           * (tw_int_load(b, b_bytes, ib + j * n + c) + b_off);
+                if (a_bytes == 1 && b_bytes == 1 && k <= 32768) {
+                    /* 8-bit codes: |x + off| <= 255, so k products of at most 255^2 fit int32 */
+                    const int8_t *pa = (const int8_t *)a + ia + r * k, *pb = (const int8_t *)b + ib + c;
+                    int32_t acc32 = 0;
+                    for (j = 0; j < k; j++)
+                        acc32 += ((int32_t)pa[j] + a_off) * ((int32_t)pb[j * n] + b_off);
+                    acc = acc32;
+                } else {
+                    for (j = 0; j < k; j++)
+                        acc += (tw_int_load(a, a_bytes, ia + r * k + j) + a_off)
+                               * (tw_int_load(b, b_bytes, ib + j * n + c) + b_off);
+                }
                 tw_int_store(y, y_bytes, o, acc);
             }
         }
