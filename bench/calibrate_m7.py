@@ -29,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import calibrate_pulp as cp  # noqa: E402
 from bench import scheduling  # noqa: E402
+from tilewise.targets.stm32h7 import KERNELS  # noqa: E402
 from tilewise.schedule.cost import Evaluator  # noqa: E402
 from tilewise.validate import make_inputs, validate_network  # noqa: E402
 
@@ -94,7 +95,7 @@ def fit(rows: list[dict]) -> dict[str, float]:
 
     names = [c for c in (*cp.COEFS, *COPY) if any(r["columns"][c] for r in rows)]
     A = np.array([[r["columns"][c] / r["measured_layer"] for c in names] for r in rows])
-    x, _ = nnls(A, np.ones(len(rows)))
+    x, _ = nnls(A, np.array([1.0 - r.get("fixed", 0.0) / r["measured_layer"] for r in rows]))
     defaults = cp.PulpKernels()
     out = {c: float(getattr(defaults, c)) for c in cp.COEFS}
     out.update(dict.fromkeys(COPY, 0.0))
@@ -105,7 +106,7 @@ def fit(rows: list[dict]) -> dict[str, float]:
 def errors(rows: list[dict], coefs: dict[str, float]) -> dict:
     out: dict = {"by network": {}, "by kind": {}}
     for r in rows:
-        pred = sum(coefs[c] * v for c, v in r["columns"].items())
+        pred = r.get("fixed", 0.0) + sum(coefs[c] * v for c, v in r["columns"].items())
         for group, key in (("by network", f"{r['network']} L1 {r['l1_kb']}"),
                            ("by kind", f"{r['kind']} ({r['mode']})")):
             v = out[group].setdefault(key, [0.0, 0.0])
@@ -122,7 +123,9 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     rows = json.loads(a.data.read_text())["rows"] if a.reuse else collect()
     cfgs = configs(rows)
-    cp.add_columns(rows, cfgs, base=replace(cp.PulpKernels(), arm=True))
+    # the kernels' structure built for Arm; the integer exports' coefficients held at stm32h7's
+    # (bench/calibrate_int.py)
+    cp.add_columns(rows, cfgs, base=replace(KERNELS, arm=True))
     add_copy_columns(rows, cfgs)
     coefs = fit(rows)
     err = errors(rows, coefs)

@@ -36,18 +36,20 @@ from tilewise.schedule.cost import Evaluator, untiled_schedule  # noqa: E402
 from tilewise.schedule.space import iter_tiles  # noqa: E402
 from tilewise.targets.base import Target  # noqa: E402
 from tilewise.targets.compute import tile_cycles  # noqa: E402
-from tilewise.targets.pulp_kernels import PulpKernels  # noqa: E402
+from tilewise.targets.pulp_kernels import INTEGER_EXPORTS, PulpKernels  # noqa: E402
 from tilewise.validate import make_inputs, validate_network  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 #: coefficients fitted on the untiled layers' whole cycles, not on compute phases
 UNTILED = ("other_elem", "other_call")
-DERIVED = ("requant", "elem", "table", "other")     # set by for_key from the fields below
-FLAGS = ("arm", "from_l2")       # which code the model describes, not a coefficient
+DERIVED = ("requant", "elem", "table", "other", "other_row", "mac", "rq_div")   # set by for_key from the fields
+FLAGS = ("arm", "from_l2", "scalar", "int_ops")   # which code the model describes, not a coefficient
 #: the host core's coefficients (bench/calibrate_cpu.py): no layer of these networks exercises them
-HOST = ("transpose_elem", "concat_elem", "quant_elem")
+HOST = ("transpose_elem", "transpose_row", "concat_elem", "quant_elem")
+#: the integer exports' kernels' (bench/calibrate_int.py), held at the model's values: a layer
+#: they price (the networks' reshapes) counts them in its `fixed` cycles, not in the columns
 COEFS = tuple(f.name for f in fields(PulpKernels)
-              if f.name not in ("name", *DERIVED, *FLAGS, *HOST))
+              if f.name not in ("name", *DERIVED, *FLAGS, *HOST, *INTEGER_EXPORTS))
 #: what the kernels' code says each coefficient should be (cycles counted off the loops of
 #: bindings/pulp/c and the RI5CY pipeline: 1 cycle per instruction, loads 1 + 1 on use, a taken
 #: branch 3, a mul 1, a div ~35): the fit is pulled gently towards them (PRIOR_WEIGHT), which fixes
@@ -75,9 +77,8 @@ def networks() -> list[tuple[str, object]]:
     return nets
 
 
-def _tile_sum(model: PulpKernels, key, s, cores: int) -> float:
-    """Σ over the schedule's tiles of the kernel cycles `model` (for the binding's key) gives."""
-    terms = model.for_key(key).terms(s.nest, cores)
+def tiles_sum(terms, s) -> float:
+    """Σ over the schedule's tiles (space.iter_tiles) of the kernel cycles of `terms`."""
     counts = {t.dim: t.count for t in s.tiles}
     total = 0.0
     for st in iter_tiles(s):
@@ -88,15 +89,27 @@ def _tile_sum(model: PulpKernels, key, s, cores: int) -> float:
     return total
 
 
-def _untiled(model: PulpKernels, key, s, cores: int) -> float:
+def whole(terms, s) -> float:
+    """The kernel cycles of `terms` on an untiled schedule: one call on the whole layer."""
     size = {d.dim: np.ones((1, 1)) * d.size for d in s.tiles}
     one = {d.dim: np.ones((1, 1), bool) for d in s.tiles}
-    return float(tile_cycles(model.for_key(key).terms(s.nest, cores), size, one, one).sum())
+    return float(tile_cycles(terms, size, one, one).sum())
 
 
-def unit(name: str, base: PulpKernels = PulpKernels()) -> PulpKernels:
+def _tile_sum(model: PulpKernels, key, s, cores: int) -> float:
+    """Σ over the schedule's tiles of the kernel cycles `model` (for the binding's key) gives."""
+    return tiles_sum(model.for_key(key).terms(s.nest, cores), s)
+
+
+def _untiled(model: PulpKernels, key, s, cores: int) -> float:
+    return whole(model.for_key(key).terms(s.nest, cores), s)
+
+
+def unit(name: str | None, base: PulpKernels = PulpKernels()) -> PulpKernels:
+    """`base` with every coefficient of COEFS 0 but `name` 1 (None: all 0; the integer exports'
+    coefficients keep `base`'s values)."""
     zero = {c: 0.0 for c in COEFS}
-    return replace(base, **{**zero, name: 1.0})
+    return replace(base, **{**zero, **({name: 1.0} if name else {})})
 
 
 def collect(cores_list=(8, 1), l1s=(None, 16)) -> list[dict]:
@@ -130,17 +143,21 @@ def collect(cores_list=(8, 1), l1s=(None, 16)) -> list[dict]:
 def add_columns(rows: list[dict], configs: dict, base: PulpKernels = PulpKernels()) -> None:
     """Each row's coefficient columns: the compute cycles with one coefficient 1, the others 0
     (in `base`'s structure: its flags), summed over the tiles of the row's schedule (rebuilt from
-    its tile sizes, order, buffering)."""
+    its tile sizes, order, buffering), less its `fixed` cycles: those with every coefficient 0
+    (what the integer exports' coefficients price, held at `base`'s values)."""
     for r in rows:
         lg, tgt, ns = configs[(r["network"], r["cores"], r["l1_kb"])]
         p, nest = ns.placement(r["index"]), lg.layers[r["index"]].nest
         if r["untiled"]:
-            r["columns"] = {c: _untiled(unit(c, base), p.binding.key, ns.schedules[r["index"]],
-                                        r["cores"]) for c in COEFS}
-            continue
-        s = Evaluator(nest, tgt, p).build(r["tile"], tuple(r["order"]), r["buffering"])
-        r["columns"] = {c: _tile_sum(unit(c, base), p.binding.key, s, r["cores"])
-                        for c in COEFS}
+            def cycles(model):
+                return _untiled(model, p.binding.key, ns.schedules[r["index"]], r["cores"])
+        else:
+            s = Evaluator(nest, tgt, p).build(r["tile"], tuple(r["order"]), r["buffering"])
+
+            def cycles(model):
+                return _tile_sum(model, p.binding.key, s, r["cores"])
+        r["fixed"] = cycles(unit(None, base))
+        r["columns"] = {c: cycles(unit(c, base)) - r["fixed"] for c in COEFS}
 
 
 def fit(rows: list[dict]) -> dict[str, float]:
@@ -150,16 +167,17 @@ def fit(rows: list[dict]) -> dict[str, float]:
     tiled = [r for r in rows if not r["untiled"] and r["measured_compute"]]
     names = [c for c in COEFS if c not in UNTILED and any(r["columns"][c] for r in tiled)]
     A = np.array([[r["columns"][c] / r["measured_compute"] for c in names] for r in tiled])
+    y = np.array([1.0 - r.get("fixed", 0.0) / r["measured_compute"] for r in tiled])
     prior = np.array([PRIORS[c] for c in names])
     A = np.vstack([A, PRIOR_WEIGHT * np.diag(1.0 / prior)])
-    x, _ = nnls(A, np.concatenate([np.ones(len(tiled)), PRIOR_WEIGHT * np.ones(len(names))]))
+    x, _ = nnls(A, np.concatenate([y, PRIOR_WEIGHT * np.ones(len(names))]))
     coefs.update(zip(names, x))
     coefs.update({c: PRIORS[c] for c in COEFS if c not in names and c not in UNTILED})
     untiled = [r for r in rows if r["untiled"] and r["kind"] == "other"]
     if untiled:
         B = np.array([[r["columns"][c] / r["measured_layer"] for c in UNTILED] for r in untiled])
-        y, _ = nnls(B, np.ones(len(untiled)))
-        coefs.update(zip(UNTILED, y))
+        u, _ = nnls(B, np.array([1.0 - r.get("fixed", 0.0) / r["measured_layer"] for r in untiled]))
+        coefs.update(zip(UNTILED, u))
     return coefs
 
 
@@ -238,7 +256,7 @@ def errors(rows: list[dict], coefs: dict[str, float], layer_pred: np.ndarray) ->
         add("networks", net, r["measured_layer"], lp)
         meas = r["measured_layer"] if r["untiled"] else r["measured_compute"]
         if meas:
-            pred = sum(coefs[c] * v for c, v in r["columns"].items())
+            pred = r.get("fixed", 0.0) + sum(coefs[c] * v for c, v in r["columns"].items())
             add("compute by kind", kind, meas, pred)
             add("compute by network", net, meas, pred)
     return {g: {k: {"measured": m, "predicted": p, "ratio": m / p if p else None}

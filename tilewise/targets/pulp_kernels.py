@@ -41,7 +41,38 @@ the call cost (fork-free: the cores are already in the layer's fork; two barrier
 - untiled ops (one core, portable C on the L2 tensors): per element and per call; the host
   core's transpose (`transpose_elem`), concatenation (`concat_elem`) and requantization
   (quantize: `quant_elem`, tw_mbqm's 64-bit arithmetic on rv32) per output element, the rest
-  (softmax, logistic, reshape ...) `other_elem`.
+  (softmax, logistic ...) `other_elem`; the reshape its copy ("Integer exports" below).
+
+Integer exports (NEMO / QuantLab / Deeploy, ../shared/models/integer_onnx): their kernels are the
+portable family's scalar C, not the SIMD kernels above, and each is priced by its own loops
+(`scalar`, chosen by `for_key` from the binding key; coefficients fitted on GVSoC cycles and
+counted Cortex-M7 instructions of real export layers by bench/calibrate_int.py, data in
+bench/calibration_int.json, every kernel's layers there within 20% of their measurement):
+- 16x8 conv / depthwise / dense with a shift or div requantization (keys x16 w8, shift / div:
+  tw_s16.c, tiled on the cluster): conv and depthwise split the tile's output pixels over the
+  cores (pixels/P, and the rounding's (P − 1)/2P pixel per tile); per output F·c MACs of a
+  scalar dot product (`s16_mac`), F kernel taps (`s16_tap`: bounds, the dot product's call; a
+  depthwise tap with its one MAC `s16_dw_tap`) and the output (`s16_out`: bias or partial sum,
+  the 64-bit requantization, store); dense splits output channels, ⌈k/P⌉ per core; the div
+  form adds a division per output (`div64`: tw_div64_clamp — fitted on one layer, the 16x8
+  dense of calibrate_int's generated network, since the frontend gives most NEMO divisions an
+  exact shift form);
+- the add by two tables (add_table_s8: op add, no mode, tiled): per output element two table
+  reads, add, shift, clamp (`tadd_elem`), per table entry copied into L1 on the layer's first
+  tile (`tadd_entry`, 2 × 256 shared by the cores);
+- tw_int.h on the host core (int_ops.py's bindings, priced by `for_int_ops`'s copy: a conv
+  key of theirs can equal a 16x8 kernel's): conv / depthwise / dense per MAC (`int_mac`; int32
+  inputs accumulate in int64, `int_mac64`), per tap and per output (requantization, store;
+  `div64` more in div form), one call; requant, add / sub, mul and hardswish per element
+  (tw_int_binary's typed loops `int_add_elem` for add / sub whose key's widths allow them, its
+  generic walk `int_bin_elem` otherwise; the second operand's width is not in the key);
+  matmul per MAC (a's last dimension per output) and per output; reduce per input element
+  (the input's batch taken as the output's) and per output; slice is tw_transpose
+  (`transpose_elem`, `transpose_row`);
+- reshape: a memmove of the tensor's bytes (`copy_byte`, `copy_call` in place of other_call).
+All of them but the 16x8 kernels and the table add run on one core from L2 wherever they run, so
+one value serves the cluster's module and the host core's; the 16x8 kernels and the table add
+have their own values on a host core (HOST). Their terms are not scaled by `from_l2`.
 
 A host core's module ("cpu": one core computing on the L2 tensors, untiled) runs the same kernels
 with their loads from L2 instead of L1 (about 14 cycles more each on GVSoC): `from_l2` gives, per
@@ -145,17 +176,73 @@ class PulpKernels:
     other_elem: float = 415.0
     other_call: float = 3804.0
     transpose_elem: float = 415.0  # transpose: per output element
+    #: tw_transpose (transpose, the integer exports' slice): per row of the innermost output
+    #: dimension (N·OY·OX of the output's view), its odometer step; 0 where transpose_elem's fit
+    #: took it in (the RI5CY host core's)
+    transpose_row: float = 0.0
     concat_elem: float = 415.0     # concatenation: per output element
     quant_elem: float = 415.0      # quantize (tflite requantization): per output element
     other: float = 415.0           # the untiled op this copy prices (for_key)
+    other_row: float = 0.0         # its cost per row of the innermost output dimension (for_key)
     #: per layer kind, the factor on its terms (but requant and tile) when one core runs them
     #: on the L2 tensors (a host core's module); kinds not listed: 1
     from_l2: tuple[tuple[str, float], ...] = ()
     # every tile: the kernel call inside the tile loop and its two barriers
     tile: float = 1324.0
+    # --- the integer exports' kernels (module docstring "Integer exports"), scalar C ---------
+    #: 16x8 conv / depthwise / dense with a shift or div requantization (tw_s16.c), on one core
+    #: from L1: per MAC of the dot product, per conv kernel tap (bounds, the dot product's call),
+    #: per depthwise tap (its one MAC included), per output and C tile (bias or partial sum,
+    #: 64-bit shift requantization, store)
+    s16_mac: float = 12.87
+    s16_tap: float = 47.023
+    s16_dw_tap: float = 49.359
+    s16_out: float = 158.115
+    #: per division of the div requantization beyond the shift form (tw_div64_clamp: comparisons
+    #: with the clamp, a 32-bit division inside it), in every kernel that has one (16x8, tw_int)
+    div64: float = 114.0
+    #: the add by two tables (tw_add_table_s8): per output element, per table entry copied into
+    #: L1 on the layer's first tile (2 × 256, shared by the cores)
+    tadd_elem: float = 25.299
+    tadd_entry: float = 7.198
+    #: tw_int.h on the host core (one core, the L2 tensors): conv / depthwise / dense per MAC
+    #: (int32 accumulator; `int_mac64` for int32 inputs, whose accumulator is int64), per kernel
+    #: tap, per output (requantization, store)
+    int_mac: float = 39.41
+    int_mac64: float = 49.587
+    int_tap: float = 30.521
+    int_out: float = 230.694
+    #: per output element: requant (tw_int_requant), tw_int_binary's typed loops (add / sub of
+    #: 8/16-bit tensors) and its generic walk (int64 loads and stores: mul, other widths),
+    #: hardswish; matmul per MAC and per output; reduce per input element and per output
+    int_rq_elem: float = 91.305
+    int_add_elem: float = 69.568
+    int_bin_elem: float = 120.756
+    int_hsw_elem: float = 67.244
+    int_mm_mac: float = 39.593
+    int_mm_out: float = 13.17
+    int_red_in: float = 58.278
+    int_red_out: float = 70.766
+    #: reshape (a memmove of the tensor's bytes): per byte, and per call in place of other_call
+    copy_byte: float = 7.583
+    copy_call: float = 0.0
+    #: what the binding runs (for_key): "" the structures above the integer exports', "s16" a
+    #: 16x8 kernel, "int" a tw_int conv / depthwise / dense, "matmul", "reduce", "elem" the
+    #: other tw_int.h kernels (per element, one call per layer)
+    scalar: str = ""
+    mac: float = 20.0           # the tw_int conv's MAC this copy prices (int_mac / int_mac64)
+    rq_div: float = 0.0         # div64 when the binding's requantization is the div form
+    #: the copy of the model that int_ops.py's bindings (tw_int.h) are priced by (`for_int_ops`)
+    int_ops: bool = False
+
+    def for_int_ops(self) -> PulpKernels:
+        """The copy that prices the tw_int.h kernels (bindings/portable/int_ops.py): their keys
+        can equal a 16x8 kernel's (x16 w8, shift / div), their C is not the same."""
+        return replace(self, int_ops=True)
 
     def for_key(self, key) -> PulpKernels:
-        """The model of one binding: its mode's requantization, its elementwise op's cost."""
+        """The model of one binding: its mode's requantization, its elementwise op's cost, and
+        for the integer exports' kernels the structure they run (`scalar`)."""
         rq = {"onnx": self.requant_onnx, "shift": self.requant_shift}.get(key.mode,
                                                                           self.requant_tflite)
         elem = (self.mul_elem if key.op == "mul" else
@@ -163,15 +250,49 @@ class PulpKernels:
         table = self.add_table if key.op in ("add", "sub") and key.mode != "onnx" else 0.0
         other = {"transpose": self.transpose_elem, "concat": self.concat_elem,
                  "quantize": self.quant_elem}.get(str(key.op), self.other_elem)
-        return replace(self, requant=rq, elem=elem, table=table, other=other)
+        row = self.transpose_row if str(key.op) == "transpose" else 0.0
+        out = replace(self, requant=rq, elem=elem, table=table, other=other, other_row=row)
+        return out._for_int_key(key)
+
+    def _for_int_key(self, key) -> PulpKernels:
+        """The integer exports' kernels, told apart by their keys (module docstring)."""
+        op, kind, p = str(key.op), key.nest_kind, key.precision
+        rq_div = self.div64 if key.mode == "div" else 0.0
+        weighted = kind in ("conv", "dwconv", "fc") and key.mode in ("shift", "div") and p.w == 8
+        if self.int_ops:
+            if weighted:
+                return replace(self, scalar="int", rq_div=rq_div,
+                               mac=self.int_mac64 if p.x == 32 else self.int_mac)
+            if op in ("matmul", "reduce"):
+                return replace(self, scalar=op)
+            # tw_int_binary's typed loops take 8/16-bit operands into an 8/16-bit output; the
+            # key says the first operand's width and the output's, not the second's (a constant
+            # operand is an int32 array): add / sub are taken as typed where those allow it, mul
+            # (NEMO's scale by a constant) as the generic walk
+            typed = (p.x, p.y) in ((8, 8), (8, 16), (16, 16))
+            add = self.int_add_elem if typed else self.int_bin_elem
+            per = {"requant": self.int_rq_elem + rq_div, "add": add, "sub": add,
+                   "mul": self.int_bin_elem,
+                   "hardswish": self.int_hsw_elem, "slice": self.transpose_elem}
+            row = self.transpose_row if op == "slice" else 0.0
+            return replace(self, scalar="elem", other=per[op], other_row=row) if op in per else self
+        if weighted and p.x == 16:
+            return replace(self, scalar="s16", rq_div=rq_div)
+        if op == "add" and kind == "add" and key.mode is None:
+            return replace(self, elem=self.tadd_elem, table=self.tadd_entry)
+        if op == "reshape":
+            return replace(self, other=self.copy_byte * max(p.x, 8) / 8, other_call=self.copy_call)
+        return self
 
     def terms(self, nest: LoopNest, cores: int) -> tuple[Term, ...]:
         t = self._terms(nest, max(cores, 1))
         f = dict(self.from_l2).get(nest.kind, 1.0)
-        return tuple(Term(x.coef * (1.0 if x.label in ("requant", "tile") else f),
+        return tuple(Term(x.coef * (1.0 if x.label in _AS_FITTED else f),
                           (("n", ident), *x.factors), x.label) for x in t)
 
     def _terms(self, nest: LoopNest, P: int) -> tuple[Term, ...]:
+        if self.scalar:
+            return self._scalar_terms(nest, P)
         kind, F = nest.kind, nest.FY * nest.FX
         pix = (("oy", ident), ("ox", ident))
         tile = Term(self.tile, (), "tile")
@@ -226,7 +347,75 @@ class PulpKernels:
             return (Term(self.gap_pixel * F / P, (("k", ident),), "gap_in"),
                     Term(self.gap_chan / P, (("k", ident),), "gap_chan"), tile)
         return (Term(self.other, (*pix, ("k", ident)), "other"),
+                Term(self.other_row, pix, "other_row"),
                 Term(self.other_call, (), "call"))
+
+    def _s16_terms(self, nest: LoopNest, P: int) -> tuple[Term, ...]:
+        """tw_conv2d_s16 / tw_depthwise_s16 split the tile's output pixels over the cores: the
+        busiest core takes ⌈pixels/P⌉, priced as pixels/P and, per tile, the rounding's
+        (P − 1)/2P of a pixel on average (⌈oy·ox/P⌉ is not a product of per-dimension
+        factors); tw_fully_connected_s16 splits the output channels, ⌈k/P⌉ on the busiest core.
+        Per output: F·c MACs and F taps (depthwise: F taps of one MAC), the output's own work,
+        and the div form's division after the last C tile."""
+        kind, F = nest.kind, nest.FY * nest.FX
+        if kind == "fc":
+            groups = ((1.0, (("k", _share(P)),)),)
+        else:
+            groups = ((1.0 / P, (("oy", ident), ("ox", ident), ("k", ident))),
+                      ((P - 1) / (2.0 * P), (("k", ident),)))
+        t = [Term(self.tile, (), "tile")]
+        for w, per in groups:
+            t += [Term(w * self.s16_out, per, "s16_out"),
+                  Term(w * self.rq_div, (*per, ("c", on_last)) if kind != "dwconv" else per,
+                       "s16_div")]
+            if kind == "dwconv":
+                t.append(Term(w * self.s16_dw_tap * F, per, "s16_dw_tap"))
+            else:
+                t += [Term(w * self.s16_mac * F, (*per, ("c", ident)), "s16_mac"),
+                      Term(w * self.s16_tap * F, per, "s16_tap")]
+        return tuple(t)
+
+    def _scalar_terms(self, nest: LoopNest, P: int) -> tuple[Term, ...]:
+        """The integer exports' kernels (`scalar`, module docstring "Integer exports")."""
+        if self.scalar == "s16":
+            return self._s16_terms(nest, P)
+        kind, F = nest.kind, nest.FY * nest.FX
+        outs = (("oy", ident), ("ox", ident), ("k", ident))
+        # one call per layer (terms() multiplies every term by n: these run whole, n = N)
+        call = Term(self.other_call / nest.N, (), "call")
+        if self.scalar == "elem":   # requant, add / sub / mul, hardswish, slice: per element
+            return (Term(self.other, outs, "other"),
+                    Term(self.other_row, (("oy", ident), ("ox", ident)), "other_row"), call)
+        if self.scalar == "int":   # tw_int_conv on the whole layer, one core
+            if kind == "dwconv":
+                taps = Term((self.mac + self.int_tap) * F, outs, "int_dw_tap")
+                macs = ()
+            else:
+                taps = Term(self.int_tap * F, outs, "int_tap")
+                macs = (Term(self.mac * F, (*outs, ("c", ident)), "int_mac"),)
+            return (*macs, taps, Term(self.int_out + self.rq_div, outs, "int_out"), call)
+        if self.scalar == "matmul":   # tw_int_matmul: C (a's last dim) MACs per output
+            return (Term(self.int_mm_mac * nest.C, outs, "int_mm_mac"),
+                    Term(self.int_mm_out, outs, "int_mm_out"), call)
+        # reduce (tw_int_reduce): every input element (N·IY·IX·C, the input's batch taken as the
+        # output's), then per output
+        return (Term(self.int_red_in * nest.IY * nest.IX * nest.C, (), "int_red_in"),
+                Term(self.int_red_out, outs, "int_red_out"), call)
+
+
+#: the coefficients of the integer exports' kernels (module docstring "Integer exports"), fitted by
+#: bench/calibrate_int.py (bench/calibrate_pulp.py and calibrate_m7.py hold them fixed)
+INTEGER_EXPORTS = ("s16_mac", "s16_tap", "s16_dw_tap", "s16_out", "div64", "tadd_elem", "tadd_entry",
+                   "int_mac", "int_mac64", "int_tap", "int_out", "int_rq_elem", "int_add_elem",
+                   "int_bin_elem", "int_hsw_elem", "int_mm_mac", "int_mm_out", "int_red_in",
+                   "int_red_out", "copy_byte", "copy_call")
+
+#: terms the factors of `from_l2` leave alone: the requantization (arithmetic), the per-tile
+#: call, and the integer exports' kernels, whose coefficients are fitted where each module runs
+#: them (L1 on the cluster, L2 on a host core)
+_AS_FITTED = frozenset({"requant", "tile", "s16_out", "s16_div", "s16_dw_tap", "s16_mac", "s16_tap",
+                        "int_dw_tap", "int_tap", "int_mac", "int_out", "int_mm_mac", "int_mm_out",
+                        "int_red_in", "int_red_out", "call"})
 
 
 #: one RI5CY core running the pulp kernels on the L2 tensors (a host core's module, "cpu": module
@@ -236,7 +425,12 @@ class PulpKernels:
 #: convs 0.9×). Per kind: a load from L2 costs ~14 cycles more than from L1, which weighs most
 #: on dense (two loads per 4 MACs) and conv (three per pixel step), least on depthwise (bytes
 #: gathered once into an L1 ring); the pulp add is in none of those networks: 1, assumed
+#: The integer exports' 16x8 kernels and table add on the L2 tensors are fitted as they run there
+#: (bench/calibrate_int.py, pulp-open with only its cpu module), not scaled: their scalar loads
+#: weigh differently from the SIMD kernels' (16x8 MAC 37.0 cycles from L2, 12.9 from L1).
 HOST = replace(PulpKernels(), name="pulp-kernels-l2",
                from_l2=(("conv", 4.817), ("dwconv", 1.204), ("fc", 9.518), ("gap", 1.333),
                         ("pool", 1.848)),
-               transpose_elem=37.64, concat_elem=7.48, quant_elem=189.67)
+               transpose_elem=37.64, concat_elem=7.48, quant_elem=189.67,
+               s16_mac=36.991, s16_tap=38.589, s16_dw_tap=89.541, s16_out=66.807, tadd_elem=63.289,
+               tadd_entry=4.178)

@@ -28,7 +28,10 @@ Figures and where they come from:
   stays as the peer model of seed 004's GAP8-vs-STM32H7 ratio (tests).
 - the host-only kernels (bindings/portable/host.py: quantize, transpose, concatenation of any
   inputs) run on the same core; their instructions per element are assumed the untiled ops'
-  (other_elem), not counted separately.
+  (other_elem), not counted separately — but for the transpose (and the slice, the same
+  tw_transpose), counted with the integer exports' kernels (16x8 conv / depthwise / dense, the
+  table add, tw_int.h's, the reshape's copy: targets/pulp_kernels.py "Integer exports") by
+  bench/calibrate_int.py.
 - firmware (Target.sdk "cortex-m", codegen/c/firmware/cortex_m): start-up, linker scripts for an
   STM32H7 (flash, DTCM, AXI SRAM) and for QEMU's mps2-an500, the single-core HAL (copies done by
   the core), semihosting output; `validate --on qemu` runs it.
@@ -49,8 +52,15 @@ KERNELS = replace(PulpKernels(), name="pulp-kernels-m7", mm_step=18.808, mm_bloc
                   dw_item=252.631, fc_step=7.235, fc_neuron=0.414, add_elem=12.25,
                   add_table=36.354, add_onnx=672.399, mul_elem=35.0, pool_step=25.788, pool_out=63.477,
                   gap_pixel=11.029, gap_chan=0.0, other_elem=184.546, other_call=425.13, tile=0.0,
-                  transpose_elem=184.546, concat_elem=184.546, quant_elem=184.546,
-                  arm=True)
+                  transpose_elem=4.946, transpose_row=22.309, concat_elem=184.546, quant_elem=184.546,
+                  arm=True,
+                  # the integer exports' kernels and the transpose (bench/calibrate_int.py,
+                  # bench/calibration_int.json: counted on integer_onnx layers)
+                  s16_mac=4.972, s16_tap=47.525, s16_dw_tap=30.005, s16_out=128.464, div64=149.204,
+                  tadd_elem=17.006, tadd_entry=1.813, int_mac=5.964, int_mac64=6.407,
+                  int_tap=24.998, int_out=122.722, int_rq_elem=43.323, int_add_elem=19.607,
+                  int_bin_elem=56.248, int_hsw_elem=30.116, int_mm_mac=7.953, int_mm_out=28.781,
+                  int_red_in=37.491, int_red_out=64.919, copy_byte=0.514, copy_call=0.0)
 #: instructions per layer outside its kernel (the fork, the layer's argument set-up)
 LAYER_OVERHEAD = 523.0
 

@@ -22,8 +22,11 @@ constants (an Add's constant operand, a requant's per-channel values) in the lay
 uint8 tensors are stored biased (u − 128, common.py): every kernel takes the offset of each
 operand and writes its output as value − offset.
 
-Cost: the module's kernel model prices the weighted ones by their key (fc / conv geometry) and
-the others as its untiled ("other") ops.
+Cost: the module's kernel model prices them by their keys, through its copy for these kernels
+(`cost.for_int_ops()` where the model has one: targets/pulp_kernels.py prices tw_int_conv per
+MAC, tap and output, the elementwise ops per element, matmul per MAC, reduce per input element —
+each fitted on its own measurements, bench/calibrate_int.py); a model without one prices the
+weighted ones by their geometry and the others as its untiled ("other") ops.
 """
 
 from __future__ import annotations
@@ -349,7 +352,10 @@ def slice_(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
 # --- the table -----------------------------------------------------------------------------------
 
 def bindings(cost) -> tuple[Binding, ...]:
-    """The bindings of the module docstring's table, priced by the kernel cost model `cost`."""
+    """The bindings of the module docstring's table, priced by the kernel cost model `cost` (its
+    copy for tw_int.h, `for_int_ops`, when it has one: these keys can equal the 16x8 kernels')."""
+    for_int_ops = getattr(cost, "for_int_ops", None)
+    cost = cost if for_int_ops is None else for_int_ops()
     out: list[Binding] = []
 
     def add(name: str, op: Op, modes: tuple[str | None, ...], prec: Precision, kind: str,
