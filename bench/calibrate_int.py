@@ -88,6 +88,8 @@ EXPORTS = (
     "deeploy/kernels/Conv/Regular_2D",  # int conv
     "deeploy/kernels/Conv/Regular_1D",  # int conv, reshape of int32
     "deeploy/kernels/Slice",           # slice
+    "nemo/SmartAgri-net",              # 8-bit conv / dense in div mode (the portable kernels)
+    "nemo/eegnetDW_1d_8b_1xW",         # 8-bit 1-D conv / dense in div mode
 )
 #: the generated network (s16_net): 16x8 depthwise (shift) and dense (div: the one division the
 #: data holds, the frontend giving the exports' NEMO divisions an exact shift form)
@@ -105,15 +107,16 @@ CONFIGS = {
 #: row (tw_transpose, which the slice runs too), there assumed the untiled ops' per element until
 #: counted here
 S16 = ("s16_mac", "s16_tap", "s16_dw_tap", "s16_out")
+S8 = ("s8_mac",)
 TADD = ("tadd_elem", "tadd_entry")
 INT = ("int_mac", "int_mac64", "int_tap", "int_out", "int_rq_elem", "int_add_elem", "int_bin_elem",
        "int_hsw_elem", "int_mm_mac", "int_mm_out", "int_red_in", "int_red_out")
 COPY = ("copy_byte", "copy_call")
 COEFS = (*INTEGER_EXPORTS, "transpose_elem", "transpose_row")
-assert set(INTEGER_EXPORTS) == {*S16, "div64", *TADD, *INT, *COPY}
+assert set(INTEGER_EXPORTS) == {*S16, *S8, "div64", *TADD, *INT, *COPY}
 #: what the C's loops say each costs (cycles on RI5CY, 1 per instruction, loads 2, 64-bit
 #: multiplies and shifts a few instructions on rv32, tw_div64_clamp's comparisons and division)
-PRIORS = {"s16_mac": 5.0, "s16_tap": 20.0, "s16_dw_tap": 25.0, "s16_out": 40.0, "div64": 150.0,
+PRIORS = {"s16_mac": 5.0, "s8_mac": 4.0, "s16_tap": 20.0, "s16_dw_tap": 25.0, "s16_out": 40.0, "div64": 150.0,
           "tadd_elem": 12.0, "tadd_entry": 4.0, "int_mac": 15.0, "int_mac64": 25.0, "int_tap": 30.0,
           "int_out": 60.0, "int_rq_elem": 60.0, "int_add_elem": 40.0, "int_bin_elem": 50.0,
           "int_hsw_elem": 60.0, "int_mm_mac": 30.0, "int_mm_out": 30.0, "int_red_in": 20.0,
@@ -122,7 +125,7 @@ PRIORS = {"s16_mac": 5.0, "s16_tap": 20.0, "s16_dw_tap": 25.0, "s16_out": 40.0, 
 PRIOR_WEIGHT = 0.05
 #: the models fitted: name -> (configs and modules whose rows it fits, tiled rows?, coefficients)
 MODELS = {
-    "cluster": ((("gvsoc", "cluster"),), True, (*S16, "div64", *TADD)),
+    "cluster": ((("gvsoc", "cluster"),), True, (*S16, *S8, "div64", *TADD)),
     "host": ((("gvsoc", "cpu"), ("gvsoc", "cluster"), ("gvsoc-cpu", "cpu")), False,
              (*S16, *TADD, *INT, *COPY)),
     "m7": ((("count", "cpu"),), False, COEFS),
@@ -138,7 +141,9 @@ KERNELS = (("conv2d_s16_int", "16x8 conv"), ("depthwise_s16_int", "16x8 depthwis
            ("fully_connected_int_", "int dense"), ("requant_x", "int requant"),
            ("add_int_", "int add/sub"), ("sub_int_", "int add/sub"), ("mul_int_", "int mul"),
            ("matmul_x", "int matmul"), ("reduce_x", "int reduce"), ("hardswish_x", "int hardswish"),
-           ("reshape", "reshape"), ("slice_s", "slice"), ("transpose", "transpose"))
+           ("reshape", "reshape"), ("slice_s", "slice"), ("transpose", "transpose"),
+           ("conv2d_s8_div", "8-bit div conv"), ("fully_connected_s8_div", "8-bit div dense"),
+           ("depthwise_s8_div", "8-bit div depthwise"))
 
 
 def kernel_of(binding_name: str) -> str | None:

@@ -57,6 +57,10 @@ bench/calibration_int.json, every kernel's layers there within 20% of their meas
   form adds a division per output (`div64`: tw_div64_clamp — fitted on one layer, the 16x8
   dense of calibrate_int's generated network, since the frontend gives most NEMO divisions an
   exact shift form);
+- the portable 8-bit conv / depthwise / dense in div mode (keys x8 w8, div: NEMO's divisions
+  that have no int32 shift form, frontend/shift_fit.py; the pulp kernels have no div variant, so
+  the cluster runs tw_conv2d_s8's im2col and 4x2 MatMul in C): the 16x8 structure above with
+  their own per-MAC cycles (`s8_mac`);
 - the add by two tables (add_table_s8: op add, no mode, tiled): per output element two table
   reads, add, shift, clamp (`tadd_elem`), per table entry copied into L1 on the layer's first
   tile (`tadd_entry`, 2 × 256 shared by the cores);
@@ -198,6 +202,11 @@ class PulpKernels:
     s16_tap: float = 47.023
     s16_dw_tap: float = 49.359
     s16_out: float = 158.115
+    #: the portable 8-bit conv / dense in div mode (tw_conv2d_s8's im2col and 4x2 MatMul in C,
+    #: the cluster's when the pulp kernels have no div variant), priced as the 16x8 structure
+    #: with its own per-MAC cycles: fitted on its 4 layers of SmartAgri-net and eegnetDW alone
+    #: (predicted / measured 1.02 conv, 0.98 dense; calibrate_int's joint fit, 6.5, gives 1.10)
+    s8_mac: float = 5.8
     #: per division of the div requantization beyond the shift form (tw_div64_clamp: comparisons
     #: with the clamp, a 32-bit division inside it), in every kernel that has one (16x8, tw_int)
     div64: float = 114.0
@@ -278,6 +287,10 @@ class PulpKernels:
             return replace(self, scalar="elem", other=per[op], other_row=row) if op in per else self
         if weighted and p.x == 16:
             return replace(self, scalar="s16", rq_div=rq_div)
+        if weighted and key.mode == "div":
+            # the portable 8-bit kernels the cluster runs in div mode (the pulp kernels have no
+            # div variant): scalar C of the 16x8 kernels' structure, its own MAC cost
+            return replace(self, scalar="s16", rq_div=rq_div, s16_mac=self.s8_mac)
         if op == "add" and kind == "add" and key.mode is None:
             return replace(self, elem=self.tadd_elem, table=self.tadd_entry)
         if op == "reshape":
@@ -405,7 +418,7 @@ class PulpKernels:
 
 #: the coefficients of the integer exports' kernels (module docstring "Integer exports"), fitted by
 #: bench/calibrate_int.py (bench/calibrate_pulp.py and calibrate_m7.py hold them fixed)
-INTEGER_EXPORTS = ("s16_mac", "s16_tap", "s16_dw_tap", "s16_out", "div64", "tadd_elem", "tadd_entry",
+INTEGER_EXPORTS = ("s16_mac", "s16_tap", "s16_dw_tap", "s16_out", "s8_mac", "div64", "tadd_elem", "tadd_entry",
                    "int_mac", "int_mac64", "int_tap", "int_out", "int_rq_elem", "int_add_elem",
                    "int_bin_elem", "int_hsw_elem", "int_mm_mac", "int_mm_out", "int_red_in",
                    "int_red_out", "copy_byte", "copy_call")
@@ -433,4 +446,7 @@ HOST = replace(PulpKernels(), name="pulp-kernels-l2",
                         ("pool", 1.848)),
                transpose_elem=37.64, concat_elem=7.48, quant_elem=189.67,
                s16_mac=36.991, s16_tap=38.589, s16_dw_tap=89.541, s16_out=66.807, tadd_elem=63.289,
-               tadd_entry=4.178)
+               tadd_entry=4.178,
+               # no export's 8-bit div layer runs on the host core alone: the cluster's per-MAC
+               # cost scaled as the 16x8 kernels' from L2 (36.991 / 12.87), an assumption
+               s8_mac=16.7)

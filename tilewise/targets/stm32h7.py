@@ -56,7 +56,8 @@ KERNELS = replace(PulpKernels(), name="pulp-kernels-m7", mm_step=18.808, mm_bloc
                   arm=True,
                   # the integer exports' kernels and the transpose (bench/calibrate_int.py,
                   # bench/calibration_int.json: counted on integer_onnx layers)
-                  s16_mac=4.972, s16_tap=47.525, s16_dw_tap=30.005, s16_out=128.464, div64=149.204,
+                  s16_mac=4.972, s16_tap=47.525, s16_dw_tap=30.005, s16_out=128.464, s8_mac=2.867,
+                  div64=149.204,
                   tadd_elem=17.006, tadd_entry=1.813, int_mac=5.964, int_mac64=6.407,
                   int_tap=24.998, int_out=122.722, int_rq_elem=43.323, int_add_elem=19.607,
                   int_bin_elem=56.248, int_hsw_elem=30.116, int_mm_mac=7.953, int_mm_out=28.781,
