@@ -551,6 +551,19 @@ def split_post(node: ONode) -> tuple[ONode, tuple[int, int, float | None, float 
     return first, (int(post[0]), int(post[1]), node.attr("tw_lo"), node.attr("tw_hi"))
 
 
+def lower_two_stage(lw: Lowering, node: ONode, lower) -> bool:
+    """A node with NEMO's two-stage chain (split_post): `lower(lw, first)` writes the first
+    stage into the model's tensor of its result (`tw_stage1`), then the second stage's requant;
+    False (nothing emitted) for a node with one stage."""
+    first, post = split_post(node)
+    if post is None:
+        return False
+    stage1 = node.attr("tw_stage1")
+    lower(lw, replace(first, outputs=(stage1,)))
+    emit_post(lw, first, lw.ir[stage1], post, lw.out_name(node.outputs[0]))
+    return True
+
+
 def emit_post(lw: Lowering, node: ONode, v: str, post: tuple[int, int, float | None, float | None],
               out: str) -> str:
     """The second stage clip(trunc(m·v / D)) of a chain (split_post) as a div-mode requant of the
@@ -643,11 +656,7 @@ def int_gemm(lw: Lowering, node: ONode) -> None:
     alpha folds into the weights and a per-output C into the bias where they fit; otherwise the
     layer leaves its int32 accumulator to an exact integer Mul (alpha) and Add (beta·C), and the
     chain becomes a requant after them (onnx_int.py)."""
-    node, post = split_post(node)
-    if post is not None:
-        stage1 = node.attr("tw_stage1")          # the model's tensor of the first stage's result
-        int_gemm(lw, replace(node, outputs=(stage1,)))
-        emit_post(lw, node, lw.ir[stage1], post, lw.out_name(node.outputs[0]))
+    if lower_two_stage(lw, node, int_gemm):
         return
     gemm = node.attr("tw_op") == "Gemm"
     if gemm and int(node.attr("transA", 0)):

@@ -34,7 +34,7 @@ from ..ir.ops import Op
 from ..ir.params import ConcatParams
 from .onnx_lower import NHWC, Lowering, handler
 from .onnx_model import TW_DOMAIN, ONode, OnnxGraph, unsupported
-from .onnx_nemo import INT1, _absorb, _bound, _requant, clip_dtype, emit_int_conv, emit_post, fold_pads, split_post
+from .onnx_nemo import INT1, _absorb, _bound, _requant, clip_dtype, emit_int_conv, fold_pads, lower_two_stage
 
 #: the window sums checked: every sum of n values of an int8 or uint8 input
 X_RANGE = (-128, 255)
@@ -200,11 +200,7 @@ def int_add(lw: Lowering, node: ONode) -> None:
     when it is the identity."""
     from .onnx_int import emit_arith, emit_requant, out_dtype, requant_range
 
-    node, post = split_post(node)
-    if post is not None:
-        stage1 = node.attr("tw_stage1")          # the model's tensor of the first stage's result
-        int_add(lw, replace(node, outputs=(stage1,)))
-        emit_post(lw, node, lw.ir[stage1], post, lw.out_name(node.outputs[0]))
+    if lower_two_stage(lw, node, int_add):
         return
     a, b = (lw.act(node, i) for i in node.inputs[:2])
     ta, tb = lw.t(a), lw.t(b)
