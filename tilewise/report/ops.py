@@ -98,7 +98,7 @@ def ops_json(target=None) -> dict[str, Any]:
     return out
 
 
-#: the exporters each ONNX / TFLite model style comes from (docs/operators.md's second column)
+#: the exporters each ONNX / TFLite model style comes from (the README table's second column)
 EXPORTERS = {
     ("tflite", "int8/int16 builtin"): "TFLite converter (LiteRT), Keras",
     ("onnx", "qoperator"): "onnxruntime.quantization (QOperator)",
@@ -113,8 +113,8 @@ EXPORTERS = {
 
 
 def ops_markdown() -> str:
-    """The frontends' tables as docs/operators.md's markdown table (tests/test_docs_ops.py holds
-    the page to it)."""
+    """The frontends' tables as the README's markdown table (tests/test_docs_ops.py holds the
+    README to it)."""
     rows = ["| format | exporter | style | operators | what |", "|---|---|---|---|---|"]
     for g in frontend_ops():
         ops = ", ".join(g.ops).replace("|", "\\|")
