@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..bindings.base import LayerConstants
+from ..ir.io_quant import io_quant
 from ..ir.layer import Layer, LayerGraph
 from ..ir.layout import input_perm, inverse, model_input_shape
 from ..ir.tensor import is_sub_byte, np_dtype
@@ -122,11 +123,11 @@ def _io(lg: LayerGraph, name: str, macro: str, perm: tuple[int, ...] | None) -> 
         inv = inverse(perm)
         shape = tuple(shape[i] for i in inv)
         letters = "".join(letters[i] for i in inv) if letters else ""
-    q = t.quant
-    scale = float(np.float32(q.scale[0])) if q is not None and q.scale and not q.per_channel else None
+    q = io_quant(lg.meta, t)   # the model's statement for an integer export's codes, if any
+    scale = float(np.float32(q.scale)) if q.scale is not None else None
     ctype = "uint8_t" if is_sub_byte(t.dtype) else f"{t.dtype}_t"   # packed bytes (ir/packing.py)
     return IoTensor(macro, name, shape, letters or f"rank {len(shape)}, row-major", t.dtype,
-                    ctype, scale, q.zp if q is not None else 0, t.nbytes)
+                    ctype, scale, q.zero_point, t.nbytes)
 
 
 def multi_io(lg: LayerGraph) -> bool:

@@ -42,6 +42,7 @@ import numpy as np
 
 from ..bindings.base import Family, LayerConstants
 from ..errors import TilewiseError
+from ..ir.io_quant import io_quant
 from ..ir.layout import input_perm, model_input, model_input_shape
 from ..ir.packing import tensor_bytes
 from ..ir.tensor import np_dtype
@@ -402,7 +403,7 @@ def default_input(lg) -> tuple[bytes, ...]:
     out = []
     for name in lg.inputs:
         t = lg.tensors[name]
-        zp = t.quant.zp if t.quant is not None else 0
+        zp = io_quant(lg.meta, t).zero_point   # the real zero an integer export states, if any
         out.append(tensor_bytes(np.full(t.shape, zp, dtype=np_dtype(t.dtype)), t.dtype))
     return tuple(out)
 

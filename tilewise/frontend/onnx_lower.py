@@ -17,7 +17,9 @@ output produced by DequantizeLinear becomes its integer source. graph.meta recor
 and output, the IR tensor, the permutation and the edge quantization (onnx_io.py uses them):
 meta["onnx_inputs"] / meta["onnx_outputs"] = [{"onnx", "ir", "to_ir_perm", "onnx_shape",
 "onnx_dtype", "scale", "zero_point"}]; scale/zero_point are None when the ONNX tensor is already
-integer. meta["source_layout"] = "NCHW".
+integer. meta["source_layout"] = "NCHW". An integer export's edges carry raw codes (scale 1, zero
+point 0); the real values its metadata states for them (onnx_stated.py) go to meta["io_quant"]
+(ir/io_quant.py).
 
 The arithmetic ops are lowered by onnx_qop.py (QLinear*) and onnx_nemo.py (integer NEMO graphs),
 which register their handlers in HANDLERS.
@@ -33,8 +35,10 @@ from ..ir.graph import Graph, Node
 from ..ir.ops import Op
 from ..ir.params import MaxPoolParams, OpParams, ReshapeParams, TransposeParams
 from ..ir.shapes import infer_shape
+from ..ir.io_quant import IO_QUANT
 from ..ir.tensor import QuantParams, Tensor, dtype_range
 from .onnx_model import ONode, OnnxGraph, unsupported
+from .onnx_stated import stated_quant
 
 NHWC = (0, 2, 3, 1)
 FC_READERS = ("QGemm", "QLinearMatMul", "IntGemm")
@@ -102,6 +106,11 @@ class Lowering:
         self.inputs: list[dict[str, Any]] = []
         self.outputs: list[dict[str, Any]] = []
         self.ir_inputs: list[str] = []
+        #: integer exports: the (scale, zero point) the model states for the codes of its inputs
+        #: and outputs (onnx_stated.py), by ONNX name; those of the network's edges, by IR name,
+        #: become graph.meta["io_quant"] (ir/io_quant.py)
+        self.stated = stated_quant(g) if style in INTEGER_STYLES else {}
+        self.io_quant: dict[str, tuple[float, int]] = {}
 
     # -- constants ------------------------------------------------------------------------------
     def const(self, node: ONode, name: str, what: str) -> np.ndarray:
@@ -308,6 +317,7 @@ class Lowering:
                                 perm=perm)
                 self.alias(name, ir_name)
                 edge = (1.0, 0)
+                self.state_edge(name, ir_name)
             elif dtype in ("int8", "uint8", "uint4", "uint2"):
                 ir_name = self.fresh(name)
                 self.add_tensor(ir_name, ir_shape, dtype, None, perm=perm)
@@ -319,6 +329,21 @@ class Lowering:
             self.inputs.append({"onnx": name, "ir": ir_name, "to_ir_perm": perm, "onnx_shape": tuple(shape),
                                 "onnx_dtype": dtype, "scale": None if edge is None else edge[0],
                                 "zero_point": None if edge is None else edge[1]})
+
+    def state_edge(self, onnx_name: str, ir_name: str) -> None:
+        """Record the quantization the model states for the codes of the network edge `onnx_name`
+        (an integer export's input or output), refused when its zero point lies outside the
+        codes' type."""
+        if onnx_name not in self.stated:
+            return
+        scale, zp = self.stated[onnx_name]
+        dtype = self.tensors[ir_name].dtype
+        lo, hi = dtype_range(dtype)
+        if not lo <= zp <= hi:
+            raise unsupported(self.g, None, f"states zero point {zp} for '{onnx_name}', outside the "
+                              f"[{lo}, {hi}] of its {dtype} codes",
+                              "give that input the code type of its zero point with --input-dtype")
+        self.io_quant[ir_name] = (scale, zp)
 
     def container_dtype(self, name: str, container: str) -> str:
         """The IR dtype of input `name` whose ONNX `container` (float32, int16, int32, int64) holds
@@ -349,6 +374,7 @@ class Lowering:
                 dtype = "float32"
             elif name in self.ir:
                 src = self.ir[name]
+                self.state_edge(name, src)
                 edge = (1.0, 0) if self.style in INTEGER_STYLES else None
                 dtype = "float32" if self.style in INTEGER_STYLES else self.tensors[src].dtype
             else:
@@ -421,6 +447,8 @@ class Lowering:
         meta = dict(meta)
         meta.update({"source_layout": "NCHW", "onnx_inputs": self.inputs, "onnx_outputs": self.outputs,
                      "onnx_tensors": self.tensor_map(tensors)})
+        if self.io_quant:
+            meta[IO_QUANT] = dict(self.io_quant)
         return Graph(graph_name, tensors, tuple(self.nodes), tuple(self.ir_inputs), tuple(outs),
                      source=self.g.source, meta=meta)
 

@@ -38,6 +38,7 @@ import numpy as np
 
 from ..errors import TilewiseError
 from ..ir.graph import Graph
+from ..ir.io_quant import stated
 from ..ir.layer import LayerGraph
 from ..ir.layout import input_perm, model_input_shape
 from ..ir.tensor import dtype_range, np_dtype
@@ -73,6 +74,9 @@ class UserArray:
 
 
 def _quant(lg: LayerGraph, name: str) -> tuple[float | None, int]:
+    said = stated(lg.meta, name)   # the real values an integer export states for its codes
+    if said is not None:
+        return said.scale, said.zero_point
     q = lg.tensors[name].quant
     if q is None or not q.scale:
         return None, 0
@@ -96,13 +100,16 @@ def integer_export(graph: Graph) -> bool:
 def container_inputs(graph: Graph) -> list[dict[str, Any]]:
     """The onnx_inputs entries (frontend/onnx_lower.py) of the inputs whose ONNX container
     (float32, or an integer wider than the codes) does not say the codes' type: the input dtype
-    option (`load_model(input_dtypes=…)`) gives it, or validate infers it from the data."""
+    option (`load_model(input_dtypes=…)`) gives it, or validate infers it from the data. An input
+    whose real values the model states (ir/io_quant.py) is not one: its codes are uint8 (their
+    zero point's type) and float data are real values, quantized with the stated parameters."""
     from ..frontend.onnx_lower import WIDE_CONTAINERS
 
     if not integer_export(graph):
         return []
     return [e for e in graph.meta.get("onnx_inputs", ())
-            if e["onnx_dtype"] == "float32" or e["onnx_dtype"] in WIDE_CONTAINERS]
+            if (e["onnx_dtype"] == "float32" or e["onnx_dtype"] in WIDE_CONTAINERS)
+            and stated(graph.meta, e["ir"]) is None]
 
 
 def _input_spec(graph: Graph, lg: LayerGraph, k: int) -> EdgeSpec:
@@ -114,7 +121,8 @@ def _input_spec(graph: Graph, lg: LayerGraph, k: int) -> EdgeSpec:
         if e is not None:
             perm = tuple(int(v) for v in e["to_ir_perm"])
             codes = any(c["ir"] == name for c in container_inputs(graph))
-            if e.get("onnx_dtype") == "float32" and e.get("scale") is not None and not codes:
+            if (e.get("onnx_dtype") == "float32" and e.get("scale") is not None and not codes
+                    and stated(lg.meta, name) is None):
                 scale, zp = float(e["scale"]), int(e["zero_point"])
             return EdgeSpec((e["onnx"], name), tuple(t.shape), tuple(int(d) for d in e["onnx_shape"]),
                             perm, t.dtype, scale, zp, HALF_EVEN, _layout_name(perm, len(perm)),
@@ -130,7 +138,7 @@ def _output_spec(graph: Graph, lg: LayerGraph, k: int) -> EdgeSpec:
     name = lg.outputs[k]
     t = lg.tensors[name]
     scale, zp = _quant(lg, name)
-    codes = integer_export(graph)
+    codes = integer_export(graph) and stated(lg.meta, name) is None
     e = next((e for e in graph.meta.get("onnx_outputs", ()) if e["ir"] == name), None)
     if e is not None:
         perm = tuple(int(v) for v in e["to_ir_perm"])
