@@ -28,8 +28,9 @@ from pathlib import Path
 
 from .cli_data import add_data_options, data_requested, validate_data_from_args
 from .cli_options import (add_input_dtype_option, add_target_options, check_input_dtypes,
-                          parse_input_dtypes, target_from_args)
+                          non_negative_int, parse_input_dtypes, target_from_args)
 from .cli_parser import Parser, UsageError
+from .codegen.owned import check_out_dir
 from .errors import TilewiseError
 
 
@@ -48,7 +49,8 @@ def output_dir(path: str) -> Path:
         os.rmdir(tempfile.mkdtemp(prefix=".tilewise_probe_", dir=parent))
     except OSError as e:
         where = "is not writable" if parent == p else f"cannot be created in {parent}"
-        raise TilewiseError(f"-o {path}: {where} ({e.strerror or e})") from None
+        raise TilewiseError(f"-o {path}: {where} ({e.strerror or e}); give -o a place you can "
+                            f"write to") from None
     return p
 
 
@@ -170,6 +172,7 @@ def _cmd_generate(args: argparse.Namespace) -> int:
     from .codegen import generate_model
 
     out = output_dir(args.out)
+    check_out_dir(out, f"-o {args.out}", args.force)
     target = target_from_args(args)
     dtypes = _input_dtypes(args, args.model)
     with removed_on_failure(out):
@@ -227,6 +230,8 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     if args.inputs < 1:
         raise TilewiseError(f"--inputs must be at least 1, got {args.inputs}")
     out = output_dir(args.out) if args.out else None
+    if out is not None:
+        check_out_dir(out, f"-o {args.out}", args.force)
     target = target_from_args(args)
     dtypes = _input_dtypes(args, args.model)
     with removed_on_failure(out):
@@ -245,6 +250,12 @@ def _cmd_validate(args: argparse.Namespace) -> int:
         if target.hypothetical:
             print(f"hypothetical chip: settings beyond the physical {target.name} (--hypothetical)")
     return 0 if report.bit_exact else 1
+
+
+def _add_force_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--force", action="store_true", help="write into an -o directory that is not "
+                   "empty and holds no tilewise project (files of the generated names are "
+                   "overwritten; no other file is deleted)")
 
 
 def _add_name_option(p: argparse.ArgumentParser) -> None:
@@ -308,6 +319,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_target_options(g, required=True)
     _add_report_option(g, "the generated network (one is also written to <project>/report)")
     _add_name_option(g)
+    _add_force_option(g)
     add_input_dtype_option(g)
     g.set_defaults(fn=_cmd_generate)
     v = sub.add_parser("validate", help="generate, build on the host, compare bit for bit with the "
@@ -315,7 +327,8 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("model", help=".tflite or .onnx model")
     v.add_argument("--inputs", type=int, default=20, metavar="N",
                    help="random inputs (the all-min and all-max inputs are added; default 20)")
-    v.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    v.add_argument("--seed", type=non_negative_int, default=0,
+                   help="seed of the random inputs (0 or more)")
     v.add_argument("-o", "--out", help="keep the generated project here (default: a temporary "
                                        "directory, kept only on a mismatch)")
     v.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -330,6 +343,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_report_option(v, "the validation (one is also written to <project>/report when the "
                           "project is kept)")
     _add_name_option(v)
+    _add_force_option(v)
     add_input_dtype_option(v)
     v.set_defaults(fn=_cmd_validate)
     d = sub.add_parser("demo", help="the main job on the bundled example model")
@@ -423,6 +437,7 @@ def _cmd_explore(args: argparse.Namespace) -> int:
     """`tilewise explore`: a design-space sweep (tilewise/explore)."""
     from .explore import explore
 
+    output_dir(args.out)   # an uncreatable or read-only -o: one sentence before any work
     r = explore(args.models, args.target, args.out, l1=args.l1, l2=args.l2, cores=args.cores,
                 clock=args.clock, tiler=args.tiler, modules=args.modules,
                 objective=args.objective, measure=args.measure, workers=args.workers,

@@ -32,6 +32,17 @@ def positive_number(text: str) -> float:
     return value
 
 
+def non_negative_int(text: str) -> int:
+    """argparse type: a whole number >= 0 (--seed: numpy's generators take no negative seed)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number of 0 or more, got {text!r}")
+    return value
+
+
 def add_target_options(p: argparse.ArgumentParser, required: bool = False, default: str | None = None) -> None:
     p.add_argument("--target", required=required, default=default, help="built-in target (see `tilewise targets`)")
     p.add_argument("--l1", type=positive_number, metavar="KB", help="L1 kB available to tiles, buffers and kernel scratch")

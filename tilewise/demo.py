@@ -8,11 +8,14 @@ conv, depthwise, pointwise, residual add, max pool, global average pool, dense) 
 4. validate: bit for bit against the golden model and onnxruntime on 20 random inputs plus the
    extremes, DMA bytes measured against the schedule's prediction — once at gap8's default L1 and
    once at 8 kB of L1, which forces tiles with borders;
-then prints the reports. Exit code 0 when everything is bit-exact, 1 otherwise.
+then prints the reports. Exit code 0 when everything is bit-exact, 1 otherwise. Without an
+output directory the projects go to a temporary tilewise_demo_* directory, removed at the end
+(kept, and said, on a mismatch) and when the demo stops early (an error, Ctrl-C).
 """
 
 from __future__ import annotations
 
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -29,20 +32,32 @@ def run_demo(out_dir: Path | None = None, n_inputs: int = 20, target: str = "gap
     from .validate import validate_model
     from .validate.text import format_report
 
+    temporary = not out_dir   # removed at the end (kept on a mismatch), and on error or Ctrl-C
     out = Path(out_dir) if out_dir else Path(tempfile.mkdtemp(prefix="tilewise_demo_"))
     console = make_console()
-    graph = load_model(EXAMPLE_ONNX)
     ok = True
-    for l1_kb in (None, 8.0):
-        tgt = get_target(target, l1_kb=l1_kb)
-        ns = schedule_network(lower(graph), tgt, "model")
-        label = f"{target}" if l1_kb is None else f"{target}_l1_{l1_kb:g}k"
-        console.rule(f"[bold]tilewise demo — {EXAMPLE_ONNX.name} on {label}")
-        print_analysis(analyze_layers(ns.layers, ns), console)
-        project_dir = out / f"example_cnn_{label}"
-        report = validate_model(EXAMPLE_ONNX, ns, graph, n_inputs, 0, project_dir)
-        console.print(f"generated, built and ran {project_dir} (see its README.md and layers/)")
-        print(format_report(report), flush=True)
-        ok = ok and report.bit_exact
+    try:
+        graph = load_model(EXAMPLE_ONNX)
+        for l1_kb in (None, 8.0):
+            tgt = get_target(target, l1_kb=l1_kb)
+            ns = schedule_network(lower(graph), tgt, "model")
+            label = f"{target}" if l1_kb is None else f"{target}_l1_{l1_kb:g}k"
+            console.rule(f"[bold]tilewise demo — {EXAMPLE_ONNX.name} on {label}")
+            print_analysis(analyze_layers(ns.layers, ns), console)
+            project_dir = out / f"example_cnn_{label}"
+            report = validate_model(EXAMPLE_ONNX, ns, graph, n_inputs, 0, project_dir)
+            console.print(f"generated, built and ran {project_dir} (see its README.md and layers/)"
+                          + (" — a temporary directory: `tilewise demo -o DIR` keeps the projects"
+                             if temporary else ""))
+            print(format_report(report), flush=True)
+            ok = ok and report.bit_exact
+    except BaseException:
+        if temporary:
+            shutil.rmtree(out, ignore_errors=True)
+        raise
+    if temporary and ok:
+        shutil.rmtree(out, ignore_errors=True)
+    elif temporary:
+        console.print(f"the projects are kept in {out} to look at the mismatch")
     console.rule("[bold green]demo: bit-exact" if ok else "[bold red]demo: MISMATCH")
     return 0 if ok else 1

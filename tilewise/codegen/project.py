@@ -54,6 +54,7 @@ from .host import main_host, makefile, readme
 from .l3_c import L3Layer, Where, driver, emit_l3_layer
 from .layer_c import LayerEmit, emit_tiled, emit_untiled
 from .names import DEFAULT, check_name, defined_macros, renamer
+from .owned import recorded, remove_stale, write_record
 from .network_c import (ArenaMap, L3Stream, arena_map, io_tensors, layers_h, multi_io, network_c,
                         network_h, weights_files)
 
@@ -409,14 +410,12 @@ def default_input(lg) -> tuple[bytes, ...]:
 
 
 def write_project(files: dict[str, Content], out_dir: str | Path) -> Project:
-    """Write rendered files into `out_dir` (created; the generated folders are replaced)."""
+    """Write rendered files into `out_dir` (created). Of an earlier project there, only the files
+    tilewise wrote and the new one lacks are deleted; no other file is touched (owned.py)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    for d in {Path(p).parts[0] for p in files if len(Path(p).parts) > 1}:
-        if (out / d).is_dir():
-            shutil.rmtree(out / d)
-    if (out / "weights_l3.bin").exists() and "weights_l3.bin" not in files:
-        (out / "weights_l3.bin").unlink()
+    remove_stale(out, files)
+    write_record(out, recorded(out) | set(files))   # an interrupted write still knows its files
     for rel, content in files.items():
         path = out / rel
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -426,6 +425,7 @@ def write_project(files: dict[str, Content], out_dir: str | Path) -> Project:
             path.write_bytes(content)
         else:
             path.write_text(content)
+    write_record(out, files)
     manifest = json.loads(str(files["tilewise.json"]))
     return Project(out, manifest)
 

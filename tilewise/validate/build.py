@@ -8,7 +8,8 @@ every project shares (kernels, tile helpers, host HAL) are compiled once per con
 and reused — tests build many projects, and every validate of a user rebuilds the same kernel
 families (ad_autoencoder on gap9: 9.9 s cold, 4.0 s cached). Without an explicit `cache`,
 $TILEWISE_CC_CACHE names one (set but empty: no cache), else the user's cache directory
-($XDG_CACHE_HOME or ~/.cache, /tilewise/cc) when it can be created; objects are keyed by their
+($XDG_CACHE_HOME or ~/.cache, /tilewise/cc); one that cannot be written is left out with a
+one-line note (the build works without it); objects are keyed by their
 source, the shared headers, the compiler and its flags, so a stale one is never reused. Compiler errors raise BuildError with the compiler's
 output (a generated project must compile cleanly: that is a tilewise bug, not a user error).
 """
@@ -19,6 +20,7 @@ import hashlib
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 from typing import Callable
@@ -61,17 +63,37 @@ def flags(opt: str = "-O2", dump: bool = False, sanitize: bool = False,
 
 
 def default_cache() -> Path | None:
-    """The object cache when none is given (module docstring); None: build everything."""
+    """The object cache when none is given (module docstring); None: build everything. A cache
+    directory that cannot be created or written (read-only, full, a file) is left out: the build
+    goes on without it, said in a one-line note."""
     env = os.environ.get("TILEWISE_CC_CACHE")
     if env is not None:
-        return Path(env) if env else None
+        return _usable_cache(Path(env), "TILEWISE_CC_CACHE") if env else None
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    path = Path(base) / "tilewise" / "cc"
+    return _usable_cache(Path(base) / "tilewise" / "cc", None)
+
+
+#: the cache directories already said to be unusable (one note per directory and process)
+_NOTED: set[Path] = set()
+
+
+def _usable_cache(path: Path, variable: str | None) -> Path | None:
+    """`path` when objects can be written there (probed: access() says yes to root on a
+    read-only mount or a mode-555 directory), else None and a note (once per directory)."""
     try:
         path.mkdir(parents=True, exist_ok=True)
-    except OSError:
+        fd, probe = tempfile.mkstemp(prefix=".probe_", dir=path)
+        os.close(fd)
+        os.unlink(probe)
+        return path
+    except OSError as e:
+        if path not in _NOTED:
+            _NOTED.add(path)
+            what = f"{variable}={path}" if variable else f"the compile cache {path}"
+            print(f"tilewise: note: {what} cannot be written ({e.strerror or e}); building "
+                  f"without the compile cache (set TILEWISE_CC_CACHE to a writable directory, "
+                  f"or empty for none)", file=sys.stderr)
         return None
-    return path if os.access(path, os.W_OK) else None
 
 
 def headers_digest(includes: list[str], shared: set[str]) -> bytes:

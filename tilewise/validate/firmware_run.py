@@ -106,6 +106,11 @@ def parse_run(status: int, text: str) -> FirmwareRun:
     return FirmwareRun(status, outputs, cycles, layers, compute, dma, text)
 
 
+def plain(text: str) -> str:
+    """A simulator's output without its terminal colour codes (ANSI escape sequences)."""
+    return re.sub(r"\x1b\[[0-9;?]*[ -/]*[@-~]", "", text)
+
+
 def fill_report(report: ValidationReport, ns: NetworkSchedule, run: FirmwareRun,
                 inputs: Sequence[Any], golden: Sequence[Any],
                 reference: Sequence[Any] | None = None) -> ValidationReport:
@@ -116,7 +121,7 @@ def fill_report(report: ValidationReport, ns: NetworkSchedule, run: FirmwareRun,
     trap = re.search(r"TW_TRAP .*", run.text)
     if run.status != 0 or "TW_DONE" not in run.text or len(run.outputs) != len(inputs):
         report.mismatches.append({"kind": "run", "status": run.status,
-                                  "error": trap.group(0) if trap else run.text[-400:]})
+                                  "error": trap.group(0) if trap else plain(run.text)[-400:]})
     outs = [lg.tensors[o] for o in lg.outputs]
     for i, raw in enumerate(run.outputs):
         parts, at = [], 0

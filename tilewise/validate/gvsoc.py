@@ -15,7 +15,7 @@ the instruction cache, as a deployed network's first inference).
 from __future__ import annotations
 
 import os
-import subprocess
+import shutil
 from dataclasses import replace
 from pathlib import Path
 from typing import Sequence
@@ -29,6 +29,7 @@ from ..schedule.network import NetworkSchedule
 from .check import ValidationReport
 from .code_size import of_elf
 from .firmware_run import FirmwareRun, build_elf, fill_report, parse_run
+from .sim_process import ascii_work_dir, run_session
 
 #: seconds a firmware run may take before it counts as hung (GVSOC_TIMEOUT)
 TIMEOUT = 900
@@ -63,10 +64,14 @@ def build_firmware(project: Project, inputs: Sequence[np.ndarray], out: Path | N
 
 
 def run_firmware(elf: Path, timeout: int = TIMEOUT) -> FirmwareRun:
-    """Run `elf` on GVSoC and parse its TW_* lines."""
+    """Run `elf` on GVSoC and parse its TW_* lines. The simulator runs a copy of the ELF in a
+    work directory of an ASCII path (its loader opens no other: a project under a non-ASCII -o),
+    removed afterwards; Ctrl-C or the timeout end the simulator too (sim_process.py)."""
     env = {**os.environ, "GVSOC_TIMEOUT": str(timeout)}
-    proc = subprocess.run([str(runner()), str(elf)], capture_output=True, text=True, env=env,
-                          timeout=timeout + 60)
+    with ascii_work_dir("tilewise_gvsoc_") as work:
+        binary = work / "network.elf"
+        shutil.copyfile(elf, binary)
+        proc = run_session([str(runner()), str(binary), str(work / "run")], timeout + 60, env)
     run = parse_run(proc.returncode, proc.stdout)
     return replace(run, text=proc.stdout + proc.stderr)
 

@@ -3,20 +3,22 @@
 from __future__ import annotations
 
 from .check import ValidationReport
+from .verdict import result_line
 
 
 def _kb(b: int | None) -> str:
     return "-" if b is None else f"{b / 1024:,.1f} kB"
 
 
+def _or_dash(v: object) -> str:
+    """A measured value, "-" when nothing was measured (the program did not run)."""
+    return "-" if v is None else str(v)
+
+
 def format_report(r: ValidationReport) -> str:
-    verdict = "BIT-EXACT" if r.bit_exact else "MISMATCH"
-    compared = r.reference and r.golden_vs_reference is not None and not r.reference_inexact
-    ref = f" and {r.reference}" if compared else ""
     lines = [
         f"tilewise validate — {r.model} on {r.target} (tiler {r.tiler}, L1 {_kb(r.l1_free_bytes)} free)",
-        f"  result:      {verdict}: generated C vs golden model{ref} on {r.inputs} inputs "
-        + (f"(from {r.metrics['data']['file']})" if r.metrics else "(random + all-min + all-max)"),
+        f"  result:      {result_line(r)}",
     ]
     if r.golden_vs_reference is not None:
         lines.append(f"  golden vs {r.reference}: {r.golden_vs_reference} differing elements")
@@ -28,8 +30,8 @@ def format_report(r: ValidationReport) -> str:
     ok = "=" if r.dma_bytes_measured == r.dma_bytes_predicted else "!="
     lines.append(f"  DMA L2<->L1: {r.dma_bytes_measured if r.dma_bytes_measured is not None else '-'} B "
                  f"measured per inference {ok} {r.dma_bytes_predicted} B predicted "
-                 f"({r.dma_transfers_measured} / {r.dma_transfers_predicted} transfers, "
-                 f"{r.dma_chunks_measured} / {r.dma_chunks_predicted} chunks)")
+                 f"({_or_dash(r.dma_transfers_measured)} / {r.dma_transfers_predicted} transfers, "
+                 f"{_or_dash(r.dma_chunks_measured)} / {r.dma_chunks_predicted} chunks)")
     if r.jobs_predicted:
         ok = "=" if r.jobs_measured == r.jobs_predicted else "!="
         lines.append(f"  accel jobs:  {r.jobs_measured} measured per inference {ok} "
