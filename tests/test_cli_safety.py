@@ -10,6 +10,7 @@ test_cli_errors.py does; other users get a mode-555 directory.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -147,6 +148,10 @@ def test_a_run_that_failed_is_said_as_such():
 
 def _simulators(tmp: Path) -> list[str]:
     """GVSoC processes working in `tmp` (their command line or working directory)."""
+    return [cmd for _, cmd in _simulator_pids(tmp)]
+
+
+def _simulator_pids(tmp: Path) -> list[tuple[int, str]]:
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -157,7 +162,7 @@ def _simulators(tmp: Path) -> list[str]:
         except OSError:
             continue
         if "gvsoc" in cmd and (str(tmp) in cmd or cwd.startswith(str(tmp))):
-            found.append(cmd)
+            found.append((int(entry.name), cmd))
     return found
 
 
@@ -193,7 +198,11 @@ def test_ctrl_c_during_gvsoc_ends_the_simulator(tmp_path):
     deadline = time.monotonic() + 10   # a process may take a moment to go after its signal
     while _simulators(tmp) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert _simulators(tmp) == []
+    left = _simulator_pids(tmp)
+    for pid, _ in left:   # not to leave them running when the test fails
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    assert [cmd for _, cmd in left] == []
     assert _left_behind(tmp) == []
 
 
