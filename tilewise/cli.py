@@ -30,6 +30,7 @@ from .cli_data import add_data_options, data_requested, validate_data_from_args
 from .cli_options import (add_input_dtype_option, add_target_options, check_input_dtypes,
                           non_negative_int, parse_input_dtypes, target_from_args)
 from .cli_parser import Parser, UsageError
+from .cli_paths import check_file_destination, check_report_destination
 from .codegen.owned import check_out_dir
 from .errors import TilewiseError
 
@@ -71,6 +72,7 @@ def _cmd_analyze(args: argparse.Namespace) -> int:
     from .passes import lower
     from .report.analysis import analyze_layers
 
+    check_report_destination(args.report)   # before any work (cli_paths.py)
     target = target_from_args(args) if args.target else None
     if target is None and (any(getattr(args, k) is not None
                                for k in ("l1", "l2", "cores", "clock", "modules", "acc_bits"))
@@ -173,6 +175,7 @@ def _cmd_generate(args: argparse.Namespace) -> int:
 
     out = output_dir(args.out)
     check_out_dir(out, f"-o {args.out}", args.force)
+    check_report_destination(args.report)
     target = target_from_args(args)
     dtypes = _input_dtypes(args, args.model)
     with removed_on_failure(out):
@@ -232,6 +235,9 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     out = output_dir(args.out) if args.out else None
     if out is not None:
         check_out_dir(out, f"-o {args.out}", args.force)
+    check_report_destination(args.report)   # the destinations before minutes of work
+    check_file_destination(args.layer_csv, "--layer-csv")
+    check_file_destination(args.metrics_csv, "--metrics-csv")
     target = target_from_args(args)
     dtypes = _input_dtypes(args, args.model)
     with removed_on_failure(out):

@@ -17,14 +17,17 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 
 from .targets.base import Target
 
 
 def positive_number(text: str) -> float:
-    """argparse type: a finite number > 0 (refuses inf, nan, 0 and negatives)."""
+    """argparse type: a finite number > 0 (refuses inf, nan, 0 and negatives); thousands
+    separators as tilewise prints them ("1,344.0") are taken."""
     try:
-        value = float(text)
+        value = float(text.replace(",", "") if re.fullmatch(r"\s*\d{1,3}(,\d{3})+(\.\d*)?\s*", text)
+                      else text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
     if not math.isfinite(value) or value <= 0:

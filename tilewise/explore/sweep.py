@@ -51,6 +51,8 @@ def explore(models: Sequence[str | Path], target: str, out_dir: str | Path, *,
             objective: str = "latency", measure: bool = False, workers: int | None = None,
             cluster: str | None = None, progress: bool | None = None,
             input_dtypes: dict[str, str] | None = None) -> SweepResult:
+    if workers is not None and workers < 1:   # before the cache folder is made
+        raise TilewiseError(f"--workers must be at least 1, got {workers}")
     points = build_grid(models, target, l1=l1, l2=l2, cores=cores, clock=clock, tiler=tiler,
                         modules=modules, objective=objective, measure=measure,
                         input_dtypes=input_dtypes)

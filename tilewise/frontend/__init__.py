@@ -29,6 +29,9 @@ def load_model(path: str | Path, input_dtypes: Mapping[str, str] | None = None) 
         raise ModelFormatError(f"{p}: no such file; give the path of a .tflite or .onnx model")
     if p.is_dir():
         raise ModelFormatError(f"{p}: is a directory, not a model file")
+    if not p.is_file():   # a FIFO, socket or device: reading it would block or never end
+        raise ModelFormatError(f"{p}: is not a regular file (a FIFO, socket or device); give the "
+                               f"path of a .tflite or .onnx model file")
     data = p.read_bytes()
     if len(data) == 0:
         raise ModelFormatError(f"{p}: the file is empty; give a .tflite or .onnx model")

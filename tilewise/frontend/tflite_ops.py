@@ -119,8 +119,9 @@ class Converter:
     def check_int(self, op: TfliteOperator, t: TfliteTensor, allowed: tuple[str, ...] = INT_ACTIVATIONS) -> str:
         if t.dtype == "float32" or t.type_code in (1, 10, 18):
             raise self.fail(op, f"computes in floating point ({t.type_name} tensor '{t.name}')",
-                            "tilewise compiles integer-quantized models only: convert it with full-integer "
-                            "(int8) post-training quantization")
+                            "tilewise compiles integer-quantized models only: quantize it first with "
+                            "`tilewise quantize MODEL --calib DATA --target T -o OUT.tflite`, or convert "
+                            "it with full-integer (int8) post-training quantization")
         if t.dtype not in allowed:
             raise self.fail(op, f"has a {t.type_name} tensor '{t.name}'",
                             f"tilewise supports {', '.join(allowed)} here")

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -260,11 +261,41 @@ def cmd_quantize(args: argparse.Namespace) -> int:
             rep = result[f"{key}_sqnr"]
             rep["compare"].update(compare_layers(model, name, x, args.compare,
                                                  {e["name"]: e["layer"] for e in rep["layers"]}))
+    warning = _low_sqnr_warning(result)
+    if warning:
+        result["warnings"] = [warning]
+        print(f"tilewise: warning: {warning}", file=sys.stderr)
     if args.json:
         print(json.dumps(result, indent=2))
     else:
         print(_text(result))
     return 0
+
+
+#: output SQNR (dB, calibration inputs) under which a sub-byte or mixed model is warned about:
+#: int8 models of the shipped networks give 25-45 dB; below 20 the outputs are visibly off
+LOW_SQNR_DB = 20.0
+
+
+def _low_sqnr_warning(r: dict) -> str | None:
+    """One sentence when a --bits mixed|4|2 model's output SQNR on the calibration inputs is under
+    LOW_SQNR_DB, saying what to change; None otherwise (and for int8 / 16x8 models)."""
+    if r["bits"] not in ("mixed", "4", "2"):
+        return None
+    dbs = [o["sqnr_db"] for o in r.get("calibration_sqnr", {}).get("outputs", ())
+           if o.get("sqnr_db") is not None]
+    if not dbs or min(dbs) >= LOW_SQNR_DB:
+        return None
+    if r["bits"] == "mixed":
+        budget = r.get("mixed", {})
+        change = (f"raise --weight-budget (it allowed {budget.get('budget', '?')} B of the "
+                  f"{budget.get('int8_weight_bytes', '?')} B of int8 weights; e.g. 0.8 for 80%) "
+                  f"or use --bits 8")
+    else:
+        change = "use --bits mixed with a --weight-budget, or --bits 8"
+    return (f"--bits {r['bits']}: the output SQNR vs the float model on the calibration inputs is "
+            f"{min(dbs):.2f} dB, under {LOW_SQNR_DB:g} dB (the outputs are far from the float "
+            f"model's); {change}")
 
 
 def _shift_weight_bits(model, calib: np.ndarray, args: argparse.Namespace):
@@ -314,6 +345,10 @@ def _text(r: dict) -> str:
     width = bits if r["acc_bits"] >= 32 else f"{bits} containers, {r['acc_bits']}-bit accumulators"
     lines = [f"wrote {r['model']} ({width}, {r['calibration']} calibration on "
              f"{r['calibration_inputs']} inputs, {r['requant']} requantization, target {r['target']})"]
+    if r.get("auto_calibration_sqnr"):   # say what --calibration auto chose, and from what
+        lines.append(f"--calibration auto chose {r['calibration']}: output SQNR on the calibration "
+                     f"inputs " + ", ".join(f"{m} {_fmt(v)}"
+                                            for m, v in r["auto_calibration_sqnr"].items()))
     for c in r.get("bit_widths", []):
         lines.append(f"  layer {c['layer']}: {c['in_bits']}-bit input x {c['w_bits']}-bit weights "
                      f"({c['taps']} taps), accumulator within {c['acc_bits_needed']} of "

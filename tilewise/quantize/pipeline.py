@@ -32,6 +32,9 @@ class QuantizeResult:
 
 def load_float_onnx(path: str | Path) -> onnx.ModelProto:
     p = Path(path)
+    if p.exists() and not p.is_dir() and not p.is_file():   # a FIFO would block the read
+        raise TilewiseError(f"{path}: is not a regular file (a FIFO, socket or device); give the "
+                            f"path of a float .onnx or .tflite model file")
     if not p.is_file():
         raise TilewiseError(f"{path}: no such model file")
     if p.suffix.lower() == ".tflite":
@@ -64,6 +67,7 @@ def calibration_inputs(model: onnx.ModelProto, arr: np.ndarray, source: str, nhw
     """The calibration array as [N, *input shape without batch] float32 (model layout); nhwc: the
     data is in TFLite's layout (a model converted by tflite_in.py) and is transposed to NCHW;
     `what` names the data in the errors (calibration or evaluation)."""
+    given = tuple(np.shape(arr))   # the shape as the user's file holds it (for the errors)
     if nhwc:
         from .tflite_in import nhwc_to_model
 
@@ -77,8 +81,9 @@ def calibration_inputs(model: onnx.ModelProto, arr: np.ndarray, source: str, nhw
     if a.ndim == len(dims) + 1 and a.shape[1] == 1:
         a = a[:, 0]
     if a.ndim != len(per) + 1 or any(d is not None and d != s for d, s in zip(per, a.shape[1:])):
-        want = "x".join("?" if d is None else str(d) for d in per)
-        raise TilewiseError(f"{source}: {what} of shape {tuple(arr.shape)} does not fit the "
+        layout = per[1:] + per[:1] if nhwc and len(per) == 3 else per   # TFLite's HWC
+        want = "x".join("?" if d is None else str(d) for d in layout)
+        raise TilewiseError(f"{source}: {what} of shape {given} does not fit the "
                             f"input '{vi.name}' (N x {want}, the model's own layout)")
     if a.shape[0] < 1:
         raise TilewiseError(f"{source}: the {what} holds no inputs")

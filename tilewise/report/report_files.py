@@ -263,11 +263,9 @@ def render_html(report: Report, plots: bool = True) -> str:
         columns=report.columns, cells=report.cells, tile_legend=TILE_LEGEND)
 
 
-def write_report(dest: str | Path, report: Report, plots: bool = True,
-                 html: str | None = None) -> Path:
-    """Write report.json / .txt / .html into `dest` all at once (module docstring); returns the
-    directory. `html`: the page as `render_html` gave it (one rendering for several copies).
-    A bad `dest` is one TilewiseError sentence."""
+def check_report_dir(dest: str | Path) -> Path:
+    """The absolute report directory, refused (TilewiseError) when it is a file or holds other
+    files than a previous report's (the CLI calls this before any work too)."""
     d = Path(dest).expanduser().absolute()
     if d.exists() and not d.is_dir():
         raise TilewiseError(f"--report {dest}: not a directory (a file of that name exists)")
@@ -277,6 +275,15 @@ def write_report(dest: str | Path, report: Report, plots: bool = True,
             raise TilewiseError(f"--report {dest}: the directory holds other files ({stray[0]}"
                                 f"{', …' if len(stray) > 1 else ''}); give an empty or new "
                                 f"directory, or a previous report's")
+    return d
+
+
+def write_report(dest: str | Path, report: Report, plots: bool = True,
+                 html: str | None = None) -> Path:
+    """Write report.json / .txt / .html into `dest` all at once (module docstring); returns the
+    directory. `html`: the page as `render_html` gave it (one rendering for several copies).
+    A bad `dest` is one TilewiseError sentence."""
+    d = check_report_dir(dest)
     try:
         html = html if html is not None else render_html(report, plots)
         d.parent.mkdir(parents=True, exist_ok=True)

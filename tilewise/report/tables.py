@@ -24,7 +24,13 @@ def _shape(s: tuple[int, ...]) -> str:
 
 def make_console(width: int = 220) -> Console:
     """A console for the terminal's width; `width` columns when output goes to a file or pipe (so
-    tables are not squeezed; analyze's default table fits 100)."""
+    tables are not squeezed; analyze's default table fits 100) unless the COLUMNS environment
+    variable gives the width (as it does for a terminal too)."""
+    import os
+
+    columns = os.environ.get("COLUMNS", "").strip()
+    if columns.isdigit() and int(columns) > 0:
+        return Console(width=int(columns))
     console = Console()
     return console if console.is_terminal else Console(width=width)
 

@@ -246,6 +246,8 @@ class Target:
                 raise ValueError(f"{name} size must be a positive number of kB, got {kb}")
             i = [m.name for m in mems].index(name)
             free = int(round(kb * KB))
+            if 0 < free - mems[i].free <= KB // 20:   # the free size as printed (to 0.1 kB) typed back
+                free = mems[i].free
             over = over or free > mems[i].free
             if free > mems[i].free and not beyond:
                 raise ValueError(

@@ -230,6 +230,9 @@ def read_array(path: str | Path, what: str, names: tuple[str, ...] = ()) -> User
             raise TilewiseError(f"{path}: the .npy files mix integer and float arrays; give all "
                                 f"{what} in one dtype")
         return UserArray(np.stack(arrays), str(path))
+    if not p.is_file():   # a FIFO, socket or device: reading it would block or never end
+        raise TilewiseError(f"{path}: is not a regular file (a FIFO, socket or device); give the "
+                            f"{what} as a .npy, a .npz or a directory of .npy files")
     suffix = p.suffix.lower()
     if suffix == ".npz":
         return UserArray(_load_npz(p, what, names), str(path))
