@@ -44,10 +44,10 @@ static unsigned char *read_exact(const char *path, size_t bytes)
 static void run_once(const int8_t *in, int8_t *out, void *l1, void *l2, void *l3)
 {
 #if TW_NETWORK_L3_BYTES
-    tw_network_run(in, out, l1, l2, l3);
+    tw_network_run((const TW_INPUT_TYPE *)in, (TW_OUTPUT_TYPE *)out, l1, l2, l3);
 #else
     (void)l3;
-    tw_network_run(in, out, l1, l2);
+    tw_network_run((const TW_INPUT_TYPE *)in, (TW_OUTPUT_TYPE *)out, l1, l2);
 #endif
 }
 

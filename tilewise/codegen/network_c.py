@@ -160,18 +160,26 @@ def io_names(lg: LayerGraph) -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 
 def run_signature(lg: LayerGraph, l3: bool) -> str:
-    """tw_network_run's declaration (without the `int` and the `;`)."""
+    """tw_network_run's declaration (without the `int` and the `;`): each input and output typed
+    as the caller holds it (IoTensor.ctype: int8_t, uint8_t — uint8 and packed sub-byte —,
+    int16_t, int32_t)."""
     ins, outs = io_names(lg)
-    params = ([f"const int8_t *{n}" for n in ins] + [f"int8_t *{n}" for n in outs]
+    tins, touts = io_tensors(lg)
+    params = ([f"const {t.ctype} *{n}" for n, t in zip(ins, tins)]
+              + [f"{t.ctype} *{n}" for n, t in zip(outs, touts)]
               + ["void *l1", "void *l2"] + (["void *l3"] if l3 else []))
     return f"tw_network_run({', '.join(params)})"
 
 
 def run_io_macro(lg: LayerGraph) -> str:
     """TW_NETWORK_RUN_IO(ins, outs, ...): tw_network_run on arrays of input and output pointers
-    (the harness and the firmware mains call the network through it, whatever its arity)."""
-    args = ([f"(ins)[{i}]" for i in range(len(lg.inputs))]
-            + [f"(outs)[{i}]" for i in range(len(lg.outputs))])
+    (the harness and the firmware mains call the network through it, whatever its arity): byte
+    pointers (int8_t), cast to the type of each tensor that is not int8."""
+    tins, touts = io_tensors(lg)
+    args = ([f"(ins)[{i}]" if t.ctype == "int8_t" else f"(const {t.ctype} *)(ins)[{i}]"
+             for i, t in enumerate(tins)]
+            + [f"(outs)[{i}]" if t.ctype == "int8_t" else f"({t.ctype} *)(outs)[{i}]"
+               for i, t in enumerate(touts)])
     return f"tw_network_run({', '.join(args)}, __VA_ARGS__)"
 
 
@@ -362,7 +370,10 @@ def network_c(lg: LayerGraph, arena: ArenaMap, emits: list[LayerEmit],
         macro = f"TW_INPUT{k}_BYTES" if multi else "TW_NETWORK_INPUT_BYTES"
         ins.append(NetInput(var, t, macro, direct, arena.act(t) if t in read else None, u8,
                             transpose))
-    direct = {i.tensor: i.var for i in ins if i.direct}
+    ctypes = {t.name: t.ctype for t in io_tensors(lg)[0]}
+    # the layers take byte pointers: a typed input read in place is cast
+    direct = {i.tensor: i.var if ctypes[i.tensor] == "int8_t" else f"(const int8_t *){i.var}"
+              for i in ins if i.direct}
 
     def l2(t: str) -> int | str | None:
         if t in direct:
@@ -388,6 +399,10 @@ def network_c(lg: LayerGraph, arena: ArenaMap, emits: list[LayerEmit],
             outs.append(NetOutput(var, t, macro, None, False, by_input[t]))
         else:
             outs.append(NetOutput(var, t, macro, arena.act(t), lg.tensors[t].dtype == "uint8"))
+    from .network_info import info_tensors  # noqa: PLC0415 (it imports this module)
+
+    info_ins, info_outs = info_tensors(lg)
     return render("network.c.j2", lg=lg, arena=arena, rows=_arena_rows(arena), steps=steps,
                   l3_bytes=l3_bytes, streamed=bool(l3_streams), ins=ins, outs=outs,
-                  signature=run_signature(lg, bool(l3_bytes)))
+                  signature=run_signature(lg, bool(l3_bytes)), info_ins=info_ins,
+                  info_outs=info_outs)

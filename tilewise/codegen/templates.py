@@ -64,6 +64,16 @@ def c_float(v: float) -> str:
     return f"{f.hex()}f"
 
 
+def c_string(text: str) -> str:
+    """`text` as a C string literal: printable ASCII as is (quote and backslash escaped), every
+    other byte of its UTF-8 as a three-digit octal escape (tensor and model names)."""
+    out = []
+    for b in str(text).encode("utf-8"):
+        c = chr(b)
+        out.append("\\" + c if c in '"\\' else c if 32 <= b < 127 else f"\\{b:03o}")
+    return '"' + "".join(out) + '"'
+
+
 def environment(folder: Path | Sequence[Path] | None = None) -> Environment:
     """The environment of the templates in `folder` (or in several folders, searched in order:
     a family's own, then those of the families it builds on), then the codegen folder (one
@@ -79,7 +89,8 @@ def _environment(folders: tuple[Path, ...]) -> Environment:
                       undefined=StrictUndefined,
                       trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
                       autoescape=False)
-    env.filters.update(c_comment=c_comment, plural=plural, thousands=thousands, c_float=c_float)
+    env.filters.update(c_comment=c_comment, plural=plural, thousands=thousands, c_float=c_float,
+                       c_string=c_string)
     return env
 
 

@@ -43,6 +43,10 @@
 
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {   /* a C++ application links the HAL's C symbols */
+#endif
+
 typedef uint32_t tw_dma_id_t;            /* 0 is never a valid id */
 
 typedef enum {
@@ -90,5 +94,9 @@ void tw_l3_wait(tw_dma_id_t id);
 
 /* L3 transfers (reads and writes) issued and bytes moved since the last tw_hal_reset_stats(). */
 void tw_hal_get_l3_stats(uint64_t *transfers, uint64_t *bytes);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* TW_HAL_H */

@@ -15,9 +15,17 @@
 #ifndef TW_HAL_PULP_H
 #define TW_HAL_PULP_H
 
+#ifdef __cplusplus
+extern "C" {   /* a C++ application links the HAL's C symbols */
+#endif
+
 struct pi_device;
 
 /* The RAM device tw_l3_read / tw_l3_write use (defined in tw_hal_pulp_l3.c). */
 void tw_hal_pulp_set_ram(struct pi_device *ram);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* TW_HAL_PULP_H */
