@@ -50,7 +50,7 @@ class Outcome:
 
 
 def _tail(exc: BaseException) -> str:
-    frames = traceback.extract_tb(exc.__traceback__)[-4:]
+    frames = traceback.extract_tb(exc.__traceback__)[-7:]
     where = " <- ".join(f"{Path(f.filename).name}:{f.lineno} {f.name}" for f in reversed(frames))
     return f"{type(exc).__name__}: {str(exc)[:300]} at {where}"
 

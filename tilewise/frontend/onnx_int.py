@@ -203,6 +203,15 @@ def _scalar(v) -> float:
     return float(np.asarray(v).reshape(-1)[0])
 
 
+def _attr_int(g: OnnxGraph, node: ONode, name: str, default: int | None = None) -> int:
+    """An exporter's integer attribute (an int, or a one-value tensor or list), refused when absent
+    without a default."""
+    v = node.attr(name, default)
+    if v is None or np.asarray(v).size == 0:
+        raise unsupported(g, node, f"lacks its attribute '{name}'", "the model is malformed; re-export it")
+    return int(_scalar(v))
+
+
 def rewrite(g: OnnxGraph) -> OnnxGraph:
     """Deeploy's TrueIntegerDiv merged into the RequantShift after it, and QuantLab's DORY adders
     (Add with in1_rq / in2_rq / out_rq) made explicit TwDoryAdd nodes (module docstring)."""
@@ -225,12 +234,14 @@ def rewrite(g: OnnxGraph) -> OnnxGraph:
                     or _scalar(add) != 0:
                 raise unsupported(g, r, "follows a TrueIntegerDiv with a per-channel mul or a non-zero add",
                                   "Deeploy merges TrueIntegerDiv only into a RequantShift with scalar mul and add 0")
-            delta, eta, eps, y = (int(_scalar(n.attr(a))) for a in ("Delta", "eta", "eps", "y"))
+            delta, eta, eps, y = (_attr_int(g, n, a) for a in ("Delta", "eta", "eps", "y"))
+            if y * eta + eps == 0:
+                raise unsupported(g, n, f"divides by y·η + ε = {y}·{eta} + {eps} = 0", "the model is malformed")
             coeff = (delta * eta) // (y * eta + eps) * TID_STRETCH
             new_mul = f"{r.name}__tid_mul"
             consts[new_mul] = np.asarray(round(_scalar(mul) * coeff), dtype=np.float64)
             attrs = dict(r.attrs)
-            attrs["div"] = int(_scalar(r.attr("div"))) * TID_STRETCH
+            attrs["div"] = _attr_int(g, r, "div") * TID_STRETCH
             attrs["tw_note"] = (f"TrueIntegerDiv '{n.name}' merged into it as Deeploy does: mul·⌊Δ·η/(y·η+ε)⌋·"
                                 f"{TID_STRETCH} = {int(consts[new_mul])}, div·{TID_STRETCH}")
             nodes.append(ONode("RequantShift", r.name, (n.inputs[0], new_mul, r.input(2)), r.outputs, attrs, r.domain))
@@ -365,17 +376,17 @@ def dory_adder(lw: Lowering, node: ONode) -> None:
     stages = []
     for i, xi in enumerate(xs, start=1):
         signed = dtype_range(lw.t(xi).dtype)[0] < 0
-        if int(_scalar(node.attr(f"in{i}_rq", 0))):
-            n = int(_scalar(node.attr(f"in{i}_n_levels", 256)))
+        if _attr_int(lw.g, node, f"in{i}_rq", 0):
+            n = _attr_int(lw.g, node, f"in{i}_n_levels", 256)
             lo, hi = (-(n // 2), n // 2 - 1) if signed else (0, n - 1)
-            stages.append(shift_requant(int(_scalar(node.attr(f"in{i}_mul"))), int(_scalar(node.attr(f"in{i}_add"))),
-                                        int(_scalar(node.attr(f"in{i}_shift"))), lo, hi))
+            stages.append(shift_requant(_attr_int(lw.g, node, f"in{i}_mul"), _attr_int(lw.g, node, f"in{i}_add"),
+                                        _attr_int(lw.g, node, f"in{i}_shift"), lo, hi))
         else:
             stages.append(None)
-    n_out = int(_scalar(node.attr("out_n_levels", 256)))
-    out_rq = int(_scalar(node.attr("out_rq", 0)))
-    om, oa, os_ = ((int(_scalar(node.attr("out_mul"))), int(_scalar(node.attr("out_add"))),
-                    int(_scalar(node.attr("out_shift")))) if out_rq else (1, 0, 0))
+    n_out = _attr_int(lw.g, node, "out_n_levels", 256)
+    out_rq = _attr_int(lw.g, node, "out_rq", 0)
+    om, oa, os_ = ((_attr_int(lw.g, node, "out_mul"), _attr_int(lw.g, node, "out_add"),
+                    _attr_int(lw.g, node, "out_shift")) if out_rq else (1, 0, 0))
 
     def branch_range(x: str, rq: Requant | None) -> tuple[int, int]:
         return lw.bound(x) if rq is None else requant_range(rq, *lw.bound(x))
@@ -428,7 +439,7 @@ def int_matmul(lw: Lowering, node: ONode) -> None:
 def int_hardswish(lw: Lowering, node: ONode) -> None:
     integer_style(lw, node)
     x = lw.act(node, node.inputs[0])
-    three, six, sixth = (int(_scalar(node.attr(a))) for a in ("three", "six", "one_over_six"))
+    three, six, sixth = (_attr_int(lw.g, node, a) for a in ("three", "six", "one_over_six"))
     lo, hi = lw.bound(x)
     ends = [v * (min(max(v + three, 0), six) * sixth) for v in (lo, hi, -three, 0)]
     # the product is monotone on each side of the clamp's knees: its ends and the knees bound it

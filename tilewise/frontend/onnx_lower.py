@@ -179,7 +179,13 @@ class Lowering:
         """
         name = self.node_name((onode.name if onode else op) + suffix)
         node = Node(name, op, tuple(inputs), (output,), params)
-        inferred = infer_shape(Graph("tmp", self.tensors, (), (), ()), node)
+        try:
+            inferred = infer_shape(Graph("tmp", self.tensors, (), (), ()), node)
+        except ValueError as e:     # the IR's shape rules refuse the inputs' shapes
+            shapes = ", ".join(str(self.onnx_shape(i) if i in self.perm else self.tensors[i].shape)
+                               for i in inputs if i in self.tensors)
+            raise unsupported(self.g, onode, f"has inputs of shapes {shapes} that {op.value} cannot take ({e})",
+                              "the model is malformed") from None
         if expect is not None and tuple(expect) != tuple(inferred):
             raise unsupported(self.g, onode, f"produces shape {tuple(expect)} where its inputs give {tuple(inferred)}",
                               "the model is malformed")
@@ -460,6 +466,9 @@ class Lowering:
 def window_pads(lw: Lowering, node: ONode, in_hw: tuple[int, int], kernel: tuple[int, int], stride: tuple[int, int],
                 dilation: tuple[int, int] = (1, 1)) -> tuple[int, int, int, int]:
     """(top, left, bottom, right) from pads / auto_pad, ceil_mode accepted only where it changes nothing."""
+    for what, v in (("kernel", kernel), ("strides", stride), ("dilations", dilation)):
+        if len(v) != 2 or min(v) < 1:
+            raise unsupported(lw.g, node, f"has {what} {list(v)} for a 2-D window", "give two values of at least 1")
     auto = str(node.attr("auto_pad", "NOTSET"))
     if auto in ("NOTSET", ""):
         p = [int(v) for v in node.attr("pads", [0, 0, 0, 0])]

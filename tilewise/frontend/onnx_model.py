@@ -20,6 +20,7 @@ import onnx
 from onnx import helper, numpy_helper
 
 from ..errors import ModelFormatError, UnsupportedOpError
+from .onnx_check import check_nodes
 
 TW_DOMAIN = "tilewise"
 
@@ -150,6 +151,7 @@ def read_graph(data: bytes, source: str) -> OnnxGraph:
     for imp in model.opset_import:
         if imp.domain in ("", "ai.onnx"):
             opset = int(imp.version)
+    check_nodes(source, g, opset)
     consts: dict[str, np.ndarray] = {}
     for t in g.initializer:
         try:
@@ -173,7 +175,9 @@ def read_graph(data: bytes, source: str) -> OnnxGraph:
             continue
         et = vi.type.tensor_type.elem_type
         if et not in ELEM_DTYPES:
-            raise ModelFormatError(f"{source}: graph input '{vi.name}' has element type {onnx.TensorProto.DataType.Name(et)}; "
+            known = et in onnx.TensorProto.DataType.values()
+            raise ModelFormatError(f"{source}: graph input '{vi.name}' has element type "
+                                   f"{onnx.TensorProto.DataType.Name(et) if known else et}; "
                                    "tilewise takes float32, int8, uint8, uint4 or uint2 model inputs")
         inputs[vi.name] = (ELEM_DTYPES[et], _static_shape(source, vi))
     if not inputs:

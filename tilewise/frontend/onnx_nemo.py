@@ -289,8 +289,10 @@ def _absorb(g: OnnxGraph, cons: dict, node: ONode, channels: int, conv: bool) ->
                 ch.floored = True
             elif c.op_type in ("Clip", "Relu"):
                 lo, hi = (0.0, None) if c.op_type == "Relu" else (_bound(g, c, 1, "min"), _bound(g, c, 2, "max"))
+                lo = None if lo == -math.inf else lo      # ONNX's own defaults: no bound
+                hi = None if hi == math.inf else hi
                 for v in (lo, hi):
-                    if v is not None and v != round(v):
+                    if v is not None and not (math.isfinite(v) and v == round(v)):
                         raise unsupported(g, c, f"clips to the non-integer bound {v}", "clip to integers")
                 ch.lo = lo if ch.lo is None else (ch.lo if lo is None else max(ch.lo, lo))
                 ch.hi = hi if ch.hi is None else (ch.hi if hi is None else min(ch.hi, hi))
@@ -447,6 +449,9 @@ def _requant(lw: Lowering, node: ONode, acc_bound: int) -> Requant:
     qmin = int(lo) if lo is not None else -(1 << 31)
     qmax = int(hi) if hi is not None else (1 << 31) - 1
     d = int(node.attr("tw_d"))
+    if d < 0:
+        raise unsupported(lw.g, node, f"requantizes by a net multiplication by 2^{-d} (its chain's Mul / Div "
+                          "constants)", "requantize by dividing by a power of two")
     adc = node.attr("tw_adc")
     if adc is not None:
         divisor, adc_min, adc_max = adc
@@ -600,6 +605,10 @@ def emit_int_conv(lw: Lowering, node: ONode, x: str, w: np.ndarray, b: np.ndarra
     if post is not None:
         v = emit_int_conv(lw, node, x, w, b, w_name, b_name, lw.out_name(node.attr("tw_stage1")))
         return emit_post(lw, node, v, post, out or lw.out_name(node.outputs[0]))
+    if w.ndim != 4 or (b is not None and np.asarray(b).size != w.shape[0]):
+        raise unsupported(lw.g, node, f"has weights of shape {tuple(w.shape)} and "
+                          f"{'no' if b is None else np.asarray(b).size} biases", "give [K, C, FY, FX] weights and "
+                          "K biases; the model is malformed")
     acc = _acc_bound(lw.bound(x), w, b)
     rq = _requant(lw, node, acc)
     dtype = out_dtype_of(lw, node, rq, acc)
@@ -644,8 +653,10 @@ def _is_identity(rq: Requant) -> bool:
 
 def _gemm_scalar(lw: Lowering, node: ONode, name: str) -> int:
     v = float(node.attr(name, 1.0))
-    if v != round(v):
+    if not math.isfinite(v) or v != round(v):
         raise unsupported(lw.g, node, f"has the non-integer {name} {v}", f"export the Gemm with an integer {name}")
+    if abs(v) >= 1 << 31:
+        raise unsupported(lw.g, node, f"has {name} {v:g}, beyond int32", f"export the Gemm with an int32 {name}")
     return int(v)
 
 

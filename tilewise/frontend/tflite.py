@@ -200,6 +200,9 @@ def read_flatbuffer(data: bytes, source: str) -> TfliteModel:
             qdim = 0
             if q is not None and q.ScaleLength() > 0:
                 scale = tuple(float(s) for s in q.ScaleAsNumpy())
+                if not all(np.isfinite(scale)):
+                    raise ModelFormatError(f"{source}: tensor {i} '{_text(t.Name())}' has a non-finite quantization "
+                                           "scale; the model is malformed, re-export it")
                 zps = tuple(int(z) for z in q.ZeroPointAsNumpy()) if q.ZeroPointLength() > 0 else (0,) * len(scale)
                 qdim = int(q.QuantizedDimension())
                 if len(scale) > 1:

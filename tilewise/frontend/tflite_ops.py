@@ -157,6 +157,9 @@ class Converter:
 
     def pads(self, op: TfliteOperator, in_hw: tuple[int, int], k_hw: tuple[int, int], s_hw: tuple[int, int],
              d_hw: tuple[int, int] = (1, 1)) -> tuple[int, int, int, int]:
+        if min(s_hw) < 1 or min(d_hw) < 1 or min(k_hw) < 1:
+            raise self.fail(op, f"has stride {tuple(s_hw)}, dilation {tuple(d_hw)} and window {tuple(k_hw)}",
+                            "each must be at least 1; the model is malformed, re-export it")
         padding = int(op.options.get("Padding", 0))
         if padding == 1:
             return (0, 0, 0, 0)

@@ -1,0 +1,256 @@
+"""Each importer bug the fuzzing (tests/test_fuzz_importers.py, bench/fuzz_importers.py) found,
+reproduced by a small deterministic mutation of a shipped model (or a model built here): before
+the fix `tilewise analyze` ended in an internal error (exit 3), now it is one sentence naming the
+file and the node, exit 2 (or, where the mutation keeps a meaning, a clean analysis).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import onnx
+import pytest
+from onnx import helper, numpy_helper
+
+from tilewise import cli
+
+from .conftest import absent, models_dir
+from .tflite_builder import SAME, ModelBuilder
+
+Edit = Callable[[onnx.ModelProto], None]
+
+
+def _shipped(rel: str) -> Path:
+    p = models_dir() / "integer_onnx" / rel
+    if not p.exists():
+        absent(f"integer ONNX export not found at {p} (set TILEWISE_MODELS)")
+    return p
+
+
+def _mutated(tmp_path: Path, rel: str, edit: Edit, raw: Callable[[bytes], bytes] | None = None) -> Path:
+    model = onnx.load(_shipped(rel))
+    edit(model)
+    data = model.SerializeToString()
+    out = tmp_path / "mutated.onnx"
+    out.write_bytes(raw(data) if raw else data)
+    return out
+
+
+def _analyze(path: Path, capsys, monkeypatch) -> tuple[int, str]:
+    monkeypatch.delenv("TILEWISE_DEBUG", raising=False)
+    rc = cli.main(["analyze", str(path)])
+    return rc, capsys.readouterr().err.strip()
+
+
+def _refused(path: Path, capsys, monkeypatch, *needles: str) -> str:
+    rc, err = _analyze(path, capsys, monkeypatch)
+    assert rc == 2, err
+    assert len(err.splitlines()) == 1 and err.startswith("tilewise: error: ") and "internal error" not in err, err
+    for n in (str(path), *needles):
+        assert n in err, (n, err)
+    return err
+
+
+def _node(model: onnx.ModelProto, op_type: str) -> onnx.NodeProto:
+    return next(n for n in model.graph.node if n.op_type == op_type)
+
+
+def _set_attr(node: onnx.NodeProto, name: str, value) -> None:
+    for a in list(node.attribute):
+        if a.name == name:
+            node.attribute.remove(a)
+    if value is not None:
+        node.attribute.append(helper.make_attribute(name, value))
+
+
+# ---------------------------------------------------------------- onnx_check.py: node structure
+
+def test_node_without_output(tmp_path, capsys, monkeypatch):
+    """IndexError in onnx_nemo._absorb / int_hardswish / max_pool: a node lost its output."""
+    p = _mutated(tmp_path, "deeploy/kernels/Add/Regular/network.onnx", lambda m: m.graph.node[0].ClearField("output"))
+    _refused(p, capsys, monkeypatch, "node '/Add' (Add)", "produces no tensor")
+
+
+def test_add_with_one_input(tmp_path, capsys, monkeypatch):
+    """IndexError in onnx_nemo_ops._add: an Add that lost an input."""
+    p = _mutated(tmp_path, "deeploy/kernels/Add/Regular/network.onnx", lambda m: m.graph.node[0].input.pop())
+    _refused(p, capsys, monkeypatch, "node '/Add' (Add)", "has 1 inputs where ONNX's Add takes 2")
+
+
+def test_conv_with_four_inputs(tmp_path, capsys, monkeypatch):
+    """ValueError (broadcast) in onnx_nemo._acc_bound: a Conv given a fourth input."""
+    p = _mutated(tmp_path, "deeploy/kernels/Conv/Regular_1D_RQ/network.onnx",
+                 lambda m: _node(m, "Conv").input.extend(["Conv.weight", "Conv.weight"]))
+    _refused(p, capsys, monkeypatch, "node 'Conv' (Conv)", "has 4 inputs where ONNX's Conv takes 2 to 3")
+
+
+def test_conv_bias_of_the_wrong_size(tmp_path, capsys, monkeypatch):
+    """ValueError (broadcast) in onnx_nemo._acc_bound: the Conv's bias is its weight tensor."""
+    p = _mutated(tmp_path, "deeploy/kernels/Conv/DW_2D/network.onnx", lambda m: _node(m, "Conv").input.append("weight"))
+    _refused(p, capsys, monkeypatch, "node 'Conv2D1'", "has weights of shape (2, 1, 8, 8) and 128 biases")
+
+
+def test_node_output_overwrites_a_graph_input(tmp_path, capsys, monkeypatch):
+    """KeyError in Lowering.act: the Sub's output renamed to the graph input it reads."""
+    def edit(m):
+        m.graph.node[0].output[0] = "input2"
+    p = _mutated(tmp_path, "deeploy/kernels/Sub/network.onnx", edit)
+    _refused(p, capsys, monkeypatch, "writes 'input2', which a graph input or initializer already provides")
+
+
+def test_missing_opset(tmp_path, capsys, monkeypatch):
+    """IndexError in onnx_nemo_ops._add: opset 0 hid the Add's arity from the schema check."""
+    def edit(m):
+        m.opset_import[0].version = 0
+        m.graph.node[0].input.pop()
+    p = _mutated(tmp_path, "deeploy/kernels/Add/Large/network.onnx", edit)
+    _refused(p, capsys, monkeypatch, "imports no version of their operator set")
+
+
+# ---------------------------------------------------------------- onnx_check.py: attributes
+
+def test_standard_attribute_of_the_wrong_type(tmp_path, capsys, monkeypatch):
+    """TypeError in onnx_quantlab._wide_gemm: Gemm's alpha given as a list."""
+    p = _mutated(tmp_path, "deeploy/kernels/GEMM/Regular/network.onnx", lambda m: _set_attr(_node(m, "Gemm"), "alpha", [0.5]))
+    _refused(p, capsys, monkeypatch, "node 'GEMM1' (Gemm)", "attribute 'alpha' of type FLOATS where ONNX defines FLOAT")
+
+
+@pytest.mark.parametrize("rel,op,attr,value,says", [
+    # ValueError in onnx_nemo.fold_pads: the opset-2 Pad's pads as a string
+    ("deeploy/kernels/Pad/Regular_2D/network.onnx", "Pad", "pads", "x", "not a number"),
+    # ValueError in onnx_quantlab.shift_terms: RequantShift's levels as a string
+    ("deeploy/kernels/Conv/Regular_2D_RQ/network.onnx", "RequantShift", "n_levels", "x", "not a number"),
+    # OverflowError: a DORY-style integer attribute that is infinite
+    ("deeploy/kernels/Hardswish/Regular/network.onnx", "iHardswish", "six", float("inf"), "non-finite"),
+])
+def test_exporter_attribute_not_a_number(tmp_path, capsys, monkeypatch, rel, op, attr, value, says):
+    p = _mutated(tmp_path, rel, lambda m: _set_attr(_node(m, op), attr, value))
+    _refused(p, capsys, monkeypatch, f"({op}) has attribute '{attr}'", says)
+
+
+def test_exporter_attribute_missing(tmp_path, capsys, monkeypatch):
+    """TypeError in onnx_int._scalar: iHardswish without one_over_six."""
+    p = _mutated(tmp_path, "deeploy/kernels/Hardswish/Regular/network.onnx",
+                 lambda m: _set_attr(_node(m, "iHardswish"), "one_over_six", None))
+    _refused(p, capsys, monkeypatch, "node 'iHardswish_0' (iHardswish)", "lacks its attribute 'one_over_six'")
+
+
+@pytest.mark.parametrize("rel,op,edits,says", [
+    # Conv2dParams ValueError: strides of three values on a 2-D conv
+    ("deeploy/kernels/Conv/Regular_2D/network.onnx", "Conv", {"strides": [1, 1, 2]}, "window attributes of different ranks"),
+    # the same through window_pads: no kernel_shape to compare with
+    ("deeploy/kernels/Conv/Regular_2D/network.onnx", "Conv", {"strides": [2], "kernel_shape": None, "dilations": None,
+                                                             "pads": None}, "has strides [2] for a 2-D window"),
+    # ZeroDivisionError risk in window_pads: a zero stride
+    ("deeploy/kernels/MaxPool/Regular_2D/network.onnx", "MaxPool", {"strides": [2, 0]}, "each must be at least 1"),
+])
+def test_window_attributes(tmp_path, capsys, monkeypatch, rel, op, edits, says):
+    def edit(m):
+        for k, v in edits.items():
+            _set_attr(_node(m, op), k, v)
+    _refused(_mutated(tmp_path, rel, edit), capsys, monkeypatch, says)
+
+
+# ---------------------------------------------------------------- values and names
+
+def test_unknown_input_element_type(tmp_path, capsys, monkeypatch):
+    """ValueError in onnx_model.read_graph: DataType.Name of an element type ONNX does not have."""
+    def edit(m):
+        m.graph.input[0].type.tensor_type.elem_type = 278247
+    p = _mutated(tmp_path, "deeploy/kernels/Add/Regular/network.onnx", edit)
+    _refused(p, capsys, monkeypatch, "graph input 'onnx::Add_0' has element type 278247")
+
+
+def test_op_type_not_utf8(tmp_path, capsys, monkeypatch):
+    """TypeError in onnx_nemo.has_quantization: protobuf hands an op type that is not UTF-8 over as bytes."""
+    def edit(m):
+        m.graph.node[0].op_type = "Zdd"
+    p = _mutated(tmp_path, "deeploy/kernels/Add/Regular/network.onnx", edit,
+                 raw=lambda d: d.replace(b"\x22\x03Zdd", b"\x22\x03\xffdd"))
+    _refused(p, capsys, monkeypatch, "not UTF-8")
+
+
+def test_shapes_that_do_not_broadcast(tmp_path, capsys, monkeypatch):
+    """ValueError (broadcast) in ir.shapes via Lowering.emit: one input's dimension changed."""
+    def edit(m):
+        m.graph.input[1].type.tensor_type.shape.dim[2].dim_value = 3
+    p = _mutated(tmp_path, "deeploy/kernels/Add/Regular/network.onnx", edit)
+    _refused(p, capsys, monkeypatch, "node '/Add'", "has inputs of shapes", "cannot take")
+
+
+@pytest.mark.parametrize("value,says", [(float("-inf"), "non-integer beta"), (1e38, "beyond int32")])
+def test_gemm_beta(tmp_path, capsys, monkeypatch, value, says):
+    """OverflowError in onnx_nemo._gemm_scalar / int_gemm: an infinite or huge beta."""
+    p = _mutated(tmp_path, "deeploy/kernels/GEMM/TransB_RQ/network.onnx",
+                 lambda m: _set_attr(_node(m, "Gemm"), "beta", value))
+    _refused(p, capsys, monkeypatch, "node 'GEMM1'", says)
+
+
+def test_true_integer_div_by_zero(tmp_path, capsys, monkeypatch):
+    """ZeroDivisionError in onnx_int.rewrite: TrueIntegerDiv with y·η + ε = 0."""
+    def edit(m):
+        n = _node(m, "TrueIntegerDiv")
+        _set_attr(n, "y", 0)
+        _set_attr(n, "eps", 0)
+    p = _mutated(tmp_path, "deeploy/kernels/TrueIntegerDiv/network.onnx", edit)
+    _refused(p, capsys, monkeypatch, "node 'TrueIntegerDiv_2' (TrueIntegerDiv)", "= 0")
+
+
+def _set_constant(m: onnx.ModelProto, output: str, value: float) -> None:
+    n = next(n for n in m.graph.node if n.op_type == "Constant" and output in (n.name, n.output[0]))
+    arr = numpy_helper.to_array(n.attribute[0].t)
+    n.attribute[0].t.CopyFrom(numpy_helper.from_array(np.full_like(arr, value)))
+
+
+def test_requantization_dividing_by_a_fraction(tmp_path, capsys, monkeypatch):
+    """ValueError (negative shift count) in onnx_nemo._requant: NEMO's Div by 2^d made a Div by 0.5."""
+    p = _mutated(tmp_path, "nemo/dronet_no_pooling/model_int.onnx", lambda m: _set_constant(m, "Constant_65", 0.5))
+    _refused(p, capsys, monkeypatch, "requantizes by a net multiplication by 2^")
+
+
+def test_clip_bounds_infinite_or_nan(tmp_path, capsys, monkeypatch):
+    """OverflowError / ValueError in onnx_nemo._absorb: Clip's min -inf (ONNX's own default: no
+    bound, read as such) and max nan (refused)."""
+    p = _mutated(tmp_path, "nemo/eegnet_1d_8b_Hx1/eegnet_id_8b.onnx",
+                 lambda m: _set_attr(_node(m, "Clip"), "min", float("-inf")))
+    rc, err = _analyze(p, capsys, monkeypatch)
+    assert rc in (0, 2) and "internal error" not in err, err
+    p = _mutated(tmp_path, "nemo/eegnet_1d_8b_Hx1/eegnet_id_8b.onnx",
+                 lambda m: _set_attr(_node(m, "Clip"), "max", float("nan")))
+    _refused(p, capsys, monkeypatch, "non-integer bound nan")
+
+
+# ---------------------------------------------------------------- TFLite
+
+@pytest.mark.parametrize("options", [dict(StrideW=0, StrideH=1), dict(StrideW=1, StrideH=1, DilationHFactor=0)])
+def test_tflite_conv_stride_or_dilation_zero(tmp_path, capsys, monkeypatch, options):
+    """ZeroDivisionError in ir.shapes.same_pads via tflite_ops.pads: a CONV_2D with stride 0."""
+    b = ModelBuilder()
+    x = b.input("x", (1, 8, 8, 3), "int8", scale=0.03, zero_point=-1)
+    w = b.const("w", np.ones((4, 3, 3, 3), np.int8), "int8", scale=np.full(4, 0.01), zero_point=0)
+    bias = b.const("b", np.zeros(4, np.int32), "int32", scale=np.full(4, 3e-4), zero_point=0)
+    y = b.tensor("y", (1, 8, 8, 4), "int8", scale=0.05, zero_point=0)
+    b.op("CONV_2D", [x, w, bias], [y], "Conv2DOptions", Padding=SAME, **{"DilationWFactor": 1, "DilationHFactor": 1,
+                                                                         **options})
+    b.output(y)
+    p = tmp_path / "stride0.tflite"
+    p.write_bytes(b.build())
+    _refused(p, capsys, monkeypatch, "operator 0 (CONV_2D", "each must be at least 1")
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_tflite_non_finite_scale(tmp_path, capsys, monkeypatch, bad):
+    """ValueError / OverflowError in ir.requant.quantize_multiplier: a weight scale of nan or inf."""
+    b = ModelBuilder()
+    x = b.input("x", (1, 4, 4, 3), "int8", scale=0.03, zero_point=-1)
+    w = b.const("w", np.ones((2, 1, 1, 3), np.int8), "int8", scale=np.array([0.01, bad]), zero_point=0)
+    bias = b.const("b", np.zeros(2, np.int32), "int32", scale=np.full(2, 3e-4), zero_point=0)
+    y = b.tensor("y", (1, 4, 4, 2), "int8", scale=0.05, zero_point=0)
+    b.op("CONV_2D", [x, w, bias], [y], "Conv2DOptions", Padding=SAME, StrideW=1, StrideH=1,
+         DilationWFactor=1, DilationHFactor=1)
+    b.output(y)
+    p = tmp_path / "scale.tflite"
+    p.write_bytes(b.build())
+    _refused(p, capsys, monkeypatch, "tensor 1 'w' has a non-finite quantization scale")
