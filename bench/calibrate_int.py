@@ -7,8 +7,11 @@ kernels (conv / depthwise / dense on 8/16/32-bit tensors, requant, add / sub / m
 reduce, hardswish), the reshape's copy and the slice's strided gather. `python
 bench/calibrate_int.py` runs a handful of ../shared/models/integer_onnx exports (NEMO, QuantLab,
 Deeploy: every kernel above in at least one layer; DORY's golden folders or Deeploy's npz as the
-input, bit-exact against them) and one generated NEMO-style network (`s16_net`: the 16x8
-depthwise and dense layers, which none of the exports has) in three configurations:
+input, bit-exact against them), one generated NEMO-style network (`s16_net`: the 16x8
+depthwise and dense layers, which none of the exports has) and TFLite 16x8 models (`tflite16`:
+MLPerf Tiny's float KWS and ResNet-8 quantized as `tilewise quantize --bits 16` writes them, on
+seeded random calibration inputs — the same tw_s16.c kernels with TFLite's requantization, the
+16-bit pooling and add) in three configurations:
 
 - `gvsoc`: pulp-open (the target the gap8 / gap9 / pulp-open pulp model is fitted on: GVSoC
   models pulp-open's cluster) as partitioned — the 16x8 kernels and the table add tiled on the
@@ -34,11 +37,16 @@ loops cost, counted by hand) so that a coefficient the rows cannot tell apart st
 Prints per configuration and kernel (the host core's transposes too, fitted on the Cortex-M7
 only) the measured and predicted cycles and their ratio — by the model in the tree when the rows
 were measured (`then`), by the model in the tree now and by the fit — and writes
-bench/calibration_int.json (the rows, the fitted coefficients, the per-kernel table), which
-tests/test_cost_model_int.py holds the model in the tree against. Rerun after changing the
+bench/calibration_int.json (the rows, the fitted coefficients, the per-kernel table, and per
+configuration the TFLite 16x8 networks' measured layers summed: `tflite16_networks`), which
+tests/test_cost_model_int.py and tests/test_cost_model_s16.py hold the model in the tree against.
+The TFLite 16x8 rows' `then` is the model at 2da4f06, which priced those layers as the SIMD int8
+kernels (issue 25 item 4; the rows were measured with the new structure's provisional
+coefficients, whose schedules they keep). Rerun after changing the
 kernels or the model: the schedules are the model's own, so a refit changes them a little.
 
 Usage: .venv/bin/python bench/calibrate_int.py [--configs gvsoc,gvsoc-cpu,count] [--reuse]
+       [--networks A,B] (only these networks measured, their rows replaced in --data)
 """
 
 from __future__ import annotations
@@ -49,6 +57,7 @@ import sys
 import tempfile
 from dataclasses import asdict, replace
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -94,19 +103,24 @@ EXPORTS = (
 #: the generated network (s16_net): 16x8 depthwise (shift) and dense (div: the one division the
 #: data holds, the frontend giving the exports' NEMO divisions an exact shift form)
 SYNTHETIC = "s16_net"
+#: TFLite 16x8 models (int16 activations, int8 weights) of MLPerf Tiny's float models
+#: (../shared/models/mlperf_tiny_float): "tflite16/<name>", made by `tflite16`
+TFLITE16 = ("tflite16/kws_dscnn", "tflite16/ic_resnet8")
 #: configuration -> (target, platform, cpu only, networks)
 CONFIGS = {
-    "gvsoc": ("pulp-open", "gvsoc", False, (*EXPORTS, SYNTHETIC)),
+    "gvsoc": ("pulp-open", "gvsoc", False, (*EXPORTS, SYNTHETIC, *TFLITE16)),
     "gvsoc-cpu": ("pulp-open", "gvsoc", True, ("nemo/Residual_connection_test_2",
-                                              "deeploy/kernels/Add/Regular_RQ", SYNTHETIC)),
-    "count": ("stm32h7", "count", False, (*EXPORTS, SYNTHETIC)),
+                                              "deeploy/kernels/Add/Regular_RQ", SYNTHETIC,
+                                              "tflite16/kws_dscnn")),
+    "count": ("stm32h7", "count", False, (*EXPORTS, SYNTHETIC, *TFLITE16)),
 }
 
 #: the coefficients fitted here (targets/pulp_kernels.py PulpKernels), per model: the integer
 #: exports' (INTEGER_EXPORTS), and on the Cortex-M7 the host core's transpose per element and per
 #: row (tw_transpose, which the slice runs too), there assumed the untiled ops' per element until
 #: counted here
-S16 = ("s16_mac", "s16_tap", "s16_dw_tap", "s16_out")
+S16 = ("s16_mac", "s16_tap", "s16_dw_tap", "s16_out", "s16_rq_tflite", "s16_rq_real", "s16_pool_tap",
+       "s16_pool_out", "s16_add_elem")
 S8 = ("s8_mac",)
 TADD = ("tadd_elem", "tadd_entry")
 INT = ("int_mac", "int_mac64", "int_tap", "int_out", "int_rq_elem", "int_add_elem", "int_bin_elem",
@@ -117,6 +131,8 @@ assert set(INTEGER_EXPORTS) == {*S16, *S8, "div64", *TADD, *INT, *COPY}
 #: what the C's loops say each costs (cycles on RI5CY, 1 per instruction, loads 2, 64-bit
 #: multiplies and shifts a few instructions on rv32, tw_div64_clamp's comparisons and division)
 PRIORS = {"s16_mac": 5.0, "s8_mac": 4.0, "s16_tap": 20.0, "s16_dw_tap": 25.0, "s16_out": 40.0, "div64": 150.0,
+          "s16_rq_tflite": 30.0, "s16_rq_real": 300.0, "s16_pool_tap": 8.0, "s16_pool_out": 40.0,
+          "s16_add_elem": 60.0,
           "tadd_elem": 12.0, "tadd_entry": 4.0, "int_mac": 15.0, "int_mac64": 25.0, "int_tap": 30.0,
           "int_out": 60.0, "int_rq_elem": 60.0, "int_add_elem": 40.0, "int_bin_elem": 50.0,
           "int_hsw_elem": 60.0, "int_mm_mac": 30.0, "int_mm_out": 30.0, "int_red_in": 20.0,
@@ -143,7 +159,15 @@ KERNELS = (("conv2d_s16_int", "16x8 conv"), ("depthwise_s16_int", "16x8 depthwis
            ("matmul_x", "int matmul"), ("reduce_x", "int reduce"), ("hardswish_x", "int hardswish"),
            ("reshape", "reshape"), ("slice_s", "slice"), ("transpose", "transpose"),
            ("conv2d_s8_div", "8-bit div conv"), ("fully_connected_s8_div", "8-bit div dense"),
-           ("depthwise_s8_div", "8-bit div depthwise"))
+           ("depthwise_s8_div", "8-bit div depthwise"),
+           # TFLite's 16x8 layers (after the integer exports' *_s16_int: the first prefix wins)
+           ("conv2d_s16", "16x8 conv tflite"), ("depthwise_s16", "16x8 depthwise tflite"),
+           ("fully_connected_s16", "16x8 dense tflite"), ("avg_pool_s16", "16-bit pool"),
+           ("max_pool_s16", "16-bit pool"), ("add_s16", "16x8 add/sub"),
+           ("sub_s16", "16x8 add/sub"))
+#: the kernels of TFLite's 16x8 models (tests/test_cost_model_s16.py holds them layer by layer)
+TFLITE16_KERNELS = ("16x8 conv tflite", "16x8 depthwise tflite", "16x8 dense tflite",
+                    "16-bit pool", "16x8 add/sub")
 
 
 def kernel_of(binding_name: str) -> str | None:
@@ -179,6 +203,24 @@ def s16_net(path: Path) -> Path:
     y = net.cast_requant(y, rng.integers(1, 4, (32,)), rng.integers(-900, 900, (32,)),
                          int(2 ** 21 * 0.0005) | 1, 2 ** 21 - 1, -128, 127)
     return net.save(path, y)
+
+
+def tflite16(name: str, path: Path) -> Path:
+    """MLPerf Tiny's float model `name` quantized as `tilewise quantize --bits 16` writes it
+    (minmax on 16 seeded random inputs: the kernels' cost does not depend on the scales)."""
+    from tests.conftest import models_dir
+    from tilewise.quantize.pipeline import calibration_inputs, load_float_onnx, quantize_model
+    from tilewise.quantize.tflite_out import write_tflite
+
+    src = models_dir() / "mlperf_tiny_float" / f"{name}_float.tflite"
+    model = load_float_onnx(src)
+    shape = {"kws_dscnn": (49, 10, 1), "ic_resnet8": (32, 32, 3)}[name]
+    rng = np.random.default_rng(1601)
+    raw = (rng.standard_normal((16, *shape)) * 20.0 if name == "kws_dscnn"
+           else rng.uniform(0.0, 255.0, (16, *shape))).astype(np.float32)
+    res = quantize_model(model, calibration_inputs(model, raw, "calib", nhwc=True), "minmax", bits=16)
+    path.write_bytes(write_tflite(model, res.plan, res.qparams, 16).data)
+    return path
 
 
 def config_target(config: str) -> Target:
@@ -217,8 +259,9 @@ def run(net: str, config: str, work: Path):
     from tilewise.validate.own_inputs import read_user_data
 
     target, on = config_target(config), CONFIGS[config][1]
-    if net == SYNTHETIC:
-        path = s16_net(work / f"{SYNTHETIC}.onnx")
+    if net == SYNTHETIC or net in TFLITE16:
+        path = (s16_net(work / f"{SYNTHETIC}.onnx") if net == SYNTHETIC
+                else tflite16(net.split("/", 1)[1], work / "model16x8.tflite"))
         graph = load_model(path)
         lg = lower(graph)
         ns = schedule_network(lg, target, "model")
@@ -359,12 +402,17 @@ def fitted_prediction(r: dict, coefs: dict[str, float]) -> float:
     return r["overhead"] + r["columns"]["rest"] + sum(v * r["columns"][c] for c, v in coefs.items())
 
 
-def table(rows: list[dict], coefs: dict[str, dict[str, float]] | None = None) -> dict:
-    """Per configuration and kernel: Σ measured, Σ predicted by the model when measured (`then`),
-    by the model in the tree (`now`) and by the fit, and the ratios predicted / measured."""
+def table(rows: list[dict], coefs: dict[str, dict[str, float]] | None = None,
+          by: Callable[[dict], str | None] = lambda r: f"{r['config']} {r['module']} {r['kernel']}"
+          ) -> dict:
+    """Per configuration and kernel (or per key `by` gives a row, None: left out): Σ measured,
+    Σ predicted by the model when measured (`then`), by the model in the tree (`now`) and by the
+    fit, and the ratios predicted / measured."""
     out: dict = {}
     for r in rows:
-        key = f"{r['config']} {r['module']} {r['kernel']}"
+        key = by(r)
+        if key is None:
+            continue
         e = out.setdefault(key, {"layers": 0, "measured": 0.0, "then": 0.0, "now": 0.0,
                                  "fitted": 0.0})
         then = r["predicted_layer_then"] if r["untiled"] else r["predicted_compute_then"]
@@ -380,6 +428,12 @@ def table(rows: list[dict], coefs: dict[str, dict[str, float]] | None = None) ->
     return dict(sorted(out.items()))
 
 
+def _tflite16_network(r: dict) -> str | None:
+    """The key of the TFLite 16x8 networks' table: configuration and network (every measured
+    layer of the network: all but the softmax)."""
+    return f"{r['config']} {r['network']}" if r["network"] in TFLITE16 else None
+
+
 def _model_of(r: dict) -> str:
     return next(name for name, (sel, tiled, _) in MODELS.items()
                 if (r["config"], r["module"]) in sel and tiled == (not r["untiled"]))
@@ -392,8 +446,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--networks", default="", help="only these networks (comma-separated)")
     ap.add_argument("--reuse", action="store_true", help="refit the rows already in --data")
     a = ap.parse_args(argv)
-    rows = (json.loads(a.data.read_text())["rows"] if a.reuse
-            else collect(tuple(a.configs.split(",")), tuple(filter(None, a.networks.split(",")))))
+    only = tuple(filter(None, a.networks.split(",")))
+    configs = tuple(a.configs.split(","))
+    rows = (json.loads(a.data.read_text())["rows"] if a.reuse else collect(configs, only))
+    if only and not a.reuse and a.data.exists():   # re-measured networks replace their rows
+        old = json.loads(a.data.read_text())["rows"]
+        rows = [r for r in old if not (r["network"] in only and r["config"] in configs)] + rows
     sources = (json.loads(a.data.read_text())["kernel_sources"] if a.reuse else kernel_sources())
     if not a.reuse:   # the measurements first: a failing fit keeps them (--reuse)
         a.data.write_text(json.dumps({"kernel_sources": sources, "rows": rows}, indent=1) + "\n")
@@ -413,11 +471,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\n{name}: " + ", ".join(f"{k} {v:g}" for k, v in c.items()))
     print(f"\n{'config module kernel':40s} {'layers':>6s} {'measured':>14s} {'then':>7s} "
           f"{'now':>7s} {'fitted':>7s}   (predicted / measured)")
-    for k, e in err.items():
+    nets = table(rows, coefs, _tflite16_network)
+    for k, e in [*err.items(), ("", None), *nets.items()]:
+        if e is None:
+            print(f"\n{'config network (TFLite 16x8)':40s}")
+            continue
         print(f"{k:40s} {e['layers']:6d} {e['measured']:14,.0f} {e['then_ratio']:7.3f} "
               f"{e['now_ratio']:7.3f} {e['fitted_ratio']:7.3f}")
     a.data.write_text(json.dumps({"kernel_sources": sources, "coefficients": coefs, "kernels": err,
-                                  "rows": rows}, indent=1) + "\n")
+                                  "tflite16_networks": nets, "rows": rows}, indent=1) + "\n")
     return 0
 
 

@@ -47,7 +47,8 @@ Integer exports (NEMO / QuantLab / Deeploy, ../shared/models/integer_onnx): thei
 portable family's scalar C, not the SIMD kernels above, and each is priced by its own loops
 (`scalar`, chosen by `for_key` from the binding key; coefficients fitted on GVSoC cycles and
 counted Cortex-M7 instructions of real export layers by bench/calibrate_int.py, data in
-bench/calibration_int.json, every kernel's layers there within 20% of their measurement):
+bench/calibration_int.json, every kernel's layers there within 25% of their measurement — the
+worst the cluster's 16x8 dense layers, 1.19 and 1.24, a few thousand cycles each):
 - 16x8 conv / depthwise / dense with a shift or div requantization (keys x16 w8, shift / div:
   tw_s16.c, tiled on the cluster): conv and depthwise split the tile's output pixels over the
   cores (pixels/P, and the rounding's (P − 1)/2P pixel per tile); per output F·c MACs of a
@@ -57,6 +58,19 @@ bench/calibration_int.json, every kernel's layers there within 20% of their meas
   form adds a division per output (`div64`: tw_div64_clamp — fitted on one layer, the 16x8
   dense of calibrate_int's generated network, since the frontend gives most NEMO divisions an
   exact shift form);
+- TFLite's 16x8 layers (`tilewise quantize --bits 16`: int16 activations, int8 weights; keys
+  x16 w8, tflite) run the same tw_s16.c conv / depthwise / dense, not the SIMD kernels: the
+  structure above with TFLite's requantization per output in place of the shift form (the
+  conv / depthwise's int64 MultiplyByQuantizedMultiplier `s16_rq_tflite`, the dense's
+  round(double(acc)·scale) `s16_rq_real`); their 16-bit pooling (tw_avgpool_s16 /
+  tw_maxpool_s16, any x16 pool key) per window tap and per output element (`s16_pool_tap`,
+  `s16_pool_out`), output pixels over the cores as the conv's (a layer with no more output
+  pixels than cores, a global pooling, exactly one pixel per tile on the busiest core — the 16x8
+  conv and depthwise too); their add / sub (tw_add_s16: TFLite's rescalings per element, no
+  table) per element (`s16_add_elem`). Fitted by bench/calibrate_int.py on MLPerf Tiny's KWS and
+  ResNet-8 quantized to 16x8 (GVSoC cycles on pulp-open's cluster and host core, counted
+  Cortex-M7 instructions); mul_s16 (tw_mul_value) is in none of them and keeps the int8 mul's
+  per-element cost, and the softmax_s16 the untiled ops' — assumptions;
 - the portable 8-bit conv / depthwise / dense in div mode (keys x8 w8, div: NEMO's divisions
   that have no int32 shift form, frontend/shift_fit.py; the pulp kernels have no div variant, so
   the cluster runs tw_conv2d_s8's im2col and 4x2 MatMul in C): the 16x8 structure above with
@@ -74,9 +88,9 @@ bench/calibration_int.json, every kernel's layers there within 20% of their meas
   (the input's batch taken as the output's) and per output; slice is tw_transpose
   (`transpose_elem`, `transpose_row`);
 - reshape: a memmove of the tensor's bytes (`copy_byte`, `copy_call` in place of other_call).
-All of them but the 16x8 kernels and the table add run on one core from L2 wherever they run, so
-one value serves the cluster's module and the host core's; the 16x8 kernels and the table add
-have their own values on a host core (HOST). Their terms are not scaled by `from_l2`.
+All of them but the 16x8 kernels (TFLite's, pooling and add included) and the table add run on
+one core from L2 wherever they run, so one value serves the cluster's module and the host core's;
+the 16x8 kernels and the table add have their own values on a host core (HOST). Their terms are not scaled by `from_l2`.
 
 A host core's module ("cpu": one core computing on the L2 tensors, untiled) runs the same kernels
 with their loads from L2 instead of L1 (about 14 cycles more each on GVSoC): `from_l2` gives, per
@@ -134,6 +148,17 @@ def _first(s, first, last):
     return np.asarray(first, bool).astype(np.float64) + 0.0 * s
 
 
+
+
+def _pixel_groups(nest: LoopNest, P: int, rest: tuple) -> tuple[tuple[float, tuple], ...]:
+    """(weight, factors) of the busiest core's output pixels when a tile's oy·ox pixels are
+    split over P cores (tw_core_range), times `rest`: ⌈pixels/P⌉ is not a product of
+    per-dimension factors, so pixels/P and, per tile, the rounding's (P − 1)/2P of a pixel on
+    average — but exactly one pixel per tile when the layer has no more pixels than cores (every
+    tile then has at most P: a global pooling's single output pixel, one core busy)."""
+    if nest.OY * nest.OX <= P:
+        return ((1.0, rest),)
+    return ((1.0 / P, (("oy", ident), ("ox", ident), *rest)), ((P - 1) / (2.0 * P), rest))
 
 
 @dataclass(frozen=True)
@@ -198,10 +223,28 @@ class PulpKernels:
     #: from L1: per MAC of the dot product, per conv kernel tap (bounds, the dot product's call),
     #: per depthwise tap (its one MAC included), per output and C tile (bias or partial sum,
     #: 64-bit shift requantization, store)
-    s16_mac: float = 12.87
-    s16_tap: float = 47.023
-    s16_dw_tap: float = 49.359
-    s16_out: float = 158.115
+    s16_mac: float = 12.569
+    s16_tap: float = 40.452
+    s16_dw_tap: float = 45.078
+    s16_out: float = 187.646
+    #: TFLite's 16x8 layers (`tilewise quantize --bits 16`: mode tflite) run the same tw_s16.c
+    #: kernels; per output beyond s16_out, their requantization in place of the shift form: the
+    #: conv / depthwise's int64 MultiplyByQuantizedMultiplier (tw_mbqm64, `s16_rq_tflite`), the
+    #: dense's round(double(acc)·scale) (tw_real_round, `s16_rq_real`: software double on RI5CY)
+    s16_rq_tflite: float = 29.99
+    s16_rq_real: float = 2159.93
+    #: tw_avgpool_s16 / tw_maxpool_s16 (16-bit pooling, scalar): per window tap of one channel, per
+    #: output element (the clipped window, the rounded division, clamp, store); output pixels
+    #: split over the cores as the 16x8 conv's. No cluster row in bench/calibration_int.json (the
+    #: partition gives both models' global poolings to the host core): from the one cluster
+    #: measurement, KWS 16x8's 25x5 average pooling of 64 channels on GVSoC at 2da4f06's
+    #: partition (110,855 compute cycles on one core: 13.0 per tap and 40 per output, predicted
+    #: 0.97), the per-output part assumed
+    s16_pool_tap: float = 13.0
+    s16_pool_out: float = 40.0
+    #: tw_add_s16 / tw_sub_s16: per output element (tw_add_value: both operands rescaled, the
+    #: sum's rescaling, clamp), elements split over the cores
+    s16_add_elem: float = 142.483
     #: the portable 8-bit conv / dense in div mode (tw_conv2d_s8's im2col and 4x2 MatMul in C,
     #: the cluster's when the pulp kernels have no div variant), priced as the 16x8 structure
     #: with its own per-MAC cycles: fitted on its 4 layers of SmartAgri-net and eegnetDW alone
@@ -291,6 +334,14 @@ class PulpKernels:
             # the portable 8-bit kernels the cluster runs in div mode (the pulp kernels have no
             # div variant): scalar C of the 16x8 kernels' structure, its own MAC cost
             return replace(self, scalar="s16", rq_div=rq_div, s16_mac=self.s8_mac)
+        if key.mode == "tflite" and p.x == 16 and kind in ("conv", "dwconv", "fc") and p.w == 8:
+            # TFLite's 16x8 layers: the kernels above, TFLite's requantization (module docstring)
+            return replace(self, scalar="s16",
+                           rq_div=self.s16_rq_real if kind == "fc" else self.s16_rq_tflite)
+        if p.x == 16 and kind == "pool":
+            return replace(self, scalar="pool16")
+        if key.mode == "tflite" and p.x == 16 and kind == "add" and op in ("add", "sub"):
+            return replace(self, scalar="add16")
         if op == "add" and kind == "add" and key.mode is None:
             return replace(self, elem=self.tadd_elem, table=self.tadd_entry)
         if op == "reshape":
@@ -372,10 +423,9 @@ class PulpKernels:
         and the div form's division after the last C tile."""
         kind, F = nest.kind, nest.FY * nest.FX
         if kind == "fc":
-            groups = ((1.0, (("k", _share(P)),)),)
+            groups: tuple[tuple[float, tuple], ...] = ((1.0, (("k", _share(P)),)),)
         else:
-            groups = ((1.0 / P, (("oy", ident), ("ox", ident), ("k", ident))),
-                      ((P - 1) / (2.0 * P), (("k", ident),)))
+            groups = _pixel_groups(nest, P, (("k", ident),))
         t = [Term(self.tile, (), "tile")]
         for w, per in groups:
             t += [Term(w * self.s16_out, per, "s16_out"),
@@ -388,10 +438,26 @@ class PulpKernels:
                       Term(w * self.s16_tap * F, per, "s16_tap")]
         return tuple(t)
 
+    def _pool16_terms(self, nest: LoopNest, P: int) -> tuple[Term, ...]:
+        """tw_avgpool_s16 / tw_maxpool_s16: output pixels over the cores (as tw_conv2d_s16), per
+        output element its FY·FX window taps (the clipped window's, taken as whole) and the
+        output's own work."""
+        F = nest.FY * nest.FX
+        t = [Term(self.tile, (), "tile")]
+        for w, per in _pixel_groups(nest, P, (("k", ident),)):
+            t += [Term(w * self.s16_pool_tap * F, per, "s16_pool_tap"),
+                  Term(w * self.s16_pool_out, per, "s16_pool_out")]
+        return tuple(t)
+
     def _scalar_terms(self, nest: LoopNest, P: int) -> tuple[Term, ...]:
         """The integer exports' kernels (`scalar`, module docstring "Integer exports")."""
         if self.scalar == "s16":
             return self._s16_terms(nest, P)
+        if self.scalar == "pool16":
+            return self._pool16_terms(nest, P)
+        if self.scalar == "add16":   # tw_add_s16 / tw_sub_s16: the tile's elements over the cores
+            return (Term(self.s16_add_elem / P, (("oy", ident), ("ox", ident), ("k", ident)),
+                         "s16_add"), Term(self.tile, (), "tile"))
         kind, F = nest.kind, nest.FY * nest.FX
         outs = (("oy", ident), ("ox", ident), ("k", ident))
         # one call per layer (terms() multiplies every term by n: these run whole, n = N)
@@ -418,7 +484,8 @@ class PulpKernels:
 
 #: the coefficients of the integer exports' kernels (module docstring "Integer exports"), fitted by
 #: bench/calibrate_int.py (bench/calibrate_pulp.py and calibrate_m7.py hold them fixed)
-INTEGER_EXPORTS = ("s16_mac", "s16_tap", "s16_dw_tap", "s16_out", "s8_mac", "div64", "tadd_elem", "tadd_entry",
+INTEGER_EXPORTS = ("s16_mac", "s16_tap", "s16_dw_tap", "s16_out", "s16_rq_tflite", "s16_rq_real",
+                   "s16_pool_tap", "s16_pool_out", "s16_add_elem", "s8_mac", "div64", "tadd_elem", "tadd_entry",
                    "int_mac", "int_mac64", "int_tap", "int_out", "int_rq_elem", "int_add_elem",
                    "int_bin_elem", "int_hsw_elem", "int_mm_mac", "int_mm_out", "int_red_in",
                    "int_red_out", "copy_byte", "copy_call")
@@ -427,6 +494,7 @@ INTEGER_EXPORTS = ("s16_mac", "s16_tap", "s16_dw_tap", "s16_out", "s8_mac", "div
 #: call, and the integer exports' kernels, whose coefficients are fitted where each module runs
 #: them (L1 on the cluster, L2 on a host core)
 _AS_FITTED = frozenset({"requant", "tile", "s16_out", "s16_div", "s16_dw_tap", "s16_mac", "s16_tap",
+                        "s16_pool_tap", "s16_pool_out", "s16_add",
                         "int_dw_tap", "int_tap", "int_mac", "int_out", "int_mm_mac", "int_mm_out",
                         "int_red_in", "int_red_out", "call"})
 
@@ -440,13 +508,15 @@ _AS_FITTED = frozenset({"requant", "tile", "s16_out", "s16_div", "s16_dw_tap", "
 #: gathered once into an L1 ring); the pulp add is in none of those networks: 1, assumed
 #: The integer exports' 16x8 kernels and table add on the L2 tensors are fitted as they run there
 #: (bench/calibrate_int.py, pulp-open with only its cpu module), not scaled: their scalar loads
-#: weigh differently from the SIMD kernels' (16x8 MAC 37.0 cycles from L2, 12.9 from L1).
+#: weigh differently from the SIMD kernels' (16x8 MAC 40.6 cycles from L2, 12.6 from L1).
 HOST = replace(PulpKernels(), name="pulp-kernels-l2",
                from_l2=(("conv", 4.817), ("dwconv", 1.204), ("fc", 9.518), ("gap", 1.333),
                         ("pool", 1.848)),
                transpose_elem=37.64, concat_elem=7.48, quant_elem=189.67,
-               s16_mac=36.991, s16_tap=38.589, s16_dw_tap=89.541, s16_out=66.807, tadd_elem=63.289,
-               tadd_entry=4.178,
+               s16_mac=40.556, s16_tap=39.862, s16_dw_tap=84.892, s16_out=103.872, tadd_elem=63.289,
+               tadd_entry=4.178, s16_rq_tflite=44.856, s16_rq_real=1224.81, s16_pool_tap=26.877,
+               s16_pool_out=40.064,
+               # no 16x8 add ran on the host core alone: the cluster's s16_add_elem, assumed
                # no export's 8-bit div layer runs on the host core alone: the cluster's per-MAC
                # cost scaled as the 16x8 kernels' from L2 (36.991 / 12.87), an assumption
                s8_mac=16.7)
