@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -19,6 +20,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from .conftest import absent
 from .test_cli_errors import EXAMPLE, assert_one_sentence_error, run_cli
@@ -204,6 +206,35 @@ def test_ctrl_c_during_gvsoc_ends_the_simulator(tmp_path):
             os.kill(pid, signal.SIGKILL)
     assert [cmd for _, cmd in left] == []
     assert _left_behind(tmp) == []
+
+
+def test_ctrl_c_right_after_the_temporary_directory_is_made(monkeypatch):
+    """A Ctrl-C that lands just after validate's temporary directory exists, before the code that
+    removes it on an interruption is in place (a loaded machine pre-empts the process right after
+    mkdir: the Ctrl-C test of test_cli_errors.py failed so now and then): the directory goes."""
+    import tempfile
+
+    from tilewise.validate.check import work_dir
+
+    real, made = tempfile.mkdtemp, []
+
+    def mkdtemp_then_ctrl_c(*args, **kwargs):
+        made.append(Path(real(*args, **kwargs)))
+        os.kill(os.getpid(), signal.SIGINT)   # Python's handler: KeyboardInterrupt
+        return str(made[-1])
+
+    monkeypatch.setattr(tempfile, "mkdtemp", mkdtemp_then_ctrl_c)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            with work_dir(None):
+                time.sleep(5)   # the Ctrl-C ends it at once
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    left = [d for d in made if d.exists()]
+    for d in left:   # not to leave it behind when the test fails
+        shutil.rmtree(d)
+    assert len(made) == 1 and left == []
 
 
 def test_demo_leaves_no_temporary_directory(tmp_path):

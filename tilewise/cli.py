@@ -17,7 +17,6 @@ import argparse
 import contextlib
 import json
 import os
-import shutil
 import signal
 import sys
 import tempfile
@@ -33,6 +32,7 @@ from .cli_parser import Parser, UsageError
 from .cli_paths import check_file_destination, check_report_destination
 from .codegen.owned import check_out_dir
 from .errors import TilewiseError
+from .tempdirs import remove_tree
 
 
 def output_dir(path: str) -> Path:
@@ -63,7 +63,7 @@ def removed_on_failure(path: Path | None) -> Iterator[None]:
         yield
     except BaseException:
         if not existed:
-            shutil.rmtree(path, ignore_errors=True)
+            remove_tree(path)   # retried while interrupted children finish (tempdirs.py)
         raise
 
 

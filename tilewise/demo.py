@@ -15,11 +15,11 @@ output directory the projects go to a temporary tilewise_demo_* directory, remov
 
 from __future__ import annotations
 
-import shutil
-import tempfile
+import contextlib
 from pathlib import Path
 
 from .examples import EXAMPLE_ONNX
+from .tempdirs import remove_tree, temp_dir
 
 
 def run_demo(out_dir: Path | None = None, n_inputs: int = 20, target: str = "gap8") -> int:
@@ -33,10 +33,9 @@ def run_demo(out_dir: Path | None = None, n_inputs: int = 20, target: str = "gap
     from .validate.text import format_report
 
     temporary = not out_dir   # removed at the end (kept on a mismatch), and on error or Ctrl-C
-    out = Path(out_dir) if out_dir else Path(tempfile.mkdtemp(prefix="tilewise_demo_"))
     console = make_console()
     ok = True
-    try:
+    with contextlib.nullcontext(Path(out_dir)) if out_dir else temp_dir("tilewise_demo_") as out:
         graph = load_model(EXAMPLE_ONNX)
         for l1_kb in (None, 8.0):
             tgt = get_target(target, l1_kb=l1_kb)
@@ -51,12 +50,8 @@ def run_demo(out_dir: Path | None = None, n_inputs: int = 20, target: str = "gap
                              if temporary else ""))
             print(format_report(report), flush=True)
             ok = ok and report.bit_exact
-    except BaseException:
-        if temporary:
-            shutil.rmtree(out, ignore_errors=True)
-        raise
     if temporary and ok:
-        shutil.rmtree(out, ignore_errors=True)
+        remove_tree(out, settle=0)
     elif temporary:
         console.print(f"the projects are kept in {out} to look at the mismatch")
     console.rule("[bold green]demo: bit-exact" if ok else "[bold red]demo: MISMATCH")

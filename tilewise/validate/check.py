@@ -33,6 +33,7 @@ from ..golden.layers import run_layers
 from ..ir.layer import LayerGraph
 from ..ir.packing import tensor_values
 from ..schedule.network import NetworkSchedule
+from ..tempdirs import temp_dir
 from .build import build_host
 from .locate import first_difference
 from .run import run_harness
@@ -370,12 +371,8 @@ def work_dir(out_dir: str | Path | None) -> Iterator[Path]:
     if out_dir:
         yield Path(out_dir)
         return
-    work = Path(tempfile.mkdtemp(prefix="tilewise_validate_"))
-    try:
+    with temp_dir("tilewise_validate_") as work:   # no Ctrl-C can leave it (tempdirs.py)
         yield work
-    except BaseException:
-        shutil.rmtree(work, ignore_errors=True)
-        raise
 
 
 def release_work_dir(report: ValidationReport, work: Path,

@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import signal
 import subprocess
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+
+from ..tempdirs import temp_dir
 
 #: seconds the session's processes get to end after SIGTERM before SIGKILL
 GRACE = 2.0
@@ -86,8 +87,5 @@ def ascii_temp_root() -> str:
 @contextlib.contextmanager
 def ascii_work_dir(prefix: str) -> Iterator[Path]:
     """A temporary directory with an ASCII path, removed on the way out (also on Ctrl-C)."""
-    work = Path(tempfile.mkdtemp(prefix=prefix, dir=ascii_temp_root()))
-    try:
+    with temp_dir(prefix, keep_on_success=False, dir=ascii_temp_root()) as work:
         yield work
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
