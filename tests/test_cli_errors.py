@@ -225,7 +225,7 @@ def test_non_finite_settings_are_refused(option, value):
 
 @pytest.mark.parametrize("target,option,value,limit", [
     ("gap8", "--l1", "1000", "at most 36.7 kB are free"),
-    ("gap8", "--l2", "100000", "at most 512.0 kB are free"),
+    ("gap8", "--l2", "100000", "at most 416.0 kB are free"),
     ("gap8", "--cores", "64", "more than gap8 has (8)"),
     ("gap8", "--clock", "100000", "at most 260 MHz"),
     ("gap9", "--clock", "400", "at most 370 MHz"),

@@ -79,11 +79,11 @@ def test_refused_points_are_rows_with_their_reason(tmp_path):
 
 def test_rows_match_analyze_and_mark_hypothetical_chips(tmp_path, capsys):
     m = mlperf_path("kws_dscnn")
-    r = explore([m], "gap8", tmp_path, l1="16,128", l2="512", tiler="dory", workers=1,
+    r = explore([m], "gap8", tmp_path, l1="16,128", l2="416", tiler="dory", workers=1,
                 progress=False)
     real, hyp = r.rows
     assert not real["hypothetical"] and hyp["hypothetical"] and "L1 128 kB" in hyp["beyond"]
-    assert main(["analyze", str(m), "--target", "gap8", "--l1", "16", "--l2", "512",
+    assert main(["analyze", str(m), "--target", "gap8", "--l1", "16", "--l2", "416",
                  "--tiler", "dory", "--json"]) == 0
     tot = json.loads(capsys.readouterr().out)["totals"]
     assert real["cycles"] == tot["cycles"] and real["peak_l2_bytes"] == tot["peak_l2_bytes"]

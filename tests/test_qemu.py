@@ -19,6 +19,7 @@ import pytest
 
 from tilewise.codegen import generate
 from tilewise.codegen.firmware import FIRMWARE_C, arm_gcc, cm_compile_args, cm_link_args
+from tilewise.codegen.linker import write_link_scripts
 from tilewise.examples import EXAMPLE_ONNX
 from tilewise.frontend import load_model
 from tilewise.passes import lower
@@ -123,7 +124,8 @@ def _kernel_firmware(tmp_path, main: str, timeout: int = 600) -> str:
     gcc = arm_gcc()
     fw = FIRMWARE_C / "cortex_m"
     hal = build.C_ROOT / "tw_hal"
-    srcs = [fw / "tw_fw.c", hal / "tw_hal_cortex_m.c", build.TESTS_C / main,
+    srcs = [fw / "tw_fw.c", fw / "tw_board_stub.c", fw / "tw_fw_semihosting.c",
+            hal / "tw_hal_cortex_m.c", build.TESTS_C / main,
             *build.kernel_sources(), *build.pulp_sources()]
     includes = [tmp_path, fw, hal, build.KERNELS, build.PULP]
     objects = []
@@ -134,7 +136,8 @@ def _kernel_firmware(tmp_path, main: str, timeout: int = 600) -> str:
                               *args[1:]], src, obj)
         objects.append(obj)
     elf = tmp_path / "kernels.elf"
-    subprocess.run(cm_link_args(gcc, fw, objects, elf), check=True)
+    ld = write_link_scripts(get_target("stm32h7"), tmp_path / "ld")
+    subprocess.run(cm_link_args(gcc, ld, objects, elf), check=True)
     run = run_firmware(elf, timeout=timeout)
     assert run.status == 0 and "TW_DONE" in run.text, run.text[-2000:]
     return run.text
@@ -210,19 +213,20 @@ def test_fault_reports_and_exits_nonzero(tmp_path):
     main.write_text('#include "tw_fw.h"\nint tw_fw_main(void)\n{\n    tw_fw_puts("before\\n");\n'
                     '    __asm__ volatile("udf #7");\n    return 0;\n}\n')
     objs = []
-    for src in (fw / "tw_fw.c", main):
+    for src in (fw / "tw_fw.c", fw / "tw_board_stub.c", fw / "tw_fw_semihosting.c", main):
         obj = tmp_path / f"{src.stem}.o"
         subprocess.run(cm_compile_args(gcc, [fw], src, obj), check=True)
         objs.append(obj)
     elf = tmp_path / "udf.elf"
-    subprocess.run(cm_link_args(gcc, fw, objs, elf), check=True)
+    ld = write_link_scripts(get_target("stm32h7"), tmp_path / "ld")
+    subprocess.run(cm_link_args(gcc, ld, objs, elf), check=True)
     run = run_firmware(elf, timeout=60)
     assert run.status != 0 and "before" in run.text and "TW_TRAP hardfault pc " in run.text, run.text
 
 
 def test_stm32h7_link_places_flash_dtcm_and_sram(tmp_path):
     """LINK=stm32h7: vectors and code in flash at 0x08000000, the L1 arena and the stack in DTCM
-    at 0x20000000, the L2 arena in the AXI SRAM at 0x24000000."""
+    at 0x20000000, the L2 arena in the AXI SRAM at 0x24000000, .bss in SRAM1-3 at 0x30000000."""
     graph = load_model(mlperf_path("ic_resnet8"))
     ns = schedule_network(lower(graph), get_target("stm32h7"), "model")
     p = generate(ns, tmp_path / "p")
@@ -232,17 +236,18 @@ def test_stm32h7_link_places_flash_dtcm_and_sram(tmp_path):
     addr = {}
     for line in out.splitlines():
         parts = line.replace("[ ", "[").split()
-        if len(parts) > 4 and parts[1] in (".vectors", ".text", ".bss", ".dtcm", ".stack"):
+        if len(parts) > 4 and parts[1] in (".vectors", ".text", ".bss", ".dtcm", ".stack",
+                                           ".l2_arena"):
             addr[parts[1]] = int(parts[3], 16)
     assert addr[".vectors"] == 0x08000000 and 0x08000000 < addr[".text"] < 0x08200000, addr
     assert 0x20000000 <= addr[".dtcm"] < addr[".stack"] < 0x20020000, addr
-    assert 0x24000000 <= addr[".bss"] < 0x24080000, addr
+    assert addr[".l2_arena"] == 0x24000000 and 0x30000000 <= addr[".bss"] < 0x30048000, addr
     size = {}
     for line in out.splitlines():
         parts = line.replace("[ ", "[").split()
-        if len(parts) > 5 and parts[1] in (".dtcm", ".bss", ".text"):
+        if len(parts) > 5 and parts[1] in (".dtcm", ".l2_arena", ".text"):
             size[parts[1]] = int(parts[5], 16)
-    assert size[".dtcm"] >= ns.l1_bytes and size[".bss"] >= ns.memory.peak, size
+    assert size[".dtcm"] >= ns.l1_bytes and size[".l2_arena"] >= ns.memory.peak, size
 
 
 def test_qemu_needs_a_cortex_m_target():

@@ -17,11 +17,16 @@ $(RULES_DIR)/pmsis_rules.mk`), main.c (fabric-controller main: L3 RAM open and l
 one cluster task per embedded input running tw_network_run) and the inputs, built with the SDK's
 own toolchain and rules (the tests compile it against tests/pmsis_stub).
 
-A cortex-m project (stm32h7) gets `firmware/` too: the vector table, reset and fault handlers and
-semihosting output (tw_fw.c), linker scripts for QEMU's mps2-an500 (link_qemu.ld) and for an
-STM32H7 (link_stm32h7.ld; the same sections.ld), the program (main.c) and the inputs, with the
-single-core HAL tw_hal/tw_hal_cortex_m.c. The toolchain is Debian's arm-none-eabi-gcc with newlib
-(`-mcpu=cortex-m7 -mthumb -mfloat-abi=soft`, newlib-nano).
+A cortex-m project (stm32h7) gets `firmware/` too: the vector table, reset and fault handlers
+(tw_fw.c), linker scripts generated from the target's memory regions for the chip
+(link_stm32h7.ld) and for QEMU's mps2-an500 (link_qemu.ld; linker.py, the same sections.ld), the
+board layer (tw_board.h: tw_board_stm32h7.c sets the 480 MHz clock, the caches and the DWT cycle
+counter; tw_board_stub.c under QEMU), the output (tw_fw_semihosting.c, or tw_fw_putchar.c over the
+ITM's putchar tw_fw_itm.c or the application's), the program (main.c: outputs, and cycles per
+inference and per layer where the board counts them) and the inputs, with the single-core HAL
+tw_hal/tw_hal_cortex_m.c. `cm_firmware_sources` picks the board and output files for a link
+(CM_BOARDS, CM_OUTPUTS: what the Makefile's LINK / OUTPUT pick). The toolchain is Debian's
+arm-none-eabi-gcc with newlib (`-mcpu=cortex-m7 -mthumb -mfloat-abi=soft`, newlib-nano).
 
 `firmware_files(...)` lists the files for `render`; `inputs_files(...)` the inputs;
 `compile_args` / `link_args` (pulp-open) and `cm_compile_args` / `cm_link_args` (cortex-m) what
@@ -150,9 +155,16 @@ def link_args(tc: Toolchain, script: Path, objects: Sequence[Path], elf: Path) -
 
 CM_ARCH = ("-mcpu=cortex-m7", "-mthumb", "-mfloat-abi=soft")
 CM_CFLAGS = ("-O2", "-std=c99", "-Wall", "-Wextra", "-Werror", "-ffunction-sections",
-             "-fdata-sections")
-#: the linker script of each place a cortex-m firmware runs (firmware/link_<name>.ld)
-CM_LINK = ("qemu", "stm32h7")
+             "-fdata-sections", "-DTW_PROFILE_LAYERS")
+#: the board layer of each place a cortex-m firmware runs (firmware/link_<name>.ld): QEMU's stub,
+#: else the chip's own tw_board_<name>.c
+CM_BOARDS = {"qemu": "tw_board_stub.c"}
+#: the output files of each OUTPUT (the Makefile's; "putchar" adds the application's file)
+CM_OUTPUTS = {"semihosting": ("tw_fw_semihosting.c",), "itm": ("tw_fw_putchar.c", "tw_fw_itm.c"),
+              "putchar": ("tw_fw_putchar.c",)}
+#: the files of firmware/ that only some builds take (the rest every build compiles)
+CM_VARIANTS = frozenset({"tw_board_stub.c", "tw_fw_semihosting.c", "tw_fw_putchar.c",
+                         "tw_fw_itm.c"}) | {f"tw_board_{t}.c" for t in ("stm32h7",)}
 
 
 def arm_gcc() -> str:
@@ -163,6 +175,15 @@ def arm_gcc() -> str:
                             f"gcc-arm-none-eabi and libnewlib-arm-none-eabi (or set "
                             f"TILEWISE_ARM_GCC)")
     return gcc
+
+
+def cm_firmware_sources(fw_dir: Path, link: str = "qemu", output: str = "semihosting"
+                        ) -> list[Path]:
+    """The .c files of firmware/ a build for `link` with `output` compiles: the common ones, the
+    board layer (QEMU's stub or tw_board_<link>.c) and the output's."""
+    board = CM_BOARDS.get(link, f"tw_board_{link}.c")
+    chosen = {board, *CM_OUTPUTS[output]}
+    return sorted(p for p in fw_dir.glob("*.c") if p.name not in CM_VARIANTS or p.name in chosen)
 
 
 def cm_compile_args(gcc: str, includes: Sequence[Path], src: Path, obj: Path) -> list[str]:

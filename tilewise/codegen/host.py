@@ -38,7 +38,21 @@ def makefile(target: str, sdk: str | None, l3: bool, kernel_dirs: tuple[str, ...
     return render("Makefile.j2", target=target, pulp=sdk == "pmsis", l3=l3, kernel_dirs=kernel_dirs,
                   in_files=in_files, out_files=out_files,
                   firmware=sdk == PULP_OPEN, fw_arch=ARCH, fw_cflags=CFLAGS, fw_stack=STACK,
+                  gvsoc_run=gvsoc_run() if sdk == PULP_OPEN else "",
                   cortex_m=sdk == CORTEX_M, cm_arch=CM_ARCH, cm_cflags=CM_CFLAGS)
+
+
+def gvsoc_run() -> str:
+    """The absolute path of GVSoC's runner as `validate --on gvsoc` finds it (validate/gvsoc.py
+    `runner`), for the pulp-open Makefile's `make gvsoc`; "gvsoc-run" (looked up on PATH) when it
+    is not installed where tilewise looks."""
+    from ..errors import TilewiseError
+    from ..validate.gvsoc import runner
+
+    try:
+        return str(runner().resolve())
+    except TilewiseError:
+        return "gvsoc-run"
 
 
 def readme(model: str, target: str, tiler: str, sdk: str | None, l3: bool, layers: int,

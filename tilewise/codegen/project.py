@@ -53,6 +53,7 @@ from .firmware import (CORTEX_M, PMSIS, PULP_OPEN, firmware_files, firmware_fold
 from .host import main_host, makefile, readme
 from .l3_c import L3Layer, Where, driver, emit_l3_layer
 from .layer_c import LayerEmit, emit_tiled, emit_untiled
+from .linker import link_scripts
 from .names import DEFAULT, check_name, defined_macros, renamer
 from .owned import recorded, remove_stale, write_record
 from .network_c import (ArenaMap, L3Stream, arena_map, io_tensors, layers_h, multi_io, network_c,
@@ -328,6 +329,8 @@ def render(plan: ProjectPlan) -> dict[str, Content]:
     if target.sdk in SDK_HEADERS:
         files.update({f"tw_hal/{h}": C_LIB / "tw_hal" / h for h in SDK_HEADERS[target.sdk]})
     files.update(firmware_files(target.sdk))
+    if target.sdk == CORTEX_M:
+        files.update(link_scripts(target))
     if target.sdk in (PULP_OPEN, CORTEX_M, PMSIS):
         files.update(inputs_files([default_input(lg)], [lg.tensors[t].nbytes for t in lg.inputs],
                                   firmware_folder(target.sdk)))

@@ -30,10 +30,11 @@ from ..errors import TilewiseError
 from ..ir.layer import Layer, LayerGraph
 from ..ir.ops import Op
 from ..memory.l3 import L3Plan, plan_l3_activations
-from ..memory.network import LayerStep, NetworkPlan
+from ..memory.network import L2TooSmallError, LayerStep, NetworkPlan
 from ..partition import Partition, partition
 from ..targets.base import Target
 from .api import schedule_placed
+from .fit import check_fits, l2_refusal
 from .l3 import L2Tile, L3Tiling, NetworkL3, l3_dma, plan_memory
 from ..ir.operands import const_bytes
 from .placement import Placement
@@ -296,7 +297,9 @@ def _with_acc_bits(lg: LayerGraph, part: Partition) -> LayerGraph:
 
 def schedule_network(lg: LayerGraph, target: Target, tiler: str = "model",
                      l3_strategy: str = "cascade", objective: str = "latency") -> NetworkSchedule:
-    """Partition `lg` on `target`, schedule every layer and plan its memory."""
+    """Partition `lg` on `target`, schedule every layer and plan its memory; a network that
+    cannot fit the chip is refused first (fit.py)."""
+    check_fits(lg, target)
     part = partition(lg, target, tiler, objective)
     lg = _with_acc_bits(lg, part)
     rom = _rom(lg, part, target)
@@ -309,13 +312,16 @@ def schedule_network(lg: LayerGraph, target: Target, tiler: str = "model",
     rules = {c.layer: c.placement.rules for c in part.choices}
     tensor_bytes = {name: t.nbytes for name, t in lg.tensors.items()}
     l2 = target.memory("L2")
-    l3, plan = plan_memory(
-        steps, nests, tensor_bytes, l2.free, outputs=lg.outputs, strategy=l3_strategy,  # type: ignore[arg-type]
-        rules=rules, l3_acts=target.outer("L2") is not None,
-        l3_weights=target.outer("L2", "weight") is not None,
-        const_per_channel={c.layer: c.placement.binding.const_bytes for c in part.choices},
-        **l3_dma(target),
-    )
+    try:
+        l3, plan = plan_memory(
+            steps, nests, tensor_bytes, l2.free, outputs=lg.outputs, strategy=l3_strategy,  # type: ignore[arg-type]
+            rules=rules, l3_acts=target.outer("L2") is not None,
+            l3_weights=target.outer("L2", "weight") is not None,
+            const_per_channel={c.layer: c.placement.binding.const_bytes for c in part.choices},
+            **l3_dma(target),
+        )
+    except L2TooSmallError as e:
+        raise l2_refusal(target, e) from None
     tiled: dict[str, TiledLayer] = {}
     schedules = [c.schedule for c in part.choices]
     for i, layer in enumerate(lg.layers):

@@ -90,6 +90,27 @@ class Memory:
         return self.bandwidth
 
 
+@dataclass(frozen=True)
+class Region:
+    """One physical memory region of the chip, as its datasheet / reference manual gives it: the
+    linker scripts are generated from these figures (codegen/linker.py) and a plan that does not
+    fit them is refused before any work (schedule/fit.py). `backs` names the `Memory` level the
+    region holds ("L1", "L2", "flash"), "data" for the firmware's own variables (.data, .bss), or
+    "" for a region the firmware leaves unused; `ld` is its name in the linker script."""
+
+    name: str
+    origin: int
+    size: int
+    backs: str = ""
+    ld: str = ""
+    note: str = ""
+
+    @property
+    def label(self) -> str:
+        """How an error names it: "AXI SRAM (512 kB at 0x24000000)"."""
+        return f"{self.name} ({self.size / KB:g} kB at 0x{self.origin:08X})"
+
+
 class KernelModel(Protocol):
     """A kernel library's cost model (PULP-NN, CMSIS-NN, a SIMD DSP ...): frozen data + formulas.
 
@@ -187,6 +208,13 @@ class Target:
     #: True when an override went beyond the physical part (`with_overrides(beyond=True)`): a
     #: design study of a hypothetical chip, which reports and manifests say
     hypothetical: bool = False
+    #: the chip's physical memory regions (datasheet figures, `Region`): the firmware's linker
+    #: scripts and the fit check come from them; () = the SDK's own linker script places the code
+    regions: tuple[Region, ...] = ()
+
+    def region(self, backs: str) -> Region | None:
+        """The region that holds memory level (or "data") `backs`, or None."""
+        return next((r for r in self.regions if r.backs == backs), None)
 
     def memory(self, name: str) -> Memory:
         for m in self.memories:

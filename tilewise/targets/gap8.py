@@ -14,7 +14,17 @@ Figures and where they come from:
   8 cycles = 80 ns at 100 MHz. Per contiguous chunk 27 cycles: MATCH's measured figure for the
   same PULP cluster DMA on GAP9 (seed 003 §V), assumed here. 20 core cycles to program a transfer
   (assumed).
-- L2: 512 kB (seed 001 §3.2). L3: 8 MB HyperRAM (64 MB HyperFlash also on board, read-only),
+- L2: 512 kB at 0x1C000000 (seed 001 §3.2; the GAP SDK's GAP8.ld, rtos/freeRTOS/vendors/gwt/gap8/
+  src/device/ld/GAP8.ld: `L2 : ORIGIN = 0x1C000000, LENGTH = 0x80000`). That linker script puts
+  the whole program in L2 — .text, .rodata (the constants of weights.c), .data, .bss (the arenas,
+  the output buffer) and the L1 preload image — and leaves the rest to the heap; only the FC's
+  stacks are elsewhere (FC TCDM). So L2_CODE_RUNTIME is reserved for code and runtime: the
+  generated network's code as linked for the same RI5CY cores, measured (`tilewise analyze
+  --code-size --target pulp-open`: network, layers, kernels, HAL at -O2 — 30.5 kB kws_dscnn,
+  32.2 kB ic_resnet8, 47.7 kB vww_mobilenet_v1_025, the largest of the MLPerf Tiny models), rounded
+  up to 64 kB for the SDK's -O3, plus 32 kB assumed for the PMSIS runtime on FreeRTOS (kernel,
+  drivers, their data: not measured here, the GAP SDK is not installed), so 416 kB are free for
+  the memory plan (--l2 sets the free part). L3: 8 MB HyperRAM (64 MB HyperFlash also on board, read-only),
   I/O DMA up to 200 MB/s (seed 001 §3.2); >50 pJ/B off-chip (seed 001 §1).
 - energy: 11.89 mJ for 23.3 M cycles of 1.0-MobileNetV1-128 at 1 V / 100 MHz (seed 001 Table 4)
   → 510 pJ per cluster cycle, whole SoC average.
@@ -34,6 +44,10 @@ from ..bindings import pulp
 from .base import KB, MB, Memory, Module, Target
 from .pulp_kernels import HOST, PulpKernels
 
+#: L2 bytes the GAP SDK's program takes besides the memory plan (module docstring: the network's
+#: code measured on the same cores, rounded up, and the PMSIS runtime assumed)
+L2_CODE_RUNTIME = 64 * KB + 32 * KB
+
 TARGET = Target(
     name="gap8",
     description="GreenWaves GAP8: 8-core RI5CY cluster, 64 kB L1 TCDM, 512 kB L2, 8 MB L3",
@@ -43,8 +57,9 @@ TARGET = Target(
         Memory("L1", 64 * KB, reserved=3584 + 7 * 3482, bandwidth=8.0, dma_setup_cycles=8,
                dma_chunk_cycles=27, dma_issue_cycles=20, dma_async=True,
                note="TCDM; stacks 3.5 kB + 7x3.4 kB reserved"),
-        Memory("L2", 512 * KB, bandwidth_mb_s=200.0, dma_setup_cycles=100, dma_async=True,
-               pj_per_byte=50.0, note="L3<->L2 I/O DMA 200 MB/s"),
+        Memory("L2", 512 * KB, reserved=L2_CODE_RUNTIME, bandwidth_mb_s=200.0,
+               dma_setup_cycles=100, dma_async=True, pj_per_byte=50.0,
+               note="L3<->L2 I/O DMA 200 MB/s; code and runtime reserved"),
         Memory("L3", 8 * MB, note="HyperRAM; 64 MB HyperFlash for read-only data"),
     ),
     modules=(

@@ -4,7 +4,12 @@ Figures and where they come from (seed 003 §V–VI, notes/match-cost-model.md):
 - clock 260 MHz: MATCH's measurements on GAP9 silicon (seed 003 Table III). Maximum 370 MHz
   (--clock beyond it needs --hypothetical): GreenWaves' MLPerf Tiny v1.0 GAP9 results at 370 MHz
   (notes/anchors.md), the chip's top rated clock.
-- L1 128 kB, of which MATCH uses 90 kB for tiles → 38 kB reserved; L2 1.5 MB, 1408 kB usable.
+- L1 128 kB, of which MATCH uses 90 kB for tiles → 38 kB reserved; L2 1.5 MB, 1408 kB usable
+  (MATCH's figure, seed 003 §V): the 128 kB reserved are the L2 the GAP SDK's program takes for
+  code and runtime (the SDK links code, constants and data into L2 as on GAP8, gap8.py) — more
+  than gap8's 96 kB: the generated network's code measured on the same cores is at most 47.7 kB
+  on the MLPerf Tiny models (`analyze --code-size --target pulp-open`, -O2), the rest is left to
+  GAP9's larger PMSIS runtime (not measured here: the GAP SDK is not installed).
 - L2↔L1 cluster DMA: 27 cycles per contiguous chunk (seed 003 §V-B), 8 B/cycle. Per transfer
   920 cycles on the DMA side: MATCH's GAP9 cluster model charges every operand transfer
   550 cycles of DMA API plus 370 of layer-template set-up (eml-eda/match,

@@ -4,10 +4,25 @@ Figures and where they come from:
 - 480 MHz, also the maximum (--clock beyond it needs --hypothetical): the STM32H743's rated top
   clock (ST datasheet DS12110; seed 004 ch. 3 compares against it "@ 480 MHz"); 1× Cortex-M7 with a 128 kB zero-wait-state DTCM scratchpad (seed 001 §6.1, where DORY
   manages the DTCM by DMA exactly like GAP8's L1); 8 kB of it assumed reserved for the stack.
-- L2: 1 MB SRAM (DESIGN.md) for activations; 2 MB internal flash, read-only: the const weights stay
-  there (the Cortex-M reads flash in place and its DMA moves weight tiles from it), never copied
-  to RAM and not counted in it. No external RAM: a network whose activations do not fit the SRAM
-  does not fit this part.
+- Memory regions (REGIONS; the linker scripts are generated from them, codegen/linker.py), from
+  ST's STM32H743xI datasheet DS12110 §3.5 "Memories" / Fig. "Memory map" and reference manual
+  RM0433 §2.3 "Memory organization" (Table "Register boundary addresses" and §2.4 "Embedded
+  SRAM"): flash 2 MB at 0x08000000 (two 1 MB banks), ITCM-RAM 64 kB at 0x00000000, DTCM-RAM
+  128 kB at 0x20000000, AXI SRAM (D1) 512 kB at 0x24000000, SRAM1 128 kB at 0x30000000, SRAM2
+  128 kB at 0x30020000, SRAM3 32 kB at 0x30040000 (D2: one contiguous 288 kB), SRAM4 (D3) 64 kB
+  at 0x38000000, backup SRAM 4 kB at 0x38800000 — 864 kB of user SRAM besides the TCMs.
+- L1 = the DTCM (128 kB, the stack's 8 kB reserved, sections.ld's STACK_BYTES); L2 = the AXI SRAM,
+  512 kB, all of it for the activation plan (the firmware's L2 arena is the only thing linked
+  there). Activations do not use the other SRAMs: the plan is one contiguous arena and the AXI
+  SRAM is the largest contiguous region (SRAM1–3 are 288 kB at another address, on the D2 bus
+  matrix behind the AXI–AHB bridge); so a network whose activation plan needs more than 512 kB
+  is refused (schedule/fit.py) although the chip has 864 kB of SRAM. SRAM1–3 hold the firmware's
+  own variables (.data, .bss: the output buffer, counters); SRAM4, the ITCM and the backup SRAM
+  stay free for the application. The 2 MB internal flash, read-only, holds the code and the
+  const weights (the Cortex-M reads flash in place and its DMA moves weight tiles from it), never
+  copied to RAM and not counted in it. No external RAM: a network whose activations do not fit
+  the AXI SRAM does not fit this part. No STM32H7A3 variant is offered (its 1.4 MB of SRAM is
+  laid out differently: it would be a target file of its own).
 - Units: the model counts executed instructions and takes them as cycles (one per cycle): no
   Cortex-M7 timing model is available offline (dual issue and flash wait states are not
   modelled), and instructions are what is measured (`validate --on count`, notes/cortex-m.md).
@@ -32,15 +47,16 @@ Figures and where they come from:
   tw_transpose), counted with the integer exports' kernels (16x8 conv / depthwise / dense, the
   table add, tw_int.h's, the reshape's copy: targets/pulp_kernels.py "Integer exports") by
   bench/calibrate_int.py.
-- firmware (Target.sdk "cortex-m", codegen/c/firmware/cortex_m): start-up, linker scripts for an
-  STM32H7 (flash, DTCM, AXI SRAM) and for QEMU's mps2-an500, the single-core HAL (copies done by
-  the core), semihosting output; `validate --on qemu` runs it.
+- firmware (Target.sdk "cortex-m", codegen/c/firmware/cortex_m): start-up, linker scripts for the
+  STM32H743 (REGIONS) and for QEMU's mps2-an500 (the same regions' sizes inside its SSRAM), the
+  board layer (480 MHz PLL, caches, DWT cycle counter; stubbed under QEMU), the single-core HAL
+  (copies done by the core), output through a putchar; `validate --on qemu` runs it.
 """
 
 from dataclasses import replace
 
 from ..bindings import pulp
-from .base import KB, MB, Memory, Module, Target
+from .base import KB, Memory, Module, Region, Target
 from .pulp_kernels import PulpKernels
 
 #: the pulp kernels' model in executed instructions on the Cortex-M7, fitted on counted
@@ -64,21 +80,40 @@ KERNELS = replace(PulpKernels(), name="pulp-kernels-m7", mm_step=18.808, mm_bloc
                   int_tap=24.998, int_out=122.722, int_rq_elem=43.323, int_add_elem=19.607,
                   int_bin_elem=56.248, int_hsw_elem=30.116, int_mm_mac=7.953, int_mm_out=28.781,
                   int_red_in=37.491, int_red_out=64.919, copy_byte=0.514, copy_call=0.0)
+#: the STM32H743's memory regions (module docstring: DS12110 §3.5, RM0433 §2.3–2.4)
+FLASH = Region("flash", 0x08000000, 2048 * KB, backs="flash", ld="FLASH",
+               note="two 1 MB banks: code, constants, the embedded inputs")
+DTCM = Region("DTCM", 0x20000000, 128 * KB, backs="L1", ld="DTCM",
+              note="the L1 arena and the stack, zero wait states")
+AXI_SRAM = Region("AXI SRAM", 0x24000000, 512 * KB, backs="L2", ld="AXI_SRAM",
+                  note="D1: the L2 arena (activations)")
+SRAM1_3 = Region("SRAM1-3", 0x30000000, (128 + 128 + 32) * KB, backs="data", ld="SRAM1_3",
+                 note="D2: SRAM1 128 kB, SRAM2 128 kB, SRAM3 32 kB; the firmware's .data/.bss")
+REGIONS = (
+    FLASH,
+    Region("ITCM", 0x00000000, 64 * KB, ld="ITCM", note="unused by the firmware"),
+    DTCM, AXI_SRAM, SRAM1_3,
+    Region("SRAM4", 0x38000000, 64 * KB, ld="SRAM4", note="D3: unused by the firmware"),
+    Region("backup SRAM", 0x38800000, 4 * KB, ld="BKPSRAM", note="unused by the firmware"),
+)
+#: DTCM bytes of the firmware's stack (sections.ld STACK_BYTES, written from this figure)
+STACK = 8 * KB
+
 #: instructions per layer outside its kernel (the fork, the layer's argument set-up)
 LAYER_OVERHEAD = 523.0
 
 TARGET = Target(
     name="stm32h7",
-    description="STM32H743: Cortex-M7 @480 MHz, 128 kB DTCM, 1 MB SRAM, 2 MB flash",
+    description="STM32H743: Cortex-M7 @480 MHz, 128 kB DTCM, 512 kB AXI SRAM, 2 MB flash",
     clock_mhz=480.0,
     max_clock_mhz=480.0,
     memories=(
-        Memory("L1", 128 * KB, reserved=8 * KB, bandwidth=0.6533, dma_setup_cycles=0,
+        Memory("L1", DTCM.size, reserved=STACK, bandwidth=0.6533, dma_setup_cycles=0,
                dma_chunk_cycles=27.48, dma_issue_cycles=327.6, dma_async=False,
                note="DTCM: kernel scratch and the stack (layers compute in place)"),
-        Memory("L2", 1 * MB, bandwidth=2.0, dma_setup_cycles=30, dma_async=True,
+        Memory("L2", AXI_SRAM.size, bandwidth=2.0, dma_setup_cycles=30, dma_async=True,
                roles=frozenset({"act", "tile"}), note="AXI SRAM: activations"),
-        Memory("flash", 2 * MB, roles=frozenset({"weight"}), read_only=True, in_place=True,
+        Memory("flash", FLASH.size, roles=frozenset({"weight"}), read_only=True, in_place=True,
                note="internal flash: const weights, read in place by the kernels"),
     ),
     modules=(
@@ -86,6 +121,8 @@ TARGET = Target(
                layer_overhead_cycles=LAYER_OVERHEAD,
                weights_from="flash", note="Cortex-M7 (DSP extension), the SIMD kernels"),
     ),
-    sources=("seed 001 §6.1", "seed 004 §3.4.1"),
+    sources=("seed 001 §6.1", "seed 004 §3.4.1", "ST DS12110 §3.5 (memories)",
+             "ST RM0433 §2.3-2.4 (memory map, embedded SRAM)"),
     sdk="cortex-m",
+    regions=REGIONS,
 )

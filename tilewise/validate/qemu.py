@@ -21,7 +21,8 @@ from typing import Sequence
 
 import numpy as np
 
-from ..codegen.firmware import CORTEX_M, arm_gcc, cm_compile_args, cm_link_args
+from ..codegen.firmware import (CORTEX_M, arm_gcc, cm_compile_args, cm_firmware_sources,
+                                cm_link_args)
 from ..codegen.project import Project
 from ..errors import TilewiseError
 from ..schedule.network import NetworkSchedule
@@ -48,8 +49,10 @@ def qemu() -> str:
 
 
 def build_firmware(project: Project, inputs: Sequence[np.ndarray], out: Path | None = None,
-                   link: str = "qemu") -> Path:
-    """Embed `inputs` in the project's firmware, compile and link it for `link`; the ELF's path."""
+                   link: str = "qemu", output: str | None = None) -> Path:
+    """Embed `inputs` in the project's firmware, compile and link it for `link` with `output`
+    (codegen/firmware.py CM_OUTPUTS; default semihosting under QEMU, the ITM on the chip); the
+    ELF's path."""
     if project.manifest.get("sdk") != CORTEX_M:
         raise TilewiseError(f"{project.path}: target {project.manifest['target']} has no Cortex-M "
                             f"firmware (generate for --target stm32h7)")
@@ -58,7 +61,8 @@ def build_firmware(project: Project, inputs: Sequence[np.ndarray], out: Path | N
                             f"Cortex-M firmware does not have; give it a part with more SRAM")
     gcc = arm_gcc()
     fw = project.path / "firmware"
-    srcs = project.sources(CORTEX_M) + sorted(fw.glob("*.c"))
+    output = output or ("semihosting" if link == "qemu" else "itm")
+    srcs = project.sources(CORTEX_M) + cm_firmware_sources(fw, link, output)
     return build_elf(project, inputs, srcs, lambda inc, s, o: cm_compile_args(gcc, inc, s, o),
                      lambda objs, elf: cm_link_args(gcc, fw, objs, elf, link), out)
 

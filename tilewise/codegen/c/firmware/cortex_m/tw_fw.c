@@ -1,33 +1,16 @@
 /*
  * tw_fw.c — start-up and runtime of a tilewise firmware on Cortex-M: the vector table (initial
- * stack pointer, reset and fault handlers), the reset handler (copies .data from flash, zeroes
- * .bss and .dtcm, runs tw_fw_main and exits with its status), and output / exit by Arm
- * semihosting (`bkpt 0xAB`, r0 = operation, r1 = argument): SYS_WRITE0 (0x04) writes a string,
- * SYS_EXIT (0x18) ends the run — ADP_Stopped_ApplicationExit for status 0, a run-time error
- * otherwise (QEMU then exits 1). A fault prints "TW_TRAP <name> pc <hex>" and exits non-zero.
- * The symbols come from the linker scripts (link_qemu.ld, link_stm32h7.ld).
+ * stack pointer, reset and fault handlers), the reset handler (the board's early set-up, copies
+ * .data from flash, zeroes .bss and .dtcm, the board's clock / cache / cycle-counter set-up, runs
+ * tw_fw_main and exits with its status) and the number printing. Output and exit are the chosen
+ * output's (tw_fw_semihosting.c, or tw_fw_putchar.c over a putchar), the board set-up the
+ * board layer's (tw_board.h). A fault prints "TW_TRAP <name> pc <hex>" and exits non-zero.
+ * The symbols come from the linker scripts (link_qemu.ld, link_<target>.ld, sections.ld).
  */
+#include "tw_board.h"
 #include "tw_fw.h"
 
 extern uint32_t _sidata, _sdata, _edata, _sbss, _ebss, _sdtcm, _edtcm, _estack;
-
-#define SYS_WRITE0 0x04
-#define SYS_EXIT 0x18
-#define ADP_STOPPED_APPLICATION_EXIT 0x20026
-#define ADP_STOPPED_RUNTIME_ERROR 0x20023
-
-static int semihost(int op, const void *arg)
-{
-    register int r0 __asm__("r0") = op;
-    register const void *r1 __asm__("r1") = arg;
-    __asm__ volatile("bkpt 0xAB" : "+r"(r0) : "r"(r1) : "memory");
-    return r0;
-}
-
-void tw_fw_puts(const char *s)
-{
-    semihost(SYS_WRITE0, s);
-}
 
 void tw_fw_put_uint(uint32_t v)
 {
@@ -56,14 +39,6 @@ void tw_fw_put_hex_bytes(const int8_t *p, uint32_t n)
             k = 0;
         }
     }
-}
-
-void tw_fw_exit(int status)
-{
-    semihost(SYS_EXIT, (const void *)(status == 0 ? ADP_STOPPED_APPLICATION_EXIT
-                                                    : ADP_STOPPED_RUNTIME_ERROR));
-    for (;;)
-        ;
 }
 
 static void put_hex(uint32_t v)
@@ -99,12 +74,14 @@ static void other(void) { fault("exception"); }
 void tw_fw_reset(void)
 {
     uint32_t *src = &_sidata, *dst;
+    tw_board_early_init();
     for (dst = &_sdata; dst < &_edata;)
         *dst++ = *src++;
     for (dst = &_sbss; dst < &_ebss;)
         *dst++ = 0;
     for (dst = &_sdtcm; dst < &_edtcm;)
         *dst++ = 0;
+    tw_board_init();
     tw_fw_exit(tw_fw_main());
 }
 
