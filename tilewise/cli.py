@@ -226,12 +226,20 @@ def _validate_report(args: argparse.Namespace, report) -> None:
     _project_report(args, "validate", report.schedule, project, report)
 
 
+#: validate --inputs N at most (random inputs)
+MAX_INPUTS = 100_000
+
+
 def _cmd_validate(args: argparse.Namespace) -> int:
     from .validate import validate_path
     from .validate.text import format_report
 
     if args.inputs < 1:
         raise TilewiseError(f"--inputs must be at least 1, got {args.inputs}")
+    if args.inputs > MAX_INPUTS:   # 1e9 would run silently for days
+        raise TilewiseError(f"--inputs {args.inputs:,}: at most {MAX_INPUTS:,} random inputs (each "
+                            f"runs through the C and the golden model: {MAX_INPUTS:,} already take "
+                            f"hours); give a smaller N, or your own inputs with --data")
     out = output_dir(args.out) if args.out else None
     if out is not None:
         check_out_dir(out, f"-o {args.out}", args.force)
@@ -500,7 +508,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from .progress import set_quiet
 
-    set_quiet(args.quiet)
+    set_quiet(args.quiet, notes=not getattr(args, "json", False))
     interrupt = _Interrupt()
     try:
         with interrupt:

@@ -149,7 +149,10 @@ def check_on_count(report: ValidationReport, ns: NetworkSchedule, project: Proje
     executed instructions per inference and per layer)."""
     elf = build_firmware(project, inputs)
     report.code = of_elf(elf, CORTEX_M7_ISA)
-    counted = count_instructions(elf, len(ns.layers.layers), project.c_name)
+    from ..progress import step
+
+    with step("running the firmware, counting instructions"):
+        counted = count_instructions(elf, len(ns.layers.layers), project.c_name)
     report.platform = "count"
     fill_report(report, ns, parse_run(counted.status, counted.text), inputs, golden, reference)
     # the Cortex-M cost model counts executed instructions (targets/stm32h7.py: one per cycle)

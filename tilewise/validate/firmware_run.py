@@ -67,16 +67,21 @@ def build_elf(project: Project, inputs: Sequence[Any], sources: Sequence[Path],
     shared = {*RUNTIME_DIRS, *project.kernel_dirs}
     headers = headers_digest([str(i) for i in includes], shared) if cache is not None else b""
     objects = []
-    for s in sources:
-        obj = build / (s.relative_to(p).as_posix().replace("/", "_") + ".o")
-        if cache is not None and s.parent.name in shared:
-            # a shipped kernel or runtime file: compiled once per content and flags (build.py)
-            compile_cached(compile_args(includes, s, obj), s, obj, headers, Path(cache), p)
-        else:
-            _run(compile_args(includes, s, obj), p)
-        objects.append(obj)
-    elf = build / "network.elf"   # the map beside it: what each object puts in flash (code_size.py)
-    _run([*link_args(objects, elf), f"-Wl,-Map={elf.with_suffix('.map')}"], p)
+    from ..progress import progress
+
+    with progress(len(sources) + 1, "building the firmware") as done:   # each source, the link
+        for s in sources:
+            obj = build / (s.relative_to(p).as_posix().replace("/", "_") + ".o")
+            if cache is not None and s.parent.name in shared:
+                # a shipped kernel or runtime file: compiled once per content and flags (build.py)
+                compile_cached(compile_args(includes, s, obj), s, obj, headers, Path(cache), p)
+            else:
+                _run(compile_args(includes, s, obj), p)
+            objects.append(obj)
+            done()
+        elf = build / "network.elf"   # the map beside it: what each object puts in flash (code_size.py)
+        _run([*link_args(objects, elf), f"-Wl,-Map={elf.with_suffix('.map')}"], p)
+        done()
     return elf
 
 

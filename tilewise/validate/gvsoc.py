@@ -71,7 +71,10 @@ def run_firmware(elf: Path, timeout: int = TIMEOUT) -> FirmwareRun:
     with ascii_work_dir("tilewise_gvsoc_") as work:
         binary = work / "network.elf"
         shutil.copyfile(elf, binary)
-        proc = run_session([str(runner()), str(binary), str(work / "run")], timeout + 60, env)
+        from ..progress import step
+
+        with step("running the firmware on GVSoC"):
+            proc = run_session([str(runner()), str(binary), str(work / "run")], timeout + 60, env)
     run = parse_run(proc.returncode, proc.stdout)
     return replace(run, text=proc.stdout + proc.stderr)
 

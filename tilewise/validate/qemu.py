@@ -71,7 +71,10 @@ def run_firmware(elf: Path, timeout: int = TIMEOUT) -> FirmwareRun:
     """Run `elf` on QEMU's mps2-an500 (Cortex-M7) with semihosting and parse its TW_* lines."""
     args = [qemu(), *QEMU_ARGS, "-kernel", str(elf)]
     try:
-        proc = subprocess.run(args, capture_output=True, text=True, timeout=timeout)
+        from ..progress import step
+
+        with step("running the firmware on QEMU"):
+            proc = subprocess.run(args, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired as e:
         out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
         return parse_run(124, out + f"\nTW_TRAP timeout after {timeout} s")
