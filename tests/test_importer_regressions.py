@@ -254,3 +254,35 @@ def test_tflite_non_finite_scale(tmp_path, capsys, monkeypatch, bad):
     p = tmp_path / "scale.tflite"
     p.write_bytes(b.build())
     _refused(p, capsys, monkeypatch, "tensor 1 'w' has a non-finite quantization scale")
+
+
+def test_transpose_perm_not_a_permutation(tmp_path, capsys, monkeypatch):
+    """IndexError in onnx_lower.transpose: a perm naming an axis the tensor does not have."""
+    x = helper.make_tensor_value_info("x", onnx.TensorProto.INT8, [1, 2, 3, 4])
+    y = helper.make_tensor_value_info("y", onnx.TensorProto.INT8, None)
+    node = helper.make_node("Transpose", ["x"], ["y"], name="t", perm=[0, 1, 5, 2])
+    model = helper.make_model(helper.make_graph([node], "g", [x], [y]), opset_imports=[helper.make_opsetid("", 13)])
+    p = tmp_path / "transpose.onnx"
+    p.write_bytes(model.SerializeToString())
+    _refused(p, capsys, monkeypatch, "node 't'", "has perm [0, 1, 5, 2] for a 4-D tensor")
+
+
+def test_ceil_mode_as_a_list(tmp_path, capsys, monkeypatch):
+    """TypeError in onnx_lower.window_pads: a Conv's (non-standard) ceil_mode given as a list."""
+    p = _mutated(tmp_path, "deeploy/kernels/Conv/Regular_3x3_RQ/network.onnx",
+                 lambda m: _set_attr(_node(m, "Conv"), "ceil_mode", [0, 0, 0, 0]))
+    _refused(p, capsys, monkeypatch, "node 'Conv'", "has ceil_mode [0, 0, 0, 0]")
+
+
+def test_window_larger_than_its_input(tmp_path, capsys, monkeypatch):
+    """ValueError (max of an empty sequence) in the scheduler's cost model: a dilated kernel wider
+    than the padded input gave a conv output of negative height."""
+    p = _mutated(tmp_path, "deeploy/kernels/Conv/DW_2D_RQ/network.onnx",
+                 lambda m: _set_attr(_node(m, "Conv"), "dilations", [31, 1]))
+    _refused(p, capsys, monkeypatch, "node 'Conv_0'", "gives an output of shape (1, -44, 16, 5)")
+
+
+def test_residual_branch_scaled_by_nan(tmp_path, capsys, monkeypatch):
+    """ValueError (NaN to integer) in onnx_nemo_ops._add: NEMO's residual scale made nan."""
+    p = _mutated(tmp_path, "nemo/dronet_complete/model_int.onnx", lambda m: _set_constant(m, "Constant_95", float("nan")))
+    _refused(p, capsys, monkeypatch, "scales a residual branch by nan")

@@ -134,14 +134,16 @@ class Runner:
             self._conn.close()
         self._proc = self._conn = None
 
-    def run(self, data: bytes, suffix: str, extra: tuple[str, ...] = ()) -> Outcome:
-        """`tilewise analyze` on `data` saved as a `suffix` file, `extra`: more arguments."""
+    def run(self, data: bytes, suffix: str, extra: tuple[str, ...] = (), seconds: float | None = None) -> Outcome:
+        """`tilewise analyze` on `data` saved as a `suffix` file, `extra`: more arguments;
+        `seconds`: this case's time limit (default: the Limits')."""
+        limit = self.limits.seconds if seconds is None else seconds
         if self._proc is None:
             self._start()
         t0 = time.perf_counter()
         try:
             self._conn.send((data, suffix, tuple(extra)))
-            ready = self._conn.poll(self.limits.seconds)
+            ready = self._conn.poll(limit)
             if ready:
                 kind, text, seconds, rss = self._conn.recv()
                 return Outcome(kind, text, seconds, rss)
@@ -152,7 +154,7 @@ class Runner:
         code = self._proc.exitcode
         self._stop()
         if not ready and alive:
-            return Outcome("hang", f"no result within {self.limits.seconds:g} s", dt, 0)
+            return Outcome("hang", f"no result within {limit:g} s", dt, 0)
         return Outcome("crash", f"the worker died (exit code {code})", dt, 0)
 
     def close(self) -> None:

@@ -186,6 +186,9 @@ class Lowering:
                                for i in inputs if i in self.tensors)
             raise unsupported(self.g, onode, f"has inputs of shapes {shapes} that {op.value} cannot take ({e})",
                               "the model is malformed") from None
+        if any(d < 1 for d in inferred):
+            raise unsupported(self.g, onode, f"gives an output of shape {tuple(inferred)} (a window larger than its "
+                              "padded input, or an empty tensor)", "the model is malformed")
         if expect is not None and tuple(expect) != tuple(inferred):
             raise unsupported(self.g, onode, f"produces shape {tuple(expect)} where its inputs give {tuple(inferred)}",
                               "the model is malformed")
@@ -487,7 +490,10 @@ def window_pads(lw: Lowering, node: ONode, in_hw: tuple[int, int], kernel: tuple
         pads = (out[0][0], out[1][0], out[0][1], out[1][1])
     else:
         raise unsupported(lw.g, node, f"has auto_pad '{auto}'", "use explicit pads")
-    if int(node.attr("ceil_mode", 0)):
+    ceil = np.asarray(node.attr("ceil_mode", 0)).reshape(-1)
+    if ceil.size != 1:
+        raise unsupported(lw.g, node, f"has ceil_mode {ceil.tolist()}", "give one value, 0 or 1")
+    if int(ceil[0]):
         for size, k, s, b, e, d in zip(in_hw, kernel, stride, pads[:2], pads[2:], dilation):
             if (size + b + e - (d * (k - 1) + 1)) % s != 0:
                 raise unsupported(lw.g, node, "uses ceil_mode where it adds an output row or column",
@@ -598,6 +604,8 @@ def transpose(lw: Lowering, node: ONode) -> None:
     t = lw.t(x)
     rank = len(t.shape)
     p_onnx = tuple(int(v) for v in node.attr("perm", list(range(rank))[::-1]))
+    if sorted(p_onnx) != list(range(rank)):
+        raise unsupported(lw.g, node, f"has perm {list(p_onnx)} for a {rank}-D tensor", "the model is malformed")
     py = canonical_perm(rank)
     inv_px = inverse(lw.perm[x])
     q = tuple(inv_px[p_onnx[py[i]]] for i in range(rank))

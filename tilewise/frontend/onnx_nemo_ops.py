@@ -92,7 +92,7 @@ def _add(g: OnnxGraph, prod: dict, cons: dict, n: ONode) -> tuple[ONode, list[ON
             else None
         if c is not None and np.asarray(c).size == 1 and len(cons.get(i, [])) == 1 and i not in g.outputs:
             v = float(np.asarray(c).reshape(-1)[0])
-            if v != round(v) or v == 0:
+            if not math.isfinite(v) or v != round(v) or v == 0:
                 raise unsupported(g, p, f"scales a residual branch by {v}", "scale branches by non-zero integers")
             srcs.append(p.inputs[0])
             scales.append(int(v))
