@@ -196,7 +196,9 @@ def test_ctrl_c_during_gvsoc_ends_the_simulator(tmp_path):
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 130, (proc.returncode, out, err)
-    assert err == "tilewise: interrupted\n", err
+    # (progress lines of the long steps may come before)
+    assert err.endswith("tilewise: interrupted\n") and err.count("interrupted") == 1, err
+    assert "Traceback" not in err and "error" not in err, err
     deadline = time.monotonic() + 10   # a process may take a moment to go after its signal
     while _simulators(tmp) and time.monotonic() < deadline:
         time.sleep(0.1)

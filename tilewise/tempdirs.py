@@ -35,34 +35,53 @@ def remove_tree(path: Path, settle: float = SETTLE) -> None:
         time.sleep(0.05)
 
 
+class HeldInterrupts:
+    """While held, a Ctrl-C is recorded instead of raised (the Python-level SIGINT handler runs in
+    the main thread whichever thread the signal reached); `release` restores the handler and
+    delivers a recorded Ctrl-C through it. Nothing is held outside the main thread."""
+
+    def __init__(self) -> None:
+        self.held: list[tuple[int, Any]] = []
+        self.previous: Any = None
+        if threading.current_thread() is threading.main_thread():
+            previous = signal.getsignal(signal.SIGINT)
+            if callable(previous):
+                self.previous = previous
+                signal.signal(signal.SIGINT, lambda signum, frame: self.held.append((signum, frame)))
+
+    def release(self, deliver: bool = True) -> None:
+        previous, self.previous = self.previous, None
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+            if deliver and self.held:
+                previous(*self.held[0])
+
+
+def remove_uninterrupted(path: Path) -> None:
+    """`remove_tree` that a further Ctrl-C does not cut short (delivered once it is done)."""
+    held = HeldInterrupts()
+    try:
+        remove_tree(path)
+    finally:
+        held.release()
+
+
 @contextlib.contextmanager
 def temp_dir(prefix: str, keep_on_success: bool = True, dir: str | None = None) -> Iterator[Path]:
     """A new temporary directory, removed when the body raises (an error, Ctrl-C) and, unless
-    `keep_on_success`, when it ends. A Ctrl-C while it is created is held back (the Python-level
-    SIGINT handler, which runs in the main thread whichever thread the signal reached) and
-    delivered once the guard is in place."""
-    held: list[tuple[int, Any]] = []
-    previous = None
-    if threading.current_thread() is threading.main_thread():
-        previous = signal.getsignal(signal.SIGINT)
-        if callable(previous):
-            signal.signal(signal.SIGINT, lambda signum, frame: held.append((signum, frame)))
-        else:
-            previous = None
+    `keep_on_success`, when it ends. A Ctrl-C while it is created is held back and delivered
+    once the guard is in place; one during its removal, once it is removed."""
+    held = HeldInterrupts()
     try:
         work = Path(tempfile.mkdtemp(prefix=prefix, dir=dir))
     except BaseException:
-        if previous is not None:
-            signal.signal(signal.SIGINT, previous)
+        held.release(deliver=False)
         raise
     try:
-        if previous is not None:
-            signal.signal(signal.SIGINT, previous)
-            if held:   # the Ctrl-C held back lands here, inside the guard
-                previous(*held[0])
+        held.release()   # a Ctrl-C held back lands here, inside the guard
         yield work
     except BaseException:
-        remove_tree(work)
+        remove_uninterrupted(work)
         raise
     if not keep_on_success:
-        remove_tree(work, settle=0)
+        remove_uninterrupted(work)

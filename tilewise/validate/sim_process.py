@@ -24,7 +24,7 @@ import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from ..tempdirs import temp_dir
+from ..tempdirs import HeldInterrupts, temp_dir
 
 #: seconds the session's processes get to end after SIGTERM before SIGKILL
 GRACE = 2.0
@@ -71,9 +71,13 @@ def run_session(args: Sequence[str], timeout: float, env: dict[str, str] | None 
     try:
         out, err = proc.communicate(timeout=timeout)
     except BaseException:
-        end_session(proc)
-        with contextlib.suppress(Exception):
-            proc.communicate(timeout=GRACE)   # close the pipes
+        held = HeldInterrupts()   # a second Ctrl-C must not leave the simulator running
+        try:
+            end_session(proc)
+            with contextlib.suppress(Exception):
+                proc.communicate(timeout=GRACE)   # close the pipes
+        finally:
+            held.release()
         raise
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
