@@ -23,6 +23,8 @@ the memory plan (`NetworkSchedule.memory`). Files written:
     input.bin                     one input for `make run` (validate's generator, seed 0);
                                   input0.bin, input1.bin … for a network with several inputs
     tilewise.json                 the manifest validate reads (tensors, layers, predicted DMA)
+    .tilewise_files               the files written (owned.py: writing the project again
+                                  deletes only those of them it no longer has)
 
 The target's SDK HAL (`Target.sdk`, "pmsis" for the GAP chips) is added beside the host HAL.
 With a C-name prefix other than `tw` (`generate --name`), `render` renames the C identifiers of
