@@ -286,3 +286,62 @@ def test_residual_branch_scaled_by_nan(tmp_path, capsys, monkeypatch):
     """ValueError (NaN to integer) in onnx_nemo_ops._add: NEMO's residual scale made nan."""
     p = _mutated(tmp_path, "nemo/dronet_complete/model_int.onnx", lambda m: _set_constant(m, "Constant_95", float("nan")))
     _refused(p, capsys, monkeypatch, "scales a residual branch by nan")
+
+
+def test_requantization_multiplier_beyond_int64(tmp_path, capsys, monkeypatch):
+    """OverflowError in onnx_nemo._requant: NEMO's second-stage multiplier made int64's maximum."""
+    p = _mutated(tmp_path, "nemo/TCN_T/TCN.onnx", lambda m: _set_constant(m, "Constant_63", 2 ** 63 - 1))
+    _refused(p, capsys, monkeypatch, "requantizes with the multiplier", "keep its chain's constants within int32")
+
+
+def test_exporter_op_without_inputs(tmp_path, capsys, monkeypatch):
+    """IndexError in onnx_int.int_hardswish: an iHardswish that reads nothing."""
+    p = _mutated(tmp_path, "deeploy/kernels/Hardswish/Regular/network.onnx",
+                 lambda m: _node(m, "iHardswish").ClearField("input"))
+    _refused(p, capsys, monkeypatch, "node 'iHardswish_0' (iHardswish) reads no tensor")
+
+
+def test_standard_op_in_another_domain(tmp_path, capsys, monkeypatch):
+    """TypeError in onnx_qop.concat: a Concat of a made-up domain (read as ONNX's Concat) with a
+    list for its axis."""
+    def edit(m):
+        n = _node(m, "Concat")
+        n.domain = "x"
+        _set_attr(n, "axis", [-1])
+        m.opset_import.add(domain="x", version=1)
+    p = _mutated(tmp_path, "deeploy/kernels/Concat/network.onnx", edit)
+    _refused(p, capsys, monkeypatch, "attribute 'axis' of type INTS where ONNX defines INT")
+
+
+def test_qlinear_add_of_shapes_that_do_not_broadcast(tmp_path, capsys, monkeypatch):
+    """ValueError (broadcast) in onnx_qop.qlinear_add: the bundled example's conv padded so that
+    the residual add's operands differ."""
+    from tilewise.examples import EXAMPLE_ONNX
+
+    model = onnx.load(EXAMPLE_ONNX)
+    _set_attr(next(n for n in model.graph.node if n.name == "pw2_quant"), "pads", [8, 0, 0, 0])
+    p = tmp_path / "example.onnx"
+    p.write_bytes(model.SerializeToString())
+    _refused(p, capsys, monkeypatch, "adds tensors of shapes", "which do not broadcast")
+
+
+def test_conv_group_zero(tmp_path, capsys, monkeypatch):
+    """ZeroDivisionError in onnx_qop.conv_params: a Conv with group 0."""
+    p = _mutated(tmp_path, "nemo/eegnet_1d_8b_Hx1/eegnet_id_8b.onnx",
+                 lambda m: _set_attr(next(n for n in m.graph.node if n.name == "Conv_12"), "group", 0))
+    _refused(p, capsys, monkeypatch, "node 'Conv_12'", "has 0 groups")
+
+
+def test_tflite_zero_output_scale(tmp_path, capsys, monkeypatch):
+    """ValueError (NaN to integer) in tflite_ops.activation_range: an output scale of -0.0."""
+    b = ModelBuilder()
+    x = b.input("x", (1, 4, 4, 3), "int8", scale=0.03, zero_point=-1)
+    w = b.const("w", np.ones((2, 1, 1, 3), np.int8), "int8", scale=np.full(2, 0.01), zero_point=0)
+    bias = b.const("b", np.zeros(2, np.int32), "int32", scale=np.full(2, 3e-4), zero_point=0)
+    y = b.tensor("y", (1, 4, 4, 2), "int8", scale=-0.0, zero_point=0)
+    b.op("CONV_2D", [x, w, bias], [y], "Conv2DOptions", Padding=SAME, StrideW=1, StrideH=1,
+         DilationWFactor=1, DilationHFactor=1, FusedActivationFunction=1)
+    b.output(y)
+    p = tmp_path / "scale0.tflite"
+    p.write_bytes(b.build())
+    _refused(p, capsys, monkeypatch, "has the non-positive scale -0.0 on its tensor 'y'")

@@ -38,8 +38,17 @@ def _type_name(t: int) -> str:
 
 
 def _schema(node: onnx.NodeProto, opset: int) -> defs.OpSchema | None:
-    if node.domain not in ("", "ai.onnx") or opset < 1:
+    """The ONNX schema of a standard operator; an operator of another domain with a standard
+    name is read as the standard one (the frontend dispatches on the op type), unless that
+    domain has its own schema."""
+    if opset < 1:
         return None
+    if node.domain not in ("", "ai.onnx"):
+        try:
+            defs.get_schema(node.op_type, opset, node.domain)
+            return None
+        except Exception:  # noqa: BLE001 — SchemaError: the domain has no such operator
+            pass
     try:
         return defs.get_schema(node.op_type, opset, "")
     except Exception:  # noqa: BLE001 — SchemaError: not a standard operator (an exporter's own)
@@ -149,6 +158,8 @@ def check_nodes(source: str, graph: onnx.GraphProto, opset: int) -> None:
                                        "already provides; the model is malformed, re-export it")
             produced.add(o)
         schema = _schema(node, opset)
+        if schema is None and node.op_type != "Constant" and not any(node.input):
+            raise ModelFormatError(f"{_where(source, node, i)} reads no tensor; the model is malformed, re-export it")
         if schema is not None:
             _check_arity(source, node, i, schema)
             _check_attr_types(source, node, i, schema)

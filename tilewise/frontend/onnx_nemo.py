@@ -459,13 +459,16 @@ def _requant(lw: Lowering, node: ONode, acc_bound: int) -> Requant:
                        zero_point=0, qmin=qmin, qmax=qmax, bias=lam,
                        divisor=int(divisor), adc_min=int(adc_min), adc_max=int(adc_max))
     m, int_div, trunc = int(node.attr("tw_m", 1)), int(node.attr("tw_int_div", 1)), bool(node.attr("tw_trunc"))
+    if not (abs(m) < 1 << 31 and 0 < int_div < 1 << 31):
+        raise unsupported(lw.g, node, f"requantizes with the multiplier {m} and the divisor {int_div}",
+                          "keep its chain's constants within int32")
     total = (1 << d) * int_div
     pow2 = total & (total - 1) == 0
     what = f"the model divides by {total}" + (" rounding toward zero (int64 Div / Cast to int64)" if trunc else "")
     note = node.attr("tw_note", "")
     what = f"{note}; {what}" if note else what
     if pow2 and (not trunc or total == 1 or (lo is not None and lo >= 0)) \
-            and _fits_int32(k * m) and _fits_int32(lam * m):
+            and _fits_int32(k.astype(np.float64) * m) and _fits_int32(lam.astype(np.float64) * m):
         shift = int(total).bit_length() - 1
         why = note
         if trunc and total > 1:

@@ -99,7 +99,7 @@ def conv_params(lw: Lowering, node: ONode, x_shape: tuple[int, ...], w_shape: tu
     dilation = tuple(int(v) for v in node.attr("dilations", [1, 1]))
     groups = int(node.attr("group", 1))
     c = x_shape[3]
-    if c % groups or w_shape[1] * groups != c or w_shape[0] % groups:
+    if groups < 1 or c % groups or w_shape[1] * groups != c or w_shape[0] % groups:
         raise unsupported(lw.g, node, f"has {groups} groups for {c} input channels and weights {w_shape}", "the model is malformed")
     pads = window_pads(lw, node, x_shape[1:3], kernel, stride, dilation)
     return Conv2dParams(stride=stride, dilation=dilation, pads=pads, groups=groups, requant=rq)
@@ -210,7 +210,11 @@ def qlinear_add(lw: Lowering, node: ONode) -> None:
     shapes = [lw.onnx_shape(i) for i in ins]
     if any(lw.perm[i] != perm or len(lw.t(i).shape) != rank for i in ins):
         raise unsupported(lw.g, node, f"adds tensors of shapes {shapes[0]} and {shapes[1]}", "add tensors of equal rank")
-    out_shape = tuple(np.broadcast_shapes(*shapes))
+    try:
+        out_shape = tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        raise unsupported(lw.g, node, f"adds tensors of shapes {shapes[0]} and {shapes[1]}, which do not broadcast",
+                          "the model is malformed") from None
     # onnxruntime's broadcaster passes the full-size operand as the kernel's "A"
     a_index = 1 if shapes[0] != out_shape and shapes[1] == out_shape else 0
     pa, pb = ((sa, za), (sb, zb)) if a_index == 0 else ((sb, zb), (sa, za))

@@ -128,6 +128,9 @@ class Converter:
         if not t.quantized and t.dtype in INT_ACTIVATIONS:
             raise self.fail(op, f"has an integer tensor '{t.name}' without quantization parameters",
                             "re-export the model with full-integer quantization")
+        if t.quantized and not t.scale[0] > 0:
+            raise self.fail(op, f"has the non-positive scale {t.scale[0]} on its tensor '{t.name}'",
+                            "the model is malformed, re-export it")
         return t.dtype
 
     def act_range(self, op: TfliteOperator, y: TfliteTensor) -> tuple[int, int]:
