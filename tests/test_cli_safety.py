@@ -304,3 +304,25 @@ def test_force_and_regeneration_delete_no_file_of_the_users(tmp_path):
     assert not (d / "layers" / "layer_99.c").exists()
     assert (d / "layers" / "mine.h").read_text() == "/* mine */\n"
     assert (d / "notes.txt").read_text() == "mine" and (d / "layers/keep.txt").read_text() == "mine too"
+
+
+def test_a_project_of_an_earlier_tilewise_loses_only_its_stale_layers(tmp_path):
+    """A project written before the record (.tilewise_files) existed: writing it again deletes
+    the layer files its manifest names that the new project lacks (the Makefile compiles every
+    layers/*.c), and no other file."""
+    import json
+
+    from tilewise.codegen.owned import RECORD
+
+    d = tmp_path / "p"
+    assert run_cli("generate", EXAMPLE, "--target", "gap8", "-o", str(d)).returncode == 0
+    (d / RECORD).unlink()
+    manifest = json.loads((d / "tilewise.json").read_text())
+    manifest["layers"].append({**manifest["layers"][-1], "file": "layers/layer_99.c"})
+    (d / "tilewise.json").write_text(json.dumps(manifest))
+    (d / "layers" / "layer_99.c").write_text("#error stale\n")
+    (d / "layers" / "mine.c.txt").write_text("mine\n")
+    proc = run_cli("validate", EXAMPLE, "--target", "gap8", "--inputs", "1", "-o", str(d))
+    assert proc.returncode == 0, (proc.stdout, proc.stderr)
+    assert not (d / "layers" / "layer_99.c").exists()
+    assert (d / "layers" / "mine.c.txt").read_text() == "mine\n"

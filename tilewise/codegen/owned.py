@@ -1,10 +1,11 @@
 """Which files of a project directory tilewise wrote, so that writing a project again never
-deletes or overwrites a file of the user's.
+deletes a file of the user's (nor, without --force, writes into a directory of the user's).
 
 `write_project` records every file it writes in RECORD (one relative path per line) beside the
 manifest. Writing into the same directory again deletes only the recorded files the new project
 no longer has (a smaller network's layer_NN.c, a kernel family no longer chosen) and leaves
-everything else in place; a project written before the record existed loses nothing.
+everything else in place; of a project written before the record existed, only the layer files
+and the L3 image its manifest names (`recorded`).
 
 `check_out_dir` is the command line's guard, before any work: an -o directory that exists, is
 not empty and holds no tilewise project (no tilewise.json) is refused unless --force, which
@@ -14,6 +15,7 @@ writes into it all the same (files of the generated names are overwritten, nothi
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -46,10 +48,18 @@ def check_out_dir(path: Path, label: str, force: bool = False) -> None:
 
 
 def recorded(out: Path) -> set[str]:
-    """The files the record says tilewise wrote into `out` (empty without a record)."""
+    """The files the record says tilewise wrote into `out`; without a record (a project of an
+    earlier tilewise), those its manifest names: the layers' files (the Makefile compiles every
+    layers/*.c, so a larger network's leftovers would break the build) and the L3 image."""
     try:
         return {line for line in (out / RECORD).read_text().splitlines() if line}
     except OSError:
+        pass
+    try:
+        manifest = json.loads((out / MANIFEST).read_text())
+        files = {layer["file"] for layer in manifest.get("layers", ()) if "file" in layer}
+        return files | ({"weights_l3.bin"} if manifest.get("l3_bytes") else set())
+    except (OSError, ValueError, TypeError, AttributeError):
         return set()
 
 
