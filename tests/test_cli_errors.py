@@ -17,6 +17,8 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+from tilewise.cli import MAX_INPUTS
+
 from .conftest import mlperf_path
 
 
@@ -367,12 +369,13 @@ def _rss_bytes(pid: int) -> int:
 
 
 def test_huge_inputs_run_in_bounded_memory(tmp_path):
-    """Defect 6: `validate --inputs 100000000` grew to 3 GB before anything ran. Now the first
-    chunks run (their outputs are written) while the process stays far below that; Ctrl-C then
-    ends it with 130. The test stops the process as soon as it passes 1 GB."""
+    """Defect 6: `validate --inputs 100000000` grew to 3 GB before anything ran. Counts above
+    cli.MAX_INPUTS are now refused at once (test_progress_steps); the largest allowed count still
+    runs chunk by chunk (their outputs are written) while the process stays far below that;
+    Ctrl-C then ends it with 130. The test stops the process as soon as it passes 1 GB."""
     out = tmp_path / "p"
     proc = subprocess.Popen([sys.executable, "-m", "tilewise.cli", "validate", EXAMPLE,
-                             "--target", "gap8", "--inputs", "100000000", "-o", str(out)],
+                             "--target", "gap8", "--inputs", str(MAX_INPUTS), "-o", str(out)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
     peak, writes, last = 0, 0, None
