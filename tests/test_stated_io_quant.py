@@ -62,7 +62,7 @@ def _validate(model, target, capsys, *extra):
 
 def test_validate_data_quantizes_floats_with_the_stated_parameters(models, capsys):
     stated = _stated(models["gap8"])
-    assert set(stated) == {"input", "logits"} and stated["input"][1] != 0   # zero point 128
+    assert {"input", "logits"} <= set(stated) and stated["input"][1] != 0   # zero point 128
     shift = _validate(models["gap8"], "gap8", capsys)
     onnx_mode = _validate(models["stm32h7"], "stm32h7", capsys)
     assert shift["bit_exact"] and onnx_mode["bit_exact"]

@@ -1,7 +1,7 @@
 """`tilewise validate` options for validation on the user's own data (validate/own_data.py).
 
-`add_data_options` adds --data, --expected, --labels, --data-layout, --layer-csv, --metrics-csv,
---golden (DORY's golden folder) and --activations (Deeploy's per-layer golden tensors) to the
+`add_data_options` adds --data, --expected, --labels, --data-layout, --layer-csv, --float-model,
+--metrics-csv, --golden (DORY's golden folder) and --activations (Deeploy's per-layer golden tensors) to the
 validate parser; `data_requested` says whether any was given and `validate_data_from_args` runs
 validate/own_data.py's `validate_data_path` with them (the other options as validate has them).
 """
@@ -13,7 +13,7 @@ from pathlib import Path
 
 from .errors import TilewiseError
 
-_DEPENDENT = ("expected", "labels", "layer_csv", "metrics_csv", "activations")
+_DEPENDENT = ("expected", "labels", "layer_csv", "metrics_csv", "activations", "float_model")
 
 
 def add_data_options(v: argparse.ArgumentParser) -> None:
@@ -36,6 +36,10 @@ def add_data_options(v: argparse.ArgumentParser) -> None:
     v.add_argument("--layer-csv", metavar="FILE",
                    help="with --data: write per-layer error statistics (C vs golden model) here "
                         "(with -o they are also written to DIR/layer_errors.csv)")
+    v.add_argument("--float-model", metavar="FILE",
+                   help="with --data: the float .onnx / .tflite model the network was quantized "
+                        "from; every layer's output is also compared with its (float_rmse, "
+                        "float_cos, float_sqnr_db in the per-layer CSV and --json)")
     v.add_argument("--metrics-csv", metavar="FILE",
                    help="with --data: write the metrics as CSV here (with -o also DIR/metrics.csv)")
     v.add_argument("--golden", metavar="DIR",
@@ -81,4 +85,5 @@ def validate_data_from_args(args: argparse.Namespace, target, out: Path | None, 
                               layer_csv=absolute(args.layer_csv),
                               metrics_csv=absolute(args.metrics_csv), layout=args.data_layout,
                               c_name=c_name, input_dtypes=input_dtypes,
-                              golden=absolute(args.golden), activations=absolute(args.activations))
+                              golden=absolute(args.golden), activations=absolute(args.activations),
+                              float_model=args.float_model)

@@ -4,11 +4,12 @@ An integer export carries raw codes (in float32 or integer containers) and the I
 their tensors' QuantParams are scale 1, zero point 0, the arithmetic's (the zero points live in
 the biases, quantize/shift_out.py). A model may still say what the codes mean: `tilewise
 quantize`'s shift-mode models (gap8, gap9, pulp-open, diana) write, per graph input, output and
-tensor a float tail reads, `tilewise.quant.<tensor>` = "<scale> <zero_point>" in their
+activation, `tilewise.quant.<tensor>` = "<scale> <zero_point>" in their
 metadata_props (real = scale·(u − zero_point)). `stated_quant` reads them; the lowering
 (onnx_lower.py) records those of the network's inputs and outputs in graph.meta["io_quant"]
 (ir/io_quant.py), which validate --data (quantizing float inputs, dequantizing outputs) and
-network.h (TW_INPUT_SCALE …, tw_network_info) take for the tensors' quantization.
+network.h (TW_INPUT_SCALE …, tw_network_info) take for the tensors' quantization; validate
+--float-model reads the layers' own (validate/float_layers.py).
 """
 
 from __future__ import annotations

@@ -43,9 +43,11 @@ Residual Add, AveragePool / GlobalAveragePool and a Softmax at the end: shift_no
 
 The graph input becomes integer codes u = clamp(round(x / s_in) + z_in, 0, 255) in float32 (the
 frontend reads a float32 NEMO input as uint8); the outputs are codes, real = s·(u − z), or the
-float Softmax's probabilities. The codes' parameters of the input, the outputs and the tensors a
-float tail reads are in the model's metadata_props (`tilewise.quant.<tensor>` = "scale
-zero_point"), and `ShiftModel.quantize_input` / `dequantize` apply them.
+float Softmax's probabilities. The codes' parameters of the input, the outputs, the tensors a
+float tail reads and every other activation are in the model's metadata_props
+(`tilewise.quant.<tensor>` = "scale zero_point"; the layers' own let `validate --float-model`
+compare each layer with the float model in real units, validate/float_layers.py), and
+`ShiftModel.quantize_input` / `dequantize` apply them.
 
 Not taken (refused with the node's name): Concat, MatMul, an Add of a constant, a Softmax that is
 not the end of the graph.
@@ -341,7 +343,7 @@ def write_shift(model: onnx.ModelProto, p: Plan, qp: dict[str, QParams],
     out = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
                             producer_name="tilewise quantize (shift)")
     out.ir_version = 9
-    for t in (input_name, *tails, *out_names):
+    for t in dict.fromkeys((input_name, *tails, *out_names, *acts)):   # every activation's
         if t in acts:
             meta[META + t] = f"{acts[t].scale!r} {acts[t].zero_point}"
     for key, value in meta.items():

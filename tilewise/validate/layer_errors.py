@@ -10,6 +10,9 @@ absolute difference, rmse, mean error (C − golden) and cosine similarity (metr
 network has 0 mismatches and cos 1 on every layer; a deviation shows in which layer it starts and
 how it propagates.
 
+With a float model (`validate --float-model`, float_layers.py) each row also holds the C's
+layer output against the float model's value of the same tensor, in real units (FLOAT_COLUMNS).
+
 The dump stores int8 and uint8 outputs as int8 (uint8 as u − 128, bindings/portable/common.py), any
 other dtype as itself (locate.py reads the same dump for one input).
 """
@@ -30,6 +33,7 @@ from ..ir.tensor import dtype_bits, is_sub_byte, np_dtype
 from . import metrics as M
 from .build import build_host
 from .csv_files import write_csv
+from .float_layers import FLOAT_COLUMNS, FloatReference
 from .run import run_harness
 from .samples import feeds
 
@@ -75,8 +79,9 @@ class LayerErrors:
     rows (`rows`): sums of the dequantized differences, squares and products, so that any number
     of inputs takes one chunk's memory. The dump build is made once."""
 
-    def __init__(self, project: Project, lg: LayerGraph, cache: str | Path | None = None) -> None:
-        self.project, self.lg = project, lg
+    def __init__(self, project: Project, lg: LayerGraph, cache: str | Path | None = None,
+                 floats: FloatReference | None = None) -> None:
+        self.project, self.lg, self.floats = project, lg, floats
         self.exe = build_host(project, dump=True, cache=cache)
         per_input = sum(int(e["bytes"]) for e in project.manifest["layers"])
         self.per_run = max(1, DUMP_BYTES // max(per_input, 1))
@@ -105,6 +110,7 @@ class LayerErrors:
                                 f"outputs ({res.error or 'no dump file'})")
         got = split_dump(lg, self.project.manifest, res.dump, len(inputs))
         goldens = [run_layers(lg, feeds(lg, x), keep_all=True) for x in inputs]
+        floats = [self.floats.values(x) for x in inputs] if self.floats is not None else None
         for li, layer in enumerate(lg.layers):
             c = np.concatenate(got[li])
             g = np.concatenate([np.asarray(gd[layer.output]).reshape(-1).astype(np.int64)
@@ -118,6 +124,8 @@ class LayerErrors:
             self.max_abs[li] = max(self.max_abs[li], float(np.abs(d).max(initial=0.0)))
             self.sums[li] += (d.sum(), (d * d).sum(), (cf * gf).sum(), (cf * cf).sum(),
                               (gf * gf).sum())
+            if floats is not None and floats[0][li] is not None:
+                self.floats.add(li, c, [f[li] for f in floats])
 
     def rows(self) -> list[dict[str, Any]]:
         """One row (LAYER_COLUMNS) per layer: the C's per-layer outputs vs the golden model's."""
@@ -134,12 +142,15 @@ class LayerErrors:
                 "max_abs_diff": float(self.max_abs[li]),
                 "rmse": float(np.sqrt(sdd / n)) if n else 0.0,
                 "mean_error": sd / n if n else 0.0, "cos": M.cos_of_sums(scg, scc, sgg),
+                **(self.floats.columns(li) if self.floats is not None else {}),
             })
         return rows
 
 
 def write_layer_csv(rows: list[dict[str, Any]], path: str | Path) -> None:
-    write_csv(rows, LAYER_COLUMNS, path, "per-layer error CSV")
+    """The rows as CSV: LAYER_COLUMNS, and FLOAT_COLUMNS when the rows hold them."""
+    float_cols = FLOAT_COLUMNS if rows and FLOAT_COLUMNS[0] in rows[0] else ()
+    write_csv(rows, LAYER_COLUMNS + float_cols, path, "per-layer error CSV")
 
 
 __all__ = ["LAYER_COLUMNS", "LayerErrors", "split_dump", "write_layer_csv"]

@@ -19,6 +19,9 @@ of that:
   C's confusion matrix;
 - per-layer error statistics (layer_errors.py) of the C's per-layer outputs (the -DTW_DUMP_LAYERS
   build) against the golden model's, as CSV: into the project directory with -o, and/or --layer-csv;
+- with --float-model (float_layers.py): each layer's C output also against the float model's
+  value of the same tensor, in real units (float_rmse, float_cos, float_sqnr_db columns of the
+  per-layer CSV, and the report's `float_model`);
 - the metrics as CSV (one row per comparison): into the project directory with -o, and/or
   --metrics-csv.
 
@@ -37,7 +40,9 @@ The report's `metrics` key (ValidationReport.metrics, in to_json) has this stabl
      "labels": {"file", "classes", "accuracy": C's, "accuracy_reference": reference's (None
                 without one), "correct", "confusion": [[int]] rows true / columns predicted}
                | None  (no --labels),
-     "layer_csv": [paths written], "metrics_csv": [paths written]}
+     "layer_csv": [paths written], "metrics_csv": [paths written],
+     "float_model": {"file", "layers": [{"index", "name", "float_tensor", "float_rmse",
+                     "float_cos", "float_sqnr_db"}]} | None  (no --float-model)}
 
 acc is None for a non-classifier output; l2r / cos None where undefined (metrics.py).
 """
@@ -94,7 +99,8 @@ def validate_data_path(model: str | Path, target, data: str | Path | None = None
                        layout: str = "auto", cache: str | Path | None = None,
                        c_name: str = "tw", input_dtypes: dict[str, str] | None = None,
                        golden: str | Path | None = None,
-                       activations: str | Path | None = None) -> ValidationReport:
+                       activations: str | Path | None = None,
+                       float_model: str | Path | None = None) -> ValidationReport:
     """`tilewise validate MODEL --data ...` or `--golden DIR` (see the module docstring). Without
     `out_dir` the project is built in a temporary directory, removed when the result is
     bit-exact."""
@@ -105,10 +111,18 @@ def validate_data_path(model: str | Path, target, data: str | Path | None = None
     if layer_csv is not None and on != "host":
         raise TilewiseError(f"--layer-csv needs the host build (the per-layer dump runs there); "
                             f"drop it or --on {on}")
+    if float_model is not None and on != "host":
+        raise TilewiseError(f"--float-model needs the host build (the per-layer dump runs there); "
+                            f"drop it or --on {on}")
     ud = read_user_data(model, data, expected=expected, golden=golden, activations=activations,
                         layout=layout, input_dtypes=input_dtypes)
     check_platform(target, on)
     graph, lg, ospecs, inputs = ud.graph, ud.lg, ud.ospecs, ud.inputs
+    floats = None
+    if float_model is not None:
+        from .float_layers import load_float_reference
+
+        floats = load_float_reference(float_model, model, graph, lg, ud.ispecs[0])
     data_desc = ud.data_desc
     n = len(inputs)
     shapes = [tuple(sp.ir_shape) for sp in ospecs]
@@ -141,11 +155,11 @@ def validate_data_path(model: str | Path, target, data: str | Path | None = None
                 outs.append(_host_outputs(project, len(xs), ospecs))
                 if ref.outputs is not None:
                     refs.extend(ref.outputs)
-                if layer_paths:
+                if layer_paths or floats is not None:
                     if not errors:
                         from .layer_errors import LayerErrors
 
-                        errors.append(LayerErrors(project, lg, cache))
+                        errors.append(LayerErrors(project, lg, cache, floats))
                     errors[0].add(xs)
 
             chunks = (inputs[i:i + CHUNK] for i in range(0, n, CHUNK))
@@ -180,7 +194,7 @@ def validate_data_path(model: str | Path, target, data: str | Path | None = None
                                            against, ud.expected[k] if ud.expected else None,
                                            ud.expected_desc[k] if ud.expected_desc else None, n))
         met: dict[str, Any] = {"inputs": n, "data": data_desc, **entries[0], "labels": None,
-                               "layer_csv": [], "metrics_csv": []}
+                               "layer_csv": [], "metrics_csv": [], "float_model": None}
         if len(entries) > 1:
             met["outputs"] = entries
         if lab is not None:
@@ -200,6 +214,11 @@ def validate_data_path(model: str | Path, target, data: str | Path | None = None
             from .layer_errors import write_layer_csv
 
             rows = errors[0].rows()
+            if floats is not None:
+                from .float_layers import FLOAT_COLUMNS
+
+                met["float_model"] = {"file": str(float_model), "layers": [
+                    {k: r[k] for k in ("index", "name", *FLOAT_COLUMNS)} for r in rows]}
             for p in layer_paths:
                 write_layer_csv(rows, p)
                 met["layer_csv"].append(str(p))

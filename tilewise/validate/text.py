@@ -165,6 +165,14 @@ def format_metrics(m: dict) -> list[str]:
                               if i != j and conf[i][j]), reverse=True)[:8]
                 lines.append(f"  confusion:   {k}×{k} (full matrix in --json); most confused: "
                              + (", ".join(f"{i}→{j} ×{c}" for c, i, j in off) or "none"))
+    fm = m.get("float_model")
+    if fm:
+        compared = [r for r in fm["layers"] if r["float_tensor"] is not None]
+        noisy = [r for r in compared if r["float_sqnr_db"] is not None]
+        worst = min(noisy, key=lambda r: r["float_sqnr_db"]) if noisy else None
+        lines.append(f"  float model: {len(compared)} of {len(fm['layers'])} layers compared with "
+                     f"{fm['file']}" + (f"; lowest SQNR {worst['float_sqnr_db']:.2f} dB at layer "
+                                         f"{worst['index']} '{worst['name']}'" if worst else ""))
     for what in ("metrics_csv", "layer_csv"):
         for p in m.get(what) or ():
             lines.append(f"  {'metrics CSV' if what == 'metrics_csv' else 'layer CSV'}: {p}")
