@@ -393,10 +393,10 @@ def run_files(lg) -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 def reference_input(lg) -> tuple[bytes, ...]:
     """The input files of the project, for `make run`: the first input of validate's generator
-    (validate/check.py `make_inputs`, seed 0: uniform over each input's integer range) as the
+    (golden/inputs.py `make_inputs`, seed 0: uniform over each input's integer range) as the
     caller gives it to tw_network_run (its element type, the model's layout), one per input."""
-    from ..validate.check import make_inputs
-    from ..validate.samples import arrays
+    from ..golden.inputs import make_inputs
+    from ..golden.samples import arrays
 
     xs = arrays(lg.inputs, make_inputs(lg, 1, seed=0)[0])
     return tuple(tensor_bytes(model_input(lg.meta, x) if k == 0 else x, lg.tensors[t].dtype)

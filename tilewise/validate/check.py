@@ -29,7 +29,7 @@ import numpy as np
 from ..codegen.firmware import CORTEX_M, PULP_OPEN
 from ..codegen.project import Project, generate
 from ..errors import TilewiseError
-from ..golden.layers import run_layers
+from ..golden.inputs import make_inputs
 from ..ir.layer import LayerGraph
 from ..ir.packing import tensor_values
 from ..schedule.network import NetworkSchedule
@@ -37,7 +37,7 @@ from ..tempdirs import temp_dir
 from .build import build_host
 from .locate import first_difference
 from .run import run_harness
-from .samples import arrays, feeds, sample
+from ..golden.samples import arrays, golden_outputs, sample
 
 
 @dataclass
@@ -148,24 +148,6 @@ class ValidationReport:
         }
 
 
-def make_inputs(lg: LayerGraph, n: int, seed: int = 0) -> list[np.ndarray]:
-    """n uniformly random inputs over the input's integer range, then the all-min and all-max
-    (chunked.py `input_chunks` as one chunk)."""
-    from .chunked import input_chunks
-
-    return [x for xs in input_chunks(lg, n, seed, chunk=n + 2) for x in xs]
-
-
-def golden_outputs(lg: LayerGraph, inputs: Sequence[Any]) -> list[Any]:
-    """The golden model's outputs of every sample of `inputs` (samples.py: an array per sample for
-    one output, else a tuple of one array per output)."""
-    outs = []
-    for x in inputs:
-        values = run_layers(lg, feeds(lg, x))
-        outs.append(sample([np.asarray(values[o]) for o in lg.outputs]))
-    return outs
-
-
 def output_diffs(lg: LayerGraph, got: Any, want: Any) -> list[tuple[str, int]]:
     """(output, differing elements) of every output of one sample where `got` and `want`
     (samples) differ."""
@@ -200,7 +182,7 @@ def check_project(report: ValidationReport, project: Project, lg: LayerGraph,
                   reference: Sequence[Any] | None = None, *, exe: Path | None = None,
                   cache: str | Path | None = None, sanitize: bool = False,
                   locate: bool = True, extra_flags: tuple[str, ...] = ()) -> ValidationReport:
-    """Build (unless `exe` is given), run and compare `project` on `inputs` (samples.py) against
+    """Build (unless `exe` is given), run and compare `project` on `inputs` (golden/samples.py) against
     the golden outputs and the reference's; fills `report`."""
     exe = exe or build_host(project, sanitize=sanitize, cache=cache, extra=extra_flags)
     res = run_harness(project, exe, inputs)

@@ -1,8 +1,9 @@
 """Validation on many inputs in bounded memory: the inputs are made, run through the reference
 runtime, the golden model and the built program, and compared, one chunk at a time.
 
-`input_chunks(lg, n, seed)` yields exactly the inputs `make_inputs(lg, n, seed)` returns, in the
-same order (the same random stream, the all-minimum and all-maximum inputs last), CHUNK at a time;
+`input_chunks(lg, n, seed)` (golden/inputs.py) yields exactly the inputs `make_inputs(lg, n, seed)`
+returns, in the same order (the same random stream, the all-minimum and all-maximum inputs last),
+CHUNK at a time;
 `validate_chunked` generates and builds the project once, then checks every chunk with the same
 program (check.check_project), the input numbers of its mismatches counted over the whole run. At
 most MAX_MISMATCHES mismatch entries are kept: validation stops there (the build is known bad) and
@@ -15,58 +16,16 @@ as it goes.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ..ir.layer import LayerGraph
-from ..ir.tensor import dtype_range, np_dtype
+from ..golden.inputs import CHUNK, input_chunks, n_chunks
 
-#: inputs per chunk: a few MB of inputs and outputs for the MLPerf Tiny models
-CHUNK = 256
 #: mismatch entries kept before validation stops
 MAX_MISMATCHES = 1000
-
-
-def input_chunks(lg: LayerGraph, n: int, seed: int = 0,
-                 chunk: int = CHUNK) -> Iterator[list[Any]]:
-    """`make_inputs(lg, n, seed)` in chunks of at most `chunk` (the last one holds the extremes).
-    A sample is the input's array, or with several inputs a tuple of one array per input
-    (samples.py), each drawn in turn from the same stream."""
-    from .samples import sample
-
-    ts = [lg.tensors[name] for name in lg.inputs]
-    ranges = [dtype_range(t.dtype) for t in ts]
-    dts = [np_dtype(t.dtype) for t in ts]
-    rng = np.random.default_rng(seed)
-
-    def draw() -> Any:
-        return sample([rng.integers(lo, hi + 1, size=t.shape).astype(dt)
-                       for t, (lo, hi), dt in zip(ts, ranges, dts)])
-
-    def extreme(which: int) -> Any:
-        return sample([np.full(t.shape, r[which], dt) for t, r, dt in zip(ts, ranges, dts)])
-
-    done = 0
-    while True:
-        k = min(chunk, n - done)
-        xs = [draw() for _ in range(k)]
-        done += k
-        if done == n:
-            if len(xs) + 2 > chunk and xs:
-                yield xs
-                xs = []
-            yield xs + [extreme(0), extreme(1)]
-            return
-        yield xs
-
-
-def n_chunks(n: int, chunk: int = CHUNK) -> int:
-    """How many chunks `input_chunks` yields for n random inputs."""
-    full, rest = divmod(n, chunk)
-    return full + (1 if rest + 2 <= chunk else 2) if rest else full + 1
 
 
 def validate_chunked(model: str | Path, ns, graph, n_random: int, seed: int, work: Path,

@@ -108,7 +108,7 @@ def measure(ns, model_name: str | None = None) -> dict:
     work = Path(tempfile.mkdtemp(prefix="tilewise_codesize_"))
     try:
         project = generate(ns, work / "p", model_name=model_name)
-        from .samples import sample
+        from ..golden.samples import sample
 
         lg = ns.layers
         x = [sample([np.zeros(lg.tensors[t].shape, np_dtype(lg.tensors[t].dtype))

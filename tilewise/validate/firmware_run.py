@@ -23,7 +23,7 @@ from ..schedule.network import NetworkSchedule
 from .build import RUNTIME_DIRS, compile_cached, default_cache, headers_digest
 from .check import ValidationReport, output_mismatches, sample_diff
 from .run import io_specs
-from .samples import arrays, sample
+from ..golden.samples import arrays, sample
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ def build_elf(project: Project, inputs: Sequence[Any], sources: Sequence[Path],
               compile_args: Callable[[list[Path], Path, Path], list[str]],
               link_args: Callable[[list[Path], Path], list[str]], out: Path | None = None,
               cache: str | Path | None = None) -> Path:
-    """Embed `inputs` (samples.py) in the project's firmware (firmware/inputs.c), compile every
+    """Embed `inputs` (golden/samples.py) in the project's firmware (firmware/inputs.c), compile every
     source with the
     command `compile_args(includes, source, object)` and link the objects with
     `link_args(objects, elf)`, in `out` (default: the project's build_fw); the ELF's path. The

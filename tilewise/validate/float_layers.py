@@ -43,7 +43,7 @@ from ..ir.graph import Graph
 from ..ir.layer import LayerGraph
 from . import metrics as M
 from .data import EdgeSpec, integer_export
-from .samples import arrays
+from ..golden.samples import arrays
 
 FLOAT_COLUMNS = ("float_tensor", "float_rmse", "float_cos", "float_sqnr_db")
 #: ops whose presence shows a model is already quantized

@@ -421,7 +421,7 @@ def compare_layers(project, lg, graph: Graph, x: Any, golden: Sequence[GoldenTen
     from .build import build_host
     from .layer_errors import split_dump
     from .run import run_harness
-    from .samples import feeds
+    from ..golden.samples import feeds
 
     cands = candidates(graph)
     values = {k: np.asarray(v) for k, v in run_layers(lg, feeds(lg, x), keep_all=True).items()}

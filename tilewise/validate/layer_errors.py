@@ -35,7 +35,7 @@ from .build import build_host
 from .csv_files import write_csv
 from .float_layers import FLOAT_COLUMNS, FloatReference
 from .run import run_harness
-from .samples import feeds
+from ..golden.samples import feeds
 
 LAYER_COLUMNS = ("index", "name", "op", "module", "binding", "dtype", "scale", "elements",
                  "mismatches", "max_abs_diff_q", "max_abs_diff", "rmse", "mean_error", "cos")

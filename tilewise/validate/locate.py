@@ -17,12 +17,12 @@ from ..golden.layers import run_layers
 from ..ir.layer import LayerGraph
 from ..ir.packing import unpack
 from ..ir.tensor import dtype_bits, is_sub_byte, nhwc_view, np_dtype
-from .samples import feeds
+from ..golden.samples import feeds
 
 
 def first_difference(lg: LayerGraph, manifest: dict[str, Any], x: Any,
                      dump: bytes) -> dict[str, Any] | None:
-    """The first differing layer of a dump for sample `x` (samples.py), or None when every layer
+    """The first differing layer of a dump for sample `x` (golden/samples.py), or None when every layer
     matches."""
     golden = run_layers(lg, feeds(lg, x), keep_all=True)
     pos = 0

@@ -62,7 +62,7 @@ from .check import (ValidationReport, check_platform, golden_outputs, release_wo
                     validate_network, work_dir)
 from .chunked import CHUNK, run_chunks
 from .data import read_labels
-from .samples import arrays
+from ..golden.samples import arrays
 
 METRICS_CSV = "metrics.csv"
 LAYER_CSV = "layer_errors.csv"
@@ -229,7 +229,7 @@ def validate_data_path(model: str | Path, target, data: str | Path | None = None
 
 
 def _per_output(lg, samples: list[Any], shapes: list[tuple[int, ...]]) -> list[np.ndarray]:
-    """Samples of the network outputs (samples.py) as one [N, *shape] array per output."""
+    """Samples of the network outputs (golden/samples.py) as one [N, *shape] array per output."""
     parts = [arrays(lg.outputs, s) for s in samples]
     return [np.stack([np.asarray(p[k]).reshape(sh) for p in parts]) for k, sh in enumerate(shapes)]
 

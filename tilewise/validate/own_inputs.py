@@ -35,7 +35,7 @@ from .data import (EdgeSpec, UserArray, check_count, container_inputs, infer_cod
                    input_specs, integral_codes, onnx_input_order, output_specs, read_arrays,
                    to_ir)
 from .golden_files import GoldenTensor, check_counts, input_array, read_activations, read_dory_folder
-from .samples import sample
+from ..golden.samples import sample
 
 
 @dataclass
@@ -46,7 +46,7 @@ class UserData:
     lg: LayerGraph
     ispecs: list[EdgeSpec]
     ospecs: list[EdgeSpec]
-    #: N samples of the network inputs (samples.py), IR layout and dtypes
+    #: N samples of the network inputs (golden/samples.py), IR layout and dtypes
     inputs: list[Any]
     #: how the data was read: the first input's, with every input's under "arrays" when several
     data_desc: dict[str, Any]

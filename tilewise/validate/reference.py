@@ -21,7 +21,7 @@
   fail the validation; the golden model's exact integers decide (they reproduce NEMO's own golden
   data layer by layer: tests/test_integer_onnx.py).
 Inputs and outputs are the IR's integer NHWC arrays, one sample an array per input (output) or a
-tuple of them for a network with several (samples.py), matched to the model's inputs and outputs
+tuple of them for a network with several (golden/samples.py), matched to the model's inputs and outputs
 by name; an input whose transpose the frontend folded into the layout (ir/layout.py) is handed to
 the runtime in the model's own layout.
 
@@ -42,7 +42,7 @@ from ..errors import TilewiseError
 from ..ir.graph import Graph
 from ..ir.layout import model_input
 from ..ir.tensor import is_sub_byte
-from .samples import arrays, sample
+from ..golden.samples import arrays, sample
 
 LITERT = "LiteRT BUILTIN_REF"
 ORT = "onnxruntime"
@@ -57,7 +57,7 @@ class ReferenceError(TilewiseError):
 
 @dataclass(frozen=True)
 class ReferenceRun:
-    """The reference's outputs (IR layout), one sample per input sample (samples.py: an array,
+    """The reference's outputs (IR layout), one sample per input sample (golden/samples.py: an array,
     or a tuple of one per output) — None when the model has no reference
     (a QuantLab model whose expansion is not provably exact) — and what validate must say about
     how they were obtained (e.g. the model was repaired for the runtime)."""
@@ -225,7 +225,7 @@ def nemo_inexact(graph: Graph) -> str | None:
 
 def reference_runner(graph: Graph, model: str | Path) -> Runner:
     """The model loaded once in its reference runtime: a function running it on a batch of
-    input samples (samples.py: each the graph's input, IR layout, or a tuple of one array per
+    input samples (golden/samples.py: each the graph's input, IR layout, or a tuple of one array per
     input) — for validations that run many batches."""
     fmt = graph.meta.get("format")
     if fmt == "tflite":
@@ -236,12 +236,12 @@ def reference_runner(graph: Graph, model: str | Path) -> Runner:
 
 
 def reference_run(graph: Graph, model: str | Path, inputs: Sequence[np.ndarray]) -> ReferenceRun:
-    """Run the reference runtime on every input sample (samples.py; IR layout)."""
+    """Run the reference runtime on every input sample (golden/samples.py; IR layout)."""
     return reference_runner(graph, model)(inputs)
 
 
 def reference_outputs(graph: Graph, model: str | Path,
                       inputs: Sequence[np.ndarray]) -> list[np.ndarray] | None:
-    """The reference runtime's outputs (samples.py, IR layout) for each input sample; None when
+    """The reference runtime's outputs (golden/samples.py, IR layout) for each input sample; None when
     the model has no reference (a QuantLab model whose expansion is not provably exact)."""
     return reference_run(graph, model, inputs).outputs

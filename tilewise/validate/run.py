@@ -54,10 +54,10 @@ def io_specs(manifest: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[
 
 
 def input_bytes(manifest: dict[str, Any], inputs: Sequence[Any]) -> list[bytes]:
-    """Per network input, the bytes of `inputs` (samples, samples.py; each array in the IR's layout
+    """Per network input, the bytes of `inputs` (samples, golden/samples.py; each array in the IR's layout
     and the input's element type) as tw_network_run takes them (the model's layout, ir/layout.py),
     back to back."""
-    from .samples import arrays
+    from ..golden.samples import arrays
 
     specs, _ = io_specs(manifest)
     names = [str(k) for k in range(len(specs))]
@@ -86,7 +86,7 @@ def run_files(work: Path, tag: str, n_in: int, n_out: int) -> tuple[list[Path], 
 def run_harness(project: Project, exe: str | Path, inputs: Sequence[Any],
                 work: str | Path | None = None, dump: bool = False,
                 timeout: float = 600.0) -> RunResult:
-    """Run `exe` (built from `project`) on `inputs` (samples of the network inputs, samples.py:
+    """Run `exe` (built from `project`) on `inputs` (samples of the network inputs, golden/samples.py:
     each array in the IR's layout, in its element type; handed to the network in the model's
     layout, ir/layout.py)."""
     work = Path(work) if work else project.path

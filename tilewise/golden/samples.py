@@ -1,4 +1,5 @@
-"""One sample of a network's inputs (or outputs) as validation handles it.
+"""One sample of a network's inputs (or outputs) as the golden model, codegen and validation
+pass it around.
 
 A network with one input takes each sample as the input's array itself (what `make_inputs`, the
 reference runtimes and the tests have always passed around); a network with several inputs takes
@@ -11,6 +12,8 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 import numpy as np
+
+from .layers import run_layers
 
 
 def arrays(names: Sequence[str], x: Any) -> tuple[np.ndarray, ...]:
@@ -37,10 +40,18 @@ def feeds(lg, x: Any) -> dict[str, np.ndarray]:
 
 def golden_sample(lg, x: Any) -> tuple[Any, dict[str, np.ndarray]]:
     """The golden model on sample `x`: (its outputs as a sample, every value it computed)."""
-    from ..golden.layers import run_layers
-
     values = run_layers(lg, feeds(lg, x), keep_all=True)
     return sample([np.asarray(values[o]) for o in lg.outputs]), values
 
 
-__all__ = ["arrays", "feeds", "golden_sample", "sample"]
+def golden_outputs(lg, inputs: Sequence[Any]) -> list[Any]:
+    """The golden model's outputs of every sample of `inputs`: an array per sample for one
+    output, else a tuple of one array per output."""
+    outs = []
+    for x in inputs:
+        values = run_layers(lg, feeds(lg, x))
+        outs.append(sample([np.asarray(values[o]) for o in lg.outputs]))
+    return outs
+
+
+__all__ = ["arrays", "feeds", "golden_outputs", "golden_sample", "sample"]
