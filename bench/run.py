@@ -7,7 +7,7 @@ conv on GVSoC vs PULP-NN), writes
 bench/results.json, one PNG per table and the tables as Markdown (tables.md) under bench/out/.
 Options pick sections and models for a quick look; the defaults are the benchmark (issue 5): every
 MLPerf Tiny model, medians of 5 runs after a warm-up. A partial run (`--only`) replaces its own
-tables in results.json (and the README with `--readme`) and keeps the others, each labelled with
+tables in results.json (and bench/RESULTS.md with `--results-md`) and keeps the others, each labelled with
 the commit it was measured at.
 """
 
@@ -29,7 +29,7 @@ SECTIONS = ("1", "2", "3", "4", "5", "6", "7", "8", "9", "10")
 
 def run(sections: tuple[str, ...], names: tuple[str, ...], runs: int, out_dir: Path,
         results: Path | None, callgrind: bool = True, plot: bool = True,
-        readme: Path | None = None) -> dict:
+        results_md: Path | None = None) -> dict:
     started = time.perf_counter()
     desc = machine.describe()
     print("## Machine\n")
@@ -100,7 +100,7 @@ def run(sections: tuple[str, ...], names: tuple[str, ...], runs: int, out_dir: P
     total = time.perf_counter() - started
     out_dir.mkdir(parents=True, exist_ok=True)
     # a partial run (--only) replaces its own tables and keeps the others of the results file, each
-    # with the commit it was measured at, so results.json and the README always hold every table
+    # with the commit it was measured at, so results.json and RESULTS.md always hold every table
     kept, measured_at, kept_seconds, kept_pngs = _previous(results, {t.key for t in done})
     commit = desc.get("commit") or "unknown"
     measured_at.update({t.key: commit for t in done})
@@ -112,9 +112,9 @@ def run(sections: tuple[str, ...], names: tuple[str, ...], runs: int, out_dir: P
                  + "\n".join(tables.render(t) for t in every)
                  + f"\n_bench: {len(done)} tables in {total:.0f} s, {runs} runs per timing._\n")
     (out_dir / "tables.md").write_text(tables_md)
-    if readme is not None:
-        from bench import readme as readme_section
-        readme_section.update(readme, tables_md)
+    if results_md is not None:
+        from bench import results_md as results_page
+        results_page.update(results_md, tables_md)
     doc = {"machine": desc, "runs": runs, "models": list(names), "seconds": total,
            "section_seconds": timings, "plots": pngs, "measured_at": measured_at,
            "tables": {t.key: t.to_json() for t in every}}
@@ -188,8 +188,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--results", type=Path, default=HERE / "results.json", help="JSON results file")
     p.add_argument("--no-callgrind", action="store_true", help="skip the instruction counts")
     p.add_argument("--no-plots", action="store_true")
-    p.add_argument("--readme", type=Path, nargs="?", const=HERE.parent / "README.md", default=None,
-                   help="also write the tables into README.md's Performance section")
+    p.add_argument("--results-md", type=Path, nargs="?", const=HERE / "RESULTS.md", default=None,
+                   help="also write the tables into bench/RESULTS.md (or FILE) between its markers")
     a = p.parse_args(argv)
     sections = tuple(s.strip() for s in a.only.split(",") if s.strip())
     bad = [s for s in sections if s not in SECTIONS]
@@ -202,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.runs < 1:
         p.error("--runs must be at least 1")
     run(sections, names, a.runs, a.out, a.results, callgrind=not a.no_callgrind, plot=not a.no_plots,
-        readme=a.readme)
+        results_md=a.results_md)
     return 0
 
 

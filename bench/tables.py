@@ -36,7 +36,7 @@ class Table:
 
 
 def number(t: Table) -> tuple[int, str]:
-    """The table's place in the README: "Table 6b — …" → (6, "b")."""
+    """The table's place in bench/RESULTS.md: "Table 6b — …" → (6, "b")."""
     m = re.match(r"Table (\d+)([a-z]?)", t.title)
     return (int(m.group(1)), m.group(2)) if m else (10 ** 6, t.title)
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from bench import geometries, published, run, schedule_quality, silicon, stats, tables
-from bench import readme as readme_section
+from bench import results_md as results_page
 from tests.conftest import REPO, mlperf_path
 from tilewise.ir.ops import Op
 
@@ -115,7 +115,7 @@ def test_run_writes_results(tmp_path: Path, capsys):
 
 
 def test_partial_run_keeps_the_other_tables(tmp_path: Path):
-    """`--only 4` over a results file (and README) holding other tables replaces table 4 and keeps
+    """`--only 4` over a results file (and RESULTS.md) holding other tables replaces table 4 and keeps
     the rest, each labelled with the commit it was measured at, with its section seconds and plot
     (a partial run once wiped the tables, then the seconds and plots of the kept ones)."""
     mlperf_path("kws_dscnn")
@@ -126,10 +126,10 @@ def test_partial_run_keeps_the_other_tables(tmp_path: Path):
                                "section_seconds": {"diana": 1.25, "schedule_quality": 9.0},
                                "plots": ["bench/out/diana.png", "bench/out/schedule_quality.png"],
                                "tables": {t.key: t.to_json() for t in (old, stale)}}))
-    readme = tmp_path / "README.md"
-    readme.write_text(f"# x\n\n{readme_section.START}\nold\n{readme_section.END}\ntail\n")
+    page = tmp_path / "RESULTS.md"
+    page.write_text(f"# x\n\n{results_page.START}\nold\n{results_page.END}\ntail\n")
     assert run.main(["--only", "4", "--models", "kws_dscnn", "--runs", "1", "--results", str(res),
-                     "--out", str(tmp_path / "out"), "--no-plots", "--readme", str(readme)]) == 0
+                     "--out", str(tmp_path / "out"), "--no-plots", "--results-md", str(page)]) == 0
     doc = json.loads(res.read_text())
     assert list(doc["tables"]) == ["schedule_quality", "diana"]
     assert doc["tables"]["diana"] == old.to_json()
@@ -139,6 +139,6 @@ def test_partial_run_keeps_the_other_tables(tmp_path: Path):
     assert doc["section_seconds"]["diana"] == 1.25 and doc["section_seconds"]["schedule_quality"] != 9.0
     assert doc["plots"] == ["bench/out/diana.png"]
     assert doc["measured_at"]["schedule_quality"] == (doc["machine"]["commit"] or "unknown")
-    text = readme.read_text()
+    text = page.read_text()
     assert "Table 9 at abc1234" in text and text.index("Table 4 —") < text.index("Table 9 — diana")
     assert "stale" not in text and text.endswith("tail\n")

@@ -1,7 +1,7 @@
 """Sub-byte (4/2-bit) tensors: the packed layout, QDQ ONNX with int4/uint4/int2/uint2 types, the
 frontend's dtypes and clamps, the portable sub-byte kernels bit-exact against the golden model on
 stm32h7 with 8/4/2 mixes per layer, legality, and `quantize --bits mixed` on the digits CNN
-(README "Sub-byte tensors (design)"; tilewise/quantize/mixed.py)."""
+(docs/subbyte.md "Sub-byte tensors (design)"; tilewise/quantize/mixed.py)."""
 
 from __future__ import annotations
 
