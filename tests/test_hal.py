@@ -33,10 +33,6 @@ class Stats(ctypes.Structure):
 
 
 def _declare(lib: ctypes.CDLL) -> ctypes.CDLL:
-    lib.tw_dma_copy_1d.restype = U32
-    lib.tw_dma_copy_1d.argtypes = [P, P, U32, I]
-    lib.tw_dma_copy_2d.restype = U32
-    lib.tw_dma_copy_2d.argtypes = [P, P, U32, U32, U32, U32, I]
     lib.tw_dma_copy_3d.restype = U32
     lib.tw_dma_copy_3d.argtypes = [P, P, U32, U32, U32, U32, U32, U32, U32, I]
     lib.tw_dma_wait.argtypes = [U32]
@@ -48,6 +44,11 @@ def _declare(lib: ctypes.CDLL) -> ctypes.CDLL:
 def host():
     path = build.build_shared("twhalhost", [build.HAL / "tw_hal_host.c", build.TESTS_C / "hal_shim.c"], [build.HAL])
     lib = _declare(ctypes.CDLL(str(path)))
+    # tw_dma_copy_1d / _2d are static inline in tw_hal.h: hal_shim.c calls them
+    lib.hal_copy_1d.restype = U32
+    lib.hal_copy_1d.argtypes = [P, P, U32, I]
+    lib.hal_copy_2d.restype = U32
+    lib.hal_copy_2d.argtypes = [P, P, U32, U32, U32, U32, I]
     lib.tw_hal_host_garbage.restype = ctypes.c_uint8
     lib.tw_hal_host_garbage.argtypes = [U32, U32]
     lib.hal_team_check.argtypes = [I, I, P, P]
@@ -74,7 +75,7 @@ def test_destination_is_garbage_until_wait(host):
     rng = np.random.default_rng(0)
     l2 = rng.integers(0, 256, 300, dtype=np.uint8)
     l1 = np.zeros(300, dtype=np.uint8)
-    tid = host.tw_dma_copy_1d(p(l1), p(l2), 300, L2_TO_L1)
+    tid = host.hal_copy_1d(p(l1), p(l2), 300, L2_TO_L1)
     assert tid != 0
     assert np.array_equal(l1, garbage(host, tid, 300))      # a read before the wait sees the pattern
     assert (l1 != l2).mean() > 0.9
@@ -83,7 +84,7 @@ def test_destination_is_garbage_until_wait(host):
     assert np.array_equal(l1, l2)
     # the other direction, and a second transfer gets a different pattern
     back = np.zeros(300, dtype=np.uint8)
-    tid2 = host.tw_dma_copy_1d(p(l1), p(back), 300, L1_TO_L2)
+    tid2 = host.hal_copy_1d(p(l1), p(back), 300, L1_TO_L2)
     assert tid2 != tid
     assert np.array_equal(back, garbage(host, tid2, 300))
     assert not np.array_equal(garbage(host, tid, 300), garbage(host, tid2, 300))
@@ -104,7 +105,7 @@ def test_2d_and_3d_strided_copies_both_ways(host):
     assert np.array_equal(tile, fmap[y0:y0 + h, x0:x0 + w, c0:c0 + c])
     # 2D: full-channel rows of the map (rows of w*C bytes, L2 stride W*C)
     rows = np.zeros((h, w, C), dtype=np.uint8)
-    tid = host.tw_dma_copy_2d(p(rows), p(fmap, (y0 * W + x0) * C), w * C, h, w * C, W * C, L2_TO_L1)
+    tid = host.hal_copy_2d(p(rows), p(fmap, (y0 * W + x0) * C), w * C, h, w * C, W * C, L2_TO_L1)
     host.tw_dma_wait(tid)
     assert np.array_equal(rows, fmap[y0:y0 + h, x0:x0 + w])
     # 3D back: the tile into another L2 map, both sides strided (L1 tile inside a wider buffer)
@@ -123,9 +124,9 @@ def test_counters(host):
     a = np.zeros(4096, dtype=np.uint8)
     b = np.arange(4096, dtype=np.uint32).astype(np.uint8)
     ids = [
-        host.tw_dma_copy_1d(p(a), p(b), 100, L2_TO_L1),                                   # 1 chunk
-        host.tw_dma_copy_2d(p(a, 200), p(b, 200), 10, 8, 10, 64, L2_TO_L1),               # 8 chunks
-        host.tw_dma_copy_2d(p(a, 1600), p(b, 1600), 16, 4, 32, 16, L1_TO_L2),             # L2 packed: 1
+        host.hal_copy_1d(p(a), p(b), 100, L2_TO_L1),                                   # 1 chunk
+        host.hal_copy_2d(p(a, 200), p(b, 200), 10, 8, 10, 64, L2_TO_L1),               # 8 chunks
+        host.hal_copy_2d(p(a, 1600), p(b, 1600), 16, 4, 32, 16, L1_TO_L2),             # L2 packed: 1
         host.tw_dma_copy_3d(p(a, 800), p(b, 800), 5, 3, 2, 5, 15, 9, 100, L2_TO_L1),      # 6 chunks
         host.tw_dma_copy_3d(p(a, 1200), p(b, 1200), 4, 3, 5, 4, 12, 4, 12, L2_TO_L1),     # packed: 1
     ]
@@ -143,7 +144,7 @@ def test_races_and_bad_waits_are_counted(host):
     host.tw_hal_reset_stats()
     l2 = np.arange(64, dtype=np.uint8)
     l1 = np.zeros(64, dtype=np.uint8)
-    tid = host.tw_dma_copy_1d(p(l1), p(l2), 64, L2_TO_L1)
+    tid = host.hal_copy_1d(p(l1), p(l2), 64, L2_TO_L1)
     l2[5] = 200                                # the program writes the source of an in-flight copy
     host.tw_dma_wait(tid)
     host.tw_dma_wait(tid)                      # waited twice
@@ -161,12 +162,12 @@ def test_missing_wait_in_double_buffering_gives_wrong_result(host):
 
     def pipeline(wait_first: bool) -> int:
         total = 0
-        pending = host.tw_dma_copy_1d(p(bufs[0]), p(data), 32, L2_TO_L1)
+        pending = host.hal_copy_1d(p(bufs[0]), p(data), 32, L2_TO_L1)
         for t in range(8):
             cur = bufs[t % 2]
             if wait_first:
                 host.tw_dma_wait(pending)
-            nxt = host.tw_dma_copy_1d(p(bufs[(t + 1) % 2]), p(data, 32 * (t + 1)), 32, L2_TO_L1) if t < 7 else None
+            nxt = host.hal_copy_1d(p(bufs[(t + 1) % 2]), p(data, 32 * (t + 1)), 32, L2_TO_L1) if t < 7 else None
             total += int(cur.astype(np.int64).sum())
             if not wait_first:
                 host.tw_dma_wait(pending)

@@ -1,5 +1,6 @@
 /*
- * Test shim for tests/test_hal.py: team checks that need C callbacks (fork, core ids, barrier).
+ * Test shim for tests/test_hal.py: team checks that need C callbacks (fork, core ids, barrier),
+ * and the 1D / 2D copies, static inline in tw_hal.h, as symbols ctypes can call.
  */
 #include <stdint.h>
 
@@ -51,4 +52,15 @@ int hal_team_check(int n, int rounds, int *ids, int *counts)
         counts[i] = t.counts[i];
     }
     return t.violations;
+}
+
+tw_dma_id_t hal_copy_1d(void *l1, void *l2, uint32_t bytes, tw_dma_dir_t dir)
+{
+    return tw_dma_copy_1d(l1, l2, bytes, dir);
+}
+
+tw_dma_id_t hal_copy_2d(void *l1, void *l2, uint32_t row_bytes, uint32_t rows,
+                        uint32_t l1_row_stride, uint32_t l2_row_stride, tw_dma_dir_t dir)
+{
+    return tw_dma_copy_2d(l1, l2, row_bytes, rows, l1_row_stride, l2_row_stride, dir);
 }

@@ -1,7 +1,9 @@
 /*
  * tw_hal.h — the hardware abstraction of generated tilewise code: the only target-specific C
- * (DESIGN.md "Generated C project"). Two implementations: tw_hal_host.c (pthreads, a DMA that
- * completes only at its wait) and tw_hal_pulp.c (PMSIS cluster DMA and team fork).
+ * (DESIGN.md "Generated C project"). One implementation per platform: tw_hal_host.c (pthreads, a
+ * DMA that completes only at its wait), tw_hal_pulp.c (PMSIS cluster DMA and team fork),
+ * tw_hal_pulp_open.c (the bare pulp-open cluster's registers), tw_hal_cortex_m.c (memcpy on one
+ * core). Each implements tw_dma_copy_3d; the 1D and 2D copies below are its special cases.
  *
  * DMA — asynchronous copies between an L1 buffer and an L2 buffer (seed 001 §4.3: the cluster
  * DMA moves tiles L2<->L1 while the cores compute, Listing 1's double buffering).
@@ -54,14 +56,23 @@ typedef enum {
     TW_DMA_L1_TO_L2 = 1
 } tw_dma_dir_t;
 
-tw_dma_id_t tw_dma_copy_1d(void *l1, void *l2, uint32_t bytes, tw_dma_dir_t dir);
-
-tw_dma_id_t tw_dma_copy_2d(void *l1, void *l2, uint32_t row_bytes, uint32_t rows,
-                           uint32_t l1_row_stride, uint32_t l2_row_stride, tw_dma_dir_t dir);
-
+/* the one copy each HAL implements */
 tw_dma_id_t tw_dma_copy_3d(void *l1, void *l2, uint32_t row_bytes, uint32_t rows,
                            uint32_t planes, uint32_t l1_row_stride, uint32_t l1_plane_stride,
                            uint32_t l2_row_stride, uint32_t l2_plane_stride, tw_dma_dir_t dir);
+
+/* 1D and 2D: its special cases (one plane; one row), the same for every HAL */
+static inline tw_dma_id_t tw_dma_copy_2d(void *l1, void *l2, uint32_t row_bytes, uint32_t rows,
+                                         uint32_t l1_row_stride, uint32_t l2_row_stride,
+                                         tw_dma_dir_t dir)
+{
+    return tw_dma_copy_3d(l1, l2, row_bytes, rows, 1, l1_row_stride, 0, l2_row_stride, 0, dir);
+}
+
+static inline tw_dma_id_t tw_dma_copy_1d(void *l1, void *l2, uint32_t bytes, tw_dma_dir_t dir)
+{
+    return tw_dma_copy_3d(l1, l2, bytes, 1, 1, 0, 0, 0, 0, dir);
+}
 
 void tw_dma_wait(tw_dma_id_t id);
 

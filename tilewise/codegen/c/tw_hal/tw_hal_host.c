@@ -196,17 +196,6 @@ void tw_hal_get_l3_stats(uint64_t *transfers, uint64_t *bytes)
     pthread_mutex_unlock(&g_lock);
 }
 
-tw_dma_id_t tw_dma_copy_2d(void *l1, void *l2, uint32_t row_bytes, uint32_t rows,
-                           uint32_t l1_row_stride, uint32_t l2_row_stride, tw_dma_dir_t dir)
-{
-    return tw_dma_copy_3d(l1, l2, row_bytes, rows, 1, l1_row_stride, 0, l2_row_stride, 0, dir);
-}
-
-tw_dma_id_t tw_dma_copy_1d(void *l1, void *l2, uint32_t bytes, tw_dma_dir_t dir)
-{
-    return tw_dma_copy_3d(l1, l2, bytes, 1, 1, 0, 0, 0, 0, dir);
-}
-
 void tw_dma_wait(tw_dma_id_t id)
 {
     int i;
