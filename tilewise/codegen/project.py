@@ -68,8 +68,9 @@ HAL_FILES = ("tw_hal.h", "tw_hal_chunks.h", "tw_hal_host.c", "tw_hal_host.h")
 SDK_HAL = {"pmsis": (("tw_hal_pulp.c",), ("tw_hal_pulp_l3.c",)),
            PULP_OPEN: (("tw_hal_pulp_open.c",), ()),
            CORTEX_M: (("tw_hal_cortex_m.c",), ())}
-#: the headers of each SDK's HAL a firmware includes (tw_hal_pulp.h: the L3 loading API)
-SDK_HEADERS = {"pmsis": ("tw_hal_pulp.h",)}
+#: the headers of each SDK's HAL (tw_hal_pulp.h: the L3 loading API a firmware includes;
+#: tw_dma_ring.h: the cluster HALs' ring of DMA commands)
+SDK_HEADERS = {"pmsis": ("tw_hal_pulp.h", "tw_dma_ring.h"), PULP_OPEN: ("tw_dma_ring.h",)}
 
 #: a file of the project: its text, its bytes, or a shipped C source to copy
 Content = str | bytes | Path

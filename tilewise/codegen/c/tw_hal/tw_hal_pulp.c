@@ -8,10 +8,9 @@
  *   - both sides contiguous                    -> 1D commands
  *   - L1 rows packed, L2 rows strided          -> one 2D command per plane (ext stride)
  *   - L1 rows strided                          -> one 1D command per row
- * each split so that no command moves more than TW_PULP_DMA_MAX_BYTES. Commands go into a FIFO
- * ring of TW_PULP_DMA_RING entries (the number of DMA counters the code may hold); when it is
- * full the oldest command is waited for, which is always safe (it only ends overlap early).
- * tw_dma_wait(id) waits for the commands of transfer `id` still in the ring.
+ * each split so that no command moves more than TW_PULP_DMA_MAX_BYTES. Commands go into the ring
+ * of tw_dma_ring.h, TW_PULP_DMA_RING entries (the number of DMA counters the code may hold);
+ * tw_dma_wait(id) waits for the commands of transfer `id` still in it.
  *
  * The network must run inside a cluster task (the FC opens the cluster and sends the task);
  * DMA calls come from one core at a time, as tw_hal.h requires.
@@ -32,9 +31,15 @@
 #define TW_PULP_DMA_MAX_BYTES 65532u
 #endif
 
-static pi_cl_dma_cmd_t g_cmd[TW_PULP_DMA_RING];
-static tw_dma_id_t g_owner[TW_PULP_DMA_RING];    /* transfer of each ring entry; 0 = done */
-static int g_head, g_count;                        /* oldest entry, entries in the ring */
+#define TW_DMA_RING TW_PULP_DMA_RING
+typedef pi_cl_dma_cmd_t tw_dma_ring_cmd_t;
+#include "tw_dma_ring.h"
+
+static void tw_dma_ring_cmd_wait(pi_cl_dma_cmd_t *cmd)
+{
+    pi_cl_dma_cmd_wait(cmd);
+}
+
 static tw_dma_id_t g_next_id = 1;
 static int g_in_fork;
 static tw_hal_stats_t g_stats;
@@ -42,30 +47,6 @@ static tw_hal_stats_t g_stats;
 static uint32_t addr(const void *p)
 {
     return (uint32_t)(uintptr_t)p;
-}
-
-/* Retire done entries at the head of the ring. */
-static void ring_pop_done(void)
-{
-    while (g_count > 0 && g_owner[g_head] == 0) {
-        g_head = (g_head + 1) % TW_PULP_DMA_RING;
-        g_count--;
-    }
-}
-
-/* A free ring entry for a command of transfer `id` (waits for the oldest when full). */
-static pi_cl_dma_cmd_t *ring_push(tw_dma_id_t id)
-{
-    int slot;
-    if (g_count == TW_PULP_DMA_RING) {
-        pi_cl_dma_cmd_wait(&g_cmd[g_head]);
-        g_owner[g_head] = 0;
-        ring_pop_done();
-    }
-    slot = (g_head + g_count) % TW_PULP_DMA_RING;
-    g_owner[slot] = id;
-    g_count++;
-    return &g_cmd[slot];
 }
 
 static pi_cl_dma_dir_e pmsis_dir(tw_dma_dir_t dir)
@@ -78,7 +59,7 @@ static void copy_1d(uint8_t *l1, uint8_t *l2, uint32_t bytes, tw_dma_dir_t dir, 
 {
     while (bytes > 0) {
         uint32_t n = bytes > TW_PULP_DMA_MAX_BYTES ? TW_PULP_DMA_MAX_BYTES : bytes;
-        pi_cl_dma_cmd(addr(l2), addr(l1), n, pmsis_dir(dir), ring_push(id));
+        pi_cl_dma_cmd(addr(l2), addr(l1), n, pmsis_dir(dir), tw_dma_ring_push(id));
         l1 += n;
         l2 += n;
         bytes -= n;
@@ -99,10 +80,10 @@ static void copy_2d(uint8_t *l1, uint8_t *l2, uint32_t row_bytes, uint32_t rows,
     while (rows > 0) {
         uint32_t n = rows > rows_per_cmd ? rows_per_cmd : rows;
         if (n == 1)
-            pi_cl_dma_cmd(addr(l2), addr(l1), row_bytes, pmsis_dir(dir), ring_push(id));
+            pi_cl_dma_cmd(addr(l2), addr(l1), row_bytes, pmsis_dir(dir), tw_dma_ring_push(id));
         else
             pi_cl_dma_cmd_2d(addr(l2), addr(l1), n * row_bytes, l2_row_stride, row_bytes,
-                             pmsis_dir(dir), ring_push(id));
+                             pmsis_dir(dir), tw_dma_ring_push(id));
         l1 += (size_t)n * row_bytes;
         l2 += (size_t)n * l2_row_stride;
         rows -= n;
@@ -149,15 +130,7 @@ tw_dma_id_t tw_dma_copy_3d(void *l1, void *l2, uint32_t row_bytes, uint32_t rows
 
 void tw_dma_wait(tw_dma_id_t id)
 {
-    int i;
-    for (i = 0; i < g_count; i++) {
-        int slot = (g_head + i) % TW_PULP_DMA_RING;
-        if (g_owner[slot] == id) {
-            pi_cl_dma_cmd_wait(&g_cmd[slot]);
-            g_owner[slot] = 0;
-        }
-    }
-    ring_pop_done();
+    tw_dma_ring_wait(id);
     g_stats.dma_waits++;
 }
 
@@ -190,12 +163,8 @@ int tw_core_count(void)
 
 void tw_hal_get_stats(tw_hal_stats_t *out)
 {
-    int i;
     *out = g_stats;
-    out->dma_pending = 0;
-    for (i = 0; i < g_count; i++)
-        if (g_owner[(g_head + i) % TW_PULP_DMA_RING] != 0)
-            out->dma_pending++;
+    out->dma_pending = tw_dma_ring_pending();
 }
 
 void tw_hal_reset_stats(void)

@@ -16,9 +16,10 @@
  * allows: one 1D command when both sides are contiguous, one 2D command when every row has the
  * same L2 stride (a 3D HWC box whose rows span the full tensor width merges its planes), one 2D
  * command per plane otherwise, one 1D command per row when L1 rows are strided; commands of more
- * than 65532 bytes are split. The ids of a transfer's commands are kept in a ring (the hardware
- * has 16 counters); a full ring waits for its oldest command. tw_dma_wait(id) waits for the
- * transfer's commands still in the ring, releasing each counter.
+ * than 65532 bytes are split. The counter ids of a transfer's commands are kept in the ring of
+ * tw_dma_ring.h (the hardware has 16 counters; the ring holds 8); a full ring waits for its
+ * oldest command. tw_dma_wait(id) waits for the transfer's commands still in the ring, releasing
+ * each counter.
  */
 #include "tw_hal.h"
 #include "tw_hal_chunks.h"
@@ -32,12 +33,13 @@
 #define MCHAN_CMD 0
 #define MCHAN_STATUS 1
 #define DMA_MAX_BYTES 65532u
-#define RING 8                      /* a power of two, at most the DMA's 16 counters */
 #define CORES 8
 
-static TW_L1 uint32_t g_ring_tid[RING];        /* the DMA counter of each ring entry */
-static TW_L1 tw_dma_id_t g_ring_owner[RING];   /* its transfer; 0 = done */
-static TW_L1 uint32_t g_head, g_count;
+#define TW_DMA_RING 8               /* a power of two, at most the DMA's 16 counters */
+#define TW_DMA_RING_STATE TW_L1
+typedef uint32_t tw_dma_ring_cmd_t;  /* the DMA counter of the command */
+#include "tw_dma_ring.h"
+
 static TW_L1 tw_dma_id_t g_next_id;
 static TW_L1 tw_hal_stats_t g_stats;
 
@@ -130,21 +132,13 @@ int tw_core_count(void)
 
 /* --- DMA --------------------------------------------------------------------------------- */
 
-static void ring_wait_slot(uint32_t slot)
+/* Waits for the command on DMA counter *tid and releases the counter. */
+static void tw_dma_ring_cmd_wait(uint32_t *tid)
 {
-    uint32_t bit = 1u << g_ring_tid[slot];
+    uint32_t bit = 1u << *tid;
     while (MCHAN[MCHAN_STATUS] & bit)
         ;
     MCHAN[MCHAN_STATUS] = bit;
-    g_ring_owner[slot] = 0;
-}
-
-static void ring_pop_done(void)
-{
-    while (g_count > 0 && g_ring_owner[g_head] == 0) {
-        g_head = (g_head + 1) & (RING - 1);
-        g_count--;
-    }
 }
 
 /* One command: `bytes` (<= DMA_MAX_BYTES) from/to contiguous L1; with rows > 1, L2 rows of
@@ -152,16 +146,8 @@ static void ring_pop_done(void)
 static void command(uint32_t l1, uint32_t l2, uint32_t bytes, uint32_t row_bytes,
                     uint32_t l2_stride, int two_d, tw_dma_dir_t dir, tw_dma_id_t id)
 {
-    uint32_t slot, tid;
-    if (g_count == RING) {
-        ring_wait_slot(g_head);
-        ring_pop_done();
-    }
-    tid = MCHAN[MCHAN_CMD];
-    slot = (g_head + g_count) & (RING - 1);
-    g_ring_tid[slot] = tid;
-    g_ring_owner[slot] = id;
-    g_count++;
+    uint32_t *tid = tw_dma_ring_push(id);   /* first: a full ring frees a counter */
+    *tid = MCHAN[MCHAN_CMD];                /* the command's counter */
     MCHAN[MCHAN_CMD] = bytes | (uint32_t)(dir == TW_DMA_L2_TO_L1) << 17 | 1u << 18
                        | (uint32_t)two_d << 19;
     MCHAN[MCHAN_CMD] = l1;
@@ -247,13 +233,7 @@ tw_dma_id_t tw_dma_copy_3d(void *l1, void *l2, uint32_t row_bytes, uint32_t rows
 
 void tw_dma_wait(tw_dma_id_t id)
 {
-    uint32_t i;
-    for (i = 0; i < g_count; i++) {
-        uint32_t slot = (g_head + i) & (RING - 1);
-        if (g_ring_owner[slot] == id)
-            ring_wait_slot(slot);
-    }
-    ring_pop_done();
+    tw_dma_ring_wait(id);
     g_stats.dma_waits++;
 }
 
@@ -261,12 +241,8 @@ void tw_dma_wait(tw_dma_id_t id)
 
 void tw_hal_get_stats(tw_hal_stats_t *out)
 {
-    uint32_t i;
     *out = g_stats;
-    out->dma_pending = 0;
-    for (i = 0; i < g_count; i++)
-        if (g_ring_owner[(g_head + i) & (RING - 1)] != 0)
-            out->dma_pending++;
+    out->dma_pending = tw_dma_ring_pending();
 }
 
 void tw_hal_reset_stats(void)
