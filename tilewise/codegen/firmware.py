@@ -3,11 +3,12 @@
 
 A pulp-open project gets, beside the host harness, `firmware/`: the start-up (crt0.S), the linker
 script (code and constants in L2, the L1 arena, HAL state and cluster stacks in L1), the runtime
-(tw_fw.c: cluster start, trap handler, stdout, exit), the program (main.c: runs the network on
-every embedded input and prints outputs, cycles per layer and DMA counters) and the embedded
-inputs (inputs.c: one array per network input and a table of each sample's input pointers;
-generate writes one sample at the input tensors' zero points, validate its own),
-plus the DMA/fork HAL on the cluster's registers (tw_hal/tw_hal_pulp_open.c). The toolchain is
+(tw_fw.c: cluster start, trap handler, stdout, exit), the program (main.c, the one of
+codegen/c/firmware/common that cortex-m takes too: runs the network on every embedded input and
+prints outputs, cycles per layer and DMA counters) and the embedded inputs (inputs.c: one array
+per network input and a table of each sample's input pointers; generate writes one sample at the
+input tensors' zero points, validate its own), plus the DMA/fork HAL on the cluster's registers
+(tw_hal/tw_hal_pulp_open.c). The toolchain is
 Debian's riscv64-unknown-elf-gcc with picolibc (../shared/tools/gvsoc README: `-march=rv32imc_zicsr
 -mabi=ilp32`, picolibc's rv32im/ilp32 libc and the matching libgcc).
 
@@ -53,6 +54,9 @@ CORTEX_M = "cortex-m"
 PMSIS = "pmsis"
 #: the firmware folder of each SDK (codegen/c/firmware)
 FIRMWARE_DIRS = {PULP_OPEN: "pulp_open", CORTEX_M: "cortex_m", PMSIS: "gap_sdk"}
+#: the bare-metal SDKs whose firmware also takes codegen/c/firmware/common (main.c: the program
+#: and its output protocol)
+FIRMWARE_COMMON = (PULP_OPEN, CORTEX_M)
 #: bytes of each cluster core's stack (targets/pulp_open.py reserves them in L1)
 STACK = 1536
 ARCH = ("-march=rv32imc_zicsr", "-mabi=ilp32")
@@ -69,8 +73,9 @@ def firmware_files(sdk: str | None) -> dict[str, Path]:
     """project path → shipped file, for the firmware of `sdk` (none for other SDKs)."""
     if sdk not in FIRMWARE_DIRS:
         return {}
+    dirs = [FIRMWARE_DIRS[sdk], *(["common"] if sdk in FIRMWARE_COMMON else [])]
     return {f"{firmware_folder(sdk)}/{p.name}": p
-            for p in sorted((FIRMWARE_C / FIRMWARE_DIRS[sdk]).iterdir()) if p.is_file()}
+            for p in sorted(p for d in dirs for p in (FIRMWARE_C / d).iterdir() if p.is_file())}
 
 
 def gap_sdk_makefile(target: str, l3: bool, kernel_dirs: tuple[str, ...], prefix: str = "tw") -> str:

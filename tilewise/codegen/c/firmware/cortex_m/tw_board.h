@@ -2,7 +2,7 @@
  * tw_board.h — the board layer of a tilewise Cortex-M firmware: what differs between the chip and
  * QEMU. tw_fw.c calls tw_board_early_init() at reset before it initialises .data and .bss (the
  * clocks of the RAM they live in), then tw_board_init() (system clock, caches, cycle counter);
- * main.c reads tw_board_cycles() around the network and each layer.
+ * main.c reads tw_board_cycles() (tw_fw.h tw_fw_cycles) around the network and each layer.
  *
  *   tw_board_stm32h7.c  the STM32H743 (RM0433): 480 MHz from the HSI through PLL1 at VOS0, the
  *                       flash's wait states, I- and D-cache, the DWT cycle counter

@@ -1,14 +1,19 @@
 /*
  * tw_fw.h — the bare-metal runtime of a tilewise firmware on pulp-open (crt0.S, link.ld,
- * tw_fw.c): what main.c uses to print, count cycles and end the simulation.
+ * tw_fw.c): what main.c (firmware/common, shared with Cortex-M) uses to place its arenas, count
+ * cycles, print and end the simulation.
  */
 #ifndef TW_FW_H
 #define TW_FW_H
 
 #include <stdint.h>
 
-/* place a variable in L1 (TCDM; zeroed at boot) */
+/* place a variable in L1 (TCDM; zeroed at boot): the L1 arena */
 #define TW_FW_L1 __attribute__((section(".l1")))
+/* the L2 arena: the linker script's default data section */
+#define TW_FW_L2
+/* the cluster's compute phases (barrier to barrier) are timed apart: TW_COMPUTE lines */
+#define TW_FW_COMPUTE_PHASES 1
 
 /* The program: run by cluster core 0 after start-up; its return value is the exit status. */
 int tw_fw_main(void);
@@ -19,6 +24,12 @@ static inline uint32_t tw_fw_cycles(void)
     uint32_t c;
     __asm__ volatile("csrr %0, mcycle" : "=r"(c));
     return c;
+}
+
+/* every run counts cycles */
+static inline int tw_fw_counts_cycles(void)
+{
+    return 1;
 }
 
 void tw_fw_puts(const char *s);                  /* to the simulator's stdout */
