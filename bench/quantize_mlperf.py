@@ -1,7 +1,7 @@
 """`tilewise quantize` on the four MLPerf Tiny float parents against their official int8 models
 (issue 15's first acceptance line): `python bench/quantize_mlperf.py [--models a,b] [--validate] [--spread N]`.
 
-Inputs (tilewise/quantize/mlperf_inputs.py): realistic inputs made from data that installs with
+Inputs (bench/mlperf_inputs.py): realistic inputs made from data that installs with
 the dev dependencies — crops of real photographs for the image models, espeak-ng speech through
 MLPerf's MFCC front end for KWS, synthetic machine sounds through the DCASE log-mel front end for
 the autoencoder; calibration 100 inputs (seed 1501), evaluation 200 others (seed 1502).
@@ -36,7 +36,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tilewise.quantize import mlperf_inputs  # noqa: E402
+from bench import mlperf_inputs  # noqa: E402
 from tilewise.quantize.pipeline import (AUTO, METHODS, calibration_inputs, load_float_onnx,  # noqa: E402
                                         quantize_model, quantize_shift, sqnr_json)
 from tilewise.quantize.shift_out import shift_report  # noqa: E402
@@ -163,7 +163,7 @@ def main() -> int:
     print(" | ".join(cols))
     for r in rows:
         print(" | ".join(str(r.get(c)) for c in cols))
-    inputs = (f"tilewise/quantize/mlperf_inputs.py: calibration {mlperf_inputs.N_CALIB} inputs (seed "
+    inputs = (f"bench/mlperf_inputs.py: calibration {mlperf_inputs.N_CALIB} inputs (seed "
               f"{mlperf_inputs.CALIB_SEED}), evaluation {mlperf_inputs.N_EVAL} (seed {mlperf_inputs.EVAL_SEED}); "
               f"method = the best output SQNR on the calibration inputs; SQNR in dB on the evaluation inputs")
     (HERE / "quantize_mlperf.json").write_text(json.dumps({"inputs": inputs, "rows": rows}, indent=2) + "\n")

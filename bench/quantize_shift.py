@@ -2,12 +2,12 @@
 against the onnx-mode QDQ model on the digits CNN and the MLPerf Tiny float parents:
 `python bench/quantize_shift.py [--validate]`.
 
-Digits: the CNN of tilewise/quantize/digits.py (seeded), calibrated on 200 training images,
+Digits: the CNN of bench/digits.py (seeded), calibrated on 200 training images,
 accuracy and output SQNR vs float on the 400 held-out ones; rows "digits_cnn w…": the same shift
 model with sub-byte weights (activations 8-bit; `--bits 4|2|mixed --target gap9`): uniform 4 and
 2 bits and mixed.py's assignments under 0.6 and 0.45 of the int8 weight bytes, with accuracy,
 packed weight bytes and (--validate) the NE16 bindings that run them. MLPerf Tiny: the realistic
-inputs of bench/quantize_mlperf.py (tilewise/quantize/mlperf_inputs.py: calibration 100, evaluation
+inputs of bench/quantize_mlperf.py (bench/mlperf_inputs.py: calibration 100, evaluation
 200), minmax calibration, output SQNR vs float of the onnx-mode model, the shift model and the
 official int8 .tflite; a model the shift writer does not take gets its one-sentence reason instead. With --validate each shift model is validated bit-exact (host, 4
 random inputs) on gap9 as partitioned, on gap9 with NE16 forced onto every layer its norm-quant
@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from quantize_mlperf import MODELS, load  # noqa: E402
 
 from tilewise.errors import TilewiseError  # noqa: E402
-from tilewise.quantize import digits, mlperf_inputs  # noqa: E402
+from bench import digits, mlperf_inputs  # noqa: E402
 from tilewise.quantize.mixed import assign  # noqa: E402
 from tilewise.quantize.pipeline import (calibration_values, quantize_model, quantize_shift,  # noqa: E402
                                         sqnr_json)
@@ -157,7 +157,7 @@ def main() -> int:
     for r in rows:
         print(json.dumps(r))
     (HERE / "quantize_shift.json").write_text(json.dumps({
-        "inputs": "digits: 200 calibration / 400 held-out images; MLPerf: tilewise/quantize/mlperf_inputs.py "
+        "inputs": "digits: 200 calibration / 400 held-out images; MLPerf: bench/mlperf_inputs.py "
                   f"(calibration {mlperf_inputs.N_CALIB}, evaluation {mlperf_inputs.N_EVAL})", "rows": rows},
         indent=2) + "\n")
     return 0

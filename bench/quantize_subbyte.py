@@ -1,6 +1,6 @@
 """Sub-byte quantization figures: `python bench/quantize_subbyte.py [--mlperf] [--validate]`.
 
-digits CNN (tilewise/quantize/digits.py, trained here, seeded): int8, `--bits 4`, `--bits 2` and
+digits CNN (bench/digits.py, trained here, seeded): int8, `--bits 4`, `--bits 2` and
 `--bits mixed` at budgets 0.6 and 0.45 of the int8 weight bytes — packed weight bytes, accuracy on
 the 400 held-out images of the golden model (the integer arithmetic the C runs: C == golden is
 what `--validate` checks on stm32h7) and of onnxruntime's float DQ → op → Q run, the chosen bits.
@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tilewise.frontend import load_model  # noqa: E402
 from tilewise.golden.run import run_graph  # noqa: E402
-from tilewise.quantize import digits  # noqa: E402
+from bench import digits  # noqa: E402
 from tilewise.quantize.mixed import quantize_mixed, weight_elems  # noqa: E402
 from tilewise.quantize.pipeline import (calibration_inputs, calibration_values, load_float_onnx,  # noqa: E402
                                         quantize_values, sqnr_json, uniform_widths)

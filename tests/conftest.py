@@ -76,9 +76,9 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture(scope="session")
 def digits_trained():
-    """(data, float ONNX model, numpy net) of the digits CNN (tilewise/quantize/digits.py: sklearn's
+    """(data, float ONNX model, numpy net) of the digits CNN (bench/digits.py: sklearn's
     digits, numpy-trained, seeded): trained once per test process for every module that uses it."""
-    from tilewise.quantize import digits
+    from bench import digits
 
     data = digits.load()
     net = digits.train(data)

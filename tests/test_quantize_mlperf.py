@@ -1,4 +1,4 @@
-"""Issue 15's first acceptance line on realistic inputs (tilewise/quantize/mlperf_inputs.py).
+"""Issue 15's first acceptance line on realistic inputs (bench/mlperf_inputs.py).
 
 Per MLPerf Tiny model: the float parent is quantized with `--calibration auto` (the method with the
 best output SQNR on the 100 CALIBRATION inputs), and on the 200 EVALUATION inputs its output SQNR
@@ -15,7 +15,7 @@ import onnx
 import pytest
 
 from tests.conftest import MLPERF, absent, mlperf_path, models_dir
-from tilewise.quantize import mlperf_inputs as mi
+from bench import mlperf_inputs as mi
 from tilewise.quantize.pipeline import AUTO, METHODS, calibration_inputs, load_float_onnx, quantize_model, sqnr_json
 from tilewise.quantize.sqnr import tflite_outputs
 from tilewise.targets.registry import get_target

@@ -256,13 +256,13 @@ def test_cli_shift_target_json(tmp_path, trained, capsys):
 
 def test_resnet8_float_parent_shift_mode_end_to_end(tmp_path):
     """ResNet-8's float parent (residual Adds, a global average pool, a Softmax tail) in shift
-    mode on realistic inputs (quantize/mlperf_inputs.py: 50 calibration, 30 evaluation): the
+    mode on realistic inputs (bench/mlperf_inputs.py: 50 calibration, 30 evaluation): the
     residual chains and the pool read back as shift-mode layers (NE16's norm-quant exact for
     each), the Softmax cut as the one float tail, the logits' SQNR within 1 dB of the onnx-mode
     model's on these 30 inputs (31.5 / 32.1 dB; on bench/quantize_mlperf.py's 200 inputs 30.91 /
     30.95; the Softmax output is ~1 dB below onnx mode's on so few inputs), bit-exact on gap9 as
     partitioned (NE16 running its layers)."""
-    from tilewise.quantize import mlperf_inputs
+    from bench import mlperf_inputs
     from tilewise.quantize.pipeline import calibration_inputs, load_float_onnx
     from tilewise.schedule.network import schedule_network
     from tilewise.targets.registry import get_target

@@ -178,7 +178,7 @@ def test_mlperf_parent_16x8_validates_and_beats_int8(tmp_path, capsys, name):
     same realistic inputs (mlperf_inputs.py)."""
     from tests.test_quantize import _float_tflite
 
-    from tilewise.quantize import mlperf_inputs
+    from bench import mlperf_inputs
 
     fpath = _float_tflite(name)
     calib_raw, eval_raw = mlperf_inputs.split(name)

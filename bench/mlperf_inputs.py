@@ -35,6 +35,9 @@ real data that ships in packages or from a synthesiser that does:
 [N, 640]); ``split(name)`` the seeded calibration (100) and evaluation (200) sets used by
 bench/quantize_mlperf.py and the acceptance test: generated from different seeds, and checked to
 share no input.
+
+Dev-only (bench/quantize_mlperf.py, bench/quantize_shift.py and the quantize tests): not part of
+the shipped tilewise package.
 """
 
 from __future__ import annotations
@@ -47,7 +50,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..errors import TilewiseError
+from tilewise.errors import TilewiseError
 
 MODELS = ("ad_autoencoder", "ic_resnet8", "kws_dscnn", "vww_mobilenet_v1_025")
 CALIB_SEED, EVAL_SEED = 1501, 1502

@@ -11,6 +11,9 @@ training framework is a dependency of tilewise, and the network must contain con
 layers quantize.py's per-channel weights and the kernels are about), which sklearn's MLP lacks.
 Everything is seeded, so a run is reproducible on one machine (BLAS summation order may change the
 last bits across machines; tests use accuracy bounds, not exact weights).
+
+Dev-only (bench/quantize_subbyte.py, bench/quantize_shift.py, tests/conftest.py): not part of the
+shipped tilewise package.
 """
 
 from __future__ import annotations
