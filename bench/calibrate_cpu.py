@@ -1,4 +1,4 @@
-"""Fit the host core's model (targets/pulp_kernels.py HOST: pulp-open's "cpu" module) on GVSoC.
+"""Fit the host core's model (targets/pulp_open.py HOST: pulp-open's "cpu" module) on GVSoC.
 
 Every layer of each network is forced onto the cpu module (a copy of pulp-open holding only that
 module), the firmware runs on GVSoC (`validate --on gvsoc`), and the whole-layer cycles it
@@ -33,8 +33,9 @@ from tilewise.frontend import load_model  # noqa: E402
 from tilewise.passes import lower  # noqa: E402
 from tilewise.schedule.network import schedule_network  # noqa: E402
 from tilewise.targets.base import Target  # noqa: E402
-from tilewise.targets.compute import tile_cycles  # noqa: E402
-from tilewise.targets.pulp_kernels import HOST, PulpKernels  # noqa: E402
+from tilewise.bindings.cost_terms import tile_cycles  # noqa: E402
+from tilewise.bindings.pulp.cost import PulpKernels  # noqa: E402
+from tilewise.targets.pulp_open import HOST  # noqa: E402
 from tilewise.targets.registry import get_target  # noqa: E402
 from tilewise.validate.check import validate_model  # noqa: E402
 

@@ -1,4 +1,4 @@
-"""Fit the integer exports' kernel coefficients (targets/pulp_kernels.py "Integer exports") on
+"""Fit the integer exports' kernel coefficients (bindings/pulp/cost.py "Integer exports") on
 GVSoC cycles and counted Cortex-M7 instructions of real integer_onnx layers.
 
 The kernels: the 16x8 conv / depthwise / dense with a shift or div requantization (tw_s16.c,
@@ -18,7 +18,7 @@ seeded random calibration inputs — the same tw_s16.c kernels with TFLite's req
   8-core cluster, the tw_int.h kernels on the host core ("cpu": cluster core 0 on L2);
 - `gvsoc-cpu`: pulp-open with only its cpu module — the 16x8 kernels (not their tw_int.h twins
   of the same keys) and the table add run whole by one core on the L2 tensors
-  (targets/pulp_kernels.py HOST);
+  (targets/pulp_open.py HOST);
 - `count`: stm32h7 under the instruction counter (`validate --on count`).
 
 Each layer of those kernels gives one row: its schedule, the measured cycles (or instructions)
@@ -68,8 +68,9 @@ from tilewise.bindings.base import specialized  # noqa: E402
 from tilewise.ir.layer import LoopNest  # noqa: E402
 from tilewise.schedule.cost import Evaluator, untiled_schedule  # noqa: E402
 from tilewise.schedule.placement import place  # noqa: E402
+from tilewise.bindings.pulp.cost import INTEGER_EXPORTS, PulpKernels  # noqa: E402
 from tilewise.targets.base import Target  # noqa: E402
-from tilewise.targets.pulp_kernels import HOST, INTEGER_EXPORTS, PulpKernels  # noqa: E402
+from tilewise.targets.pulp_open import HOST  # noqa: E402
 from tilewise.targets.registry import get_target  # noqa: E402
 from tilewise.targets.stm32h7 import KERNELS as M7  # noqa: E402
 
@@ -115,7 +116,7 @@ CONFIGS = {
     "count": ("stm32h7", "count", False, (*EXPORTS, SYNTHETIC, *TFLITE16)),
 }
 
-#: the coefficients fitted here (targets/pulp_kernels.py PulpKernels), per model: the integer
+#: the coefficients fitted here (bindings/pulp/cost.py PulpKernels), per model: the integer
 #: exports' (INTEGER_EXPORTS), and on the Cortex-M7 the host core's transpose per element and per
 #: row (tw_transpose, which the slice runs too), there assumed the untiled ops' per element until
 #: counted here

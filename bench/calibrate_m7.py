@@ -1,4 +1,4 @@
-"""Fit the stm32h7 cost model — the pulp kernels' model (targets/pulp_kernels.py) in executed
+"""Fit the stm32h7 cost model — the pulp kernels' model (bindings/pulp/cost.py) in executed
 instructions on the Cortex-M7 — to counted instructions.
 
 `python bench/calibrate_m7.py` generates stm32h7 firmware for the four MLPerf Tiny models, the

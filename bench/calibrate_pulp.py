@@ -1,4 +1,4 @@
-"""Fit the pulp kernels' cost model (tilewise/targets/pulp_kernels.py) to GVSoC measurements.
+"""Fit the pulp kernels' cost model (tilewise/bindings/pulp/cost.py) to GVSoC measurements.
 
 `python bench/calibrate_pulp.py` runs generated pulp-open firmware on GVSoC — the four MLPerf
 Tiny models, the bundled example and seed 004's layer, on 8 and 1 cores, at the part's own L1 and
@@ -35,8 +35,8 @@ from tilewise.bindings.base import specialized  # noqa: E402
 from tilewise.schedule.cost import Evaluator, untiled_schedule  # noqa: E402
 from tilewise.schedule.space import iter_tiles  # noqa: E402
 from tilewise.targets.base import Target  # noqa: E402
-from tilewise.targets.compute import tile_cycles  # noqa: E402
-from tilewise.targets.pulp_kernels import INTEGER_EXPORTS, PulpKernels  # noqa: E402
+from tilewise.bindings.cost_terms import tile_cycles  # noqa: E402
+from tilewise.bindings.pulp.cost import INTEGER_EXPORTS, PulpKernels  # noqa: E402
 from tilewise.validate import make_inputs, validate_network  # noqa: E402
 
 HERE = Path(__file__).resolve().parent

@@ -4,7 +4,7 @@ and plain TVM's figures on DIANA silicon (seed 003 Table III, 260 MHz).
 
 Predicted, not measured: no DIANA and no DIANA simulator is at hand. The digital core is priced by
 MATCH's DIANA digital model plus the host's job set-up and, for these TFLite models, the host's
-requantization of the core's int32 outputs (targets/diana_kernels.py; the int32 output is a
+requantization of the core's int32 outputs (bindings/diana_digital/cost.py; the int32 output is a
 decision, bindings/diana_digital/arith.py): MATCH's and HTVM's models are quantized for DIANA
 (shift requantization on the core), so their figures carry no such host pass. The host core runs
 the portable kernels (targets/diana.py); it also takes every layer the core refuses, here the

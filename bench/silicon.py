@@ -8,7 +8,7 @@ cost model) and MATCH's against the model tiler (both cost-model-driven searches
 5b: `gap8` (8 cores, 100 MHz, default L1/L2): the PULP-NN benchmark layer per core count — the
 kernel on the whole layer in L1 (what seed 004 Table 3.2 measures) and the layer scheduled end to
 end with its DMA — and DORY's four MobileNets (geometries.py, random weights), predicted with both
-tilers, next to seed 001 Table 4's cycles; gap8 prices tilewise's pulp kernels (targets/pulp_kernels.py,
+tilers, next to seed 001 Table 4's cycles; gap8 prices tilewise's pulp kernels (bindings/pulp/cost.py,
 fitted on GVSoC), so these rows hold tilewise's predicted code against PULP-NN's and DORY's silicon.
 Error = (predicted − published) / published.
 """
@@ -21,7 +21,7 @@ from dataclasses import replace
 import numpy as np
 
 from tilewise.targets import gap9
-from tilewise.targets.compute import tile_cycles
+from tilewise.bindings.cost_terms import tile_cycles
 
 from . import geometries, models, published, scheduling
 from .tables import Table
@@ -111,7 +111,7 @@ def gap8_published(networks: Sequence[str] = tuple(geometries.DORY_NETWORKS)) ->
          "pred. A", "err A %", "pred. B", "err B %"),
         tuple(rows),
         notes=("Predicted: gap8's cluster running tilewise's pulp kernels, priced by their model fitted on "
-               "GVSoC (targets/pulp_kernels.py); published: PULP-NN and DORY on GAP8 silicon.",
+               "GVSoC (bindings/pulp/cost.py); published: PULP-NN and DORY on GAP8 silicon.",
                f"PULP-NN rows: published = {published.SEED4_T32}; A = kernel model on the whole layer in "
                "L1, no DMA (the paper's setup); B = the layer scheduled by --tiler model on gap8 with "
                "that core count, L2↔L1 DMA included.",

@@ -3,7 +3,7 @@
 `pulp_target` gives the target with its cluster on the pulp family (bindings/pulp) priced by the
 module's own cost model — the built-in gap8 and pulp-open already are; gap9 still lists the
 portable family. `portable_target` gives it on the portable family priced by PULP-NN's model
-(targets/kernels.py), for the tests about that family's layouts and C on a PULP target."""
+(bindings/portable/cost.py), for the tests about that family's layouts and C on a PULP target."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from dataclasses import replace
 
 from tilewise.bindings import portable, pulp
 from tilewise.targets.base import Target
-from tilewise.targets.kernels import PulpNN
+from tilewise.bindings.portable.cost import PulpNN
 from tilewise.targets.registry import get_target
 
 
@@ -41,9 +41,9 @@ def match_gap9(**overrides) -> Target:
 
 
 def cmsis_stm32h7(**overrides) -> Target:
-    """stm32h7 with its core priced by the CMSIS-NN model (targets/kernels.py CmsisNN), on the
+    """stm32h7 with its core priced by the CMSIS-NN model (bindings/portable/cost.py CmsisNN), on the
     portable family: for the tests of that peer model (seed 004's GAP8 vs STM32H7 ratio)."""
-    from tilewise.targets.kernels import CmsisNN
+    from tilewise.bindings.portable.cost import CmsisNN
 
     t = get_target("stm32h7", **overrides)
     modules = tuple(replace(m, bindings=portable.bindings(CmsisNN())) for m in t.modules)

@@ -1,4 +1,4 @@
-"""The integer exports' kernels priced by their own loops (targets/pulp_kernels.py "Integer exports"):
+"""The integer exports' kernels priced by their own loops (bindings/pulp/cost.py "Integer exports"):
 the 16x8 conv / depthwise / dense with a shift or div requantization, the add by two tables, the
 host core's tw_int.h kernels, the reshape's copy and the slice's gather.
 
@@ -23,7 +23,7 @@ import json
 import pytest
 
 from bench import calibrate_int as ci
-from tilewise.targets.pulp_kernels import PulpKernels
+from tilewise.bindings.pulp.cost import PulpKernels
 from tilewise.targets.registry import get_target
 
 DATA = json.loads(ci.OUT.read_text())
@@ -33,7 +33,7 @@ TOLERANCE = 0.30
 LIVE_TOLERANCE = 0.35
 #: kernels the live run does not hold layer by layer: this network's adds take an int16 and a
 #: uint8 operand, which tw_int_binary runs in its generic walk while the key (the first operand's
-#: width and the output's) prices its typed loops (targets/pulp_kernels.py "Integer exports":
+#: width and the output's) prices its typed loops (bindings/pulp/cost.py "Integer exports":
 #: the second operand's width is not in the key) — about 0.6 of the measured cycles
 LIVE_UNHELD = {"int add/sub"}
 
@@ -107,7 +107,7 @@ def test_s16_conv_prices_its_pixel_split_and_div():
 
     from tilewise.bindings.base import BindingKey, Precision
     from tilewise.ir.layer import LoopNest
-    from tilewise.targets.compute import tile_cycles
+    from tilewise.bindings.cost_terms import tile_cycles
 
     nest = LoopNest("conv", 16, 32, 8, 10, 3, 3, 1, 1, (1, 1, 1, 1), 8, 10, 1, 16, 8, 8)
     model = PulpKernels()

@@ -1,5 +1,5 @@
 """TFLite's 16x8 layers (`tilewise quantize --bits 16`: int16 activations, int8 weights) priced by
-the kernels they run (targets/pulp_kernels.py "Integer exports": tw_s16.c's scalar conv /
+the kernels they run (bindings/pulp/cost.py "Integer exports": tw_s16.c's scalar conv /
 depthwise / dense with TFLite's requantization, the 16-bit pooling and add), not as the SIMD int8
 kernels (issue 25 item 4: the KWS 16x8 model was predicted 5.84 M instructions on stm32h7 for
 42.4 M counted).

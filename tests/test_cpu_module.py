@@ -1,7 +1,7 @@
 """The host-core module ("cpu") of every built-in target and the kernels only it takes
 (bindings/portable/host.py, c/tw_host.c): kernels against the golden model, models with those ops
 generated and validated bit-exact against LiteRT with the layers on the cpu, on the host and on
-GVSoC, and the cpu's cost model (targets/pulp_kernels.py HOST) against GVSoC's cycles."""
+GVSoC, and the cpu's cost model (targets/pulp_open.py HOST) against GVSoC's cycles."""
 
 from __future__ import annotations
 
@@ -22,8 +22,8 @@ from tilewise.golden.shape_ops import rescale_values
 from tilewise.ir.ops import Op
 from tilewise.passes import lower
 from tilewise.schedule.network import schedule_network
-from tilewise.targets.kernels import PulpNN
-from tilewise.targets.pulp_kernels import HOST
+from tilewise.bindings.portable.cost import PulpNN
+from tilewise.targets.pulp_open import HOST
 from tilewise.targets.registry import get_target, list_targets
 from tilewise.validate.check import validate_model
 

@@ -41,7 +41,7 @@ from tilewise.ir.requant import Requant
 from tilewise.passes import lower
 from tilewise.schedule.network import schedule_network
 from tilewise.targets.base import Module
-from tilewise.targets.diana_analog_kernels import AnalogKernels
+from tilewise.bindings.diana_analog.cost import AnalogKernels
 from tilewise.targets.registry import get_target
 from tilewise.validate import validate_model
 
@@ -412,9 +412,9 @@ def test_a_layer_the_analog_core_refuses_falls_back_to_the_cpu(tmp_path):
 
 def test_cost_model_terms():
     """Per tile: the job, the tile's 2-bit columns, one matrix-vector per pixel, its input window
-    and outputs (targets/diana_analog_kernels.py), evaluated on one tile."""
+    and outputs (bindings/diana_analog/cost.py), evaluated on one tile."""
     from tilewise.ir.layer import LoopNest
-    from tilewise.targets.compute import tile_cycles
+    from tilewise.bindings.cost_terms import tile_cycles
 
     cost = AnalogKernels()
     nest = LoopNest(kind="conv", K=32, C=16, OY=8, OX=8, FY=3, FX=3, IY=8, IX=8)

@@ -245,15 +245,15 @@ def test_ne16_forced_on_every_layer_it_accepts(name, tmp_path):
 
 
 def test_cost_model_is_matchs_ne16_model():
-    """targets/ne16_kernels.py on one whole-layer tile, against the note's formula written out
+    """bindings/ne16/cost.py on one whole-layer tile, against the note's formula written out
     and the row-job pipeline (bindings/ne16/pipeline.py) by hand: a 3×3 conv 16×16×32 → 64 at
     stride 1; one 3-row band is 6 subtiles × 2 output blocks × (2 input blocks × (6 + 25 + 6 + 6
     + 72 + 2) + 40) NE16 cycles; 16 rows are 6 jobs of 3, 3, 3, 3, 3, 1 rows (2 bands each but
     the last: 1): fill + Σ max(NE16 job j+1, requant job j) + drain + conversion + 6 jobs' set-up
     + the tile; with norm-quant one job of 6 bands and no requantization."""
     from tilewise.ir.layer import LoopNest
-    from tilewise.targets.compute import tile_cycles
-    from tilewise.targets.ne16_kernels import Ne16Kernels
+    from tilewise.bindings.cost_terms import tile_cycles
+    from tilewise.bindings.ne16.cost import Ne16Kernels
 
     nest = LoopNest("conv", K=64, C=32, OY=16, OX=16, FY=3, FX=3, pads=(1, 1, 1, 1), IY=16,
                     IX=16)

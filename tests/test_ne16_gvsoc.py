@@ -1,7 +1,7 @@
 """The cluster's share of an NE16 layer on GVSoC's pulp-open cluster: the requantization of the
 job's int32 outputs (bindings/ne16/c/tw_ne16_kernels.c tw_ne16_requant_s8_<variant>) and the u8
 conversion of the input tile (tw_ne16_to_u8), bit-exact against the golden model, and their cost
-model (targets/ne16_kernels.py `requant`, `convert`) against the cycles GVSoC measures.
+model (bindings/ne16/cost.py `requant`, `convert`) against the cycles GVSoC measures.
 
 GVSoC has no NE16, so the firmware (tests/c/ne16_gvsoc_main.c) gives the kernels the int32
 accumulators a job would write. Correctness cases (odd channel counts, fewer outputs than cores,
@@ -23,7 +23,7 @@ import pytest
 from tilewise.bindings.ne16 import __file__ as NE16_INIT
 from tilewise.bindings.ne16.requant import mulh_fits_rq
 from tilewise.bindings.base import BindingKey
-from tilewise.targets.ne16_kernels import Ne16Kernels
+from tilewise.bindings.ne16.cost import Ne16Kernels
 from tilewise.validate.gvsoc import run_firmware
 
 from pathlib import Path
@@ -164,7 +164,7 @@ def _key(variant: str) -> BindingKey:
 
 
 def test_cost_model_holds_against_gvsoc(results):
-    """targets/ne16_kernels.py prices the timed tiles' requantization (requant / 8 per output and
+    """bindings/ne16/cost.py prices the timed tiles' requantization (requant / 8 per output and
     the 8 cores' split) and conversion (`convert` / 8 per byte) within ±20% of GVSoC."""
     _, got = results
     model = Ne16Kernels()

@@ -30,7 +30,7 @@ from tilewise.frontend import load_model
 from tilewise.ir.requant import Requant, tflite_requant
 from tilewise.passes import lower
 from tilewise.schedule.network import schedule_network
-from tilewise.targets.kernels import PulpNN
+from tilewise.bindings.portable.cost import PulpNN
 from tilewise.validate import make_inputs, validate_model, validate_network
 
 from . import onnx_models as om

@@ -391,7 +391,7 @@ TOLERANCE, KIND_TOLERANCE, MAJOR = 0.15, 0.20, 0.05
 def test_networks_on_pulp_kernels_bit_exact_on_gvsoc(name, tmp_path):
     """Generated pulp-open projects whose cluster runs the pulp family (tests/pulp_targets.py):
     the firmware on GVSoC equals the golden model and the reference runtime, with the DMA the
-    schedule predicts, and the cost model (targets/pulp_kernels.py, fitted by
+    schedule predicts, and the cost model (bindings/pulp/cost.py, fitted by
     bench/calibrate_pulp.py) predicts the measured cycles within ±15% for the network and ±20%
     for each of its major layer kinds."""
     path = EXAMPLE_ONNX if name == "example" else mlperf_path(name)

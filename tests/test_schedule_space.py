@@ -13,7 +13,7 @@ from tilewise.schedule.cost import Evaluator
 from tilewise.schedule.space import (DimTiling, TilePos, fetch_count, hwc_chunks, inner_loops,
                                      iter_tiles, loop_dims, operands, positions, valid_order)
 from tilewise.targets import get_target
-from tilewise.targets.compute import tile_cycles
+from tilewise.bindings.cost_terms import tile_cycles
 
 from .pulp_targets import tiled
 from .placed import placed, seed002

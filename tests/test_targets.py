@@ -55,7 +55,7 @@ def test_gap9_match_figures():
     assert t.memory("L1").dma_chunk_cycles == 27
     assert {m.name for m in t.modules} == {"cluster", "cpu", "ne16"}
     assert t.module("cpu").memory == "L2" and t.module("cpu").cores == 1
-    # NE16 on the cluster's L1 tiles, priced by MATCH's NE16 model (targets/ne16_kernels.py)
+    # NE16 on the cluster's L1 tiles, priced by MATCH's NE16 model (bindings/ne16/cost.py)
     ne16 = t.module("ne16")
     assert ne16.memory == "L1" and ne16.families == ("ne16",) and ne16.cost_models == ("ne16",)
     # MATCH's GAP9 cluster model: 550 + 370 cycles per transfer; seed 004 Table 3.2: 1.3k

@@ -16,7 +16,7 @@ import numpy as np
 
 from tilewise.bindings import (Binding, BindingKey, ConstLayout, Family, LayerConstants,
                                Precision, TileRules)
-from tilewise.targets.compute import Term, ident
+from tilewise.bindings.cost_terms import Term, ident
 
 FAMILY = Family(name="refconv", c_dir=Path(__file__).resolve().parent / "c",
                 project_dir="ref_kernels", header="ref_conv.h")

@@ -7,7 +7,8 @@ would otherwise re-derive:
 
 - `check(layer, lg)`: legality — None, or the one-sentence reason this kernel cannot run the layer
   (every refusal `generate` could make is a reason known at partition time);
-- `cost`: the kernel cost model whose separable terms the schedule model sums (targets/kernels.py);
+- `cost`: the kernel cost model whose separable terms the schedule model sums (the family's
+  bindings/<family>/cost.py, in the terms of bindings/cost_terms.py);
 - `scratch(nest, cores, k, c, oy, ox)`: the kernel's L1 scratch bytes for a tile — the one formula
   that planning reserves and emission hands to the kernel;
 - `rules(layer)`: tile constraints (dimensions never tiled, tile multiples, whether the layer may be
@@ -33,7 +34,7 @@ import numpy as np
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..ir.layer import Layer, LayerGraph, LoopNest
-    from ..targets.base import KernelModel
+    from .cost_terms import KernelModel
 
 #: the loop dimensions a tile rule may name (schedule/space.py)
 TILE_DIMS = ("n", "k", "c", "oy", "ox")

@@ -17,7 +17,7 @@ on M_b reads it from M_b's exchange memory, in the representation its binding re
   built-in module exchanges in L2 today: every move costs 0.
 - the representation: every consumer must read a tensor as it is stored. A kernel that reads
   another representation than the tensor's dtype either converts its input itself (its cost model
-  prices that, e.g. NE16's per-tile `convert`, targets/ne16_kernels.py) and reads offset 0, or it
+  prices that, e.g. NE16's per-tile `convert`, bindings/ne16/cost.py) and reads offset 0, or it
   reads the tensor stored with its offset, which its producer must then write. The network's
   input is given and its output read as their dtype (offset 0) in `Target.io_memory`.
 

@@ -1,8 +1,8 @@
 """The generic cost model of a schedule: cycles, DMA traffic and L1 bytes, exact and vectorized.
 
 Per tile i (DESIGN.md "Scheduling"; seed 003 §V; seed 002 eq. 5.7–5.9):
-- C_i = kernel cycles (the binding's separable cost terms, targets/kernels.py; terms of an overlap
-  group cost the larger of their two sides, targets/compute.py) + dma_issue_cycles ×
+- C_i = kernel cycles (the binding's separable cost terms, bindings/portable/cost.py; terms of an overlap
+  group cost the larger of their two sides, bindings/cost_terms.py) + dma_issue_cycles ×
   the tile's transfers (core time to program the DMA);
 - D_i = Σ over the tile's transfers of dma_setup + chunks·dma_chunk + bytes / bandwidth, where the
   tile's transfers are the loads of the operands that change at tile i and the store of its
@@ -33,7 +33,7 @@ import numpy as np
 from ..errors import TilewiseError
 from ..ir.layer import LoopNest
 from ..targets.base import Target
-from ..targets.compute import combine, tile_cycles
+from ..bindings.cost_terms import combine, tile_cycles
 from ..ir.operands import operand_bytes
 from .placement import Placement
 from .space import (REDUCING, Buffer, DimTiling, LayerSchedule, Traffic, dim_size, loop_dims,

@@ -31,12 +31,10 @@ name: capabilities are fields (`Target.sdk`, `Memory.roles`, `Module.weights_fro
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..bindings.base import Binding
-    from ..ir.layer import LoopNest
-    from .compute import Term
 
 KB = 1024
 MB = 1024 * 1024
@@ -110,20 +108,6 @@ class Region:
         """How an error names it: "AXI SRAM (512 kB at 0x24000000)"."""
         return f"{self.name} ({self.size / KB:g} kB at 0x{self.origin:08X})"
 
-
-class KernelModel(Protocol):
-    """A kernel library's cost model (PULP-NN, CMSIS-NN, a SIMD DSP ...): frozen data + formulas.
-
-    `terms(nest, cores)` returns the compute cycles of one tile as Σ coef·Π_dim f_dim(size, first,
-    last) (see `targets.compute`): separable, so sums over tile grids factor per dimension, which
-    makes the `model` tiler's bounds cheap and exact. Every factor must be superadditive in its
-    dimension (splitting a tile never lowers the summed compute) — the tests check it. A binding
-    (bindings/base.py) pairs one such model with the kernel it prices.
-    """
-
-    name: str
-
-    def terms(self, nest: LoopNest, cores: int) -> tuple[Term, ...]: ...
 
 
 @dataclass(frozen=True)

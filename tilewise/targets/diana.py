@@ -16,14 +16,14 @@ eml-eda/match `match/target/examples/diana/digital/digital_accelerator.py` memor
   DIANA memory model reads L2 ("dram") at 16·8 bits per cycle (the activation memory takes 64 B,
   the weight memory 16 B per cycle: 16 B is the bound for both).
 - digital: the 16×16 PE array (bindings/diana_digital), priced by MATCH's digital model plus the
-  host's job set-up and requantization (targets/diana_kernels.py).
+  host's job set-up and requantization (bindings/diana_digital/cost.py).
 - analog: the ternary in-memory array with its 6-bit ADC and digital output stage
   (bindings/diana_analog), its tiles in the shared activation memory (DIANA's two cores share
   it: Houshmand et al., JSSC 2023), priced from the array's structure
-  (targets/diana_analog_kernels.py, assumed).
+  (bindings/diana_analog/cost.py, assumed).
 - cpu: the host core running the portable C kernels straight from L2, one core. DIANA's host is a
   RISC-V core of the PULP family (HTVM, Van Delm et al. DAC 2023, describe it as RI5CY-class;
-  assumed). Priced by the PULP-NN model of one RI5CY core (targets/kernels.py PulpNN) × 4: the
+  assumed). Priced by the PULP-NN model of one RI5CY core (bindings/portable/cost.py PulpNN) × 4: the
   portable kernels are plain C, whose 4×2 MatMul step does 8 MACs with 6 byte loads where
   PULP-NN's SIMD step does 32 MACs in 14 cycles (assumed, not measured). MATCH's own host
   fallback is TVM's code (seed 003 Table III, DIANA TVM column), slower than this.
@@ -32,10 +32,10 @@ eml-eda/match `match/target/examples/diana/digital/digital_accelerator.py` memor
 from dataclasses import replace
 
 from ..bindings import diana_analog, diana_digital, portable
+from ..bindings.diana_analog.cost import AnalogKernels
+from ..bindings.diana_digital.cost import DianaDigitalKernels
+from ..bindings.portable.cost import PulpNN
 from .base import KB, Memory, Module, Target
-from .diana_analog_kernels import AnalogKernels
-from .diana_kernels import DianaDigitalKernels
-from .kernels import PulpNN
 
 #: the host core's portable kernels, per the PULP-NN model of one RI5CY core (module docstring)
 CPU_KERNEL = replace(PulpNN(), scale=4.0)

@@ -29,20 +29,21 @@ Figures and where they come from:
 - energy: 11.89 mJ for 23.3 M cycles of 1.0-MobileNetV1-128 at 1 V / 100 MHz (seed 001 Table 4)
   → 510 pJ per cluster cycle, whole SoC average.
 - kernels: the pulp family (bindings/pulp: XpulpV2 SIMD, hardware loops) priced by its own model
-  (targets/pulp_kernels.py), calibrated on GVSoC's pulp-open cluster — the same 8 RI5CY cores and
+  (bindings/pulp/cost.py), calibrated on GVSoC's pulp-open cluster — the same 8 RI5CY cores and
   TCDM; the generated firmware uses the PMSIS HAL, whose DMA costs above stay GAP8's published
   figures (GVSoC here models pulp-open, not GAP8's PMSIS runtime).
 - cpu: the host core's module — on the chip the fabric controller's role. The generated PMSIS
   code runs the network in a cluster task (tw_hal_pulp.c), so a "cpu" layer is cluster core 0
   alone on the L2 tensors, untiled, no DMA: the pulp kernels priced for one core from L2 by the
-  model fitted on pulp-open's GVSoC (targets/pulp_kernels.py HOST), assumed to hold for GAP8's
+  model fitted on pulp-open's GVSoC (targets/pulp_open.py HOST), assumed to hold for GAP8's
   cores and L2 latency (not measured on GAP8); energy per cycle assumed 510 pJ, the SoC average
   above (the other cores idle but powered).
 """
 
 from ..bindings import pulp
+from ..bindings.pulp.cost import PulpKernels
 from .base import KB, MB, Memory, Module, Target
-from .pulp_kernels import HOST, PulpKernels
+from .pulp_open import HOST
 
 #: L2 bytes the GAP SDK's program takes besides the memory plan (module docstring: the network's
 #: code measured on the same cores, rounded up, and the PMSIS runtime assumed)

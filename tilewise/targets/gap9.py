@@ -18,12 +18,12 @@ Figures and where they come from (seed 003 §V–VI, notes/match-cost-model.md):
   cycles to program a transfer as on GAP8 (assumed). tilewise's PMSIS projects on GAP9 are
   assumed to pay the same (not measured: GVSoC here models pulp-open).
 - cluster: 8 RI5CY-class cores (XpulpV2) running tilewise's pulp kernel family (bindings/pulp),
-  priced by its model fitted on GVSoC's pulp-open cluster (targets/pulp_kernels.py) — the same
+  priced by its model fitted on GVSoC's pulp-open cluster (bindings/pulp/cost.py) — the same
   kernels and ISA as gap8 and pulp-open; GAP9's cores are assumed to take the same cycles.
 - MATCH_TARGET: the same chip with the cluster priced as MATCH's public GAP9 model prices
   PULP-NN (the peer model bench table 5a holds against GAP9 silicon): the GAP8 calibration
   (seed 004) for dense layers; depthwise as pulp_nn_depthwise_generic on CHW tiles (DORY's GAP9
-  layer template; targets/kernels.py `dw_flat`): about 66 cycles per 3×3 output per core instead
+  layer template; bindings/portable/cost.py `dw_flat`): about 66 cycles per 3×3 output per core instead
   of the 21 of DORY's GAP8 HWC kernel, its input tiles reordered HWC → CHW by the cluster DMA,
   one 2-D transfer per channel with 1-byte rows (DORY's GAP9 dory_dma.c,
   dma_transfer_hwc_to_chw; MATCH's GAP9 model moves them at 1 byte per cycle): the depthwise
@@ -37,7 +37,7 @@ Figures and where they come from (seed 003 §V–VI, notes/match-cost-model.md):
   "CPU"). The generated PMSIS code runs the network in a cluster task (tw_hal_pulp.c), so a
   "cpu" layer is cluster core 0 alone on the L2 tensors, untiled, no DMA: every layer the
   cluster takes and the host-only ones (bindings/portable/host.py), the pulp kernels priced for
-  one core from L2 by the model fitted on pulp-open's GVSoC (targets/pulp_kernels.py HOST: per
+  one core from L2 by the model fitted on pulp-open's GVSoC (targets/pulp_open.py HOST: per
   kind ~1.2× (depthwise) to ~9.5× (dense) the L1 figures), assumed to hold for GAP9 (not
   measured); the same 1.3k cold-I$ cycles per layer as the cluster. MATCH's CPU fallback is TVM
   code (236 ms on MobileNet, seed 003 Table IV), far slower than this kernel model.
@@ -46,16 +46,17 @@ Figures and where they come from (seed 003 §V–VI, notes/match-cost-model.md):
 - ne16: the NE16 accelerator (bindings/ne16) on the cluster's L1 tiles: conv 3×3 / 1×1,
   depthwise 3×3 and dense with 16-multiple input channels; the job priced by MATCH's NE16 model,
   the cluster's u8 conversion and requantization by the pulp kernels' figures
-  (targets/ne16_kernels.py); the host HAL runs jobs through the bit-exact functional model.
+  (bindings/ne16/cost.py); the host HAL runs jobs through the bit-exact functional model.
 """
 
 from dataclasses import replace
 
 from ..bindings import ne16, portable, pulp
+from ..bindings.ne16.cost import Ne16Kernels
+from ..bindings.portable.cost import PulpNN
+from ..bindings.pulp.cost import PulpKernels
 from .base import KB, MB, Memory, Module, Target
-from .kernels import PulpNN
-from .ne16_kernels import Ne16Kernels
-from .pulp_kernels import HOST, PulpKernels
+from .pulp_open import HOST
 
 #: PULP-NN as MATCH models it on GAP9's cluster: per output 2·(5 + 10) loop set-up + 9 requant,
 #: (2·3 + 1) per SIMD step of 4 taps, (2·2 + 2) per leftover tap, 1 cycle per im2col byte

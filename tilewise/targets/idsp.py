@@ -19,7 +19,7 @@ gives the native 16-bit register (`Module.acc_bits`): every int8 conv / depthwis
 the DSP then wraps its accumulator modulo 2^16 in the golden model and the C (seed 002 Fig. 4.6),
 bit-exact with the reference only where the accumulators fit (quantize/acc_bounds.py;
 `tilewise quantize --acc-bits 16` writes models whose accumulators provably fit). The dsp is
-priced by its accumulator width (targets/kernels.py SimdDsp, re-priced by `Module.with_acc_bits`):
+priced by its accumulator width (bindings/portable/cost.py SimdDsp, re-priced by `Module.with_acc_bits`):
 seed 002 §3.2, "32-bit accumulators are supported through emulation, but will half the platform's
 multiply-accumulate throughput" — 32 MAC/cycle for conv / depthwise / dense with the native
 16-bit register, 16 with the default emulated 32-bit one. That prices the IDSP's own vector
@@ -32,13 +32,13 @@ cpu: the host processor that controls the IDSP (seed 002 §2.2.2: "the host proc
 new data into the local memories", and runs the tile loops of its Halide programs, §6.2). The
 seed does not say what it is: assumed a Cortex-M7-class scalar core at the DSP's clock running
 the portable kernels (and the host-only ones: bindings/portable/host.py) from the external
-memory, priced by the CMSIS-NN model (targets/kernels.py CmsisNN: 30 cycles per element of an
+memory, priced by the CMSIS-NN model (bindings/portable/cost.py CmsisNN: 30 cycles per element of an
 untiled op), untiled, no DMA.
 """
 
 from ..bindings import portable
+from ..bindings.portable.cost import CmsisNN, SimdDsp
 from .base import KB, MB, Memory, Module, Target
-from .kernels import CmsisNN, SimdDsp
 
 TARGET = Target(
     name="idsp",

@@ -39,13 +39,13 @@ Figures and where they come from:
   ring of unpacked rows (tw_pulp_depthwise.c), four outputs requantized into one word; elsewhere
   tw_pulp_isa.h maps the 4-lane int8 dot product to two `smlad` on `sxtb16` halves — with the
   portable family for what it does not rewrite; priced by the pulp kernels' model (its `arm`
-  structure) with coefficients in instructions (KERNELS). The CMSIS-NN model (targets/kernels.py)
+  structure) with coefficients in instructions (KERNELS). The CMSIS-NN model (bindings/portable/cost.py)
   stays as the peer model of seed 004's GAP8-vs-STM32H7 ratio (tests).
 - the host-only kernels (bindings/portable/host.py: quantize, transpose, concatenation of any
   inputs) run on the same core; their instructions per element are assumed the untiled ops'
   (other_elem), not counted separately — but for the transpose (and the slice, the same
   tw_transpose), counted with the integer exports' kernels (16x8 conv / depthwise / dense, the
-  table add, tw_int.h's, the reshape's copy: targets/pulp_kernels.py "Integer exports") by
+  table add, tw_int.h's, the reshape's copy: bindings/pulp/cost.py "Integer exports") by
   bench/calibrate_int.py.
 - firmware (Target.sdk "cortex-m", codegen/c/firmware/cortex_m): start-up, linker scripts for the
   STM32H743 (REGIONS) and for QEMU's mps2-an500 (the same regions' sizes inside its SSRAM), the
@@ -56,8 +56,8 @@ Figures and where they come from:
 from dataclasses import replace
 
 from ..bindings import pulp
+from ..bindings.pulp.cost import PulpKernels
 from .base import KB, Memory, Module, Region, Target
-from .pulp_kernels import PulpKernels
 
 #: the pulp kernels' model in executed instructions on the Cortex-M7, fitted on counted
 #: instructions (bench/calibrate_m7.py, bench/calibration_m7.json: 152 layers of the four MLPerf

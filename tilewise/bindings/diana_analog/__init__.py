@@ -13,7 +13,7 @@ layer's ADC divisor and range, dispatches it and waits; the job writes the int8 
 computes: arith.py (numpy, built on golden/requant.py's adc mode) and c/tw_diana_analog.c (the
 functional model the host HAL runs), tests/test_diana_analog.py. Legality: checks.py (ternary
 weights, 1/3/5/7 'same', stride 1 or 2, the ADC chain, element counts divisible by 4, the 1152 ×
-512 array); constants: constants.py; cost: targets/diana_analog_kernels.py. Input channels stay
+512 array); constants: constants.py; cost: bindings/diana_analog/cost.py. Input channels stay
 whole in a tile (a column sums all FY·FX·C rows; no partial sums leave the array). A ternary
 layer the core refuses runs on the CPU's portable kernels, whose requantization has the adc mode
 too (tw_requant.h TW_RQ_ADC).
@@ -57,7 +57,7 @@ def _rules(layer: Layer, rules: TileRules) -> TileRules:
 
 
 def bindings(cost: Any) -> tuple[Binding, ...]:
-    """The analog core's binding priced by `cost` (targets/diana_analog_kernels.py
+    """The analog core's binding priced by `cost` (bindings/diana_analog/cost.py
     `AnalogKernels`)."""
     return tuple(per_mode(FAMILY, cost, "conv2d_analog_s8", Op.CONV2D, ("adc",),
                           Precision(S8, 8, S8), "conv", checks.analog, emit=_emit,

@@ -17,7 +17,7 @@ layer's mode with the portable kernels' tw_requant (exact for every mode: arith.
 int32-output decision). A shift-mode layer whose requantization is exactly the core's (clip((acc
 + bias) >> d), constants.reason) may take the *_rq binding: the job writes int8 itself.
 What the job computes: arith.py (numpy) and c/tw_diana_digital.c (the functional model the host
-HAL runs), tests/test_diana.py. Legality: checks.py; cost: targets/diana_kernels.py.
+HAL runs), tests/test_diana.py. Legality: checks.py; cost: bindings/diana_digital/cost.py.
 Input channels stay whole in a tile (no partial sums across jobs); k tiles are multiples of 16
 (the PE array's and the weight layout's output-channel block; the last takes the rest, its
 weights padded). Elementwise add has no binding (checks.py says why).
@@ -83,7 +83,7 @@ def _core_rq_check(layer: Layer, lg: LayerGraph) -> str | None:
 
 
 def bindings(cost: Any) -> tuple[Binding, ...]:
-    """The digital accelerator's bindings priced by `cost` (targets/diana_kernels.py)."""
+    """The digital accelerator's bindings priced by `cost` (bindings/diana_digital/cost.py)."""
     common = dict(precision=Precision(S8, 8, S8), tiles=TileRules(l3_k_step=arith.BLOCK),
                   layer_rules=_rules, jobs_per_tile=1)
     out: list[Binding] = []

@@ -32,7 +32,7 @@ Data
   pad value where the layer reads the input's row and column 0 (tests/test_diana.py
   test_shifted_symmetric_job_is_not_asymmetric_same). HTVM's soma_dory.py accepts symmetric
   padding only; MATCH's "spatial padding" (seed 003 §V) pads K and OX to multiples of 16, not the
-  window. The cost model prices the rows the core pads (targets/diana_kernels.py).
+  window. The cost model prices the rows the core pads (bindings/diana_digital/cost.py).
 
 Arithmetic
 - acc = bias[k] + Σ over taps and input channels of w·x, in 32 bits (wrapping; for 8-bit data the
@@ -45,7 +45,7 @@ Arithmetic
     clip stages bypassed — and the host core requantizes it in the layer's mode (tflite, onnx,
     shift: exact for every mode tilewise takes). This is the one place the decision is made;
     bindings/diana_digital/__init__.py uses it for every layer whose requantization is not
-    exactly the core's, and targets/diana_kernels.py prices the host's pass.
+    exactly the core's, and bindings/diana_digital/cost.py prices the host's pass.
 """
 
 from __future__ import annotations

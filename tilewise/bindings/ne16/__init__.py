@@ -16,7 +16,7 @@ The table holds for 8-bit weights; each row exists again for weights of b = 2..7
 `_w<b>` after the `_s8` (conv2d_s8_w4, conv2d_s8_w4_nq, conv2d_s8_w4_nq_u8in, ...): the binding key's
 weight precision is the layer's LoopNest.w_bits (never inferred from the weights' values; checks.py
 refuses weights outside it), the constants hold b bit planes (constants.py), the job is programmed
-with b (tw_ne16_task_init) and priced with b planes (targets/ne16_kernels.py `weight_bits`).
+with b (tw_ne16_task_init) and priced with b planes (bindings/ne16/cost.py `weight_bits`).
 
 A tile: the cores convert the int8 input tile to u8 (x + 128) in the scratch; core 0 programs the
 tile's row jobs (tw_ne16_task_*, tw_ne16_task_rows, dispatch, wait), each writing int32
@@ -34,7 +34,7 @@ their int8 binding (`Binding.tiles_of`; the same scratch is reserved). The clust
 requantized bindings can write their output as u8 too (`output_offsets`: zero point and clamp +
 128, as the pulp kernels, bindings/pulp/weighted.py).
 What the job computes: arith.py (numpy) and c/tw_ne16.c (the functional model the host HAL runs),
-tests/test_ne16.py. Legality: checks.py; cost: targets/ne16_kernels.py; constants: constants.py.
+tests/test_ne16.py. Legality: checks.py; cost: bindings/ne16/cost.py; constants: constants.py.
 Input channels stay whole in a tile (no partial sums); depthwise k tiles are multiples of 16. Any
 channel count: the weights are stored padded to 16 channels (LoopNest.w_c_block).
 """
@@ -115,7 +115,7 @@ def _rules(layer: Layer, rules: TileRules) -> TileRules:
 
 
 def bindings(cost: Any) -> tuple[Binding, ...]:
-    """NE16's bindings priced by `cost` (targets/ne16_kernels.py `Ne16Kernels`): the table of the
+    """NE16's bindings priced by `cost` (bindings/ne16/cost.py `Ne16Kernels`): the table of the
     module docstring once per weight bit count 2..8 (checks.W_BITS; the binding key's weight
     precision; 8 bits keep the names above, b < 8 bits add `_w<b>`: conv2d_s8_w4_nq ...)."""
     out: list[Binding] = []

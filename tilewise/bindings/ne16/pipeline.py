@@ -14,7 +14,7 @@ accumulators into one of two L1 buffers in turn (tw_ne16_task_rows):
         core 0: dispatch job j+1 → acc[(j+1) & 1]   NE16 runs it ...
         all cores: requantize job j from acc[j & 1] ... while the cores do this
 
-so a tile's cycles are fill + Σ max(NE16 job, cluster work) + drain (targets/ne16_kernels.py):
+so a tile's cycles are fill + Σ max(NE16 job, cluster work) + drain (bindings/ne16/cost.py):
     convert + J·job + N(job 0) + Σ_{j<J-1} max(N(job j+1), R(job j)) + R(job J-1)
 with N a job's NE16 cycles, R its requantization on the cores and `job` the programming of one
 job by core 0 (on the critical path: core 0 programs job j+1 before its share of job j's

@@ -3,7 +3,7 @@
 TFLite's double rounding (the tflite and tflite_right variants of bindings/pulp/constants.py) has
 a cheaper exact form when the layer's accumulators are small enough: one mulh per output,
 tw_ne16_requant_s8_mulh_<variant> (its derivation in c/tw_ne16_kernels.c), taken by the *_mulh
-bindings (their own cost: targets/ne16_kernels.py `requant_mulh`, measured on GVSoC).
+bindings (their own cost: bindings/ne16/cost.py `requant_mulh`, measured on GVSoC).
 `mulh_fits` proves the bound from the layer's weights and bias (|acc| ≤ |bias| + 128·Σ|w| per
 channel, pulp constants `acc_bound`); every other layer keeps the pulp kernels' requantization
 of its variant (e.g. vww's layers whose dead channels carry a bias of 2^30).

@@ -1,7 +1,8 @@
 """The portable kernel family: tilewise's C99 kernels (`c/`, copied into projects as tw_kernels/).
 
 `bindings(cost)` returns the family's bindings for a module whose kernels are priced by `cost`
-(a targets.kernels model). The table, one binding per row (mode "any" = every semantics mode):
+(cost.py's PulpNN, CmsisNN or SimdDsp with a target's coefficients, or the pulp family's model
+where the pulp family keeps these bindings). The table, one binding per row (mode "any" = every semantics mode):
 
 | binding            | op               | modes              | bits (x/w→y) | geometry | C                     |
 |--------------------|------------------|--------------------|--------------|----------|-----------------------|

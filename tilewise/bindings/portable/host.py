@@ -40,7 +40,7 @@ MAX_RANK), activations or constants (an array of the layer file, as stored): eac
 walked with its own strides, 0 along the dims it broadcasts.
 
 Cost: the module's kernel model prices them as its untiled ("other") ops; a model that tells
-them apart does so by the binding key (`for_key`: targets/pulp_kernels.py).
+them apart does so by the binding key (`for_key`: bindings/pulp/cost.py).
 """
 
 from __future__ import annotations
@@ -381,5 +381,5 @@ def bindings(cost) -> tuple[Binding, ...]:
     add("transpose_conv_s16", Op.TRANSPOSE_CONV, ("tflite",), Precision(S16, 0, S16),
         check_transpose_conv, transpose_conv)
     out.extend(int_ops.bindings(cost))
-    out.extend(subbyte.bindings(cost))
+    out.extend(subbyte.bindings())
     return tuple(out)

@@ -23,7 +23,7 @@ uint8 tensors are stored biased (u − 128, common.py): every kernel takes the o
 operand and writes its output as value − offset.
 
 Cost: the module's kernel model prices them by their keys, through its copy for these kernels
-(`cost.for_int_ops()` where the model has one: targets/pulp_kernels.py prices tw_int_conv per
+(`cost.for_int_ops()` where the model has one: bindings/pulp/cost.py prices tw_int_conv per
 MAC, tap and output, the elementwise ops per element, matmul per MAC, reduce per input element —
 each fitted on its own measurements, bench/calibrate_int.py); a model without one prices the
 weighted ones by their geometry and the others as its untiled ("other") ops.

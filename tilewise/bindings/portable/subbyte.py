@@ -28,58 +28,27 @@ or zero points beyond a byte). Not tiled and not cut at L3: a host core runs the
 call, unpacking per element (clear C, seed 004's sub-byte kernels are the fast form and live in
 the pulp family).
 
-Cost: `SubByteScalar`, the cycles of this C (one core, per element unpacking), fitted on GVSoC's
-pulp-open host core (`validate --on gvsoc`, a 2-bit conv 6×6×3→8 3×3, max pool, conv 3×3×8→8,
-dense 72→5, onnx requant): 92.5 cycles per MAC and 2,332 per output (the onnx
-requantization's software float on a core without FPU dominates it), max pool 150 per tap and
-100 per output; the same figures are ASSUMED for the other
-host cores (Cortex-M7, the idsp host) and the other requant modes.
+Cost: `SubByteScalar` (cost.py), the cycles of this C (one core, per element unpacking), fitted on
+GVSoC's pulp-open host core; a module's int8 model prices other C and is not used for these.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
-from ...ir.layer import Layer, LayerGraph, LoopNest
+from ...ir.layer import Layer, LayerGraph
 from ...ir.ops import Op
 from ...ir.params import MaxPoolParams
 from ...ir.packing import pack
 from ...ir.tensor import dtype_bits, dtype_range
 from ..base import Binding, ConstLayout, LayerConstants, Precision, TileRules, per_mode
 from . import checks, constants, untiled
+from .cost import SubByteScalar
 from .common import FAMILY, batch_one, render, u8_offset
 from .weighted import requant_data, stored_pad
 
 UNTILED = TileRules(l3=False, untiled=True)
 
-
-@dataclass(frozen=True)
-class SubByteScalar:
-    """Cycles of tw_sb_conv / tw_sb_maxpool (module docstring: fitted on GVSoC, assumed elsewhere):
-    `mac` per multiply-accumulate (per window tap for max pool), `out` per output element."""
-
-    name: str = "portable-subbyte"
-    mac: float = 92.5
-    out: float = 2332.0
-    #: max pool: cycles per window tap and per output (no requantization)
-    tap: float = 150.0
-    pool_out: float = 100.0
-
-    def terms(self, nest: LoopNest, cores: int) -> tuple:
-        # imported here: targets/ imports the bindings while it builds its modules
-        from ...targets.compute import Term, ident
-
-        f = nest.FY * nest.FX
-        outs = (("n", ident), ("oy", ident), ("ox", ident), ("k", ident))
-        if nest.kind in ("conv", "fc"):
-            return (Term(self.mac * f, (*outs, ("c", ident)), "macs"), Term(self.out, outs, "requant"))
-        if nest.kind == "dwconv":
-            return (Term(self.mac * f, outs, "macs"), Term(self.out, outs, "requant"))
-        if nest.kind == "pool":
-            return (Term(self.tap * f + self.pool_out, outs, "taps"),)
-        return (Term(1.0, outs, "copy"),)
 BITS = (8, 4, 2)
 
 
@@ -147,10 +116,9 @@ def max_pool(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str
                   qmin=int(a.qmin), qmax=int(a.qmax))
 
 
-def bindings(module_cost=None) -> tuple[Binding, ...]:
-    """One binding per op, requant mode and bit mix (module docstring), priced by SubByteScalar
-    (not the module's int8 model `module_cost`, which prices other C)."""
-    cost = SubByteScalar()
+def bindings(cost: SubByteScalar = SubByteScalar()) -> tuple[Binding, ...]:
+    """One binding per op, requant mode and bit mix (module docstring), priced by `cost` (the
+    sub-byte C's own model; a module's int8 model prices other C)."""
     out: list[Binding] = []
     table = ((Op.CONV2D, "conv2d_sb", "conv", "k.fy.fx.c"),
              (Op.DEPTHWISE, "depthwise_sb", "dwconv", "fy.fx.k"),

@@ -1,8 +1,9 @@
 """The pulp kernel family: XpulpV2 kernels for the RI5CY 8-core cluster (`c/`, copied into projects
 as tw_pulp/ beside the portable family's tw_kernels/, which it builds on).
 
-`bindings(cost)` returns the family's bindings for a module priced by `cost` (a targets.kernels
-model), e.g. `pulp.bindings(PulpNN())`. Its own kernels, one binding per row and mode:
+`bindings(cost)` returns the family's bindings for a module priced by `cost` (cost.py PulpKernels
+with a target's coefficients, or a peer library's model), e.g. `pulp.bindings(PulpKernels())`. Its
+own kernels, one binding per row and mode:
 
 | binding            | op              | modes               | kernel (tw_pulp_*)                       | consts | L1 scratch |
 |--------------------|-----------------|---------------------|------------------------------------------|--------|------------|
@@ -145,7 +146,7 @@ def bindings(cost, arm: bool = False, host: bool = False) -> tuple[Binding, ...]
         portable_checks.gap_onnx, emit=simple.global_avg_pool_onnx_s8)
     if not (arm or host):
         # the sub-byte conv / dense on the cluster (subbyte.py; inert for 8-bit layers)
-        own.extend(subbyte.bindings(rq))
+        own.extend(subbyte.bindings(cost, rq))
     keys = {b.key for b in own}
     rest = tuple(b for b in portable.bindings(cost, host=host) if b.key not in keys)
     return (*own, *rest)

@@ -40,15 +40,13 @@ pulp family — pulp-open, gap8, gap9 — not on host cores nor on the kernels b
   layer_loaders.j2 moves packed pixels (`el(v, bits)`: v·bits/8 bytes);
 - C: conv2d_sb.c.j2, the tile's tw_pulp_conv2d_sb_w<W>_<variant> call in the tile loop of
   codegen (the int8 kernels' weighted_s8.c.j2 base: the same requant words after the biases);
-- cost: `SubbyteCost` (below, fitted on GVSoC).
+- cost: `SubbyteCost` (cost.py, fitted on GVSoC), its requantization the module's PulpKernels'.
 
 Not written: depthwise sub-byte on the cluster (the host core's portable kernel runs it), the
 L3 cut of a packed layer, DORY's tiler on packed tensors (schedule/dory.py refuses them).
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -61,6 +59,7 @@ from ..portable import checks as portable_checks
 from ..portable import constants as portable_constants
 from ..portable.weighted import stored_pad
 from . import constants
+from .cost import SubbyteCost
 from .common import FAMILY, render
 from .weighted import output_clamp
 
@@ -155,109 +154,6 @@ def check(layer: Layer, lg: LayerGraph) -> str | None:
     return portable_checks.weighted_s8(layer, lg)
 
 
-@dataclass(frozen=True)
-class SubbyteCost:
-    """Cycles of tw_pulp_conv2d_sb on one tile (the binding's KernelModel, targets/base.py),
-    fitted on GVSoC pulp-open by bench/pulp_subbyte_fit.py (27 geometries — 1×1, 2×2, 3×3, 5×5,
-    dense; 4–512 input, 4–64 output channels; every weight width; shift32 requantization — on
-    1 and 8 cores; bench/pulp_subbyte_fit.json). On P cores, per tile:
-
-        Σ_pixels [ mac[w_bits]·FY·FX·C·K + unpack[x_bits]·FY·FX·C + (out + requant)·K
-                   + tap·FY·FX ]·spread(P) / P  +  call(P)
-
-    `mac`: the 4x2 MatMul per MAC by weight width (14, 36 and 72 instructions per step of 32,
-    64 and 128 MACs: 0.44 / 0.56 / 0.56 counted); `unpack`: the im2col per reduction element by
-    input width (a word copy, or a mask and a shift per four u4 / u2 lanes, and their stores);
-    `out`: per output the QntPack (shift32 requantization, clamp, packing) and the 4-channel
-    block's set-up; `tap`: per receptive-field tap of a pixel, the im2col's call and bounds check;
-    `call(P)`: the fork, the core split and the barrier (fitted at 1 and 8 cores, linear between);
-    `spread(P)`: the 8-core fit's factor on the slowest core's share (GVSoC models no TCDM bank
-    conflicts), linear between. Pixels go to the cores by whole pairs (tw_pulp_share): the
-    slowest core has ⌈pairs/P⌉, taken at the layer's width (exact for full-width row tiles). A
-    dense layer (one pixel) splits its 4-channel blocks over the cores instead, every core
-    unpacking the whole input (`_fc_terms`). Against that run (the json): 1 core 0.82–1.22 of
-    the measured cycles, 8 cores 0.80–1.12 but for one 2,592-cycle and one 3,072-cycle layer
-    (0.67, 1.61: fewer pixel pairs than cores, whose channel groups, tw_pulp_groups, are not
-    modelled); layers above 10k cycles within ±10%.
-
-    `requant` is the requantization beyond shift32's, by the binding's mode (`for_key`):
-    ASSUMED from the int8 kernels' measured costs of the same tw_pulp_rq (targets/pulp_kernels.py:
-    tflite 20.4, shift 12.0, onnx 1049 cycles per output, onnx in software float32), not
-    refitted here; tests/test_pulp_subbyte_net.py holds the model with onnx requantization against
-    a generated network on GVSoC.
-    """
-
-    name: str = "pulp-subbyte"
-    mac: tuple[tuple[int, float], ...] = ((8, 0.450), (4, 0.571), (2, 0.571))
-    unpack: tuple[tuple[int, float], ...] = ((8, 0.694), (4, 0.705), (2, 1.20))
-    out: float = 40.6
-    tap: float = 71.3
-    call_1: float = 3560.0
-    call_8: float = 2068.0
-    #: the work on 8 cores over the slowest core's share of it (1.0: GVSoC's TCDM has no
-    #: conflicts), linear in between
-    spread_8: float = 0.935
-    requant: float = 0.0
-
-    def for_key(self, key) -> SubbyteCost:
-        """The model of one binding: its mode's requantization beyond shift32's (class doc)."""
-        from ...targets.pulp_kernels import PulpKernels
-
-        k = PulpKernels()
-        extra = {"onnx": k.requant_onnx, "tflite": k.requant_tflite}.get(key.mode,
-                                                                         k.requant_shift)
-        return replace(self, requant=extra - k.requant_shift)
-
-    def call(self, cores: int) -> float:
-        return self.call_1 + (self.call_8 - self.call_1) * (max(cores, 1) - 1) / 7.0
-
-    def terms(self, nest, cores: int) -> tuple:
-        """The class formula as separable terms of one tile (targets/compute.py)."""
-        # imported here: targets/ imports the bindings while it builds its modules
-        from ...targets.compute import Term, ident
-
-        p, f = max(cores, 1), nest.FY * nest.FX
-        g = 1.0 + (self.spread_8 - 1.0) * (p - 1) / 7.0
-        mac, unpack = g * dict(self.mac)[nest.w_bits] * f, g * dict(self.unpack)[nest.x_bits] * f
-        out, tap = g * (self.out + self.requant), g * self.tap * f
-        call = Term(self.call(p), (), "call")
-        if nest.kind == "fc":
-            return (*self._fc_terms(p, mac, unpack, out, tap), call)
-        width, pairs = nest.OX, 2 * p
-
-        def rows(s, first, last):
-            # P times the slowest core's pixels per output column: whole pairs per core, the
-            # tile's rows taken at the layer's width (exact for full-width tiles)
-            return np.ceil(s * width / pairs) * pairs / width if p > 1 else s.astype(np.float64)
-
-        pix = (("n", ident), ("oy", rows), ("ox", ident))
-        k, c = ("k", ident), ("c", ident)
-        return (Term(mac / p, (*pix, k, c), "macs"), Term(unpack / p, (*pix, c), "unpack"),
-                Term(out / p, (*pix, k), "out"), Term(tap / p, pix, "taps"), call)
-
-    @staticmethod
-    def _fc_terms(p: int, mac: float, unpack: float, out: float, tap: float) -> tuple:
-        """A dense tile: the slowest core's 4-channel blocks, ⌈⌈k/4⌉/P⌉, and the whole input's
-        unpack on every core."""
-        from ...targets.compute import Term, ident
-
-        def share(s, first, last):
-            return 4.0 * np.ceil(np.ceil(s / 4) / p)
-
-        n = ("n", ident)
-        return (Term(mac, (n, ("k", share), ("c", ident)), "macs"),
-                Term(out, (n, ("k", share)), "out"),
-                Term(unpack, (n, ("c", ident)), "unpack"), Term(tap, (n,), "taps"))
-
-    def cycles(self, n, cores: int) -> float:
-        """Predicted cycles of LoopNest `n` run as one tile on `cores` cores."""
-        from ...schedule.space import dim_size, loop_dims
-        from ...targets.compute import tile_cycles
-
-        dims = ("n", "k", "c", "oy", "ox")
-        size = {d: np.asarray(dim_size(n, d) if d in loop_dims(n.kind) else 1) for d in dims}
-        one = {d: np.asarray(True) for d in dims}
-        return float(tile_cycles(self.terms(n, cores), size, one, one))
 
 
 # -- the binding: constants, scratch, tiles, C ---------------------------------------------------
@@ -308,10 +204,12 @@ def emit(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
                   y_bits=dtype_bits(lg.tensors[layer.output].dtype))
 
 
-def bindings(modes: tuple[str, ...] = ("tflite", "onnx", "shift")) -> tuple[Binding, ...]:
+def bindings(module_cost: object,
+             modes: tuple[str, ...] = ("tflite", "onnx", "shift")) -> tuple[Binding, ...]:
     """conv2d_sb_x{X}w{W}y{Y} and fully_connected_sb_x{X}w{W}y{Y} of the pulp family: one per
-    requantization mode and bit mix (X, W, Y in BITS, not all 8), priced by SubbyteCost."""
-    cost = SubbyteCost()
+    requantization mode and bit mix (X, W, Y in BITS, not all 8), priced by SubbyteCost with the
+    requantization figures of `module_cost`, the model the target gives the module."""
+    cost = SubbyteCost().priced_by(module_cost)
     out: list[Binding] = []
     for xb in BITS:
         for wb in BITS:

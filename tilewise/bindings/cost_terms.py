@@ -1,4 +1,7 @@
-"""Separable compute-cost terms: the form every kernel model returns.
+"""Separable compute-cost terms: the form every kernel model returns, and the `KernelModel`
+protocol those models follow. Below both the kernel families' models (bindings/<family>/cost.py,
+which build terms) and the targets (targets/<chip>.py, which give the models their per-chip
+coefficients) and the schedule (schedule/cost.py, which evaluates them).
 
 Compute cycles of one tile = Σ_terms coef · Π_{dim in term} f_dim(size, first, last), where `size`
 is the tile's extent in that loop dimension and `first`/`last` say whether the tile is the first /
@@ -19,10 +22,13 @@ numpy operations only (`np.ceil`, `//`, `%`, `np.where`), never Python `if` on v
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Protocol
 
 import numpy as np
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..ir.layer import LoopNest
 
 Factor = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
 
@@ -37,6 +43,22 @@ class Term:
     label: str = ""
     group: str = ""
     side: int = 0
+
+
+class KernelModel(Protocol):
+    """A kernel library's cost model (PULP-NN, CMSIS-NN, a SIMD DSP ...): frozen data + formulas.
+
+    `terms(nest, cores)` returns the compute cycles of one tile as Σ coef·Π_dim f_dim(size, first,
+    last) (module docstring): separable, so sums over tile grids factor per dimension, which
+    makes the `model` tiler's bounds cheap and exact. Every factor must be superadditive in its
+    dimension (splitting a tile never lowers the summed compute) — the tests check it. A binding
+    (bindings/base.py) pairs one such model with the kernel it prices; each family's models are
+    in its folder (bindings/<family>/cost.py), a target's per-chip coefficients in its file.
+    """
+
+    name: str
+
+    def terms(self, nest: LoopNest, cores: int) -> tuple[Term, ...]: ...
 
 
 def tile_cycles(terms: tuple[Term, ...], size: Mapping[str, np.ndarray],
@@ -96,3 +118,35 @@ def parity(s: np.ndarray, first: np.ndarray, last: np.ndarray) -> np.ndarray:
 def on_last(s: np.ndarray, first: np.ndarray, last: np.ndarray) -> np.ndarray:
     """1 on the last tile of the dimension (requantize once per output, after the last C tile)."""
     return np.asarray(last, dtype=np.float64) + 0.0 * s
+
+
+def on_first(s: np.ndarray, first: np.ndarray, last: np.ndarray) -> np.ndarray:
+    """1 on the first tile of the dimension (a layer's one-off work: tables, bias)."""
+    return np.asarray(first, bool).astype(np.float64) + 0.0 * s
+
+
+def not_first(s: np.ndarray, first: np.ndarray, last: np.ndarray) -> np.ndarray:
+    """1 on every tile but the first (a partial-sum load after the first C tile)."""
+    return (~np.asarray(first, bool)).astype(np.float64) + 0.0 * s
+
+
+def not_last(s: np.ndarray, first: np.ndarray, last: np.ndarray) -> np.ndarray:
+    """1 on every tile but the last (a partial-sum store before the last C tile)."""
+    return (~np.asarray(last, bool)).astype(np.float64) + 0.0 * s
+
+
+def ceil4(s: np.ndarray, first: np.ndarray, last: np.ndarray) -> np.ndarray:
+    """⌈size / 4⌉: SIMD steps of four lanes."""
+    return np.ceil(s / 4.0)
+
+
+def lin(a: float, b: float) -> Factor:
+    """a·size + b as a factor (b ≥ 0 keeps it superadditive)."""
+    def f(s: np.ndarray, first: np.ndarray, last: np.ndarray) -> np.ndarray:
+        return a * s + b
+    return f
+
+
+def per_image(terms: Iterable[Term]) -> tuple[Term, ...]:
+    """The terms with an `n` factor in front: a batch tile of n images costs n kernel calls."""
+    return tuple(replace(t, factors=(("n", ident), *t.factors)) for t in terms)

@@ -1,8 +1,12 @@
-"""Kernel-library cost models: per-tile compute cycles from each library's loop structure.
+"""The portable family's cost models: per-tile compute cycles from a kernel library's loop structure.
 
-Each model is frozen data (its constants) plus `terms(nest, cores)` returning separable terms
-(targets/compute.py). A binding (bindings/) pairs a model with the kernel it prices; the kernel's
-L1 scratch is the binding's formula, not the model's.
+The portable kernels (bindings/portable) are priced, per module, by the model of the library a
+target's core stands for — PULP-NN on a RI5CY core (DIANA's host, MATCH's GAP9 cluster), CMSIS-NN on
+a Cortex-M7 (the IDSP's host), the IDSP's SIMD throughput — and their sub-byte kernels by their own
+(`SubByteScalar`). Each model is frozen data (its constants) plus `terms(nest, cores)` returning
+separable terms (bindings/cost_terms.py); a target's file gives per-chip coefficients
+(`replace(PulpNN(), ...)`). A binding (bindings/) pairs a model with the kernel it prices; the
+kernel's L1 scratch is the binding's formula, not the model's.
 
 PulpNN — the PULP-NN kernels on RI5CY/XpulpV2 clusters (seed 004 ch. 3, seed 001 §3.3):
 - conv (incl. 1×1): output rows split over cores (the slowest core has ceil(oy/cores) rows); each
@@ -39,6 +43,15 @@ GAP8 core is 2.54× faster on the benchmark layer.
 SimdDsp — seed 002's IDSP: CC_tile = N_MACs / DSP throughput (eq. 5.10), nothing else; the
 throughput of conv / depthwise / dense halves when the module's accumulators are wider than the
 native 16 bits (seed 002 §3.2, emulated 32-bit accumulators; `for_acc_bits`).
+
+SubByteScalar — the portable sub-byte kernels (bindings/portable/subbyte.py: tw_sb_conv,
+tw_sb_maxpool, the reshape's byte copy), one core, per element unpacking, fitted on GVSoC's
+pulp-open host core (`validate --on gvsoc`, a 2-bit conv 6×6×3→8 3×3, max pool, conv 3×3×8→8,
+dense 72→5, onnx requant): 92.5 cycles per MAC and 2,332 per output (the onnx requantization's
+software float on a core without FPU dominates it), max pool 150 per tap and 100 per output; the
+same figures are ASSUMED for the other host cores (Cortex-M7, the idsp host) and the other
+requant modes. It prices other C than the module's int8 model, so the host modules' sub-byte
+bindings take it, not that model (subbyte.bindings).
 """
 
 from __future__ import annotations
@@ -47,8 +60,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..ir.layer import LoopNest
-from .compute import Term, ceil_div, ident, on_last, parity, parity_of_ceil
+from ...ir.layer import LoopNest
+from ..cost_terms import (Term, ceil4, ceil_div, ident, lin, not_first, not_last, on_last, parity,
+                          parity_of_ceil, per_image)
 
 
 def _q(L: int):
@@ -59,11 +73,6 @@ def _q(L: int):
     return f
 
 
-def _lin(a: float, b: float, mult: int = 1):
-    """a·mult·size + b as a factor (b ≥ 0 keeps it superadditive)."""
-    def f(s, first, last):
-        return a * mult * s + b
-    return f
 
 
 def _blk(w: int):
@@ -88,20 +97,12 @@ def _ceil_blk(n: int, w: int):
     return blk, left
 
 
-def _not_last(s, first, last):
-    return (~np.asarray(last, bool)).astype(np.float64) + 0.0 * s
 
 
-def _not_first(s, first, last):
-    return (~np.asarray(first, bool)).astype(np.float64) + 0.0 * s
 
 
-def _ceil4(s, first, last):
-    return np.ceil(s / 4)
 
 
-def _per_image(terms: tuple[Term, ...]) -> tuple[Term, ...]:
-    return tuple(Term(t.coef, (("n", ident), *t.factors), t.label) for t in terms)
 
 
 @dataclass(frozen=True)
@@ -149,7 +150,7 @@ class PulpNN:
 
     def terms(self, nest: LoopNest, cores: int) -> tuple[Term, ...]:
         """Per-tile cycles; a batch tile of n images costs n kernel calls."""
-        return _per_image(self._terms(nest, cores))
+        return per_image(self._terms(nest, cores))
 
     def _terms(self, nest: LoopNest, cores: int) -> tuple[Term, ...]:
         kind = nest.kind
@@ -175,15 +176,15 @@ class PulpNN:
                 Term(g * 0.5 * self.block1, (*odd, ("k", _left(4))), "oddblock1"),
                 Term(g * self.requant, (rows, ("ox", ident), ("k", ident), ("c", on_last)),
                      "requant"),
-                Term(g * self.psum, (rows, ("ox", ident), ("k", ident), ("c", _not_last)),
+                Term(g * self.psum, (rows, ("ox", ident), ("k", ident), ("c", not_last)),
                      "psum_store"),
-                Term(g * self.psum, (rows, ("ox", ident), ("k", ident), ("c", _not_first)),
+                Term(g * self.psum, (rows, ("ox", ident), ("k", ident), ("c", not_first)),
                      "psum_load"),
                 Term(g * self.call, (), "call"),
             ]
             if F > 1:
                 t.append(Term(g * F, (rows, ("ox", ident),
-                                      ("c", _lin(self.im2col_byte, self.im2col_pos))), "im2col"))
+                                      ("c", lin(self.im2col_byte, self.im2col_pos))), "im2col"))
             return tuple(t)
         if kind == "dwconv":
             ch = ("k", ceil_div(P))
@@ -195,7 +196,7 @@ class PulpNN:
                 macs_out = fy * -(-fx // 4) * self.dw_simd
             return (
                 # gather FX columns × padded rows ((oy−1)·SY + FY) per channel and output column
-                Term(g * self.dw_gather * fx, (ch, ("ox", ident), ("oy", _lin(sy, fy - sy))),
+                Term(g * self.dw_gather * fx, (ch, ("ox", ident), ("oy", lin(sy, fy - sy))),
                      "dw_gather"),
                 Term(g * (macs_out + self.dw_out), (ch, ("ox", ident), ("oy", ident)), "dw_mac"),
                 Term(g * (self.dw_channel + 2.0 * fy * fx), (ch,), "dw_channel"),
@@ -208,14 +209,14 @@ class PulpNN:
                 Term(gf * self.fc_2x1, (("k", blk), ("c", _q(1))), "fc2x1"),
                 Term(gf * self.fc_1x1, (("k", left), ("c", _q(1))), "fc1x1"),
                 Term(gf * self.fc_neuron, (("k", ceil_div(P)), ("c", on_last)), "fc_neuron"),
-                Term(g * self.psum, (("k", ceil_div(P)), ("c", _not_last)), "psum_store"),
-                Term(g * self.psum, (("k", ceil_div(P)), ("c", _not_first)), "psum_load"),
+                Term(g * self.psum, (("k", ceil_div(P)), ("c", not_last)), "psum_store"),
+                Term(g * self.psum, (("k", ceil_div(P)), ("c", not_first)), "psum_load"),
                 Term(g * self.call, (), "call"),
             )
         if kind == "pool":
             return (
                 Term(g * self.pool_win * nest.FY * nest.FX,
-                     (("oy", ceil_div(P)), ("ox", ident), ("k", _ceil4)), "pool_win"),
+                     (("oy", ceil_div(P)), ("ox", ident), ("k", ceil4)), "pool_win"),
                 Term(g * self.pool_out, (("oy", ceil_div(P)), ("ox", ident), ("k", ident)),
                      "pool_out"),
                 Term(g * self.call, (), "call"),
@@ -264,7 +265,7 @@ class CmsisNN:
     other_elem: float = 30.0
 
     def terms(self, nest: LoopNest, cores: int) -> tuple[Term, ...]:
-        return _per_image(self._terms(nest, cores))
+        return per_image(self._terms(nest, cores))
 
     def _terms(self, nest: LoopNest, cores: int) -> tuple[Term, ...]:
         kind = nest.kind
@@ -281,12 +282,12 @@ class CmsisNN:
                 Term(self.mm_1x1 - 0.5 * self.mm_1x2, (*odd, ("k", _left(2)), ("c", _q(F))),
                      "odd1"),
                 Term(self.requant, (*pix, ("k", ident), ("c", on_last)), "requant"),
-                Term(self.psum, (*pix, ("k", ident), ("c", _not_last)), "psum_store"),
-                Term(self.psum, (*pix, ("k", ident), ("c", _not_first)), "psum_load"),
+                Term(self.psum, (*pix, ("k", ident), ("c", not_last)), "psum_store"),
+                Term(self.psum, (*pix, ("k", ident), ("c", not_first)), "psum_load"),
                 Term(self.call, (), "call"),
             ]
             if F > 1:
-                t.append(Term(F, (*pix, ("c", _lin(self.im2col_byte, self.im2col_pos))),
+                t.append(Term(F, (*pix, ("c", lin(self.im2col_byte, self.im2col_pos))),
                               "im2col"))
             return tuple(t)
         if kind == "dwconv":
@@ -297,12 +298,12 @@ class CmsisNN:
         if kind == "fc":
             return (Term(self.fc_mac, (("k", ident), ("c", ident)), "fc"),
                     Term(self.fc_neuron, (("k", ident), ("c", on_last)), "fc_neuron"),
-                    Term(self.psum, (("k", ident), ("c", _not_last)), "psum_store"),
-                    Term(self.psum, (("k", ident), ("c", _not_first)), "psum_load"),
+                    Term(self.psum, (("k", ident), ("c", not_last)), "psum_store"),
+                    Term(self.psum, (("k", ident), ("c", not_first)), "psum_load"),
                     Term(self.call, (), "call"))
         if kind == "pool":
             return (Term(self.pool_win * nest.FY * nest.FX, (("oy", ident), ("ox", ident),
-                                                             ("k", _ceil4)), "pool_win"),
+                                                             ("k", ceil4)), "pool_win"),
                     Term(self.pool_out, (("oy", ident), ("ox", ident), ("k", ident)), "pool_out"),
                     Term(self.call, (), "call"))
         if kind == "gap":
@@ -358,3 +359,27 @@ class SimdDsp:
         if nest.kind in ("pool", "gap"):
             return (Term(r * F, all4, "macs"),)
         return (Term(1.0 / self.elems_per_cycle, all4, "elems"),)
+
+
+@dataclass(frozen=True)
+class SubByteScalar:
+    """Cycles of tw_sb_conv / tw_sb_maxpool (module docstring: fitted on GVSoC, assumed elsewhere):
+    `mac` per multiply-accumulate (per window tap for max pool), `out` per output element."""
+
+    name: str = "portable-subbyte"
+    mac: float = 92.5
+    out: float = 2332.0
+    #: max pool: cycles per window tap and per output (no requantization)
+    tap: float = 150.0
+    pool_out: float = 100.0
+
+    def terms(self, nest: LoopNest, cores: int) -> tuple[Term, ...]:
+        f = nest.FY * nest.FX
+        outs = (("n", ident), ("oy", ident), ("ox", ident), ("k", ident))
+        if nest.kind in ("conv", "fc"):
+            return (Term(self.mac * f, (*outs, ("c", ident)), "macs"), Term(self.out, outs, "requant"))
+        if nest.kind == "dwconv":
+            return (Term(self.mac * f, outs, "macs"), Term(self.out, outs, "requant"))
+        if nest.kind == "pool":
+            return (Term(self.tap * f + self.pool_out, outs, "taps"),)
+        return (Term(1.0, outs, "copy"),)

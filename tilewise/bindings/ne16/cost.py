@@ -41,9 +41,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..bindings.ne16 import pipeline
-from ..ir.layer import LoopNest
-from .compute import Term, ceil_div, ident
+from ...ir.layer import LoopNest
+from ..cost_terms import Term, ceil_div, ident, per_image
+from . import pipeline
 
 
 @dataclass(frozen=True)
@@ -60,8 +60,8 @@ class Ne16Kernels:
     job: float = 400.0              # set-up, dispatch, wait and barrier per job (assumed)
     #: per output and core, by mode (GVSoC for tflite, its tflite_right variant; module docstring)
     requant_tflite: float = 32.5
-    requant_shift: float = 12.0     # targets/pulp_kernels.py requant_shift (not measured here)
-    requant_onnx: float = 1049.0    # targets/pulp_kernels.py requant_onnx (not measured here)
+    requant_shift: float = 12.0     # pulp/cost.py requant_shift (not measured here)
+    requant_onnx: float = 1049.0    # pulp/cost.py requant_onnx (not measured here)
     requant: float = 32.5           # the mode this copy prices (for_key)
     #: per output and core, the one-mulh form of tflite / tflite_right (the *_mulh bindings,
     #: bindings/ne16/requant.py; GVSoC, module docstring)
@@ -91,7 +91,7 @@ class Ne16Kernels:
     def terms(self, nest: LoopNest, cores: int) -> tuple[Term, ...]:
         """A tile's cycles. Int32 output (the cluster requantizes): the row-job pipeline of
         bindings/ne16/pipeline.py, convert + J·job + N(job 0) + Σ_{j<J-1} max(N(job j+1),
-        R(job j)) + R(job J-1) + tile, as overlap groups (targets/compute.py): "steady" the J-2
+        R(job j)) + R(job J-1) + tile, as overlap groups (bindings/cost_terms.py): "steady" the J-2
         steps of two full jobs, "last" the step of the last job beside the previous one's
         requantization. A job's N is NE16's cycles of its 3-row bands, R the requantization of
         its rows; both are the per-band / per-row terms below times an oy factor."""
@@ -122,7 +122,7 @@ class Ne16Kernels:
                      Term(row[0], (("oy", _last_step_rows), *row[1]), row[2], "last", 1),
                      Term(row[0], (("oy", _drain), *row[1]), row[2]),
                      convert, Term(self.job, (("oy", _jobs),), "job"), tile)
-        return tuple(replace(t, factors=(("n", ident), *t.factors)) for t in terms)
+        return per_image(terms)
 
 
 # oy factors of the row-job pipeline (bindings/ne16/pipeline.py): J jobs of R rows, the last of L

@@ -1,6 +1,7 @@
-"""The cost model of tilewise's own pulp kernel family (bindings/pulp) on an 8-core RI5CY cluster.
+"""The cost models of tilewise's own pulp kernel family (bindings/pulp) on an 8-core RI5CY cluster:
+`PulpKernels` (its int8 and integer-export kernels) and `SubbyteCost` (its sub-byte conv / dense).
 
-Where PulpNN (kernels.py) prices the PULP-NN library as seed 004 describes it, this model prices
+Where PulpNN (bindings/portable/cost.py) prices the PULP-NN library as seed 004 describes it, this model prices
 the code tilewise emits: its XpulpV2 kernels (bindings/pulp/c) and the portable kernels the pulp
 family keeps for the rest (softmax, logistic, concat, onnx add and pooling). Each term follows a
 kernel's loop structure; the coefficients are cycles per iteration of that loop on one core, fitted
@@ -9,7 +10,7 @@ on GVSoC measurements of the compute phases (barrier to barrier) of generated la
 
 Work split (tw_pulp_common.h): every kernel cuts its tile into items and gives each core a
 contiguous run of items/P (P cores), so the per-core work is the tile's work over P — a sum of
-separable terms as targets/compute.py requires — plus, per tile, what the rounding of items/P and
+separable terms as bindings/cost_terms.py requires — plus, per tile, what the rounding of items/P and
 the call cost (fork-free: the cores are already in the layer's fork; two barriers per tile):
 - conv (im2col + 4×2 MatMul): items = output-pixel pairs (× channel groups when pairs < P); per
   pair: the im2col of two receptive fields (one contiguous run per kernel row), then per block of
@@ -95,8 +96,13 @@ the 16x8 kernels and the table add have their own values on a host core (HOST). 
 A host core's module ("cpu": one core computing on the L2 tensors, untiled) runs the same kernels
 with their loads from L2 instead of L1 (about 14 cycles more each on GVSoC): `from_l2` gives, per
 layer kind, the factor on every term but the requantization (whose cost is arithmetic, not
-loads) and the per-tile call; the untiled ops' coefficients were measured from L2 already. HOST holds the factors and
-the host ops' coefficients fitted on GVSoC (bench/calibrate_cpu.py, bench/calibration_cpu.json).
+loads) and the per-tile call; the untiled ops' coefficients were measured from L2 already. HOST (targets/pulp_open.py,
+pulp-open's host core) holds the factors and the host ops' coefficients fitted on GVSoC
+(bench/calibrate_cpu.py, bench/calibration_cpu.json).
+
+The sub-byte conv / dense (c/tw_pulp_subbyte.h, bindings/pulp/subbyte.py) has its own structure and
+fit, `SubbyteCost` (its class docstring); its requantization beyond shift32's is the module's
+PulpKernels per-mode figures (`SubbyteCost.priced_by`).
 """
 
 from __future__ import annotations
@@ -105,15 +111,15 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..ir.layer import LoopNest
-from .compute import Term, ident, on_last
+from ...ir.layer import LoopNest
+from ...ir.operands import REDUCING
+from ..cost_terms import (Term, ceil4, ident, lin, not_first, not_last, on_first, on_last,
+                          tile_cycles)
 
 #: entries of each input's add / sub table (tw_pulp_elementwise.h TW_PULP_ADD_VALUES)
 ADD_VALUES = 256
 
 
-def _ceil4(s, first, last):
-    return np.ceil(s / 4.0)
 
 
 def _steps(F: int):
@@ -123,10 +129,6 @@ def _steps(F: int):
     return f
 
 
-def _lin(a: float, b: float):
-    def f(s, first, last):
-        return a * s + b
-    return f
 
 
 def _share(P: int):
@@ -136,16 +138,10 @@ def _share(P: int):
     return f
 
 
-def _not_last(s, first, last):
-    return (~np.asarray(last, bool)).astype(np.float64) + 0.0 * s
 
 
-def _not_first(s, first, last):
-    return (~np.asarray(first, bool)).astype(np.float64) + 0.0 * s
 
 
-def _first(s, first, last):
-    return np.asarray(first, bool).astype(np.float64) + 0.0 * s
 
 
 
@@ -361,13 +357,13 @@ class PulpKernels:
         pix = (("oy", ident), ("ox", ident))
         tile = Term(self.tile, (), "tile")
         if kind == "conv":
-            t = [Term(self.mm_step / P, (*pix, ("k", _ceil4), ("c", _steps(F))), "mm"),
-                 Term(self.mm_block / P, (*pix, ("k", _ceil4)), "block"),
-                 Term(2 * self.mm_step * self.mm_tile, (("k", _ceil4), ("c", _steps(F))),
+            t = [Term(self.mm_step / P, (*pix, ("k", ceil4), ("c", _steps(F))), "mm"),
+                 Term(self.mm_block / P, (*pix, ("k", ceil4)), "block"),
+                 Term(2 * self.mm_step * self.mm_tile, (("k", ceil4), ("c", _steps(F))),
                       "mm_tile"),
                  Term(self.requant / P, (*pix, ("k", ident), ("c", on_last)), "requant"),
-                 Term(self.psum / P, (*pix, ("k", ident), ("c", _not_last)), "psum_store"),
-                 Term(self.psum / P, (*pix, ("k", ident), ("c", _not_first)), "psum_load"),
+                 Term(self.psum / P, (*pix, ("k", ident), ("c", not_last)), "psum_store"),
+                 Term(self.psum / P, (*pix, ("k", ident), ("c", not_first)), "psum_load"),
                  tile]
             if F > 1 or self.arm:
                 t.append(Term(self.im2col_byte * F / P, (*pix, ("c", ident)), "im2col"))
@@ -379,8 +375,8 @@ class PulpKernels:
             return (Term((self.dw_out + F * self.dw_step) / P, (*rows, ("ox", ident)), "dw_out"),
                     Term(self.requant / P, (*rows, ("ox", ident)), "requant"),
                     Term(self.dw_gather / 4 / P,
-                         (("k", ident), ("oy", _lin(nest.SY, nest.FY - nest.SY)),
-                          ("ox", _lin(nest.SX, nest.FX - nest.SX))), "dw_gather"),
+                         (("k", ident), ("oy", lin(nest.SY, nest.FY - nest.SY)),
+                          ("ox", lin(nest.SX, nest.FX - nest.SX))), "dw_gather"),
                     Term(self.dw_item / 4 / P, rows, "dw_item"),
                     tile)
         if kind == "dwconv":
@@ -388,24 +384,24 @@ class PulpKernels:
             return (Term((self.dw_out + nest.FY * self.dw_step) / P, (*rows, ("ox", ident)),
                          "dw_out"),
                     Term(self.requant / P, (*rows, ("ox", ident)), "requant"),
-                    Term(self.dw_gather * nest.FY / P, (*rows, ("ox", _lin(nest.SX, nest.FX))),
+                    Term(self.dw_gather * nest.FY / P, (*rows, ("ox", lin(nest.SX, nest.FX))),
                          "dw_gather"),
                     Term(self.dw_item / P, rows, "dw_item"),
                     tile)
         if kind == "fc":
             share = ("k", _share(P))
-            return (Term(self.fc_step, (share, ("c", _ceil4)), "fc_mac"),
+            return (Term(self.fc_step, (share, ("c", ceil4)), "fc_mac"),
                     Term(self.fc_neuron, (share, ("c", on_last)), "fc_neuron"),
                     Term(self.requant, (share, ("c", on_last)), "requant"),
-                    Term(self.psum / P, (("k", ident), ("c", _not_last)), "psum_store"),
-                    Term(self.psum / P, (("k", ident), ("c", _not_first)), "psum_load"),
+                    Term(self.psum / P, (("k", ident), ("c", not_last)), "psum_store"),
+                    Term(self.psum / P, (("k", ident), ("c", not_first)), "psum_load"),
                     tile)
         if kind == "add":
-            first = (("k", _first), ("oy", _first), ("ox", _first))
+            first = (("k", on_first), ("oy", on_first), ("ox", on_first))
             return (Term(self.elem / P, (*pix, ("k", ident)), "elem"),
                     Term(self.table * np.ceil(2 * ADD_VALUES / P), first, "tables"), tile)
         if kind == "pool":
-            return (Term(self.pool_step * F / P, (*pix, ("k", _ceil4)), "pool_win"),
+            return (Term(self.pool_step * F / P, (*pix, ("k", ceil4)), "pool_win"),
                     Term(self.pool_out / P, (*pix, ("k", ident)), "pool_out"), tile)
         if kind == "gap":
             return (Term(self.gap_pixel * F / P, (("k", ident),), "gap_in"),
@@ -499,24 +495,110 @@ _AS_FITTED = frozenset({"requant", "tile", "s16_out", "s16_div", "s16_dw_tap", "
                         "int_red_in", "int_red_out", "call"})
 
 
-#: one RI5CY core running the pulp kernels on the L2 tensors (a host core's module, "cpu": module
-#: docstring), fitted on GVSoC (bench/calibrate_cpu.py, bench/calibration_cpu.json: every layer of
-#: kws_dscnn, ad_autoencoder, the example and four host-op models on the cpu alone; kws_dscnn and
-#: ad_autoencoder within 4%, 3×3 convs of a few channels over-predicted by up to 1.6×, 1×1
-#: convs 0.9×). Per kind: a load from L2 costs ~14 cycles more than from L1, which weighs most
-#: on dense (two loads per 4 MACs) and conv (three per pixel step), least on depthwise (bytes
-#: gathered once into an L1 ring); the pulp add is in none of those networks: 1, assumed
-#: The integer exports' 16x8 kernels and table add on the L2 tensors are fitted as they run there
-#: (bench/calibrate_int.py, pulp-open with only its cpu module), not scaled: their scalar loads
-#: weigh differently from the SIMD kernels' (16x8 MAC 40.6 cycles from L2, 12.6 from L1).
-HOST = replace(PulpKernels(), name="pulp-kernels-l2",
-               from_l2=(("conv", 4.817), ("dwconv", 1.204), ("fc", 9.518), ("gap", 1.333),
-                        ("pool", 1.848)),
-               transpose_elem=37.64, concat_elem=7.48, quant_elem=189.67,
-               s16_mac=40.556, s16_tap=39.862, s16_dw_tap=84.892, s16_out=103.872, tadd_elem=63.289,
-               tadd_entry=4.178, s16_rq_tflite=44.856, s16_rq_real=1224.81, s16_pool_tap=26.877,
-               s16_pool_out=40.064,
-               # no 16x8 add ran on the host core alone: the cluster's s16_add_elem, assumed
-               # no export's 8-bit div layer runs on the host core alone: the cluster's per-MAC
-               # cost scaled as the 16x8 kernels' from L2 (36.991 / 12.87), an assumption
-               s8_mac=16.7)
+@dataclass(frozen=True)
+class SubbyteCost:
+    """Cycles of tw_pulp_conv2d_sb on one tile (the binding's KernelModel, bindings/cost_terms.py),
+    fitted on GVSoC pulp-open by bench/pulp_subbyte_fit.py (27 geometries — 1×1, 2×2, 3×3, 5×5,
+    dense; 4–512 input, 4–64 output channels; every weight width; shift32 requantization — on
+    1 and 8 cores; bench/pulp_subbyte_fit.json). On P cores, per tile:
+
+        Σ_pixels [ mac[w_bits]·FY·FX·C·K + unpack[x_bits]·FY·FX·C + (out + requant)·K
+                   + tap·FY·FX ]·spread(P) / P  +  call(P)
+
+    `mac`: the 4x2 MatMul per MAC by weight width (14, 36 and 72 instructions per step of 32,
+    64 and 128 MACs: 0.44 / 0.56 / 0.56 counted); `unpack`: the im2col per reduction element by
+    input width (a word copy, or a mask and a shift per four u4 / u2 lanes, and their stores);
+    `out`: per output the QntPack (shift32 requantization, clamp, packing) and the 4-channel
+    block's set-up; `tap`: per receptive-field tap of a pixel, the im2col's call and bounds check;
+    `call(P)`: the fork, the core split and the barrier (fitted at 1 and 8 cores, linear between);
+    `spread(P)`: the 8-core fit's factor on the slowest core's share (GVSoC models no TCDM bank
+    conflicts), linear between. Pixels go to the cores by whole pairs (tw_pulp_share): the
+    slowest core has ⌈pairs/P⌉, taken at the layer's width (exact for full-width row tiles). A
+    dense layer (one pixel) splits its 4-channel blocks over the cores instead, every core
+    unpacking the whole input (`_fc_terms`). Against that run (the json): 1 core 0.82–1.22 of
+    the measured cycles, 8 cores 0.80–1.12 but for one 2,592-cycle and one 3,072-cycle layer
+    (0.67, 1.61: fewer pixel pairs than cores, whose channel groups, tw_pulp_groups, are not
+    modelled); layers above 10k cycles within ±10%.
+
+    `requant` is the requantization beyond shift32's, by the binding's mode (`for_key`):
+    ASSUMED from the int8 kernels' measured costs of the same tw_pulp_rq (PulpKernels: tflite
+    20.4, shift 12.0, onnx 1049 cycles per output, onnx in software float32), not refitted here —
+    the figures of the module's own PulpKernels (`priced_by`: the model the target passes to
+    pulp.bindings); tests/test_pulp_subbyte_net.py holds the model with onnx requantization
+    against a generated network on GVSoC.
+    """
+
+    name: str = "pulp-subbyte"
+    mac: tuple[tuple[int, float], ...] = ((8, 0.450), (4, 0.571), (2, 0.571))
+    unpack: tuple[tuple[int, float], ...] = ((8, 0.694), (4, 0.705), (2, 1.20))
+    out: float = 40.6
+    tap: float = 71.3
+    call_1: float = 3560.0
+    call_8: float = 2068.0
+    #: the work on 8 cores over the slowest core's share of it (1.0: GVSoC's TCDM has no
+    #: conflicts), linear in between
+    spread_8: float = 0.935
+    #: tw_pulp_rq's cycles per output by mode: the module's PulpKernels figures (`priced_by`)
+    requant_tflite: float = PulpKernels.requant_tflite
+    requant_shift: float = PulpKernels.requant_shift
+    requant_onnx: float = PulpKernels.requant_onnx
+    requant: float = 0.0
+
+    def priced_by(self, model: object) -> SubbyteCost:
+        """This model on a module whose int8 kernels `model` prices: its per-mode requantization
+        figures when it is a PulpKernels (the same tw_pulp_rq); another model (a peer library's,
+        PULP-NN in the tests) has none, and the defaults (PulpKernels') stay."""
+        if not isinstance(model, PulpKernels):
+            return self
+        return replace(self, requant_tflite=model.requant_tflite,
+                       requant_shift=model.requant_shift, requant_onnx=model.requant_onnx)
+
+    def for_key(self, key) -> SubbyteCost:
+        """The model of one binding: its mode's requantization beyond shift32's (class doc)."""
+        extra = {"onnx": self.requant_onnx, "tflite": self.requant_tflite}.get(key.mode,
+                                                                               self.requant_shift)
+        return replace(self, requant=extra - self.requant_shift)
+
+    def call(self, cores: int) -> float:
+        return self.call_1 + (self.call_8 - self.call_1) * (max(cores, 1) - 1) / 7.0
+
+    def terms(self, nest: LoopNest, cores: int) -> tuple[Term, ...]:
+        """The class formula as separable terms of one tile (bindings/cost_terms.py)."""
+        p, f = max(cores, 1), nest.FY * nest.FX
+        g = 1.0 + (self.spread_8 - 1.0) * (p - 1) / 7.0
+        mac, unpack = g * dict(self.mac)[nest.w_bits] * f, g * dict(self.unpack)[nest.x_bits] * f
+        out, tap = g * (self.out + self.requant), g * self.tap * f
+        call = Term(self.call(p), (), "call")
+        if nest.kind == "fc":
+            return (*self._fc_terms(p, mac, unpack, out, tap), call)
+        width, pairs = nest.OX, 2 * p
+
+        def rows(s, first, last):
+            # P times the slowest core's pixels per output column: whole pairs per core, the
+            # tile's rows taken at the layer's width (exact for full-width tiles)
+            return np.ceil(s * width / pairs) * pairs / width if p > 1 else s.astype(np.float64)
+
+        pix = (("n", ident), ("oy", rows), ("ox", ident))
+        k, c = ("k", ident), ("c", ident)
+        return (Term(mac / p, (*pix, k, c), "macs"), Term(unpack / p, (*pix, c), "unpack"),
+                Term(out / p, (*pix, k), "out"), Term(tap / p, pix, "taps"), call)
+
+    @staticmethod
+    def _fc_terms(p: int, mac: float, unpack: float, out: float, tap: float) -> tuple[Term, ...]:
+        """A dense tile: the slowest core's 4-channel blocks, ⌈⌈k/4⌉/P⌉, and the whole input's
+        unpack on every core."""
+        def share(s, first, last):
+            return 4.0 * np.ceil(np.ceil(s / 4) / p)
+
+        n = ("n", ident)
+        return (Term(mac, (n, ("k", share), ("c", ident)), "macs"),
+                Term(out, (n, ("k", share)), "out"),
+                Term(unpack, (n, ("c", ident)), "unpack"), Term(tap, (n,), "taps"))
+
+    def cycles(self, n: LoopNest, cores: int) -> float:
+        """Predicted cycles of LoopNest `n` run as one tile on `cores` cores."""
+        dims = ("n", "k", "c", "oy", "ox")
+        whole = {"n": n.N, "k": n.K, "c": n.C if n.kind in REDUCING else 1, "oy": n.OY, "ox": n.OX}
+        size = {d: np.asarray(whole[d]) for d in dims}
+        one = {d: np.asarray(True) for d in dims}
+        return float(tile_cycles(self.terms(n, cores), size, one, one))

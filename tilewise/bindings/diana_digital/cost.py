@@ -15,7 +15,7 @@ side (bindings/diana_digital/arith.py), so here the classes are the rows the cor
 max(0, S·o − p_top + FY − IY) — equal to MATCH's at stride 1 with symmetric padding, one class
 (one row, 1 kernel row) for TFLite's stride-2 'SAME' (0 on top, 1 at the bottom, 3×3), and none
 at the bottom of a symmetric stride-2 layer whose last window ends on the input. Written as
-separable terms (targets/compute.py), the 256-wide array is the 16 output channels × 16 output
+separable terms (bindings/cost_terms.py), the 256-wide array is the 16 output channels × 16 output
 columns it is (MATCH's spatial mapping K 16, OX 16): ⌈K/16⌉·⌈OX/16⌉ per row instead of
 ⌈K·rows·OX/256⌉ — equal when K and OX are multiples of 16, never lower; and a tile only has the
 padded rows of its own border: the first oy tile the top ones, the last the bottom ones (`rows`
@@ -27,7 +27,7 @@ per tile below), so that the sum over a layer's tiles is the whole-layer figure.
 The host core (a RISC-V core, RI5CY-class — assumed, targets/diana.py) per tile programs the job
 (`job`, assumed: set-up, dispatch and the wait's poll) and, for the int32-output bindings,
 requantizes every output (`requant` per output: the pulp kernels' per-mode figures fitted on
-GVSoC's RI5CY, targets/pulp_kernels.py, assumed for the portable tw_requant the host runs),
+GVSoC's RI5CY, bindings/pulp/cost.py, assumed for the portable tw_requant the host runs),
 blocking: the core waits for the host and the host for the core. No figure here is measured.
 """
 
@@ -37,8 +37,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..ir.layer import LoopNest
-from .compute import Term, ceil_div, ident
+from ...ir.layer import LoopNest
+from ..cost_terms import Term, ceil_div, ident, per_image
 
 
 def padded_rows(nest: LoopNest) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -104,4 +104,4 @@ class DianaDigitalKernels:
         if not self.core_requant:
             host.append(Term(self.requant, (("oy", ident), ("ox", ident), ("k", ident)),
                              "requant"))
-        return tuple(Term(t.coef, (("n", ident), *t.factors), t.label) for t in (*core, *host))
+        return per_image((*core, *host))

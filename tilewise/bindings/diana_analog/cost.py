@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..ir.layer import LoopNest
-from .compute import Term, ident
+from ...ir.layer import LoopNest
+from ..cost_terms import Term, ident, per_image
 
 
 @dataclass(frozen=True)
@@ -46,4 +46,4 @@ class AnalogKernels:
                  Term(self.mvm, pix, "mvm"),
                  Term(taps / self.x_bytes_per_cycle, (*pix, ("c", ident)), "input"),
                  Term(1 / self.y_bytes_per_cycle, (*pix, ("k", ident)), "output"))
-        return tuple(Term(t.coef, (("n", ident), *t.factors), t.label) for t in terms)
+        return per_image(terms)
