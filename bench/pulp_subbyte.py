@@ -29,7 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.tables import Table, render  # noqa: E402
 from tests import pulp_subbyte_cases as sb  # noqa: E402
-from tilewise.validate.gvsoc import run_firmware  # noqa: E402
+from tilewise.platforms.gvsoc import execute as run_firmware  # noqa: E402
+from tilewise.validate.firmware_run import parse  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 LAYER = (16, 16, 32, 64, 3, 3)           # h, w, c, k, fy, fx
@@ -61,7 +62,7 @@ def run_cases(cs: list[sb.SbCase], defines: tuple[str, ...] = (),
               who: str = "bench/pulp_subbyte.py") -> dict[tuple[str, int], int]:
     """Cycles per (case, cores) of one firmware run; stops on a mismatch (`who` says whose)."""
     with tempfile.TemporaryDirectory(prefix="tw_subbyte_bench_") as tmp:
-        run = run_firmware(sb.build_firmware(cs, Path(tmp), defines), timeout=900)
+        run = parse(run_firmware(sb.build_firmware(cs, Path(tmp), defines), timeout=900))
     if run.status != 0:
         raise SystemExit(f"{who}: the firmware ended with status {run.status}")
     got = sb.parse(cs, run.text)

@@ -132,7 +132,7 @@ def build(name: str, inp: np.ndarray) -> HostBuild:
     if int(np.asarray(inp).nbytes) != proj.manifest["input"]["bytes"]:
         raise RuntimeError(f"{name}: benchmark input is {inp.nbytes} bytes, the network takes "
                            f"{proj.manifest['input']['bytes']}")
-    srcs = [s for s in proj.sources("host") if s.name != "main_host.c"]
+    srcs = [s for s in proj.sources() if s.name != "main_host.c"]
     inc = [f"-I{p}" for p in proj.includes()]
     objdir = root / "obj"
     objdir.mkdir()

@@ -45,7 +45,7 @@ def _compile_project(project, objdir: Path) -> list[Path]:
     objdir.mkdir(parents=True, exist_ok=True)
     incs = [f"-I{i}" for i in project.includes()]
     objs = []
-    for src in project.sources("host"):
+    for src in project.sources():
         if src.name == "main_host.c":
             continue
         obj = objdir / (src.relative_to(project.path).as_posix().replace("/", "_") + ".o")
@@ -448,7 +448,7 @@ def test_validate_embeds_its_inputs_under_the_project_name(tmp_path):
     """validate --on qemu/count/gvsoc rewrites firmware/inputs.c in a project generated with
     --name: its names carry the prefix too, so the firmware builds and names its layers
     kws_layer_NN (what the instruction counter looks for)."""
-    from tilewise.validate.qemu import build_firmware
+    from tilewise.validate.firmware import build_firmware
 
     ns = _schedule(EXAMPLE_ONNX, "stm32h7")
     p = generate(ns, tmp_path / "p", c_name="kws")

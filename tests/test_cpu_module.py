@@ -28,8 +28,8 @@ from tilewise.targets.registry import get_target, list_targets
 from tilewise.validate.check import validate_model
 
 from . import cpu_models
-from tilewise.codegen.firmware import toolchain
-from tilewise.validate.gvsoc import runner
+from tilewise.platforms.pulp_open import toolchain
+from tilewise.platforms.gvsoc import runner
 
 from .conftest import absent, mlperf_path
 from .tflite_builder import ModelBuilder

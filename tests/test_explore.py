@@ -319,9 +319,9 @@ def test_measure_without_a_runner_says_so(tmp_path):
 def test_measure_on_pulp_open_runs_gvsoc(tmp_path):
     """--measure on pulp-open: the point's firmware runs on GVSoC (found as validate finds it) —
     a measured cycle count near the prediction, bit-exact — and the measurement is cached."""
-    from tilewise.codegen.firmware import toolchain
+    from tilewise.platforms.pulp_open import toolchain
     from tilewise.examples import EXAMPLE_ONNX
-    from tilewise.validate.gvsoc import runner
+    from tilewise.platforms.gvsoc import runner
 
     try:
         runner()

@@ -188,7 +188,7 @@ def test_board_layer_and_output_choices_are_documented():
 def test_pulp_open_make_gvsoc_finds_gvsoc_by_an_absolute_path(tmp_path):
     """The Makefile names GVSoC's runner by the absolute path tilewise found it at, so `make
     gvsoc` works from a project anywhere (it was ../shared/tools/gvsoc/gvsoc-run)."""
-    from tilewise.validate.gvsoc import runner
+    from tilewise.platforms.gvsoc import runner
 
     try:
         gvsoc = runner().resolve()

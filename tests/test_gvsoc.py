@@ -17,14 +17,15 @@ import sys
 import pytest
 
 from tilewise.codegen import generate
-from tilewise.codegen.firmware import compile_args, link_args, toolchain
+from tilewise.platforms.pulp_open import compile_args, link_args, toolchain
 from tilewise.examples import EXAMPLE_ONNX
 from tilewise.frontend import load_model
 from tilewise.passes import lower
 from tilewise.schedule.network import schedule_network
 from tilewise.targets.registry import get_target
 from tilewise.validate import validate_model
-from tilewise.validate.gvsoc import run_firmware, runner
+from tilewise.platforms.gvsoc import execute as run_firmware, runner
+from tilewise.validate.firmware_run import parse
 
 from .conftest import REPO, absent, mlperf_path
 
@@ -84,7 +85,7 @@ def test_project_makefile_builds_the_firmware(tmp_path):
     proc = subprocess.run(["make", "-C", str(p.path), "firmware"], capture_output=True, text=True,
                           timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    run = run_firmware(p.path / "build_fw" / "network.elf")
+    run = parse(run_firmware(p.path / "build_fw" / "network.elf"))
     assert run.status == 0 and len(run.outputs) == 1 and "TW_DONE" in run.text
 
 
@@ -107,5 +108,5 @@ def test_a_trap_ends_the_run_with_its_cause(tmp_path):
         objs.append(obj)
     elf = tmp_path / "trap.elf"
     subprocess.run(link_args(tc, fw / "link.ld", objs, elf), check=True, cwd=p)
-    run = run_firmware(elf, timeout=60)
+    run = parse(run_firmware(elf, timeout=60))
     assert run.status == 99 and "before" in run.text and "TW_TRAP mcause 11" in run.text

@@ -25,6 +25,8 @@ from tilewise.bindings.ne16.requant import mulh_fits_rq
 from tilewise.bindings.base import BindingKey
 from tilewise.bindings.ne16.cost import Ne16Kernels
 from tilewise.validate.gvsoc import run_firmware
+from tilewise.platforms.gvsoc import execute as run_firmware
+from tilewise.validate.firmware_run import parse
 
 from pathlib import Path
 
@@ -135,7 +137,7 @@ def results(tmp_path_factory):
     cs = cases()
     elf = build_firmware([], tmp_path_factory.mktemp("ne16_gvsoc"), main="ne16_gvsoc_main.c",
                          header=cases_header(cs), family=NE16_C)
-    run = run_firmware(elf, timeout=600)
+    run = parse(run_firmware(elf, timeout=600))
     assert run.status == 0 and "TW_DONE" in run.text, run.text[-2000:]
     got = {}
     for m in re.finditer(r"TW_CASE (\d+) (\d+) (\d+) (\d+)", run.text):

@@ -24,7 +24,8 @@ import numpy as np
 import pytest
 
 from tilewise.bindings.pulp import addfold, constants
-from tilewise.codegen.firmware import FIRMWARE_C, compile_args, link_args, toolchain
+from tilewise.codegen.firmware import FIRMWARE_C
+from tilewise.platforms.pulp_open import compile_args, link_args, toolchain
 from tilewise.examples import EXAMPLE_ONNX
 from tilewise.frontend import load_model
 from tilewise.golden import elementwise as g_elt
@@ -38,7 +39,8 @@ from tilewise.frontend.onnx_qparams import global_pool_scale
 from tilewise.passes import lower
 from tilewise.schedule.network import schedule_network
 from tilewise.validate import validate_model
-from tilewise.validate.gvsoc import run_firmware
+from tilewise.platforms.gvsoc import execute as run_firmware
+from tilewise.validate.firmware_run import parse
 
 from . import tw_c_build as build
 from .tw_kernel_calls import ADD_PARAMS
@@ -340,7 +342,7 @@ def build_firmware(cs: list[Case], out: Path, main: str = "pulp_gvsoc_main.c",
 @pytest.fixture(scope="module")
 def results(tmp_path_factory):
     cs = cases()
-    run = run_firmware(build_firmware(cs, tmp_path_factory.mktemp("pulp_gvsoc")), timeout=600)
+    run = parse(run_firmware(build_firmware(cs, tmp_path_factory.mktemp("pulp_gvsoc")), timeout=600))
     assert run.status == 0 and "TW_DONE" in run.text, run.text[-2000:]
     got = {}
     for m in re.finditer(r"TW_CASE (\d+) (\d+) (\d+) (\d+)", run.text):

@@ -16,8 +16,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from tilewise.bindings.pulp import subbyte
-from tilewise.codegen.firmware import toolchain
-from tilewise.validate.gvsoc import run_firmware, runner
+from tilewise.platforms.pulp_open import toolchain
+from tilewise.platforms.gvsoc import execute as run_firmware, runner
+from tilewise.validate.firmware_run import parse
 
 from . import pulp_subbyte_cases as sb
 from .conftest import absent
@@ -88,7 +89,7 @@ def test_subbyte_conv_bit_exact_on_gvsoc(defines, tmp_path):
     except Exception as e:   # noqa: BLE001 - the one-sentence TilewiseError
         absent(str(e))
     cs = cases()
-    run = run_firmware(sb.build_firmware(cs, tmp_path, defines), timeout=600)
+    run = parse(run_firmware(sb.build_firmware(cs, tmp_path, defines), timeout=600))
     assert run.status == 0, run.text[-2000:]
     got = sb.parse(cs, run.text)
     _check(got, cs)

@@ -18,7 +18,8 @@ import sys
 import pytest
 
 from tilewise.codegen import generate
-from tilewise.codegen.firmware import FIRMWARE_C, arm_gcc, cm_compile_args, cm_link_args
+from tilewise.codegen.firmware import FIRMWARE_C
+from tilewise.platforms.cortex_m import arm_gcc, cm_compile_args, cm_link_args
 from tilewise.codegen.linker import write_link_scripts
 from tilewise.examples import EXAMPLE_ONNX
 from tilewise.frontend import load_model
@@ -26,7 +27,9 @@ from tilewise.passes import lower
 from tilewise.schedule.network import schedule_network
 from tilewise.targets.registry import get_target
 from tilewise.validate import make_inputs, validate_model
-from tilewise.validate.qemu import build_firmware, qemu, run_firmware
+from tilewise.platforms.qemu import execute as run_firmware, qemu
+from tilewise.validate.firmware_run import parse
+from tilewise.validate.firmware import build_firmware
 
 from .conftest import REPO, absent, mlperf_path
 
@@ -138,7 +141,7 @@ def _kernel_firmware(tmp_path, main: str, timeout: int = 600) -> str:
     elf = tmp_path / "kernels.elf"
     ld = write_link_scripts(get_target("stm32h7"), tmp_path / "ld")
     subprocess.run(cm_link_args(gcc, ld, objects, elf), check=True)
-    run = run_firmware(elf, timeout=timeout)
+    run = parse(run_firmware(elf, timeout=timeout))
     assert run.status == 0 and "TW_DONE" in run.text, run.text[-2000:]
     return run.text
 
@@ -220,7 +223,7 @@ def test_fault_reports_and_exits_nonzero(tmp_path):
     elf = tmp_path / "udf.elf"
     ld = write_link_scripts(get_target("stm32h7"), tmp_path / "ld")
     subprocess.run(cm_link_args(gcc, ld, objs, elf), check=True)
-    run = run_firmware(elf, timeout=60)
+    run = parse(run_firmware(elf, timeout=60))
     assert run.status != 0 and "before" in run.text and "TW_TRAP hardfault pc " in run.text, run.text
 
 

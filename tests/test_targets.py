@@ -44,7 +44,7 @@ def test_gap8_figures():
     assert {"conv2d", "depthwise", "fully_connected", "avg_pool", "max_pool", "add",
             "global_avg_pool", "softmax"} <= ops
     assert cl.families == ("pulp", "portable") and cl.cost_models == ("pulp-kernels", "pulp-subbyte")
-    assert t.sdk == "pmsis" and get_target("stm32h7").sdk == "cortex-m"
+    assert t.platform.sdk == "pmsis" and get_target("stm32h7").platform.sdk == "cortex-m"
 
 
 def test_gap9_match_figures():

@@ -73,14 +73,14 @@ def require_isa(on: str) -> None:
     TILEWISE_REQUIRE_MODELS=1 (conftest `absent`), else a skip."""
     try:
         if on == "qemu":
-            from tilewise.codegen.firmware import arm_gcc
-            from tilewise.validate.qemu import qemu
+            from tilewise.platforms.cortex_m import arm_gcc
+            from tilewise.platforms.qemu import qemu
 
             qemu()
             arm_gcc()
         else:
-            from tilewise.codegen.firmware import toolchain
-            from tilewise.validate.gvsoc import runner
+            from tilewise.platforms.pulp_open import toolchain
+            from tilewise.platforms.gvsoc import runner
 
             runner()
             toolchain()

@@ -12,12 +12,14 @@ hold every inference against the schedule's prediction (TW_NETWORK_DMA_BYTES). B
 -DTW_DUMP_LAYERS it also writes every layer's output, in order, to a dump file.
 
 The files are templates (codegen/templates/main_host.c.j2, Makefile.j2, README.md.j2); this
-module says what varies between projects: the target, its SDK (PMSIS adds a `make pulp` build of
-the PULP HAL), whether the network has an L3 image, the kernel family folders.
+module says what varies between projects: the target, its platform (the blocks its templates add:
+platforms/templates/<platform>, e.g. the GAP SDK's `make pulp`, pulp-open's `make firmware gvsoc`),
+whether the network has an L3 image, the kernel family folders.
 """
 
 from __future__ import annotations
 
+from ..platforms.base import Platform
 from .templates import render
 
 
@@ -27,39 +29,23 @@ def main_host(job_counters: tuple[tuple[str, str], ...] = ()) -> str:
     return render("main_host.c.j2", counters=job_counters)
 
 
-def makefile(target: str, sdk: str | None, l3: bool, kernel_dirs: tuple[str, ...],
+def makefile(target: str, platform: Platform, l3: bool, kernel_dirs: tuple[str, ...],
              in_files: tuple[str, ...] = ("input.bin",),
              out_files: tuple[str, ...] = ("output.bin",)) -> str:
-    """The project Makefile: host build, plus the SDK build of the target's HAL (PMSIS) or its
-    bare-metal firmware (pulp-open or cortex-m, firmware.py); `make run` reads `in_files` and
-    writes `out_files` (project.py `run_files`)."""
-    from .firmware import ARCH, CFLAGS, CM_ARCH, CM_CFLAGS, CORTEX_M, PULP_OPEN, STACK
-
-    return render("Makefile.j2", target=target, pulp=sdk == "pmsis", l3=l3, kernel_dirs=kernel_dirs,
-                  in_files=in_files, out_files=out_files,
-                  firmware=sdk == PULP_OPEN, fw_arch=ARCH, fw_cflags=CFLAGS, fw_stack=STACK,
-                  gvsoc_run=gvsoc_run() if sdk == PULP_OPEN else "",
-                  cortex_m=sdk == CORTEX_M, cm_arch=CM_ARCH, cm_cflags=CM_CFLAGS)
+    """The project Makefile: host build, plus the platform's blocks (its usage lines, .PHONY
+    targets and rules: the SDK build of its HAL, or its firmware build and run); `make run` reads
+    `in_files` and writes `out_files` (project.py `run_files`)."""
+    return render("Makefile.j2", platform.templates, target=target, l3=l3,
+                  kernel_dirs=kernel_dirs, in_files=in_files, out_files=out_files,
+                  make_phony=platform.make_phony, **platform.make_data())
 
 
-def gvsoc_run() -> str:
-    """The absolute path of GVSoC's runner as `validate --on gvsoc` finds it (validate/gvsoc.py
-    `runner`), for the pulp-open Makefile's `make gvsoc`; "gvsoc-run" (looked up on PATH) when it
-    is not installed where tilewise looks."""
-    from ..errors import TilewiseError
-    from ..validate.gvsoc import runner
-
-    try:
-        return str(runner().resolve())
-    except TilewiseError:
-        return "gvsoc-run"
-
-
-def readme(model: str, target: str, tiler: str, sdk: str | None, l3: bool, layers: int,
+def readme(model: str, target: str, tiler: str, platform: Platform, l3: bool, layers: int,
            kernel_dirs: tuple[str, ...], in_files: tuple[str, ...] = ("input.bin",),
            out_files: tuple[str, ...] = ("output.bin",), multi: bool = False) -> str:
-    """The project README.md: what each file is, how to build and run it; `multi`: the network
-    has several inputs or outputs (tw_network_run's in0, …, out0, … and TW_INPUT<k>_* macros)."""
-    return render("README.md.j2", model=model, target=target, tiler=tiler, pulp=sdk == "pmsis",
+    """The project README.md: what each file is, how to build and run it (the platform's
+    paragraphs from its templates); `multi`: the network has several inputs or outputs
+    (tw_network_run's in0, …, out0, … and TW_INPUT<k>_* macros)."""
+    return render("README.md.j2", platform.templates, model=model, target=target, tiler=tiler,
                   l3=l3, layers=layers, kernel_dirs=kernel_dirs, in_files=in_files,
                   out_files=out_files, multi=multi)

@@ -17,8 +17,8 @@ the memory plan (`NetworkSchedule.memory`). Files written:
     weights.h / weights.c        constants kept as const data (L2, or a read-only memory);
                                  weights_l3.bin for those in L3
     <family dirs>/ tw_runtime/ tw_hal/   the kernel families the bindings chose, tile helpers, HAL
-    firmware/ or gap_sdk/         the target's firmware (firmware.py): bare-metal pulp-open or
-                                  Cortex-M, or the GAP SDK application of gap8 / gap9
+    firmware/ or gap_sdk/         the firmware of the target's platform (platforms/, firmware.py):
+                                  bare-metal pulp-open or Cortex-M, or the GAP SDK application
     main_host.c, Makefile, README.md  host harness (host.py)
     input.bin                     one input for `make run` (validate's generator, seed 0);
                                   input0.bin, input1.bin … for a network with several inputs
@@ -26,7 +26,8 @@ the memory plan (`NetworkSchedule.memory`). Files written:
     .tilewise_files               the files written (owned.py: writing the project again
                                   deletes only those of them it no longer has)
 
-The target's SDK HAL (`Target.sdk`, "pmsis" for the GAP chips) is added beside the host HAL.
+The HAL of the target's platform (`Target.platform`: its hal, hal_l3 and hal_headers) is added
+beside the host HAL.
 With a C-name prefix other than `tw` (`generate --name`), `render` renames the C identifiers of
 every C file as the last step (names.py: one rename pass over templates' and shipped sources'
 text, so two projects link into one program).
@@ -49,9 +50,9 @@ from ..ir.layout import input_perm, model_input, model_input_shape
 from ..ir.packing import tensor_bytes
 from ..ir.tensor import np_dtype
 from ..memory.network import act_name, weight_name
+from ..platforms.base import Platform
 from ..schedule.network import NetworkSchedule
-from .firmware import (CORTEX_M, PMSIS, PULP_OPEN, firmware_files, firmware_folder,
-                       gap_sdk_makefile, inputs_files)
+from .firmware import firmware_files, folder_makefile, inputs_files
 from .host import main_host, makefile, readme
 from .l3_c import L3Layer, Where, driver, emit_l3_layer
 from .layer_c import LayerEmit, emit_tiled, emit_untiled
@@ -64,13 +65,6 @@ from .network_c import (ArenaMap, L3Stream, arena_map, io_tensors, layers_h, mul
 C_LIB = Path(__file__).resolve().parent / "c"
 RUNTIME_DIRS = ("tw_runtime", "tw_hal")
 HAL_FILES = ("tw_hal.h", "tw_hal_chunks.h", "tw_hal_host.c", "tw_hal_host.h")
-#: the HAL sources of each SDK: always, and with an L3
-SDK_HAL = {"pmsis": (("tw_hal_pulp.c",), ("tw_hal_pulp_l3.c",)),
-           PULP_OPEN: (("tw_hal_pulp_open.c",), ()),
-           CORTEX_M: (("tw_hal_cortex_m.c",), ())}
-#: the headers of each SDK's HAL (tw_hal_pulp.h: the L3 loading API a firmware includes;
-#: tw_dma_ring.h: the cluster HALs' ring of DMA commands)
-SDK_HEADERS = {"pmsis": ("tw_hal_pulp.h", "tw_dma_ring.h"), PULP_OPEN: ("tw_dma_ring.h",)}
 
 #: a file of the project: its text, its bytes, or a shipped C source to copy
 Content = str | bytes | Path
@@ -137,17 +131,16 @@ class Project:
     def kernel_dirs(self) -> tuple[str, ...]:
         return tuple(f["dir"] for f in self.manifest["families"])
 
-    def sources(self, hal: str = "host") -> list[Path]:
-        """C sources of the host (or SDK) build, harness included for the host."""
+    def sources(self, platform: Platform | None = None) -> list[Path]:
+        """C sources of the host build, harness included, or with `platform` of its HAL's build."""
         p = self.path
         srcs = [p / "network.c", p / "weights.c", *sorted((p / "layers").glob("*.c"))]
         for d in self.kernel_dirs:
             srcs += sorted((p / d).glob("*.c"))
         srcs.append(p / "tw_runtime" / "tw_tile.c")
-        if hal == "host":
+        if platform is None:
             return srcs + [p / "tw_hal" / "tw_hal_host.c", p / "main_host.c"]
-        base, l3 = SDK_HAL[hal]
-        return srcs + [p / "tw_hal" / f for f in base + (l3 if self.l3 else ())]
+        return srcs + [p / "tw_hal" / f for f in platform.hal + (platform.hal_l3 if self.l3 else ())]
 
     def includes(self) -> list[Path]:
         return [self.path / d for d in (".", "layers", *self.kernel_dirs, *RUNTIME_DIRS)]
@@ -306,7 +299,7 @@ def _manifest(ns: NetworkSchedule, name: str, emits: list[LayerEmit], families: 
         "l2_image_bytes": sum(k.size for i, (_, k) in image.items()
                               if ns.placement(i).module.weights_from is None),
         "l2_peak_bytes": ns.memory.peak, "flash_bytes": ns.flash_bytes,
-        "cores": cores, "sdk": target.sdk,
+        "cores": cores, "sdk": target.platform.sdk,
     }
 
 
@@ -323,24 +316,18 @@ def render(plan: ProjectPlan) -> dict[str, Content]:
                 files[f"{fam.project_dir}/{src.name}"] = src
     for src in sorted((C_LIB / "tw_runtime").iterdir()):
         files[f"tw_runtime/{src.name}"] = src
-    hal = list(HAL_FILES)
-    if target.sdk in SDK_HAL:
-        base, l3 = SDK_HAL[target.sdk]
-        hal += list(base) + (list(l3) if plan.l3.size else [])
-    for f in hal:
+    platform = target.platform
+    hal = [*HAL_FILES, *platform.hal, *(platform.hal_l3 if plan.l3.size else ())]
+    for f in (*hal, *platform.hal_headers):
         files[f"tw_hal/{f}"] = C_LIB / "tw_hal" / f
-    if target.sdk in SDK_HEADERS:
-        files.update({f"tw_hal/{h}": C_LIB / "tw_hal" / h for h in SDK_HEADERS[target.sdk]})
-    files.update(firmware_files(target.sdk))
-    if target.sdk == CORTEX_M:
+    files.update(firmware_files(platform))
+    if platform.region_linker_scripts:
         files.update(link_scripts(target))
-    if target.sdk in (PULP_OPEN, CORTEX_M, PMSIS):
+    if platform.firmware_c:
         files.update(inputs_files([default_input(lg)], [lg.tensors[t].nbytes for t in lg.inputs],
-                                  firmware_folder(target.sdk)))
-    if target.sdk == PMSIS:
-        files["gap_sdk/Makefile"] = gap_sdk_makefile(target.name, bool(plan.l3.size),
-                                                     tuple(f.project_dir for f in plan.families),
-                                                     plan.c_name)
+                                  platform.folder))
+    files.update(folder_makefile(platform, target.name, bool(plan.l3.size),
+                                 tuple(f.project_dir for f in plan.families), plan.c_name))
     headers = tuple(f.header for f in plan.families)
     files["layers/layers.h"] = layers_h(list(plan.emits), [l.name for l in lg.layers], headers)
     for e in (*plan.emits, *plan.extra_emits):
@@ -363,9 +350,9 @@ def render(plan: ProjectPlan) -> dict[str, Content]:
     in_files, out_files = run_files(lg)
     files.update(zip(in_files, reference_input(lg)))
     dirs = tuple(f.project_dir for f in plan.families)
-    files["Makefile"] = makefile(target.name, target.sdk, bool(plan.l3.size), dirs,
+    files["Makefile"] = makefile(target.name, platform, bool(plan.l3.size), dirs,
                                  in_files, out_files)
-    files["README.md"] = readme(plan.name, target.name, ns.tiler, target.sdk, bool(plan.l3.size),
+    files["README.md"] = readme(plan.name, target.name, ns.tiler, platform, bool(plan.l3.size),
                                 len(lg.layers), dirs, in_files, out_files, multi_io(lg))
     files["tilewise.json"] = json.dumps(m, indent=2) + "\n"
     rename = renamer(plan.c_name, defined_macros(files["network.h"]))

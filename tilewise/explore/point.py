@@ -106,14 +106,17 @@ def _free_kb(target, name: str) -> float:
     return target.memory(name).free / 1024 if target.has_memory(name) else 0.0
 
 
-RUNNERS = {"pulp-open": "gvsoc", "stm32h7": "count"}
-
-
 def _measure(p: Point, ns) -> dict:
-    on = RUNNERS.get(p.target)
-    if on is None:
+    """Run the point's firmware with the first runner of its target's platform (GVSoC's cycles,
+    the instruction counter's instructions)."""
+    runners = ns.target.platform.runners
+    if not runners:
+        from ..targets.registry import list_targets
+
+        measured = sorted(t.name for t in list_targets() if t.platform.runners)
         return {"measure_note": f"target {p.target} has no runner (measured on: "
-                                f"{', '.join(sorted(RUNNERS))})"}
+                                f"{', '.join(measured)})"}
+    on = runners[0].on
     import tempfile
 
     from ..frontend import load_model

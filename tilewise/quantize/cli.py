@@ -173,10 +173,8 @@ def cmd_quantize(args: argparse.Namespace) -> int:
     nhwc = Path(args.model).suffix.lower() == ".tflite"
     calib, calib_raw = _read_inputs(model, args.calib, "calibration inputs", nhwc)
     evals = _read_inputs(model, args.eval, "evaluation inputs", nhwc) if args.eval else None
-    from .shift_out import SHIFT_TARGETS
-
     narrow = assignment = auto = None
-    shift = target.name in SHIFT_TARGETS and acc_bits >= 32 and not tfl
+    shift = target.shift_requant and acc_bits >= 32 and not tfl
     if args.calibration == "auto" and (shift or acc_bits < 32 or args.bits == "mixed"):
         raise TilewiseError("--calibration auto is for the onnx-mode --bits 8|16|4|2 models; give "
                             "minmax, percentile or mse")

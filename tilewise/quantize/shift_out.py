@@ -66,8 +66,6 @@ from .calibrate import QParams
 from .graph_out import ACTIVATIONS, MOVES, Plan, _node_label, _weight_axis
 from .weights import quantize_weights
 
-#: the targets whose layers requantize in shift mode (PULP-NN's, NE16's and DIANA's (k·acc + λ) >> d)
-SHIFT_TARGETS = ("gap8", "gap9", "pulp-open", "diana")
 #: d at most: 128·2^d (the stored uint8 output's zero point, NE16's norm-quant bias) below 2^31
 D_MAX = 23
 INT32 = 2**31 - 1
@@ -287,8 +285,11 @@ def write_shift(model: onnx.ModelProto, p: Plan, qp: dict[str, QParams],
             raise TilewiseError(f"node '{label}' is a Softmax inside the network; the shift-mode "
                                 f"writer keeps a Softmax only as the float tail that ends the graph")
         if n.op_type not in TAKEN:
+            from ..targets.registry import list_targets
+
+            shift_targets = [t.name for t in list_targets() if t.shift_requant]
             raise TilewiseError(f"node '{label}' is a {n.op_type}, which the shift-mode writer "
-                                f"(--target {'/'.join(SHIFT_TARGETS)}) does not take; it takes "
+                                f"(--target {'/'.join(shift_targets)}) does not take; it takes "
                                 f"{', '.join(TAKEN)} (Softmax as the float tail at the end) with "
                                 f"Relu/Clip, and {', '.join(MOVES)}")
         if n.op_type == "Add":

@@ -25,7 +25,7 @@ def targets_json() -> list[dict]:
                          "ops": sorted({b.key.op for b in m.bindings}),
                          "bindings": [b.label for b in m.bindings], "note": m.note}
                         for m in t.modules],
-            "sources": list(t.sources), "sdk": t.sdk,
+            "sources": list(t.sources), "sdk": t.platform.sdk,
         })
     return out
 

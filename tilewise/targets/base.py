@@ -3,7 +3,7 @@
 A `Target` is a frozen value (DESIGN.md "Targets are data"): adding a chip is one file of parameters
 (`targets/<chip>.py`); its modules list the bindings they run (`bindings/<family>/`, built for the
 module's kernel cost model). Nothing here is a subclass per chip, and no stage compares a target's
-name: capabilities are fields (`Target.sdk`, `Memory.roles`, `Module.weights_from`).
+name: capabilities are fields (`Target.platform`, `Memory.roles`, `Module.weights_from`).
 
 - `Memory`: one level of the hierarchy, innermost first (L1, L2, L3, or a read-only flash). It says
   which operands it may hold (`roles`: activations, weights, tile buffers) and whether it is
@@ -32,6 +32,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
+
+from ..platforms.base import HOST_ONLY, Platform
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..bindings.base import Binding
@@ -178,9 +180,12 @@ class Target:
     memories: tuple[Memory, ...]
     modules: tuple[Module, ...]
     sources: tuple[str, ...] = field(default=())
-    #: the SDK whose HAL the generated firmware uses besides the host HAL ("pmsis" for GAP chips);
-    #: None = host HAL only
-    sdk: str | None = None
+    #: the software platform of its projects (platforms/: HAL, firmware, toolchain, runners);
+    #: HOST_ONLY = the portable C and the host harness only
+    platform: Platform = HOST_ONLY
+    #: its kernels requantize in shift mode ((k·acc + λ) >> d: PULP-NN's, NE16's, DIANA's), so
+    #: `quantize` writes shift-mode models for it
+    shift_requant: bool = False
     #: where the network's input and output tensors are (`tw_network_run`'s buffers)
     io_memory: str = "L2"
     #: named module sets `analyze --ablation` compares, the first being the baseline of the

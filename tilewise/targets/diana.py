@@ -65,6 +65,7 @@ TARGET = Target(
         Module("cpu", cores=1, bindings=portable.bindings(CPU_KERNEL, host=True), memory="L2",
                note="RISC-V host core (RI5CY-class, assumed), portable kernels from L2"),
     ),
+    shift_requant=True,
     ablations=(("CPU only", ("cpu",)), ("digital + CPU", ("digital", "cpu")),
                ("digital + analog + CPU", ("digital", "analog", "cpu"))),
     sources=("seed 003 §V-VI, Table III", "notes/accelerators.md (DIANA)",

@@ -42,6 +42,7 @@ Figures and where they come from:
 
 from ..bindings import pulp
 from ..bindings.pulp.cost import PulpKernels
+from ..platforms.gap_sdk import GAP_SDK
 from .base import KB, MB, Memory, Module, Target
 from .pulp_open import HOST
 
@@ -71,5 +72,6 @@ TARGET = Target(
                note="host core: cluster core 0 alone on the L2 tensors (the FC's role)"),
     ),
     sources=("seed 001 §3.2-3.3, Table 4", "seed 004 ch. 3, Table 3.2", "seed 003 §V (DMA chunk)"),
-    sdk="pmsis",
+    platform=GAP_SDK,
+    shift_requant=True,
 )

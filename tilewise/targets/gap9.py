@@ -55,6 +55,7 @@ from ..bindings import ne16, portable, pulp
 from ..bindings.ne16.cost import Ne16Kernels
 from ..bindings.portable.cost import PulpNN
 from ..bindings.pulp.cost import PulpKernels
+from ..platforms.gap_sdk import GAP_SDK
 from .base import KB, MB, Memory, Module, Target
 from .pulp_open import HOST
 
@@ -88,7 +89,8 @@ TARGET = Target(
     ),
     sources=("seed 003 §V-VI, Tables III-IV", "notes/match-cost-model.md", "seed 004 ch. 3, Table 3.2",
              "eml-eda/match match/cost_model/examples/pulp_cluster.py (GAP9 cluster model)"),
-    sdk="pmsis",
+    platform=GAP_SDK,
+    shift_requant=True,
     # seed 003 Table IV's columns: the host core alone, with the cluster, with NE16, all three
     ablations=(("CPU only", ("cpu",)), ("cluster + CPU", ("cluster", "cpu")),
                ("NE16 + CPU", ("ne16", "cpu")), ("all", ("cluster", "cpu", "ne16"))),

@@ -1,6 +1,6 @@
 """pulp-open: the open PULP platform — an 8-core RI5CY cluster with a 64 kB L1 and its DMA, a 1.5 MB
 L2 — as GVSoC models it (../shared/tools/gvsoc, notes/pulp-open.md): the chip tilewise's PULP cost
-model is measured on. Its firmware is bare metal (Target.sdk "pulp-open": crt0, linker script,
+model is measured on. Its firmware is bare metal (platforms/pulp_open.py: crt0, linker script,
 cluster start, a DMA HAL on the mchan registers, fork and barrier in L1; codegen/c/firmware).
 
 Figures and where they come from:
@@ -36,10 +36,11 @@ from dataclasses import replace
 
 from ..bindings import pulp
 from ..bindings.pulp.cost import PulpKernels
+from ..platforms.pulp_open import PULP_OPEN
 from .base import KB, Memory, Module, Target
 
-#: bytes of each cluster core's stack in L1 (the firmware's TW_FW_STACK)
-STACK = 1536
+#: bytes of each cluster core's stack in L1 (the firmware's TW_FW_STACK, the platform's figure)
+STACK = PULP_OPEN.stack_bytes
 #: bytes of HAL state in L1 (fork/barrier flags, the DMA command ring, counters)
 HAL_STATE = 1024
 
@@ -85,5 +86,6 @@ TARGET = Target(
     ),
     sources=("../shared/tools/gvsoc README (platform facts)", "notes/pulp-open.md",
              "seed 001 §3.2 (DMA)", "seed 004 ch. 3"),
-    sdk="pulp-open",
+    platform=PULP_OPEN,
+    shift_requant=True,
 )

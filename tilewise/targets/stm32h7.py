@@ -47,7 +47,7 @@ Figures and where they come from:
   tw_transpose), counted with the integer exports' kernels (16x8 conv / depthwise / dense, the
   table add, tw_int.h's, the reshape's copy: bindings/pulp/cost.py "Integer exports") by
   bench/calibrate_int.py.
-- firmware (Target.sdk "cortex-m", codegen/c/firmware/cortex_m): start-up, linker scripts for the
+- firmware (platforms/cortex_m.py, codegen/c/firmware/cortex_m): start-up, linker scripts for the
   STM32H743 (REGIONS) and for QEMU's mps2-an500 (the same regions' sizes inside its SSRAM), the
   board layer (480 MHz PLL, caches, DWT cycle counter; stubbed under QEMU), the single-core HAL
   (copies done by the core), output through a putchar; `validate --on qemu` runs it.
@@ -57,6 +57,7 @@ from dataclasses import replace
 
 from ..bindings import pulp
 from ..bindings.pulp.cost import PulpKernels
+from ..platforms.cortex_m import CORTEX_M
 from .base import KB, Memory, Module, Region, Target
 
 #: the pulp kernels' model in executed instructions on the Cortex-M7, fitted on counted
@@ -123,6 +124,6 @@ TARGET = Target(
     ),
     sources=("seed 001 §6.1", "seed 004 §3.4.1", "ST DS12110 §3.5 (memories)",
              "ST RM0433 §2.3-2.4 (memory map, embedded SRAM)"),
-    sdk="cortex-m",
+    platform=CORTEX_M,
     regions=REGIONS,
 )

@@ -149,7 +149,7 @@ def build_host(project: Project, out: str | Path | None = None, *, opt: str = "-
         cache = default_cache()
     exe = Path(out) if out else project.path / ("network_host_dump" if dump else "network_host")
     includes = [str(p) for p in project.includes()]
-    sources = project.sources("host")
+    sources = project.sources()
     shared_dirs = {*RUNTIME_DIRS, *project.kernel_dirs}
     objects: list[str] = []
     rest: list[str] = []
@@ -173,9 +173,13 @@ def build_host(project: Project, out: str | Path | None = None, *, opt: str = "-
 
 
 def compile_pulp(project: Project, pmsis_include: str | Path, out_dir: str | Path) -> list[Path]:
-    """Compile (-c, no link) the PULP variant against a PMSIS include directory (the shipped
-    kernel and runtime files through the object cache, keyed by the PMSIS headers too)."""
-    if project.manifest.get("sdk") != "pmsis":
+    """Compile (-c, no link) the variant of the project's platform HAL against the SDK's include
+    directory (PMSIS for the GAP SDK; the shipped kernel and runtime files through the object
+    cache, keyed by the SDK's headers too)."""
+    from .firmware import project_platform
+
+    platform = project_platform(project)
+    if platform.sdk_include is None:
         raise TilewiseError(f"{project.path}: target {project.manifest['target']} has no PULP HAL")
     cc = compiler()
     out = Path(out_dir)
@@ -189,7 +193,7 @@ def compile_pulp(project: Project, pmsis_include: str | Path, out_dir: str | Pat
         headers = headers_digest(includes, shared) + hashlib.sha256(b"".join(
             h.name.encode() + h.read_bytes() for h in sorted(pmsis.rglob("*.h")))).digest()
     objs = []
-    for s in project.sources("pmsis"):
+    for s in project.sources(platform):
         obj = out / f"{s.parent.name}_{s.stem}.o"
         args = [cc, "-O2", *CFLAGS, *[f"-I{i}" for i in includes], "-c", str(s), "-o", str(obj)]
         if cache is not None and s.parent.name in shared:

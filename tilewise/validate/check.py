@@ -26,7 +26,6 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..codegen.firmware import CORTEX_M, PULP_OPEN
 from ..codegen.project import Project, generate
 from ..errors import TilewiseError
 from ..golden.inputs import make_inputs
@@ -82,6 +81,8 @@ class ValidationReport:
     #: where the generated code ran: "host" (the host build), "gvsoc" (pulp-open firmware),
     #: "qemu" (Cortex-M firmware) or "count" (Cortex-M firmware, instructions counted)
     platform: str = "host"
+    #: the runner counted executed instructions (platforms/count.py)
+    counts_instructions: bool = False
     #: on an ISA simulator: cycles of one inference, measured and predicted, and per layer
     measured_cycles: int | None = None
     predicted_cycles: float | None = None
@@ -144,7 +145,7 @@ class ValidationReport:
                 "layers": self.layer_cycles} if self.platform != "host" else {}),
             **({"measured_instructions": self.measured_instructions,
                 "predicted_instructions": self.predicted_instructions}
-               if self.platform == "count" else {}),
+               if self.counts_instructions else {}),
         }
 
 
@@ -281,24 +282,18 @@ def validate_network(ns: NetworkSchedule, out_dir: str | Path, inputs: Sequence[
                      locate: bool = True, on: str = "host",
                      c_name: str = "tw") -> tuple[ValidationReport, Project]:
     """Generate `ns` into out_dir (C names prefixed `c_name`, codegen/names.py) and check it on
-    `inputs` (golden; reference when given), built for the host, as pulp-open firmware run on
-    GVSoC (`on="gvsoc"`, gvsoc.py) or as Cortex-M firmware run on QEMU (`on="qemu"`, qemu.py) or
-    counted (`on="count"`, count.py)."""
+    `inputs` (golden; reference when given), built for the host, or as the firmware of the
+    target's platform run by its runner `on` (firmware.py: GVSoC, QEMU, the instruction
+    counter)."""
     lg = ns.layers
     project = generate(ns, out_dir, model_name=model, c_name=c_name)
     report = new_report(ns, project, model or lg.name, len(inputs), reference_name)
-    if on == "gvsoc":
-        from .gvsoc import check_on_gvsoc
+    runner = ns.target.platform.runner(on)
+    if runner is not None:
+        from .firmware import check_on_firmware
 
-        check_on_gvsoc(report, ns, project, inputs, golden_outputs(lg, inputs), reference)
-    elif on == "qemu":
-        from .qemu import check_on_qemu
-
-        check_on_qemu(report, ns, project, inputs, golden_outputs(lg, inputs), reference)
-    elif on == "count":
-        from .count import check_on_count
-
-        check_on_count(report, ns, project, inputs, golden_outputs(lg, inputs), reference)
+        check_on_firmware(report, ns, project, runner, inputs, golden_outputs(lg, inputs),
+                          reference)
     else:
         check_project(report, project, lg, inputs, golden_outputs(lg, inputs), reference,
                       cache=cache, sanitize=sanitize, locate=locate)
@@ -336,13 +331,17 @@ def narrow_acc_notes(lg: LayerGraph) -> list[str]:
 
 
 def check_platform(target, on: str) -> None:
-    """Refuse `--on` platforms the target has no firmware for."""
-    if on == "gvsoc" and target.sdk != PULP_OPEN:
-        raise TilewiseError(f"--on gvsoc runs pulp-open firmware; target {target.name} has none "
-                            f"(use --target pulp-open)")
-    if on in ("qemu", "count") and target.sdk != CORTEX_M:
-        raise TilewiseError(f"--on {on} runs Cortex-M firmware; target {target.name} has none "
-                            f"(use --target stm32h7)")
+    """Refuse an `--on` runner the target's platform does not have (platforms/: its runners)."""
+    if on == "host" or target.platform.runner(on) is not None:
+        return
+    from ..targets.registry import list_targets
+
+    owners = [t for t in list_targets() if t.platform.runner(on) is not None]
+    if not owners:
+        raise TilewiseError(f"--on {on}: no platform runs firmware there")
+    raise TilewiseError(f"--on {on} runs {owners[0].platform.label} firmware; target "
+                        f"{target.name} has none (use --target "
+                        f"{' or '.join(t.name for t in owners)})")
 
 
 @contextmanager

@@ -1,6 +1,6 @@
 """Flash taken by a generated network's code, read from its firmware ELF's linker map.
 
-The firmware builds (qemu.py for Cortex-M, gvsoc.py for pulp-open; firmware_run.build_elf) link
+The firmware builds (firmware.py, the platform's toolchain; firmware_run.build_elf) link
 with --gc-sections and write a GNU ld map beside the ELF (`network.map`). Every input section the
 link kept is listed there with its size and the object it came from, so the flash image splits
 exactly into:
@@ -87,38 +87,35 @@ def of_elf(elf: Path, isa: str) -> dict:
 
 def measure(ns, model_name: str | None = None) -> dict:
     """`analyze --code-size`: generate `ns` into a temporary directory, build its firmware (one
-    all-zero input embedded) and read the map: CodeSize.to_json. Targets whose firmware tilewise
-    writes and builds: stm32h7 (Cortex-M) and pulp-open; others refuse in one sentence."""
+    all-zero input embedded) and read the map: CodeSize.to_json. Targets whose platform's firmware
+    tilewise builds (Platform.toolchain); others refuse in one sentence."""
     import shutil
     import tempfile
 
     import numpy as np
 
-    from ..codegen.firmware import CORTEX_M, PULP_OPEN
     from ..codegen.project import generate
     from ..errors import TilewiseError
     from ..ir.tensor import np_dtype
 
-    sdk = ns.target.sdk
-    if sdk not in (CORTEX_M, PULP_OPEN):
+    platform = ns.target.platform
+    if not platform.builds_firmware:
+        from ..targets.registry import list_targets
+
+        own = [t.name for t in list_targets() if t.platform.builds_firmware]
         raise TilewiseError(f"--code-size links the firmware tilewise builds itself (targets "
-                            f"stm32h7 and pulp-open); {ns.target.name}'s projects are built by "
-                            f"{'the GAP SDK' if sdk == 'pmsis' else 'its own toolchain'}, so "
+                            f"{' and '.join(own)}); {ns.target.name}'s projects are built by "
+                            f"{'the ' + platform.label if platform.hal else 'its own toolchain'}, so "
                             f"drop --code-size there")
     work = Path(tempfile.mkdtemp(prefix="tilewise_codesize_"))
     try:
         project = generate(ns, work / "p", model_name=model_name)
         from ..golden.samples import sample
+        from .firmware import build_firmware
 
         lg = ns.layers
         x = [sample([np.zeros(lg.tensors[t].shape, np_dtype(lg.tensors[t].dtype))
                      for t in lg.inputs])]
-        if sdk == CORTEX_M:
-            from .qemu import CORTEX_M7_ISA, build_firmware
-
-            return of_elf(build_firmware(project, x), CORTEX_M7_ISA)
-        from .gvsoc import PULP_ISA, build_firmware as build_pulp
-
-        return of_elf(build_pulp(project, x), PULP_ISA)
+        return of_elf(build_firmware(project, x), platform.isa)
     finally:
         shutil.rmtree(work, ignore_errors=True)

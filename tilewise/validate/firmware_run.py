@@ -1,5 +1,5 @@
 """What a generated firmware prints and how a validation report is filled from it — shared by
-`validate --on gvsoc` (gvsoc.py) and `--on qemu` (qemu.py).
+every runner of `validate --on` (firmware.py).
 
 Per inference the firmware's main.c prints `TW_OUT <n> <hex>`, optionally `TW_CYCLES`, `TW_LAYERS`
 and `TW_COMPUTE` (cycle counters, pulp-open) and `TW_DMA <n> <bytes> <transfers> <chunks>`, then
@@ -16,6 +16,7 @@ from typing import Any, Callable, Sequence
 
 from ..codegen.firmware import inputs_files
 from ..codegen.project import Project
+from ..platforms.base import Execution
 from ..ir.layer import LayerGraph
 from ..ir.layout import to_model_layout
 from ..ir.packing import tensor_bytes, tensor_values
@@ -109,6 +110,11 @@ def parse_run(status: int, text: str) -> FirmwareRun:
         elif parts[0] == "TW_DMA":
             dma.append((int(parts[2]), int(parts[3]), int(parts[4])))
     return FirmwareRun(status, outputs, cycles, layers, compute, dma, text)
+
+
+def parse(ran: Execution) -> FirmwareRun:
+    """The TW_* lines of what a runner's execution printed (platforms/base.py Execution)."""
+    return parse_run(ran.status, ran.text)
 
 
 def plain(text: str) -> str:

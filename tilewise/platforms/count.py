@@ -1,5 +1,5 @@
-"""`tilewise validate --on count`: run a project's Cortex-M firmware in an instruction-counting
-emulator and report executed instructions per inference and per layer.
+"""The instruction counter, a runner of Cortex-M firmware (`validate --on count`): run it in an
+instruction-counting emulator; executed instructions per inference and per layer.
 
 QEMU runs the firmware but counts nothing, and no Cortex-M7 timing model is available offline
 (notes/cortex-m.md), so the measure on Arm is executed instructions, as TFLite Micro + CMSIS-NN's
@@ -7,7 +7,7 @@ figures in notes/anchors.md are. The same ELF `validate --on qemu` builds (mps2-
 code at 0x00000000, data at 0x20000000) is loaded segment by segment (pyelftools) into `unicorn`
 (Cortex-M7 model, Thumb-2 with the DSP extension) and run from its vector table; Arm semihosting
 (`bkpt 0xAB`: SYS_WRITE0, SYS_EXIT) is served here, so the firmware prints and exits as under
-QEMU and its output is checked the same way (firmware_run.py). Instructions are counted per
+QEMU and its output is checked the same way (validate/firmware_run.py). Instructions are counted per
 translated basic block (a block hook; each block's instructions decoded once with `capstone`):
 - per inference: from the call of `tw_fw_mark(0)` to the call of `tw_fw_mark(1)` (firmware/main.c)
   — tw_network_run and everything it calls;
@@ -20,17 +20,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
 
-import numpy as np
-
-from ..codegen.project import Project
 from ..errors import TilewiseError
-from ..schedule.network import NetworkSchedule
-from .check import ValidationReport
-from .firmware_run import fill_report, parse_run
-from .code_size import of_elf
-from .qemu import CORTEX_M7_ISA, build_firmware
+from .base import Execution
 
 #: the memory regions of QEMU's mps2-an500 the firmware uses (firmware/link_qemu.ld)
 REGIONS = ((0x00000000, 4 << 20), (0x20000000, 4 << 20))
@@ -142,26 +134,17 @@ def count_instructions(elf: Path, n_layers: int, c_name: str = "tw") -> Counted:
     return run
 
 
-def check_on_count(report: ValidationReport, ns: NetworkSchedule, project: Project,
-                   inputs: Sequence[np.ndarray], golden: Sequence[np.ndarray],
-                   reference: Sequence[np.ndarray] | None = None) -> ValidationReport:
-    """Build the firmware, run it counting instructions; fill `report` (outputs, copies, and the
-    executed instructions per inference and per layer)."""
-    elf = build_firmware(project, inputs)
-    report.code = of_elf(elf, CORTEX_M7_ISA)
-    from ..progress import step
+@dataclass(frozen=True)
+class Counter:
+    """The Runner that counts a Cortex-M firmware's executed instructions."""
 
-    with step("running the firmware, counting instructions"):
-        counted = count_instructions(elf, len(ns.layers.layers), project.c_name)
-    report.platform = "count"
-    fill_report(report, ns, parse_run(counted.status, counted.text), inputs, golden, reference)
-    # the Cortex-M cost model counts executed instructions (targets/stm32h7.py: one per cycle)
-    report.predicted_instructions = ns.cycles
-    if counted.inferences:
-        report.measured_instructions = counted.inferences[0]
-        report.layer_cycles = [
-            {"index": i, "name": layer.name, "op": str(layer.op), "kind": layer.nest.kind,
-             "measured_instructions": counted.layers[i] if i < len(counted.layers) else None,
-             "predicted_instructions": ns.layer_cycles(i), "predicted_cycles": ns.layer_cycles(i)}
-            for i, layer in enumerate(ns.layers.layers)]
-    return report
+    on: str = "count"
+    doing: str = "running the firmware, counting instructions"
+    counts_instructions: bool = True
+
+    def run(self, elf: Path, layers: int, c_name: str) -> Execution:
+        c = count_instructions(elf, layers, c_name)
+        return Execution(c.status, c.text, tuple(c.inferences), tuple(c.layers))
+
+
+COUNTER = Counter()
