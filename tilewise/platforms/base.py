@@ -77,7 +77,7 @@ class Platform:
     #: the folders of codegen/c/firmware shipped into the project's `folder` (none: no firmware)
     firmware_c: tuple[str, ...] = ()
     folder: str = "firmware"
-    #: the firmware links with scripts generated from the target's memory regions (codegen/linker.py)
+    #: its firmware links with scripts made from the target's memory regions (codegen/linker.py)
     region_linker_scripts: bool = False
     #: its Makefile / README blocks (make_usage.j2, make_rules.j2, readme_*.j2), None: none
     templates: Path | None = None

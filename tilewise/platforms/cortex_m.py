@@ -80,7 +80,7 @@ def cm_link_args(gcc: str, fw_dir: Path, objects: Sequence[Path], elf: Path,
 
 @dataclass(frozen=True)
 class ArmBuild:
-    """The platform's Toolchain (base.py): arm-none-eabi-gcc + newlib-nano, firmware/link_<link>.ld."""
+    """The platform's Toolchain (base.py): arm-none-eabi-gcc + newlib-nano, link_<link>.ld."""
 
     def check(self) -> None:
         arm_gcc()
@@ -96,7 +96,8 @@ class ArmBuild:
 
 
 CORTEX_M = Platform(
-    name="cortex-m", label="Cortex-M", description="bare-metal Cortex-M7 firmware, run on QEMU or counted",
+    name="cortex-m", label="Cortex-M",
+    description="bare-metal Cortex-M7 firmware, run on QEMU or counted",
     hal=("tw_hal_cortex_m.c",), firmware_c=("cortex_m", "common"), region_linker_scripts=True,
     templates=Path(__file__).resolve().parent / "templates" / "cortex_m",
     make_phony=" firmware qemu FORCE",

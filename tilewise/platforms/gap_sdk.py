@@ -17,7 +17,8 @@ from pathlib import Path
 from .base import Platform
 
 GAP_SDK = Platform(
-    name="pmsis", label="GAP SDK", description="a GAP SDK (PMSIS) application, built by the SDK's own rules",
+    name="pmsis", label="GAP SDK",
+    description="a GAP SDK (PMSIS) application, built by the SDK's own rules",
     hal=("tw_hal_pulp.c",), hal_l3=("tw_hal_pulp_l3.c",),
     hal_headers=("tw_hal_pulp.h", "tw_dma_ring.h"),
     firmware_c=("gap_sdk",), folder="gap_sdk",

@@ -102,7 +102,8 @@ def _make_data() -> dict:
 
 
 PULP_OPEN = Platform(
-    name="pulp-open", label="pulp-open", description="bare-metal firmware on the PULP cluster, run on GVSoC",
+    name="pulp-open", label="pulp-open",
+    description="bare-metal firmware on the PULP cluster, run on GVSoC",
     hal=("tw_hal_pulp_open.c",), hal_headers=("tw_dma_ring.h",),
     firmware_c=("pulp_open", "common"),
     templates=Path(__file__).resolve().parent / "templates" / "pulp_open",
