@@ -57,6 +57,14 @@ def pytest_unconfigure(config) -> None:
         os.environ.pop("TILEWISE_CC_CACHE", None)
 
 
+@pytest.fixture(autouse=True)
+def _no_terminal_size_from_the_environment(monkeypatch) -> None:
+    """Tables take COLUMNS / LINES when set (report/tables.py); pytest-xdist's workers run with
+    COLUMNS=80, which would fold every table a test reads. Tests that want a width set it."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.delenv("LINES", raising=False)
+
+
 @pytest.fixture(params=MLPERF)
 def mlperf_model(request) -> Path:
     return mlperf_path(request.param)
