@@ -31,7 +31,7 @@ from tilewise.bindings import pulp  # noqa: E402
 from tilewise.examples import EXAMPLE_ONNX  # noqa: E402
 from tilewise.frontend import load_model  # noqa: E402
 from tilewise.passes import lower  # noqa: E402
-from tilewise.schedule.network import schedule_network  # noqa: E402
+from tilewise.pipeline import schedule_network  # noqa: E402
 from tilewise.targets.base import Target  # noqa: E402
 from tilewise.bindings.cost_terms import tile_cycles  # noqa: E402
 from tilewise.bindings.pulp.cost import PulpKernels  # noqa: E402

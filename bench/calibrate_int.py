@@ -254,7 +254,7 @@ def run(net: str, config: str, work: Path):
     counter, bit-exact."""
     from tilewise.frontend import load_model
     from tilewise.passes import lower
-    from tilewise.schedule.network import schedule_network
+    from tilewise.pipeline import schedule_network
     from tilewise.validate.check import validate_model
     from tilewise.validate.own_data import validate_data_path
     from tilewise.validate.own_inputs import read_user_data

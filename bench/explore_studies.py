@@ -247,7 +247,7 @@ def dory_detail(lg) -> dict:
     this process, as explore's points do): per kind of layer MACs, cycles and L3↔L2 transfer
     cycles; the network's L3-tiled layers and weights in L3; `DORY_LAYER`'s tiles."""
     from tilewise.schedule.api import memoized_schedules
-    from tilewise.schedule.network import schedule_network
+    from tilewise.pipeline import schedule_network
     from tilewise.targets.registry import get_target
 
     out = {}

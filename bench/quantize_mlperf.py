@@ -129,7 +129,7 @@ def _ne16_layers(path: Path) -> str:
     """'n of m': the layers of the shift model the gap9 partition puts on NE16."""
     from tilewise.frontend import load_model
     from tilewise.passes import lower
-    from tilewise.schedule.network import schedule_network
+    from tilewise.pipeline import schedule_network
     from tilewise.targets.registry import get_target
 
     lg = lower(load_model(path))

@@ -67,7 +67,7 @@ def _ne16_norm_quant_only():
 def _validate(model: onnx.ModelProto, name: str) -> dict:
     from tilewise.frontend import load_model
     from tilewise.passes import lower
-    from tilewise.schedule.network import schedule_network
+    from tilewise.pipeline import schedule_network
     from tilewise.targets.registry import get_target
     from tilewise.validate import validate_model
 

@@ -1,7 +1,7 @@
 """The compiler front half as the benchmarks call it: model file → LayerGraph → NetworkSchedule.
 
 Thin wrappers over the public pipeline (`frontend.load_model`, `passes.lower`,
-`schedule.network.schedule_network`, `targets.registry.get_target`) so every table schedules the
+`pipeline.schedule_network`, `targets.registry.get_target`) so every table schedules the
 same way `tilewise analyze MODEL --target T --tiler X` does. `cluster_only` restricts a target to
 its 8-core cluster (seed 003 Table IV's "cluster+CPU" configuration: no NE16, no FC-core layers).
 """
@@ -15,7 +15,7 @@ from pathlib import Path
 from tilewise.frontend import load_model
 from tilewise.ir.layer import LayerGraph
 from tilewise.passes import lower
-from tilewise.schedule.network import NetworkSchedule, schedule_network
+from tilewise.pipeline import NetworkSchedule, schedule_network
 from tilewise.targets.base import Target
 from tilewise.targets.registry import get_target
 

@@ -24,7 +24,7 @@ def _analysis(model: Path, target: str | None):
     from tilewise.frontend import load_model
     from tilewise.passes import lower
     from tilewise.report.analysis import analyze_layers
-    from tilewise.schedule.network import schedule_network
+    from tilewise.pipeline import schedule_network
     from tilewise.targets.registry import get_target
 
     lg = lower(load_model(model))
@@ -92,7 +92,7 @@ def test_tile_legend_matches_the_cells():
     from tilewise.passes import lower
     from tilewise.report.analysis import analyze_layers
     from tilewise.report.tables import TILE_LEGEND, _tiles_cell
-    from tilewise.schedule.network import schedule_network
+    from tilewise.pipeline import schedule_network
     from tilewise.targets.registry import get_target
 
     ns = schedule_network(lower(load_model(mlperf_path("ic_resnet8"))), get_target("gap8", l1_kb=16),

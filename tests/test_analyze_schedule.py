@@ -14,7 +14,7 @@ from tilewise.cli import main
 from tilewise.errors import TilewiseError
 from tilewise.frontend import load_model
 from tilewise.passes import lower
-from tilewise.schedule.network import schedule_network
+from tilewise.pipeline import schedule_network
 from tilewise.targets.registry import get_target
 
 from .conftest import MLPERF, mlperf_path

@@ -347,7 +347,7 @@ def test_chunked_validation_matches_one_batch(tmp_path):
     """validate_chunked (here 8 inputs a chunk) reports what one batch reports."""
     from tilewise.frontend import load_model
     from tilewise.passes import lower
-    from tilewise.schedule.network import schedule_network
+    from tilewise.pipeline import schedule_network
     from tilewise.targets.registry import get_target
     from tilewise.validate import validate_model
     from tilewise.validate.chunked import validate_chunked

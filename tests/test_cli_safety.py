@@ -127,7 +127,7 @@ def test_a_run_that_failed_is_said_as_such():
     result line says so instead of "generated C vs golden model", no colour codes, no None."""
     from tilewise.frontend import load_model
     from tilewise.passes import lower
-    from tilewise.schedule.network import schedule_network
+    from tilewise.pipeline import schedule_network
     from tilewise.targets.registry import get_target
     from tilewise.validate.check import ValidationReport
     from tilewise.validate.firmware_run import FirmwareRun, fill_report

@@ -18,7 +18,7 @@ from tilewise.errors import TilewiseError
 from tilewise.examples import EXAMPLE_ONNX
 from tilewise.frontend import load_model
 from tilewise.passes import lower
-from tilewise.schedule.network import schedule_network
+from tilewise.pipeline import schedule_network
 from tilewise.schedule.space import fetch_count, operands
 from tilewise.targets.registry import get_target
 from tilewise.validate import make_inputs, validate_network

@@ -20,7 +20,7 @@ from tilewise.frontend import load_model
 from tilewise.ir.layout import to_model_layout
 from tilewise.ir.tensor import np_dtype
 from tilewise.passes import lower
-from tilewise.schedule.network import schedule_network
+from tilewise.pipeline import schedule_network
 from tilewise.targets.registry import get_target
 from tilewise.validate import golden_outputs, make_inputs
 

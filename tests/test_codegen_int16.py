@@ -20,7 +20,7 @@ from tilewise.codegen import generate
 from tilewise.errors import TilewiseError
 from tilewise.frontend import load_model
 from tilewise.passes import lower
-from tilewise.schedule.network import schedule_network
+from tilewise.pipeline import schedule_network
 from tilewise.targets.registry import get_target
 
 from .pulp_targets import portable_target

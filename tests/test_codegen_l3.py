@@ -1,5 +1,5 @@
 """Generated C for layers tiled at L3 -> L2 (codegen/l3_c.py, schedule/l3.py l2_tiles,
-schedule/network.py TiledLayer, memory/l3.py): MLPerf Tiny models at L2 sizes that leave
+schedule/tiled.py TiledLayer, memory/l3.py): MLPerf Tiny models at L2 sizes that leave
 activations in L3 run bit-exact with the golden model and LiteRT with both tilers, L2<->L1 DMA and
 L3 traffic measured by the host HAL equal to the prediction; hand-built conv layers whose weights
 stream from L3 by output-channel tiles (border k tile, padded row tiles, the next layer reading
@@ -21,7 +21,7 @@ from tilewise.ir.params import MaxPoolParams
 from tilewise.ir.tensor import Tensor
 from tilewise.passes import lower
 from tilewise.report.schedule_report import scheduled_rows, scheduled_totals
-from tilewise.schedule.network import schedule_network
+from tilewise.pipeline import schedule_network
 from tilewise.targets.registry import get_target
 from tilewise.validate import (check_project, golden_outputs, make_inputs, new_report,
                                validate_model, validate_network)

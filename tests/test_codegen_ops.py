@@ -28,7 +28,7 @@ from tilewise.ir.params import MaxPoolParams, OnnxMeanParams, OpParams, TfliteAv
 from tilewise.ir.requant import Requant, tflite_requant
 from tilewise.ir.tensor import QuantParams, Tensor
 from tilewise.passes import lower
-from tilewise.schedule.network import schedule_network
+from tilewise.pipeline import schedule_network
 from tilewise.targets.registry import get_target
 from tilewise.validate import make_inputs
 from tilewise.validate.check import validate_model, validate_network

@@ -21,7 +21,7 @@ from tilewise.golden.fixedpoint import multiply_by_quantized_multiplier
 from tilewise.golden.shape_ops import rescale_values
 from tilewise.ir.ops import Op
 from tilewise.passes import lower
-from tilewise.schedule.network import schedule_network
+from tilewise.pipeline import schedule_network
 from tilewise.bindings.portable.cost import PulpNN
 from tilewise.targets.pulp_open import HOST
 from tilewise.targets.registry import get_target, list_targets

@@ -294,7 +294,7 @@ def test_diana_bit_exact(name, tmp_path):
     from tilewise.frontend import load_model
     from tilewise.ir.ops import Op
     from tilewise.passes import lower
-    from tilewise.schedule.network import schedule_network
+    from tilewise.pipeline import schedule_network
     from tilewise.targets.registry import get_target
     from tilewise.validate import validate_model
 
@@ -369,7 +369,7 @@ def test_digital_layers_tiled_small(case, tmp_path):
     arbitrary), kernels 1 to 7, stride 2, depthwise, dense, every requant
     mode on the host; a dense layer whose weights (84 kB) exceed the weight memory runs in k
     tiles that fit it — bit-exact, one job per tile as predicted."""
-    from tilewise.schedule.network import schedule_network
+    from tilewise.pipeline import schedule_network
     from tilewise.targets.registry import get_target
     from tilewise.validate import make_inputs, validate_network
 
@@ -406,7 +406,7 @@ def test_core_requantizes_shift_layers(tmp_path):
     from tilewise.bindings.diana_digital import constants
     from tilewise.frontend import load_model
     from tilewise.passes import lower
-    from tilewise.schedule.network import schedule_network
+    from tilewise.pipeline import schedule_network
     from tilewise.targets.registry import get_target
     from tilewise.validate import make_inputs, validate_network
 

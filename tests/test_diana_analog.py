@@ -39,7 +39,7 @@ from tilewise.golden.requant import apply_requant
 from tilewise.ir.ops import Op
 from tilewise.ir.requant import Requant
 from tilewise.passes import lower
-from tilewise.schedule.network import schedule_network
+from tilewise.pipeline import schedule_network
 from tilewise.targets.base import Module
 from tilewise.bindings.diana_analog.cost import AnalogKernels
 from tilewise.targets.registry import get_target

@@ -100,7 +100,7 @@ def test_weights_in_l2_and_l3_add_up_at_every_l2(tmp_path):
     is the network's constants at every L2 (it shrank with L2 when k tiles were counted)."""
     from tilewise.frontend import load_model
     from tilewise.passes import lower
-    from tilewise.schedule.network import schedule_network
+    from tilewise.pipeline import schedule_network
     from tilewise.targets.registry import get_target
 
     m = mlperf_path("ad_autoencoder")
@@ -354,7 +354,7 @@ def test_memoized_schedules_give_the_same_network(monkeypatch):
     import tilewise.schedule.api as api
     from tilewise.frontend import load_model
     from tilewise.passes import lower
-    from tilewise.schedule.network import schedule_network
+    from tilewise.pipeline import schedule_network
     from tilewise.targets.registry import get_target
 
     calls = []

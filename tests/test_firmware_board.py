@@ -21,7 +21,7 @@ from tilewise.codegen import generate
 from tilewise.examples import EXAMPLE_ONNX
 from tilewise.frontend import load_model
 from tilewise.passes import lower
-from tilewise.schedule.network import schedule_network
+from tilewise.pipeline import schedule_network
 from tilewise.targets.registry import get_target
 from tilewise.validate.firmware_run import parse_run
 

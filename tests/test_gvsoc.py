@@ -21,7 +21,7 @@ from tilewise.platforms.pulp_open import compile_args, link_args, toolchain
 from tilewise.examples import EXAMPLE_ONNX
 from tilewise.frontend import load_model
 from tilewise.passes import lower
-from tilewise.schedule.network import schedule_network
+from tilewise.pipeline import schedule_network
 from tilewise.targets.registry import get_target
 from tilewise.validate import validate_model
 from tilewise.platforms.gvsoc import execute as run_firmware, runner

@@ -18,7 +18,7 @@ from tilewise.codegen import plan_project
 from tilewise.errors import TilewiseError
 from tilewise.frontend import load_model
 from tilewise.passes import lower
-from tilewise.schedule.network import schedule_network
+from tilewise.pipeline import schedule_network
 from tilewise.targets import registry
 from tilewise.targets.registry import get_target, list_targets
 

@@ -25,7 +25,7 @@ from tilewise.codegen.project import generate
 from tilewise.examples import EXAMPLE_ONNX
 from tilewise.frontend import load_model
 from tilewise.passes import lower
-from tilewise.schedule.network import schedule_network
+from tilewise.pipeline import schedule_network
 from tilewise.targets.registry import get_target
 from tilewise.validate import make_inputs
 from tilewise.validate.check import check_project, golden_outputs, new_report, validate_path

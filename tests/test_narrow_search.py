@@ -21,7 +21,7 @@ from tilewise.passes import lower
 from tilewise.quantize import acc_bounds as ab
 from tilewise.quantize import narrow_search as ns
 from tilewise.quantize.sqnr import run_all, session
-from tilewise.schedule.network import schedule_network
+from tilewise.pipeline import schedule_network
 from tilewise.targets.idsp import TARGET as IDSP
 from tilewise.validate.check import validate_path
 

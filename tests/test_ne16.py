@@ -197,7 +197,7 @@ def test_gap9_with_ne16_bit_exact(name, tmp_path):
     copies and NE16 jobs as the schedule predicts."""
     from tilewise.frontend import load_model
     from tilewise.passes import lower
-    from tilewise.schedule.network import schedule_network
+    from tilewise.pipeline import schedule_network
     from tilewise.targets.registry import get_target
     from tilewise.validate import validate_model
 
@@ -224,7 +224,7 @@ def test_ne16_forced_on_every_layer_it_accepts(name, tmp_path):
     from tilewise.frontend import load_model
     from tilewise.ir.ops import Op
     from tilewise.passes import lower
-    from tilewise.schedule.network import schedule_network
+    from tilewise.pipeline import schedule_network
     from tilewise.validate import validate_model
 
     from .conftest import mlperf_path
@@ -299,7 +299,7 @@ def test_norm_quant_on_ne16_for_shift_mode_layers(tmp_path):
     from tilewise.bindings.ne16 import normquant
     from tilewise.frontend import load_model
     from tilewise.passes import lower
-    from tilewise.schedule.network import schedule_network
+    from tilewise.pipeline import schedule_network
     from tilewise.validate import validate_model
 
     from . import onnx_models as om
@@ -350,7 +350,7 @@ def test_ne16_layers_tiled_small(case, tmp_path):
     multiples of 16 (padded weights, depthwise k tiles of 16 with a remainder), stride 2 with
     TFLite's asymmetric padding, border tiles padded on some sides only, 1×1 at stride 2, dense,
     every requant mode through the cluster — bit-exact, the row jobs as predicted."""
-    from tilewise.schedule.network import schedule_network
+    from tilewise.pipeline import schedule_network
     from tilewise.validate import make_inputs, validate_network
 
     from .codegen_cases import LayerSpec, layer_graph

@@ -14,7 +14,7 @@ from tilewise.codegen import generate
 from tilewise.frontend import load_model
 from tilewise.partition.handoff import tensor_uses
 from tilewise.passes import lower
-from tilewise.schedule.network import schedule_network
+from tilewise.pipeline import schedule_network
 from tilewise.targets.registry import get_target
 from tilewise.validate import validate_model
 from tilewise.validate.check import locate_first_difference

@@ -98,7 +98,7 @@ def test_generated_loop_with_one_buffer_is_not_bit_exact(tmp_path, monkeypatch):
     """The generated layer (templates/ne16_s8.c.j2) bit-exact with several row jobs per tile;
     the same loop with the next job dispatched into the buffer being requantized is not."""
     import tilewise.bindings.ne16 as ne16
-    from tilewise.schedule.network import schedule_network
+    from tilewise.pipeline import schedule_network
     from tilewise.validate import make_inputs, validate_network
 
     from .codegen_cases import LayerSpec, layer_graph

@@ -53,7 +53,7 @@ def test_sub8_weights_bit_exact_on_ne16(case, bits, tmp_path):
     """A layer whose weights fit `bits` bits, w_bits set, on gap9 with NE16 forced and 2 kB of
     L1 (many k tiles: the packed planes' offsets per tile): the `_w<bits>` binding runs it,
     bit-exact with the golden model, the row jobs as predicted."""
-    from tilewise.schedule.network import schedule_network
+    from tilewise.pipeline import schedule_network
     from tilewise.validate import make_inputs, validate_network
 
     lg = narrowed(layer_graph(_spec(case), 1), bits)
@@ -72,7 +72,7 @@ def test_prediction_and_weight_bytes_drop_with_the_planes(case):
     """The same layer at 8, 6, 4, 3, 2 weight bits on NE16 (whole layer in L1): the predicted
     cycles and the constant bytes strictly decrease with the bits, and NE16's matrix-vector
     cycles are the model's 6 + taps·bits per input block (bindings/ne16/cost.py)."""
-    from tilewise.schedule.network import schedule_network
+    from tilewise.pipeline import schedule_network
     from tilewise.bindings.ne16.cost import Ne16Kernels
 
     base = layer_graph(_spec(case), 1)
@@ -100,7 +100,7 @@ def test_norm_quant_with_4bit_weights(tmp_path):
 
     from tilewise.frontend import load_model
     from tilewise.passes import lower
-    from tilewise.schedule.network import schedule_network
+    from tilewise.pipeline import schedule_network
     from tilewise.validate import make_inputs, validate_network
 
     from . import onnx_models as om

@@ -23,7 +23,7 @@ from tilewise.frontend.onnx_model import read_graph
 from tilewise.golden import run_graph
 from tilewise.ir.ops import Op
 from tilewise.passes import lower
-from tilewise.schedule.network import schedule_network
+from tilewise.pipeline import schedule_network
 from tilewise.targets.registry import get_target
 from tilewise.validate.check import validate_model
 

@@ -21,7 +21,7 @@ from tilewise.cli import main as cli_main
 from tilewise.examples import EXAMPLE_ONNX
 from tilewise.frontend import load_model
 from tilewise.passes import lower
-from tilewise.schedule.network import schedule_network
+from tilewise.pipeline import schedule_network
 from tilewise.targets.registry import get_target, list_targets
 
 from .conftest import MLPERF, REPO, mlperf_path

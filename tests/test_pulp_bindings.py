@@ -29,7 +29,7 @@ from tilewise.examples import EXAMPLE_ONNX
 from tilewise.frontend import load_model
 from tilewise.ir.requant import Requant, tflite_requant
 from tilewise.passes import lower
-from tilewise.schedule.network import schedule_network
+from tilewise.pipeline import schedule_network
 from tilewise.bindings.portable.cost import PulpNN
 from tilewise.validate import make_inputs, validate_model, validate_network
 

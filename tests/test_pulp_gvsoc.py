@@ -37,7 +37,7 @@ from tilewise.ir.params import OnnxMeanParams, TfliteMeanParams
 from tilewise.ir.requant import Requant, quantize_multiplier
 from tilewise.frontend.onnx_qparams import global_pool_scale
 from tilewise.passes import lower
-from tilewise.schedule.network import schedule_network
+from tilewise.pipeline import schedule_network
 from tilewise.validate import validate_model
 from tilewise.platforms.gvsoc import execute as run_firmware
 from tilewise.validate.firmware_run import parse

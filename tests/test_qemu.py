@@ -24,7 +24,7 @@ from tilewise.codegen.linker import write_link_scripts
 from tilewise.examples import EXAMPLE_ONNX
 from tilewise.frontend import load_model
 from tilewise.passes import lower
-from tilewise.schedule.network import schedule_network
+from tilewise.pipeline import schedule_network
 from tilewise.targets.registry import get_target
 from tilewise.validate import make_inputs, validate_model
 from tilewise.platforms.qemu import execute as run_firmware, qemu

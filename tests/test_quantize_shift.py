@@ -100,7 +100,7 @@ def test_digits_shift_validates_bit_exact(tmp_path, shifted, target):
     """tilewise reads every weighted layer as shift mode; on gap9 with NE16 forced (no cluster
     shift bindings) NE16's norm-quant requantizes all three; bit-exact with the golden model and
     onnxruntime on each target."""
-    from tilewise.schedule.network import schedule_network
+    from tilewise.pipeline import schedule_network
     from tilewise.targets.registry import get_target
     from tilewise.validate import validate_model
 
@@ -125,7 +125,7 @@ def test_ad_autoencoder_float_parent_in_shift_mode(tmp_path):
     coarsened, and bit-exact on gap9 with NE16 forced (norm-quant on all ten layers) and on
     pulp-open."""
     from tilewise.quantize.pipeline import calibration_inputs, load_float_onnx
-    from tilewise.schedule.network import schedule_network
+    from tilewise.pipeline import schedule_network
     from tilewise.targets.registry import get_target
     from tilewise.validate import validate_model
 
@@ -215,7 +215,7 @@ def test_signed_input_padded_by_its_zero_point(tmp_path, trained):
     with their zero point (an explicit Pad), the frontend folds it into the conv as its padding
     value, and the model validates bit-exact on pulp-open (the all-min / all-max inputs put the
     border taps at both ends)."""
-    from tilewise.schedule.network import schedule_network
+    from tilewise.pipeline import schedule_network
     from tilewise.targets.registry import get_target
     from tilewise.validate import validate_model
 
@@ -264,7 +264,7 @@ def test_resnet8_float_parent_shift_mode_end_to_end(tmp_path):
     partitioned (NE16 running its layers)."""
     from bench import mlperf_inputs
     from tilewise.quantize.pipeline import calibration_inputs, load_float_onnx
-    from tilewise.schedule.network import schedule_network
+    from tilewise.pipeline import schedule_network
     from tilewise.targets.registry import get_target
     from tilewise.validate import validate_model
 
@@ -387,7 +387,7 @@ def test_residual_add_and_pools_small_network(tmp_path):
     read back as shift-mode layers (the pools as depthwise sums of ones, the Add as a concat and
     1×1 conv), bit-exact on pulp-open against the golden model and onnxruntime."""
     from tilewise.quantize.shift_nodes import branch_weights
-    from tilewise.schedule.network import schedule_network
+    from tilewise.pipeline import schedule_network
     from tilewise.targets.registry import get_target
     from tilewise.validate import validate_model
 

@@ -31,7 +31,7 @@ from tilewise.golden import run_graph
 from tilewise.ir.ops import Op
 from tilewise.ir.tensor import dtype_range
 from tilewise.passes import lower
-from tilewise.schedule.network import schedule_network
+from tilewise.pipeline import schedule_network
 from tilewise.targets.registry import get_target
 from tilewise.validate.check import make_inputs, validate_model
 from tilewise.validate.reference import ORT_EXPANDED, reference_name

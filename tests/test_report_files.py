@@ -66,7 +66,7 @@ def _analysis(model: Path, target_name: str):
     from tilewise.frontend import load_model
     from tilewise.passes import lower
     from tilewise.report.analysis import analyze_layers
-    from tilewise.schedule.network import schedule_network
+    from tilewise.pipeline import schedule_network
     from tilewise.targets.registry import get_target
 
     target = get_target(target_name)

@@ -102,7 +102,7 @@ def test_converted_network_bit_exact_on_gap9_with_norm_quant(name, tmp_path):
     the golden model, NE16 jobs as predicted."""
     from tilewise.frontend import load_model
     from tilewise.passes import lower
-    from tilewise.schedule.network import schedule_network
+    from tilewise.pipeline import schedule_network
     from tilewise.targets.registry import get_target
     from tilewise.validate import make_inputs, validate_network
 

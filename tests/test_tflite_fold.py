@@ -16,7 +16,7 @@ from tilewise.frontend.tflite_fold import fold_constants
 from tilewise.frontend.tflite_ops import Converter
 from tilewise.ir.ops import Op
 from tilewise.passes import lower
-from tilewise.schedule.network import schedule_network
+from tilewise.pipeline import schedule_network
 from tilewise.targets import get_target
 from tilewise.validate.check import validate_model
 

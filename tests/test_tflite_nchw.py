@@ -14,7 +14,7 @@ from tilewise.frontend import load_model
 from tilewise.ir.layout import INPUT_PERM, model_input
 from tilewise.ir.ops import Op
 from tilewise.passes import lower
-from tilewise.schedule.network import schedule_network
+from tilewise.pipeline import schedule_network
 from tilewise.targets import get_target
 from tilewise.validate.check import validate_model
 

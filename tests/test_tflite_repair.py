@@ -17,7 +17,7 @@ from tilewise.errors import ModelFormatError
 from tilewise.frontend import load_model
 from tilewise.frontend.tflite_repair import repair_for_litert
 from tilewise.passes import lower
-from tilewise.schedule.network import schedule_network
+from tilewise.pipeline import schedule_network
 from tilewise.targets import get_target
 from tilewise.validate.check import validate_model
 from tilewise.validate.reference import LITERT

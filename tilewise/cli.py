@@ -68,8 +68,7 @@ def removed_on_failure(path: Path | None) -> Iterator[None]:
 
 
 def _cmd_analyze(args: argparse.Namespace) -> int:
-    from .frontend import load_model
-    from .passes import lower
+    from .pipeline import Options, load, lower, schedule_network
     from .report.analysis import analyze_layers
 
     check_report_destination(args.report)   # before any work (cli_paths.py)
@@ -85,7 +84,7 @@ def _cmd_analyze(args: argparse.Namespace) -> int:
         if args.modules is not None or args.why:
             raise TilewiseError("--ablation compares the target's own module sets: it takes "
                                 "neither --modules nor --why")
-    lg = lower(load_model(args.model, _input_dtypes(args, args.model)))
+    lg = lower(load(args.model, Options(input_dtypes=_input_dtypes(args, args.model) or {})))
     if args.ablation:
         from .report.ablation import ablation, print_ablation
 
@@ -97,8 +96,6 @@ def _cmd_analyze(args: argparse.Namespace) -> int:
         return 0
     ns = None
     if target is not None:
-        from .schedule.network import schedule_network
-
         ns = schedule_network(lg, target, args.tiler, objective=args.objective)
     elif args.why:
         raise TilewiseError("--why needs --target (it lists each layer's candidate modules and "
@@ -139,10 +136,10 @@ def _input_dtypes(args: argparse.Namespace, *models: str) -> dict[str, str] | No
     """--input-dtype parsed; the inputs it names checked against each model (one sentence)."""
     dtypes = parse_input_dtypes(getattr(args, "input_dtype", None))
     if dtypes and any(n != "*" for n in dtypes):
-        from .frontend import load_model
+        from .pipeline import Options, load
 
         for m in models:
-            check_input_dtypes(load_model(m, dtypes), dtypes)
+            check_input_dtypes(load(m, Options(input_dtypes=dtypes)), dtypes)
     return dtypes
 
 

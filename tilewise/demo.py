@@ -23,11 +23,9 @@ from .tempdirs import remove_tree, temp_dir
 
 
 def run_demo(out_dir: Path | None = None, n_inputs: int = 20, target: str = "gap8") -> int:
-    from .frontend import load_model
-    from .passes import lower
+    from .pipeline import load, lower, schedule_network
     from .report.analysis import analyze_layers
     from .report.tables import make_console, print_analysis
-    from .schedule.network import schedule_network
     from .targets.registry import get_target
     from .validate import validate_model
     from .validate.text import format_report
@@ -36,7 +34,7 @@ def run_demo(out_dir: Path | None = None, n_inputs: int = 20, target: str = "gap
     console = make_console()
     ok = True
     with contextlib.nullcontext(Path(out_dir)) if out_dir else temp_dir("tilewise_demo_") as out:
-        graph = load_model(EXAMPLE_ONNX)
+        graph = load(EXAMPLE_ONNX)
         for l1_kb in (None, 8.0):
             tgt = get_target(target, l1_kb=l1_kb)
             ns = schedule_network(lower(graph), tgt, "model")

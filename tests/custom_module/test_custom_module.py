@@ -15,7 +15,7 @@ from pathlib import Path
 from tilewise.examples import EXAMPLE_ONNX
 from tilewise.frontend import load_model
 from tilewise.passes import lower
-from tilewise.schedule.network import schedule_network
+from tilewise.pipeline import schedule_network
 from tilewise.targets.base import Module
 from tilewise.validate import validate_model
 

@@ -32,19 +32,17 @@ def __getattr__(name: str) -> Any:
 def generate_model(model: str | Path, target, tiler: str, out_dir: str | Path,
                    objective: str = "latency", c_name: str = "tw",
                    input_dtypes: dict[str, str] | None = None):
-    """Load `model` (its container inputs' code types `input_dtypes`, frontend.load_model),
-    lower, partition and schedule it on `target` with `tiler`, write the project to `out_dir`
+    """Compile `model` on `target` (pipeline.compile: its container inputs' code types
+    `input_dtypes`, the `tiler`, the `objective`), write the project to `out_dir`
     with C names prefixed `c_name` (names.py); returns (Project, NetworkSchedule)."""
     from .names import check_name
 
     check_name(c_name)
-    from ..frontend import load_model
-    from ..passes import lower
-    from ..schedule.network import schedule_network
+    from ..pipeline import Options, compile
     from .project import generate
 
-    ns = schedule_network(lower(load_model(model, input_dtypes)), target, tiler,
-                          objective=objective)
+    ns = compile(model, target, Options(tiler=tiler, objective=objective,
+                                        input_dtypes=dict(input_dtypes or {})))
     return generate(ns, out_dir, model_name=Path(model).name, c_name=c_name), ns
 
 

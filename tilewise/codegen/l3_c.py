@@ -2,7 +2,7 @@
 
 Seed 001 §4.2.1 (Eq. 5 and the x / w / y tiling stages) and DORY's triple buffering: L3↔L2 and
 L2↔L1 both double buffered. What runs comes from the schedule (schedule/l3.py `L3Tiling.tiles`,
-schedule/network.py `TiledLayer`): every L2 tile has its geometry (output channels, output rows,
+schedule/tiled.py `TiledLayer`): every L2 tile has its geometry (output channels, output rows,
 the input rows it reads with the padding it synthesizes) and each distinct geometry has its own
 L2→L1 schedule, emitted as its own function `tw_layer_NN_gG` (layer_c.py, with the channels per
 pixel of the wider L2 tensors its tiles sit in: X_CH / Y_CH). The layer's function `tw_layer_NN`
@@ -38,7 +38,8 @@ import numpy as np
 from ..bindings.base import Binding, LayerConstants
 from ..ir.layer import Layer, LayerGraph, LoopNest
 from ..schedule.l3 import L2Tile, L3Tiling
-from ..schedule.network import NetworkSchedule, TiledLayer
+from ..pipeline import NetworkSchedule
+from ..schedule.tiled import TiledLayer
 from ..ir.operands import REDUCING, whole_bytes
 from ..schedule.placement import Placement
 from .layer_c import LayerEmit, emit_tiled, function_name
@@ -103,7 +104,7 @@ def _emit_geometries(i: int, layer: Layer, lg: LayerGraph, p: Placement, tl: Til
 def _constants(layer: Layer, lg: LayerGraph, binding: Binding, t: L3Tiling, tl: TiledLayer
                ) -> tuple[LayerConstants | None, tuple[bytes, ...]]:
     """The layer's constant blob (weights not k-tiled) or one blob per k tile; the geometries
-    that share a blob have the same L1 k / c tiles (schedule/network.py), so they lay it out
+    that share a blob have the same L1 k / c tiles (schedule/tiled.py), so they lay it out
     alike."""
     if binding.consts is None or layer.weights is None:
         return None, ()

@@ -51,7 +51,7 @@ from ..ir.packing import tensor_bytes
 from ..ir.tensor import np_dtype
 from ..memory.network import act_name, weight_name
 from ..platforms.base import Platform
-from ..schedule.network import NetworkSchedule
+from ..pipeline import NetworkSchedule
 from .firmware import firmware_files, folder_makefile, inputs_files
 from .host import main_host, makefile, readme
 from .l3_c import L3Layer, Where, driver, emit_l3_layer

@@ -4,7 +4,7 @@ the point cannot run, and with `measure` the generated code run where the target
 The prediction is the analyze path itself: the model lowered once per process (`lowered`, cached
 by the model's sha256 so each worker lowers each model once), the hypothetical chip built by
 `targets.registry.get_target(..., beyond=True)` (and `Target.with_modules` for a module set), and
-`schedule.network.schedule_network` with the point's tiler and objective, under
+`pipeline.schedule_network` with the point's tiler and objective, under
 `schedule.api.memoized_schedules` (a repeated layer geometry is tiled once per point; same
 results, about a third less time on DS-CNN / MobileNet). The row's figures are
 NetworkSchedule's and report/schedule_report.py `scheduled_totals`' (cycles, latency, MAC/cycle,
@@ -45,10 +45,9 @@ def lowered(path: str, sha: str, input_dtypes: tuple[tuple[str, str], ...] = ())
     key = (sha, input_dtypes)
     lg = _LOWERED.get(key)
     if lg is None:
-        from ..frontend import load_model
-        from ..passes import lower
+        from ..pipeline import Options, load, lower
 
-        lg = _LOWERED[key] = lower(load_model(path, dict(input_dtypes) or None))
+        lg = _LOWERED[key] = lower(load(path, Options(input_dtypes=dict(input_dtypes))))
     return lg
 
 
@@ -119,11 +118,11 @@ def _measure(p: Point, ns) -> dict:
     on = runners[0].on
     import tempfile
 
-    from ..frontend import load_model
+    from ..pipeline import Options, load
     from ..validate.check import validate_model
 
     with tempfile.TemporaryDirectory(prefix="tilewise_explore_") as work:
-        r = validate_model(p.model, ns, load_model(p.model, dict(p.input_dtypes) or None),
+        r = validate_model(p.model, ns, load(p.model, Options(input_dtypes=dict(p.input_dtypes))),
                            n_random=1, seed=0,
                            out_dir=Path(work), on=on)
     return {"measured_cycles": r.measured_cycles, "measured_instructions": r.measured_instructions,
@@ -133,9 +132,9 @@ def _measure(p: Point, ns) -> dict:
 def evaluate(p: Point) -> dict:
     """The row of one point (module docstring). Never raises for a point that cannot run: its
     one-sentence reason is the row's `reason`."""
+    from ..pipeline import schedule_network
     from ..report.schedule_report import layers_per_module
     from ..schedule.api import memoized_schedules
-    from ..schedule.network import schedule_network
 
     row: dict[str, Any] = {"model": p.model_name, **p.settings()}
     row["modules"] = "+".join(p.modules) if p.modules is not None else "all"

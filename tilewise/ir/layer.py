@@ -146,8 +146,8 @@ class Layer:
     #: graph nodes fused into this layer (for reports and error messages)
     source_nodes: tuple[str, ...] = ()
     #: conv2d / depthwise / fully_connected: bits of the accumulator register of the module the
-    #: layer runs on (targets/base.py `Module.acc_bits`, set by schedule_network); below 32 the
-    #: accumulator wraps modulo 2^acc_bits (two's complement, seed 002 Fig. 4.6) — golden/layers.py
+    #: layer runs on (targets/base.py `Module.acc_bits`, set by pipeline.schedule_network); below
+    #: 32 the accumulator wraps modulo 2^acc_bits (two's complement, seed 002 Fig. 4.6) — golden/layers.py
     #: and the portable C kernels (tw_common.h `tw_acc_wrap`) apply the same wrap
     acc_bits: int = 32
 

@@ -22,7 +22,7 @@ Every reason a layer cannot run somewhere is known here, before anything is gene
 `analyze` and `generate` (which both start from this choice) always agree; `analyze --why` shows
 the rejected candidates. A layer no candidate can run is a one-sentence error naming the layer,
 each candidate and its reason. The choice holds for all of a layer's L3→L2 tiles
-(schedule/network.py schedules them with the same placement).
+(pipeline.py schedules them with the same placement).
 """
 
 from __future__ import annotations

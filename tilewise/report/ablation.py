@@ -50,7 +50,7 @@ class Ablation:
 def ablation(lg: LayerGraph, target: Target, tiler: str = "model",
              objective: str = "latency") -> Ablation:
     """Every module set of `target.ablations` on `lg` (module docstring)."""
-    from ..schedule.network import schedule_network
+    from ..pipeline import schedule_network
 
     if not target.ablations:
         raise TilewiseError(f"target {target.name} lists no module sets to compare (--ablation "

@@ -16,7 +16,7 @@ from ..ir.layer import LayerGraph
 from ..ir.requant import describe
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..schedule.network import NetworkSchedule
+    from ..pipeline import NetworkSchedule
     from .schedule_report import ScheduledRow
 
 

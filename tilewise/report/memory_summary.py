@@ -32,7 +32,7 @@ from ..memory.buffers import lower_bound
 from ..memory.network import weight_name
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..schedule.network import NetworkSchedule
+    from ..pipeline import NetworkSchedule
 
 
 def memory_summary(ns: "NetworkSchedule") -> dict[str, int | bool]:

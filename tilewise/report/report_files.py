@@ -37,7 +37,7 @@ from ..errors import TilewiseError
 from .analysis import Analysis
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..schedule.network import NetworkSchedule
+    from ..pipeline import NetworkSchedule
     from ..targets.base import Target
 
 FILES = ("report.json", "report.txt", "report.html")

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..schedule.network import NetworkSchedule
+from ..pipeline import NetworkSchedule
 from ..schedule.space import LayerSchedule
 from .memory_summary import memory_summary, with_code
 

@@ -31,7 +31,7 @@ from ..errors import TilewiseError
 from ..golden.inputs import make_inputs
 from ..ir.layer import LayerGraph
 from ..ir.packing import tensor_values
-from ..schedule.network import NetworkSchedule
+from ..pipeline import NetworkSchedule
 from ..tempdirs import temp_dir
 from .build import build_host
 from .locate import first_difference
@@ -374,21 +374,19 @@ def validate_path(model: str | Path, target, tiler: str = "model", n_random: int
     container inputs, frontend.load_model), lower, schedule on `target`, then `validate_model`.
     Without `out_dir` the project is built in a temporary directory, removed when the result is
     bit-exact and when validation stops early (an error, Ctrl-C)."""
-    from ..frontend import load_model
-    from ..passes import lower
-    from ..schedule.network import schedule_network
-
     from ..codegen.names import check_name
+    from ..pipeline import Options, compile_graph, load
 
     check_name(c_name)
-    graph = load_model(model, input_dtypes)
+    options = Options(tiler=tiler, objective=objective, input_dtypes=dict(input_dtypes or {}))
+    graph = load(model, options)
     check_platform(target, on)
     from .chunked import CHUNK, validate_chunked
 
     if on != "host" and n_random + 2 > CHUNK:
         raise TilewiseError(f"--inputs {n_random}: at most {CHUNK - 2} inputs run on {on} in one "
                             f"validation (more run on the host, --on host, in chunks)")
-    ns = schedule_network(lower(graph), target, tiler, objective=objective)
+    ns = compile_graph(graph, target, options)
     with work_dir(out_dir) as work:
         if n_random + 2 > CHUNK:   # bounded memory: chunked.py
             report = validate_chunked(model, ns, graph, n_random, seed, work, c_name=c_name)

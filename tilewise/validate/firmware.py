@@ -23,7 +23,7 @@ import numpy as np
 from ..codegen.project import Project
 from ..errors import TilewiseError
 from ..platforms.base import HOST_ONLY, Platform, Runner
-from ..schedule.network import NetworkSchedule
+from ..pipeline import NetworkSchedule
 from .check import ValidationReport
 from .code_size import of_elf
 from .firmware_run import build_elf, fill_report, parse_run

@@ -20,7 +20,7 @@ from ..platforms.base import Execution
 from ..ir.layer import LayerGraph
 from ..ir.layout import to_model_layout
 from ..ir.packing import tensor_bytes, tensor_values
-from ..schedule.network import NetworkSchedule
+from ..pipeline import NetworkSchedule
 from .build import RUNTIME_DIRS, compile_cached, default_cache, headers_digest
 from .check import ValidationReport, output_mismatches, sample_diff
 from .run import io_specs

@@ -104,7 +104,7 @@ def validate_data_path(model: str | Path, target, data: str | Path | None = None
     """`tilewise validate MODEL --data ...` or `--golden DIR` (see the module docstring). Without
     `out_dir` the project is built in a temporary directory, removed when the result is
     bit-exact."""
-    from ..schedule.network import schedule_network
+    from ..pipeline import schedule_network
     from .own_inputs import read_user_data
     from .reference import reference_name, reference_run
 

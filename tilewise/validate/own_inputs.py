@@ -59,10 +59,9 @@ class UserData:
 
 
 def _load(model: str | Path, input_dtypes: Mapping[str, str] | None) -> tuple[Graph, LayerGraph]:
-    from ..frontend import load_model
-    from ..passes import lower
+    from ..pipeline import Options, load, lower
 
-    graph = load_model(model, input_dtypes or None)
+    graph = load(model, Options(input_dtypes=dict(input_dtypes or {})))
     return graph, lower(graph)
 
 

@@ -1,93 +1,101 @@
-"""Whole-network scheduling: partition, every layer's L2→L1 schedule, L3→L2 tiling, memory plans.
+"""The one flow of tilewise: model file → Graph → Layers → partition → schedule → memory plan →
+`NetworkSchedule` (DESIGN.md "Pipeline"). Every command (analyze, generate, validate, explore,
+demo) calls it; nothing else strings the stages together.
 
-`schedule_network(layers, target, tiler, objective=...)` is the one function between the lowered
-network and codegen/reporting (DESIGN.md pipeline: partition → schedule → memory plan):
-1. partition (tilewise/partition) gives every layer one placement — module and binding — chosen by
+    compile(model, target, options)
+      = compile_graph(load(model, options), target, options)
+      = schedule_network(lower(graph), target, options.tiler, options.l3_strategy, options.objective)
+
+`schedule_network` is the back half, from the lowered network to the decisions codegen emits and
+the report shows:
+1. a network that cannot fit the chip is refused first (schedule/fit.py);
+2. partition (tilewise/partition) gives every layer one placement — module and binding — chosen by
    the network's cost (layers and hand-offs of tensors between modules), with its L2→L1 schedule
    on the whole layer; the hand-offs' cycles are part of the network's (`cycles`);
-2. the L3→L2 decisions and the static L2 plan come from `schedule.l3.plan_memory` (seed 001 Eq. 5
-   cascade, bidirectional stack vs best fit, weights in L2 or streamed from L3 with prefetch), under
-   each placement's tile rules (untiled kernels and the 16x8 ones are never cut at L3) and the
-   target's memory roles (activations go to L3 only where an L3 holds them). Constants of modules
-   that read weights from a read-only memory (`Module.weights_from`: a Cortex-M's flash) stay
-   there: they are not in the L2 plan, and they must fit that memory;
-3. a layer cut at L3→L2 is rescheduled on every distinct sub-layer its L2 tiles present
-   (`L3Tiling.tiles`: interior tiles, the border k tile, the first / last row tiles with their
-   padding halos), deduplicated by geometry (`TiledLayer`), with the same placement — one module
-   runs the whole layer — and, for geometries that share a constant blob (the same output
-   channels), the same L1 k and c tiles, so the blob has one layout; its cycles and L2↔L1 DMA are
-   the sums over the tiles the code runs;
-4. the activations left in L3 get static L3 offsets (`memory.l3.plan_l3_activations`).
+3. every weighted int8 layer carries its module's accumulator width (`Layer.acc_bits`), so that
+   the golden model and the C wrap alike;
+4. constants of modules that read weights from a read-only memory (`Module.weights_from`: a
+   Cortex-M's flash) stay there: they are not in the L2 plan, and they must fit that memory;
+5. the L3→L2 decisions and the static L2 plan come from `schedule.l3.plan_memory` (seed 001 Eq. 5
+   cascade, bidirectional stack vs best fit, weights in L2 or streamed from L3 with prefetch),
+   under each placement's tile rules (untiled kernels and the 16x8 ones are never cut at L3) and
+   the target's memory roles (activations go to L3 only where an L3 holds them);
+6. a layer cut at L3→L2 is rescheduled on every distinct sub-layer its L2 tiles present
+   (schedule/tiled.py), with the same placement; its reported schedule is the interior tile's;
+7. the activations left in L3 get static L3 offsets (`memory.l3.plan_l3_activations`).
 Errors name the first layer that cannot fit and the smallest memory it would need.
+
+`NetworkSchedule` — the decisions for a whole network, what `analyze` reports and `generate`
+emits — lives here, above partition, schedule and memory, which know nothing of it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import Mapping
 
-from ..errors import TilewiseError
-from ..ir.layer import Layer, LayerGraph
-from ..ir.ops import Op
-from ..memory.l3 import L3Plan, plan_l3_activations
-from ..memory.network import L2TooSmallError, LayerStep, NetworkPlan
-from ..partition import Partition, partition
-from ..targets.base import Target
-from .api import schedule_placed
-from .fit import check_fits, l2_refusal
-from .l3 import L2Tile, L3Tiling, NetworkL3, l3_dma, plan_memory
-from ..ir.operands import const_bytes
-from .placement import Placement
-from .space import REDUCING, LayerSchedule, hwc_chunks, iter_tiles
-
-if TYPE_CHECKING:
-    from ..bindings.base import Binding
-
-
-@dataclass(frozen=True)
-class TiledLayer:
-    """The L2 tiles of an L3-tiled layer and one L2→L1 schedule per distinct tile geometry."""
-
-    #: every L2 tile in execution order
-    tiles: tuple[L2Tile, ...]
-    #: the schedules of the distinct geometries (`L2Tile.nest`), in order of first use
-    schedules: tuple[LayerSchedule, ...]
-    #: tile j runs schedules[geometry[j]]
-    geometry: tuple[int, ...]
-
-    def schedule_of(self, j: int) -> LayerSchedule:
-        return self.schedules[self.geometry[j]]
+from .errors import TilewiseError
+from .ir.graph import Graph
+from .ir.layer import Layer, LayerGraph
+from .ir.operands import const_bytes
+from .ir.ops import Op
+from .memory.l3 import L3Plan, plan_l3_activations
+from .memory.network import L2TooSmallError, LayerStep, NetworkPlan
+from .partition import Partition, partition
+from .passes import lower
+from .schedule.fit import check_fits, l2_refusal
+from .schedule.l3 import L3Tiling, NetworkL3, l3_dma, plan_memory
+from .schedule.placement import Placement
+from .schedule.space import REDUCING, LayerSchedule
+from .schedule.tiled import Dma, TiledLayer, embedded_dma, tile_jobs, tile_schedules
+from .targets.base import Target
 
 
 @dataclass(frozen=True)
-class Dma:
-    """L2↔L1 DMA of a layer: bytes, transfers and contiguous chunks on the L2 side."""
+class Options:
+    """How to compile: the per-layer tiler (schedule/api.py TILERS), the partition objective
+    (latency, energy, edp), the L3→L2 strategy, and the code types of an integer export's
+    container inputs (frontend.load_model's `input_dtypes`; empty: as the model states)."""
 
-    bytes: int
-    transfers: int
-    chunks: int
+    tiler: str = "model"
+    objective: str = "latency"
+    l3_strategy: str = "cascade"
+    input_dtypes: Mapping[str, str] = field(default_factory=dict)
 
 
-def embedded_dma(s: LayerSchedule, x_channels: int, y_channels: int) -> Dma:
-    """DMA of schedule `s` run on an L2 tile whose input / output rows are `x_channels` /
-    `y_channels` channels wide (a k tile of a wider tensor: more chunks, same bytes)."""
-    if s.untiled:
-        return Dma(0, 0, 0)
-    n = s.nest
-    if x_channels == (n.C if n.kind in REDUCING else n.K) and y_channels == n.K:
-        return Dma(s.dma_bytes, s.dma_transfers, sum(t.chunks for t in s.traffic))
-    b = tr = ch = 0
-    for step in iter_tiles(s):
-        for t in (*step.loads, *step.stores):
-            b, tr = b + t.bytes, tr + 1
-            ext = tuple(x[1] for x in t.box)
-            if t.operand in ("x", "x2"):
-                ch += hwc_chunks(ext, (n.N, n.IY, n.IX, x_channels))
-            elif t.operand == "y":
-                ch += hwc_chunks(ext, (n.N, n.OY, n.OX, y_channels))
-            else:
-                ch += t.chunks
-    return Dma(b, tr, ch)
+def compile(model: str | Path, target: Target, options: Options = Options()) -> NetworkSchedule:
+    """The whole flow: load `model`, lower it, partition, schedule and plan it on `target`."""
+    return compile_graph(load(model, options), target, options)
+
+
+def load(model: str | Path, options: Options = Options()) -> Graph:
+    """The model file as a verified integer Graph (frontend: TFLite or ONNX)."""
+    from .frontend import load_model
+
+    return load_model(model, dict(options.input_dtypes) or None)
+
+
+def compile_graph(graph: Graph, target: Target, options: Options = Options()) -> NetworkSchedule:
+    """The flow from a loaded Graph (a caller that also needs the Graph: validate's reference)."""
+    return schedule_network(lower(graph), target, options.tiler, options.l3_strategy,
+                            options.objective)
+
+
+def schedule_network(lg: LayerGraph, target: Target, tiler: str = "model",
+                     l3_strategy: str = "cascade", objective: str = "latency") -> NetworkSchedule:
+    """Partition `lg` on `target`, schedule every layer and plan its memory (module docstring)."""
+    check_fits(lg, target)                                                  # 1
+    part = partition(lg, target, tiler, objective)                          # 2
+    lg = _with_acc_bits(lg, part)                                           # 3
+    rom = _rom(lg, part, target)                                            # 4
+    l3, plan = _plan_l2(lg, part, target, l3_strategy)                      # 5
+    tiled = {layer.name: tile_schedules(layer, l3.tilings[layer.name], c.placement, target, tiler)
+             for layer, c in zip(lg.layers, part.choices) if layer.name in l3.tilings}   # 6
+    schedules = tuple(tiled[layer.name].interior if layer.name in tiled else c.schedule
+                      for layer, c in zip(lg.layers, part.choices))
+    l3_plan = plan_l3_activations(l3.steps, _tensor_bytes(lg), l3.l3_tensors, lg.outputs)  # 7
+    return NetworkSchedule(lg, target, tiler, schedules, l3, plan, tiled, l3_plan, part, rom)
 
 
 @dataclass(frozen=True, eq=False)
@@ -152,7 +160,7 @@ class NetworkSchedule:
         tl = self.l3_tiles.get(self.layers.layers[i].name)
         scheds = [self.schedules[i]] if tl is None else [tl.schedule_of(j)
                                                           for j in range(len(tl.tiles))]
-        return sum(_tile_jobs(s, binding) for s in scheds)
+        return sum(tile_jobs(s, binding) for s in scheds)
 
     def layer_dma(self, i: int) -> Dma:
         """L2↔L1 DMA of layer i as its code moves it (summed over its L2 tiles)."""
@@ -219,41 +227,6 @@ class NetworkSchedule:
         return l1 + self.memory.peak
 
 
-def _fail(layer: Layer, target: Target, e: TilewiseError) -> TilewiseError:
-    return TilewiseError(f"layer '{layer.name}' ({layer.op}) cannot be scheduled on "
-                         f"{target.name}: {e}")
-
-
-def _tile_schedules(layer: Layer, t: L3Tiling, p: Placement, target: Target, tiler: str
-                    ) -> TiledLayer:
-    """Schedules of the distinct L2 tile geometries of an L3-tiled layer, most frequent first;
-    geometries with the same output channels share a constant blob, so they take the first one's
-    L1 k and c tiles (module docstring)."""
-    tiles = t.tiles
-    count: dict = {}
-    for tile in tiles:
-        count[tile.nest] = count.get(tile.nest, 0) + 1
-    order = sorted(count, key=lambda n: -count[n])
-    scheds: dict = {}
-    shared: dict[int, dict[str, int]] = {}
-    for nest in order:
-        fixed = shared.get(nest.K)
-        pl = p.fixing(**fixed) if fixed and layer.weights is not None else p
-        try:
-            s = schedule_placed(nest, target, pl, tiler)
-        except TilewiseError as e:
-            raise _fail(layer, target, e) from None
-        scheds[nest] = s
-        if not s.untiled:
-            shared.setdefault(nest.K, {d: s.tiling(d).tile for d in ("k", "c")
-                                       if d in s.tile_sizes})
-    geoms: dict = {}
-    for tile in tiles:
-        geoms.setdefault(tile.nest, len(geoms))
-    return TiledLayer(tiles, tuple(scheds[n] for n in geoms),
-                      tuple(geoms[tile.nest] for tile in tiles))
-
-
 def _rom(lg: LayerGraph, part: Partition, target: Target) -> dict[str, int]:
     """Constant bytes per read-only memory (modules with `weights_from`); they must fit it."""
     rom: dict[str, int] = {}
@@ -295,14 +268,14 @@ def _with_acc_bits(lg: LayerGraph, part: Partition) -> LayerGraph:
     return replace(lg, layers=tuple(layers))
 
 
-def schedule_network(lg: LayerGraph, target: Target, tiler: str = "model",
-                     l3_strategy: str = "cascade", objective: str = "latency") -> NetworkSchedule:
-    """Partition `lg` on `target`, schedule every layer and plan its memory; a network that
-    cannot fit the chip is refused first (fit.py)."""
-    check_fits(lg, target)
-    part = partition(lg, target, tiler, objective)
-    lg = _with_acc_bits(lg, part)
-    rom = _rom(lg, part, target)
+def _tensor_bytes(lg: LayerGraph) -> dict[str, int]:
+    return {name: t.nbytes for name, t in lg.tensors.items()}
+
+
+def _plan_l2(lg: LayerGraph, part: Partition, target: Target, l3_strategy: str
+             ) -> tuple[NetworkL3, NetworkPlan]:
+    """The L3→L2 cuts and the static L2 plan of the partitioned network (step 5); a network
+    whose L2 is too small is refused naming the layer (schedule/fit.py `l2_refusal`)."""
     in_rom = {c.layer for c in part.choices if c.placement.module.weights_from is not None}
     steps = [LayerStep(layer.name, layer.inputs, layer.output,
                        weight_bytes=0 if layer.name in in_rom
@@ -310,11 +283,10 @@ def schedule_network(lg: LayerGraph, target: Target, tiler: str = "model",
              for layer, c in zip(lg.layers, part.choices)]
     nests = {layer.name: c.schedule.nest for layer, c in zip(lg.layers, part.choices)}
     rules = {c.layer: c.placement.rules for c in part.choices}
-    tensor_bytes = {name: t.nbytes for name, t in lg.tensors.items()}
     l2 = target.memory("L2")
     try:
-        l3, plan = plan_memory(
-            steps, nests, tensor_bytes, l2.free, outputs=lg.outputs, strategy=l3_strategy,  # type: ignore[arg-type]
+        return plan_memory(
+            steps, nests, _tensor_bytes(lg), l2.free, outputs=lg.outputs, strategy=l3_strategy,  # type: ignore[arg-type]
             rules=rules, l3_acts=target.outer("L2") is not None,
             l3_weights=target.outer("L2", "weight") is not None,
             const_per_channel={c.layer: c.placement.binding.const_bytes for c in part.choices},
@@ -322,28 +294,3 @@ def schedule_network(lg: LayerGraph, target: Target, tiler: str = "model",
         )
     except L2TooSmallError as e:
         raise l2_refusal(target, e) from None
-    tiled: dict[str, TiledLayer] = {}
-    schedules = [c.schedule for c in part.choices]
-    for i, layer in enumerate(lg.layers):
-        t = l3.tilings.get(layer.name)
-        if t is None:
-            continue
-        tl = tiled[layer.name] = _tile_schedules(layer, t, part.choices[i].placement, target, tiler)
-        # the reported schedule: the interior tile's (the most frequent geometry)
-        g = max(range(len(tl.schedules)), key=lambda k: tl.geometry.count(k))
-        schedules[i] = tl.schedules[g]
-    l3_plan = plan_l3_activations(l3.steps, tensor_bytes, l3.l3_tensors, lg.outputs)
-    return NetworkSchedule(lg, target, tiler, tuple(schedules), l3, plan, tiled, l3_plan, part,
-                           rom)
-
-
-def _tile_jobs(s: LayerSchedule, binding: Binding) -> int:
-    """Accelerator jobs of the tiles of schedule `s`: jobs_per_tile each, or jobs_of_rows of each
-    tile's output rows (the oy tiles, then the border one, times the tiles of the other dims)."""
-    if binding.jobs_of_rows is None:
-        return binding.jobs_per_tile * s.n_tiles
-    oy = next((t for t in s.tiles if t.dim == "oy"), None)
-    if oy is None:
-        return int(binding.jobs_of_rows(1)) * s.n_tiles
-    per = (oy.count - 1) * int(binding.jobs_of_rows(oy.tile)) + int(binding.jobs_of_rows(oy.border))
-    return s.n_tiles // oy.count * per
