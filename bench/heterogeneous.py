@@ -14,7 +14,7 @@ Two row sets per model:
 - "TFLite file": the MLPerf Tiny int8 files as they are. NE16 cannot requantize TFLite's
   SRDHM (a 62-bit product), so the cluster requantizes NE16's int32 outputs.
 - "NE16-native rq": the same networks with the TFLite requantization of every conv /
-  depthwise / dense layer turned into NE16's shift form (passes/shift_requant.py: one shift
+  depthwise / dense layer turned into NE16's shift form (bindings/ne16/shift_requant.py: one shift
   per layer, per-channel integer multipliers, as a NEMO-style quantizer would give; MATCH's
   GAP9 networks are NEMO-quantized, seed 003 §V-VI). NE16 requantizes its layers itself with
   norm-quant (the *_nq bindings), with no cluster pass. This is not the TFLite file's numerics:
@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from tilewise.passes.shift_requant import to_shift_requant
+from tilewise.bindings.ne16.shift_requant import to_shift_requant
 
 from . import models, published, scheduling
 from .tables import Table
@@ -88,7 +88,7 @@ def measure(names: Sequence[str] = models.MLPERF) -> Table:
                "computes the tile's next row job (bindings/ne16/pipeline.py).",
                "NE16-native rq: the same layers and weights, with the requantization of every conv / "
                "depthwise / dense layer turned into one shift per layer and integer per-channel "
-               "multipliers (passes/shift_requant.py, NEMO-style, as MATCH's GAP9 networks are "
+               "multipliers (bindings/ne16/shift_requant.py, NEMO-style, as MATCH's GAP9 networks are "
                "quantized). NE16 requantizes its layers itself (norm-quant, *_nq bindings). This is "
                "not the TFLite file's numerics: each output is within 2 codes of TFLite's "
                "(max_code_error in the data). The golden model is the reference, with no runtime to compare."),

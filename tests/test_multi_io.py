@@ -1,4 +1,4 @@
-"""Networks with several inputs and outputs, end to end (codegen/network_c.py, validate/samples.py).
+"""Networks with several inputs and outputs, end to end (codegen/network_c.py, golden/samples.py).
 
 `tw_network_run(in0, in1, …, out0, out1, …, l1, l2)` in graph order with TW_INPUT<k>_* /
 TW_OUTPUT<k>_* per tensor (the first also TW_INPUT_* / TW_OUTPUT_*) and TW_NETWORK_RUN_IO; an

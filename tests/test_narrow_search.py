@@ -18,7 +18,7 @@ from tilewise.cli import main
 from tilewise.frontend import load_model
 from tilewise.ir.ops import WEIGHTED_LAYER_OPS as WEIGHTED
 from tilewise.passes import lower
-from tilewise.quantize import acc_bounds as ab
+from tilewise.golden import acc_bounds as ab
 from tilewise.quantize import narrow_search as ns
 from tilewise.quantize.sqnr import run_all, session
 from tilewise.pipeline import schedule_network

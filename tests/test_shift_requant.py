@@ -1,4 +1,4 @@
-"""passes/shift_requant.py: the MLPerf Tiny networks with their TFLite requantization turned
+"""bindings/ne16/shift_requant.py: the MLPerf Tiny networks with their TFLite requantization turned
 into NE16's shift form (as a NEMO-style quantizer would, for MATCH's GAP9 deployments).
 
 - the exact per-layer max |Δ| in output codes (`code_error`) equals a brute force over every
@@ -20,7 +20,7 @@ import pytest
 
 from tilewise.golden.requant import apply_requant
 from tilewise.ir.ops import Op
-from tilewise.passes import shift_requant as sr
+from tilewise.bindings.ne16 import shift_requant as sr
 
 from .codegen_cases import LayerSpec, layer_graph
 from .conftest import mlperf_path

@@ -1,4 +1,4 @@
-"""The jinja2 environment of the C templates (codegen/templates.py): strictness, whitespace, the
+"""The jinja2 environment of the C templates (tilewise/templating.py): strictness, whitespace, the
 shared macros and filters, and a kernel family's own template folder."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import sys
 import jinja2
 import pytest
 
-from tilewise.codegen.templates import TEMPLATES, c_comment, c_float, environment, render
+from tilewise.templating import TEMPLATES, c_comment, c_float, environment, render
 
 
 def test_a_name_the_template_is_not_given_is_an_error():
@@ -61,8 +61,9 @@ def test_a_family_folder_is_searched_first_and_sees_the_shared_macros(tmp_path):
 
 
 def test_the_template_module_imports_nothing_a_binding_is_imported_by():
-    """A binding (imported by the targets that list it) can import codegen.templates."""
-    code = ("import sys, tilewise.codegen.templates; "
+    """The template module is a base-layer helper (bindings and codegen render with it): it
+    imports no other tilewise module."""
+    code = ("import sys, tilewise.templating; "
             "print(sorted(m for m in sys.modules if m.startswith('tilewise.')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "['tilewise.codegen', 'tilewise.codegen.templates']"
+    assert out.stdout.strip() == "['tilewise.templating']"

@@ -1,32 +1,17 @@
 """Code generation: a NetworkSchedule → a self-contained, malloc-free C project (DESIGN.md
 "Generated C project"). `generate(ns, out_dir)` plans it (pure: `plan_project`, `render`) and
-writes it; the C is written from jinja2 templates (templates.py; codegen/templates/*.j2, and a
-kernel family's own in its bindings folder); the shipped runtime (HAL, tile DMA helpers) lives in
-codegen/c/ and each kernel family's C in its bindings folder, copied into the projects that use
-them. `generate_model` is the whole of `tilewise generate`: load, lower, partition and schedule,
-generate.
-
-The project API is imported on first use (PEP 562 `__getattr__`), so that a binding can import
-`tilewise.codegen.templates` without importing the scheduler and the targets that list it."""
+writes it; the C is written from jinja2 templates (tilewise/templating.py; codegen/templates/*.j2,
+and a kernel family's own in its bindings folder); the shipped runtime (HAL, tile DMA helpers)
+lives in codegen/c/ and each kernel family's C in its bindings folder, copied into the projects
+that use them. `generate_model` is the whole of `tilewise generate`: the pipeline
+(tilewise/pipeline.py `compile`), then generate."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .project import (Project, ProjectPlan, generate, load_project, plan_project, render,
-                          write_project)
-
-_PROJECT_API = ("generate", "load_project", "plan_project", "render", "write_project", "Project",
-                "ProjectPlan")
-
-
-def __getattr__(name: str) -> Any:
-    if name in _PROJECT_API:
-        from . import project
-        return getattr(project, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+from .project import (Project, ProjectPlan, generate, load_project, plan_project, render,
+                      write_project)
 
 
 def generate_model(model: str | Path, target, tiler: str, out_dir: str | Path,
@@ -35,12 +20,10 @@ def generate_model(model: str | Path, target, tiler: str, out_dir: str | Path,
     """Compile `model` on `target` (pipeline.compile: its container inputs' code types
     `input_dtypes`, the `tiler`, the `objective`), write the project to `out_dir`
     with C names prefixed `c_name` (names.py); returns (Project, NetworkSchedule)."""
+    from ..pipeline import Options, compile
     from .names import check_name
 
     check_name(c_name)
-    from ..pipeline import Options, compile
-    from .project import generate
-
     ns = compile(model, target, Options(tiler=tiler, objective=objective,
                                         input_dtypes=dict(input_dtypes or {})))
     return generate(ns, out_dir, model_name=Path(model).name, c_name=c_name), ns

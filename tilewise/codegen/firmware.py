@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ..platforms.base import Platform
-from .templates import render
+from ..templating import render
 
 FIRMWARE_C = Path(__file__).resolve().parent / "c" / "firmware"
 

@@ -20,7 +20,7 @@ whether the network has an L3 image, the kernel family folders.
 from __future__ import annotations
 
 from ..platforms.base import Platform
-from .templates import render
+from ..templating import render
 
 
 def main_host(job_counters: tuple[tuple[str, str], ...] = ()) -> str:

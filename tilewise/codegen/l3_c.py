@@ -43,7 +43,7 @@ from ..schedule.tiled import TiledLayer
 from ..ir.operands import REDUCING, whole_bytes
 from ..schedule.placement import Placement
 from .layer_c import LayerEmit, emit_tiled, function_name
-from .templates import render
+from ..templating import render
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ from typing import Any
 from ..bindings.base import LayerConstants
 from ..ir.layer import Layer, LayerGraph
 from ..schedule.space import REDUCING, LayerSchedule, fetch_count, inner_loops, operands
-from .templates import render
+from ..templating import render
 
 
 @dataclass(frozen=True)

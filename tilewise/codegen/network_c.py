@@ -34,7 +34,7 @@ from ..ir.layout import input_perm, inverse, model_input_shape
 from ..ir.tensor import is_sub_byte, np_dtype
 from ..memory.network import NetworkPlan, act_name
 from .layer_c import LayerEmit
-from .templates import render
+from ..templating import render
 
 
 @dataclass(frozen=True)

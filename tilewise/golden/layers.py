@@ -7,7 +7,7 @@ mode (golden/registry.py; global_avg_pool has the mean's kernels) on its node in
 included. The Graph and its LayerGraph must agree bit for bit (tests/test_passes.py).
 
 Narrow accumulators (`Layer.acc_bits` < 32, a module's `acc_bits`): the exact int64 accumulator
-is wrapped to acc_bits two's complement bits (quantize/acc_bounds.py `wrap`) before the
+is wrapped to acc_bits two's complement bits (golden/acc_bounds.py `wrap`) before the
 requantization. Two's complement addition is addition modulo 2^acc_bits, so wrapping once at the
 end equals wrapping after every MAC (seed 002 Fig. 4.6) and after every partial sum spilled between
 input-channel tiles — the C kernels wrap where the accumulator leaves the register (requant or
@@ -24,7 +24,7 @@ from ..ir.graph import Graph, Node
 from ..ir.layer import Layer, LayerGraph
 from ..ir.ops import Op
 from ..ir.tensor import np_dtype
-from ..quantize.acc_bounds import wrap
+from .acc_bounds import wrap
 from .conv import conv2d_acc, dense_acc
 from .registry import lookup
 from .requant import apply_requant

@@ -26,5 +26,5 @@ Requantization is the reading runtime's (`onnx` mode: onnxruntime's QLinear kern
 tilewise reproduces bit-exactly) for the QDQ model, the targets' `shift` mode for the integer one.
 
 Narrow accumulators (seed 002 §4.4): the three accumulator bounds and the integer-domain proof of
-a layer's accumulator range are in acc_bounds.py.
+a layer's accumulator range are in golden/acc_bounds.py.
 """

@@ -47,7 +47,7 @@ import onnx
 from onnx import helper, numpy_helper
 
 from ..errors import TilewiseError
-from . import acc_bounds as ab
+from ..golden import acc_bounds as ab
 from .calibrate import Observer, QParams
 from .graph_out import ACTIVATIONS, WEIGHTED, Plan, _node_label, _weight_axis, resolve, write_qdq
 from .pipeline import QuantizeResult, observe

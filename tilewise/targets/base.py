@@ -145,7 +145,7 @@ class Module:
     #: width of the module's accumulator register in bits (two's complement): 32 = the int32
     #: accumulators of the portable / PULP / CMSIS kernels; narrower (the IDSP's 16, seed 002 ch. 4)
     #: makes every weighted int8 layer placed here wrap its accumulator modulo 2^acc_bits, in the
-    #: golden model and the C alike (ir/layer.py `Layer.acc_bits`, quantize/acc_bounds.py)
+    #: golden model and the C alike (ir/layer.py `Layer.acc_bits`, golden/acc_bounds.py)
     acc_bits: int = 32
     note: str = ""
 

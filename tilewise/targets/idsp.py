@@ -17,7 +17,7 @@ seed's throughput model, so that analyze and generate agree. Its accumulators ar
 default (the seed's emulated wide accumulators, §3.2); `with_acc_bits(16, "dsp")` / `--acc-bits dsp=16`
 gives the native 16-bit register (`Module.acc_bits`): every int8 conv / depthwise / dense layer on
 the DSP then wraps its accumulator modulo 2^16 in the golden model and the C (seed 002 Fig. 4.6),
-bit-exact with the reference only where the accumulators fit (quantize/acc_bounds.py;
+bit-exact with the reference only where the accumulators fit (golden/acc_bounds.py;
 `tilewise quantize --acc-bits 16` writes models whose accumulators provably fit). The dsp is
 priced by its accumulator width (bindings/portable/cost.py SimdDsp, re-priced by `Module.with_acc_bits`):
 seed 002 §3.2, "32-bit accumulators are supported through emulation, but will half the platform's

@@ -320,10 +320,10 @@ def validate_model(model: str | Path, ns: NetworkSchedule, graph, n_random: int 
 
 
 def narrow_acc_notes(lg: LayerGraph) -> list[str]:
-    """One note per layer whose narrow accumulator may wrap (quantize/acc_bounds.py `may_wrap`):
+    """One note per layer whose narrow accumulator may wrap (golden/acc_bounds.py `may_wrap`):
     the golden model and the C wrap alike, so differences from the reference runtime's 32-bit
     arithmetic are expected there."""
-    from ..quantize.acc_bounds import may_wrap
+    from ..golden.acc_bounds import may_wrap
 
     return [f"layer '{name}' has {bits}-bit accumulators and its worst case needs {need}: it may "
             f"wrap (two's complement, as the golden model does), so the reference may differ"

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from ...codegen.templates import render as _render
+from ...templating import render as _render
 from ...ir.layer import Layer, LayerGraph, LoopNest
 from ...ir.ops import Op
 from ..base import Binding, Family, LayerConstants, Precision, TileRules, per_mode

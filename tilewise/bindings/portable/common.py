@@ -24,7 +24,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ...codegen.templates import render as _render
+from ...templating import render as _render
 from ...ir.layer import Layer, LayerGraph
 from ..base import Family
 

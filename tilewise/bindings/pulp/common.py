@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ...codegen.templates import render as _render
+from ...templating import render as _render
 from ..base import Family
 from ..portable.common import FAMILY as PORTABLE
 from ..portable.common import TEMPLATES as PORTABLE_TEMPLATES

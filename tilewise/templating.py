@@ -1,5 +1,7 @@
 """The jinja2 templates every emitted C file is written from: where they are looked up, how
-whitespace is handled, and the few filters they share.
+whitespace is handled, and the few filters they share. A helper of the base layer (no tilewise
+import): the kernel families (bindings/) render their C with it, and codegen the project's, so
+that a binding does not depend on codegen (tests/test_layering.py).
 
 The Python side of code generation computes data (loops, buffers, offsets, which operand moves
 under which loop condition: what the schedule and the codegen plan decided) and hands it to a
@@ -35,7 +37,7 @@ import numpy as np
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 #: the codegen templates (tilewise/codegen/templates/*.j2)
-TEMPLATES = Path(__file__).resolve().parent / "templates"
+TEMPLATES = Path(__file__).resolve().parent / "codegen" / "templates"
 
 
 def c_comment(text: str) -> str:

@@ -1,5 +1,7 @@
 """Requantize a lowered network the way a NEMO-style quantizer would for NE16: TFLite's
-requantization of every conv2d / depthwise / fully_connected layer turned into shift mode.
+requantization of every conv2d / depthwise / fully_connected layer turned into shift mode. A
+network transformation of the NE16 family, kept in its folder beside the norm-quant check it
+targets (as MATCH keeps an execution module's transformations with its patterns).
 
 TFLite's int8 requantization (Requant mode "tflite": SRDHM by a Q31 M0, then a rounding right
 shift, per channel) needs a 62-bit product, which NE16's norm-quant (t = wrap32(acc·scale) +
@@ -45,11 +47,11 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..bindings.ne16 import normquant
-from ..golden.requant import apply_requant
-from ..ir.layer import Layer, LayerGraph
-from ..ir.ops import Op
-from ..ir.requant import Requant
+from ...golden.requant import apply_requant
+from ...ir.layer import Layer, LayerGraph
+from ...ir.ops import Op
+from ...ir.requant import Requant
+from . import normquant
 
 WEIGHTED = (Op.CONV2D, Op.DEPTHWISE, Op.FULLY_CONNECTED)
 #: the integer range of an activation dtype (the golden model's values)
@@ -159,5 +161,5 @@ def to_shift_requant(lg: LayerGraph) -> tuple[LayerGraph, tuple[LayerConversion,
             layer, conv = convert_layer(layer, lg)
             report.append(conv)
         layers.append(layer)
-    meta = {**lg.meta, "requant": "shift (passes/shift_requant.py; not the TFLite file's numerics)"}
+    meta = {**lg.meta, "requant": "shift (bindings/ne16/shift_requant.py; not the TFLite file's numerics)"}
     return replace(lg, layers=tuple(layers), meta=meta), tuple(report)
