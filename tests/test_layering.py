@@ -15,9 +15,10 @@ schedule, memory < pipeline < codegen < validate < report, explore < cli` where 
 the order:
 - a base row of helpers every stage may use (errors, progress, temporary directories, the jinja2
   environment of the C templates, the version, the bundled example);
-- quantize (a float model → a quantized model file: frontend, golden, ir) above the frontend, so
-  that validate may compare against the float model; its command module (quantize/cli.py) is part
-  of the cli unit;
+- quantize (a float model → a quantized model file, for a target's requantization) beside codegen
+  (a schedule → a C project): both write what the stages below decided, and validate reads both
+  (the float model's per-layer errors); the quantize command's module (quantize/cli.py) is part of
+  the cli unit;
 - platforms (HAL, firmware, toolchain, runners; the values targets name) between bindings and
   targets;
 - memory < schedule < partition: the L3 tiler plans L2 buffers, partition calls the per-layer
@@ -45,7 +46,6 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("ir",),
     ("golden",),
     ("frontend", "passes"),
-    ("quantize",),
     ("bindings",),
     ("platforms",),
     ("targets",),
@@ -53,7 +53,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("schedule",),
     ("partition",),
     ("pipeline",),
-    ("codegen",),
+    ("codegen", "quantize"),
     ("validate",),
     ("report",),
     ("explore", "demo"),
