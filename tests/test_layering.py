@@ -225,7 +225,8 @@ def test_every_unit_is_in_the_table():
 def test_imports_follow_the_layers():
     edges, _ = all_edges()
     bad = violations(edges)
-    assert not bad, "imports against the layering table (tests/test_layering.py):\n" + "\n".join(bad)
+    assert not bad, ("imports against the layering table (tests/test_layering.py):\n"
+                     + "\n".join(bad))
 
 
 def test_known_inversions_still_exist():

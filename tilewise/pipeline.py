@@ -4,7 +4,8 @@ demo) calls it; nothing else strings the stages together.
 
     compile(model, target, options)
       = compile_graph(load(model, options), target, options)
-      = schedule_network(lower(graph), target, options.tiler, options.l3_strategy, options.objective)
+      = schedule_network(lower(graph), target, options.tiler, options.l3_strategy,
+                         options.objective)
 
 `schedule_network` is the back half, from the lowered network to the decisions codegen emits and
 the report shows:
@@ -286,7 +287,8 @@ def _plan_l2(lg: LayerGraph, part: Partition, target: Target, l3_strategy: str
     l2 = target.memory("L2")
     try:
         return plan_memory(
-            steps, nests, _tensor_bytes(lg), l2.free, outputs=lg.outputs, strategy=l3_strategy,  # type: ignore[arg-type]
+            steps, nests, _tensor_bytes(lg), l2.free, outputs=lg.outputs,
+            strategy=l3_strategy,  # type: ignore[arg-type]
             rules=rules, l3_acts=target.outer("L2") is not None,
             l3_weights=target.outer("L2", "weight") is not None,
             const_per_channel={c.layer: c.placement.binding.const_bytes for c in part.choices},
