@@ -1,4 +1,4 @@
-"""The command line's argparse refusals (tilewise/cli_parser.py): one sentence naming the option
+"""The command line's argparse refusals (tilewise/cli/parser.py): one sentence naming the option
 and what to do, exit 2, no usage dump — for every command, since subparsers take the parser's
 class. (explore's own list options: tests/test_explore.py.)"""
 

@@ -50,7 +50,7 @@ def test_printed_free_sizes_are_taken_back_as_the_same_figure(name):
     """`tilewise targets` prints each memory's free kB to 0.1 kB with thousands separators (gap8's
     L1: 36.7 of 36.697 kB); typed back as --l1 / --l2 the figure is the same free size, not
     'more than the chip has'."""
-    from tilewise.cli_options import positive_number
+    from tilewise.cli.options import positive_number
     from tilewise.targets.registry import get_target
 
     t = get_target(name)

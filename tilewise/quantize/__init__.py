@@ -1,6 +1,6 @@
 """`tilewise quantize`: a float model to an integer (QDQ ONNX or TFLite) model for a target (issue 15).
 
-The package imports nothing (the CLI builds its parser from quantize/cli.py without loading
+The package imports nothing (the CLI builds its parser in cli/quantize.py without loading
 onnxruntime); the pipeline is in pipeline.py.
 
 Pipeline (pure functions between stages):

@@ -1,4 +1,4 @@
-"""`tilewise quantize` options and command (hooked into tilewise/cli.py by `add_quantize`).
+"""`tilewise quantize`: its options (`add`) and command (`run`); the quantizer is tilewise/quantize.
 
     tilewise quantize FLOAT.onnx --calib DATA --target T [--bits 8|16|4|2|mixed]
         [--weight-budget BYTES|FRACTION] [--acc-bits [MODULE=]N]
@@ -46,10 +46,11 @@ import numpy as np
 
 from ..errors import TilewiseError
 
+
 REQUANT = "onnx"   # onnxruntime's QLinear requantization (golden/requant.py mode "onnx")
 
 
-def add_quantize(sub) -> None:
+def add(sub) -> None:
     q = sub.add_parser("quantize", help="float ONNX / TFLite model -> integer QDQ ONNX or TFLite model for a "
                        "target: per-channel weights, calibrated activations, SQNR vs float")
     q.add_argument("model", metavar="FLOAT_MODEL", help="float .onnx or .tflite model")
@@ -80,13 +81,13 @@ def add_quantize(sub) -> None:
     q.add_argument("-o", "--out", required=True, metavar="OUT.onnx|OUT.tflite",
                    help="the quantized model: QDQ ONNX (.onnx) or TFLite (.tflite: --bits 8 or 16)")
     q.add_argument("--json", action="store_true", help="print the result and SQNR figures as JSON")
-    q.set_defaults(fn=cmd_quantize)
+    q.set_defaults(fn=run)
 
 
 def _read_inputs(model, path: str, what: str, nhwc: bool) -> tuple[np.ndarray, np.ndarray]:
     """(inputs in the ONNX model's layout, the array as given)."""
     from ..validate.data import read_array
-    from .pipeline import calibration_inputs
+    from ..quantize.pipeline import calibration_inputs
 
     names = tuple(vi.name for vi in model.graph.input)
     raw = read_array(path, what, names).array
@@ -97,7 +98,7 @@ def _compare_outputs(path: str, inputs: np.ndarray, raw: np.ndarray) -> list[lis
     """The --compare model's outputs: ONNX by onnxruntime, TFLite by LiteRT (on the NHWC data)."""
     import onnx
 
-    from .sqnr import onnx_outputs, tflite_outputs
+    from ..quantize.sqnr import onnx_outputs, tflite_outputs
 
     p = Path(path)
     if not p.is_file() or p.suffix.lower() not in (".onnx", ".tflite"):
@@ -152,13 +153,13 @@ def _out_path(path: str) -> Path:
     return p
 
 
-def cmd_quantize(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     import onnx
 
     from ..targets.registry import get_target
-    from .pipeline import calibration_values, load_float_onnx, quantize_model, sqnr_json
+    from ..quantize.pipeline import calibration_values, load_float_onnx, quantize_model, sqnr_json
 
-    from ..cli_options import with_acc_bits
+    from .options import with_acc_bits
 
     target = with_acc_bits(get_target(args.target), args.acc_bits)
     acc_bits = min(m.acc_bits for m in target.modules)
@@ -182,18 +183,18 @@ def cmd_quantize(args: argparse.Namespace) -> int:
         raise TilewiseError(f"--bits {args.bits} does not go with {acc_bits}-bit accumulators (the "
                             f"narrow search chooses the widths itself); use --bits 8")
     if acc_bits < 32:
-        from .narrow_search import search
+        from ..quantize.narrow_search import search
 
         narrow = search(model, calib, acc_bits, args.calibration, args.percentile)
         res = narrow.result
     elif shift:
-        from .pipeline import quantize_shift
-        from .shift_out import shift_json
+        from ..quantize.pipeline import quantize_shift
+        from ..quantize.shift_out import shift_json
 
         w_bits, assignment = _shift_weight_bits(model, calib, args)
         res = quantize_shift(model, calib, args.calibration, args.percentile, w_bits)
     elif args.bits == "mixed":
-        from .mixed import quantize_mixed
+        from ..quantize.mixed import quantize_mixed
 
         p, values = calibration_values(model, calib)
         res, assignment = quantize_mixed(model, p, values, calib, args.weight_budget or "0.6",
@@ -204,7 +205,7 @@ def cmd_quantize(args: argparse.Namespace) -> int:
     inits = {t.name for t in model.graph.initializer}
     name = next(vi.name for vi in model.graph.input if vi.name not in inits)
     if args.compare:   # a model that cannot be compared stops the command before -o is written
-        from .sqnr import output_report
+        from ..quantize.sqnr import output_report
 
         for x, raw in [(calib, calib_raw)] + ([evals] if evals else []):
             try:
@@ -216,7 +217,7 @@ def cmd_quantize(args: argparse.Namespace) -> int:
     written = None
     try:
         if tfl:
-            from .tflite_out import write_tflite
+            from ..quantize.tflite_out import write_tflite
 
             written = write_tflite(model, res.plan, res.qparams, int(args.bits))
             out.write_bytes(written.data)
@@ -243,8 +244,8 @@ def cmd_quantize(args: argparse.Namespace) -> int:
         cmp = _compare_outputs(args.compare, x, raw) if args.compare else None
         result[f"{key}_inputs"] = int(len(x))
         if written is not None:
-            from .sqnr import output_report
-            from .tflite_out import tflite_report
+            from ..quantize.sqnr import output_report
+            from ..quantize.tflite_out import tflite_report
 
             rep = tflite_report(model, written, str(out), x, res.plan.layer_of)
             if cmp is not None:
@@ -254,7 +255,7 @@ def cmd_quantize(args: argparse.Namespace) -> int:
             result[f"{key}_sqnr"] = (shift_json(res, model, x, cmp)["sqnr"] if shift
                                      else sqnr_json(model, res, x, cmp))
         if cmp is not None:   # the compared model's layers that carry the same tensor names
-            from .sqnr import compare_layers
+            from ..quantize.sqnr import compare_layers
 
             rep = result[f"{key}_sqnr"]
             rep["compare"].update(compare_layers(model, name, x, args.compare,
@@ -301,14 +302,14 @@ def _shift_weight_bits(model, calib: np.ndarray, args: argparse.Namespace):
     uniform for --bits 4|2, the measured assignment for --bits mixed (its sensitivities are
     measured on the onnx-mode models, whose weight codes the shift writer shares), (None, None)
     for 8."""
-    from .graph_out import node_labels
+    from ..quantize.graph_out import node_labels
 
     if args.bits in ("4", "2"):
         return {n: int(args.bits) for n in node_labels(model)}, None
     if args.bits != "mixed":
         return None, None
-    from .mixed import assign
-    from .pipeline import calibration_values
+    from ..quantize.mixed import assign
+    from ..quantize.pipeline import calibration_values
 
     p, values = calibration_values(model, calib)
     a = assign(model, p, values, calib, args.weight_budget or "0.6", args.calibration, args.percentile)

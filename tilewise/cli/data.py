@@ -11,7 +11,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .errors import TilewiseError
+from ..errors import TilewiseError
+
 
 _DEPENDENT = ("expected", "labels", "layer_csv", "metrics_csv", "activations", "float_model")
 
@@ -74,7 +75,7 @@ def validate_data_from_args(args: argparse.Namespace, target, out: Path | None, 
                             input_dtypes: dict[str, str] | None = None):
     """`validate --data …` / `--golden DIR` with `out` (the -o directory, already made absolute
     and checked by the CLI), `c_name` (the checked --name) and `input_dtypes` (--input-dtype)."""
-    from .validate.own_data import validate_data_path
+    from ..validate.own_data import validate_data_path
 
     def absolute(p: str | None) -> Path | None:
         return None if p is None else Path(p).resolve()

@@ -12,7 +12,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from .errors import TilewiseError
+from ..errors import TilewiseError
 
 
 def _nearest_existing(p: Path) -> Path:
@@ -53,7 +53,7 @@ def check_report_destination(given: str | None) -> None:
     """`--report DIR` (None: not given): what `report_files.write_report` would refuse, at once."""
     if given is None:
         return
-    from .report.report_files import check_report_dir
+    from ..report.report_files import check_report_dir
 
     d = check_report_dir(given)
     _writable_place(d.parent, "--report", given)

@@ -19,7 +19,7 @@ import argparse
 import math
 import re
 
-from .targets.base import Target
+from ..targets.base import Target
 
 
 def positive_number(text: str) -> float:
@@ -68,7 +68,7 @@ def add_target_options(p: argparse.ArgumentParser, required: bool = False, defau
 
 def with_acc_bits(target: Target, spec: str | None) -> Target:
     """`target` with the accumulator bits of --acc-bits [MODULE=]N (None: unchanged)."""
-    from .errors import TilewiseError
+    from ..errors import TilewiseError
 
     if spec is None:
         return target
@@ -84,8 +84,8 @@ def with_acc_bits(target: Target, spec: str | None) -> Target:
 
 
 def target_from_args(args: argparse.Namespace) -> Target:
-    from .errors import TilewiseError
-    from .targets.registry import get_target
+    from ..errors import TilewiseError
+    from ..targets.registry import get_target
 
     target = get_target(args.target, l1_kb=args.l1, l2_kb=args.l2, cores=args.cores,
                         clock_mhz=args.clock, beyond=getattr(args, "hypothetical", False))
@@ -115,7 +115,7 @@ def add_input_dtype_option(p: argparse.ArgumentParser) -> None:
 def parse_input_dtypes(text: str | None) -> dict[str, str] | None:
     """--input-dtype [NAME=]DTYPE[,...] → {NAME or "*": DTYPE}; None when not given. A bad value
     is one sentence (TilewiseError, exit 2)."""
-    from .errors import TilewiseError
+    from ..errors import TilewiseError
 
     if text is None:
         return None
@@ -140,8 +140,8 @@ def parse_input_dtypes(text: str | None) -> dict[str, str] | None:
 def check_input_dtypes(graph, dtypes: dict[str, str] | None) -> None:
     """Every NAME of --input-dtype names an input of the model whose container leaves its code
     type open (one sentence otherwise)."""
-    from .errors import TilewiseError
-    from .validate.data import container_inputs
+    from ..errors import TilewiseError
+    from ..validate.data import container_inputs
 
     named = [n for n in (dtypes or {}) if n != "*"]
     if not named:

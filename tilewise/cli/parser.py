@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 from typing import NoReturn
 
-from .errors import TilewiseError
+from ..errors import TilewiseError
 
 
 class UsageError(TilewiseError):
