@@ -345,3 +345,62 @@ def test_tflite_zero_output_scale(tmp_path, capsys, monkeypatch):
     p = tmp_path / "scale0.tflite"
     p.write_bytes(b.build())
     _refused(p, capsys, monkeypatch, "has the non-positive scale -0.0 on its tensor 'y'")
+
+
+# ---------------------------------------------------------------- a long run at seed 28 (20,000 files)
+
+def _set_initializer(m: onnx.ModelProto, name: str, value) -> None:
+    t = next(t for t in m.graph.initializer if t.name == name)
+    t.CopyFrom(numpy_helper.from_array(np.asarray(value, dtype=numpy_helper.to_array(t).dtype), name))
+
+
+def test_requantization_scale_beyond_int64(tmp_path, capsys, monkeypatch):
+    """OverflowError in golden.requant.divide (and a RuntimeWarning of the int64 cast): NEMO's
+    BatchNorm kappa made 1e-45, a divisor of 2^149 and an offset of 1e51."""
+    p = _mutated(tmp_path, "nemo/Residual_connection_test_2/model_int.onnx",
+                 lambda m: _set_initializer(m, "bn_5.kappa", np.full((1, 16, 1, 1), 1e-45)))
+    err = _refused(p, capsys, monkeypatch, "node 'Conv_80'", "beyond int64")
+    assert "Warning" not in err
+
+
+def test_dense_with_one_dimensional_weights(tmp_path, capsys, monkeypatch):
+    """IndexError in onnx_nemo.to_integer_ops: a MatMul whose constant B is 1-D."""
+    def edit(m: onnx.ModelProto) -> None:
+        m.graph.initializer.append(numpy_helper.from_array(np.ones(8, np.float32), "w1d"))
+        next(n for n in m.graph.node if n.name == "MatMul_133").input[1] = "w1d"
+    p = _mutated(tmp_path, "nemo/TCN_T/TCN.onnx", edit)
+    _refused(p, capsys, monkeypatch, "node 'MatMul_133'", "has 1-D weights 'w1d'")
+
+
+def test_reshape_copying_a_dimension_the_input_lacks(tmp_path, capsys, monkeypatch):
+    """IndexError in onnx_lower._target_shape: a Reshape's 0 (copy the input's dimension) at an
+    axis beyond the input's rank."""
+    p = _mutated(tmp_path, "deeploy/models/EEGFormer/network.onnx",
+                 lambda m: _set_initializer(m, "onnx::Reshape_53", [1, -1, 8, 0]))
+    _refused(p, capsys, monkeypatch, "node 'Reshape_34'", "copying a dimension (0) its 3-D input does not have")
+
+
+def test_tflite_mean_axes_not_a_vector(tmp_path, capsys, monkeypatch):
+    """TypeError in tflite_ops.mean: an operator turned MEAN whose axis tensor is a 4-D weight."""
+    b = ModelBuilder()
+    x = b.input("x", (1, 4, 4, 3), "int8", scale=0.03, zero_point=-1)
+    ax = b.const("axes", np.full((2, 1, 1, 3), 25, np.int32), "int32")
+    y = b.tensor("y", (1, 1, 1, 3), "int8", scale=0.03, zero_point=-1)
+    b.op("MEAN", [x, ax], [y], "ReducerOptions", KeepDims=True)
+    b.output(y)
+    p = tmp_path / "mean.tflite"
+    p.write_bytes(b.build())
+    _refused(p, capsys, monkeypatch, "operator 0 (MEAN", "reduces axes [25, 25, 25, 25, 25, 25] of a 4-D tensor")
+
+
+@pytest.mark.parametrize("beta", [float("nan"), float("inf"), 0.0])
+def test_tflite_softmax_beta_not_finite_positive(tmp_path, capsys, monkeypatch, beta):
+    """ValueError (NaN to integer) in ir.requant.quantize_multiplier: a SOFTMAX with beta nan."""
+    b = ModelBuilder()
+    x = b.input("x", (1, 10), "int8", scale=0.1, zero_point=0)
+    y = b.tensor("y", (1, 10), "int8", scale=1 / 256, zero_point=-128)
+    b.op("SOFTMAX", [x], [y], "SoftmaxOptions", Beta=beta)
+    b.output(y)
+    p = tmp_path / "softmax.tflite"
+    p.write_bytes(b.build())
+    _refused(p, capsys, monkeypatch, "operator 0 (SOFTMAX", f"has beta {beta}")

@@ -555,6 +555,9 @@ def _target_shape(lw: Lowering, node: ONode, in_shape: tuple[int, ...]) -> tuple
         return (int(np.prod(in_shape[:axis], dtype=np.int64)), int(np.prod(in_shape[axis:], dtype=np.int64)))
     spec = [int(v) for v in lw.const(node, node.inputs[1], "shape").reshape(-1)]
     allow_zero = int(node.attr("allowzero", 0))
+    if not allow_zero and any(v == 0 and i >= len(in_shape) for i, v in enumerate(spec)):
+        raise unsupported(lw.g, node, f"has shape {spec}, copying a dimension (0) its {len(in_shape)}-D input "
+                          "does not have", "the model is malformed")
     out = [in_shape[i] if (v == 0 and not allow_zero) else v for i, v in enumerate(spec)]
     if out.count(-1) > 1:
         raise unsupported(lw.g, node, "has more than one -1 in its shape", "the model is malformed")

@@ -389,6 +389,9 @@ def to_integer_ops(g: OnnxGraph) -> OnnxGraph:
             continue
         w = np.asarray(g.consts[n.inputs[1]])
         conv = n.op_type == "Conv"
+        if w.ndim < (3 if conv else 2):
+            raise unsupported(g, n, f"has {w.ndim}-D weights '{n.inputs[1]}'",
+                              "give [K, C, ...] conv or 2-D dense weights; the model is malformed")
         if conv:
             channels = w.shape[0]
         elif n.op_type == "Gemm":
@@ -406,6 +409,11 @@ def to_integer_ops(g: OnnxGraph) -> OnnxGraph:
                 attrs["tw_pad_value"] = value
                 inputs[0] = src
                 removed.update(id(p) for p in pad_nodes)
+        for what, v in (("multiplies its accumulators by {:g}", ch.k), ("adds {:g} to its accumulators", ch.lam)):
+            bad = ~(np.abs(v) < 2.0 ** 62)   # nan, inf or beyond int64 (the int64 cast would wrap)
+            if bad.any():
+                raise unsupported(g, n, what.format(v[bad][0]) + " in its requantization chain, beyond int64",
+                                  "keep its chain's constants within int32")
         attrs.update(ch.attrs(absorbed))
         attrs["tw_op"] = n.op_type
         replaced[id(n)] = ONode("IntConv" if conv else "IntGemm", n.name, tuple(inputs), (out,), attrs, TW_DOMAIN)
@@ -463,6 +471,9 @@ def _requant(lw: Lowering, node: ONode, acc_bound: int) -> Requant:
         raise unsupported(lw.g, node, f"requantizes with the multiplier {m} and the divisor {int_div}",
                           "keep its chain's constants within int32")
     total = (1 << d) * int_div
+    if total >= 1 << 62:
+        raise unsupported(lw.g, node, f"requantizes by dividing by about 2^{total.bit_length() - 1}, beyond int64 "
+                          "arithmetic (its chain's Mul / Div constants)", "keep its chain's constants within int32")
     pow2 = total & (total - 1) == 0
     what = f"the model divides by {total}" + (" rounding toward zero (int64 Div / Cast to int64)" if trunc else "")
     note = node.attr("tw_note", "")

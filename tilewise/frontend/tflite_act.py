@@ -47,6 +47,8 @@ def softmax(cv: Converter, op: TfliteOperator) -> None:
         return
     x, y, _ = _probability_io(cv, op, "softmax")
     beta = float(op.options.get("Beta", 1.0))
+    if not (np.isfinite(beta) and beta > 0):
+        raise cv.fail(op, f"has beta {beta}", "a softmax's beta is a finite positive number; the model is malformed")
     mult, shift = softmax_scaling(beta, float(x.scale[0]))
     diff_min = -input_radius(5, shift)
     cv.emit(op, Op.SOFTMAX, [cv.name(x.index)], cv.name(y.index),

@@ -459,7 +459,10 @@ def mean(cv: Converter, op: TfliteOperator) -> None:
     d = cv.check_int(op, x)
     cv.check_int(op, y, (d,))
     rank = len(x.shape)
-    axes_raw = [int(v) for v in np.atleast_1d(cv.const(op, ax, "axis"))]
+    axes_arr = np.asarray(cv.const(op, ax, "axis")).reshape(-1)
+    if axes_arr.dtype.kind not in "iu":
+        raise cv.fail(op, f"has {axes_arr.dtype} axes", "give an int32 axis tensor; the model is malformed")
+    axes_raw = [int(v) for v in axes_arr]
     if any(not -rank <= v < rank for v in axes_raw):
         raise cv.fail(op, f"reduces axes {axes_raw} of a {rank}-D tensor", "the model is malformed")
     axes = tuple(sorted({v % rank for v in axes_raw}))
