@@ -28,13 +28,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench import models  # noqa: E402
 from tests import cpu_models  # noqa: E402
 from tilewise.bindings import pulp  # noqa: E402
+from tilewise.bindings.cost_terms import tile_cycles  # noqa: E402
+from tilewise.bindings.pulp.cost import PulpKernels  # noqa: E402
 from tilewise.examples import EXAMPLE_ONNX  # noqa: E402
 from tilewise.frontend import load_model  # noqa: E402
 from tilewise.passes import lower  # noqa: E402
 from tilewise.pipeline import schedule_network  # noqa: E402
 from tilewise.targets.base import Target  # noqa: E402
-from tilewise.bindings.cost_terms import tile_cycles  # noqa: E402
-from tilewise.bindings.pulp.cost import PulpKernels  # noqa: E402
 from tilewise.targets.pulp_open import HOST  # noqa: E402
 from tilewise.targets.registry import get_target  # noqa: E402
 from tilewise.validate.check import validate_model  # noqa: E402

@@ -55,9 +55,9 @@ import argparse
 import json
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
@@ -65,10 +65,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import calibrate_pulp as cp  # noqa: E402
 from tilewise.bindings.base import specialized  # noqa: E402
+from tilewise.bindings.pulp.cost import INTEGER_EXPORTS, PulpKernels  # noqa: E402
 from tilewise.ir.layer import LoopNest  # noqa: E402
 from tilewise.schedule.cost import Evaluator, untiled_schedule  # noqa: E402
 from tilewise.schedule.placement import place  # noqa: E402
-from tilewise.bindings.pulp.cost import INTEGER_EXPORTS, PulpKernels  # noqa: E402
 from tilewise.targets.base import Target  # noqa: E402
 from tilewise.targets.pulp_open import HOST  # noqa: E402
 from tilewise.targets.registry import get_target  # noqa: E402

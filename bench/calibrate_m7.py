@@ -29,8 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import calibrate_pulp as cp  # noqa: E402
 from bench import scheduling  # noqa: E402
-from tilewise.targets.stm32h7 import KERNELS  # noqa: E402
 from tilewise.schedule.cost import Evaluator  # noqa: E402
+from tilewise.targets.stm32h7 import KERNELS  # noqa: E402
 from tilewise.validate import make_inputs, validate_network  # noqa: E402
 
 HERE = Path(__file__).resolve().parent

@@ -30,13 +30,13 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import geometries, models, scheduling  # noqa: E402
-from tilewise.examples import EXAMPLE_ONNX  # noqa: E402
 from tilewise.bindings.base import specialized  # noqa: E402
+from tilewise.bindings.cost_terms import tile_cycles  # noqa: E402
+from tilewise.bindings.pulp.cost import INTEGER_EXPORTS, PulpKernels  # noqa: E402
+from tilewise.examples import EXAMPLE_ONNX  # noqa: E402
 from tilewise.schedule.cost import Evaluator, untiled_schedule  # noqa: E402
 from tilewise.schedule.space import iter_tiles  # noqa: E402
 from tilewise.targets.base import Target  # noqa: E402
-from tilewise.bindings.cost_terms import tile_cycles  # noqa: E402
-from tilewise.bindings.pulp.cost import INTEGER_EXPORTS, PulpKernels  # noqa: E402
 from tilewise.validate import make_inputs, validate_network  # noqa: E402
 
 HERE = Path(__file__).resolve().parent

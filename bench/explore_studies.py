@@ -246,8 +246,8 @@ def dory_detail(lg) -> dict:
     """Where the cycles go at the study's corners and at L1 128 kB (the network scheduled again in
     this process, as explore's points do): per kind of layer MACs, cycles and L3↔L2 transfer
     cycles; the network's L3-tiled layers and weights in L3; `DORY_LAYER`'s tiles."""
-    from tilewise.schedule.api import memoized_schedules
     from tilewise.pipeline import schedule_network
+    from tilewise.schedule.api import memoized_schedules
     from tilewise.targets.registry import get_target
 
     out = {}

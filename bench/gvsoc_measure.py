@@ -15,8 +15,8 @@ predicted for the same schedule:
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from tilewise.validate import make_inputs, validate_network
 

@@ -62,8 +62,8 @@ N_CALIB, N_EVAL = 100, 200
 @lru_cache(maxsize=1)
 def photographs() -> tuple[np.ndarray, ...]:
     """The bundled colour photographs (uint8 H×W×3): scikit-learn's two, scikit-image's four."""
-    from sklearn.datasets import load_sample_images
     from skimage import data
+    from sklearn.datasets import load_sample_images
 
     pics = [np.asarray(im, dtype=np.uint8) for im in load_sample_images().images]
     pics += [np.asarray(getattr(data, n)(), dtype=np.uint8)[..., :3]

@@ -37,8 +37,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import mlperf_inputs  # noqa: E402
-from tilewise.quantize.pipeline import (AUTO, METHODS, calibration_inputs, load_float_onnx,  # noqa: E402
-                                        quantize_model, quantize_shift, sqnr_json)
+from tilewise.quantize.pipeline import (  # noqa: E402
+    AUTO,
+    METHODS,
+    calibration_inputs,
+    load_float_onnx,
+    quantize_model,
+    quantize_shift,
+    sqnr_json,
+)
 from tilewise.quantize.shift_out import shift_report  # noqa: E402
 from tilewise.quantize.sqnr import tflite_outputs  # noqa: E402
 from tilewise.quantize.tflite_out import tflite_report, write_tflite  # noqa: E402

@@ -32,11 +32,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from quantize_mlperf import MODELS, load  # noqa: E402
 
-from tilewise.errors import TilewiseError  # noqa: E402
 from bench import digits, mlperf_inputs  # noqa: E402
+from tilewise.errors import TilewiseError  # noqa: E402
 from tilewise.quantize.mixed import assign  # noqa: E402
-from tilewise.quantize.pipeline import (calibration_values, quantize_model, quantize_shift,  # noqa: E402
-                                        sqnr_json)
+from tilewise.quantize.pipeline import calibration_values, quantize_model, quantize_shift, sqnr_json  # noqa: E402
 from tilewise.quantize.shift_out import run_dequantized, shift_report, weight_bytes  # noqa: E402
 from tilewise.quantize.sqnr import run_all, session  # noqa: E402
 

@@ -22,12 +22,18 @@ import onnx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench import digits  # noqa: E402
 from tilewise.frontend import load_model  # noqa: E402
 from tilewise.golden.run import run_graph  # noqa: E402
-from bench import digits  # noqa: E402
 from tilewise.quantize.mixed import quantize_mixed, weight_elems  # noqa: E402
-from tilewise.quantize.pipeline import (calibration_inputs, calibration_values, load_float_onnx,  # noqa: E402
-                                        quantize_values, sqnr_json, uniform_widths)
+from tilewise.quantize.pipeline import (  # noqa: E402
+    calibration_inputs,
+    calibration_values,
+    load_float_onnx,
+    quantize_values,
+    sqnr_json,
+    uniform_widths,
+)
 from tilewise.quantize.sqnr import run_all, session  # noqa: E402
 
 HERE = Path(__file__).resolve().parent

@@ -9,7 +9,7 @@ its 8-core cluster (seed 003 Table IV's "cluster+CPU" configuration: no NE16, no
 from __future__ import annotations
 
 from dataclasses import replace
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from tilewise.frontend import load_model
@@ -22,7 +22,7 @@ from tilewise.targets.registry import get_target
 TILERS = ("model", "dory")
 
 
-@lru_cache(maxsize=None)
+@cache
 def lowered(path: Path) -> LayerGraph:
     """The lowered network of a model file (cached: the frontend is not what tables 4/5 measure)."""
     return lower(load_model(path))

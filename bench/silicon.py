@@ -20,8 +20,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from tilewise.targets import gap9
 from tilewise.bindings.cost_terms import tile_cycles
+from tilewise.targets import gap9
 
 from . import geometries, models, published, scheduling
 from .tables import Table

@@ -29,7 +29,7 @@ class Table:
                 "rows": [list(r) for r in self.rows], "notes": list(self.notes), "data": self.data}
 
     @classmethod
-    def from_json(cls, key: str, d: dict) -> "Table":
+    def from_json(cls, key: str, d: dict) -> Table:
         """The table as results.json holds it (what `to_json` wrote)."""
         return cls(key, d["title"], tuple(d["columns"]), tuple(tuple(r) for r in d["rows"]),
                    tuple(d.get("notes", ())), d.get("data", {}))

@@ -15,15 +15,22 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tilewise.golden.conv import conv2d_acc, dense_acc
 from tilewise.frontend.onnx_qparams import add_params as onnx_add_params
+from tilewise.golden.conv import conv2d_acc, dense_acc
 from tilewise.ir.graph import Graph, Node
 from tilewise.ir.layer import LayerGraph
 from tilewise.ir.ops import Op
-from tilewise.ir.params import (Conv2dParams, FullyConnectedParams, MaxPoolParams, OnnxAddParams, OpParams,
-                                TfliteAddSubParams, TfliteAvgPoolParams)
-from tilewise.ir.shapes import conv_out
+from tilewise.ir.params import (
+    Conv2dParams,
+    FullyConnectedParams,
+    MaxPoolParams,
+    OnnxAddParams,
+    OpParams,
+    TfliteAddSubParams,
+    TfliteAvgPoolParams,
+)
 from tilewise.ir.requant import Requant, quantize_multiplier, tflite_requant
+from tilewise.ir.shapes import conv_out
 from tilewise.ir.tensor import QuantParams, Tensor
 from tilewise.passes import lower
 

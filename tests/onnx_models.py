@@ -235,7 +235,7 @@ def expose_intermediates(path: Path, out: Path) -> Path:
     """A copy of a quantized model whose every integer intermediate tensor is also a graph output."""
     m = onnx.load(str(path))
     have = {o.name for o in m.graph.output}
-    qop = not any(n.op_type == "DequantizeLinear" and not n.input[0] in {i.name for i in m.graph.initializer}
+    qop = not any(n.op_type == "DequantizeLinear" and n.input[0] not in {i.name for i in m.graph.initializer}
                   and n.output[0] not in have for n in m.graph.node)
     for n in m.graph.node:
         if n.op_type in INT_PRODUCERS or (qop and n.op_type in ("MaxPool", "Reshape", "Flatten")):

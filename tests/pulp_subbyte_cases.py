@@ -22,9 +22,9 @@ import numpy as np
 
 from tilewise.bindings.pulp import constants, subbyte
 from tilewise.codegen.firmware import FIRMWARE_C
-from tilewise.platforms.pulp_open import compile_args, link_args, toolchain
 from tilewise.golden.requant import apply_requant
 from tilewise.ir.requant import Requant, quantize_multiplier
+from tilewise.platforms.pulp_open import compile_args, link_args, toolchain
 
 from . import tw_c_build as build
 

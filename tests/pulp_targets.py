@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from tilewise.bindings import portable, pulp
-from tilewise.targets.base import Target
 from tilewise.bindings.portable.cost import PulpNN
+from tilewise.targets.base import Target
 from tilewise.targets.registry import get_target
 
 

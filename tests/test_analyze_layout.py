@@ -23,8 +23,8 @@ TARGETS = ("diana", "gap8", "gap9", "idsp", "pulp-open", "stm32h7")
 def _analysis(model: Path, target: str | None):
     from tilewise.frontend import load_model
     from tilewise.passes import lower
-    from tilewise.report.analysis import analyze_layers
     from tilewise.pipeline import schedule_network
+    from tilewise.report.analysis import analyze_layers
     from tilewise.targets.registry import get_target
 
     lg = lower(load_model(model))
@@ -90,9 +90,9 @@ def test_tile_legend_matches_the_cells():
     checked against the schedule's DimTiling of every multi-tile dimension (gap8 at 16 kB of L1)."""
     from tilewise.frontend import load_model
     from tilewise.passes import lower
+    from tilewise.pipeline import schedule_network
     from tilewise.report.analysis import analyze_layers
     from tilewise.report.tables import TILE_LEGEND, _tiles_cell
-    from tilewise.pipeline import schedule_network
     from tilewise.targets.registry import get_target
 
     ns = schedule_network(lower(load_model(mlperf_path("ic_resnet8"))), get_target("gap8", l1_kb=16),

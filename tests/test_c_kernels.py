@@ -20,6 +20,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from tilewise.frontend.onnx_qparams import add_params as onnx_add_params
+from tilewise.frontend.onnx_qparams import global_pool_scale
 from tilewise.golden import activation as g_act
 from tilewise.golden import elementwise as g_elt
 from tilewise.golden import onnx_ops as g_onnx
@@ -29,13 +31,23 @@ from tilewise.golden.fixedpoint import multiply_by_quantized_multiplier, multipl
 from tilewise.golden.requant import apply_requant
 from tilewise.ir.graph import Graph, Node
 from tilewise.ir.ops import Op
-from tilewise.ir.params import (ConcatParams, MaxPoolParams, OnnxAddParams, OnnxAvgPoolParams, OnnxMeanParams,
-                                OnnxSoftmaxParams, OpParams, TfliteAddSubParams, TfliteAvgPoolParams,
-                                TfliteLogisticParams, TfliteMeanParams, TfliteMulParams, TfliteSoftmaxParams)
-from tilewise.ir.shapes import conv_out
-from tilewise.frontend.onnx_qparams import add_params as onnx_add_params
-from tilewise.frontend.onnx_qparams import global_pool_scale
+from tilewise.ir.params import (
+    ConcatParams,
+    MaxPoolParams,
+    OnnxAddParams,
+    OnnxAvgPoolParams,
+    OnnxMeanParams,
+    OnnxSoftmaxParams,
+    OpParams,
+    TfliteAddSubParams,
+    TfliteAvgPoolParams,
+    TfliteLogisticParams,
+    TfliteMeanParams,
+    TfliteMulParams,
+    TfliteSoftmaxParams,
+)
 from tilewise.ir.requant import Requant, quantize_multiplier, tflite_requant
+from tilewise.ir.shapes import conv_out
 from tilewise.ir.tensor import QuantParams, Tensor
 
 from . import tw_kernel_calls as kc

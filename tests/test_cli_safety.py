@@ -82,8 +82,8 @@ def test_read_only_compile_cache_builds_without_it(tmp_path):
 # --- item 7: a non-ASCII -o on GVSoC; what a mismatch compared ------------------------------
 
 def _gvsoc() -> None:
-    from tilewise.platforms.pulp_open import toolchain
     from tilewise.platforms.gvsoc import runner
+    from tilewise.platforms.pulp_open import toolchain
 
     try:
         runner()

@@ -11,9 +11,9 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from tilewise.bindings.portable.constants import layer_constants
 from tilewise.cli import main as cli_main
 from tilewise.codegen import generate, load_project
-from tilewise.bindings.portable.constants import layer_constants
 from tilewise.errors import TilewiseError
 from tilewise.examples import EXAMPLE_ONNX
 from tilewise.frontend import load_model

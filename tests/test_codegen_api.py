@@ -227,7 +227,7 @@ def test_network_h_and_manifest_describe_input_and_output(tmp_path, residual_onn
         else:
             assert m["inputs"][0]["layout"] == "NHWC"
         text = (p.path / "network.h").read_text()
-        assert re.search(r"\* +input +'%s': %s \[" % (re.escape(lg.inputs[0]), lg.tensors[lg.inputs[0]].dtype), text)
+        assert re.search(rf"\* +input +'{re.escape(lg.inputs[0])}': {lg.tensors[lg.inputs[0]].dtype} \[", text)
         assert "zero point" in text and "#define TW_OUTPUT_SCALE " in text
 
 

@@ -22,13 +22,12 @@ from tilewise.frontend import load_model
 from tilewise.passes import lower
 from tilewise.pipeline import schedule_network
 from tilewise.targets.registry import get_target
-
-from .pulp_targets import portable_target
 from tilewise.validate.build import build_host
 from tilewise.validate.check import golden_outputs
 from tilewise.validate.run import run_harness
 
 from .codegen_cases import c_cache  # noqa: F401 (fixture)
+from .pulp_targets import portable_target
 from .tflite_builder import ACT, SAME, VALID, ModelBuilder, litert_interpreter, litert_invoke
 
 R = np.random.RandomState(16)

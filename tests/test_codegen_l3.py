@@ -20,11 +20,10 @@ from tilewise.ir.ops import Op
 from tilewise.ir.params import MaxPoolParams
 from tilewise.ir.tensor import Tensor
 from tilewise.passes import lower
-from tilewise.report.schedule_report import scheduled_rows, scheduled_totals
 from tilewise.pipeline import schedule_network
+from tilewise.report.schedule_report import scheduled_rows, scheduled_totals
 from tilewise.targets.registry import get_target
-from tilewise.validate import (check_project, golden_outputs, make_inputs, new_report,
-                               validate_model, validate_network)
+from tilewise.validate import check_project, golden_outputs, make_inputs, new_report, validate_model, validate_network
 from tilewise.validate.build import compile_pulp
 
 from .codegen_cases import LayerSpec, _q, _weighted, c_cache  # noqa: F401 (fixture)

@@ -378,9 +378,8 @@ def test_shift_requant_with_per_channel_right_shifts(kind, family, tmp_path, c_c
     """(k·acc + λ) >> d[k] with a different d per output channel (DORY/NEMO per-channel requant),
     tiled over k on a small L1, by both kernel families on gap8: generated C equals the golden
     model (the portable layer's per-channel shift table in its C)."""
-    from .pulp_targets import portable_target, pulp_target
-
     from .codegen_cases import layer_graph
+    from .pulp_targets import portable_target, pulp_target
 
     lg = layer_graph(shift_specs()[kind], 3)
     rng = np.random.default_rng(5)

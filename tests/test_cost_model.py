@@ -8,11 +8,11 @@ import random
 import numpy as np
 import pytest
 
+from tilewise.bindings.cost_terms import tile_cycles
 from tilewise.ir.layer import LoopNest
 from tilewise.schedule.cost import Evaluator
 from tilewise.schedule.model import candidate_orders
 from tilewise.targets import get_target
-from tilewise.bindings.cost_terms import tile_cycles
 
 from .placed import cost_model, placed, seed002, with_cost
 from .pulp_targets import cmsis_stm32h7, match_gap9, portable_target  # the PULP-NN models these tests check

@@ -106,8 +106,8 @@ def test_s16_conv_prices_its_pixel_split_and_div():
     import numpy as np
 
     from tilewise.bindings.base import BindingKey, Precision
-    from tilewise.ir.layer import LoopNest
     from tilewise.bindings.cost_terms import tile_cycles
+    from tilewise.ir.layer import LoopNest
 
     nest = LoopNest("conv", 16, 32, 8, 10, 3, 3, 1, 1, (1, 1, 1, 1), 8, 10, 1, 16, 8, 8)
     model = PulpKernels()

@@ -16,21 +16,20 @@ import numpy as np
 import pytest
 
 from tilewise.bindings import portable, pulp
+from tilewise.bindings.portable.cost import PulpNN
 from tilewise.frontend import load_model
 from tilewise.golden.fixedpoint import multiply_by_quantized_multiplier
 from tilewise.golden.shape_ops import rescale_values
 from tilewise.ir.ops import Op
 from tilewise.passes import lower
 from tilewise.pipeline import schedule_network
-from tilewise.bindings.portable.cost import PulpNN
+from tilewise.platforms.gvsoc import runner
+from tilewise.platforms.pulp_open import toolchain
 from tilewise.targets.pulp_open import HOST
 from tilewise.targets.registry import get_target, list_targets
 from tilewise.validate.check import validate_model
 
 from . import cpu_models
-from tilewise.platforms.pulp_open import toolchain
-from tilewise.platforms.gvsoc import runner
-
 from .conftest import absent, mlperf_path
 from .tflite_builder import ModelBuilder
 from .tw_kernel_calls import load_library, ptr

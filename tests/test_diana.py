@@ -230,9 +230,9 @@ def test_cost_model_is_matchs_digital_model():
     """bindings/diana_digital/cost.py on one whole-layer tile, against MATCH's formula written out: a
     3×3 conv 16×16×32 → 64, padding 1: ⌈64·14·16/256⌉ body rows × (32·3·3 + 2·32·3 + 23) +
     ⌈64·2·16/256⌉ × (32·2·3 + 2·32·2 + 23), plus the host's job and requantization."""
-    from tilewise.ir.layer import LoopNest
     from tilewise.bindings.cost_terms import tile_cycles
     from tilewise.bindings.diana_digital.cost import DianaDigitalKernels
+    from tilewise.ir.layer import LoopNest
 
     nest = LoopNest("conv", K=64, C=32, OY=16, OX=16, FY=3, FX=3, pads=(1, 1, 1, 1), IY=16,
                     IX=16)
@@ -253,9 +253,9 @@ def test_cost_model_prices_the_rows_the_core_pads():
     stride-2 'SAME' 3×3 on an even input pads one bottom row by one kernel row and none on top;
     a symmetric stride-2 3×3 on an even input pads the top row only. The cost on one tile
     follows: ⌈K/16⌉·⌈OX/16⌉ · (body rows · step(0) + padded rows · step(pad))."""
-    from tilewise.ir.layer import LoopNest
     from tilewise.bindings.cost_terms import tile_cycles
     from tilewise.bindings.diana_digital.cost import DianaDigitalKernels, padded_rows
+    from tilewise.ir.layer import LoopNest
 
     def nest(f, s, pads, iy=16, c=8):
         oy = (iy + pads[0] + pads[2] - f) // s + 1

@@ -29,8 +29,9 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from tilewise.bindings import diana_analog, portable
+from tilewise.bindings import diana_analog
 from tilewise.bindings.diana_analog import arith, checks
+from tilewise.bindings.diana_analog.cost import AnalogKernels
 from tilewise.errors import TilewiseError
 from tilewise.frontend import load_model
 from tilewise.frontend.onnx_io import reference_session, run_reference
@@ -41,7 +42,6 @@ from tilewise.ir.requant import Requant
 from tilewise.passes import lower
 from tilewise.pipeline import schedule_network
 from tilewise.targets.base import Module
-from tilewise.bindings.diana_analog.cost import AnalogKernels
 from tilewise.targets.registry import get_target
 from tilewise.validate import validate_model
 
@@ -413,8 +413,8 @@ def test_a_layer_the_analog_core_refuses_falls_back_to_the_cpu(tmp_path):
 def test_cost_model_terms():
     """Per tile: the job, the tile's 2-bit columns, one matrix-vector per pixel, its input window
     and outputs (bindings/diana_analog/cost.py), evaluated on one tile."""
-    from tilewise.ir.layer import LoopNest
     from tilewise.bindings.cost_terms import tile_cycles
+    from tilewise.ir.layer import LoopNest
 
     cost = AnalogKernels()
     nest = LoopNest(kind="conv", K=32, C=16, OY=8, OX=8, FY=3, FX=3, IY=8, IX=8)

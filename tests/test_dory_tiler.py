@@ -18,9 +18,9 @@ from tilewise.schedule.dory import tile as dory_tile
 from tilewise.schedule.dory_cp import solve_dory, tile_l1_bytes
 from tilewise.targets.registry import get_target
 
-from .pulp_targets import tiled
 from .conftest import mlperf_path
 from .placed import placed
+from .pulp_targets import tiled
 
 #: seed 001 §6.1: "for a layer of dimension 32×64×64×32 (CoHWCi), the DORY tiler generates a main
 #: 32×56×2×32 tile and a border 32×8×2×32 tile with a 28 kB L1 memory constraint; both tiles are

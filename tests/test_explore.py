@@ -17,8 +17,8 @@ import pytest
 
 from tilewise.cli import main
 from tilewise.errors import TilewiseError
-from tilewise.explore import explore
 from tilewise.explore import cache as cache_mod
+from tilewise.explore import explore
 from tilewise.explore.cache import Cache, code_files, point_key, tree_digest
 from tilewise.explore.grid import build_grid, parse_list
 from tilewise.explore.pareto import front
@@ -319,9 +319,9 @@ def test_measure_without_a_runner_says_so(tmp_path):
 def test_measure_on_pulp_open_runs_gvsoc(tmp_path):
     """--measure on pulp-open: the point's firmware runs on GVSoC (found as validate finds it) —
     a measured cycle count near the prediction, bit-exact — and the measurement is cached."""
-    from tilewise.platforms.pulp_open import toolchain
     from tilewise.examples import EXAMPLE_ONNX
     from tilewise.platforms.gvsoc import runner
+    from tilewise.platforms.pulp_open import toolchain
 
     try:
         runner()

@@ -26,7 +26,6 @@ from tilewise.validate.golden_files import GoldenTensor, match, orders, read_dor
 from .conftest import absent, models_dir
 from .nemo_models import NemoNet
 
-
 # -- a NEMO-style network and its DORY folder ------------------------------------------------------
 
 def nemo_net(path: Path) -> tuple[Path, list[str]]:

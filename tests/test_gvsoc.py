@@ -17,14 +17,15 @@ import sys
 import pytest
 
 from tilewise.codegen import generate
-from tilewise.platforms.pulp_open import compile_args, link_args, toolchain
 from tilewise.examples import EXAMPLE_ONNX
 from tilewise.frontend import load_model
 from tilewise.passes import lower
 from tilewise.pipeline import schedule_network
+from tilewise.platforms.gvsoc import execute as run_firmware
+from tilewise.platforms.gvsoc import runner
+from tilewise.platforms.pulp_open import compile_args, link_args, toolchain
 from tilewise.targets.registry import get_target
 from tilewise.validate import validate_model
-from tilewise.platforms.gvsoc import execute as run_firmware, runner
 from tilewise.validate.firmware_run import parse
 
 from .conftest import REPO, absent, mlperf_path

@@ -43,7 +43,7 @@ TABLE_5_3 = {
 MIN_TOTALS = {"conv1": 209_696, "conv2": 234_496, "fc3": 1_634_816, "fc4": 9_296}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def conv2_front(padded_work_limit=None):
     """Fig. 5.12's exploration (computed once for the tests below)."""
     sys = idsp.IdspSystem.from_target(get_target("idsp"))

@@ -6,8 +6,8 @@ file and the node, exit 2 (or, where the mutation keeps a meaning, a clean analy
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import onnx

@@ -16,8 +16,17 @@ from tilewise.golden.registry import lookup
 from tilewise.ir.graph import Graph, Node
 from tilewise.ir.layer import Layer, LoopNest
 from tilewise.ir.ops import GRAPH_OPS, LAYER_ONLY_OPS, Op
-from tilewise.ir.params import (PARAMS_OF, ClampParams, Conv2dParams, MaxPoolParams, OnnxAddParams, PadParams,
-                                ReshapeParams, TfliteAddSubParams, TfliteMeanParams)
+from tilewise.ir.params import (
+    PARAMS_OF,
+    ClampParams,
+    Conv2dParams,
+    MaxPoolParams,
+    OnnxAddParams,
+    PadParams,
+    ReshapeParams,
+    TfliteAddSubParams,
+    TfliteMeanParams,
+)
 from tilewise.ir.requant import Requant, tflite_requant
 from tilewise.ir.tensor import QuantParams, Tensor
 from tilewise.ir.verify import verify

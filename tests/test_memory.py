@@ -15,8 +15,17 @@ from tilewise.ir.ops import Op
 from tilewise.ir.params import TfliteAddSubParams
 from tilewise.ir.tensor import Tensor
 from tilewise.memory import (
-    Buffer, LayerStep, activation_buffers, conflicts, live_bytes, lower_bound, plan_best_fit,
-    plan_bidirectional, plan_buffers, plan_network, steps_from_layer_graph,
+    Buffer,
+    LayerStep,
+    activation_buffers,
+    conflicts,
+    live_bytes,
+    lower_bound,
+    plan_best_fit,
+    plan_bidirectional,
+    plan_buffers,
+    plan_network,
+    steps_from_layer_graph,
 )
 from tilewise.memory.network import act_name, weight_name
 

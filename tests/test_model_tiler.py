@@ -15,8 +15,8 @@ from tilewise.schedule.cost import Evaluator
 from tilewise.schedule.model import brute_force, candidate_orders, min_l1_bytes, tile
 from tilewise.targets import get_target
 
-from .pulp_targets import tiled
 from .placed import placed, seed002
+from .pulp_targets import tiled
 
 
 def conv(K, C, H, W, f=3, s=1, p=1, kind="conv", N=1, b=1, pads=None):

@@ -15,11 +15,11 @@ import pytest
 from onnx import numpy_helper
 
 from tilewise.frontend import load_model
+from tilewise.golden import acc_bounds as ab
 from tilewise.golden.layers import run_layer
 from tilewise.golden.requant import apply_requant
 from tilewise.ir.ops import Op
 from tilewise.passes import lower
-from tilewise.golden import acc_bounds as ab
 from tilewise.pipeline import schedule_network
 from tilewise.targets.idsp import TARGET as IDSP
 from tilewise.validate.check import validate_path

@@ -16,15 +16,14 @@ from onnx import numpy_helper
 
 from tilewise.cli import main
 from tilewise.frontend import load_model
+from tilewise.golden import acc_bounds as ab
 from tilewise.ir.ops import WEIGHTED_LAYER_OPS as WEIGHTED
 from tilewise.passes import lower
-from tilewise.golden import acc_bounds as ab
+from tilewise.pipeline import schedule_network
 from tilewise.quantize import narrow_search as ns
 from tilewise.quantize.sqnr import run_all, session
-from tilewise.pipeline import schedule_network
 from tilewise.targets.idsp import TARGET as IDSP
 from tilewise.validate.check import validate_path
-
 
 
 @pytest.fixture(scope="module")

@@ -251,9 +251,9 @@ def test_cost_model_is_matchs_ne16_model():
     + 72 + 2) + 40) NE16 cycles; 16 rows are 6 jobs of 3, 3, 3, 3, 3, 1 rows (2 bands each but
     the last: 1): fill + Σ max(NE16 job j+1, requant job j) + drain + conversion + 6 jobs' set-up
     + the tile; with norm-quant one job of 6 bands and no requantization."""
-    from tilewise.ir.layer import LoopNest
     from tilewise.bindings.cost_terms import tile_cycles
     from tilewise.bindings.ne16.cost import Ne16Kernels
+    from tilewise.ir.layer import LoopNest
 
     nest = LoopNest("conv", K=64, C=32, OY=16, OX=16, FY=3, FX=3, pads=(1, 1, 1, 1), IY=16,
                     IX=16)

@@ -16,19 +16,17 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from tilewise.bindings.ne16 import __file__ as NE16_INIT
-from tilewise.bindings.ne16.requant import mulh_fits_rq
 from tilewise.bindings.base import BindingKey
+from tilewise.bindings.ne16 import __file__ as NE16_INIT
 from tilewise.bindings.ne16.cost import Ne16Kernels
-from tilewise.validate.gvsoc import run_firmware
+from tilewise.bindings.ne16.requant import mulh_fits_rq
 from tilewise.platforms.gvsoc import execute as run_firmware
 from tilewise.validate.firmware_run import parse
-
-from pathlib import Path
 
 from .test_c_kernels import requantized
 from .test_gvsoc import gvsoc_present  # noqa: F401 (autouse fixture: skip without GVSoC)

@@ -72,8 +72,8 @@ def test_prediction_and_weight_bytes_drop_with_the_planes(case):
     """The same layer at 8, 6, 4, 3, 2 weight bits on NE16 (whole layer in L1): the predicted
     cycles and the constant bytes strictly decrease with the bits, and NE16's matrix-vector
     cycles are the model's 6 + taps·bits per input block (bindings/ne16/cost.py)."""
-    from tilewise.pipeline import schedule_network
     from tilewise.bindings.ne16.cost import Ne16Kernels
+    from tilewise.pipeline import schedule_network
 
     base = layer_graph(_spec(case), 1)
     last = len(base.layers) - 1

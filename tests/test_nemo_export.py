@@ -24,8 +24,8 @@ from tilewise.frontend import load_model
 from tilewise.golden.requant import divide
 from tilewise.ir.params import TableAddParams
 from tilewise.passes import lower
-from tilewise.report.analysis import analyze_layers
 from tilewise.pipeline import schedule_network
+from tilewise.report.analysis import analyze_layers
 from tilewise.targets.registry import get_target
 from tilewise.validate.check import validate_model, validate_network
 from tilewise.validate.reference import reference_outputs

@@ -10,12 +10,12 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 try:
-    from .onnx_models import Net, NETS, dense_net, expose_intermediates, nemo_net, quantize
+    from .onnx_models import NETS, Net, dense_net, expose_intermediates, nemo_net, quantize
 except ImportError:  # run as a plain module
-    from onnx_models import Net, NETS, dense_net, expose_intermediates, nemo_net, quantize
+    from onnx_models import NETS, Net, dense_net, expose_intermediates, nemo_net, quantize
 from tilewise.errors import ModelFormatError, UnsupportedOpError
 from tilewise.frontend import load_model
-from tilewise.frontend.onnx_io import onnx_feeds, ir_outputs, random_inputs
+from tilewise.frontend.onnx_io import ir_outputs, onnx_feeds, random_inputs
 from tilewise.ir.ops import Op
 from tilewise.ir.params import OnnxAddParams
 

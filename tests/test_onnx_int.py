@@ -17,8 +17,8 @@ from onnx import TensorProto, helper, numpy_helper
 
 from tilewise.errors import TilewiseError
 from tilewise.frontend import load_model
-from tilewise.frontend.onnx_io import onnx_feeds, reference_session, run_reference
 from tilewise.frontend.onnx_fold import fold_constants
+from tilewise.frontend.onnx_io import onnx_feeds, reference_session, run_reference
 from tilewise.frontend.onnx_model import read_graph
 from tilewise.golden import run_graph
 from tilewise.ir.ops import Op

@@ -131,7 +131,7 @@ def test_representation_read_as_stored():
 
 def test_moves_are_priced_from_the_memories():
     g9 = get_target("gap9")
-    l1, l2 = g9.memory("L1"), g9.memory("L2")
+    l1 = g9.memory("L1")
     cyc, pj = move_cost(g9, "L2", "L1", 4096)
     assert cyc == l1.dma_setup_cycles + l1.dma_chunk_cycles + 4096 / l1.bandwidth + \
         l1.dma_issue_cycles and pj == 4096 * l1.pj_per_byte

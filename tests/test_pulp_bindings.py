@@ -24,13 +24,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tilewise.bindings import portable, pulp
+from tilewise.bindings.portable.cost import PulpNN
 from tilewise.bindings.pulp import constants
 from tilewise.examples import EXAMPLE_ONNX
 from tilewise.frontend import load_model
 from tilewise.ir.requant import Requant, tflite_requant
 from tilewise.passes import lower
 from tilewise.pipeline import schedule_network
-from tilewise.bindings.portable.cost import PulpNN
 from tilewise.validate import make_inputs, validate_model, validate_network
 
 from . import onnx_models as om

@@ -24,10 +24,11 @@ import numpy as np
 import pytest
 
 from tilewise.bindings.pulp import addfold, constants
+from tilewise.bindings.pulp.simple import one_rounding
 from tilewise.codegen.firmware import FIRMWARE_C
-from tilewise.platforms.pulp_open import compile_args, link_args, toolchain
 from tilewise.examples import EXAMPLE_ONNX
 from tilewise.frontend import load_model
+from tilewise.frontend.onnx_qparams import global_pool_scale
 from tilewise.golden import elementwise as g_elt
 from tilewise.golden import onnx_ops as g_onnx
 from tilewise.golden import pool as g_pool
@@ -35,22 +36,28 @@ from tilewise.golden.conv import dense_acc
 from tilewise.ir.ops import Op
 from tilewise.ir.params import OnnxMeanParams, TfliteMeanParams
 from tilewise.ir.requant import Requant, quantize_multiplier
-from tilewise.frontend.onnx_qparams import global_pool_scale
 from tilewise.passes import lower
 from tilewise.pipeline import schedule_network
-from tilewise.validate import validate_model
 from tilewise.platforms.gvsoc import execute as run_firmware
+from tilewise.platforms.pulp_open import compile_args, link_args, toolchain
+from tilewise.validate import validate_model
 from tilewise.validate.firmware_run import parse
 
 from . import tw_c_build as build
-from .tw_kernel_calls import ADD_PARAMS
 from .conftest import mlperf_path
 from .pulp_targets import pulp_target
-from tilewise.bindings.pulp.simple import one_rounding
-
-from .test_c_kernels import (POOL_CASES, add_params, conv_acc, golden_node, make_requant,
-                             pool_golden, random_conv, requantized)
+from .test_c_kernels import (
+    POOL_CASES,
+    add_params,
+    conv_acc,
+    golden_node,
+    make_requant,
+    pool_golden,
+    random_conv,
+    requantized,
+)
 from .test_gvsoc import gvsoc_present  # noqa: F401 (autouse fixture: skip without GVSoC)
+from .tw_kernel_calls import ADD_PARAMS
 
 VARIANTS = {"tflite": 0, "shift": 1, "onnx": 2, "tflite_single": 3, "shift32": 4, "tflite_right": 5}
 KINDS = ("conv", "conv1x1", "fc", "dw", "add", "sub", "mul", "maxpool", "avgpool", "gap",

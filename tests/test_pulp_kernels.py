@@ -17,31 +17,55 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tilewise.golden.conv import dense_acc
-from tilewise.golden.fixedpoint import multiply_by_quantized_multiplier, multiply_by_quantized_multiplier_single
-from tilewise.golden.requant import apply_requant
-from tilewise.ir.requant import Requant
-
 from tilewise.bindings.pulp import addfold
 from tilewise.bindings.pulp.simple import one_rounding
 from tilewise.golden import elementwise as g_elt
+from tilewise.golden.conv import dense_acc
+from tilewise.golden.fixedpoint import multiply_by_quantized_multiplier, multiply_by_quantized_multiplier_single
+from tilewise.golden.requant import apply_requant
 from tilewise.ir.ops import Op
 from tilewise.ir.params import TfliteAddSubParams
+from tilewise.ir.requant import Requant
 
 from . import tw_kernel_calls as kc
-from .tw_kernel_calls import ADD_PARAMS
 from .test_c_kernels import (  # noqa: F401  (pytest collects them here, with this module's lib)
-    CONV_CASES, CORES, DW_CASES, MODES, add_params, conv_acc, golden_node, quantize_multiplier, conv_tiled, make_requant, random_conv, requantized,
-    run_windowed_tiled, seed, test_conv_positive_shift_and_onnx_ties, test_conv_single_tile,
-    test_conv_tiled_with_border_pads_and_partial_sums, test_depthwise_tiled, test_elementwise,
-    test_fully_connected, test_global_avgpool_as_full_window_average_pool,
-    test_global_avgpool_as_tflite_mean_in_pixel_tiles, test_global_avgpool_onnx_in_pixel_tiles,
-    test_mlperf_layers_match_golden, test_pointwise_matches_golden_and_conv2d,
-    test_pointwise_with_padding, test_pool_tiled, tiles_of,
-    test_avgpool_all_extreme, test_avgpool_rounds_half_away_from_zero, test_conv_extreme_values_at_int32_limits,
-    test_depthwise_extreme_values_at_int32_limits, test_fully_connected_extreme_values_at_int32_limits,
-    test_maxpool_all_minus_128, test_pointwise_extreme_values_at_int32_limits)
-from .tw_kernel_calls import Window
+    CONV_CASES,
+    CORES,
+    DW_CASES,
+    MODES,
+    add_params,
+    conv_acc,
+    conv_tiled,
+    golden_node,
+    make_requant,
+    quantize_multiplier,
+    random_conv,
+    requantized,
+    run_windowed_tiled,
+    seed,
+    test_avgpool_all_extreme,
+    test_avgpool_rounds_half_away_from_zero,
+    test_conv_extreme_values_at_int32_limits,
+    test_conv_positive_shift_and_onnx_ties,
+    test_conv_single_tile,
+    test_conv_tiled_with_border_pads_and_partial_sums,
+    test_depthwise_extreme_values_at_int32_limits,
+    test_depthwise_tiled,
+    test_elementwise,
+    test_fully_connected,
+    test_fully_connected_extreme_values_at_int32_limits,
+    test_global_avgpool_as_full_window_average_pool,
+    test_global_avgpool_as_tflite_mean_in_pixel_tiles,
+    test_global_avgpool_onnx_in_pixel_tiles,
+    test_maxpool_all_minus_128,
+    test_mlperf_layers_match_golden,
+    test_pointwise_extreme_values_at_int32_limits,
+    test_pointwise_matches_golden_and_conv2d,
+    test_pointwise_with_padding,
+    test_pool_tiled,
+    tiles_of,
+)
+from .tw_kernel_calls import ADD_PARAMS, Window
 
 
 @pytest.fixture(scope="session")

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from tilewise.bindings.pulp import subbyte
+from tilewise.platforms.gvsoc import execute as run_firmware
+from tilewise.platforms.gvsoc import runner
 from tilewise.platforms.pulp_open import toolchain
-from tilewise.platforms.gvsoc import execute as run_firmware, runner
 from tilewise.validate.firmware_run import parse
 
 from . import pulp_subbyte_cases as sb

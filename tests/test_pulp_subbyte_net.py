@@ -21,11 +21,11 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from tilewise.cli import main
+from tilewise.platforms.gvsoc import runner
 from tilewise.platforms.pulp_open import toolchain
 from tilewise.quantize.pipeline import Widths, calibration_values, quantize_values
 from tilewise.targets.registry import get_target
 from tilewise.validate.check import validate_path
-from tilewise.platforms.gvsoc import runner
 
 from .conftest import absent
 

@@ -19,17 +19,18 @@ import pytest
 
 from tilewise.codegen import generate
 from tilewise.codegen.firmware import FIRMWARE_C
-from tilewise.platforms.cortex_m import arm_gcc, cm_compile_args, cm_link_args
 from tilewise.codegen.linker import write_link_scripts
 from tilewise.examples import EXAMPLE_ONNX
 from tilewise.frontend import load_model
 from tilewise.passes import lower
 from tilewise.pipeline import schedule_network
+from tilewise.platforms.cortex_m import arm_gcc, cm_compile_args, cm_link_args
+from tilewise.platforms.qemu import execute as run_firmware
+from tilewise.platforms.qemu import qemu
 from tilewise.targets.registry import get_target
 from tilewise.validate import make_inputs, validate_model
-from tilewise.platforms.qemu import execute as run_firmware, qemu
-from tilewise.validate.firmware_run import parse
 from tilewise.validate.firmware import build_firmware
+from tilewise.validate.firmware_run import parse
 
 from .conftest import REPO, absent, mlperf_path
 

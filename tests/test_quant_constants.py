@@ -23,10 +23,15 @@ import numpy as np
 import pytest
 
 from tilewise.frontend.tflite_act import _expf, input_radius, int16_lut, sigmoid_table, softmax_scaling
-from tilewise.golden.fixedpoint import (INT32_MAX, INT32_MIN, multiply_by_quantized_multiplier,
-                                        multiply_by_quantized_multiplier_64,
-                                        multiply_by_quantized_multiplier_single, rounding_divide_by_pot,
-                                        srdhm)
+from tilewise.golden.fixedpoint import (
+    INT32_MAX,
+    INT32_MIN,
+    multiply_by_quantized_multiplier,
+    multiply_by_quantized_multiplier_64,
+    multiply_by_quantized_multiplier_single,
+    rounding_divide_by_pot,
+    srdhm,
+)
 from tilewise.golden.pool import _mean_scale
 from tilewise.ir.requant import quantize_multiplier, tflite_requant
 

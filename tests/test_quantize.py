@@ -16,9 +16,9 @@ import pytest
 from tilewise.cli import main
 from tilewise.errors import TilewiseError
 from tilewise.examples.make_example import example_data, float_model
-from tilewise.quantize.pipeline import calibration_inputs, quantize_model, sqnr_json
 from tilewise.quantize.calibrate import Observer, QParams, Range, qparams_for
 from tilewise.quantize.graph_out import SOFTMAX_QPARAMS, plan
+from tilewise.quantize.pipeline import calibration_inputs, quantize_model, sqnr_json
 from tilewise.quantize.sqnr import run_all, session, sqnr
 from tilewise.quantize.weights import quantize_bias, quantize_weights
 from tilewise.targets.registry import get_target

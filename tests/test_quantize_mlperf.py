@@ -14,8 +14,8 @@ import numpy as np
 import onnx
 import pytest
 
-from tests.conftest import MLPERF, absent, mlperf_path, models_dir
 from bench import mlperf_inputs as mi
+from tests.conftest import MLPERF, absent, mlperf_path, models_dir
 from tilewise.quantize.pipeline import AUTO, METHODS, calibration_inputs, load_float_onnx, quantize_model, sqnr_json
 from tilewise.quantize.sqnr import tflite_outputs
 from tilewise.targets.registry import get_target

@@ -15,8 +15,16 @@ import pytest
 from tilewise.cli import main
 from tilewise.errors import TilewiseError
 from tilewise.quantize.pipeline import quantize_model, quantize_shift, sqnr_json
-from tilewise.quantize.shift_out import (D_MAX, FLOAT32_EXACT, INT32, Act, choose_shift, layer_codes,
-                                         run_dequantized, shift_report)
+from tilewise.quantize.shift_out import (
+    D_MAX,
+    FLOAT32_EXACT,
+    INT32,
+    Act,
+    choose_shift,
+    layer_codes,
+    run_dequantized,
+    shift_report,
+)
 
 from .test_ne16 import _ne16_forced
 
@@ -124,8 +132,8 @@ def test_ad_autoencoder_float_parent_in_shift_mode(tmp_path):
     onnx-mode model (within 0.5 dB on 100 other inputs), its first layer's bias-dominated channels
     coarsened, and bit-exact on gap9 with NE16 forced (norm-quant on all ten layers) and on
     pulp-open."""
-    from tilewise.quantize.pipeline import calibration_inputs, load_float_onnx
     from tilewise.pipeline import schedule_network
+    from tilewise.quantize.pipeline import calibration_inputs, load_float_onnx
     from tilewise.targets.registry import get_target
     from tilewise.validate import validate_model
 
@@ -263,8 +271,8 @@ def test_resnet8_float_parent_shift_mode_end_to_end(tmp_path):
     30.95; the Softmax output is ~1 dB below onnx mode's on so few inputs), bit-exact on gap9 as
     partitioned (NE16 running its layers)."""
     from bench import mlperf_inputs
-    from tilewise.quantize.pipeline import calibration_inputs, load_float_onnx
     from tilewise.pipeline import schedule_network
+    from tilewise.quantize.pipeline import calibration_inputs, load_float_onnx
     from tilewise.targets.registry import get_target
     from tilewise.validate import validate_model
 
@@ -386,8 +394,8 @@ def test_residual_add_and_pools_small_network(tmp_path):
     signed input (the padded pool reads codes padded with their zero point): close to float,
     read back as shift-mode layers (the pools as depthwise sums of ones, the Add as a concat and
     1×1 conv), bit-exact on pulp-open against the golden model and onnxruntime."""
-    from tilewise.quantize.shift_nodes import branch_weights
     from tilewise.pipeline import schedule_network
+    from tilewise.quantize.shift_nodes import branch_weights
     from tilewise.targets.registry import get_target
     from tilewise.validate import validate_model
 
@@ -421,7 +429,7 @@ def test_fold_pads_takes_one_pad_value():
     """frontend/onnx_nemo.fold_pads: a chain of Pads of one value v folds into a Conv (its padding
     value), a chain mixing values with extents stops at the change, a value other than 0 is not
     folded into a reader with pads of its own or where it is not allowed (the pools)."""
-    from tilewise.frontend.onnx_model import ONode, OnnxGraph
+    from tilewise.frontend.onnx_model import OnnxGraph, ONode
     from tilewise.frontend.onnx_nemo import fold_pads
 
     def pad(name, src, dst, extent, value):

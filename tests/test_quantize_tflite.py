@@ -176,9 +176,8 @@ def test_mlperf_parent_16x8_validates_and_beats_int8(tmp_path, capsys, name):
     """The 16x8 TFLite model of an MLPerf float parent: bit-exact on stm32h7 (and gap9 for KWS, whose
     depthwise / average pool / softmax layers go to the cluster's 16x8 kernels), SQNR ≥ int8's on the
     same realistic inputs (mlperf_inputs.py)."""
-    from tests.test_quantize import _float_tflite
-
     from bench import mlperf_inputs
+    from tests.test_quantize import _float_tflite
 
     fpath = _float_tflite(name)
     calib_raw, eval_raw = mlperf_inputs.split(name)

@@ -23,8 +23,8 @@ from onnx import helper, numpy_helper
 
 from tilewise.frontend import load_model
 from tilewise.frontend.onnx_io import onnx_feeds, reference_session, run_reference
-from tilewise.frontend.onnx_model import read_graph
 from tilewise.frontend.onnx_lower import Lowering
+from tilewise.frontend.onnx_model import read_graph
 from tilewise.frontend.onnx_quantlab import F32_EXACT, expanded_model
 from tilewise.frontend.onnx_quantlab import to_integer_ops as quantlab_ops
 from tilewise.golden import run_graph

@@ -15,8 +15,8 @@ from tilewise.frontend import load_model
 from tilewise.frontend.tflite_repair import repair_for_litert
 from tilewise.validate.reference import LITERT, ReferenceError, reference_run, runtime_message
 
-from .tflite_builder import SAME, ModelBuilder, litert_interpreter
 from .test_cli_errors import assert_one_sentence_error
+from .tflite_builder import SAME, ModelBuilder, litert_interpreter
 
 EXAMPLE_ONNX = "tilewise/examples/example_cnn.onnx"
 

@@ -65,8 +65,8 @@ def plots_visible(img: np.ndarray, colours: list[str], least: int = 1500) -> dic
 def _analysis(model: Path, target_name: str):
     from tilewise.frontend import load_model
     from tilewise.passes import lower
-    from tilewise.report.analysis import analyze_layers
     from tilewise.pipeline import schedule_network
+    from tilewise.report.analysis import analyze_layers
     from tilewise.targets.registry import get_target
 
     target = get_target(target_name)

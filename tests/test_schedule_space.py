@@ -8,15 +8,25 @@ import random
 import numpy as np
 import pytest
 
+from tilewise.bindings.cost_terms import tile_cycles
 from tilewise.ir.layer import LoopNest
 from tilewise.schedule.cost import Evaluator
-from tilewise.schedule.space import (DimTiling, TilePos, fetch_count, hwc_chunks, inner_loops,
-                                     iter_tiles, loop_dims, operands, positions, valid_order)
+from tilewise.schedule.space import (
+    DimTiling,
+    TilePos,
+    fetch_count,
+    hwc_chunks,
+    inner_loops,
+    iter_tiles,
+    loop_dims,
+    operands,
+    positions,
+    valid_order,
+)
 from tilewise.targets import get_target
-from tilewise.bindings.cost_terms import tile_cycles
 
-from .pulp_targets import tiled
 from .placed import placed, seed002
+from .pulp_targets import tiled
 
 
 def conv(K, C, H, W, f=3, s=1, p=1, kind="conv", N=1, b=1):

@@ -18,9 +18,9 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from tilewise.bindings.ne16 import shift_requant as sr
 from tilewise.golden.requant import apply_requant
 from tilewise.ir.ops import Op
-from tilewise.bindings.ne16 import shift_requant as sr
 
 from .codegen_cases import LayerSpec, layer_graph
 from .conftest import mlperf_path

@@ -17,7 +17,7 @@ from tilewise.examples.make_example import example_data, float_model
 from tilewise.frontend import load_model
 from tilewise.golden.run import run_graph
 from tilewise.ir.packing import pack, unpack
-from tilewise.ir.tensor import dtype_bits, dtype_range, bits_to_bytes
+from tilewise.ir.tensor import bits_to_bytes, dtype_bits, dtype_range
 from tilewise.quantize.mixed import budget_bytes, quantize_mixed
 from tilewise.quantize.pipeline import Widths, calibration_values, quantize_values
 from tilewise.targets.registry import get_target

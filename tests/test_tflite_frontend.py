@@ -11,16 +11,21 @@ import struct
 import numpy as np
 import pytest
 
-from .conftest import mlperf_path
-from .tflite_builder import (
-    ACT, SAME, VALID, ModelBuilder, compare_with_litert, float_conv_model, litert_interpreter,
-)
-
-from tilewise.errors import ModelFormatError, TilewiseError, UnsupportedOpError
+from tilewise.errors import ModelFormatError, UnsupportedOpError
 from tilewise.frontend import load_model
 from tilewise.frontend.tflite import read_flatbuffer, read_tflite
 from tilewise.ir.ops import Op
 from tilewise.ir.requant import quantize_multiplier
+
+from .conftest import mlperf_path
+from .tflite_builder import (
+    ACT,
+    VALID,
+    ModelBuilder,
+    compare_with_litert,
+    float_conv_model,
+    litert_interpreter,
+)
 
 
 def _one_sentence(msg: str) -> None:

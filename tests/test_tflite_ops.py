@@ -4,7 +4,7 @@ inputs and must match bit for bit (every output element; floats compared by bit 
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 import pytest

@@ -79,8 +79,8 @@ def require_isa(on: str) -> None:
             qemu()
             arm_gcc()
         else:
-            from tilewise.platforms.pulp_open import toolchain
             from tilewise.platforms.gvsoc import runner
+            from tilewise.platforms.pulp_open import toolchain
 
             runner()
             toolchain()

@@ -18,8 +18,7 @@ from tilewise.frontend import load_model
 from tilewise.passes import lower
 from tilewise.pipeline import schedule_network
 from tilewise.targets.registry import get_target
-from tilewise.validate import (check_project, golden_outputs, make_inputs, new_report,
-                               validate_model, validate_network)
+from tilewise.validate import check_project, golden_outputs, make_inputs, new_report, validate_model, validate_network
 
 from .codegen_cases import c_cache  # noqa: F401 (fixture)
 from .conftest import MLPERF, mlperf_path

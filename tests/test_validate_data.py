@@ -22,8 +22,7 @@ from tilewise.frontend import load_model
 from tilewise.passes import lower
 from tilewise.targets.registry import get_target
 from tilewise.validate import metrics as M
-from tilewise.validate.data import (HALF_AWAY, HALF_EVEN, input_spec, output_spec, quantize,
-                                    read_array, to_ir)
+from tilewise.validate.data import HALF_AWAY, HALF_EVEN, input_spec, output_spec, quantize, read_array, to_ir
 from tilewise.validate.own_data import validate_data_path
 
 from .tflite_builder import ModelBuilder

@@ -210,7 +210,7 @@ def add_onnx(lib, ratio_a: float, ratio_b: float, fixed: float, qmin: int, qmax:
     return out
 
 
-def global_avgpool_rq(lib, x_pixels, in_zp: int, rq: "RequantArrays", cores: int,
+def global_avgpool_rq(lib, x_pixels, in_zp: int, rq: RequantArrays, cores: int,
                       acc: np.ndarray | None = None, flags: int = ACC_WHOLE,
                       out: np.ndarray | None = None) -> np.ndarray:
     """x [pixels, C] -> [C] through tw_global_avgpool_rq_s8."""

@@ -32,9 +32,9 @@ emits — lives here, above partition, schedule and memory, which know nothing o
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Mapping
 
 from .errors import TilewiseError
 from .ir.graph import Graph

@@ -29,9 +29,10 @@ literal of a number's float32 value: `0x1.99999ap-4f`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 from jinja2 import Environment, FileSystemLoader, StrictUndefined

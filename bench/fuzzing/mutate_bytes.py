@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import random
 import struct
-from typing import Callable
+from collections.abc import Callable
 
 #: values a fuzzer writes where a length, an index or an offset was
 INTERESTING_32 = (0, 1, 2, 0x7F, 0x80, 0xFF, 0x100, 0x7FFF, 0x8000, 0xFFFF, 0x10000, 0x7FFFFFFF,

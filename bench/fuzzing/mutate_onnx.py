@@ -9,7 +9,7 @@ description, or None when the model has nothing it applies to. `mutate` applies 
 from __future__ import annotations
 
 import random
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 import onnx

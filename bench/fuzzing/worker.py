@@ -166,7 +166,7 @@ class Runner:
             self._proc.join(5)
         self._stop()
 
-    def __enter__(self) -> "Runner":
+    def __enter__(self) -> Runner:
         return self
 
     def __exit__(self, *exc: object) -> None:

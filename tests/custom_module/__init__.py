@@ -14,8 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tilewise.bindings import (Binding, BindingKey, ConstLayout, Family, LayerConstants,
-                               Precision, TileRules)
+from tilewise.bindings import Binding, BindingKey, ConstLayout, Family, LayerConstants, Precision, TileRules
 from tilewise.bindings.cost_terms import Term, ident
 
 FAMILY = Family(name="refconv", c_dir=Path(__file__).resolve().parent / "c",

@@ -6,8 +6,7 @@ bindings for a module's cost model. Targets attach bindings to their modules; pa
 one per layer (tilewise/partition).
 """
 
-from .base import (Binding, BindingKey, ConstLayout, Family, LayerConstants, Precision, TileRules,
-                   no_scratch)
+from .base import Binding, BindingKey, ConstLayout, Family, LayerConstants, Precision, TileRules, no_scratch
 from .keys import layer_key, layer_precision, matches
 
 __all__ = ["Binding", "BindingKey", "ConstLayout", "Family", "LayerConstants", "Precision",

@@ -22,8 +22,9 @@ numpy operations only (`np.ceil`, `//`, `%`, `np.where`), never Python `if` on v
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 

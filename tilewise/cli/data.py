@@ -13,7 +13,6 @@ from pathlib import Path
 
 from ..errors import TilewiseError
 
-
 _DEPENDENT = ("expected", "labels", "layer_csv", "metrics_csv", "activations", "float_model")
 
 

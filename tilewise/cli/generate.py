@@ -7,8 +7,16 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..codegen.owned import check_out_dir
-from .common import (add_force_option, add_name_option, add_report_option, c_name, input_dtypes,
-                     output_dir, project_report, removed_on_failure)
+from .common import (
+    add_force_option,
+    add_name_option,
+    add_report_option,
+    c_name,
+    input_dtypes,
+    output_dir,
+    project_report,
+    removed_on_failure,
+)
 from .options import add_input_dtype_option, add_target_options, target_from_args
 from .paths import check_report_destination
 

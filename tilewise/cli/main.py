@@ -14,7 +14,6 @@ from ..errors import TilewiseError
 from . import analyze, demo, explore, generate, ops, quantize, targets, validate
 from .parser import Parser, UsageError
 
-
 #: the commands, in the order of `tilewise --help`
 COMMANDS = (analyze, targets, ops, generate, validate, demo, explore, quantize)
 
@@ -69,7 +68,7 @@ class _Interrupt:
         self.previous = None
         self.previous_hook = sys.unraisablehook
 
-    def __enter__(self) -> "_Interrupt":
+    def __enter__(self) -> _Interrupt:
         if threading.current_thread() is threading.main_thread():
             self.previous = signal.signal(signal.SIGINT, self._handler)
             self.previous_hook = sys.unraisablehook

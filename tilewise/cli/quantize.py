@@ -46,7 +46,6 @@ import numpy as np
 
 from ..errors import TilewiseError
 
-
 REQUANT = "onnx"   # onnxruntime's QLinear requantization (golden/requant.py mode "onnx")
 
 
@@ -86,8 +85,8 @@ def add(sub) -> None:
 
 def _read_inputs(model, path: str, what: str, nhwc: bool) -> tuple[np.ndarray, np.ndarray]:
     """(inputs in the ONNX model's layout, the array as given)."""
-    from ..validate.data import read_array
     from ..quantize.pipeline import calibration_inputs
+    from ..validate.data import read_array
 
     names = tuple(vi.name for vi in model.graph.input)
     raw = read_array(path, what, names).array
@@ -156,9 +155,8 @@ def _out_path(path: str) -> Path:
 def run(args: argparse.Namespace) -> int:
     import onnx
 
-    from ..targets.registry import get_target
     from ..quantize.pipeline import calibration_values, load_float_onnx, quantize_model, sqnr_json
-
+    from ..targets.registry import get_target
     from .options import with_acc_bits
 
     target = with_acc_bits(get_target(args.target), args.acc_bits)

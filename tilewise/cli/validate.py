@@ -9,13 +9,19 @@ from pathlib import Path
 
 from ..codegen.owned import check_out_dir
 from ..errors import TilewiseError
-from .common import (add_force_option, add_name_option, add_report_option, c_name, input_dtypes,
-                     output_dir, project_report, removed_on_failure)
+from .common import (
+    add_force_option,
+    add_name_option,
+    add_report_option,
+    c_name,
+    input_dtypes,
+    output_dir,
+    project_report,
+    removed_on_failure,
+)
 from .data import add_data_options, data_requested, validate_data_from_args
-from .options import (add_input_dtype_option, add_target_options, non_negative_int,
-                      target_from_args)
+from .options import add_input_dtype_option, add_target_options, non_negative_int, target_from_args
 from .paths import check_file_destination, check_report_destination
-
 
 #: validate --inputs N at most (random inputs)
 MAX_INPUTS = 100_000

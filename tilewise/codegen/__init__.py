@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .project import (Project, ProjectPlan, generate, load_project, plan_project, render,
-                      write_project)
+from .project import Project, ProjectPlan, generate, load_project, plan_project, render, write_project
 
 
 def generate_model(model: str | Path, target, tiler: str, out_dir: str | Path,

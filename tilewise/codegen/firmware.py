@@ -13,8 +13,8 @@ Runners).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from ..platforms.base import Platform
 from ..templating import render

@@ -37,13 +37,13 @@ import numpy as np
 
 from ..bindings.base import Binding, LayerConstants
 from ..ir.layer import Layer, LayerGraph, LoopNest
-from ..schedule.l3 import L2Tile, L3Tiling
-from ..pipeline import NetworkSchedule
-from ..schedule.tiled import TiledLayer
 from ..ir.operands import REDUCING, whole_bytes
+from ..pipeline import NetworkSchedule
+from ..schedule.l3 import L2Tile, L3Tiling
 from ..schedule.placement import Placement
-from .layer_c import LayerEmit, emit_tiled, function_name
+from ..schedule.tiled import TiledLayer
 from ..templating import render
+from .layer_c import LayerEmit, emit_tiled, function_name
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ projects linked together need prefixes that differ in more than case (`net` and 
 from __future__ import annotations
 
 import re
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from ..errors import TilewiseError
 

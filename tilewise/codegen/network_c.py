@@ -33,8 +33,8 @@ from ..ir.layer import Layer, LayerGraph
 from ..ir.layout import input_perm, inverse, model_input_shape
 from ..ir.tensor import is_sub_byte, np_dtype
 from ..memory.network import NetworkPlan, act_name
-from .layer_c import LayerEmit
 from ..templating import render
+from .layer_c import LayerEmit
 
 
 @dataclass(frozen=True)

@@ -50,17 +50,26 @@ from ..ir.layout import input_perm, model_input, model_input_shape
 from ..ir.packing import tensor_bytes
 from ..ir.tensor import np_dtype
 from ..memory.network import act_name, weight_name
-from ..platforms.base import Platform
 from ..pipeline import NetworkSchedule
+from ..platforms.base import Platform
 from .firmware import firmware_files, folder_makefile, inputs_files
 from .host import main_host, makefile, readme
 from .l3_c import L3Layer, Where, driver, emit_l3_layer
 from .layer_c import LayerEmit, emit_tiled, emit_untiled
 from .linker import link_scripts
 from .names import DEFAULT, check_name, defined_macros, renamer
+from .network_c import (
+    ArenaMap,
+    L3Stream,
+    arena_map,
+    io_tensors,
+    layers_h,
+    multi_io,
+    network_c,
+    network_h,
+    weights_files,
+)
 from .owned import recorded, remove_stale, write_record
-from .network_c import (ArenaMap, L3Stream, arena_map, io_tensors, layers_h, multi_io, network_c,
-                        network_h, weights_files)
 
 C_LIB = Path(__file__).resolve().parent / "c"
 RUNTIME_DIRS = ("tw_runtime", "tw_hal")

@@ -22,7 +22,6 @@ from pathlib import Path
 from .. import __version__
 from .grid import Point
 
-
 #: directories of the package that hold no input of a result (bytecode caches)
 _SKIP_DIRS = {"__pycache__"}
 

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Callable, Sequence, TypeVar
+from typing import TypeVar
 
 from ..errors import TilewiseError
 from ..partition.choose import OBJECTIVES

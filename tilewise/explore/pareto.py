@@ -10,7 +10,7 @@ on both and better on one; ties keep both.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 METRIC = {"latency": "latency_ms", "energy": "energy_uj", "edp": "edp"}
 

@@ -21,8 +21,8 @@ import os
 import signal
 import sys
 import traceback
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Iterator, Sequence
 
 from ..errors import TilewiseError
 from .cache import Cache, point_key
@@ -173,8 +173,14 @@ def run_points(points: Sequence[Point], cache: Cache, *, workers: int | None = N
 class _Bar:
     def __init__(self, total: int, done: int):
         from rich.console import Console
-        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                                   TimeElapsedColumn, TimeRemainingColumn)
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
 
         self.p = Progress(TextColumn("explore"), BarColumn(), MofNCompleteColumn(),
                           TimeElapsedColumn(), TimeRemainingColumn(),

@@ -3,9 +3,9 @@ CSV/JSON, plots, HTML in the output directory."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 from ..errors import TilewiseError
 from .cache import Cache

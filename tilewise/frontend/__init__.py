@@ -14,8 +14,8 @@ int64 one int32 (frontend/onnx_lower.py `container_dtype`).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 from ..errors import ModelFormatError
 from ..ir.graph import Graph

@@ -29,7 +29,7 @@ tail was cut (onnx_tail.py), "notes" (sentences every command prints) and "onnx_
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 from ..ir.graph import Graph
 from . import onnx_int, onnx_nemo, onnx_nemo_ops, onnx_qop, onnx_quantlab  # noqa: F401  (register their lowering handlers)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from onnx import helper, numpy_helper
 
-from .onnx_model import ONode, OnnxGraph, unsupported
+from .onnx_model import OnnxGraph, ONode, unsupported
 
 #: ops never folded: the QDQ and QOperator frontends match on them
 KEEP = ("QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear")

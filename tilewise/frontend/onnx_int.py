@@ -32,12 +32,22 @@ from dataclasses import replace
 import numpy as np
 
 from ..ir.ops import Op
-from ..ir.params import (HardswishParams, IntArithParams, MatMulParams, PadParams, ReduceParams, RequantParams,
-                         ReshapeParams, SliceParams, TableAddParams, TransposeParams)
+from ..ir.params import (
+    HardswishParams,
+    IntArithParams,
+    MatMulParams,
+    PadParams,
+    ReduceParams,
+    RequantParams,
+    ReshapeParams,
+    SliceParams,
+    TableAddParams,
+    TransposeParams,
+)
 from ..ir.requant import Requant
 from ..ir.tensor import QuantParams, dtype_range
 from .onnx_lower import INTEGER_STYLES, Lowering, handler, inverse, moves_data
-from .onnx_model import TW_DOMAIN, ONode, OnnxGraph, unsupported
+from .onnx_model import TW_DOMAIN, OnnxGraph, ONode, unsupported
 
 INT1 = QuantParams((1.0,), (0,))
 NWC = (0, 2, 1)

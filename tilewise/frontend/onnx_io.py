@@ -24,14 +24,14 @@ reference (validate/reference.py).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
 from ..ir.graph import Graph
 from ..ir.tensor import dtype_range, np_dtype
-
 
 SUB_BYTE_ELEMS = (22, 21, 26, 25)   # TensorProto INT4, UINT4, INT2, UINT2
 

@@ -27,17 +27,18 @@ which register their handlers in HANDLERS.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 
 from ..ir.graph import Graph, Node
+from ..ir.io_quant import IO_QUANT
 from ..ir.ops import Op
 from ..ir.params import MaxPoolParams, OpParams, ReshapeParams, TransposeParams
 from ..ir.shapes import infer_shape
-from ..ir.io_quant import IO_QUANT
 from ..ir.tensor import QuantParams, Tensor, dtype_range
-from .onnx_model import ONode, OnnxGraph, unsupported
+from .onnx_model import OnnxGraph, ONode, unsupported
 from .onnx_stated import stated_quant
 
 NHWC = (0, 2, 3, 1)

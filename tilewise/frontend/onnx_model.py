@@ -83,7 +83,7 @@ class OnnxGraph:
                     out.setdefault(i, []).append(n)
         return out
 
-    def with_nodes(self, nodes: list[ONode], consts: dict[str, np.ndarray] | None = None) -> "OnnxGraph":
+    def with_nodes(self, nodes: list[ONode], consts: dict[str, np.ndarray] | None = None) -> OnnxGraph:
         return OnnxGraph(self.source, self.name, tuple(nodes), consts if consts is not None else self.consts,
                          self.inputs, self.outputs, self.opset, self.notes, self.metadata, self.shapes)
 

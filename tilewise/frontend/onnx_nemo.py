@@ -59,7 +59,7 @@ from ..ir.requant import Requant
 from ..ir.tensor import QuantParams, dtype_range
 from . import shift_fit
 from .onnx_lower import NHWC, Lowering, handler
-from .onnx_model import TW_DOMAIN, ONode, OnnxGraph, unsupported
+from .onnx_model import TW_DOMAIN, OnnxGraph, ONode, unsupported
 from .onnx_qop import conv_params, fc_input
 
 LINEAR = ("Conv", "Gemm", "MatMul")

@@ -29,11 +29,11 @@ from dataclasses import replace
 import numpy as np
 
 from ..golden.requant import divide
-from ..ir.tensor import dtype_range
 from ..ir.ops import Op
 from ..ir.params import ConcatParams
+from ..ir.tensor import dtype_range
 from .onnx_lower import NHWC, Lowering, handler
-from .onnx_model import TW_DOMAIN, ONode, OnnxGraph, unsupported
+from .onnx_model import TW_DOMAIN, OnnxGraph, ONode, unsupported
 from .onnx_nemo import INT1, _absorb, _bound, _requant, clip_dtype, emit_int_conv, fold_pads, lower_two_stage
 
 #: the window sums checked: every sum of n values of an int8 or uint8 input

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from .onnx_model import TW_DOMAIN, ONode, OnnxGraph, unsupported
+from .onnx_model import TW_DOMAIN, OnnxGraph, ONode, unsupported
 
 MS = "com.microsoft"
 #: ops whose integer form has its own output quantization (requantizing ops)

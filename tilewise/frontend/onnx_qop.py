@@ -15,14 +15,31 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir.ops import Op
-from ..ir.params import (ClampParams, ConcatParams, Conv2dParams, FullyConnectedParams, OnnxAddParams,
-                         OnnxAvgPoolParams, OnnxMeanParams, OnnxQuantizeParams, OnnxSoftmaxParams, ReshapeParams)
+from ..ir.params import (
+    ClampParams,
+    ConcatParams,
+    Conv2dParams,
+    FullyConnectedParams,
+    OnnxAddParams,
+    OnnxAvgPoolParams,
+    OnnxMeanParams,
+    OnnxQuantizeParams,
+    OnnxSoftmaxParams,
+    ReshapeParams,
+)
 from ..ir.requant import Requant
 from ..ir.tensor import QuantParams
 from .onnx_lower import NHWC, Lowering, canonical_perm, handler, int_range, window_pads
 from .onnx_model import ONode, unsupported
-from .onnx_qparams import (add_params, conv_scales, gemm_scales, global_pool_scale, quantize_value, softmax_table,
-                           softmax_y_scale_inv)
+from .onnx_qparams import (
+    add_params,
+    conv_scales,
+    gemm_scales,
+    global_pool_scale,
+    quantize_value,
+    softmax_table,
+    softmax_y_scale_inv,
+)
 
 
 def clip_range(lw: Lowering, node: ONode, scale: float, zp: int, dtype: str) -> tuple[int, int]:

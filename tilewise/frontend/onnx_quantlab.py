@@ -58,9 +58,9 @@ import numpy as np
 from ..ir.ops import Op
 from ..ir.params import ConcatParams, Conv2dParams, ReshapeParams
 from ..ir.requant import Requant
-from .onnx_lower import NHWC, Lowering, handler
 from .onnx_int import channel_axis, emit_arith, emit_requant, shift_requant, table_add
-from .onnx_model import TW_DOMAIN, ONode, OnnxGraph, unsupported
+from .onnx_lower import NHWC, Lowering, handler
+from .onnx_model import TW_DOMAIN, OnnxGraph, ONode, unsupported
 from .onnx_nemo import INT1, LINEAR, check_integer_model, clip_dtype, is_weighted, per_channel
 from .onnx_nemo import to_integer_ops as nemo_integer_ops
 

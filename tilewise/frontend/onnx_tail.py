@@ -18,7 +18,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from .onnx_model import ONode, OnnxGraph
+from .onnx_model import OnnxGraph, ONode
 
 FLOAT_TAIL = ("Gather", "Unsqueeze", "Squeeze", "Sigmoid", "Softmax", "LogSoftmax")
 #: ops that join the tail only when every input they read comes from the tail (QuantLab's

@@ -16,8 +16,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..ir.ops import Op
-from ..ir.params import (TfliteAffineQuantizeParams, TfliteDequantizeParams, TfliteLogisticParams,
-                         TfliteRequantizeParams, TfliteSoftmaxParams)
+from ..ir.params import (
+    TfliteAffineQuantizeParams,
+    TfliteDequantizeParams,
+    TfliteLogisticParams,
+    TfliteRequantizeParams,
+    TfliteSoftmaxParams,
+)
 from ..ir.requant import quantize_multiplier
 from ..ir.tensor import dtype_range
 from .tflite import TfliteOperator

@@ -27,8 +27,8 @@ naming the operator and its output tensor.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Callable
 
 import numpy as np
 

@@ -24,17 +24,30 @@ are the Tflite* classes (mode "tflite"), conv2d / fully_connected take mode "tfl
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 from ..errors import UnsupportedOpError
 from ..ir.graph import Node
 from ..ir.ops import Op
-from ..ir.params import (ConcatParams, Conv2dParams, FullyConnectedParams, MaxPoolParams, OpParams, PadParams,
-                         ReshapeParams, TfliteAddSubParams, TfliteAvgPoolParams, TfliteMeanParams, TfliteMulParams,
-                         TransposeConvParams, TransposeParams)
+from ..ir.params import (
+    ConcatParams,
+    Conv2dParams,
+    FullyConnectedParams,
+    MaxPoolParams,
+    OpParams,
+    PadParams,
+    ReshapeParams,
+    TfliteAddSubParams,
+    TfliteAvgPoolParams,
+    TfliteMeanParams,
+    TfliteMulParams,
+    TransposeConvParams,
+    TransposeParams,
+)
 from ..ir.requant import Requant, quantize_multiplier, tflite_requant
 from ..ir.shapes import same_pads
 from ..ir.tensor import Tensor, dtype_range

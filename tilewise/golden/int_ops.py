@@ -25,8 +25,7 @@ import numpy as np
 
 from ..ir.graph import Graph, Node
 from ..ir.ops import Op
-from ..ir.params import (HardswishParams, IntArithParams, ReduceParams, RequantParams, SliceParams,
-                         TableAddParams)
+from ..ir.params import HardswishParams, IntArithParams, ReduceParams, RequantParams, SliceParams, TableAddParams
 from ..ir.tensor import dtype_range
 from .registry import kernel
 from .requant import apply_requant

@@ -3,11 +3,13 @@
 Add a new kernel module here when you create one.
 """
 
-from . import linear  # noqa: F401
-from . import elementwise  # noqa: F401
-from . import pool  # noqa: F401
-from . import activation  # noqa: F401
-from . import shape_ops  # noqa: F401
-from . import quant_ops  # noqa: F401
-from . import onnx_ops  # noqa: F401
-from . import int_ops  # noqa: F401
+from . import (
+    activation,  # noqa: F401
+    elementwise,  # noqa: F401
+    int_ops,  # noqa: F401
+    linear,  # noqa: F401
+    onnx_ops,  # noqa: F401
+    pool,  # noqa: F401
+    quant_ops,  # noqa: F401
+    shape_ops,  # noqa: F401
+)

@@ -16,7 +16,7 @@ psum store, tw_common.h `tw_acc_wrap`), and tests/test_narrow_acc.py checks the 
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 

@@ -32,8 +32,15 @@ import numpy as np
 
 from ..ir.graph import Graph, Node
 from ..ir.ops import Op
-from ..ir.params import (ClampParams, ConcatParams, OnnxAddParams, OnnxAvgPoolParams, OnnxMeanParams,
-                         OnnxQuantizeParams, OnnxSoftmaxParams)
+from ..ir.params import (
+    ClampParams,
+    ConcatParams,
+    OnnxAddParams,
+    OnnxAvgPoolParams,
+    OnnxMeanParams,
+    OnnxQuantizeParams,
+    OnnxSoftmaxParams,
+)
 from ..ir.tensor import dtype_range
 from .conv import pad_nhwc
 from .fixedpoint import INT32_MIN, wrap32

@@ -8,7 +8,7 @@ runner looks up (op, node.params.mode) first, then (op, None).
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

@@ -6,7 +6,7 @@ tensor computed (for layer-by-layer comparison against a reference runtime or ge
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 

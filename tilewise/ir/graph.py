@@ -64,7 +64,7 @@ class Graph:
                 return n
         raise KeyError(name)
 
-    def replace(self, **changes: Any) -> "Graph":
+    def replace(self, **changes: Any) -> Graph:
         return replace(self, **changes)
 
     def input_tensors(self) -> list[Tensor]:

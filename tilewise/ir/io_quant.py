@@ -10,8 +10,9 @@ Only the network's edges take them: the layers keep computing on the codes as th
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from .tensor import Tensor
 

@@ -14,8 +14,9 @@ rows/columns, FY/FX kernel, SY/SX stride, IY/IX input rows/columns with halos, N
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Mapping
+from typing import Any, Literal
 
 import numpy as np
 

@@ -15,7 +15,8 @@ manifest records as input.model_perm).
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 

@@ -54,8 +54,9 @@ the formulas); the golden kernels only apply them.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal, Mapping
+from typing import Literal
 
 import numpy as np
 

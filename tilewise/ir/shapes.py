@@ -13,8 +13,17 @@ import numpy as np
 from ..errors import GraphError
 from .graph import Graph, Node
 from .ops import Op
-from .params import (ConcatParams, Conv2dParams, MeanParams, PadParams, ReshapeParams, SliceParams,
-                     TransposeConvParams, TransposeParams, WindowParams)
+from .params import (
+    ConcatParams,
+    Conv2dParams,
+    MeanParams,
+    PadParams,
+    ReshapeParams,
+    SliceParams,
+    TransposeConvParams,
+    TransposeParams,
+    WindowParams,
+)
 
 
 def conv_out(size: int, kernel: int, stride: int, pad_before: int, pad_after: int, dilation: int = 1) -> int:

@@ -35,9 +35,9 @@ from ..bindings.keys import layer_key, matches
 from ..errors import TilewiseError
 from ..ir.layer import Layer, LayerGraph
 from ..ir.layout import input_perm
+from ..ir.operands import const_bytes
 from ..schedule.api import get_tiler, schedule_placed
 from ..schedule.cost import energy_pj
-from ..ir.operands import const_bytes
 from ..schedule.placement import Placement, place
 from ..schedule.space import LayerSchedule
 from ..targets.base import Target

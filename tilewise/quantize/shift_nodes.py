@@ -31,7 +31,8 @@ arithmetic in onnxruntime (every float32 value an integer below 2^24, the rest i
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 import onnx
@@ -81,7 +82,7 @@ def branch_weights(m_a: float, m_b: float) -> tuple[int, int, float]:
 
 
 def write_add(base: str, label: str, a: str, b: str, acts: dict, ay, bounds: tuple[int, int],
-              y: str, const: Const) -> tuple[list[onnx.NodeProto], "LayerShift"]:
+              y: str, const: Const) -> tuple[list[onnx.NodeProto], LayerShift]:
     """NEMO's residual chain (module docstring) adding codes a and b (parameters in `acts`) into
     y's codes `ay`, clipped to the code `bounds`: (nodes, the layer's choices)."""
     from .shift_out import LayerShift, choose_shift
@@ -131,7 +132,7 @@ def pool_geometry(n: onnx.NodeProto, label: str, shape: list[int]
 
 def write_pool(base: str, label: str, x: str, ax, ay, channels: int, kernel: tuple[int, int],
                strides: tuple[int, int], pads, y: str, const: Const
-               ) -> tuple[list[onnx.NodeProto], "LayerShift"]:
+               ) -> tuple[list[onnx.NodeProto], LayerShift]:
     """An average pool of codes x (`ax`) into y (`ay`) as a depthwise Conv of ones (the window sum)
     and the shift chain: (nodes, the layer's choices)."""
     from .shift_out import LayerShift, choose_shift, clip_codes

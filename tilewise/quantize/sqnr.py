@@ -21,7 +21,6 @@ import onnxruntime as ort
 from onnx import TensorProto, helper
 
 from ..frontend.onnx_io import has_sub_byte
-
 from .calibrate import QParams
 
 

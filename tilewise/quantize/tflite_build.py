@@ -21,11 +21,11 @@ shape_signature of a dynamic dimension (a Keras export's batch).
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
-
-import importlib
+from typing import Any
 
 import flatbuffers
 import numpy as np

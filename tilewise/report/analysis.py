@@ -49,7 +49,7 @@ class Analysis:
     rows: tuple[LayerRow, ...]
     totals: Totals
     #: with a target: one ScheduledRow per layer and the scheduled totals
-    scheduled: tuple["ScheduledRow", ...] = ()
+    scheduled: tuple[ScheduledRow, ...] = ()
     scheduled_totals: dict = field(default_factory=dict)
     #: the frontend's sentences on how the model was read (e.g. a float tail cut), graph meta "notes"
     notes: tuple[str, ...] = ()
@@ -63,7 +63,7 @@ class Analysis:
                 "notes": list(self.notes)}
 
 
-def analyze_layers(lg: LayerGraph, ns: "NetworkSchedule | None" = None, why: bool = False,
+def analyze_layers(lg: LayerGraph, ns: NetworkSchedule | None = None, why: bool = False,
                    code: dict | None = None) -> Analysis:
     """The analysis of `lg` (and of its schedule `ns`); `code`: the measured code size
     (validate/code_size.py), counted in the flash summary."""

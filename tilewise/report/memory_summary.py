@@ -35,7 +35,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..pipeline import NetworkSchedule
 
 
-def memory_summary(ns: "NetworkSchedule") -> dict[str, int | bool]:
+def memory_summary(ns: NetworkSchedule) -> dict[str, int | bool]:
     """The flash / RAM figures of `ns` (module docstring); JSON-ready, all in bytes."""
     plan = ns.memory.plan
     by_kind = {kind: lower_bound([b for b in plan.buffers if b.kind == kind], plan.align)

@@ -53,7 +53,7 @@ class Report:
     cells: tuple[tuple[str, ...], ...]
 
 
-def compute_split(ns: "NetworkSchedule", i: int) -> tuple[float, float]:
+def compute_split(ns: NetworkSchedule, i: int) -> tuple[float, float]:
     """(compute, exposed DMA) predicted cycles of layer i (module docstring); they sum to the
     layer's cycles."""
     layer = ns.layers.layers[i]
@@ -71,11 +71,11 @@ def compute_split(ns: "NetworkSchedule", i: int) -> tuple[float, float]:
     return comp, total - comp
 
 
-def _header(command: str, analysis: Analysis, target: "Target | None") -> dict[str, Any]:
+def _header(command: str, analysis: Analysis, target: Target | None) -> dict[str, Any]:
     from .. import __version__
 
     head: dict[str, Any] = {"command": command, "model": analysis.model, "tilewise": __version__,
-                            "generated_at": datetime.datetime.now(datetime.timezone.utc)
+                            "generated_at": datetime.datetime.now(datetime.UTC)
                             .strftime("%Y-%m-%d %H:%M UTC")}
     if target is None:
         return head
@@ -171,8 +171,8 @@ def _text(analysis: Analysis, head: dict, validation: Any | None) -> str:
     return "\n".join(line.rstrip() for line in buf.getvalue().splitlines()) + "\n"
 
 
-def build_report(command: str, analysis: Analysis, ns: "NetworkSchedule | None",
-                 target: "Target | None", validation: Any | None = None,
+def build_report(command: str, analysis: Analysis, ns: NetworkSchedule | None,
+                 target: Target | None, validation: Any | None = None,
                  project: str | Path | None = None) -> Report:
     """The report of one `command` (analyze / generate / validate) on `analysis` (with `ns` and
     `target` when the network was scheduled); `validation`: a ValidationReport."""

@@ -16,8 +16,8 @@ the nest's geometry (`nest_placement`), the fastest wins.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Callable, Iterator
 
 from ..errors import TilewiseError
 from ..ir.layer import LoopNest

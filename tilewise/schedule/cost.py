@@ -30,14 +30,24 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..bindings.cost_terms import combine, tile_cycles
 from ..errors import TilewiseError
 from ..ir.layer import LoopNest
-from ..targets.base import Target
-from ..bindings.cost_terms import combine, tile_cycles
 from ..ir.operands import operand_bytes
+from ..targets.base import Target
 from .placement import Placement
-from .space import (REDUCING, Buffer, DimTiling, LayerSchedule, Traffic, dim_size, loop_dims,
-                    operands, plan_buffers, positions)
+from .space import (
+    REDUCING,
+    Buffer,
+    DimTiling,
+    LayerSchedule,
+    Traffic,
+    dim_size,
+    loop_dims,
+    operands,
+    plan_buffers,
+    positions,
+)
 
 
 @dataclass(frozen=True)

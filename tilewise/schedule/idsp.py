@@ -25,8 +25,8 @@ Exploration is vectorized over the whole tile space (chunked along TOn to bound 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 import numpy as np
 

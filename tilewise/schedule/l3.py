@@ -39,8 +39,8 @@ from typing import Literal
 from ..bindings.base import TileRules
 from ..errors import TilewiseError
 from ..ir.layer import LoopNest
-from ..memory.network import LayerStep, NetworkPlan, activation_buffers, plan_network
 from ..ir.operands import REDUCING, WEIGHTED, operand_bytes, weights_bytes
+from ..memory.network import LayerStep, NetworkPlan, activation_buffers, plan_network
 from .space import positions
 
 Stage = Literal["none", "x", "w", "y", "wy", "x+w", "x+y", "x+wy"]

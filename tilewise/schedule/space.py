@@ -50,8 +50,8 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Iterator
 
 from ..ir.layer import LoopNest
 from ..ir.operands import REDUCING, operand_bytes, operands

@@ -7,8 +7,7 @@ golden/samples.py. On the user's own inputs (`validate --data`): own_data.py rea
 
 from ..golden.inputs import make_inputs
 from ..golden.samples import golden_outputs
-from .check import (ValidationReport, check_project, new_report, validate_model, validate_network,
-                    validate_path)
+from .check import ValidationReport, check_project, new_report, validate_model, validate_network, validate_path
 
 __all__ = ["ValidationReport", "check_project", "golden_outputs", "make_inputs", "new_report",
            "validate_model", "validate_network", "validate_path"]

@@ -22,8 +22,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from ..codegen.project import Project
 from ..errors import TilewiseError

@@ -18,17 +18,18 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
 from ..codegen.project import Project, generate
 from ..errors import TilewiseError
 from ..golden.inputs import make_inputs
+from ..golden.samples import arrays, golden_outputs, sample
 from ..ir.layer import LayerGraph
 from ..ir.packing import tensor_values
 from ..pipeline import NetworkSchedule
@@ -36,7 +37,6 @@ from ..tempdirs import temp_dir
 from .build import build_host
 from .locate import first_difference
 from .run import run_harness
-from ..golden.samples import arrays, golden_outputs, sample
 
 
 @dataclass

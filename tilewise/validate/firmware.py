@@ -15,15 +15,15 @@ to the prediction (the Cortex-M cost model prices instructions: one per cycle, t
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
 from ..codegen.project import Project
 from ..errors import TilewiseError
-from ..platforms.base import HOST_ONLY, Platform, Runner
 from ..pipeline import NetworkSchedule
+from ..platforms.base import HOST_ONLY, Platform, Runner
 from .check import ValidationReport
 from .code_size import of_elf
 from .firmware_run import build_elf, fill_report, parse_run

@@ -10,21 +10,22 @@ from __future__ import annotations
 
 import re
 import subprocess
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from ..codegen.firmware import inputs_files
 from ..codegen.project import Project
-from ..platforms.base import Execution
+from ..golden.samples import arrays, sample
 from ..ir.layer import LayerGraph
 from ..ir.layout import to_model_layout
 from ..ir.packing import tensor_bytes, tensor_values
 from ..pipeline import NetworkSchedule
+from ..platforms.base import Execution
 from .build import RUNTIME_DIRS, compile_cached, default_cache, headers_digest
 from .check import ValidationReport, output_mismatches, sample_diff
 from .run import io_specs
-from ..golden.samples import arrays, sample
 
 
 @dataclass(frozen=True)

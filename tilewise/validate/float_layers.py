@@ -31,19 +31,20 @@ all inputs (empty when c = f exactly).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import onnx
 
 from ..errors import TilewiseError
+from ..golden.samples import arrays
 from ..ir.graph import Graph
 from ..ir.layer import LayerGraph
 from . import metrics as M
 from .data import EdgeSpec, integer_export
-from ..golden.samples import arrays
 
 FLOAT_COLUMNS = ("float_tensor", "float_rmse", "float_cos", "float_sqnr_db")
 #: ops whose presence shows a model is already quantized

@@ -40,9 +40,10 @@ outputs it, from the per-layer dump build, -DTW_DUMP_LAYERS) and with the golden
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -139,8 +140,8 @@ def read_dory_folder(path: str | Path) -> DoryFolder:
         raise TilewiseError(f"--golden {path}: the folder has no input.txt; DORY's golden folder "
                             f"holds input.txt (the network input) and out_layerN.txt (each layer's "
                             f"output)")
-    layers = sorted(((int(m.group(1)), f) for f in p.iterdir()
-                     if (m := _LAYER_FILE.match(f.name)) and f.is_file()))
+    layers = sorted((int(m.group(1)), f) for f in p.iterdir()
+                     if (m := _LAYER_FILE.match(f.name)) and f.is_file())
     output = p / "output.txt"
     if not layers and not output.is_file():
         raise TilewiseError(f"--golden {path}: the folder holds no out_layerN.txt and no "
@@ -418,10 +419,10 @@ def compare_layers(project, lg, graph: Graph, x: Any, golden: Sequence[GoldenTen
     generated C's value of it — the dump build of `project` run on sample `x` — and the golden
     model's: the `golden_layers` rows."""
     from ..golden.layers import run_layers
+    from ..golden.samples import feeds
     from .build import build_host
     from .layer_errors import split_dump
     from .run import run_harness
-    from ..golden.samples import feeds
 
     cands = candidates(graph)
     values = {k: np.asarray(v) for k, v in run_layers(lg, feeds(lg, x), keep_all=True).items()}

@@ -19,14 +19,16 @@ other dtype as itself (locate.py reads the same dump for one input).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
 from ..codegen.project import Project
 from ..errors import TilewiseError
 from ..golden.layers import run_layers
+from ..golden.samples import feeds
 from ..ir.layer import LayerGraph
 from ..ir.packing import unpack
 from ..ir.tensor import dtype_bits, is_sub_byte, np_dtype
@@ -35,7 +37,6 @@ from .build import build_host
 from .csv_files import write_csv
 from .float_layers import FLOAT_COLUMNS, FloatReference
 from .run import run_harness
-from ..golden.samples import feeds
 
 LAYER_COLUMNS = ("index", "name", "op", "module", "binding", "dtype", "scale", "elements",
                  "mismatches", "max_abs_diff_q", "max_abs_diff", "rmse", "mean_error", "cos")

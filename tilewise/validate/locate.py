@@ -14,10 +14,10 @@ from typing import Any
 import numpy as np
 
 from ..golden.layers import run_layers
+from ..golden.samples import feeds
 from ..ir.layer import LayerGraph
 from ..ir.packing import unpack
 from ..ir.tensor import dtype_bits, is_sub_byte, nhwc_view, np_dtype
-from ..golden.samples import feeds
 
 
 def first_difference(lg: LayerGraph, manifest: dict[str, Any], x: Any,

@@ -20,7 +20,8 @@ Undefined values are None, never NaN or inf, so the JSON stays valid. Sums are i
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 

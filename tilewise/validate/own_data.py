@@ -55,14 +55,13 @@ from typing import Any
 import numpy as np
 
 from ..errors import TilewiseError
+from ..golden.samples import arrays
 from ..ir.tensor import np_dtype
 from . import metrics as M
-from .csv_files import write_csv
-from .check import (ValidationReport, check_platform, golden_outputs, release_work_dir,
-                    validate_network, work_dir)
+from .check import ValidationReport, check_platform, golden_outputs, release_work_dir, validate_network, work_dir
 from .chunked import CHUNK, run_chunks
+from .csv_files import write_csv
 from .data import read_labels
-from ..golden.samples import arrays
 
 METRICS_CSV = "metrics.csv"
 LAYER_CSV = "layer_errors.csv"

@@ -22,20 +22,31 @@ which `--input-dtype` makes `generate` write the same C.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
 from ..errors import TilewiseError
+from ..golden.samples import sample
 from ..ir.graph import Graph
 from ..ir.layer import LayerGraph
-from .data import (EdgeSpec, UserArray, check_count, container_inputs, infer_code_dtype,
-                   input_specs, integral_codes, onnx_input_order, output_specs, read_arrays,
-                   to_ir)
+from .data import (
+    EdgeSpec,
+    UserArray,
+    check_count,
+    container_inputs,
+    infer_code_dtype,
+    input_specs,
+    integral_codes,
+    onnx_input_order,
+    output_specs,
+    read_arrays,
+    to_ir,
+)
 from .golden_files import GoldenTensor, check_counts, input_array, read_activations, read_dory_folder
-from ..golden.samples import sample
 
 
 @dataclass

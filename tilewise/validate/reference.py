@@ -32,17 +32,18 @@ a `ReferenceError`: one sentence naming the model and the runtime's own first li
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
 from ..errors import TilewiseError
+from ..golden.samples import arrays, sample
 from ..ir.graph import Graph
 from ..ir.layout import model_input
 from ..ir.tensor import is_sub_byte
-from ..golden.samples import arrays, sample
 
 LITERT = "LiteRT BUILTIN_REF"
 ORT = "onnxruntime"

@@ -24,9 +24,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ...templating import render as _render
 from ...ir.layer import Layer, LayerGraph
 from ...ir.ops import Op
+from ...templating import render as _render
 from ..base import Binding, Family, LayerConstants, Precision, TileRules, per_mode
 from ..portable.common import FAMILY as PORTABLE
 from ..portable.common import S8, u8_offset

@@ -32,9 +32,9 @@ from typing import Any
 
 import numpy as np
 
-from ...templating import render as _render
 from ...ir.layer import Layer, LayerGraph, LoopNest
 from ...ir.ops import Op
+from ...templating import render as _render
 from ..base import Binding, Family, LayerConstants, Precision, TileRules, per_mode
 from ..portable.common import FAMILY as PORTABLE
 from ..portable.common import S8, u8_offset

@@ -48,11 +48,11 @@ from typing import Any
 
 import numpy as np
 
-from ...templating import render as _render
 from ...ir.layer import Layer, LayerGraph, LoopNest
 from ...ir.ops import Op
+from ...templating import render as _render
 from ..base import Binding, Family, LayerConstants, Precision, TileRules, per_mode
-from ..portable.common import S8, u8_offset
+from ..portable.common import S8
 from ..portable.common import TEMPLATES as PORTABLE_TEMPLATES
 from ..portable.weighted import stored_pad
 from ..pulp import constants as pulp_constants

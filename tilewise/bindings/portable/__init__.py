@@ -52,7 +52,7 @@ stored biased (common.py).
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

@@ -24,8 +24,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ...templating import render as _render
 from ...ir.layer import Layer, LayerGraph
+from ...templating import render as _render
 from ..base import Family
 
 FAMILY = Family(name="portable", c_dir=Path(__file__).resolve().parent / "c",

@@ -61,8 +61,19 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ...ir.layer import LoopNest
-from ..cost_terms import (Term, ceil4, ceil_div, ident, lin, not_first, not_last, on_last, parity,
-                          parity_of_ceil, per_image)
+from ..cost_terms import (
+    Term,
+    ceil4,
+    ceil_div,
+    ident,
+    lin,
+    not_first,
+    not_last,
+    on_last,
+    parity,
+    parity_of_ceil,
+    per_image,
+)
 
 
 def _q(L: int):

@@ -23,8 +23,9 @@ stored bytes back and clamps in uint8 values). int8 and uint8 operands never mix
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 

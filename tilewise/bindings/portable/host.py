@@ -53,9 +53,17 @@ from ...golden.onnx_ops import requantize_values
 from ...golden.shape_ops import rescale_values
 from ...ir.layer import Layer, LayerGraph
 from ...ir.ops import Op
-from ...ir.params import (ClampParams, ConcatParams, OnnxQuantizeParams, PadParams, TfliteAddSubParams,
-                          TfliteMulParams, TfliteRequantizeParams, TransposeConvParams,
-                          TransposeParams)
+from ...ir.params import (
+    ClampParams,
+    ConcatParams,
+    OnnxQuantizeParams,
+    PadParams,
+    TfliteAddSubParams,
+    TfliteMulParams,
+    TfliteRequantizeParams,
+    TransposeConvParams,
+    TransposeParams,
+)
 from ...ir.tensor import dtype_bits, dtype_range
 from ..base import Binding, LayerConstants, Precision, TileRules, per_mode
 from . import int_ops, subbyte

@@ -31,15 +31,14 @@ weighted ones by their geometry and the others as its untiled ("other") ops.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from itertools import product
-from typing import Callable
 
 import numpy as np
 
 from ...ir.layer import Layer, LayerGraph
 from ...ir.ops import Op
-from ...ir.params import (HardswishParams, IntArithParams, MatMulParams, ReduceParams, RequantParams,
-                          SliceParams)
+from ...ir.params import HardswishParams, IntArithParams, MatMulParams, ReduceParams, RequantParams, SliceParams
 from ...ir.requant import Requant
 from ...ir.tensor import dtype_bits, dtype_range
 from ..base import Binding, ConstLayout, LayerConstants, Precision, TileRules, per_mode

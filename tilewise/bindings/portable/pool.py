@@ -25,8 +25,7 @@ import numpy as np
 
 from ...golden.pool import _mean_scale
 from ...ir.layer import Layer, LayerGraph
-from ...ir.params import (MaxPoolParams, OnnxAvgPoolParams, OnnxMeanParams, TfliteAvgPoolParams,
-                          TfliteMeanParams)
+from ...ir.params import MaxPoolParams, OnnxAvgPoolParams, OnnxMeanParams, TfliteAvgPoolParams, TfliteMeanParams
 from ...ir.tensor import dtype_range
 from ..base import LayerConstants
 from .common import render, u8_offset, zero_point

@@ -35,8 +35,8 @@ import numpy as np
 
 from ...ir.layer import Layer, LayerGraph
 from ...ir.params import MaxPoolParams, TfliteAddSubParams, TfliteAvgPoolParams, TfliteMulParams
-from ..base import LayerConstants
 from ...ir.tensor import dtype_bits
+from ..base import LayerConstants
 from .checks import INT32_MAX, acc_bound
 from .common import render, u8_offset, zero_point
 from .elementwise import add_sub_params

@@ -38,13 +38,13 @@ import numpy as np
 
 from ...ir.layer import Layer, LayerGraph
 from ...ir.ops import Op
-from ...ir.params import MaxPoolParams
 from ...ir.packing import pack
+from ...ir.params import MaxPoolParams
 from ...ir.tensor import dtype_bits, dtype_range
 from ..base import Binding, ConstLayout, LayerConstants, Precision, TileRules, per_mode
 from . import checks, constants, untiled
-from .cost import SubByteScalar
 from .common import FAMILY, batch_one, render, u8_offset
+from .cost import SubByteScalar
 from .weighted import requant_data, stored_pad
 
 UNTILED = TileRules(l3=False, untiled=True)

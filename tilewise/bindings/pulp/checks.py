@@ -9,7 +9,7 @@ noun phrase for partition's one-sentence reason, or None.
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from ...golden.pool import _mean_scale
 from ...ir.layer import Layer, LayerGraph

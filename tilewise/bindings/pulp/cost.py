@@ -113,8 +113,7 @@ import numpy as np
 
 from ...ir.layer import LoopNest
 from ...ir.operands import REDUCING
-from ..cost_terms import (Term, ceil4, ident, lin, not_first, not_last, on_first, on_last,
-                          tile_cycles)
+from ..cost_terms import Term, ceil4, ident, lin, not_first, not_last, on_first, on_last, tile_cycles
 
 #: entries of each input's add / sub table (tw_pulp_elementwise.h TW_PULP_ADD_VALUES)
 ADD_VALUES = 256

@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...golden import fixedpoint
 from ...ir.layer import Layer, LayerGraph
 from ..base import LayerConstants
 from ..portable import elementwise, pool
 from ..portable.common import u8_offset
-from ...golden import fixedpoint
 from . import addfold, constants
 from .common import render
 

@@ -59,8 +59,8 @@ from ..portable import checks as portable_checks
 from ..portable import constants as portable_constants
 from ..portable.weighted import stored_pad
 from . import constants
-from .cost import SubbyteCost
 from .common import FAMILY, render
+from .cost import SubbyteCost
 from .weighted import output_clamp
 
 #: the element widths the kernels take
