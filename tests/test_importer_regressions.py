@@ -404,3 +404,26 @@ def test_tflite_softmax_beta_not_finite_positive(tmp_path, capsys, monkeypatch, 
     p = tmp_path / "softmax.tflite"
     p.write_bytes(b.build())
     _refused(p, capsys, monkeypatch, "operator 0 (SOFTMAX", f"has beta {beta}")
+
+
+# ---------------------------------------------------------------- a long run at seed 29 (20,000 files)
+
+def test_window_pads_beyond_any_tensor(tmp_path, capsys, monkeypatch):
+    """ValueError (array too big) in the tiler's cost model: a MaxPool padded by 2^62."""
+    p = _mutated(tmp_path, "deeploy/kernels/MaxPool/Regular_1D/network.onnx",
+                 lambda m: _set_attr(_node(m, "MaxPool"), "pads", [1 << 62, 0]))
+    _refused(p, capsys, monkeypatch, "node 'MaxPool'", "pad by less than 65536")
+
+
+@pytest.mark.parametrize("rel, clip", [("nemo/SmartAgri-net/model_int.onnx", "Clip_11"),
+                                       ("quantlab_dory/Dronet/DRONETV3_ql_integerized.onnx", "Clip_58")])
+def test_clip_to_a_bound_beyond_int32(tmp_path, capsys, monkeypatch, rel, clip):
+    """OverflowError in golden.requant.apply_requant: a requantization chain's Clip min made 1e38."""
+    p = _mutated(tmp_path, rel, lambda m: _set_attr(next(n for n in m.graph.node if n.name == clip), "min", 1e38))
+    _refused(p, capsys, monkeypatch, f"node '{clip}'", "clips everything to 1e+38, beyond int32")
+
+
+def test_requantization_divisor_nan(tmp_path, capsys, monkeypatch):
+    """ValueError (NaN to integer) in onnx_nemo._integer_divisor: a chain's Div constant made nan."""
+    p = _mutated(tmp_path, "nemo/TCN_T/TCN.onnx", lambda m: _set_constant(m, "Constant_122", float("nan")))
+    _refused(p, capsys, monkeypatch, "(Div)", "divides")

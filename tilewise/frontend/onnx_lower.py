@@ -479,6 +479,8 @@ def window_pads(lw: Lowering, node: ONode, in_hw: tuple[int, int], kernel: tuple
         if len(p) != 4:
             raise unsupported(lw.g, node, f"has {len(p)} pad values", "tilewise supports 2-D windows")
         pads = (p[0], p[1], p[2], p[3])
+        if max(abs(v) for v in pads) > 1 << 16:
+            raise unsupported(lw.g, node, f"has pads {p}", "pad by less than 65536; the model is malformed")
     elif auto == "VALID":
         pads = (0, 0, 0, 0)
     elif auto in ("SAME_UPPER", "SAME_LOWER"):

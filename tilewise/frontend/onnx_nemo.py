@@ -183,7 +183,7 @@ class _Chain:
 
 def _integer_divisor(vec: np.ndarray) -> int | None:
     """A uniform positive integer divisor (not a power of two), else None."""
-    if len(set(vec)) != 1 or vec[0] <= 0 or vec[0] != round(vec[0]):
+    if len(set(vec)) != 1 or not math.isfinite(vec[0]) or vec[0] <= 0 or vec[0] != round(vec[0]):
         return None
     return int(vec[0])
 
@@ -294,6 +294,11 @@ def _absorb(g: OnnxGraph, cons: dict, node: ONode, channels: int, conv: bool) ->
                 for v in (lo, hi):
                     if v is not None and not (math.isfinite(v) and v == round(v)):
                         raise unsupported(g, c, f"clips to the non-integer bound {v}", "clip to integers")
+                lo = None if lo is not None and lo <= -2.0 ** 31 else lo   # below int32: no bound
+                hi = None if hi is not None and hi >= 2.0 ** 31 - 1 else hi
+                for v in (lo, hi):
+                    if v is not None and not -2.0 ** 31 < v < 2.0 ** 31 - 1:
+                        raise unsupported(g, c, f"clips everything to {v:g}, beyond int32", "clip within int32")
                 ch.lo = lo if ch.lo is None else (ch.lo if lo is None else max(ch.lo, lo))
                 ch.hi = hi if ch.hi is None else (ch.hi if hi is None else min(ch.hi, hi))
             else:
