@@ -427,3 +427,37 @@ def test_requantization_divisor_nan(tmp_path, capsys, monkeypatch):
     """ValueError (NaN to integer) in onnx_nemo._integer_divisor: a chain's Div constant made nan."""
     p = _mutated(tmp_path, "nemo/TCN_T/TCN.onnx", lambda m: _set_constant(m, "Constant_122", float("nan")))
     _refused(p, capsys, monkeypatch, "(Div)", "divides")
+
+
+# ---------------------------------------------------------------- a long run at seed 30 (20,000 files)
+
+def test_tflite_graph_output_a_constant(tmp_path, capsys, monkeypatch):
+    """KeyError in report.memory_summary: a graph output that names a weight buffer (no layer
+    writes it)."""
+    b = ModelBuilder()
+    x = b.input("x", (1, 4, 4, 3), "int8", scale=0.03, zero_point=-1)
+    w = b.const("w", np.ones((2, 1, 1, 3), np.int8), "int8", scale=np.full(2, 0.01), zero_point=0)
+    bias = b.const("b", np.zeros(2, np.int32), "int32", scale=np.full(2, 3e-4), zero_point=0)
+    y = b.tensor("y", (1, 4, 4, 2), "int8", scale=0.05, zero_point=0)
+    b.op("CONV_2D", [x, w, bias], [y], "Conv2DOptions", Padding=SAME, StrideW=1, StrideH=1,
+         DilationWFactor=1, DilationHFactor=1)
+    b.output(y)
+    b.output(bias)
+    p = tmp_path / "const_out.tflite"
+    p.write_bytes(b.build())
+    monkeypatch.delenv("TILEWISE_DEBUG", raising=False)
+    rc = cli.main(["analyze", str(p), "--target", "gap8"])
+    err = capsys.readouterr().err.strip()
+    assert rc == 2 and "graph output 'b' is a constant, not a layer's result" in err, err
+
+
+def test_concat_of_zero_dimensional_tensors(tmp_path, capsys, monkeypatch):
+    """ZeroDivisionError in onnx_qop.concat: a Concat of 0-D integer tensors."""
+    x = helper.make_tensor_value_info("x", onnx.TensorProto.INT8, [])
+    y = helper.make_tensor_value_info("y", onnx.TensorProto.INT8, [])
+    z = helper.make_tensor_value_info("z", onnx.TensorProto.INT8, None)
+    node = helper.make_node("Concat", ["x", "y"], ["z"], name="cat", axis=0)
+    model = helper.make_model(helper.make_graph([node], "g", [x, y], [z]), opset_imports=[helper.make_opsetid("", 13)])
+    p = tmp_path / "concat0d.onnx"
+    p.write_bytes(model.SerializeToString())
+    _refused(p, capsys, monkeypatch, "node 'cat'", "0-D")

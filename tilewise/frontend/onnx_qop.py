@@ -358,6 +358,9 @@ def concat(lw: Lowering, node: ONode) -> None:
     if len({key(lw.t(i)) for i in ins}) != 1:
         raise unsupported(lw.g, node, "concatenates integer tensors quantized differently", "use QLinearConcat or requantize first")
     perm = lw.perm[ins[0]]
+    if not perm:
+        raise unsupported(lw.g, node, "concatenates 0-D tensors", "concatenate tensors of rank 1 or more; the model "
+                          "is malformed")
     axis = int(node.attr("axis")) % len(perm)
     qs = (t0.quant.scale[0], t0.quant.zp) if t0.quant is not None else (1.0, 0)
     _check_concat(lw, node, ins, perm.index(axis))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..errors import GraphError
 from ..ir.graph import Graph
 from ..ir.layer import LayerGraph
 from ..ir.verify import verify
@@ -14,8 +15,18 @@ def canonicalize(graph: Graph) -> Graph:
 
 
 def lower(graph: Graph) -> LayerGraph:
-    """The full pass pipeline: Graph -> canonical Graph -> LayerGraph."""
-    return lower_graph(canonicalize(graph))
+    """The full pass pipeline: Graph -> canonical Graph -> LayerGraph; a graph output that no
+    layer writes (a constant, or a tensor fused inside a layer) is refused in one sentence."""
+    canonical = canonicalize(graph)
+    lg = lower_graph(canonical)
+    for o in lg.outputs:
+        if o not in lg.tensors:
+            t = canonical.tensors.get(o)
+            what = "a constant" if t is not None and t.is_const else \
+                "a tensor tilewise computes inside a layer (a fused activation, pad or clamp)"
+            raise GraphError(f"{graph.source or graph.name}: graph output '{o}' is {what}, not a layer's "
+                             f"result; make the network's outputs the results of its last layers")
+    return lg
 
 
 __all__ = ["canonicalize", "lower", "fold_pads", "drop_noop_reshapes", "fold_clamps", "lower_graph"]
