@@ -45,12 +45,12 @@ def run_demo(out_dir: Path | None = None, n_inputs: int = 20, target: str = "gap
             report = validate_model(EXAMPLE_ONNX, ns, graph, n_inputs, 0, project_dir)
             console.print(f"generated, built and ran {project_dir} (see its README.md and layers/)"
                           + (" — a temporary directory: `tilewise demo -o DIR` keeps the projects"
-                             if temporary else ""))
+                             if temporary else ""), soft_wrap=True)   # a path is not folded
             print(format_report(report), flush=True)
             ok = ok and report.bit_exact
     if temporary and ok:
         remove_tree(out, settle=0)
     elif temporary:
-        console.print(f"the projects are kept in {out} to look at the mismatch")
+        console.print(f"the projects are kept in {out} to look at the mismatch", soft_wrap=True)
     console.rule("[bold green]demo: bit-exact" if ok else "[bold red]demo: MISMATCH")
     return 0 if ok else 1
