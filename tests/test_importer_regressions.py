@@ -461,3 +461,18 @@ def test_concat_of_zero_dimensional_tensors(tmp_path, capsys, monkeypatch):
     p = tmp_path / "concat0d.onnx"
     p.write_bytes(model.SerializeToString())
     _refused(p, capsys, monkeypatch, "node 'cat'", "0-D")
+
+
+def test_tflite_activation_with_a_zero_dimension(tmp_path, capsys, monkeypatch):
+    """ZeroDivisionError in tflite_ops.depthwise_conv_2d (seed 31): an activation of 0 channels."""
+    b = ModelBuilder()
+    x = b.input("x", (1, 4, 4, 0), "int8", scale=0.03, zero_point=-1)
+    w = b.const("w", np.ones((1, 3, 3, 2), np.int8), "int8", scale=np.full(2, 0.01), zero_point=0)
+    bias = b.const("b", np.zeros(2, np.int32), "int32", scale=np.full(2, 3e-4), zero_point=0)
+    y = b.tensor("y", (1, 4, 4, 2), "int8", scale=0.05, zero_point=0)
+    b.op("DEPTHWISE_CONV_2D", [x, w, bias], [y], "DepthwiseConv2DOptions", Padding=SAME, StrideW=1, StrideH=1,
+         DepthMultiplier=1, DilationWFactor=1, DilationHFactor=1)
+    b.output(y)
+    p = tmp_path / "zero.tflite"
+    p.write_bytes(b.build())
+    _refused(p, capsys, monkeypatch, "tensor 0 'x' has the shape [1, 4, 4, 0], with a zero dimension")

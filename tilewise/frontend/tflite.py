@@ -194,6 +194,9 @@ def read_flatbuffer(data: bytes, source: str) -> TfliteModel:
                 raw = _tensor_data(buffers[bidx], data)
             elif bidx >= len(buffers) and bidx != 0:
                 raise ModelFormatError(f"tensor {i} refers to buffer {bidx} of {len(buffers)}")
+            if raw is None and 0 in shape:   # an empty activation: no network computes on one
+                raise ModelFormatError(f"tensor {i} '{_text(t.Name())}' has the shape {list(shape)}, with a zero "
+                                       f"dimension")
             q = t.Quantization()
             scale: tuple[float, ...] = ()
             zps: tuple[int, ...] = ()
