@@ -476,3 +476,16 @@ def test_tflite_activation_with_a_zero_dimension(tmp_path, capsys, monkeypatch):
     p = tmp_path / "zero.tflite"
     p.write_bytes(b.build())
     _refused(p, capsys, monkeypatch, "tensor 0 'x' has the shape [1, 4, 4, 0], with a zero dimension")
+
+
+def test_tflite_tensor_with_a_negative_dimension(tmp_path, capsys, monkeypatch):
+    """ValueError (negative dimensions) in passes.lower (seed 31): a tensor's shape of -1 (the
+    dynamic mark belongs in shape_signature, not shape)."""
+    b = ModelBuilder()
+    x = b.input("x", (1, 4, 4, -1), "int8", scale=0.03, zero_point=-1)
+    y = b.tensor("y", (1, 4, 4, 2), "int8", scale=0.05, zero_point=0)
+    b.op("RELU", [x], [y])
+    b.output(y)
+    p = tmp_path / "negative.tflite"
+    p.write_bytes(b.build())
+    _refused(p, capsys, monkeypatch, "tensor 0 'x' has the shape [1, 4, 4, -1], with a negative dimension")

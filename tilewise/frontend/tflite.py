@@ -194,9 +194,10 @@ def read_flatbuffer(data: bytes, source: str) -> TfliteModel:
                 raw = _tensor_data(buffers[bidx], data)
             elif bidx >= len(buffers) and bidx != 0:
                 raise ModelFormatError(f"tensor {i} refers to buffer {bidx} of {len(buffers)}")
-            if raw is None and 0 in shape:   # an empty activation: no network computes on one
-                raise ModelFormatError(f"tensor {i} '{_text(t.Name())}' has the shape {list(shape)}, with a zero "
-                                       f"dimension")
+            # -1 belongs in shape_signature, not shape; an empty activation: no network computes on one
+            if any(d < 0 for d in shape) or (raw is None and 0 in shape):
+                raise ModelFormatError(f"tensor {i} '{_text(t.Name())}' has the shape {list(shape)}, with a "
+                                       f"{'negative' if min(shape) < 0 else 'zero'} dimension")
             q = t.Quantization()
             scale: tuple[float, ...] = ()
             zps: tuple[int, ...] = ()
