@@ -489,3 +489,11 @@ def test_tflite_tensor_with_a_negative_dimension(tmp_path, capsys, monkeypatch):
     p = tmp_path / "negative.tflite"
     p.write_bytes(b.build())
     _refused(p, capsys, monkeypatch, "tensor 0 'x' has the shape [1, 4, 4, -1], with a negative dimension")
+
+
+def test_true_integer_div_merged_mul_infinite(tmp_path, capsys, monkeypatch):
+    """OverflowError in onnx_int.rewrite (seed 31): the RequantShift after a TrueIntegerDiv
+    multiplies by inf."""
+    p = _mutated(tmp_path, "deeploy/kernels/TrueIntegerDiv/network.onnx",
+                 lambda m: _set_initializer(m, "PACTOps::RequantShift_21", np.inf))
+    _refused(p, capsys, monkeypatch, "node 'RequantShift_3'", "after the TrueIntegerDiv, beyond int64")

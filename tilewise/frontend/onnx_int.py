@@ -248,6 +248,9 @@ def rewrite(g: OnnxGraph) -> OnnxGraph:
             if y * eta + eps == 0:
                 raise unsupported(g, n, f"divides by y·η + ε = {y}·{eta} + {eps} = 0", "the model is malformed")
             coeff = (delta * eta) // (y * eta + eps) * TID_STRETCH
+            if not (np.isfinite(_scalar(mul)) and abs(_scalar(mul) * coeff) < 2.0 ** 62):
+                raise unsupported(g, r, f"multiplies by {_scalar(mul):g}·{coeff} after the TrueIntegerDiv, beyond int64",
+                                  "keep the RequantShift's mul within int32")
             new_mul = f"{r.name}__tid_mul"
             consts[new_mul] = np.asarray(round(_scalar(mul) * coeff), dtype=np.float64)
             attrs = dict(r.attrs)
