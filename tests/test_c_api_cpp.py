@@ -31,9 +31,16 @@ from tilewise.ir.tensor import np_dtype
 from tilewise.passes import lower
 from tilewise.validate.check import golden_outputs
 
+from .conftest import absent
+
 APP = Path(__file__).parent / "c" / "cpp_app" / "app.cpp"
 
-pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+
+
+@pytest.fixture(autouse=True)
+def _gxx() -> None:
+    if shutil.which("g++") is None:
+        absent("g++ is not installed (`make test` installs it)")
 
 
 def _build_app(project: Path, tmp: Path, extra_inc: tuple[str, ...] = ()) -> Path:

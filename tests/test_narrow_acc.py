@@ -5,7 +5,6 @@ seed's hand values, the two's complement wrap-around (golden per MAC == golden o
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import replace
 from pathlib import Path
 
@@ -24,12 +23,12 @@ from tilewise.pipeline import schedule_network
 from tilewise.targets.idsp import TARGET as IDSP
 from tilewise.validate.check import validate_path
 
+from .conftest import absent, models_dir
 from .onnx_models import Net, quantize
 
 ROOT = Path(__file__).resolve().parents[1]
-KWS = ROOT.parent / "shared" / "models" / "mlperf_tiny" / "kws_dscnn.tflite"
+KWS = models_dir() / "mlperf_tiny" / "kws_dscnn.tflite"
 WEIGHTED = (Op.CONV2D, Op.DEPTHWISE, Op.FULLY_CONNECTED)
-
 
 # --- the bounds of seed 002 §4.3–4.4 on its own worked examples ---------------------------------
 
@@ -216,9 +215,7 @@ def test_idsp_16bit_wraps_like_the_golden_model(models, tmp_path):
 
 def test_idsp_kws_32bit_bit_exact(tmp_path):
     if not KWS.exists():
-        if os.environ.get("TILEWISE_REQUIRE_MODELS") == "1":
-            pytest.fail(f"{KWS} is missing")
-        pytest.skip(f"{KWS} is missing")
+        absent(f"{KWS} is missing (set TILEWISE_MODELS)")
     r = validate_path(KWS, IDSP, n_random=4, out_dir=tmp_path / "kws")
     assert r.bit_exact, r.mismatches
     assert r.golden_vs_reference == 0
