@@ -183,3 +183,40 @@ def test_schedule_layer_api(monkeypatch):
     monkeypatch.setitem(TILERS, "fake", "fake_tiler:tile")
     assert schedule_layer(nest, g9, tiler="fake").cycles == schedule_layer(nest, g9).cycles
     assert calls == ["cluster", "ne16"]              # the L2 module never reaches a tiler
+
+
+@pytest.mark.parametrize("case", range(len(BRUTE)))
+def test_sliced_search_is_the_same_search(case, monkeypatch):
+    """With the expansion taken in slices (`_CAP`: families and values of a dimension a few at a
+    time) the branch and bound finds the same optimum as in one piece."""
+    from tilewise.schedule import model
+
+    tname, l1, cores, nest = BRUTE[case]
+    t = small(tname, l1, cores)
+    m = seed002(t, nest) if tname == "idsp" else placed(t, nest)
+    whole = tile(nest, t, m)
+    monkeypatch.setattr(model, "_CAP", 3)
+    sliced = tile(nest, t, m)
+    assert sliced.cycles == pytest.approx(whole.cycles, rel=1e-9) and sliced.l1_bytes == whole.l1_bytes
+
+
+def test_large_extents_tile_in_bounded_memory():
+    """A 4,096-row GEMM of 1,024 inputs (4 MB: fits gap8's L3) once needed every tile-size
+    combination of its loops at once (2.7 GB before pruning); sliced, the search stays small.
+    Run in a child process with 1.5 GB of address space so that a regression fails, not swaps."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = (
+        "import resource; resource.setrlimit(resource.RLIMIT_AS, (1536 << 20, 1536 << 20))\n"
+        "from tests.test_model_tiler import conv\n"
+        "from tests.placed import placed\n"
+        "from tests.pulp_targets import tiled\n"
+        "from tilewise.schedule.model import tile\n"
+        "t = tiled('gap8'); nest = conv(10, 1024, 4096, 1, 1, 1, 0, kind='fc')\n"
+        "s = tile(nest, t, placed(t, nest)); print(s.tile_sizes['c'], s.l1_bytes <= t.memory('L1').free)\n")
+    root = Path(__file__).resolve().parent.parent
+    r = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.split() == ["1024", "True"], r.stdout

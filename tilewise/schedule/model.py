@@ -37,6 +37,8 @@ from .space import REDUCING, LayerSchedule, inner_loops, loop_dims, operands
 EXPANSION = ("k", "oy", "c", "ox", "n")
 _TOL = 1e-9
 _BATCH = 512
+#: the most candidates one expansion step holds at once (see `_expand`)
+_CAP = 1 << 20
 
 
 def candidate_orders(nest: LoopNest, placement: Placement) -> list[tuple[str, ...]]:
@@ -118,34 +120,54 @@ def _branch_and_bound(ev: Evaluator, orders: list, buf: int, best: _Best) -> Non
     """Fix tile sizes dimension by dimension for all loop orders at once (they share every
     order-independent part of the bound); a family survives while some order can still fit and
     beat the incumbent."""
-    cur: dict[str, np.ndarray] = {}
-    free = set(ev.dims)
-    size = 1
-    alive = None
-    for d in [d for d in EXPANSION if d in ev.dims]:
-        values = ev.values[d]
-        cur = {k: np.repeat(v, len(values)) for k, v in cur.items()}
-        cur[d] = np.tile(values, size)
-        free.discard(d)
-        fr = frozenset(free)
-        fits = ev.fits(cur, None, buf, fr)      # the same for every order
-        idx = np.flatnonzero(fits)
-        cur = {k: v[idx] for k, v in cur.items()}
-        fits = fits[idx]
-        parts = ev.parts(cur, fr)
-        alive = np.zeros((len(orders), len(idx)), bool)
-        lbs = np.full(alive.shape, np.inf)
-        for i, order in enumerate(orders):
-            lb = np.broadcast_to(ev.combine(parts, order, buf), fits.shape)
-            alive[i] = fits & (lb < best.cycles * (1 + _TOL))
-            lbs[i] = lb
-        keep = alive.any(0)
-        idx = np.flatnonzero(keep)
-        cur = {k: v[idx] for k, v in cur.items()}
-        alive, lbs = alive[:, idx], lbs[:, idx]
-        size = len(idx)
-        if size == 0:
+    dims = tuple(d for d in EXPANSION if d in ev.dims)
+    _expand(ev, orders, buf, best, {}, 1, dims, frozenset(ev.dims))
+
+
+def _expand(ev: Evaluator, orders: list, buf: int, best: _Best, cur: dict[str, np.ndarray],
+            size: int, dims: tuple[str, ...], free: frozenset[str]) -> None:
+    """Fix `dims[0]` for the `size` surviving families `cur`, prune, go on with the rest; the
+    leaves are evaluated exactly. When the next expansion would hold more than `_CAP` candidates
+    (very large loop extents: a 65,536-row GEMM), the families and the values of the dimension
+    are taken in slices, depth first: the same candidates are bounded and evaluated, in memory
+    bounded by `_CAP` instead of the product of the extents."""
+    d, values = dims[0], ev.values[dims[0]]
+    if size * len(values) > _CAP:
+        if size > 1:
+            step = max(1, _CAP // len(values))
+            for s in range(0, size, step):
+                _expand(ev, orders, buf, best, {k: v[s:s + step] for k, v in cur.items()},
+                        min(step, size - s), dims, free)
             return
+        for s in range(0, len(values), _CAP):
+            _expand_with(ev, orders, buf, best, cur, 1, d, values[s:s + _CAP], dims, free)
+        return
+    _expand_with(ev, orders, buf, best, cur, size, d, values, dims, free)
+
+
+def _expand_with(ev: Evaluator, orders: list, buf: int, best: _Best, cur: dict[str, np.ndarray],
+                 size: int, d: str, values: np.ndarray, dims: tuple[str, ...],
+                 free: frozenset[str]) -> None:
+    """One step of `_expand`: the families × `values` of `d`, pruned."""
+    cur = {k: np.repeat(v, len(values)) for k, v in cur.items()}
+    cur[d] = np.tile(values, size)
+    fr = free - {d}
+    fits = ev.fits(cur, None, buf, fr)      # the same for every order
+    idx = np.flatnonzero(fits)
+    cur = {k: v[idx] for k, v in cur.items()}
+    fits = fits[idx]
+    parts = ev.parts(cur, fr)
+    alive = np.zeros((len(orders), len(idx)), bool)
+    lbs = np.full(alive.shape, np.inf)
+    for i, order in enumerate(orders):
+        lbs[i] = np.broadcast_to(ev.combine(parts, order, buf), fits.shape)
+        alive[i] = fits & (lbs[i] < best.cycles * (1 + _TOL))
+    if len(dims) > 1:
+        idx = np.flatnonzero(alive.any(0))
+        if len(idx):
+            _expand(ev, orders, buf, best, {k: v[idx] for k, v in cur.items()}, len(idx),
+                    dims[1:], fr)
+        return
     # leaves: exact, in increasing order of their bound, per loop order
     for i, order in enumerate(orders):
         cand = np.flatnonzero(alive[i])
