@@ -497,3 +497,32 @@ def test_true_integer_div_merged_mul_infinite(tmp_path, capsys, monkeypatch):
     p = _mutated(tmp_path, "deeploy/kernels/TrueIntegerDiv/network.onnx",
                  lambda m: _set_initializer(m, "PACTOps::RequantShift_21", np.inf))
     _refused(p, capsys, monkeypatch, "node 'RequantShift_3'", "after the TrueIntegerDiv, beyond int64")
+
+
+def _input_dim(model: onnx.ModelProto, name: str, axis: int, value: int) -> None:
+    d = next(vi for vi in model.graph.input if vi.name == name).type.tensor_type.shape.dim[axis]
+    d.Clear()
+    d.dim_value = value
+
+
+@pytest.mark.parametrize("rel, name, axis, value", [
+    ("deeploy/kernels/GEMM/Batch_RQ/network.onnx", "x", 1, 2 ** 31 - 1),
+    ("deeploy/kernels/GEMM/Regular_RQPerColumn/network.onnx", "input", 0, 65536),
+    ("deeploy/kernels/MaxPool/Regular_2D/network.onnx", "input_0", 2, 2 ** 31)])
+def test_activations_beyond_every_memory_of_an_l3_target(tmp_path, capsys, monkeypatch, rel, name, axis, value):
+    """MemoryError in the tiler (seeds 29, 31, 32: 3.5–32 GB for its tile-size arrays, 24 GB
+    resident when run unbounded): an input dimension made 65,536 or 2^31 − 1 gives activations
+    larger than gap8's L2 and L3 together; refused before any layer is tiled."""
+    monkeypatch.delenv("TILEWISE_DEBUG", raising=False)
+    p = _mutated(tmp_path, rel, lambda m: _input_dim(m, name, axis, value))
+    rc = cli.main(["analyze", str(p), "--target", "gap8"])
+    err = capsys.readouterr().err.strip()
+    assert rc == 2 and len(err.splitlines()) == 1, err
+    assert str(p) in err and "free in gap8's L2 and L3 together" in err, err
+
+
+def test_residual_add_table_beyond_int64(tmp_path, capsys, monkeypatch):
+    """OverflowError in onnx_int.table_add (seed 32): NEMO's residual scale 1e38 made the add's
+    table terms leave int64 (they are computed in Python integers now, and refused past int32)."""
+    p = _mutated(tmp_path, "nemo/TCN_T/TCN.onnx", lambda m: _set_constant(m, "Constant_43", 1e38))
+    _refused(p, capsys, monkeypatch, "node 'Add_47'", "beyond int32")

@@ -287,12 +287,14 @@ def table_add(lw: Lowering, node: ONode, a: str, b: str, term_a, term_b, shift: 
     if (ta.dtype not in EIGHT_BIT or tb.dtype not in EIGHT_BIT or dtype not in EIGHT_BIT or ta.shape != tb.shape
             or lw.perm[a] != lw.perm[b] or a in lw.flat or b in lw.flat):
         return None
-    tables = []
+    exact = []
     for t, term in ((ta, term_a), (tb, term_b)):
         low = dtype_range(t.dtype)[0]
-        tables.append(np.asarray(term(np.arange(low, low + 256, dtype=np.int64)), dtype=np.int64))
-    if int(np.abs(tables[0]).max()) + int(np.abs(tables[1]).max()) >= 1 << 31 or not 0 <= shift <= 31:
+        # Python integers (an object array): a term past int64 is seen, not wrapped or raised
+        exact.append([int(v) for v in term(np.arange(low, low + 256, dtype=np.int64).astype(object))])
+    if max(map(abs, exact[0])) + max(map(abs, exact[1])) >= 1 << 31 or not 0 <= shift <= 31:
         return None
+    tables = [np.asarray(v, dtype=np.int64) for v in exact]
     y = lw.emit(node, Op.ADD, [a, b], out, None, dtype, INT1,
                 TableAddParams(table_a=tuple(int(v) for v in tables[0]), table_b=tuple(int(v) for v in tables[1]),
                                shift=int(shift), qmin=int(lo), qmax=int(hi)), layout=lw.perm[a])
@@ -411,7 +413,7 @@ def dory_adder(lw: Lowering, node: ONode) -> None:
     def term(rq: Requant | None, mult: int, add: int):
         from ..golden.requant import apply_requant
 
-        return lambda v: mult * (v if rq is None else apply_requant(v, rq)) + add
+        return lambda v: mult * (v if rq is None else apply_requant(v.astype(np.int64), rq).astype(object)) + add
 
     if table_add(lw, node, xs[0], xs[1], term(stages[0], om, oa), term(stages[1], om, 0), os_, lo, hi,
                  lw.out_name(node.outputs[0])):

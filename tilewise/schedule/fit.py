@@ -54,6 +54,8 @@ def check_fits(lg: LayerGraph, target: Target) -> None:
                 f"{source}: the activations live at once at layer '{steps[worst].name}' need "
                 f"{_kb(need)}, more than the {_kb(free)} free in {_where(target, 'L2')} where "
                 f"tilewise keeps every activation, so the network does not fit the chip")
+    elif target.has_memory("L2"):
+        _check_fits_l3(lg, target, source)
     data = target.region("data")
     if data is not None:
         out = sum(lg.tensors[t].nbytes for t in lg.outputs)
@@ -61,6 +63,25 @@ def check_fits(lg: LayerGraph, target: Target) -> None:
             raise TilewiseError(
                 f"{source}: the network's outputs take {_kb(out)}, more than the firmware's data "
                 f"region of {target.name}, the {data.label}, holds")
+
+
+def _check_fits_l3(lg: LayerGraph, target: Target, source: str) -> None:
+    """With an off-chip level, every activation lives in L2 or in an outer level that holds
+    activations: the bytes live at once at the worst step cannot exceed their free bytes together
+    (a mutated or absurd model — a 2^31-element input — is refused here, before the tiler sizes
+    its search by the tensors' extents)."""
+    levels = [target.memory("L2")]
+    while (m := target.outer(levels[-1].name)) is not None:
+        levels.append(m)
+    free = sum(m.free for m in levels)
+    steps = [LayerStep(layer.name, tuple(layer.inputs), layer.output) for layer in lg.layers]
+    sizes = {name: t.nbytes for name, t in lg.tensors.items()}
+    need = lower_bound(activation_buffers(steps, sizes, lg.outputs))
+    if need > free:
+        names = f"{target.name}'s " + " and ".join(m.name for m in levels)
+        raise TilewiseError(
+            f"{source}: its activations need {_kb(need)} live at once, more than the {_kb(free)} "
+            f"free in {names} together, so the network does not fit the chip")
 
 
 def l2_refusal(target: Target, e: TilewiseError) -> TilewiseError:
