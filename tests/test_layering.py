@@ -84,6 +84,7 @@ DYNAMIC: dict[str, str] = {
     "schedule.api": "TILERS: 'tilewise.schedule.<tiler>:tile' strings (checked as constants)",
     "frontend.tflite": "the tflite flatbuffer package's generated classes (not tilewise)",
     "quantize.tflite_build": "the tflite flatbuffer package's generated classes (not tilewise)",
+    "targets.registry": "the chip modules beside it (targets.<chip>, each checked as a source itself)",
 }
 
 LEVEL = {unit: i for i, row in enumerate(LAYERS) for unit in row}

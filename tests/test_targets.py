@@ -147,3 +147,23 @@ def test_lookups():
         t.memory("L4")
     with pytest.raises(KeyError):
         t.module("diana_digital")
+
+
+
+def test_a_chip_is_registered_by_its_own_file(tmp_path, monkeypatch):
+    """Adding a chip touches its own file only: a module of the tilewise.targets package that
+    defines TARGET is a built-in target without a line anywhere else (targets/registry.py)."""
+    import sys
+
+    import tilewise.targets as pkg
+    from tilewise.targets import registry
+
+    (tmp_path / "mychip.py").write_text(
+        "from dataclasses import replace\n\nfrom tilewise.targets.gap8 import TARGET as _GAP8\n\n"
+        "TARGET = replace(_GAP8, name='mychip')\n")
+    monkeypatch.setattr(pkg, "__path__", [*pkg.__path__, str(tmp_path)])
+    monkeypatch.setitem(sys.modules, "tilewise.targets.mychip", None)   # removed again after the test
+    monkeypatch.delitem(sys.modules, "tilewise.targets.mychip")
+    found = registry._builtin()
+    assert "mychip" in found and found["mychip"].memories == found["gap8"].memories
+    assert set(found) - {"mychip"} == {t.name for t in list_targets()}

@@ -1,13 +1,36 @@
-"""The built-in targets by name, with the CLI's overrides (--l1, --l2, --cores, --clock)."""
+"""The built-in targets by name, with the CLI's overrides (--l1, --l2, --cores, --clock).
+
+A built-in target is a module of this package that defines `TARGET` (one file per chip): the
+registry finds them itself, so adding a chip touches its own file only.
+"""
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+
 from ..errors import TilewiseError
-from . import diana, gap8, gap9, idsp, pulp_open, stm32h7
 from .base import Target
 
-_TARGETS: dict[str, Target] = {t.name: t for t in (diana.TARGET, gap8.TARGET, gap9.TARGET, stm32h7.TARGET,
-                                                   idsp.TARGET, pulp_open.TARGET)}
+#: modules of the package that are not chips
+_NOT_CHIPS = frozenset({"base", "registry"})
+
+
+def _builtin() -> dict[str, Target]:
+    """Every `TARGET` of a chip module of this package, by name (duplicate names are a bug)."""
+    found: dict[str, Target] = {}
+    package = __name__.rsplit(".", 1)[0]
+    for info in sorted(pkgutil.iter_modules(importlib.import_module(package).__path__), key=lambda i: i.name):
+        if info.name in _NOT_CHIPS or info.name.startswith("_"):
+            continue
+        target = getattr(importlib.import_module(f"{package}.{info.name}"), "TARGET", None)
+        if isinstance(target, Target):
+            assert target.name not in found, f"two built-in targets named {target.name}"
+            found[target.name] = target
+    return found
+
+
+_TARGETS: dict[str, Target] = _builtin()
 
 
 def list_targets() -> tuple[Target, ...]:
