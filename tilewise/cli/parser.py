@@ -1,5 +1,5 @@
 """How the command line reports what argparse refuses: the project's rule for bad input — one
-sentence naming the option and what to do, exit 2, no usage dump (README "Bad input").
+sentence naming the option and what to do, exit 2, no usage dump (docs/commands.md "Bad input").
 
 `Parser` is the `argparse.ArgumentParser` of `tilewise` and of every subcommand (subparsers take
 their parent's class): a value outside an option's choices names the choices ("--objective

@@ -52,7 +52,7 @@ from .onnx_model import TW_DOMAIN, OnnxGraph, ONode, unsupported
 INT1 = QuantParams((1.0,), (0,))
 NWC = (0, 2, 1)
 #: the ONNX op types this module lowers for the integer exports (its handlers; `tilewise ops`
-#: and the README list them): the module docstring's table
+#: and docs/inputs.md list them): the module docstring's table
 INTEGER_OPS = ("Add", "Sub", "Mul", "MatMul", "Pad", "Slice", "ReduceSum", "ReduceMean")
 INT32_RANGE = dtype_range("int32")
 

@@ -15,7 +15,7 @@ A model with uint8 tensors also gets "session.x64quantprecision" = "1": on x86-6
 (AVX2, AVX-512F) onnxruntime's u8s8 kernels add pairs of uint8 × int8 products in saturating
 int16 (vpmaddubsw), so their results depend on the CPU; the entry makes it take its exact u8u8
 kernels there (and is inert elsewhere). int8-activation models run s8s8 kernels, which are exact.
-A model with 4- or 2-bit tensors (int4 / uint4 / int2 / uint2, README "Sub-byte tensors (design)") runs
+A model with 4- or 2-bit tensors (int4 / uint4 / int2 / uint2, docs/subbyte.md) runs
 with graph optimizations off: onnxruntime has no integer kernels for them (its QDQ fusion would
 make a QLinearConv of uint2, which it then refuses), so it computes them as float DequantizeLinear
 → op → QuantizeLinear — not the integer arithmetic of the golden model, which is then the

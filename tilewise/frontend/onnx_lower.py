@@ -140,7 +140,7 @@ class Lowering:
             dt = self.tensors[self.ir[data]].dtype if data in self.ir else "uint8"
         if dt in ("int4", "int2"):
             raise unsupported(self.g, node, f"quantizes its {what} to signed {dt}",
-                              f"sub-byte activations are unsigned (use u{dt}; README \"Sub-byte tensors (design)\")")
+                              f"sub-byte activations are unsigned (use u{dt}; docs/subbyte.md)")
         if dt not in ("int8", "uint8", "uint4", "uint2"):
             raise unsupported(self.g, node, f"quantizes its {what} to {dt}", "use int8, uint8, uint4 or uint2 activations")
         if not s > 0:

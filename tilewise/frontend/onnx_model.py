@@ -32,7 +32,7 @@ ELEM_DTYPES = {
     onnx.TensorProto.INT16: "int16",
     onnx.TensorProto.INT32: "int32",
     onnx.TensorProto.INT64: "int64",
-    # packed sub-byte activations (README "Sub-byte tensors (design)"), integer model inputs
+    # packed sub-byte activations (docs/subbyte.md), integer model inputs
     onnx.TensorProto.UINT4: "uint4",
     onnx.TensorProto.UINT2: "uint2",
 }

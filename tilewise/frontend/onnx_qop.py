@@ -64,7 +64,7 @@ def onnx_requant(scales: np.ndarray, zp: int, qmin: int, qmax: int) -> Requant:
 
 def weights_int8(lw: Lowering, node: ONode, w: np.ndarray, zp: np.ndarray) -> tuple[np.ndarray, np.ndarray, str]:
     """int8 weights and zero points, and the IR dtype of the weights; uint8 weights are shifted by
-    −128 (products unchanged); int4 / int2 weights (sub-byte, README "Sub-byte tensors") keep their values in an
+    −128 (products unchanged); int4 / int2 weights (sub-byte, docs/subbyte.md) keep their values in an
     int8 container and their dtype."""
     if w.dtype == np.uint8:
         return (w.astype(np.int16) - 128).astype(np.int8), zp.astype(np.int64) - 128, "int8"

@@ -1,4 +1,4 @@
-"""Packed sub-byte storage: the byte layout of 4- and 2-bit tensors (README "Sub-byte tensors (design)").
+"""Packed sub-byte storage: the byte layout of 4- and 2-bit tensors (docs/subbyte.md).
 
 The contract every kernel family follows (the issue-15 sub-byte contract): a b-bit tensor
 (b ∈ {8, 4, 2}) is stored packed little-endian within a byte — element i of the flattened

@@ -20,7 +20,7 @@ DTYPES: dict[str, type] = {
     "int64": np.int64,
     "float32": np.float32,
     "bool": np.bool_,
-    # sub-byte integers (README "Sub-byte tensors (design)"): values live in an int8 / uint8 container
+    # sub-byte integers (docs/subbyte.md): values live in an int8 / uint8 container
     # everywhere in Python; only codegen and the C kernels pack them (ir/packing.py)
     "int4": np.int8,
     "uint4": np.uint8,

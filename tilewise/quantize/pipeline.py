@@ -96,7 +96,7 @@ def calibration_inputs(model: onnx.ModelProto, arr: np.ndarray, source: str, nhw
 class Widths:
     """Bit widths of a quantized model: weights per weighted node label (graph_out.node_labels)
     and activations per calibrated tensor (Plan.points); absent = 8. 8-bit activations are int8,
-    4- and 2-bit ones unsigned (uint4 / uint2, the sub-byte contract, README "Sub-byte tensors")."""
+    4- and 2-bit ones unsigned (uint4 / uint2, the sub-byte contract, docs/subbyte.md)."""
 
     weights: tuple[tuple[str, int], ...] = ()
     acts: tuple[tuple[str, int], ...] = ()

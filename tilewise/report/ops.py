@@ -38,7 +38,7 @@ def ops_json(target=None) -> dict[str, Any]:
     return out
 
 
-#: the exporters each ONNX / TFLite model style comes from (the README table's second column)
+#: the exporters each ONNX / TFLite model style comes from (the second column of docs/inputs.md's table)
 EXPORTERS = {
     ("tflite", "int8/int16 builtin"): "TFLite converter (LiteRT), Keras",
     ("onnx", "qoperator"): "onnxruntime.quantization (QOperator)",
@@ -53,8 +53,8 @@ EXPORTERS = {
 
 
 def ops_markdown() -> str:
-    """The frontends' tables as the README's markdown table (tests/test_docs_ops.py holds the
-    README to it)."""
+    """The frontends' tables as the markdown table of docs/inputs.md (tests/test_docs_ops.py
+    holds the page to it)."""
     rows = ["| format | exporter | style | operators | what |", "|---|---|---|---|---|"]
     for g in frontend_ops():
         ops = ", ".join(g.ops).replace("|", "\\|")

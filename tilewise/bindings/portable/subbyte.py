@@ -10,7 +10,7 @@ tensors by a host core (the modules named "cpu"; host.py adds them to its table)
 | max_pool_sb{B}           | max_pool        | any                            | B→B, B ∈ {4, 2}           | tw_sb_maxpool |
 | reshape_sb{B}            | reshape         | any                            | B→B                       | a byte copy (packed order is the element order) |
 
-Layout (README "Sub-byte tensors (design)", tw_subbyte.h, ir/packing.py): every tensor packed
+Layout (docs/subbyte.md, tw_subbyte.h, ir/packing.py): every tensor packed
 little-endian within a byte in its stored order — activations HWC (u4 / u2 unsigned; 8-bit ones
 int8, uint8 stored biased as for the int8 kernels, common.py), weights in the portable layouts
 (conv [K][FY][FX][C], depthwise [FY][FX][K], dense [K][C]) as signed codes. The constants are
