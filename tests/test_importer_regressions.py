@@ -526,3 +526,10 @@ def test_residual_add_table_beyond_int64(tmp_path, capsys, monkeypatch):
     table terms leave int64 (they are computed in Python integers now, and refused past int32)."""
     p = _mutated(tmp_path, "nemo/TCN_T/TCN.onnx", lambda m: _set_constant(m, "Constant_43", 1e38))
     _refused(p, capsys, monkeypatch, "node 'Add_47'", "beyond int32")
+
+
+def test_requantization_divisor_infinite(tmp_path, capsys, monkeypatch):
+    """OverflowError in onnx_nemo._pow2 (seed 33): QuantLab's requantization Div by inf."""
+    p = _mutated(tmp_path, "quantlab_dory/Dronet/DRONETV3_ql_integerized.onnx",
+                 lambda m: _set_constant(m, "Constant_3", np.inf))
+    _refused(p, capsys, monkeypatch, "divides a float by something other than a power of two")

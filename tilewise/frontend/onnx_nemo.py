@@ -190,7 +190,7 @@ def _integer_divisor(vec: np.ndarray) -> int | None:
 
 def _pow2(vec: np.ndarray) -> int | None:
     """log2 of a uniform positive power of two, else None."""
-    if len(set(vec)) != 1 or not vec[0] > 0:
+    if len(set(vec)) != 1 or not vec[0] > 0 or not math.isfinite(vec[0]):
         return None
     e = math.log2(vec[0])
     return int(e) if e == round(e) else None
