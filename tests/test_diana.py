@@ -29,7 +29,7 @@ KIND = {"conv": 0, "dw": 1, "dense": 2}
 @pytest.fixture(scope="module")
 def lib():
     so = build.build_shared("diana", [DIANA_C / "tw_diana_digital.c",
-                                      build.TESTS_C / "diana_shim.c"], [DIANA_C])
+                                      build.TESTS_C / "diana_shim.c"], [DIANA_C, build.HAL])
     lib = ctypes.CDLL(str(so))
     lib.shim_diana.restype = ctypes.c_long
     return lib

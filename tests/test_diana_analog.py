@@ -267,7 +267,8 @@ def test_numpy_job_is_the_golden_convolution(ks, stride):
 @pytest.fixture(scope="module")
 def lib():
     so = build.build_shared("diana_analog", [ANALOG_C / "tw_diana_analog.c",
-                                             build.TESTS_C / "diana_analog_shim.c"], [ANALOG_C])
+                                             build.TESTS_C / "diana_analog_shim.c"],
+                            [ANALOG_C, build.HAL])
     lib = ctypes.CDLL(str(so))
     lib.shim_analog.restype = ctypes.c_long
     return lib

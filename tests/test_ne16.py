@@ -24,7 +24,7 @@ KIND = {"conv3x3": 0, "dw3x3": 1, "conv1x1": 2}
 @pytest.fixture(scope="module")
 def lib():
     so = build.build_shared("ne16", [NE16_C / "tw_ne16.c", build.TESTS_C / "ne16_shim.c"],
-                           [NE16_C])
+                           [NE16_C, build.HAL])
     lib = ctypes.CDLL(str(so))
     lib.shim_ne16.restype = ctypes.c_long
     return lib

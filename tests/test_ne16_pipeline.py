@@ -23,7 +23,7 @@ from .test_ne16 import CASES, KIND, NE16_C, _layer, _ptr
 @pytest.fixture(scope="module")
 def lib():
     so = build.build_shared("ne16_rows", [NE16_C / "tw_ne16.c", build.TESTS_C / "ne16_rows_shim.c"],
-                           [NE16_C])
+                           [NE16_C, build.HAL])
     lib = ctypes.CDLL(str(so))
     lib.shim_ne16_rows.restype = ctypes.c_long
     lib.shim_ne16_inflight.restype = ctypes.c_int32

@@ -193,6 +193,9 @@ class Family:
     project_dir: str
     header: str
     requires: tuple[Family, ...] = ()
+    #: shipped headers of the HAL folder (codegen/c/tw_hal) the family's C includes, copied into
+    #: the project's tw_hal/ with it (the accelerator families: tw_job_geometry.h)
+    hal_headers: tuple[str, ...] = ()
     #: an accelerator family's job counter as (header, function returning the jobs dispatched
     #: so far): the host harness sums them (codegen/host.py); None = no jobs
     jobs: tuple[str, str] | None = None

@@ -27,7 +27,7 @@ the memory plan (`NetworkSchedule.memory`). Files written:
                                   deletes only those of them it no longer has)
 
 The HAL of the target's platform (`Target.platform`: its hal, hal_l3 and hal_headers) is added
-beside the host HAL.
+beside the host HAL, and the HAL headers the project's families include (`Family.hal_headers`).
 With a C-name prefix other than `tw` (`generate --name`), `render` renames the C identifiers of
 every C file as the last step (names.py: one rename pass over templates' and shipped sources'
 text, so two projects link into one program).
@@ -327,7 +327,7 @@ def render(plan: ProjectPlan) -> dict[str, Content]:
         files[f"tw_runtime/{src.name}"] = src
     platform = target.platform
     hal = [*HAL_FILES, *platform.hal, *(platform.hal_l3 if plan.l3.size else ())]
-    for f in (*hal, *platform.hal_headers):
+    for f in (*hal, *platform.hal_headers, *(h for fam in plan.families for h in fam.hal_headers)):
         files[f"tw_hal/{f}"] = C_LIB / "tw_hal" / f
     files.update(firmware_files(platform))
     if platform.region_linker_scripts:

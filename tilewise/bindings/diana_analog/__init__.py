@@ -36,7 +36,8 @@ from . import arith, checks, constants
 
 FAMILY = Family(name="diana_analog", c_dir=Path(__file__).resolve().parent / "c",
                 project_dir="tw_diana_analog", header="tw_diana_analog.h",
-                requires=(PORTABLE,), jobs=("tw_diana_analog.h", "tw_analog_jobs"))
+                requires=(PORTABLE,), hal_headers=("tw_job_geometry.h",),
+                jobs=("tw_diana_analog.h", "tw_analog_jobs"))
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 

@@ -44,7 +44,7 @@ from . import arith, checks, constants
 
 FAMILY = Family(name="diana_digital", c_dir=Path(__file__).resolve().parent / "c",
                 project_dir="tw_diana", header="tw_diana_kernels.h", requires=(PORTABLE,),
-                jobs=("tw_diana_digital.h", "tw_diana_jobs"))
+                hal_headers=("tw_job_geometry.h",), jobs=("tw_diana_digital.h", "tw_diana_jobs"))
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 #: tw_diana_digital.h job kinds
 KIND = {"conv": "TW_DIANA_CONV", "dw": "TW_DIANA_DEPTHWISE", "dense": "TW_DIANA_DENSE"}

@@ -62,7 +62,8 @@ from ..pulp.weighted import output_clamp
 from . import arith, checks, constants, normquant, pipeline, requant
 
 FAMILY = Family(name="ne16", c_dir=Path(__file__).resolve().parent / "c", project_dir="tw_ne16",
-                header="tw_ne16_kernels.h", requires=(PULP,), jobs=("tw_ne16.h", "tw_ne16_jobs"))
+                header="tw_ne16_kernels.h", requires=(PULP,), hal_headers=("tw_job_geometry.h",),
+                jobs=("tw_ne16.h", "tw_ne16_jobs"))
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 #: tw_ne16.h job kinds
 KIND = {"conv3x3": "TW_NE16_CONV3X3", "dw3x3": "TW_NE16_DEPTHWISE3X3",

@@ -15,7 +15,7 @@ void tw_analog_task_init(tw_analog_task_t *t, int k_h, int k_w, int stride)
     *t = z;
     t->k_h = k_h;
     t->k_w = k_w;
-    t->stride = stride;
+    t->geom.stride = stride;
     t->divisor = 1;
     t->adc_min = -32;
     t->adc_max = 31;
@@ -27,16 +27,7 @@ void tw_analog_task_set_dims(tw_analog_task_t *t, int in_h, int in_w, int in_c, 
                              int out_w, int out_k, int pad_t, int pad_l, int pad_b, int pad_r,
                              int8_t pad_value)
 {
-    t->in_h = in_h;
-    t->in_w = in_w;
-    t->in_c = in_c;
-    t->out_h = out_h;
-    t->out_w = out_w;
-    t->out_k = out_k;
-    t->pad_t = pad_t;
-    t->pad_l = pad_l;
-    t->pad_b = pad_b;
-    t->pad_r = pad_r;
+    tw_job_set_dims(&t->geom, in_h, in_w, in_c, out_h, out_w, out_k, pad_t, pad_l, pad_b, pad_r);
     t->pad_value = pad_value;
 }
 
@@ -87,7 +78,7 @@ long tw_analog_jobs(void)
 /* The weight of column k at row j (j = (fy·k_w + fx)·in_c + c): its 2-bit code sign-extended. */
 static int32_t weight(const tw_analog_task_t *t, int k, int j)
 {
-    size_t row_bytes = (size_t)t->k_h * (size_t)t->k_w * (size_t)t->in_c / 4;
+    size_t row_bytes = (size_t)t->k_h * (size_t)t->k_w * (size_t)t->geom.in_c / 4;
     int code = (t->w[(size_t)k * row_bytes + (size_t)(j / 4)] >> (2 * (j % 4))) & 3;
     return code >= 2 ? code - 4 : code;
 }
@@ -95,9 +86,8 @@ static int32_t weight(const tw_analog_task_t *t, int k, int j)
 /* The input at tile row iy, column ix, channel c (pad_value outside the tile). */
 static int32_t input_at(const tw_analog_task_t *t, int iy, int ix, int c)
 {
-    if (iy < 0 || iy >= t->in_h || ix < 0 || ix >= t->in_w)
-        return t->pad_value;
-    return t->in[((size_t)iy * (size_t)t->in_w + (size_t)ix) * (size_t)t->in_c + (size_t)c];
+    return tw_job_inside(&t->geom, iy, ix) ? t->in[tw_job_in_at(&t->geom, iy, ix, c)]
+                                           : t->pad_value;
 }
 
 /* The array's sum of output (oy, ox, k), bias included. */
@@ -107,9 +97,9 @@ static int32_t accumulate(const tw_analog_task_t *t, int oy, int ox, int k)
     int fy, fx, c;
     for (fy = 0; fy < t->k_h; fy++) {
         for (fx = 0; fx < t->k_w; fx++) {
-            int iy = oy * t->stride - t->pad_t + fy, ix = ox * t->stride - t->pad_l + fx;
-            int j = (fy * t->k_w + fx) * t->in_c;
-            for (c = 0; c < t->in_c; c++)
+            int iy = tw_job_in_y(&t->geom, oy, fy), ix = tw_job_in_x(&t->geom, ox, fx);
+            int j = (fy * t->k_w + fx) * t->geom.in_c;
+            for (c = 0; c < t->geom.in_c; c++)
                 acc += weight(t, k, j + c) * input_at(t, iy, ix, c);
         }
     }
@@ -138,10 +128,10 @@ static int8_t output(const tw_analog_task_t *t, int32_t acc, int k)
 void tw_analog_run(const tw_analog_task_t *t)
 {
     int oy, ox, k;
-    for (oy = 0; oy < t->out_h; oy++) {
-        for (ox = 0; ox < t->out_w; ox++) {
-            size_t base = ((size_t)oy * (size_t)t->out_w + (size_t)ox) * (size_t)t->out_k;
-            for (k = 0; k < t->out_k; k++)
+    for (oy = 0; oy < t->geom.out_h; oy++) {
+        for (ox = 0; ox < t->geom.out_w; ox++) {
+            size_t base = tw_job_out_at(&t->geom, oy, ox);
+            for (k = 0; k < t->geom.out_k; k++)
                 t->out[base + k] = output(t, accumulate(t, oy, ox, k), k);
         }
     }

@@ -16,23 +16,14 @@ void tw_diana_job_init(tw_diana_job_t *j, int kind, int k_h, int k_w, int stride
     j->kind = kind;
     j->k_h = k_h;
     j->k_w = k_w;
-    j->stride = stride;
+    j->geom.stride = stride;
 }
 
 void tw_diana_job_set_dims(tw_diana_job_t *j, int in_h, int in_w, int in_c, int out_h, int out_w,
                            int out_k, int pad_t, int pad_l, int pad_b, int pad_r,
                            int8_t pad_value)
 {
-    j->in_h = in_h;
-    j->in_w = in_w;
-    j->in_c = in_c;
-    j->out_h = out_h;
-    j->out_w = out_w;
-    j->out_k = out_k;
-    j->pad_t = pad_t;
-    j->pad_l = pad_l;
-    j->pad_b = pad_b;
-    j->pad_r = pad_r;
+    tw_job_set_dims(&j->geom, in_h, in_w, in_c, out_h, out_w, out_k, pad_t, pad_l, pad_b, pad_r);
     j->pad_value = pad_value;
 }
 
@@ -75,14 +66,14 @@ static int32_t weight(const tw_diana_job_t *j, int k, int fy, int fx, int c)
 {
     size_t p;
     if (j->kind == TW_DIANA_DENSE) {
-        size_t cpad = ((size_t)j->in_c + 15u) / 16u * 16u;
+        size_t cpad = ((size_t)j->geom.in_c + 15u) / 16u * 16u;
         p = (size_t)k * cpad + (size_t)c;
     } else if (j->kind == TW_DIANA_DEPTHWISE) {
         size_t row = 4u * (size_t)k;                  /* each channel, then 3 zero rows */
         p = (((row / 16u) * (size_t)j->k_h + (size_t)fy) * (size_t)j->k_w + (size_t)fx) * 16u
             + row % 16u;
     } else {
-        p = ((((size_t)k / 16u * (size_t)j->in_c + (size_t)c) * (size_t)j->k_h + (size_t)fy)
+        p = ((((size_t)k / 16u * (size_t)j->geom.in_c + (size_t)c) * (size_t)j->k_h + (size_t)fy)
              * (size_t)j->k_w + (size_t)fx) * 16u + (size_t)k % 16u;
     }
     return (int8_t)j->w[p ^ 3u];
@@ -91,9 +82,8 @@ static int32_t weight(const tw_diana_job_t *j, int k, int fy, int fx, int c)
 /* The input at tile row iy, column ix, channel c (the pad value outside the tile). */
 static int32_t input_at(const tw_diana_job_t *j, int iy, int ix, int c)
 {
-    if (iy < 0 || iy >= j->in_h || ix < 0 || ix >= j->in_w)
-        return j->pad_value;
-    return j->in[((size_t)iy * (size_t)j->in_w + (size_t)ix) * (size_t)j->in_c + (size_t)c];
+    return tw_job_inside(&j->geom, iy, ix) ? j->in[tw_job_in_at(&j->geom, iy, ix, c)]
+                                           : j->pad_value;
 }
 
 /* acc of output (oy, ox, k): bias + sum of w * x, modulo 2^32. */
@@ -103,12 +93,12 @@ static int32_t accumulate(const tw_diana_job_t *j, int oy, int ox, int k)
     int fy, fx, c;
     for (fy = 0; fy < j->k_h; fy++) {
         for (fx = 0; fx < j->k_w; fx++) {
-            int iy = oy * j->stride - j->pad_t + fy, ix = ox * j->stride - j->pad_l + fx;
+            int iy = tw_job_in_y(&j->geom, oy, fy), ix = tw_job_in_x(&j->geom, ox, fx);
             if (j->kind == TW_DIANA_DEPTHWISE) {
                 acc += (uint32_t)(weight(j, k, fy, fx, 0) * input_at(j, iy, ix, k));
                 continue;
             }
-            for (c = 0; c < j->in_c; c++)
+            for (c = 0; c < j->geom.in_c; c++)
                 acc += (uint32_t)(weight(j, k, fy, fx, c) * input_at(j, iy, ix, c));
         }
     }
@@ -118,10 +108,10 @@ static int32_t accumulate(const tw_diana_job_t *j, int oy, int ox, int k)
 void tw_diana_run(const tw_diana_job_t *j)
 {
     int oy, ox, k;
-    for (oy = 0; oy < j->out_h; oy++) {
-        for (ox = 0; ox < j->out_w; ox++) {
-            size_t base = ((size_t)oy * (size_t)j->out_w + (size_t)ox) * (size_t)j->out_k;
-            for (k = 0; k < j->out_k; k++) {
+    for (oy = 0; oy < j->geom.out_h; oy++) {
+        for (ox = 0; ox < j->geom.out_w; ox++) {
+            size_t base = tw_job_out_at(&j->geom, oy, ox);
+            for (k = 0; k < j->geom.out_k; k++) {
                 int32_t acc = accumulate(j, oy, ox, k), v;
                 if (!j->requant) {
                     ((int32_t *)j->out)[base + k] = acc;

@@ -22,13 +22,14 @@
 
 #include <stdint.h>
 
+#include "tw_job_geometry.h"
+
 enum { TW_DIANA_CONV = 0, TW_DIANA_DEPTHWISE = 1, TW_DIANA_DENSE = 2 };
 
 typedef struct {
     int kind;                  /* TW_DIANA_* */
-    int k_h, k_w, stride;
-    int in_h, in_w, in_c, out_h, out_w, out_k;
-    int pad_t, pad_l, pad_b, pad_r;
+    int k_h, k_w;
+    tw_job_geom_t geom;        /* extents, padding, stride (tw_job_geometry.h) */
     int8_t pad_value;
     const int8_t *in;
     const uint8_t *w;

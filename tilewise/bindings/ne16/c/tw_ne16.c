@@ -30,23 +30,14 @@ void tw_ne16_task_init(tw_ne16_task_t *t, int kind, int w_bits, int stride)
     t->kind = kind;
     t->w_bits = w_bits;
     t->w_offset = -(1 << (w_bits - 1));
-    t->stride = stride;
+    t->geom.stride = stride;
 }
 
 void tw_ne16_task_set_dims(tw_ne16_task_t *t, int in_h, int in_w, int in_c, int out_h, int out_w,
                            int out_k, int pad_t, int pad_l, int pad_b, int pad_r,
                            uint8_t pad_value)
 {
-    t->in_h = in_h;
-    t->in_w = in_w;
-    t->in_c = in_c;
-    t->out_h = out_h;
-    t->out_w = out_w;
-    t->out_k = out_k;
-    t->pad_t = pad_t;
-    t->pad_l = pad_l;
-    t->pad_b = pad_b;
-    t->pad_r = pad_r;
+    tw_job_set_dims(&t->geom, in_h, in_w, in_c, out_h, out_w, out_k, pad_t, pad_l, pad_b, pad_r);
     t->pad_value = pad_value;
 }
 
@@ -70,24 +61,16 @@ void tw_ne16_task_set_norm_quant(tw_ne16_task_t *t, const int32_t *scale, const 
 
 void tw_ne16_task_rows(const tw_ne16_task_t *t, int r0, int h, void *out, tw_ne16_task_t *sub)
 {
-    int taps = t->kind == TW_NE16_CONV1X1 ? 1 : 3;
-    int lo = r0 * t->stride - t->pad_t;                        /* first input row it reads */
-    int hi = (r0 + h - 1) * t->stride - t->pad_t + taps;       /* one past the last */
+    int k_h = t->kind == TW_NE16_CONV1X1 ? 1 : 3;
     *sub = *t;
-    sub->pad_t = lo < 0 ? -lo : 0;
-    sub->pad_b = hi > t->in_h ? hi - t->in_h : 0;
-    lo = lo < 0 ? 0 : lo;
-    hi = hi > t->in_h ? t->in_h : hi;
-    sub->in = t->in + (size_t)lo * (size_t)t->in_w * (size_t)t->in_c;
-    sub->in_h = hi - lo;
-    sub->out_h = h;
+    sub->in = t->in + tw_job_rows(&t->geom, k_h, r0, h, &sub->geom);
     sub->out = out;
 }
 
 /* Bytes of the job's output. */
 static size_t out_bytes(const tw_ne16_task_t *t)
 {
-    size_t n = (size_t)t->out_h * (size_t)t->out_w * (size_t)t->out_k;
+    size_t n = tw_job_out_elems(&t->geom);
     return t->norm_quant ? n : 4 * n;
 }
 
@@ -131,9 +114,8 @@ static uint32_t stored_weight(const tw_ne16_task_t *t, int row, int cin, int c, 
 /* The input value u at tile row iy, column ix, channel c (the pad value outside the tile). */
 static uint32_t input_at(const tw_ne16_task_t *t, int iy, int ix, int c)
 {
-    if (iy < 0 || iy >= t->in_h || ix < 0 || ix >= t->in_w)
-        return t->pad_value;
-    return t->in[((size_t)iy * t->in_w + (size_t)ix) * t->in_c + (size_t)c];
+    return tw_job_inside(&t->geom, iy, ix) ? t->in[tw_job_in_at(&t->geom, iy, ix, c)]
+                                           : t->pad_value;
 }
 
 /* int32 accumulator of output (oy, ox, k): sum of (stored + offset) · u, modulo 2^32. */
@@ -143,16 +125,16 @@ static int32_t accumulate(const tw_ne16_task_t *t, int oy, int ox, int k)
     uint32_t acc = 0;
     for (fy = 0; fy < kk; fy++) {
         for (fx = 0; fx < kk; fx++) {
-            int iy = oy * t->stride - t->pad_t + fy, ix = ox * t->stride - t->pad_l + fx;
+            int iy = tw_job_in_y(&t->geom, oy, fy), ix = tw_job_in_x(&t->geom, ox, fx);
             int tap = fy * kk + fx;
             if (t->kind == TW_NE16_DEPTHWISE3X3) {
                 uint32_t u = input_at(t, iy, ix, k);
-                acc += (stored_weight(t, 0, t->out_k, k, tap) + (uint32_t)t->w_offset) * u;
+                acc += (stored_weight(t, 0, t->geom.out_k, k, tap) + (uint32_t)t->w_offset) * u;
                 continue;
             }
-            for (c = 0; c < t->in_c; c++) {
+            for (c = 0; c < t->geom.in_c; c++) {
                 uint32_t u = input_at(t, iy, ix, c);
-                acc += (stored_weight(t, k, t->in_c, c, tap) + (uint32_t)t->w_offset) * u;
+                acc += (stored_weight(t, k, t->geom.in_c, c, tap) + (uint32_t)t->w_offset) * u;
             }
         }
     }
@@ -179,10 +161,10 @@ static int32_t norm_quant(const tw_ne16_task_t *t, int32_t acc, int k)
 void tw_ne16_run(const tw_ne16_task_t *t)
 {
     int oy, ox, k;
-    for (oy = 0; oy < t->out_h; oy++) {
-        for (ox = 0; ox < t->out_w; ox++) {
-            size_t base = ((size_t)oy * t->out_w + (size_t)ox) * t->out_k;
-            for (k = 0; k < t->out_k; k++) {
+    for (oy = 0; oy < t->geom.out_h; oy++) {
+        for (ox = 0; ox < t->geom.out_w; ox++) {
+            size_t base = tw_job_out_at(&t->geom, oy, ox);
+            for (k = 0; k < t->geom.out_k; k++) {
                 int32_t acc = accumulate(t, oy, ox, k);
                 if (!t->norm_quant)
                     ((int32_t *)t->out)[base + k] = acc;

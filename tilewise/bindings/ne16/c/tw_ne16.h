@@ -21,15 +21,15 @@
 
 #include <stdint.h>
 
+#include "tw_job_geometry.h"
+
 enum { TW_NE16_CONV3X3 = 0, TW_NE16_DEPTHWISE3X3 = 1, TW_NE16_CONV1X1 = 2 };
 
 typedef struct {
     int kind;                  /* TW_NE16_* */
     int w_bits;                /* 2..8 */
     int32_t w_offset;          /* -2^(w_bits - 1) */
-    int stride;                /* 1 or 2 */
-    int in_h, in_w, in_c, out_h, out_w, out_k;
-    int pad_t, pad_l, pad_b, pad_r;
+    tw_job_geom_t geom;        /* extents, padding, stride (tw_job_geometry.h) */
     uint8_t pad_value;
     const uint8_t *in;
     const uint8_t *w;
