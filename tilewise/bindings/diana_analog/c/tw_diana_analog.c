@@ -13,9 +13,7 @@ void tw_analog_task_init(tw_analog_task_t *t, int k_h, int k_w, int stride)
 {
     tw_analog_task_t z = {0};
     *t = z;
-    t->k_h = k_h;
-    t->k_w = k_w;
-    t->geom.stride = stride;
+    tw_job_set_kernel(&t->geom, k_h, k_w, stride);
     t->divisor = 1;
     t->adc_min = -32;
     t->adc_max = 31;
@@ -78,7 +76,7 @@ long tw_analog_jobs(void)
 /* The weight of column k at row j (j = (fy·k_w + fx)·in_c + c): its 2-bit code sign-extended. */
 static int32_t weight(const tw_analog_task_t *t, int k, int j)
 {
-    size_t row_bytes = (size_t)t->k_h * (size_t)t->k_w * (size_t)t->geom.in_c / 4;
+    size_t row_bytes = (size_t)t->geom.k_h * (size_t)t->geom.k_w * (size_t)t->geom.in_c / 4;
     int code = (t->w[(size_t)k * row_bytes + (size_t)(j / 4)] >> (2 * (j % 4))) & 3;
     return code >= 2 ? code - 4 : code;
 }
@@ -95,10 +93,10 @@ static int32_t accumulate(const tw_analog_task_t *t, int oy, int ox, int k)
 {
     int32_t acc = t->bias[k];
     int fy, fx, c;
-    for (fy = 0; fy < t->k_h; fy++) {
-        for (fx = 0; fx < t->k_w; fx++) {
+    for (fy = 0; fy < t->geom.k_h; fy++) {
+        for (fx = 0; fx < t->geom.k_w; fx++) {
             int iy = tw_job_in_y(&t->geom, oy, fy), ix = tw_job_in_x(&t->geom, ox, fx);
-            int j = (fy * t->k_w + fx) * t->geom.in_c;
+            int j = (fy * t->geom.k_w + fx) * t->geom.in_c;
             for (c = 0; c < t->geom.in_c; c++)
                 acc += weight(t, k, j + c) * input_at(t, iy, ix, c);
         }

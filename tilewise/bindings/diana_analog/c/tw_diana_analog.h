@@ -22,8 +22,7 @@
 #include "tw_job_geometry.h"
 
 typedef struct {
-    int k_h, k_w;
-    tw_job_geom_t geom;        /* extents, padding, stride (tw_job_geometry.h) */
+    tw_job_geom_t geom;        /* kernel, stride, extents, padding (tw_job_geometry.h) */
     int8_t pad_value;
     const int8_t *in;
     const uint8_t *w;

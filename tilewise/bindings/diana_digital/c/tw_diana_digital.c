@@ -14,9 +14,7 @@ void tw_diana_job_init(tw_diana_job_t *j, int kind, int k_h, int k_w, int stride
     tw_diana_job_t z = {0};
     *j = z;
     j->kind = kind;
-    j->k_h = k_h;
-    j->k_w = k_w;
-    j->geom.stride = stride;
+    tw_job_set_kernel(&j->geom, k_h, k_w, stride);
 }
 
 void tw_diana_job_set_dims(tw_diana_job_t *j, int in_h, int in_w, int in_c, int out_h, int out_w,
@@ -64,17 +62,18 @@ long tw_diana_jobs(void)
  * layout position, with every 4 bytes reversed (p ^ 3). */
 static int32_t weight(const tw_diana_job_t *j, int k, int fy, int fx, int c)
 {
+    const tw_job_geom_t *g = &j->geom;
     size_t p;
     if (j->kind == TW_DIANA_DENSE) {
-        size_t cpad = ((size_t)j->geom.in_c + 15u) / 16u * 16u;
+        size_t cpad = ((size_t)g->in_c + 15u) / 16u * 16u;
         p = (size_t)k * cpad + (size_t)c;
     } else if (j->kind == TW_DIANA_DEPTHWISE) {
         size_t row = 4u * (size_t)k;                  /* each channel, then 3 zero rows */
-        p = (((row / 16u) * (size_t)j->k_h + (size_t)fy) * (size_t)j->k_w + (size_t)fx) * 16u
+        p = (((row / 16u) * (size_t)g->k_h + (size_t)fy) * (size_t)g->k_w + (size_t)fx) * 16u
             + row % 16u;
     } else {
-        p = ((((size_t)k / 16u * (size_t)j->geom.in_c + (size_t)c) * (size_t)j->k_h + (size_t)fy)
-             * (size_t)j->k_w + (size_t)fx) * 16u + (size_t)k % 16u;
+        p = ((((size_t)k / 16u * (size_t)g->in_c + (size_t)c) * (size_t)g->k_h + (size_t)fy)
+             * (size_t)g->k_w + (size_t)fx) * 16u + (size_t)k % 16u;
     }
     return (int8_t)j->w[p ^ 3u];
 }
@@ -91,8 +90,8 @@ static int32_t accumulate(const tw_diana_job_t *j, int oy, int ox, int k)
 {
     uint32_t acc = j->bias ? (uint32_t)j->bias[k] : 0u;
     int fy, fx, c;
-    for (fy = 0; fy < j->k_h; fy++) {
-        for (fx = 0; fx < j->k_w; fx++) {
+    for (fy = 0; fy < j->geom.k_h; fy++) {
+        for (fx = 0; fx < j->geom.k_w; fx++) {
             int iy = tw_job_in_y(&j->geom, oy, fy), ix = tw_job_in_x(&j->geom, ox, fx);
             if (j->kind == TW_DIANA_DEPTHWISE) {
                 acc += (uint32_t)(weight(j, k, fy, fx, 0) * input_at(j, iy, ix, k));

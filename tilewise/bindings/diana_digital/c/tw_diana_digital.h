@@ -28,8 +28,7 @@ enum { TW_DIANA_CONV = 0, TW_DIANA_DEPTHWISE = 1, TW_DIANA_DENSE = 2 };
 
 typedef struct {
     int kind;                  /* TW_DIANA_* */
-    int k_h, k_w;
-    tw_job_geom_t geom;        /* extents, padding, stride (tw_job_geometry.h) */
+    tw_job_geom_t geom;        /* kernel, stride, extents, padding (tw_job_geometry.h) */
     int8_t pad_value;
     const int8_t *in;
     const uint8_t *w;

@@ -26,11 +26,12 @@ static tw_ne16_task_t g_slot[TW_NE16_SLOTS];  /* job id's task at g_slot[id % TW
 void tw_ne16_task_init(tw_ne16_task_t *t, int kind, int w_bits, int stride)
 {
     tw_ne16_task_t z = {0};
+    int k = kind == TW_NE16_CONV1X1 ? 1 : 3;     /* the kernel: 1x1 or 3x3 */
     *t = z;
     t->kind = kind;
     t->w_bits = w_bits;
     t->w_offset = -(1 << (w_bits - 1));
-    t->geom.stride = stride;
+    tw_job_set_kernel(&t->geom, k, k, stride);
 }
 
 void tw_ne16_task_set_dims(tw_ne16_task_t *t, int in_h, int in_w, int in_c, int out_h, int out_w,
@@ -61,9 +62,8 @@ void tw_ne16_task_set_norm_quant(tw_ne16_task_t *t, const int32_t *scale, const 
 
 void tw_ne16_task_rows(const tw_ne16_task_t *t, int r0, int h, void *out, tw_ne16_task_t *sub)
 {
-    int k_h = t->kind == TW_NE16_CONV1X1 ? 1 : 3;
     *sub = *t;
-    sub->in = t->in + tw_job_rows(&t->geom, k_h, r0, h, &sub->geom);
+    sub->in = t->in + tw_job_rows(&t->geom, r0, h, &sub->geom);
     sub->out = out;
 }
 
@@ -100,7 +100,7 @@ long tw_ne16_jobs(void)
  * bit planes. */
 static uint32_t stored_weight(const tw_ne16_task_t *t, int row, int cin, int c, int tap)
 {
-    int taps = t->kind == TW_NE16_CONV1X1 ? 1 : 9, nb = (cin + 15) / 16, i;
+    int taps = t->geom.k_h * t->geom.k_w, nb = (cin + 15) / 16, i;
     const uint8_t *p = t->w + (((size_t)row * nb + (size_t)(c / 16)) * (size_t)t->w_bits) * taps * 2;
     uint32_t v = 0;
     for (i = 0; i < t->w_bits; i++) {
@@ -121,12 +121,12 @@ static uint32_t input_at(const tw_ne16_task_t *t, int iy, int ix, int c)
 /* int32 accumulator of output (oy, ox, k): sum of (stored + offset) · u, modulo 2^32. */
 static int32_t accumulate(const tw_ne16_task_t *t, int oy, int ox, int k)
 {
-    int kk = t->kind == TW_NE16_CONV1X1 ? 1 : 3, fy, fx, c;
+    int fy, fx, c;
     uint32_t acc = 0;
-    for (fy = 0; fy < kk; fy++) {
-        for (fx = 0; fx < kk; fx++) {
+    for (fy = 0; fy < t->geom.k_h; fy++) {
+        for (fx = 0; fx < t->geom.k_w; fx++) {
             int iy = tw_job_in_y(&t->geom, oy, fy), ix = tw_job_in_x(&t->geom, ox, fx);
-            int tap = fy * kk + fx;
+            int tap = fy * t->geom.k_w + fx;
             if (t->kind == TW_NE16_DEPTHWISE3X3) {
                 uint32_t u = input_at(t, iy, ix, k);
                 acc += (stored_weight(t, 0, t->geom.out_k, k, tap) + (uint32_t)t->w_offset) * u;

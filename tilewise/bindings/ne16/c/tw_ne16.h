@@ -29,7 +29,7 @@ typedef struct {
     int kind;                  /* TW_NE16_* */
     int w_bits;                /* 2..8 */
     int32_t w_offset;          /* -2^(w_bits - 1) */
-    tw_job_geom_t geom;        /* extents, padding, stride (tw_job_geometry.h) */
+    tw_job_geom_t geom;        /* kernel, stride, extents, padding (tw_job_geometry.h) */
     uint8_t pad_value;
     const uint8_t *in;
     const uint8_t *w;

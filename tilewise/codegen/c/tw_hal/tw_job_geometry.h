@@ -13,8 +13,8 @@
  * (r0 + h - 1)·stride - pad_t + k_h): clipped to the tile, what lies outside is their padding
  * (tw_job_rows).
  *
- * What stays with each family: its kernel (NE16's from the job kind, DIANA's k_h × k_w), element
- * types and pad value, weight layout, arithmetic and requantization, dispatch.
+ * What stays with each family: its job kinds (NE16's kernel follows from the kind: 3×3 or 1×1),
+ * element types and pad value, weight layout, arithmetic and requantization, dispatch.
  */
 #ifndef TW_JOB_GEOMETRY_H
 #define TW_JOB_GEOMETRY_H
@@ -22,12 +22,21 @@
 #include <stddef.h>
 
 typedef struct {
+    int k_h, k_w;              /* the kernel */
     int stride;                /* 1 or 2, both directions */
     int in_h, in_w, in_c, out_h, out_w, out_k;
     int pad_t, pad_l, pad_b, pad_r;
 } tw_job_geom_t;
 
-/* The extents and padding of a job (the stride is the job kind's, set with it). */
+/* The kernel and stride of a job (set with its kind). */
+static inline void tw_job_set_kernel(tw_job_geom_t *g, int k_h, int k_w, int stride)
+{
+    g->k_h = k_h;
+    g->k_w = k_w;
+    g->stride = stride;
+}
+
+/* The extents and padding of a job. */
 static inline void tw_job_set_dims(tw_job_geom_t *g, int in_h, int in_w, int in_c, int out_h,
                                    int out_w, int out_k, int pad_t, int pad_l, int pad_b,
                                    int pad_r)
@@ -80,15 +89,13 @@ static inline size_t tw_job_out_elems(const tw_job_geom_t *g)
     return (size_t)g->out_h * (size_t)g->out_w * (size_t)g->out_k;
 }
 
-/* The geometry `sub` of output rows [r0, r0 + h) of job `g` with a kernel of k_h rows: its input
- * rows, clipped to the tile (in_h), the padding they synthesize at the tile's top and bottom
- * (pad_t, pad_b), out_h = h, the rest as g. Returns the element of g's input tile where sub's
- * starts. */
-static inline size_t tw_job_rows(const tw_job_geom_t *g, int k_h, int r0, int h,
-                                 tw_job_geom_t *sub)
+/* The geometry `sub` of output rows [r0, r0 + h) of job `g`: its input rows, clipped to the tile
+ * (in_h), the padding they synthesize at the tile's top and bottom (pad_t, pad_b), out_h = h,
+ * the rest as g. Returns the element of g's input tile where sub's starts. */
+static inline size_t tw_job_rows(const tw_job_geom_t *g, int r0, int h, tw_job_geom_t *sub)
 {
     int lo = r0 * g->stride - g->pad_t;                       /* first input row it reads */
-    int hi = (r0 + h - 1) * g->stride - g->pad_t + k_h;       /* one past the last */
+    int hi = (r0 + h - 1) * g->stride - g->pad_t + g->k_h;    /* one past the last */
     *sub = *g;
     sub->pad_t = lo < 0 ? -lo : 0;
     sub->pad_b = hi > g->in_h ? hi - g->in_h : 0;
