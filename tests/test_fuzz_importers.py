@@ -61,3 +61,15 @@ def test_mutated_models_never_exit_3(importer, runner):
     case()
     assert sum(seen.values()) >= BUDGET[importer]
     assert seen.get("exit2", 0) > 0
+
+
+def test_every_byte_mutation_takes_an_empty_file():
+    """A case's mutations compose (truncated to nothing, then bit flips): each one takes an empty
+    file (seed 34's run stopped on `bit_flips` of b"" before this)."""
+    from bench.fuzzing import mutate_bytes
+
+    rng = random.Random(0)
+    for fn in mutate_bytes.MUTATIONS:
+        for _ in range(20):
+            out, note = mutate_bytes.splice(b"", rng, b"x" * 600) if fn is mutate_bytes.splice else fn(b"", rng)
+            assert isinstance(out, bytes) and note
