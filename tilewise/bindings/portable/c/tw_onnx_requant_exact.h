@@ -1,0 +1,97 @@
+/*
+ * tw_onnx_requant_exact.h — onnxruntime's float requantization of an int32 accumulator,
+ *     y = clamp(rint(fl(fl(acc) * scale)) + zp, qmin, qmax)
+ * (fl: to float32, nearest even; rint: half to even; MLAS), computed bit for bit with integer
+ * operations only: tilewise/golden/onnx_requant_exact.py, whose docstring holds the proof.
+ * Standalone C99, int32/int64 only, no float. Not yet used by the kernels (issue 27).
+ *
+ * Constants of a float32 scale s >= 0 (tw_onnx_rq_init, or computed by the compiler):
+ *   s = 0, subnormal or < 2^-32  ->  mult = 0, shift = 8 (every output is zp, clamped);
+ *   s > 2^22                     ->  those of 2^22 (the same clamped outputs);
+ *   otherwise s = M * 2^E, 2^23 <= M < 2^24  ->  mult = M << 7 (< 2^31), shift = 7 - E in [8, 62].
+ *
+ * Per output: a = fl(acc) (a rare branch: |acc| > 2^24), p = a * mult (32x32 -> 64; |p| < 2^62),
+ * h = msb(p ^ (p >> 63)) >> 24 (half an ulp of the float32 product, in units of 2^-shift),
+ * e = bit_shift(p) - 1, Y = (p + 2^(shift-1) + (h ^ e)) >> shift. Y is exact while |Y| < 2^22 and
+ * has the right sign and a magnitude >= 2^22 beyond, so clamp(Y + zp) is exact whenever
+ * qmin - zp and qmax - zp lie in [-2^22, 2^22] (int8, uint8, int16 outputs).
+ * Where shift >= 33 (s < 1/2) bit_shift(p) and the final shift read the high word only and Y fits
+ * int32.
+ */
+#ifndef TW_ONNX_REQUANT_EXACT_H
+#define TW_ONNX_REQUANT_EXACT_H
+
+#include <stdint.h>
+
+/* the constants of one output channel's scale */
+typedef struct {
+    int32_t mult;   /* M << 7, 0 for a scale < 2^-32 */
+    int32_t shift;  /* 7 - E, in [8, 62] */
+} tw_onnx_rq_t;
+
+/* constants of the float32 scale with IEEE-754 bits `bits`; returns 0, or -1 for a negative,
+ * infinite or NaN scale (-0.0 is 0) */
+static inline int tw_onnx_rq_init(tw_onnx_rq_t *c, uint32_t bits)
+{
+    uint32_t e8 = (bits >> 23) & 0xFFu, frac = bits & 0x7FFFFFu;
+    if (e8 == 0xFFu || ((bits >> 31) && (bits & 0x7FFFFFFFu)))
+        return -1;
+    if (e8 > 149u || (e8 == 149u && frac)) {   /* > 2^22 */
+        e8 = 149u;
+        frac = 0;
+    }
+    if (e8 < 127u - 32u) {                     /* 0, subnormal, < 2^-32 */
+        c->mult = 0;
+        c->shift = 8;
+    } else {
+        c->mult = (int32_t)((frac | 0x800000u) << 7);
+        c->shift = (int32_t)(157u - e8);
+    }
+    return 0;
+}
+
+/* the value of the highest set bit of x (0 for 0) */
+static inline uint64_t tw_onnx_rq_msb64(uint64_t x)
+{
+#if defined(__GNUC__)
+    return x ? (uint64_t)1 << (63 - __builtin_clzll(x)) : 0;
+#else
+    x |= x >> 1; x |= x >> 2; x |= x >> 4; x |= x >> 8; x |= x >> 16; x |= x >> 32;
+    return x ^ (x >> 1);
+#endif
+}
+
+/* x >> n, arithmetic (floor) for either sign (C leaves >> of a negative value to the implementation) */
+static inline int64_t tw_onnx_rq_asr64(int64_t x, int n)
+{
+    return x < 0 ? ~(~x >> n) : x >> n;
+}
+
+/* fl(acc): acc rounded to 24 significant bits, nearest even (acc itself where |acc| <= 2^24) */
+static inline int64_t tw_onnx_rq_float32_of_int(int32_t acc)
+{
+    int64_t a = acc;
+    if ((uint32_t)acc + (1u << 24) > (2u << 24)) {     /* |acc| > 2^24 */
+        int64_t half = (int64_t)(tw_onnx_rq_msb64((uint64_t)(a < 0 ? -a : a)) >> 24);   /* 2^(k-1) */
+        a = (a + half - 1 + ((a & (half << 1)) != 0)) & -(half << 1);
+    }
+    return a;
+}
+
+/* Y = rint(fl(fl(acc) * s)) for the constants (mult, shift) of s; exact while |Y| < 2^22 */
+static inline int64_t tw_onnx_rq_round(int32_t acc, int32_t mult, int32_t shift)
+{
+    int64_t p = tw_onnx_rq_float32_of_int(acc) * (int64_t)mult;
+    int64_t h = (int64_t)(tw_onnx_rq_msb64((uint64_t)(p ^ -(int64_t)(p < 0))) >> 24);
+    int64_t e = (int64_t)(((uint64_t)p >> shift) & 1) - 1;
+    return tw_onnx_rq_asr64(p + ((int64_t)1 << (shift - 1)) + (h ^ e), shift);
+}
+
+/* y = clamp(rint(fl(fl(acc) * s)) + zp, qmin, qmax); needs qmin - zp, qmax - zp within +-2^22 */
+static inline int32_t tw_onnx_rq(int32_t acc, const tw_onnx_rq_t *c, int32_t zp, int32_t qmin, int32_t qmax)
+{
+    int64_t y = tw_onnx_rq_round(acc, c->mult, c->shift) + zp;
+    return y < qmin ? qmin : y > qmax ? qmax : (int32_t)y;
+}
+
+#endif /* TW_ONNX_REQUANT_EXACT_H */
