@@ -1,7 +1,8 @@
 """onnxruntime's float requantization in integers (tilewise/golden/onnx_requant_exact.py and
 tilewise/bindings/portable/c/tw_onnx_requant_exact.h) equals numpy's float32 rint(fl(fl(acc)·s))
 bit for bit: the edge classes of bench/onnx_requant_identity.py on ~10 M pairs per run, every tie
-k + 1/2, the constants, and the C header compiled with the host gcc on ~2 M pairs. The bench runs
+k + 1/2, the constants, and the C header compiled with the host gcc on ~2 M pairs (tw_onnx_rq_round
+and its one-word form tw_onnx_rq_round_hi). The bench runs
 the same classes on 300 M pairs (bench/onnx_requant_identity.json)."""
 
 from __future__ import annotations
@@ -113,10 +114,12 @@ int main(int argc, char **argv)
             return 3;
         int64_t y = tw_onnx_rq_round(acc[i], c.mult, c.shift);
         int32_t q = tw_onnx_rq(acc[i], &c, zp[i], lo[i], hi[i]);
+        int32_t y_hi = c.shift >= 33 ? tw_onnx_rq_round_hi(acc[i], c.mult, c.shift) : 0;
         fwrite(&c.mult, 4, 1, out);
         fwrite(&c.shift, 4, 1, out);
         fwrite(&y, 8, 1, out);
         fwrite(&q, 4, 1, out);
+        fwrite(&y_hi, 4, 1, out);
     }
     return fclose(out) != 0;
 }
@@ -145,10 +148,12 @@ def test_c_header_matches_numpy_float32(tmp_path, edge_table):
     run = subprocess.run([str(exe), str(n), str(tmp_path / "in.bin"), str(tmp_path / "out.bin")],
                          capture_output=True, text=True)
     assert run.returncode == 0, run
-    out = np.fromfile(tmp_path / "out.bin", dtype=np.dtype([("m", "<i4"), ("r", "<i4"), ("y", "<i8"), ("q", "<i4")]))
+    out = np.fromfile(tmp_path / "out.bin", dtype=np.dtype([("m", "<i4"), ("r", "<i4"), ("y", "<i8"), ("q", "<i4"), ("y_hi", "<i4")]))
     m, r = constants(s)
     assert np.array_equal(out["m"], m) and np.array_equal(out["r"], r)
     with np.errstate(over="ignore"):
         ref = ident.float_reference(acc, s)
     assert np.array_equal(np.clip(out["y"], -EXACT_BOUND, EXACT_BOUND), ref)
     assert np.array_equal(out["q"], np.clip(ref + zp, lo, hi))
+    word = r >= 33                                                    # tw_onnx_rq_round_hi: scales < 1/4
+    assert word.sum() > 1_000_000 and np.array_equal(np.clip(out["y_hi"][word], -EXACT_BOUND, EXACT_BOUND), ref[word])

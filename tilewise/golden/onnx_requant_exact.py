@@ -24,9 +24,10 @@ Per output (`round_product`; C: one 32×32→64 signed multiply, shifts, a bit s
   4. e = bit_r(p) − 1 (0 when floor(X) is odd, −1 when even); Y = (p + 2^(r−1) + (h ^ e)) >> r,
      arithmetic shift (h ^ e is h or −h − 1).
 On PULP (XpulpV2) step 1 is a rare branch (|a| > 2^24), step 2 is mul + mulh, step 3 p.clb on
-the high word (p.clb of 0 is 0, not 31: a zero high word must give h = 0 — when r ≥ 33 it means
-|X| < 1/2); on Arm SMULL, EOR + CLZ. Where r ≥ 33 (s < 1/2) the rounding point lies in the
-high word: bit_r(p) and the final shift are one-word operations, and Y fits 32 bits.
+the high word; on Arm SMULL, EOR + CLZ. Where r ≥ 33 (s < 1/4) the rounding point and h lie in
+the high word hi: bit_r(p), h = msb(hi ^ sign) << 8 and the final shift are one-word operations
+(one carry from the low word), and Y fits 32 bits; a zero hi ^ sign means |X| ≤ 1/2, where any
+h ∈ [0, 2^8] gives Y = 0 (so p.clb's 0 for 0, or msb(· | 1), need no test).
 
 Proof. Signs: fl and rint are odd functions, fl(a) is exact integer arithmetic in step 1 (the
 formula is round-half-even of a / 2^k under floor semantics, for either sign; |a| ≤ 2^31 is a
