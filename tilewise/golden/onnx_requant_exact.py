@@ -27,7 +27,8 @@ On PULP (XpulpV2) step 1 is a rare branch (|a| > 2^24), step 2 is mul + mulh, st
 the high word; on Arm SMULL, EOR + CLZ. Where r ≥ 33 (s < 1/4) the rounding point and h lie in
 the high word hi: bit_r(p), h = msb(hi ^ sign) << 8 and the final shift are one-word operations
 (one carry from the low word), and Y fits 32 bits; a zero hi ^ sign means |X| ≤ 1/2, where any
-h ∈ [0, 2^8] gives Y = 0 (so p.clb's 0 for 0, or msb(· | 1), need no test).
+h ∈ [0, 2^8] gives Y = 0, so msb((hi ^ sign) | 1) needs no zero test (p.clb / p.fl1 of a zero
+word do not give 0: OR the 1 in).
 
 Proof. Signs: fl and rint are odd functions, fl(a) is exact integer arithmetic in step 1 (the
 formula is round-half-even of a / 2^k under floor semantics, for either sign; |a| ≤ 2^31 is a
