@@ -129,8 +129,8 @@ def test_a_run_that_failed_is_said_as_such():
     from tilewise.passes import lower
     from tilewise.pipeline import schedule_network
     from tilewise.targets.registry import get_target
-    from tilewise.validate.check import ValidationReport
     from tilewise.validate.firmware_run import FirmwareRun, fill_report
+    from tilewise.validate.report import ValidationReport
     from tilewise.validate.text import format_report
 
     ns = schedule_network(lower(load_model(EXAMPLE)), get_target("pulp-open"), "model")

@@ -129,7 +129,7 @@ def test_removing_an_l3_wait_is_caught(tmp_path, c_cache):
     check_project(report, p, lg, xs, golden_outputs(lg, xs), cache=c_cache,
                   extra_flags=("-Wno-error=unused-but-set-variable",))
     assert not report.bit_exact
-    kinds = {m["kind"] for m in report.mismatches}
+    kinds = {m.kind for m in report.mismatches}
     assert "hal" in kinds and report.hal["pending"] > 0, report.mismatches
 
 

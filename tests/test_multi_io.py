@@ -121,8 +121,8 @@ def test_a_wrong_output_copy_is_a_mismatch_naming_the_output(tmp_path):
     xs = make_inputs(lg, 2)
     report = check_project(new_report(ns, p, "two", len(xs), None), p, lg, xs,
                            golden_outputs(lg, xs), locate=False)
-    bad = [m for m in report.mismatches if m["kind"] == "output"]
-    assert bad and {m["output"] for m in bad} == {"m"}, report.mismatches
+    bad = [m for m in report.mismatches if m.kind == "output"]
+    assert bad and {m.output for m in bad} == {"m"}, report.mismatches
 
 
 def test_name_prefix_renames_every_indexed_macro(tmp_path, capsys):

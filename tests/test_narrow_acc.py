@@ -22,6 +22,7 @@ from tilewise.passes import lower
 from tilewise.pipeline import schedule_network
 from tilewise.targets.idsp import TARGET as IDSP
 from tilewise.validate.check import validate_path
+from tilewise.validate.report import OutputMismatch
 
 from .conftest import absent, models_dir
 from .onnx_models import Net, quantize
@@ -180,7 +181,7 @@ def test_golden_wrap_equals_wrap_after_every_mac(models):
 
 
 def _output_mismatches(report, against: str) -> list:
-    return [m for m in report.mismatches if m.get("kind") == "output" and m.get("against") == against]
+    return [m for m in report.mismatches if isinstance(m, OutputMismatch) and m.against == against]
 
 
 def test_idsp_16bit_fits_bit_exact(models, tmp_path):

@@ -80,7 +80,7 @@ def test_removing_one_dma_wait_fails_validation_and_names_the_layer(tmp_path, c_
     report, layer = _tamper_and_check(tmp_path, c_cache, "x_wait", re.escape("tw_dma_wait_id(&x_id[x_cur]);"),
                                       "(void)x_id;")
     assert not report.bit_exact
-    kinds = {m["kind"] for m in report.mismatches}
+    kinds = {m.kind for m in report.mismatches}
     assert "output" in kinds or "run" in kinds, report.mismatches
     fd = report.first_difference
     assert fd is not None and fd["layer"] == layer, fd
@@ -89,7 +89,7 @@ def test_removing_one_dma_wait_fails_validation_and_names_the_layer(tmp_path, c_
     # host DMA leaves its garbage in L2) and stays pending, which the HAL reports
     report, layer = _tamper_and_check(tmp_path, c_cache, "y_wait", re.escape("tw_dma_wait_id(&y_id[y_cur]);"))
     assert not report.bit_exact
-    kinds = {m["kind"] for m in report.mismatches}
+    kinds = {m.kind for m in report.mismatches}
     assert ("hal" in kinds and report.hal["pending"] > 0) or "run" in kinds, report.mismatches
     assert report.first_difference is not None and report.first_difference["layer"] == layer
 
@@ -159,11 +159,11 @@ def test_complete_outputs_with_nonzero_exit_or_stderr_fail_validation(how, tmp_p
     report = new_report(ns, p, f"example (tampered {how})", len(xs), None)
     check_project(report, p, lg, xs, golden_outputs(lg, xs), cache=c_cache, locate=False)
     assert not report.bit_exact
-    assert not [m for m in report.mismatches if m["kind"] == "output"], report.mismatches  # outputs were right
-    runs = [m for m in report.mismatches if m["kind"] == "run"]
+    assert not [m for m in report.mismatches if m.kind == "output"], report.mismatches  # outputs were right
+    runs = [m for m in report.mismatches if m.kind == "run"]
     assert len(runs) == 1, report.mismatches
     want = "exited with code 3" if how == "exit" else "wrote to stderr: main_host.c:1:1: runtime error: tampered"
-    assert want in runs[0]["error"], runs[0]
+    assert want in runs[0].error, runs[0]
 
 
 def test_cli_validate_exits_1_when_the_program_exits_nonzero_after_correct_outputs(tmp_path, capsys,
@@ -201,12 +201,12 @@ def test_firmware_run_with_complete_outputs_fails_on_a_nonzero_status(status, do
     assert len(run.outputs) == len(xs)
     report = new_report(ns, generate(ns, tmp_path / "p"), "example (firmware)", len(xs), None)
     fill_report(report, ns, run, xs, golden)
-    assert not [m for m in report.mismatches if m["kind"] == "output"], report.mismatches
-    runs = [m for m in report.mismatches if m["kind"] == "run"]
+    assert not [m for m in report.mismatches if m.kind == "output"], report.mismatches
+    runs = [m for m in report.mismatches if m.kind == "run"]
     assert (not runs) == ok and (len(runs) == 1 or ok), report.mismatches
     assert report.bit_exact == ok, report.mismatches
     if not ok:
-        assert runs[0]["status"] == status
+        assert runs[0].status == status
 
 
 def test_default_object_cache(tmp_path, monkeypatch):

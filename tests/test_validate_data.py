@@ -24,6 +24,7 @@ from tilewise.targets.registry import get_target
 from tilewise.validate import metrics as M
 from tilewise.validate.data import HALF_AWAY, HALF_EVEN, input_spec, output_spec, quantize, read_array, to_ir
 from tilewise.validate.own_data import validate_data_path
+from tilewise.validate.report import OutputMismatch
 
 from .tflite_builder import ModelBuilder
 
@@ -383,8 +384,8 @@ def test_own_data_in_chunks_equals_one_run(tmp_path, monkeypatch):
     monkeypatch.setattr(layer_errors, "DUMP_BYTES", 2 * per_input)
     many, many_rows = run("many")
     assert one.inputs == many.inputs == 20
-    assert [m for m in many.mismatches if m["kind"] == "output"] == \
-        [{"kind": "output", "against": "expected", "input": 13, "elements": 1}]
+    assert [m for m in many.mismatches if m.kind == "output"] == \
+        [OutputMismatch("expected", 13, 1)]
     for key in ("vs_reference", "vs_expected"):
         for k, v in one.metrics[key].items():
             assert many.metrics[key][k] == (pytest.approx(v) if isinstance(v, float) else v), (key, k)

@@ -9,9 +9,10 @@ On a mismatch with the golden model a dump build names the first differing layer
 element (locate.py). `check_project` does the build/run/compare part for any project, e.g. one a
 test has edited.
 
-The report (`ValidationReport.to_json`) has the keys of issue 4 — bit_exact, mismatches,
-reference, inputs, peak_l2_bytes, dma_bytes_measured, dma_bytes_predicted — plus transfers,
-chunks, L3 bytes, HAL counters and the first difference.
+Here the host run is reduced to what it measured — the outputs of every input and the harness's
+TW_STATS counters (run.py) — which compare.py holds against the golden model, the reference and
+the schedule; the host HAL's protocol errors and a run that misbehaved are the host's own
+mismatches. The report and its typed mismatches: report.py.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ import shutil
 import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,153 +29,16 @@ import numpy as np
 from ..codegen.project import Project, generate
 from ..errors import TilewiseError
 from ..golden.inputs import make_inputs
-from ..golden.samples import arrays, golden_outputs, sample
+from ..golden.samples import golden_outputs, sample
 from ..ir.layer import LayerGraph
 from ..ir.packing import tensor_values
 from ..pipeline import NetworkSchedule
 from ..tempdirs import temp_dir
 from .build import build_host
+from .compare import Counters, compare_counters, compare_outputs
 from .locate import first_difference
+from .report import HalMismatch, RunFailure, ValidationReport
 from .run import run_harness
-
-
-@dataclass
-class ValidationReport:
-    """The outcome of one validation (mutable while it is assembled)."""
-
-    model: str
-    target: str
-    tiler: str
-    l1_free_bytes: int | None
-    inputs: int
-    reference: str | None
-    peak_l2_bytes: int
-    dma_bytes_predicted: int
-    dma_transfers_predicted: int
-    dma_chunks_predicted: int
-    l3_bytes_predicted: int
-    project: str
-    dma_bytes_measured: int | None = None
-    dma_transfers_measured: int | None = None
-    dma_chunks_measured: int | None = None
-    l3_bytes_measured: int | None = None
-    #: L3<->L2 transfers (tw_l3_read / tw_l3_write calls) per inference
-    l3_transfers_predicted: int = 0
-    l3_transfers_measured: int | None = None
-    #: accelerator jobs per inference (NE16, DIANA's analog core), predicted by the schedule and
-    #: counted by the host
-    jobs_predicted: int = 0
-    jobs_measured: int | None = None
-    hal: dict[str, int] = field(default_factory=dict)
-    mismatches: list[dict[str, Any]] = field(default_factory=list)
-    first_difference: dict[str, Any] | None = None
-    golden_vs_reference: int | None = None
-    #: how the reference was run when not on the file as given (e.g. a repaired copy)
-    reference_notes: list[str] = field(default_factory=list)
-    #: why the reference's integers may be rounded (reference.py ReferenceRun.inexact): its
-    #: differences stay in `mismatches` but do not make the validation fail; None: exact
-    reference_inexact: str | None = None
-    #: the frontend's sentences on how the model was read (graph meta "notes": e.g. a float tail
-    #: cut, so the outputs compared are the integer body's)
-    notes: list[str] = field(default_factory=list)
-    #: where the generated code ran: "host" (the host build), "gvsoc" (pulp-open firmware),
-    #: "qemu" (Cortex-M firmware) or "count" (Cortex-M firmware, instructions counted)
-    platform: str = "host"
-    #: the runner counted executed instructions (platforms/count.py)
-    counts_instructions: bool = False
-    #: on an ISA simulator: cycles of one inference, measured and predicted, and per layer
-    measured_cycles: int | None = None
-    predicted_cycles: float | None = None
-    layer_cycles: list[dict[str, Any]] = field(default_factory=list)
-    #: on the instruction-counting emulator: executed instructions of one inference, and the
-    #: prediction once the target's cost model prices instructions (None until then)
-    measured_instructions: int | None = None
-    predicted_instructions: float | None = None
-    #: validation on the user's own data (--data): metrics against the reference, the expected
-    #: outputs and the labels; None on random inputs (shape: validate/own_data.py)
-    metrics: dict[str, Any] | None = None
-    #: flash of the firmware image built for an ISA (validate/code_size.py CodeSize.to_json):
-    #: the network's code, its constants, the firmware around it; None on the host
-    code: dict[str, Any] | None = None
-    #: an exporter's golden data layer by layer (validate --golden DIR, or Deeploy's
-    #: activations.npz): one row per golden tensor (validate/golden_files.py `rows`); None
-    #: without such data
-    golden_layers: list[dict[str, Any]] | None = None
-    #: the schedule the generated C executes (for report files; not part of the JSON)
-    schedule: NetworkSchedule | None = field(default=None, repr=False, compare=False)
-
-    @property
-    def bit_exact(self) -> bool:
-        return not self.failures
-
-    @property
-    def failures(self) -> list[dict[str, Any]]:
-        """The mismatches that fail the validation: all but an inexact reference's differences."""
-        if not self.reference_inexact:
-            return self.mismatches
-        return [m for m in self.mismatches if not (
-            m.get("kind") == "golden_vs_reference"
-            or (m.get("kind") == "output" and m.get("against") == self.reference))]
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "bit_exact": self.bit_exact, "mismatches": self.mismatches,
-            "reference": self.reference, "inputs": self.inputs,
-            "peak_l2_bytes": self.peak_l2_bytes,
-            "dma_bytes_measured": self.dma_bytes_measured,
-            "dma_bytes_predicted": self.dma_bytes_predicted,
-            "dma_transfers_measured": self.dma_transfers_measured,
-            "dma_transfers_predicted": self.dma_transfers_predicted,
-            "dma_chunks_measured": self.dma_chunks_measured,
-            "dma_chunks_predicted": self.dma_chunks_predicted,
-            "l3_bytes_measured": self.l3_bytes_measured,
-            "l3_bytes_predicted": self.l3_bytes_predicted,
-            "l3_transfers_measured": self.l3_transfers_measured,
-            "l3_transfers_predicted": self.l3_transfers_predicted,
-            "jobs_measured": self.jobs_measured, "jobs_predicted": self.jobs_predicted,
-            "hal": self.hal, "first_difference": self.first_difference,
-            "golden_vs_reference": self.golden_vs_reference,
-            "reference_notes": self.reference_notes, "reference_inexact": self.reference_inexact,
-            "notes": self.notes,
-            "model": self.model, "target": self.target, "tiler": self.tiler,
-            "l1_free_bytes": self.l1_free_bytes, "project": self.project,
-            "platform": self.platform, "metrics": self.metrics, "code": self.code,
-            **({"golden_layers": self.golden_layers} if self.golden_layers is not None else {}),
-            **({"measured_cycles": self.measured_cycles, "predicted_cycles": self.predicted_cycles,
-                "layers": self.layer_cycles} if self.platform != "host" else {}),
-            **({"measured_instructions": self.measured_instructions,
-                "predicted_instructions": self.predicted_instructions}
-               if self.counts_instructions else {}),
-        }
-
-
-def output_diffs(lg: LayerGraph, got: Any, want: Any) -> list[tuple[str, int]]:
-    """(output, differing elements) of every output of one sample where `got` and `want`
-    (samples) differ."""
-    return [(name, d) for name, a, b in zip(lg.outputs, arrays(lg.outputs, got),
-                                            arrays(lg.outputs, want)) if (d := _diff(a, b))]
-
-
-def output_mismatches(lg: LayerGraph, got: Any, want: Any, against: str | None,
-                      i: int) -> list[dict[str, Any]]:
-    """The report's mismatch entries of sample `i` whose outputs `got` differ from `want`: one per
-    differing output (naming it when the network has several)."""
-    return [{"kind": "output", "against": against, "input": i, "elements": d,
-             **({"output": name} if len(lg.outputs) > 1 else {})}
-            for name, d in output_diffs(lg, got, want)]
-
-
-def sample_diff(lg: LayerGraph, a: Any, b: Any) -> int:
-    """Differing elements between two samples of the network's outputs, all outputs together."""
-    return sum(d for _, d in output_diffs(lg, a, b))
-
-
-def _diff(a: np.ndarray, b: np.ndarray) -> int:
-    a = np.asarray(a, dtype=np.int64).reshape(-1)
-    b = np.asarray(b, dtype=np.int64).reshape(-1)
-    if a.size != b.size:
-        return max(a.size, b.size)
-    return int((a != b).sum())
 
 
 def check_project(report: ValidationReport, project: Project, lg: LayerGraph,
@@ -188,57 +51,20 @@ def check_project(report: ValidationReport, project: Project, lg: LayerGraph,
     exe = exe or build_host(project, sanitize=sanitize, cache=cache, extra=extra_flags)
     res = run_harness(project, exe, inputs)
     st = res.stats
-    n = len(inputs)
     if st:
-        report.dma_bytes_measured = int(st["dma_bytes_min"])
-        report.dma_transfers_measured = int(st["dma_transfers"]) // max(n, 1)
-        report.dma_chunks_measured = int(st["dma_chunks"]) // max(n, 1)
-        report.l3_bytes_measured = int(st["l3_bytes"]) // max(n, 1)
-        report.l3_transfers_measured = int(st["l3_transfers"]) // max(n, 1)
+        compare_counters(report, host_counters(st, len(inputs)))
         report.hal = {k: int(st[k]) for k in ("races", "bad_waits", "pending", "max_pending")}
-        if "jobs" in st:
-            report.jobs_measured = int(st["jobs"]) // max(n, 1)
-            if int(st["jobs"]) != report.jobs_predicted * n:
-                report.mismatches.append({"kind": "accelerator_jobs",
-                                          "measured": report.jobs_measured,
-                                          "predicted": report.jobs_predicted})
-        if st["dma_bytes_min"] != st["dma_bytes_max"] or st["dma_bytes_min"] != report.dma_bytes_predicted:
-            report.mismatches.append({"kind": "dma_bytes", "measured_min": st["dma_bytes_min"],
-                                      "measured_max": st["dma_bytes_max"],
-                                      "predicted": report.dma_bytes_predicted})
-        for what in ("transfers", "chunks"):
-            got, want = getattr(report, f"dma_{what}_measured"), getattr(report, f"dma_{what}_predicted")
-            if int(st[f"dma_{what}"]) != want * n:
-                report.mismatches.append({"kind": f"dma_{what}", "measured": got, "predicted": want})
-        if report.l3_bytes_measured != report.l3_bytes_predicted:
-            report.mismatches.append({"kind": "l3_bytes", "measured": report.l3_bytes_measured,
-                                      "predicted": report.l3_bytes_predicted})
-        if int(st["l3_transfers"]) != report.l3_transfers_predicted * n:
-            report.mismatches.append({"kind": "l3_transfers",
-                                      "measured": report.l3_transfers_measured,
-                                      "predicted": report.l3_transfers_predicted})
         if st["races"] or st["bad_waits"] or st["pending"]:
-            report.mismatches.append({"kind": "hal", **report.hal})
+            report.mismatches.append(HalMismatch(**report.hal))
     if not res.ok:   # even with complete outputs: a program that misbehaves is a mismatch
-        report.mismatches.append({"kind": "run", "error": res.error})
-    first_bad = None
+        report.mismatches.append(RunFailure(res.error))
+    outs = None
     if res.every_output is not None:
         # the harness's bytes, as uint8 too; sub-byte unpacked
         outs = [sample([tensor_values(rows[i], lg.tensors[o].dtype, lg.tensors[o].size)
                         for o, rows in zip(lg.outputs, res.every_output)])
                 for i in range(len(inputs))]
-        for i, (got, want) in enumerate(zip(outs, golden)):
-            bad = output_mismatches(lg, got, want, "golden", i)
-            report.mismatches += bad
-            if bad and first_bad is None:
-                first_bad = i
-            if reference is not None:
-                report.mismatches += output_mismatches(lg, got, reference[i], report.reference, i)
-    if reference is not None:
-        report.golden_vs_reference = sum(sample_diff(lg, g, r) for g, r in zip(golden, reference))
-        if report.golden_vs_reference:
-            report.mismatches.append({"kind": "golden_vs_reference",
-                                      "elements": report.golden_vs_reference})
+    first_bad = compare_outputs(report, lg, outs, golden, reference)
     if locate and (first_bad is not None or res.outputs is None):
         idx = first_bad if first_bad is not None else 0
         report.first_difference = locate_first_difference(project, lg, inputs[idx], cache,
@@ -246,6 +72,13 @@ def check_project(report: ValidationReport, project: Project, lg: LayerGraph,
         if report.first_difference is not None:
             report.first_difference["input"] = idx
     return report
+
+
+def host_counters(stats: dict[str, Any], n: int) -> Counters:
+    """The counters of the harness's TW_STATS line (codegen/host.py) over `n` inferences."""
+    return Counters(n, int(stats["dma_bytes_min"]), int(stats["dma_bytes_max"]),
+                    int(stats["dma_transfers"]), int(stats["dma_chunks"]), int(stats["l3_bytes"]),
+                    int(stats["l3_transfers"]), int(stats["jobs"]) if "jobs" in stats else None)
 
 
 def locate_first_difference(project: Project, lg: LayerGraph, x: Any,

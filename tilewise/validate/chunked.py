@@ -17,12 +17,14 @@ as it goes.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ..golden.inputs import CHUNK, input_chunks, n_chunks
+from .report import OutputMismatch
 
 #: mismatch entries kept before validation stops
 MAX_MISMATCHES = 1000
@@ -71,9 +73,9 @@ def run_chunks(model: str | Path, ns, graph, chunks: Iterable[list[np.ndarray]],
                 check_project(part, project, lg, xs, golden_outputs(lg, xs), ref.outputs,
                               exe=project.path / "network_host", cache=cache,
                               locate=report.first_difference is None)
-                for m in part.mismatches:
-                    report.mismatches.append({**m, "input": m["input"] + done} if "input" in m
-                                             else m)
+                report.mismatches += [replace(m, input=m.input + done)
+                                      if isinstance(m, OutputMismatch) else m
+                                      for m in part.mismatches]
                 if part.golden_vs_reference is not None:
                     report.golden_vs_reference = ((report.golden_vs_reference or 0)
                                                   + part.golden_vs_reference)

@@ -24,9 +24,9 @@ from ..codegen.project import Project
 from ..errors import TilewiseError
 from ..pipeline import NetworkSchedule
 from ..platforms.base import HOST_ONLY, Platform, Runner
-from .check import ValidationReport
 from .code_size import of_elf
 from .firmware_run import build_elf, fill_report, parse_run
+from .report import ValidationReport
 
 
 def project_platform(project: Project) -> Platform:

@@ -3,7 +3,9 @@ every runner of `validate --on` (firmware.py).
 
 Per inference the firmware's main.c prints `TW_OUT <n> <hex>`, optionally `TW_CYCLES`, `TW_LAYERS`
 and `TW_COMPUTE` (cycle counters, pulp-open) and `TW_DMA <n> <bytes> <transfers> <chunks>`, then
-`TW_DONE`; a fault prints `TW_TRAP ...` and exits non-zero.
+`TW_DONE`; a fault prints `TW_TRAP ...` and exits non-zero. Here those lines become the run's
+outputs and counters, which compare.py holds against the golden model, the reference and the
+schedule exactly as it does the host build's (check.py).
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ from ..ir.packing import tensor_bytes, tensor_values
 from ..pipeline import NetworkSchedule
 from ..platforms.base import Execution
 from .build import RUNTIME_DIRS, compile_cached, default_cache, headers_digest
-from .check import ValidationReport, output_mismatches, sample_diff
+from .compare import Counters, compare_counters, compare_outputs
+from .report import RunFailure, ValidationReport
 from .run import io_specs
 
 
@@ -126,36 +129,20 @@ def plain(text: str) -> str:
 def fill_report(report: ValidationReport, ns: NetworkSchedule, run: FirmwareRun,
                 inputs: Sequence[Any], golden: Sequence[Any],
                 reference: Sequence[Any] | None = None) -> ValidationReport:
-    """Outputs against the golden model (and the reference runtime), DMA counters against the
-    schedule, and the measured cycles (when the firmware counts them) next to the prediction.
-    A TW_OUT line holds every output of the inference, back to back in the network's order."""
+    """DMA counters against the schedule, a run that did not end, outputs against the golden
+    model (and the reference runtime) — compared by compare.py as on the host, so the same wrong
+    output or DMA count is the same typed mismatch (the DMA counters as the host's dma_bytes /
+    dma_transfers / dma_chunks kinds) — and the measured cycles (when the firmware counts them)
+    next to the prediction."""
     lg: LayerGraph = ns.layers
+    counters = run_counters(run)
+    if counters is not None:
+        compare_counters(report, counters)
     trap = re.search(r"TW_TRAP .*", run.text)
     if run.status != 0 or "TW_DONE" not in run.text or len(run.outputs) != len(inputs):
-        report.mismatches.append({"kind": "run", "status": run.status,
-                                  "error": trap.group(0) if trap else plain(run.text)[-400:]})
-    outs = [lg.tensors[o] for o in lg.outputs]
-    for i, raw in enumerate(run.outputs):
-        parts, at = [], 0
-        for t in outs:
-            parts.append(tensor_values(raw[at:at + t.nbytes], t.dtype, t.size))
-            at += t.nbytes
-        got = sample(parts)
-        report.mismatches += output_mismatches(lg, got, golden[i], "golden", i)
-        if reference is not None:
-            report.mismatches += output_mismatches(lg, got, reference[i], report.reference, i)
-    if reference is not None:
-        report.golden_vs_reference = sum(sample_diff(lg, g, r) for g, r in zip(golden, reference))
-        if report.golden_vs_reference:
-            report.mismatches.append({"kind": "golden_vs_reference",
-                                      "elements": report.golden_vs_reference})
-    if run.dma:
-        (report.dma_bytes_measured, report.dma_transfers_measured,
-         report.dma_chunks_measured) = run.dma[0]
-        want = (report.dma_bytes_predicted, report.dma_transfers_predicted,
-                report.dma_chunks_predicted)
-        if any(d != want for d in run.dma):
-            report.mismatches.append({"kind": "dma", "measured": run.dma[0], "predicted": want})
+        report.mismatches.append(RunFailure(trap.group(0) if trap else plain(run.text)[-400:],
+                                            run.status))
+    compare_outputs(report, lg, run_outputs(lg, run), golden, reference)
     if run.cycles:
         report.measured_cycles = run.cycles[0]
         report.layer_cycles = [
@@ -166,3 +153,27 @@ def fill_report(report: ValidationReport, ns: NetworkSchedule, run: FirmwareRun,
             for i, layer in enumerate(lg.layers)]
     report.predicted_cycles = ns.cycles
     return report
+
+
+def run_outputs(lg: LayerGraph, run: FirmwareRun) -> list[Any]:
+    """The outputs of every inference the firmware printed, as samples (golden/samples.py): a
+    TW_OUT line holds every output of the inference, back to back in the network's order."""
+    outs = [lg.tensors[o] for o in lg.outputs]
+    samples = []
+    for raw in run.outputs:
+        parts, at = [], 0
+        for t in outs:
+            parts.append(tensor_values(raw[at:at + t.nbytes], t.dtype, t.size))
+            at += t.nbytes
+        samples.append(sample(parts))
+    return samples
+
+
+def run_counters(run: FirmwareRun) -> Counters | None:
+    """The DMA counters of the TW_DMA lines (one per inference) summed over the run, with the
+    smallest and largest inference's bytes; None when the firmware printed none."""
+    if not run.dma:
+        return None
+    nbytes = [d[0] for d in run.dma]
+    return Counters(len(run.dma), min(nbytes), max(nbytes), sum(d[1] for d in run.dma),
+                    sum(d[2] for d in run.dma))

@@ -58,10 +58,11 @@ from ..errors import TilewiseError
 from ..golden.samples import arrays
 from ..ir.tensor import np_dtype
 from . import metrics as M
-from .check import ValidationReport, check_platform, golden_outputs, release_work_dir, validate_network, work_dir
+from .check import check_platform, golden_outputs, release_work_dir, validate_network, work_dir
 from .chunked import CHUNK, run_chunks
 from .csv_files import write_csv
 from .data import read_labels
+from .report import GoldenLayerMismatch, OutputMismatch, ValidationReport
 
 METRICS_CSV = "metrics.csv"
 LAYER_CSV = "layer_errors.csv"
@@ -259,9 +260,8 @@ def _output_metrics(report: ValidationReport, lg, k: int, spec, shape: tuple[int
         per_input = (ours_q.reshape(n, -1).astype(np.int64) != exp.reshape(n, -1)).sum(axis=1)
         mism = int(per_input.sum())
         for i in np.flatnonzero(per_input):
-            report.mismatches.append({"kind": "output", "against": "expected", "input": int(i),
-                                      "elements": int(per_input[i]),
-                                      **({"output": lg.outputs[k]} if len(lg.outputs) > 1 else {})})
+            report.mismatches.append(OutputMismatch("expected", int(i), int(per_input[i]),
+                                                    lg.outputs[k] if len(lg.outputs) > 1 else None))
     entry["vs_expected"] = {**(got or {"against": "expected"}), "file": exp_desc["file"],
                             "dtype": exp_desc["dtype"], "layout": exp_desc["layout"],
                             "mismatched_elements": mism}
@@ -277,8 +277,8 @@ def _golden_layers(report: ValidationReport, project, ud, cache) -> None:
     report.golden_layers = rows
     for r in rows:
         if r["mismatches"]:
-            report.mismatches.append({"kind": "golden_layer", "file": r["file"], "name": r["name"],
-                                      "ir": r["ir"], "elements": r["mismatches"]})
+            report.mismatches.append(GoldenLayerMismatch(r["file"], r["name"], r["ir"],
+                                                         r["mismatches"]))
 
 
 METRIC_COLUMNS = ("comparison", "against", "inputs", "elements", "acc", "rmse", "mae", "max_abs",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .check import ValidationReport
+from .report import OutputMismatch, ValidationReport
 from .verdict import result_line
 
 
@@ -78,13 +78,14 @@ def format_report(r: ValidationReport) -> str:
             lines.append(f"  ... {len(r.failures) - shown} more mismatches")
             break
         shown += 1
-        if m["kind"] == "output":
-            lines.append(f"  mismatch:    input {m['input']}: {m['elements']} "
-                         + (f"elements of output '{m['output']}'" if "output" in m else "output elements")
-                         + f" differ from {m['against']}")
-        else:
-            detail = ", ".join(f"{k} {v}" for k, v in m.items() if k != "kind")
-            lines.append(f"  mismatch:    {m['kind']}: {detail}")
+        if isinstance(m, OutputMismatch):
+            lines.append(f"  mismatch:    input {m.input}: {m.elements} "
+                         + (f"elements of output '{m.output}'" if m.output is not None
+                            else "output elements")
+                         + f" differ from {m.against}")
+        else:   # the fields as the JSON holds them
+            detail = ", ".join(f"{k} {v}" for k, v in m.to_json().items() if k != "kind")
+            lines.append(f"  mismatch:    {m.kind}: {detail}")
     fd = r.first_difference
     if fd:
         if "element" in fd:

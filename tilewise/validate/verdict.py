@@ -10,10 +10,11 @@ a non-zero exit, a simulator that could not start) is said as such, not as diffe
 
 from __future__ import annotations
 
-from typing import Any
+from .report import OutputMismatch
 
 #: mismatch kinds that hold a measured counter against the schedule's prediction
-COUNTERS = {"dma": "DMA", "dma_bytes": "DMA bytes", "dma_transfers": "DMA transfers",
+#: (report.COUNTER_KINDS, in the order said)
+COUNTERS = {"dma_bytes": "DMA bytes", "dma_transfers": "DMA transfers",
             "dma_chunks": "DMA chunks", "l3_bytes": "L3 bytes", "l3_transfers": "L3 transfers",
             "accelerator_jobs": "accelerator jobs"}
 #: where the generated C ran (ValidationReport.platform)
@@ -25,9 +26,9 @@ def _unique(items: list[str]) -> list[str]:
     return list(dict.fromkeys(items))
 
 
-def _against(r, m: dict[str, Any]) -> str:
+def _against(r, m: OutputMismatch) -> str:
     """How an output mismatch's `against` is said."""
-    a = m.get("against")
+    a = m.against
     if a == "golden":
         return "golden model"
     if a == "expected":
@@ -45,12 +46,12 @@ def result_line(r) -> str:
         compared = r.reference and r.golden_vs_reference is not None and not r.reference_inexact
         return f"BIT-EXACT: generated C vs golden model{f' and {r.reference}' if compared else ''} {source}"
     fails = r.failures
-    kinds = {m.get("kind") for m in fails}
+    kinds = {m.kind for m in fails}
     clauses = []
     if "run" in kinds:
         clauses.append(f"the generated C did not run to its end on "
                        f"{PLATFORMS.get(r.platform, r.platform)} (see 'mismatch: run' below)")
-    against = _unique([_against(r, m) for m in fails if m.get("kind") == "output"])
+    against = _unique([_against(r, m) for m in fails if isinstance(m, OutputMismatch)])
     if against:
         clauses.append("generated C vs " + " and ".join(against))
     if "golden_layer" in kinds:
