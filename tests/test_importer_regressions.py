@@ -533,3 +533,47 @@ def test_requantization_divisor_infinite(tmp_path, capsys, monkeypatch):
     p = _mutated(tmp_path, "quantlab_dory/Dronet/DRONETV3_ql_integerized.onnx",
                  lambda m: _set_constant(m, "Constant_3", np.inf))
     _refused(p, capsys, monkeypatch, "divides a float by something other than a power of two")
+
+
+def _op_type(m: onnx.ModelProto, name: str, op_type: str) -> None:
+    next(n for n in m.graph.node if n.name == name).op_type = op_type
+
+
+def test_pads_or_shape_not_finite(tmp_path, capsys, monkeypatch):
+    """OverflowError in onnx_int._ints and onnx_lower._target_shape (seed 34): a Pad's pads and a
+    Reshape's shape read from an initializer of -inf."""
+    def pad(m):
+        _set_initializer(m, "rqnt_mul_0", np.full_like(numpy_helper.to_array(
+            next(t for t in m.graph.initializer if t.name == "rqnt_mul_0")), -np.inf, dtype=np.float32))
+        _op_type(m, "rqnt_0", "Pad")
+
+    def reshape(m):
+        w = next(t for t in m.graph.initializer if t.name == "op.weight")
+        w.CopyFrom(numpy_helper.from_array(np.full(numpy_helper.to_array(w).shape, -np.inf, np.float32), "op.weight"))
+        _op_type(m, "iRMSNorm_0", "Reshape")
+
+    p = _mutated(tmp_path, "deeploy/kernels/GEMM/Batch_RQ/network.onnx", pad)
+    _refused(p, capsys, monkeypatch, "node 'rqnt_0' (Pad)", "-inf in its pads")
+    p = _mutated(tmp_path, "deeploy/kernels/RMSNorm/network.onnx", reshape)
+    _refused(p, capsys, monkeypatch, "node 'iRMSNorm_0' (Reshape)", "-inf in its shape")
+
+
+def test_constant_attribute_that_cannot_be_decoded(tmp_path, capsys, monkeypatch):
+    """ValueError in onnx's numpy_helper (seed 34): a Constant's tensor whose data does not fill
+    its dims."""
+    def corrupt(m):
+        t = _node(m, "Constant").attribute[0].t
+        t.dims[0] = t.dims[0] + 1
+    p = _mutated(tmp_path, "deeploy/kernels/GEMM/Batch_RQ/network.onnx", corrupt)
+    _refused(p, capsys, monkeypatch, "node 'node_Constant_3' (Constant)", "cannot be decoded")
+
+
+def test_metadata_key_not_utf8(tmp_path, capsys, monkeypatch):
+    """TypeError in onnx_stated.stated_quant (seed 34): a metadata key that is not UTF-8 reaches
+    tilewise as bytes; it is read as text (and, naming no tensor, ignored)."""
+    def meta(m):
+        m.metadata_props.add(key="tilewise.quant.zz", value="0.5 3")
+    p = _mutated(tmp_path, "deeploy/kernels/ReduceMean/network.onnx", meta,
+                 raw=lambda b: b.replace(b"tilewise.quant.zz", b"tilewise.quant\xff\xff\xff"))
+    rc, err = _analyze(p, capsys, monkeypatch)
+    assert rc == 0, err

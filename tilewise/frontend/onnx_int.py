@@ -466,7 +466,7 @@ def int_hardswish(lw: Lowering, node: ONode) -> None:
 
 def _ints(lw: Lowering, node: ONode, idx: int, attr: str, what: str) -> list[int] | None:
     if node.input(idx):
-        return [int(v) for v in lw.const(node, node.input(idx), what).reshape(-1)]
+        return lw.ints(node, node.input(idx), what)
     v = node.attr(attr)
     return None if v is None else [int(x) for x in np.asarray(v).reshape(-1)]
 

@@ -27,6 +27,7 @@ which register their handlers in HANDLERS.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -119,6 +120,18 @@ class Lowering:
             raise unsupported(self.g, node, f"takes its {what} '{name}' from a computed tensor",
                               f"make the {what} a constant initializer")
         return np.asarray(self.g.consts[name])
+
+    def ints(self, node: ONode, name: str, what: str) -> list[int]:
+        """The constant `name` as Python integers (shapes, pads, axes): a value that is not a
+        finite whole number is one sentence naming the node."""
+        v = self.const(node, name, what).reshape(-1)
+        if v.dtype.kind not in "fiub":
+            raise unsupported(self.g, node, f"has {what} of type {v.dtype}, not integers", "the model is malformed")
+        bad = [x for x in v.tolist() if not (math.isfinite(x) and x == round(x))]
+        if bad:
+            raise unsupported(self.g, node, f"has {bad[0]} in its {what}, which must hold integers",
+                              "the model is malformed")
+        return [int(x) for x in v.tolist()]
 
     def scalar(self, node: ONode, name: str, what: str) -> float | int:
         v = self.const(node, name, what).reshape(-1)
@@ -556,7 +569,7 @@ def _target_shape(lw: Lowering, node: ONode, in_shape: tuple[int, ...]) -> tuple
     if node.op_type == "Flatten":
         axis = int(node.attr("axis", 1)) % (len(in_shape) + 1) if in_shape else 0
         return (int(np.prod(in_shape[:axis], dtype=np.int64)), int(np.prod(in_shape[axis:], dtype=np.int64)))
-    spec = [int(v) for v in lw.const(node, node.inputs[1], "shape").reshape(-1)]
+    spec = lw.ints(node, node.inputs[1], "shape")
     allow_zero = int(node.attr("allowzero", 0))
     if not allow_zero and any(v == 0 and i >= len(in_shape) for i, v in enumerate(spec)):
         raise unsupported(lw.g, node, f"has shape {spec}, copying a dimension (0) its {len(in_shape)}-D input "

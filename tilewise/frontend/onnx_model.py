@@ -95,6 +95,11 @@ def unsupported(g: OnnxGraph | str, node: ONode | None, what: str, hint: str) ->
     return UnsupportedOpError(f"{src}: {where} {what}; {hint}")
 
 
+def _text(v: str | bytes) -> str:
+    """A protobuf string field as text (the python runtime hands over bytes that are not UTF-8)."""
+    return v.decode("utf-8", errors="replace") if isinstance(v, bytes) else v
+
+
 def _attrs(node: onnx.NodeProto) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for a in node.attribute:
@@ -161,7 +166,11 @@ def read_graph(data: bytes, source: str) -> OnnxGraph:
     nodes: list[ONode] = []
     for i, n in enumerate(g.node):
         name = n.name or f"{n.op_type}_{i}"
-        attrs = _attrs(n)
+        try:
+            attrs = _attrs(n)
+        except Exception:   # onnx's decoders raise what the bytes make them (ValueError, TypeError, …)
+            raise ModelFormatError(f"{source}: node '{name}' ({n.op_type}) has an attribute that cannot be "
+                                   "decoded; the file is corrupt") from None
         if n.op_type == "Constant" and n.domain in ("", "ai.onnx"):
             if "value" not in attrs or len(n.output) != 1:
                 raise unsupported(source, ONode(n.op_type, name, (), ()), "holds a non-tensor constant",
@@ -185,7 +194,7 @@ def read_graph(data: bytes, source: str) -> OnnxGraph:
     outputs = tuple(o.name for o in g.output)
     nodes = _topological(source, nodes, set(inputs) | set(consts))
     return OnnxGraph(source, g.name or "onnx_model", tuple(nodes), consts, inputs, outputs, opset,
-                     metadata={e.key: e.value for e in model.metadata_props}, shapes=_inferred_shapes(model))
+                     metadata={_text(e.key): _text(e.value) for e in model.metadata_props}, shapes=_inferred_shapes(model))
 
 
 def _inferred_shapes(model: onnx.ModelProto) -> dict[str, tuple[int, ...]]:
