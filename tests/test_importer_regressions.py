@@ -577,3 +577,11 @@ def test_metadata_key_not_utf8(tmp_path, capsys, monkeypatch):
                  raw=lambda b: b.replace(b"tilewise.quant.zz", b"tilewise.quant\xff\xff\xff"))
     rc, err = _analyze(p, capsys, monkeypatch)
     assert rc == 0, err
+
+
+def test_second_requantization_multiplier_beyond_int64(tmp_path, capsys, monkeypatch):
+    """OverflowError in onnx_int.requant_range (seed 35): the Mul after the floor of NEMO's residual
+    add (its second requantization) made int64's maximum."""
+    p = _mutated(tmp_path, "nemo/dronet_complete/model_int.onnx",
+                 lambda m: _set_constant(m, "Constant_146", 2 ** 63 - 1))
+    _refused(p, capsys, monkeypatch, "node 'Add_141'", "second time with the multiplier", "within int32")

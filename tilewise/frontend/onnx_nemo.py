@@ -595,6 +595,9 @@ def emit_post(lw: Lowering, node: ONode, v: str, post: tuple[int, int, float | N
     from .onnx_int import emit_requant, out_dtype, requant_range
 
     m, d, lo, hi = post
+    if not (abs(m) < 1 << 31 and 0 < d < 1 << 31):
+        raise unsupported(lw.g, node, f"requantizes its result a second time with the multiplier {m} and the "
+                          f"divisor {d}", "keep its chain's constants within int32")
     qmin = int(lo) if lo is not None else -(1 << 31)
     qmax = int(hi) if hi is not None else (1 << 31) - 1
     v_lo, v_hi = lw.bound(v)
