@@ -16,7 +16,8 @@ blob, 4-byte aligned where it starts:
              layer's C file (requant.c.j2)
     adc:     m, a (DIANA's digital stage after the ADC); s per channel as shift mode's d, the
              per-layer divisor D and ADC range constants of the layer's C file (requant.c.j2)
-    onnx:    scale (float32 bits), an unused zero word
+    onnx:    mult = M·2^7, shift r of the float32 scale M·2^E (golden/onnx_requant_exact.py
+             `constants`: onnxruntime's float32 requantization in integers, tw_onnx_requant_exact.h)
   Block of the k tile starting at channel k0: offset k0 · const_bytes.
 - weight blocks (the `w` operand, one DMA chunk per (k tile, c tile)), int8:
     conv   [k_t][FY][FX][c_t] at k0·FY·FX·C + c0·k_t·FY·FX    (the natural [K][FY][FX][C] layout
@@ -36,6 +37,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from ...golden import onnx_requant_exact
 from ...ir.layer import Layer, LayerGraph
 from ...ir.operands import weights_bytes
 from ..base import ConstLayout, LayerConstants
@@ -78,6 +80,10 @@ def check(layer: Layer, lg: LayerGraph) -> str | None:
     words = (rq.scale,) if rq.mode == "onnx" else (rq.multiplier, rq.shift)
     if any(_per_channel(layer, a, np.int64) is None for a in words):
         return f"a requantization with {np.size(words[0])} channels for {k} outputs"
+    if rq.mode == "onnx":
+        scale = np.asarray(rq.scale, np.float32)
+        if not bool((np.isfinite(scale) & (scale >= 0)).all()):
+            return "an onnx requantization scale that is not a finite float32 >= 0"
     if rq.mode == "div":
         lam = 0 if rq.bias is None else rq.bias
         for name, a in (("kappa", rq.multiplier), ("lambda", lam)):
@@ -109,13 +115,12 @@ def _requant_words(layer: Layer) -> tuple[np.ndarray, np.ndarray, tuple[int, ...
     (`check` passed)."""
     rq = layer.requant
     assert rq is not None
-    k = layer.nest.K
     if rq.mode == "tflite":
         return (_per_channel(layer, rq.multiplier, np.int32), _per_channel(layer, rq.shift, np.int32),
                 None)
     if rq.mode == "onnx":
-        scale = _per_channel(layer, rq.scale, np.float32)
-        return scale.view(np.int32), np.zeros(k, np.int32), None
+        mult, shift = onnx_requant_exact.constants(_per_channel(layer, rq.scale, np.float32))
+        return mult.astype(np.int32), shift.astype(np.int32), None
     mult = _per_channel(layer, rq.multiplier, np.int64)
     lam = _per_channel(layer, 0 if rq.bias is None else rq.bias, np.int64)
     if rq.mode == "div":

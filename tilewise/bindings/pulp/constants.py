@@ -18,7 +18,8 @@ of outputs (tw_pulp_rq_words() derives the same in C):
 | shift          | k             | lambda                   | lambda's sign word         | d             |
 | shift32        | k             | lambda                   | lambda's sign word         | min(d, 31)    |
 | tflite_right   | M0            | h = 2^(e−1)              | e = −shift ≥ 1             | 0             |
-| onnx           | scale's float32 bits | 0                 | 0                          | 0             |
+| onnx, r ≥ 33   | mult = M·2^7  | 2^25 + 1                 | 2^(r − 33)                 | r − 32        |
+| onnx, r ≤ 32   | mult          | 0                        | 0                          | r             |
 
 `variant(layer, lg)` names the kernel variant (the C entry points' suffix). TFLite's double rounding
 runs as "tflite_right" (RoundingDivideByPOT in four instructions, (y + h − [y < 0]) >> e) when every
@@ -41,6 +42,7 @@ from functools import partial
 
 import numpy as np
 
+from ...golden import onnx_requant_exact
 from ...ir.layer import Layer, LayerGraph
 from ...ir.requant import Requant
 from ..base import ConstLayout, LayerConstants
@@ -105,10 +107,8 @@ def words_of(rq: Requant, k: int, v: str) -> tuple[np.ndarray, ...]:
     def per_channel(a) -> np.ndarray:
         return np.broadcast_to(np.atleast_1d(np.asarray(a)), (k,)).astype(np.int64)
 
-    zero = np.zeros(k, np.int64)
     if v == "onnx":
-        scale = np.broadcast_to(np.atleast_1d(np.asarray(rq.scale, np.float32)), (k,))
-        return tuple(a.astype(np.int32) for a in (scale.view(np.int32), zero, zero, zero))
+        return onnx_words(rq.scale, k)
     m, s = per_channel(rq.multiplier), per_channel(rq.shift)
     if v == "tflite":
         e = np.maximum(-s, 0)
@@ -125,6 +125,19 @@ def words_of(rq: Requant, k: int, v: str) -> tuple[np.ndarray, ...]:
         out = (m, lam, np.where(lam < 0, -1, 0), np.minimum(s, 31) if v == "shift32" else s)
     # two's-complement words: 2^31 (tflite_single's rounding term at total = 32) is int32 -2^31
     return tuple(((a + 2**31) % 2**32 - 2**31).astype(np.int32) for a in out)
+
+
+def onnx_words(scale, k: int) -> tuple[np.ndarray, ...]:
+    """The words (m, a, b, c) of onnx requantization by float32 `scale` (one or `k` values) over
+    `k` channels: golden/onnx_requant_exact.py's constants (mult, r) of each scale, then
+    a = 2^25 + 1, b = 2^(r − 33), c = r − 32 where r ≥ 33 (the common 32-bit path of
+    tw_pulp_requant.h, for |acc| ≤ 2^24), else a = b = 0, c = r (the 64-bit path)."""
+    scale = np.broadcast_to(np.atleast_1d(np.asarray(scale, np.float32)), (k,))
+    mult, r = onnx_requant_exact.constants(scale)
+    hi = r >= 33
+    out = (mult, np.where(hi, (1 << 25) + 1, 0), np.where(hi, np.int64(1) << np.maximum(r - 33, 0), 0),
+           np.where(hi, r - 32, r))
+    return tuple(np.asarray(a, np.int64).astype(np.int32) for a in out)
 
 
 def words(layer: Layer, lg: LayerGraph, arm: bool = False) -> tuple[np.ndarray, ...]:

@@ -3,7 +3,8 @@
  *     y = clamp(rint(fl(fl(acc) * scale)) + zp, qmin, qmax)
  * (fl: to float32, nearest even; rint: half to even; MLAS), computed bit for bit with integer
  * operations only: tilewise/golden/onnx_requant_exact.py, whose docstring holds the proof.
- * Standalone C99, int32/int64 only, no float. Not yet used by the kernels (issue 27).
+ * Standalone C99, int32/int64 only, no float. Used by tw_requant.h (onnx mode) and the pulp
+ * family's tw_pulp_requant.h (whose common path is tw_onnx_rq_round_hi's, in its own words).
  *
  * Constants of a float32 scale s >= 0 (tw_onnx_rq_init, or computed by the compiler):
  *   s = 0, subnormal or < 2^-32  ->  mult = 0, shift = 8 (every output is zp, clamped);

@@ -12,8 +12,10 @@
  *                 == "single").
  *   TW_RQ_SHIFT   y = clamp(floor((k[k]·acc + lambda[k]) / 2^d[k]) + zp) in 64-bit — DORY/PULP-NN's
  *                 "(k·phi + lambda) >> d" (seed 004 §3.3.1 footnote, seed 001 §4.1).
- *   TW_RQ_ONNX    y = clamp(round_half_even((float)acc * scale[k]) + zp) in float32 — onnxruntime's
- *                 QLinear* output requantization; uses nearbyintf under the default rounding mode.
+ *   TW_RQ_ONNX    y = clamp(round_half_even((float)acc * scale[k]) + zp) with float32 rounding —
+ *                 onnxruntime's QLinear* output requantization — computed exactly in integers
+ *                 (tw_onnx_requant_exact.h): mult[k], shift[k] the compiler's constants of the
+ *                 float32 scale (golden/onnx_requant_exact.py), or, mult NULL, scale[k] itself.
  *   TW_RQ_ADC     DIANA's analog output chain: a6 = clamp(floor(acc / divisor), adc_min, adc_max)
  *                 (floor division, also of a negative acc), then the shift mode's
  *                 clamp(floor((mult[k]·a6 + lambda[k]) / 2^shift[k]) + zp) in 64-bit, with
@@ -33,8 +35,10 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "tw_common.h"
+#include "tw_onnx_requant_exact.h"
 
 #define TW_RQ_TFLITE 0
 #define TW_RQ_SHIFT 1
@@ -46,16 +50,16 @@
 typedef struct {
     int mode;                 /* TW_RQ_TFLITE | _TFLITE_SINGLE | TW_RQ_SHIFT | _ONNX | _ADC */
     int per_channel;          /* 1: arrays indexed by channel; 0: element 0 for all */
-    const int32_t *mult;      /* tflite(_single): Q31 M0; shift: k; adc: m */
+    const int32_t *mult;      /* tflite(_single): Q31 M0; shift: k; adc: m; onnx: M·2^7 */
     const int32_t *shift;     /* tflite(_single): exponent (+ = left); shift: d, adc: s (right,
-                                 0..63) */
+                                 0..63); onnx: r in [8, 62] */
     const int32_t *lambda;    /* shift: lambda, adc: a (NULL = 0) */
     int32_t divisor;          /* adc: D > 0 (unused by the other modes) */
     int32_t adc_min, adc_max; /* adc: the ADC's output range */
     int64_t post_mult;        /* div: m after mult·acc + lambda */
     int64_t div_d;            /* div: the divisor D > 0 */
     int div_trunc;            /* div: 1 = round toward zero, 0 = floor */
-    const float *scale;       /* onnx: s_x*s_w/s_y */
+    const float *scale;       /* onnx without mult / shift: s_x*s_w/s_y (float32) */
     int32_t zero_point;       /* output zero point */
     int32_t qmin, qmax;       /* output clamp, within [-128, 127] */
 } tw_requant_t;
@@ -156,6 +160,23 @@ static inline int32_t tw_adc_code(int32_t acc, int32_t divisor, int32_t adc_min,
     return q < adc_min ? adc_min : q > adc_max ? adc_max : q;
 }
 
+/* onnx mode: rint(fl(fl(acc)·scale[i])) in integer arithmetic (tw_onnx_requant_exact.h), from
+ * the compiler's constants (mult[i], shift[i]: golden/onnx_requant_exact.py `constants`) or,
+ * when a caller gives only the float32 scale (mult NULL), from its bits; exact within +-2^22, of
+ * the right sign and magnitude >= 2^22 beyond (the int8 clamp then gives the golden answer). */
+static inline int64_t tw_onnx_round(const tw_requant_t *rq, int32_t acc, int i)
+{
+    tw_onnx_rq_t c;
+    uint32_t bits;
+    if (rq->mult)
+        return tw_onnx_rq_round(acc, rq->mult[i], rq->shift[i]);
+    c.mult = 0;
+    c.shift = 8;
+    memcpy(&bits, &rq->scale[i], sizeof bits);
+    (void)tw_onnx_rq_init(&c, bits);
+    return tw_onnx_rq_round(acc, c.mult, c.shift);
+}
+
 /* Requantize accumulator `acc` of tile-local output channel `k` to int8. The sum with the zero
  * point and the clamp are done in 64 bits, as in the golden model. */
 static inline int8_t tw_requant(const tw_requant_t *rq, int32_t acc, int k)
@@ -176,12 +197,7 @@ static inline int8_t tw_requant(const tw_requant_t *rq, int32_t acc, int k)
         y = tw_div64_clamp(y, rq->div_d, rq->div_trunc, (int64_t)rq->qmin - rq->zero_point,
                            (int64_t)rq->qmax - rq->zero_point);
     } else {
-        float f = nearbyintf((float)acc * rq->scale[i]);
-        /* bound before the conversion (out-of-range float->int is undefined); the bound is far
-         * outside the int8 range, so the clamp below gives the golden model's answer */
-        if (f > 1073741824.0f) f = 1073741824.0f;
-        if (f < -1073741824.0f) f = -1073741824.0f;
-        y = (int64_t)f;
+        y = tw_onnx_round(rq, acc, i);
     }
     y += rq->zero_point;
     if (y < rq->qmin) y = rq->qmin;

@@ -38,7 +38,23 @@ void tw_pulp_rq_words(const tw_requant_t *rq, int n, int mode, int32_t *words)
             if (mode == TW_PULP_RQ_SHIFT32 && c > 31)
                 c = 31;
         } else {
-            memcpy(&m, &rq->scale[i], sizeof m);
+            tw_onnx_rq_t t = {0, 8};
+            uint32_t bits;
+            if (rq->mult) {
+                t.mult = rq->mult[i];
+                t.shift = rq->shift[i];
+            } else {
+                memcpy(&bits, &rq->scale[i], sizeof bits);
+                (void)tw_onnx_rq_init(&t, bits);
+            }
+            m = t.mult;
+            if (t.shift >= 33) {
+                a = (1 << 25) + 1;
+                b = 1 << (t.shift - 33);
+                c = t.shift - 32;
+            } else {
+                c = t.shift;
+            }
         }
         words[4 * k] = m;
         words[4 * k + 1] = a;

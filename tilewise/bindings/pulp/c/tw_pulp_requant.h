@@ -32,8 +32,14 @@
  *                 bindings/pulp/constants.py): RDBPOT(y, e) = (y + 2^(e-1) - [y < 0]) >> e, ties
  *                 away from zero in four instructions instead of seven; on Arm SRDHM is one
  *                 smmulr of 2·acc (tw_pulp_srdhm30).
- *   TW_RQ_ONNX    m = the float32 bits of the scale: round half to even of (float)acc · scale in
- *                 float32 (soft-float on rv32imc: correct and slow), as tw_requant.h.
+ *   TW_RQ_ONNX    onnxruntime's rint(fl(fl(acc) · scale)) (float32 products, half to even) in
+ *                 integers (tw_onnx_requant_exact.h, golden/onnx_requant_exact.py, whose
+ *                 `constants` give mult and shift r of the scale): m = mult; for r >= 33 (scales
+ *                 < 1/4, the usual case) a = 2^25 + 1, b = 2^(rr - 1), c = rr = r - 32, the
+ *                 common path tw_onnx_rq_round_hi in 32-bit words (one mul + mulh / one smull,
+ *                 p.fl1 / clz), taken while (uint32)(acc + 2^24) < a, i.e. |acc| <= 2^24;
+ *                 for r <= 32 a = b = 0, c = r, and every output (also |acc| > 2^24, which
+ *                 float32 rounds first) goes through the 64-bit tw_onnx_rq_round.
  * Then y = clamp(r, qmin - zp, qmax - zp) + zp: clamp(r + zp, qmin, qmax) without the int32
  * overflow of r + zp.
  *
@@ -44,7 +50,6 @@
 #ifndef TW_PULP_REQUANT_H
 #define TW_PULP_REQUANT_H
 
-#include <math.h>
 #include <stdint.h>
 
 #include "tw_pulp_isa.h"
@@ -208,6 +213,53 @@ TW_PULP_INLINE int32_t tw_pulp_shr64_lo(int32_t hi, uint32_t lo, int32_t n)
     return tw_pulp_asr(hi, n - 32);
 }
 
+#if defined(__GNUC__)
+#define TW_PULP_LIKELY(x) __builtin_expect(!!(x), 1)
+#else
+#define TW_PULP_LIKELY(x) (x)
+#endif
+
+/* The value of the highest set bit of x != 0: p.fl1 on RISC-V (rv32imc has no clz: libgcc's
+ * __clzsi2 otherwise), clz on Arm. */
+TW_PULP_INLINE uint32_t tw_pulp_msb(uint32_t x)
+{
+#if TW_PULP_ASM
+    uint32_t n;
+    __asm__(".insn r 0x33, 1, 0x08, %0, %1, x0" : "=r"(n) : "r"(x));   /* p.fl1: its index */
+    return 1u << n;
+#else
+    return tw_onnx_rq_msb32(x);
+#endif
+}
+
+/* TW_RQ_ONNX (words above): rint(fl(fl(acc) · scale)), exact within +-2^22, beyond of the right
+ * sign and magnitude >= 2^22 (bounded to +-2^30: the int8 clamp gives the golden answer). */
+TW_PULP_INLINE int32_t tw_pulp_rq_onnx(const tw_pulp_rqch_t *c, int32_t acc)
+{
+    if (TW_PULP_LIKELY((uint32_t)acc + (1u << 24) < (uint32_t)c->a)) {
+        /* tw_onnx_rq_round_hi: p = acc·mult as hi:lo, half an ulp of fl(p) h = msb(hi ^ sign)
+         * << 8, e = (bit rr of hi) - 1, (p + 2^(r-1) + (h ^ e)) >> r in two words */
+        int32_t hi;
+        uint32_t lo, msb, e, slo, shi;
+#if TW_PULP_ARM
+        int64_t p = (int64_t)acc * c->m;                 /* one smull */
+        hi = (int32_t)(p >> 32);
+        lo = (uint32_t)p;
+#else
+        hi = tw_pulp_mulh(acc, c->m);
+        lo = (uint32_t)acc * (uint32_t)c->m;
+#endif
+        msb = tw_pulp_msb(((uint32_t)hi ^ (uint32_t)tw_pulp_asr(hi, 31)) | 1u);
+        e = (((uint32_t)hi >> c->c) & 1u) - 1u;
+        slo = lo + ((msb << 8) ^ e);
+        shi = (uint32_t)hi + (uint32_t)c->b + ((msb >> 24) ^ e) + (slo < lo);
+        return tw_pulp_asr((int32_t)shi, c->c);
+    } else {
+        int64_t y = tw_onnx_rq_round(acc, c->m, c->a ? c->c + 32 : c->c);
+        return y > (1 << 30) ? (1 << 30) : y < -(1 << 30) ? -(1 << 30) : (int32_t)y;
+    }
+}
+
 /* The requantized value of accumulator acc before the output clamp and zero point. */
 TW_PULP_INLINE int32_t tw_pulp_rq_raw(const tw_pulp_rqch_t *c, int32_t acc, const int mode)
 {
@@ -231,14 +283,7 @@ TW_PULP_INLINE int32_t tw_pulp_rq_raw(const tw_pulp_rqch_t *c, int32_t acc, cons
                 r = top < 0 ? INT32_MIN : INT32_MAX;
         }
     } else {
-        union { int32_t i; float f; } scale;
-        float f;
-        scale.i = c->m;
-        f = nearbyintf((float)acc * scale.f);
-        /* bound before converting (out-of-range float->int is undefined): far outside int8 */
-        if (f > 1073741824.0f) f = 1073741824.0f;
-        if (f < -1073741824.0f) f = -1073741824.0f;
-        r = (int32_t)f;
+        r = tw_pulp_rq_onnx(c, acc);
     }
     return r;
 }
