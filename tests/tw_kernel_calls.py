@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tilewise.golden import onnx_requant_exact
 from tilewise.ir.ops import Op
 from tilewise.ir.params import TfliteAddSubParams, TfliteAvgPoolParams, TfliteSoftmaxParams
 from tilewise.ir.requant import Requant
@@ -107,8 +108,11 @@ class RequantArrays:
         mode = "tflite_single" if rq.mode == "tflite" and rq.rounding == "single" else rq.mode
         assert not rq.wide, "the C kernels are int8 only (no 16x8 int64 path)"
         self.rqi = c_array([MODES[mode], int(per_channel), rq.zero_point, rq.qmin, rq.qmax], np.int32)
-        self.mult = c_array(np.atleast_1d(rq.multiplier)[sl], np.int32)
-        self.shift = c_array(np.atleast_1d(rq.shift)[sl], np.int32)
+        mult, shift = rq.multiplier, rq.shift
+        if mode == "onnx":   # the compiler's integer constants of the float32 scales
+            mult, shift = onnx_requant_exact.constants(np.asarray(rq.scale, np.float32))
+        self.mult = c_array(np.atleast_1d(mult)[sl], np.int32)
+        self.shift = c_array(np.atleast_1d(shift)[sl], np.int32)
         self.lam = None if rq.bias is None else c_array(np.atleast_1d(rq.bias)[sl], np.int32)
         self.scale = None if rq.scale is None else c_array(np.atleast_1d(rq.scale)[sl], np.float32)
 
