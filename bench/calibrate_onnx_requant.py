@@ -1,0 +1,119 @@
+"""Fit the onnx-mode requantization's cost (PulpKernels.requant_onnx) on a measurement.
+
+onnx-mode requantization runs in integers (tw_pulp_requant.h tw_pulp_rq_onnx: tw_onnx_requant_exact.h's
+one-word path, issue 27) where it was software float32; only its per-output coefficient changes,
+the rest of the model stays as bench/calibrate_pulp.py and bench/calibrate_m7.py fitted it. Per
+onnx-mode weighted layer (conv, 1x1 conv, depthwise, dense) of the given ONNX models, the layer's
+predicted cycles are linear in requant_onnx: pred(r) = pred(r0) + (r − r0)·col, col the cycles of
+one unit of it summed over the schedule's tiles. The fit is the weighted least squares
+r = r0 + Σ w·(measured − pred(r0))·col / Σ w·col², w = 1/measured² (every layer's relative error
+counting alike) — on GVSoC's measured compute cycles for pulp-open (8 cores and 1), on counted
+instructions for stm32h7 (whole layers: its copies are the core's own).
+
+    python bench/calibrate_onnx_requant.py MODEL.onnx [MODEL.onnx ...]
+
+prints the per-layer data and the fitted coefficient per configuration, and writes
+bench/calibration_onnx_requant.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench import scheduling  # noqa: E402
+from bench.calibrate_pulp import _tile_sum, _untiled  # noqa: E402
+from tilewise.bindings.pulp.cost import PulpKernels  # noqa: E402
+from tilewise.schedule.cost import Evaluator  # noqa: E402
+from tilewise.targets import stm32h7  # noqa: E402
+from tilewise.validate import make_inputs, validate_network  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+WEIGHTED = ("conv", "dwconv", "fc")
+#: (name, target, cores, platform, the model its kernels are priced by, measured field)
+CONFIGS = (("pulp-open x8", "pulp-open", 8, "gvsoc", PulpKernels(), "measured_compute_cycles"),
+           ("pulp-open x1", "pulp-open", 1, "gvsoc", PulpKernels(), "measured_compute_cycles"),
+           ("stm32h7", "stm32h7", None, "count", stm32h7.KERNELS, "measured_instructions"))
+
+
+def column(model: PulpKernels, key, s, nest, tgt, p, cores: int) -> tuple[float, float]:
+    """(cycles of the layer's kernel calls at the model's requant_onnx, cycles per unit of it)."""
+    def cycles(m: PulpKernels) -> float:
+        if s.untiled:
+            return _untiled(m, key, s, cores)
+        t = Evaluator(nest, tgt, p).build({d.dim: d.tile for d in s.tiles}, tuple(s.loop_order),
+                                          s.buffering)
+        return _tile_sum(m, key, t, cores)
+    base = cycles(replace(model, requant_onnx=0.0))
+    return cycles(model), cycles(replace(model, requant_onnx=1.0)) - base
+
+
+def collect(paths: list[Path]) -> list[dict]:
+    rows = []
+    for path in paths:
+        lg = scheduling.lowered(path)
+        for name, target, cores, on, model, field in CONFIGS:
+            kw = {"cores": cores} if cores else {}
+            tgt = scheduling.target(target, **kw)
+            ns = scheduling.schedule(lg, tgt, "model")
+            with tempfile.TemporaryDirectory(prefix="tw_calib_onnx_") as tmp:
+                report, _ = validate_network(ns, Path(tmp) / "p", make_inputs(lg, 1, 0)[:1], on=on)
+            r = report.to_json()
+            if not r["bit_exact"]:
+                raise RuntimeError(f"{path.name} {name}: not bit-exact: {r['mismatches'][:2]}")
+            for i, (layer, lc) in enumerate(zip(lg.layers, r["layers"])):
+                p = ns.placement(i)
+                key = p.binding.key
+                if key.mode != "onnx" or layer.nest.kind not in WEIGHTED:
+                    continue
+                s = ns.schedules[i]
+                pred, col = column(model, key, s, layer.nest, tgt, p, cores or 1)
+                if on == "count":   # whole layers: the report's prediction holds the copies too
+                    pred = lc["predicted_instructions"]
+                rows.append({"model": path.name, "config": name, "layer": layer.name,
+                             "kind": layer.nest.kind, "measured": lc[field], "predicted": pred, "column": col,
+                             "requant_onnx": model.requant_onnx})
+            print(f"{path.name:24s} {name:14s}: {r.get('measured_cycles') or r.get('measured_instructions'):,}",
+                  flush=True)
+    return rows
+
+
+def fit(rows: list[dict]) -> dict[str, float]:
+    out = {}
+    for name in dict.fromkeys(r["config"] for r in rows):
+        sel = [r for r in rows if r["config"] == name and r["column"] > 0 and r["measured"] > 0]
+        m = np.array([r["measured"] for r in sel], float)
+        p = np.array([r["predicted"] for r in sel], float)
+        c = np.array([r["column"] for r in sel], float)
+        w = 1.0 / m ** 2
+        r0 = sel[0]["requant_onnx"]
+        out[name] = float(r0 + (w * (m - p) * c).sum() / (w * c * c).sum())
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("models", nargs="+", type=Path)
+    ap.add_argument("--data", type=Path, default=HERE / "calibration_onnx_requant.json")
+    args = ap.parse_args(argv)
+    rows = collect(args.models)
+    coefs = fit(rows)
+    for r in rows:
+        print(f"{r['model']:22s} {r['config']:14s} {r['layer']:28s} {r['kind']:7s} measured "
+              f"{r['measured']:>10,} predicted {r['predicted']:>12,.0f} per unit {r['column']:>9,.0f}")
+    for name, v in coefs.items():
+        print(f"requant_onnx {name}: {v:.2f}")
+    args.data.write_text(json.dumps({"rows": rows, "requant_onnx": coefs}, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
