@@ -420,3 +420,23 @@ def test_networks_on_pulp_kernels_bit_exact_on_gvsoc(name, tmp_path):
         got[1] += row["measured_cycles"]
     major = {k: p / m for k, (p, m) in by_kind.items() if m >= MAJOR * r["measured_cycles"]}
     assert major and all(abs(v - 1) <= KIND_TOLERANCE for v in major.values()), major
+
+
+def test_onnx_requant_cost_against_gvsoc(tmp_path):
+    """onnx-mode requantization in integers (tw_pulp_rq_onnx, issue 27): the bundled example's
+    onnx-mode conv / depthwise / dense layers on pulp-open's cluster, predicted with
+    PulpKernels.requant_onnx (bench/calibrate_onnx_requant.py) within ±15% of GVSoC's cycles
+    together and ±30% each (those of 5% of the network or more)."""
+    graph = load_model(EXAMPLE_ONNX)
+    ns = schedule_network(lower(graph), pulp_target("pulp-open"), "model")
+    r = validate_model(EXAMPLE_ONNX, ns, graph, 1, 0, tmp_path / "p", on="gvsoc").to_json()
+    assert r["bit_exact"] and r["platform"] == "gvsoc", r
+    rows = [row for row in r["layers"] if ns.placement(row["index"]).binding.key.mode == "onnx"
+            and row["kind"] in ("conv", "dwconv", "fc")]
+    assert len(rows) == 5
+    predicted = sum(row["predicted_cycles"] for row in rows)
+    measured = sum(row["measured_cycles"] for row in rows)
+    assert abs(predicted / measured - 1) <= 0.15, (predicted, measured)
+    big = [row for row in rows if row["measured_cycles"] >= MAJOR * r["measured_cycles"]]
+    assert big and all(abs(row["predicted_cycles"] / row["measured_cycles"] - 1) <= 0.30
+                       for row in big), big
