@@ -1,10 +1,11 @@
-"""Fit the onnx-mode requantization's cost (PulpKernels.requant_onnx) on a measurement.
+"""Fit the onnx-mode requantization's costs (PulpKernels.requant_onnx, add_onnx) on a measurement.
 
 onnx-mode requantization runs in integers (tw_pulp_requant.h tw_pulp_rq_onnx: tw_onnx_requant_exact.h's
-one-word path, issue 27) where it was software float32; only its per-output coefficient changes,
-the rest of the model stays as bench/calibrate_pulp.py and bench/calibrate_m7.py fitted it. Per
-onnx-mode weighted layer (conv, 1x1 conv, depthwise, dense) of the given ONNX models, the layer's
-predicted cycles are linear in requant_onnx: pred(r) = pred(r0) + (r − r0)·col, col the cycles of
+one-word path; the QLinearAdd as tw_add_onnx_exact_s8; issue 27) where it was software float32;
+only those per-output coefficients change, the rest of the model stays as bench/calibrate_pulp.py
+and bench/calibrate_m7.py fitted it. Per onnx-mode weighted layer (conv, 1x1 conv, depthwise,
+dense: requant_onnx) and onnx add (add_onnx) of the given ONNX models, the layer's predicted
+cycles are linear in the coefficient: pred(r) = pred(r0) + (r − r0)·col, col the cycles of
 one unit of it summed over the schedule's tiles. The fit is the weighted least squares
 r = r0 + Σ w·(measured − pred(r0))·col / Σ w·col², w = 1/measured² (every layer's relative error
 counting alike) — on GVSoC's measured compute cycles for pulp-open (8 cores and 1), on counted
@@ -12,7 +13,7 @@ instructions for stm32h7 (whole layers: its copies are the core's own).
 
     python bench/calibrate_onnx_requant.py MODEL.onnx [MODEL.onnx ...]
 
-prints the per-layer data and the fitted coefficient per configuration, and writes
+prints the per-layer data and the fitted coefficients per configuration, and writes
 bench/calibration_onnx_requant.json.
 """
 
@@ -44,16 +45,17 @@ CONFIGS = (("pulp-open x8", "pulp-open", 8, "gvsoc", PulpKernels(), "measured_co
            ("stm32h7", "stm32h7", None, "count", stm32h7.KERNELS, "measured_instructions"))
 
 
-def column(model: PulpKernels, key, s, nest, tgt, p, cores: int) -> tuple[float, float]:
-    """(cycles of the layer's kernel calls at the model's requant_onnx, cycles per unit of it)."""
+def column(model: PulpKernels, key, s, nest, tgt, p, cores: int,
+           coef: str = "requant_onnx") -> tuple[float, float]:
+    """(cycles of the layer's kernel calls at the model's `coef`, cycles per unit of it)."""
     def cycles(m: PulpKernels) -> float:
         if s.untiled:
             return _untiled(m, key, s, cores)
         t = Evaluator(nest, tgt, p).build({d.dim: d.tile for d in s.tiles}, tuple(s.loop_order),
                                           s.buffering)
         return _tile_sum(m, key, t, cores)
-    base = cycles(replace(model, requant_onnx=0.0))
-    return cycles(model), cycles(replace(model, requant_onnx=1.0)) - base
+    base = cycles(replace(model, **{coef: 0.0}))
+    return cycles(model), cycles(replace(model, **{coef: 1.0})) - base
 
 
 def collect(paths: list[Path]) -> list[dict]:
@@ -72,10 +74,11 @@ def collect(paths: list[Path]) -> list[dict]:
             for i, (layer, lc) in enumerate(zip(lg.layers, r["layers"])):
                 p = ns.placement(i)
                 key = p.binding.key
-                if key.mode != "onnx" or layer.nest.kind not in WEIGHTED:
+                if key.mode != "onnx" or layer.nest.kind not in (*WEIGHTED, "add"):
                     continue
+                coef = "add_onnx" if layer.nest.kind == "add" else "requant_onnx"
                 s = ns.schedules[i]
-                pred, col = column(model, key, s, layer.nest, tgt, p, cores or 1)
+                pred, col = column(model, key, s, layer.nest, tgt, p, cores or 1, coef)
                 if on == "count":   # whole layers: the report's prediction holds the copies too
                     pred = lc["predicted_instructions"]
                 rows.append({"model": path.name, "config": name, "layer": layer.name,
@@ -86,16 +89,21 @@ def collect(paths: list[Path]) -> list[dict]:
     return rows
 
 
-def fit(rows: list[dict]) -> dict[str, float]:
-    out = {}
+def fit(rows: list[dict]) -> dict[str, dict[str, float]]:
+    """Per configuration and coefficient, the weighted least-squares value (module docstring)."""
+    out: dict[str, dict[str, float]] = {}
     for name in dict.fromkeys(r["config"] for r in rows):
-        sel = [r for r in rows if r["config"] == name and r["column"] > 0 and r["measured"] > 0]
-        m = np.array([r["measured"] for r in sel], float)
-        p = np.array([r["predicted"] for r in sel], float)
-        c = np.array([r["column"] for r in sel], float)
-        w = 1.0 / m ** 2
-        r0 = sel[0]["requant_onnx"]
-        out[name] = float(r0 + (w * (m - p) * c).sum() / (w * c * c).sum())
+        for coef in dict.fromkeys(r["coef"] for r in rows):
+            sel = [r for r in rows if r["config"] == name and r["coef"] == coef
+                   and r["column"] > 0 and r["measured"] > 0]
+            if not sel:
+                continue
+            m = np.array([r["measured"] for r in sel], float)
+            p = np.array([r["predicted"] for r in sel], float)
+            c = np.array([r["column"] for r in sel], float)
+            w = 1.0 / m ** 2
+            r0 = sel[0]["value"]
+            out.setdefault(name, {})[coef] = float(r0 + (w * (m - p) * c).sum() / (w * c * c).sum())
     return out
 
 
@@ -109,9 +117,10 @@ def main(argv: list[str] | None = None) -> int:
     for r in rows:
         print(f"{r['model']:22s} {r['config']:14s} {r['layer']:28s} {r['kind']:7s} measured "
               f"{r['measured']:>10,} predicted {r['predicted']:>12,.0f} per unit {r['column']:>9,.0f}")
-    for name, v in coefs.items():
-        print(f"requant_onnx {name}: {v:.2f}")
-    args.data.write_text(json.dumps({"rows": rows, "requant_onnx": coefs}, indent=1) + "\n")
+    for name, per in coefs.items():
+        for coef, v in per.items():
+            print(f"{coef} {name}: {v:.2f}")
+    args.data.write_text(json.dumps({"rows": rows, "fit": coefs}, indent=1) + "\n")
     return 0
 
 

@@ -425,11 +425,14 @@ def test_elementwise(lib, op, cores):
         assert np.array_equal(inplace, want)
 
 
+@pytest.mark.parametrize("exact", [False, True])
 @pytest.mark.parametrize("cores", CORES)
-def test_add_onnx_matches_qlinearadd_golden(lib, cores):
-    """tw_add_onnx_s8 against golden/onnx_ops.py add (onnxruntime's QLinearAdd in float32 fmas),
-    both operand orders (a_index), clamps, and scales that make many .5 ties."""
+def test_add_onnx_matches_qlinearadd_golden(lib, cores, exact):
+    """tw_add_onnx_s8 (and, exact, tw_add_onnx_exact_s8: the same in integers) against
+    golden/onnx_ops.py add (onnxruntime's QLinearAdd in float32 fmas), both operand orders
+    (a_index), clamps, and scales that make many .5 ties."""
     rng = np.random.default_rng(seed(("add_onnx", cores)))
+    call = kc.add_onnx_exact if exact else kc.add_onnx
     for trial in range(12):
         sa, sb, so = rng.uniform(0.005, 0.2, 3)
         if trial % 3 == 0:  # power-of-two ratios: r lands on .5 often (round half to even)
@@ -443,7 +446,7 @@ def test_add_onnx_matches_qlinearadd_golden(lib, cores):
         b = rng.integers(-128, 128, (1, 997)).astype(np.int8)
         want = golden_node(g_onnx.add, Op.ADD, params, [(a, za, sa), (b, zb, sb)], a.shape, zo, so)
         first, second = (b, a) if a_index == 1 else (a, b)
-        got = kc.add_onnx(lib, ra, rb, fixed, qmin, qmax, first, second, cores)
+        got = call(lib, ra, rb, fixed, qmin, qmax, first, second, cores)
         assert np.array_equal(got, want), trial
 
 
@@ -452,11 +455,14 @@ def biased(u: np.ndarray) -> np.ndarray:
     return (np.asarray(u, dtype=np.int64) - 128).astype(np.int8)
 
 
+@pytest.mark.parametrize("exact", [False, True])
 @pytest.mark.parametrize("cores", CORES)
-def test_add_onnx_u8_matches_qlinearadd_golden_on_uint8(lib, cores):
-    """tw_add_onnx_u8 on biased uint8 storage against golden add on uint8 tensors: uint8 zero points
-    (0..255), clamps, power-of-two scales (ties), every uint8 value of a against random b."""
+def test_add_onnx_u8_matches_qlinearadd_golden_on_uint8(lib, cores, exact):
+    """tw_add_onnx_u8 (exact: tw_add_onnx_exact_s8) on biased uint8 storage against golden add on
+    uint8 tensors: uint8 zero points (0..255), clamps, power-of-two scales (ties), every uint8
+    value of a against random b."""
     rng = np.random.default_rng(seed(("add_onnx_u8", cores)))
+    call = kc.add_onnx_exact if exact else kc.add_onnx
     for trial in range(12):
         sa, sb, so = rng.uniform(0.005, 0.2, 3)
         if trial % 3 == 0:
@@ -471,7 +477,7 @@ def test_add_onnx_u8_matches_qlinearadd_golden_on_uint8(lib, cores):
         want = golden_node(g_onnx.add, Op.ADD, params, [(a, za, sa), (b, zb, sb)], a.shape, zo, so, "uint8")
         assert want.min() >= 0 and want.max() <= 255
         first, second = (b, a) if a_index == 1 else (a, b)
-        got = kc.add_onnx(lib, ra, rb, fixed, qmin, qmax, biased(first), biased(second), cores, u8=True)
+        got = call(lib, ra, rb, fixed, qmin, qmax, biased(first), biased(second), cores, u8=True)
         assert np.array_equal(got, biased(want)), trial
 
 

@@ -12,9 +12,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tilewise.bindings.portable.elementwise import add_onnx_exact as add_onnx_exact_params
 from tilewise.golden import onnx_requant_exact
 from tilewise.ir.ops import Op
-from tilewise.ir.params import TfliteAddSubParams, TfliteAvgPoolParams, TfliteSoftmaxParams
+from tilewise.ir.params import OnnxAddParams, TfliteAddSubParams, TfliteAvgPoolParams, TfliteSoftmaxParams
 from tilewise.ir.requant import Requant
 
 from . import tw_c_build as build
@@ -44,6 +45,7 @@ _SIGNATURES = {
     "shim_mbqm": (I32, [I32, I32, I32, I]),
     "shim_div64_clamp": (None, [P, I, ctypes.c_int64, I, ctypes.c_int64, ctypes.c_int64, P]),
     "shim_add_onnx": (None, [P, P, P, P, P, I, I, I]),
+    "shim_add_onnx_exact": (None, [P, P, P, P, P, I, I]),
     "shim_gap_rq": (None, [P, I, I, P, I, I, P, P, P, P, P, P, I]),
 }
 
@@ -211,6 +213,22 @@ def add_onnx(lib, ratio_a: float, ratio_b: float, fixed: float, qmin: int, qmax:
     out = np.full(a.shape, 0x5A, dtype=np.int8)
     lib.shim_add_onnx(ptr(c_array([ratio_a, ratio_b, fixed], np.float32)), ptr(c_array([qmin, qmax], np.int32)),
                       ptr(a), ptr(b), ptr(out), a.size, cores, int(u8))
+    return out
+
+
+def add_onnx_exact(lib, ratio_a: float, ratio_b: float, fixed: float, qmin: int, qmax: int, a, b,
+                   cores: int, u8: bool = False) -> np.ndarray:
+    """add_onnx through tw_add_onnx_exact_s8, its integers from bindings/portable/elementwise.py
+    add_onnx_exact (which must exist for these ratios)."""
+    p = add_onnx_exact_params(OnnxAddParams(a_index=0, ratio_a=ratio_a, ratio_b=ratio_b, fixed=fixed,
+                                            qmin=qmin, qmax=qmax), 128 if u8 else 0,
+                              qmin, qmax)
+    assert p is not None
+    a, b = c_array(a, np.int8), c_array(b, np.int8)
+    out = np.full(a.shape, 0x5A, dtype=np.int8)
+    lib.shim_add_onnx_exact(ptr(c_array([p["ma"], *p["tb"]], np.int64)),
+                            ptr(c_array([p["shift"], qmin, qmax, p["out_off"]], np.int32)),
+                            ptr(a), ptr(b), ptr(out), a.size, cores)
     return out
 
 

@@ -378,6 +378,39 @@ void shim_add_onnx(const float *f, const int32_t *q, const int8_t *a, const int8
     tw_fork(n_cores, add_onnx_core, &j);
 }
 
+/* ---- onnx QLinearAdd in integers (tw_add_onnx_exact_s8) */
+typedef struct {
+    tw_add_onnx_exact_params_t p;
+    const int8_t *a, *b;
+    int8_t *out;
+    int n;
+} add_onnx_exact_job_t;
+
+static void add_onnx_exact_core(void *p)
+{
+    const add_onnx_exact_job_t *j = (const add_onnx_exact_job_t *)p;
+    tw_add_onnx_exact_s8(&j->p, j->a, j->b, j->out, j->n, tw_core_id(), tw_core_count());
+}
+
+/* w: ma, tb[256]; q: shift, qmin, qmax, out_off */
+void shim_add_onnx_exact(const int64_t *w, const int32_t *q, const int8_t *a, const int8_t *b,
+                         int8_t *out, int n, int n_cores)
+{
+    add_onnx_exact_job_t j;
+    int i;
+    j.p.ma = w[0];
+    for (i = 0; i < 256; i++) j.p.tb[i] = w[1 + i];
+    j.p.shift = q[0];
+    j.p.qmin = q[1];
+    j.p.qmax = q[2];
+    j.p.out_off = q[3];
+    j.a = a;
+    j.b = b;
+    j.out = out;
+    j.n = n;
+    tw_fork(n_cores, add_onnx_exact_core, &j);
+}
+
 /* ---- global average pooling with a tw_requant_t (onnx QLinearGlobalAveragePool) */
 static void gap_rq_core(void *p)
 {

@@ -5,7 +5,7 @@ function).
 | layer op (mode)           | kernel                            | golden                     |
 |---------------------------|-----------------------------------|----------------------------|
 | add / sub / mul (tflite)  | tw_add_s8 / tw_sub_s8 / tw_mul_s8 | golden/elementwise.py      |
-| add (onnx)                | tw_add_onnx_s8 (uint8: _u8)       | golden/onnx_ops.py add     |
+| add (onnx)                | tw_add_onnx_exact_s8 (integers), else tw_add_onnx_s8 (uint8: _u8) | golden/onnx_ops.py add |
 | add / sub / mul with a per-channel vector, scalar or constant operand | the elementwise kernel once per pixel | as above |
 
 A broadcast layer runs on one core on the L2 tensors: the kernel once per output pixel on its C
@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from ...golden.onnx_ops import f32, fma32
 from ...ir.layer import Layer, LayerGraph
 from ...ir.params import OnnxAddParams, TableAddParams, TfliteAddSubParams, TfliteMulParams
 from ...ir.tensor import dtype_range
@@ -93,13 +94,48 @@ def _mul_tflite(layer: Layer, lg: LayerGraph, names: tuple[str, ...]) -> Kernel:
                        qmax=int(a.qmax) - off))
 
 
+def add_onnx_exact(a: OnnxAddParams, off: int, qmin: int, qmax: int) -> dict[str, Any] | None:
+    """The integers of tw_add_onnx_exact_s8 (tw_elementwise.h) for QLinearAdd `a` on operands
+    stored with offset `off` (uint8: 128), or None where they do not exist within its bounds.
+
+    t(b) = fma32(b, ratio_b, fixed) (golden/onnx_ops.py) takes 256 float32 values and ratio_a is
+    one more: each is an integer over a power of two, so with 2^shift their largest denominator
+    (and shift >= 33, tw_onnx_rq_round_p_hi's) x = a·ma + tb[b] = (a·ratio_a + t(b))·2^shift is
+    an exact integer. Required: |x| < 2^53 for every operand pair, so that X = x / 2^shift is
+    exactly a float64 (the golden fma32's sum is then exact: the same single float32 rounding),
+    which also bounds |X| < 2^20 (Y within the proof's ±2^22)."""
+    ra = float(np.float32(a.ratio_a))
+    stored = np.arange(-128, 128)
+    tb = fma32(stored + off, a.ratio_b, f32(a.fixed))
+    vals = [ra, *(float(v) for v in tb)]
+    if not all(np.isfinite(v) for v in vals):
+        return None
+    shift = max(33, *(v.as_integer_ratio()[1].bit_length() - 1 for v in vals))
+    if shift > 62:
+        return None
+
+    def scaled(v: float) -> int:
+        num, den = v.as_integer_ratio()
+        return num * (2 ** shift // den)
+
+    ma = scaled(ra)
+    tbi = [scaled(float(v)) + off * ma for v in tb]
+    if 128 * abs(ma) + max(abs(v) for v in tbi) >= 2 ** 53:
+        return None
+    return dict(ma=ma, shift=shift, qmin=qmin, qmax=qmax, out_off=off, tb=tbi)
+
+
 def _add_onnx(layer: Layer, lg: LayerGraph, names: tuple[str, ...]) -> Kernel:
     a = layer.params
     assert isinstance(a, OnnxAddParams)
     _, off = _stored(layer, lg, names)
     lo, hi = dtype_range(lg.tensors[layer.output].dtype)
-    p = dict(ratio_a=a.ratio_a, ratio_b=a.ratio_b, fixed=a.fixed, qmin=max(lo, int(a.qmin)),
-             qmax=min(hi, int(a.qmax)))
+    qmin, qmax = max(lo, int(a.qmin)), min(hi, int(a.qmax))
+    exact = add_onnx_exact(a, off, qmin, qmax)
+    if exact is not None:
+        return Kernel("tw_add_onnx_exact_s8", "add_onnx_exact_params.j2", exact,
+                      swap=a.a_index == 1)
+    p = dict(ratio_a=a.ratio_a, ratio_b=a.ratio_b, fixed=a.fixed, qmin=qmin, qmax=qmax)
     return Kernel("tw_add_onnx_u8" if off else "tw_add_onnx_s8", "add_onnx_params.j2", p,
                   swap=a.a_index == 1)
 

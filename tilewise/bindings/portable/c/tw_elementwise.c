@@ -75,6 +75,20 @@ void tw_add_onnx_u8(const tw_add_onnx_params_t *p, const int8_t *a, const int8_t
     }
 }
 
+void tw_add_onnx_exact_s8(const tw_add_onnx_exact_params_t *p, const int8_t *a, const int8_t *b,
+                          int8_t *out, int n, int core_id, int n_cores)
+{
+    int begin, end, i;
+    int64_t ma = p->ma;
+    int32_t shift = p->shift, qmin = p->qmin, qmax = p->qmax, off = p->out_off;
+    tw_core_range(n, core_id, n_cores, &begin, &end);
+    for (i = begin; i < end; i++) {
+        int64_t x = (int64_t)a[i] * ma + p->tb[(int32_t)b[i] + 128];
+        int32_t y = tw_onnx_rq_round_p_hi((uint64_t)x, shift);
+        out[i] = (int8_t)(tw_clamp32(y, qmin, qmax) - off);
+    }
+}
+
 void tw_lut_s8(const int8_t *table, const int8_t *in, int8_t *out, int n, int core_id, int n_cores)
 {
     int begin, end, i;

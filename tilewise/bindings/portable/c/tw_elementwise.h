@@ -32,6 +32,15 @@
  *   clamps to [qmin, qmax] in the uint8 domain and stores y - 128 — the float steps see exactly
  *   onnxruntime's operands, so it is bit-exact where re-biasing `fixed` would not be.
  *
+ *   tw_add_onnx_exact_s8 is the same QLinearAdd in integers (issue 27; golden/onnx_requant_exact.py's
+ *   proof: rint(fl(X)) from an exact X = x / 2^shift): t(b) = fmaf(b, ratio_b, fixed) is one of
+ *   256 float32 values, so X = a·ratio_a + t(b) is exactly x / 2^shift with
+ *       x = a·ma + tb[b + 128],   ma = ratio_a·2^shift,   tb[b + 128] = t(b)·2^shift (+ 128·ma
+ *   for a uint8 a, stored as a - 128), integers the compiler computes (bindings/portable/
+ *   elementwise.py) with shift >= 33 large enough for both and |x| < 2^62; then
+ *       out = clamp(tw_onnx_rq_round_p_hi(x, shift), qmin, qmax) - out_off
+ *   (qmin, qmax in the output's values, out_off 128 for a uint8 output stored biased).
+ *
  *   LOOKUP TABLE (tw_lut_s8) — out[i] = table[in[i] + 128]: TFLite's int8/uint8 LOGISTIC (and any
  *   256-entry table op; golden/activation.py `logistic`, table indexed by q - qmin). A uint8
  *   tensor stored as u - 128 gives the same index u; the caller stores the table's entries as
@@ -72,6 +81,14 @@ typedef struct {
     float ratio_a, ratio_b, fixed;
     int32_t qmin, qmax;
 } tw_add_onnx_params_t;
+
+typedef struct {
+    int64_t ma;             /* ratio_a · 2^shift */
+    int32_t shift;          /* in [33, 62] */
+    int32_t qmin, qmax;     /* in the output's values */
+    int32_t out_off;        /* 128 for a uint8 output (stored as u - 128), else 0 */
+    int64_t tb[256];        /* by stored b + 128: fmaf(b, ratio_b, fixed)·2^shift (+ 128·ma) */
+} tw_add_onnx_exact_params_t;
 
 /* One element of TFLite's ADD (sign = +1) or SUB (sign = -1) on values a, b (int8, uint8 as
  * stored, or int16): the contract's arithmetic, the sum wrapping in int32 as the golden model's
@@ -118,5 +135,7 @@ void tw_concat2_s8(const int8_t *a, const int8_t *lut_a, int inner_a, const int8
                    const int8_t *lut_b, int inner_b, int8_t *out, int outer, int core_id, int n_cores);
 void tw_add_onnx_u8(const tw_add_onnx_params_t *p, const int8_t *a, const int8_t *b, int8_t *out,
                     int n, int core_id, int n_cores);
+void tw_add_onnx_exact_s8(const tw_add_onnx_exact_params_t *p, const int8_t *a, const int8_t *b,
+                          int8_t *out, int n, int core_id, int n_cores);
 
 #endif /* TW_ELEMENTWISE_H */

@@ -88,13 +88,19 @@ static inline int64_t tw_onnx_rq_product(int32_t acc, int32_t mult)
     return (int64_t)acc * mult;
 }
 
-/* Y = rint(fl(fl(acc) * s)) for the constants (mult, shift) of s; exact while |Y| < 2^22 */
-static inline int64_t tw_onnx_rq_round(int32_t acc, int32_t mult, int32_t shift)
+/* Y = rint(fl(X)) for X = p / 2^shift exactly (steps 3-4: any integer |p| < 2^62, shift in
+ * [1, 62]); exact while |Y| < 2^22 */
+static inline int64_t tw_onnx_rq_round_p(int64_t p, int32_t shift)
 {
-    int64_t p = tw_onnx_rq_product(acc, mult);
     int64_t h = (int64_t)(tw_onnx_rq_msb64((uint64_t)(p ^ -(int64_t)(p < 0))) >> 24);
     int64_t e = (int64_t)(((uint64_t)p >> shift) & 1) - 1;
     return tw_onnx_rq_asr64(p + ((int64_t)1 << (shift - 1)) + (h ^ e), shift);
+}
+
+/* Y = rint(fl(fl(acc) * s)) for the constants (mult, shift) of s; exact while |Y| < 2^22 */
+static inline int64_t tw_onnx_rq_round(int32_t acc, int32_t mult, int32_t shift)
+{
+    return tw_onnx_rq_round_p(tw_onnx_rq_product(acc, mult), shift);
 }
 
 /* the highest set bit of x != 0 */
@@ -113,9 +119,17 @@ static inline uint32_t tw_onnx_rq_msb32(uint32_t x)
  * (h = msb(hi ^ sign) << 8); where hi ^ sign = 0, |X| <= 1/2 and any h in [0, 2^8] gives 0, so
  * msb(... | 1) needs no zero test. The sum p + 2^(shift-1) + (h ^ e) is added as two words
  * (one carry) and its high word shifted by shift - 32. Y fits int32. */
+static inline int32_t tw_onnx_rq_round_p_hi(uint64_t p, int32_t shift);
+
 static inline int32_t tw_onnx_rq_round_hi(int32_t acc, int32_t mult, int32_t shift)
 {
-    uint64_t p = (uint64_t)tw_onnx_rq_product(acc, mult);
+    return tw_onnx_rq_round_p_hi((uint64_t)tw_onnx_rq_product(acc, mult), shift);
+}
+
+/* tw_onnx_rq_round_p for shift >= 33 in 32-bit words (the two's complement bits of p; |p| <
+ * 2^62): as tw_onnx_rq_round_hi after its multiply. Y fits int32. */
+static inline int32_t tw_onnx_rq_round_p_hi(uint64_t p, int32_t shift)
+{
     uint32_t hi = (uint32_t)(p >> 32), lo = (uint32_t)p, rr = (uint32_t)shift - 32u;
     uint32_t msb = tw_onnx_rq_msb32((hi ^ (0u - (hi >> 31))) | 1u);
     uint32_t e = ((hi >> rr) & 1u) - 1u;
