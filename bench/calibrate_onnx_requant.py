@@ -82,8 +82,8 @@ def collect(paths: list[Path]) -> list[dict]:
                 if on == "count":   # whole layers: the report's prediction holds the copies too
                     pred = lc["predicted_instructions"]
                 rows.append({"model": path.name, "config": name, "layer": layer.name,
-                             "kind": layer.nest.kind, "measured": lc[field], "predicted": pred, "column": col,
-                             "requant_onnx": model.requant_onnx})
+                             "kind": layer.nest.kind, "measured": lc[field], "predicted": pred,
+                             "column": col, "coef": coef, "value": getattr(model, coef)})
             print(f"{path.name:24s} {name:14s}: {r.get('measured_cycles') or r.get('measured_instructions'):,}",
                   flush=True)
     return rows

@@ -153,6 +153,15 @@ def tiled_call(layer: Layer, lg: LayerGraph, kernel: str) -> str:
     return _tiled(layer, lg, lambda l, g, n: replace(base(l, g, n), name=kernel))
 
 
+def onnx_add_call(layer: Layer, lg: LayerGraph, exact_kernel: str) -> str:
+    """compute() of a tiled onnx add calling `exact_kernel` (tw_add_onnx_exact_s8's contract)
+    where the integer form exists, the portable float kernel otherwise."""
+    def kernel_of(lay: Layer, g: LayerGraph, names: tuple[str, ...]) -> Kernel:
+        k = _add_onnx(lay, g, names)
+        return replace(k, name=exact_kernel) if k.name == "tw_add_onnx_exact_s8" else k
+    return _tiled(layer, lg, kernel_of)
+
+
 def _tiled(layer: Layer, lg: LayerGraph, kernel_of: KernelOf) -> str:
     """compute(): the kernel on every element of the tile."""
     k = kernel_of(layer, lg, layer.inputs)

@@ -11,6 +11,7 @@ own kernels, one binding per row and mode:
 | depthwise_s8       | depthwise       | tflite, onnx, shift | depthwise_s8_<v> (kernel-row SIMD)       | k.fy.fx | depthwise_bytes (_arm) |
 | fully_connected_s8 | fully_connected | tflite, onnx, shift | fully_connected_s8_<v>                   | k.c    | —          |
 | add_s8, sub_s8     | add, sub        | tflite              | add_fold_tables + add_fold_s8 (folded tables, addfold.py), else add_tables + add_s8 | — | tables_bytes |
+| add_onnx_s8        | add             | onnx                | add_onnx_exact_s8 (QLinearAdd in integers), else the portable float tw_add_onnx_s8 / _u8 | — | — |
 | mul_s8             | mul             | tflite              | mul_s8                                   | —      | —          |
 | avg_pool_s8        | avg_pool        | tflite              | avgpool_s8                               | —      | —          |
 | max_pool_s8        | max_pool        | any                 | maxpool_s8 (pv.max.b)                    | —      | —          |
@@ -23,8 +24,8 @@ onnx), fixed at compile time. The weighted bindings take the pulp constants layo
 (constants.py: 20 bytes per channel — bias and four precomputed requantization words; depthwise
 weights channel-major); checks are the portable family's plus the 32-bit requantization's
 (checks.py). Every other key of the portable family's table keeps the portable binding (its C is
-copied with this family): add onnx and the onnx average pool (float32 work, soft-float on
-rv32imc), the broadcast elementwise ops, softmax, logistic, concat, reshape and the 16x8 kernels.
+copied with this family): the onnx average pool (float32 work, soft-float on rv32imc), the
+onnx add where its integer form does not exist (elementwise.add_onnx_exact), the broadcast elementwise ops, softmax, logistic, concat, reshape and the 16x8 kernels.
 
 Tile rules: output-channel tiles at L3→L2 in multiples of 4 (the MatMul's channel blocks), as the
 portable family; the kernels take any tile size.
@@ -135,6 +136,8 @@ def bindings(cost, arm: bool = False, host: bool = False) -> tuple[Binding, ...]
     for name, op, emit in (("add_s8", Op.ADD, simple.add_s8), ("sub_s8", Op.SUB, simple.sub_s8)):
         add(name, op, ("tflite",), p8, "add", checks.elementwise_s8, emit=isa(emit),
             scratch=tables_bytes)
+    add("add_onnx_s8", Op.ADD, ("onnx",), p8, "add", portable_checks.elementwise_s8,
+        emit=simple.add_onnx_s8)
     add("mul_s8", Op.MUL, ("tflite",), p8, "add", checks.elementwise_s8, emit=simple.mul_s8)
     add("avg_pool_s8", Op.AVG_POOL, ("tflite",), p8, "pool", portable_checks.avg_pool_tflite,
         emit=simple.avg_pool_s8)

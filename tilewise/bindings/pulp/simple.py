@@ -70,6 +70,10 @@ def sub_s8(layer: Layer, lg: LayerGraph, consts: LayerConstants | None, arm: boo
     return _by_tables(layer, lg, 1, arm)
 
 
+def add_onnx_s8(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
+    return elementwise.onnx_add_call(layer, lg, "tw_pulp_add_onnx_exact_s8")
+
+
 def mul_s8(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
     return elementwise.tiled_call(layer, lg, "tw_pulp_mul_s8")
 

@@ -237,3 +237,26 @@ void tw_pulp_mul_s8(const tw_mul_params_t *p, const int8_t *a, const int8_t *b, 
     for (; i < end; i++)
         out[i] = tw_pulp_rq(&ro, &clip, (a[i] - q.a_zp) * (b[i] - q.b_zp), TW_RQ_TFLITE);
 }
+
+void tw_pulp_add_onnx_exact_s8(const tw_add_onnx_exact_params_t *p, const int8_t *a,
+                               const int8_t *b, int8_t *out, int n, int core_id, int n_cores)
+{
+    const int64_t *tb = p->tb;
+    int64_t ma = p->ma;
+    int32_t rr = p->shift - 32, off = p->out_off;
+    uint32_t half = 1u << (rr - 1);
+    tw_pulp_clip_t clip = tw_pulp_clip(p->qmin - off, p->qmax - off, 0);
+    int i, end;
+    tw_pulp_share(n, core_id, n_cores, &i, &end);
+    for (; i < end; i++) {
+        /* x = a·ma + tb[b] exactly (|x| < 2^53), then tw_pulp_rq_onnx's one-word rounding */
+        uint64_t x = (uint64_t)((int64_t)a[i] * ma + tb[(int32_t)b[i] + 128]);
+        uint32_t hi = (uint32_t)(x >> 32), lo = (uint32_t)x;
+        uint32_t msb = tw_pulp_msb((hi ^ (uint32_t)tw_pulp_asr((int32_t)hi, 31)) | 1u);
+        uint32_t e = ((hi >> rr) & 1u) - 1u;
+        uint32_t slo = lo + ((msb << 8) ^ e);
+        uint32_t shi = hi + half + ((msb >> 24) ^ e) + (slo < lo);
+        int32_t y = tw_pulp_asr((int32_t)shi, rr) - off;
+        out[i] = (int8_t)tw_pulp_clamp(y, clip.lo, clip.hi);
+    }
+}

@@ -4,8 +4,9 @@
  * bit-exact with golden/elementwise.py; out may alias a or b), with every
  * MultiplyByQuantizedMultiplier in 32-bit arithmetic (tw_pulp_requant.h: mul + mulh, no 64-bit
  * C) and the clamp as p.max / p.min. The multipliers must not be -2^31 (the bindings check).
- * onnxruntime's QLinearAdd is float32 work either way (soft-float on rv32imc): the family keeps
- * the portable tw_add_onnx_s8 / _u8 for it.
+ * onnxruntime's QLinearAdd: tw_pulp_add_onnx_exact_s8 is the portable tw_add_onnx_exact_s8
+ * (integers, its parameter struct) with the rounding in 32-bit words (p.fl1 / clz); where
+ * those integers do not exist the family keeps the portable float tw_add_onnx_s8 / _u8.
  *
  * ADD / SUB run on per-layer tables of both inputs' scaled values (tw_pulp_elementwise.c): in
  * the folded form (tw_pulp_add_fold_*) the output's requantization and zero point are folded
@@ -53,6 +54,8 @@ void tw_pulp_add_fold_tables(const tw_add_params_t *p, const tw_add_fold_t *f, i
 void tw_pulp_add_fold_s8(const tw_add_params_t *p, const int32_t *tables, int32_t shift,
                          const int8_t *a, const int8_t *b, int8_t *out, int n, int core_id,
                          int n_cores);
+void tw_pulp_add_onnx_exact_s8(const tw_add_onnx_exact_params_t *p, const int8_t *a,
+                               const int8_t *b, int8_t *out, int n, int core_id, int n_cores);
 void tw_pulp_mul_s8(const tw_mul_params_t *p, const int8_t *a, const int8_t *b, int8_t *out,
                     int n, int core_id, int n_cores);
 
