@@ -107,6 +107,10 @@ static void test_conv(int mode)
     a.rq.mode = mode; a.rq.per_channel = 1; a.rq.mult = mode == TW_RQ_SHIFT ? kk : m0;
     a.rq.shift = sh; a.rq.lambda = lam; a.rq.scale = sc;
     a.rq.zero_point = 3; a.rq.qmin = -128; a.rq.qmax = 127;
+    if (mode == TW_RQ_ONNX) {   /* the scales alone: tw_requant.h derives the integer constants */
+        a.rq.mult = NULL;
+        a.rq.shift = NULL;
+    }
     if (mode == TW_RQ_SHIFT) {
         static const int32_t d[K] = {16, 16, 16, 16, 16, 16, 16};
         a.rq.shift = d;
