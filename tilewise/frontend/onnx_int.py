@@ -13,8 +13,12 @@ this module lowers to the IR's integer ops (ir/params.py "integer exports", gold
 | Slice | slice | x[start:end:step] (negative / out-of-range indices normalized, steps > 0) |
 | ReduceSum, ReduceMean | reduce | Σ; Deeploy's floor((Σ + n/2) / n) |
 | iHardswish (Deeploy) | hardswish | x·(clamp(x + three, 0, six)·one_over_six) |
-| TrueIntegerDiv → RequantShift (Deeploy) | requant | merged as Deeploy's MergeTrueIntegerDivRequantShiftPass does: mul·⌊Δ·η / (y·η + ε)⌋·256, div·256 |
-| Add with in1_rq / in2_rq / out_rq attributes (QuantLab's DORY adder) | requant, requant, add, [requant] | PULP-NN's pulp_nn_add: each input (x·mul + add) >> shift clipped to its levels, summed, the sum optionally requantized, clipped to out_n_levels |
+| TrueIntegerDiv → RequantShift (Deeploy) | requant | merged as Deeploy's MergeTrueIntegerDivRequantShiftPass does: |
+|                                         |         | mul·⌊Δ·η / (y·η + ε)⌋·256, div·256                            |
+| Add with in1_rq / in2_rq / out_rq  | requant, requant, add, [requant] | PULP-NN's pulp_nn_add: each input     |
+| attributes (QuantLab's DORY adder) |                                  | (x·mul + add) >> shift clipped to its |
+|                                    |                                  | levels, summed, the sum optionally    |
+|                                    |                                  | requantized, clipped to out_n_levels  |
 | 1-D Conv / MaxPool | conv2d / max_pool on [N, 1, W, C] | as 2-D with a unit height (`as_4d`) |
 
 Output types: an op's result gets the narrowest of int8, uint8, int16, int32 that holds every

@@ -11,9 +11,11 @@ this pass the graph is in QOperator form and onnx_lower.py lowers it.
 | DQ(a), DQ(B), DQ(C int32)? -> Gemm -> [Relu/Clip] -> Q | QGemm (com.microsoft) |
 | DQ(a), DQ(B) -> MatMul -> [Relu/Clip] -> Q | QLinearMatMul |
 | DQ(a), DQ(b) -> Add -> [Relu/Clip] -> Q | QLinearAdd |
-| DQ -> AveragePool / GlobalAveragePool / Softmax -> Q | QLinearAveragePool / QLinearGlobalAveragePool / QLinearSoftmax |
+| DQ -> AveragePool / GlobalAveragePool / Softmax -> Q | QLinearAveragePool / QLinearGlobalAveragePool / |
+|                                                      | QLinearSoftmax                                  |
 | DQ... -> Concat -> Q | QLinearConcat |
-| DQ -> MaxPool / Reshape / Flatten / Transpose / Identity -> Q | the op on the integer tensor, then a requant when the scales differ |
+| DQ -> MaxPool / Reshape / Flatten / Transpose / Identity | the op on the integer tensor, then a requant when the |
+| -> Q                                                     | scales differ                                         |
 | DQ -> Relu / Clip -> Q, DQ -> Q | tilewise Requant (int -> int, clipped) |
 
 A trailing Relu/Clip is kept as attrs["tw_clip"] = (low, high) in real values (None = unbounded): the

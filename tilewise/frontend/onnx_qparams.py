@@ -9,7 +9,8 @@ including its float32 evaluation order, because the integer results depend on th
 | QGemm (quant_gemm.cc ComputeOutputScale) | f32(f32(f32(alpha·s_a)·s_b[k]) / s_y) |
 | QLinearAdd (qladd_avx2.cpp) | r_a = s_a/s_c, r_b = s_b/s_c, fixed = zp_c − fma(zp_a, r_a, r_b·zp_b) |
 | QLinearGlobalAveragePool (qlgavgpool.cpp) | s_x / (s_y·f32(N)), rejected outside [2^-32, 256) |
-| QLinearSoftmax (qlinear_softmax.cc) | table[i] = f32(exp((i − 255 + shift)·s_x)), shift = max(0, ln(FLT_MAX/D) − 5)/s_x; ⌊1/s_y⌋ |
+| QLinearSoftmax (qlinear_softmax.cc) | table[i] = f32(exp((i − 255 + shift)·s_x)), shift = max(0, ln(FLT_MAX/D) − |
+|                                     | 5)/s_x; ⌊1/s_y⌋                                                            |
 | QuantizeLinear (MlasQuantizeLinear) | sat(rint(v / s) + zp) |
 
 The QLinearAdd fixed part is evaluated as the compiler contracts `r_a·zp_a + r_b·zp_b` into one fused

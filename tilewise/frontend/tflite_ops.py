@@ -7,7 +7,8 @@ parameters, including their float/double rounding:
 | op | parameters (as LiteRT computes them) |
 |---|---|
 | CONV_2D, DEPTHWISE_CONV_2D, TRANSPOSE_CONV | per channel QuantizeMultiplier(double(s_x)·double(s_w[k])/double(s_y)) |
-| FULLY_CONNECTED | as conv (per tensor too); int8 requantizes with single rounding (Requant.rounding); 16x8 with round(double(acc)·double(s_x)·double(s_w)/double(s_y)) (rounding "real") |
+| FULLY_CONNECTED | as conv (per tensor too); int8 requantizes with single rounding (Requant.rounding); 16x8 with |
+|                 | round(double(acc)·double(s_x)·double(s_w)/double(s_y)) (rounding "real")                      |
 | ADD, SUB | left_shift 20 (int8/uint8) or 15 (int16); in_k = s_k/(2·max s); out = 2·max s/(2^ls·s_y) |
 | MUL | QuantizeMultiplier(float(s_a·s_b/s_y)) (float arithmetic) |
 | MEAN | QuantizeMultiplier(double(s_x)/double(s_y)) |

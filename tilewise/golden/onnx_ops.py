@@ -11,11 +11,14 @@ the ONNX frontend (frontend/onnx_qparams.py) and stored in the node's Onnx* para
 | IR op (mode onnx) | onnxruntime kernel | arithmetic (float32 unless said) |
 |---|---|---|
 | add | QLinearAdd, MlasQLinearAdd AVX2 | r = fma(a, ratio_a, fma(b, ratio_b, fixed)); y = sat(rint(r)) |
-| avg_pool | QLinearAveragePool (qlinear_pool.cc) | Σ in window order of s_x·(x−zp_x), / count, y = sat(rint(v/s_y + zp_y)) |
-| mean, global_avg_pool | QLinearGlobalAveragePool, MlasQLinearGlobalAveragePool | int Σ(x) − zp_x·N, then the onnx Requant |
+| avg_pool | QLinearAveragePool (qlinear_pool.cc) | Σ in window order of s_x·(x−zp_x), / count, y = sat(rint(v/s_y + |
+|          |                                      | zp_y))                                                           |
+| mean, global_avg_pool | QLinearGlobalAveragePool,    | int Σ(x) − zp_x·N, then the onnx Requant |
+|                       | MlasQLinearGlobalAveragePool |                                          |
 | softmax | QLinearSoftmax (qlinear_softmax.cc) | 256-entry exp table, sequential Σ, sat(rint(t·⌊1/s_y⌋/Σ) + zp_y) |
 | concat | QLinearConcat (lookup tables) | per input: copy, or sat(rint(s_x·(x−zp_x)/s_y) + zp_y) |
-| quantize | DequantizeLinear→QuantizeLinear (MlasQuantizeLinear) | sat(rint(s_x·(x−zp_x)/s_y) + zp_y), then [qmin, qmax] |
+| quantize | DequantizeLinear→QuantizeLinear | sat(rint(s_x·(x−zp_x)/s_y) + zp_y), then [qmin, |
+|          | (MlasQuantizeLinear)            | qmax]                                           |
 
 "fma" is a fused multiply-add (one rounding), as the compiler contracts the AVX2 intrinsics of
 qladd_avx2.cpp; it is evaluated in float64 (exact product of an 8-bit integer and a float32) and

@@ -6,7 +6,8 @@ All activations are NHWC. Every op's parameters are one of the frozen dataclasse
 | op | inputs | params (ir/params.py) |
 |---|---|---|
 | conv2d | x, w[K,FY,FX,C/groups], bias? int32[K] | Conv2dParams (stride, dilation, pads, groups, requant) |
-| transpose_conv | x, w[K,FY,FX,C], bias? int32/int64[K] | TransposeConvParams (stride, pads (top, left), output_hw, requant) |
+| transpose_conv | x, w[K,FY,FX,C], bias? int32/int64[K] | TransposeConvParams (stride, pads (top, left), output_hw, |
+|                |                                       | requant)                                                  |
 | fully_connected | x[..., C], w[K,C], bias? | FullyConnectedParams (requant); output [N,K] with N = size(x)/C |
 | add, sub, mul | a, b (broadcastable) | TfliteAddSubParams, TfliteMulParams, OnnxAddParams |
 | avg_pool, max_pool | x | TfliteAvgPoolParams, OnnxAvgPoolParams, MaxPoolParams |
@@ -19,7 +20,8 @@ All activations are NHWC. Every op's parameters are one of the frozen dataclasse
 | quantize | x | TfliteRequantizeParams (int->int), TfliteAffineQuantizeParams (float->int), OnnxQuantizeParams |
 | dequantize | x | TfliteDequantizeParams (output float32) |
 | clamp | x | ClampParams (qmin, qmax) |
-| add, sub, mul (integer) | a, b (broadcastable; activations or constants) | IntArithParams (qmin, qmax): exact integer arithmetic of integer exports |
+| add, sub, mul (integer) | a, b (broadcastable; activations or | IntArithParams (qmin, qmax): exact integer |
+|                         | constants)                          | arithmetic of integer exports              |
 | requant | x (int8 .. int32) | RequantParams (requant: shift / div mode, axis of the per-channel values) |
 | matmul | a [..., M, K], b [..., K, N] (both activations, batch dims broadcast) | MatMulParams |
 | slice | x | SliceParams (starts, ends, steps per axis) |
@@ -30,7 +32,8 @@ Layer-only ops (passes/lower.py makes them; no graph node has them):
 
 | op | what | parameters |
 |---|---|---|
-| depthwise | conv2d with groups = C and channel multiplier 1 | the Layer's weights, bias, requant, pad_value (no params) |
+| depthwise | conv2d with groups = C and channel multiplier 1 | the Layer's weights, bias, requant, pad_value (no |
+|           |                                                 | params)                                           |
 | global_avg_pool | mean over H and W of an NHWC tensor | the mean's TfliteMeanParams / OnnxMeanParams |
 
 conv2d and fully_connected layers, like depthwise, carry their arithmetic in the Layer's own

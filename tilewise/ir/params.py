@@ -13,31 +13,47 @@ model looks its kernels up by (op, params.mode) (golden/registry.py).
 
 | class | op (mode) | fields, and where they come from |
 |---|---|---|
-| Conv2dParams | conv2d (any) | stride, dilation, pads (top, left, bottom, right), groups from the TFLite Conv2DOptions / DepthwiseConv2DOptions (SAME -> explicit pads, ComputePaddingHeightWidth) or ONNX QLinearConv/Conv attributes; requant (ir/requant.py) |
+| Conv2dParams | conv2d (any) | stride, dilation, pads (top, left, bottom, right), groups from the TFLite |
+|              |              | Conv2DOptions / DepthwiseConv2DOptions (SAME -> explicit pads,            |
+|              |              | ComputePaddingHeightWidth) or ONNX QLinearConv/Conv attributes; requant   |
+|              |              | (ir/requant.py)                                                           |
 | FullyConnectedParams | fully_connected (any) | requant |
-| TfliteAddSubParams | add, sub (tflite) | left_shift, input_multipliers, input_shifts, output_multiplier, output_shift, qmin, qmax: LiteRT add.cc / sub.cc Prepare (PrepareGeneralSubOp) |
+| TfliteAddSubParams | add, sub (tflite) | left_shift, input_multipliers, input_shifts, output_multiplier, |
+|                    |                   | output_shift, qmin, qmax: LiteRT add.cc / sub.cc Prepare        |
+|                    |                   | (PrepareGeneralSubOp)                                           |
 | TfliteMulParams | mul (tflite) | output_multiplier, output_shift, qmin, qmax: LiteRT mul.cc Prepare |
-| OnnxAddParams | add (onnx) | a_index, ratio_a, ratio_b, fixed, qmin, qmax: onnxruntime QLinearAdd, MlasQLinearAdd (qladd_avx2.cpp) |
+| OnnxAddParams | add (onnx) | a_index, ratio_a, ratio_b, fixed, qmin, qmax: onnxruntime QLinearAdd, MlasQLinearAdd |
+|               |            | (qladd_avx2.cpp)                                                                     |
 | TfliteAvgPoolParams | avg_pool (tflite) | kernel, stride, pads, qmin, qmax: Pool2DOptions, fused activation |
-| OnnxAvgPoolParams | avg_pool (onnx) | kernel, stride, pads, count_include_pad, x/y scale and zero point, qmin, qmax: QLinearAveragePool (qlinear_pool.cc) |
+| OnnxAvgPoolParams | avg_pool (onnx) | kernel, stride, pads, count_include_pad, x/y scale and zero point, qmin, qmax: |
+|                   |                 | QLinearAveragePool (qlinear_pool.cc)                                           |
 | MaxPoolParams | max_pool (none) | kernel, stride, pads, qmin, qmax: Pool2DOptions / MaxPool attributes |
-| TfliteMeanParams | mean, global_avg_pool (tflite) | axes, keepdims, multiplier, shift: LiteRT reduce.cc (QuantizeMultiplier(s_x/s_y)) |
-| OnnxMeanParams | mean, global_avg_pool (onnx) | axes, keepdims, x_zero_point, count, requant: QLinearGlobalAveragePool (qlgavgpool.cpp) |
+| TfliteMeanParams | mean, global_avg_pool (tflite) | axes, keepdims, multiplier, shift: LiteRT reduce.cc |
+|                  |                                | (QuantizeMultiplier(s_x/s_y))                       |
+| OnnxMeanParams | mean, global_avg_pool (onnx) | axes, keepdims, x_zero_point, count, requant: |
+|                |                              | QLinearGlobalAveragePool (qlgavgpool.cpp)     |
 | PadParams | pad (none) | pads per dim, value: TFLite PAD / PADV2 (output zero point or the constant input) |
 | ReshapeParams | reshape (none) | shape |
 | TransposeParams | transpose (none) | perm |
-| TransposeConvParams | transpose_conv (tflite) | stride, pads (top, left), output_hw from TFLite TransposeConvOptions and its output_shape input; requant |
-| ConcatParams | concat (tflite, onnx) | axis, input_quant, output_quant: TFLite ConcatenationWithScaling / onnxruntime QLinearConcat |
-| TfliteSoftmaxParams | softmax (tflite) | input_multiplier, input_left_shift, diff_min: PreprocessSoftmaxScaling, CalculateInputRadius (5 integer bits) |
+| TransposeConvParams | transpose_conv (tflite) | stride, pads (top, left), output_hw from TFLite TransposeConvOptions |
+|                     |                         | and its output_shape input; requant                                  |
+| ConcatParams | concat (tflite, onnx) | axis, input_quant, output_quant: TFLite ConcatenationWithScaling / |
+|              |                       | onnxruntime QLinearConcat                                          |
+| TfliteSoftmaxParams | softmax (tflite) | input_multiplier, input_left_shift, diff_min: PreprocessSoftmaxScaling, |
+|                     |                  | CalculateInputRadius (5 integer bits)                                   |
 | OnnxSoftmaxParams | softmax (onnx) | axis, table, y_scale_inv, y_zero_point: QLinearSoftmax (qlinear_softmax.cc) |
 | TfliteLogisticParams | logistic (tflite) | table: LUTPopulate of the float sigmoid |
-| TfliteRequantizeParams | quantize int->int (tflite) | multiplier, shift, input_zero_point, zero_point: reference_ops::Requantize |
+| TfliteRequantizeParams | quantize int->int (tflite) | multiplier, shift, input_zero_point, zero_point: |
+|                        |                            | reference_ops::Requantize                        |
 | TfliteAffineQuantizeParams | quantize float->int (tflite) | scale, zero_point: reference_ops::AffineQuantize |
-| OnnxQuantizeParams | quantize (onnx) | x/y scale and zero point, qmin, qmax: DequantizeLinear -> [Relu/Clip] -> QuantizeLinear |
+| OnnxQuantizeParams | quantize (onnx) | x/y scale and zero point, qmin, qmax: DequantizeLinear -> [Relu/Clip] -> |
+|                    |                 | QuantizeLinear                                                           |
 | TfliteDequantizeParams | dequantize (tflite) | scale, zero_point: reference_ops::Dequantize |
 | ClampParams | clamp (none) | qmin, qmax: a Relu/Clip between equal quantizations |
-| IntArithParams | add, sub, mul (none) | qmin, qmax: integer exports' plain Add / Sub / Mul of codes (frontend/onnx_int.py) |
-| TableAddParams | add (none) | table_a, table_b (256 each), shift, qmin, qmax: a requantized add of two 8-bit codes by tables |
+| IntArithParams | add, sub, mul (none) | qmin, qmax: integer exports' plain Add / Sub / Mul of codes |
+|                |                      | (frontend/onnx_int.py)                                      |
+| TableAddParams | add (none) | table_a, table_b (256 each), shift, qmin, qmax: a requantized add of two 8-bit codes |
+|                |            | by tables                                                                            |
 | RequantParams | requant (shift, div) | requant, axis: a standalone RequantShift / NEMO chain on any integer tensor |
 | MatMulParams | matmul (none) | —: MatMul of two activations (Deeploy), int32 accumulators |
 | SliceParams | slice (none) | starts, ends, steps per axis (ONNX Slice, normalized) |

@@ -9,7 +9,8 @@ same network as standard ONNX ops, which graph_out.py then quantizes:
 | DEPTHWISE_CONV_2D (1HWO weights) | Conv with group = input channels, weights O1HW |
 | FULLY_CONNECTED (2-D input, [N, K] weights) | Gemm transB=1 |
 | ADD | Add |
-| AVERAGE_POOL_2D | GlobalAveragePool when the window is the whole VALID input, else AveragePool (count_include_pad=0: TFLite averages over the valid taps) |
+| AVERAGE_POOL_2D | GlobalAveragePool when the window is the whole VALID input, else AveragePool (count_include_pad=0: |
+|                 | TFLite averages over the valid taps)                                                               |
 | RESHAPE to rank 2 | Flatten when H·W = 1, else Transpose to NHWC + Reshape (TFLite's element order) |
 | SOFTMAX (beta 1) | Softmax (last axis) |
 | fused RELU / RELU6 / RELU_N1_TO_1 | Relu / Clip(0, 6) / Clip(−1, 1) after the op |
