@@ -26,9 +26,9 @@ bench/out/explore/. Sections:
   deploy ResNet-8; at 12 kB it is 8.85× slower than MATCH; 2.68× at full L1.
 - idsp (seed 002 Alg. 1/3, Fig. 5.12): the tile × schedule Pareto front of the LeNet-style conv2
   on the IDSP (schedule/idsp.py `pareto`, the seed's model; the front recomputed by
-  explore/pareto.py `front` over all ~30k candidate solutions, schedule/idsp.py `candidates`), published 5 points, fastest 28.673 GOps/s at 166.1 Ops/B, most
-  memory-efficient 28.390 at 252.9; and explore's network-level front on the idsp target (local
-  memory 16–512 kB, kws_dscnn and ic_resnet8): latency × memory.
+  explore/pareto.py `front` over all ~30k candidate solutions, schedule/idsp.py `candidates`), published 5 points,
+  fastest 28.673 GOps/s at 166.1 Ops/B, most memory-efficient 28.390 at 252.9; and explore's network-level front on the
+  idsp target (local memory 16–512 kB, kws_dscnn and ic_resnet8): latency × memory.
 """
 
 from __future__ import annotations

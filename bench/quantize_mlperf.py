@@ -15,8 +15,8 @@ the chosen model is validated bit-exact on stm32h7 (`validate_path`, 5 random in
 how much of the margin is the draw of the 200. Columns tflite8 / tflite16x8: the same method
 written as TFLite (quantize/tflite_out.py, `-o X.tflite`) with --bits 8 and --bits 16 (int16
 activations, int8 weights), SQNR from LiteRT BUILTIN_REF on the written file; with --validate both
-are validated on stm32h7 (bit_exact_tflite8 / bit_exact_16x8). Column sqnr_shift: the shift-mode integer model of the PULP /
-NE16 / DIANA targets (`--target gap9`, tilewise/quantize/shift_out.py) with the same method, on
+are validated on stm32h7 (bit_exact_tflite8 / bit_exact_16x8). Column sqnr_shift: the shift-mode integer model of the
+PULP / NE16 / DIANA targets (`--target gap9`, tilewise/quantize/shift_out.py) with the same method, on
 the same 200 inputs; with --validate it is validated bit-exact on gap9 as partitioned (NE16 runs
 the layers the partition gives it; "ne16_layers" counts them) and on pulp-open (5 random inputs).
 sqnr_logits_onnx / sqnr_logits_shift: for the models ending in a Softmax, the SQNR of the logits

@@ -9,9 +9,9 @@ model with sub-byte weights (activations 8-bit; `--bits 4|2|mixed --target gap9`
 packed weight bytes and (--validate) the NE16 bindings that run them. MLPerf Tiny: the realistic
 inputs of bench/quantize_mlperf.py (bench/mlperf_inputs.py: calibration 100, evaluation
 200), minmax calibration, output SQNR vs float of the onnx-mode model, the shift model and the
-official int8 .tflite; a model the shift writer does not take gets its one-sentence reason instead. With --validate each shift model is validated bit-exact (host, 4
-random inputs) on gap9 as partitioned, on gap9 with NE16 forced onto every layer its norm-quant
-takes, and on pulp-open, with the layers NE16 requantized itself counted.
+official int8 .tflite; a model the shift writer does not take gets its one-sentence reason instead. With --validate each
+shift model is validated bit-exact (host, 4 random inputs) on gap9 as partitioned, on gap9 with NE16 forced onto every
+layer its norm-quant takes, and on pulp-open, with the layers NE16 requantized itself counted.
 Writes bench/quantize_shift.json.
 """
 

@@ -1,7 +1,7 @@
 """Property test: random layers through schedule → generated C → bit-exact with the golden model.
 
-Hypothesis draws, for each kind, ten layers (TILEWISE_PROP_EXAMPLES) — conv, depthwise, dense, average/max pool or a residual add — with
-1–64 channels (non-multiples of 4 included), 1–40 rows/columns, kernels 1–7, strides 1–3,
+Hypothesis draws, for each kind, ten layers (TILEWISE_PROP_EXAMPLES) — conv, depthwise, dense, average/max pool or a
+residual add — with 1–64 channels (non-multiples of 4 included), 1–40 rows/columns, kernels 1–7, strides 1–3,
 asymmetric padding, random zero points and per-channel scales (tests/codegen_cases.py), a
 requantization mode (tflite double/single rounding, onnx), a tiler, a core count and a small L1
 (starting at 0.5–6 kB and doubled only until the layer can be scheduled), which cuts the layer

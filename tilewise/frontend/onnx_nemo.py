@@ -7,8 +7,9 @@ integer biases, followed by the requantization written out as elementwise ops,
 as any sequence of Mul (integer k), Add (integer λ), Div (by 2^d), Floor and Clip/Relu — the
 PULP-NN requantization (k·φ + λ) >> d of seed 004 §"requantization". Each such chain becomes one IR
 conv2d/fully_connected with Requant(mode="shift", multiplier=k, bias=λ·2^(d − d_at_add), shift=d,
-qmin=lo, qmax=hi). A Pad before a Conv is folded into its pads (of zeros, or of one integer value: Conv2dParams.pad_value). Activation dtypes follow the
-clip range (DORY's activations are unsigned 8-bit: [0, 255] -> uint8); the graph input is uint8.
+qmin=lo, qmax=hi). A Pad before a Conv is folded into its pads (of zeros, or of one integer value:
+Conv2dParams.pad_value). Activation dtypes follow the clip range (DORY's activations are unsigned 8-bit: [0, 255] ->
+uint8); the graph input is uint8.
 
 DIANA's analog core (notes/accelerators.md, HTVM's analog conv) writes its 6-bit ADC as a first
 stage before that chain: Conv → Div(D) → Floor → Clip(lo, hi) → Mul(m) → Add(a) → Div(2^s) →

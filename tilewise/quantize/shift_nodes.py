@@ -13,9 +13,9 @@ arithmetic in onnxruntime (every float32 value an integer below 2^24, the rest i
   and a 1×1 conv of weights w·I, int8) and one multiplier m ≈ M_a/w_a ≈ M_b/w_b: `branch_weights`
   takes the pair whose ratio w_a/w_b is closest to M_a/M_b (the best rational approximation with
   both terms ≤ 127: exact or ~1e-4 for ratios near 1, up to ~0.3 % for a ratio of 30, where the
-  small branch gets w ≤ 4), m the least-squares fit of both (each branch then within half that); then k, d and B' (the zero points, z_y and the rounding half) come from
-  shift_out.choose_shift exactly as for a Conv whose weights are (w_a, w_b) — so the same int32
-  (NE16 norm-quant, PULP) and float32 bounds hold.
+  small branch gets w ≤ 4), m the least-squares fit of both (each branch then within half that); then k, d and B' (the
+  zero points, z_y and the rounding half) come from shift_out.choose_shift exactly as for a Conv whose weights are (w_a,
+  w_b) — so the same int32 (NE16 norm-quant, PULP) and float32 bounds hold.
 - AveragePool / GlobalAveragePool over n = K_h·K_w taps: the window sum S (integer) times
   M = s_x/(n·s_y), written as a depthwise Conv whose weights are all 1 (a "sum + shift": the
   frontend reads it as any NEMO Conv, a shift-mode depthwise layer; NEMO's AveragePool → Mul →

@@ -23,9 +23,9 @@ Per weighted node (Conv, Gemm, its Relu / Clip fused; notes/integer-onnx.md "NEM
   "requantization"); the bias, the output zero point and the rounding half go into the bias, in
   accumulator units: B' = round((M·B + z_y + ½)·2^d / k), so floor(k·(acc + B') / 2^d) ≈
   round(M·(acc + B)) + z_y (B scaled by the real M, not by k/2^d: a channel whose bias dominates
-  keeps its constant part to a fraction of a code, as bindings/ne16/shift_requant.py does with λ). onnxruntime's int64 Div truncates toward zero, the frontend's shift
-  floors; they agree because the Clip's lower bound is ≥ 0 (every quotient they differ on is
-  negative and clipped to it; onnx_nemo._requant proves the same).
+  keeps its constant part to a fraction of a code, as bindings/ne16/shift_requant.py does with λ). onnxruntime's int64
+  Div truncates toward zero, the frontend's shift floors; they agree because the Clip's lower bound is ≥ 0 (every
+  quotient they differ on is negative and clipped to it; onnx_nemo._requant proves the same).
 - d is the largest in [0, 23] such that every value stays where both the targets and onnxruntime
   compute exactly, per channel with A = 255·Σ|q_w| (the largest |Σ q_w·u|): k·(|B'| + 256·Σ|q_w|)
   + 128·2^d < 2^31 (NE16's norm-quant t = k·acc + bias on its u8 input, the output zero point −128

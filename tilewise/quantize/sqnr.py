@@ -7,8 +7,8 @@ SQNR: it is reported as None (JSON null) with ``exact: true``.
 
 Both models run in onnxruntime with the reference's session options (frontend/onnx_io.py
 `reference_session`: int8 QDQ groups fused into the integer QLinear kernels, not float QDQ
-emulation, on every x86 CPU): the per-layer figures are those of the integer network. Per layer = per quantized tensor (graph_out.py's Plan), read at its int8
-QuantizeLinear output ``t/q`` and dequantized with its parameters here.
+emulation, on every x86 CPU): the per-layer figures are those of the integer network. Per layer = per quantized tensor
+(graph_out.py's Plan), read at its int8 QuantizeLinear output ``t/q`` and dequantized with its parameters here.
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 
 Weights: for each output channel c, scale_c = max|w_c| / qmax with qmax = 2^(bits−1) − 1 (127 for
 int8, 7 for int4, 1 for int2: the most negative code is unused at every width), at 4 and 2 bits
-shrunk to the clip with the least squared error (`mse_scale`), q = clip(round_half_even(w / scale_c), −qmax, qmax), zero point 0 — TFLite's int8
-quantization spec (per-axis symmetric weights, the −128 code unused) and onnxruntime's
+shrunk to the clip with the least squared error (`mse_scale`), q = clip(round_half_even(w / scale_c), −qmax, qmax), zero
+point 0 — TFLite's int8 quantization spec (per-axis symmetric weights, the −128 code unused) and onnxruntime's
 ``per_channel`` QDQ weights. A channel of zeros gets scale 1 (its codes are 0, exact).
 
 Bias: int32 with scale_x · scale_c and zero point 0 (the same specs: the bias is added to the

@@ -2,9 +2,9 @@
 
 Figures (seed 002 §5.5 and Table 7.2, notes/idsp-model.md):
 - 450 MHz (maximum 500 MHz, --clock beyond it needs --hypothetical: the worst-case typical clock
-  seed 002 §7 takes for the comparable CEVA-XM4 core — assumed for the IDSP); 32 MACs/cycle (16-bit SIMD, 16-bit accumulators: partial sums are 2 bytes and may be
-  spilled to external memory between input-channel tiles, as the seed's schedules do); 16 with
-  emulated 32-bit accumulators (§3.2, below);
+  seed 002 §7 takes for the comparable CEVA-XM4 core — assumed for the IDSP); 32 MACs/cycle (16-bit SIMD, 16-bit
+  accumulators: partial sums are 2 bytes and may be spilled to external memory between input-channel tiles, as the
+  seed's schedules do); 16 with emulated 32-bit accumulators (§3.2, below);
 - data bus 32 elements/cycle of 2 bytes → 64 B/cycle; 150-cycle DMA initialisation, charged to the
   DSP per transfer (eq. 5.9, CC_dsp = CC_tile + N_transfers·CC_dma_init); no per-chunk cost;
 - 128 kB local memory (64 kB usable per buffer set with double buffering); the 4 kB register file

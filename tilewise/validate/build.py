@@ -10,8 +10,8 @@ families (ad_autoencoder on gap9: 9.9 s cold, 4.0 s cached). Without an explicit
 $TILEWISE_CC_CACHE names one (set but empty: no cache), else the user's cache directory
 ($XDG_CACHE_HOME or ~/.cache, /tilewise/cc); one that cannot be written is left out with a
 one-line note (the build works without it); objects are keyed by their
-source, the shared headers, the compiler and its flags, so a stale one is never reused. Compiler errors raise BuildError with the compiler's
-output (a generated project must compile cleanly: that is a tilewise bug, not a user error).
+source, the shared headers, the compiler and its flags, so a stale one is never reused. Compiler errors raise BuildError
+with the compiler's output (a generated project must compile cleanly: that is a tilewise bug, not a user error).
 """
 
 from __future__ import annotations

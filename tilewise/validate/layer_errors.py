@@ -3,8 +3,8 @@
 The project is rebuilt with -DTW_DUMP_LAYERS (build.py) and run on every input (run.py): the
 harness writes every layer's output, in execution order, input after input. Each layer's dumped
 values are held against `golden.layers.run_layers(keep_all=True)` on the same input, over all
-inputs, as one CSV row (accumulated chunk by chunk, `LayerErrors`): elements compared, mismatching elements and the largest integer
-difference, then in real terms — each layer's output dequantized with its own scale and zero point
+inputs, as one CSV row (accumulated chunk by chunk, `LayerErrors`): elements compared, mismatching elements and the
+largest integer difference, then in real terms — each layer's output dequantized with its own scale and zero point
 (integer units where the tensor has no per-tensor quantization, `scale` left empty) — the largest
 absolute difference, rmse, mean error (C − golden) and cosine similarity (metrics.py). A bit-exact
 network has 0 mismatches and cos 1 on every layer; a deviation shows in which layer it starts and

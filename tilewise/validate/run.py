@@ -1,9 +1,9 @@
 """Run a built host harness on many inputs in one process, and read back outputs and counters.
 
 The harness (codegen/host.py main_host.c) takes one file per network input, each of N inputs
-back to back, writes one file per output, and prints one `TW_STATS {json}` line: DMA bytes / transfers / chunks summed over the run with the per-inference
-minimum and maximum bytes, L3 reads, and the host HAL's protocol errors (races on a DMA source,
-bad waits, transfers never waited for). A dump build also writes every layer's output, in order,
+back to back, writes one file per output, and prints one `TW_STATS {json}` line: DMA bytes / transfers / chunks summed
+over the run with the per-inference minimum and maximum bytes, L3 reads, and the host HAL's protocol errors (races on a
+DMA source, bad waits, transfers never waited for). A dump build also writes every layer's output, in order,
 for every input.
 """
 

@@ -1,6 +1,6 @@
 """The diana_analog kernel family: DIANA's analog in-memory core running ternary conv2d layers
-through its 6-bit ADC chain (`c/`, copied into projects as tw_diana_analog/ beside tw_kernels/, whose tile flags its layer
-files use).
+through its 6-bit ADC chain (`c/`, copied into projects as tw_diana_analog/ beside tw_kernels/, whose tile flags its
+layer files use).
 
 | binding          | op     | mode | bits (x/w→y) | job (tw_diana_analog.h)       | consts           |
 |------------------|--------|------|--------------|-------------------------------|------------------|
