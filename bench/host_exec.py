@@ -146,7 +146,8 @@ def measure(names: Sequence[str] = models.MLPERF, runs: int = 5, round_s: float 
                "with gcc -O2 into bench/harness/bench_main.c, "
                "input in memory, n inferences per round timed inside the program (clock_gettime).",
                "TFLM: tflite-micro Python interpreter invoke(); LiteRT: ai_edge_litert Interpreter, default "
-               "resolver (XNNPACK), num_threads=1; both timed from Python (the time includes the Python call of invoke()).",
+               "resolver (XNNPACK), num_threads=1; both timed from Python (the time includes the Python call of "
+               "invoke()).",
                "TFLM reuses its input tensor's arena bytes, so each TFLM inference is set_input + invoke; LiteRT "
                "keeps its input, so it is invoke alone. Every engine's output after the timed rounds is checked "
                "equal to its first output.",

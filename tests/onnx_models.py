@@ -60,7 +60,8 @@ class Net:
         return self._node("Relu", [x], self.shapes[x])
 
     def clip(self, x: str, lo: float, hi: float) -> str:
-        return self._node("Clip", [x, self.const("lo", np.float32(lo)), self.const("hi", np.float32(hi))], self.shapes[x])
+        return self._node("Clip", [x, self.const("lo", np.float32(lo)), self.const("hi", np.float32(hi))],
+                          self.shapes[x])
 
     def add(self, a: str, b: str, relu: bool = False) -> str:
         y = self._node("Add", [a, b], np.broadcast_shapes(self.shapes[a], self.shapes[b]))
@@ -278,7 +279,8 @@ def nemo_net(seed: int = 7) -> onnx.ModelProto:
     f = np.float32
     nodes = [
         helper.make_node("Pad", ["x", "pads"], ["xp"], mode="constant", name="pad0"),
-        helper.make_node("Conv", ["xp", c("w1", rng.integers(-31, 32, (8, 3, 3, 3))), c("b1", rng.integers(-2000, 2000, 8))],
+        helper.make_node("Conv", ["xp", c("w1", rng.integers(-31, 32, (8, 3, 3, 3))),
+                                  c("b1", rng.integers(-2000, 2000, 8))],
                          ["c1"], kernel_shape=[3, 3], strides=[2, 1], name="conv1"),
         helper.make_node("Mul", ["c1", c("k1", rng.integers(1, 40, (1, 8, 1, 1)))], ["m1"], name="bn_mul1"),
         helper.make_node("Add", ["m1", c("l1", rng.integers(-50000, 200000, (1, 8, 1, 1)))], ["a1"], name="bn_add1"),
@@ -286,13 +288,15 @@ def nemo_net(seed: int = 7) -> onnx.ModelProto:
         helper.make_node("Floor", ["q1"], ["fl1"], name="floor1"),
         helper.make_node("Clip", ["fl1", c("lo1", f(0)), c("hi1", f(255))], ["y1"], name="relu1"),
         helper.make_node("MaxPool", ["y1"], ["p1"], kernel_shape=[2, 2], strides=[2, 2], name="pool1"),
-        helper.make_node("Conv", ["p1", c("w2", rng.integers(-20, 21, (6, 8, 1, 1)))], ["c2"], kernel_shape=[1, 1], name="conv2"),
+        helper.make_node("Conv", ["p1", c("w2", rng.integers(-20, 21, (6, 8, 1, 1)))], ["c2"], kernel_shape=[1, 1],
+                         name="conv2"),
         helper.make_node("Mul", ["c2", c("k2", f(23))], ["m2"], name="mul2"),
         helper.make_node("Div", ["m2", c("d2", f(2 ** 10))], ["q2"], name="shift2"),
         helper.make_node("Floor", ["q2"], ["fl2"], name="floor2"),
         helper.make_node("Clip", ["fl2", c("lo2", f(0)), c("hi2", f(255))], ["y2"], name="relu2"),
         helper.make_node("Flatten", ["y2"], ["fl"], axis=1, name="flatten"),
-        helper.make_node("Gemm", ["fl", c("w3", rng.integers(-60, 61, (5, 6 * 4 * 2))), c("b3", rng.integers(-500, 500, 5))],
+        helper.make_node("Gemm", ["fl", c("w3", rng.integers(-60, 61, (5, 6 * 4 * 2))),
+                                  c("b3", rng.integers(-500, 500, 5))],
                          ["g"], transB=1, name="fc"),
         helper.make_node("Mul", ["g", c("k3", rng.integers(1, 9, 5))], ["m3"], name="mul3"),
         helper.make_node("Add", ["m3", c("l3", rng.integers(-9000, 9000, 5))], ["a3"], name="add3"),

@@ -24,7 +24,8 @@ PUBLISHED_MACS = {"ic_resnet8": 12.5e6, "kws_dscnn": 2.7e6, "vww_mobilenet_v1_02
 def independent_macs(path) -> int:
     model = tflite.Model.GetRootAsModel(path.read_bytes(), 0)
     sub = model.Subgraphs(0)
-    codes = [max(model.OperatorCodes(i).BuiltinCode(), model.OperatorCodes(i).DeprecatedBuiltinCode()) for i in range(model.OperatorCodesLength())]
+    codes = [max(model.OperatorCodes(i).BuiltinCode(), model.OperatorCodes(i).DeprecatedBuiltinCode())
+             for i in range(model.OperatorCodesLength())]
     op = tflite.BuiltinOperator
     total = 0
     for i in range(sub.OperatorsLength()):

@@ -103,7 +103,8 @@ def test_analyze_json_fields(capsys):
         assert {"name", "op", "macs", "module", "tiles", "loop_order", "l1_bytes", "dma_bytes", "cycles"} <= set(layer)
         assert layer["l1_bytes"] <= 16 * 1024
     t = data["totals"]
-    for key in ("macs", "cycles", "latency_ms", "peak_l2_bytes", "l2_lower_bound_bytes", "weights_l2_bytes", "weights_l3_bytes"):
+    for key in ("macs", "cycles", "latency_ms", "peak_l2_bytes", "l2_lower_bound_bytes", "weights_l2_bytes",
+                "weights_l3_bytes"):
         assert key in t
     assert t["peak_l2_bytes"] >= t["l2_lower_bound_bytes"] > 0
     assert t["cycles"] == pytest.approx(sum(l["cycles"] for l in data["layers"]))
@@ -120,7 +121,8 @@ def test_analyze_table_with_target(capsys):
 
 def test_model_that_cannot_fit_names_layer_and_memory():
     path = mlperf_path("vww_mobilenet_v1_025")
-    proc = subprocess.run([sys.executable, "-m", "tilewise.cli", "analyze", str(path), "--target", "gap8", "--l2", "16"],
+    proc = subprocess.run([sys.executable, "-m", "tilewise.cli", "analyze", str(path), "--target", "gap8",
+                           "--l2", "16"],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2, proc.stderr
     err = proc.stderr.strip()

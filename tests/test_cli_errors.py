@@ -23,7 +23,8 @@ from .conftest import mlperf_path
 
 
 def run_cli(*args: str, cwd=None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tilewise.cli", *args], capture_output=True, text=True, cwd=cwd, timeout=600)
+    return subprocess.run([sys.executable, "-m", "tilewise.cli", *args], capture_output=True, text=True, cwd=cwd,
+                          timeout=600)
 
 
 def assert_one_sentence_error(proc: subprocess.CompletedProcess, *needles: str) -> None:

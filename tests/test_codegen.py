@@ -51,7 +51,8 @@ def test_project_files_and_makefile_build(tmp_path):
         assert f in files, f
     assert {f for f in files if f.startswith("layers/layer_")} == {f"layers/layer_{i:02d}.c" for i in range(8)}
     net = (p.path / "network.c").read_text()
-    assert "malloc" not in net and all("malloc" not in (p.path / f).read_text() for f in files if f.startswith("layers/"))
+    assert "malloc" not in net and all("malloc" not in (p.path / f).read_text()
+                                       for f in files if f.startswith("layers/"))
     # the layers run in order, at the memory plan's offsets
     calls = re.findall(r"tw_layer_(\d\d)\(&a\)", net)
     assert calls == [f"{i:02d}" for i in range(8)]

@@ -81,7 +81,8 @@ def save_model(path: Path, nodes, inputs, outputs, consts: dict[str, np.ndarray]
         [helper.make_tensor_value_info(n, ET[t], None) for n, t in outputs],
         [numpy_helper.from_array(np.asarray(v), k) for k, v in consts.items()],
     )
-    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset), helper.make_opsetid("com.microsoft", 1)])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset),
+                                                helper.make_opsetid("com.microsoft", 1)])
     m.ir_version = 9
     onnx.save(m, str(path))
     return path
@@ -162,12 +163,14 @@ def test_qlinear_softmax(dtype, tmp_path):
     info = np.iinfo(NP[dtype])
     cases = [((4, 10), 13, -1), ((3, 100), 13, 1), ((2, 1000), 12, 1), ((5, 3), 12, -1), ((1, 6, 3, 2), 13, 1)]
     for i, (shape, opset, axis) in enumerate(cases):
-        for sx, sy, zy in ((rng.uniform(0.01, 0.3), 1 / 256, info.min), (rng.uniform(0.01, 0.3), rng.uniform(0.002, 0.01), 3)):
+        for sx, sy, zy in ((rng.uniform(0.01, 0.3), 1 / 256, info.min),
+                           (rng.uniform(0.01, 0.3), rng.uniform(0.002, 0.01), 3)):
             zx = int(rng.integers(info.min, info.max + 1))
             consts = {**qp("x", sx, zx, dtype), **qp("y", sy, zy, dtype)}
             node = helper.make_node("QLinearSoftmax", ["x", "x_s", "x_z", "y_s", "y_z"], ["y"], domain="com.microsoft",
                                     name="softmax", axis=axis, opset=opset)
-            path = save_model(tmp_path / f"sm{i}.onnx", [node], [("x", dtype, shape)], [("y", dtype)], consts, opset=opset)
+            path = save_model(tmp_path / f"sm{i}.onnx", [node], [("x", dtype, shape)], [("y", dtype)], consts,
+                              opset=opset)
             assert_bit_exact(path, runs=3, seed=i)
 
 
@@ -201,7 +204,8 @@ def test_qlinear_concat_rescales(tmp_path):
         info = np.iinfo(NP[dtype])
         consts = {**qp("a", 0.02, 3, dtype), **qp("b", 0.013, info.min + 5, dtype), **qp("y", 0.02, 3, dtype),
                   **qp("c", float(rng.uniform(0.01, 0.05)), 0, dtype)}
-        node = helper.make_node("QLinearConcat", ["y_s", "y_z", "a", "a_s", "a_z", "b", "b_s", "b_z", "c", "c_s", "c_z"],
+        node = helper.make_node("QLinearConcat",
+                                ["y_s", "y_z", "a", "a_s", "a_z", "b", "b_s", "b_z", "c", "c_s", "c_z"],
                                 ["y"], domain="com.microsoft", name="concat", axis=1)
         path = save_model(tmp_path / f"cat_{dtype}.onnx", [node],
                           [("a", dtype, (1, 3, 4, 5)), ("b", dtype, (1, 2, 4, 5)), ("c", dtype, (1, 4, 4, 5))],
@@ -259,11 +263,15 @@ def _conv_case(rng: np.random.Generator, i: int, tmp_path: Path) -> Path:
     acc_std = np.sqrt(fan_in) * 74.0 * 74.0
     ys = float(xs * float(ws.mean()) * acc_std / 40.0)
     consts = {
-        **qp("x", xs, int(rng.integers(info.min, info.max + 1)), xdt), **qp("y", ys, int(rng.integers(info.min // 2, info.max // 2 + 1)), xdt),
-        "w": rng.integers(-128, 128, (k, c // groups, kh, kw)).astype(np.int8), "w_s": ws if per_channel else np.float32(ws[0]),
-        "w_z": np.zeros(k, np.int8) if per_channel else np.int8(0), "b": rng.integers(-int(acc_std), int(acc_std) + 1, k).astype(np.int32),
+        **qp("x", xs, int(rng.integers(info.min, info.max + 1)), xdt),
+        **qp("y", ys, int(rng.integers(info.min // 2, info.max // 2 + 1)), xdt),
+        "w": rng.integers(-128, 128, (k, c // groups, kh, kw)).astype(np.int8),
+        "w_s": ws if per_channel else np.float32(ws[0]),
+        "w_z": np.zeros(k, np.int8) if per_channel else np.int8(0),
+        "b": rng.integers(-int(acc_std), int(acc_std) + 1, k).astype(np.int32),
     }
-    node = helper.make_node("QLinearConv", ["x", "x_s", "x_z", "w", "w_s", "w_z", "y_s", "y_z", "b"], ["y"], name="conv",
+    node = helper.make_node("QLinearConv", ["x", "x_s", "x_z", "w", "w_s", "w_z", "y_s", "y_z", "b"], ["y"],
+                            name="conv",
                             kernel_shape=[kh, kw], strides=[sh, sw], dilations=[dh, dw], pads=pads, group=groups)
     return save_model(tmp_path / f"conv{i}.onnx", [node], [("x", xdt, (1, c, h, w_))], [("y", xdt)], consts)
 
@@ -283,7 +291,8 @@ def test_large_accumulators_round_like_onnxruntime(tmp_path):
     consts = {**qp("x", 0.05, 0, "int8"), **qp("y", 130.0, 0, "int8"),
               "w": np.where(rng.random((k, c, 3, 3)) < 0.9, 127, -128).astype(np.int8),
               "w_s": np.float32(0.01), "w_z": np.int8(0), "b": rng.integers(-999, 999, k).astype(np.int32)}
-    node = helper.make_node("QLinearConv", ["x", "x_s", "x_z", "w", "w_s", "w_z", "y_s", "y_z", "b"], ["y"], name="conv",
+    node = helper.make_node("QLinearConv", ["x", "x_s", "x_z", "w", "w_s", "w_z", "y_s", "y_z", "b"], ["y"],
+                            name="conv",
                             kernel_shape=[3, 3], pads=[1, 1, 1, 1])
     path = save_model(tmp_path / "big.onnx", [node], [("x", "int8", (1, c, 4, 4))], [("y", "int8")], consts)
 
@@ -314,9 +323,11 @@ def test_random_dense_layers(tmp_path):
                   "w_z": np.zeros(n, np.int8) if per_channel else np.int8(0),
                   "b": rng.integers(-20000, 20000, n).astype(np.int32)}
         nodes = [
-            helper.make_node("QLinearMatMul", ["a", "a_s", "a_z", "w", "w_s", "w_z", "y_s", "y_z"], ["mm"], name="matmul"),
+            helper.make_node("QLinearMatMul", ["a", "a_s", "a_z", "w", "w_s", "w_z", "y_s", "y_z"], ["mm"],
+                             name="matmul"),
             helper.make_node("QGemm", ["a", "a_s", "a_z", "wt", "w_s", "w_z", "b", "y_s", "y_z"], ["gemm"], name="gemm",
                              domain="com.microsoft", transB=1, alpha=float(rng.choice([1.0, 0.75]))),
         ]
-        path = save_model(tmp_path / f"dense{i}.onnx", nodes, [("a", dt, (m, kdim))], [("mm", dt), ("gemm", dt)], consts)
+        path = save_model(tmp_path / f"dense{i}.onnx", nodes, [("a", dt, (m, kdim))], [("mm", dt), ("gemm", dt)],
+                          consts)
         assert_bit_exact(path, runs=2, seed=i)

@@ -113,7 +113,8 @@ def test_missing_opset(tmp_path, capsys, monkeypatch):
 
 def test_standard_attribute_of_the_wrong_type(tmp_path, capsys, monkeypatch):
     """TypeError in onnx_quantlab._wide_gemm: Gemm's alpha given as a list."""
-    p = _mutated(tmp_path, "deeploy/kernels/GEMM/Regular/network.onnx", lambda m: _set_attr(_node(m, "Gemm"), "alpha", [0.5]))
+    p = _mutated(tmp_path, "deeploy/kernels/GEMM/Regular/network.onnx",
+                 lambda m: _set_attr(_node(m, "Gemm"), "alpha", [0.5]))
     _refused(p, capsys, monkeypatch, "node 'GEMM1' (Gemm)", "attribute 'alpha' of type FLOATS where ONNX defines FLOAT")
 
 
@@ -139,7 +140,8 @@ def test_exporter_attribute_missing(tmp_path, capsys, monkeypatch):
 
 @pytest.mark.parametrize("rel,op,edits,says", [
     # Conv2dParams ValueError: strides of three values on a 2-D conv
-    ("deeploy/kernels/Conv/Regular_2D/network.onnx", "Conv", {"strides": [1, 1, 2]}, "window attributes of different ranks"),
+    ("deeploy/kernels/Conv/Regular_2D/network.onnx", "Conv", {"strides": [1, 1, 2]},
+     "window attributes of different ranks"),
     # the same through window_pads: no kernel_shape to compare with
     ("deeploy/kernels/Conv/Regular_2D/network.onnx", "Conv", {"strides": [2], "kernel_shape": None, "dilations": None,
                                                              "pads": None}, "has strides [2] for a 2-D window"),
@@ -284,7 +286,8 @@ def test_window_larger_than_its_input(tmp_path, capsys, monkeypatch):
 
 def test_residual_branch_scaled_by_nan(tmp_path, capsys, monkeypatch):
     """ValueError (NaN to integer) in onnx_nemo_ops._add: NEMO's residual scale made nan."""
-    p = _mutated(tmp_path, "nemo/dronet_complete/model_int.onnx", lambda m: _set_constant(m, "Constant_95", float("nan")))
+    p = _mutated(tmp_path, "nemo/dronet_complete/model_int.onnx",
+                 lambda m: _set_constant(m, "Constant_95", float("nan")))
     _refused(p, capsys, monkeypatch, "scales a residual branch by nan")
 
 

@@ -78,7 +78,8 @@ def test_flatten_into_gemm_permutes_weights_instead_of_transposing(tmp_path):
     qgemm = next(n for n in onnx.load(str(q)).graph.node if n.op_type == "QGemm")
     w = _inits(q)[qgemm.input[3]]  # [K, C*H*W] in CHW column order (transB=1)
     c, h, wd = 4, 3, 3
-    np.testing.assert_array_equal(g.tensors[fc.inputs[1]].data, w.reshape(-1, c, h, wd).transpose(0, 2, 3, 1).reshape(w.shape[0], -1))
+    np.testing.assert_array_equal(g.tensors[fc.inputs[1]].data,
+                                  w.reshape(-1, c, h, wd).transpose(0, 2, 3, 1).reshape(w.shape[0], -1))
     # when the flattened tensor is also an output, the IR transposes to NCHW order instead
     g2 = load_model(expose_intermediates(q, tmp_path / "dense_all.onnx"))
     assert Op.TRANSPOSE in [n.op for n in g2.nodes]
@@ -177,7 +178,8 @@ def test_unsupported_op_is_named(tmp_path):
 
 def test_unsupported_qoperator_op_is_named(tmp_path):
     consts = {"s": np.float32(0.05), "z": np.int8(0)}
-    node = helper.make_node("QLinearLeakyRelu", ["x", "s", "z", "s", "z"], ["y"], name="leaky", domain="com.microsoft", alpha=0.1)
+    node = helper.make_node("QLinearLeakyRelu", ["x", "s", "z", "s", "z"], ["y"], name="leaky", domain="com.microsoft",
+                            alpha=0.1)
     graph = helper.make_graph([node], "leaky", [helper.make_tensor_value_info("x", TensorProto.INT8, [1, 4])],
                               [helper.make_tensor_value_info("y", TensorProto.INT8, [1, 4])],
                               [numpy_helper.from_array(np.asarray(v), k) for k, v in consts.items()])
@@ -222,7 +224,8 @@ def test_float_computation_left_in_a_qdq_model(tmp_path):
     _one_sentence(e.value, str(q), f"'{excluded}'", "(Conv)", "float")
 
 
-@pytest.mark.parametrize("content", [b"\x08\x07\x12\xff\xff\xff\xff\x0fgarbage" * 3, b"\x08" + bytes(range(256)), "truncated"])
+@pytest.mark.parametrize("content", [b"\x08\x07\x12\xff\xff\xff\xff\x0fgarbage" * 3, b"\x08" + bytes(range(256)),
+                                     "truncated"])
 def test_corrupt_protobuf_is_a_format_error(content, tmp_path):
     path = tmp_path / "bad.onnx"
     if content == "truncated":

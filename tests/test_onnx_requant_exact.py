@@ -41,7 +41,8 @@ def test_edge_classes_have_no_difference(edge_table):
     assert rows["band edges, exact product ties and just inside/outside"][
         "product tie on the band edge (|X - (k+1/2)| = half ulp)"] > 100_000
     assert rows["exact ties k + 1/2"]["tie (X = k + 1/2 exactly)"] == 1_400_000
-    assert rows["|acc| near 2^24, 2^31 - 1, -2^31, acc rounding ties"]["acc rounded by float32 (|acc| > 2^24)"] > 500_000
+    assert rows["|acc| near 2^24, 2^31 - 1, -2^31, acc rounding ties"][
+        "acc rounded by float32 (|acc| > 2^24)"] > 500_000
 
 
 def test_every_tie_k_plus_half():
@@ -148,7 +149,8 @@ def test_c_header_matches_numpy_float32(tmp_path, edge_table):
     run = subprocess.run([str(exe), str(n), str(tmp_path / "in.bin"), str(tmp_path / "out.bin")],
                          capture_output=True, text=True)
     assert run.returncode == 0, run
-    out = np.fromfile(tmp_path / "out.bin", dtype=np.dtype([("m", "<i4"), ("r", "<i4"), ("y", "<i8"), ("q", "<i4"), ("y_hi", "<i4")]))
+    out = np.fromfile(tmp_path / "out.bin",
+                      dtype=np.dtype([("m", "<i4"), ("r", "<i4"), ("y", "<i8"), ("q", "<i4"), ("y_hi", "<i4")]))
     m, r = constants(s)
     assert np.array_equal(out["m"], m) and np.array_equal(out["r"], r)
     with np.errstate(over="ignore"):

@@ -44,11 +44,13 @@ def test_lowering_structure(name):
     graph = load_model(mlperf_path(name))
     canon = canonicalize(graph)
     lg = lower(graph)
-    assert not any(n.op == Op.PAD and any(c.op == Op.CONV2D for c in canon.consumers().get(n.outputs[0], [])) for n in canon.nodes)
+    assert not any(n.op == Op.PAD and any(c.op == Op.CONV2D for c in canon.consumers().get(n.outputs[0], []))
+                   for n in canon.nodes)
     # reshapes feeding dense layers are gone
     for n in canon.nodes:
         if n.op == Op.RESHAPE:
-            assert any(c.op != Op.FULLY_CONNECTED for c in canon.consumers().get(n.outputs[0], [])) or n.outputs[0] in canon.outputs
+            assert (any(c.op != Op.FULLY_CONNECTED for c in canon.consumers().get(n.outputs[0], []))
+                    or n.outputs[0] in canon.outputs)
     for layer in lg.layers:
         if layer.op in (Op.CONV2D, Op.DEPTHWISE, Op.FULLY_CONNECTED):
             assert layer.weights.dtype == np.int8 and layer.bias.dtype in (np.int32, np.int64)

@@ -107,5 +107,6 @@ def build_executable(name: str, sources: list[Path], includes: list[Path], extra
 
 def compile_objects(sources: list[Path], includes: list[Path], extra: tuple[str, ...] = ()) -> None:
     for src in sources:
-        args = [*CFLAGS, *extra, *[f"-I{p}" for p in includes], "-c", str(src), "-o", str(build_dir() / (src.stem + ".o"))]
+        args = [*CFLAGS, *extra, *[f"-I{p}" for p in includes], "-c", str(src),
+                "-o", str(build_dir() / (src.stem + ".o"))]
         run_cc(args)

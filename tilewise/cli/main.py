@@ -150,5 +150,6 @@ def _run(args: argparse.Namespace, interrupt: _Interrupt) -> int:
             return interrupt.report()
         if os.environ.get("TILEWISE_DEBUG"):
             raise
-        print(f"tilewise: internal error ({type(e).__name__}: {e}); rerun with TILEWISE_DEBUG=1 and report it", file=sys.stderr)
+        print(f"tilewise: internal error ({type(e).__name__}: {e}); rerun with TILEWISE_DEBUG=1 and report it",
+              file=sys.stderr)
         return 3

@@ -48,7 +48,8 @@ def non_negative_int(text: str) -> int:
 
 def add_target_options(p: argparse.ArgumentParser, required: bool = False, default: str | None = None) -> None:
     p.add_argument("--target", required=required, default=default, help="built-in target (see `tilewise targets`)")
-    p.add_argument("--l1", type=positive_number, metavar="KB", help="L1 kB available to tiles, buffers and kernel scratch")
+    p.add_argument("--l1", type=positive_number, metavar="KB",
+                   help="L1 kB available to tiles, buffers and kernel scratch")
     p.add_argument("--l2", type=positive_number, metavar="KB", help="L2 kB available to activations and weights")
     p.add_argument("--cores", type=int, metavar="N", help="cores of the target's multi-core module")
     p.add_argument("--clock", type=positive_number, metavar="MHZ", help="clock frequency in MHz")

@@ -71,12 +71,14 @@ def float_model():
     p = conv("pw2", d, 16, 16, 1, 1, relu=False)
     nodes.append(helper.make_node("Add", [x, p], ["res2"], name="res2"))
     nodes.append(helper.make_node("Relu", ["res2"], ["res2.relu"], name="res2.relu"))
-    nodes.append(helper.make_node("MaxPool", ["res2.relu"], ["pool2"], name="pool2", kernel_shape=[2, 2], strides=[2, 2]))
+    nodes.append(helper.make_node("MaxPool", ["res2.relu"], ["pool2"], name="pool2", kernel_shape=[2, 2],
+                                  strides=[2, 2]))
     c3 = conv("conv3", "pool2", 16, 32, 3, 1)
     nodes.append(helper.make_node("GlobalAveragePool", [c3], ["gap"], name="gap"))
     nodes.append(helper.make_node("Flatten", ["gap"], ["flat"], name="flatten", axis=1))
     w = rng.standard_normal((10, 32)) * np.sqrt(1.0 / 32)
-    nodes.append(helper.make_node("Gemm", ["flat", const("fc.weight", w), const("fc.bias", rng.standard_normal(10) * 0.05)],
+    nodes.append(helper.make_node("Gemm", ["flat", const("fc.weight", w),
+                                           const("fc.bias", rng.standard_normal(10) * 0.05)],
                                   ["logits"], name="fc", transB=1))
     graph = helper.make_graph(nodes, "tilewise_example_cnn",
                               [helper.make_tensor_value_info("input", TensorProto.FLOAT, list(INPUT_SHAPE))],

@@ -140,8 +140,8 @@ def evaluate(p: Point) -> dict:
     row["modules"] = "+".join(p.modules) if p.modules is not None else "all"
     over = beyond_part(p)
     row.update(hypothetical=bool(over), beyond="; ".join(over))
-    empty = dict(chip_l1_kb=None, chip_l2_kb=None, cycles=None, latency_ms=None, energy_uj=None, edp=None, mac_per_cycle=None,
-                 macs=None, l1_bytes=None, peak_l2_bytes=None, ram_bytes=None,
+    empty = dict(chip_l1_kb=None, chip_l2_kb=None, cycles=None, latency_ms=None, energy_uj=None, edp=None,
+                 mac_per_cycle=None, macs=None, l1_bytes=None, peak_l2_bytes=None, ram_bytes=None,
                  weights_l2_bytes=None, weights_l3_bytes=None, flash_bytes=None,
                  layers_per_module=None)
     try:

@@ -42,7 +42,8 @@ def _evaluate(g: OnnxGraph, n: ONode, consts: dict[str, np.ndarray]) -> list[np.
         out = ReferenceEvaluator(proto, opsets={"": g.opset or 13}).run(None, feeds)
     except Exception as e:   # noqa: BLE001 — the reference implementation's refusal is the model's fault
         raise unsupported(g, n, f"computes on constants but cannot be evaluated ({type(e).__name__}: "
-                          f"{str(e).splitlines()[0][:120] if str(e) else ''})", "check the node's inputs and attributes") from None
+                          f"{str(e).splitlines()[0][:120] if str(e) else ''})",
+                          "check the node's inputs and attributes") from None
     return [np.asarray(v) for v in out]
 
 

@@ -253,7 +253,8 @@ def rewrite(g: OnnxGraph) -> OnnxGraph:
                 raise unsupported(g, n, f"divides by y·η + ε = {y}·{eta} + {eps} = 0", "the model is malformed")
             coeff = (delta * eta) // (y * eta + eps) * TID_STRETCH
             if not (np.isfinite(_scalar(mul)) and abs(_scalar(mul) * coeff) < 2.0 ** 62):
-                raise unsupported(g, r, f"multiplies by {_scalar(mul):g}·{coeff} after the TrueIntegerDiv, beyond int64",
+                raise unsupported(g, r, f"multiplies by {_scalar(mul):g}·{coeff} after the TrueIntegerDiv, "
+                                  "beyond int64",
                                   "keep the RequantShift's mul within int32")
             new_mul = f"{r.name}__tid_mul"
             consts[new_mul] = np.asarray(round(_scalar(mul) * coeff), dtype=np.float64)
@@ -526,7 +527,8 @@ def int_slice(lw: Lowering, node: ONode) -> None:
         st0[a] = st
     p = lw.perm[x]
     t = lw.t(x)
-    params = SliceParams(starts=tuple(s0[p[i]] for i in range(r)), ends=tuple(max(e0[p[i]], s0[p[i]]) for i in range(r)),
+    params = SliceParams(starts=tuple(s0[p[i]] for i in range(r)),
+                         ends=tuple(max(e0[p[i]], s0[p[i]]) for i in range(r)),
                          steps=tuple(st0[p[i]] for i in range(r)))
     lw.emit(node, Op.SLICE, [x], lw.out_name(node.outputs[0]), None, t.dtype, t.quant, params, layout=p)
 

@@ -171,7 +171,8 @@ def onnx_feeds(graph: Graph, ir_inputs: Mapping[str, np.ndarray]) -> dict[str, n
     for e in graph.meta["onnx_inputs"]:
         q = np.asarray(ir_inputs[e["ir"]]).transpose(_inverse(tuple(e["to_ir_perm"])))
         if e["onnx_dtype"] == "float32":
-            feeds[e["onnx"]] = (np.float32(e["scale"]) * (q.astype(np.int64) - int(e["zero_point"])).astype(np.float32)).astype(np.float32)
+            feeds[e["onnx"]] = (np.float32(e["scale"])
+                                * (q.astype(np.int64) - int(e["zero_point"])).astype(np.float32)).astype(np.float32)
         else:
             feeds[e["onnx"]] = q.astype(np_dtype(e["onnx_dtype"]))
     return feeds

@@ -155,7 +155,8 @@ class Lowering:
             raise unsupported(self.g, node, f"quantizes its {what} to signed {dt}",
                               f"sub-byte activations are unsigned (use u{dt}; docs/subbyte.md)")
         if dt not in ("int8", "uint8", "uint4", "uint2"):
-            raise unsupported(self.g, node, f"quantizes its {what} to {dt}", "use int8, uint8, uint4 or uint2 activations")
+            raise unsupported(self.g, node, f"quantizes its {what} to {dt}",
+                              "use int8, uint8, uint4 or uint2 activations")
         if not s > 0:
             raise unsupported(self.g, node, f"has the non-positive {what} scale {s}", "the model is malformed")
         return s, z, dt
@@ -248,7 +249,8 @@ class Lowering:
         t = self.tensors[name]
         if scale is not None:
             if dtype is not None and t.dtype != dtype:
-                raise unsupported(self.g, node, f"reads '{onnx_name}' as {dtype} but it is {t.dtype}", "the model is malformed")
+                raise unsupported(self.g, node, f"reads '{onnx_name}' as {dtype} but it is {t.dtype}",
+                                  "the model is malformed")
             if t.quant is None:
                 self.tensors[name] = Tensor(t.name, t.shape, t.dtype, QuantParams((scale,), (int(zp or 0),)), t.data)
             elif (np.float32(t.quant.scale[0]) != np.float32(scale) or t.quant.zp != int(zp or 0)):
@@ -305,7 +307,8 @@ class Lowering:
         """A broadcast operand constant aligned to `rank` dims and permuted like its partner."""
         arr = np.asarray(data)
         if arr.ndim > rank:
-            raise unsupported(self.g, node, f"broadcasts a {arr.ndim}-D constant against a {rank}-D tensor", "the model is malformed")
+            raise unsupported(self.g, node, f"broadcasts a {arr.ndim}-D constant against a {rank}-D tensor",
+                              "the model is malformed")
         arr = arr.reshape((1,) * (rank - arr.ndim) + arr.shape).transpose(perm)
         cname = self.fresh(name)
         return self.add_tensor(cname, arr.shape, dtype, quant, np.ascontiguousarray(arr), perm=perm)
@@ -324,7 +327,8 @@ class Lowering:
                                       "quantize the model so that its input goes through a QuantizeLinear")
                 params = {(self.qparams(q, q.input(1), q.input(2), "output")) for q in qs}
                 if len(params) != 1:
-                    raise unsupported(self.g, qs[1], f"quantizes the graph input '{name}' differently from '{qs[0].name}'",
+                    raise unsupported(self.g, qs[1],
+                                      f"quantizes the graph input '{name}' differently from '{qs[0].name}'",
                                       "quantize a graph input once")
                 s, z, dt = params.pop()
                 ir_name = self.fresh(qs[0].outputs[0])
@@ -391,7 +395,8 @@ class Lowering:
                 s, z, _ = self.qparams(p, p.input(1), p.input(2), "input", p.inputs[0])
                 t = self.tensors[src]
                 if t.quant is not None and (np.float32(t.quant.scale[0]) != np.float32(s) or t.quant.zp != z):
-                    raise unsupported(self.g, p, "dequantizes the graph output with parameters its producer does not use",
+                    raise unsupported(self.g, p,
+                                      "dequantizes the graph output with parameters its producer does not use",
                                       "give producer and DequantizeLinear the same quantization parameters")
                 edge: tuple[float, int] | None = (s, z)
                 dtype = "float32"
@@ -401,11 +406,13 @@ class Lowering:
                 edge = (1.0, 0) if self.style in INTEGER_STYLES else None
                 dtype = "float32" if self.style in INTEGER_STYLES else self.tensors[src].dtype
             else:
-                raise unsupported(self.g, p, f"produces the graph output '{name}' in float", "quantize the model up to its outputs")
+                raise unsupported(self.g, p, f"produces the graph output '{name}' in float",
+                                  "quantize the model up to its outputs")
             if src in self.flat:
                 raise unsupported(self.g, p, f"outputs the flattened tensor '{name}'", "report this model")
             names.append(src)
-            self.outputs.append({"onnx": name, "ir": src, "to_ir_perm": self.perm[src], "onnx_shape": self.onnx_shape(src),
+            self.outputs.append({"onnx": name, "ir": src, "to_ir_perm": self.perm[src],
+                                 "onnx_shape": self.onnx_shape(src),
                                  "onnx_dtype": dtype, "scale": None if edge is None else edge[0],
                                  "zero_point": None if edge is None else edge[1]})
         return names
@@ -588,7 +595,8 @@ def _target_shape(lw: Lowering, node: ONode, in_shape: tuple[int, ...]) -> tuple
 def _only_fc_readers(lw: Lowering, onnx_name: str) -> bool:
     readers = lw.cons.get(onnx_name, [])
     return (bool(readers) and onnx_name not in lw.g.outputs
-            and all(r.op_type in FC_READERS and r.inputs[0] == onnx_name and onnx_name not in r.inputs[1:] for r in readers))
+            and all(r.op_type in FC_READERS and r.inputs[0] == onnx_name and onnx_name not in r.inputs[1:]
+                    for r in readers))
 
 
 @handler("Reshape", "Flatten")

@@ -117,7 +117,8 @@ def _attrs(node: onnx.NodeProto) -> dict[str, Any]:
 def _static_shape(source: str, vi: onnx.ValueInfoProto) -> tuple[int, ...]:
     tt = vi.type.tensor_type
     if not tt.HasField("shape"):
-        raise ModelFormatError(f"{source}: graph input '{vi.name}' has no shape; export the model with static input shapes")
+        raise ModelFormatError(f"{source}: graph input '{vi.name}' has no shape; "
+                               "export the model with static input shapes")
     dims = []
     for i, d in enumerate(tt.shape.dim):
         if d.HasField("dim_value") and d.dim_value > 0:
@@ -144,7 +145,8 @@ def decode_model(data: bytes, source: str) -> onnx.ModelProto:
         raise ModelFormatError(f"{source}: the protobuf holds no ONNX graph; the file is corrupt or not an ONNX model")
     for t in model.graph.initializer:
         if t.data_location == onnx.TensorProto.EXTERNAL:
-            raise ModelFormatError(f"{source}: initializer '{t.name}' is stored as external data; save the model with all tensors inside the .onnx file")
+            raise ModelFormatError(f"{source}: initializer '{t.name}' is stored as external data; "
+                                   "save the model with all tensors inside the .onnx file")
     return model
 
 
@@ -194,7 +196,8 @@ def read_graph(data: bytes, source: str) -> OnnxGraph:
     outputs = tuple(o.name for o in g.output)
     nodes = _topological(source, nodes, set(inputs) | set(consts))
     return OnnxGraph(source, g.name or "onnx_model", tuple(nodes), consts, inputs, outputs, opset,
-                     metadata={_text(e.key): _text(e.value) for e in model.metadata_props}, shapes=_inferred_shapes(model))
+                     metadata={_text(e.key): _text(e.value) for e in model.metadata_props},
+                     shapes=_inferred_shapes(model))
 
 
 def _inferred_shapes(model: onnx.ModelProto) -> dict[str, tuple[int, ...]]:

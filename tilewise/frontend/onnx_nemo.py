@@ -537,7 +537,8 @@ def weight_dtype(lw: Lowering, node: ONode, w: np.ndarray) -> str:
         raise unsupported(lw.g, node, f"states {bits}-bit weights in its metadata", "state 4 or 2 (8 is the default)")
     lo, hi = -(1 << (int(bits) - 1)), (1 << (int(bits) - 1)) - 1
     if w.size and (int(w.min()) < lo or int(w.max()) > hi):
-        raise unsupported(lw.g, node, f"states {bits}-bit weights but holds weights in [{int(w.min())}, {int(w.max())}]",
+        raise unsupported(lw.g, node,
+                          f"states {bits}-bit weights but holds weights in [{int(w.min())}, {int(w.max())}]",
                           f"keep the weights within [{lo}, {hi}] or drop the metadata entry")
     return f"int{bits}"
 
@@ -613,7 +614,8 @@ def emit_post(lw: Lowering, node: ONode, v: str, post: tuple[int, int, float | N
     else:
         rq = Requant(mode="div", multiplier=np.ones(1, np.int64), shift=np.zeros(1, np.int64), zero_point=0,
                      qmin=qmin, qmax=qmax, bias=np.zeros(1, np.int64), divisor=d, post_multiplier=m,
-                     division="trunc", semantics=f"NEMO's second requantization trunc({m}·v / {d}) of the floored value")
+                     division="trunc",
+                     semantics=f"NEMO's second requantization trunc({m}·v / {d}) of the floored value")
     r_lo, r_hi = requant_range(rq, *lw.bound(v))
     dtype = clip_dtype(lo, hi) if lo is not None and hi is not None else out_dtype(lw, node, r_lo, r_hi)
     return emit_requant(lw, node, v, rq, None, out, dtype, suffix="_post")
@@ -735,9 +737,11 @@ def int_gemm(lw: Lowering, node: ONode) -> None:
                         qmin=-(1 << 31), qmax=(1 << 31) - 1, bias=np.zeros(k, np.int64))
         fc_dtype = "int32"
         if acc * max(abs(alpha), 1) >= 1 << 31:
-            raise unsupported(lw.g, node, f"accumulates up to {acc}·{alpha}, beyond int32", "use smaller weights or alpha")
+            raise unsupported(lw.g, node, f"accumulates up to {acc}·{alpha}, beyond int32",
+                              "use smaller weights or alpha")
     last = simple and len(out_shape) == 2
-    y = lw.emit(node, Op.FULLY_CONNECTED, ins, lw.out_name(node.outputs[0]) if last else lw.fresh(f"{node.outputs[0]}__fc"),
+    y = lw.emit(node, Op.FULLY_CONNECTED, ins,
+                lw.out_name(node.outputs[0]) if last else lw.fresh(f"{node.outputs[0]}__fc"),
                 rows, fc_dtype, INT1, FullyConnectedParams(requant=fc_rq))
     lw.bounds[y] = out_range(fc_rq, acc)
     if last:
@@ -753,7 +757,8 @@ def int_gemm(lw: Lowering, node: ONode) -> None:
     from .onnx_int import emit_arith, emit_requant, out_dtype, requant_range
 
     if alpha != 1:
-        y = emit_arith(lw, node, "Mul", (("ir", y), ("const", np.asarray(alpha))), lw.fresh(f"{node.outputs[0]}__alpha"),
+        y = emit_arith(lw, node, "Mul", (("ir", y), ("const", np.asarray(alpha))),
+                       lw.fresh(f"{node.outputs[0]}__alpha"),
                        suffix="_alpha")
     if c is not None:
         y = emit_arith(lw, node, "Add", (("ir", y), ("const", c)), lw.fresh(f"{node.outputs[0]}__c"), suffix="_c")

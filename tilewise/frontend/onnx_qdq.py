@@ -49,7 +49,8 @@ def _clip_bounds(g: OnnxGraph, n: ONode) -> tuple[float | None, float | None]:
         name = n.input(idx)
         if name:
             if name not in g.consts:
-                raise unsupported(g, n, f"takes its bound '{name}' from a computed tensor", "make Clip bounds constants")
+                raise unsupported(g, n, f"takes its bound '{name}' from a computed tensor",
+                                  "make Clip bounds constants")
             v = float(np.asarray(g.consts[name]).reshape(-1)[0])
             if idx == 1:
                 lo = v
@@ -58,7 +59,8 @@ def _clip_bounds(g: OnnxGraph, n: ONode) -> tuple[float | None, float | None]:
     return (None if lo is None else float(lo)), (None if hi is None else float(hi))
 
 
-def _merge_clip(a: tuple[float | None, float | None] | None, b: tuple[float | None, float | None]) -> tuple[float | None, float | None]:
+def _merge_clip(a: tuple[float | None, float | None] | None,
+                b: tuple[float | None, float | None]) -> tuple[float | None, float | None]:
     if a is None:
         return b
     lo = a[0] if b[0] is None else (b[0] if a[0] is None else max(a[0], b[0]))
@@ -106,7 +108,8 @@ class _Fuser:
     def dq_params(self, dq: ONode, role: str, node: ONode) -> tuple[str, str, str]:
         """(int tensor, scale, zero point) read by a DequantizeLinear feeding `node`."""
         if dq.attr("block_size"):
-            raise unsupported(self.g, dq, "uses blocked quantization", "tilewise supports per-tensor and per-channel quantization")
+            raise unsupported(self.g, dq, "uses blocked quantization",
+                              "tilewise supports per-tensor and per-channel quantization")
         x = dq.inputs[0]
         dtype = str(np.asarray(self.consts[x]).dtype) if x in self.consts else self.act_dtype(x)
         if x not in self.consts and np.size(self.consts.get(dq.inputs[1], 1.0)) > 1:
@@ -133,7 +136,8 @@ class _Fuser:
                 return None, [], None
             if c.op_type == "QuantizeLinear":
                 if np.size(self.consts.get(c.inputs[1], 1.0)) > 1:
-                    raise unsupported(self.g, c, "quantizes an activation per channel", "quantize activations per tensor")
+                    raise unsupported(self.g, c, "quantizes an activation per channel",
+                                      "quantize activations per tensor")
                 return c, chain, clip
             if allow_clip and c.op_type in CLIP_OPS:
                 clip = _merge_clip(clip, _clip_bounds(self.g, c))
@@ -154,7 +158,8 @@ class _Fuser:
     # -- the pass ------------------------------------------------------------------------------
     def run(self) -> OnnxGraph:
         for node in self.g.nodes:
-            if id(node) in self.removed or node.op_type in ("QuantizeLinear", "DequantizeLinear") or node.domain not in ("", "ai.onnx"):
+            if (id(node) in self.removed or node.op_type in ("QuantizeLinear", "DequantizeLinear")
+                    or node.domain not in ("", "ai.onnx")):
                 continue
             if node.op_type in REQUANT_OPS or node.op_type in MOVE_OPS or node.op_type in CLIP_OPS:
                 self.fuse(node)
@@ -208,17 +213,20 @@ class _Fuser:
             trans_b = int(node.attr("transB", 0)) if op == "Gemm" else 0
             b, bs, bz = self.weight_params(dqs[1], node, axis=0 if trans_b else 1)
             if op == "MatMul":
-                self.emit(node, [ONode("QLinearMatMul", node.name, (a, as_, az, b, bs, bz, ys, yz), (y,), attrs)], absorbed)
+                self.emit(node, [ONode("QLinearMatMul", node.name, (a, as_, az, b, bs, bz, ys, yz), (y,), attrs)],
+                          absorbed)
                 return
             c = self.bias_param(dqs[2], node) if len(dqs) > 2 else ""
             if c and float(node.attr("beta", 1.0)) != 1.0:
-                raise unsupported(self.g, node, f"scales its bias by beta={node.attr('beta')}", "fold beta into the bias before quantizing")
+                raise unsupported(self.g, node, f"scales its bias by beta={node.attr('beta')}",
+                                  "fold beta into the bias before quantizing")
             attrs.pop("beta", None)
             self.emit(node, [ONode("QGemm", node.name, (a, as_, az, b, bs, bz, c, ys, yz), (y,), attrs, MS)], absorbed)
         elif op == "Add":
             a, as_, az = self.dq_params(dqs[0], "input A", node)
             b, bs, bz = self.dq_params(dqs[1], "input B", node)
-            self.emit(node, [ONode("QLinearAdd", node.name, (a, as_, az, b, bs, bz, ys, yz), (y,), attrs, MS)], absorbed)
+            self.emit(node, [ONode("QLinearAdd", node.name, (a, as_, az, b, bs, bz, ys, yz), (y,), attrs, MS)],
+                      absorbed)
         elif op in ("AveragePool", "GlobalAveragePool", "Softmax"):
             x, xs, xz = self.dq_params(dqs[0], "input", node)
             if op == "Softmax":
@@ -241,7 +249,8 @@ class _Fuser:
         elif op in CLIP_OPS:
             x, xs, xz = self.dq_params(dqs[0], "input", node)
             bounds = _clip_bounds(self.g, node)
-            self.emit(node, [ONode("Requant", node.name, (x, xs, xz, ys, yz), (y,), {"tw_clip": bounds}, TW_DOMAIN)], absorbed)
+            self.emit(node, [ONode("Requant", node.name, (x, xs, xz, ys, yz), (y,), {"tw_clip": bounds}, TW_DOMAIN)],
+                      absorbed)
 
     def same_params(self, xs: str, xz: str, ys: str, yz: str) -> bool:
         vals = [self.consts.get(n) for n in (xs, xz, ys, yz)]

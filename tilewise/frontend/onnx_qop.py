@@ -75,7 +75,8 @@ def weights_int8(lw: Lowering, node: ONode, w: np.ndarray, zp: np.ndarray) -> tu
     return w, zp.astype(np.int64), "int8"
 
 
-def weight_quant(lw: Lowering, node: ONode, scale_name: str, zp_name: str, channels: int) -> tuple[np.ndarray, np.ndarray]:
+def weight_quant(lw: Lowering, node: ONode, scale_name: str, zp_name: str,
+                 channels: int) -> tuple[np.ndarray, np.ndarray]:
     ws = lw.const(node, scale_name, "weight scale").astype(np.float32).reshape(-1)
     wz = lw.const(node, zp_name, "weight zero point").reshape(-1) if zp_name else np.zeros(1, dtype=np.int8)
     if ws.size not in (1, channels) or wz.size not in (1, channels, ws.size):
@@ -108,7 +109,8 @@ def conv_params(lw: Lowering, node: ONode, x_shape: tuple[int, ...], w_shape: tu
     if len(x_shape) != 4 or len(w_shape) != 4:
         raise unsupported(lw.g, node, f"is a {len(x_shape) - 2}-D convolution", "tilewise supports 2-D convolutions")
     if node.attr("channels_last"):
-        raise unsupported(lw.g, node, "is an onnxruntime-internal NHWC convolution", "give the model as exported (NCHW)")
+        raise unsupported(lw.g, node, "is an onnxruntime-internal NHWC convolution",
+                          "give the model as exported (NCHW)")
     kernel = tuple(int(v) for v in node.attr("kernel_shape", w_shape[2:]))
     if kernel != tuple(w_shape[2:]):
         raise unsupported(lw.g, node, f"declares kernel {kernel} for weights {w_shape}", "the model is malformed")
@@ -117,7 +119,8 @@ def conv_params(lw: Lowering, node: ONode, x_shape: tuple[int, ...], w_shape: tu
     groups = int(node.attr("group", 1))
     c = x_shape[3]
     if groups < 1 or c % groups or w_shape[1] * groups != c or w_shape[0] % groups:
-        raise unsupported(lw.g, node, f"has {groups} groups for {c} input channels and weights {w_shape}", "the model is malformed")
+        raise unsupported(lw.g, node, f"has {groups} groups for {c} input channels and weights {w_shape}",
+                          "the model is malformed")
     pads = window_pads(lw, node, x_shape[1:3], kernel, stride, dilation)
     return Conv2dParams(stride=stride, dilation=dilation, pads=pads, groups=groups, requant=rq)
 
@@ -151,7 +154,8 @@ def emit_dense(lw: Lowering, node: ONode, x: str, w_kc: np.ndarray, ws: np.ndarr
                bias: str, wname: str, rq: Requant, ydt: str, yquant: QuantParams) -> None:
     a_shape = lw.onnx_shape(x) if x not in lw.flat else lw.t(x).shape
     if a_shape[-1] != w_kc.shape[1]:
-        raise unsupported(lw.g, node, f"multiplies {a_shape} by weights of {w_kc.shape[1]} inputs", "the model is malformed")
+        raise unsupported(lw.g, node, f"multiplies {a_shape} by weights of {w_kc.shape[1]} inputs",
+                          "the model is malformed")
     src, w_kc = fc_input(lw, node, x, w_kc)
     w_ir = make_weight(lw, node, f"{wname}__kc", np.ascontiguousarray(w_kc), ws, wz)
     b = make_bias(lw, node, bias, w_kc.shape[0])
@@ -206,7 +210,8 @@ def _operand(lw: Lowering, node: ONode, name: str, s: float, z: int, dt: str, ra
     if name in lw.g.consts:
         data = lw.const(node, name, "operand")
         if str(data.dtype) != dt:
-            raise unsupported(lw.g, node, f"has a {data.dtype} constant operand quantized as {dt}", "the model is malformed")
+            raise unsupported(lw.g, node, f"has a {data.dtype} constant operand quantized as {dt}",
+                              "the model is malformed")
         return lw.const_like(node, f"{name}__const", data, rank, perm, dt, QuantParams((s,), (z,)))
     return lw.act(node, name, s, z, dt)
 
@@ -223,10 +228,12 @@ def qlinear_add(lw: Lowering, node: ONode) -> None:
         raise unsupported(lw.g, node, "adds two constants", "fold the constant addition before quantizing")
     ref = lw.act(node, acts[0])
     rank, perm = len(lw.t(ref).shape), lw.perm[ref]
-    ins = [_operand(lw, node, node.inputs[0], sa, za, dta, rank, perm), _operand(lw, node, node.inputs[3], sb, zb, dtb, rank, perm)]
+    ins = [_operand(lw, node, node.inputs[0], sa, za, dta, rank, perm),
+           _operand(lw, node, node.inputs[3], sb, zb, dtb, rank, perm)]
     shapes = [lw.onnx_shape(i) for i in ins]
     if any(lw.perm[i] != perm or len(lw.t(i).shape) != rank for i in ins):
-        raise unsupported(lw.g, node, f"adds tensors of shapes {shapes[0]} and {shapes[1]}", "add tensors of equal rank")
+        raise unsupported(lw.g, node, f"adds tensors of shapes {shapes[0]} and {shapes[1]}",
+                          "add tensors of equal rank")
     try:
         out_shape = tuple(np.broadcast_shapes(*shapes))
     except ValueError:
@@ -263,7 +270,8 @@ def _pool_io(lw: Lowering, node: ONode) -> tuple[str, float, int, float, int, st
         raise unsupported(lw.g, node, f"maps {xdt} to {ydt}", "quantize input and output alike")
     x = lw.act(node, node.inputs[0], xs, xz, xdt)
     if len(lw.t(x).shape) != 4:
-        raise unsupported(lw.g, node, f"pools a {len(lw.t(x).shape)}-D tensor", "tilewise supports 2-D pooling on N×C×H×W tensors")
+        raise unsupported(lw.g, node, f"pools a {len(lw.t(x).shape)}-D tensor",
+                          "tilewise supports 2-D pooling on N×C×H×W tensors")
     return x, xs, xz, ys, yz, ydt
 
 
@@ -356,7 +364,8 @@ def concat(lw: Lowering, node: ONode) -> None:
         return (t.dtype, None) if t.quant is None else (t.dtype, float(np.float32(t.quant.scale[0])), t.quant.zp)
 
     if len({key(lw.t(i)) for i in ins}) != 1:
-        raise unsupported(lw.g, node, "concatenates integer tensors quantized differently", "use QLinearConcat or requantize first")
+        raise unsupported(lw.g, node, "concatenates integer tensors quantized differently",
+                          "use QLinearConcat or requantize first")
     perm = lw.perm[ins[0]]
     if not perm:
         raise unsupported(lw.g, node, "concatenates 0-D tensors", "concatenate tensors of rank 1 or more; the model "

@@ -67,7 +67,8 @@ def softmax_table(s_x: float, reduce_len: int) -> np.ndarray:
     """QLinearSoftmax's 256-entry float32 exp table for inputs of scale s_x reduced over reduce_len."""
     shift = math.log(float(f32(f32(FLT_MAX) / f32(reduce_len))))
     shift = max(0.0, shift - 5.0) / float(f32(s_x))
-    return np.asarray([f32(math.exp((float(i) - 255.0 + shift) * float(f32(s_x)))) for i in range(256)], dtype=np.float32)
+    return np.asarray([f32(math.exp((float(i) - 255.0 + shift) * float(f32(s_x)))) for i in range(256)],
+                      dtype=np.float32)
 
 
 def softmax_y_scale_inv(s_y: float) -> float:

@@ -124,7 +124,8 @@ def _vec(g: OnnxGraph, node: ONode, arr: np.ndarray, channels: int, conv: bool, 
     v = per_channel(arr, channels, conv)
     if v is None:
         raise unsupported(g, node, f"has a {what} of shape {tuple(arr.shape)} for {channels} channels",
-                          "give one value per channel ([C,1,1] after a convolution, [C] after a dense layer) or a scalar")
+                          "give one value per channel ([C,1,1] after a convolution, [C] after a dense layer) "
+                          "or a scalar")
     return v
 
 
@@ -459,7 +460,8 @@ def expanded_model(model, g: OnnxGraph):
     for vi in graph.input:
         if vi.name in g.inputs and g.inputs[vi.name][0] != "float32":
             fname = f"{vi.name}__float"
-            nodes.append(helper.make_node("Cast", [vi.name], [fname], to=onnx.TensorProto.FLOAT, name=f"{vi.name}__cast"))
+            nodes.append(helper.make_node("Cast", [vi.name], [fname], to=onnx.TensorProto.FLOAT,
+                                          name=f"{vi.name}__cast"))
             for n in graph.node:
                 for i, name in enumerate(n.input):
                     if name == vi.name:

@@ -299,7 +299,8 @@ def read_tflite(data: bytes, source: str) -> Graph:
     for i in model.inputs:
         t = model.tensors[i]
         if t.dtype is None:
-            raise ModelFormatError(f"{source}: graph input '{t.name}' has type {t.type_name}, which tilewise does not support")
+            raise ModelFormatError(f"{source}: graph input '{t.name}' has type {t.type_name}, "
+                                   "which tilewise does not support")
     from .tflite_layout import fold_input_transpose
 
     graph_inputs = tuple(names[i] for i in model.inputs)

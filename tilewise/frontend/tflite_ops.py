@@ -316,7 +316,8 @@ def transpose_conv(cv: Converter, op: TfliteOperator) -> None:
     cv.check_int(op, y, (xd,))
     _check_weights(cv, op, w, 0)
     if len(x.shape) != 4 or len(w.shape) != 4 or len(y.shape) != 4:
-        raise cv.fail(op, "has a non-4-D input, filter or output", "TRANSPOSE_CONV needs NHWC tensors and an OHWI filter")
+        raise cv.fail(op, "has a non-4-D input, filter or output",
+                      "TRANSPOSE_CONV needs NHWC tensors and an OHWI filter")
     shape = tuple(int(v) for v in np.atleast_1d(cv.const(op, osh, "output shape")))
     if shape != tuple(y.shape):
         raise cv.fail(op, f"has output_shape {list(shape)} but an output tensor of shape {list(y.shape)}",
@@ -367,7 +368,8 @@ def fully_connected(cv: Converter, op: TfliteOperator) -> None:
     out = cv.name(y.index)
     flat = (size // c, k)
     target = out if tuple(y.shape) == flat else cv.add_tensor(f"{out}#2d", flat, y)
-    cv.emit(op, Op.FULLY_CONNECTED, [cv.name(x.index), cv.name(w.index), bias], target, FullyConnectedParams(requant=rq))
+    cv.emit(op, Op.FULLY_CONNECTED, [cv.name(x.index), cv.name(w.index), bias], target,
+            FullyConnectedParams(requant=rq))
     if target != out:
         if int(np.prod(y.shape)) != size // c * k:
             raise cv.fail(op, f"declares output shape {y.shape}", "the model is malformed")

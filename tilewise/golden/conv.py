@@ -50,7 +50,8 @@ def conv2d_acc(
     cols = np.empty((n, oy, ox, fy, fx, c), dtype=np.float64)
     for i in range(fy):
         for j in range(fx):
-            cols[:, :, :, i, j, :] = xp[:, i * dy: i * dy + sy * (oy - 1) + 1: sy, j * dx: j * dx + sx * (ox - 1) + 1: sx, :]
+            cols[:, :, :, i, j, :] = xp[:, i * dy: i * dy + sy * (oy - 1) + 1: sy,
+                                        j * dx: j * dx + sx * (ox - 1) + 1: sx, :]
     wz = np.asarray(w, dtype=np.int64) - np.asarray(zp_w, dtype=np.int64).reshape(-1, 1, 1, 1)
     kg = k // groups
     acc = np.empty((n, oy, ox, k), dtype=np.float64)

@@ -55,7 +55,8 @@ f32 = np.float32
 
 def fma32(a: np.ndarray, b: np.ndarray | float, c: np.ndarray | float) -> np.ndarray:
     """float32 fused multiply-add a·b + c with a single rounding (a holds small integers)."""
-    return (np.asarray(a, dtype=np.float64) * np.float64(f32(b)) + np.asarray(c, dtype=np.float32).astype(np.float64)).astype(np.float32)
+    return (np.asarray(a, dtype=np.float64) * np.float64(f32(b))
+            + np.asarray(c, dtype=np.float32).astype(np.float64)).astype(np.float32)
 
 
 def _saturate(v: np.ndarray, dtype: str) -> np.ndarray:

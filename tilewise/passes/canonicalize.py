@@ -88,7 +88,8 @@ def drop_noop_reshapes(graph: Graph) -> Graph:
             out = node.outputs[0]
             same_view = tuple(graph.tensors[src].shape) == tuple(graph.tensors[out].shape)
             flat_users = all(u.op in _FLAT_READERS for u in consumers.get(out, []))
-            if out not in graph.outputs and _same_quant(graph.tensors[src], graph.tensors[out]) and (same_view or flat_users):
+            if (out not in graph.outputs and _same_quant(graph.tensors[src], graph.tensors[out])
+                    and (same_view or flat_users)):
                 mapping[out] = src
                 continue
         kept.append(node)

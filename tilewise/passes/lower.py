@@ -60,7 +60,8 @@ def _lower_conv(graph: Graph, node: Node) -> Layer:
     elif groups == c and cg == 1:
         op, kind = Op.DEPTHWISE, "dwconv"
     else:
-        raise UnsupportedOpError(f"{_where(graph, node)}: grouped convolution with {groups} groups is not supported; only dense (1 group) and depthwise convolutions are")
+        raise UnsupportedOpError(f"{_where(graph, node)}: grouped convolution with {groups} groups is not supported; "
+                                 "only dense (1 group) and depthwise convolutions are")
     weights, bias = _fold_weights(graph, node, w)
     if tuple(a.dilation) != (1, 1):
         weights = _undilate(weights, a.dilation)
@@ -104,21 +105,24 @@ def _bias_dtype(bias: np.ndarray, x: Tensor) -> np.ndarray:
     if x.dtype == "int16":
         return bias.astype(np.int64)
     if bias.size and (bias.max() > np.iinfo(np.int32).max or bias.min() < np.iinfo(np.int32).min):
-        raise UnsupportedOpError(f"layer bias with zero-point correction overflows int32 (input zero point {x.quant.zp if x.quant else 0})")
+        raise UnsupportedOpError("layer bias with zero-point correction overflows int32 "
+                                 f"(input zero point {x.quant.zp if x.quant else 0})")
     return bias.astype(np.int32)
 
 
 def _fold_weights(graph: Graph, node: Node, w: Tensor) -> tuple[np.ndarray, np.ndarray]:
     """Weights with their zero point removed (must fit int8) and the int64 bias (zeros if absent)."""
     if w.data is None:
-        raise UnsupportedOpError(f"{_where(graph, node)}: weights '{w.name}' are not constant; only constant weights can be deployed")
+        raise UnsupportedOpError(f"{_where(graph, node)}: weights '{w.name}' are not constant; "
+                                 "only constant weights can be deployed")
     weights = np.asarray(w.data, dtype=np.int64)
     k = weights.shape[0]
     if w.quant is not None and np.any(w.quant.zp_array() != 0):
         zp = w.quant.zp_array()
         weights = weights - zp.reshape((-1,) + (1,) * (weights.ndim - 1))
         if weights.min() < -128 or weights.max() > 127:
-            raise UnsupportedOpError(f"{_where(graph, node)}: weights '{w.name}' have a non-zero zero point and do not fit int8 once it is removed; quantize weights symmetrically")
+            raise UnsupportedOpError(f"{_where(graph, node)}: weights '{w.name}' have a non-zero zero point and do not "
+                                     "fit int8 once it is removed; quantize weights symmetrically")
     b = node.inputs[2] if len(node.inputs) > 2 and node.inputs[2] else None
     bias = np.zeros(k, dtype=np.int64) if b is None else np.asarray(graph.tensors[b].data, dtype=np.int64).reshape(k)
     return weights, bias
@@ -170,7 +174,8 @@ def _lower_other(graph: Graph, node: Node) -> Layer:
         graph.tensors[i].shape == y.shape and not graph.tensors[i].is_const for i in node.inputs
     ):   # two same-shape activations; a constant operand (or exact integer arithmetic) runs untiled
         kind = "add"
-    nest = LoopNest(kind=kind, K=k, C=c, OY=oy, OX=ox, IY=iy, IX=ix, N=n, x_bits=_bits(x), w_bits=8, y_bits=_bits(y), **extra)
+    nest = LoopNest(kind=kind, K=k, C=c, OY=oy, OX=ox, IY=iy, IX=ix, N=n, x_bits=_bits(x), w_bits=8, y_bits=_bits(y),
+                    **extra)
     inputs = tuple(i for i in node.inputs if i and not graph.tensors[i].is_const)
     consts = {i: graph.tensors[i] for i in node.inputs if i and graph.tensors[i].is_const}
     return Layer(

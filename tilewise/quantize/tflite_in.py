@@ -73,7 +73,8 @@ class _Writer:
             if len(t.scale) > 1:
                 shape[t.quantized_dimension] = -1
             sc = np.asarray(t.scale, dtype=np.float64).reshape(shape)
-            zp = np.asarray(t.zero_point or (0,), dtype=np.float64).reshape(shape if len(t.zero_point) > 1 else [1] * q.ndim)
+            zp = np.asarray(t.zero_point or (0,), dtype=np.float64).reshape(
+                shape if len(t.zero_point) > 1 else [1] * q.ndim)
             return ((q - zp) * sc).astype(np.float32)
         raise self.fail(op, f"has a {t.type_name} constant '{t.name}' (a float model has float32 ones)")
 
@@ -178,8 +179,10 @@ class _Writer:
                                     f"tilewise quantize takes a float model")
         for op in m.operators:
             self.convert(op)
-        ins = [helper.make_tensor_value_info(self.names[i], TensorProto.FLOAT, _nchw(m.tensors[i].shape)) for i in m.inputs]
-        outs = [helper.make_tensor_value_info(self.names[i], TensorProto.FLOAT, _nchw(m.tensors[i].shape)) for i in m.outputs]
+        ins = [helper.make_tensor_value_info(self.names[i], TensorProto.FLOAT, _nchw(m.tensors[i].shape))
+               for i in m.inputs]
+        outs = [helper.make_tensor_value_info(self.names[i], TensorProto.FLOAT, _nchw(m.tensors[i].shape))
+                for i in m.outputs]
         g = helper.make_graph(self.nodes, Path(self.path).stem, ins, outs, self.inits)
         model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], producer_name="tilewise tflite_in")
         model.ir_version = 9

@@ -72,8 +72,8 @@ def analyze_layers(lg: LayerGraph, ns: NetworkSchedule | None = None, why: bool 
         ins = tuple(tuple(lg.tensors[i].shape) for i in layer.inputs)
         out = lg.tensors[layer.output]
         act = sum(lg.tensors[i].nbytes for i in layer.inputs) + out.nbytes
-        rows.append(LayerRow(layer.name, layer.op, layer.nest.kind, ins, tuple(out.shape), layer.macs, layer.weight_bytes, act,
-                             describe(layer.requant)))
+        rows.append(LayerRow(layer.name, layer.op, layer.nest.kind, ins, tuple(out.shape), layer.macs,
+                             layer.weight_bytes, act, describe(layer.requant)))
     biggest = max(rows, key=lambda r: r.activation_bytes) if rows else None
     totals = Totals(
         layers=len(rows),

@@ -53,7 +53,8 @@ def scheduled_rows(ns: NetworkSchedule, why: bool = False) -> tuple[ScheduledRow
         t = ns.l3_tiling(layer.name)
         l3 = None
         if t is not None:
-            l3 = {"stage": t.stage, "k_tile": t.k_tile, "oy_tile": t.oy_tile, "tiles": t.n_tiles, "l3_bytes": t.l3_bytes,
+            l3 = {"stage": t.stage, "k_tile": t.k_tile, "oy_tile": t.oy_tile, "tiles": t.n_tiles,
+                  "l3_bytes": t.l3_bytes,
                   "l3_transfers": t.l3_transfers, "order": t.order,
                   "tile_schedules": len(ns.l3_tiles[layer.name].schedules) if layer.name in ns.l3_tiles else 1}
         cands = None

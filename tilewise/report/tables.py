@@ -127,7 +127,8 @@ def print_analysis(a: Analysis, console: Console | None = None, wide: bool = Fal
     title = f"tilewise analyze — {a.model}"
     if sched:
         t = a.scheduled_totals
-        title += f" on {t['target']} (L1 {_kb(t['l1_free_bytes'])} kB, L2 {_kb(t['l2_free_bytes'])} kB, tiler {t['tiler']})"
+        title += (f" on {t['target']} (L1 {_kb(t['l1_free_bytes'])} kB, L2 {_kb(t['l2_free_bytes'])} kB, "
+                  f"tiler {t['tiler']})")
         if t.get("hypothetical"):
             title += " — hypothetical chip (settings beyond the part, --hypothetical)"
     cols = [c for c in analysis_columns(a) if wide or c.default]
@@ -161,7 +162,8 @@ def print_analysis(a: Analysis, console: Console | None = None, wide: bool = Fal
     if sched:
         s = a.scheduled_totals
         console.print(
-            f"[bold]{s['target']}[/bold]: {s['cycles']:,.0f} cycles = {s['latency_ms']:.3f} ms at {s['clock_mhz']:g} MHz, "
+            f"[bold]{s['target']}[/bold]: {s['cycles']:,.0f} cycles = {s['latency_ms']:.3f} ms at "
+            f"{s['clock_mhz']:g} MHz, "
             f"{s['mac_per_cycle']:.2f} MAC/cycle; peak L2 {s['peak_l2_bytes']:,} B (lower bound "
             f"{s['l2_lower_bound_bytes']:,} B, {s['l2_planner']}); packed constants "
             f"{s['weights_l2_bytes']:,} B in L2, {s['weights_l3_bytes']:,} B in L3" +

@@ -45,7 +45,8 @@ def ne16(layer: Layer, lg: LayerGraph) -> str | None:
             if any(n.pads):
                 return "a padded 1×1 conv"
         else:
-            return f"a {n.FY}×{n.FX} kernel (NE16 takes 3×3 and 1×1{'' if layer.op == Op.CONV2D else ', 3×3 depthwise'})"
+            return (f"a {n.FY}×{n.FX} kernel (NE16 takes 3×3 and 1×1"
+                    f"{'' if layer.op == Op.CONV2D else ', 3×3 depthwise'})")
     return None
 
 
