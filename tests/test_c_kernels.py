@@ -176,7 +176,8 @@ def golden_node(fn, op: Op, params: OpParams, inputs: list[tuple[np.ndarray, int
                 out_zp: int, out_scale: float = 0.1, dtype: str = "int8"):
     """Call a graph-level golden kernel on one node built from (array, zero point, scale) inputs
     (all tensors of `dtype`; the result is returned as int8 for int8, int64 otherwise)."""
-    tensors = {f"in{i}": Tensor(f"in{i}", a.shape, dtype, QuantParams((s,), (zp,))) for i, (a, zp, s) in enumerate(inputs)}
+    tensors = {f"in{i}": Tensor(f"in{i}", a.shape, dtype, QuantParams((s,), (zp,)))
+               for i, (a, zp, s) in enumerate(inputs)}
     tensors["out"] = Tensor("out", tuple(out_shape), dtype, QuantParams((out_scale,), (out_zp,)))
     names = tuple(f"in{i}" for i in range(len(inputs)))
     node = Node("n", op, names, ("out",), params)
@@ -284,7 +285,8 @@ def test_pointwise_matches_golden_and_conv2d(lib, stride, cores):
     acc = conv_acc(x, wt, bias, (stride, stride), (0,) * 4, (1, 1), zp_x)
     rq = make_requant("tflite", acc, rng)
     want = requantized(acc, rq)
-    got_pw = conv_tiled(lib, x, wt, bias, rq, (stride, stride), (0,) * 4, (1, 1), zp_x, (2, 3, 6, 4), cores, pointwise=True)
+    got_pw = conv_tiled(lib, x, wt, bias, rq, (stride, stride), (0,) * 4, (1, 1), zp_x, (2, 3, 6, 4), cores,
+                        pointwise=True)
     got_cv = conv_tiled(lib, x, wt, bias, rq, (stride, stride), (0,) * 4, (1, 1), zp_x, (3, 7, 10, 11), cores)
     assert np.array_equal(got_pw, want)
     assert np.array_equal(got_cv, want)
@@ -647,7 +649,8 @@ def test_kernels_clean_under_sanitizers():
     """Every kernel and the host DMA, in exactly-sized heap buffers, under ASan + UBSan (abort on any
     finding); the driver also cross-checks core counts, C tiling, 1x1 vs im2col and DMA copies."""
     exe = kc.build.build_executable(
-        "tw_sanitize", kc.build.kernel_sources() + [kc.build.HAL / "tw_hal_host.c", kc.build.TESTS_C / "sanitize_main.c"],
+        "tw_sanitize",
+        kc.build.kernel_sources() + [kc.build.HAL / "tw_hal_host.c", kc.build.TESTS_C / "sanitize_main.c"],
         [kc.build.KERNELS, kc.build.HAL], ("-g", "-O1", "-fsanitize=address,undefined", "-fno-sanitize-recover=all"))
     proc = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60,
                           env={**os.environ, "ASAN_OPTIONS": "detect_leaks=1:abort_on_error=0"})

@@ -62,7 +62,8 @@ def load_library(family: str = "portable") -> ctypes.CDLL:
         sources = build.kernel_sources() + hal + [build.TESTS_C / "kernel_shim.c"]
         includes = [build.KERNELS, build.HAL]
     lib = ctypes.CDLL(str(build.build_shared(f"tw{family}", sources, includes)))
-    pulp = {"shim_pulp_shift32": (None, [I]), "shim_pulp_tflite_right": (None, [I]), "shim_pulp_add_right": (None, [I]), "shim_pulp_add_fold": (None, [P]), "shim_pulp_rq_words": (None, [P, P, P, P, P, I, I, P]),
+    pulp = {"shim_pulp_shift32": (None, [I]), "shim_pulp_tflite_right": (None, [I]), "shim_pulp_add_right": (None, [I]),
+            "shim_pulp_add_fold": (None, [P]), "shim_pulp_rq_words": (None, [P, P, P, P, P, I, I, P]),
             "shim_pulp_dw_scratch": (ctypes.c_long, [P, I])}
     signatures = dict(_SIGNATURES, **(pulp if family == "pulp" else {}))
     for name, (res, args) in signatures.items():

@@ -2,8 +2,9 @@
 
 Figures and where they come from:
 - 480 MHz, also the maximum (--clock beyond it needs --hypothetical): the STM32H743's rated top
-  clock (ST datasheet DS12110; seed 004 ch. 3 compares against it "@ 480 MHz"); 1× Cortex-M7 with a 128 kB zero-wait-state DTCM scratchpad (seed 001 §6.1, where DORY
-  manages the DTCM by DMA exactly like GAP8's L1); 8 kB of it assumed reserved for the stack.
+  clock (ST datasheet DS12110; seed 004 ch. 3 compares against it "@ 480 MHz"); 1× Cortex-M7 with a 128 kB
+  zero-wait-state DTCM scratchpad (seed 001 §6.1, where DORY manages the DTCM by DMA exactly like GAP8's L1); 8 kB of it
+  assumed reserved for the stack.
 - Memory regions (REGIONS; the linker scripts are generated from them, codegen/linker.py), from
   ST's STM32H743xI datasheet DS12110 §3.5 "Memories" / Fig. "Memory map" and reference manual
   RM0433 §2.3 "Memory organization" (Table "Register boundary addresses" and §2.4 "Embedded

@@ -18,8 +18,8 @@ cost_model.py`, derived from the PLiNIO NE16 model; notes/accelerators.md), FIFO
   offset + 9 (the note's "+k for depthwise"), matrix-vector and update, then its 16 channels'
   stream-out, 4 + 9 · ⌈16 · 32 / 256⌉ = 22.
 The cluster: the cores convert the tile's input to u8 (x ^ 0x80, a word at a time: `convert` per
-byte and core, each its share), then core 0 programs the job (`job`, pulp-nnx's task set-up and dispatch, assumed); then the 8
-cores requantize the int32 outputs (tw_ne16_requant_s8_<variant>, `requant` per output and core),
+byte and core, each its share), then core 0 programs the job (`job`, pulp-nnx's task set-up and dispatch, assumed); then
+the 8 cores requantize the int32 outputs (tw_ne16_requant_s8_<variant>, `requant` per output and core),
 in parallel. `convert` and the tflite-mode `requant` are measured on GVSoC's pulp-open cluster
 (tests/test_ne16_gvsoc.py, which holds this model within ±20% of the measurement) at the tiles
 of the MLPerf Tiny NE16 layers on 1 and 8 cores, the empty fork subtracted: tflite_right (the

@@ -2,11 +2,13 @@
 activations: the `compute()` of a layer of kind "add") or broadcast (untiled: the whole layer
 function).
 
-| layer op (mode)           | kernel                            | golden                     |
-|---------------------------|-----------------------------------|----------------------------|
-| add / sub / mul (tflite)  | tw_add_s8 / tw_sub_s8 / tw_mul_s8 | golden/elementwise.py      |
-| add (onnx)                | tw_add_onnx_exact_s8 (integers), else tw_add_onnx_s8 (uint8: _u8) | golden/onnx_ops.py add |
-| add / sub / mul with a per-channel vector, scalar or constant operand | the elementwise kernel once per pixel | as above |
+| layer op (mode)                    | kernel                                         | golden                 |
+|------------------------------------|------------------------------------------------|------------------------|
+| add / sub / mul (tflite)           | tw_add_s8 / tw_sub_s8 / tw_mul_s8              | golden/elementwise.py  |
+| add (onnx)                         | tw_add_onnx_exact_s8 (integers), else          | golden/onnx_ops.py add |
+|                                    | tw_add_onnx_s8 (uint8: _u8)                    |                        |
+| add / sub / mul with a per-channel | the elementwise kernel once per pixel          | as above               |
+| vector, scalar or constant operand |                                                |                        |
 
 A broadcast layer runs on one core on the L2 tensors: the kernel once per output pixel on its C
 elements, a per-channel vector operand at the same address every time; its constant operands

@@ -5,19 +5,32 @@ as tw_pulp/ beside the portable family's tw_kernels/, which it builds on).
 with a target's coefficients, or a peer library's model), e.g. `pulp.bindings(PulpKernels())`. Its
 own kernels, one binding per row and mode:
 
-| binding            | op              | modes               | kernel (tw_pulp_*)                       | consts | L1 scratch |
-|--------------------|-----------------|---------------------|------------------------------------------|--------|------------|
-| conv2d_s8          | conv2d          | tflite, onnx, shift | conv2d_s8_<v> (im2col + 4x2), conv1x1_s8_<v> | k.fy.fx.c | im2col_bytes |
-| depthwise_s8       | depthwise       | tflite, onnx, shift | depthwise_s8_<v> (kernel-row SIMD)       | k.fy.fx | depthwise_bytes (_arm) |
-| fully_connected_s8 | fully_connected | tflite, onnx, shift | fully_connected_s8_<v>                   | k.c    | —          |
-| add_s8, sub_s8     | add, sub        | tflite              | add_fold_tables + add_fold_s8 (folded tables, addfold.py), else add_tables + add_s8 | — | tables_bytes |
-| add_onnx_s8        | add             | onnx                | add_onnx_exact_s8 (QLinearAdd in integers), else the portable float tw_add_onnx_s8 / _u8 | — | — |
-| mul_s8             | mul             | tflite              | mul_s8                                   | —      | —          |
-| avg_pool_s8        | avg_pool        | tflite              | avgpool_s8                               | —      | —          |
-| max_pool_s8        | max_pool        | any                 | maxpool_s8 (pv.max.b)                    | —      | —          |
-| global_avg_pool_s8 | global_avg_pool | tflite, onnx        | global_avgpool_s8 / _rq_s8_onnx          | —      | —          |
-| conv2d_sb_x{X}w{W}y{Y} | conv2d      | tflite, onnx, shift | conv2d_sb_w<W>_<v> (packed 8/4/2 bits, subbyte.py) | k rows, lane order | subbyte.im2col_bytes |
-| fully_connected_sb_x{X}w{W}y{Y} | fully_connected | tflite, onnx, shift | idem (1x1 on 1x1) | idem | idem |
+| binding            | op              | modes         | kernel (tw_pulp_*)        | consts     | L1 scratch           |
+|--------------------|-----------------|---------------|---------------------------|------------|----------------------|
+| conv2d_s8          | conv2d          | tflite, onnx, | conv2d_s8_<v> (im2col +   | k.fy.fx.c  | im2col_bytes         |
+|                    |                 | shift         | 4x2), conv1x1_s8_<v>      |            |                      |
+| depthwise_s8       | depthwise       | tflite, onnx, | depthwise_s8_<v>          | k.fy.fx    | depthwise_bytes      |
+|                    |                 | shift         | (kernel-row SIMD)         |            | (_arm)               |
+| fully_connected_s8 | fully_connected | tflite, onnx, | fully_connected_s8_<v>    | k.c        | —                    |
+|                    |                 | shift         |                           |            |                      |
+| add_s8, sub_s8     | add, sub        | tflite        | add_fold_tables +         | —          | tables_bytes         |
+|                    |                 |               | add_fold_s8 (folded       |            |                      |
+|                    |                 |               | tables, addfold.py), else |            |                      |
+|                    |                 |               | add_tables + add_s8       |            |                      |
+| add_onnx_s8        | add             | onnx          | add_onnx_exact_s8         | —          | —                    |
+|                    |                 |               | (QLinearAdd in integers), |            |                      |
+|                    |                 |               | else the portable float   |            |                      |
+|                    |                 |               | tw_add_onnx_s8 / _u8      |            |                      |
+| mul_s8             | mul             | tflite        | mul_s8                    | —          | —                    |
+| avg_pool_s8        | avg_pool        | tflite        | avgpool_s8                | —          | —                    |
+| max_pool_s8        | max_pool        | any           | maxpool_s8 (pv.max.b)     | —          | —                    |
+| global_avg_pool_s8 | global_avg_pool | tflite, onnx  | global_avgpool_s8 /       | —          | —                    |
+|                    |                 |               | _rq_s8_onnx               |            |                      |
+| conv2d_sb_x{X}w{W}y{Y} | conv2d          | tflite, onnx, | conv2d_sb_w<W>_<v>    | k rows,    | subbyte.im2col_bytes |
+|                        |                 | shift         | (packed 8/4/2 bits,   | lane order |                      |
+|                        |                 |               | subbyte.py)           |            |                      |
+| fully_connected_sb_x{X}w{W}y{Y} | fully_connected | tflite, onnx, | idem (1x1 on | idem       | idem                 |
+|                                 |                 | shift         | 1x1)         |            |                      |
 
 <v> is the requantization variant (constants.variant: tflite, tflite_right, tflite_single, shift, shift32,
 onnx), fixed at compile time. The weighted bindings take the pulp constants layout
@@ -25,7 +38,8 @@ onnx), fixed at compile time. The weighted bindings take the pulp constants layo
 weights channel-major); checks are the portable family's plus the 32-bit requantization's
 (checks.py). Every other key of the portable family's table keeps the portable binding (its C is
 copied with this family): the onnx average pool (float32 work, soft-float on rv32imc), the
-onnx add where its integer form does not exist (elementwise.add_onnx_exact), the broadcast elementwise ops, softmax, logistic, concat, reshape and the 16x8 kernels.
+onnx add where its integer form does not exist (elementwise.add_onnx_exact), the broadcast elementwise ops, softmax,
+logistic, concat, reshape and the 16x8 kernels.
 
 Tile rules: output-channel tiles at L3→L2 in multiples of 4 (the MatMul's channel blocks), as the
 portable family; the kernels take any tile size.

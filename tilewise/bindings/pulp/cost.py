@@ -529,8 +529,8 @@ class SubbyteCost:
 
     `requant` is the requantization beyond shift32's, by the binding's mode (`for_key`):
     ASSUMED from the int8 kernels' measured costs of the same tw_pulp_rq (PulpKernels: tflite
-    20.4, shift 12.0, onnx 42.4 cycles per output, onnx in integers: bench/calibrate_onnx_requant.py), not refitted here —
-    the figures of the module's own PulpKernels (`priced_by`: the model the target passes to
+    20.4, shift 12.0, onnx 42.4 cycles per output, onnx in integers: bench/calibrate_onnx_requant.py), not refitted here
+    — the figures of the module's own PulpKernels (`priced_by`: the model the target passes to
     pulp.bindings); tests/test_pulp_subbyte_net.py holds the model with onnx requantization
     against a generated network on GVSoC.
     """
