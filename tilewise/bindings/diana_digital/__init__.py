@@ -3,12 +3,13 @@ padding per side up to F // 2, TFLite's asymmetric 'SAME' included; stride 1 or 
 and dense layers, the host core requantizing what the core cannot (`c/`, copied into projects as
 tw_diana/ beside tw_kernels/, whose requantization it reuses).
 
-| binding | op | modes | job (tw_diana_digital.h) | consts | L1 scratch |
-|-----------------------|-----------------|---------------------|--------------------------|----------------|--------------|
-| conv2d_s8 | conv2d | tflite, onnx, shift | TW_DIANA_CONV, int32 out | 12 B/ch + layout | acc_bytes |
-| depthwise_s8 | depthwise | tflite, onnx, shift | TW_DIANA_DEPTHWISE | 12 B/ch + layout | acc_bytes |
-| fully_connected_s8 | fully_connected | tflite, onnx, shift | TW_DIANA_DENSE | 12 B/ch + layout | acc_bytes |
-| *_rq (the three)      | as above        | shift               | the same, core requant   | 4 B/ch + layout  | none |
+| binding            | op              | modes               | job (tw_diana_digital.h) | consts           | L1        |
+|                    |                 |                     |                          |                  | scratch   |
+|--------------------|-----------------|---------------------|--------------------------|------------------|-----------|
+| conv2d_s8          | conv2d          | tflite, onnx, shift | TW_DIANA_CONV, int32 out | 12 B/ch + layout | acc_bytes |
+| depthwise_s8       | depthwise       | tflite, onnx, shift | TW_DIANA_DEPTHWISE       | 12 B/ch + layout | acc_bytes |
+| fully_connected_s8 | fully_connected | tflite, onnx, shift | TW_DIANA_DENSE           | 12 B/ch + layout | acc_bytes |
+| *_rq (the three)   | as above        | shift               | the same, core requant   | 4 B/ch + layout  | none      |
 
 A tile: the host programs one job on the tile's int8 input (the activation memory, L1) and its
 weights in the core's layout (the weight memory; constants.py), the job writes int32

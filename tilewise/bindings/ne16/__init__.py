@@ -2,15 +2,18 @@
 layers, the cluster converting its input and requantizing its output (`c/`, copied into projects
 as tw_ne16/ beside tw_pulp/ and tw_kernels/, which it builds on).
 
-| binding            | op              | modes               | job (tw_ne16.h)             | consts | L1 scratch |
-|--------------------|-----------------|---------------------|-----------------------------|--------|------------|
-| conv2d_s8          | conv2d 3×3, 1×1 | tflite, onnx, shift | CONV3X3 / CONV1X1           | ne16   | ne16_bytes |
-| depthwise_s8       | depthwise 3×3   | tflite, onnx, shift | DEPTHWISE3X3                | ne16   | ne16_bytes |
-| fully_connected_s8 | fully_connected | tflite, onnx, shift | CONV1X1 on a one-pixel map  | ne16   | ne16_bytes |
-| *_nq (the three) | as above | shift | the same, with norm-quant | ne16 (scale, bias) | ne16_bytes |
-| *_mulh (the three) | as above | tflite | the same, requant in one mulh (requant.py) | ne16 | ne16_bytes |
-
-| *_u8in (all six)   | as above        | as above            | the same, input already u8  | as above | as above |
+| binding            | op              | modes               | job (tw_ne16.h)       | consts             | L1 scratch |
+|--------------------|-----------------|---------------------|-----------------------|--------------------|------------|
+| conv2d_s8          | conv2d 3×3, 1×1 | tflite, onnx, shift | CONV3X3 / CONV1X1     | ne16               | ne16_bytes |
+| depthwise_s8       | depthwise 3×3   | tflite, onnx, shift | DEPTHWISE3X3          | ne16               | ne16_bytes |
+| fully_connected_s8 | fully_connected | tflite, onnx, shift | CONV1X1 on a          | ne16               | ne16_bytes |
+|                    |                 |                     | one-pixel map         |                    |            |
+| *_nq (the three)   | as above        | shift               | the same, with        | ne16 (scale, bias) | ne16_bytes |
+|                    |                 |                     | norm-quant            |                    |            |
+| *_mulh (the three) | as above        | tflite              | the same, requant in  | ne16               | ne16_bytes |
+|                    |                 |                     | one mulh (requant.py) |                    |            |
+| *_u8in (all six)   | as above        | as above            | the same, input       | as above           | as above   |
+|                    |                 |                     | already u8            |                    |            |
 
 The table holds for 8-bit weights; each row exists again for weights of b = 2..7 bits, named with
 `_w<b>` after the `_s8` (conv2d_s8_w4, conv2d_s8_w4_nq, conv2d_s8_w4_nq_u8in, ...): the binding key's

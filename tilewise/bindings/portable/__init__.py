@@ -4,31 +4,48 @@
 (cost.py's PulpNN, CmsisNN or SimdDsp with a target's coefficients, or the pulp family's model
 where the pulp family keeps these bindings). The table, one binding per row (mode "any" = every semantics mode):
 
-| binding            | op               | modes              | bits (x/w→y) | geometry | C                     |
-|--------------------|------------------|--------------------|--------------|----------|-----------------------|
-| conv2d_s8 | conv2d | tflite, onnx, shift, adc | 8x8→8 | conv | tw_conv2d_s8 (im2col + 4x2), tw_conv1x1_s8 |
-| depthwise_s8       | depthwise        | tflite, onnx, shift, adc | 8x8→8  | dwconv   | tw_depthwise_s8       |
-| fully_connected_s8 | fully_connected  | tflite, onnx, shift, adc | 8x8→8  | fc       | tw_fully_connected_s8 |
-| conv2d_s16         | conv2d           | tflite (int64 acc) | 16x8→16      | conv     | tw_conv2d_s16         |
-| fully_connected_s16| fully_connected  | tflite (int64 acc) | 16x8→16      | fc       | tw_fully_connected_s16|
-| depthwise_s16      | depthwise        | tflite (int64 acc) | 16x8→16      | dwconv   | tw_depthwise_s16      |
-| conv2d/depthwise/            | conv2d, depthwise, | shift, div | 16x8→16, | conv, dwconv, | the 16x8 kernels with   |
-| fully_connected_s16_int(_y8) | fully_connected    |            | 16x8→8   | fc            | the integer exports'    |
-|                              |                    |            |          |               | requantization          |
-| avg_pool_s16, max_pool_s16 | avg_pool, max_pool | tflite (max: any) | 16→16 | pool | tw_avgpool_s16 / tw_maxpool_s16 |
-| add_s8, sub_s8, mul_s8 | add, sub, mul | tflite (add: onnx) | 8→8 | add | tw_add_s8 ... tw_add_onnx_s8/_u8 |
-| add_table_s8 | add | none (TableAddParams) | 8→8 | add | tw_add_table_s8: the integer exports' requantized adds by |
-|              |     |                       |     |     | two tables                                                |
-| add_s16, sub_s16, mul_s16 | add, sub, mul | tflite | 16→16 | add | tw_add_s16 / tw_sub_s16 / tw_mul_s16 |
-| *_broadcast_s8 | add, sub, mul | tflite (add: onnx) | 8→8 | other | the elementwise kernel per pixel |
-| avg_pool_s8 | avg_pool | tflite, onnx | 8→8 | pool | tw_avgpool_s8 / tw_avgpool_onnx_s8 |
-| max_pool_s8        | max_pool         | any                | 8→8          | pool     | tw_maxpool_s8         |
-| global_avg_pool_s8 | global_avg_pool  | tflite, onnx       | 8→8          | gap      | tw_global_avgpool_s8 / _rq_s8 |
-| softmax_s8 | softmax | tflite, onnx | 8→8 | other | tw_softmax_s8 / tw_softmax_onnx_s8 (any axis) |
-| softmax_s16        | softmax          | tflite             | 16→16        | other    | tw_softmax_s16        |
-| logistic_s8        | logistic         | tflite             | 8→8          | other    | tw_lut_s8             |
-| concat_s8          | concat           | onnx               | 8→8          | other    | tw_concat2_s8         |
-| reshape            | reshape          | any                | 8→8, 16→16, 32→32 | other | a byte copy        |
+| binding                      | op               | modes              | bits      | geometry | C                      |
+|                              |                  |                    | (x/w→y)   |          |                        |
+|------------------------------|------------------|--------------------|-----------|----------|------------------------|
+| conv2d_s8                    | conv2d           | tflite, onnx,      | 8x8→8     | conv     | tw_conv2d_s8 (im2col + |
+|                              |                  | shift, adc         |           |          | 4x2), tw_conv1x1_s8    |
+| depthwise_s8                 | depthwise        | tflite, onnx,      | 8x8→8     | dwconv   | tw_depthwise_s8        |
+|                              |                  | shift, adc         |           |          |                        |
+| fully_connected_s8           | fully_connected  | tflite, onnx,      | 8x8→8     | fc       | tw_fully_connected_s8  |
+|                              |                  | shift, adc         |           |          |                        |
+| conv2d_s16                   | conv2d           | tflite (int64 acc) | 16x8→16   | conv     | tw_conv2d_s16          |
+| fully_connected_s16          | fully_connected  | tflite (int64 acc) | 16x8→16   | fc       | tw_fully_connected_s16 |
+| depthwise_s16                | depthwise        | tflite (int64 acc) | 16x8→16   | dwconv   | tw_depthwise_s16       |
+| conv2d/depthwise/            | conv2d,          | shift, div         | 16x8→16,  | conv,    | the 16x8 kernels with  |
+| fully_connected_s16_int(_y8) | depthwise,       |                    | 16x8→8    | dwconv,  | the integer exports'   |
+|                              | fully_connected  |                    |           | fc       | requantization         |
+| avg_pool_s16, max_pool_s16   | avg_pool,        | tflite (max: any)  | 16→16     | pool     | tw_avgpool_s16 /       |
+|                              | max_pool         |                    |           |          | tw_maxpool_s16         |
+| add_s8, sub_s8, mul_s8       | add, sub, mul    | tflite (add: onnx) | 8→8       | add      | tw_add_s8 ...          |
+|                              |                  |                    |           |          | tw_add_onnx_s8/_u8     |
+| add_table_s8                 | add              | none               | 8→8       | add      | tw_add_table_s8: the   |
+|                              |                  | (TableAddParams)   |           |          | integer exports'       |
+|                              |                  |                    |           |          | requantized adds by    |
+|                              |                  |                    |           |          | two tables             |
+| add_s16, sub_s16, mul_s16    | add, sub, mul    | tflite             | 16→16     | add      | tw_add_s16 /           |
+|                              |                  |                    |           |          | tw_sub_s16 /           |
+|                              |                  |                    |           |          | tw_mul_s16             |
+| *_broadcast_s8               | add, sub, mul    | tflite (add: onnx) | 8→8       | other    | the elementwise kernel |
+|                              |                  |                    |           |          | per pixel              |
+| avg_pool_s8                  | avg_pool         | tflite, onnx       | 8→8       | pool     | tw_avgpool_s8 /        |
+|                              |                  |                    |           |          | tw_avgpool_onnx_s8     |
+| max_pool_s8                  | max_pool         | any                | 8→8       | pool     | tw_maxpool_s8          |
+| global_avg_pool_s8           | global_avg_pool  | tflite, onnx       | 8→8       | gap      | tw_global_avgpool_s8 / |
+|                              |                  |                    |           |          | _rq_s8                 |
+| softmax_s8                   | softmax          | tflite, onnx       | 8→8       | other    | tw_softmax_s8 /        |
+|                              |                  |                    |           |          | tw_softmax_onnx_s8     |
+|                              |                  |                    |           |          | (any axis)             |
+| softmax_s16                  | softmax          | tflite             | 16→16     | other    | tw_softmax_s16         |
+| logistic_s8                  | logistic         | tflite             | 8→8       | other    | tw_lut_s8              |
+| concat_s8                    | concat           | onnx               | 8→8       | other    | tw_concat2_s8          |
+| reshape                      | reshape          | any                | 8→8,      | other    | a byte copy            |
+|                              |                  |                    | 16→16,    |          |                        |
+|                              |                  |                    | 32→32     |          |                        |
 
 Weighted bindings take the portable constants layout (constants.py: 12 bytes per channel); their
 adc mode (DIANA's analog chain, tw_requant.h TW_RQ_ADC) runs a ternary layer the analog core

@@ -5,28 +5,46 @@ cluster or accelerator module lists (the modules named "cpu": targets/*.py).
 host=True)` (and `pulp.bindings(cost, host=True)`) add them to the family's table. One binding
 per row, each the whole layer function (whole_function.c.j2), one call on the L2 tensors:
 
-| binding        | op         | modes         | bits (x→y)                  | C (tw_host.h)  | golden |
-|----------------|------------|---------------|-----------------------------|----------------|------------------------------|
-| quantize | quantize | tflite | 8→8, 8→16, 16→8, 16→16 | tw_quantize | quant_ops.quantize (Requantize) |
-| quantize_onnx | quantize | onnx | 8→8 | tw_lut_s8 | onnx_ops.quantize (table of every value) |
-| clamp | clamp | none | 8→8 | tw_lut_s8 | onnx_ops.clamp (table of every value) |
-| transpose      | transpose  | any           | 8→8, 16→16                  | tw_transpose   | shape_ops.transpose |
-| concat | concat | tflite, onnx | 8→8, 16→16 | tw_concat | shape_ops.concat / onnx_ops.concat |
-| transpose_conv | transpose_conv | tflite | 8x8→8, 16x8→16 (int64 | tw_transpose_conv | linear.transpose_conv     |
-|                |                |        | acc)                  |                   | (conv.transpose_conv_acc) |
-| pad            | pad        | any           | 8→8, 16→16                  | tw_pad         | shape_ops.pad |
-| add/sub/mul_bcast | add, sub, mul | tflite | 8→8, 16→16 | tw_binary | elementwise.add / sub / mul |
-| transpose/concat/pad_s32 | transpose, concat, pad | any | 32→32 (int32 tensors of | tw_transpose / tw_concat | idem |
-|                          |                        |     | integer exports)        | / tw_pad                 |      |
-| int_ops.py's table | conv2d, depthwise,   | shift, div, none | any of 8/16/32 bits | tw_int.h | golden/int_ops.py, |
-|                    | fully_connected,     |                  |                     |          | conv + requant     |
-|                    | requant,             |                  |                     |          |                    |
-|                    | add/sub/mul, matmul, |                  |                     |          |                    |
-|                    | reduce, hardswish,   |                  |                     |          |                    |
-|                    | slice                |                  |                     |          |                    |
-| *_sb_x{X}w{W}y{Y} | conv2d,         | all requant | X/W/Y ∈ {8, 4, | tw_sb_conv     | conv.conv2d_acc |
-|                   | depthwise,      | modes       | 2}, not all 8  | (tw_subbyte.h) | + requant       |
-|                   | fully_connected |             |                |                | (subbyte.py)    |
+| binding                  | op               | modes       | bits     | C (tw_host.h)     | golden                    |
+|                          |                  |             | (x→y)    |                   |                           |
+|--------------------------|------------------|-------------|----------|-------------------|---------------------------|
+| quantize                 | quantize         | tflite      | 8→8,     | tw_quantize       | quant_ops.quantize        |
+|                          |                  |             | 8→16,    |                   | (Requantize)              |
+|                          |                  |             | 16→8,    |                   |                           |
+|                          |                  |             | 16→16    |                   |                           |
+| quantize_onnx            | quantize         | onnx        | 8→8      | tw_lut_s8         | onnx_ops.quantize (table  |
+|                          |                  |             |          |                   | of every value)           |
+| clamp                    | clamp            | none        | 8→8      | tw_lut_s8         | onnx_ops.clamp (table of  |
+|                          |                  |             |          |                   | every value)              |
+| transpose                | transpose        | any         | 8→8,     | tw_transpose      | shape_ops.transpose       |
+|                          |                  |             | 16→16    |                   |                           |
+| concat                   | concat           | tflite,     | 8→8,     | tw_concat         | shape_ops.concat /        |
+|                          |                  | onnx        | 16→16    |                   | onnx_ops.concat           |
+| transpose_conv           | transpose_conv   | tflite      | 8x8→8,   | tw_transpose_conv | linear.transpose_conv     |
+|                          |                  |             | 16x8→16  |                   | (conv.transpose_conv_acc) |
+|                          |                  |             | (int64   |                   |                           |
+|                          |                  |             | acc)     |                   |                           |
+| pad                      | pad              | any         | 8→8,     | tw_pad            | shape_ops.pad             |
+|                          |                  |             | 16→16    |                   |                           |
+| add/sub/mul_bcast        | add, sub, mul    | tflite      | 8→8,     | tw_binary         | elementwise.add / sub /   |
+|                          |                  |             | 16→16    |                   | mul                       |
+| transpose/concat/pad_s32 | transpose,       | any         | 32→32    | tw_transpose /    | idem                      |
+|                          | concat, pad      |             | (int32   | tw_concat /       |                           |
+|                          |                  |             | tensors  | tw_pad            |                           |
+|                          |                  |             | of       |                   |                           |
+|                          |                  |             | integer  |                   |                           |
+|                          |                  |             | exports) |                   |                           |
+| int_ops.py's table       | conv2d,          | shift, div, | any of   | tw_int.h          | golden/int_ops.py, conv + |
+|                          | depthwise,       | none        | 8/16/32  |                   | requant                   |
+|                          | fully_connected, |             | bits     |                   |                           |
+|                          | requant,         |             |          |                   |                           |
+|                          | add/sub/mul,     |             |          |                   |                           |
+|                          | matmul, reduce,  |             |          |                   |                           |
+|                          | hardswish, slice |             |          |                   |                           |
+| *_sb_x{X}w{W}y{Y}        | conv2d,          | all requant | X/W/Y ∈  | tw_sb_conv        | conv.conv2d_acc + requant |
+|                          | depthwise,       | modes       | {8, 4,   | (tw_subbyte.h)    | (subbyte.py)              |
+|                          | fully_connected  |             | 2}, not  |                   |                           |
+|                          |                  |             | all 8    |                   |                           |
 
 The integer exports' ops (int_ops.py) include the dense layer whose output is the int32
 accumulator (a NEMO network's last Gemm / MatMul without requantization, notes/integer-onnx.md).

@@ -2,18 +2,23 @@
 integer arithmetic on tensors of any integer width (int8, uint8, int16, int32), each the whole
 layer function on the L2 tensors, run by a host core (the modules named "cpu"; host.py adds them).
 
-| binding               | op (mode)                      | bits x(w)→y                 | C (tw_int.h)     | golden |
-|-----------------------|--------------------------------|-----------------------------|------------------|-------------------------------|
-| conv2d_int_x{X}y{Y} | conv2d (shift, div) | X, Y ∈ {8,16,32}, not 8→8 | tw_int_conv | conv.conv2d_acc + requant |
-| depthwise_int_x…y…    | depthwise (shift, div)         | idem                        | tw_int_conv      | idem |
-| fully_connected_int_… | fully_connected (shift, | idem (8→32: a last dense | tw_int_conv | conv.dense_acc + requant |
-|                       | div)                    | layer's accumulators)    |             |                          |
-| requant_x{X}y{Y} | requant (shift, div) | X, Y ∈ {8,16,32} | tw_int_requant | int_ops.requant |
-| add/sub/mul_int_… | add, sub, mul (IntArithParams) | X, Y ∈ {8,16,32} | tw_int_binary | int_ops.arith |
-| matmul_x{X}y{Y} | matmul | idem | tw_int_matmul | int_ops.matmul |
-| reduce_x{X}y{Y} | reduce | idem | tw_int_reduce | int_ops.reduce |
-| hardswish_x{X}y{Y} | hardswish | idem | tw_int_hardswish | int_ops.hardswish |
-| slice_s{B} | slice | B → B, B ∈ {8,16,32} | tw_transpose | int_ops.slice_ |
+| binding               | op (mode)                      | bits x(w)→y      | C (tw_int.h)     | golden                |
+|-----------------------|--------------------------------|------------------|------------------|-----------------------|
+| conv2d_int_x{X}y{Y}   | conv2d (shift, div)            | X, Y ∈           | tw_int_conv      | conv.conv2d_acc +     |
+|                       |                                | {8,16,32}, not   |                  | requant               |
+|                       |                                | 8→8              |                  |                       |
+| depthwise_int_x…y…    | depthwise (shift, div)         | idem             | tw_int_conv      | idem                  |
+| fully_connected_int_… | fully_connected (shift, div)   | idem (8→32: a    | tw_int_conv      | conv.dense_acc +      |
+|                       |                                | last dense       |                  | requant               |
+|                       |                                | layer's          |                  |                       |
+|                       |                                | accumulators)    |                  |                       |
+| requant_x{X}y{Y}      | requant (shift, div)           | X, Y ∈ {8,16,32} | tw_int_requant   | int_ops.requant       |
+| add/sub/mul_int_…     | add, sub, mul (IntArithParams) | X, Y ∈ {8,16,32} | tw_int_binary    | int_ops.arith         |
+| matmul_x{X}y{Y}       | matmul                         | idem             | tw_int_matmul    | int_ops.matmul        |
+| reduce_x{X}y{Y}       | reduce                         | idem             | tw_int_reduce    | int_ops.reduce        |
+| hardswish_x{X}y{Y}    | hardswish                      | idem             | tw_int_hardswish | int_ops.hardswish     |
+| slice_s{B}            | slice                          | B → B, B ∈       | tw_transpose     | int_ops.slice_        |
+|                       |                                | {8,16,32}        |                  |                       |
 
 The weighted bindings take the portable constants layout with a per-channel block of the bias
 alone (4 bytes per channel, `LAYOUT`; the uint8 input correction folded in as constants.py's

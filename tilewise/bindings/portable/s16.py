@@ -4,16 +4,18 @@
 TFLite's int64 MultiplyByQuantizedMultiplier, golden/fixedpoint.py multiply_by_quantized_multiplier_64)
 map to the kernels of tw_kernels/tw_s16.h:
 
-| layer op          | kernel                   | golden                                          |
-|-------------------|--------------------------|-------------------------------------------------|
-| conv2d (any FY·FX)| tw_conv2d_s16            | golden/conv.py conv2d_acc + requant.py (wide)   |
-| depthwise (multiplier 1) | tw_depthwise_s16  | golden/conv.py conv2d_acc (groups = C) + requant.py (wide) |
-| avg_pool (tflite), max_pool | tw_avgpool_s16 / tw_maxpool_s16 | golden/pool.py           |
-| fully_connected | tw_fully_connected_s16 | golden/conv.py dense_acc + requant.py (wide, "real" rounding: |
-|                 |                        | round(double(acc)·s_x·s_w/s_y) as LiteRT's reference FC)      |
-| add / sub / mul (tflite, same-shaped | tw_add_s16 / tw_sub_s16 / tw_mul_s16 | golden/elementwise.py add / sub / mul |
-| operands)                            |                                      |                                       |
-| reshape           | byte copy (untiled.py)   | —                                               |
+| layer op                    | kernel                           | golden                                              |
+|-----------------------------|----------------------------------|-----------------------------------------------------|
+| conv2d (any FY·FX)          | tw_conv2d_s16                    | golden/conv.py conv2d_acc + requant.py (wide)       |
+| depthwise (multiplier 1)    | tw_depthwise_s16                 | golden/conv.py conv2d_acc (groups = C) + requant.py |
+|                             |                                  | (wide)                                              |
+| avg_pool (tflite), max_pool | tw_avgpool_s16 / tw_maxpool_s16  | golden/pool.py                                      |
+| fully_connected             | tw_fully_connected_s16           | golden/conv.py dense_acc + requant.py (wide, "real" |
+|                             |                                  | rounding: round(double(acc)·s_x·s_w/s_y) as         |
+|                             |                                  | LiteRT's reference FC)                              |
+| add / sub / mul (tflite,    | tw_add_s16 / tw_sub_s16 /        | golden/elementwise.py add / sub / mul               |
+| same-shaped operands)       | tw_mul_s16                       |                                                     |
+| reshape                     | byte copy (untiled.py)           | —                                                   |
 
 The integer exports (NEMO's unclipped residual sums feeding a conv) run the same conv, depthwise
 and dense kernels with a shift or div requantization (golden/requant.py) to int16 or 8-bit

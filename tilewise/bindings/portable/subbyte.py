@@ -2,13 +2,18 @@
 2-bit inputs, weights or outputs (any mix of 8, 4 and 2 bits but 8/8/8), run whole on the L2
 tensors by a host core (the modules named "cpu"; host.py adds them to its table).
 
-| binding                  | op              | modes                          | bits (x/w→y)              | C |
-|--------------------------|-----------------|--------------------------------|---------------------------|---|
-| conv2d_sb_x{X}w{W}y{Y} | conv2d | any (tflite, onnx, shift, adc, div) | X, W, Y ∈ {8, 4, 2}, not all 8 | tw_sb_conv |
-| depthwise_sb_x{X}w{W}y{Y} | depthwise | idem | idem | tw_sb_conv (depthwise) |
-| fully_connected_sb_x{X}w{W}y{Y} | fully_connected | idem | idem | tw_sb_conv (1×1 on 1×1) |
-| max_pool_sb{B} | max_pool | any | B→B, B ∈ {4, 2} | tw_sb_maxpool |
-| reshape_sb{B} | reshape | any | B→B | a byte copy (packed order is the element order) |
+| binding                         | op              | modes               | bits (x/w→y)       | C                     |
+|---------------------------------|-----------------|---------------------|--------------------|-----------------------|
+| conv2d_sb_x{X}w{W}y{Y}          | conv2d          | any (tflite, onnx,  | X, W, Y ∈ {8, 4,   | tw_sb_conv            |
+|                                 |                 | shift, adc, div)    | 2}, not all 8      |                       |
+| depthwise_sb_x{X}w{W}y{Y}       | depthwise       | idem                | idem               | tw_sb_conv            |
+|                                 |                 |                     |                    | (depthwise)           |
+| fully_connected_sb_x{X}w{W}y{Y} | fully_connected | idem                | idem               | tw_sb_conv (1×1 on    |
+|                                 |                 |                     |                    | 1×1)                  |
+| max_pool_sb{B}                  | max_pool        | any                 | B→B, B ∈ {4, 2}    | tw_sb_maxpool         |
+| reshape_sb{B}                   | reshape         | any                 | B→B                | a byte copy (packed   |
+|                                 |                 |                     |                    | order is the element  |
+|                                 |                 |                     |                    | order)                |
 
 Layout (docs/subbyte.md, tw_subbyte.h, ir/packing.py): every tensor packed
 little-endian within a byte in its stored order — activations HWC (u4 / u2 unsigned; 8-bit ones
