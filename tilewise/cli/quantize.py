@@ -258,6 +258,16 @@ def run(args: argparse.Namespace) -> int:
             rep = result[f"{key}_sqnr"]
             rep["compare"].update(compare_layers(model, name, x, args.compare,
                                                  {e["name"]: e["layer"] for e in rep["layers"]}))
+    if not (tfl or shift or narrow is not None or assignment is not None) and args.bits in ("8", "16"):
+        from ..quantize.native_form import tflite_form_costs
+        from ..quantize.tflite_out import write_tflite
+
+        costs = tflite_form_costs(out, write_tflite(model, res.plan, res.qparams, int(args.bits)).data, target)
+        if costs is not None:
+            result["forms"] = costs.to_json()
+            note = costs.note(out)
+            if note:
+                result["notes"] = [note]
     warning = _low_sqnr_warning(result)
     if warning:
         result["warnings"] = [warning]
@@ -361,6 +371,7 @@ def _text(r: dict) -> str:
         lines.append(f"weight bits per layer: {', '.join(f'{k} {v}' for k, v in m['bits'].items())}; "
                      f"{m['weight_bytes']} B of weights (int8: {m['int8_weight_bytes']} B, budget "
                      f"{m['budget']} B)")
+    lines += [f"note: {n}" for n in r.get("notes", [])]
     for key, what in (("calibration_sqnr", "calibration"), ("evaluation_sqnr", "evaluation")):
         if key not in r:
             continue
