@@ -1,5 +1,10 @@
 """Fit the onnx-mode requantization's costs (PulpKernels.requant_onnx, add_onnx) on a measurement.
 
+Each layer is fitted under its binding's coefficient: requant_onnx (the general onnx variant),
+requant_onnx24 (the *_onnx24 bindings: no range check), add_onnx (the exact integer add),
+add_onnx_fold (the folded onnx add: its per-element cost, which the model prices as the tflite
+folded kernel's add_elem, reported here for comparison).
+
 onnx-mode requantization runs in integers (tw_pulp_requant.h tw_pulp_rq_onnx: tw_onnx_requant_exact.h's
 one-word path; the QLinearAdd as tw_add_onnx_exact_s8; issue 27) where it was software float32;
 only those per-output coefficients change, the rest of the model stays as bench/calibrate_pulp.py
@@ -77,13 +82,21 @@ def collect(paths: list[Path]) -> list[dict]:
                 if key.mode != "onnx" or layer.nest.kind not in (*WEIGHTED, "add"):
                     continue
                 coef = "add_onnx" if layer.nest.kind == "add" else "requant_onnx"
+                # the binding's copy of the model: the onnx24 variant's requant_onnx24, the
+                # folded add's per-element add_elem (labelled add_onnx_fold), as they price them
+                label, m = coef, model
+                if p.binding.name.endswith("_onnx24"):
+                    label, m = "requant_onnx24", model.onnx24()
+                elif p.binding.name == "add_onnx_fold_s8":
+                    label, m = "add_onnx_fold", model.onnx_fold()
                 s = ns.schedules[i]
-                pred, col = column(model, key, s, layer.nest, tgt, p, cores or 1, coef)
+                pred, col = column(m, key, s, layer.nest, tgt, p, cores or 1, coef)
                 if on == "count":   # whole layers: the report's prediction holds the copies too
                     pred = lc["predicted_instructions"]
                 rows.append({"model": path.name, "config": name, "layer": layer.name,
                              "kind": layer.nest.kind, "measured": lc[field], "predicted": pred,
-                             "column": col, "coef": coef, "value": getattr(model, coef)})
+                             "column": col, "coef": label, "value": getattr(m, coef),
+                             "binding": p.binding.name})
             print(f"{path.name:24s} {name:14s}: {r.get('measured_cycles') or r.get('measured_instructions'):,}",
                   flush=True)
     return rows

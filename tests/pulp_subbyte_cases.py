@@ -28,7 +28,8 @@ from tilewise.platforms.pulp_open import compile_args, link_args, toolchain
 
 from . import tw_c_build as build
 
-VARIANTS = {"tflite": 0, "shift": 1, "onnx": 2, "tflite_single": 3, "shift32": 4, "tflite_right": 5}
+VARIANTS = {"tflite": 0, "shift": 1, "onnx": 2, "tflite_single": 3, "shift32": 4, "tflite_right": 5,
+            "onnx24": 6}
 MAIN = "pulp_subbyte_main.c"
 
 

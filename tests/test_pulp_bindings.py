@@ -42,7 +42,8 @@ from .test_codegen_l3 import CONV, _conv_pool, _two_convs
 from .test_codegen_ops import shift_specs
 from .test_codegen_property import KINDS, schedule_small, specs
 
-MODE_IDS = {"tflite": 0, "shift": 1, "onnx": 2, "tflite_single": 3, "shift32": 4, "tflite_right": 5}
+MODE_IDS = {"tflite": 0, "shift": 1, "onnx": 2, "tflite_single": 3, "shift32": 4, "tflite_right": 5,
+            "onnx24": 6}
 
 
 # ------------------------------------------------------------------------------ the table
@@ -54,7 +55,12 @@ def test_table_serves_every_portable_key_and_runs_its_own_kernels_first():
     by_key = {}
     for b in own:
         by_key.setdefault(b.key, []).append(b)
-    assert all(len(v) == 1 for v in by_key.values())
+    # one binding per key, but the onnx keys' second ones (the onnx24 variant of the weighted
+    # kernels, the folded onnx add), which the choice weighs against the first by their cost
+    extra = {"conv2d_s8_onnx24", "depthwise_s8_onnx24", "fully_connected_s8_onnx24",
+             "add_onnx_fold_s8"}
+    assert all(len([b for b in v if b.name not in extra]) == 1 for v in by_key.values())
+    assert extra <= {b.name for b in own}
     ours = [b for b in own if b.family.name == "pulp"]
     assert {b.key.op for b in ours} == {"conv2d", "depthwise", "fully_connected", "add", "sub",
                                         "mul", "avg_pool", "max_pool", "global_avg_pool"}
@@ -79,6 +85,10 @@ def _requants(rng, k):
     yield "tflite_single", replace(tfl, rounding="single")
     yield "onnx", Requant("onnx", np.ones(k, np.int64), np.zeros(k, np.int64), 0, -128, 127,
                           scale=real.astype(np.float32))
+    small = rng.uniform(1e-9, 0.2499, k).astype(np.float32)
+    small[:3] = (0.0, 1e-40, 0.2499999)                  # m = 0 twice (r taken as 33), r = 33
+    yield "onnx24", Requant("onnx", np.ones(k, np.int64), np.zeros(k, np.int64), 0, -128, 127,
+                            scale=small)
     d = rng.integers(0, 64, k)
     lam = rng.integers(-(1 << 31), 1 << 31, k)
     for v in ("shift", "shift32"):
@@ -176,9 +186,12 @@ def _validate(path, target, tmp_path, c_cache, n=3):
 def test_example_on_pulp_kernels(l1_kb, tmp_path, c_cache):
     ns = _validate(EXAMPLE_ONNX, pulp_target("gap8", l1_kb=l1_kb), tmp_path, c_cache)
     labels = [c.placement.binding.label for c in ns.partition.choices]
-    assert labels.count("pulp/conv2d_s8_onnx") == 3 and "pulp/depthwise_s8_onnx" in labels
+    # the example's accumulators stay within 2^24 and its scales below 1/4: the onnx24 variant;
+    # its add has a folded form
+    assert labels.count("pulp/conv2d_s8_onnx24") == 3 and "pulp/depthwise_s8_onnx24" in labels
+    assert "pulp/add_onnx_fold_s8" in labels
     assert (tmp_path / "c" / "tw_pulp" / "tw_pulp_conv.c").exists()
-    assert "tw_pulp_conv2d_s8_onnx(&p" in (tmp_path / "c" / "layers" / "layer_00.c").read_text()
+    assert "tw_pulp_conv2d_s8_onnx24(&p" in (tmp_path / "c" / "layers" / "layer_00.c").read_text()
 
 
 @pytest.mark.parametrize("name", ["ic_resnet8", "kws_dscnn"])

@@ -59,7 +59,8 @@ from .test_c_kernels import (
 from .test_gvsoc import gvsoc_present  # noqa: F401 (autouse fixture: skip without GVSoC)
 from .tw_kernel_calls import ADD_PARAMS
 
-VARIANTS = {"tflite": 0, "shift": 1, "onnx": 2, "tflite_single": 3, "shift32": 4, "tflite_right": 5}
+VARIANTS = {"tflite": 0, "shift": 1, "onnx": 2, "tflite_single": 3, "shift32": 4, "tflite_right": 5,
+            "onnx24": 6}
 KINDS = ("conv", "conv1x1", "fc", "dw", "add", "sub", "mul", "maxpool", "avgpool", "gap",
          "gap_onnx", "nop")
 ALL_CORES = (1, 3, 8)
@@ -99,6 +100,12 @@ def _variant_rq(mode: str, acc, rng, layer_bound):
         rq = replace(rq, shift=np.minimum(np.asarray(rq.shift), -1))    # right shifts only
         assert constants.tflite_right_fits(rq, layer_bound)
         return rq, "tflite_right"
+    if mode == "onnx24":
+        # onnx's requantization without the range check: scales < 1/4, |acc| <= 2^24 proven
+        rq = make_requant("onnx", acc, rng)
+        rq = replace(rq, scale=np.minimum(np.asarray(rq.scale, np.float32), np.float32(0.2499999)))
+        assert int(np.max(layer_bound)) <= constants.ONNX24_ACC
+        return rq, "onnx24"
     rq = make_requant(mode, acc, rng)
     return rq, "tflite" if mode == "tflite" else mode
 
@@ -228,7 +235,8 @@ def gap_case(name, rng, h, w, c, onnx=False):
 def cases() -> list[Case]:
     rng = np.random.default_rng(2026)
     out = [conv_case(f"conv3x3_{m}", rng, 9, 7, 8, 8, 3, 3, (1, 1), (1, 1, 1, 1), m)
-           for m in ("tflite", "tflite_right", "tflite_single", "shift", "shift32", "onnx")]
+           for m in ("tflite", "tflite_right", "tflite_single", "shift", "shift32", "onnx",
+                     "onnx24")]
     out += [conv_case("conv5x5_s2_c5_k7", rng, 11, 9, 5, 7, 5, 5, (2, 2), (2, 1, 1, 2), "tflite"),
             conv_case("conv3x3_ctiles_5_7", rng, 6, 5, 12, 9, 3, 3, (1, 1), (1, 1, 1, 1),
                       "tflite_single", c_tiles=[5, 7]),
@@ -245,7 +253,8 @@ def cases() -> list[Case]:
             fc_case("fc_3x29_k4", rng, 3, 29, 4, "tflite_single"),
             fc_case("fc_1x250_k3", rng, 1, 250, 3, "onnx"),
             fc_case("fc_1x64_k20", rng, 1, 64, 20, "shift32"),
-            fc_case("fc_1x48_k12", rng, 1, 48, 12, "tflite_right")]
+            fc_case("fc_1x48_k12", rng, 1, 48, 12, "tflite_right"),
+            fc_case("fc_1x96_k9_onnx24", rng, 1, 96, 9, "onnx24")]
     out += [dw_case("dw3x3_s1_c13", rng, 10, 9, 13, 3, 3, (1, 1), (1, 1, 1, 1), "tflite"),
             dw_case("dw3x3_s2_c16", rng, 11, 12, 16, 3, 3, (2, 2), (1, 1, 1, 1), "shift32"),
             dw_case("dw5x5_s2_c5", rng, 11, 12, 5, 5, 5, (2, 2), (2, 2, 1, 2), "tflite_single"),
@@ -253,7 +262,8 @@ def cases() -> list[Case]:
             dw_case("dw3x1_c8", rng, 6, 5, 8, 3, 1, (1, 1), (1, 0, 1, 0), "onnx"),
             dw_case("dw1x5_s12_c6", rng, 5, 13, 6, 1, 5, (1, 2), (0, 2, 0, 2), "tflite"),
             dw_case("dw3x3_kws_25x5_c64", rng, 25, 5, 64, 3, 3, (1, 1), (1, 1, 1, 1), "tflite"),
-            dw_case("dw3x3_c24_right", rng, 8, 8, 24, 3, 3, (1, 1), (1, 1, 1, 1), "tflite_right")]
+            dw_case("dw3x3_c24_right", rng, 8, 8, 24, 3, 3, (1, 1), (1, 1, 1, 1), "tflite_right"),
+            dw_case("dw3x3_c12_onnx24", rng, 7, 6, 12, 3, 3, (1, 1), (1, 1, 1, 1), "onnx24")]
     out += [elementwise_case(f"{op}_{n}", rng, op, n) for op in ("add", "sub", "mul")
             for n in (7, 1000)]
     out += [elementwise_case("add_left_shift_5", rng, "add", 300, left_shift=5)]

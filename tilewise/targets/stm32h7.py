@@ -71,7 +71,7 @@ from .base import KB, Memory, Module, Region, Target
 #: integers, tw_pulp_add_onnx_exact_s8; 672.4 in soft-float): the adds of the example and ic_resnet8
 KERNELS = replace(PulpKernels(), name="pulp-kernels-m7", mm_step=18.808, mm_block=0.0, mm_tile=0.5,
                   im2col_byte=0.0, im2col_row=115.747, requant_tflite=29.913, requant_shift=12.0,
-                  requant_onnx=48.854, psum=2.36, dw_out=0.0, dw_step=0.417, dw_gather=12.311,
+                  requant_onnx=48.854, requant_onnx24=36.0, psum=2.36, dw_out=0.0, dw_step=0.417, dw_gather=12.311,
                   dw_item=252.631, fc_step=7.235, fc_neuron=0.414, add_elem=12.25,
                   add_table=36.354, add_onnx=39.93, mul_elem=35.0, pool_step=25.788, pool_out=63.477,
                   gap_pixel=11.029, gap_chan=0.0, other_elem=184.546, other_call=425.13, tile=0.0,

@@ -21,6 +21,12 @@ own kernels, one binding per row and mode:
 |                    |                 |               | (QLinearAdd in integers), |            |                      |
 |                    |                 |               | else the portable float   |            |                      |
 |                    |                 |               | tw_add_onnx_s8 / _u8      |            |                      |
+| add_onnx_fold_s8   | add             | onnx          | add_fold_copy +           | —          | tables_bytes         |
+|                    |                 |               | add_fold_s8 (the folded   |            |                      |
+|                    |                 |               | tables of                 |            |                      |
+|                    |                 |               | simple.onnx_fold, where   |            |                      |
+|                    |                 |               | one is exact on every     |            |                      |
+|                    |                 |               | pair of codes)            |            |                      |
 | mul_s8             | mul             | tflite        | mul_s8                    | —          | —                    |
 | avg_pool_s8        | avg_pool        | tflite        | avgpool_s8                | —          | —                    |
 | max_pool_s8        | max_pool        | any           | maxpool_s8 (pv.max.b)     | —          | —                    |
@@ -33,7 +39,10 @@ own kernels, one binding per row and mode:
 |                                 |                 | shift         | 1x1)         |            |                      |
 
 <v> is the requantization variant (constants.variant: tflite, tflite_right, tflite_single, shift, shift32,
-onnx), fixed at compile time. The weighted bindings take the pulp constants layout
+onnx, onnx24), fixed at compile time. conv2d_s8, depthwise_s8 and fully_connected_s8 have a
+second onnx binding each (conv2d_s8_onnx24, ...: the onnx24 variant, no range check per output,
+priced by requant_onnx24), legal where constants.onnx24_fits (|acc| ≤ 2^24, scales < 1/4).
+The weighted bindings take the pulp constants layout
 (constants.py: 20 bytes per channel — bias and four precomputed requantization words; depthwise
 weights channel-major); checks are the portable family's plus the 32-bit requantization's
 (checks.py). Every other key of the portable family's table keeps the portable binding (its C is
@@ -55,6 +64,7 @@ every 8-bit placement is as before.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import partial
 
 import numpy as np
@@ -62,7 +72,7 @@ import numpy as np
 from ...ir.layer import LoopNest
 from ...ir.ops import Op
 from .. import portable
-from ..base import Binding, Precision, TileRules, per_mode
+from ..base import Binding, Precision, TileRules, per_mode, specialized
 from ..portable import checks as portable_checks
 from ..portable.common import S8
 from . import checks, constants, simple, subbyte, weighted
@@ -152,6 +162,10 @@ def bindings(cost, arm: bool = False, host: bool = False) -> tuple[Binding, ...]
             scratch=tables_bytes)
     add("add_onnx_s8", Op.ADD, ("onnx",), p8, "add", portable_checks.elementwise_s8,
         emit=simple.add_onnx_s8)
+    fold = getattr(cost, "onnx_fold", None)
+    own.extend(per_mode(FAMILY, fold() if fold is not None else cost, "add_onnx_fold_s8", Op.ADD,
+                        ("onnx",), p8, "add", simple.onnx_fold_reason, emit=simple.add_onnx_fold_s8,
+                        scratch=tables_bytes))
     add("mul_s8", Op.MUL, ("tflite",), p8, "add", checks.elementwise_s8, emit=simple.mul_s8)
     add("avg_pool_s8", Op.AVG_POOL, ("tflite",), p8, "pool", portable_checks.avg_pool_tflite,
         emit=simple.avg_pool_s8)
@@ -161,6 +175,15 @@ def bindings(cost, arm: bool = False, host: bool = False) -> tuple[Binding, ...]
         emit=simple.global_avg_pool_s8)
     add("global_avg_pool_onnx_s8", Op.GLOBAL_AVG_POOL, ("onnx",), p8, "gap",
         portable_checks.gap_onnx, emit=simple.global_avg_pool_onnx_s8)
+    # onnx mode without the range check where the layer's accumulators and scales allow it
+    # (constants.onnx24_fits, the layout's check): a binding of its own, priced by the model's
+    # requant_onnx24
+    fast = getattr(cost, "onnx24", None)
+    fast_cost = fast() if fast is not None else cost
+    for b in [b for b in own if b.key.mode == "onnx" and b.consts is not None]:
+        own.append(replace(b, name=b.name + "24", cost=specialized(fast_cost, b.key),
+                           emit=partial(b.emit, onnx24=True),
+                           consts=constants.layout(b.consts.weight_layout, arm, onnx24=True)))
     if not (arm or host):
         # the sub-byte conv / dense on the cluster (subbyte.py; inert for 8-bit layers)
         own.extend(subbyte.bindings(cost, rq))

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...golden.fixedpoint import multiply_by_quantized_multiplier, wrap32
+from ...golden.onnx_ops import f32, fma32
 
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 #: extra table shifts tried beyond the smallest that keeps the kernel's sums in int32
@@ -123,4 +124,62 @@ def fold(p: dict, sub: bool) -> Fold | None:
         got = folded_grid(p, sub, f)
         if got is not None and np.array_equal(got, want):
             return f
+    return None
+
+
+# ------------------------------------------------------------------------- onnx QLinearAdd, folded
+
+@dataclass(frozen=True)
+class OnnxFold:
+    """The folded form of an onnx add (`fold_onnx`): both tables (int32, in the kernel's index
+    order: entry i for the input code (int8)i) and the output's shift S."""
+
+    tables: tuple[int, ...]     # TA[256] then TB[256]
+    shift: int
+
+
+def onnx_golden_grid(ratio_a: float, ratio_b: float, fixed: float, off: int, qmin: int,
+                     qmax: int) -> np.ndarray:
+    """onnxruntime's QLinearAdd (golden/onnx_ops.py add: rint(fma(a, ratio_a, fma(b, ratio_b,
+    fixed))) in float32, clamped to [qmin, qmax]) of every pair of stored codes, as stored:
+    [a code + 128, b code + 128], the output less `off` (uint8 operands: 128)."""
+    q = np.arange(-128, 128, dtype=np.int64) + off
+    r = fma32(q[:, None], ratio_a, fma32(q[None, :], ratio_b, f32(fixed)))
+    return np.clip(np.rint(r).astype(np.int64), qmin, qmax) - off
+
+
+def onnx_candidates(ma: int, tb: np.ndarray, shift: int, off: int):
+    """(k, c) pairs `fold_onnx` tries: k from the smallest that keeps the tables and their sums
+    in int32 (and S = shift − k ≤ 31), c the rounding of the sum: half up, then half down."""
+    a = np.arange(-128, 128, dtype=np.int64) * ma
+    bound = int(np.abs(a).max()) + int(np.abs(tb).max()) + (abs(off) + 1) * (1 << shift) + 4
+    k0 = max(shift - 31, 0)
+    while (bound >> k0) > INT32_MAX // 2:
+        k0 += 1
+    for k in range(k0, min(k0 + K_TRIES, shift) + 1):
+        for c in (1 << (shift - 1), (1 << (shift - 1)) - 1):
+            yield k, c
+
+
+def fold_onnx(ma: int, tb, shift: int, off: int, want: np.ndarray, qmin: int, qmax: int
+              ) -> OnnxFold | None:
+    """The first candidate fold of the exact integers of an onnx add (x = a·ma + tb[b] over
+    2^shift: bindings/portable/elementwise.py add_onnx_exact; `off` the storage offset) whose
+    kernel output (tw_pulp_add_fold_s8: clamp((TA[a] + TB[b]) >> S) to [−128, 127], then to the
+    stored [qmin, qmax]) equals `want` (onnx_golden_grid) on every pair of codes, or None.
+        TA[a] = (a·ma + c − off·2^shift + r) >> k,  TB[b] = (tb[b] + r) >> k,  r = 2^(k−1)"""
+    a = np.arange(-128, 128, dtype=np.int64) * ma
+    b = np.asarray(tb, dtype=np.int64)
+    for k, c in onnx_candidates(ma, b, shift, off):
+        r = (1 << (k - 1)) if k >= 1 else 0
+        ta = (a + (c - (off << shift) + r)) >> k
+        tbk = (b + r) >> k
+        s = ta[:, None] + tbk[None, :]
+        if max(abs(int(ta.min())), abs(int(ta.max())), abs(int(tbk.min())), abs(int(tbk.max())),
+               abs(int(s.min())), abs(int(s.max()))) > INT32_MAX - 1:
+            continue
+        got = np.clip(np.clip(s >> (shift - k), -128, 127), qmin, qmax)
+        if np.array_equal(got, want):
+            order = np.r_[128:256, 0:128]            # entry i: code (int8)i
+            return OnnxFold(tuple(int(v) for v in (*ta[order], *tbk[order])), shift - k)
     return None

@@ -20,6 +20,7 @@ of outputs (tw_pulp_rq_words() derives the same in C):
 | tflite_right   | M0            | h = 2^(e−1)              | e = −shift ≥ 1             | 0             |
 | onnx, r ≥ 33   | mult = M·2^7  | 2^25 + 1                 | 2^(r − 33)                 | r − 32        |
 | onnx, r ≤ 32   | mult          | 0                        | 0                          | r             |
+| onnx24         | mult          | 31 − (r − 32)            | 2^(r − 33) − 1             | r − 32        |
 
 `variant(layer, lg)` names the kernel variant (the C entry points' suffix). TFLite's double rounding
 runs as "tflite_right" (RoundingDivideByPOT in four instructions, (y + h − [y < 0]) >> e) when every
@@ -30,6 +31,12 @@ accumulators, y = SRDHM(acc, M0) being at most |acc|·M0 / 2^31 + 1 — the usua
 bits ("shift32", one p.mac and a shift) when k·acc + lambda fits int32 for every accumulator the
 layer can produce — |acc| ≤ |bias| + 128·Σ|w| per channel, the kernels' int8 (or biased uint8)
 inputs and pad values being within [−128, 127] — and in 64-bit semantics ("shift") otherwise.
+onnx's requantization runs as "onnx" (any accumulator and scale: a range check per output, the
+64-bit path for |acc| > 2^24 or scales ≥ 1/4), or — `variant(..., onnx24=True)`, the pulp
+family's separate *_onnx24 bindings, priced apart — as "onnx24" (no range check, no 64-bit
+path: tw_pulp_rq_onnx24), legal only where `onnx24_fits`: |acc| ≤ 2^24 for every accumulator
+the layer can produce (the bound above) and r ≥ 33 (scale < 1/4) for every channel, a zero
+scale's m = 0 taking r = 33 (its outputs are 0 for any r).
 
 Weight blocks: conv [k_t][FY][FX][c_t] and dense [k_t][c_t] as the portable family's; depthwise
 [k_t][FY][FX] (channel-major: each channel's taps together, tw_pulp_depthwise.h) at the same
@@ -65,11 +72,39 @@ def acc_bound(layer: Layer, lg: LayerGraph) -> np.ndarray:
     return np.abs(portable.kernel_bias(layer, lg)) + 128 * w
 
 
-def variant(layer: Layer, lg: LayerGraph, arm: bool = False) -> str:
+#: |acc| up to which "onnx24" is exact (tw_pulp_rq_onnx24: fl(acc) = acc, |acc·mult| < 2^55)
+ONNX24_ACC = 1 << 24
+
+
+def onnx24_reason(layer: Layer, lg: LayerGraph) -> str | None:
+    """Why the layer's onnx requantization cannot run as "onnx24" (module docstring), or None."""
+    rq = layer.requant
+    if rq is None or rq.mode != "onnx":
+        return "not an onnx-mode requantization"
+    bound = int(acc_bound(layer, lg).max())
+    if bound > ONNX24_ACC:
+        return f"|acc| may reach {bound} > 2^24 (the onnx24 kernels' bound)"
+    mult, r = onnx_requant_exact.constants(np.broadcast_to(np.atleast_1d(
+        np.asarray(rq.scale, np.float32)), (layer.nest.K,)))
+    if bool(((r < 33) & (mult != 0)).any()):
+        return "a scale ≥ 1/4 (the onnx24 kernels take scales < 1/4)"
+    return None
+
+
+def onnx24_fits(layer: Layer, lg: LayerGraph) -> bool:
+    """Whether "onnx24" computes the layer's onnx requantization exactly (onnx24_reason)."""
+    return onnx24_reason(layer, lg) is None
+
+
+def variant(layer: Layer, lg: LayerGraph, arm: bool = False, onnx24: bool = False) -> str:
     """The kernel variant of the layer's requantization (module docstring); `arm`: for the
-    kernels built for Arm (their tflite_right needs |acc| < 2^30 too)."""
+    kernels built for Arm (their tflite_right needs |acc| < 2^30 too); `onnx24`: the onnx24
+    bindings' (the binding's check has proven onnx24_fits)."""
     rq = layer.requant
     assert rq is not None
+    if onnx24:
+        assert rq.mode == "onnx" and onnx24_fits(layer, lg), layer.name
+        return "onnx24"
     if rq.mode == "tflite":
         if rq.rounding == "single":
             return "tflite_single"
@@ -109,6 +144,8 @@ def words_of(rq: Requant, k: int, v: str) -> tuple[np.ndarray, ...]:
 
     if v == "onnx":
         return onnx_words(rq.scale, k)
+    if v == "onnx24":
+        return onnx24_words(rq.scale, k)
     m, s = per_channel(rq.multiplier), per_channel(rq.shift)
     if v == "tflite":
         e = np.maximum(-s, 0)
@@ -140,10 +177,24 @@ def onnx_words(scale, k: int) -> tuple[np.ndarray, ...]:
     return tuple(np.asarray(a, np.int64).astype(np.int32) for a in out)
 
 
-def words(layer: Layer, lg: LayerGraph, arm: bool = False) -> tuple[np.ndarray, ...]:
+def onnx24_words(scale, k: int) -> tuple[np.ndarray, ...]:
+    """The words (m, a, b, c) of "onnx24" (module docstring) for float32 `scale` over `k`
+    channels: m = mult, a = 31 − rr, b = 2^(rr − 1) − 1, c = rr = r − 32 (r ≥ 33; a zero
+    scale's r taken as 33)."""
+    scale = np.broadcast_to(np.atleast_1d(np.asarray(scale, np.float32)), (k,))
+    mult, r = onnx_requant_exact.constants(scale)
+    rr = np.where(mult == 0, 33, r) - 32
+    if bool((rr < 1).any()):
+        raise ValueError("onnx24 words of a scale ≥ 1/4")
+    out = (mult, 31 - rr, (np.int64(1) << (rr - 1)) - 1, rr)
+    return tuple(np.asarray(a, np.int64).astype(np.int32) for a in out)
+
+
+def words(layer: Layer, lg: LayerGraph, arm: bool = False, onnx24: bool = False
+          ) -> tuple[np.ndarray, ...]:
     """The per-channel words of the layer's requantization and variant."""
     assert layer.requant is not None
-    return words_of(layer.requant, layer.nest.K, variant(layer, lg, arm))
+    return words_of(layer.requant, layer.nest.K, variant(layer, lg, arm, onnx24))
 
 
 def check(layer: Layer, lg: LayerGraph) -> str | None:
@@ -156,14 +207,23 @@ def check(layer: Layer, lg: LayerGraph) -> str | None:
     return reason
 
 
-def layer_constants(layer: Layer, lg: LayerGraph, s, arm: bool = False) -> LayerConstants:
+def check_onnx24(layer: Layer, lg: LayerGraph) -> str | None:
+    """`check`, and the onnx24 variant's own bound (onnx24_reason)."""
+    return check(layer, lg) or onnx24_reason(layer, lg)
+
+
+def layer_constants(layer: Layer, lg: LayerGraph, s, arm: bool = False,
+                    onnx24: bool = False) -> LayerConstants:
     """The constant blob of a conv / depthwise / dense layer for schedule `s` (`check` passed)."""
     weights = portable.weight_blocks(layer, s, channel_major=True)
-    return portable.blob(layer, lg, s, (np.stack(words(layer, lg, arm), axis=1),), weights)
+    return portable.blob(layer, lg, s, (np.stack(words(layer, lg, arm, onnx24), axis=1),),
+                         weights)
 
 
-def layout(weights: str, arm: bool = False) -> ConstLayout:
+def layout(weights: str, arm: bool = False, onnx24: bool = False) -> ConstLayout:
     """The pulp constants layout with weight layout `weights` ("k.fy.fx.c", "k.c" or
-    "k.fy.fx"); `arm`: the words of the kernels built for Arm (variant)."""
+    "k.fy.fx"); `arm`: the words of the kernels built for Arm (variant); `onnx24`: the onnx24
+    bindings' words, legal only where onnx24_fits (check_onnx24)."""
     return ConstLayout(bytes_per_channel=BYTES_PER_CHANNEL, weight_layout=weights,
-                       build=partial(layer_constants, arm=arm), check=check)
+                       build=partial(layer_constants, arm=arm, onnx24=onnx24),
+                       check=check_onnx24 if onnx24 else check)

@@ -177,6 +177,9 @@ class PulpKernels:
     requant_tflite: float = 20.4
     requant_shift: float = 12.0
     requant_onnx: float = 42.4
+    #: the onnx24 variant (tw_pulp_rq_onnx24: no range check, no 64-bit path; the *_onnx24
+    #: bindings, constants.onnx24_fits), priced through `onnx24`
+    requant_onnx24: float = 26.0
     requant: float = 20.4       # the mode this copy prices (for_key)
     psum: float = 2.36           # per output per partial-sum load or store
     # depthwise
@@ -197,6 +200,12 @@ class PulpKernels:
     #: in soft-float), GVSoC 8 cores, the adds of the example and ic_resnet8 as QDQ
     #: (bench/calibrate_onnx_requant.py, bench/calibration_onnx_requant.json: 81.1)
     add_onnx: float = 81.1
+    #: the folded onnx add (binding add_onnx_fold_s8, simple.onnx_fold): per element the tflite
+    #: folded kernel's add_elem (the same tw_pulp_add_fold_s8), per table entry copied into L1 on
+    #: the layer's first tile add_onnx_copy (2 × 256 shared by the cores); priced through
+    #: `onnx_fold` (add_onnx_table is 0 but in that copy)
+    add_onnx_copy: float = 8.0
+    add_onnx_table: float = 0.0
     mul_elem: float = 35.0      # mul per output element
     elem: float = 9.32          # the elementwise op this copy prices (for_key)
     table: float = 55.7         # its table entries' cost (for_key; 0 but for tflite add / sub)
@@ -295,6 +304,15 @@ class PulpKernels:
         can equal a 16x8 kernel's (x16 w8, shift / div), their C is not the same."""
         return replace(self, int_ops=True)
 
+    def onnx24(self) -> PulpKernels:
+        """The copy that prices the onnx24 bindings: their onnx requantization is requant_onnx24."""
+        return replace(self, requant_onnx=self.requant_onnx24)
+
+    def onnx_fold(self) -> PulpKernels:
+        """The copy that prices the folded onnx add: the folded kernel's add_elem per element,
+        add_onnx_copy per table entry."""
+        return replace(self, add_onnx=self.add_elem, add_onnx_table=self.add_onnx_copy)
+
     def for_key(self, key) -> PulpKernels:
         """The model of one binding: its mode's requantization, its elementwise op's cost, and
         for the integer exports' kernels the structure they run (`scalar`)."""
@@ -302,7 +320,8 @@ class PulpKernels:
                                                                           self.requant_tflite)
         elem = (self.mul_elem if key.op == "mul" else
                 self.add_onnx if key.mode == "onnx" else self.add_elem)
-        table = self.add_table if key.op in ("add", "sub") and key.mode != "onnx" else 0.0
+        table = ((self.add_onnx_table if key.mode == "onnx" else self.add_table)
+                 if key.op in ("add", "sub") else 0.0)
         other = {"transpose": self.transpose_elem, "concat": self.concat_elem,
                  "quantize": self.quant_elem}.get(str(key.op), self.other_elem)
         row = self.transpose_row if str(key.op) == "transpose" else 0.0

@@ -16,7 +16,7 @@
  *   say; the golden functions are golden/conv.py conv2d_acc / dense_acc + apply_requant.
  *
  * Kernels (suffix = requant mode: _tflite, _tflite_single, _shift, _shift32, _tflite_right,
- * _onnx):
+ * _onnx, _onnx24):
  *   tw_pulp_conv2d_s8_*  any k_h·k_w: per output pixel, im2col copies each kernel row's taps as
  *       one contiguous run of k_w·in_c bytes of the HWC tile (no copy per tap), pads filled;
  *       two pixels at a time through the 4x2 MatMul (tw_pulp_matmul.h);

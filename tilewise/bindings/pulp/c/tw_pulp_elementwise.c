@@ -120,6 +120,14 @@ void tw_pulp_add_fold_tables(const tw_add_params_t *p, const tw_add_fold_t *f, i
                  q.out_mult, (uint32_t)g.b_lo, g.b_hi, g.k);
 }
 
+void tw_pulp_add_fold_copy(const int32_t *src, int32_t *tables, int core_id, int n_cores)
+{
+    int i, end;
+    tw_pulp_share(2 * TW_PULP_ADD_VALUES, core_id, n_cores, &i, &end);
+    for (; i < end; i++)
+        tables[i] = src[i];
+}
+
 /* One folded element before the clamp: (TA[ua] + TB[ub]) >> shift (ua, ub the input bytes). */
 TW_PULP_INLINE int32_t fold_one(const int32_t *ta, const int32_t *tb, uint32_t ua, uint32_t ub,
                                 int32_t shift)

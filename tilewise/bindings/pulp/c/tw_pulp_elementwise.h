@@ -6,7 +6,9 @@
  * C) and the clamp as p.max / p.min. The multipliers must not be -2^31 (the bindings check).
  * onnxruntime's QLinearAdd: tw_pulp_add_onnx_exact_s8 is the portable tw_add_onnx_exact_s8
  * (integers, its parameter struct) with the rounding in 32-bit words (p.fl1 / clz); where
- * those integers do not exist the family keeps the portable float tw_add_onnx_s8 / _u8.
+ * those integers do not exist the family keeps the portable float tw_add_onnx_s8 / _u8. Where
+ * bindings/pulp/addfold.py fold_onnx proves it for the layer (every pair of codes), the onnx add
+ * runs in the folded form below too, on tables the compiler computes (tw_pulp_add_fold_copy).
  *
  * ADD / SUB run on per-layer tables of both inputs' scaled values (tw_pulp_elementwise.c): in
  * the folded form (tw_pulp_add_fold_*) the output's requantization and zero point are folded
@@ -50,6 +52,10 @@ typedef struct {
  * (entry u for the value (int8_t)u). Every core computes its share; a barrier must follow. */
 void tw_pulp_add_fold_tables(const tw_add_params_t *p, const tw_add_fold_t *f, int32_t *tables,
                              int sub, int core_id, int n_cores);
+/* The folded tables of an onnx add (bindings/pulp/addfold.py fold_onnx, computed at compile
+ * time: `src`, 2·TW_PULP_ADD_VALUES int32 in the layout above) copied into `tables`. Every core
+ * copies its share; a barrier must follow. */
+void tw_pulp_add_fold_copy(const int32_t *src, int32_t *tables, int core_id, int n_cores);
 /* out = clamp((TA[a] + TB[b]) >> shift, qmin, qmax) on the folded tables (p: the clamp). */
 void tw_pulp_add_fold_s8(const tw_add_params_t *p, const int32_t *tables, int32_t shift,
                          const int8_t *a, const int8_t *b, int8_t *out, int n, int core_id,

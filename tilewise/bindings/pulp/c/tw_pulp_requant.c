@@ -48,7 +48,12 @@ void tw_pulp_rq_words(const tw_requant_t *rq, int n, int mode, int32_t *words)
                 (void)tw_onnx_rq_init(&t, bits);
             }
             m = t.mult;
-            if (t.shift >= 33) {
+            if (mode == TW_PULP_RQ_ONNX24) {     /* r >= 33 (a zero scale: r = 33) */
+                int32_t rr = (m == 0 ? 33 : t.shift) - 32;
+                a = 31 - rr;
+                b = (int32_t)((1u << (rr - 1)) - 1u);
+                c = rr;
+            } else if (t.shift >= 33) {
                 a = (1 << 25) + 1;
                 b = 1 << (t.shift - 33);
                 c = t.shift - 32;

@@ -40,6 +40,13 @@
  *                 p.fl1 / clz), taken while (uint32)(acc + 2^24) < a, i.e. |acc| <= 2^24;
  *                 for r <= 32 a = b = 0, c = r, and every output (also |acc| > 2^24, which
  *                 float32 rounds first) goes through the 64-bit tw_onnx_rq_round.
+ *   TW_PULP_RQ_ONNX24  TW_RQ_ONNX where the binding proves |acc| <= 2^24 for every accumulator
+ *                 of the layer and r >= 33 (scale < 1/4; a zero scale, mult = 0, takes r = 33)
+ *                 for every channel (bindings/pulp/constants.py onnx24_fits): m = mult,
+ *                 a = 31 - rr, b = 2^(rr-1) - 1, c = rr = r - 32. No range check and no 64-bit
+ *                 path: tw_pulp_rq_onnx24, tw_onnx_rq_round_p_hi with the terms the bound makes
+ *                 constant folded (|p| < 2^55, so |hi| <= 2^23, msb(hi ^ sign) <= 2^22 and the
+ *                 high word of h is 0; only the carry of the low word's sum is needed).
  * Then y = clamp(r, qmin - zp, qmax - zp) + zp: clamp(r + zp, qmin, qmax) without the int32
  * overflow of r + zp.
  *
@@ -59,6 +66,8 @@
 #define TW_PULP_RQ_SHIFT32 4
 /* TFLite's double rounding with right shifts only, in fewer instructions (see above) */
 #define TW_PULP_RQ_TFLITE_RIGHT 5
+/* onnx's requantization for |acc| <= 2^24 and scales < 1/4, no range check (see above) */
+#define TW_PULP_RQ_ONNX24 6
 
 /* The requantization variants, each as X(name, mode): a kernel has one entry point per variant
  * (its name's suffix; bindings/pulp/constants.py `variant`), written once as
@@ -69,7 +78,8 @@
     X(shift, TW_RQ_SHIFT)                                                                     \
     X(shift32, TW_PULP_RQ_SHIFT32)                                                            \
     X(tflite_right, TW_PULP_RQ_TFLITE_RIGHT)                                                  \
-    X(onnx, TW_RQ_ONNX)
+    X(onnx, TW_RQ_ONNX)                                                                       \
+    X(onnx24, TW_PULP_RQ_ONNX24)
 
 /* A tile's requantization: its channels' words and the output zero point and clamp. */
 typedef struct {
@@ -260,6 +270,63 @@ TW_PULP_INLINE int32_t tw_pulp_rq_onnx(const tw_pulp_rqch_t *c, int32_t acc)
     }
 }
 
+/* 2^8·msb(x) for x < 2^23, the half ulp h of tw_pulp_rq_onnx24 (any value in [0, 2^8] for
+ * x = 0): RISC-V p.fl1 then sll, whose shift amount is taken mod 32 (p.fl1 of 0 is 32: 2^8);
+ * on Arm clz then lsr of 2^31 by clz - 8 (clz of 0 is 32: 2^7). */
+TW_PULP_INLINE uint32_t tw_pulp_half_ulp24(uint32_t x)
+{
+#if TW_PULP_ASM
+    uint32_t h;
+    __asm__(".insn r 0x33, 1, 0x08, %0, %1, x0\n\tsll %0, %2, %0"   /* p.fl1; sll */
+            : "=&r"(h) : "r"(x), "r"(256u));
+    return h;
+#elif TW_PULP_ARM
+    uint32_t n;
+    __asm__("clz %0, %1" : "=r"(n) : "r"(x));
+    return 0x80000000u >> (n - 8u);
+#else
+    return tw_onnx_rq_msb32(x | 1u) << 8;
+#endif
+}
+
+/* -bit_n(x) (0 or -1), with a = 31 - n: p.extract of the 1-bit field at n (sign-extended) on
+ * RISC-V, (x << a) >> 31 elsewhere. */
+TW_PULP_INLINE int32_t tw_pulp_bit_neg(int32_t x, int32_t n, int32_t a)
+{
+#if TW_PULP_ASM
+    int32_t r;
+    (void)a;
+    __asm__(".insn r 0x33, 0, 0x40, %0, %1, %2" : "=r"(r) : "r"(x), "r"(n));   /* p.extract */
+    return r;
+#else
+    (void)n;
+    return tw_pulp_asr((int32_t)((uint32_t)x << a), 31);
+#endif
+}
+
+/* TW_PULP_RQ_ONNX24 (words above): rint(fl(acc · scale)) for |acc| <= 2^24 and scale < 1/4,
+ * exact within +-2^22. tw_onnx_rq_round_p_hi of p = acc·mult (hi:lo) with nb = -bit_rr(hi),
+ * e = bit - 1 = ~nb: h ^ e = ~(h ^ nb) as the low word of a term whose high word is e, so
+ *     Y = (hi + 2^(rr-1) + e + carry) >> rr,  carry = [lo + ~(h ^ nb) >= 2^32] = [(h ^ nb) < lo]
+ * — 2^(rr-1) + e = b - nb (b = 2^(rr-1) - 1) — the low word's sum itself unused. */
+TW_PULP_INLINE int32_t tw_pulp_rq_onnx24(const tw_pulp_rqch_t *c, int32_t acc)
+{
+    int32_t hi, nb;
+    uint32_t lo, h;
+#if TW_PULP_ARM
+    int64_t p = (int64_t)acc * c->m;                     /* one smull */
+    hi = (int32_t)(p >> 32);
+    lo = (uint32_t)p;
+#else
+    hi = tw_pulp_mulh(acc, c->m);
+    lo = (uint32_t)acc * (uint32_t)c->m;
+#endif
+    h = tw_pulp_half_ulp24((uint32_t)hi ^ (uint32_t)tw_pulp_asr(hi, 31));
+    nb = tw_pulp_bit_neg(hi, c->c, c->a);
+    return tw_pulp_asr((int32_t)((uint32_t)hi + (uint32_t)c->b - (uint32_t)nb +
+                                 (((uint32_t)nb ^ h) < lo)), c->c);
+}
+
 /* The requantized value of accumulator acc before the output clamp and zero point. */
 TW_PULP_INLINE int32_t tw_pulp_rq_raw(const tw_pulp_rqch_t *c, int32_t acc, const int mode)
 {
@@ -282,6 +349,8 @@ TW_PULP_INLINE int32_t tw_pulp_rq_raw(const tw_pulp_rqch_t *c, int32_t acc, cons
             if (top != tw_pulp_asr(r, 31))          /* beyond int32: saturate */
                 r = top < 0 ? INT32_MIN : INT32_MAX;
         }
+    } else if (mode == TW_PULP_RQ_ONNX24) {
+        r = tw_pulp_rq_onnx24(c, acc);
     } else {
         r = tw_pulp_rq_onnx(c, acc);
     }
