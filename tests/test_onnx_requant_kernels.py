@@ -10,6 +10,11 @@ accumulators beyond 2^24 (float32 rounds them first), a zero and a subnormal sca
 1x1 conv, depthwise and dense layers, on the pulp family (gap8's cluster), on stm32h7 (the
 pulp kernels built for Arm, host path) and on the portable family. The cost model's
 requant_onnx is held against GVSoC in tests/test_pulp_gvsoc.py.
+
+The pulp family's onnx24 variant (no range check, constants.onnx24_fits) is tested against the
+exact formula on 400k pairs, chosen only where |acc| <= 2^24 and every scale < 1/4, and run
+bit-exact on the same layers with small accumulators; the folded onnx add (add_onnx_fold_s8) is
+chosen and bit-exact where fold_onnx proves it, and refuses a grid it cannot match.
 """
 
 from __future__ import annotations

@@ -68,13 +68,17 @@ from .base import KB, Memory, Module, Region, Target
 #: fitted alone on counted instructions of the onnx-mode conv / depthwise / dense layers of the
 #: example and of kws_dscnn, ic_resnet8 quantized to QDQ ONNX (bench/calibrate_onnx_requant.py,
 #: bench/calibration_onnx_requant.json: per layer 25-55); add_onnx likewise (QLinearAdd in
-#: integers, tw_pulp_add_onnx_exact_s8; 672.4 in soft-float): the adds of the example and ic_resnet8
+#: integers, tw_pulp_add_onnx_exact_s8; 672.4 in soft-float): the adds of the example and ic_resnet8;
+#: requant_onnx24 (the onnx24 variant, no range check) and add_onnx_fold (the folded onnx add)
+#: fitted the same way on the layers that run them (calibration_onnx_requant.json); the onnx
+#: global average pool keeps this core's gap values (gap_*_onnx: the cluster's refit is its own)
 KERNELS = replace(PulpKernels(), name="pulp-kernels-m7", mm_step=18.808, mm_block=0.0, mm_tile=0.5,
                   im2col_byte=0.0, im2col_row=115.747, requant_tflite=29.913, requant_shift=12.0,
-                  requant_onnx=48.854, requant_onnx24=36.0, psum=2.36, dw_out=0.0, dw_step=0.417, dw_gather=12.311,
-                  dw_item=252.631, fc_step=7.235, fc_neuron=0.414, add_elem=12.25,
-                  add_table=36.354, add_onnx=39.93, mul_elem=35.0, pool_step=25.788, pool_out=63.477,
-                  gap_pixel=11.029, gap_chan=0.0, other_elem=184.546, other_call=425.13, tile=0.0,
+                  requant_onnx=48.854, requant_onnx24=39.99, psum=2.36, dw_out=0.0, dw_step=0.417,
+                  dw_gather=12.311, dw_item=252.631, fc_step=7.235, fc_neuron=0.414, add_elem=12.25,
+                  add_table=36.354, add_onnx=39.93, add_onnx_fold=11.85, mul_elem=35.0, pool_step=25.788,
+                  pool_out=63.477, gap_pixel=11.029, gap_chan=0.0, gap_pixel_onnx=11.029, gap_chan_onnx=0.0,
+                  other_elem=184.546, other_call=425.13, tile=0.0,
                   transpose_elem=4.946, transpose_row=22.309, concat_elem=184.546, quant_elem=184.546,
                   arm=True,
                   # the integer exports' kernels and the transpose (bench/calibrate_int.py,
