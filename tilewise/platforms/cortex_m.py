@@ -8,8 +8,11 @@ DWT cycle counter; tw_board_stub.c under QEMU), the output (tw_fw_semihosting.c,
 tw_fw_putchar.c over the ITM's putchar tw_fw_itm.c or the application's), the program (main.c)
 and the inputs, with the single-core HAL tw_hal/tw_hal_cortex_m.c. `cm_firmware_sources` picks the
 board and output files for a link (CM_BOARDS, CM_OUTPUTS: what the Makefile's LINK / OUTPUT pick).
-The toolchain is Debian's arm-none-eabi-gcc with newlib (`-mcpu=cortex-m7 -mthumb
--mfloat-abi=soft`, newlib-nano). Runners: QEMU (functional) and the instruction counter.
+The toolchain is Debian's arm-none-eabi-gcc with newlib-nano: `-mcpu=cortex-m7 -mthumb` and the
+float ABI of the core (`cm_arch`): a target whose core has an FPU says which (`cortex_m_platform`:
+stm32h7's FPv5-D16) and its firmware is built hard-float (`-mfloat-abi=hard -mfpu=<fpu>`, newlib's
+thumb/v7e-m+dp/hard multilib; tw_fw.c turns the FPU on at reset), a core without one soft-float
+(`-mfloat-abi=soft`, CORTEX_M). Runners: QEMU (functional) and the instruction counter.
 """
 
 from __future__ import annotations
@@ -25,7 +28,17 @@ from .base import Platform
 from .count import COUNTER
 from .qemu import QEMU
 
-CM_ARCH = ("-mcpu=cortex-m7", "-mthumb", "-mfloat-abi=soft")
+CM_CPU = ("-mcpu=cortex-m7", "-mthumb")
+
+
+def cm_arch(fpu: str | None = None) -> tuple[str, ...]:
+    """The core and float ABI flags: hard-float on the FPU `fpu` (gcc's -mfpu name, e.g.
+    "fpv5-d16"), soft-float without one."""
+    return (*CM_CPU, "-mfloat-abi=hard", f"-mfpu={fpu}") if fpu else (*CM_CPU, "-mfloat-abi=soft")
+
+
+#: the flags of a Cortex-M7 without an FPU (soft-float)
+CM_ARCH = cm_arch()
 CM_CFLAGS = ("-O2", "-std=c99", "-Wall", "-Wextra", "-Werror", "-ffunction-sections",
              "-fdata-sections", "-DTW_PROFILE_LAYERS")
 #: what the firmware is built for (validate/code_size.py)
@@ -64,23 +77,27 @@ def cm_firmware_sources(fw_dir: Path, link: str = "qemu", output: str = "semihos
                   or p.name in chosen)
 
 
-def cm_compile_args(gcc: str, includes: Sequence[Path], src: Path, obj: Path) -> list[str]:
-    return [gcc, *CM_ARCH, *CM_CFLAGS, *[f"-I{i}" for i in includes], "-c", str(src), "-o",
+def cm_compile_args(gcc: str, includes: Sequence[Path], src: Path, obj: Path,
+                    fpu: str | None = None) -> list[str]:
+    return [gcc, *cm_arch(fpu), *CM_CFLAGS, *[f"-I{i}" for i in includes], "-c", str(src), "-o",
             str(obj)]
 
 
 def cm_link_args(gcc: str, fw_dir: Path, objects: Sequence[Path], elf: Path,
-                 link: str = "qemu") -> list[str]:
-    """Link with newlib-nano (memcpy, memset, nearbyintf) and libgcc, no start files (tw_fw.c
-    starts)."""
-    return [gcc, *CM_ARCH, "-nostartfiles", "--specs=nano.specs", f"-L{fw_dir}",
+                 link: str = "qemu", fpu: str | None = None) -> list[str]:
+    """Link with newlib-nano (memcpy, memset, nearbyintf) and libgcc of the float ABI's multilib,
+    no start files (tw_fw.c starts)."""
+    return [gcc, *cm_arch(fpu), "-nostartfiles", "--specs=nano.specs", f"-L{fw_dir}",
             "-T", str(fw_dir / f"link_{link}.ld"), "-Wl,--gc-sections",
             "-Wl,--no-warn-rwx-segments", *[str(o) for o in objects], "-lm", "-o", str(elf)]
 
 
 @dataclass(frozen=True)
 class ArmBuild:
-    """The platform's Toolchain (base.py): arm-none-eabi-gcc + newlib-nano, link_<link>.ld."""
+    """The platform's Toolchain (base.py): arm-none-eabi-gcc + newlib-nano, link_<link>.ld;
+    hard-float on `fpu` (cm_arch)."""
+
+    fpu: str | None = None
 
     def check(self) -> None:
         arm_gcc()
@@ -89,19 +106,27 @@ class ArmBuild:
         return cm_firmware_sources(fw_dir, link, output)
 
     def compile_args(self, includes: Sequence[Path], src: Path, obj: Path) -> list[str]:
-        return cm_compile_args(arm_gcc(), includes, src, obj)
+        return cm_compile_args(arm_gcc(), includes, src, obj, self.fpu)
 
     def link_args(self, fw_dir: Path, objects: Sequence[Path], elf: Path, link: str) -> list[str]:
-        return cm_link_args(arm_gcc(), fw_dir, objects, elf, link)
+        return cm_link_args(arm_gcc(), fw_dir, objects, elf, link, self.fpu)
 
 
-CORTEX_M = Platform(
-    name="cortex-m", label="Cortex-M",
-    description="bare-metal Cortex-M7 firmware, run on QEMU or counted",
-    hal=("tw_hal_cortex_m.c",), firmware_c=("cortex_m", "common"), region_linker_scripts=True,
-    templates=Path(__file__).resolve().parent / "templates" / "cortex_m",
-    make_phony=" firmware qemu FORCE",
-    make_data=lambda: {"cm_arch": CM_ARCH, "cm_cflags": CM_CFLAGS}, toolchain=ArmBuild(),
-    no_l3="the network needs off-chip memory (L3), which the Cortex-M firmware does not have; "
-          "give it a part with more SRAM",
-    isa=ISA, runners=(COUNTER, QEMU))
+def cortex_m_platform(fpu: str | None = None) -> Platform:
+    """The cortex-m platform of a Cortex-M7 with the FPU `fpu` (gcc's -mfpu name; None: none,
+    soft-float): its firmware, Makefile block and toolchain are built with cm_arch(fpu)."""
+    arch = cm_arch(fpu)
+    return Platform(
+        name="cortex-m", label="Cortex-M",
+        description="bare-metal Cortex-M7 firmware, run on QEMU or counted",
+        hal=("tw_hal_cortex_m.c",), firmware_c=("cortex_m", "common"), region_linker_scripts=True,
+        templates=Path(__file__).resolve().parent / "templates" / "cortex_m",
+        make_phony=" firmware qemu FORCE",
+        make_data=lambda: {"cm_arch": arch, "cm_cflags": CM_CFLAGS}, toolchain=ArmBuild(fpu),
+        no_l3="the network needs off-chip memory (L3), which the Cortex-M firmware does not have; "
+              "give it a part with more SRAM",
+        isa=ISA, runners=(COUNTER, QEMU))
+
+
+#: a Cortex-M7 without an FPU (soft-float)
+CORTEX_M = cortex_m_platform()

@@ -24,8 +24,12 @@ from pathlib import Path
 from ..errors import TilewiseError
 from .base import Execution
 
-#: the memory regions of QEMU's mps2-an500 the firmware uses (firmware/link_qemu.ld)
-REGIONS = ((0x00000000, 4 << 20), (0x20000000, 4 << 20))
+#: the memory regions of QEMU's mps2-an500 the firmware uses (firmware/link_qemu.ld), and the
+#: System Control Space page (SCS): unicorn models no SCS, so the start-up's write of CPACR
+#: (0xE000ED88, the FPU on in a hard-float build: tw_fw.c) lands in plain memory there, and
+#: unicorn's Cortex-M7 executes the FPv5 instructions with its FPU enabled from reset
+SCS = (0xE000E000, 0x1000)
+REGIONS = ((0x00000000, 4 << 20), (0x20000000, 4 << 20), SCS)
 #: Arm semihosting operations served (r0) and the exit reason of a normal end
 SYS_WRITE0, SYS_EXIT, APPLICATION_EXIT = 0x04, 0x18, 0x20026
 #: instructions after which a run counts as hung
@@ -53,6 +57,20 @@ def _emulator():
         raise TilewiseError(f"--on count needs the Python packages unicorn, capstone and "
                             f"pyelftools ({e.name} is missing); pip install tilewise again") from e
     return unicorn, arm_const, capstone, ELFFile
+
+
+def thumb_count(disasm, code: bytes, addr: int) -> int:
+    """The instructions of a block of Thumb code: capstone's decoding, and past any instruction
+    it does not decode (it stops there) the Thumb-2 width rule: a halfword whose top five bits
+    are 0b11101, 0b11110 or 0b11111 starts a 32-bit instruction, any other is one 16-bit."""
+    n = end = 0
+    for ins_addr, ins_size, _, _ in disasm.disasm_lite(code, addr):
+        n += 1
+        end = ins_addr + ins_size - addr
+    while end + 1 < len(code):
+        end += 4 if (code[end + 1] >> 3) in (0b11101, 0b11110, 0b11111) else 2
+        n += 1
+    return n
 
 
 def count_instructions(elf: Path, n_layers: int, c_name: str = "tw") -> Counted:
@@ -90,8 +108,7 @@ def count_instructions(elf: Path, n_layers: int, c_name: str = "tw") -> Counted:
     def on_block(uc, addr, size, _):
         n = sizes.get(addr)
         if n is None:
-            n = sizes[addr] = sum(1 for _ in disasm.disasm_lite(bytes(uc.mem_read(addr, size)),
-                                                                 addr))
+            n = sizes[addr] = thumb_count(disasm, bytes(uc.mem_read(addr, size)), addr)
         if addr == mark:
             if uc.reg_read(arm.UC_ARM_REG_R0) == 0:
                 start[0] = total[0]

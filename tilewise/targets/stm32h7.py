@@ -48,6 +48,8 @@ Figures and where they come from:
   tw_transpose), counted with the integer exports' kernels (16x8 conv / depthwise / dense, the
   table add, tw_int.h's, the reshape's copy: bindings/pulp/cost.py "Integer exports") by
   bench/calibrate_int.py.
+- FPU: FPv5-D16 (double precision, 16 D registers; DS12110): the firmware is built
+  hard-float (FPU below; `-mfloat-abi=hard -mfpu=fpv5-d16`).
 - firmware (platforms/cortex_m.py, codegen/c/firmware/cortex_m): start-up, linker scripts for the
   STM32H743 (REGIONS) and for QEMU's mps2-an500 (the same regions' sizes inside its SSRAM), the
   board layer (480 MHz PLL, caches, DWT cycle counter; stubbed under QEMU), the single-core HAL
@@ -58,7 +60,7 @@ from dataclasses import replace
 
 from ..bindings import pulp
 from ..bindings.pulp.cost import PulpKernels
-from ..platforms.cortex_m import CORTEX_M
+from ..platforms.cortex_m import cortex_m_platform
 from .base import KB, Memory, Module, Region, Target
 
 #: the pulp kernels' model in executed instructions on the Cortex-M7, fitted on counted
@@ -107,6 +109,10 @@ REGIONS = (
     Region("SRAM4", 0x38000000, 64 * KB, ld="SRAM4", note="D3: unused by the firmware"),
     Region("backup SRAM", 0x38800000, 4 * KB, ld="BKPSRAM", note="unused by the firmware"),
 )
+#: the core's FPU (gcc's -mfpu name): the Cortex-M7 of the STM32H743 has the double-precision
+#: FPv5-D16 (ST datasheet DS12110, features: "Cortex-M7 core with double-precision FPU"), so the
+#: firmware is built hard-float (platforms/cortex_m.py cm_arch) and the start-up turns it on (tw_fw.c)
+FPU = "fpv5-d16"
 #: DTCM bytes of the firmware's stack (sections.ld STACK_BYTES, written from this figure)
 STACK = 8 * KB
 
@@ -134,6 +140,6 @@ TARGET = Target(
     ),
     sources=("seed 001 §6.1", "seed 004 §3.4.1", "ST DS12110 §3.5 (memories)",
              "ST RM0433 §2.3-2.4 (memory map, embedded SRAM)"),
-    platform=CORTEX_M,
+    platform=cortex_m_platform(FPU),
     regions=REGIONS,
 )

@@ -1,8 +1,9 @@
 /*
  * tw_fw.c — start-up and runtime of a tilewise firmware on Cortex-M: the vector table (initial
- * stack pointer, reset and fault handlers), the reset handler (the board's early set-up, copies
- * .data from flash, zeroes .bss and .dtcm, the board's clock / cache / cycle-counter set-up, runs
- * tw_fw_main and exits with its status) and the number printing. Output and exit are the chosen
+ * stack pointer, reset and fault handlers), the reset handler (the FPU on in a build for it, the
+ * board's early set-up, copies .data from flash, zeroes .bss and .dtcm, the board's clock /
+ * cache / cycle-counter set-up, runs tw_fw_main and exits with its status) and the number
+ * printing. Output and exit are the chosen
  * output's (tw_fw_semihosting.c, or tw_fw_putchar.c over a putchar), the board set-up the
  * board layer's (tw_board.h). A fault prints "TW_TRAP <name> pc <hex>" and exits non-zero.
  * The symbols come from the linker scripts (link_qemu.ld, link_<target>.ld, sections.ld).
@@ -71,9 +72,25 @@ static void bus_fault(void) { fault("busfault"); }
 static void usage_fault(void) { fault("usagefault"); }
 static void other(void) { fault("exception"); }
 
+#if defined(__ARM_FP)
+/* A build for the FPU (-mfloat-abi=hard or softfp, -mfpu=...; platforms/cortex_m.py): the FPU
+ * is off at reset, so the first float instruction would fault (UsageFault NOCP). CPACR (SCB,
+ * 0xE000ED88) bits 20-23: CP10 and CP11 full access; DSB then ISB so that the instructions after
+ * it see the FPU on (ARMv7-M Architecture Reference Manual, CPACR). The FPSCR's reset value rounds to nearest even
+ * without flush-to-zero: the IEEE float32 arithmetic the kernels' onnx requantization relies on. */
+static void fpu_on(void)
+{
+    *(volatile uint32_t *)0xE000ED88u |= 0xFu << 20;
+    __asm__ volatile("dsb\n\tisb" ::: "memory");
+}
+#endif
+
 void tw_fw_reset(void)
 {
     uint32_t *src = &_sidata, *dst;
+#if defined(__ARM_FP)
+    fpu_on();            /* before any float instruction */
+#endif
     tw_board_early_init();
     for (dst = &_sdata; dst < &_edata;)
         *dst++ = *src++;
