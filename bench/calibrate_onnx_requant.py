@@ -16,10 +16,13 @@ r = r0 + Σ w·(measured − pred(r0))·col / Σ w·col², w = 1/measured² (eve
 counting alike) — on GVSoC's measured compute cycles for pulp-open (8 cores and 1), on counted
 instructions for stm32h7 (whole layers: its copies are the core's own).
 
-    python bench/calibrate_onnx_requant.py MODEL.onnx [MODEL.onnx ...]
+    python bench/calibrate_onnx_requant.py MODEL.onnx [MODEL.onnx ...] [--config stm32h7]
 
 prints the per-layer data and the fitted coefficients per configuration, and writes
-bench/calibration_onnx_requant.json.
+bench/calibration_onnx_requant.json (--data another file). On stm32h7, whose onnx bindings of
+the weighted kernels requantize on the FPU where its model prices that below the integer form
+(the onnx_fpu variant: stm32h7.KERNELS.onnx_on_fpu), the coefficient of those layers is
+requant_onnx_fpu (bench/calibration_onnx_requant_fpu.json: --config stm32h7 --data it).
 """
 
 from __future__ import annotations
@@ -63,11 +66,13 @@ def column(model: PulpKernels, key, s, nest, tgt, p, cores: int,
     return cycles(model), cycles(replace(model, **{coef: 1.0})) - base
 
 
-def collect(paths: list[Path]) -> list[dict]:
+def collect(paths: list[Path], only: list[str] | None = None) -> list[dict]:
     rows = []
     for path in paths:
         lg = scheduling.lowered(path)
         for name, target, cores, on, model, field in CONFIGS:
+            if only and name not in only:
+                continue
             kw = {"cores": cores} if cores else {}
             tgt = scheduling.target(target, **kw)
             ns = scheduling.schedule(lg, tgt, "model")
@@ -89,6 +94,8 @@ def collect(paths: list[Path]) -> list[dict]:
                     label, m = "requant_onnx24", model.onnx24()
                 elif p.binding.name == "add_onnx_fold_s8":
                     label, m = "add_onnx_fold", model.onnx_fold()
+                elif coef == "requant_onnx" and model.arm and model.onnx_on_fpu:
+                    coef = label = "requant_onnx_fpu"       # the onnx bindings' onnx_fpu variant
                 s = ns.schedules[i]
                 pred, col = column(m, key, s, layer.nest, tgt, p, cores or 1, coef)
                 if on == "count":   # whole layers: the report's prediction holds the copies too
@@ -124,8 +131,10 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("models", nargs="+", type=Path)
     ap.add_argument("--data", type=Path, default=HERE / "calibration_onnx_requant.json")
+    ap.add_argument("--config", action="append", choices=[c[0] for c in CONFIGS],
+                    help="only this configuration (repeatable; default: all)")
     args = ap.parse_args(argv)
-    rows = collect(args.models)
+    rows = collect(args.models, args.config)
     coefs = fit(rows)
     for r in rows:
         print(f"{r['model']:22s} {r['config']:14s} {r['layer']:28s} {r['kind']:7s} measured "

@@ -60,7 +60,7 @@ from .test_gvsoc import gvsoc_present  # noqa: F401 (autouse fixture: skip witho
 from .tw_kernel_calls import ADD_PARAMS
 
 VARIANTS = {"tflite": 0, "shift": 1, "onnx": 2, "tflite_single": 3, "shift32": 4, "tflite_right": 5,
-            "onnx24": 6}
+            "onnx24": 6, "onnx_fpu": 7}
 KINDS = ("conv", "conv1x1", "fc", "dw", "add", "sub", "mul", "maxpool", "avgpool", "gap",
          "gap_onnx", "nop")
 ALL_CORES = (1, 3, 8)
@@ -106,6 +106,8 @@ def _variant_rq(mode: str, acc, rng, layer_bound):
         rq = replace(rq, scale=np.minimum(np.asarray(rq.scale, np.float32), np.float32(0.2499999)))
         assert int(np.max(layer_bound)) <= constants.ONNX24_ACC
         return rq, "onnx24"
+    if mode == "onnx_fpu":        # onnx mode as float32 operations (on an FPU where built for one)
+        return make_requant("onnx", acc, rng), "onnx_fpu"
     rq = make_requant(mode, acc, rng)
     return rq, "tflite" if mode == "tflite" else mode
 
@@ -273,6 +275,12 @@ def cases() -> list[Case]:
     out += [gap_case("gap_5x5x16", rng, 5, 5, 16), gap_case("gap_7x3x13", rng, 7, 3, 13),
             gap_case("gap_onnx_8x8x32", rng, 8, 8, 32, onnx=True),
             gap_case("gap_onnx_5x3x13", rng, 5, 3, 13, onnx=True)]
+    # onnx mode in float32 (the onnx_fpu variant; its own generator, the other cases' unchanged)
+    f = np.random.default_rng(2027)
+    out += [conv_case("conv3x3_onnx_fpu", f, 9, 7, 8, 8, 3, 3, (1, 1), (1, 1, 1, 1), "onnx_fpu"),
+            conv_case("conv1x1_s2_onnx_fpu", f, 7, 6, 11, 9, 1, 1, (2, 1), (2, 0, 1, 3), "onnx_fpu"),
+            fc_case("fc_1x250_k3_onnx_fpu", f, 1, 250, 3, "onnx_fpu"),
+            dw_case("dw3x3_c13_onnx_fpu", f, 10, 9, 13, 3, 3, (1, 1), (1, 1, 1, 1), "onnx_fpu")]
     return out + perf_cases(rng)
 
 

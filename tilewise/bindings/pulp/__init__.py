@@ -131,9 +131,11 @@ def bindings(cost, arm: bool = False, host: bool = False) -> tuple[Binding, ...]
     """The pulp family priced by the kernel cost model `cost` (module docstring), then the portable
     bindings of the keys it does not rewrite; `arm`: the kernels are built for an ARMv7E-M core
     (their Arm DSP paths, tw_pulp_isa.h): their scratch (im2col_bytes_arm, depthwise_bytes_arm)
-    and requant variants (constants.variant); `host`: a host core's module, with the portable
-    family's host-only bindings (portable/host.py)."""
+    and requant variants (constants.variant), onnx mode on the core's FPU where `cost` prices
+    that form (requant_onnx_fpu) below the integer one (cost.onnx_on_fpu); `host`: a host core's
+    module, with the portable family's host-only bindings (portable/host.py)."""
     own: list[Binding] = []
+    fpu = arm and getattr(cost, "onnx_on_fpu", False)
 
     def add(name: str, op: Op, modes: tuple[str | None, ...], prec: Precision, kind: str, check,
             **kw) -> None:
@@ -145,17 +147,21 @@ def bindings(cost, arm: bool = False, host: bool = False) -> tuple[Binding, ...]
         """emit function f for the ISA the kernels are built for (its requant variants)"""
         return partial(f, arm=True) if arm else f
 
+    def wisa(f):
+        """isa(f) of a weighted kernel's emit function: also its onnx mode's form (`fpu`)"""
+        return partial(f, arm=True, fpu=fpu) if arm else f
+
     # the weighted kernels may hand their output to NE16 as u8 (weighted.py), not built for Arm
     u8 = {} if arm else {"output_offsets": (0, 128)}
 
     add("conv2d_s8", Op.CONV2D, rq, p8w, "conv", portable_checks.weighted_s8,
-        emit=isa(weighted.conv2d_s8), scratch=im2col_bytes_arm if arm else im2col_bytes,
-        consts=constants.layout("k.fy.fx.c", arm), tiles=WEIGHTED, **u8)
+        emit=wisa(weighted.conv2d_s8), scratch=im2col_bytes_arm if arm else im2col_bytes,
+        consts=constants.layout("k.fy.fx.c", arm, fpu), tiles=WEIGHTED, **u8)
     add("depthwise_s8", Op.DEPTHWISE, rq, p8w, "dwconv", portable_checks.weighted_s8,
-        emit=isa(weighted.depthwise_s8), scratch=depthwise_bytes_arm if arm else depthwise_bytes,
-        consts=constants.layout("k.fy.fx", arm), tiles=WEIGHTED, **u8)
+        emit=wisa(weighted.depthwise_s8), scratch=depthwise_bytes_arm if arm else depthwise_bytes,
+        consts=constants.layout("k.fy.fx", arm, fpu), tiles=WEIGHTED, **u8)
     add("fully_connected_s8", Op.FULLY_CONNECTED, rq, p8w, "fc", portable_checks.weighted_s8,
-        emit=isa(weighted.fully_connected_s8), consts=constants.layout("k.c", arm), tiles=WEIGHTED,
+        emit=wisa(weighted.fully_connected_s8), consts=constants.layout("k.c", arm, fpu), tiles=WEIGHTED,
         **u8)
     for name, op, emit in (("add_s8", Op.ADD, simple.add_s8), ("sub_s8", Op.SUB, simple.sub_s8)):
         add(name, op, ("tflite",), p8, "add", checks.elementwise_s8, emit=isa(emit),

@@ -21,6 +21,7 @@ of outputs (tw_pulp_rq_words() derives the same in C):
 | onnx, r ≥ 33   | mult = M·2^7  | 2^25 + 1                 | 2^(r − 33)                 | r − 32        |
 | onnx, r ≤ 32   | mult          | 0                        | 0                          | r             |
 | onnx24         | mult          | 31 − (r − 32)            | 2^(r − 33) − 1             | r − 32        |
+| onnx_fpu       | float32 bits of the scale | 0            | 0                          | 0             |
 
 `variant(layer, lg)` names the kernel variant (the C entry points' suffix). TFLite's double rounding
 runs as "tflite_right" (RoundingDivideByPOT in four instructions, (y + h − [y < 0]) >> e) when every
@@ -37,6 +38,9 @@ family's separate *_onnx24 bindings, priced apart — as "onnx24" (no range chec
 path: tw_pulp_rq_onnx24), legal only where `onnx24_fits`: |acc| ≤ 2^24 for every accumulator
 the layer can produce (the bound above) and r ≥ 33 (scale < 1/4) for every channel, a zero
 scale's m = 0 taking r = 33 (its outputs are 0 for any r).
+Built for an Arm core with an FPU, the onnx bindings (not the onnx24 ones) run it as "onnx_fpu"
+(onnxruntime's float32 operations on the FPU: tw_pulp_rq_onnx_fpu) where the cost model prices
+that form below the integer one (`fpu`: pulp/__init__.py `bindings`, cost.onnx_on_fpu).
 
 Weight blocks: conv [k_t][FY][FX][c_t] and dense [k_t][c_t] as the portable family's; depthwise
 [k_t][FY][FX] (channel-major: each channel's taps together, tw_pulp_depthwise.h) at the same
@@ -96,10 +100,12 @@ def onnx24_fits(layer: Layer, lg: LayerGraph) -> bool:
     return onnx24_reason(layer, lg) is None
 
 
-def variant(layer: Layer, lg: LayerGraph, arm: bool = False, onnx24: bool = False) -> str:
+def variant(layer: Layer, lg: LayerGraph, arm: bool = False, onnx24: bool = False,
+            fpu: bool = False) -> str:
     """The kernel variant of the layer's requantization (module docstring); `arm`: for the
     kernels built for Arm (their tflite_right needs |acc| < 2^30 too); `onnx24`: the onnx24
-    bindings' (the binding's check has proven onnx24_fits)."""
+    bindings' (the binding's check has proven onnx24_fits); `fpu`: onnx mode on the Arm core's
+    FPU (onnx_fpu) in the other onnx bindings."""
     rq = layer.requant
     assert rq is not None
     if onnx24:
@@ -110,7 +116,7 @@ def variant(layer: Layer, lg: LayerGraph, arm: bool = False, onnx24: bool = Fals
             return "tflite_single"
         return "tflite_right" if tflite_right_fits(rq, acc_bound(layer, lg), arm) else "tflite"
     if rq.mode == "onnx":
-        return "onnx"
+        return "onnx_fpu" if fpu else "onnx"
     k = np.abs(_per_channel(layer, rq.multiplier))
     lam = np.abs(_per_channel(layer, 0 if rq.bias is None else rq.bias))
     fits = k * acc_bound(layer, lg) + lam <= INT32_MAX
@@ -146,6 +152,10 @@ def words_of(rq: Requant, k: int, v: str) -> tuple[np.ndarray, ...]:
         return onnx_words(rq.scale, k)
     if v == "onnx24":
         return onnx24_words(rq.scale, k)
+    if v == "onnx_fpu":
+        bits = np.broadcast_to(np.atleast_1d(np.asarray(rq.scale, np.float32)), (k,)).view(np.int32)
+        zero = np.zeros(k, np.int32)
+        return (bits.copy(), zero, zero, zero)
     m, s = per_channel(rq.multiplier), per_channel(rq.shift)
     if v == "tflite":
         e = np.maximum(-s, 0)
@@ -190,11 +200,11 @@ def onnx24_words(scale, k: int) -> tuple[np.ndarray, ...]:
     return tuple(np.asarray(a, np.int64).astype(np.int32) for a in out)
 
 
-def words(layer: Layer, lg: LayerGraph, arm: bool = False, onnx24: bool = False
-          ) -> tuple[np.ndarray, ...]:
+def words(layer: Layer, lg: LayerGraph, arm: bool = False, onnx24: bool = False,
+          fpu: bool = False) -> tuple[np.ndarray, ...]:
     """The per-channel words of the layer's requantization and variant."""
     assert layer.requant is not None
-    return words_of(layer.requant, layer.nest.K, variant(layer, lg, arm, onnx24))
+    return words_of(layer.requant, layer.nest.K, variant(layer, lg, arm, onnx24, fpu))
 
 
 def check(layer: Layer, lg: LayerGraph) -> str | None:
@@ -213,17 +223,18 @@ def check_onnx24(layer: Layer, lg: LayerGraph) -> str | None:
 
 
 def layer_constants(layer: Layer, lg: LayerGraph, s, arm: bool = False,
-                    onnx24: bool = False) -> LayerConstants:
+                    onnx24: bool = False, fpu: bool = False) -> LayerConstants:
     """The constant blob of a conv / depthwise / dense layer for schedule `s` (`check` passed)."""
     weights = portable.weight_blocks(layer, s, channel_major=True)
-    return portable.blob(layer, lg, s, (np.stack(words(layer, lg, arm, onnx24), axis=1),),
+    return portable.blob(layer, lg, s, (np.stack(words(layer, lg, arm, onnx24, fpu), axis=1),),
                          weights)
 
 
-def layout(weights: str, arm: bool = False, onnx24: bool = False) -> ConstLayout:
+def layout(weights: str, arm: bool = False, onnx24: bool = False, fpu: bool = False) -> ConstLayout:
     """The pulp constants layout with weight layout `weights` ("k.fy.fx.c", "k.c" or
     "k.fy.fx"); `arm`: the words of the kernels built for Arm (variant); `onnx24`: the onnx24
-    bindings' words, legal only where onnx24_fits (check_onnx24)."""
+    bindings' words, legal only where onnx24_fits (check_onnx24); `fpu`: onnx mode on the Arm
+    core's FPU (onnx_fpu)."""
     return ConstLayout(bytes_per_channel=BYTES_PER_CHANNEL, weight_layout=weights,
-                       build=partial(layer_constants, arm=arm, onnx24=onnx24),
+                       build=partial(layer_constants, arm=arm, onnx24=onnx24, fpu=fpu),
                        check=check_onnx24 if onnx24 else check)

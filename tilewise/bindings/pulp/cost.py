@@ -183,6 +183,11 @@ class PulpKernels:
     #: (bench/calibrate_onnx_requant.py, bench/calibration_onnx_requant.json: 22.78 on 8
     #: cores, 22.46 on 1; tflite's is 20.4)
     requant_onnx24: float = 22.8
+    #: onnx's requantization as onnxruntime's float32 operations on an Arm core's FPU
+    #: (tw_pulp_rq_onnx_fpu: vcvt, vmul, vcvtr; the onnx_fpu variant), per output; None: no FPU.
+    #: The weighted kernels (conv, depthwise, dense) take that form where it is the cheaper
+    #: (onnx_on_fpu; bindings/pulp/__init__.py)
+    requant_onnx_fpu: float | None = None
     requant: float = 20.4       # the mode this copy prices (for_key)
     psum: float = 2.36           # per output per partial-sum load or store
     # depthwise
@@ -317,9 +322,15 @@ class PulpKernels:
         can equal a 16x8 kernel's (x16 w8, shift / div), their C is not the same."""
         return replace(self, int_ops=True)
 
+    @property
+    def onnx_on_fpu(self) -> bool:
+        """The weighted kernels built for Arm requantize onnx mode on the FPU (onnx_fpu): the core
+        has one and the model prices that form below the integer one."""
+        return self.requant_onnx_fpu is not None and self.requant_onnx_fpu < self.requant_onnx
+
     def onnx24(self) -> PulpKernels:
-        """The copy that prices the onnx24 bindings: their onnx requantization is requant_onnx24."""
-        return replace(self, requant_onnx=self.requant_onnx24)
+        """The copy that prices the onnx24 bindings: their onnx requantization is requant_onnx24 (never the FPU's)."""
+        return replace(self, requant_onnx=self.requant_onnx24, requant_onnx_fpu=None)
 
     def onnx_fold(self) -> PulpKernels:
         """The copy that prices the folded onnx add: add_onnx_fold per element, add_onnx_copy
@@ -331,6 +342,9 @@ class PulpKernels:
         for the integer exports' kernels the structure they run (`scalar`)."""
         rq = {"onnx": self.requant_onnx, "shift": self.requant_shift}.get(key.mode,
                                                                           self.requant_tflite)
+        if key.mode == "onnx" and self.arm and self.onnx_on_fpu and \
+                str(key.op) in ("conv2d", "depthwise", "fully_connected"):
+            rq = self.requant_onnx_fpu
         elem = (self.mul_elem if key.op == "mul" else
                 self.add_onnx if key.mode == "onnx" else self.add_elem)
         table = ((self.add_onnx_table if key.mode == "onnx" else self.add_table)

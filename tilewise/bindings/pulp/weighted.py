@@ -7,9 +7,10 @@
 | depthwise (multiplier 1)             | tw_pulp_depthwise_s8_*               | idem (groups = C)       |
 | fully_connected                      | tw_pulp_fully_connected_s8_*         | golden/conv.py dense_acc|
 
-The variant (tflite, tflite_right, tflite_single, shift, shift32, onnx, onnx24: constants.variant;
-`arm`: for the kernels built for Arm; `onnx24`: the onnx24 bindings') names the entry point, so
-the requantization mode is fixed at compile time. The tile's requantization words
+The variant (tflite, tflite_right, tflite_single, shift, shift32, onnx, onnx24, onnx_fpu:
+constants.variant; `arm`: for the kernels built for Arm; `onnx24`: the onnx24 bindings'; `fpu`:
+onnx mode on the Arm core's FPU) names the entry point, so the requantization mode is fixed at
+compile time. The tile's requantization words
 follow its biases in the per-channel block (constants.py); the output zero point, clamp and the
 input pad value are as the tensors are stored (uint8 biased: bindings/portable/common.py). A
 layer whose output is handed to NE16 as u8 (`out_offset` 128, partition/handoff.py) writes it with
@@ -40,37 +41,40 @@ def output_clamp(layer: Layer, lg: LayerGraph, out_offset: int = 0) -> tuple[int
 
 def _weighted(template: str, kernel: str, args: str, layer: Layer, lg: LayerGraph,
               consts: LayerConstants | None, arm: bool, out_offset: int = 0,
-              onnx24: bool = False, **data: Any) -> str:
+              onnx24: bool = False, fpu: bool = False, **data: Any) -> str:
     """A weighted kernel's compute(): `kernel`_<variant> with argument struct `args`."""
     assert consts is not None and consts.const_bytes == constants.BYTES_PER_CHANNEL
     assert not (arm and out_offset), "the Arm kernels saturate to int8"
     zp, qmin, qmax = output_clamp(layer, lg, out_offset)
-    return render(template, kernel=f"{kernel}_{constants.variant(layer, lg, arm, onnx24)}", args=args,
+    return render(template, kernel=f"{kernel}_{constants.variant(layer, lg, arm, onnx24, fpu)}",
+                  args=args,
                   rq=dict(zero_point=zp, qmin=qmin, qmax=qmax), pad_value=stored_pad(layer, lg),
                   **data)
 
 
 def conv2d_s8(layer: Layer, lg: LayerGraph, consts: LayerConstants | None,
-              arm: bool = False, out_offset: int = 0, onnx24: bool = False) -> str:
+              arm: bool = False, out_offset: int = 0, onnx24: bool = False,
+              fpu: bool = False) -> str:
     """tw_pulp_conv2d_s8 (im2col in the L1 scratch, the binding's scratch formula) or, for a 1x1
     kernel, tw_pulp_conv1x1_s8 (HWC pixels are already contiguous)."""
     im2col = layer.nest.FY * layer.nest.FX > 1
     kernel = "tw_pulp_conv2d_s8" if im2col else "tw_pulp_conv1x1_s8"
     return _weighted("conv2d_s8.c.j2", kernel, "tw_pulp_conv_args_t", layer, lg, consts, arm,
-                     out_offset, onnx24, im2col=im2col)
+                     out_offset, onnx24, fpu, im2col=im2col)
 
 
 def depthwise_s8(layer: Layer, lg: LayerGraph, consts: LayerConstants | None,
-                 arm: bool = False, out_offset: int = 0, onnx24: bool = False) -> str:
+                 arm: bool = False, out_offset: int = 0, onnx24: bool = False,
+                 fpu: bool = False) -> str:
     """tw_pulp_depthwise_s8, channel multiplier 1 (checks.weighted_s8)."""
     assert layer.nest.K == layer.nest.C, f"layer '{layer.name}': multiplier passed its check"
     return _weighted("depthwise_s8.c.j2", "tw_pulp_depthwise_s8", "tw_pulp_dw_args_t", layer, lg,
-                     consts, arm, out_offset, onnx24)
+                     consts, arm, out_offset, onnx24, fpu)
 
 
 def fully_connected_s8(layer: Layer, lg: LayerGraph, consts: LayerConstants | None,
-                       arm: bool = False, out_offset: int = 0, onnx24: bool = False
-                       ) -> str:
+                       arm: bool = False, out_offset: int = 0, onnx24: bool = False,
+                       fpu: bool = False) -> str:
     """tw_pulp_fully_connected_s8, one row per call."""
     return _weighted("fully_connected_s8.c.j2", "tw_pulp_fully_connected_s8", "tw_pulp_fc_args_t",
-                     layer, lg, consts, arm, out_offset, onnx24)
+                     layer, lg, consts, arm, out_offset, onnx24, fpu)

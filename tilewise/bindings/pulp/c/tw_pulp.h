@@ -30,7 +30,7 @@
 
 /* The statement `fn##_<variant> args` for a requant variant known only at run time (TW_RQ_TFLITE,
  * TW_RQ_TFLITE_SINGLE, TW_RQ_SHIFT, TW_PULP_RQ_SHIFT32, TW_PULP_RQ_TFLITE_RIGHT, TW_RQ_ONNX,
- * TW_PULP_RQ_ONNX24), e.g.
+ * TW_PULP_RQ_ONNX24, TW_PULP_RQ_ONNX_FPU), e.g.
  * TW_PULP_BY_VARIANT(v, tw_pulp_conv2d_s8, (&args, core, cores)). Generated code names the
  * variant's entry point itself. */
 #define TW_PULP_BY_VARIANT(variant, fn, args)                                               \
@@ -42,6 +42,7 @@
         case TW_PULP_RQ_SHIFT32: fn##_shift32 args; break;                                  \
         case TW_PULP_RQ_TFLITE_RIGHT: fn##_tflite_right args; break;                        \
         case TW_PULP_RQ_ONNX24: fn##_onnx24 args; break;                                    \
+        case TW_PULP_RQ_ONNX_FPU: fn##_onnx_fpu args; break;                                \
         default: fn##_onnx args;                                                            \
         }                                                                                   \
     } while (0)

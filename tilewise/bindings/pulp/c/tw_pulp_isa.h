@@ -44,6 +44,14 @@
 #else
 #define TW_PULP_ARM 0
 #endif
+/* TW_PULP_FPU is 1 on those Arm builds for a single-precision FPU (__ARM_FP bit 2: -mfpu=fpv5-d16,
+ * fpv4-sp-d16, ...): the onnx_fpu requantization is then three FPU instructions
+ * (tw_pulp_requant.h tw_pulp_rq_onnx_fpu). */
+#if TW_PULP_ARM && defined(__ARM_FP) && (__ARM_FP & 4)
+#define TW_PULP_FPU 1
+#else
+#define TW_PULP_FPU 0
+#endif
 #if defined(__riscv) && !defined(TW_PULP_PORTABLE)
 #define TW_PULP_ASM 1
 #else

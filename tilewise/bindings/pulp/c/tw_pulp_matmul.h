@@ -122,6 +122,8 @@ TW_PULP_INLINE void tw_pulp_finish(const tw_pulp_sink_t *s, int k, int n_ch, int
         tw_pulp_acc_end_tflite_right(s, k, n_ch, p0, p1, two, acc);
     else if (mode == TW_PULP_RQ_ONNX24)
         tw_pulp_acc_end_onnx24(s, k, n_ch, p0, p1, two, acc);
+    else if (mode == TW_PULP_RQ_ONNX_FPU)
+        tw_pulp_acc_end_onnx_fpu(s, k, n_ch, p0, p1, two, acc);
     else
         tw_pulp_acc_end_onnx(s, k, n_ch, p0, p1, two, acc);
 }

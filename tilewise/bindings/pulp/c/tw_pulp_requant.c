@@ -37,6 +37,13 @@ void tw_pulp_rq_words(const tw_requant_t *rq, int n, int mode, int32_t *words)
             c = rq->shift[i];
             if (mode == TW_PULP_RQ_SHIFT32 && c > 31)
                 c = 31;
+        } else if (mode == TW_PULP_RQ_ONNX_FPU) {
+            /* the float32 scale's bits (from mult·2^-shift where only the constants are given) */
+            if (rq->mult)
+                m = rq->mult[i] ? (int32_t)((uint32_t)(157 - rq->shift[i]) << 23 |
+                                            (((uint32_t)rq->mult[i] >> 7) & 0x7FFFFFu)) : 0;
+            else
+                memcpy(&m, &rq->scale[i], sizeof m);
         } else {
             tw_onnx_rq_t t = {0, 8};
             uint32_t bits;

@@ -47,6 +47,9 @@
  *                 path: tw_pulp_rq_onnx24, tw_onnx_rq_round_p_hi with the terms the bound makes
  *                 constant folded (|p| < 2^55, so |hi| <= 2^23, msb(hi ^ sign) <= 2^22 and the
  *                 high word of h is 0; only the carry of the low word's sum is needed).
+ *   TW_PULP_RQ_ONNX_FPU  the same rint(fl(fl(acc) · scale)) in float32 as onnxruntime computes
+ *                 it, m = the float32 scale's bits (a = b = c = 0): tw_pulp_rq_onnx_fpu, three
+ *                 FPU instructions where the core has one (TW_PULP_FPU), else float32 C.
  * Then y = clamp(r, qmin - zp, qmax - zp) + zp: clamp(r + zp, qmin, qmax) without the int32
  * overflow of r + zp.
  *
@@ -68,6 +71,8 @@
 #define TW_PULP_RQ_TFLITE_RIGHT 5
 /* onnx's requantization for |acc| <= 2^24 and scales < 1/4, no range check (see above) */
 #define TW_PULP_RQ_ONNX24 6
+/* onnx mode on the FPU (see above) */
+#define TW_PULP_RQ_ONNX_FPU 7
 
 /* The requantization variants, each as X(name, mode): a kernel has one entry point per variant
  * (its name's suffix; bindings/pulp/constants.py `variant`), written once as
@@ -79,7 +84,8 @@
     X(shift32, TW_PULP_RQ_SHIFT32)                                                            \
     X(tflite_right, TW_PULP_RQ_TFLITE_RIGHT)                                                  \
     X(onnx, TW_RQ_ONNX)                                                                       \
-    X(onnx24, TW_PULP_RQ_ONNX24)
+    X(onnx24, TW_PULP_RQ_ONNX24)                                                              \
+    X(onnx_fpu, TW_PULP_RQ_ONNX_FPU)
 
 /* A tile's requantization: its channels' words and the output zero point and clamp. */
 typedef struct {
@@ -327,6 +333,33 @@ TW_PULP_INLINE int32_t tw_pulp_rq_onnx24(const tw_pulp_rqch_t *c, int32_t acc)
                                  (((uint32_t)nb ^ h) < lo)), c->c);
 }
 
+/* TW_PULP_RQ_ONNX_FPU (words above): rint(fl(fl(acc) · s)) in float32, s the float32 whose bits
+ * are m — onnxruntime's own operations (MLAS: the int32 accumulator to float, times the scale,
+ * rounded half to even), so equal to the golden model for every accumulator and finite s >= 0.
+ * With an FPU (TW_PULP_FPU): vcvt.f32.s32 (fl(acc), nearest even), vmul.f32 (fl of the product),
+ * vcvtr.s32.f32 (to an integer in the FPSCR's rounding mode: nearest even, its reset value,
+ * tw_fw.c; saturated beyond int32, which the output clamp then gives right). Elsewhere the same
+ * float32 operations in C (float32 evaluation assumed, FLT_EVAL_METHOD 0): the product clamped to
+ * +-2^22, where the output clamp gives the same answer, and rounded half to even by adding and
+ * subtracting 1.5·2^23 (the sum lies in [2^23, 2^24], whose float32 spacing is 1). */
+TW_PULP_INLINE int32_t tw_pulp_rq_onnx_fpu(const tw_pulp_rqch_t *c, int32_t acc)
+{
+    union {
+        int32_t i;
+        float f;
+    } u;
+    float f;
+    u.i = c->m;
+    f = (float)acc * u.f;
+#if TW_PULP_FPU
+    __asm__("vcvtr.s32.f32 %0, %1" : "=t"(u.f) : "t"(f));
+    return u.i;
+#else
+    f = f < -4194304.0f ? -4194304.0f : f > 4194304.0f ? 4194304.0f : f;
+    return (int32_t)((f + 12582912.0f) - 12582912.0f);
+#endif
+}
+
 /* The requantized value of accumulator acc before the output clamp and zero point. */
 TW_PULP_INLINE int32_t tw_pulp_rq_raw(const tw_pulp_rqch_t *c, int32_t acc, const int mode)
 {
@@ -351,6 +384,8 @@ TW_PULP_INLINE int32_t tw_pulp_rq_raw(const tw_pulp_rqch_t *c, int32_t acc, cons
         }
     } else if (mode == TW_PULP_RQ_ONNX24) {
         r = tw_pulp_rq_onnx24(c, acc);
+    } else if (mode == TW_PULP_RQ_ONNX_FPU) {
+        r = tw_pulp_rq_onnx_fpu(c, acc);
     } else {
         r = tw_pulp_rq_onnx(c, acc);
     }
