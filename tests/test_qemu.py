@@ -123,6 +123,8 @@ def test_count_report_plots_measured_against_predicted_and_code_size(tmp_path):
 def _kernel_firmware(tmp_path, main: str, timeout: int = 600) -> str:
     """A Cortex-M7 firmware of the portable and pulp kernels (their Arm paths) with the test
     program tests/c/`main` (its generated headers in tmp_path), run under QEMU: its output."""
+    from tilewise.targets.stm32h7 import FPU
+
     from . import tw_c_build as build
 
     gcc = arm_gcc()
@@ -137,14 +139,41 @@ def _kernel_firmware(tmp_path, main: str, timeout: int = 600) -> str:
         obj = tmp_path / f"{src.parent.name}_{src.name}.o"
         # the Cortex-M tw_fw.h gives what the pulp-open cases use: TW_FW_L1 (the DTCM) and
         # tw_fw_cycles (the stub board's: 0, the cases' cycles print as 0)
-        build.compile_object(cm_compile_args(gcc, includes, src, obj), src, obj)
+        # hard-float, as stm32h7's firmware (its FPU: the onnx_fpu cases on the FPU)
+        build.compile_object(cm_compile_args(gcc, includes, src, obj, FPU), src, obj)
         objects.append(obj)
     elf = tmp_path / "kernels.elf"
     ld = write_link_scripts(get_target("stm32h7"), tmp_path / "ld")
-    subprocess.run(cm_link_args(gcc, ld, objects, elf), check=True)
+    subprocess.run(cm_link_args(gcc, ld, objects, elf, fpu=FPU), check=True)
     run = parse(run_firmware(elf, timeout=timeout))
     assert run.status == 0 and "TW_DONE" in run.text, run.text[-2000:]
     return run.text
+
+
+def test_stm32h7_firmware_is_hard_float_and_bit_exact(tmp_path):
+    """stm32h7's Cortex-M7 has an FPU (targets/stm32h7.py FPU = FPv5-D16): its firmware is built
+    hard-float (readelf -A: float arguments in VFP registers), the start-up turns the FPU on, and
+    the onnx-mode example — its conv / depthwise / dense layers requantized on the FPU where the
+    cost model prices that below the integer form (onnx_fpu) — is bit-exact under QEMU and in the
+    instruction counter."""
+    from tilewise.targets.stm32h7 import FPU, KERNELS
+
+    assert FPU == "fpv5-d16" and get_target("stm32h7").platform.make_data()["cm_arch"][-2:] == \
+        ("-mfloat-abi=hard", "-mfpu=fpv5-d16")
+    graph = load_model(EXAMPLE_ONNX)
+    ns = schedule_network(lower(graph), get_target("stm32h7"), "model")
+    for on in ("qemu", "count"):
+        r = validate_model(EXAMPLE_ONNX, ns, graph, 2 if on == "qemu" else 1, 0, tmp_path / on,
+                           on=on).to_json()
+        assert r["bit_exact"] and r["platform"] == on, r
+        elf = tmp_path / on / "build_fw" / "network.elf"
+        attrs = subprocess.run(["arm-none-eabi-readelf", "-A", str(elf)], capture_output=True,
+                               text=True, check=True).stdout
+        assert "Tag_ABI_VFP_args: VFP registers" in attrs, attrs
+        assert "Tag_FP_arch: FPv5/FP-D16 for ARMv8" in attrs, attrs
+        network_c = "".join(f.read_text() for f in (tmp_path / on).rglob("*.c"))
+        assert ("_onnx_fpu(" in network_c) == KERNELS.onnx_on_fpu
+        assert "_conv2d_s8_onnx" in network_c
 
 
 def test_every_pulp_kernel_bit_exact_on_cortex_m7(tmp_path):
