@@ -156,12 +156,12 @@ def bindings(cost, arm: bool = False, host: bool = False) -> tuple[Binding, ...]
 
     add("conv2d_s8", Op.CONV2D, rq, p8w, "conv", portable_checks.weighted_s8,
         emit=wisa(weighted.conv2d_s8), scratch=im2col_bytes_arm if arm else im2col_bytes,
-        consts=constants.layout("k.fy.fx.c", arm, fpu), tiles=WEIGHTED, **u8)
+        consts=constants.layout("k.fy.fx.c", arm, fpu=fpu), tiles=WEIGHTED, **u8)
     add("depthwise_s8", Op.DEPTHWISE, rq, p8w, "dwconv", portable_checks.weighted_s8,
         emit=wisa(weighted.depthwise_s8), scratch=depthwise_bytes_arm if arm else depthwise_bytes,
-        consts=constants.layout("k.fy.fx", arm, fpu), tiles=WEIGHTED, **u8)
+        consts=constants.layout("k.fy.fx", arm, fpu=fpu), tiles=WEIGHTED, **u8)
     add("fully_connected_s8", Op.FULLY_CONNECTED, rq, p8w, "fc", portable_checks.weighted_s8,
-        emit=wisa(weighted.fully_connected_s8), consts=constants.layout("k.c", arm, fpu), tiles=WEIGHTED,
+        emit=wisa(weighted.fully_connected_s8), consts=constants.layout("k.c", arm, fpu=fpu), tiles=WEIGHTED,
         **u8)
     for name, op, emit in (("add_s8", Op.ADD, simple.add_s8), ("sub_s8", Op.SUB, simple.sub_s8)):
         add(name, op, ("tflite",), p8, "add", checks.elementwise_s8, emit=isa(emit),
