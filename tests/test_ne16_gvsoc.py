@@ -33,10 +33,21 @@ from .test_gvsoc import gvsoc_present  # noqa: F401 (autouse fixture: skip witho
 from .test_pulp_gvsoc import _c_array, _variant_rq, _words, build_firmware
 
 NE16_C = Path(NE16_INIT).parent / "c"
+PULP_REQUANT_H = NE16_C.parent.parent / "pulp" / "c" / "tw_pulp_requant.h"
+
+
+def _pulp_variants() -> tuple[str, ...]:
+    """The pulp requant variants in TW_PULP_VARIANTS' order, read from the header (the table in
+    ne16_gvsoc_main.c is built from that X-macro: a variant added there shifts every index)."""
+    text = PULP_REQUANT_H.read_text()
+    block = text[text.index("#define TW_PULP_VARIANTS(X)"):]
+    block = block[:block.index("\n\n")]
+    return tuple(re.findall(r"X\((\w+),", block))
+
+
 #: the kernels' table order in ne16_gvsoc_main.c: the pulp variants (header order), then the
 #: one-mulh forms of tflite and tflite_right (tw_ne16_kernels.h)
-VARIANTS = ("tflite", "tflite_single", "shift", "shift32", "tflite_right", "onnx", "mulh_tflite",
-            "mulh_tflite_right")
+VARIANTS = _pulp_variants() + ("mulh_tflite", "mulh_tflite_right")
 KINDS = ("requant", "to_u8", "nop")
 #: prediction / measurement allowed per timed case on 8 cores (the pulp kernels' per-kind ±20%)
 TOLERANCE = 0.20
