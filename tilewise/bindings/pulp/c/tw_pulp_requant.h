@@ -237,6 +237,20 @@ TW_PULP_INLINE int32_t tw_pulp_shr64_lo(int32_t hi, uint32_t lo, int32_t n)
 
 /* The value of the highest set bit of x != 0: p.fl1 on RISC-V (rv32imc has no clz: libgcc's
  * __clzsi2 otherwise), clz on Arm. */
+/* The 64-bit product a·m as its high and low words: one smull on Arm, mulh + mul on RISC-V
+ * (the onnx requantizations' p, tw_onnx_requant_exact.h). */
+TW_PULP_INLINE void tw_pulp_mul64(int32_t a, int32_t m, int32_t *hi, uint32_t *lo)
+{
+#if TW_PULP_ARM
+    int64_t p = (int64_t)a * m;
+    *hi = (int32_t)(p >> 32);
+    *lo = (uint32_t)p;
+#else
+    *hi = tw_pulp_mulh(a, m);
+    *lo = (uint32_t)a * (uint32_t)m;
+#endif
+}
+
 TW_PULP_INLINE uint32_t tw_pulp_msb(uint32_t x)
 {
 #if TW_PULP_ASM
@@ -257,14 +271,7 @@ TW_PULP_INLINE int32_t tw_pulp_rq_onnx(const tw_pulp_rqch_t *c, int32_t acc)
          * << 8, e = (bit rr of hi) - 1, (p + 2^(r-1) + (h ^ e)) >> r in two words */
         int32_t hi;
         uint32_t lo, msb, e, slo, shi;
-#if TW_PULP_ARM
-        int64_t p = (int64_t)acc * c->m;                 /* one smull */
-        hi = (int32_t)(p >> 32);
-        lo = (uint32_t)p;
-#else
-        hi = tw_pulp_mulh(acc, c->m);
-        lo = (uint32_t)acc * (uint32_t)c->m;
-#endif
+        tw_pulp_mul64(acc, c->m, &hi, &lo);
         msb = tw_pulp_msb(((uint32_t)hi ^ (uint32_t)tw_pulp_asr(hi, 31)) | 1u);
         e = (((uint32_t)hi >> c->c) & 1u) - 1u;
         slo = lo + ((msb << 8) ^ e);
@@ -319,14 +326,7 @@ TW_PULP_INLINE int32_t tw_pulp_rq_onnx24(const tw_pulp_rqch_t *c, int32_t acc)
 {
     int32_t hi, nb;
     uint32_t lo, h;
-#if TW_PULP_ARM
-    int64_t p = (int64_t)acc * c->m;                     /* one smull */
-    hi = (int32_t)(p >> 32);
-    lo = (uint32_t)p;
-#else
-    hi = tw_pulp_mulh(acc, c->m);
-    lo = (uint32_t)acc * (uint32_t)c->m;
-#endif
+    tw_pulp_mul64(acc, c->m, &hi, &lo);
     h = tw_pulp_half_ulp24((uint32_t)hi ^ (uint32_t)tw_pulp_asr(hi, 31));
     nb = tw_pulp_bit_neg(hi, c->c, c->a);
     return tw_pulp_asr((int32_t)((uint32_t)hi + (uint32_t)c->b - (uint32_t)nb +
