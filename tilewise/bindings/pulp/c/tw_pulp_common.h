@@ -45,19 +45,33 @@ TW_PULP_INLINE int tw_pulp_groups(int spatial, int blocks, int cores)
 /* Block range [*b0, *b1) of group `grp` of `groups` over `blocks` blocks. */
 TW_PULP_INLINE void tw_pulp_group_blocks(int blocks, int grp, int groups, int *b0, int *b1)
 {
+    if (groups == 1) {              /* the common case, without two divisions (~35 cycles each) */
+        *b0 = 0;
+        *b1 = blocks;
+        return;
+    }
     *b0 = blocks * grp / groups;
     *b1 = blocks * (grp + 1) / groups;
 }
 
 void tw_pulp_copy_words(int8_t *dst, const int8_t *src, int n_pairs);
 
-/* n bytes from src to dst: pairs of words in a hardware loop when both are word-aligned. */
+/* n bytes from src to dst (not overlapping): pairs of words in a hardware loop when both are
+ * word-aligned; otherwise, from 4 bytes on, words at any alignment (a misaligned word costs one
+ * cycle more) and one last word ending at n, which may rewrite bytes already copied; bytes only
+ * below 4. */
 TW_PULP_INLINE void tw_pulp_copy(int8_t *dst, const int8_t *src, int n)
 {
     int i = 0;
     if ((((uintptr_t)dst | (uintptr_t)src) & 3u) == 0 && n >= 8) {
         i = n & ~7;
         tw_pulp_copy_words(dst, src, n >> 3);
+    }
+    if (n - i >= 4) {
+        for (; i + 4 < n; i += 4)
+            tw_pulp_sw(dst + i, tw_pulp_lw(src + i));
+        tw_pulp_sw(dst + n - 4, tw_pulp_lw(src + n - 4));
+        return;
     }
     for (; i < n; i++)
         dst[i] = src[i];

@@ -255,8 +255,12 @@ TW_PULP_INLINE void conv_tile_arm(const tw_pulp_conv_args_t *t, int core, int co
 /* Both kernels: the tile's pixel pairs (x channel groups when pairs < cores), this core's run
  * (tw_pulp_common.h). im2col != 0: a pair whose receptive fields both lie inside the tile is read
  * in place, kernel row by kernel row, when the reduction is whole in this tile, the channel run
- * is whole 4-channel blocks and a kernel row has a word (k_w·in_c >= 4); any other pair gets its
- * receptive fields built in the core's im2col buffers (the padding filled in). */
+ * is whole 4-channel blocks and a kernel row is whole words (k_w·in_c a multiple of 4: one
+ * hardware loop over rows x words); any other pair gets its receptive fields built in the core's
+ * im2col buffers (the padding filled in) — also a kernel row of k_w·in_c = 4n + r, r > 0 (a
+ * 3-channel first layer's 9 bytes), whose in-place rows would each end in a masked word step:
+ * one run of the whole field is cheaper than k_h of them (GVSoC, the example's 3x3x3 conv: 49.1k
+ * against 50.9k cycles). */
 TW_PULP_INLINE void conv_tile(const tw_pulp_conv_args_t *t, int core, int cores,
                               const int im2col, const int mode)
 {
@@ -287,7 +291,7 @@ TW_PULP_INLINE void conv_tile(const tw_pulp_conv_args_t *t, int core, int cores,
             int blocks_whole = whole && ((k1 - k0) & 3) == 0;
             const int8_t *f0 = NULL, *f1 = NULL;
             int rows = 1, run = len, skip = 0;
-            if (blocks_whole && seg >= 4) {
+            if (blocks_whole && seg >= 4 && (seg & 3) == 0) {
                 f0 = window_in_place(a, x);
                 f1 = two ? window_in_place(a, pixel_next(g, x)) : NULL;
             }
