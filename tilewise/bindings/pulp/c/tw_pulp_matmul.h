@@ -452,7 +452,7 @@ TW_PULP_INLINE void tw_pulp_mm_whole(const int8_t *x0, const int8_t *x1, const i
                                      tw_pulp_clip_t clip, const int two, const int mode)
 {
     static const int32_t zeros[4] = {0, 0, 0, 0};
-    int step = bias ? 4 : 0, b, j;
+    int step = bias ? 4 : 0, b;
     if (!bias)
         bias = zeros;
     for (b = 0; b < blocks; b++) {
@@ -466,12 +466,10 @@ TW_PULP_INLINE void tw_pulp_mm_whole(const int8_t *x0, const int8_t *x1, const i
             tw_pulp_dot_4x2_rows(x0, x1, w, len, rows, seg, gap, acc);
         else
             tw_pulp_dot_4x1_rows(x0, w, len, rows, seg, gap, acc);
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC unroll 1
-#endif
-        for (j = 0; j < 4; j++)     /* a loop, not four copies: the block stays small */
-            tw_pulp_rq_out(words + 4 * j, &clip, acc[2 * j], acc[2 * j + 1], o0 + j, d1, two,
-                           mode);
+        tw_pulp_rq_out(words, &clip, acc[0], acc[1], o0, d1, two, mode);
+        tw_pulp_rq_out(words + 4, &clip, acc[2], acc[3], o0 + 1, d1, two, mode);
+        tw_pulp_rq_out(words + 8, &clip, acc[4], acc[5], o0 + 2, d1, two, mode);
+        tw_pulp_rq_out(words + 12, &clip, acc[6], acc[7], o0 + 3, d1, two, mode);
         w += 4 * (size_t)len;
         bias += step;
         words += 16;
