@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench import geometries, models, scheduling  # noqa: E402
 from tilewise.bindings.base import specialized  # noqa: E402
 from tilewise.bindings.cost_terms import tile_cycles  # noqa: E402
-from tilewise.bindings.pulp.cost import INTEGER_EXPORTS, PulpKernels  # noqa: E402
+from tilewise.bindings.pulp.cost import ASSUMED_INT, INTEGER_EXPORTS, PulpKernels  # noqa: E402
 from tilewise.examples import EXAMPLE_ONNX  # noqa: E402
 from tilewise.schedule.cost import Evaluator, untiled_schedule  # noqa: E402
 from tilewise.schedule.space import iter_tiles  # noqa: E402
@@ -49,7 +49,7 @@ HOST = ("transpose_elem", "transpose_row", "concat_elem", "quant_elem")
 #: the integer exports' kernels' (bench/calibrate_int.py), held at the model's values: a layer
 #: they price (the networks' reshapes) counts them in its `fixed` cycles, not in the columns
 COEFS = tuple(f.name for f in fields(PulpKernels)
-              if f.name not in ("name", *DERIVED, *FLAGS, *HOST, *INTEGER_EXPORTS))
+              if f.name not in ("name", *DERIVED, *FLAGS, *HOST, *INTEGER_EXPORTS, *ASSUMED_INT))
 #: what the kernels' code says each coefficient should be (cycles counted off the loops of
 #: bindings/pulp/c and the RI5CY pipeline: 1 cycle per instruction, loads 1 + 1 on use, a taken
 #: branch 3, a mul 1, a div ~35): the fit is pulled gently towards them (PRIOR_WEIGHT), which fixes

@@ -32,7 +32,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ..ir.graph import Graph
-from . import onnx_int, onnx_nemo, onnx_nemo_ops, onnx_qop, onnx_quantlab  # noqa: F401  (register their lowering handlers)
+from . import (  # noqa: F401  (register their lowering handlers)
+    onnx_deeploy,
+    onnx_int,
+    onnx_nemo,
+    onnx_nemo_ops,
+    onnx_qop,
+    onnx_quantlab,
+)
 from .onnx_fold import fold_constants
 from .onnx_lower import Lowering
 from .onnx_model import read_graph
@@ -47,7 +54,8 @@ SUPPORTED_OPS = (
     "NEMO/QuantLab integer Conv/Gemm/MatMul with Mul/Add/Div/Floor/Clip/Cast requantization (int64 Div by any D), "
     "Pad, AveragePool and residual Add with the same requantization",
     "QuantLab RequantShift after Conv/Gemm/MatMul, after an integer Add, or on its own",
-    "Deeploy's iHardswish and TrueIntegerDiv (before a RequantShift), QuantLab's DORY adder",
+    "Deeploy's iHardswish and TrueIntegerDiv (before a RequantShift), iSoftmax, iRMSNorm, iNoNorm; QuantLab's DORY "
+    "adder",
     "integer Add/Sub/Mul, MatMul of two activations, Pad, Slice, ReduceSum/ReduceMean, 1-D Conv/MaxPool on "
     "integer codes",
 )
@@ -78,8 +86,9 @@ REAL_VALUED = {"ReduceMean": "onnxruntime's ReduceMean gives the real mean, whic
 
 def no_reference(g) -> str:
     """Why onnxruntime cannot be the reference of an integer export ('' when it can): an op
-    whose float result is not the exporter's integer (REAL_VALUED), QuantLab's DORY adder (it
-    requantizes its inputs through attributes onnxruntime ignores)."""
+    whose float result is not the exporter's integer (REAL_VALUED), Deeploy's iSoftmax / iRMSNorm /
+    iNoNorm (no onnxruntime kernel), QuantLab's DORY adder (it requantizes its inputs through
+    attributes onnxruntime ignores)."""
     prod = g.producers()
     live, todo = set(), list(g.outputs)
     while todo:     # the nodes an output depends on: a dead ReduceMean changes nothing
@@ -92,6 +101,8 @@ def no_reference(g) -> str:
             continue
         if n.op_type in REAL_VALUED:
             return f"node '{n.name}': {REAL_VALUED[n.op_type]}"
+        if n.op_type in onnx_deeploy.DEEPLOY_OPS:
+            return f"node '{n.name}': {n.op_type} is Deeploy's own operator, which onnxruntime does not have"
         if n.op_type == "TwDoryAdd":
             return (f"node '{n.name}': QuantLab's DORY adder requantizes its inputs through attributes "
                     "(in1_mul, in1_shift, ...) that onnxruntime ignores")

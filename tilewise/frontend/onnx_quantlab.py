@@ -79,7 +79,7 @@ QUANTLAB_OPS = (REQUANT_SHIFT, "iHardswish", "TrueIntegerDiv", "iSoftmax", "ITAM
 
 #: the QuantLab / Deeploy operators tilewise deploys (the rest of QUANTLAB_OPS belongs to the
 #: sequence-and-attention work and is refused in one sentence)
-DEPLOYED_OPS = (REQUANT_SHIFT, "iHardswish", "TrueIntegerDiv")
+DEPLOYED_OPS = (REQUANT_SHIFT, "iHardswish", "TrueIntegerDiv", "iSoftmax", "iRMSNorm", "iNoNorm")
 
 
 def has_quantlab_ops(g: OnnxGraph) -> bool:

@@ -17,6 +17,15 @@ on codes, with no scales (ir/params.py "integer exports").
   floor((Σ + n/2) / n) (its test data: tests/test_onnx_int.py), n the reduced count.
 - hardswish (HardswishParams): Deeploy's iHardswish (Generic/src/Hardswish_s8.c),
   y = x·(clamp(x + three, 0, six)·one_over_six).
+- int_softmax (IntSoftmaxParams): Deeploy's iSoftmax (Generic/src/Softmax_s8.c; the PULP and
+  Snitch kernels compute the same with coeff_a = 1), I-BERT's integer exponential along one axis:
+  d = x − max, z = min(⌊−d / log2⌋, 31), p = d + z·log2, e = (a·(p + b)² + c) >> z, then
+  ⌊e·(n_levels − 1) / Σe⌋ — the unsigned codes Deeploy's test data holds (its s8→s8 kernel
+  subtracts n_levels/2 after; the exporter's golden outputs do not).
+- rms_norm (RMSNormParams): Deeploy's iRMSNorm (Generic/src/iRMSNorm_s8.c) along one axis:
+  r = ⌊√(⌊Σx² / N⌋ + 1)⌋ (its _plp_sqrt_q32 binary search is the floor square root), then
+  clamp(trunc(x·w / r) >> log2d) — the product and the division in int64 here (Deeploy's int32
+  product equals it while |x·w| < 2^31, which the frontend checks).
 """
 
 from __future__ import annotations
@@ -25,7 +34,16 @@ import numpy as np
 
 from ..ir.graph import Graph, Node
 from ..ir.ops import Op
-from ..ir.params import HardswishParams, IntArithParams, ReduceParams, RequantParams, SliceParams, TableAddParams
+from ..ir.params import (
+    HardswishParams,
+    IntArithParams,
+    IntSoftmaxParams,
+    ReduceParams,
+    RequantParams,
+    RMSNormParams,
+    SliceParams,
+    TableAddParams,
+)
 from ..ir.tensor import dtype_range
 from .registry import kernel
 from .requant import apply_requant
@@ -100,3 +118,40 @@ def hardswish(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
     assert isinstance(p, HardswishParams)
     x = np.asarray(args[0], dtype=np.int64)
     return x * (np.clip(x + p.three, 0, p.six) * p.one_over_six)
+
+
+def int_softmax_rows(x: np.ndarray, p: IntSoftmaxParams) -> np.ndarray:
+    """IntSoftmaxParams along the last axis of the int64 array x."""
+    d = x - x.max(axis=-1, keepdims=True)
+    z = np.minimum((-d) // p.log2, 31)
+    q = d + z * p.log2
+    e = (p.coeff_a * (q + p.coeff_b) ** 2 + p.coeff_c) >> z
+    return (e * (p.n_levels - 1)) // e.sum(axis=-1, keepdims=True)
+
+
+@kernel(Op.INT_SOFTMAX)
+def int_softmax(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
+    p = node.params
+    assert isinstance(p, IntSoftmaxParams)
+    x = np.moveaxis(np.asarray(args[0], dtype=np.int64), p.axis, -1)
+    return np.moveaxis(int_softmax_rows(x, p), -1, p.axis)
+
+
+def isqrt_floor(s: np.ndarray) -> np.ndarray:
+    """⌊√s⌋ of non-negative int64 values, exact (a float estimate corrected by one either way)."""
+    r = np.floor(np.sqrt(s.astype(np.float64))).astype(np.int64)
+    r = np.where(r * r > s, r - 1, r)
+    return np.where((r + 1) * (r + 1) <= s, r + 1, r)
+
+
+@kernel(Op.RMS_NORM)
+def rms_norm(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
+    p = node.params
+    assert isinstance(p, RMSNormParams)
+    x = np.moveaxis(np.asarray(args[0], dtype=np.int64), p.axis, -1)
+    n = x.shape[-1]
+    r = isqrt_floor((x * x).sum(axis=-1, keepdims=True) // n + 1)
+    num = x * np.asarray(p.weight, dtype=np.int64)
+    q = np.sign(num) * (np.abs(num) // r)                 # C's division: toward zero
+    y = np.clip(q >> p.log2d, p.qmin, p.qmax)
+    return np.moveaxis(y, -1, p.axis)

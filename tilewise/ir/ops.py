@@ -27,6 +27,8 @@ All activations are NHWC. Every op's parameters are one of the frozen dataclasse
 | slice | x | SliceParams (starts, ends, steps per axis) |
 | reduce | x | ReduceParams (axes, keepdims, average: the sum or Deeploy's mean) |
 | hardswish | x | HardswishParams (three, six, one_over_six: Deeploy's iHardswish) |
+| int_softmax | x (8-bit) | IntSoftmaxParams (coeff_a, coeff_b, coeff_c, log2, n_levels, axis: Deeploy's iSoftmax) |
+| rms_norm | x (8-bit) | RMSNormParams (weight, log2d, qmin, qmax, axis: Deeploy's iRMSNorm) |
 
 Layer-only ops (passes/lower.py makes them; no graph node has them):
 
@@ -72,6 +74,8 @@ class Op(enum.StrEnum):
     SLICE = "slice"
     REDUCE = "reduce"
     HARDSWISH = "hardswish"
+    INT_SOFTMAX = "int_softmax"
+    RMS_NORM = "rms_norm"
     #: layer-only: conv2d with groups = C, channel multiplier 1
     DEPTHWISE = "depthwise"
     #: layer-only: mean over H and W

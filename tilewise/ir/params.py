@@ -59,6 +59,8 @@ model looks its kernels up by (op, params.mode) (golden/registry.py).
 | SliceParams | slice (none) | starts, ends, steps per axis (ONNX Slice, normalized) |
 | ReduceParams | reduce (none) | axes, keepdims, average: ReduceSum, and ReduceMean as Deeploy computes it |
 | HardswishParams | hardswish (none) | three, six, one_over_six: Deeploy's iHardswish |
+| IntSoftmaxParams | int_softmax (none) | coeff_a, coeff_b, coeff_c, log2, n_levels, axis: Deeploy's iSoftmax (I-BERT) |
+| RMSNormParams | rms_norm (none) | weight, log2d, qmin, qmax, axis: Deeploy's iRMSNorm |
 
 Shared fields live in base classes that no op takes by themselves: WindowParams (kernel, stride,
 pads of the pools), MeanParams (axes, keepdims) and OnnxRescaleParams (x/y scale and zero point,
@@ -499,6 +501,34 @@ class HardswishParams(OpParams):
     one_over_six: int
 
 
+@_params
+class IntSoftmaxParams(OpParams):
+    """int_softmax, Deeploy's iSoftmax (Generic/src/Softmax_s8.c, PULPOpen/src/iSoftmax.c: I-BERT's
+    integer exponential) along IR axis `axis`: per row m = max(x), d = x − m,
+    z = min(⌊−d / log2⌋, 31), p = d + z·log2, e = (coeff_a·(p + coeff_b)² + coeff_c) >> z,
+    y = ⌊e·(n_levels − 1) / Σe⌋ — codes in [0, n_levels − 1]."""
+
+    coeff_a: int
+    coeff_b: int
+    coeff_c: int
+    log2: int
+    n_levels: int
+    axis: int
+
+
+@_params
+class RMSNormParams(OpParams):
+    """rms_norm, Deeploy's iRMSNorm (Generic/src/iRMSNorm_s8.c) along IR axis `axis` of length N:
+    per row s = ⌊Σx² / N⌋ + 1, r = ⌊√s⌋, y = clamp(trunc(x·weight[j] / r) >> log2d, qmin, qmax)
+    with `weight` one integer per element of the row (trunc: C's division toward zero)."""
+
+    weight: tuple[int, ...]
+    log2d: int
+    qmin: int
+    qmax: int
+    axis: int
+
+
 _MEAN = (TfliteMeanParams, OnnxMeanParams)
 
 #: the parameter classes each op accepts on a graph node (depthwise is never a node)
@@ -526,6 +556,8 @@ PARAMS_OF: Mapping[Op, tuple[type[OpParams], ...]] = {
     Op.SLICE: (SliceParams,),
     Op.REDUCE: (ReduceParams,),
     Op.HARDSWISH: (HardswishParams,),
+    Op.INT_SOFTMAX: (IntSoftmaxParams,),
+    Op.RMS_NORM: (RMSNormParams,),
     Op.DEPTHWISE: (),
     Op.GLOBAL_AVG_POOL: _MEAN,
 }

@@ -87,6 +87,7 @@ def infer_shape(graph: Graph, node: Node) -> tuple[int, ...]:
         return (*batch, a[-2], b[-1])
     if isinstance(p, SliceParams):
         return tuple(len(range(s0, e, st)) for s0, e, st in zip(p.starts, p.ends, p.steps))
-    if node.op in (Op.SOFTMAX, Op.LOGISTIC, Op.QUANTIZE, Op.DEQUANTIZE, Op.CLAMP, Op.REQUANT, Op.HARDSWISH):
+    if node.op in (Op.SOFTMAX, Op.LOGISTIC, Op.QUANTIZE, Op.DEQUANTIZE, Op.CLAMP, Op.REQUANT, Op.HARDSWISH,
+                   Op.INT_SOFTMAX, Op.RMS_NORM):
         return tuple(shp[0])
     raise GraphError(f"node '{node.name}': op '{node.op}' has no graph-level shape inference")

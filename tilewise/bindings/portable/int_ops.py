@@ -17,6 +17,8 @@ layer function on the L2 tensors, run by a host core (the modules named "cpu"; h
 | matmul_x{X}y{Y}       | matmul                         | idem             | tw_int_matmul    | int_ops.matmul        |
 | reduce_x{X}y{Y}       | reduce                         | idem             | tw_int_reduce    | int_ops.reduce        |
 | hardswish_x{X}y{Y}    | hardswish                      | idem             | tw_int_hardswish | int_ops.hardswish     |
+| int_softmax_x8y{Y}    | int_softmax                    | 8 → Y            | tw_int_softmax   | int_ops.int_softmax   |
+| rms_norm_x8y{Y}       | rms_norm                       | 8 → Y            | tw_int_rms_norm  | int_ops.rms_norm      |
 | slice_s{B}            | slice                          | B → B, B ∈       | tw_transpose     | int_ops.slice_        |
 |                       |                                | {8,16,32}        |                  |                       |
 
@@ -44,7 +46,16 @@ import numpy as np
 
 from ...ir.layer import Layer, LayerGraph
 from ...ir.ops import Op
-from ...ir.params import HardswishParams, IntArithParams, MatMulParams, ReduceParams, RequantParams, SliceParams
+from ...ir.params import (
+    HardswishParams,
+    IntArithParams,
+    IntSoftmaxParams,
+    MatMulParams,
+    ReduceParams,
+    RequantParams,
+    RMSNormParams,
+    SliceParams,
+)
 from ...ir.requant import Requant
 from ...ir.tensor import dtype_bits, dtype_range
 from ..base import Binding, ConstLayout, LayerConstants, Precision, TileRules, per_mode
@@ -327,6 +338,45 @@ def hardswish(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> st
                   y_bytes=_bytes(lg, layer.output), y_off=u8_offset(lg, layer.output))
 
 
+def _rows(lg: LayerGraph, x: str, axis: int) -> dict:
+    """The [outer][len][inner] view of tensor `x` along `axis` (tw_int.h's row kernels)."""
+    shape = [int(d) for d in lg.tensors[x].shape]
+    return dict(outer=int(np.prod(shape[:axis], dtype=np.int64)), len=shape[axis],
+                inner=int(np.prod(shape[axis + 1:], dtype=np.int64)))
+
+
+def _row_op(layer: Layer, lg: LayerGraph, params: type) -> str | None:
+    if not isinstance(layer.params, params):
+        return f"a {layer.op} with {type(layer.params).__name__}"
+    return _int_tensors(layer, lg)
+
+
+def check_int_softmax(layer: Layer, lg: LayerGraph) -> str | None:
+    return _row_op(layer, lg, IntSoftmaxParams)
+
+
+def int_softmax(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
+    p = layer.params
+    assert isinstance(p, IntSoftmaxParams)
+    x = layer.inputs[0]
+    return render("int_softmax.c.j2", **_rows(lg, x, p.axis), a=p.coeff_a, b=p.coeff_b, c=p.coeff_c, log2=p.log2,
+                  levels_m1=p.n_levels - 1, x_bytes=_bytes(lg, x), x_off=u8_offset(lg, x),
+                  y_bytes=_bytes(lg, layer.output), y_off=u8_offset(lg, layer.output))
+
+
+def check_rms_norm(layer: Layer, lg: LayerGraph) -> str | None:
+    return _row_op(layer, lg, RMSNormParams)
+
+
+def rms_norm(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
+    p = layer.params
+    assert isinstance(p, RMSNormParams)
+    x = layer.inputs[0]
+    return render("int_rms_norm.c.j2", **_rows(lg, x, p.axis), weight=list(p.weight), log2d=p.log2d, qmin=p.qmin,
+                  qmax=p.qmax, x_bytes=_bytes(lg, x), x_off=u8_offset(lg, x),
+                  y_bytes=_bytes(lg, layer.output), y_off=u8_offset(lg, layer.output))
+
+
 def check_slice(layer: Layer, lg: LayerGraph) -> str | None:
     if not isinstance(layer.params, SliceParams):
         return f"a slice with {type(layer.params).__name__}"
@@ -382,6 +432,10 @@ def bindings(cost) -> tuple[Binding, ...]:
         add("matmul" + sfx, Op.MATMUL, (None,), p, "other", check_matmul, matmul)
         add("reduce" + sfx, Op.REDUCE, (None,), p, "other", check_reduce, reduce)
         add("hardswish" + sfx, Op.HARDSWISH, (None,), p, "other", check_hardswish, hardswish)
+    for y in BITS:     # Deeploy's row operators read 8-bit codes
+        p = Precision(8, 0, y)
+        add(f"int_softmax_x8y{y}", Op.INT_SOFTMAX, (None,), p, "other", check_int_softmax, int_softmax)
+        add(f"rms_norm_x8y{y}", Op.RMS_NORM, (None,), p, "other", check_rms_norm, rms_norm)
     for b in BITS:
         add(f"slice_s{b}", Op.SLICE, (None,), Precision(b, 0, b), "other", check_slice, slice_)
     return tuple(out)

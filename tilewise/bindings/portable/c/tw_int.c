@@ -282,3 +282,80 @@ void tw_int_hardswish(const void *x, int x_bytes, int32_t x_off, void *y, int y_
         tw_int_store(y, y_bytes, i, v * (t * one_over_six) - y_off);
     }
 }
+
+/* Deeploy's integer exponential of d = v − max (≤ 0): a second-order polynomial on the
+ * remainder p ∈ (−log2, 0], halved once per whole log2 below the maximum (at most 31 times). */
+static inline int64_t int_exp(int64_t d, int64_t a, int64_t b, int64_t c, int64_t log2)
+{
+    int64_t z = (-d) / log2;
+    int64_t p;
+    if (z > 31) z = 31;
+    p = d + z * log2;
+    return (a * (p + b) * (p + b) + c) >> z;
+}
+
+void tw_int_softmax(const void *x, int x_bytes, int32_t x_off, void *y, int y_bytes, int32_t y_off,
+                    int32_t outer, int32_t len, int32_t inner, int64_t a, int64_t b, int64_t c,
+                    int64_t log2, int64_t levels_m1)
+{
+    int32_t o, i, j;
+    for (o = 0; o < outer; o++) {
+        for (i = 0; i < inner; i++) {
+            const int32_t base = o * len * inner + i;
+            int64_t m = tw_int_load(x, x_bytes, base) + x_off, sum = 0;
+            for (j = 1; j < len; j++) {
+                int64_t v = tw_int_load(x, x_bytes, base + j * inner) + x_off;
+                if (v > m) m = v;
+            }
+            /* the exponentials twice (sum, then outputs): no row buffer */
+            for (j = 0; j < len; j++)
+                sum += int_exp(tw_int_load(x, x_bytes, base + j * inner) + x_off - m, a, b, c, log2);
+            for (j = 0; j < len; j++) {
+                int64_t e = int_exp(tw_int_load(x, x_bytes, base + j * inner) + x_off - m, a, b, c, log2);
+                tw_int_store(y, y_bytes, base + j * inner, e * levels_m1 / sum - y_off);
+            }
+        }
+    }
+}
+
+/* ⌊√s⌋ digit by digit (two bits of s per step), exact for every s < 2^62. */
+static int64_t int_isqrt(int64_t s)
+{
+    int64_t r = 0, bit = (int64_t)1 << 60;
+    while (bit > s) bit >>= 2;
+    while (bit != 0) {
+        if (s >= r + bit) {
+            s -= r + bit;
+            r = (r >> 1) + bit;
+        } else {
+            r >>= 1;
+        }
+        bit >>= 2;
+    }
+    return r;
+}
+
+void tw_int_rms_norm(const void *x, int x_bytes, int32_t x_off, void *y, int y_bytes, int32_t y_off,
+                     int32_t outer, int32_t len, int32_t inner, const int32_t *weight, int log2d,
+                     int64_t qmin, int64_t qmax)
+{
+    int32_t o, i, j;
+    for (o = 0; o < outer; o++) {
+        for (i = 0; i < inner; i++) {
+            const int32_t base = o * len * inner + i;
+            int64_t s = 0, r;
+            for (j = 0; j < len; j++) {
+                int64_t v = tw_int_load(x, x_bytes, base + j * inner) + x_off;
+                s += v * v;
+            }
+            r = int_isqrt(s / len + 1);
+            for (j = 0; j < len; j++) {
+                int64_t v = tw_int_load(x, x_bytes, base + j * inner) + x_off;
+                int64_t q = tw_asr64(v * weight[j] / r, log2d);
+                if (q < qmin) q = qmin;
+                if (q > qmax) q = qmax;
+                tw_int_store(y, y_bytes, base + j * inner, q - y_off);
+            }
+        }
+    }
+}

@@ -47,6 +47,17 @@
  *   HARDSWISH (tw_int_hardswish): y[i] = x·(clamp(x + three, 0, six)·one_over_six), x the value
  *   (Deeploy's iHardswish).
  *
+ *   Row kernels (SOFTMAX, RMS_NORM) work along one axis of the tensor viewed as [outer][len][inner]:
+ *   row (o, i) is the `len` elements at (o·len + j)·inner + i, j < len.
+ *
+ *   SOFTMAX (tw_int_softmax): Deeploy's iSoftmax per row: m = max v, for each element
+ *   d = v − m, z = min(⌊−d / log2⌋, 31), p = d + z·log2, e = (a·(p + b)² + c) >> z;
+ *   y = ⌊e·levels_m1 / Σe⌋. The compiler proves 0 ≤ e < 2^32 and e ≥ 1 at the maximum.
+ *
+ *   RMS_NORM (tw_int_rms_norm): Deeploy's iRMSNorm per row: r = ⌊√(⌊Σv² / len⌋ + 1)⌋, then
+ *   y[j] = clamp((v·weight[j] / r) >> log2d, qmin, qmax), the division toward zero (C's),
+ *   the shift arithmetic (floor); qmin / qmax are values.
+ *
  *   No kernel may be called with an output overlapping an input, except REQUANT and HARDSWISH
  *   with y == x and y_bytes <= x_bytes.
  */
@@ -134,5 +145,11 @@ void tw_int_reduce(const void *x, int x_bytes, int32_t x_off, void *y, int y_byt
                    int32_t y_off, int rank, const int32_t *dims, const int32_t *reduced, int mean);
 void tw_int_hardswish(const void *x, int x_bytes, int32_t x_off, void *y, int y_bytes,
                       int32_t y_off, int32_t n, int64_t three, int64_t six, int64_t one_over_six);
+void tw_int_softmax(const void *x, int x_bytes, int32_t x_off, void *y, int y_bytes, int32_t y_off,
+                    int32_t outer, int32_t len, int32_t inner, int64_t a, int64_t b, int64_t c,
+                    int64_t log2, int64_t levels_m1);
+void tw_int_rms_norm(const void *x, int x_bytes, int32_t x_off, void *y, int y_bytes, int32_t y_off,
+                     int32_t outer, int32_t len, int32_t inner, const int32_t *weight, int log2d,
+                     int64_t qmin, int64_t qmax);
 
 #endif /* TW_INT_H */
