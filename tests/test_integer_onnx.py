@@ -1,8 +1,7 @@
 """Real integer exports (../shared/models/integer_onnx: NEMO, QuantLab and Deeploy networks exactly
 as their tools wrote them, with their golden data) — issue 24's acceptance:
 
-- every network outside the transformer kernels and models (deeploy/kernels/{Attention, Softmax,
-  RMSNorm, iNoNorm}, deeploy/models/{CCT, EEGFormer, microLlama}) validates bit-exact on gap8 and
+- every network outside the transformer models (deeploy/models/{CCT, microLlama}) validates bit-exact on gap8 and
   stm32h7 against its own golden data: DORY's folders (`--golden DIR`: the input and every layer
   file) for nemo/ and quantlab_dory/, Deeploy's inputs.npz / outputs.npz (with activations.npz
   beside them) for deeploy/ — the generated C, the golden model and the exporter's numbers agree
@@ -10,9 +9,12 @@ as their tools wrote them, with their golden data) — issue 24's acceptance:
 - Deeploy's EEGFormer too (outside the issue's set, but only MatMul, RequantShift, Add, Reshape
   and Transpose nodes), whose activations.npz lists its modules out of execution order (matched
   by value);
+- Deeploy's transformer kernels (issue 28): Softmax/{Regular, Large} (iSoftmax), RMSNorm (iRMSNorm),
+  iNoNorm, and Attention (iSoftmax between MatMuls of two activations, Reshape / Transpose heads);
 - two of them also on the ISAs (GVSoC's pulp-open cluster, the Cortex-M7 under QEMU);
 - the others are one sentence naming the node and the op (exit 2), never an internal error:
-  Deeploy's transformer operators, and Autoencoder1D, a float32 model (BatchNormalization,
+  Deeploy's transformer operators tilewise does not deploy yet (iLayerNorm; microLlama's iRMSNorm
+  reads the default uint8 codes of its float32 input), and Autoencoder1D, a float32 model (BatchNormalization,
   ConvTranspose on float weights), which wants quantizing first.
 """
 
@@ -43,12 +45,10 @@ DEEPLOY = tuple(f"deeploy/kernels/{k}" for k in (
     "Hardswish/Regular_RQ", "Identity/InputIdentity", "Identity/MultiOutputIdentity", "Identity/OutputIdentity",
     "MatMul/Add", "MatMul/Batch", "MatMul/Regular", "MatMul/Regular_RQ", "MaxPool/Regular_1D",
     "MaxPool/Regular_2D", "Pad/Regular_1D", "Pad/Regular_2D", "ReduceMean", "ReduceSum", "Slice", "Sub",
-    "TrueIntegerDiv")) + ("deeploy/models/CNN_Linear1", "deeploy/models/CNN_Linear2",
-                      "deeploy/models/EEGFormer")
+    "TrueIntegerDiv", "Softmax/Regular", "Softmax/Large", "RMSNorm", "iNoNorm", "Attention")) + (
+    "deeploy/models/CNN_Linear1", "deeploy/models/CNN_Linear2", "deeploy/models/EEGFormer")
 #: refused in one sentence: (network, words the sentence names)
-REFUSED = (("deeploy/kernels/Attention", ("iSoftmax",)), ("deeploy/kernels/Softmax/Regular", ("iSoftmax",)),
-           ("deeploy/kernels/Softmax/Large", ("iSoftmax",)), ("deeploy/kernels/RMSNorm", ("iRMSNorm",)),
-           ("deeploy/kernels/iNoNorm", ("iNoNorm",)), ("deeploy/models/CCT/Int/ICCT", ("iLayerNorm",)),
+REFUSED = (("deeploy/models/CCT/Int/ICCT", ("iLayerNorm",)),
            ("deeploy/models/microLlama/INT8/microLlama1", ("iRMSNorm",)),
            ("deeploy/models/microLlama/INT8/microLlama8", ("iRMSNorm",)),
            ("deeploy/models/Autoencoder1D", ("(Conv)", "computes in float", "quantize")))

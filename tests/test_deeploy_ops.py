@@ -1,0 +1,173 @@
+"""Deeploy's integer transformer operators (frontend/onnx_deeploy.py, golden/int_ops.py, tw_int.h's
+tw_int_softmax / tw_int_rms_norm): small graphs written as QuantLab writes them (float32
+containers of int8 codes, NCHW, attributes as floats), each checked against the formulas of
+Deeploy's reference kernels written out here element by element (Generic/src/Softmax_s8.c with
+PULPOpen/src/iSoftmax.c's unsigned output, Generic/src/iRMSNorm_s8.c, Snitch/src/iNoNorm.c),
+then the generated C bit-exact with the golden model on gap8 and stm32h7 (host builds) — rank-4
+tensors, so the ONNX last axis the operators work along is not the IR's last (NHWC) and the row
+kernels walk it at a stride. Their bad attributes are one sentence (exit 2), and analyze prices
+them. The corpus networks themselves are tests/test_integer_onnx.py's."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import onnx
+import pytest
+from onnx import helper, numpy_helper
+
+from tilewise.frontend import load_model
+from tilewise.golden import run_graph
+from tilewise.ir.ops import Op
+from tilewise.passes import lower
+from tilewise.pipeline import schedule_network
+from tilewise.targets.registry import get_target
+from tilewise.validate.check import validate_model
+
+from .codegen_cases import c_cache  # noqa: F401 (fixture)
+from .test_cli_errors import assert_one_sentence_error, run_cli
+from .test_onnx_int import _const, _model, _save, _vi
+
+SHAPE = [1, 3, 4, 10]     # N, C, H, W: the operators work along W (IR axis 2 of NHWC)
+
+
+def softmax_net(**attrs) -> onnx.ModelProto:
+    a = dict(coeffA=1.0, coeffB=173.0, coeffC=15548.0, log2=127.0, n_levels=256.0)
+    a.update(attrs)
+    nodes = [helper.make_node("iSoftmax", ["x"], ["y"], name="smx",
+                              **{k: numpy_helper.from_array(np.array([v], np.float32)) for k, v in a.items()})]
+    return _model(nodes, [_vi("x", SHAPE)], [_vi("y", None)], opset=10)
+
+
+def rms_net(weight=None, **attrs) -> onnx.ModelProto:
+    a = dict(D=65536, n_levels=256)
+    a.update(attrs)
+    w = np.random.default_rng(7).integers(1 << 20, 1 << 22, SHAPE[-1]) if weight is None else weight
+    nodes = [helper.make_node("iRMSNorm", ["x", "w"], ["y"], name="rms", **a)]
+    return _model(nodes, [_vi("x", SHAPE)], [_vi("y", None)], [_const("w", w)], opset=10)
+
+
+def nonorm_net(bias_shape=(SHAPE[-1],)) -> onnx.ModelProto:
+    rng = np.random.default_rng(9)
+    f = lambda v: numpy_helper.from_array(np.array([v], np.float32))    # noqa: E731
+    nodes = [helper.make_node("iNoNorm", ["x", "w", "b"], ["y"], name="nonorm", D=f(65536.0), mul=f(425.0),
+                              n_levels=f(256.0))]
+    inits = [_const("w", rng.integers(-120, 128, SHAPE[1:])), _const("b", rng.integers(-5000, 5000, bias_shape))]
+    return _model(nodes, [_vi("x", SHAPE)], [_vi("y", None)], inits, opset=10)
+
+
+def _rows(x: np.ndarray):
+    """Every row along the last axis of an NCHW array, as a list of Python ints, and its index."""
+    for idx in np.ndindex(*x.shape[:-1]):
+        yield idx, [int(v) for v in x[idx]]
+
+
+def softmax_by_hand(x: np.ndarray, a: int, b: int, c: int, log2: int, n: int) -> np.ndarray:
+    out = np.zeros_like(x)
+    for idx, row in _rows(x):
+        m = max(row)
+        es = []
+        for v in row:
+            d = v - m
+            z = min(-d // log2, 31)
+            p = d + z * log2
+            es.append((a * (p + b) * (p + b) + c) >> z)
+        out[idx] = [e * (n - 1) // sum(es) for e in es]
+    return out
+
+
+def rms_by_hand(x: np.ndarray, w: np.ndarray, d: int) -> np.ndarray:
+    out = np.zeros_like(x)
+    for idx, row in _rows(x):
+        r = math.isqrt(sum(v * v for v in row) // len(row) + 1)
+        q = [int(v * int(wj) / r) for v, wj in zip(row, w)]          # toward zero, as C divides
+        out[idx] = [min(max(v >> d, -128), 127) for v in q]
+    return out
+
+
+def _input(g, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Random int8 codes in IR layout (NHWC) and the same values in ONNX layout (NCHW)."""
+    x = np.random.default_rng(seed).integers(-128, 128, SHAPE)
+    return np.transpose(x, (0, 2, 3, 1)), x
+
+
+def _golden_onnx_order(g, x_ir: np.ndarray) -> np.ndarray:
+    return np.transpose(run_graph(g, {g.inputs[0]: x_ir})[g.outputs[0]], (0, 3, 1, 2))
+
+
+def test_isoftmax_is_deeploys_integer_exponential(tmp_path):
+    g = load_model(_save(tmp_path, softmax_net()), {"*": "int8"})
+    node = next(n for n in g.nodes if n.op == Op.INT_SOFTMAX)
+    assert node.params.axis == 2 and g.tensors[node.outputs[0]].dtype == "uint8"
+    assert "iSoftmax" in g.meta["onnx_no_reference"]
+    for seed in range(3):
+        x_ir, x = _input(g, seed)
+        np.testing.assert_array_equal(_golden_onnx_order(g, x_ir), softmax_by_hand(x, 1, 173, 15548, 127, 256))
+
+
+def test_irmsnorm_is_deeploys_floor_sqrt_and_truncating_division(tmp_path):
+    w = np.random.default_rng(7).integers(1 << 20, 1 << 22, SHAPE[-1])
+    g = load_model(_save(tmp_path, rms_net(w)), {"*": "int8"})
+    for seed in range(3):
+        x_ir, x = _input(g, seed)
+        np.testing.assert_array_equal(_golden_onnx_order(g, x_ir), rms_by_hand(x, w, 16))
+
+
+@pytest.mark.parametrize("bias_shape", [(SHAPE[-1],), tuple(SHAPE[1:])], ids=["bias_per_column", "bias_full"])
+def test_inonorm_is_a_product_and_a_shift_requant(bias_shape, tmp_path):
+    """((x·w + b)·mul) >> log2(D), clamped: the bias folds into the requant's λ when it is one per
+    element of the last axis, else an exact add comes first."""
+    model = nonorm_net(bias_shape)
+    g = load_model(_save(tmp_path, model), {"*": "int8"})
+    w, b = (numpy_helper.to_array(t).astype(np.int64) for t in model.graph.initializer)
+    ops = [n.op for n in g.nodes]
+    assert ops.count(Op.ADD) == (len(bias_shape) > 1) and Op.REQUANT in ops
+    x_ir, x = _input(g, 4)
+    want = np.clip(((x * w + b) * 425) >> 16, -128, 127)
+    np.testing.assert_array_equal(_golden_onnx_order(g, x_ir), want)
+
+
+@pytest.mark.parametrize("target", ["gap8", "stm32h7"])
+@pytest.mark.parametrize("net", [softmax_net, rms_net, nonorm_net])
+def test_generated_c_bit_exact(net, target, tmp_path, c_cache):
+    path = _save(tmp_path, net())
+    g = load_model(path, {"*": "int8"})
+    ns = schedule_network(lower(g), get_target(target))
+    r = validate_model(path, ns, g, n_random=3, out_dir=tmp_path / "c", cache=c_cache)
+    assert r.bit_exact, r.to_json()
+
+
+@pytest.mark.parametrize("target", ["gap8", "stm32h7"])
+def test_analyze_prices_the_row_kernels_per_element(target, tmp_path):
+    """analyze --json: the layer on the host core, its cycles the per-element coefficient
+    (assumed: bindings/pulp/cost.py ASSUMED_INT) times its elements, and a call."""
+    import json
+
+    for net, op, coef in ((softmax_net, "int_softmax", "int_smx_elem"), (rms_net, "rms_norm", "int_rms_elem")):
+        path = _save(tmp_path, net(), op)
+        proc = run_cli("analyze", str(path), "--target", target, "--input-dtype", "int8", "--json")
+        assert proc.returncode == 0, proc.stderr
+        (layer,) = [x for x in json.loads(proc.stdout)["layers"] if x["op"] == op]
+        (b,) = [b for m in get_target(target).modules for b in m.bindings if b.label == layer["binding"]]
+        per = getattr(b.cost.for_key(b.key), coef)
+        assert per * math.prod(SHAPE) <= layer["cycles"] <= per * math.prod(SHAPE) * 1.5, (layer, per)
+
+
+@pytest.mark.parametrize("model,words", [
+    (lambda: softmax_net(coeffB=172.5), ("'smx'", "iSoftmax", "coeffB", "172.5")),
+    (lambda: softmax_net(log2=0.0), ("'smx'", "log2 = 0")),
+    (lambda: softmax_net(coeffC=-40000.0), ("'smx'", "C = -40000")),
+    (lambda: rms_net(D=1000), ("'rms'", "iRMSNorm", "D = 1000", "power of two")),
+    (lambda: rms_net(weight=np.ones(3)), ("'rms'", "weight of shape (3,)")),
+    (lambda: rms_net(weight=np.full(SHAPE[-1], 1 << 26)), ("'rms'", "int32")),
+], ids=["non_integer_coeff", "log2_zero", "negative_exponential", "d_not_pow2", "weight_shape", "product_int32"])
+def test_bad_attributes_are_one_sentence(model, words, tmp_path):
+    path = _save(tmp_path, model())
+    assert_one_sentence_error(run_cli("analyze", str(path), "--input-dtype", "int8"), str(path), *words)
+
+
+def test_unsigned_input_to_irmsnorm_is_one_sentence(tmp_path):
+    path = _save(tmp_path, rms_net())
+    assert_one_sentence_error(run_cli("analyze", str(path)), "'rms'", "uint8", "--input-dtype")
+
