@@ -169,7 +169,8 @@ def onnx24_vec(acc, scale) -> np.ndarray:
     acc = np.asarray(acc, np.int64)
     m, a, b, c = (np.asarray(v, np.int64) for v in pulp_constants.onnx24_words(
         np.asarray(scale, np.float32), acc.size))
-    p = acc * m
+    assert (m <= 0).all()                 # no bound given: every channel in the exact form
+    p = acc * -m
     hi, lo = p >> 32, p & 0xFFFFFFFF
     x = (hi ^ (hi >> 63)) & 0xFFFFFFFF
     h = (exact.msb64(x | 1) << 8) & 0xFFFFFFFF

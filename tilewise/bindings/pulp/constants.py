@@ -20,7 +20,8 @@ of outputs (tw_pulp_rq_words() derives the same in C):
 | tflite_right   | M0            | h = 2^(e−1)              | e = −shift ≥ 1             | 0             |
 | onnx, r ≥ 33   | mult = M·2^7  | 2^25 + 1                 | 2^(r − 33)                 | r − 32        |
 | onnx, r ≤ 32   | mult          | 0                        | 0                          | r             |
-| onnx24         | mult          | 31 − (r − 32)            | 2^(r − 33) − 1             | r − 32        |
+| onnx24, exact  | −mult         | 31 − (r − 32)            | 2^(r − 33) − 1             | r − 32        |
+| onnx24, linear | m ≥ 0         | sh                       | b                          | c             |
 | onnx_fpu       | float32 bits of the scale | 0            | 0                          | 0             |
 
 `variant(layer, lg)` names the kernel variant (the C entry points' suffix). TFLite's double rounding
@@ -37,7 +38,11 @@ onnx's requantization runs as "onnx" (any accumulator and scale: a range check p
 family's separate *_onnx24 bindings, priced apart — as "onnx24" (no range check, no 64-bit
 path: tw_pulp_rq_onnx24), legal only where `onnx24_fits`: |acc| ≤ 2^24 for every accumulator
 the layer can produce (the bound above) and r ≥ 33 (scale < 1/4) for every channel, a zero
-scale's m = 0 taking r = 33 (its outputs are 0 for any r).
+scale's m = 0 taking r = 33 (its outputs are 0 for any r). Per channel, onnx24 runs the
+linear form (mulh(acc << sh, m) + b) >> c wherever onnx_linear.fit proves it gives the clamped
+outputs of the exact form for every accumulator within the channel's bound (most channels), and
+the exact form (bit scan and carry, tw_pulp_rq_onnx24) elsewhere, marked by a negative m (−mult;
+a zero scale's m = 0 is a linear channel whose outputs are 0).
 Built for an Arm core with an FPU, the onnx bindings (not the onnx24 ones) run it as "onnx_fpu"
 (onnxruntime's float32 operations on the FPU: tw_pulp_rq_onnx_fpu) where the cost model prices
 that form below the integer one (`fpu`: pulp/__init__.py `bindings`, cost.onnx_on_fpu).
@@ -58,6 +63,7 @@ from ...ir.layer import Layer, LayerGraph
 from ...ir.requant import Requant
 from ..base import ConstLayout, LayerConstants
 from ..portable import constants as portable
+from . import onnx_linear
 from .checks import tflite_multipliers
 
 #: int32 words per channel: bias and the four requantization words
@@ -142,16 +148,19 @@ def right_shift_fits(multiplier, shift, bound, arm: bool = False) -> bool:
     return bool((y + (np.int64(1) << (e - 1)) <= INT32_MAX).all())
 
 
-def words_of(rq: Requant, k: int, v: str) -> tuple[np.ndarray, ...]:
+def words_of(rq: Requant, k: int, v: str, bound=None) -> tuple[np.ndarray, ...]:
     """The per-channel words (m, a, b, c) of requantization `rq` over `k` channels for variant
-    `v` (module docstring), as int32 arrays."""
+    `v` (module docstring), as int32 arrays; `bound`: per channel, the layer's accumulator bound
+    (acc_bound), which lets onnx24 take the linear form where it is exact (without it every
+    channel keeps the exact form)."""
     def per_channel(a) -> np.ndarray:
         return np.broadcast_to(np.atleast_1d(np.asarray(a)), (k,)).astype(np.int64)
 
     if v == "onnx":
         return onnx_words(rq.scale, k)
     if v == "onnx24":
-        return onnx24_words(rq.scale, k)
+        clamp = None if bound is None else (rq.qmin - rq.zero_point, rq.qmax - rq.zero_point)
+        return onnx24_words(rq.scale, k, bound, clamp)
     if v == "onnx_fpu":
         bits = np.broadcast_to(np.atleast_1d(np.asarray(rq.scale, np.float32)), (k,)).view(np.int32)
         zero = np.zeros(k, np.int32)
@@ -187,24 +196,34 @@ def onnx_words(scale, k: int) -> tuple[np.ndarray, ...]:
     return tuple(np.asarray(a, np.int64).astype(np.int32) for a in out)
 
 
-def onnx24_words(scale, k: int) -> tuple[np.ndarray, ...]:
+def onnx24_words(scale, k: int, bound=None, clamp: tuple[int, int] | None = None
+                 ) -> tuple[np.ndarray, ...]:
     """The words (m, a, b, c) of "onnx24" (module docstring) for float32 `scale` over `k`
-    channels: m = mult, a = 31 − rr, b = 2^(rr − 1) − 1, c = rr = r − 32 (r ≥ 33; a zero
-    scale's r taken as 33)."""
+    channels. The exact form: m = −mult, a = 31 − rr, b = 2^(rr − 1) − 1, c = rr = r − 32 (r ≥ 33;
+    a zero scale's r taken as 33, its m = 0). With the channels' accumulator bounds `bound` and
+    the clamp (qmin − zp, qmax − zp), the linear form (m, sh, b, c) of onnx_linear.fit on every
+    channel it fits."""
     scale = np.broadcast_to(np.atleast_1d(np.asarray(scale, np.float32)), (k,))
     mult, r = onnx_requant_exact.constants(scale)
     rr = np.where(mult == 0, 33, r) - 32
     if bool((rr < 1).any()):
         raise ValueError("onnx24 words of a scale ≥ 1/4")
-    out = (mult, 31 - rr, (np.int64(1) << (rr - 1)) - 1, rr)
-    return tuple(np.asarray(a, np.int64).astype(np.int32) for a in out)
+    out = np.stack([-mult, 31 - rr, (np.int64(1) << (rr - 1)) - 1, rr], axis=1)
+    if bound is not None and clamp is not None:
+        bounds = np.broadcast_to(np.atleast_1d(np.asarray(bound, np.int64)), (k,))
+        for j in range(k):
+            lin = onnx_linear.fit(float(scale[j]), int(bounds[j]), int(clamp[0]), int(clamp[1]))
+            if lin is not None:
+                out[j] = lin
+    return tuple(np.asarray(out[:, i], np.int64).astype(np.int32) for i in range(4))
 
 
 def words(layer: Layer, lg: LayerGraph, arm: bool = False, onnx24: bool = False,
           fpu: bool = False) -> tuple[np.ndarray, ...]:
     """The per-channel words of the layer's requantization and variant."""
     assert layer.requant is not None
-    return words_of(layer.requant, layer.nest.K, variant(layer, lg, arm, onnx24, fpu))
+    v = variant(layer, lg, arm, onnx24, fpu)
+    return words_of(layer.requant, layer.nest.K, v, acc_bound(layer, lg) if v == "onnx24" else None)
 
 
 def check(layer: Layer, lg: LayerGraph) -> str | None:

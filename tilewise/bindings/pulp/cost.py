@@ -180,11 +180,13 @@ class PulpKernels:
     requant_shift: float = 12.0
     requant_onnx: float = 42.4
     #: the onnx24 variant (tw_pulp_rq_onnx24: no range check, no 64-bit path; the *_onnx24
-    #: bindings, constants.onnx24_fits), priced through `onnx24`: fitted alone like requant_onnx
-    #: on the onnx24 layers of the example, kws_dscnn and ic_resnet8 (QDQ), GVSoC pulp-open
-    #: (bench/calibrate_onnx_requant.py, bench/calibration_onnx_requant.json: 22.78 on 8
-    #: cores, 22.46 on 1; tflite's is 20.4)
-    requant_onnx24: float = 22.8
+    #: bindings, constants.onnx24_fits), priced through `onnx24`: per channel the linear form
+    #: (one mulh, bindings/pulp/onnx_linear.py) where it is exact — 91% of the example's
+    #: channels, 95% of kws_dscnn's, 89% of ic_resnet8's (QDQ) — else the exact form's bit scan
+    #: and carry; fitted alone like requant_onnx on the onnx24 layers of those three, GVSoC
+    #: pulp-open (bench/calibrate_onnx_requant.py, bench/calibration_onnx_requant.json: 13.77 on
+    #: 8 cores, 12.98 on 1; 22.8 with the exact form on every channel; tflite's is 20.4)
+    requant_onnx24: float = 13.8
     #: onnx's requantization as onnxruntime's float32 operations on an Arm core's FPU
     #: (tw_pulp_rq_onnx_fpu: vcvt, vmul, vcvtr; the onnx_fpu variant), per output; None: no FPU.
     #: The weighted kernels (conv, depthwise, dense) take that form where it is the cheaper

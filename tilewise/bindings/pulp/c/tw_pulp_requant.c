@@ -57,6 +57,7 @@ void tw_pulp_rq_words(const tw_requant_t *rq, int n, int mode, int32_t *words)
             m = t.mult;
             if (mode == TW_PULP_RQ_ONNX24) {     /* r >= 33 (a zero scale: r = 33) */
                 int32_t rr = (m == 0 ? 33 : t.shift) - 32;
+                m = -m;                            /* the exact form (no accumulator bound here) */
                 a = 31 - rr;
                 b = (int32_t)((1u << (rr - 1)) - 1u);
                 c = rr;

@@ -42,7 +42,10 @@
  *                 float32 rounds first) goes through the 64-bit tw_onnx_rq_round.
  *   TW_PULP_RQ_ONNX24  TW_RQ_ONNX where the binding proves |acc| <= 2^24 for every accumulator
  *                 of the layer and r >= 33 (scale < 1/4; a zero scale, mult = 0, takes r = 33)
- *                 for every channel (bindings/pulp/constants.py onnx24_fits): m = mult,
+ *                 for every channel (bindings/pulp/constants.py onnx24_fits), per channel either
+ *                 the linear form (m >= 0: (mulh(acc << a, m) + b) >> c, four instructions,
+ *                 where bindings/pulp/onnx_linear.py proves it exact for the channel's
+ *                 accumulators and the output clamp) or the exact form: m = -mult,
  *                 a = 31 - rr, b = 2^(rr-1) - 1, c = rr = r - 32. No range check and no 64-bit
  *                 path: tw_pulp_rq_onnx24, tw_onnx_rq_round_p_hi with the terms the bound makes
  *                 constant folded (|p| < 2^55, so |hi| <= 2^23, msb(hi ^ sign) <= 2^22 and the
@@ -318,15 +321,21 @@ TW_PULP_INLINE int32_t tw_pulp_bit_neg(int32_t x, int32_t n, int32_t a)
 }
 
 /* TW_PULP_RQ_ONNX24 (words above): rint(fl(acc · scale)) for |acc| <= 2^24 and scale < 1/4,
- * exact within +-2^22. tw_onnx_rq_round_p_hi of p = acc·mult (hi:lo) with nb = -bit_rr(hi),
- * e = bit - 1 = ~nb: h ^ e = ~(h ^ nb) as the low word of a term whose high word is e, so
- *     Y = (hi + 2^(rr-1) + e + carry) >> rr,  carry = [lo + ~(h ^ nb) >= 2^32] = [(h ^ nb) < lo]
- * — 2^(rr-1) + e = b - nb (b = 2^(rr-1) - 1) — the low word's sum itself unused. */
+ * as the output clamp sees it, per channel in one of two forms:
+ *   m >= 0, the linear form (bindings/pulp/onnx_linear.py, where its `fit` proves the clamped
+ *     outputs equal for every accumulator of the channel's bound): (mulh(acc << a, m) + b) >> c;
+ *   m < 0, the exact form, exact within +-2^22: tw_onnx_rq_round_p_hi of p = acc·mult (hi:lo,
+ *     mult = -m) with nb = -bit_rr(hi), e = bit - 1 = ~nb: h ^ e = ~(h ^ nb) as the low word of a
+ *     term whose high word is e, so
+ *       Y = (hi + 2^(rr-1) + e + carry) >> rr,  carry = [lo + ~(h ^ nb) >= 2^32] = [(h ^ nb) < lo]
+ *     — 2^(rr-1) + e = b - nb (b = 2^(rr-1) - 1) — the low word's sum itself unused. */
 TW_PULP_INLINE int32_t tw_pulp_rq_onnx24(const tw_pulp_rqch_t *c, int32_t acc)
 {
     int32_t hi, nb;
     uint32_t lo, h;
-    tw_pulp_mul64(acc, c->m, &hi, &lo);
+    if (TW_PULP_LIKELY(c->m >= 0))
+        return tw_pulp_asr(tw_pulp_mulh((int32_t)((uint32_t)acc << c->a), c->m) + c->b, c->c);
+    tw_pulp_mul64(acc, -c->m, &hi, &lo);
     h = tw_pulp_half_ulp24((uint32_t)hi ^ (uint32_t)tw_pulp_asr(hi, 31));
     nb = tw_pulp_bit_neg(hi, c->c, c->a);
     return tw_pulp_asr((int32_t)((uint32_t)hi + (uint32_t)c->b - (uint32_t)nb +
