@@ -1,8 +1,9 @@
 """Deeploy's integer transformer operators (frontend/onnx_deeploy.py, golden/int_ops.py, tw_int.h's
-tw_int_softmax / tw_int_rms_norm): small graphs written as QuantLab writes them (float32
-containers of int8 codes, NCHW, attributes as floats), each checked against the formulas of
-Deeploy's reference kernels written out here element by element (Generic/src/Softmax_s8.c with
-PULPOpen/src/iSoftmax.c's unsigned output, Generic/src/iRMSNorm_s8.c, Snitch/src/iNoNorm.c),
+tw_int_softmax / tw_int_rms_norm / tw_int_layer_norm / tw_int_gelu): small graphs written as QuantLab
+writes them (float32 containers of int8 codes, NCHW, attributes as floats), each checked against
+the formulas of Deeploy's reference kernels written out here element by element
+(Generic/src/Softmax_s8.c with PULPOpen/src/iSoftmax.c's unsigned output, Generic/src/iRMSNorm_s8.c,
+Snitch/src/iNoNorm.c, Generic/src/Layernorm_s8.c with the exporter's clip, Generic/src/GELU_s8.c),
 then the generated C bit-exact with the golden model on gap8 and stm32h7 (host builds) — rank-4
 tensors, so the ONNX last axis the operators work along is not the IR's last (NHWC) and the row
 kernels walk it at a stride. Their bad attributes are one sentence (exit 2), and analyze prices
@@ -57,6 +58,22 @@ def nonorm_net(bias_shape=(SHAPE[-1],)) -> onnx.ModelProto:
     return _model(nodes, [_vi("x", SHAPE)], [_vi("y", None)], inits, opset=10)
 
 
+def layernorm_net(weight=None, bias=None, shape=SHAPE, **attrs) -> onnx.ModelProto:
+    a = dict(D=np.array([16384.0], np.float32), n_levels=np.array([256.0], np.float32))
+    a.update(attrs)
+    rng = np.random.default_rng(11)
+    w = rng.integers(1 << 19, 1 << 21, shape[-1]) if weight is None else weight
+    b = rng.integers(-40000, 40000, shape[-1]) if bias is None else bias
+    nodes = [helper.make_node("iLayerNorm", ["x", "w", "b"], ["y"], name="ln",
+                              **{k: numpy_helper.from_array(np.asarray(v, np.float32)) for k, v in a.items()})]
+    return _model(nodes, [_vi("x", shape)], [_vi("y", None)], [_const("w", w), _const("b", b)], opset=10)
+
+
+def gelu_net(b=-40, one=1743) -> onnx.ModelProto:
+    nodes = [helper.make_node("iGELU", ["x"], ["y"], name="gelu", b=b, one=one)]
+    return _model(nodes, [_vi("x", SHAPE)], [_vi("y", None)], opset=10)
+
+
 def _rows(x: np.ndarray):
     """Every row along the last axis of an NCHW array, as a list of Python ints, and its index."""
     for idx in np.ndindex(*x.shape[:-1]):
@@ -86,9 +103,32 @@ def rms_by_hand(x: np.ndarray, w: np.ndarray, d: int) -> np.ndarray:
     return out
 
 
-def _input(g, seed: int) -> tuple[np.ndarray, np.ndarray]:
+def layernorm_by_hand(x: np.ndarray, w: np.ndarray, b: np.ndarray, d: int) -> np.ndarray:
+    """Layernorm_s8.c's loops (C's divisions toward zero), clipped to int8 as QuantLab's exporter does."""
+    out = np.zeros_like(x)
+    for idx, row in _rows(x):
+        mean = int(sum(row) / len(row))
+        r = math.isqrt(sum((v - mean) ** 2 for v in row) // len(row) + 1)
+        q = [int((v - mean) * int(wj) / r) + int(bj) for v, wj, bj in zip(row, w, b)]
+        out[idx] = [min(max(v >> d, -128), 127) for v in q]
+    return out
+
+
+def gelu_by_hand(x: np.ndarray, b: int, one: int) -> np.ndarray:
+    """GELU_s8.c's loop."""
+    out = np.zeros_like(x)
+    for idx in np.ndindex(*x.shape):
+        v = int(x[idx])
+        sign = (v > 0) - (v < 0)
+        q = -b if abs(v) > -b else abs(v)
+        out[idx] = v * ((one + sign * (one - (q + b) * (q + b))) >> 1)
+    return out
+
+
+def _input(g, seed: int, dtype: str = "int8") -> tuple[np.ndarray, np.ndarray]:
     """Random int8 codes in IR layout (NHWC) and the same values in ONNX layout (NCHW)."""
-    x = np.random.default_rng(seed).integers(-128, 128, SHAPE)
+    lo = -128 if dtype == "int8" else 0
+    x = np.random.default_rng(seed).integers(lo, lo + 256, SHAPE)
     return np.transpose(x, (0, 2, 3, 1)), x
 
 
@@ -128,8 +168,42 @@ def test_inonorm_is_a_product_and_a_shift_requant(bias_shape, tmp_path):
     np.testing.assert_array_equal(_golden_onnx_order(g, x_ir), want)
 
 
+@pytest.mark.parametrize("dtype", ["int8", "uint8"])
+def test_ilayernorm_is_deeploys_mean_floor_sqrt_and_truncating_division(dtype, tmp_path):
+    """Deeploy's input offset makes uint8 codes their values: the mean, the deviations, the clip."""
+    model = layernorm_net()
+    g = load_model(_save(tmp_path, model), {"*": dtype})
+    node = next(n for n in g.nodes if n.op == Op.LAYER_NORM)
+    assert node.params.axis == 2 and g.tensors[node.outputs[0]].dtype == "int8"
+    assert "iLayerNorm" in g.meta["onnx_no_reference"]
+    w, b = (numpy_helper.to_array(t).astype(np.int64) for t in model.graph.initializer)
+    clipped = 0
+    for seed in range(3):
+        x_ir, x = _input(g, seed, dtype)
+        want = layernorm_by_hand(x, w, b, 14)
+        np.testing.assert_array_equal(_golden_onnx_order(g, x_ir), want)
+        clipped += int(np.sum((want == -128) | (want == 127)))
+    assert clipped > 0      # the weights are large enough for the clip to matter
+
+
+def test_igelu_is_deeploys_integer_gelu(tmp_path):
+    g = load_model(_save(tmp_path, gelu_net()), {"*": "int8"})
+    node = next(n for n in g.nodes if n.op == Op.INT_GELU)
+    assert g.tensors[node.outputs[0]].dtype == "int32"
+    for seed in range(2):
+        x_ir, x = _input(g, seed)
+        np.testing.assert_array_equal(_golden_onnx_order(g, x_ir), gelu_by_hand(x, -40, 1743))
+    # every int8 code: the I-BERT polynomial's knee at |x| = −b and the sign
+    x = np.arange(-128, 128).reshape(1, 1, 1, 256)
+    g1 = load_model(_save(tmp_path, _model([helper.make_node("iGELU", ["x"], ["y"], name="gelu", b=-40, one=1743)],
+                                           [_vi("x", [1, 1, 1, 256])], [_vi("y", None)], opset=10), "all"),
+                    {"*": "int8"})
+    got = run_graph(g1, {g1.inputs[0]: np.transpose(x, (0, 2, 3, 1))})[g1.outputs[0]]
+    np.testing.assert_array_equal(np.transpose(got, (0, 3, 1, 2)), gelu_by_hand(x, -40, 1743))
+
+
 @pytest.mark.parametrize("target", ["gap8", "stm32h7"])
-@pytest.mark.parametrize("net", [softmax_net, rms_net, nonorm_net])
+@pytest.mark.parametrize("net", [softmax_net, rms_net, nonorm_net, layernorm_net, gelu_net])
 def test_generated_c_bit_exact(net, target, tmp_path, c_cache):
     path = _save(tmp_path, net())
     g = load_model(path, {"*": "int8"})
@@ -144,7 +218,8 @@ def test_analyze_prices_the_row_kernels_per_element(target, tmp_path):
     (assumed: bindings/pulp/cost.py ASSUMED_INT) times its elements, and a call."""
     import json
 
-    for net, op, coef in ((softmax_net, "int_softmax", "int_smx_elem"), (rms_net, "rms_norm", "int_rms_elem")):
+    for net, op, coef in ((softmax_net, "int_softmax", "int_smx_elem"), (rms_net, "rms_norm", "int_rms_elem"),
+                          (layernorm_net, "layer_norm", "int_ln_elem"), (gelu_net, "int_gelu", "int_gelu_elem")):
         path = _save(tmp_path, net(), op)
         proc = run_cli("analyze", str(path), "--target", target, "--input-dtype", "int8", "--json")
         assert proc.returncode == 0, proc.stderr
@@ -161,7 +236,15 @@ def test_analyze_prices_the_row_kernels_per_element(target, tmp_path):
     (lambda: rms_net(D=1000), ("'rms'", "iRMSNorm", "D = 1000", "power of two")),
     (lambda: rms_net(weight=np.ones(3)), ("'rms'", "weight of shape (3,)")),
     (lambda: rms_net(weight=np.full(SHAPE[-1], 1 << 26)), ("'rms'", "int32")),
-], ids=["non_integer_coeff", "log2_zero", "negative_exponential", "d_not_pow2", "weight_shape", "product_int32"])
+    (lambda: layernorm_net(D=np.array([1000.0])), ("'ln'", "iLayerNorm", "D = 1000", "power of two")),
+    (lambda: layernorm_net(bias=np.zeros(4)), ("'ln'", "bias of shape (4,)")),
+    (lambda: layernorm_net(weight=np.full(SHAPE[-1], 2.0 ** 33)), ("'ln'", "weight beyond int32")),
+    (lambda: layernorm_net(n_levels=np.array([1.0])), ("'ln'", "n_levels = 1")),
+    (lambda: layernorm_net(shape=[1, 1, 1, 40000]), ("'ln'", "rows of 40000", "int32")),
+    (lambda: gelu_net(b=-200), ("'gelu'", "iGELU", "b = -200", "int8")),
+    (lambda: gelu_net(one=40000), ("'gelu'", "one = 40000", "int16")),
+], ids=["non_integer_coeff", "log2_zero", "negative_exponential", "d_not_pow2", "weight_shape", "product_int32",
+        "ln_d_not_pow2", "ln_bias_shape", "ln_weight_int32", "ln_levels", "ln_row_int32", "gelu_b", "gelu_one"])
 def test_bad_attributes_are_one_sentence(model, words, tmp_path):
     path = _save(tmp_path, model())
     assert_one_sentence_error(run_cli("analyze", str(path), "--input-dtype", "int8"), str(path), *words)

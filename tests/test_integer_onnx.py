@@ -48,7 +48,7 @@ DEEPLOY = tuple(f"deeploy/kernels/{k}" for k in (
     "TrueIntegerDiv", "Softmax/Regular", "Softmax/Large", "RMSNorm", "iNoNorm", "Attention")) + (
     "deeploy/models/CNN_Linear1", "deeploy/models/CNN_Linear2", "deeploy/models/EEGFormer")
 #: refused in one sentence: (network, words the sentence names)
-REFUSED = (("deeploy/models/CCT/Int/ICCT", ("iLayerNorm",)),
+REFUSED = (("deeploy/models/CCT/Int/ICCT", ("ITAMax",)),
            ("deeploy/models/microLlama/INT8/microLlama1", ("iRMSNorm",)),
            ("deeploy/models/microLlama/INT8/microLlama8", ("iRMSNorm",)),
            ("deeploy/models/Autoencoder1D", ("(Conv)", "computes in float", "quantize")))

@@ -54,8 +54,8 @@ SUPPORTED_OPS = (
     "NEMO/QuantLab integer Conv/Gemm/MatMul with Mul/Add/Div/Floor/Clip/Cast requantization (int64 Div by any D), "
     "Pad, AveragePool and residual Add with the same requantization",
     "QuantLab RequantShift after Conv/Gemm/MatMul, after an integer Add, or on its own",
-    "Deeploy's iHardswish and TrueIntegerDiv (before a RequantShift), iSoftmax, iRMSNorm, iNoNorm; QuantLab's DORY "
-    "adder",
+    "Deeploy's iHardswish and TrueIntegerDiv (before a RequantShift), iSoftmax, iRMSNorm, iNoNorm, iLayerNorm, "
+    "iGELU; QuantLab's DORY adder",
     "integer Add/Sub/Mul, MatMul of two activations, Pad, Slice, ReduceSum/ReduceMean, 1-D Conv/MaxPool on "
     "integer codes",
 )
@@ -87,8 +87,8 @@ REAL_VALUED = {"ReduceMean": "onnxruntime's ReduceMean gives the real mean, whic
 def no_reference(g) -> str:
     """Why onnxruntime cannot be the reference of an integer export ('' when it can): an op
     whose float result is not the exporter's integer (REAL_VALUED), Deeploy's iSoftmax / iRMSNorm /
-    iNoNorm (no onnxruntime kernel), QuantLab's DORY adder (it requantizes its inputs through
-    attributes onnxruntime ignores)."""
+    iNoNorm / iLayerNorm / iGELU (no onnxruntime kernel), QuantLab's DORY adder (it requantizes its
+    inputs through attributes onnxruntime ignores)."""
     prod = g.producers()
     live, todo = set(), list(g.outputs)
     while todo:     # the nodes an output depends on: a dead ReduceMean changes nothing

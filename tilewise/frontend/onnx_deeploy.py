@@ -1,10 +1,12 @@
-"""Deeploy's integer transformer operators -> IR: iSoftmax, iRMSNorm and iNoNorm as QuantLab exports them.
+"""Deeploy's integer transformer operators -> IR: iSoftmax, iRMSNorm, iNoNorm, iLayerNorm and iGELU as QuantLab
+exports them.
 
 QuantLab writes them as custom nodes in the default domain, on 8-bit codes, their parameters as
 attributes (floats or one-value tensors holding integers) and constant inputs. What each computes is
 Deeploy's reference kernels' arithmetic (TargetLibraries/Generic/src/Softmax_s8.c and
-PULPOpen/src/iSoftmax.c, Generic/src/iRMSNorm_s8.c, Snitch/src/iNoNorm.c); the exporter's golden
-data (../shared/models/integer_onnx/deeploy/kernels/{Softmax,RMSNorm,iNoNorm}) is reproduced exactly:
+PULPOpen/src/iSoftmax.c, Generic/src/iRMSNorm_s8.c, Snitch/src/iNoNorm.c, Generic/src/Layernorm_s8.c,
+Generic/src/GELU_s8.c); the exporter's golden data (../shared/models/integer_onnx/deeploy/kernels/
+{Softmax,RMSNorm,iNoNorm}, and CCT's activations.npz for iLayerNorm and iGELU) is reproduced exactly:
 
 | node | attributes / inputs | IR |
 |---|---|---|
@@ -15,12 +17,20 @@ data (../shared/models/integer_onnx/deeploy/kernels/{Softmax,RMSNorm,iNoNorm}) i
 | iNoNorm(x, weights, bias) | D (2^d), mul, n_levels | mul by `weights` (exact), then a shift requant |
 |                           |                        | clamp(⌊(v·mul + bias·mul) / D⌋) — bias per last-axis element |
 |                           |                        | folded into the requant's λ (else an exact add before it) |
+| iLayerNorm(x, weight, bias) | D (2^d), n_levels; weight and bias one integer per element of the last axis (or one) | |
+|                             | layer_norm (LayerNormParams)                                                         | |
+| iGELU(x) | b, one | int_gelu (IntGeluParams): int32 values x·⌊(one + L) / 2⌋, a RequantShift after it |
 
 iNoNorm is Deeploy's ((x·w + b)·mul) >> log2(D) per element; its kernel casts the result to int8
 where the requant clamps to the n_levels range — the same codes wherever the value is in range, as
 in the corpus. iRMSNorm takes signed codes only (Deeploy adds n_levels/2 to unsigned ones and reads
 them as int8, a form the corpus has no data for) and products x·weight within int32 (Deeploy's
 kernel multiplies in int32); iSoftmax takes 8-bit codes, its polynomial within Deeploy's uint32.
+iLayerNorm takes 8-bit codes (Deeploy's input offset recovers an unsigned code's value), weights and
+biases within int32 and rows whose Σd² stays within int32 (its kernel's accumulator); its output is
+clamped to the n_levels range as QuantLab's exporter clips it (Deeploy's generic kernel casts to int8:
+the same codes wherever the value is in range, as in CCT). iGELU takes 8-bit codes, b an int8 and
+one an int16 (the kernel's argument types: every intermediate then stays well within int32).
 Anything else is one sentence naming the node (exit 2).
 """
 
@@ -31,14 +41,15 @@ import math
 import numpy as np
 
 from ..errors import UnsupportedOpError
+from ..golden.int_ops import int_gelu_values
 from ..ir.ops import Op
-from ..ir.params import IntSoftmaxParams, RMSNormParams
+from ..ir.params import IntGeluParams, IntSoftmaxParams, LayerNormParams, RMSNormParams
 from .onnx_int import INT1, channel_axis, emit_arith, emit_requant, integer_style, out_dtype, shift_requant
 from .onnx_lower import Lowering, handler
 from .onnx_model import ONode, unsupported
 
 #: the Deeploy operators this module lowers (onnx_quantlab.DEPLOYED_OPS lists them)
-DEEPLOY_OPS = ("iSoftmax", "iRMSNorm", "iNoNorm")
+DEEPLOY_OPS = ("iSoftmax", "iRMSNorm", "iNoNorm", "iLayerNorm", "iGELU")
 EIGHT_BIT = ("int8", "uint8")
 HINT = "re-export the operator with QuantLab's integer attributes"
 #: Deeploy's iSoftmax keeps its exponential in a uint32
@@ -174,3 +185,55 @@ def int_no_norm(lw: Lowering, node: ONode) -> None:
         rq, axis = shift_requant(mul, 0, d, lo, hi), None
     emit_requant(lw, node, v, rq, None if rq.multiplier.size == 1 else rank - 1, lw.out_name(node.outputs[0]),
                  out_dtype(lw, node, lo, hi))
+
+
+def per_element(lw: Lowering, node: ONode, idx: int, what: str, length: int) -> tuple[int, ...]:
+    """A constant input holding one int32 integer per element of the last axis (or one for all)."""
+    v = integer_const(lw, node, idx, what)
+    if v.size not in (1, length) or v.ndim > 1 and v.size != v.shape[-1]:
+        raise unsupported(lw.g, node, f"has a {what} of shape {v.shape} for rows of {length}",
+                          f"give one {what} per element of the last axis")
+    if np.abs(v).max(initial=0) > INT32_MAX:
+        raise unsupported(lw.g, node, f"has a {what} beyond int32, where Deeploy's kernel holds int32",
+                          f"use a smaller {what}")
+    return tuple(int(t) for t in np.broadcast_to(v.reshape(-1), (length,)))
+
+
+@handler("iLayerNorm")
+def int_layer_norm(lw: Lowering, node: ONode) -> None:
+    integer_style(lw, node)
+    if len(node.inputs) != 3:
+        raise unsupported(lw.g, node, f"has {len(node.inputs)} inputs", "give x, weight and bias")
+    x = lw.act(node, node.inputs[0])
+    eight_bit(lw, node, x, signed=False)
+    d = log2_of(lw, node, "D")
+    n = levels(lw, node, 1 << 16)
+    length = lw.onnx_shape(x)[-1]
+    weight = per_element(lw, node, 1, "weight", length)
+    bias = per_element(lw, node, 2, "bias", length)
+    lo, hi = lw.bound(x)
+    if (hi - lo) ** 2 * length > INT32_MAX:     # |x − μ| ≤ hi − lo
+        raise unsupported(lw.g, node, f"has rows of {length} whose sum of squares passes int32, where Deeploy's "
+                          "kernel wraps", "use shorter rows")
+    qmin, qmax = -(n // 2), n // 2 - 1
+    y = lw.emit(node, Op.LAYER_NORM, [x], lw.out_name(node.outputs[0]), None, out_dtype(lw, node, qmin, qmax), INT1,
+                LayerNormParams(weight=weight, bias=bias, log2d=d, qmin=qmin, qmax=qmax, axis=last_axis(lw, x)),
+                layout=lw.perm[x])
+    lw.bounds[y] = (qmin, qmax)
+
+
+@handler("iGELU")
+def int_gelu(lw: Lowering, node: ONode) -> None:
+    integer_style(lw, node)
+    x = lw.act(node, node.inputs[0])
+    eight_bit(lw, node, x, signed=False)
+    b, one = int_attr(lw, node, "b"), int_attr(lw, node, "one")
+    if not -128 <= b <= 127 or not -(1 << 15) <= one < 1 << 15:
+        raise unsupported(lw.g, node, f"has b = {b}, one = {one} beyond Deeploy's int8 b and int16 one", HINT)
+    # the values over the input's range (8-bit codes, b and one this narrow: |y| < 2^23, int32 is exact)
+    lo, hi = lw.bound(x)
+    y = int_gelu_values(np.arange(lo, hi + 1, dtype=np.int64), b, one)
+    ymin, ymax = int(y.min()), int(y.max())
+    out = lw.emit(node, Op.INT_GELU, [x], lw.out_name(node.outputs[0]), None, out_dtype(lw, node, ymin, ymax), INT1,
+                  IntGeluParams(b=b, one=one), layout=lw.perm[x])
+    lw.bounds[out] = (ymin, ymax)

@@ -447,7 +447,7 @@ class Lowering:
 
         if node.op_type in QUANTLAB_OPS and node.op_type not in DEPLOYED_OPS:
             return unsupported(self.g, node, "is one of Deeploy's integer transformer operators that tilewise does "
-                               "not deploy yet (iLayerNorm, iGELU, attention's ITAMax, IntegerMean)",
+                               "not deploy yet (attention's ITAMax, IntegerMean)",
                                "deploy the network's convolutional or dense parts on their own, or run it with Deeploy")
         if node.op_type == "QuantizeLinear":
             return unsupported(self.g, node, "quantizes a float tensor computed inside the graph",

@@ -61,8 +61,8 @@ def frontend_ops() -> tuple[OpGroup, ...]:
                 "requantization, AveragePool and residual Add with theirs, Pads folded into the conv"),
         OpGroup("onnx", "quantlab", tuple(dict.fromkeys((*onnx_quantlab.DEPLOYED_OPS, "Add (DORY adder)"))),
                 "QuantLab / Deeploy graphs: RequantShift after linear ops, an integer Add or on its own; "
-                "Deeploy's iHardswish, iSoftmax, iRMSNorm, iNoNorm, TrueIntegerDiv merged into its RequantShift; "
-                "QuantLab's DORY adder"),
+                "Deeploy's iHardswish, iSoftmax, iRMSNorm, iNoNorm, iLayerNorm, iGELU, TrueIntegerDiv merged into "
+                "its RequantShift; QuantLab's DORY adder"),
         OpGroup("onnx", "integer", tuple(dict.fromkeys((*onnx_int.INTEGER_OPS, *moves))),
                 "any integer export: exact integer ops on codes; 1-D Conv / MaxPool as 2-D"),
         OpGroup("onnx", "float tail", onnx_tail.FLOAT_TAIL + onnx_tail.JOINS,

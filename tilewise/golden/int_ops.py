@@ -26,6 +26,13 @@ on codes, with no scales (ir/params.py "integer exports").
   r = ⌊√(⌊Σx² / N⌋ + 1)⌋ (its _plp_sqrt_q32 binary search is the floor square root), then
   clamp(trunc(x·w / r) >> log2d) — the product and the division in int64 here (Deeploy's int32
   product equals it while |x·w| < 2^31, which the frontend checks).
+- layer_norm (LayerNormParams): Deeploy's iLayerNorm (Generic/src/Layernorm_s8.c) along one axis:
+  μ = trunc(Σx / N), d = x − μ, r = ⌊√(⌊Σd² / N⌋ + 1)⌋, then
+  clamp((trunc(d·w / r) + bias) >> log2d) — Deeploy's int64 product and quotient; the clamp is
+  QuantLab's exporter's (PACTIntegerLayerNorm clips to n_levels; Deeploy's generic kernel casts to
+  int8, the same codes wherever the value is in range, as in the corpus).
+- int_gelu (IntGeluParams): Deeploy's iGELU (Generic/src/GELU_s8.c, QuantLab's PACTIntegerGELU):
+  q = min(|x|, −b), L = sign(x)·(one − (q + b)²), y = x·⌊(one + L) / 2⌋.
 """
 
 from __future__ import annotations
@@ -37,7 +44,9 @@ from ..ir.ops import Op
 from ..ir.params import (
     HardswishParams,
     IntArithParams,
+    IntGeluParams,
     IntSoftmaxParams,
+    LayerNormParams,
     ReduceParams,
     RequantParams,
     RMSNormParams,
@@ -155,3 +164,35 @@ def rms_norm(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
     q = np.sign(num) * (np.abs(num) // r)                 # C's division: toward zero
     y = np.clip(q >> p.log2d, p.qmin, p.qmax)
     return np.moveaxis(y, -1, p.axis)
+
+
+def trunc_div(a: np.ndarray, b: np.ndarray | int) -> np.ndarray:
+    """C's integer division (toward zero) of int64 arrays, b > 0."""
+    return np.sign(a) * (np.abs(a) // b)
+
+
+@kernel(Op.LAYER_NORM)
+def layer_norm(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
+    p = node.params
+    assert isinstance(p, LayerNormParams)
+    x = np.moveaxis(np.asarray(args[0], dtype=np.int64), p.axis, -1)
+    n = x.shape[-1]
+    d = x - trunc_div(x.sum(axis=-1, keepdims=True), n)
+    r = isqrt_floor((d * d).sum(axis=-1, keepdims=True) // n + 1)
+    q = trunc_div(d * np.asarray(p.weight, dtype=np.int64), r) + np.asarray(p.bias, dtype=np.int64)
+    y = np.clip(q >> p.log2d, p.qmin, p.qmax)
+    return np.moveaxis(y, -1, p.axis)
+
+
+def int_gelu_values(x: np.ndarray, b: int, one: int) -> np.ndarray:
+    """IntGeluParams on the int64 array x."""
+    q = np.minimum(np.abs(x), -b)
+    lo = np.sign(x) * (one - (q + b) * (q + b))
+    return x * ((one + lo) >> 1)
+
+
+@kernel(Op.INT_GELU)
+def int_gelu(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
+    p = node.params
+    assert isinstance(p, IntGeluParams)
+    return int_gelu_values(np.asarray(args[0], dtype=np.int64), p.b, p.one)

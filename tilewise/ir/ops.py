@@ -29,6 +29,8 @@ All activations are NHWC. Every op's parameters are one of the frozen dataclasse
 | hardswish | x | HardswishParams (three, six, one_over_six: Deeploy's iHardswish) |
 | int_softmax | x (8-bit) | IntSoftmaxParams (coeff_a, coeff_b, coeff_c, log2, n_levels, axis: Deeploy's iSoftmax) |
 | rms_norm | x (8-bit) | RMSNormParams (weight, log2d, qmin, qmax, axis: Deeploy's iRMSNorm) |
+| layer_norm | x (8-bit) | LayerNormParams (weight, bias, log2d, qmin, qmax, axis: Deeploy's iLayerNorm) |
+| int_gelu | x (8-bit) | IntGeluParams (b, one: Deeploy's iGELU, I-BERT's integer GELU) |
 
 Layer-only ops (passes/lower.py makes them; no graph node has them):
 
@@ -76,6 +78,8 @@ class Op(enum.StrEnum):
     HARDSWISH = "hardswish"
     INT_SOFTMAX = "int_softmax"
     RMS_NORM = "rms_norm"
+    LAYER_NORM = "layer_norm"
+    INT_GELU = "int_gelu"
     #: layer-only: conv2d with groups = C, channel multiplier 1
     DEPTHWISE = "depthwise"
     #: layer-only: mean over H and W

@@ -61,6 +61,8 @@ model looks its kernels up by (op, params.mode) (golden/registry.py).
 | HardswishParams | hardswish (none) | three, six, one_over_six: Deeploy's iHardswish |
 | IntSoftmaxParams | int_softmax (none) | coeff_a, coeff_b, coeff_c, log2, n_levels, axis: Deeploy's iSoftmax (I-BERT) |
 | RMSNormParams | rms_norm (none) | weight, log2d, qmin, qmax, axis: Deeploy's iRMSNorm |
+| LayerNormParams | layer_norm (none) | weight, bias, log2d, qmin, qmax, axis: Deeploy's iLayerNorm |
+| IntGeluParams | int_gelu (none) | b, one: Deeploy's iGELU (I-BERT's integer GELU) |
 
 Shared fields live in base classes that no op takes by themselves: WindowParams (kernel, stride,
 pads of the pools), MeanParams (axes, keepdims) and OnnxRescaleParams (x/y scale and zero point,
@@ -529,6 +531,31 @@ class RMSNormParams(OpParams):
     axis: int
 
 
+@_params
+class LayerNormParams(OpParams):
+    """layer_norm, Deeploy's iLayerNorm (Generic/src/Layernorm_s8.c; QuantLab's PACTIntegerLayerNorm)
+    along IR axis `axis` of length N: per row μ = trunc(Σx / N), d = x − μ, s = ⌊Σd² / N⌋ + 1,
+    r = ⌊√s⌋, y = clamp((trunc(d·weight[j] / r) + bias[j]) >> log2d, qmin, qmax) with `weight` and
+    `bias` one integer per element of the row (trunc: C's division toward zero)."""
+
+    weight: tuple[int, ...]
+    bias: tuple[int, ...]
+    log2d: int
+    qmin: int
+    qmax: int
+    axis: int
+
+
+@_params
+class IntGeluParams(OpParams):
+    """int_gelu, Deeploy's iGELU (Generic/src/GELU_s8.c; I-BERT's integer GELU as QuantLab's
+    PACTIntegerGELU exports it) per element: q = min(|x|, −b), L = sign(x)·(one − (q + b)²),
+    y = x·⌊(one + L) / 2⌋, exact in int32 (the frontend checks it cannot overflow)."""
+
+    b: int
+    one: int
+
+
 _MEAN = (TfliteMeanParams, OnnxMeanParams)
 
 #: the parameter classes each op accepts on a graph node (depthwise is never a node)
@@ -558,6 +585,8 @@ PARAMS_OF: Mapping[Op, tuple[type[OpParams], ...]] = {
     Op.HARDSWISH: (HardswishParams,),
     Op.INT_SOFTMAX: (IntSoftmaxParams,),
     Op.RMS_NORM: (RMSNormParams,),
+    Op.LAYER_NORM: (LayerNormParams,),
+    Op.INT_GELU: (IntGeluParams,),
     Op.DEPTHWISE: (),
     Op.GLOBAL_AVG_POOL: _MEAN,
 }

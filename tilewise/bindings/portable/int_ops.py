@@ -19,6 +19,9 @@ layer function on the L2 tensors, run by a host core (the modules named "cpu"; h
 | hardswish_x{X}y{Y}    | hardswish                      | idem             | tw_int_hardswish | int_ops.hardswish     |
 | int_softmax_x8y{Y}    | int_softmax                    | 8 → Y            | tw_int_softmax   | int_ops.int_softmax   |
 | rms_norm_x8y{Y}       | rms_norm                       | 8 → Y            | tw_int_rms_norm  | int_ops.rms_norm      |
+| layer_norm_x8y{Y}     | layer_norm                     | 8 → Y            | tw_int_layer_    | int_ops.layer_norm    |
+|                       |                                |                  | norm             |                       |
+| int_gelu_x8y{Y}       | int_gelu                       | 8 → Y            | tw_int_gelu      | int_ops.int_gelu      |
 | slice_s{B}            | slice                          | B → B, B ∈       | tw_transpose     | int_ops.slice_        |
 |                       |                                | {8,16,32}        |                  |                       |
 
@@ -49,7 +52,9 @@ from ...ir.ops import Op
 from ...ir.params import (
     HardswishParams,
     IntArithParams,
+    IntGeluParams,
     IntSoftmaxParams,
+    LayerNormParams,
     MatMulParams,
     ReduceParams,
     RequantParams,
@@ -377,6 +382,31 @@ def rms_norm(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str
                   y_bytes=_bytes(lg, layer.output), y_off=u8_offset(lg, layer.output))
 
 
+def check_layer_norm(layer: Layer, lg: LayerGraph) -> str | None:
+    return _row_op(layer, lg, LayerNormParams)
+
+
+def layer_norm(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
+    p = layer.params
+    assert isinstance(p, LayerNormParams)
+    x = layer.inputs[0]
+    return render("int_layer_norm.c.j2", **_rows(lg, x, p.axis), weight=list(p.weight), bias=list(p.bias),
+                  log2d=p.log2d, qmin=p.qmin, qmax=p.qmax, x_bytes=_bytes(lg, x), x_off=u8_offset(lg, x),
+                  y_bytes=_bytes(lg, layer.output), y_off=u8_offset(lg, layer.output))
+
+
+def check_int_gelu(layer: Layer, lg: LayerGraph) -> str | None:
+    return _row_op(layer, lg, IntGeluParams)
+
+
+def int_gelu(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
+    p = layer.params
+    assert isinstance(p, IntGeluParams)
+    x = layer.inputs[0]
+    return render("int_gelu.c.j2", n=lg.tensors[x].size, b=p.b, one=p.one, x_bytes=_bytes(lg, x),
+                  x_off=u8_offset(lg, x), y_bytes=_bytes(lg, layer.output), y_off=u8_offset(lg, layer.output))
+
+
 def check_slice(layer: Layer, lg: LayerGraph) -> str | None:
     if not isinstance(layer.params, SliceParams):
         return f"a slice with {type(layer.params).__name__}"
@@ -432,10 +462,12 @@ def bindings(cost) -> tuple[Binding, ...]:
         add("matmul" + sfx, Op.MATMUL, (None,), p, "other", check_matmul, matmul)
         add("reduce" + sfx, Op.REDUCE, (None,), p, "other", check_reduce, reduce)
         add("hardswish" + sfx, Op.HARDSWISH, (None,), p, "other", check_hardswish, hardswish)
-    for y in BITS:     # Deeploy's row operators read 8-bit codes
+    for y in BITS:     # Deeploy's row operators and iGELU read 8-bit codes
         p = Precision(8, 0, y)
         add(f"int_softmax_x8y{y}", Op.INT_SOFTMAX, (None,), p, "other", check_int_softmax, int_softmax)
         add(f"rms_norm_x8y{y}", Op.RMS_NORM, (None,), p, "other", check_rms_norm, rms_norm)
+        add(f"layer_norm_x8y{y}", Op.LAYER_NORM, (None,), p, "other", check_layer_norm, layer_norm)
+        add(f"int_gelu_x8y{y}", Op.INT_GELU, (None,), p, "other", check_int_gelu, int_gelu)
     for b in BITS:
         add(f"slice_s{b}", Op.SLICE, (None,), Precision(b, 0, b), "other", check_slice, slice_)
     return tuple(out)

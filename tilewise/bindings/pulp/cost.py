@@ -85,8 +85,9 @@ worst the cluster's 16x8 dense layers, 1.19 and 1.24, a few thousand cycles each
   `div64` more in div form), one call; requant, add / sub, mul and hardswish per element
   (tw_int_binary's typed loops `int_add_elem` for add / sub whose key's widths allow them, its
   generic walk `int_bin_elem` otherwise; the second operand's width is not in the key); Deeploy's
-  iSoftmax and iRMSNorm per element (`int_smx_elem`, `int_rms_elem`: assumed from the hardswish's
-  per-read cost and div64, not fitted; their per-row square root / sum left in the element);
+  iSoftmax, iRMSNorm, iLayerNorm and iGELU per element (`int_smx_elem`, `int_rms_elem`,
+  `int_ln_elem`, `int_gelu_elem`: assumed from the hardswish's per-read cost and div64, not
+  fitted; their per-row square root / sum left in the element);
   matmul per MAC (a's last dimension per output) and per output; reduce per input element
   (the input's batch taken as the output's) and per output; slice is tw_transpose
   (`transpose_elem`, `transpose_row`);
@@ -315,6 +316,11 @@ class PulpKernels:
     #: reads it twice (Σx², output) and divides once — int_hsw_elem per read plus div64
     int_smx_elem: float = 316.0
     int_rms_elem: float = 248.0
+    #: Deeploy's iLayerNorm and iGELU (tw_int_layer_norm, tw_int_gelu) per element: assumed the
+    #: same way — the layer norm reads each element three times (Σx, Σd², output) and divides
+    #: once in 64 bits; the GELU reads it once, a hardswish's work
+    int_ln_elem: float = 316.0
+    int_gelu_elem: float = 67.0
     #: reshape (a memmove of the tensor's bytes): per byte, and per call in place of other_call
     copy_byte: float = 7.583
     copy_call: float = 0.0
@@ -387,7 +393,8 @@ class PulpKernels:
             per = {"requant": self.int_rq_elem + rq_div, "add": add, "sub": add,
                    "mul": self.int_bin_elem,
                    "hardswish": self.int_hsw_elem, "slice": self.transpose_elem,
-                   "int_softmax": self.int_smx_elem, "rms_norm": self.int_rms_elem}
+                   "int_softmax": self.int_smx_elem, "rms_norm": self.int_rms_elem,
+                   "layer_norm": self.int_ln_elem, "int_gelu": self.int_gelu_elem}
             row = self.transpose_row if op == "slice" else 0.0
             return replace(self, scalar="elem", other=per[op], other_row=row) if op in per else self
         if weighted and p.x == 16:
@@ -524,7 +531,7 @@ class PulpKernels:
         outs = (("oy", ident), ("ox", ident), ("k", ident))
         # one call per layer (terms() multiplies every term by n: these run whole, n = N)
         call = Term(self.other_call / nest.N, (), "call")
-        if self.scalar == "elem":   # requant, add / sub / mul, hardswish, slice, int_softmax, rms_norm
+        if self.scalar == "elem":   # requant, add / sub / mul, hardswish, slice, the Deeploy row ops, int_gelu
             return (Term(self.other, outs, "other"),
                     Term(self.other_row, (("oy", ident), ("ox", ident)), "other_row"), call)
         if self.scalar == "int":   # tw_int_conv on the whole layer, one core
@@ -553,7 +560,7 @@ INTEGER_EXPORTS = ("s16_mac", "s16_tap", "s16_dw_tap", "s16_out", "s16_rq_tflite
                    "int_red_out", "copy_byte", "copy_call")
 #: the integer exports' coefficients assumed, not fitted (no calibration holds a layer of theirs
 #: yet): every calibration keeps them at the model's values
-ASSUMED_INT = ("int_smx_elem", "int_rms_elem")
+ASSUMED_INT = ("int_smx_elem", "int_rms_elem", "int_ln_elem", "int_gelu_elem")
 
 #: terms the factors of `from_l2` leave alone: the requantization (arithmetic), the per-tile
 #: call, and the integer exports' kernels, whose coefficients are fitted where each module runs

@@ -359,3 +359,46 @@ void tw_int_rms_norm(const void *x, int x_bytes, int32_t x_off, void *y, int y_b
         }
     }
 }
+
+void tw_int_layer_norm(const void *x, int x_bytes, int32_t x_off, void *y, int y_bytes, int32_t y_off,
+                       int32_t outer, int32_t len, int32_t inner, const int32_t *weight,
+                       const int32_t *bias, int log2d, int64_t qmin, int64_t qmax)
+{
+    int32_t o, i, j;
+    for (o = 0; o < outer; o++) {
+        for (i = 0; i < inner; i++) {
+            const int32_t base = o * len * inner + i;
+            int64_t mean = 0, s = 0, r;
+            for (j = 0; j < len; j++)
+                mean += tw_int_load(x, x_bytes, base + j * inner) + x_off;
+            mean /= len;                                 /* C's division, as Deeploy's */
+            for (j = 0; j < len; j++) {
+                int64_t d = tw_int_load(x, x_bytes, base + j * inner) + x_off - mean;
+                s += d * d;
+            }
+            r = int_isqrt(s / len + 1);
+            for (j = 0; j < len; j++) {
+                int64_t d = tw_int_load(x, x_bytes, base + j * inner) + x_off - mean;
+                int64_t q = tw_asr64(d * weight[j] / r + bias[j], log2d);
+                if (q < qmin) q = qmin;
+                if (q > qmax) q = qmax;
+                tw_int_store(y, y_bytes, base + j * inner, q - y_off);
+            }
+        }
+    }
+}
+
+void tw_int_gelu(const void *x, int x_bytes, int32_t x_off, void *y, int y_bytes, int32_t y_off,
+                 int32_t n, int64_t b, int64_t one)
+{
+    int32_t i;
+    for (i = 0; i < n; i++) {
+        int64_t v = tw_int_load(x, x_bytes, i) + x_off;
+        int64_t q = v < 0 ? -v : v, l;
+        if (q > -b) q = -b;
+        l = one - (q + b) * (q + b);
+        if (v < 0) l = -l;
+        else if (v == 0) l = 0;
+        tw_int_store(y, y_bytes, i, v * tw_asr64(one + l, 1) - y_off);
+    }
+}

@@ -47,7 +47,10 @@
  *   HARDSWISH (tw_int_hardswish): y[i] = x·(clamp(x + three, 0, six)·one_over_six), x the value
  *   (Deeploy's iHardswish).
  *
- *   Row kernels (SOFTMAX, RMS_NORM) work along one axis of the tensor viewed as [outer][len][inner]:
+ *   GELU (tw_int_gelu): Deeploy's iGELU per element: q = min(|v|, −b),
+ *   L = sign(v)·(one − (q + b)²), y = v·((one + L) >> 1); the compiler proves it fits int32.
+ *
+ *   Row kernels (SOFTMAX, RMS_NORM, LAYER_NORM) work along one axis of the tensor viewed as [outer][len][inner]:
  *   row (o, i) is the `len` elements at (o·len + j)·inner + i, j < len.
  *
  *   SOFTMAX (tw_int_softmax): Deeploy's iSoftmax per row: m = max v, for each element
@@ -58,8 +61,12 @@
  *   y[j] = clamp((v·weight[j] / r) >> log2d, qmin, qmax), the division toward zero (C's),
  *   the shift arithmetic (floor); qmin / qmax are values.
  *
- *   No kernel may be called with an output overlapping an input, except REQUANT and HARDSWISH
- *   with y == x and y_bytes <= x_bytes.
+ *   LAYER_NORM (tw_int_layer_norm): Deeploy's iLayerNorm per row: μ = Σv / len (C's division),
+ *   d = v − μ, r = ⌊√(⌊Σd² / len⌋ + 1)⌋, then y[j] = clamp((d·weight[j] / r + bias[j]) >> log2d,
+ *   qmin, qmax), the division toward zero, the shift arithmetic (floor); qmin / qmax are values.
+ *
+ *   No kernel may be called with an output overlapping an input, except REQUANT, HARDSWISH and
+ *   GELU with y == x and y_bytes <= x_bytes.
  */
 #ifndef TW_INT_H
 #define TW_INT_H
@@ -151,5 +158,10 @@ void tw_int_softmax(const void *x, int x_bytes, int32_t x_off, void *y, int y_by
 void tw_int_rms_norm(const void *x, int x_bytes, int32_t x_off, void *y, int y_bytes, int32_t y_off,
                      int32_t outer, int32_t len, int32_t inner, const int32_t *weight, int log2d,
                      int64_t qmin, int64_t qmax);
+void tw_int_layer_norm(const void *x, int x_bytes, int32_t x_off, void *y, int y_bytes, int32_t y_off,
+                       int32_t outer, int32_t len, int32_t inner, const int32_t *weight,
+                       const int32_t *bias, int log2d, int64_t qmin, int64_t qmax);
+void tw_int_gelu(const void *x, int x_bytes, int32_t x_off, void *y, int y_bytes, int32_t y_off,
+                 int32_t n, int64_t b, int64_t one);
 
 #endif /* TW_INT_H */
