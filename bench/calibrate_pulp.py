@@ -48,16 +48,20 @@ FLAGS = ("arm", "from_l2", "scalar", "int_ops")   # which code the model describ
 HOST = ("transpose_elem", "transpose_row", "concat_elem", "quant_elem")
 #: the integer exports' kernels' (bench/calibrate_int.py), held at the model's values: a layer
 #: they price (the networks' reshapes) counts them in its `fixed` cycles, not in the columns
+#: the onnx-mode kernels' (requantization, adds, global pooling: bench/calibrate_onnx_requant.py
+#: fits them on the onnx layers alone, or the model says they are assumed), held at the model's
+#: values likewise: the example's onnx layers count them in their `fixed` cycles
+ONNX = tuple(f.name for f in fields(PulpKernels) if "onnx" in f.name)
 COEFS = tuple(f.name for f in fields(PulpKernels)
-              if f.name not in ("name", *DERIVED, *FLAGS, *HOST, *INTEGER_EXPORTS, *ASSUMED_INT))
+              if f.name not in ("name", *DERIVED, *FLAGS, *HOST, *INTEGER_EXPORTS, *ASSUMED_INT, *ONNX))
 #: what the kernels' code says each coefficient should be (cycles counted off the loops of
 #: bindings/pulp/c and the RI5CY pipeline: 1 cycle per instruction, loads 1 + 1 on use, a taken
 #: branch 3, a mul 1, a div ~35): the fit is pulled gently towards them (PRIOR_WEIGHT), which fixes
 #: the coefficients the data cannot tell apart (collinear columns) or never exercises (shift mode)
 PRIORS = {"mm_step": 7.0, "mm_block": 10.0, "mm_tile": 0.5, "im2col_byte": 0.3, "im2col_row": 12.0,
-          "requant_tflite": 25.0, "requant_shift": 12.0, "requant_onnx": 40.0, "psum": 3.0,
+          "requant_tflite": 25.0, "requant_shift": 12.0, "psum": 3.0,
           "dw_out": 8.0, "dw_step": 3.0, "dw_gather": 2.0, "dw_item": 40.0, "fc_step": 2.5,
-          "fc_neuron": 20.0, "add_elem": 10.0, "add_table": 40.0, "add_onnx": 80.0, "mul_elem": 35.0,
+          "fc_neuron": 20.0, "add_elem": 10.0, "add_table": 40.0, "mul_elem": 35.0,
           "pool_step": 2.0, "pool_out": 4.0, "gap_pixel": 1.0, "gap_chan": 40.0,
           "other_elem": 30.0, "other_call": 200.0, "tile": 300.0}
 PRIOR_WEIGHT = 0.05
