@@ -166,12 +166,12 @@ KERNELS = (("conv2d_s16_int", "16x8 conv"), ("depthwise_s16_int", "16x8 depthwis
            ("fully_connected_s16", "16x8 dense tflite"), ("avg_pool_s16", "16-bit pool"),
            ("max_pool_s16", "16-bit pool"), ("add_s16", "16x8 add/sub"),
            ("sub_s16", "16x8 add/sub"),
-           # Deeploy's iSoftmax / iRMSNorm / iLayerNorm / iGELU: priced by assumed coefficients
+           # Deeploy's iSoftmax / iRMSNorm / iLayerNorm / iGELU / ITAMax: priced by assumed coefficients
            # (cost.py ASSUMED_INT)
            ("int_softmax_x", "int softmax"), ("rms_norm_x", "int rms_norm"),
-           ("layer_norm_x", "int layer_norm"), ("int_gelu_x", "int gelu"))
+           ("layer_norm_x", "int layer_norm"), ("int_gelu_x", "int gelu"), ("ita_max_x", "int ita_max"))
 #: the kernels no calibration measures yet (their coefficients are cost.py's ASSUMED_INT)
-ASSUMED_KERNELS = ("int softmax", "int rms_norm", "int layer_norm", "int gelu")
+ASSUMED_KERNELS = ("int softmax", "int rms_norm", "int layer_norm", "int gelu", "int ita_max")
 #: the kernels of TFLite's 16x8 models (tests/test_cost_model_s16.py holds them layer by layer)
 TFLITE16_KERNELS = ("16x8 conv tflite", "16x8 depthwise tflite", "16x8 dense tflite",
                     "16-bit pool", "16x8 add/sub")

@@ -3,7 +3,8 @@ tw_int_softmax / tw_int_rms_norm / tw_int_layer_norm / tw_int_gelu): small graph
 writes them (float32 containers of int8 codes, NCHW, attributes as floats), each checked against
 the formulas of Deeploy's reference kernels written out here element by element
 (Generic/src/Softmax_s8.c with PULPOpen/src/iSoftmax.c's unsigned output, Generic/src/iRMSNorm_s8.c,
-Snitch/src/iNoNorm.c, Generic/src/Layernorm_s8.c with the exporter's clip, Generic/src/GELU_s8.c),
+Snitch/src/iNoNorm.c, Generic/src/Layernorm_s8.c with the exporter's clip, Generic/src/GELU_s8.c,
+ITAMax_s8's unsigned codes; the Gather that picks an attention head and IntegerMean as ReduceMean),
 then the generated C bit-exact with the golden model on gap8 and stm32h7 (host builds) — rank-4
 tensors, so the ONNX last axis the operators work along is not the IR's last (NHWC) and the row
 kernels walk it at a stride. Their bad attributes are one sentence (exit 2), and analyze prices
@@ -74,6 +75,20 @@ def gelu_net(b=-40, one=1743) -> onnx.ModelProto:
     return _model(nodes, [_vi("x", SHAPE)], [_vi("y", None)], opset=10)
 
 
+def itamax_net(n_levels=256.0) -> onnx.ModelProto:
+    nodes = [helper.make_node("ITAMax", ["x"], ["y"], name="ita",
+                              n_levels=numpy_helper.from_array(np.array([n_levels], np.float32)))]
+    return _model(nodes, [_vi("x", SHAPE)], [_vi("y", None)], opset=10)
+
+
+def head_net(index=np.array(1)) -> onnx.ModelProto:
+    """CCT's attention tail: Gather of one head (axis 1, a scalar index), IntegerMean over tokens."""
+    nodes = [helper.make_node("Gather", ["x", "i"], ["h"], name="head", axis=1),
+             helper.make_node("IntegerMean", ["h"], ["y"], name="mean", axes=[1], keepdims=0)]
+    i = numpy_helper.from_array(np.asarray(index, np.int64), "i")
+    return _model(nodes, [_vi("x", SHAPE)], [_vi("y", None)], [i], opset=10)
+
+
 def _rows(x: np.ndarray):
     """Every row along the last axis of an NCHW array, as a list of Python ints, and its index."""
     for idx in np.ndindex(*x.shape[:-1]):
@@ -122,6 +137,17 @@ def gelu_by_hand(x: np.ndarray, b: int, one: int) -> np.ndarray:
         sign = (v > 0) - (v < 0)
         q = -b if abs(v) > -b else abs(v)
         out[idx] = v * ((one + sign * (one - (q + b) * (q + b))) >> 1)
+    return out
+
+
+def itamax_by_hand(x: np.ndarray) -> np.ndarray:
+    """ITAMax_s8's loops, before its − n_levels/2 (the exporter's unsigned codes)."""
+    out = np.zeros_like(x)
+    for idx, row in _rows(x):
+        m = max(row)
+        shifts = [(m - v + 16) >> 5 for v in row]
+        inv = 255 * 256 // sum(256 >> s for s in shifts)
+        out[idx] = [inv >> s for s in shifts]
     return out
 
 
@@ -202,8 +228,30 @@ def test_igelu_is_deeploys_integer_gelu(tmp_path):
     np.testing.assert_array_equal(np.transpose(got, (0, 3, 1, 2)), gelu_by_hand(x, -40, 1743))
 
 
+def test_itamax_is_itas_softmax_by_shifts(tmp_path):
+    g = load_model(_save(tmp_path, itamax_net()), {"*": "int8"})
+    node = next(n for n in g.nodes if n.op == Op.ITA_MAX)
+    assert node.params.axis == 2 and g.tensors[node.outputs[0]].dtype == "uint8"
+    for seed in range(3):
+        x_ir, x = _input(g, seed)
+        np.testing.assert_array_equal(_golden_onnx_order(g, x_ir), itamax_by_hand(x))
+
+
+@pytest.mark.parametrize("index", [np.array(1), np.array(-1), np.array([0, 2])], ids=["scalar", "negative", "run"])
+def test_gather_of_a_head_then_integer_mean(index, tmp_path):
+    """A scalar index drops the axis (a slice and a reshape), a run of indices keeps it; IntegerMean
+    is Deeploy's ReduceMean, floor((Σ + n/2) / n)."""
+    g = load_model(_save(tmp_path, head_net(index)), {"*": "int8"})
+    x_ir, x = _input(g, 5)
+    h = np.take(x, index, axis=1)
+    want = (h.sum(axis=1) + h.shape[1] // 2) // h.shape[1]
+    got = run_graph(g, {g.inputs[0]: x_ir})[g.outputs[0]]     # rank 2 / 3: the IR holds ONNX order
+    assert got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+
+
 @pytest.mark.parametrize("target", ["gap8", "stm32h7"])
-@pytest.mark.parametrize("net", [softmax_net, rms_net, nonorm_net, layernorm_net, gelu_net])
+@pytest.mark.parametrize("net", [softmax_net, rms_net, nonorm_net, layernorm_net, gelu_net, itamax_net, head_net])
 def test_generated_c_bit_exact(net, target, tmp_path, c_cache):
     path = _save(tmp_path, net())
     g = load_model(path, {"*": "int8"})
@@ -219,7 +267,8 @@ def test_analyze_prices_the_row_kernels_per_element(target, tmp_path):
     import json
 
     for net, op, coef in ((softmax_net, "int_softmax", "int_smx_elem"), (rms_net, "rms_norm", "int_rms_elem"),
-                          (layernorm_net, "layer_norm", "int_ln_elem"), (gelu_net, "int_gelu", "int_gelu_elem")):
+                          (layernorm_net, "layer_norm", "int_ln_elem"), (gelu_net, "int_gelu", "int_gelu_elem"),
+                          (itamax_net, "ita_max", "int_ita_elem")):
         path = _save(tmp_path, net(), op)
         proc = run_cli("analyze", str(path), "--target", target, "--input-dtype", "int8", "--json")
         assert proc.returncode == 0, proc.stderr
@@ -243,8 +292,11 @@ def test_analyze_prices_the_row_kernels_per_element(target, tmp_path):
     (lambda: layernorm_net(shape=[1, 1, 1, 40000]), ("'ln'", "rows of 40000", "int32")),
     (lambda: gelu_net(b=-200), ("'gelu'", "iGELU", "b = -200", "int8")),
     (lambda: gelu_net(one=40000), ("'gelu'", "one = 40000", "int16")),
+    (lambda: itamax_net(n_levels=128.0), ("'ita'", "ITAMax", "n_levels = 128", "256")),
+    (lambda: head_net(np.array([2, 0])), ("'head'", "Gather", "indices [2, 0]", "one increasing run")),
 ], ids=["non_integer_coeff", "log2_zero", "negative_exponential", "d_not_pow2", "weight_shape", "product_int32",
-        "ln_d_not_pow2", "ln_bias_shape", "ln_weight_int32", "ln_levels", "ln_row_int32", "gelu_b", "gelu_one"])
+        "ln_d_not_pow2", "ln_bias_shape", "ln_weight_int32", "ln_levels", "ln_row_int32", "gelu_b", "gelu_one",
+        "ita_levels", "gather_not_a_run"])
 def test_bad_attributes_are_one_sentence(model, words, tmp_path):
     path = _save(tmp_path, model())
     assert_one_sentence_error(run_cli("analyze", str(path), "--input-dtype", "int8"), str(path), *words)

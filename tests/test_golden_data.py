@@ -215,6 +215,21 @@ def test_matching_by_value_before_order():
     # without the values, the order-keeping alignment pairs them in list order
     assert [x.tensor["ir"] for x in match([b, a, c], cands)] == ["ta", "tb", "tc"]
 
+
+def test_matching_keeps_the_rest_between_its_value_equal_neighbours():
+    """CCT: a projection's int32 accumulator listed between two activations the network keeps (it
+    fuses the accumulator into its dense layer) pairs with nothing, not with a later int32 tensor
+    of its size (the attention's product with V)."""
+    s, g = (1, 64, 12), (1, 64, 12)
+    a, acc, b = _t("a", g, -100, 100), _t("acc", g, -20000, 20000), _t("b", g, -50, 120)
+    cands = [_c("ta", s, "int8"), _c("tb", s, "int8"), _c("av", s, "int32")]
+    values = {"ta": a.values, "tb": b.values, "av": acc.values + 1}
+    m = match([a, acc, b], cands, values=values)
+    assert [x.tensor and x.tensor["ir"] for x in m] == ["ta", None, "tb"]
+    # after the last value-equal pair it still pairs by order
+    m = match([a, b, acc], cands, values=values)
+    assert [x.tensor and x.tensor["ir"] for x in m] == ["ta", "tb", "av"]
+
 # -- input code types ----------------------------------------------------------------------------
 
 def test_input_dtype_option_and_inference(tmp_path, capsys):

@@ -1,7 +1,7 @@
 """Real integer exports (../shared/models/integer_onnx: NEMO, QuantLab and Deeploy networks exactly
 as their tools wrote them, with their golden data) — issue 24's acceptance:
 
-- every network outside the transformer models (deeploy/models/{CCT, microLlama}) validates bit-exact on gap8 and
+- every network outside the transformer models (deeploy/models/microLlama) validates bit-exact on gap8 and
   stm32h7 against its own golden data: DORY's folders (`--golden DIR`: the input and every layer
   file) for nemo/ and quantlab_dory/, Deeploy's inputs.npz / outputs.npz (with activations.npz
   beside them) for deeploy/ — the generated C, the golden model and the exporter's numbers agree
@@ -11,11 +11,11 @@ as their tools wrote them, with their golden data) — issue 24's acceptance:
   by value);
 - Deeploy's transformer kernels (issue 28): Softmax/{Regular, Large} (iSoftmax), RMSNorm (iRMSNorm),
   iNoNorm, and Attention (iSoftmax between MatMuls of two activations, Reshape / Transpose heads);
+  and the CCT model (CCT/Int/ICCT: iLayerNorm, ITAMax, iGELU, a Gather of its one head, IntegerMean);
 - two of them also on the ISAs (GVSoC's pulp-open cluster, the Cortex-M7 under QEMU);
 - the others are one sentence naming the node and the op (exit 2), never an internal error:
-  Deeploy's transformer operators tilewise does not deploy yet (iLayerNorm; microLlama's iRMSNorm
-  reads the default uint8 codes of its float32 input), and Autoencoder1D, a float32 model (BatchNormalization,
-  ConvTranspose on float weights), which wants quantizing first.
+  microLlama (its iRMSNorm reads the default uint8 codes of its float32 input), and Autoencoder1D,
+  a float32 model (BatchNormalization, ConvTranspose on float weights), which wants quantizing first.
 """
 
 from __future__ import annotations
@@ -46,10 +46,10 @@ DEEPLOY = tuple(f"deeploy/kernels/{k}" for k in (
     "MatMul/Add", "MatMul/Batch", "MatMul/Regular", "MatMul/Regular_RQ", "MaxPool/Regular_1D",
     "MaxPool/Regular_2D", "Pad/Regular_1D", "Pad/Regular_2D", "ReduceMean", "ReduceSum", "Slice", "Sub",
     "TrueIntegerDiv", "Softmax/Regular", "Softmax/Large", "RMSNorm", "iNoNorm", "Attention")) + (
-    "deeploy/models/CNN_Linear1", "deeploy/models/CNN_Linear2", "deeploy/models/EEGFormer")
+    "deeploy/models/CNN_Linear1", "deeploy/models/CNN_Linear2", "deeploy/models/EEGFormer",
+    "deeploy/models/CCT/Int/ICCT")
 #: refused in one sentence: (network, words the sentence names)
-REFUSED = (("deeploy/models/CCT/Int/ICCT", ("ITAMax",)),
-           ("deeploy/models/microLlama/INT8/microLlama1", ("iRMSNorm",)),
+REFUSED = (("deeploy/models/microLlama/INT8/microLlama1", ("iRMSNorm",)),
            ("deeploy/models/microLlama/INT8/microLlama8", ("iRMSNorm",)),
            ("deeploy/models/Autoencoder1D", ("(Conv)", "computes in float", "quantize")))
 

@@ -1,11 +1,12 @@
-"""Deeploy's integer transformer operators -> IR: iSoftmax, iRMSNorm, iNoNorm, iLayerNorm and iGELU as QuantLab
-exports them.
+"""Deeploy's integer transformer operators -> IR: iSoftmax, iRMSNorm, iNoNorm, iLayerNorm, iGELU, ITAMax and
+IntegerMean as QuantLab exports them.
 
 QuantLab writes them as custom nodes in the default domain, on 8-bit codes, their parameters as
 attributes (floats or one-value tensors holding integers) and constant inputs. What each computes is
 Deeploy's reference kernels' arithmetic (TargetLibraries/Generic/src/Softmax_s8.c and
 PULPOpen/src/iSoftmax.c, Generic/src/iRMSNorm_s8.c, Snitch/src/iNoNorm.c, Generic/src/Layernorm_s8.c,
-Generic/src/GELU_s8.c); the exporter's golden data (../shared/models/integer_onnx/deeploy/kernels/
+Generic/src/GELU_s8.c, ITAMax_s8 in Generic/src/Softmax_s8.c, IntegerMean as Deeploy's ReduceMean); the
+exporter's golden data (../shared/models/integer_onnx/deeploy/kernels/
 {Softmax,RMSNorm,iNoNorm}, and CCT's activations.npz for iLayerNorm and iGELU) is reproduced exactly:
 
 | node | attributes / inputs | IR |
@@ -20,6 +21,8 @@ Generic/src/GELU_s8.c); the exporter's golden data (../shared/models/integer_onn
 | iLayerNorm(x, weight, bias) | D (2^d), n_levels; weight and bias one integer per element of the last axis (or one) | |
 |                             | layer_norm (LayerNormParams)                                                         | |
 | iGELU(x) | b, one | int_gelu (IntGeluParams): int32 values x·⌊(one + L) / 2⌋, a RequantShift after it |
+| ITAMax(x) | n_levels (256) | ita_max along the last ONNX axis (ItaMaxParams): unsigned codes in [0, 255] |
+| IntegerMean(x) | axes, keepdims | reduce as ReduceMean (onnx_int.py): Deeploy's floor((Σ + n/2) / n) |
 
 iNoNorm is Deeploy's ((x·w + b)·mul) >> log2(D) per element; its kernel casts the result to int8
 where the requant clamps to the n_levels range — the same codes wherever the value is in range, as
@@ -31,6 +34,7 @@ biases within int32 and rows whose Σd² stays within int32 (its kernel's accumu
 clamped to the n_levels range as QuantLab's exporter clips it (Deeploy's generic kernel casts to int8:
 the same codes wherever the value is in range, as in CCT). iGELU takes 8-bit codes, b an int8 and
 one an int16 (the kernel's argument types: every intermediate then stays well within int32).
+ITAMax takes int8 codes and 256 levels (Deeploy's kernel shifts by 5 and sums 256 >> s: B / 2^B = 1/32).
 Anything else is one sentence naming the node (exit 2).
 """
 
@@ -43,13 +47,13 @@ import numpy as np
 from ..errors import UnsupportedOpError
 from ..golden.int_ops import int_gelu_values
 from ..ir.ops import Op
-from ..ir.params import IntGeluParams, IntSoftmaxParams, LayerNormParams, RMSNormParams
-from .onnx_int import INT1, channel_axis, emit_arith, emit_requant, integer_style, out_dtype, shift_requant
+from ..ir.params import IntGeluParams, IntSoftmaxParams, ItaMaxParams, LayerNormParams, RMSNormParams
+from .onnx_int import INT1, channel_axis, emit_arith, emit_requant, int_reduce, integer_style, out_dtype, shift_requant
 from .onnx_lower import Lowering, handler
 from .onnx_model import ONode, unsupported
 
 #: the Deeploy operators this module lowers (onnx_quantlab.DEPLOYED_OPS lists them)
-DEEPLOY_OPS = ("iSoftmax", "iRMSNorm", "iNoNorm", "iLayerNorm", "iGELU")
+DEEPLOY_OPS = ("iSoftmax", "iRMSNorm", "iNoNorm", "iLayerNorm", "iGELU", "ITAMax", "IntegerMean")
 EIGHT_BIT = ("int8", "uint8")
 HINT = "re-export the operator with QuantLab's integer attributes"
 #: Deeploy's iSoftmax keeps its exponential in a uint32
@@ -237,3 +241,22 @@ def int_gelu(lw: Lowering, node: ONode) -> None:
     out = lw.emit(node, Op.INT_GELU, [x], lw.out_name(node.outputs[0]), None, out_dtype(lw, node, ymin, ymax), INT1,
                   IntGeluParams(b=b, one=one), layout=lw.perm[x])
     lw.bounds[out] = (ymin, ymax)
+
+
+@handler("ITAMax")
+def ita_max(lw: Lowering, node: ONode) -> None:
+    integer_style(lw, node)
+    x = lw.act(node, node.inputs[0])
+    eight_bit(lw, node, x, signed=True)
+    n = int_attr(lw, node, "n_levels")
+    if n != 256:
+        raise unsupported(lw.g, node, f"has n_levels = {n} where Deeploy's ITAMax kernel takes 256", HINT)
+    y = lw.emit(node, Op.ITA_MAX, [x], lw.out_name(node.outputs[0]), None, "uint8", INT1,
+                ItaMaxParams(n_levels=n, axis=last_axis(lw, x)), layout=lw.perm[x])
+    lw.bounds[y] = (0, n - 1)
+
+
+@handler("IntegerMean")
+def integer_mean(lw: Lowering, node: ONode) -> None:
+    """QuantLab's IntegerMean: Deeploy maps it onto its ReduceMean (floor((Σ + n/2) / n))."""
+    int_reduce(lw, node)

@@ -11,7 +11,8 @@ this module lowers to the IR's integer ops (ir/params.py "integer exports", gold
 | MatMul of two activations | matmul | exact, batch dims broadcast |
 | Pad (constant) | pad | numpy.pad |
 | Slice | slice | x[start:end:step] (negative / out-of-range indices normalized, steps > 0) |
-| ReduceSum, ReduceMean | reduce | Σ; Deeploy's floor((Σ + n/2) / n) |
+| ReduceSum, ReduceMean | reduce | Σ; Deeploy's floor((Σ + n/2) / n) (also its IntegerMean: onnx_deeploy.py) |
+| Gather (constant indices forming one run) | slice, reshape | the run; a scalar index drops the axis |
 | iHardswish (Deeploy) | hardswish | x·(clamp(x + three, 0, six)·one_over_six) |
 | TrueIntegerDiv → RequantShift (Deeploy) | requant | merged as Deeploy's MergeTrueIntegerDivRequantShiftPass does: |
 |                                         |         | mul·⌊Δ·η / (y·η + ε)⌋·256, div·256                            |
@@ -50,14 +51,14 @@ from ..ir.params import (
 )
 from ..ir.requant import Requant
 from ..ir.tensor import QuantParams, dtype_range
-from .onnx_lower import INTEGER_STYLES, Lowering, handler, inverse, moves_data
+from .onnx_lower import INTEGER_STYLES, Lowering, emit_reshape, handler, inverse, moves_data
 from .onnx_model import TW_DOMAIN, OnnxGraph, ONode, unsupported
 
 INT1 = QuantParams((1.0,), (0,))
 NWC = (0, 2, 1)
 #: the ONNX op types this module lowers for the integer exports (its handlers; `tilewise ops`
 #: and docs/inputs.md list them): the module docstring's table
-INTEGER_OPS = ("Add", "Sub", "Mul", "MatMul", "Pad", "Slice", "ReduceSum", "ReduceMean")
+INTEGER_OPS = ("Add", "Sub", "Mul", "MatMul", "Pad", "Slice", "Gather", "ReduceSum", "ReduceMean")
 INT32_RANGE = dtype_range("int32")
 
 
@@ -533,6 +534,43 @@ def int_slice(lw: Lowering, node: ONode) -> None:
     lw.emit(node, Op.SLICE, [x], lw.out_name(node.outputs[0]), None, t.dtype, t.quant, params, layout=p)
 
 
+@handler("Gather")
+def int_gather(lw: Lowering, node: ONode) -> None:
+    """Gather by constant indices that form one slice (a scalar index drops the axis: a slice and a
+    reshape, as Deeploy's attention picks a head); any other gather is one sentence."""
+    integer_style(lw, node)
+    x = lw.act(node, node.inputs[0])
+    shape = lw.onnx_shape(x)
+    r = len(shape)
+    if not node.input(1) or node.input(1) not in lw.g.consts:
+        raise unsupported(lw.g, node, "gathers by computed indices", "gather by constant indices")
+    idx = np.asarray(lw.g.consts[node.input(1)])
+    axis = int(node.attr("axis", 0))
+    if not -r <= axis < r or idx.ndim > 1 or idx.size == 0 or not np.all(idx == np.round(idx)):
+        raise unsupported(lw.g, node, f"gathers indices of shape {idx.shape} along axis {axis} of a {r}-D tensor",
+                          "gather one index or a 1-D run of indices")
+    axis %= r
+    d = shape[axis]
+    v = [int(i) % d if -d <= int(i) < d else -1 for i in idx.reshape(-1)]
+    step = v[1] - v[0] if len(v) > 1 else 1
+    if min(v) < 0 or step <= 0 or v != list(range(v[0], v[0] + step * len(v), step)):
+        raise unsupported(lw.g, node, f"gathers indices {v} along axis {axis}, not one slice of its {d} elements",
+                          "gather indices that form one increasing run")
+    p = lw.perm[x]
+    t = lw.t(x)
+    starts, ends, steps = [0] * r, list(shape), [1] * r
+    starts[axis], ends[axis], steps[axis] = v[0], v[-1] + 1, step
+    out_shape = tuple(d if i != axis else len(v) for i, d in enumerate(shape))
+    y = x
+    if out_shape != shape:
+        params = SliceParams(starts=tuple(starts[p[i]] for i in range(r)), ends=tuple(ends[p[i]] for i in range(r)),
+                             steps=tuple(steps[p[i]] for i in range(r)))
+        y = lw.emit(node, Op.SLICE, [x], lw.fresh(f"{node.name}__slice"), None, t.dtype, t.quant, params, layout=p)
+        lw.bounds[y] = lw.bound(x)
+    target = out_shape[:axis] + out_shape[axis + 1:] if idx.ndim == 0 else out_shape
+    emit_reshape(lw, node, y, target, node.outputs[0])
+
+
 @handler("ReduceSum", "ReduceMean")
 def int_reduce(lw: Lowering, node: ONode) -> None:
     integer_style(lw, node)
@@ -551,7 +589,7 @@ def int_reduce(lw: Lowering, node: ONode) -> None:
     ir_axes = tuple(sorted(p.index(a) for a in axes))
     n = int(np.prod([shape[a] for a in axes], dtype=np.int64))
     lo, hi = lw.bound(x)
-    average = node.op_type == "ReduceMean"
+    average = node.op_type != "ReduceSum"      # ReduceMean, Deeploy's IntegerMean
     dtype = lw.t(x).dtype if average else out_dtype(lw, node, lo * n, hi * n)
     if keep:
         layout = p

@@ -602,27 +602,32 @@ def _only_fc_readers(lw: Lowering, onnx_name: str) -> bool:
 @handler("Reshape", "Flatten")
 def reshape(lw: Lowering, node: ONode) -> None:
     x = lw.act(node, node.inputs[0])
+    emit_reshape(lw, node, x, _target_shape(lw, node, lw.onnx_shape(x)), node.outputs[0])
+
+
+def emit_reshape(lw: Lowering, node: ONode, x: str, target: tuple[int, ...], onnx_out: str) -> None:
+    """IR activation `x` as ONNX tensor `onnx_out` of ONNX shape `target` (an alias where nothing
+    changes, a reshape of the IR data where the layout allows, else through ONNX order)."""
     t = lw.t(x)
     oshape = lw.onnx_shape(x)
-    target = _target_shape(lw, node, oshape)
     if target == oshape:
-        lw.alias(node.outputs[0], x)
+        lw.alias(onnx_out, x)
         return
     if (len(oshape) == 4 and lw.perm[x] == NHWC and len(target) == 2 and target[0] == oshape[0]
-            and moves_data(t.shape, inverse(NHWC)) and _only_fc_readers(lw, node.outputs[0])):
-        out = lw.out_name(node.outputs[0])
+            and moves_data(t.shape, inverse(NHWC)) and _only_fc_readers(lw, onnx_out)):
+        out = lw.out_name(onnx_out)
         lw.emit(node, Op.RESHAPE, [x], out, target, t.dtype, t.quant, ReshapeParams(shape=target))
         lw.flat[out] = (oshape[1], oshape[2], oshape[3])
         return
     # where the NHWC -> NCHW permutation moves no data (e.g. H = W = 1) the IR data is already in ONNX order
     src = x if not moves_data(t.shape, inverse(lw.perm[x])) else lw.in_onnx_order(node, x)
     if canonical_perm(len(target)) == tuple(range(len(target))):
-        lw.emit(node, Op.RESHAPE, [src], lw.out_name(node.outputs[0]), target, t.dtype, t.quant,
+        lw.emit(node, Op.RESHAPE, [src], lw.out_name(onnx_out), target, t.dtype, t.quant,
                 ReshapeParams(shape=target))
         return
-    mid = lw.fresh(f"{node.outputs[0]}__onnx_order")
+    mid = lw.fresh(f"{onnx_out}__onnx_order")
     lw.emit(node, Op.RESHAPE, [src], mid, target, t.dtype, t.quant, ReshapeParams(shape=target))
-    lw.from_onnx_order(node, mid, node.outputs[0])
+    lw.from_onnx_order(node, mid, onnx_out)
 
 
 @handler("Transpose")

@@ -80,7 +80,7 @@ QUANTLAB_OPS = (REQUANT_SHIFT, "iHardswish", "TrueIntegerDiv", "iSoftmax", "ITAM
 #: the QuantLab / Deeploy operators tilewise deploys (the rest of QUANTLAB_OPS belongs to the
 #: sequence-and-attention work and is refused in one sentence)
 DEPLOYED_OPS = (REQUANT_SHIFT, "iHardswish", "TrueIntegerDiv", "iSoftmax", "iRMSNorm", "iNoNorm", "iLayerNorm",
-                "iGELU")
+                "iGELU", "ITAMax", "IntegerMean")
 
 
 def has_quantlab_ops(g: OnnxGraph) -> bool:

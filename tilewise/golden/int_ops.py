@@ -33,6 +33,9 @@ on codes, with no scales (ir/params.py "integer exports").
   int8, the same codes wherever the value is in range, as in the corpus).
 - int_gelu (IntGeluParams): Deeploy's iGELU (Generic/src/GELU_s8.c, QuantLab's PACTIntegerGELU):
   q = min(|x|, −b), L = sign(x)·(one − (q + b)²), y = x·⌊(one + L) / 2⌋.
+- ita_max (ItaMaxParams): Deeploy's ITAMax (Generic/src/Softmax_s8.c ITAMax_s8, QuantLab's
+  PACTIntegerITAMax) along one axis: s = (max − x + 16) >> 5, y = ⌊255·256 / Σ(256 >> s)⌋ >> s —
+  the unsigned codes the exporter's golden data holds (Deeploy's s8 kernel subtracts 128 after).
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ from ..ir.params import (
     IntArithParams,
     IntGeluParams,
     IntSoftmaxParams,
+    ItaMaxParams,
     LayerNormParams,
     ReduceParams,
     RequantParams,
@@ -196,3 +200,13 @@ def int_gelu(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
     p = node.params
     assert isinstance(p, IntGeluParams)
     return int_gelu_values(np.asarray(args[0], dtype=np.int64), p.b, p.one)
+
+
+@kernel(Op.ITA_MAX)
+def ita_max(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
+    p = node.params
+    assert isinstance(p, ItaMaxParams)
+    x = np.moveaxis(np.asarray(args[0], dtype=np.int64), p.axis, -1)
+    s = (x.max(axis=-1, keepdims=True) - x + 16) >> 5
+    inv = (p.n_levels - 1) * 256 // (256 >> s).sum(axis=-1, keepdims=True)
+    return np.moveaxis(inv >> s, -1, p.axis)

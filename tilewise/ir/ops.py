@@ -31,6 +31,7 @@ All activations are NHWC. Every op's parameters are one of the frozen dataclasse
 | rms_norm | x (8-bit) | RMSNormParams (weight, log2d, qmin, qmax, axis: Deeploy's iRMSNorm) |
 | layer_norm | x (8-bit) | LayerNormParams (weight, bias, log2d, qmin, qmax, axis: Deeploy's iLayerNorm) |
 | int_gelu | x (8-bit) | IntGeluParams (b, one: Deeploy's iGELU, I-BERT's integer GELU) |
+| ita_max | x (int8) | ItaMaxParams (n_levels, axis: Deeploy's ITAMax, ITA's shift softmax) |
 
 Layer-only ops (passes/lower.py makes them; no graph node has them):
 
@@ -80,6 +81,7 @@ class Op(enum.StrEnum):
     RMS_NORM = "rms_norm"
     LAYER_NORM = "layer_norm"
     INT_GELU = "int_gelu"
+    ITA_MAX = "ita_max"
     #: layer-only: conv2d with groups = C, channel multiplier 1
     DEPTHWISE = "depthwise"
     #: layer-only: mean over H and W

@@ -63,6 +63,7 @@ model looks its kernels up by (op, params.mode) (golden/registry.py).
 | RMSNormParams | rms_norm (none) | weight, log2d, qmin, qmax, axis: Deeploy's iRMSNorm |
 | LayerNormParams | layer_norm (none) | weight, bias, log2d, qmin, qmax, axis: Deeploy's iLayerNorm |
 | IntGeluParams | int_gelu (none) | b, one: Deeploy's iGELU (I-BERT's integer GELU) |
+| ItaMaxParams | ita_max (none) | n_levels, axis: Deeploy's ITAMax (ITA's softmax by shifts) |
 
 Shared fields live in base classes that no op takes by themselves: WindowParams (kernel, stride,
 pads of the pools), MeanParams (axes, keepdims) and OnnxRescaleParams (x/y scale and zero point,
@@ -556,6 +557,17 @@ class IntGeluParams(OpParams):
     one: int
 
 
+@_params
+class ItaMaxParams(OpParams):
+    """ita_max, Deeploy's ITAMax (Generic/src/Softmax_s8.c ITAMax_s8; QuantLab's PACTIntegerITAMax)
+    along IR axis `axis` with n_levels = 256: per row m = max(x), s_j = (m − x_j + 16) >> 5 (the
+    difference times B / 2^B = 1/32, rounded half up), Σ = Σ_j 256 >> s_j,
+    y_j = ⌊(n_levels − 1)·256 / Σ⌋ >> s_j — codes in [0, n_levels − 1]."""
+
+    n_levels: int
+    axis: int
+
+
 _MEAN = (TfliteMeanParams, OnnxMeanParams)
 
 #: the parameter classes each op accepts on a graph node (depthwise is never a node)
@@ -587,6 +599,7 @@ PARAMS_OF: Mapping[Op, tuple[type[OpParams], ...]] = {
     Op.RMS_NORM: (RMSNormParams,),
     Op.LAYER_NORM: (LayerNormParams,),
     Op.INT_GELU: (IntGeluParams,),
+    Op.ITA_MAX: (ItaMaxParams,),
     Op.DEPTHWISE: (),
     Op.GLOBAL_AVG_POOL: _MEAN,
 }

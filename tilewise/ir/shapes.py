@@ -88,6 +88,7 @@ def infer_shape(graph: Graph, node: Node) -> tuple[int, ...]:
     if isinstance(p, SliceParams):
         return tuple(len(range(s0, e, st)) for s0, e, st in zip(p.starts, p.ends, p.steps))
     if node.op in (Op.SOFTMAX, Op.LOGISTIC, Op.QUANTIZE, Op.DEQUANTIZE, Op.CLAMP, Op.REQUANT, Op.HARDSWISH,
-                   Op.INT_SOFTMAX, Op.RMS_NORM, Op.LAYER_NORM, Op.INT_GELU):
+                   Op.INT_SOFTMAX, Op.RMS_NORM, Op.LAYER_NORM, Op.INT_GELU,
+                   Op.ITA_MAX):
         return tuple(shp[0])
     raise GraphError(f"node '{node.name}': op '{node.op}' has no graph-level shape inference")

@@ -102,9 +102,10 @@ KERNELS = replace(PulpKernels(), name="pulp-kernels-m7", mm_step=18.808, mm_bloc
                   int_tap=24.998, int_out=122.722, int_rq_elem=43.323, int_add_elem=19.607,
                   int_bin_elem=56.248, int_hsw_elem=30.116, int_mm_mac=7.953, int_mm_out=28.781,
                   int_red_in=37.491, int_red_out=64.919, copy_byte=0.514, copy_call=0.0,
-                  # Deeploy's iSoftmax / iRMSNorm / iLayerNorm / iGELU per element: assumed as on the
-                  # cluster (cost.py), from this core's int_hsw_elem per read and div64 — not counted yet
-                  int_smx_elem=239.0, int_rms_elem=209.0, int_ln_elem=239.0, int_gelu_elem=30.0)
+                  # Deeploy's iSoftmax / iRMSNorm / iLayerNorm / iGELU / ITAMax per element: assumed as
+                  # on the cluster (cost.py), from this core's int_hsw_elem per read and div64 — not counted
+                  int_smx_elem=239.0, int_rms_elem=209.0, int_ln_elem=239.0, int_gelu_elem=30.0,
+                  int_ita_elem=90.0)
 #: the STM32H743's memory regions (module docstring: DS12110 §3.5, RM0433 §2.3–2.4)
 FLASH = Region("flash", 0x08000000, 2048 * KB, backs="flash", ld="FLASH",
                note="two 1 MB banks: code, constants, the embedded inputs")

@@ -28,9 +28,13 @@ residual sum before its requantization). Given the golden model's values of the 
 (`compare_layers` passes them), a golden tensor first takes a tensor whose golden-model values
 equal its own (in any order it fits; the first such in execution order not taken already) —
 EEGFormer's activations.npz lists its modules out of execution order — and the alignment pairs
-the others among the rest: a value-equal pair says only where to compare, the generated C's
-values are still compared against the golden file. A golden tensor that pairs with none is
-reported as such — the frontend lost or reshaped it — never hidden.
+the others among the rest — each between the value-equal pairs that enclose it in both orders
+(the longest chain of them in order on both sides: CCT's activations.npz lists a projection's
+int32 accumulator, which the network fuses into its dense layer, between two tensors the network
+keeps; it pairs with nothing there, not with a later int32 tensor of its size): a value-equal pair
+says only where to compare, the generated C's values are still compared against the golden file. A
+golden tensor that pairs with none is reported as such — the frontend lost or reshaped it — never
+hidden.
 
 Each matched tensor is compared bit for bit with the generated C's values of it (the layer that
 outputs it, from the per-layer dump build, -DTW_DUMP_LAYERS) and with the golden model's
@@ -274,6 +278,16 @@ def _aligned(golden: Sequence[GoldenTensor], cands: Sequence[dict[str, Any]]) ->
     return pairs
 
 
+def _chain(anchors: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The longest run of (golden, candidate) pairs increasing on both sides, from pairs sorted by
+    golden index (the first such run where several are longest)."""
+    best: list[list[tuple[int, int]]] = []
+    for k, (_, c) in enumerate(anchors):
+        prev = max((best[i] for i in range(k) if anchors[i][1] < c), key=len, default=[])
+        best.append([*prev, anchors[k]])
+    return max(best, key=len, default=[])
+
+
 def _equal_order(t: GoldenTensor, c: dict[str, Any],
                  values: dict[str, np.ndarray]) -> str | None:
     """The order in which `t` equals the golden model's values of candidate `c` (None: none)."""
@@ -305,12 +319,17 @@ def match(golden: Sequence[GoldenTensor], cands: Sequence[dict[str, Any]],
                     equal[gi] = (cj, order)
                     taken.add(cj)
                     break
-    rest_g = [gi for gi in range(len(golden)) if gi not in equal]
     used = {cj for cj, _ in equal.values()}
-    rest_c = [cj for cj in range(len(cands)) if cj not in used]
-    aligned = _aligned([golden[gi] for gi in rest_g], [cands[cj] for cj in rest_c])
-    pairs = {**{gi: cj for gi, (cj, _) in equal.items()},
-             **{rest_g[a]: rest_c[b] for a, b in aligned.items()}}
+    pairs = {gi: cj for gi, (cj, _) in equal.items()}
+    # the rest aligned between consecutive anchors: the longest chain of value-equal pairs in
+    # order on both sides (a golden tensor listed between two of them pairs between their tensors)
+    chain = _chain(sorted((gi, cj) for gi, (cj, _) in equal.items()))
+    bounds = [(-1, -1), *chain, (len(golden), len(cands))]
+    for (g0, c0), (g1, c1) in zip(bounds, bounds[1:]):
+        rest_g = [gi for gi in range(g0 + 1, g1) if gi not in equal]
+        rest_c = [cj for cj in range(c0 + 1, c1) if cj not in used]
+        aligned = _aligned([golden[gi] for gi in rest_g], [cands[cj] for cj in rest_c])
+        pairs.update({rest_g[a]: rest_c[b] for a, b in aligned.items()})
     # the folder's order, from the pairs whose header says it where it matters
     seen = []
     for gi, cj in pairs.items():

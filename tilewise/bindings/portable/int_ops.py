@@ -22,6 +22,7 @@ layer function on the L2 tensors, run by a host core (the modules named "cpu"; h
 | layer_norm_x8y{Y}     | layer_norm                     | 8 → Y            | tw_int_layer_    | int_ops.layer_norm    |
 |                       |                                |                  | norm             |                       |
 | int_gelu_x8y{Y}       | int_gelu                       | 8 → Y            | tw_int_gelu      | int_ops.int_gelu      |
+| ita_max_x8y{Y}        | ita_max                        | 8 → Y            | tw_int_ita_max   | int_ops.ita_max       |
 | slice_s{B}            | slice                          | B → B, B ∈       | tw_transpose     | int_ops.slice_        |
 |                       |                                | {8,16,32}        |                  |                       |
 
@@ -54,6 +55,7 @@ from ...ir.params import (
     IntArithParams,
     IntGeluParams,
     IntSoftmaxParams,
+    ItaMaxParams,
     LayerNormParams,
     MatMulParams,
     ReduceParams,
@@ -407,6 +409,18 @@ def int_gelu(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str
                   x_off=u8_offset(lg, x), y_bytes=_bytes(lg, layer.output), y_off=u8_offset(lg, layer.output))
 
 
+def check_ita_max(layer: Layer, lg: LayerGraph) -> str | None:
+    return _row_op(layer, lg, ItaMaxParams)
+
+
+def ita_max(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
+    p = layer.params
+    assert isinstance(p, ItaMaxParams)
+    x = layer.inputs[0]
+    return render("int_ita_max.c.j2", **_rows(lg, x, p.axis), levels_m1=p.n_levels - 1, x_bytes=_bytes(lg, x),
+                  x_off=u8_offset(lg, x), y_bytes=_bytes(lg, layer.output), y_off=u8_offset(lg, layer.output))
+
+
 def check_slice(layer: Layer, lg: LayerGraph) -> str | None:
     if not isinstance(layer.params, SliceParams):
         return f"a slice with {type(layer.params).__name__}"
@@ -468,6 +482,7 @@ def bindings(cost) -> tuple[Binding, ...]:
         add(f"rms_norm_x8y{y}", Op.RMS_NORM, (None,), p, "other", check_rms_norm, rms_norm)
         add(f"layer_norm_x8y{y}", Op.LAYER_NORM, (None,), p, "other", check_layer_norm, layer_norm)
         add(f"int_gelu_x8y{y}", Op.INT_GELU, (None,), p, "other", check_int_gelu, int_gelu)
+        add(f"ita_max_x8y{y}", Op.ITA_MAX, (None,), p, "other", check_ita_max, ita_max)
     for b in BITS:
         add(f"slice_s{b}", Op.SLICE, (None,), Precision(b, 0, b), "other", check_slice, slice_)
     return tuple(out)

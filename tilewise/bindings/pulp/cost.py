@@ -85,8 +85,8 @@ worst the cluster's 16x8 dense layers, 1.19 and 1.24, a few thousand cycles each
   `div64` more in div form), one call; requant, add / sub, mul and hardswish per element
   (tw_int_binary's typed loops `int_add_elem` for add / sub whose key's widths allow them, its
   generic walk `int_bin_elem` otherwise; the second operand's width is not in the key); Deeploy's
-  iSoftmax, iRMSNorm, iLayerNorm and iGELU per element (`int_smx_elem`, `int_rms_elem`,
-  `int_ln_elem`, `int_gelu_elem`: assumed from the hardswish's per-read cost and div64, not
+  iSoftmax, iRMSNorm, iLayerNorm, iGELU and ITAMax per element (`int_smx_elem`, `int_rms_elem`,
+  `int_ln_elem`, `int_gelu_elem`, `int_ita_elem`: assumed from the hardswish's per-read cost and div64, not
   fitted; their per-row square root / sum left in the element);
   matmul per MAC (a's last dimension per output) and per output; reduce per input element
   (the input's batch taken as the output's) and per output; slice is tw_transpose
@@ -321,6 +321,9 @@ class PulpKernels:
     #: once in 64 bits; the GELU reads it once, a hardswish's work
     int_ln_elem: float = 316.0
     int_gelu_elem: float = 67.0
+    #: Deeploy's ITAMax (tw_int_ita_max) per element: assumed — three reads (max, Σ, output) of
+    #: a hardswish's work each, its one division per row left in the element
+    int_ita_elem: float = 202.0
     #: reshape (a memmove of the tensor's bytes): per byte, and per call in place of other_call
     copy_byte: float = 7.583
     copy_call: float = 0.0
@@ -394,7 +397,7 @@ class PulpKernels:
                    "mul": self.int_bin_elem,
                    "hardswish": self.int_hsw_elem, "slice": self.transpose_elem,
                    "int_softmax": self.int_smx_elem, "rms_norm": self.int_rms_elem,
-                   "layer_norm": self.int_ln_elem, "int_gelu": self.int_gelu_elem}
+                   "layer_norm": self.int_ln_elem, "int_gelu": self.int_gelu_elem, "ita_max": self.int_ita_elem}
             row = self.transpose_row if op == "slice" else 0.0
             return replace(self, scalar="elem", other=per[op], other_row=row) if op in per else self
         if weighted and p.x == 16:
@@ -560,7 +563,7 @@ INTEGER_EXPORTS = ("s16_mac", "s16_tap", "s16_dw_tap", "s16_out", "s16_rq_tflite
                    "int_red_out", "copy_byte", "copy_call")
 #: the integer exports' coefficients assumed, not fitted (no calibration holds a layer of theirs
 #: yet): every calibration keeps them at the model's values
-ASSUMED_INT = ("int_smx_elem", "int_rms_elem", "int_ln_elem", "int_gelu_elem")
+ASSUMED_INT = ("int_smx_elem", "int_rms_elem", "int_ln_elem", "int_gelu_elem", "int_ita_elem")
 
 #: terms the factors of `from_l2` leave alone: the requantization (arithmetic), the per-tile
 #: call, and the integer exports' kernels, whose coefficients are fitted where each module runs

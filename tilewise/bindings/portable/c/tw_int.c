@@ -402,3 +402,27 @@ void tw_int_gelu(const void *x, int x_bytes, int32_t x_off, void *y, int y_bytes
         tw_int_store(y, y_bytes, i, v * tw_asr64(one + l, 1) - y_off);
     }
 }
+
+void tw_int_ita_max(const void *x, int x_bytes, int32_t x_off, void *y, int y_bytes, int32_t y_off,
+                    int32_t outer, int32_t len, int32_t inner, int64_t levels_m1)
+{
+    int32_t o, i, j;
+    for (o = 0; o < outer; o++) {
+        for (i = 0; i < inner; i++) {
+            const int32_t base = o * len * inner + i;
+            int64_t m = tw_int_load(x, x_bytes, base) + x_off, sum = 0, inv;
+            for (j = 1; j < len; j++) {
+                int64_t v = tw_int_load(x, x_bytes, base + j * inner) + x_off;
+                if (v > m) m = v;
+            }
+            /* the shifts twice (sum, then outputs): no row buffer */
+            for (j = 0; j < len; j++)
+                sum += (int64_t)256 >> ((m - (tw_int_load(x, x_bytes, base + j * inner) + x_off) + 16) >> 5);
+            inv = levels_m1 * 256 / sum;
+            for (j = 0; j < len; j++) {
+                int64_t s = (m - (tw_int_load(x, x_bytes, base + j * inner) + x_off) + 16) >> 5;
+                tw_int_store(y, y_bytes, base + j * inner, (inv >> s) - y_off);
+            }
+        }
+    }
+}

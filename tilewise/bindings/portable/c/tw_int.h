@@ -50,7 +50,7 @@
  *   GELU (tw_int_gelu): Deeploy's iGELU per element: q = min(|v|, −b),
  *   L = sign(v)·(one − (q + b)²), y = v·((one + L) >> 1); the compiler proves it fits int32.
  *
- *   Row kernels (SOFTMAX, RMS_NORM, LAYER_NORM) work along one axis of the tensor viewed as [outer][len][inner]:
+ *   Row kernels (SOFTMAX, RMS_NORM, LAYER_NORM, ITA_MAX) work along one axis of the tensor viewed as [outer][len][inner]:
  *   row (o, i) is the `len` elements at (o·len + j)·inner + i, j < len.
  *
  *   SOFTMAX (tw_int_softmax): Deeploy's iSoftmax per row: m = max v, for each element
@@ -64,6 +64,9 @@
  *   LAYER_NORM (tw_int_layer_norm): Deeploy's iLayerNorm per row: μ = Σv / len (C's division),
  *   d = v − μ, r = ⌊√(⌊Σd² / len⌋ + 1)⌋, then y[j] = clamp((d·weight[j] / r + bias[j]) >> log2d,
  *   qmin, qmax), the division toward zero, the shift arithmetic (floor); qmin / qmax are values.
+ *
+ *   ITA_MAX (tw_int_ita_max): Deeploy's ITAMax per row: s_j = (max v − v_j + 16) >> 5,
+ *   y_j = ⌊levels_m1·256 / Σ(256 >> s_j)⌋ >> s_j (8-bit values: s_j ≤ 8).
  *
  *   No kernel may be called with an output overlapping an input, except REQUANT, HARDSWISH and
  *   GELU with y == x and y_bytes <= x_bytes.
@@ -163,5 +166,7 @@ void tw_int_layer_norm(const void *x, int x_bytes, int32_t x_off, void *y, int y
                        const int32_t *bias, int log2d, int64_t qmin, int64_t qmax);
 void tw_int_gelu(const void *x, int x_bytes, int32_t x_off, void *y, int y_bytes, int32_t y_off,
                  int32_t n, int64_t b, int64_t one);
+void tw_int_ita_max(const void *x, int x_bytes, int32_t x_off, void *y, int y_bytes, int32_t y_off,
+                    int32_t outer, int32_t len, int32_t inner, int64_t levels_m1);
 
 #endif /* TW_INT_H */
