@@ -25,12 +25,15 @@ from typing import Any, Protocol
 class Execution:
     """What one run of a firmware gave: its exit status and printed text (firmware main's TW_*
     lines, validate/firmware_run.py parses them) and, from a runner that counts them, executed
-    instructions per inference and per layer of the first inference."""
+    instructions per inference and per layer of the first inference, and their Cortex-M7 cycles
+    as the timing model estimates them (platforms/m7_timing.py; estimated, not measured)."""
 
     status: int
     text: str
     instructions: tuple[int, ...] = ()
     layer_instructions: tuple[int, ...] = ()
+    estimated_cycles: float | None = None
+    layer_estimated_cycles: tuple[float, ...] = ()
 
 
 class Runner(Protocol):

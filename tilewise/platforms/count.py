@@ -14,6 +14,10 @@ translated basic block (a block hook; each block's instructions decoded once wit
 - per layer (first inference): from the entry of `tw_layer_NN` to the entry of the next layer
   (the last: to `tw_fw_mark(1)`), i.e. the layer and the few instructions of network.c between
   two calls.
+The block hook also records, for the first inference, each executed basic block (its address and
+bytes) with its execution count per layer (and for the few instructions of network.c before the
+first layer): platforms/m7_timing.py prices them in Cortex-M7 cycles (estimated, llvm-mca's
+Cortex-M7 model), which `Counter.run` reports next to the instructions.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from pathlib import Path
 
 from ..errors import TilewiseError
 from .base import Execution
+from .m7_timing import FLASH_MISS_CYCLES, FlashCache, block_cycles, llvm_mca, window_cycles
 
 #: the memory regions of QEMU's mps2-an500 the firmware uses (firmware/link_qemu.ld), and the
 #: System Control Space page (SCS): unicorn models no SCS, so the start-up's write of CPACR
@@ -45,6 +50,15 @@ class Counted:
     text: str = ""
     inferences: list[int] = field(default_factory=list)
     layers: list[int] = field(default_factory=list)
+    #: the code of each block executed in the first inference, by (address, size)
+    blocks: dict[tuple[int, int], bytes] = field(default_factory=dict)
+    #: the first inference's block execution counts: before the first layer, then per layer
+    pre_blocks: dict[tuple[int, int], int] = field(default_factory=dict)
+    layer_blocks: list[dict[tuple[int, int], int]] = field(default_factory=list)
+    #: the first inference's D-cache line fills from flash's constants (m7_timing.FlashCache):
+    #: before the first layer, then per layer
+    pre_misses: int = 0
+    layer_misses: list[int] = field(default_factory=list)
 
 
 def _emulator():
@@ -80,6 +94,8 @@ def count_instructions(elf: Path, n_layers: int, c_name: str = "tw") -> Counted:
         image = ELFFile(f)
         segments = [(s["p_paddr"], s.data()) for s in image.iter_segments()
                     if s["p_type"] == "PT_LOAD" and s["p_filesz"]]
+        rodata = image.get_section_by_name(".rodata")
+        flash_data = (rodata["sh_addr"], rodata["sh_addr"] + rodata["sh_size"]) if rodata else None
         funcs = {s.name: s["st_value"] & ~1 for s in image.get_section_by_name(".symtab").iter_symbols()
                  if s["st_info"]["type"] == "STT_FUNC"}
     uc = unicorn.Uc(unicorn.UC_ARCH_ARM, unicorn.UC_MODE_THUMB | unicorn.UC_MODE_MCLASS)
@@ -104,6 +120,11 @@ def count_instructions(elf: Path, n_layers: int, c_name: str = "tw") -> Counted:
     start = [0]
     entries: dict[int, int] = {}
     out: list[str] = []
+    #: the block counts being recorded (None outside the first inference), per layer entered
+    window: list[dict[tuple[int, int], int] | None] = [None]
+    windows: dict[int, dict[tuple[int, int], int]] = {}
+    cache = FlashCache.empty()
+    misses: dict[int, int] = {}       # cache.misses at each layer's entry
 
     def on_block(uc, addr, size, _):
         n = sizes.get(addr)
@@ -112,14 +133,30 @@ def count_instructions(elf: Path, n_layers: int, c_name: str = "tw") -> Counted:
         if addr == mark:
             if uc.reg_read(arm.UC_ARM_REG_R0) == 0:
                 start[0] = total[0]
+                window[0] = run.pre_blocks if not run.inferences else None
+                cache.misses = 0
             else:
                 run.inferences.append(total[0] - start[0])
+                window[0] = None
                 if len(run.inferences) == 1:
                     ends = sorted(entries.items())
                     marks = [c for _, c in ends] + [total[0]]
                     run.layers = [marks[i + 1] - marks[i] for i in range(len(ends))]
+                    run.layer_blocks = [windows[i] for i, _ in ends]
+                    fills = [misses[i] for i, _ in ends] + [cache.misses]
+                    run.pre_misses = fills[0] if ends else cache.misses
+                    run.layer_misses = [fills[i + 1] - fills[i] for i in range(len(ends))]
+                    if reads:
+                        uc.hook_del(reads[0])
         elif addr in layer_at and not run.inferences:
             entries[layer_at[addr]] = total[0]
+            misses[layer_at[addr]] = cache.misses
+            window[0] = windows.setdefault(layer_at[addr], {})
+        if (w := window[0]) is not None:
+            key = (addr, size)
+            w[key] = w.get(key, 0) + 1
+            if key not in run.blocks:
+                run.blocks[key] = bytes(uc.mem_read(addr, size))
         total[0] += n
         if total[0] > MAX_INSTRUCTIONS:
             out.append(f"\nTW_TRAP stopped after {MAX_INSTRUCTIONS:,} instructions")
@@ -140,7 +177,12 @@ def count_instructions(elf: Path, n_layers: int, c_name: str = "tw") -> Counted:
                 out.append(f"\nTW_TRAP exception {intno} at pc {pc:#x}")
             uc.emu_stop()
 
+    def on_read(uc, access, addr, size, value, _):
+        cache.read(addr, size)
+
     uc.hook_add(unicorn.UC_HOOK_BLOCK, on_block)
+    # the constants' reads until the first inference ends (the flash's D-cache model)
+    reads = [uc.hook_add(unicorn.UC_HOOK_MEM_READ, on_read, None, *flash_data)] if flash_data else []
     uc.hook_add(unicorn.UC_HOOK_INTR, on_interrupt)
     try:
         uc.emu_start(reset | 1, 0xFFFFFFFF)
@@ -160,8 +202,16 @@ class Counter:
     counts_instructions: bool = True
 
     def run(self, elf: Path, layers: int, c_name: str) -> Execution:
+        llvm_mca()      # missing: one sentence before the run, not after it
         c = count_instructions(elf, layers, c_name)
-        return Execution(c.status, c.text, tuple(c.inferences), tuple(c.layers))
+        if not c.inferences:
+            return Execution(c.status, c.text, tuple(c.inferences), tuple(c.layers))
+        priced = block_cycles(c.blocks)
+        layer_cycles = tuple(window_cycles(w, priced) + FLASH_MISS_CYCLES * m
+                             for w, m in zip(c.layer_blocks, c.layer_misses))
+        pre = window_cycles(c.pre_blocks, priced) + FLASH_MISS_CYCLES * c.pre_misses
+        return Execution(c.status, c.text, tuple(c.inferences), tuple(c.layers),
+                         pre + sum(layer_cycles), layer_cycles)
 
 
 COUNTER = Counter()

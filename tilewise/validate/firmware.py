@@ -9,7 +9,8 @@ inputs into the project (firmware/inputs.c), compile and link with the platform'
 and fill the report (firmware_run.fill_report: outputs against the golden model and the reference
 runtime, DMA against the schedule, cycles next to the prediction, from the first inference); a
 runner that counts instructions adds the executed instructions per inference and per layer, next
-to the prediction (the Cortex-M cost model prices instructions: one per cycle, targets/stm32h7.py).
+to the prediction (the Cortex-M cost model prices instructions: one per cycle, targets/stm32h7.py),
+and their Cortex-M7 cycles as the timing model estimates them (platforms/m7_timing.py).
 `project_platform` finds a generated project's platform from its manifest.
 """
 
@@ -76,11 +77,15 @@ def check_on_firmware(report: ValidationReport, ns: NetworkSchedule, project: Pr
         report.predicted_instructions = ns.cycles
         if ran.instructions:
             report.measured_instructions = ran.instructions[0]
+            report.estimated_cycles = (round(ran.estimated_cycles)
+                                       if ran.estimated_cycles is not None else None)
             report.layer_cycles = [
                 {"index": i, "name": layer.name, "op": str(layer.op), "kind": layer.nest.kind,
                  "measured_instructions": (ran.layer_instructions[i]
                                            if i < len(ran.layer_instructions) else None),
                  "predicted_instructions": ns.layer_cycles(i),
+                 "estimated_cycles": (round(ran.layer_estimated_cycles[i])
+                                      if i < len(ran.layer_estimated_cycles) else None),
                  "predicted_cycles": ns.layer_cycles(i)}
                 for i, layer in enumerate(ns.layers.layers)]
     return report

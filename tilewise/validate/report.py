@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from ..pipeline import NetworkSchedule
+from ..platforms.m7_timing import ESTIMATE_MODEL
 
 #: the counters a run measures and the schedule predicts (CounterMismatch.kind)
 COUNTER_KINDS = ("accelerator_jobs", "dma_bytes", "dma_transfers", "dma_chunks", "l3_bytes",
@@ -194,6 +195,9 @@ class ValidationReport:
     #: prediction once the target's cost model prices instructions (None until then)
     measured_instructions: int | None = None
     predicted_instructions: float | None = None
+    #: Cortex-M7 cycles of that inference ESTIMATED by the timing model (platforms/m7_timing.py:
+    #: llvm-mca's Cortex-M7 scheduling model per executed block + flash line fills), not measured
+    estimated_cycles: int | None = None
     #: validation on the user's own data (--data): metrics against the reference, the expected
     #: outputs and the labels; None on random inputs (shape: validate/own_data.py)
     metrics: dict[str, Any] | None = None
@@ -247,6 +251,8 @@ class ValidationReport:
             **({"measured_cycles": self.measured_cycles, "predicted_cycles": self.predicted_cycles,
                 "layers": self.layer_cycles} if self.platform != "host" else {}),
             **({"measured_instructions": self.measured_instructions,
-                "predicted_instructions": self.predicted_instructions}
+                "predicted_instructions": self.predicted_instructions,
+                "estimated_cycles": self.estimated_cycles,
+                "estimated_cycles_model": ESTIMATE_MODEL}
                if self.counts_instructions else {}),
         }

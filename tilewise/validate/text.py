@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..platforms.m7_timing import ESTIMATE_MODEL
 from .report import OutputMismatch, ValidationReport
 from .verdict import result_line
 
@@ -58,12 +59,18 @@ def format_report(r: ValidationReport) -> str:
         lines.append(f"  instructions: {r.measured_instructions:,} executed per inference (counted "
                      f"on the Cortex-M7 emulator), {pred:,.0f} predicted (measured / predicted "
                      f"{r.measured_instructions / pred if pred else float('nan'):.2f})")
+        est = r.estimated_cycles
+        if est is not None:
+            lines.append(f"  estimated cycles (Cortex-M7 model): {est:,} per inference = "
+                         f"{est / max(r.measured_instructions, 1):.2f} per instruction "
+                         f"({ESTIMATE_MODEL})")
         for lc in r.layer_cycles:
             m, p = lc.get("measured_instructions"), lc.get("predicted_instructions") or 0.0
             ratio = f"{m / p:6.2f}" if m is not None and p else "     -"
+            e = lc.get("estimated_cycles")
             lines.append(f"    layer {lc['index']:>3} {lc['name'][:28]:<28} {lc['op']:<16} "
                          f"{m if m is not None else '-':>11,} measured {p:>11,.0f} predicted "
-                         f"{ratio}")
+                         f"{ratio}" + (f" {e:>11,} est. M7 cycles" if e is not None else ""))
     lines.append(f"  peak L2:     {r.peak_l2_bytes:,} B (memory plan)")
     if r.code:
         c = r.code
