@@ -19,6 +19,10 @@ sysdeps:
 	  (echo "installing the Arm cross compiler, newlib and QEMU (Cortex-M firmware) with apt-get"; \
 	   apt-get update -q && apt-get install -y -q --no-install-recommends gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm)
 	@arm-none-eabi-gcc --version | head -1
+	@command -v llvm-mca >/dev/null 2>&1 || \
+	  (echo "installing LLVM (llvm-mca: the Cortex-M7 cycle estimate of validate --on count) with apt-get"; \
+	   apt-get update -q && apt-get install -y -q --no-install-recommends llvm)
+	@llvm-mca --version | grep -i "llvm version" | head -1
 	@command -v $${TILEWISE_CHROMIUM:-chromium} >/dev/null 2>&1 || \
 	  (echo "installing Chromium (the tests screenshot report.html headless) with apt-get"; \
 	   apt-get update -q && apt-get install -y -q --no-install-recommends chromium)
