@@ -1,9 +1,9 @@
 """The instruction counter, a runner of Cortex-M firmware (`validate --on count`): run it in an
 instruction-counting emulator; executed instructions per inference and per layer.
 
-QEMU runs the firmware but counts nothing, and no Cortex-M7 timing model is available offline
-(notes/cortex-m.md), so the measure on Arm is executed instructions, as TFLite Micro + CMSIS-NN's
-figures in notes/anchors.md are. The same ELF `validate --on qemu` builds (mps2-an500's map:
+QEMU runs the firmware but counts nothing, so the measure on Arm is executed instructions, as
+TFLite Micro + CMSIS-NN's figures in notes/anchors.md are; cycles are only estimated from them
+(platforms/m7_timing.py, below). The same ELF `validate --on qemu` builds (mps2-an500's map:
 code at 0x00000000, data at 0x20000000) is loaded segment by segment (pyelftools) into `unicorn`
 (Cortex-M7 model, Thumb-2 with the DSP extension) and run from its vector table; Arm semihosting
 (`bkpt 0xAB`: SYS_WRITE0, SYS_EXIT) is served here, so the firmware prints and exits as under
@@ -94,6 +94,7 @@ def count_instructions(elf: Path, n_layers: int, c_name: str = "tw") -> Counted:
         image = ELFFile(f)
         segments = [(s["p_paddr"], s.data()) for s in image.iter_segments()
                     if s["p_type"] == "PT_LOAD" and s["p_filesz"]]
+        # the constants (weights) the chip reads from flash (sections.ld: .rodata > ROM)
         rodata = image.get_section_by_name(".rodata")
         flash_data = (rodata["sh_addr"], rodata["sh_addr"] + rodata["sh_size"]) if rodata else None
         funcs = {s.name: s["st_value"] & ~1 for s in image.get_section_by_name(".symtab").iter_symbols()
