@@ -4,7 +4,8 @@ writes them (float32 containers of int8 codes, NCHW, attributes as floats), each
 the formulas of Deeploy's reference kernels written out here element by element
 (Generic/src/Softmax_s8.c with PULPOpen/src/iSoftmax.c's unsigned output, Generic/src/iRMSNorm_s8.c,
 Snitch/src/iNoNorm.c, Generic/src/Layernorm_s8.c with the exporter's clip, Generic/src/GELU_s8.c,
-ITAMax_s8's unsigned codes; the Gather that picks an attention head and IntegerMean as ReduceMean),
+ITAMax_s8's unsigned codes; the Gather that picks an attention head and IntegerMean as ReduceMean;
+microLlama's attention-mask add of activations of different ranks as numpy broadcasts them),
 then the generated C bit-exact with the golden model on gap8 and stm32h7 (host builds) — rank-4
 tensors, so the ONNX last axis the operators work along is not the IR's last (NHWC) and the row
 kernels walk it at a stride. Their bad attributes are one sentence (exit 2), and analyze prices
@@ -87,6 +88,14 @@ def head_net(index=np.array(1)) -> onnx.ModelProto:
              helper.make_node("IntegerMean", ["h"], ["y"], name="mean", axes=[1], keepdims=0)]
     i = numpy_helper.from_array(np.asarray(index, np.int64), "i")
     return _model(nodes, [_vi("x", SHAPE)], [_vi("y", None)], [i], opset=10)
+
+
+def mask_net(op: str = "Add", mask_shape=(SHAPE[-1],), mask_first: bool = False) -> onnx.ModelProto:
+    """microLlama's attention mask: an activation of lower rank (its position input, [L]) added to
+    the scores [1, H, 1, L] — numpy's / ONNX's broadcast, the dims aligned right."""
+    ins = ["m", "x"] if mask_first else ["x", "m"]
+    nodes = [helper.make_node(op, ins, ["y"], name="mask")]
+    return _model(nodes, [_vi("x", SHAPE), _vi("m", list(mask_shape))], [_vi("y", None)], opset=10)
 
 
 def _rows(x: np.ndarray):
@@ -250,8 +259,29 @@ def test_gather_of_a_head_then_integer_mean(index, tmp_path):
     np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.parametrize("op,mask_shape,mask_first", [
+    ("Add", (SHAPE[-1],), False), ("Add", (SHAPE[2], SHAPE[-1]), True), ("Sub", (SHAPE[-1],), True),
+    ("Mul", (1, SHAPE[-1]), False)], ids=["add_rank1", "add_rank2_first", "sub_rank1_first", "mul_rank2"])
+def test_activations_of_different_ranks_broadcast_aligned_right(op, mask_shape, mask_first, tmp_path):
+    """An add / sub / mul of a rank-4 activation and one of lower rank (microLlama's attention
+    mask): numpy's broadcast of the ONNX tensors, the lower rank's dims aligned right."""
+    g = load_model(_save(tmp_path, mask_net(op, mask_shape, mask_first)), {"*": "int8"})
+    x_ir, x = _input(g, 6)
+    m = np.random.default_rng(8).integers(-128, 128, mask_shape)
+    a, b = (m, x) if mask_first else (x, m)
+    want = a + b if op == "Add" else a - b if op == "Sub" else a * b
+    got = run_graph(g, {"x": x_ir, "m": m})[g.outputs[0]]       # the output in ONNX order: the operands' common one
+    assert got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+
+
+def mask_rank2_net() -> onnx.ModelProto:
+    return mask_net("Sub", (SHAPE[2], SHAPE[-1]), True)
+
+
 @pytest.mark.parametrize("target", ["gap8", "stm32h7"])
-@pytest.mark.parametrize("net", [softmax_net, rms_net, nonorm_net, layernorm_net, gelu_net, itamax_net, head_net])
+@pytest.mark.parametrize("net", [softmax_net, rms_net, nonorm_net, layernorm_net, gelu_net, itamax_net, head_net,
+                                 mask_net, mask_rank2_net])
 def test_generated_c_bit_exact(net, target, tmp_path, c_cache):
     path = _save(tmp_path, net())
     g = load_model(path, {"*": "int8"})

@@ -1,21 +1,24 @@
 """Real integer exports (../shared/models/integer_onnx: NEMO, QuantLab and Deeploy networks exactly
 as their tools wrote them, with their golden data) — issue 24's acceptance:
 
-- every network outside the transformer models (deeploy/models/microLlama) validates bit-exact on gap8 and
-  stm32h7 against its own golden data: DORY's folders (`--golden DIR`: the input and every layer
-  file) for nemo/ and quantlab_dory/, Deeploy's inputs.npz / outputs.npz (with activations.npz
-  beside them) for deeploy/ — the generated C, the golden model and the exporter's numbers agree
+- every network but Autoencoder1D validates bit-exact on gap8 and stm32h7 against its own golden
+  data: DORY's folders (`--golden DIR`: the input and every layer file) for nemo/ and
+  quantlab_dory/, Deeploy's inputs.npz / outputs.npz (with activations.npz beside them) for
+  deeploy/ — the generated C, the golden model and the exporter's numbers agree
   on the network output and on every golden layer the network computes;
 - Deeploy's EEGFormer too (outside the issue's set, but only MatMul, RequantShift, Add, Reshape
   and Transpose nodes), whose activations.npz lists its modules out of execution order (matched
   by value);
 - Deeploy's transformer kernels (issue 28): Softmax/{Regular, Large} (iSoftmax), RMSNorm (iRMSNorm),
   iNoNorm, and Attention (iSoftmax between MatMuls of two activations, Reshape / Transpose heads);
-  and the CCT model (CCT/Int/ICCT: iLayerNorm, ITAMax, iGELU, a Gather of its one head, IntegerMean);
+  the CCT model (CCT/Int/ICCT: iLayerNorm, ITAMax, iGELU, a Gather of its one head, IntegerMean); and
+  microLlama1 / microLlama8 (19 network inputs whose code types validate reads from inputs.npz, an
+  attention mask added to the scores as an activation of lower rank, iHardswish, TrueIntegerDiv);
 - two of them also on the ISAs (GVSoC's pulp-open cluster, the Cortex-M7 under QEMU);
-- the others are one sentence naming the node and the op (exit 2), never an internal error:
-  microLlama (its iRMSNorm reads the default uint8 codes of its float32 input), and Autoencoder1D,
-  a float32 model (BatchNormalization, ConvTranspose on float weights), which wants quantizing first.
+- the other is one sentence naming the node and the op (exit 2), never an internal error:
+  Autoencoder1D, a float32 model (BatchNormalization, ConvTranspose on float weights), which wants
+  quantizing first; and microLlama without its inputs' code types (analyze / generate read its
+  float32 input as uint8 codes, which its first iRMSNorm refuses, pointing at --input-dtype).
 """
 
 from __future__ import annotations
@@ -47,11 +50,12 @@ DEEPLOY = tuple(f"deeploy/kernels/{k}" for k in (
     "MaxPool/Regular_2D", "Pad/Regular_1D", "Pad/Regular_2D", "ReduceMean", "ReduceSum", "Slice", "Sub",
     "TrueIntegerDiv", "Softmax/Regular", "Softmax/Large", "RMSNorm", "iNoNorm", "Attention")) + (
     "deeploy/models/CNN_Linear1", "deeploy/models/CNN_Linear2", "deeploy/models/EEGFormer",
-    "deeploy/models/CCT/Int/ICCT")
+    "deeploy/models/CCT/Int/ICCT", "deeploy/models/microLlama/INT8/microLlama1",
+    "deeploy/models/microLlama/INT8/microLlama8")
 #: refused in one sentence: (network, words the sentence names)
-REFUSED = (("deeploy/models/microLlama/INT8/microLlama1", ("iRMSNorm",)),
-           ("deeploy/models/microLlama/INT8/microLlama8", ("iRMSNorm",)),
-           ("deeploy/models/Autoencoder1D", ("(Conv)", "computes in float", "quantize")))
+REFUSED = (("deeploy/models/Autoencoder1D", ("(Conv)", "computes in float", "quantize")),
+           # deployed with its inputs' code types (validate --data finds them), refused without
+           ("deeploy/models/microLlama/INT8/microLlama1", ("iRMSNorm", "uint8", "--input-dtype")))
 
 
 def _folder(net: str) -> Path:

@@ -318,11 +318,13 @@ def _arith_range(op: str, a: tuple[int, int], b: tuple[int, int]) -> tuple[int, 
 
 
 def _same_order(lw: Lowering, node: ONode, names: list[str]) -> tuple[list[str], tuple[int, ...]]:
-    """Activations `names` in one layout: theirs when they agree, else each in ONNX order."""
+    """Activations `names` in one layout: theirs when they agree, else each in ONNX order (the
+    layout of the highest rank's ONNX order: operands of lower rank broadcast aligned right, numpy's
+    and ONNX's rule, which the golden kernel and tw_int_binary's strides follow)."""
     perms = {lw.perm[n] for n in names}
     if len(perms) == 1 and not any(n in lw.flat for n in names):
         return names, perms.pop()
-    return [lw.in_onnx_order(node, n) for n in names], tuple(range(len(lw.onnx_shape(names[0]))))
+    return [lw.in_onnx_order(node, n) for n in names], tuple(range(max(len(lw.onnx_shape(n)) for n in names)))
 
 
 #: an operand of emit_arith: an IR activation ("ir", name), an ONNX tensor ("onnx", name: an
@@ -359,9 +361,7 @@ def emit_arith(lw: Lowering, node: ONode, op: str, operands: tuple[Operand, Oper
         lo, hi = max(lo, clip[0]), min(hi, clip[1])
     dtype = out_dtype(lw, node, lo, hi)
     ir_acts, perm = _same_order(lw, node, acts)
-    rank = len(lw.t(ir_acts[0]).shape)
-    if any(len(lw.t(a).shape) != rank for a in ir_acts):
-        raise unsupported(lw.g, node, "combines activations of different ranks", "broadcast explicitly first")
+    rank = len(perm)
     it = iter(ir_acts)
     ins = []
     for kind, v in resolved:
