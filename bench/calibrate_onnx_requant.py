@@ -40,32 +40,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import scheduling  # noqa: E402
 from bench.calibrate_pulp import _tile_sum, _untiled  # noqa: E402
-from tilewise.bindings import pulp  # noqa: E402
 from tilewise.bindings.pulp.cost import PulpKernels  # noqa: E402
 from tilewise.schedule.cost import Evaluator  # noqa: E402
 from tilewise.targets import stm32h7  # noqa: E402
-from tilewise.targets.base import Target  # noqa: E402
 from tilewise.targets.registry import get_target  # noqa: E402
 from tilewise.validate import make_inputs, validate_network  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 WEIGHTED = ("conv", "dwconv", "fc")
-def stm32h7_integer() -> Target:
-    """stm32h7 priced as if its core had no FPU: its onnx-mode weighted layers take the integer
-    forms (onnx24 where its bound holds), whose Arm costs are then measured (the real stm32h7's
-    scheduler weighs them against the FPU's onnx_fpu)."""
-    t = get_target("stm32h7")
-    kernels = replace(stm32h7.KERNELS, requant_onnx_fpu=None)
-    cpu = replace(t.module("cpu"), bindings=pulp.bindings(kernels, arm=True, host=True))
-    return replace(t, modules=(cpu,))
-
-
 #: (name, target (or a function making it), cores, platform, the model its kernels are priced
 #: by, measured field)
 CONFIGS = (("pulp-open x8", "pulp-open", 8, "gvsoc", PulpKernels(), "measured_compute_cycles"),
            ("pulp-open x1", "pulp-open", 1, "gvsoc", PulpKernels(), "measured_compute_cycles"),
            ("stm32h7", "stm32h7", None, "count", stm32h7.KERNELS, "measured_instructions"),
-           ("stm32h7 integer", stm32h7_integer, None, "count",
+           ("stm32h7 integer", lambda: stm32h7.without_fpu(get_target("stm32h7")), None, "count",
             replace(stm32h7.KERNELS, requant_onnx_fpu=None), "measured_instructions"))
 
 

@@ -65,11 +65,7 @@ def test_a_channel_without_a_line_is_refused():
             continue
         acc = np.arange(-bound, bound + 1, dtype=np.int64)
         want = _exact(acc, scale, lo, hi)
-        sh = max(0, 30 - bound.bit_length())
-        c = 31
-        while round(float(scale) * 2.0 ** (32 + c - sh)) >= 2**31:
-            c -= 1
-        m0 = round(float(scale) * 2.0 ** (32 + c - sh))
+        sh, c, m0 = onnx_linear.nearest_line(float(scale), bound)
         for m in (m0 - 1, m0, m0 + 1):
             for b in (1 << (c - 1)) + np.arange(-8, 9) * (1 << max(c - 8, 0)):
                 got = np.clip(onnx_linear.evaluate(acc, (m, sh, int(b), c)), lo, hi)

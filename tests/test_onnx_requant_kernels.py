@@ -29,6 +29,7 @@ from tilewise.bindings.pulp import addfold, simple
 from tilewise.bindings.pulp import constants as pulp_constants
 from tilewise.golden import onnx_requant_exact as exact
 from tilewise.pipeline import schedule_network
+from tilewise.targets import stm32h7
 from tilewise.targets.registry import get_target
 from tilewise.validate import make_inputs, validate_network
 
@@ -203,19 +204,6 @@ def test_onnx24_is_chosen_only_where_its_bound_holds():
     assert "2^24" in pulp_constants.onnx24_reason(big.layers[-1], big)
 
 
-def _cortex_m7_without_fpu():
-    """stm32h7's core priced as if it had no FPU: its onnx-mode weighted layers then take the
-    integer forms (onnx24 where its bound holds) instead of the FPU's onnx_fpu (cheaper on the
-    real stm32h7, tests/test_qemu.py)."""
-    from tilewise.bindings import pulp
-    from tilewise.targets import stm32h7
-
-    t = get_target("stm32h7")
-    kernels = replace(stm32h7.KERNELS, requant_onnx_fpu=None)
-    cpu = replace(t.module("cpu"), bindings=pulp.bindings(kernels, arm=True, host=True))
-    return replace(t, modules=(cpu,))
-
-
 @pytest.mark.parametrize("family", ["pulp", "cortex-m7"])
 @pytest.mark.parametrize("case", list(SPECS))
 def test_onnx24_kernels_bit_exact(case, family, tmp_path, c_cache):
@@ -226,7 +214,7 @@ def test_onnx24_kernels_bit_exact(case, family, tmp_path, c_cache):
     if family == "cortex-m7":
         fpu = schedule_network(lg, get_target("stm32h7"), "model").partition.choices[-1]
         assert fpu.placement.binding.name.endswith("_onnx"), fpu.placement.binding.name
-    tgt = pulp_target("gap8", l1_kb=4) if family == "pulp" else _cortex_m7_without_fpu()
+    tgt = pulp_target("gap8", l1_kb=4) if family == "pulp" else stm32h7.without_fpu(get_target("stm32h7"))
     ns = schedule_network(lg, tgt, "model")
     assert ns.partition.choices[-1].placement.binding.name.endswith("_onnx24")
     inputs = make_inputs(lg, 3, seed=4)

@@ -144,17 +144,13 @@ def int_rms_norm(lw: Lowering, node: ONode) -> None:
     d = log2_of(lw, node, "D")
     n = levels(lw, node, 1 << 16)
     length = lw.onnx_shape(x)[-1]
-    w = integer_const(lw, node, 1, "weight")
-    if w.size not in (1, length) or w.ndim > 1 and w.size != w.shape[-1]:
-        raise unsupported(lw.g, node, f"has a weight of shape {w.shape} for rows of {length}",
-                          "give one weight per element of the last axis")
+    weight = per_element(lw, node, 1, "weight", length)
     lo, hi = lw.bound(x)
     xmax = max(abs(lo), abs(hi))
-    if xmax * int(np.abs(w).max(initial=0)) > INT32_MAX or xmax * xmax * length > INT32_MAX:
+    if xmax * max(abs(v) for v in weight) > INT32_MAX or xmax * xmax * length > INT32_MAX:
         raise unsupported(lw.g, node, "has weights or rows whose products pass int32, where Deeploy's kernel wraps",
                           "use smaller weights or shorter rows")
     qmin, qmax = -(n // 2), n // 2 - 1
-    weight = tuple(int(v) for v in np.broadcast_to(w.reshape(-1), (length,)))
     y = lw.emit(node, Op.RMS_NORM, [x], lw.out_name(node.outputs[0]), None, out_dtype(lw, node, qmin, qmax), INT1,
                 RMSNormParams(weight=weight, log2d=d, qmin=qmin, qmax=qmax, axis=last_axis(lw, x)),
                 layout=lw.perm[x])

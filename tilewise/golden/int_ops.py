@@ -157,6 +157,11 @@ def isqrt_floor(s: np.ndarray) -> np.ndarray:
     return np.where((r + 1) * (r + 1) <= s, r + 1, r)
 
 
+def trunc_div(a: np.ndarray, b: np.ndarray | int) -> np.ndarray:
+    """C's integer division (toward zero) of int64 arrays, b > 0."""
+    return np.sign(a) * (np.abs(a) // b)
+
+
 @kernel(Op.RMS_NORM)
 def rms_norm(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
     p = node.params
@@ -164,15 +169,8 @@ def rms_norm(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
     x = np.moveaxis(np.asarray(args[0], dtype=np.int64), p.axis, -1)
     n = x.shape[-1]
     r = isqrt_floor((x * x).sum(axis=-1, keepdims=True) // n + 1)
-    num = x * np.asarray(p.weight, dtype=np.int64)
-    q = np.sign(num) * (np.abs(num) // r)                 # C's division: toward zero
-    y = np.clip(q >> p.log2d, p.qmin, p.qmax)
+    y = np.clip(trunc_div(x * np.asarray(p.weight, dtype=np.int64), r) >> p.log2d, p.qmin, p.qmax)
     return np.moveaxis(y, -1, p.axis)
-
-
-def trunc_div(a: np.ndarray, b: np.ndarray | int) -> np.ndarray:
-    """C's integer division (toward zero) of int64 arrays, b > 0."""
-    return np.sign(a) * (np.abs(a) // b)
 
 
 @kernel(Op.LAYER_NORM)

@@ -156,3 +156,13 @@ TARGET = Target(
     platform=cortex_m_platform(FPU),
     regions=REGIONS,
 )
+
+
+def without_fpu(target: Target = TARGET) -> Target:
+    """`target` with its core priced as if it had no FPU: its onnx-mode weighted layers take the
+    integer forms (onnx24 where its bound holds) instead of the FPU's onnx_fpu — how the integer
+    kernels' Arm costs are measured and tested (bench/calibrate_onnx_requant.py, tests); the
+    firmware itself is the same (hard-float ABI)."""
+    kernels = replace(KERNELS, requant_onnx_fpu=None)
+    cpu = replace(target.module("cpu"), bindings=pulp.bindings(kernels, arm=True, host=True))
+    return replace(target, modules=(cpu,))

@@ -81,6 +81,12 @@ def _bytes(lg: LayerGraph, name: str) -> int:
     return dtype_bits(lg.tensors[name].dtype) // 8
 
 
+def _unary_io(layer: Layer, lg: LayerGraph) -> dict:
+    """The element bytes and uint8 offsets of a one-input kernel's input x and output y."""
+    x, y = layer.inputs[0], layer.output
+    return dict(x_bytes=_bytes(lg, x), x_off=u8_offset(lg, x), y_bytes=_bytes(lg, y), y_off=u8_offset(lg, y))
+
+
 def _int_tensors(layer: Layer, lg: LayerGraph) -> str | None:
     for t in (*layer.inputs, layer.output):
         if lg.tensors[t].dtype not in ("int8", "uint8", "int16", "int32"):
@@ -326,8 +332,7 @@ def reduce(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
     dims = [int(d) for d in lg.tensors[x].shape] or [1]
     axes = {a % len(dims) for a in p.axes}
     return render("int_reduce.c.j2", dims=dims, reduced=[int(d in axes) for d in range(len(dims))],
-                  mean=int(p.average), x_bytes=_bytes(lg, x), x_off=u8_offset(lg, x),
-                  y_bytes=_bytes(lg, layer.output), y_off=u8_offset(lg, layer.output))
+                  mean=int(p.average), **_unary_io(layer, lg))
 
 
 def check_hardswish(layer: Layer, lg: LayerGraph) -> str | None:
@@ -341,8 +346,7 @@ def hardswish(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> st
     assert isinstance(p, HardswishParams)
     x = layer.inputs[0]
     return render("int_hardswish.c.j2", n=lg.tensors[x].size, three=int(p.three), six=int(p.six),
-                  one_over_six=int(p.one_over_six), x_bytes=_bytes(lg, x), x_off=u8_offset(lg, x),
-                  y_bytes=_bytes(lg, layer.output), y_off=u8_offset(lg, layer.output))
+                  one_over_six=int(p.one_over_six), **_unary_io(layer, lg))
 
 
 def _rows(lg: LayerGraph, x: str, axis: int) -> dict:
@@ -367,8 +371,7 @@ def int_softmax(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> 
     assert isinstance(p, IntSoftmaxParams)
     x = layer.inputs[0]
     return render("int_softmax.c.j2", **_rows(lg, x, p.axis), a=p.coeff_a, b=p.coeff_b, c=p.coeff_c, log2=p.log2,
-                  levels_m1=p.n_levels - 1, x_bytes=_bytes(lg, x), x_off=u8_offset(lg, x),
-                  y_bytes=_bytes(lg, layer.output), y_off=u8_offset(lg, layer.output))
+                  levels_m1=p.n_levels - 1, **_unary_io(layer, lg))
 
 
 def check_rms_norm(layer: Layer, lg: LayerGraph) -> str | None:
@@ -380,8 +383,7 @@ def rms_norm(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str
     assert isinstance(p, RMSNormParams)
     x = layer.inputs[0]
     return render("int_rms_norm.c.j2", **_rows(lg, x, p.axis), weight=list(p.weight), log2d=p.log2d, qmin=p.qmin,
-                  qmax=p.qmax, x_bytes=_bytes(lg, x), x_off=u8_offset(lg, x),
-                  y_bytes=_bytes(lg, layer.output), y_off=u8_offset(lg, layer.output))
+                  qmax=p.qmax, **_unary_io(layer, lg))
 
 
 def check_layer_norm(layer: Layer, lg: LayerGraph) -> str | None:
@@ -393,8 +395,7 @@ def layer_norm(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> s
     assert isinstance(p, LayerNormParams)
     x = layer.inputs[0]
     return render("int_layer_norm.c.j2", **_rows(lg, x, p.axis), weight=list(p.weight), bias=list(p.bias),
-                  log2d=p.log2d, qmin=p.qmin, qmax=p.qmax, x_bytes=_bytes(lg, x), x_off=u8_offset(lg, x),
-                  y_bytes=_bytes(lg, layer.output), y_off=u8_offset(lg, layer.output))
+                  log2d=p.log2d, qmin=p.qmin, qmax=p.qmax, **_unary_io(layer, lg))
 
 
 def check_int_gelu(layer: Layer, lg: LayerGraph) -> str | None:
@@ -405,8 +406,7 @@ def int_gelu(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str
     p = layer.params
     assert isinstance(p, IntGeluParams)
     x = layer.inputs[0]
-    return render("int_gelu.c.j2", n=lg.tensors[x].size, b=p.b, one=p.one, x_bytes=_bytes(lg, x),
-                  x_off=u8_offset(lg, x), y_bytes=_bytes(lg, layer.output), y_off=u8_offset(lg, layer.output))
+    return render("int_gelu.c.j2", n=lg.tensors[x].size, b=p.b, one=p.one, **_unary_io(layer, lg))
 
 
 def check_ita_max(layer: Layer, lg: LayerGraph) -> str | None:
@@ -417,8 +417,7 @@ def ita_max(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
     p = layer.params
     assert isinstance(p, ItaMaxParams)
     x = layer.inputs[0]
-    return render("int_ita_max.c.j2", **_rows(lg, x, p.axis), levels_m1=p.n_levels - 1, x_bytes=_bytes(lg, x),
-                  x_off=u8_offset(lg, x), y_bytes=_bytes(lg, layer.output), y_off=u8_offset(lg, layer.output))
+    return render("int_ita_max.c.j2", **_rows(lg, x, p.axis), levels_m1=p.n_levels - 1, **_unary_io(layer, lg))
 
 
 def check_slice(layer: Layer, lg: LayerGraph) -> str | None:

@@ -73,6 +73,18 @@ def _high(x: np.ndarray, sh: int, m: int) -> np.ndarray:
     return ((x << sh) * m) >> 32
 
 
+def nearest_line(scale: float, bound: int) -> tuple[int, int, int] | None:
+    """(sh, c, m0): the pre-shift, the final shift and the multiplier nearest the scale (module
+    docstring, "Choice of the other constants"); None when no shift keeps m0 below 2^31."""
+    sh = max(0, 30 - int(bound).bit_length())
+    c = 31
+    while c >= 0 and round(float(scale) * 2.0 ** (32 + c - sh)) >= 2**31:
+        c -= 1
+    if c < 0:
+        return None
+    return sh, c, round(float(scale) * 2.0 ** (32 + c - sh))
+
+
 @lru_cache(maxsize=4096)
 def fit(scale: float, bound: int, lo: int, hi: int) -> tuple[int, int, int, int] | None:
     """The words (m, sh, b, c) of g for one channel (module docstring), or None when no
@@ -81,13 +93,10 @@ def fit(scale: float, bound: int, lo: int, hi: int) -> tuple[int, int, int, int]
     s = np.float32(scale)
     if s == 0 or bound == 0:
         return (0, 0, 0, 0)                    # every output 0 (Y(0) = 0)
-    sh = max(0, 30 - int(bound).bit_length())
-    c = 31
-    while c >= 0 and round(float(s) * 2.0 ** (32 + c - sh)) >= 2**31:
-        c -= 1
-    if c < 0:
+    line = nearest_line(float(s), bound)
+    if line is None:
         return None
-    m0 = round(float(s) * 2.0 ** (32 + c - sh))
+    sh, c, m0 = line
     ks = np.arange(lo + 1, hi + 1, dtype=np.int64)
     t = thresholds(s, bound, lo, hi)
     inner = (t > -bound) & (t <= bound)
