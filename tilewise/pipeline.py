@@ -37,7 +37,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .errors import TilewiseError
-from .ir.graph import Graph
+from .ir.graph import Graph, state_tensors
 from .ir.layer import Layer, LayerGraph
 from .ir.operands import const_bytes
 from .ir.ops import Op
@@ -287,7 +287,9 @@ def _plan_l2(lg: LayerGraph, part: Partition, target: Target, l3_strategy: str
     l2 = target.memory("L2")
     try:
         return plan_memory(
-            steps, nests, _tensor_bytes(lg), l2.free, outputs=lg.outputs,
+            # a state tensor (svdf) lives from the first step to the last like an output: no other
+            # buffer ever shares its bytes, so it keeps its value from one inference to the next
+            steps, nests, _tensor_bytes(lg), l2.free, outputs=(*lg.outputs, *state_tensors(lg.meta)),
             strategy=l3_strategy,  # type: ignore[arg-type]
             rules=rules, l3_acts=target.outer("L2") is not None,
             l3_weights=target.outer("L2", "weight") is not None,

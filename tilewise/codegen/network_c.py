@@ -15,6 +15,11 @@ the L3 image (weights_l3.bin) into their L2 buffer by tw_l3_read, issued at the 
 step whose plan makes that buffer live (the previous layer when prefetched, DORY Listing 2) and
 waited for right before their layer runs. With -DTW_DUMP_LAYERS every layer's output is handed
 to tw_dump_layer() (defined by the harness) for validate's per-layer comparison.
+A network with state tensors (ir/graph.py: an SVDF's int16 state, LiteRT's variable tensors) keeps
+them at their places in the L2 arena, which the memory plan gives no other buffer
+(memory/network.py), from one call of tw_network_run to the next; `tw_network_reset(l2)`
+(declared with TW_NETWORK_STATE_BYTES only for such a network, `StateBuffer`) zeroes them — the
+caller calls it before the first inference, as LiteRT starts from zeroed variable tensors.
 
 The files are templates (codegen/templates: network.h.j2, network.c.j2, layers.h.j2, weights.h.j2,
 weights.c.j2); this module computes their data: the arena table, one `Step` per layer (what it
@@ -28,6 +33,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..bindings.base import LayerConstants
+from ..ir.graph import state_tensors
 from ..ir.io_quant import io_quant
 from ..ir.layer import Layer, LayerGraph
 from ..ir.layout import input_perm, inverse, model_input_shape
@@ -75,6 +81,20 @@ def arena_map(plan: NetworkPlan, used: set[str]) -> ArenaMap:
     inside = sum(b.size for b in plan.plan.buffers if b.name not in used
                  and lo <= plan.plan.offsets[b.name] < hi)
     return ArenaMap(plan, lo, hi - lo, inside)
+
+
+@dataclass(frozen=True)
+class StateBuffer:
+    """A state tensor's place in the L2 arena, which tw_network_reset zeroes."""
+
+    tensor: str
+    offset: int
+    bytes: int
+
+
+def state_buffers(lg: LayerGraph, arena: ArenaMap) -> list[StateBuffer]:
+    """The network's state tensors (ir/graph.py) at their arena offsets, in graph order."""
+    return [StateBuffer(t, arena.act(t), lg.tensors[t].nbytes) for t in state_tensors(lg.meta)]
 
 
 #: the letters of an IR activation's dimensions by rank (ir/tensor.py `nhwc_view`)
@@ -203,7 +223,7 @@ def network_h(lg: LayerGraph, in_bytes: int, out_bytes: int, l1_bytes: int, aren
                   dma_bytes=dma_bytes, cores=cores, flash_bytes=flash_bytes, jobs=jobs,
                   ins=list(zip(in_names, ins)), outs=list(zip(out_names, outs)), io=blocks,
                   multi=multi, signature=run_signature(lg, bool(l3_bytes)),
-                  run_io=run_io_macro(lg))
+                  run_io=run_io_macro(lg), states=state_buffers(lg, arena))
 
 
 @dataclass(frozen=True)
@@ -404,5 +424,6 @@ def network_c(lg: LayerGraph, arena: ArenaMap, emits: list[LayerEmit],
     info_ins, info_outs = info_tensors(lg)
     return render("network.c.j2", lg=lg, arena=arena, rows=_arena_rows(arena), steps=steps,
                   l3_bytes=l3_bytes, streamed=bool(l3_streams), ins=ins, outs=outs,
+                  states=state_buffers(lg, arena),
                   signature=run_signature(lg, bool(l3_bytes)), info_ins=info_ins,
                   info_outs=info_outs)

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ModelFormatError, TilewiseError
-from ..ir.graph import Graph
+from ..ir.graph import STATE_TENSORS, Graph
 from ..ir.layout import INPUT_PERM
 from ..ir.tensor import QuantParams, Tensor
 
@@ -319,6 +319,8 @@ def read_tflite(data: bytes, source: str) -> Graph:
             "description": model.description, "subgraphs": model.subgraphs}
     if perm is not None:
         meta[INPUT_PERM] = perm
+    if conv.state_names:
+        meta[STATE_TENSORS] = tuple(conv.state_names)
     return Graph(
         name=source.rsplit("/", 1)[-1].rsplit(".", 1)[0] or "model",
         tensors=tensors,

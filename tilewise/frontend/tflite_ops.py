@@ -95,6 +95,8 @@ class Converter:
         self.names = names
         self.source = source
         self.nodes: list[Node] = []
+        #: the state tensors the stateful operators (SVDF) read and update (ir/graph.py)
+        self.state_names: list[str] = []
         self.tensors: dict[str, Tensor] = {}
         for t in model.tensors:
             if t.dtype is not None:
@@ -557,6 +559,7 @@ def transpose(cv: Converter, op: TfliteOperator) -> None:
 
 
 from .tflite_act import dequantize, logistic, quantize, softmax  # noqa: E402  (they use Converter)
+from .tflite_svdf import svdf  # noqa: E402  (it uses Converter)
 
 CONVERTERS: dict[str, Callable[[Converter, TfliteOperator], None]] = {
     "CONV_2D": conv_2d,
@@ -579,4 +582,5 @@ CONVERTERS: dict[str, Callable[[Converter, TfliteOperator], None]] = {
     "LOGISTIC": logistic,
     "QUANTIZE": quantize,
     "DEQUANTIZE": dequantize,
+    "SVDF": svdf,
 }

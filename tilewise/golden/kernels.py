@@ -12,4 +12,5 @@ from . import (
     pool,  # noqa: F401
     quant_ops,  # noqa: F401
     shape_ops,  # noqa: F401
+    svdf,  # noqa: F401
 )

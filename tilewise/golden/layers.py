@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from ..ir.graph import Graph, Node
+from ..ir.graph import Graph, Node, state_tensors
 from ..ir.layer import Layer, LayerGraph
 from ..ir.ops import Op
 from ..ir.tensor import np_dtype
@@ -29,10 +29,13 @@ from .conv import conv2d_acc, dense_acc
 from .registry import lookup
 from .requant import apply_requant
 from .run import _feeds
+from .svdf import STATEFUL, initial_states
 
 
-def run_layer(layer: Layer, lg: LayerGraph, args: list[np.ndarray]) -> np.ndarray:
-    """Compute one layer's output from its input arrays (in `layer.inputs` order)."""
+def run_layer(layer: Layer, lg: LayerGraph, args: list[np.ndarray],
+              states: dict[str, np.ndarray] | None = None) -> np.ndarray:
+    """Compute one layer's output from its input arrays (in `layer.inputs` order); a stateful
+    layer (svdf) leaves its state's new value in `states` (golden/run.py)."""
     nest = layer.nest
     out_t = lg.tensors[layer.output]
     if layer.op in (Op.CONV2D, Op.DEPTHWISE):
@@ -53,7 +56,12 @@ def run_layer(layer: Layer, lg: LayerGraph, args: list[np.ndarray]) -> np.ndarra
         full_args = [None if not n else (consts[n].data if n in consts else next(it)) for n in layer.node_inputs]
         node = Node(layer.name, layer.op, layer.node_inputs, (layer.output,), layer.params)
         view = Graph(lg.name, {**lg.tensors, **consts}, (node,), lg.inputs, lg.outputs, lg.source)
-        y = lookup(node, view)(node, view, full_args)
+        if layer.op in STATEFUL:
+            y, new = STATEFUL[layer.op](node, full_args)
+            if states is not None:
+                states[layer.node_inputs[-1]] = new
+        else:
+            y = lookup(node, view)(node, view, full_args)
     return np.asarray(y).astype(np_dtype(out_t.dtype)).reshape(out_t.shape)
 
 
@@ -61,10 +69,19 @@ def run_layers(
     lg: LayerGraph,
     inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray] | np.ndarray,
     keep_all: bool = False,
+    states: dict[str, np.ndarray] | None = None,
 ) -> dict[str, np.ndarray]:
-    """Execute the layers in order; outputs by name (every activation with keep_all)."""
+    """Execute the layers in order; outputs by name (every activation with keep_all). `states`:
+    the state tensors' values, updated in place for the next inference (zeros when None: a
+    first inference; golden/run.py)."""
     view = Graph(lg.name, lg.tensors, (), lg.inputs, lg.outputs, lg.source)
     values = _feeds(view, inputs)
+    names = state_tensors(lg.meta)
+    if states is None:
+        states = {}
+    for name, v in initial_states(lg.tensors, names).items():
+        states.setdefault(name, v)
+    values.update({n: states[n] for n in names})
     for layer in lg.layers:
-        values[layer.output] = run_layer(layer, lg, [values[i] for i in layer.inputs])
+        values[layer.output] = run_layer(layer, lg, [values[i] for i in layer.inputs], states)
     return values if keep_all else {o: values[o] for o in lg.outputs}

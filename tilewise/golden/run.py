@@ -2,6 +2,9 @@
 
 `run_graph(graph, inputs)` returns the graph outputs by name; with `keep_all=True` it returns every
 tensor computed (for layer-by-layer comparison against a reference runtime or generated C).
+A graph with state tensors (ir/graph.py; svdf) reads them from `states` and leaves their new
+values there (pass the same dict to consecutive inferences, as LiteRT keeps its variable
+tensors); without `states` they start at zero (a first inference).
 """
 
 from __future__ import annotations
@@ -11,10 +14,11 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from ..errors import GraphError
-from ..ir.graph import Graph
+from ..ir.graph import Graph, state_tensors
 from ..ir.tensor import np_dtype
 from . import kernels as _kernels  # noqa: F401  (registers the kernels)
 from .registry import lookup
+from .svdf import STATEFUL, initial_states
 
 
 def _feeds(graph: Graph, inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray] | np.ndarray) -> dict[str, np.ndarray]:
@@ -38,9 +42,17 @@ def run_graph(
     graph: Graph,
     inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray] | np.ndarray,
     keep_all: bool = False,
+    states: dict[str, np.ndarray] | None = None,
 ) -> dict[str, np.ndarray]:
-    """Execute `graph` in node order; returns outputs (or all tensors with keep_all)."""
+    """Execute `graph` in node order; returns outputs (or all tensors with keep_all). `states`:
+    the state tensors' values, updated in place (module docstring)."""
     values: dict[str, np.ndarray] = _feeds(graph, inputs)
+    names = state_tensors(graph.meta)
+    if states is None:
+        states = {}
+    for name, v in initial_states(graph.tensors, names).items():
+        states.setdefault(name, v)
+    values.update({n: states[n] for n in names})
     for name, t in graph.tensors.items():
         if t.is_const:
             values[name] = t.data  # type: ignore[assignment]
@@ -50,9 +62,11 @@ def run_graph(
             for i in n.inputs:
                 consumers_left[i] = consumers_left.get(i, 0) + 1
     for node in graph.nodes:
-        fn = lookup(node, graph)
         args = [values[i] if i else None for i in node.inputs]
-        out = fn(node, graph, args)
+        if node.op in STATEFUL:
+            out, states[node.inputs[-1]] = STATEFUL[node.op](node, args)
+        else:
+            out = lookup(node, graph)(node, graph, args)
         t = graph.tensors[node.outputs[0]]
         values[node.outputs[0]] = np.asarray(out).astype(np_dtype(t.dtype)).reshape(t.shape)
         if not keep_all:

@@ -47,10 +47,12 @@ def golden_sample(lg, x: Any) -> tuple[Any, dict[str, np.ndarray]]:
 
 def golden_outputs(lg, inputs: Sequence[Any]) -> list[Any]:
     """The golden model's outputs of every sample of `inputs`: an array per sample for one
-    output, else a tuple of one array per output."""
+    output, else a tuple of one array per output. A network with state (svdf) runs the samples
+    as consecutive inferences from a zero state, as the generated C and LiteRT run them."""
     outs = []
+    states: dict[str, np.ndarray] = {}
     for x in inputs:
-        values = run_layers(lg, feeds(lg, x))
+        values = run_layers(lg, feeds(lg, x), states=states)
         outs.append(sample([np.asarray(values[o]) for o in lg.outputs]))
     return outs
 

@@ -4,6 +4,12 @@ A Graph holds tensors by name, nodes in a topological (execution) order and the 
 output tensor names. Ops are the `Op` vocabulary of `ir/ops.py`; a node's parameters are one of the
 dataclasses of `ir/params.py`, checked against its op when the node is built. Graphs are treated
 as immutable values: passes build new graphs (`Graph.replace`) rather than mutate.
+
+State tensors (`state_tensors(meta)`, meta key "state_tensors"): tensors a stateful op (svdf)
+reads and updates in place, kept from one inference to the next as LiteRT keeps its variable
+tensors — no node produces them and they are no graph input; they start at zero (LiteRT's
+AllocateTensors / ResetVariableTensors) and the generated C keeps them in the memory plan for the
+whole run (docs/c_api.md "State kept across inferences").
 """
 
 from __future__ import annotations
@@ -14,6 +20,14 @@ from typing import Any
 from .ops import Op
 from .params import OpParams, check_params
 from .tensor import Tensor
+
+#: Graph.meta / LayerGraph.meta key of the state tensors' names
+STATE_TENSORS = "state_tensors"
+
+
+def state_tensors(meta: dict[str, Any]) -> tuple[str, ...]:
+    """The names of the state tensors of a graph (or layer graph) with this `meta`."""
+    return tuple(meta.get(STATE_TENSORS, ()))
 
 
 @dataclass(frozen=True, eq=False)

@@ -32,6 +32,9 @@ All activations are NHWC. Every op's parameters are one of the frozen dataclasse
 | layer_norm | x (8-bit) | LayerNormParams (weight, bias, log2d, qmin, qmax, axis: Deeploy's iLayerNorm) |
 | int_gelu | x (8-bit) | IntGeluParams (b, one: Deeploy's iGELU, I-BERT's integer GELU) |
 | ita_max | x (int8) | ItaMaxParams (n_levels, axis: Deeploy's ITAMax, ITA's shift softmax) |
+| svdf | x [N, C] int8, w_feature int8 [F, C], w_time int16 [F, M], bias? int32 [U], | SvdfParams (rank, the two |
+|      | state int16 [N, F·M] (a state tensor: Graph.meta["state_tensors"])          | requantizations, zero points: |
+|      |                                                                              | LiteRT's integer SVDF) |
 
 Layer-only ops (passes/lower.py makes them; no graph node has them):
 
@@ -80,6 +83,7 @@ class Op(enum.StrEnum):
     INT_SOFTMAX = "int_softmax"
     RMS_NORM = "rms_norm"
     LAYER_NORM = "layer_norm"
+    SVDF = "svdf"
     INT_GELU = "int_gelu"
     ITA_MAX = "ita_max"
     #: layer-only: conv2d with groups = C, channel multiplier 1

@@ -64,6 +64,8 @@ model looks its kernels up by (op, params.mode) (golden/registry.py).
 | LayerNormParams | layer_norm (none) | weight, bias, log2d, qmin, qmax, axis: Deeploy's iLayerNorm |
 | IntGeluParams | int_gelu (none) | b, one: Deeploy's iGELU (I-BERT's integer GELU) |
 | ItaMaxParams | ita_max (none) | n_levels, axis: Deeploy's ITAMax (ITA's softmax by shifts) |
+| SvdfParams | svdf (tflite) | rank, feature / output multiplier and shift, input / output zero point: LiteRT's |
+|            |               | integer SVDF (int16 state)                                                       |
 
 Shared fields live in base classes that no op takes by themselves: WindowParams (kernel, stride,
 pads of the pools), MeanParams (axes, keepdims) and OnnxRescaleParams (x/y scale and zero point,
@@ -568,6 +570,30 @@ class ItaMaxParams(OpParams):
     axis: int
 
 
+@_params
+class SvdfParams(OpParams):
+    """svdf, tflite: LiteRT's integer SVDF (reference_ops::EvalIntegerSVDF, kernels/svdf.cc) on
+    x [N, C] int8 with weights_feature int8 [F, C], weights_time int16 [F, M], an optional int32
+    bias [U] (U = F / rank) and the int16 state [N, F·M] (filter f's M values at f·M .. f·M + M − 1,
+    oldest first). Per invocation: the state moves one column left; its newest column f·M + M − 1
+    gets clamp_int16(MBQM(Σ_c w_f[f, c]·(x_c − input_zero_point), feature_multiplier,
+    feature_shift)); then acc_u = bias_u + Σ_{r<rank} Σ_m w_t[u·rank + r, m]·state[(u·rank + r)·M + m]
+    (int32) and y_u = clamp_int8(MBQM(acc_u, output_multiplier, output_shift) + output_zero_point)
+    — no activation clamp beyond int8 (LiteRT requires RELU on the op and does not apply it).
+    MBQM is TFLite's double-rounding MultiplyByQuantizedMultiplier; the multipliers are
+    QuantizeMultiplier(s_x·s_wf / s_state) and (s_state·s_wt / s_y) in double."""
+
+    mode: Literal["tflite"] = field(default="tflite", init=False)
+    rank: int
+    memory: int
+    feature_multiplier: int
+    feature_shift: int
+    output_multiplier: int
+    output_shift: int
+    input_zero_point: int
+    output_zero_point: int
+
+
 _MEAN = (TfliteMeanParams, OnnxMeanParams)
 
 #: the parameter classes each op accepts on a graph node (depthwise is never a node)
@@ -600,6 +626,7 @@ PARAMS_OF: Mapping[Op, tuple[type[OpParams], ...]] = {
     Op.LAYER_NORM: (LayerNormParams,),
     Op.INT_GELU: (IntGeluParams,),
     Op.ITA_MAX: (ItaMaxParams,),
+    Op.SVDF: (SvdfParams,),
     Op.DEPTHWISE: (),
     Op.GLOBAL_AVG_POOL: _MEAN,
 }

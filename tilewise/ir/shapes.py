@@ -85,6 +85,8 @@ def infer_shape(graph: Graph, node: Node) -> tuple[int, ...]:
         a, b = shp[0], shp[1]
         batch = broadcast_shape(tuple(a[:-2]), tuple(b[:-2]))
         return (*batch, a[-2], b[-1])
+    if node.op == Op.SVDF:   # [N, U]: U = filters / rank
+        return (shp[0][0], graph.tensors[node.inputs[1]].shape[0] // p.rank)
     if isinstance(p, SliceParams):
         return tuple(len(range(s0, e, st)) for s0, e, st in zip(p.starts, p.ends, p.steps))
     if node.op in (Op.SOFTMAX, Op.LOGISTIC, Op.QUANTIZE, Op.DEQUANTIZE, Op.CLAMP, Op.REQUANT, Op.HARDSWISH,

@@ -1,14 +1,15 @@
 """The graph verifier: rejects inconsistent graphs with one clear sentence naming node and tensor.
 
 Checks: every node's op is a graph op (ir/ops.py; a Node checks its params' class when it is built);
-every input is a graph input, a constant or produced earlier (topological order); every tensor has
-one producer; output shapes equal shape inference (ir/shapes.py); graph outputs exist.
+every input is a graph input, a constant, a state tensor (ir/graph.py) or produced earlier
+(topological order); every tensor has one producer; output shapes equal shape inference
+(ir/shapes.py); graph outputs exist.
 """
 
 from __future__ import annotations
 
 from ..errors import GraphError
-from .graph import Graph
+from .graph import Graph, state_tensors
 from .ops import GRAPH_OPS
 from .shapes import infer_shape
 
@@ -17,6 +18,11 @@ def verify(graph: Graph) -> Graph:
     """Return `graph` unchanged if it is consistent, else raise GraphError."""
     where = f"{graph.source or graph.name}"
     available = set(graph.inputs) | {n for n, t in graph.tensors.items() if t.is_const}
+    for name in state_tensors(graph.meta):
+        if name not in graph.tensors or graph.tensors[name].is_const or name in graph.inputs:
+            raise GraphError(f"{where}: state tensor '{name}' must be a declared, non-constant tensor "
+                             "that is no graph input")
+        available.add(name)
     for name in graph.inputs:
         if name not in graph.tensors:
             raise GraphError(f"{where}: graph input '{name}' has no tensor")

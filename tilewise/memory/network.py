@@ -14,6 +14,10 @@ tiler streams by output-channel tiles are never pinned (their tiles are what fit
 `stream=False` (no L3 holds weights) every weight is resident. Constants kept in a read-only
 memory (a Cortex-M's flash) are not steps' weight bytes at all: they never enter the L2 plan.
 
+State tensors (ir/graph.py; an SVDF's int16 state) are passed with the network outputs: they live
+from step 0 to the last step, so no other buffer shares their bytes and the value a stateful layer
+leaves there is still there at the next inference (docs/c_api.md "State kept across inferences").
+
 Tensors kept in L3 by the L3→L2 tiler (`schedule/l3.py`) are left out of the L2 plan; the L2 tile
 buffers that layer needs are passed as the step's `scratch_bytes`, and a layer whose weights are
 streamed by output-channel tiles passes the L2 size of those tiles as `streamed_weight_bytes`.

@@ -33,7 +33,7 @@ from ..errors import UnsupportedOpError
 from ..ir.graph import Graph, Node
 from ..ir.layer import Layer, LayerGraph, LayerKind, LoopNest
 from ..ir.ops import Op
-from ..ir.params import Conv2dParams, FullyConnectedParams, IntArithParams, MeanParams, WindowParams
+from ..ir.params import Conv2dParams, FullyConnectedParams, IntArithParams, MeanParams, SvdfParams, WindowParams
 from ..ir.tensor import Tensor, dtype_bits, nhwc_view
 
 
@@ -174,6 +174,8 @@ def _lower_other(graph: Graph, node: Node) -> Layer:
         graph.tensors[i].shape == y.shape and not graph.tensors[i].is_const for i in node.inputs
     ):   # two same-shape activations; a constant operand (or exact integer arithmetic) runs untiled
         kind = "add"
+    elif op == Op.SVDF and isinstance(a, SvdfParams):   # K units of FY = rank filters, FX = memory
+        extra = dict(FY=a.rank, FX=a.memory)
     nest = LoopNest(kind=kind, K=k, C=c, OY=oy, OX=ox, IY=iy, IX=ix, N=n, x_bits=_bits(x), w_bits=8, y_bits=_bits(y),
                     **extra)
     inputs = tuple(i for i in node.inputs if i and not graph.tensors[i].is_const)

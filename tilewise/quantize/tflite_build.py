@@ -60,6 +60,8 @@ class _Tensor:
     zero_point: tuple[int, ...] | None
     quantized_dimension: int
     shape_signature: tuple[int, ...] | None = None
+    #: a variable tensor (LiteRT keeps it across Invoke calls: an SVDF's state)
+    variable: bool = False
 
 
 @dataclass
@@ -172,6 +174,8 @@ class ModelBuilder:
             _M['Tensor'].TensorAddName(b, name)
             if quant is not None:
                 _M['Tensor'].TensorAddQuantization(b, quant)
+            if t.variable:
+                _M['Tensor'].TensorAddIsVariable(b, True)
             tensor_offs.append(_M['Tensor'].TensorEnd(b))
 
         op_offs = []

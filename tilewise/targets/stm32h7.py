@@ -105,7 +105,10 @@ KERNELS = replace(PulpKernels(), name="pulp-kernels-m7", mm_step=18.808, mm_bloc
                   # Deeploy's iSoftmax / iRMSNorm / iLayerNorm / iGELU / ITAMax per element: assumed as
                   # on the cluster (cost.py), from this core's int_hsw_elem per read and div64 — not counted
                   int_smx_elem=239.0, int_rms_elem=209.0, int_ln_elem=239.0, int_gelu_elem=30.0,
-                  int_ita_elem=90.0)
+                  int_ita_elem=90.0,
+                  # LiteRT's integer SVDF (tw_svdf_s8): per feature MAC, per time MAC, per filter,
+                  # counted (bench/calibrate_svdf.py, within 5% of its six geometries)
+                  svdf_fmac=5.681, svdf_tmac=11.994, svdf_filter=116.476)
 #: the STM32H743's memory regions (module docstring: DS12110 §3.5, RM0433 §2.3–2.4)
 FLASH = Region("flash", 0x08000000, 2048 * KB, backs="flash", ld="FLASH",
                note="two 1 MB banks: code, constants, the embedded inputs")

@@ -324,6 +324,15 @@ class PulpKernels:
     #: Deeploy's ITAMax (tw_int_ita_max) per element: assumed — three reads (max, Σ, output) of
     #: a hardswish's work each, its one division per row left in the element
     int_ita_elem: float = 202.0
+    #: LiteRT's integer SVDF (tw_svdf_s8, one core): per feature MAC (F·C), per time-weight MAC
+    #: (F·M, the state's shift included) and per filter (its requantization into the state, the
+    #: rank reduction and output requantization shared out), one call per layer (other_call);
+    #: fitted by bench/calibrate_svdf.py on pulp-open's host core (GVSoC, the cluster's core 0
+    #: on L2: every operand load an L2 access), within 2% of its six geometries; only the
+    #: host modules have the SVDF binding
+    svdf_fmac: float = 39.03
+    svdf_tmac: float = 101.376
+    svdf_filter: float = 148.824
     #: reshape (a memmove of the tensor's bytes): per byte, and per call in place of other_call
     copy_byte: float = 7.583
     copy_call: float = 0.0
@@ -379,6 +388,8 @@ class PulpKernels:
     def _for_int_key(self, key) -> PulpKernels:
         """The integer exports' kernels, told apart by their keys (module docstring)."""
         op, kind, p = str(key.op), key.nest_kind, key.precision
+        if op == "svdf":
+            return replace(self, scalar="svdf")
         rq_div = self.div64 if key.mode == "div" else 0.0
         weighted = kind in ("conv", "dwconv", "fc") and key.mode in ("shift", "div") and p.w == 8
         if self.int_ops:
@@ -534,6 +545,10 @@ class PulpKernels:
         outs = (("oy", ident), ("ox", ident), ("k", ident))
         # one call per layer (terms() multiplies every term by n: these run whole, n = N)
         call = Term(self.other_call / nest.N, (), "call")
+        if self.scalar == "svdf":   # K units of FY = rank filters, C features, FX = memory steps
+            return (Term(self.svdf_fmac * nest.FY * nest.C, (("k", ident),), "svdf_fmac"),
+                    Term(self.svdf_tmac * nest.FY * nest.FX, (("k", ident),), "svdf_tmac"),
+                    Term(self.svdf_filter * nest.FY, (("k", ident),), "svdf_filter"), call)
         if self.scalar == "elem":   # requant, add / sub / mul, hardswish, slice, the Deeploy row ops, int_gelu
             return (Term(self.other, outs, "other"),
                     Term(self.other_row, (("oy", ident), ("ox", ident)), "other_row"), call)

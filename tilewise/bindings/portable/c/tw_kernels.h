@@ -17,6 +17,7 @@
  *   tw_subbyte.h      packed 4/2-bit tensors: element access, whole-layer conv / depthwise / dense
  *   tw_int.h          integer exports' ops on any integer width: requant, conv, arithmetic,
  *                     matmul, reduce, hardswish (whole tensors, one core)
+ *   tw_svdf.h         LiteRT's integer SVDF with its int16 state (whole layer, one core)
  */
 #ifndef TW_KERNELS_H
 #define TW_KERNELS_H
@@ -33,5 +34,6 @@
 #include "tw_host.h"
 #include "tw_subbyte.h"
 #include "tw_int.h"
+#include "tw_svdf.h"
 
 #endif /* TW_KERNELS_H */

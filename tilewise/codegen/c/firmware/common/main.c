@@ -109,6 +109,9 @@ int tw_fw_main(void)
     int n, status = 0;
     int8_t *outs[TW_NETWORK_OUTPUTS];
     tw_network_output_pointers(output, outs);
+#ifdef TW_NETWORK_STATE_BYTES
+    tw_network_reset(l2_arena);   /* the inputs are consecutive inferences from a zero state */
+#endif
     for (n = 0; n < TW_FW_INPUTS; n++) {
         tw_hal_stats_t st;
         uint32_t t0, t1;

@@ -155,6 +155,9 @@ static void fc_main(void)
         printf("TW_TRAP cannot open the cluster\n");
         pmsis_exit(1);
     }
+#ifdef TW_NETWORK_STATE_BYTES
+    tw_network_reset(l2_arena);   /* the inputs are consecutive inferences from a zero state */
+#endif
     for (n = 0; n < TW_FW_INPUTS; n++) {
         run.inputs = tw_fw_input_table[n];
         run.status = -1;

@@ -1,0 +1,101 @@
+"""Fit the SVDF kernel's coefficients (bindings/pulp/cost.py `svdf_fmac`, `svdf_tmac`,
+`svdf_filter`) on GVSoC cycles (pulp-open's host core, the model gap8 / gap9 / pulp-open share:
+targets/pulp_open.py HOST) and counted Cortex-M7 instructions (stm32h7, targets/stm32h7.py).
+
+`python bench/calibrate_svdf.py` builds one single-SVDF model per geometry of GEOMETRIES
+(tests/svdf_models.py: features C, units, rank, memory M; F = units·rank filters), validates each
+on pulp-open `--on gvsoc` and on stm32h7 `--on count` (bit-exact over 3 consecutive inferences or
+it stops), and takes the SVDF layer's measured cycles / instructions. The model prices the layer
+as svdf_fmac·F·C + svdf_tmac·F·M + svdf_filter·F + other_call (tw_svdf_s8's loops: the feature
+matmul, the state's shift and the time-weight dot products, the per-filter requantization and
+the rank reduction; other_call is the host core's per-layer call, fitted elsewhere and held
+here); the three coefficients are a non-negative least-squares fit (scipy.optimize.nnls) of the
+measured value less other_call, each row weighted by 1/measured. Writes
+bench/calibration_svdf.json (the rows, the fits, measured / predicted per row by the fit);
+tests/test_svdf.py holds the model in the tree against its own runs within ±15%.
+
+Usage: .venv/bin/python bench/calibrate_svdf.py [--configs gvsoc,count]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from tests.svdf_models import svdf_model  # noqa: E402
+from tilewise.frontend import load_model  # noqa: E402
+from tilewise.passes import lower  # noqa: E402
+from tilewise.pipeline import schedule_network  # noqa: E402
+from tilewise.targets.registry import get_target  # noqa: E402
+from tilewise.validate import validate_model  # noqa: E402
+
+#: (features C, units, rank, memory M)
+GEOMETRIES = ((10, 16, 2, 8), (40, 32, 2, 10), (32, 32, 1, 10), (8, 8, 1, 32), (64, 16, 4, 4), (16, 64, 1, 2))
+CONFIGS = {"gvsoc": ("pulp-open", "measured_cycles"), "count": ("stm32h7", "measured_instructions")}
+COEFS = ("svdf_fmac", "svdf_tmac", "svdf_filter")
+
+
+def measure(config: str, work: Path) -> list[dict]:
+    target_name, key = CONFIGS[config]
+    target = get_target(target_name)
+    rows = []
+    for i, (c, u, r, m) in enumerate(GEOMETRIES):
+        path = svdf_model(work / f"svdf_{i}.tflite", seed=i, inputs=c, units=u, rank=r, memory=m)
+        g = load_model(path)
+        ns = schedule_network(lower(g), target)
+        rep = validate_model(path, ns, g, 1, 0, work / f"{config}_{i}", on=config).to_json()
+        if not rep["bit_exact"]:
+            raise SystemExit(f"{config}: geometry {(c, u, r, m)} is not bit-exact")
+        (layer,) = [x for x in rep["layers"] if x["op"] == "svdf"]
+        f = u * r
+        rows.append({"geometry": {"C": c, "units": u, "rank": r, "M": m}, "F": f,
+                     "columns": {"svdf_fmac": f * c, "svdf_tmac": f * m, "svdf_filter": f},
+                     "measured": layer[key], "predicted_then": layer[key.replace("measured", "predicted")]})
+        print(f"{config} C={c} U={u} rank={r} M={m}: measured {layer[key]}", flush=True)
+    return rows
+
+
+def fit(rows: list[dict], call: float) -> dict[str, float]:
+    from scipy.optimize import nnls
+
+    a = np.array([[r["columns"][k] for k in COEFS] for r in rows], dtype=float)
+    y = np.array([r["measured"] - call for r in rows], dtype=float)
+    w = 1.0 / np.array([r["measured"] for r in rows], dtype=float)
+    x, _ = nnls(a * w[:, None], y * w)
+    return {k: round(float(v), 3) for k, v in zip(COEFS, x)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--configs", default="gvsoc,count")
+    args = ap.parse_args()
+    out: dict = {}
+    with tempfile.TemporaryDirectory(prefix="calibrate_svdf_") as tmp:
+        for config in args.configs.split(","):
+            target = get_target(CONFIGS[config][0])
+            (binding,) = [b for b in target.module("cpu").bindings if b.name == "svdf_s8"]
+            call = float(binding.cost.for_key(binding.key).other_call)
+            rows = measure(config, Path(tmp))
+            coefs = fit(rows, call)
+            for r in rows:
+                r["predicted_fit"] = round(call + sum(coefs[k] * r["columns"][k] for k in COEFS), 1)
+                r["ratio_fit"] = round(r["predicted_fit"] / r["measured"], 3)
+            out[config] = {"target": CONFIGS[config][0], "other_call": call, "fit": coefs, "rows": rows}
+            print(config, coefs, [r["ratio_fit"] for r in rows], flush=True)
+    dest = REPO / "bench" / "calibration_svdf.json"
+    old = json.loads(dest.read_text()) if dest.exists() else {}
+    old.update(out)
+    dest.write_text(json.dumps(old, indent=1) + "\n")
+    print(f"wrote {dest}")
+
+
+if __name__ == "__main__":
+    main()
