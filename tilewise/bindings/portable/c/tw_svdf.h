@@ -11,7 +11,7 @@
  *   4. y[u] = clamp_int8(MBQM(acc[u], m2, s2) + y_zp).
  * MBQM: TFLite's double-rounding MultiplyByQuantizedMultiplier (tw_requant.h tw_mbqm). `bias` may
  * be NULL. The state is the caller's: it keeps it between calls (the generated network.c gives
- * it its static place in the memory plan, tw_network_reset zeroes it).
+ * it its static place in the memory plan; network.h declares the reset that zeroes it).
  */
 #ifndef TW_SVDF_H
 #define TW_SVDF_H
