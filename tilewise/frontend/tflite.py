@@ -95,6 +95,8 @@ class TfliteOperator:
     inputs: tuple[int, ...]
     outputs: tuple[int, ...]
     options: dict[str, Any]
+    #: the operator's intermediate tensors (an integer LSTM's five: quantization parameters only)
+    intermediates: tuple[int, ...] = ()
 
     @property
     def name(self) -> str:
@@ -184,6 +186,10 @@ def read_flatbuffer(data: bytes, source: str) -> TfliteModel:
             codes.append((max(int(oc.BuiltinCode()), int(oc.DeprecatedBuiltinCode())), _text(oc.CustomCode())))
         buffers = [model.Buffers(i) for i in range(model.BuffersLength())]
         sg = model.Subgraphs(0)
+        # an operator's intermediates (the integer LSTM's) carry quantization parameters only: the
+        # converter writes them with the shape [0]
+        carriers = {int(v) for i in range(sg.OperatorsLength())
+                    for v in (sg.Operators(i).IntermediatesAsNumpy() if sg.Operators(i).IntermediatesLength() else ())}
         tensors = []
         for i in range(sg.TensorsLength()):
             t = sg.Tensors(i)
@@ -195,7 +201,7 @@ def read_flatbuffer(data: bytes, source: str) -> TfliteModel:
             elif bidx >= len(buffers) and bidx != 0:
                 raise ModelFormatError(f"tensor {i} refers to buffer {bidx} of {len(buffers)}")
             # -1 belongs in shape_signature, not shape; an empty activation: no network computes on one
-            if any(d < 0 for d in shape) or (raw is None and 0 in shape):
+            if any(d < 0 for d in shape) or (raw is None and 0 in shape and i not in carriers):
                 raise ModelFormatError(f"tensor {i} '{_text(t.Name())}' has the shape {list(shape)}, with a "
                                        f"{'negative' if min(shape) < 0 else 'zero'} dimension")
             q = t.Quantization()
@@ -235,7 +241,11 @@ def read_flatbuffer(data: bytes, source: str) -> TfliteModel:
             for v in ins + outs:
                 if v >= len(tensors) or v < -1:
                     raise ModelFormatError(f"operator {i} refers to tensor {v} of {len(tensors)}")
-            ops.append(TfliteOperator(i, codes[ci][0], codes[ci][1], ins, outs, _read_options(op)))
+            mids = tuple(int(v) for v in op.IntermediatesAsNumpy()) if op.IntermediatesLength() > 0 else ()
+            for v in mids:
+                if not 0 <= v < len(tensors):
+                    raise ModelFormatError(f"operator {i} refers to intermediate tensor {v} of {len(tensors)}")
+            ops.append(TfliteOperator(i, codes[ci][0], codes[ci][1], ins, outs, _read_options(op), mids))
         inputs = tuple(int(v) for v in sg.InputsAsNumpy()) if sg.InputsLength() > 0 else ()
         outputs = tuple(int(v) for v in sg.OutputsAsNumpy()) if sg.OutputsLength() > 0 else ()
         for v in inputs + outputs:

@@ -559,6 +559,7 @@ def transpose(cv: Converter, op: TfliteOperator) -> None:
 
 
 from .tflite_act import dequantize, logistic, quantize, softmax  # noqa: E402  (they use Converter)
+from .tflite_lstm import strided_slice, unidirectional_sequence_lstm  # noqa: E402  (they use Converter)
 from .tflite_svdf import svdf  # noqa: E402  (it uses Converter)
 
 CONVERTERS: dict[str, Callable[[Converter, TfliteOperator], None]] = {
@@ -583,4 +584,6 @@ CONVERTERS: dict[str, Callable[[Converter, TfliteOperator], None]] = {
     "QUANTIZE": quantize,
     "DEQUANTIZE": dequantize,
     "SVDF": svdf,
+    "UNIDIRECTIONAL_SEQUENCE_LSTM": unidirectional_sequence_lstm,
+    "STRIDED_SLICE": strided_slice,
 }

@@ -8,6 +8,7 @@ from . import (
     elementwise,  # noqa: F401
     int_ops,  # noqa: F401
     linear,  # noqa: F401
+    lstm,  # noqa: F401
     onnx_ops,  # noqa: F401
     pool,  # noqa: F401
     quant_ops,  # noqa: F401

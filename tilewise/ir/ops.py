@@ -35,6 +35,9 @@ All activations are NHWC. Every op's parameters are one of the frozen dataclasse
 | svdf | x [N, C] int8, w_feature int8 [F, C], w_time int16 [F, M], bias? int32 [U], | SvdfParams (rank, the two |
 |      | state int16 [N, F·M] (a state tensor: Graph.meta["state_tensors"])          | requantizations, zero points: |
 |      |                                                                              | LiteRT's integer SVDF) |
+| lstm | x [B,T,I] or [T,B,I] (int8), w_x int8[4,H,I], w_h int8[4,H,H], | LstmParams (TFLite's integer LSTM: |
+|      | b_x int32[4,H], b_h int32[4,H] (gates i, f, c, o; biases with    | per-gate effective scales, cell   |
+|      | the zero points folded)                                          | scale and clip, hidden rescale)   |
 
 Layer-only ops (passes/lower.py makes them; no graph node has them):
 
@@ -86,6 +89,8 @@ class Op(enum.StrEnum):
     SVDF = "svdf"
     INT_GELU = "int_gelu"
     ITA_MAX = "ita_max"
+    #: TFLite's UNIDIRECTIONAL_SEQUENCE_LSTM, integer (8x8_16) form
+    LSTM = "lstm"
     #: layer-only: conv2d with groups = C, channel multiplier 1
     DEPTHWISE = "depthwise"
     #: layer-only: mean over H and W

@@ -66,6 +66,8 @@ model looks its kernels up by (op, params.mode) (golden/registry.py).
 | ItaMaxParams | ita_max (none) | n_levels, axis: Deeploy's ITAMax (ITA's softmax by shifts) |
 | SvdfParams | svdf (tflite) | rank, feature / output multiplier and shift, input / output zero point: LiteRT's |
 |            |               | integer SVDF (int16 state)                                                       |
+| LstmParams | lstm (tflite) | geometry, per-gate (M0, shift) of the input and recurrent products, hidden rescale, |
+|            |               | cell scale and clip: LiteRT's integer LSTM (golden/lstm.py)                         |
 
 Shared fields live in base classes that no op takes by themselves: WindowParams (kernel, stride,
 pads of the pools), MeanParams (axes, keepdims) and OnnxRescaleParams (x/y scale and zero point,
@@ -594,6 +596,38 @@ class SvdfParams(OpParams):
     output_zero_point: int
 
 
+@_params
+class LstmParams(OpParams):
+    """lstm, TFLite's UNIDIRECTIONAL_SEQUENCE_LSTM as LiteRT's integer kernel computes it
+    (lstm_eval.cc EvalInteger8x8_16; the constants as unidirectional_sequence_lstm.cc's
+    PopulateQuantizedLstmParams8x8_16 derives them, frontend/tflite_lstm.py). Gates in the order
+    input, forget, cell, output; per gate g the (M0, shift) of the input product (`in_mult`,
+    `in_shift`) and of the recurrent product (`rec_mult`, `rec_shift`) into the gate's Q3.12;
+    the hidden state h = clamp(MBQM(o·tanh(c), hidden_mult, hidden_shift) + hidden_zp);
+    `cell_scale` = log2 of the cell state's scale (-15: Q0.15), `cell_clip` its quantized clip
+    (0: none); `state_zp` the output state's zero point (h before the first step)."""
+
+    mode: Mode = field(default="tflite", init=False)
+    time_major: bool
+    steps: int
+    batch: int
+    n_input: int
+    n_cell: int
+    in_mult: tuple[int, ...]
+    in_shift: tuple[int, ...]
+    rec_mult: tuple[int, ...]
+    rec_shift: tuple[int, ...]
+    hidden_mult: int
+    hidden_shift: int
+    hidden_zp: int
+    cell_scale: int
+    cell_clip: int
+    state_zp: int
+
+    def __post_init__(self) -> None:
+        self._check_lengths(in_mult=4, in_shift=4, rec_mult=4, rec_shift=4)
+
+
 _MEAN = (TfliteMeanParams, OnnxMeanParams)
 
 #: the parameter classes each op accepts on a graph node (depthwise is never a node)
@@ -627,6 +661,7 @@ PARAMS_OF: Mapping[Op, tuple[type[OpParams], ...]] = {
     Op.INT_GELU: (IntGeluParams,),
     Op.ITA_MAX: (ItaMaxParams,),
     Op.SVDF: (SvdfParams,),
+    Op.LSTM: (LstmParams,),
     Op.DEPTHWISE: (),
     Op.GLOBAL_AVG_POOL: _MEAN,
 }

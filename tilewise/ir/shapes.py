@@ -16,6 +16,7 @@ from .ops import Op
 from .params import (
     ConcatParams,
     Conv2dParams,
+    LstmParams,
     MeanParams,
     PadParams,
     ReshapeParams,
@@ -87,6 +88,8 @@ def infer_shape(graph: Graph, node: Node) -> tuple[int, ...]:
         return (*batch, a[-2], b[-1])
     if node.op == Op.SVDF:   # [N, U]: U = filters / rank
         return (shp[0][0], graph.tensors[node.inputs[1]].shape[0] // p.rank)
+    if isinstance(p, LstmParams):   # the hidden state of every step, in the input's order
+        return (*shp[0][:-1], p.n_cell)
     if isinstance(p, SliceParams):
         return tuple(len(range(s0, e, st)) for s0, e, st in zip(p.starts, p.ends, p.steps))
     if node.op in (Op.SOFTMAX, Op.LOGISTIC, Op.QUANTIZE, Op.DEQUANTIZE, Op.CLAMP, Op.REQUANT, Op.HARDSWISH,

@@ -41,7 +41,7 @@ import numpy as np
 
 from ..errors import TilewiseError
 from ..golden.samples import arrays, sample
-from ..ir.graph import Graph
+from ..ir.graph import Graph, state_tensors
 from ..ir.layout import model_input
 from ..ir.tensor import is_sub_byte
 
@@ -159,7 +159,13 @@ def _litert(graph: Graph, model: str | Path) -> Runner:
         dets = [by_index[index[name]] for name in graph.inputs]
     outs = [index[name] for name in graph.outputs]
 
+    # an LSTM's variable tensors (its h and c) start afresh for every input, as the golden model's
+    # do; a graph with state tensors (SVDF's) carries them across consecutive inputs instead
+    fresh = not state_tensors(graph.meta)
+
     def run(x: Any) -> Any:
+        if fresh:
+            it.reset_all_variables()
         for k, (d, v) in enumerate(zip(dets, arrays(graph.inputs, x))):
             feed = (model_input(graph.meta, v) if k == 0 else np.asarray(v)).astype(d["dtype"])
             it.set_tensor(d["index"], feed.reshape(d["shape"]))
