@@ -27,7 +27,9 @@ def litert_interpreter(path: str | Path, all_tensors: bool = False) -> Any:
 
 
 def litert_invoke(it: Any, inputs: Sequence[np.ndarray], all_tensors: bool = False) -> dict[int, np.ndarray]:
-    """Run once; returns the output (or every readable) tensor by TFLite tensor index."""
+    """Run once from the reset state (a recurrent op's variable tensors, an LSTM's); returns the
+    output (or every readable) tensor by TFLite tensor index."""
+    it.reset_all_variables()
     for d, x in zip(it.get_input_details(), inputs):
         it.set_tensor(d["index"], np.asarray(x, dtype=d["dtype"]).reshape(d["shape"]))
     it.invoke()

@@ -137,8 +137,8 @@ def unidirectional_sequence_lstm(cv: Converter, op: TfliteOperator) -> None:
     s_c = _scale(cv, op, c_state, "cell state")
     s_hidden = _scale(cv, op, hidden, "hidden intermediate")
     cell_scale = round(math.log2(s_c))
-    if abs(math.log2(s_c) - cell_scale) >= 1e-3 or not -21 <= cell_scale <= -9:
-        raise cv.fail(op, f"has the cell state scale {s_c}, not a power of two 2^-21..2^-9",
+    if abs(math.log2(s_c) - cell_scale) >= 1e-3 or not -30 <= cell_scale <= 0:
+        raise cv.fail(op, f"has the cell state scale {s_c}, not a power of two 2^-30..2^0",
                       "LiteRT's integer LSTM needs one; re-export the model")
     gate_scale = _f32(2.0 ** -12)
     in_q = [quantize_multiplier(float(_f32(_f32(w.scale[0]) * _f32(s_x)) / gate_scale)) for w in wx]

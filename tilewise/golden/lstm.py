@@ -20,9 +20,13 @@ and the output (CalculateLstmOutputInteger8x8_16 without projection):
 
     h = clamp(MBQM(o·tanh_{15+cell_scale}(c), hidden_mult, hidden_shift) + hidden_zp, −128, 127)
 
-which is also the step's output row. MBQM is MultiplyByQuantizedMultiplier with double rounding
-(golden/fixedpoint.py). The state starts as h = state_zp (LiteRT resets an int8 variable tensor to
-its zero point), c = 0 — every inference starts from it.
+which is also the step's output row. When 15 + cell_scale is outside 0..6 (a cell scale of 2^-16,
+which the converter writes for small cell ranges) LiteRT's PortableApplyTanh computes nothing and
+its output buffer — the input gate's scratch — keeps the input gate: h = MBQM(o·i) + hidden_zp
+(checked against LiteRT on a converter-written model, tests/test_lstm_tflite.py "stacked").
+MBQM is MultiplyByQuantizedMultiplier with double rounding (golden/fixedpoint.py). The state
+starts as h = state_zp (LiteRT resets an int8 variable tensor to its zero point), c = 0 — every
+inference starts from it.
 """
 
 from __future__ import annotations
@@ -57,7 +61,11 @@ def lstm_step(p: LstmParams, x: np.ndarray, h: np.ndarray, c: np.ndarray, w_x: n
     c = np.clip(c, I16_MIN, I16_MAX)
     if p.cell_clip > 0:
         c = np.clip(c, -p.cell_clip, p.cell_clip)
-    t = tanh(c, 15 + p.cell_scale)
+    bits = 15 + p.cell_scale
+    # PortableApplyTanh dispatches integer bits 0..6 and does nothing otherwise: below 2^-15 the
+    # output buffer keeps what it held, the input gate (CalculateLstmOutputInteger8x8_16 is handed
+    # the input gate's scratch as its tanh buffer)
+    t = tanh(c, bits) if 0 <= bits <= 6 else i
     h = np.clip(multiply_by_quantized_multiplier(o * t, p.hidden_mult, p.hidden_shift) + p.hidden_zp, -128, 127)
     return h, c
 

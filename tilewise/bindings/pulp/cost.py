@@ -87,7 +87,10 @@ worst the cluster's 16x8 dense layers, 1.19 and 1.24, a few thousand cycles each
   generic walk `int_bin_elem` otherwise; the second operand's width is not in the key); Deeploy's
   iSoftmax, iRMSNorm, iLayerNorm, iGELU and ITAMax per element (`int_smx_elem`, `int_rms_elem`,
   `int_ln_elem`, `int_gelu_elem`, `int_ita_elem`: assumed from the hardswish's per-read cost and div64, not
-  fitted; their per-row square root / sum left in the element);
+  fitted; their per-row square root / sum left in the element); TFLite's integer LSTM
+  (tw_lstm.h, bindings/portable/lstm.py) per MAC of its gate products (`lstm_mac`, 4·H·(I + H)
+  per step) and per cell and step (`lstm_cell`: three sigmoids, two tanh, the cell update, the
+  rescale of h and its copy), fitted on GVSoC / counted instructions (bench/calibrate_lstm.py);
   matmul per MAC (a's last dimension per output) and per output; reduce per input element
   (the input's batch taken as the output's) and per output; slice is tw_transpose
   (`transpose_elem`, `transpose_row`);
@@ -333,6 +336,10 @@ class PulpKernels:
     svdf_fmac: float = 39.03
     svdf_tmac: float = 101.376
     svdf_filter: float = 148.824
+    #: TFLite's integer LSTM (tw_lstm_gates / tw_lstm_update): per MAC of the gate products and
+    #: per cell and step (module docstring)
+    lstm_mac: float = 6.0
+    lstm_cell: float = 900.0
     #: reshape (a memmove of the tensor's bytes): per byte, and per call in place of other_call
     copy_byte: float = 7.583
     copy_call: float = 0.0
@@ -409,6 +416,8 @@ class PulpKernels:
                    "hardswish": self.int_hsw_elem, "slice": self.transpose_elem,
                    "int_softmax": self.int_smx_elem, "rms_norm": self.int_rms_elem,
                    "layer_norm": self.int_ln_elem, "int_gelu": self.int_gelu_elem, "ita_max": self.int_ita_elem}
+            if op == "lstm":
+                return replace(self, scalar="lstm")
             row = self.transpose_row if op == "slice" else 0.0
             return replace(self, scalar="elem", other=per[op], other_row=row) if op in per else self
         if weighted and p.x == 16:
@@ -560,6 +569,9 @@ class PulpKernels:
                 taps = Term(self.int_tap * F, outs, "int_tap")
                 macs = (Term(self.mac * F, (*outs, ("c", ident)), "int_mac"),)
             return (*macs, taps, Term(self.int_out + self.rq_div, outs, "int_out"), call)
+        if self.scalar == "lstm":   # tw_lstm: per step and cell 4·(I + H) MACs, the cell's update
+            return (Term(self.lstm_mac * 4 * (nest.C + nest.K), outs, "lstm_mac"),
+                    Term(self.lstm_cell, outs, "lstm_cell"), call)
         if self.scalar == "matmul":   # tw_int_matmul: C (a's last dim) MACs per output
             return (Term(self.int_mm_mac * nest.C, outs, "int_mm_mac"),
                     Term(self.int_mm_out, outs, "int_mm_out"), call)
@@ -586,7 +598,7 @@ ASSUMED_INT = ("int_smx_elem", "int_rms_elem", "int_ln_elem", "int_gelu_elem", "
 _AS_FITTED = frozenset({"requant", "tile", "s16_out", "s16_div", "s16_dw_tap", "s16_mac", "s16_tap",
                         "s16_pool_tap", "s16_pool_out", "s16_add",
                         "int_dw_tap", "int_tap", "int_mac", "int_out", "int_mm_mac", "int_mm_out",
-                        "int_red_in", "int_red_out", "call"})
+                        "int_red_in", "int_red_out", "lstm_mac", "lstm_cell", "call"})
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@
  *   tw_s16.h          16x8: int16 conv / fully connected, int64 accumulation and requant
  *   tw_host.h         the host core's whole-tensor kernels: quantize, transpose, concatenation
  *   tw_subbyte.h      packed 4/2-bit tensors: element access, whole-layer conv / depthwise / dense
+ *   tw_lstm.h         TFLite's integer LSTM step: gate products, sigmoid / tanh, cell update
  *   tw_int.h          integer exports' ops on any integer width: requant, conv, arithmetic,
  *                     matmul, reduce, hardswish (whole tensors, one core)
  *   tw_svdf.h         LiteRT's integer SVDF with its int16 state (whole layer, one core)
@@ -35,5 +36,6 @@
 #include "tw_subbyte.h"
 #include "tw_int.h"
 #include "tw_svdf.h"
+#include "tw_lstm.h"
 
 #endif /* TW_KERNELS_H */
