@@ -30,6 +30,7 @@ indices, and must form a box with positive steps.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -39,7 +40,9 @@ from ..ir.params import LstmParams, ReshapeParams, SliceParams
 from ..ir.requant import quantize_multiplier
 from .tflite import TfliteOperator, TfliteTensor
 from .tflite_fold import _strided_slice
-from .tflite_ops import Converter
+
+if TYPE_CHECKING:   # tflite_ops imports this module at its end (its converter table)
+    from .tflite_ops import Converter
 
 #: lstm::full tensor indices (tflite/kernels/lstm_shared.h)
 X, W_X, W_H, PEEPHOLE, BIAS, PROJ_W, PROJ_B, H_STATE, C_STATE, LAYER_NORM = (
