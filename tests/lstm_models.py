@@ -67,3 +67,31 @@ def float_lstm(out: Path) -> Path:
 def hybrid_lstm(out: Path) -> Path:
     layers, shape = MODELS["sequence"]
     return _convert(_keras(layers, shape, 0), out / "lstm_hybrid.tflite", shape, "hybrid")
+
+
+def with_cell_clip(path: Path, clip: float, out: Path) -> Path:
+    """A copy of an int8 LSTM model whose every LSTM has the cell clip `clip` (the converter writes
+    Keras' 10.0 into the options table: patched in place, the float32 field at its offset)."""
+    import struct
+
+    from tilewise.frontend.tflite import _schema
+
+    data = bytearray(path.read_bytes())
+    sg = _schema("Model").Model.GetRootAs(data, 0).Subgraphs(0)
+    options = _schema("UnidirectionalSequenceLSTMOptions").UnidirectionalSequenceLSTMOptions
+    patched = 0
+    for i in range(sg.OperatorsLength()):
+        op = sg.Operators(i)
+        if op.BuiltinOptionsType() != _schema("BuiltinOptions").BuiltinOptions.UnidirectionalSequenceLSTMOptions:
+            continue
+        table = op.BuiltinOptions()
+        o = options()
+        o.Init(table.Bytes, table.Pos)
+        field = o._tab.Offset(6)       # cell_clip: the second field
+        assert field, "the converter wrote no cell_clip field"
+        struct.pack_into("<f", data, o._tab.Pos + field, clip)
+        patched += 1
+    assert patched
+    dst = out / f"{path.stem}_clip{clip}.tflite"
+    dst.write_bytes(bytes(data))
+    return dst
