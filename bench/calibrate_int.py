@@ -178,7 +178,10 @@ TFLITE16_KERNELS = ("16x8 conv tflite", "16x8 depthwise tflite", "16x8 dense tfl
 
 
 def kernel_of(binding_name: str) -> str | None:
-    """The kernel of the table a binding runs, or None (not one of the integer exports')."""
+    """The kernel of the table a binding runs, or None (not one of the integer exports'; the
+    cluster's row kernels and transpose through L1 are bench/calibrate_rows.py's)."""
+    if "_rows_" in binding_name or binding_name.startswith("transpose_l1"):
+        return None
     return next((k for prefix, k in KERNELS if binding_name.startswith(prefix)), None)
 
 

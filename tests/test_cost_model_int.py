@@ -145,4 +145,6 @@ def test_live_gvsoc_run_of_the_generated_network(tmp_path):
                       else (s.compute_cycles, lc["measured_compute_cycles"]))
         checked.append(kernel)
         assert abs(pred / meas - 1) <= LIVE_TOLERANCE, (lc["name"], kernel, pred, meas)
-    assert {"16x8 depthwise", "16x8 dense", "int requant", "int mul"} <= set(checked), checked
+    # its requantizations run on the cluster's row kernel since issue 28 (bindings/pulp/rows.py,
+    # held against GVSoC by tests/test_pulp_rows.py), no longer the host core's tw_int_requant
+    assert {"16x8 depthwise", "16x8 dense", "int mul"} <= set(checked), checked

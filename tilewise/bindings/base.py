@@ -254,6 +254,11 @@ class Binding:
     #: scratch, constants): it takes that binding's L1 tiles for a layer both run, priced by its
     #: own cost model (NE16's u8-input twins), instead of a search of its own
     tiles_of: str | None = None
+    #: the DMA a whole-layer kernel moves itself between L2 and L1 (untiled for the scheduler, it
+    #: streams its own blocks: the pulp family's row ops, bindings/pulp/rows.py): per operand
+    #: ("x" in, "y" out) its (transfers, chunks, bytes) over the layer, from the loop nest; the
+    #: schedule's traffic, which validate holds the HAL's counters against. None: no DMA
+    own_dma: Callable[[LoopNest], tuple[tuple[str, int, int, int], ...]] | None = None
     note: str = ""
 
     @property

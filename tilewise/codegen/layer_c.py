@@ -183,12 +183,14 @@ def emit_untiled(index: int, layer: Layer, lg: LayerGraph, s: LayerSchedule, cor
                  out_off: int, code: str, whole: bool, *, fn: str | None = None) -> LayerEmit:
     """A layer run whole on the L2 tensors: a `compute()` (`code`) called once by every core of
     the module (kinds conv ... gap on a module computing from L2), or, with `whole`, the
-    binding's own layer function (untiled ops; `code` has `@FN@` for its name)."""
+    binding's own layer function (untiled ops; `code` has `@FN@` for its name and, where it forks
+    the module's cores itself — the pulp family's row ops and transpose — `@CORES@` for their
+    number)."""
     _check(s, whole)
     fn = fn or function_name(index)
     head = _header_data(index, layer, lg, s, cores, l1_free, in_off, out_off)
     if whole:
-        text = render("layer_whole.c.j2", **head, code=code.replace("@FN@", fn))
+        text = render("layer_whole.c.j2", **head, code=code.replace("@FN@", fn).replace("@CORES@", str(cores)))
     else:
         text = render("layer.c.j2", **head, **_layer_data(layer, s, consts, code, fn),
                       scratch=s.buffer("scratch") is not None)

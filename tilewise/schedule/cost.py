@@ -504,7 +504,8 @@ def untiled_schedule(nest: LoopNest, target: Target, placement: Placement,
                      tiler: str = "model") -> LayerSchedule:
     """A layer run whole in place with no DMA (an untiled placement, placement.py): at the module's
     memory when the module computes from it, else at the next outer level (L2). Its kernel scratch,
-    if any, sits at the start of the L1 arena and must fit there."""
+    if any, sits at the start of the L1 arena and must fit there; a kernel that moves blocks
+    through that scratch itself declares its DMA (Binding.own_dma), which the schedule counts."""
     module, binding = placement.module, placement.binding
     outer = target.outer(module.memory)
     level = module.memory if module.memory != "L1" or outer is None else outer.name
@@ -522,10 +523,13 @@ def untiled_schedule(nest: LoopNest, target: Target, placement: Placement,
     if l1 and target.has_memory("L1") and l1 > target.memory("L1").free:
         raise TilewiseError(f"cannot fit: its {l1} bytes of kernel scratch exceed the "
                             f"{target.memory('L1').free} bytes of L1 free")
+    # a kernel that streams its own blocks through L1 (Binding.own_dma) says what it moves
+    traffic = tuple(Traffic(*t) for t in binding.own_dma(nest)) if binding.own_dma is not None else ()
     return LayerSchedule(
         nest=nest, target=target.name, module=module.name, level=level, outer=None,
         tiles=tiles, loop_order=dims, buffering=1, buffers=bufs,
-        l1_bytes=l1, traffic=(), dma_bytes=0, dma_transfers=0,
+        l1_bytes=l1, traffic=traffic, dma_bytes=sum(t.bytes for t in traffic),
+        dma_transfers=sum(t.transfers for t in traffic),
         n_tiles=1, compute_cycles=comp, dma_cycles=0.0, cycles=comp, tiler=tiler,
         const_bytes=binding.const_bytes, psum_bits=binding.psum_bits, binding=binding.label)
 

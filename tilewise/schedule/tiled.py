@@ -61,8 +61,8 @@ class Dma:
 def embedded_dma(s: LayerSchedule, x_channels: int, y_channels: int) -> Dma:
     """DMA of schedule `s` run on an L2 tile whose input / output rows are `x_channels` /
     `y_channels` channels wide (a k tile of a wider tensor: more chunks, same bytes)."""
-    if s.untiled:
-        return Dma(0, 0, 0)
+    if s.untiled:   # none, or what a kernel streaming its own blocks declared (Binding.own_dma)
+        return Dma(s.dma_bytes, s.dma_transfers, sum(t.chunks for t in s.traffic))
     n = s.nest
     if x_channels == (n.C if n.kind in REDUCING else n.K) and y_channels == n.K:
         return Dma(s.dma_bytes, s.dma_transfers, sum(t.chunks for t in s.traffic))

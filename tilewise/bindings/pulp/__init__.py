@@ -53,6 +53,11 @@ logistic, concat, reshape and the 16x8 kernels.
 Tile rules: output-channel tiles at L3→L2 in multiples of 4 (the MatMul's channel blocks), as the
 portable family; the kernels take any tile size.
 
+Row-wise integer ops and transpose (issue 28): rows.py's bindings run the integer exports'
+iLayerNorm, iRMSNorm, iSoftmax, ITAMax, iGELU, iHardswish and requant along the last axis, and
+the transpose, on the cluster's cores through L1 (c/tw_pulp_rows.h), priced by rows_cost.py;
+cluster modules only (stm32h7's core keeps the portable kernels).
+
 Sub-byte (issue 15): c/tw_pulp_subbyte.h is the conv2d / dense kernel with packed 8/4/2-bit
 operands (PULP-NN mixed precision, seed 004 §3.3.1), bit-exact on the host and on GVSoC
 (tests/test_pulp_subbyte.py, tests/test_pulp_subbyte_net.py) and measured by
@@ -75,8 +80,9 @@ from .. import portable
 from ..base import Binding, Precision, TileRules, per_mode, specialized
 from ..portable import checks as portable_checks
 from ..portable.common import S8
-from . import checks, constants, simple, subbyte, weighted
+from . import checks, constants, rows, simple, subbyte, weighted
 from .common import FAMILY
+from .rows_cost import RowsCost
 
 
 def _round4(v):
@@ -193,6 +199,8 @@ def bindings(cost, arm: bool = False, host: bool = False) -> tuple[Binding, ...]
     if not (arm or host):
         # the sub-byte conv / dense on the cluster (subbyte.py; inert for 8-bit layers)
         own.extend(subbyte.bindings(cost, rq))
+        # the integer exports' row-wise ops and the transpose through L1 (rows.py, issue 28)
+        own.extend(rows.bindings(RowsCost()))
     keys = {b.key for b in own}
     rest = tuple(b for b in portable.bindings(cost, host=host) if b.key not in keys)
     return (*own, *rest)

@@ -13,6 +13,7 @@
  *   tw_pulp_elementwise.h  add / sub / mul (TFLite)
  *   tw_pulp_pool.h         max / average / global average pooling, channel SIMD
  *   tw_pulp_subbyte.h      conv2d with packed 4/2-bit operands (unpack + sdotp4, seed 004)
+ *   tw_pulp_rows.h         the integer exports' row-wise ops through L1, the transpose (issue 28)
  * Sources to compile: every .c of this folder and of the portable family's (tw_kernels/).
  */
 #ifndef TW_PULP_H
@@ -27,6 +28,7 @@
 #include "tw_pulp_elementwise.h"
 #include "tw_pulp_pool.h"
 #include "tw_pulp_subbyte.h"
+#include "tw_pulp_rows.h"
 
 /* The statement `fn##_<variant> args` for a requant variant known only at run time (TW_RQ_TFLITE,
  * TW_RQ_TFLITE_SINGLE, TW_RQ_SHIFT, TW_PULP_RQ_SHIFT32, TW_PULP_RQ_TFLITE_RIGHT, TW_RQ_ONNX,
