@@ -46,9 +46,10 @@ def runner_path() -> str:
         return "gvsoc-run"
 
 
-def execute(elf: Path, timeout: int = TIMEOUT) -> Execution:
-    """Run `elf` on GVSoC (module docstring): its exit status and everything it printed."""
-    env = {**os.environ, "GVSOC_TIMEOUT": str(timeout)}
+def execute(elf: Path, timeout: int = TIMEOUT, ne16: bool = False) -> Execution:
+    """Run `elf` on GVSoC (module docstring): its exit status and everything it printed;
+    `ne16`: with NE16 in the cluster (GVSOC_NE16=1, the README's "NE16 on pulp-open")."""
+    env = {**os.environ, "GVSOC_TIMEOUT": str(timeout), **({"GVSOC_NE16": "1"} if ne16 else {})}
     with ascii_work_dir("tilewise_gvsoc_") as work:
         binary = work / "network.elf"
         shutil.copyfile(elf, binary)
@@ -58,14 +59,17 @@ def execute(elf: Path, timeout: int = TIMEOUT) -> Execution:
 
 @dataclass(frozen=True)
 class Gvsoc:
-    """The Runner of pulp-open firmware on GVSoC."""
+    """The Runner of pulp-open firmware on GVSoC; `ne16`: the cluster with NE16."""
 
     on: str = "gvsoc"
     doing: str = "running the firmware on GVSoC"
     counts_instructions: bool = False
+    ne16: bool = False
 
     def run(self, elf: Path, layers: int, c_name: str) -> Execution:
-        return execute(elf)
+        return execute(elf, ne16=self.ne16)
 
 
 GVSOC = Gvsoc()
+#: pulp-open with NE16 in its cluster (platforms/pulp_open.py PULP_OPEN_NE16)
+GVSOC_NE16 = Gvsoc(doing="running the firmware on GVSoC (NE16 in the cluster)", ne16=True)

@@ -17,12 +17,12 @@ import os
 import shutil
 import subprocess
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..errors import TilewiseError
 from .base import Platform
-from .gvsoc import GVSOC, runner_path
+from .gvsoc import GVSOC, GVSOC_NE16, runner_path
 
 #: bytes of each cluster core's stack (targets/pulp_open.py reserves 8 of them in L1)
 STACK = 1536
@@ -69,8 +69,9 @@ def toolchain() -> Toolchain:
     return tc
 
 
-def compile_args(tc: Toolchain, includes: Sequence[Path], src: Path, obj: Path) -> list[str]:
-    return [tc.gcc, *ARCH, *CFLAGS, "-isystem", str(tc.include), *[f"-I{i}" for i in includes],
+def compile_args(tc: Toolchain, includes: Sequence[Path], src: Path, obj: Path,
+                 defines: Sequence[str] = ()) -> list[str]:
+    return [tc.gcc, *ARCH, *CFLAGS, *defines, "-isystem", str(tc.include), *[f"-I{i}" for i in includes],
             "-c", str(src), "-o", str(obj)]
 
 
@@ -82,7 +83,13 @@ def link_args(tc: Toolchain, script: Path, objects: Sequence[Path], elf: Path) -
 
 @dataclass(frozen=True)
 class RiscvBuild:
-    """The platform's Toolchain (base.py): riscv64-unknown-elf-gcc + picolibc, firmware/link.ld."""
+    """The platform's Toolchain (base.py): riscv64-unknown-elf-gcc + picolibc, firmware/link.ld;
+    `defines`: the platform's own -D flags beside CFLAGS; `timed_ne16`: with TILEWISE_NE16_TIMED=1
+    in the environment also -DTW_NE16_TIMED (each NE16 job waited for at its dispatch and timed
+    alone: the measurement build, tw_hal_ne16_pulp_open.c)."""
+
+    defines: tuple[str, ...] = ()
+    timed_ne16: bool = False
 
     def check(self) -> None:
         toolchain()
@@ -91,14 +98,19 @@ class RiscvBuild:
         return sorted(fw_dir.glob("*.c")) + [fw_dir / "crt0.S"]
 
     def compile_args(self, includes: Sequence[Path], src: Path, obj: Path) -> list[str]:
-        return compile_args(toolchain(), includes, src, obj)
+        timed = self.timed_ne16 and os.environ.get("TILEWISE_NE16_TIMED") == "1"
+        return compile_args(toolchain(), includes, src, obj,
+                            (*self.defines, *(("-DTW_NE16_TIMED",) if timed else ())))
 
     def link_args(self, fw_dir: Path, objects: Sequence[Path], elf: Path, link: str) -> list[str]:
         return link_args(toolchain(), fw_dir / "link.ld", objects, elf)
 
 
-def _make_data() -> dict:
-    return {"fw_arch": ARCH, "fw_cflags": CFLAGS, "fw_stack": STACK, "gvsoc_run": runner_path()}
+def _make_data(hal: tuple[str, ...] = ("tw_hal_pulp_open.c",), defines: tuple[str, ...] = (),
+               gvsoc_env: str = "") -> dict:
+    return {"fw_arch": ARCH, "fw_cflags": (*CFLAGS, *defines), "fw_stack": STACK,
+            "gvsoc_run": runner_path(), "fw_hal": " ".join(f"tw_hal/{h}" for h in hal),
+            "gvsoc_env": gvsoc_env}
 
 
 PULP_OPEN = Platform(
@@ -109,3 +121,15 @@ PULP_OPEN = Platform(
     templates=Path(__file__).resolve().parent / "templates" / "pulp_open",
     make_phony=" firmware gvsoc", make_data=_make_data, toolchain=RiscvBuild(),
     stack_bytes=STACK, isa=ISA, runners=(GVSOC,))
+
+#: the firmware of pulp-open with NE16 in its cluster (targets/pulp_open_ne16.py): the same, plus
+#: the NE16 HAL on its registers (tw_hal/tw_hal_ne16_pulp_open.c; the NE16 family's tw_ne16.c
+#: built with -DTW_NE16_ENGINE leaves its host dispatch to it), run with GVSOC_NE16=1
+NE16_HAL = ("tw_hal_pulp_open.c", "tw_hal_ne16_pulp_open.c")
+NE16_DEFINES = ("-DTW_NE16_ENGINE",)
+PULP_OPEN_NE16 = replace(
+    PULP_OPEN, name="pulp-open-ne16", label="pulp-open-ne16",
+    description="bare-metal firmware on the PULP cluster with NE16, run on GVSoC (GVSOC_NE16=1)",
+    hal=NE16_HAL,
+    make_data=lambda: _make_data(NE16_HAL, NE16_DEFINES, "GVSOC_NE16=1 "),
+    toolchain=RiscvBuild(NE16_DEFINES, timed_ne16=True), runners=(GVSOC_NE16,))

@@ -2,7 +2,8 @@
 every runner of `validate --on` (firmware.py).
 
 Per inference the firmware's main.c prints `TW_OUT <n> <hex>`, optionally `TW_CYCLES`, `TW_LAYERS`
-and `TW_COMPUTE` (cycle counters, pulp-open) and `TW_DMA <n> <bytes> <transfers> <chunks>`, then
+and `TW_COMPUTE` (cycle counters, pulp-open), `TW_DMA <n> <bytes> <transfers> <chunks>` and, with
+NE16 in the cluster (pulp-open-ne16), `TW_NE16 <n> <jobs> <per layer: NE16 cycles, early jobs>`, then
 `TW_DONE`; a fault prints `TW_TRAP ...` and exits non-zero. Here those lines become the run's
 outputs and counters, which compare.py holds against the golden model, the reference and the
 schedule exactly as it does the host build's (check.py).
@@ -43,6 +44,9 @@ class FirmwareRun:
     compute_cycles: list[list[int]]
     dma: list[tuple[int, int, int]]
     text: str
+    #: per inference with NE16 in the cluster: (jobs, per layer (NE16 cycles, its jobs that had
+    #: ended before their wait: the cycles are then an upper bound)), tw_hal_ne16_pulp_open.c
+    ne16: tuple[tuple[int, tuple[tuple[int, int], ...]], ...] = ()
 
 
 def build_elf(project: Project, inputs: Sequence[Any], sources: Sequence[Path],
@@ -98,7 +102,7 @@ def _run(args: list[str], cwd: Path) -> None:
 
 def parse_run(status: int, text: str) -> FirmwareRun:
     """The TW_* lines of a firmware's output."""
-    outputs, cycles, layers, compute, dma = [], [], [], [], []
+    outputs, cycles, layers, compute, dma, ne16 = [], [], [], [], [], []
     for line in text.splitlines():
         parts = line.split()
         if not parts:
@@ -113,7 +117,10 @@ def parse_run(status: int, text: str) -> FirmwareRun:
             compute.append([int(v) for v in parts[2:]])
         elif parts[0] == "TW_DMA":
             dma.append((int(parts[2]), int(parts[3]), int(parts[4])))
-    return FirmwareRun(status, outputs, cycles, layers, compute, dma, text)
+        elif parts[0] == "TW_NE16":
+            v = [int(x) for x in parts[3:]]
+            ne16.append((int(parts[2]), tuple(zip(v[0::2], v[1::2]))))
+    return FirmwareRun(status, outputs, cycles, layers, compute, dma, text, tuple(ne16))
 
 
 def parse(ran: Execution) -> FirmwareRun:
@@ -149,10 +156,25 @@ def fill_report(report: ValidationReport, ns: NetworkSchedule, run: FirmwareRun,
             {"index": i, "name": layer.name, "op": str(layer.op), "kind": layer.nest.kind,
              "measured_cycles": run.layer_cycles[0][i] if run.layer_cycles else None,
              "predicted_cycles": ns.layer_cycles(i),
-             "measured_compute_cycles": run.compute_cycles[0][i] if run.compute_cycles else None}
+             "measured_compute_cycles": run.compute_cycles[0][i] if run.compute_cycles else None,
+             **(_ne16_cycles(ns, i, run.ne16[0]) if run.ne16 else {})}
             for i, layer in enumerate(lg.layers)]
     report.predicted_cycles = ns.cycles
     return report
+
+
+def _ne16_cycles(ns: NetworkSchedule, i: int,
+                 ne16: tuple[int, tuple[tuple[int, int], ...]]) -> dict:
+    """Layer i's NE16 cycles as the firmware measured them (its jobs' trigger to the wait that saw
+    each end; `ne16_early_jobs` of them had ended before the wait, which makes the figure an upper
+    bound — none in the TILEWISE_NE16_TIMED build) and as the schedule predicts them
+    (ne16_cycles.py), for a layer on the ne16 module; {} for the others."""
+    from .ne16_cycles import engine_cycles
+
+    if ns.placement(i).module.name != "ne16" or i >= len(ne16[1]):
+        return {}
+    return {"ne16_measured_cycles": ne16[1][i][0], "ne16_early_jobs": ne16[1][i][1],
+            "ne16_predicted_cycles": engine_cycles(ns, i)}
 
 
 def run_outputs(lg: LayerGraph, run: FirmwareRun) -> list[Any]:
@@ -176,4 +198,5 @@ def run_counters(run: FirmwareRun) -> Counters | None:
         return None
     nbytes = [d[0] for d in run.dma]
     return Counters(len(run.dma), min(nbytes), max(nbytes), sum(d[1] for d in run.dma),
-                    sum(d[2] for d in run.dma))
+                    sum(d[2] for d in run.dma),
+                    jobs=sum(n[0] for n in run.ne16) if run.ne16 else None)

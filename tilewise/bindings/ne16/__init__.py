@@ -86,11 +86,12 @@ def ne16_bytes(nest: LoopNest, cores: int, k, c, oy, ox):
 
 def _emit(layer: Layer, lg: LayerGraph, consts: LayerConstants | None,
           norm_quant: bool = False, u8_input: bool = False, out_offset: int = 0,
-          mulh: bool = False) -> str:
+          mulh: bool = False, data_pad: bool = False) -> str:
     """compute() of the layer's NE16 binding (templates/ne16_s8.c.j2); `norm_quant`: NE16
     requantizes (normquant.py), else the cluster does; `u8_input`: the input tile is u8 already;
     `out_offset` 128: the output is stored as u8 (module docstring); `mulh`: the cluster
-    requantizes in the one-mulh form (requant.py)."""
+    requantizes in the one-mulh form (requant.py); `data_pad`: the bottom and right padding are
+    written into the u8 tile (`bindings` with `data_pad`)."""
     assert consts is not None and consts.const_bytes == pulp_constants.BYTES_PER_CHANNEL
     n = layer.nest
     nq = None
@@ -106,7 +107,7 @@ def _emit(layer: Layer, lg: LayerGraph, consts: LayerConstants | None,
                    dense=layer.op == Op.FULLY_CONNECTED, depthwise=layer.op == Op.DEPTHWISE,
                    kernel=requant.kernel(layer, lg, mulh),
                    rq=dict(zero_point=zp, qmin=qmin, qmax=qmax), norm_quant=nq,
-                   jobs_max=pipeline.JOBS_MAX)
+                   jobs_max=pipeline.JOBS_MAX, data_pad=data_pad)
 
 
 def _rules(layer: Layer, rules: TileRules) -> TileRules:
@@ -118,24 +119,29 @@ def _rules(layer: Layer, rules: TileRules) -> TileRules:
     return r
 
 
-def bindings(cost: Any) -> tuple[Binding, ...]:
+def bindings(cost: Any, data_pad: bool = False) -> tuple[Binding, ...]:
     """NE16's bindings priced by `cost` (bindings/ne16/cost.py `Ne16Kernels`): the table of the
     module docstring once per weight bit count 2..8 (checks.W_BITS; the binding key's weight
-    precision; 8 bits keep the names above, b < 8 bits add `_w<b>`: conv2d_s8_w4_nq ...)."""
+    precision; 8 bits keep the names above, b < 8 bits add `_w<b>`: conv2d_s8_w4_nq ...).
+    `data_pad`: for an engine whose own bottom / right padding is only right on whole 3×3 output
+    subtiles (GVSoC's NE16, targets/pulp_open_ne16.py): the cores write that padding into the u8
+    tile they convert (templates/ne16_s8.c.j2), and the *_u8in twins, which read the producer's
+    tile in place with no room for it, are left out."""
     out: list[Binding] = []
     for bits in checks.W_BITS:
-        out += _bindings(replace(cost, weight_bits=bits), bits)
+        out += _bindings(replace(cost, weight_bits=bits), bits, data_pad)
     return tuple(out)
 
 
-def _bindings(cost: Any, bits: int) -> list[Binding]:
-    """NE16's bindings of `bits`-bit weights priced by `cost`."""
+def _bindings(cost: Any, bits: int, data_pad: bool = False) -> list[Binding]:
+    """NE16's bindings of `bits`-bit weights priced by `cost` (`bindings`)."""
+    emit = partial(_emit, data_pad=True) if data_pad else _emit
     common = dict(precision=Precision(S8, bits, S8), scratch=ne16_bytes,
                   tiles=TileRules(l3_k_step=4), layer_rules=_rules, jobs_per_tile=1)
     add = partial(per_mode, FAMILY, cost, modes=("tflite", "onnx", "shift"), check=checks.ne16,
-                  emit=_emit, consts=constants.LAYOUT, jobs_of_rows=pipeline.jobs, **common)
+                  emit=emit, consts=constants.LAYOUT, jobs_of_rows=pipeline.jobs, **common)
     nq = partial(per_mode, FAMILY, replace(cost, norm_quant=True), modes=("shift",),
-                 check=_normquant_check, emit=partial(_emit, norm_quant=True),
+                 check=_normquant_check, emit=partial(emit, norm_quant=True),
                  consts=constants.NORMQUANT, **common)
     # the twins reading a u8 input in place (module docstring)
     add_u8 = partial(per_mode, FAMILY, replace(cost, convert=0.0),
@@ -149,7 +155,7 @@ def _bindings(cost: Any, bits: int) -> list[Binding]:
     # the cluster's requantization in one mulh (requant.py): tflite-mode layers that fit it
     mulh_cost = replace(cost, requant_tflite=cost.requant_mulh)
     mulh = partial(per_mode, FAMILY, mulh_cost, modes=("tflite",), check=_mulh_check,
-                   emit=partial(_emit, mulh=True), consts=constants.LAYOUT,
+                   emit=partial(emit, mulh=True), consts=constants.LAYOUT,
                    jobs_of_rows=pipeline.jobs, **common)
     mulh_u8 = partial(per_mode, FAMILY, replace(mulh_cost, convert=0.0), modes=("tflite",),
                       check=_mulh_check, emit=partial(_emit, u8_input=True, mulh=True),
@@ -160,6 +166,10 @@ def _bindings(cost: Any, bits: int) -> list[Binding]:
     for name, op, kind in ((f"conv2d_s8{w}", Op.CONV2D, "conv"),
                            (f"depthwise_s8{w}", Op.DEPTHWISE, "dwconv"),
                            (f"fully_connected_s8{w}", Op.FULLY_CONNECTED, "fc")):
+        if data_pad:            # no u8 hand-off: no u8in twins, no u8 output (`bindings`)
+            out += [*add(name=name, op=op, kind=kind), *nq(name=f"{name}_nq", op=op, kind=kind),
+                    *mulh(name=f"{name}_mulh", op=op, kind=kind)]
+            continue
         out += [*add(name=name, op=op, kind=kind, output_offsets=(0, 128)),
                 *nq(name=f"{name}_nq", op=op, kind=kind),
                 *_twins(add_u8(name=f"{name}_u8in", op=op, kind=kind)),

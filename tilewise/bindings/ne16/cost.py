@@ -88,6 +88,25 @@ class Ne16Kernels:
         offset = self.fifo + (9 if nest.kind == "dwconv" else 0)
         return (self.fifo + win) + offset + (self.fifo + taps * self.weight_bits) + self.update
 
+    def _band(self, nest: LoopNest) -> tuple[tuple[float, tuple, str], ...]:
+        """NE16's cycles of one 3-row band of a tile as (coefficient, factors, label): per 3×3
+        subtile (ox in threes) the input blocks' steps and the output blocks' stream-out (or
+        norm-quant and int8 stream-out); depthwise per 16-channel block."""
+        x3 = ("ox", ceil_div(3))
+        block = self._block(nest)
+        if nest.kind == "dwconv":
+            out = self.nq_out_dw if self.norm_quant else self.stream_out_dw
+            return ((block + out, (x3, ("k", ceil_div(16))), "ne16"),)
+        out = self.nq_out if self.norm_quant else self.stream_out
+        return ((block, (x3, ("k", ceil_div(32)), ("c", ceil_div(16))), "ne16"),
+                (out, (x3, ("k", ceil_div(32))), "stream_out"))
+
+    def engine_terms(self, nest: LoopNest) -> tuple[Term, ...]:
+        """NE16's own cycles of a tile (its jobs from trigger to end, summed; no job programming,
+        no cluster work): the band terms over all its 3-row bands (a tile's row jobs are whole
+        bands but the last, bindings/ne16/pipeline.py, so they cover ⌈oy/3⌉ bands)."""
+        return per_image(Term(c, (("oy", ceil_div(3)), *f), lb) for c, f, lb in self._band(nest))
+
     def terms(self, nest: LoopNest, cores: int) -> tuple[Term, ...]:
         """A tile's cycles. Int32 output (the cluster requantizes): the row-job pipeline of
         bindings/ne16/pipeline.py, convert + J·job + N(job 0) + Σ_{j<J-1} max(N(job j+1),
@@ -96,19 +115,11 @@ class Ne16Kernels:
         requantization. A job's N is NE16's cycles of its 3-row bands, R the requantization of
         its rows; both are the per-band / per-row terms below times an oy factor."""
         P = max(cores, 1)
-        x3 = ("ox", ceil_div(3))
         iy = ("oy", lambda s, f, l: (s - 1) * nest.SY + nest.FY)
         ix = ("ox", lambda s, f, l: (s - 1) * nest.SX + nest.FX)
-        block = self._block(nest)
-        if nest.kind == "dwconv":
-            out = self.nq_out_dw if self.norm_quant else self.stream_out_dw
-            band = ((block + out, (x3, ("k", ceil_div(16))), "ne16"),)
-            convert = Term(self.convert / P, (iy, ix, ("k", ident)), "convert")
-        else:
-            out = self.nq_out if self.norm_quant else self.stream_out
-            band = ((block, (x3, ("k", ceil_div(32)), ("c", ceil_div(16))), "ne16"),
-                    (out, (x3, ("k", ceil_div(32))), "stream_out"))
-            convert = Term(self.convert / P, (iy, ix, ("c", ident)), "convert")
+        band = self._band(nest)
+        ch = "k" if nest.kind == "dwconv" else "c"
+        convert = Term(self.convert / P, (iy, ix, (ch, ident)), "convert")
         tile = Term(self.tile, (), "tile")
         if self.norm_quant:             # one job: NE16 writes the outputs
             terms = (*(Term(c, (("oy", ceil_div(3)), *f), lb) for c, f, lb in band), convert,

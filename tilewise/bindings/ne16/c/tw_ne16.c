@@ -1,19 +1,23 @@
 /*
  * tw_ne16.c — the NE16 task API and its functional model (contract in tw_ne16.h): the host HAL's
- * NE16. On a GAP9 the same calls would program the accelerator (pulp-nnx's ne16 driver); no NE16
- * is simulated here (GVSoC models pulp-open).
+ * NE16. On a GAP9 the same calls would program the accelerator (pulp-nnx's ne16 driver).
  *
  * A job is in flight from its dispatch to its wait, as on the chip, where NE16 reads its input and
  * writes its output while the cores run on: the model fills the job's output with a poison
  * pattern at dispatch (NE16 starts overwriting it) and computes the job at wait, from its input
  * as it is then. A caller that reads an in-flight job's output, or writes its input, before
  * waiting for it gets wrong outputs here, not only on the chip (tests/test_ne16_pipeline.py).
+ *
+ * Built with -DTW_NE16_ENGINE (the pulp-open-ne16 firmware, whose cluster has GVSoC's NE16), the
+ * dispatch, wait and job count come from the HAL on NE16's registers instead
+ * (tw_hal/tw_hal_ne16_pulp_open.c); the task set-up and the functional model stay here.
  */
 #include "tw_ne16.h"
 
 #include <stddef.h>
 #include <string.h>
 
+#ifndef TW_NE16_ENGINE
 /* jobs NE16 holds at once (its two job slots, pulp-nnx's ne16 context count) */
 #define TW_NE16_SLOTS 2
 /* what an in-flight job's output holds before the job completes */
@@ -22,6 +26,7 @@
 static long g_jobs;
 static long g_done;                           /* jobs computed: ids [0, g_done) */
 static tw_ne16_task_t g_slot[TW_NE16_SLOTS];  /* job id's task at g_slot[id % TW_NE16_SLOTS] */
+#endif
 
 void tw_ne16_task_init(tw_ne16_task_t *t, int kind, int w_bits, int stride)
 {
@@ -67,6 +72,7 @@ void tw_ne16_task_rows(const tw_ne16_task_t *t, int r0, int h, void *out, tw_ne1
     sub->out = out;
 }
 
+#ifndef TW_NE16_ENGINE
 /* Bytes of the job's output. */
 static size_t out_bytes(const tw_ne16_task_t *t)
 {
@@ -95,6 +101,7 @@ long tw_ne16_jobs(void)
 {
     return g_jobs;
 }
+#endif
 
 /* The stored (unsigned) weight of weight row `row`, input channel c, tap `tap`, from its
  * bit planes. */

@@ -27,6 +27,23 @@ void tw_ne16_to_u8_part(uint8_t *u, const int8_t *x, int n, int core_id, int n_c
         tw_ne16_to_u8(u + lo, x + lo, hi - lo);
 }
 
+void tw_ne16_to_u8_pad_part(uint8_t *u, const int8_t *x, int in_h, int in_w, int in_c,
+                            int pad_b, int pad_r, uint8_t pad_value, int core_id, int n_cores)
+{
+    const int row = in_w * in_c, prow = (in_w + pad_r) * in_c, rows = in_h + pad_b;
+    int r;
+    for (r = core_id; r < rows; r += n_cores) {
+        uint8_t *ur = u + (size_t)r * (size_t)prow;
+        int i = 0;
+        if (r < in_h) {
+            tw_ne16_to_u8(ur, x + (size_t)r * (size_t)row, row);
+            i = row;
+        }
+        for (; i < prow; i++)
+            ur[i] = pad_value;
+    }
+}
+
 /* acc + bias modulo 2^32 (the layer's accumulator). */
 TW_PULP_INLINE int32_t acc_of(const int32_t *acc, const int32_t *bias, int j)
 {

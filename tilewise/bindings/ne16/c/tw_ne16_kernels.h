@@ -44,4 +44,12 @@ void tw_ne16_to_u8(uint8_t *u, const int8_t *x, int n);
  * core calls it, a barrier follows before the job reads u. */
 void tw_ne16_to_u8_part(uint8_t *u, const int8_t *x, int n, int core_id, int n_cores);
 
+/* This core's rows of the u8 input with its bottom and right padding in the data: in_h rows of
+ * in_w·in_c bytes of int8 x become rows of (in_w + pad_r)·in_c bytes of u (x + 128, then pad_r
+ * pixels of pad_value), then pad_b rows of pad_value; rows dealt out to the cores in turn. For
+ * NE16 engines whose bottom / right padding is only right when a job's last output subtile is
+ * whole (GVSoC's model, tw_hal_ne16_pulp_open.c): the job then reads that padding as data. */
+void tw_ne16_to_u8_pad_part(uint8_t *u, const int8_t *x, int in_h, int in_w, int in_c,
+                            int pad_b, int pad_r, uint8_t pad_value, int core_id, int n_cores);
+
 #endif /* TW_NE16_KERNELS_H */

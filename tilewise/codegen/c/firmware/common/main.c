@@ -10,6 +10,9 @@
  *     TW_COMPUTE <n> <cycles of layer 0's compute phases> ...    (TW_FW_COMPUTE_PHASES: barrier
  *                                                                  to barrier, per tile)
  *     TW_DMA <n> <L2<->L1 bytes> <transfers> <contiguous L2 chunks>
+ *     TW_NE16 <n> <jobs> <NE16 cycles of layer 0> <its jobs that ended before their wait> ...
+ *                                                  (-DTW_NE16_ENGINE: NE16 in the cluster,
+ *                                                  tw_hal_ne16_pulp_open.c)
  *
  * then "TW_DONE" and exits with status 0 (1 when a DMA transfer was left pending or waited
  * wrongly). What differs between platforms comes from the platform's tw_fw.h:
@@ -46,6 +49,13 @@ static int8_t l2_arena[TW_NETWORK_L2_BYTES] TW_L2_SECTION __attribute__((aligned
 static int8_t output[TW_NETWORK_OUTPUT_TOTAL_BYTES];
 static uint32_t layer_start[TW_NETWORK_LAYERS];
 static uint32_t layer_cycles[TW_NETWORK_LAYERS];
+#ifdef TW_NE16_ENGINE
+uint32_t tw_ne16_cycles(void);
+long tw_ne16_early(void);
+long tw_ne16_jobs(void);
+static uint32_t ne16_start[TW_NETWORK_LAYERS], ne16_early_start[TW_NETWORK_LAYERS];
+static uint32_t ne16_cycles[TW_NETWORK_LAYERS], ne16_early[TW_NETWORK_LAYERS];
+#endif
 #if TW_FW_COMPUTE_PHASES
 static uint32_t compute_cycles[TW_NETWORK_LAYERS];
 static int current_layer;
@@ -56,6 +66,15 @@ static uint32_t phase_start;
 void tw_profile_layer(int index, int end)
 {
     uint32_t now = tw_fw_cycles();
+#ifdef TW_NE16_ENGINE
+    if (end) {
+        ne16_cycles[index] = tw_ne16_cycles() - ne16_start[index];
+        ne16_early[index] = (uint32_t)tw_ne16_early() - ne16_early_start[index];
+    } else {
+        ne16_start[index] = tw_ne16_cycles();
+        ne16_early_start[index] = (uint32_t)tw_ne16_early();
+    }
+#endif
     if (end) {
         layer_cycles[index] = now - layer_start[index];
     } else {
@@ -107,6 +126,9 @@ static void put_uints(const uint32_t *v, int n)
 int tw_fw_main(void)
 {
     int n, status = 0;
+#ifdef TW_NE16_ENGINE
+    int i;
+#endif
     int8_t *outs[TW_NETWORK_OUTPUTS];
     tw_network_output_pointers(output, outs);
 #ifdef TW_NETWORK_STATE_BYTES
@@ -115,6 +137,9 @@ int tw_fw_main(void)
     for (n = 0; n < TW_FW_INPUTS; n++) {
         tw_hal_stats_t st;
         uint32_t t0, t1;
+#ifdef TW_NE16_ENGINE
+        long jobs0 = tw_ne16_jobs();
+#endif
         tw_hal_reset_stats();
         tw_fw_mark(0);
         t0 = tw_fw_cycles();
@@ -144,6 +169,17 @@ int tw_fw_main(void)
         tw_fw_put_uint((uint32_t)st.dma_transfers);
         tw_fw_puts(" ");
         tw_fw_put_uint((uint32_t)st.dma_chunks);
+#ifdef TW_NE16_ENGINE
+        put_line_start("\nTW_NE16", n);
+        tw_fw_puts(" ");
+        tw_fw_put_uint((uint32_t)(tw_ne16_jobs() - jobs0));
+        for (i = 0; i < TW_NETWORK_LAYERS; i++) {
+            tw_fw_puts(" ");
+            tw_fw_put_uint(ne16_cycles[i]);
+            tw_fw_puts(" ");
+            tw_fw_put_uint(ne16_early[i]);
+        }
+#endif
         tw_fw_puts("\n");
         if (st.dma_pending || st.dma_bad_waits)
             status = 1;

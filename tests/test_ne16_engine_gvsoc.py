@@ -1,0 +1,153 @@
+"""NE16 run for real: the pulp-open-ne16 target (targets/pulp_open_ne16.py) on GVSoC with NE16 in
+the cluster (GVSOC_NE16=1). Its firmware drives the engine through the HAL on NE16's registers
+(codegen/c/tw_hal/tw_hal_ne16_pulp_open.c); the outputs must be bit-exact with the golden model,
+the jobs and DMA as the schedule predicts, and every NE16 layer reports its NE16 cycles measured
+(TW_NE16 lines) next to the prediction (validate/ne16_cycles.py).
+
+Cases: small one-layer networks forced onto NE16 (tests/test_ne16.py's edge cases that the engine
+takes: a 3×3 conv of 17 → 33 channels with an output width of 7 — partial 3×3 subtiles with right
+padding, which GVSoC's NE16 pads right only on whole subtiles, so the cores write that padding into
+the u8 tile — cut into L1 tiles and row jobs; a padded depthwise of 40 channels in 16-channel k
+tiles; a dense layer), the NEMO-style shift-mode network with NE16's norm-quant, and kws_dscnn
+with the partition's own choice (its 4 depthwise and 4 pointwise layers on NE16).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from tilewise.targets.registry import get_target
+
+from .test_gvsoc import gvsoc_present  # noqa: F401 (autouse fixture: fail/skip without GVSoC)
+
+#: LayerSpec fields: kind, c, k, h, w, fy, fx, sy, sx, pads, mode (tests/test_ne16.py EDGE_SPECS)
+SMALL = {
+    "conv_c17_k33_w7": ("conv", 17, 33, 6, 7, 3, 3, 1, 1, (1, 1, 1, 1), "tflite"),
+    "dw_c40_pads": ("dwconv", 40, 40, 6, 6, 3, 3, 1, 1, (0, 1, 1, 0), "tflite"),
+    "fc_c70": ("fc", 70, 13, 1, 1, 1, 1, 1, 1, (0, 0, 0, 0), "tflite"),
+}
+
+
+def _forced(l1_kb: float | None = None, nq_only: bool = False):
+    """pulp-open-ne16 with the cluster and the cpu refusing what NE16 takes (tests/test_ne16.py
+    `_ne16_forced`); `nq_only`: NE16's cluster-requantized shift bindings left out."""
+    from tilewise.bindings.ne16 import checks
+
+    ops = {"conv2d", "depthwise", "fully_connected"}
+
+    def refusing(b):
+        def check(layer, lg):
+            if b.key.op in ops and checks.ne16(layer, lg) is None:
+                return "forced onto NE16 (test)"
+            return b.check(layer, lg)
+        return replace(b, check=check)
+
+    t = get_target("pulp-open-ne16")
+    mods = []
+    for m in t.modules:
+        if m.name == "ne16":
+            mods.append(m if not nq_only else replace(m, bindings=tuple(
+                b for b in m.bindings if not b.name.endswith("_shift"))))
+        else:
+            mods.append(replace(m, bindings=tuple(refusing(b) for b in m.bindings)))
+    t = replace(t, modules=tuple(mods))
+    return t.with_overrides(l1_kb=l1_kb) if l1_kb else t
+
+
+def _check_ne16(r: dict, on: list[int]) -> None:
+    assert r["bit_exact"], r["mismatches"][:2]
+    assert r["platform"] == "gvsoc"
+    assert r["jobs_measured"] == r["jobs_predicted"] > 0
+    assert r["dma_bytes_measured"] == r["dma_bytes_predicted"]
+    for i in on:
+        layer = r["layers"][i]
+        assert layer["ne16_measured_cycles"] > 0 and layer["ne16_predicted_cycles"] > 0, layer
+        assert 0 < layer["ne16_measured_cycles"] <= layer["measured_cycles"], layer
+
+
+def test_target_data():
+    """pulp-open-ne16 is pulp-open plus an ne16 module whose bindings write the bottom / right
+    padding into the u8 tile (no u8-input twins) and refuse stride 2 with a reason."""
+    from tilewise.bindings.ne16 import checks
+
+    from .codegen_cases import LayerSpec, layer_graph
+
+    t = get_target("pulp-open-ne16")
+    assert [m.name for m in t.modules] == ["cluster", "cpu", "ne16"]
+    assert t.platform.name == "pulp-open-ne16" and t.platform.runner("gvsoc").ne16
+    names = {b.name for b in t.module("ne16").bindings}
+    assert {"conv2d_s8_mulh", "conv2d_s8_nq", "depthwise_s8_mulh", "fully_connected_s8_nq"} <= names
+    assert not any("u8in" in n for n in names)
+    lg = layer_graph(LayerSpec("conv", c=16, k=8, h=9, w=9, fy=3, fx=3, sy=2, sx=2,
+                               pads=(0, 0, 1, 1)), 0)
+    layer = lg.layers[-1]
+    assert checks.ne16(layer, lg) is None
+    b = next(b for b in t.module("ne16").bindings if b.key.op == "conv2d")
+    assert "stride 2" in b.check(layer, lg)
+    assert get_target("pulp-open").modules == t.modules[:2]
+
+
+@pytest.mark.parametrize("case", list(SMALL))
+def test_small_layers_bit_exact_on_ne16(case, tmp_path):
+    """One layer on NE16 at 2 kB of L1 (many tiles, row jobs, border tiles): bit-exact on GVSoC's
+    NE16, jobs and DMA as predicted, its NE16 cycles measured."""
+    from tilewise.pipeline import schedule_network
+    from tilewise.validate import make_inputs, validate_network
+
+    from .codegen_cases import LayerSpec, layer_graph
+
+    kind, c, k, h, w, fy, fx, sy, sx, pads, mode = SMALL[case]
+    lg = layer_graph(LayerSpec(kind, c=c, k=k, h=h, w=w, fy=fy, fx=fx, sy=sy, sx=sx, pads=pads,
+                               mode=mode), 1)
+    ns = schedule_network(lg, _forced(l1_kb=2), "model")
+    last = len(lg.layers) - 1
+    assert ns.placement(last).module.name == "ne16"
+    r, _ = validate_network(ns, tmp_path / "p", make_inputs(lg, 2), on="gvsoc")
+    _check_ne16(r.to_json(), [last])
+
+
+def test_norm_quant_on_ne16(tmp_path):
+    """The NEMO-style shift-mode network (tests/onnx_models.py nemo_net): its 1×1 conv and its
+    dense layer requantized by NE16's norm-quant on GVSoC, bit-exact with the golden model and
+    onnxruntime."""
+    import onnx
+
+    from tilewise.frontend import load_model
+    from tilewise.passes import lower
+    from tilewise.pipeline import schedule_network
+    from tilewise.validate import validate_model
+
+    from . import onnx_models as om
+
+    path = tmp_path / "nemo.onnx"
+    onnx.save(om.nemo_net(), str(path))
+    graph = load_model(path)
+    ns = schedule_network(lower(graph), _forced(nq_only=True), "model")
+    labels = [ns.placement(i).binding.label for i in range(len(ns.layers.layers))]
+    on = [i for i, b in enumerate(labels) if b.endswith("_nq")]
+    assert len(on) == 2, labels
+    r = validate_model(path, ns, graph, 2, 0, tmp_path / "p", on="gvsoc").to_json()
+    assert r["reference"] == "onnxruntime"
+    _check_ne16(r, on)
+
+
+def test_kws_dscnn_on_ne16(tmp_path):
+    """kws_dscnn on pulp-open-ne16 as the partition places it (analyze's layers[].module): its
+    depthwise and pointwise layers on NE16, bit-exact on GVSoC, jobs as predicted."""
+    from tilewise.frontend import load_model
+    from tilewise.passes import lower
+    from tilewise.pipeline import schedule_network
+    from tilewise.validate import validate_model
+
+    from .conftest import mlperf_path
+
+    path = mlperf_path("kws_dscnn")
+    graph = load_model(path)
+    ns = schedule_network(lower(graph), get_target("pulp-open-ne16"), "model")
+    on = [i for i in range(len(ns.layers.layers)) if ns.placement(i).module.name == "ne16"]
+    kinds = sorted(ns.layers.layers[i].nest.kind for i in on)
+    assert kinds == ["conv"] * 4 + ["dwconv"] * 4, kinds
+    r = validate_model(path, ns, graph, 2, 0, tmp_path / "p", on="gvsoc").to_json()
+    _check_ne16(r, on)
