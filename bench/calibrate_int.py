@@ -4,7 +4,8 @@ GVSoC cycles and counted Cortex-M7 instructions of real integer_onnx layers.
 The kernels: the 16x8 conv / depthwise / dense with a shift or div requantization (tw_s16.c,
 tiled on the cluster), the add by two tables (tw_add_table_s8, tiled), the host core's tw_int.h
 kernels (conv / depthwise / dense on 8/16/32-bit tensors, requant, add / sub / mul, matmul,
-reduce, hardswish), the reshape's copy and the slice's strided gather. `python
+reduce, hardswish) and the slice's strided gather (a reshape is a view of its input in the memory
+plan: no kernel). `python
 bench/calibrate_int.py` runs a handful of ../shared/models/integer_onnx exports (NEMO, QuantLab,
 Deeploy: every kernel above in at least one layer; DORY's golden folders or Deeploy's npz as the
 input, bit-exact against them), one generated NEMO-style network (`s16_net`: the 16x8
@@ -126,9 +127,8 @@ S8 = ("s8_mac",)
 TADD = ("tadd_elem", "tadd_entry")
 INT = ("int_mac", "int_mac64", "int_tap", "int_out", "int_rq_elem", "int_add_elem", "int_bin_elem",
        "int_hsw_elem", "int_mm_mac", "int_mm_out", "int_red_in", "int_red_out")
-COPY = ("copy_byte", "copy_call")
 COEFS = (*INTEGER_EXPORTS, "transpose_elem", "transpose_row")
-assert set(INTEGER_EXPORTS) == {*S16, *S8, "div64", *TADD, *INT, *COPY}
+assert set(INTEGER_EXPORTS) == {*S16, *S8, "div64", *TADD, *INT}
 #: what the C's loops say each costs (cycles on RI5CY, 1 per instruction, loads 2, 64-bit
 #: multiplies and shifts a few instructions on rv32, tw_div64_clamp's comparisons and division)
 PRIORS = {"s16_mac": 5.0, "s8_mac": 4.0, "s16_tap": 20.0, "s16_dw_tap": 25.0, "s16_out": 40.0, "div64": 150.0,
@@ -137,14 +137,14 @@ PRIORS = {"s16_mac": 5.0, "s8_mac": 4.0, "s16_tap": 20.0, "s16_dw_tap": 25.0, "s
           "tadd_elem": 12.0, "tadd_entry": 4.0, "int_mac": 15.0, "int_mac64": 25.0, "int_tap": 30.0,
           "int_out": 60.0, "int_rq_elem": 60.0, "int_add_elem": 40.0, "int_bin_elem": 50.0,
           "int_hsw_elem": 60.0, "int_mm_mac": 30.0, "int_mm_out": 30.0, "int_red_in": 20.0,
-          "int_red_out": 60.0, "copy_byte": 1.0, "copy_call": 200.0, "transpose_elem": 20.0,
+          "int_red_out": 60.0, "transpose_elem": 20.0,
           "transpose_row": 20.0}
 PRIOR_WEIGHT = 0.05
 #: the models fitted: name -> (configs and modules whose rows it fits, tiled rows?, coefficients)
 MODELS = {
     "cluster": ((("gvsoc", "cluster"),), True, (*S16, *S8, "div64", *TADD)),
     "host": ((("gvsoc", "cpu"), ("gvsoc", "cluster"), ("gvsoc-cpu", "cpu")), False,
-             (*S16, *TADD, *INT, *COPY)),
+             (*S16, *TADD, *INT)),
     "m7": ((("count", "cpu"),), False, COEFS),
 }
 
@@ -158,7 +158,7 @@ KERNELS = (("conv2d_s16_int", "16x8 conv"), ("depthwise_s16_int", "16x8 depthwis
            ("fully_connected_int_", "int dense"), ("requant_x", "int requant"),
            ("add_int_", "int add/sub"), ("sub_int_", "int add/sub"), ("mul_int_", "int mul"),
            ("matmul_x", "int matmul"), ("reduce_x", "int reduce"), ("hardswish_x", "int hardswish"),
-           ("reshape", "reshape"), ("slice_s", "slice"), ("transpose", "transpose"),
+           ("slice_s", "slice"), ("transpose", "transpose"),
            ("conv2d_s8_div", "8-bit div conv"), ("fully_connected_s8_div", "8-bit div dense"),
            ("depthwise_s8_div", "8-bit div depthwise"),
            # TFLite's 16x8 layers (after the integer exports' *_s16_int: the first prefix wins)

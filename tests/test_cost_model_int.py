@@ -1,6 +1,7 @@
 """The integer exports' kernels priced by their own loops (bindings/pulp/cost.py "Integer exports"):
 the 16x8 conv / depthwise / dense with a shift or div requantization, the add by two tables, the
-host core's tw_int.h kernels, the reshape's copy and the slice's gather.
+host core's tw_int.h kernels and the slice's gather (a reshape is a view of its input: no kernel,
+`test_a_reshape_is_priced_as_a_view`).
 
 - every kernel's prediction against its own measurement: bench/calibration_int.json holds each
   kernel's layers of real integer_onnx exports as bench/calibrate_int.py measured them (GVSoC
@@ -67,18 +68,18 @@ def test_the_data_covers_every_kernel_on_every_model():
     s16 = {"16x8 conv", "16x8 depthwise", "16x8 dense"}
     # the portable 8-bit kernels in div mode (cluster and Cortex-M7); no export has a depthwise
     div8 = {"8-bit div conv", "8-bit div dense"}
-    assert {("gvsoc", "cluster", k) for k in s16 | div8 | {"table add", "reshape"}} <= have
+    assert {("gvsoc", "cluster", k) for k in s16 | div8 | {"table add"}} <= have
     assert {("gvsoc-cpu", "cpu", k) for k in s16 | {"table add"}} <= have
     # TFLite's 16x8 kernels: tests/test_cost_model_s16.py
     host = (kernels - s16 - div8 - set(ci.TFLITE16_KERNELS)
-            - {"8-bit div depthwise", "table add", "reshape", "transpose"})
+            - {"8-bit div depthwise", "table add", "transpose"})
     assert {("gvsoc", "cpu", k) for k in host} <= have
     assert {("count", "cpu", k) for k in kernels - {"8-bit div depthwise"}} <= have
 
 
 def _integer_priced(cost: PulpKernels, key) -> bool:
     """The binding's model prices it by an integer exports' structure or coefficient."""
-    return bool(cost.scalar or cost.int_ops or key.op == "reshape"
+    return bool(cost.scalar or cost.int_ops
                 or (key.op == "add" and key.mode is None and key.nest_kind == "add"))
 
 
@@ -99,6 +100,27 @@ def test_only_the_integer_exports_keys_take_these_structures(tname):
             if b.name.startswith(("conv2d_int_", "depthwise_int_", "fully_connected_int_")):
                 assert b.cost.scalar == "int" and b.cost.mac == (
                     b.cost.int_mac64 if b.key.precision.x == 32 else b.cost.int_mac)
+
+
+@pytest.mark.parametrize("tname", ["gap8", "pulp-open", "stm32h7"])
+def test_a_reshape_is_priced_as_a_view(tname):
+    """The memory plan gives a reshape's output its input's bytes (memory/network.py): its binding
+    prices no work beyond the module's per-layer overhead, on every module that has one."""
+    import numpy as np
+
+    from tilewise.bindings.cost_terms import tile_cycles
+    from tilewise.ir.layer import LoopNest
+
+    nest = LoopNest("other", 64, 64, 16, 16, 1, 1, 1, 1, (0, 0, 0, 0), 16, 16, 1, 64, 16, 16)
+    size = {"n": np.array(1), "k": np.array(64), "c": np.array(64), "oy": np.array(16), "ox": np.array(16)}
+    one = {d: np.array(True) for d in size}
+    seen = 0
+    for m in get_target(tname).modules:
+        for b in m.bindings:
+            if b.key.op == "reshape" and isinstance(b.cost, PulpKernels):
+                assert float(tile_cycles(b.cost.terms(nest, m.cores), size, one, one)) == 0.0, b.label
+                seen += 1
+    assert seen
 
 
 def test_s16_conv_prices_its_pixel_split_and_div():

@@ -196,3 +196,32 @@ def test_steps_from_layer_graph():
     assert sizes == {"x": 256, "y": 288, "z": 576}
     plan = plan_network(steps, sizes, 4096, outputs=lg.outputs)
     assert live_bytes(plan.plan.buffers, 4)[1] == 288 + 576 + 320
+
+
+# ---------------------------------------------------------------- reshapes as views (aliases)
+
+def test_a_reshape_chain_shares_its_roots_buffer():
+    """t1 → reshape t2 → reshape t3, read by l3 and l4: one buffer for t1..t3, live from t1's
+    producer to t3's last reader; every view's offset is its root's."""
+    steps = [LayerStep("l0", ("t0",), "t1"), LayerStep("r1", ("t1",), "t2", alias_of="t1"),
+             LayerStep("r2", ("t2",), "t3", alias_of="t2"), LayerStep("l3", ("t3",), "t4"),
+             LayerStep("l4", ("t4", "t1"), "t5")]
+    sizes = {"t0": 8, "t1": 32, "t2": 32, "t3": 32, "t4": 16, "t5": 8}
+    bufs = {b.name: b for b in activation_buffers(steps, sizes)}
+    assert act_name("t2") not in bufs and act_name("t3") not in bufs
+    assert (bufs[act_name("t1")].first, bufs[act_name("t1")].last) == (0, 4)
+    plan = plan_network(steps, sizes, 1024)
+    assert plan.aliases == {"t2": "t1", "t3": "t1"}
+    assert plan.activation_offset("t2") == plan.activation_offset("t3") == plan.activation_offset("t1")
+    # without the views t1, t2 and t3 are live together at r2: 96 bytes; with them 56 (at l4)
+    plain = [LayerStep(s.name, s.inputs, s.output) for s in steps]
+    assert (plan.lower_bound, plan_network(plain, sizes, 1024).lower_bound) == (56, 96)
+
+
+def test_a_tensor_in_l3_shares_no_buffer():
+    steps = [LayerStep("l0", ("t0",), "t1"), LayerStep("r1", ("t1",), "t2", alias_of="t1"),
+             LayerStep("l2", ("t2",), "t3")]
+    sizes = {"t0": 64, "t1": 32, "t2": 32, "t3": 16}
+    plan = plan_network(steps, sizes, 1024, l3_tensors=frozenset({"t1"}))
+    assert plan.aliases == {}
+    assert act_name("t2") in {b.name for b in plan.plan.buffers}

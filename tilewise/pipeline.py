@@ -278,9 +278,14 @@ def _plan_l2(lg: LayerGraph, part: Partition, target: Target, l3_strategy: str
     """The L3→L2 cuts and the static L2 plan of the partitioned network (step 5); a network
     whose L2 is too small is refused naming the layer (schedule/fit.py `l2_refusal`)."""
     in_rom = {c.layer for c in part.choices if c.placement.module.weights_from is not None}
+    # a reshape is a view of its input (memory/network.py), but not of a state tensor, which its
+    # stateful layer rewrites in place
+    state = set(state_tensors(lg.meta))
     steps = [LayerStep(layer.name, layer.inputs, layer.output,
                        weight_bytes=0 if layer.name in in_rom
-                       else const_bytes(layer, c.placement.binding.const_bytes, c.schedule.nest))
+                       else const_bytes(layer, c.placement.binding.const_bytes, c.schedule.nest),
+                       alias_of=layer.inputs[0] if layer.op is Op.RESHAPE and layer.inputs[0] not in state
+                       else None)
              for layer, c in zip(lg.layers, part.choices)]
     nests = {layer.name: c.schedule.nest for layer, c in zip(lg.layers, part.choices)}
     rules = {c.layer: c.placement.rules for c in part.choices}

@@ -365,6 +365,13 @@ class NetOutput:
     from_input: str | None = None
 
 
+def _writable(where: int | str | None) -> int | str | None:
+    """A layer's output pointer: a view of a network input read in place (a reshape of it,
+    memory/network.py) is the caller's const buffer, cast for the layer's output argument — the
+    reshape writes nothing."""
+    return f"(int8_t *){where}" if isinstance(where, str) else where
+
+
 def network_c(lg: LayerGraph, arena: ArenaMap, emits: list[LayerEmit],
               consts: dict[int, LayerConstants], l3_streams: list[L3Stream], l3_bytes: int,
               out_sizes: list[int], l3_acts: dict[str, int] | None = None,
@@ -395,9 +402,11 @@ def network_c(lg: LayerGraph, arena: ArenaMap, emits: list[LayerEmit],
     direct = {i.tensor: i.var if ctypes[i.tensor] == "int8_t" else f"(const int8_t *){i.var}"
               for i in ins if i.direct}
 
+    view_of = arena.plan.aliases   # a reshape's output is its input's bytes (memory/network.py)
+
     def l2(t: str) -> int | str | None:
-        if t in direct:
-            return direct[t]
+        if view_of.get(t, t) in direct:
+            return direct[view_of.get(t, t)]
         return None if t in l3_acts else arena.act(t)
 
     streamed = {s.layer: s for s in l3_streams}
@@ -406,7 +415,7 @@ def network_c(lg: LayerGraph, arena: ArenaMap, emits: list[LayerEmit],
         w = ("tiled" if i in w_tiled else "streamed" if i in streamed else
              "const" if i in consts else "none")
         steps.append(Step(i, layer, e.function, [s for s in l3_streams if s.issue_at == i],
-                          [l2(x) for x in layer.inputs], l2(layer.output),
+                          [l2(x) for x in layer.inputs], _writable(l2(layer.output)),
                           l3_acts.get(layer.output), w,
                           streamed[i].l2_offset if w == "streamed" else None, out_sizes[i],
                           i in u8_stored))
@@ -415,8 +424,10 @@ def network_c(lg: LayerGraph, arena: ArenaMap, emits: list[LayerEmit],
     outs = []
     for k, (t, var) in enumerate(zip(lg.outputs, out_vars)):
         macro = f"TW_OUTPUT{k}_BYTES" if multi else "TW_NETWORK_OUTPUT_BYTES"
-        if t in by_input:   # a network input given back: copied from where the caller holds it
-            outs.append(NetOutput(var, t, macro, None, False, by_input[t]))
+        if t in by_input or view_of.get(t) in direct:
+            # a network input given back (or a view of one read in place): copied from where the
+            # caller holds it
+            outs.append(NetOutput(var, t, macro, None, False, by_input.get(t) or by_input[view_of[t]]))
         else:
             outs.append(NetOutput(var, t, macro, arena.act(t), lg.tensors[t].dtype == "uint8"))
     from .network_info import info_tensors  # noqa: PLC0415 (it imports this module)

@@ -12,7 +12,7 @@ activation region; a generated project places that region after its L3 weight im
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .network import LayerStep, act_name, activation_buffers
 from .plan import Plan, plan_buffers
@@ -39,6 +39,7 @@ def plan_l3_activations(
     if not l3_tensors:
         return L3Plan({}, 0)
     keep = {act_name(t) for t in l3_tensors}
-    bufs = [b for b in activation_buffers(steps, tensor_bytes, outputs) if b.name in keep]
+    own = [replace(s, alias_of=None) for s in steps]   # tensors in L3 share no buffer (network.py)
+    bufs = [b for b in activation_buffers(own, tensor_bytes, outputs) if b.name in keep]
     plan = plan_buffers(bufs, [False] * len(steps), align)
     return L3Plan({b.name[4:]: plan.offsets[b.name] for b in bufs}, plan.peak, plan)

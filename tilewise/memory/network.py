@@ -18,6 +18,13 @@ State tensors (ir/graph.py; an SVDF's int16 state) are passed with the network o
 from step 0 to the last step, so no other buffer shares their bytes and the value a stateful layer
 leaves there is still there at the next inference (docs/c_api.md "State kept across inferences").
 
+A reshape's output is a view of its input (the bindings' reshapes never change a byte, DESIGN.md
+"Memory planning"): a step with `alias_of` shares one buffer with the tensor it reshapes, from the
+first step either is written to the last either is read (layers never write their inputs — but a
+stateful layer its state, which is never a view's root — so the bytes stay valid for every
+reader), and the reshape copies nothing. Chains of reshapes share their
+root's buffer. A tensor the L3 tiler keeps in L3 shares nothing (its reshape copies).
+
 Tensors kept in L3 by the L3→L2 tiler (`schedule/l3.py`) are left out of the L2 plan; the L2 tile
 buffers that layer needs are passed as the step's `scratch_bytes`, and a layer whose weights are
 streamed by output-channel tiles passes the L2 size of those tiles as `streamed_weight_bytes`.
@@ -26,7 +33,7 @@ streamed by output-channel tiles passes the L2 size of those tiles as `streamed_
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 from ..errors import TilewiseError
 from .buffers import Buffer, live_bytes, lower_bound
@@ -60,6 +67,8 @@ class LayerStep:
     #: streamed weights are prefetched during the previous step (False: loaded at this step's
     #: start, when the previous step has no room for them)
     prefetch: bool = True
+    #: the input whose bytes the output is (a reshape): both share one buffer (module docstring)
+    alias_of: str | None = None
 
 
 @dataclass(frozen=True)
@@ -74,6 +83,8 @@ class NetworkPlan:
     weights_in_l3: tuple[str, ...]
     #: tensors left in L3 by the L3→L2 tiler (not in the L2 plan)
     l3_tensors: tuple[str, ...]
+    #: each reshape output that shares its input's buffer → the tensor owning that buffer
+    aliases: Mapping[str, str] = field(default_factory=dict, hash=False)
 
     @property
     def peak(self) -> int:
@@ -88,7 +99,7 @@ class NetworkPlan:
         return self.plan.planner
 
     def activation_offset(self, tensor: str) -> int:
-        return self.plan.offsets[act_name(tensor)]
+        return self.plan.offsets[act_name(self.aliases.get(tensor, tensor))]
 
     def weight_offset(self, layer: str) -> int:
         return self.plan.offsets[weight_name(layer)]
@@ -109,12 +120,23 @@ def scratch_name(layer: str) -> str:
     return f"tmp:{layer}"
 
 
+def aliases(steps: Sequence[LayerStep], l3_tensors: frozenset[str] = frozenset()) -> dict[str, str]:
+    """Each reshape output sharing a buffer → the tensor owning it (the root of a reshape chain);
+    none where either tensor stays in L3."""
+    out: dict[str, str] = {}
+    for s in steps:
+        if s.alias_of is not None and s.output not in l3_tensors and s.alias_of not in l3_tensors:
+            out[s.output] = out.get(s.alias_of, s.alias_of)
+    return out
+
+
 def activation_buffers(
     steps: Sequence[LayerStep], tensor_bytes: Mapping[str, int], outputs: Sequence[str] = (),
     l3_tensors: frozenset[str] = frozenset(),
 ) -> list[Buffer]:
     """One buffer per L2 activation: from its producing step (0 for network inputs) to its last
-    consumer (the last step for network outputs)."""
+    consumer (the last step for network outputs); a reshape's output and its input share one
+    (`aliases`), live from the first to the last step of either."""
     n = len(steps)
     first: dict[str, int] = {}
     last: dict[str, int] = {}
@@ -129,8 +151,11 @@ def activation_buffers(
     for t in outputs:
         if t in first:   # a network input given back as an output, read by no layer: no buffer
             last[t] = n - 1
+    alias = aliases(steps, l3_tensors)
+    for t, root in alias.items():
+        first[root], last[root] = min(first[root], first[t]), max(last[root], last[t])
     return [Buffer(act_name(t), int(tensor_bytes[t]), first[t], last[t], "activation")
-            for t in first if t not in l3_tensors]
+            for t in first if t not in l3_tensors and t not in alias]
 
 
 def _weight_buffers(steps: Sequence[LayerStep], pinned: set[str]) -> list[Buffer]:
@@ -193,10 +218,14 @@ def plan_network(
     plan = attempt(pinned)  # the smallest peak the planners find for the chosen placement
     if plan.peak > l2_bytes:  # (a capacity-bounded search found a fit: keep that one)
         plan = attempt(pinned, l2_bytes)
+    alias = aliases(steps, l3_tensors)
+    if alias:   # a view's offset is its owner's
+        plan = replace(plan, offsets={**plan.offsets, **{act_name(t): plan.offsets[act_name(r)]
+                                                         for t, r in alias.items()}})
     return NetworkPlan(
         plan, l2_bytes,
         tuple(n for n in weighted if n in pinned), tuple(n for n in weighted if n not in pinned),
-        tuple(sorted(l3_tensors)))
+        tuple(sorted(l3_tensors)), alias)
 
 
 def _too_small(steps: Sequence[LayerStep], plan: Plan, l2_bytes: int) -> L2TooSmallError:

@@ -40,7 +40,7 @@ from ..bindings.base import TileRules
 from ..errors import TilewiseError
 from ..ir.layer import LoopNest
 from ..ir.operands import REDUCING, WEIGHTED, operand_bytes, weights_bytes
-from ..memory.network import LayerStep, NetworkPlan, activation_buffers, plan_network
+from ..memory.network import LayerStep, NetworkPlan, activation_buffers, aliases, plan_network
 from .space import positions
 
 Stage = Literal["none", "x", "w", "y", "wy", "x+w", "x+y", "x+wy"]
@@ -414,6 +414,7 @@ def l3_network(
               l3_setup_cycles=l3_setup_cycles, w_to_l3=l3_weights)
     rules = rules or {}
     acts = activation_buffers(steps, tensor_bytes, outputs)
+    view_of = aliases(steps)   # a reshape's output shares its input's buffer (memory/network.py)
     readers_ok = {s.output: l3_acts for s in steps}
     for s in steps:
         for t in s.inputs:
@@ -425,7 +426,7 @@ def l3_network(
         out: list[L3Tiling] = []
         no_prefetch: set[int] = set()
         for i, s in enumerate(steps):
-            mine = {f"act:{t}" for t in (*s.inputs, s.output)}
+            mine = {f"act:{view_of.get(t, t)}" for t in (*s.inputs, s.output)}
             others = sum(b.size for b in acts if b.first <= i <= b.last and b.name not in mine
                          and b.name[4:] not in l3)
             x_l3 = min(sum(t in l3 for t in s.inputs), _n_inputs(nests[s.name]))

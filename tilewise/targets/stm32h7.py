@@ -101,7 +101,7 @@ KERNELS = replace(PulpKernels(), name="pulp-kernels-m7", mm_step=18.808, mm_bloc
                   tadd_elem=17.006, tadd_entry=1.813, int_mac=5.964, int_mac64=6.407,
                   int_tap=24.998, int_out=122.722, int_rq_elem=43.323, int_add_elem=19.607,
                   int_bin_elem=56.248, int_hsw_elem=30.116, int_mm_mac=7.953, int_mm_out=28.781,
-                  int_red_in=37.491, int_red_out=64.919, copy_byte=0.514, copy_call=0.0,
+                  int_red_in=37.491, int_red_out=64.919,
                   # Deeploy's iSoftmax / iRMSNorm / iLayerNorm / iGELU / ITAMax per element: assumed as
                   # on the cluster (cost.py), from this core's int_hsw_elem per read and div64 — not counted
                   int_smx_elem=239.0, int_rms_elem=209.0, int_ln_elem=239.0, int_gelu_elem=30.0,

@@ -94,7 +94,7 @@ worst the cluster's 16x8 dense layers, 1.19 and 1.24, a few thousand cycles each
   matmul per MAC (a's last dimension per output) and per output; reduce per input element
   (the input's batch taken as the output's) and per output; slice is tw_transpose
   (`transpose_elem`, `transpose_row`);
-- reshape: a memmove of the tensor's bytes (`copy_byte`, `copy_call` in place of other_call).
+- reshape: a view of its input's bytes in the memory plan (memory/network.py): no work of its own.
 All of them but the 16x8 kernels (TFLite's, pooling and add included) and the table add run on
 one core from L2 wherever they run, so one value serves the cluster's module and the host core's;
 the 16x8 kernels and the table add have their own values on a host core (HOST). Their terms are not scaled by `from_l2`.
@@ -342,9 +342,6 @@ class PulpKernels:
     #: LSTM layers of 104..168 MACs per cell and step, each within 1%
     lstm_mac: float = 28.2
     lstm_cell: float = 3333.5
-    #: reshape (a memmove of the tensor's bytes): per byte, and per call in place of other_call
-    copy_byte: float = 7.583
-    copy_call: float = 0.0
     #: what the binding runs (for_key): "" the structures above the integer exports', "s16" a
     #: 16x8 kernel, "int" a tw_int conv / depthwise / dense, "matmul", "reduce", "elem" the
     #: other tw_int.h kernels (per element, one call per layer)
@@ -439,7 +436,10 @@ class PulpKernels:
         if op == "add" and kind == "add" and key.mode is None:
             return replace(self, elem=self.tadd_elem, table=self.tadd_entry)
         if op == "reshape":
-            return replace(self, other=self.copy_byte * max(p.x, 8) / 8, other_call=self.copy_call)
+            # a view: the memory plan gives its output its input's bytes (memory/network.py), so its
+            # layer function copies nothing — 113-190 cycles on GVSoC, 39-42 Cortex-M7 instructions
+            # (ICCT's 20 reshapes), within the module's layer_overhead_cycles
+            return replace(self, other=0.0, other_row=0.0, other_call=0.0)
         return self
 
     def terms(self, nest: LoopNest, cores: int) -> tuple[Term, ...]:
@@ -589,7 +589,7 @@ INTEGER_EXPORTS = ("s16_mac", "s16_tap", "s16_dw_tap", "s16_out", "s16_rq_tflite
                    "s16_pool_tap", "s16_pool_out", "s16_add_elem", "s8_mac", "div64", "tadd_elem", "tadd_entry",
                    "int_mac", "int_mac64", "int_tap", "int_out", "int_rq_elem", "int_add_elem",
                    "int_bin_elem", "int_hsw_elem", "int_mm_mac", "int_mm_out", "int_red_in",
-                   "int_red_out", "copy_byte", "copy_call")
+                   "int_red_out")
 #: the integer exports' coefficients assumed, not fitted (no calibration holds a layer of theirs
 #: yet): every calibration keeps them at the model's values
 ASSUMED_INT = ("int_smx_elem", "int_rms_elem", "int_ln_elem", "int_gelu_elem", "int_ita_elem")
