@@ -115,7 +115,8 @@ def test_targets_are_frozen_values():
 
 
 @pytest.mark.parametrize("kwargs,msg", [
-    ({"name": "gap10"}, "unknown target 'gap10'; built-in targets: diana, gap8, gap9, idsp, pulp-open, pulp-open-ne16, stm32h7"),
+    ({"name": "gap10"}, "unknown target 'gap10'; built-in targets: diana, gap8, gap9, idsp, pulp-open, "
+                        "pulp-open-ne16, stm32h7"),
     ({"name": "gap8", "l1_kb": 0}, "bad override for target gap8"),
     ({"name": "gap8", "cores": 0}, "bad override for target gap8"),
     ({"name": "gap8", "clock_mhz": -5}, "bad override for target gap8"),

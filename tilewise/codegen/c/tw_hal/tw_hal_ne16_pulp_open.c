@@ -36,11 +36,19 @@
  * -DTW_NE16_TIMED (TILEWISE_NE16_TIMED=1, platforms/pulp_open.py), each dispatch waits for its
  * job at once: every job's cycles are its own, NE16 no longer overlaps the cluster's work (the
  * measurement build the NE16 cost model is fitted on, bench/calibrate_ne16.py).
+ *
+ * A network with no layer on NE16 has no tw_ne16/ folder: then only the counters are defined
+ * (zero), for the firmware's TW_NE16 line.
  */
-#include "tw_ne16.h"
-
 #include <stddef.h>
 #include <stdint.h>
+
+#if !__has_include("tw_ne16.h")
+long tw_ne16_jobs(void) { return 0; }
+uint32_t tw_ne16_cycles(void) { return 0; }
+long tw_ne16_early(void) { return 0; }
+#else
+#include "tw_ne16.h"
 
 #define NE16_BASE 0x10201000u
 #define NE16_TRIGGER 0x00
@@ -231,3 +239,4 @@ long tw_ne16_early(void)
 {
     return g_early;
 }
+#endif
