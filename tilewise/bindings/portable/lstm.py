@@ -2,12 +2,14 @@
 
 One whole layer function on the L2 tensors, run by a host core (the modules named "cpu"; host.py
 adds it): the weights, the folded biases and the constants are static data of the layer's C file;
-the state (h int8, c int16) and the four gates (int16) live in the layer's L1 scratch, at the start
-of the L1 arena (`scratch`, TW_LSTM_SCRATCH_BYTES of tw_lstm.h: the schedule reserves it, nothing
-is allocated); the generated function runs the time loop, calling per step tw_lstm_gates (the
-four gates' int8 x int8 -> int32 products of the input and of h, each rescaled into Q3.12: a
-dedicated loop, 4·H·(I + H) MACs) and tw_lstm_update (gemmlowp's int16 sigmoid / tanh, the cell
-update and clip, the new h), then copies h to the step's output row.
+the state (h int8, c int16), the four gates (int16) and the step's input row live in the layer's
+L1 scratch, at the start of the L1 arena (`scratch`: the schedule reserves it, nothing is
+allocated), and so do the weights and biases when they take at most WEIGHTS_IN_L1 bytes (copied
+there once per call: the host core of the PULP targets reads L2 in several cycles, L1 in one);
+the generated function runs the time loop, calling per step tw_lstm_gates (the four gates' int8 x
+int8 -> int32 products of the input and of h, each rescaled into Q3.12: a dedicated loop,
+4·H·(I + H) MACs) and tw_lstm_update (gemmlowp's int16 sigmoid / tanh, the cell update and clip,
+the new h), then copies h to the step's output row.
 
 Cost: the kernel model's copy for the host core's kernels prices it (bindings/pulp/cost.py
 `lstm_mac` per MAC, `lstm_cell` per cell and step, a call).
@@ -26,15 +28,32 @@ from ..base import Binding, LayerConstants, Precision, per_mode
 from .common import FAMILY, render
 from .int_ops import UNTILED
 
+#: the most bytes of weights and biases the layer copies into its L1 scratch
+WEIGHTS_IN_L1 = 16384
 
-def h_bytes(n_cell: int) -> int:
-    return (n_cell + 3) // 4 * 4
+
+def _pad4(n: Any) -> Any:
+    return (n + 3) // 4 * 4
+
+
+def l1_layout(n_input: Any, n_cell: Any) -> dict[str, Any]:
+    """Byte offsets of the L1 scratch (numpy arrays broadcast): h (int8, H), c (int16, H), the gates
+    (int16, 4H), the step's input row (I); then, when `weights` (their bytes <= WEIGHTS_IN_L1), the
+    biases b_x, b_h (int32, 4H each) and the weights w_x (4HI) and w_h (4HH); `bytes` the total."""
+    i, h = np.asarray(n_input), np.asarray(n_cell)
+    c = _pad4(h)
+    gate = c + 2 * h
+    x = gate + 8 * h
+    b_x = x + _pad4(i)
+    const = 32 * h + _pad4(4 * h * i) + 4 * h * h
+    weights = const <= WEIGHTS_IN_L1
+    return dict(c=c, gate=gate, x=x, b_x=b_x, b_h=b_x + 16 * h, w_x=b_x + 32 * h,
+                w_h=b_x + 32 * h + _pad4(4 * h * i), weights=weights, bytes=b_x + np.where(weights, const, 0))
 
 
 def scratch_bytes(nest: Any, cores: int, k: Any, c: Any, oy: Any, ox: Any) -> Any:
-    """TW_LSTM_SCRATCH_BYTES(H) for H = K cells: h, c and the four gates of one sequence."""
-    k = np.asarray(k)
-    return (k + 3) // 4 * 4 + 10 * k + 0 * np.asarray(oy)
+    """The L1 scratch of l1_layout for H = K cells and I = C inputs (the whole layer: one tile)."""
+    return l1_layout(nest.C, k)["bytes"] + 0 * np.asarray(oy)
 
 
 def check_lstm(layer: Layer, lg: LayerGraph) -> str | None:
@@ -61,7 +80,7 @@ def lstm(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
                   in_shift=list(p.in_shift), rec_mult=list(p.rec_mult), rec_shift=list(p.rec_shift),
                   hidden_mult=p.hidden_mult, hidden_shift=p.hidden_shift, hidden_zp=p.hidden_zp,
                   cell_scale=p.cell_scale, cell_clip=p.cell_clip, state_zp=p.state_zp,
-                  h_bytes=h_bytes(p.n_cell), scratch=h_bytes(p.n_cell) + 10 * p.n_cell)
+                  l1={k: (bool(v) if k == "weights" else int(v)) for k, v in l1_layout(p.n_input, p.n_cell).items()})
 
 
 def bindings(cost) -> tuple[Binding, ...]:

@@ -31,10 +31,9 @@ typedef struct {
     int32_t state_zp;          /* h before the first step */
 } tw_lstm_t;
 
-/* Bytes of the state and gate buffers one sequence needs: h (H int8, rounded up to 4), c (H int16),
- * the gates (4H int16). */
-#define TW_LSTM_H_BYTES(H) ((((size_t)(H)) + 3u) & ~(size_t)3u)
-#define TW_LSTM_SCRATCH_BYTES(H) (TW_LSTM_H_BYTES(H) + 2u * (size_t)(H) + 8u * (size_t)(H))
+/* The caller's buffers: h (H int8), c (H int16), gate (4H int16); the generated layer function
+ * places them (and, when they fit, copies of the weights and biases) in its L1 scratch
+ * (bindings/portable/lstm.py l1_layout). */
 
 /* h = state_zp, c = 0: the state LiteRT starts every inference from. */
 void tw_lstm_reset(const tw_lstm_t *p, int8_t *h, int16_t *c);
