@@ -11,7 +11,7 @@ each row weighted by 1/measured) takes per row the model's columns — RowsCost'
 coefficient 1 and the others 0 — against the measured cycles less the module's per-layer
 overhead (targets/pulp_open.py: 473): `call` and `block` shared by the row ops, `elem` per op,
 `row` per op where the layers have rows of different lengths (else held at the model's value),
-and the transpose's `t_call` + `t_dma` (together) and `t_elem`.
+the transpose's `t_call` + `t_dma` (together) and `t_elem`, the reduce's `r_call` and `r_elem`.
 
 Writes bench/calibration_rows.json: the rows, the fitted coefficients and per (cores, op) the
 measured and predicted sums (the model in the tree, the fit). tests/test_pulp_rows.py holds the
@@ -76,7 +76,7 @@ def collect(cores: tuple[int, ...]) -> list[dict]:
                 raise RuntimeError(f"{net} on {p} cores: not bit-exact: {rep['mismatches'][:2]}")
             for i, lc in enumerate(rep["layers"]):
                 pl, s = ns.placement(i), ns.schedules[i]
-                if not pl.binding.name.startswith(tuple(f"{o}_rows" for o in ROW_OPS) + ("transpose_l1",)):
+                if not pl.binding.name.startswith(tuple(f"{o}_rows" for o in ROW_OPS) + ("transpose_l1", "reduce_l1")):
                     continue
                 rows.append({"cores": p, "network": net, "index": i, "layer": lc["name"],
                              "op": str(lg.layers[i].op), "binding": pl.binding.label,
@@ -124,6 +124,8 @@ def coefficient_names(rows: list[dict]) -> list[str]:
             names.append(f"row:{op}")
     if any(r["op"] == "transpose" for r in rows):
         names += ["t_fixed", "t_elem"]
+    if any(r["op"] == "reduce" for r in rows):
+        names += ["r_call", "r_elem"]
     return names
 
 
@@ -185,7 +187,8 @@ def main(argv: list[str] | None = None) -> int:
             else collect(tuple(int(c) for c in a.cores.split(","))))
     model, names = fit(rows)
     coefs = {"call": model.call, "block": model.block, "elem": dict(model.elem), "row": dict(model.row),
-             "t_call": model.t_call, "t_dma": model.t_dma, "t_elem": model.t_elem}
+             "t_call": model.t_call, "t_dma": model.t_dma, "t_elem": model.t_elem, "r_call": model.r_call,
+             "r_elem": model.r_elem}
     tab = table(rows, model)
     for k, e in tab.items():
         print(f"{k:22s} {e['layers']:3d} layers  measured {e['measured']:>10,}  now {e['now_ratio']:5.2f}  "

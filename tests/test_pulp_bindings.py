@@ -66,7 +66,7 @@ def test_table_serves_every_portable_key_and_runs_its_own_kernels_first():
     assert {b.key.op for b in ours} == {"conv2d", "depthwise", "fully_connected", "add", "sub",
                                         "mul", "avg_pool", "max_pool", "global_avg_pool",
                                         "layer_norm", "rms_norm", "int_softmax", "ita_max",
-                                        "int_gelu", "hardswish", "requant", "transpose"}
+                                        "int_gelu", "hardswish", "requant", "transpose", "reduce"}
     assert all(b.const_bytes == constants.BYTES_PER_CHANNEL for b in ours if b.consts)
     assert pulp.FAMILY.closure()[0].name == "portable"
 

@@ -4,7 +4,7 @@ c/tw_pulp_rows.h, issue 28), priced by bindings/pulp/rows_cost.py.
 - bit-exact with the golden model on the host build (gap8's cluster, the host HAL whose DMA
   completes only at its wait): Deeploy's iLayerNorm (int8 and uint8 input; its 32-bit path and,
   with weights beyond it, its 64-bit one), iRMSNorm, iSoftmax, ITAMax, iGELU,
-  iHardswish, RequantShift and Transpose on rank-3 tensors whose rows are the last axis, in
+  iHardswish, RequantShift, Transpose and IntegerMean on rank-3 tensors whose rows are the last axis, in
   blocks of rows (several blocks, a short last one), each layer on its cluster binding;
 - a row along another axis, a per-channel requant and a row too long for an L1 block stay on
   the host core (the binding's reason);
@@ -15,7 +15,10 @@ c/tw_pulp_rows.h, issue 28), priced by bindings/pulp/rows_cost.py.
   within TOLERANCE — no simulator needed;
 - one live GVSoC run (a small network of these ops, 8 cores): bit-exact, the DMA the schedules
   declare, each layer within LIVE_TOLERANCE of its prediction (GVSoC and the RISC-V toolchain:
-  a failure under TILEWISE_REQUIRE_MODELS=1).
+  a failure under TILEWISE_REQUIRE_MODELS=1);
+- the host cores' portable row kernels where they stay in use (stm32h7, the PULP host core):
+  bench/calibration_host_rows.json, counted instructions and GVSoC cycles of the Deeploy
+  exports' layers, each (configuration, op) within HOST_TOLERANCE of the model in the tree.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import onnx
 import pytest
 from onnx import helper, numpy_helper
 
+from bench import calibrate_host_rows as hr
 from bench import calibrate_rows as cr
 from tilewise.bindings.pulp import rows
 from tilewise.frontend import load_model
@@ -53,7 +57,8 @@ def _f(v) -> onnx.AttributeProto:
 def row_net(shape=(1, 40, 96), ln_weight=None, rms_weight=None, unsigned: bool = False) -> onnx.ModelProto:
     """x [1, R, L] int8 codes: iLayerNorm, iRMSNorm, iSoftmax (uint8 out), ITAMax of the layer
     norm, iGELU (int32) and a RequantShift back to int8, iHardswish (int32) and a RequantShift,
-    a Transpose; every row op along the last axis. `unsigned`: x uint8 codes, read by the layer
+    a Transpose, an IntegerMean over the rows of ITAMax's output; every row op along the last
+    axis. `unsigned`: x uint8 codes, read by the layer
     norm and the transpose only (Deeploy's iRMSNorm and iSoftmax take signed codes)."""
     rng = np.random.default_rng(5)
     L = shape[-1]
@@ -72,10 +77,11 @@ def row_net(shape=(1, 40, 96), ln_weight=None, rms_weight=None, unsigned: bool =
         helper.make_node("RequantShift", ["hsw", "m2", "a2"], ["h8"], div=65536, n_levels_out=256, signed=1,
                          name="rq_hsw"),
         helper.make_node("Transpose", ["h8"], ["t"], perm=[0, 2, 1], name="tr"),
+        helper.make_node("IntegerMean", ["ita"], ["mean"], axes=[1], keepdims=0, name="mean"),
     ]
     inits = [_const("lw", lw), _const("lb", rng.integers(-40000, 40000, L)), _const("rw", rw),
              _const("m1", 3), _const("a1", 100), _const("m2", 1), _const("a2", 0)]
-    outs = [_vi(n, None) for n in ("smx", "ita", "t")]
+    outs = [_vi(n, None) for n in ("smx", "ita", "t", "mean")]
     if unsigned:
         nodes = [nodes[0], nodes[3], helper.make_node("Transpose", ["x"], ["t"], perm=[0, 2, 1], name="tr")]
         inits, outs = inits[:2], [_vi("ita", None), _vi("t", None)]
@@ -83,7 +89,7 @@ def row_net(shape=(1, 40, 96), ln_weight=None, rms_weight=None, unsigned: bool =
 
 
 CLUSTER_OPS = {"layer_norm", "rms_norm", "int_softmax", "ita_max", "int_gelu", "hardswish", "requant",
-               "transpose"}
+               "transpose", "reduce"}
 
 
 def _schedule(path, target: str = "gap8", dtype: str = "int8"):
@@ -107,7 +113,8 @@ def test_row_ops_on_the_cluster_bit_exact(case, tmp_path, c_cache):
     g, ns = _schedule(path, dtype="uint8" if case == "uint8" else "int8")
     placed = _ops_on_cluster(ns)
     assert ({"layer_norm", "ita_max", "transpose"} if case == "uint8" else CLUSTER_OPS) <= set(placed), placed
-    assert all(("_rows_" in b or b.startswith("transpose_l1")) for op, b in placed.items() if op in CLUSTER_OPS)
+    assert all(("_rows_" in b or b.startswith(("transpose_l1", "reduce_l1"))) for op, b in placed.items()
+               if op in CLUSTER_OPS)
     if case != "one_block":   # several blocks of rows, a short last one
         ln = next(i for i, lay in enumerate(ns.layers.layers) if str(lay.op) == "layer_norm")
         assert ns.schedules[ln].dma_transfers >= 4
@@ -174,7 +181,8 @@ def test_each_kernel_against_its_measurement(group):
 
 
 def test_the_data_covers_every_kernel_on_8_and_1_cores():
-    ops = {"layer_norm", "rms_norm", "int_softmax", "ita_max", "int_gelu", "hardswish", "requant", "transpose"}
+    ops = {"layer_norm", "rms_norm", "int_softmax", "ita_max", "int_gelu", "hardswish", "requant", "transpose",
+           "reduce"}
     assert {(c, o) for c in (8, 1) for o in ops} <= {(r["cores"], r["op"]) for r in DATA["rows"]}
 
 
@@ -195,5 +203,36 @@ def test_bit_exact_on_gvsoc_and_cycles_as_predicted(tmp_path):
         (r["dma_bytes_predicted"], r["dma_transfers_predicted"])
     mine = {row["name"]: row["predicted_cycles"] / row["measured_cycles"] for i, row in enumerate(r["layers"])
             if str(ns.layers.layers[i].op) in CLUSTER_OPS and ns.placement(i).module.name == "cluster"}
-    assert len(mine) == 9, mine
+    assert len(mine) == 10, mine
     assert all(abs(v - 1) <= LIVE_TOLERANCE for v in mine.values()), mine
+
+
+HOST = json.loads(hr.OUT.read_text())
+#: predicted / measured of a host core's (configuration, op) layers summed
+HOST_TOLERANCE = 0.25
+
+
+def _host_groups() -> dict[str, list[dict]]:
+    out: dict[str, list[dict]] = {}
+    for r in HOST["rows"]:
+        out.setdefault(f"{r['config']} {r['op']}", []).append(r)
+    return out
+
+
+HOST_GROUPS = _host_groups()
+
+
+@pytest.mark.parametrize("group", sorted(HOST_GROUPS))
+def test_host_cores_row_ops_against_their_measurement(group):
+    """Where the portable row kernels stay in use — stm32h7's core (counted instructions) and the
+    PULP targets' host core (GVSoC cycles) — their per-element coefficients, fitted by
+    bench/calibrate_host_rows.py, predict each op's measured layers within HOST_TOLERANCE."""
+    rs = HOST_GROUPS[group]
+    pred = sum(hr.predicted(r) for r in rs)
+    meas = sum(r["measured"] for r in rs)
+    assert abs(pred / meas - 1) <= HOST_TOLERANCE, (group, pred, meas)
+
+
+def test_host_data_covers_every_row_op_on_both_cores():
+    ops = set(hr.COEF)
+    assert {(c, o) for c in hr.CONFIGS for o in ops} <= {(r["config"], r["op"]) for r in HOST["rows"]}

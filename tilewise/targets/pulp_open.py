@@ -64,7 +64,13 @@ HOST = replace(PulpKernels(), name="pulp-kernels-l2",
                # no 16x8 add ran on the host core alone: the cluster's s16_add_elem, assumed
                # no export's 8-bit div layer runs on the host core alone: the cluster's per-MAC
                # cost scaled as the 16x8 kernels' from L2 (36.991 / 12.87), an assumption
-               s8_mac=16.7)
+               s8_mac=16.7,
+               # Deeploy's row operators on the L2 tensors (tw_int.h), per element, the row's square
+               # root / division in it: GVSoC on the host core alone, Deeploy's ICCT, microLlama1 and
+               # Softmax / RMSNorm / Attention kernels (bench/calibrate_host_rows.py); the cluster
+               # runs them along the last axis with its own kernels (bindings/pulp/rows.py)
+               int_ln_elem=428.671, int_rms_elem=331.793, int_smx_elem=980.409, int_ita_elem=165.231,
+               int_gelu_elem=93.292)
 
 TARGET = Target(
     name="pulp-open",

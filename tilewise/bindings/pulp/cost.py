@@ -86,8 +86,9 @@ worst the cluster's 16x8 dense layers, 1.19 and 1.24, a few thousand cycles each
   (tw_int_binary's typed loops `int_add_elem` for add / sub whose key's widths allow them, its
   generic walk `int_bin_elem` otherwise; the second operand's width is not in the key); Deeploy's
   iSoftmax, iRMSNorm, iLayerNorm, iGELU and ITAMax per element (`int_smx_elem`, `int_rms_elem`,
-  `int_ln_elem`, `int_gelu_elem`, `int_ita_elem`: assumed from the hardswish's per-read cost and div64, not
-  fitted; their per-row square root / sum left in the element); TFLite's integer LSTM
+  `int_ln_elem`, `int_gelu_elem`, `int_ita_elem`: fitted on the host cores by bench/calibrate_host_rows.py
+  (HOST, stm32h7), the defaults assumed from the hardswish's per-read cost and div64; their
+  per-row square root / sum left in the element); TFLite's integer LSTM
   (tw_lstm.h, bindings/portable/lstm.py) per MAC of its gate products (`lstm_mac`, 4·H·(I + H)
   per step) and per cell and step (`lstm_cell`: three sigmoids, two tanh, the cell update, the
   rescale of h and its copy), fitted on GVSoC / counted instructions (bench/calibrate_lstm.py);
@@ -590,8 +591,10 @@ INTEGER_EXPORTS = ("s16_mac", "s16_tap", "s16_dw_tap", "s16_out", "s16_rq_tflite
                    "int_mac", "int_mac64", "int_tap", "int_out", "int_rq_elem", "int_add_elem",
                    "int_bin_elem", "int_hsw_elem", "int_mm_mac", "int_mm_out", "int_red_in",
                    "int_red_out")
-#: the integer exports' coefficients assumed, not fitted (no calibration holds a layer of theirs
-#: yet): every calibration keeps them at the model's values
+#: Deeploy's row operators on a host core: fitted by bench/calibrate_host_rows.py where they stay
+#: in use (targets/stm32h7.py KERNELS, counted; targets/pulp_open.py HOST, GVSoC — the PULP
+#: clusters run them with their own kernels, bindings/pulp/rows.py); the defaults here are the
+#: old assumption. Every other calibration keeps them at the model's values
 ASSUMED_INT = ("int_smx_elem", "int_rms_elem", "int_ln_elem", "int_gelu_elem", "int_ita_elem")
 
 #: terms the factors of `from_l2` leave alone: the requantization (arithmetic), the per-tile

@@ -12,6 +12,7 @@ int_ops.py, host.py), now on the cluster's cores through L1 (c/tw_pulp_rows.h).
 | hardswish_rows_x{X}y{Y} | hardswish            | X → Y    | tw_int_hardswish itself        |                  |
 | requant_rows_x{X}y{Y}   | requant (shift, div) | X → Y    | tw_int_requant itself          |                  |
 | transpose_l1_s{B}       | transpose            | B → B    | tw_pulp_transpose (whole)      | tw_transpose     |
+| reduce_l1_x{X}y{Y}      | reduce               | X → Y    | tw_pulp_reduce (whole)         | tw_int_reduce    |
 
 X, Y ∈ {8, 16, 32}. Rows: the op's axis is the tensor's last (the layer's K, rows = the other
 dims; Deeploy's exports put it there); an elementwise op's rows are its elements (the cores
@@ -29,9 +30,10 @@ the scheduler's tiles), its L1 use declared as kernel scratch (`scratch_bytes`, 
 the L1 arena, checked against the L1 free like every untiled kernel's scratch): the kernel streams
 blocks of `block_rows` whole rows through two input and two output buffers with the cluster DMA
 (tw_pulp_rows). `ROW_BLOCK_BYTES` bounds one block's input plus output; a row that does not fit
-it is refused (one sentence; the host core's binding takes the layer). The transpose holds its
-whole input and output in L1 (`transpose_bytes`); a tensor too large for L1 is refused by the
-scratch check and stays on the host core.
+it is refused (one sentence; the host core's binding takes the layer). The transpose and the
+reduce (a sum or IntegerMean over a contiguous run of axes, its outputs over the cores) hold their
+whole input and output in L1 (`transpose_bytes`, `reduce_bytes`); a tensor too large for L1 is
+refused by the scratch check and stays on the host core.
 
 Not built for Arm (`pulp.bindings(arm=True)` leaves them out): stm32h7's one core reads its SRAM
 directly, where a copy through DTCM buys nothing; it keeps the portable kernels, priced by their
@@ -52,6 +54,7 @@ from ...ir.params import (
     IntSoftmaxParams,
     ItaMaxParams,
     LayerNormParams,
+    ReduceParams,
     RequantParams,
     RMSNormParams,
     TransposeParams,
@@ -302,6 +305,56 @@ def transpose(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> st
                   perm=[int(d) % len(shape) for d in p.perm])
 
 
+def _reduce_view(layer: Layer, lg: LayerGraph) -> tuple[int, int, int] | None:
+    """(outer, count, inner) of a reduce over a contiguous run of axes, else None."""
+    p = layer.params
+    assert isinstance(p, ReduceParams)
+    shape = [int(d) for d in lg.tensors[layer.inputs[0]].shape] or [1]
+    axes = sorted({a % len(shape) for a in p.axes})
+    if not axes or axes != list(range(axes[0], axes[-1] + 1)):
+        return None
+    prod = lambda v: int(np.prod(v, dtype=np.int64))   # noqa: E731
+    return prod(shape[:axes[0]]), prod(shape[axes[0]:axes[-1] + 1]), prod(shape[axes[-1] + 1:])
+
+
+def check_reduce(layer: Layer, lg: LayerGraph) -> str | None:
+    """The portable check, axes in one run, and the loop nest's sizes the tensors' (scratch)."""
+    reason = int_ops.check_reduce(layer, lg)
+    if reason is not None:
+        return reason
+    view = _reduce_view(layer, lg)
+    if view is None:
+        return "a reduce over axes that are not one contiguous run"
+    n = layer.nest
+    if n.N * n.IY * n.IX * n.C != lg.tensors[layer.inputs[0]].size or \
+            n.N * n.OY * n.OX * n.K != lg.tensors[layer.output].size:
+        return "a reduce whose loop nest does not hold its tensors' sizes (a reduced batch)"
+    return None
+
+
+def reduce_bytes(nest: LoopNest, cores: int, k, c, oy, ox):
+    """tw_pulp_reduce's L1: the whole input, then the outputs (round4 apart)."""
+    n_in = nest.N * nest.IY * nest.IX * nest.C * max(nest.x_bits // 8, 1)
+    n_out = nest.N * nest.OY * nest.OX * nest.K * max(nest.y_bits // 8, 1)
+    return 0 * np.asarray(k) * np.asarray(oy) + int(_round4(n_in) + n_out)
+
+
+def reduce_dma(nest: LoopNest) -> tuple[tuple[str, int, int, int], ...]:
+    """tw_pulp_reduce's DMA: the whole input in, the outputs out, one 1-D copy each."""
+    return (("x", 1, 1, nest.N * nest.IY * nest.IX * nest.C * max(nest.x_bits // 8, 1)),
+            ("y", 1, 1, nest.N * nest.OY * nest.OX * nest.K * max(nest.y_bits // 8, 1)))
+
+
+def reduce(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
+    p = layer.params
+    assert isinstance(p, ReduceParams)
+    view = _reduce_view(layer, lg)
+    assert view is not None, f"layer '{layer.name}' passed its check"
+    outer, count, inner = view
+    return render("reduce_l1.c.j2", outer=outer, count=count, inner=inner, mean=int(p.average),
+                  **int_ops._unary_io(layer, lg))
+
+
 def check_transpose(layer: Layer, lg: LayerGraph) -> str | None:
     reason = portable_host.check_transpose(layer, lg)
     if reason is None and lg.tensors[layer.inputs[0]].dtype != lg.tensors[layer.output].dtype:
@@ -315,11 +368,12 @@ def bindings(cost) -> tuple[Binding, ...]:
     """The module docstring's table, priced by rows_cost.RowsCost (`cost`)."""
     out: list[Binding] = []
 
+    whole = {Op.TRANSPOSE: (transpose_bytes, transpose_dma), Op.REDUCE: (reduce_bytes, reduce_dma)}
+
     def add(name: str, op: Op, modes: tuple[str | None, ...], prec: Precision, chk, emit) -> None:
-        t = op == Op.TRANSPOSE
+        scratch, dma = whole.get(op, (scratch_of(str(op)), dma_of(str(op))))
         out.extend(per_mode(FAMILY, cost, name, op, modes, prec, "other", chk, emit=emit, whole=True,
-                            tiles=UNTILED, scratch=transpose_bytes if t else scratch_of(str(op)),
-                            own_dma=transpose_dma if t else dma_of(str(op))))
+                            tiles=UNTILED, scratch=scratch, own_dma=dma))
 
     for y in BITS:
         p = Precision(8, 0, y)
@@ -335,10 +389,11 @@ def bindings(cost) -> tuple[Binding, ...]:
             p = Precision(x, 0, y)
             add(f"hardswish_rows_x{x}y{y}", Op.HARDSWISH, (None,), p, check(int_ops.check_hardswish), hardswish)
             add(f"requant_rows_x{x}y{y}", Op.REQUANT, ("shift", "div"), p, check(int_ops.check_requant), requant)
+            add(f"reduce_l1_x{x}y{y}", Op.REDUCE, (None,), p, check_reduce, reduce)
     for b in BITS:
         add(f"transpose_l1_s{b}", Op.TRANSPOSE, (None,), Precision(b, 0, b), check_transpose, transpose)
     return tuple(out)
 
 
-__all__ = ["ELEMENTWISE", "bindings", "block_rows", "dma_of", "geometry", "rows_scratch", "scratch_of",
-           "transpose_bytes", "transpose_dma", "transpose_walk"]
+__all__ = ["ELEMENTWISE", "bindings", "block_rows", "dma_of", "geometry", "reduce_bytes", "reduce_dma",
+           "rows_scratch", "scratch_of", "transpose_bytes", "transpose_dma", "transpose_walk"]

@@ -121,6 +121,39 @@ void tw_pulp_transpose(const tw_pulp_transpose_t *t, int cores)
     if (t->n > 0) tw_fork(cores, transpose_body, (void *)t);
 }
 
+static void reduce_body(void *arg)
+{
+    const tw_pulp_reduce_t *r = (const tw_pulp_reduce_t *)arg;
+    const int core = tw_core_id(), cores = tw_core_count();
+    const int32_t in_bytes = r->outer * r->count * r->inner * r->x_bytes;
+    const int32_t outs = r->outer * r->inner;
+    int8_t *const yl1 = r->l1 + ROUND4(in_bytes);
+    int o0, o1, o;
+    if (core == 0) tw_dma_wait(tw_dma_copy_1d(r->l1, (void *)r->x, (uint32_t)in_bytes, TW_DMA_L2_TO_L1));
+    tw_barrier();
+    tw_pulp_share((int)outs, core, cores, &o0, &o1);
+    for (o = o0; o < o1; o++) {
+        const int32_t oo = o / r->inner, ii = o % r->inner;
+        const int32_t base = oo * r->count * r->inner + ii;
+        int64_t s = 0;
+        int32_t i;
+        for (i = 0; i < r->count; i++) s += tw_int_load(r->l1, r->x_bytes, base + i * r->inner) + r->x_off;
+        if (r->mean) {              /* tw_int_reduce's rounding: floor((s + count/2) / count) */
+            int64_t t = s + r->count / 2, q = tw_pulp_div(t, r->count);
+            s = q - ((t - q * r->count != 0 && t < 0) ? 1 : 0);
+        }
+        tw_int_store(yl1, r->y_bytes, o, s - r->y_off);
+    }
+    tw_barrier();
+    if (core == 0)
+        tw_dma_wait(tw_dma_copy_1d(yl1, r->y, (uint32_t)(outs * r->y_bytes), TW_DMA_L1_TO_L2));
+}
+
+void tw_pulp_reduce(const tw_pulp_reduce_t *r, int cores)
+{
+    if (r->outer * r->inner > 0) tw_fork(cores, reduce_body, (void *)r);
+}
+
 /* ---- row kernels (tw_pulp_rows.h ROW KERNELS; tw_int.c's loops, int8 in, 32-bit divisions) ---- */
 
 /* y[i] = v − y_off in the output's width, the switch outside the loops */

@@ -56,6 +56,25 @@ typedef struct {
 void tw_pulp_transpose(const tw_pulp_transpose_t *t, int cores);
 
 /*
+ * REDUCE (tw_pulp_reduce): tw_int_reduce's sum or Deeploy's integer mean (tw_int.h REDUCE) over a
+ * contiguous run of axes: x viewed as [outer][count][inner] (elements of x_bytes, + x_off), y as
+ * [outer][inner] (y_bytes, stored − y_off). Core 0 copies the whole input into L1 (`l1`), every
+ * core computes a contiguous run of the outputs into L1 at l1 + round4(outer·count·inner·x_bytes),
+ * core 0 copies them to L2. Called outside a fork.
+ */
+typedef struct {
+    const int8_t *x;          /* L2 */
+    int8_t *y;                /* L2 */
+    int8_t *l1;
+    int32_t outer, count, inner;
+    int x_bytes, y_bytes;
+    int32_t x_off, y_off;
+    int mean;
+} tw_pulp_reduce_t;
+
+void tw_pulp_reduce(const tw_pulp_reduce_t *r, int cores);
+
+/*
  * ROW KERNELS: tw_int.h's Deeploy row operators (tw_int_layer_norm, tw_int_rms_norm,
  * tw_int_softmax, tw_int_ita_max) and tw_int_gelu on `n` contiguous rows of `len` int8 values
  * (stored; + x_off), output elements of y_bytes (stored as value − y_off), the same formulas
