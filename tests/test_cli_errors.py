@@ -107,10 +107,10 @@ def test_tflite_float_only_op(tmp_path):
 
 
 def test_tflite_unsupported_op(tmp_path):
-    from .tflite_builder import tanh_model
+    from .tflite_builder import hard_swish_model
 
-    p = tanh_model(tmp_path / "tanh.tflite")
-    assert_one_sentence_error(run_cli("analyze", str(p)), str(p), "TANH", "tanh_out")
+    p = hard_swish_model(tmp_path / "hswish.tflite")
+    assert_one_sentence_error(run_cli("analyze", str(p)), str(p), "HARD_SWISH", "hswish_out")
 
 
 # --- issue 13, defects 1-5 and 7: the process behaviour of the CLI (run as a subprocess) ---------

@@ -36,7 +36,7 @@ def test_target_names_are_case_insensitive(name):
 
 def test_ops_lists_every_op_the_frontends_accept():
     """`tilewise ops`: every TFLite builtin the converter table takes and every public ONNX op the
-    lowering handles appears; an op the frontends refuse (TANH, Einsum) does not."""
+    lowering handles appears; an op the frontends refuse (HARD_SWISH, Einsum) does not."""
     from tilewise.frontend import onnx as _onnx  # noqa: F401
     from tilewise.frontend.onnx_int import INTEGER_OPS
     from tilewise.frontend.onnx_lower import HANDLERS
@@ -55,7 +55,7 @@ def test_ops_lists_every_op_the_frontends_accept():
               ("MaxPool", "Reshape", "Flatten", "Transpose", "Concat", "Identity", "Dropout")}
     assert public <= onnx_ops
     assert {"QuantizeLinear", "DequantizeLinear", "Conv", "RequantShift", "Floor", "Cast"} <= onnx_ops
-    assert "TANH" not in tfl and "Einsum" not in onnx_ops and "Tanh" not in onnx_ops
+    assert "HARD_SWISH" not in tfl and "Einsum" not in onnx_ops and "Tanh" not in onnx_ops
     # the frontend's own rewritten forms are no ONNX operators a user can write
     assert not {"IntConv", "Requant", "QlRequantShift", "TwDoryAdd"} & onnx_ops
     text = run_cli("ops")
@@ -68,10 +68,10 @@ def test_ops_lists_every_op_the_frontends_accept():
 
 def test_refused_op_is_refused_by_the_frontend(tmp_path):
     """The op `ops` leaves out is one the frontend refuses (the listing is not too short by
-    accident: TANH really is refused)."""
-    from .tflite_builder import tanh_model
+    accident: HARD_SWISH really is refused)."""
+    from .tflite_builder import hard_swish_model
 
-    p = tanh_model(tmp_path / "tanh.tflite")
+    p = hard_swish_model(tmp_path / "hswish.tflite")
     assert run_cli("analyze", str(p)).returncode == 2
 
 

@@ -304,6 +304,11 @@ def read_tflite(data: bytes, source: str) -> Graph:
     model = fold_constants(read_flatbuffer(data, source), source)
     names = ir_names(model)
     conv = Converter(model, names, source)
+    from .tflite_seq import REFUSED
+
+    for op in model.operators:   # a loop (WHILE) is the reason to name first, before its float ops
+        if op.name in REFUSED:
+            REFUSED[op.name](conv, op)
     for op in model.operators:
         conv.convert(op)
     for i in model.inputs:

@@ -560,6 +560,7 @@ def transpose(cv: Converter, op: TfliteOperator) -> None:
 
 from .tflite_act import dequantize, logistic, quantize, softmax  # noqa: E402  (they use Converter)
 from .tflite_lstm import strided_slice, unidirectional_sequence_lstm  # noqa: E402  (they use Converter)
+from .tflite_seq import split, split_v, tanh, unpack  # noqa: E402  (they use Converter)
 from .tflite_svdf import svdf  # noqa: E402  (it uses Converter)
 
 CONVERTERS: dict[str, Callable[[Converter, TfliteOperator], None]] = {
@@ -586,4 +587,8 @@ CONVERTERS: dict[str, Callable[[Converter, TfliteOperator], None]] = {
     "SVDF": svdf,
     "UNIDIRECTIONAL_SEQUENCE_LSTM": unidirectional_sequence_lstm,
     "STRIDED_SLICE": strided_slice,
+    "TANH": tanh,
+    "SPLIT": split,
+    "SPLIT_V": split_v,
+    "UNPACK": unpack,
 }

@@ -18,7 +18,8 @@ import (frontend/tflite_act.py).
 
 logistic: LiteRT's int8/uint8 reference LOGISTIC is a 256-entry lookup table built at Prepare from the
 float sigmoid (LUTPopulate); the frontend stores that table in TfliteLogisticParams.table, indexed by
-q - qmin.
+q - qmin. tanh: LiteRT's int8/uint8 reference TANH is the same lookup of LUTPopulate's float tanh
+(frontend/tflite_seq.py), the same kernel.
 """
 
 from __future__ import annotations
@@ -88,7 +89,7 @@ def softmax(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
     return np.where(valid, y, lo)
 
 
-@kernel(Op.LOGISTIC, mode="tflite")
+@kernel(Op.LOGISTIC, Op.TANH, mode="tflite")
 def logistic(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
     x = np.asarray(args[0], dtype=np.int64)
     lo, _ = dtype_range(graph.tensors[node.inputs[0]].dtype)

@@ -17,6 +17,7 @@ All activations are NHWC. Every op's parameters are one of the frozen dataclasse
 | concat | inputs... | ConcatParams (axis, input and output quantization) |
 | transpose | x | TransposeParams (perm) |
 | softmax, logistic | x | TfliteSoftmaxParams, OnnxSoftmaxParams, TfliteLogisticParams |
+| tanh | x (8-bit) | TfliteLogisticParams (its table: LiteRT's LUTPopulate of the float tanh) |
 | quantize | x | TfliteRequantizeParams (int->int), TfliteAffineQuantizeParams (float->int), OnnxQuantizeParams |
 | dequantize | x | TfliteDequantizeParams (output float32) |
 | clamp | x | ClampParams (qmin, qmax) |
@@ -74,6 +75,7 @@ class Op(enum.StrEnum):
     TRANSPOSE = "transpose"
     SOFTMAX = "softmax"
     LOGISTIC = "logistic"
+    TANH = "tanh"
     QUANTIZE = "quantize"
     DEQUANTIZE = "dequantize"
     CLAMP = "clamp"

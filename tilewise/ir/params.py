@@ -42,7 +42,7 @@ model looks its kernels up by (op, params.mode) (golden/registry.py).
 | TfliteSoftmaxParams | softmax (tflite) | input_multiplier, input_left_shift, diff_min: PreprocessSoftmaxScaling, |
 |                     |                  | CalculateInputRadius (5 integer bits)                                   |
 | OnnxSoftmaxParams | softmax (onnx) | axis, table, y_scale_inv, y_zero_point: QLinearSoftmax (qlinear_softmax.cc) |
-| TfliteLogisticParams | logistic (tflite) | table: LUTPopulate of the float sigmoid |
+| TfliteLogisticParams | logistic, tanh (tflite) | table: LUTPopulate of the float sigmoid / tanh |
 | TfliteRequantizeParams | quantize int->int (tflite) | multiplier, shift, input_zero_point, zero_point: |
 |                        |                            | reference_ops::Requantize                        |
 | TfliteAffineQuantizeParams | quantize float->int (tflite) | scale, zero_point: reference_ops::AffineQuantize |
@@ -374,7 +374,8 @@ class OnnxSoftmaxParams(OpParams):
 
 @_params
 class TfliteLogisticParams(OpParams):
-    """logistic, tflite: output = table[q − qmin] (256 entries, int8/uint8)."""
+    """logistic and tanh, tflite: output = table[q − qmin] (256 entries, int8/uint8; LiteRT's
+    LUTPopulate of the float sigmoid or tanh)."""
 
     mode: Literal["tflite"] = field(default="tflite", init=False)
     table: tuple[int, ...] = field(repr=False)
@@ -647,6 +648,7 @@ PARAMS_OF: Mapping[Op, tuple[type[OpParams], ...]] = {
     Op.TRANSPOSE: (TransposeParams,),
     Op.SOFTMAX: (TfliteSoftmaxParams, OnnxSoftmaxParams),
     Op.LOGISTIC: (TfliteLogisticParams,),
+    Op.TANH: (TfliteLogisticParams,),
     Op.QUANTIZE: (TfliteRequantizeParams, TfliteAffineQuantizeParams, OnnxQuantizeParams),
     Op.DEQUANTIZE: (TfliteDequantizeParams,),
     Op.CLAMP: (ClampParams,),

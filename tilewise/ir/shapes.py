@@ -92,7 +92,7 @@ def infer_shape(graph: Graph, node: Node) -> tuple[int, ...]:
         return (*shp[0][:-1], p.n_cell)
     if isinstance(p, SliceParams):
         return tuple(len(range(s0, e, st)) for s0, e, st in zip(p.starts, p.ends, p.steps))
-    if node.op in (Op.SOFTMAX, Op.LOGISTIC, Op.QUANTIZE, Op.DEQUANTIZE, Op.CLAMP, Op.REQUANT, Op.HARDSWISH,
+    if node.op in (Op.SOFTMAX, Op.LOGISTIC, Op.TANH, Op.QUANTIZE, Op.DEQUANTIZE, Op.CLAMP, Op.REQUANT, Op.HARDSWISH,
                    Op.INT_SOFTMAX, Op.RMS_NORM, Op.LAYER_NORM, Op.INT_GELU,
                    Op.ITA_MAX):
         return tuple(shp[0])

@@ -12,7 +12,12 @@ Live tensors are few (a chain keeps one, a residual block two or three), the mem
 representations of a target a handful: on the MLPerf Tiny models the frontier stays within tens
 of states. Options of one layer that agree on exchange memory, representation read and written
 are interchangeable for everything but their own cost, so only the cheapest of each such group is
-expanded (ties: the first, i.e. the target's order).
+expanded (ties: the first, i.e. the target's order). An option writing its output in a
+representation that some consumer of it cannot read (or, for a network output, other than the
+dtype's) can lead to no feasible assignment: it is not expanded (`_readable`). Without this, each
+live tensor that could be written in two representations doubled the frontier until its
+consumers ran — an unrolled recurrent layer, whose converter computes every time step's input
+projection first, kept 2^49 states.
 """
 
 from __future__ import annotations
@@ -37,6 +42,20 @@ def _expanded(table: CostTable) -> list[list[int]]:
     return keep
 
 
+def _readable(table: CostTable) -> list[set[int] | None]:
+    """Per tensor, the representations every consumer can read it in (and 0 for a network
+    output); None for a tensor no later layer reads."""
+    reads: list[set[int] | None] = [None] * len(table.tensors)
+    for i, ins in enumerate(table.reads):
+        can = {o.reads for o in table.options[i]}
+        for ti in ins:
+            reads[ti] = can if reads[ti] is None else reads[ti] & can
+    for ti, t in enumerate(table.tensors):
+        if t.output:
+            reads[ti] = {0} if reads[ti] is None else reads[ti] & {0}
+    return reads
+
+
 def solve(table: CostTable) -> tuple[Cost, tuple[int, ...]] | None:
     """The cheapest feasible assignment (an option index per layer) and its cost; None when no
     assignment is feasible."""
@@ -45,6 +64,7 @@ def solve(table: CostTable) -> tuple[Cost, tuple[int, ...]] | None:
     io = table.io_memory
     last = [n if t.output else max(t.consumers, default=-1) for t in tensors]
     keep = _expanded(table)
+    readable = _readable(table)
     init: State = tuple(sorted((ti, io, 0, 0) for ti, t in enumerate(tensors)
                                if t.producer < 0 and last[ti] >= 0))
     frontier: dict[State, Cost] = {init: ZERO}
@@ -57,6 +77,8 @@ def solve(table: CostTable) -> tuple[Cost, tuple[int, ...]] | None:
             live = {e[0]: e[1:] for e in state}
             for j in keep[i]:
                 o = table.options[i][j]
+                if last[w] > i and readable[w] is not None and o.writes not in readable[w]:
+                    continue    # no consumer could read the output so written
                 c = add(cost, o.cost)
                 new = dict(live)
                 for ti in table.reads[i]:

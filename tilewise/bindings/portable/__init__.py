@@ -42,6 +42,7 @@ where the pulp family keeps these bindings). The table, one binding per row (mod
 |                              |                  |                    |           |          | (any axis)             |
 | softmax_s16                  | softmax          | tflite             | 16→16     | other    | tw_softmax_s16         |
 | logistic_s8                  | logistic         | tflite             | 8→8       | other    | tw_lut_s8              |
+| tanh_s8                      | tanh             | tflite             | 8→8       | other    | tw_lut_s8              |
 | concat_s8                    | concat           | onnx               | 8→8       | other    | tw_concat2_s8          |
 | reshape                      | reshape          | any                | 8→8,      | other    | a byte copy            |
 |                              |                  |                    | 16→16,    |          |                        |
@@ -192,6 +193,8 @@ def bindings(cost, *, depthwise_input_bytes_per_cycle: float = 0.0,
     add("softmax_onnx_s8", Op.SOFTMAX, ("onnx",), p8, "other", checks.softmax_onnx,
         emit=untiled.softmax_onnx_s8, whole=True, tiles=UNTILED)
     add("logistic_s8", Op.LOGISTIC, ("tflite",), p8, "other", checks.logistic,
+        emit=untiled.logistic_s8, whole=True, tiles=UNTILED)
+    add("tanh_s8", Op.TANH, ("tflite",), p8, "other", checks.logistic,
         emit=untiled.logistic_s8, whole=True, tiles=UNTILED)
     add("concat_s8", Op.CONCAT, ("onnx",), p8, "other", checks.concat_onnx,
         emit=untiled.concat_s8, whole=True, tiles=UNTILED)

@@ -1,0 +1,171 @@
+"""A Keras GRU as TensorFlow 2.21 converts it (tests/gru_models.py): unrolled, its ops (UNPACK,
+SPLIT, SPLIT_V, TANH beside FULLY_CONNECTED, LOGISTIC, MUL, ADD, SUB) bit-exact against LiteRT,
+every intermediate tensor included, and the generated C bit-exact on gap8 (host build), stm32h7
+(instruction counter) and pulp-open (GVSoC); without unroll (a WHILE loop) one sentence, exit 2.
+The partition's DP stays small on the unrolled graph (dp.py `_readable`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tilewise.frontend import load_model
+from tilewise.frontend.tflite import read_flatbuffer
+from tilewise.ir.ops import Op
+from tilewise.partition.dp import solve
+from tilewise.partition.table import CostTable, Option, Tensor
+from tilewise.passes import lower
+from tilewise.pipeline import schedule_network
+from tilewise.quantize.tflite_build import ModelBuilder
+from tilewise.targets.registry import get_target
+from tilewise.validate import validate_model
+
+from .codegen_cases import c_cache  # noqa: F401 (fixture)
+from .conftest import absent
+from .gru_models import convert
+from .test_cli_errors import assert_one_sentence_error, run_cli
+from .tflite_builder import compare_with_litert, litert_interpreter
+
+
+@pytest.fixture(scope="session")
+def grus(tmp_path_factory) -> dict[str, Path]:
+    """The GRU models, converted once per session (a TensorFlow subprocess, ~25 s)."""
+    try:
+        return convert(tmp_path_factory.mktemp("gru"))
+    except (RuntimeError, OSError) as e:
+        absent(str(e))
+        raise
+
+
+def test_the_unrolled_gru_is_these_int8_ops(grus):
+    m = read_flatbuffer(grus["gru49.tflite"].read_bytes(), "gru49")
+    ops = {op.name for op in m.operators}
+    assert ops == {"RESHAPE", "UNPACK", "FULLY_CONNECTED", "SPLIT", "SPLIT_V", "LOGISTIC", "TANH", "MUL",
+                   "ADD", "SUB"}, ops
+    assert {t.type_name for t in m.tensors} <= {"int8", "int32"}
+    g = load_model(grus["gru49.tflite"])
+    assert {Op.SLICE, Op.TANH, Op.LOGISTIC} <= {n.op for n in g.nodes}
+
+
+def test_keyword_sized_gru_golden_is_litert_tensor_by_tensor(grus):
+    """49 steps × 10 features, 32 units: every IR tensor with a TFLite twin (each gate of each
+    step) equals LiteRT's on 6 random inputs and the all-min / all-max ones."""
+    bad, total = compare_with_litert(grus["gru49.tflite"], n=6, all_tensors=True)
+    assert total > 49 * 10 * 32 and bad == 0, (bad, total)
+
+
+@pytest.mark.parametrize("quant", [(0.02, 5, 1 / 128, 0), (0.1, -128, 0.01, 3), (0.003, 100, 1 / 128, 0)])
+def test_tanh_table_is_litert_on_every_code(quant, tmp_path):
+    """TANH int8 on all 256 codes equals LiteRT's LUTPopulate of the float tanh."""
+    s_in, z_in, s_out, z_out = quant
+    b = ModelBuilder()
+    x = b.input("x", (1, 256), "int8", scale=s_in, zero_point=z_in)
+    y = b.tensor("y", (1, 256), "int8", scale=s_out, zero_point=z_out)
+    b.op("TANH", [x], [y])
+    b.output(y)
+    path = b.save(tmp_path / "tanh.tflite")
+    codes = np.arange(-128, 128, dtype=np.int8).reshape(1, 256)
+    it = litert_interpreter(path)
+    it.set_tensor(it.get_input_details()[0]["index"], codes)
+    it.invoke()
+    from tilewise.golden import run_graph
+
+    g = load_model(path)
+    np.testing.assert_array_equal(run_graph(g, [codes])[g.outputs[0]],
+                                  it.get_tensor(it.get_output_details()[0]["index"]))
+
+
+def _split_model(path: Path) -> Path:
+    """UNPACK on axis 1, SPLIT and SPLIT_V (an inferred -1 size) on the last axis, all int8."""
+    b = ModelBuilder()
+    q = dict(scale=0.05, zero_point=-3)
+    x = b.input("x", (2, 3, 12), "int8", **q)
+    parts = [b.tensor(f"u{k}", (2, 12), "int8", **q) for k in range(3)]
+    b.op("UNPACK", [x], parts, "UnpackOptions", Num=3, Axis=1)
+    axis = b.const("axis", np.array(-1, np.int32), "int32")
+    thirds = [b.tensor(f"s{k}", (2, 4), "int8", **q) for k in range(3)]
+    b.op("SPLIT", [axis, parts[1]], thirds, "SplitOptions", NumSplits=3)
+    sizes = b.const("sizes", np.array([5, -1, 2], np.int32), "int32")
+    pieces = [b.tensor(f"v{k}", (2, n), "int8", **q) for k, n in enumerate((5, 5, 2))]
+    b.op("SPLIT_V", [parts[2], sizes, axis], pieces, "SplitVOptions", NumSplits=3)
+    for t in (parts[0], thirds[2], pieces[1], pieces[2]):
+        b.output(t)
+    return b.save(path)
+
+
+def test_split_split_v_unpack_are_litert(tmp_path):
+    bad, total = compare_with_litert(_split_model(tmp_path / "split.tflite"), n=4)
+    assert total > 0 and bad == 0, (bad, total)
+
+
+@pytest.mark.parametrize("target", ["gap8", "stm32h7"])
+def test_split_ops_generated_c_bit_exact(target, tmp_path, c_cache):
+    path = _split_model(tmp_path / "split.tflite")
+    g = load_model(path)
+    ns = schedule_network(lower(g), get_target(target))
+    r = validate_model(path, ns, g, n_random=3, out_dir=tmp_path / "c", cache=c_cache)
+    assert r.bit_exact, r.to_json()
+
+
+def test_unrolled_gru_generated_c_bit_exact_on_gap8(grus, tmp_path, c_cache):
+    path = grus["gru3.tflite"]
+    g = load_model(path)
+    ns = schedule_network(lower(g), get_target("gap8"))
+    r = validate_model(path, ns, g, n_random=3, out_dir=tmp_path / "c", cache=c_cache)
+    assert r.bit_exact, r.to_json()
+
+
+def test_unrolled_gru_counted_on_cortex_m7(grus, tmp_path):
+    from tilewise.platforms.cortex_m import arm_gcc
+
+    try:
+        arm_gcc()
+    except Exception as e:   # noqa: BLE001 - the one-sentence TilewiseError
+        absent(str(e))
+    path = grus["gru3.tflite"]
+    g = load_model(path)
+    ns = schedule_network(lower(g), get_target("stm32h7"))
+    r = validate_model(path, ns, g, 1, 0, tmp_path / "p", on="count").to_json()
+    assert r["bit_exact"] and r["platform"] == "count" and r["measured_instructions"] > 0, r
+
+
+def test_unrolled_gru_on_gvsoc(grus, tmp_path):
+    from tilewise.platforms.gvsoc import runner
+    from tilewise.platforms.pulp_open import toolchain
+
+    try:
+        runner()
+        toolchain()
+    except Exception as e:   # noqa: BLE001 - the one-sentence TilewiseError
+        absent(str(e))
+    path = grus["gru3.tflite"]
+    g = load_model(path)
+    ns = schedule_network(lower(g), get_target("pulp-open"))
+    r = validate_model(path, ns, g, 1, 0, tmp_path / "p", on="gvsoc").to_json()
+    assert r["bit_exact"] and r["platform"] == "gvsoc" and r["measured_cycles"] > 0, r
+
+
+def test_gru_without_unroll_is_one_sentence(grus):
+    path = grus["gru_while.tflite"]
+    assert_one_sentence_error(run_cli("analyze", str(path), "--target", "gap8"), str(path), "WHILE",
+                              "recurrent layer converted without unroll", "unroll=True")
+
+
+def test_dp_skips_representations_no_consumer_reads():
+    """60 tensors live at once, each producible in two representations of which only one is read
+    (the unrolled GRU's input projections): the DP expands one state per step, not 2^60."""
+    n = 60
+    produce = tuple((Option("m", "b", 0, 0, 0, (1.0, 1.0)), Option("m", "b8", 0, 0, 128, (0.5, 0.5)))
+                    for _ in range(n))
+    consume = tuple((Option("m", "c", 0, 0, 0, (1.0, 1.0)),) for _ in range(n))
+    move = (((0.0, 0.0),),)
+    tensors = tuple(Tensor(f"t{k}", k, (n + k,), False, move) for k in range(n)) + \
+        tuple(Tensor(f"y{k}", n + k, (), True, move) for k in range(n))
+    table = CostTable(("L2",), 0, produce + consume, tensors,
+                      tuple(() for _ in range(n)) + tuple((k,) for k in range(n)),
+                      tuple(range(n)) + tuple(n + k for k in range(n)))
+    cost, picks = solve(table)
+    assert picks == (0,) * (2 * n) and cost == (2.0 * n, 2.0 * n)
