@@ -300,8 +300,10 @@ def read_tflite(data: bytes, source: str) -> Graph:
     """Convert a TFLite model (bytes of a .tflite file) into an IR Graph (not yet verified)."""
     from .tflite_fold import fold_constants
     from .tflite_ops import Converter
+    from .tflite_seq import fold_float_moves
 
-    model = fold_constants(read_flatbuffer(data, source), source)
+    folded = fold_constants(read_flatbuffer(data, source), source)
+    model = fold_float_moves(folded)
     names = ir_names(model)
     conv = Converter(model, names, source)
     from .tflite_seq import REFUSED
@@ -329,7 +331,9 @@ def read_tflite(data: bytes, source: str) -> Graph:
         used.update(n.outputs)
     for name in used:
         tensors[name] = conv.tensors[name]
-    index = {names[t.index]: t.index for t in model.tensors if names[t.index] in tensors}
+    # a tensor fold_float_moves retyped (float in the file, codes here) has no twin in LiteRT
+    index = {names[t.index]: t.index for t in model.tensors
+             if names[t.index] in tensors and t.type_code == folded.tensors[t.index].type_code}
     meta = {"format": "tflite", "source_layout": "NHWC", "tflite_tensor_index": index,
             "description": model.description, "subgraphs": model.subgraphs}
     if perm is not None:

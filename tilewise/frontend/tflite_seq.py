@@ -11,10 +11,16 @@ unroll.
   axis; UNPACK (x; Num, Axis): a slice of thickness 1 per output, then a reshape dropping the
   axis. These copy codes: LiteRT requires (and tilewise checks) that every output has the
   input's quantization.
+- A float island the converter sometimes leaves in an unrolled GRU's first step (run to run: its
+  calibration is not deterministic) — DEQUANTIZE of an int8 tensor into a float SPLIT / SPLIT_V /
+  UNPACK / RESHAPE whose outputs only QUANTIZE back with the same scale and zero point, or are
+  unused — is the same move on the codes: `fold_float_moves` rewrites it so before conversion
+  (exact: LiteRT's float32 s·(q − z) quantized back with s and z is q again for every 8-bit q).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -22,7 +28,7 @@ import numpy as np
 from ..ir.ops import Op
 from ..ir.params import ReshapeParams, SliceParams, TfliteLogisticParams
 from ..ir.tensor import dtype_range
-from .tflite import TfliteOperator
+from .tflite import TfliteModel, TfliteOperator
 
 if TYPE_CHECKING:
     from .tflite_ops import Converter
@@ -119,7 +125,61 @@ def while_loop(cv: Converter, op: TfliteOperator) -> None:
                   "unroll=True")
 
 
+#: the data movements a float island may hold between DEQUANTIZE and QUANTIZE, and their data input
+MOVES = {"SPLIT": 1, "SPLIT_V": 0, "UNPACK": 0, "RESHAPE": 0}
+
+
+def fold_float_moves(model: TfliteModel) -> TfliteModel:
+    """`model` with each float island DEQUANTIZE → move → QUANTIZE (same quantization) rewritten as
+    the move on the int8 codes (module docstring); `model` itself when it has none."""
+    ops, tensors = list(model.operators), list(model.tensors)
+    readers: dict[int, list[int]] = {}
+    for k, op in enumerate(ops):
+        for i in op.inputs:
+            readers.setdefault(i, []).append(k)
+    dropped: set[int] = set()
+    for k, deq in enumerate(ops):
+        if deq.name != "DEQUANTIZE" or not deq.inputs or deq.outputs[0] in model.outputs:
+            continue
+        x = tensors[deq.inputs[0]]
+        if x.dtype not in ("int8", "uint8") or len(x.scale) != 1:
+            continue
+        users = readers.get(deq.outputs[0], [])
+        if len(users) != 1 or ops[users[0]].name not in MOVES or \
+                ops[users[0]].inputs[MOVES[ops[users[0]].name]] != deq.outputs[0]:
+            continue
+        move = ops[users[0]]
+        quants, ok = {}, True
+        for o in move.outputs:
+            qs = readers.get(o, [])
+            if o in model.outputs or len(qs) > 1:
+                ok = False
+            elif qs:
+                q = ops[qs[0]]
+                y = tensors[q.outputs[0]]
+                ok = ok and q.name == "QUANTIZE" and y.dtype == x.dtype and y.scale == x.scale \
+                    and y.zero_point == x.zero_point
+                quants[o] = qs[0]
+        if not ok:
+            continue
+        outs = []
+        for o in move.outputs:
+            if o in quants:
+                outs.append(ops[quants[o]].outputs[0])
+                dropped.add(quants[o])
+            else:   # an unused output: the float tensor typed as the codes
+                tensors[o] = replace(tensors[o], type_code=x.type_code, scale=x.scale, zero_point=x.zero_point)
+                outs.append(o)
+        ins = list(move.inputs)
+        ins[MOVES[move.name]] = deq.inputs[0]
+        ops[users[0]] = replace(move, inputs=tuple(ins), outputs=tuple(outs))
+        dropped.add(k)
+    if not dropped:
+        return model
+    return replace(model, tensors=tuple(tensors), operators=tuple(o for k, o in enumerate(ops) if k not in dropped))
+
+
 #: operators refused with their own sentence rather than the generic "not supported" one
 REFUSED = {"WHILE": while_loop}
 
-__all__ = ["REFUSED", "split", "split_v", "tanh", "tanh_table", "unpack", "while_loop"]
+__all__ = ["REFUSED", "fold_float_moves", "split", "split_v", "tanh", "tanh_table", "unpack", "while_loop"]
