@@ -96,10 +96,12 @@ def test_export_bit_exact_against_its_golden_data(net, target, tmp_path, c_cache
 
 
 @pytest.mark.parametrize("on,target", [("gvsoc", "pulp-open"), ("qemu", "stm32h7")])
-@pytest.mark.parametrize("net", ["nemo/TCN_T", "deeploy/models/CNN_Linear2"])
+@pytest.mark.parametrize("net", ["nemo/TCN_T", "deeploy/models/CNN_Linear2", "deeploy/models/CCT/Int/ICCT",
+                                 "deeploy/models/microLlama/INT8/microLlama1"])
 def test_export_bit_exact_on_the_isa(net, on, target, tmp_path, c_cache):
     """The firmware on the instruction set: GVSoC's 8-core pulp-open cluster and QEMU's
-    Cortex-M7 (tests/test_gvsoc.py and test_qemu.py say what each needs)."""
+    Cortex-M7 (tests/test_gvsoc.py and test_qemu.py say what each needs) — the integer
+    transformers (CCT's attention, microLlama's 19 inputs and KV cache) among them (issue 28)."""
     from .test_tflite_repair import require_isa
 
     require_isa(on)
