@@ -62,6 +62,10 @@ def run_layer(layer: Layer, lg: LayerGraph, args: list[np.ndarray],
                 states[layer.node_inputs[-1]] = new
         else:
             y = lookup(node, view)(node, view, full_args)
+        if layer.op == Op.MATMUL and layer.requant is not None:
+            # a MatMul fused with the requantization of its sums (passes/fuse_matmul.py): one
+            # value per tensor or per column, channels last as apply_requant takes them
+            y = apply_requant(np.asarray(y, dtype=np.int64), layer.requant)
     return np.asarray(y).astype(np_dtype(out_t.dtype)).reshape(out_t.shape)
 
 

@@ -169,6 +169,11 @@ class Layer:
 
     @property
     def macs(self) -> int:
+        """The loop nest's MACs; a MatMul of two activations (nest: heads N·OY, rows OX,
+        columns K, reduction C) its N·OY·OX·K·C."""
+        if self.op == Op.MATMUL:
+            n = self.nest
+            return n.N * n.OY * n.OX * n.K * n.C
         return self.nest.macs
 
     @property

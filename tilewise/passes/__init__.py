@@ -1,4 +1,5 @@
-"""Passes: canonicalize the Graph (pad folding, no-op reshapes, clamp folding) and lower it to Layers."""
+"""Passes: canonicalize the Graph (pad folding, no-op reshapes, clamp folding), lower it to Layers and
+fuse a MatMul of two activations with the requantization of its sums (fuse_matmul.py)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from ..ir.graph import Graph
 from ..ir.layer import LayerGraph
 from ..ir.verify import verify
 from .canonicalize import drop_noop_reshapes, fold_clamps, fold_pads
+from .fuse_matmul import fuse_matmul_requant
 from .lower import lower_graph
 
 
@@ -18,7 +20,7 @@ def lower(graph: Graph) -> LayerGraph:
     """The full pass pipeline: Graph -> canonical Graph -> LayerGraph; a graph output that no
     layer writes (a constant, or a tensor fused inside a layer) is refused in one sentence."""
     canonical = canonicalize(graph)
-    lg = lower_graph(canonical)
+    lg = fuse_matmul_requant(lower_graph(canonical))
     for o in lg.outputs:
         if o not in lg.tensors:
             t = canonical.tensors.get(o)
@@ -29,4 +31,4 @@ def lower(graph: Graph) -> LayerGraph:
     return lg
 
 
-__all__ = ["canonicalize", "lower", "fold_pads", "drop_noop_reshapes", "fold_clamps", "lower_graph"]
+__all__ = ["canonicalize", "lower", "fold_pads", "drop_noop_reshapes", "fold_clamps", "lower_graph", "fuse_matmul_requant"]

@@ -14,7 +14,8 @@ layer function on the L2 tensors, run by a host core (the modules named "cpu"; h
 |                       |                                | accumulators)    |                  |                       |
 | requant_x{X}y{Y}      | requant (shift, div)           | X, Y ∈ {8,16,32} | tw_int_requant   | int_ops.requant       |
 | add/sub/mul_int_…     | add, sub, mul (IntArithParams) | X, Y ∈ {8,16,32} | tw_int_binary    | int_ops.arith         |
-| matmul_x{X}y{Y}       | matmul                         | idem             | tw_int_matmul    | int_ops.matmul        |
+| matmul_x{X}y{Y}       | matmul (its sums' requant      | idem             | tw_int_matmul    | int_ops.matmul        |
+|                       | fused: shift, div)             |                  |                  | (+ requant)           |
 | reduce_x{X}y{Y}       | reduce                         | idem             | tw_int_reduce    | int_ops.reduce        |
 | hardswish_x{X}y{Y}    | hardswish                      | idem             | tw_int_hardswish | int_ops.hardswish     |
 | int_softmax_x8y{Y}    | int_softmax                    | 8 → Y            | tw_int_softmax   | int_ops.int_softmax   |
@@ -297,7 +298,11 @@ def check_matmul(layer: Layer, lg: LayerGraph) -> str | None:
         return f"a matmul with {type(layer.params).__name__}"
     if len(layer.inputs) != 2:
         return "a matmul with a constant operand (dense layers take those)"
-    return _first(_int_tensors(layer, lg), _rank(layer, lg))
+    rq = layer.requant
+    if rq is not None and rq.mode not in ("shift", "div"):
+        return f"a matmul with a {rq.mode} requantization (shift or div)"
+    bound = _value_max(lg, layer.inputs[0]) * _value_max(lg, layer.inputs[1]) * layer.nest.C
+    return _first(_int_tensors(layer, lg), _rank(layer, lg), None if rq is None else _rq_fits(rq, bound))
 
 
 def matmul(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
@@ -311,10 +316,14 @@ def matmul(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
 
     sa = [s * m * k for s in bstride(a)]
     sb = [s * k * n for s in bstride(b)]
+    rq = layer.requant
+    cols = 1 if rq is None or np.asarray(rq.multiplier).size == 1 and np.asarray(rq.shift).size == 1 \
+        and (rq.bias is None or np.asarray(rq.bias).size == 1) else n
     return render("int_matmul.c.j2", batch=list(batch), sa=sa, sb=sb, m=m, k=k, n=n,
                   a_bytes=_bytes(lg, layer.inputs[0]), a_off=u8_offset(lg, layer.inputs[0]),
                   b_bytes=_bytes(lg, layer.inputs[1]), b_off=u8_offset(lg, layer.inputs[1]),
-                  y_bytes=_bytes(lg, layer.output))
+                  y_bytes=_bytes(lg, layer.output),
+                  rq=None if rq is None else _rq_data(rq, cols, u8_offset(lg, layer.output)))
 
 
 def check_reduce(layer: Layer, lg: LayerGraph) -> str | None:

@@ -177,7 +177,7 @@ void tw_int_binary(int op, const void *a, int a_bytes, int32_t a_off, const int3
 void tw_int_matmul(const void *a, int a_bytes, int32_t a_off, const int32_t *a_bstride,
                    const void *b, int b_bytes, int32_t b_off, const int32_t *b_bstride, void *y,
                    int y_bytes, int batch_rank, const int32_t *batch_dims, int32_t m, int32_t k,
-                   int32_t n)
+                   int32_t n, const tw_int_rq_t *rq, int rq_per_column)
 {
     int32_t idx[TW_INT_MAX_RANK];
     int32_t batches = 1, ia = 0, ib = 0, o = 0, r, c, j;
@@ -202,6 +202,8 @@ void tw_int_matmul(const void *a, int a_bytes, int32_t a_off, const int32_t *a_b
                         acc += (tw_int_load(a, a_bytes, ia + r * k + j) + a_off)
                                * (tw_int_load(b, b_bytes, ib + j * n + c) + b_off);
                 }
+                if (rq)
+                    acc = tw_int_rq(rq, acc, rq_per_column ? c : 0);
                 tw_int_store(y, y_bytes, o, acc);
             }
         }

@@ -38,7 +38,9 @@
  *
  *   MATMUL (tw_int_matmul): y[b][m][n] = Σ_k a[b][m][k]·b[b][k][n] (values) for every index b of
  *   the broadcast batch dims batch_dims[0..batch_rank), operand batch strides in elements (0
- *   along a broadcast dim); each matrix is dense row-major after its batch offset.
+ *   along a broadcast dim); each matrix is dense row-major after its batch offset. With `rq`
+ *   (not NULL: a MatMul fused with the requantization of its sums, passes/fuse_matmul.py) each
+ *   sum is stored as rq(sum, channel), the channel the column n when rq_per_column, else 0.
  *
  *   REDUCE (tw_int_reduce): over the input of dims dims[0..rank), the dims with reduced[d] != 0
  *   summed (int64), mean = floor((Σ + count/2) / count) when `mean`; the output holds the kept
@@ -150,7 +152,7 @@ void tw_int_binary(int op, const void *a, int a_bytes, int32_t a_off, const int3
 void tw_int_matmul(const void *a, int a_bytes, int32_t a_off, const int32_t *a_bstride,
                    const void *b, int b_bytes, int32_t b_off, const int32_t *b_bstride, void *y,
                    int y_bytes, int batch_rank, const int32_t *batch_dims, int32_t m, int32_t k,
-                   int32_t n);
+                   int32_t n, const tw_int_rq_t *rq, int rq_per_column);
 void tw_int_reduce(const void *x, int x_bytes, int32_t x_off, void *y, int y_bytes,
                    int32_t y_off, int rank, const int32_t *dims, const int32_t *reduced, int mean);
 void tw_int_hardswish(const void *x, int x_bytes, int32_t x_off, void *y, int y_bytes,
