@@ -31,4 +31,5 @@ def lower(graph: Graph) -> LayerGraph:
     return lg
 
 
-__all__ = ["canonicalize", "lower", "fold_pads", "drop_noop_reshapes", "fold_clamps", "lower_graph", "fuse_matmul_requant"]
+__all__ = ["canonicalize", "lower", "fold_pads", "drop_noop_reshapes", "fold_clamps", "lower_graph",
+           "fuse_matmul_requant"]

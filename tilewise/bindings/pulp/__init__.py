@@ -37,6 +37,9 @@ own kernels, one binding per row and mode:
 |                        |                 |               | subbyte.py)           |            |                      |
 | fully_connected_sb_x{X}w{W}y{Y} | fully_connected | tflite, onnx, | idem (1x1 on | idem       | idem                 |
 |                                 |                 | shift         | 1x1)         |            |                      |
+| matmul_act_x8y{8,32} | matmul (two     | none; its sums'   | tw_pulp_mm_act_<v>  | —      | mm_act.scratch       |
+|                      | activations)    | shift requant     | (4x4 / 4x2 sdotp4   |        | (bᵀ, words, tiles)   |
+|                      |                 | fused, or int32   | on bᵀ, mm_act.py)   |        |                      |
 
 <v> is the requantization variant (constants.variant: tflite, tflite_right, tflite_single, shift, shift32,
 onnx, onnx24), fixed at compile time. conv2d_s8, depthwise_s8 and fully_connected_s8 have a
@@ -80,8 +83,9 @@ from .. import portable
 from ..base import Binding, Precision, TileRules, per_mode, specialized
 from ..portable import checks as portable_checks
 from ..portable.common import S8
-from . import checks, constants, rows, simple, subbyte, weighted
+from . import checks, constants, mm_act, rows, simple, subbyte, weighted
 from .common import FAMILY
+from .cost import MM_ACT_M7, MatMulActCost
 from .rows_cost import RowsCost
 
 
@@ -203,6 +207,11 @@ def bindings(cost, arm: bool = False, host: bool = False) -> tuple[Binding, ...]
         own.extend(rows.bindings(RowsCost()))
     keys = {b.key for b in own}
     rest = tuple(b for b in portable.bindings(cost, host=host) if b.key not in keys)
+    if arm or not host:
+        # the MatMul of two activations (mm_act.py; on the cluster, or an Arm core's module),
+        # priced by its own model (cost.py), beside the portable tw_int_matmul of the same keys
+        # (which takes what its check refuses: a uint8 b, other widths)
+        rest += tuple(mm_act.bindings(getattr(cost, "mm_act", None) or (MM_ACT_M7 if arm else MatMulActCost()), arm))
     return (*own, *rest)
 
 

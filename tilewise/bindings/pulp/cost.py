@@ -717,3 +717,111 @@ class SubbyteCost:
         size = {d: np.asarray(whole[d]) for d in dims}
         one = {d: np.asarray(True) for d in dims}
         return float(tile_cycles(self.terms(n, cores), size, one, one))
+
+
+@dataclass(frozen=True)
+class MatMulActCost:
+    """The MatMul of two int8 activations (bindings/pulp/mm_act.py, c/tw_pulp_mm_act.h), run as the
+    layer's own function: heads H = N·OY, rows m = OX, reduction k = C, columns n = K; a tile of
+    r rows (mm_act.m_tile) on P cores, the busiest core's share:
+    - the 4x4 blocks (the uniform requantization's fast path, when the tile has a row quad per
+      core): per (row quad, 4-column block) ⌈k/4⌉ steps (`step4`: 8 p.lw + 16 sdotp4) and the
+      block's 16 outputs (`block4`), ⌈⌊r/4⌋/P⌉ quads per core;
+    - the rows left (all of them without the fast path) as 4x2 blocks: per (row pair, block)
+      ⌈k/4⌉ steps (`step`) and the 8 outputs (`block`), the pairs split over the cores (or, with
+      fewer pairs than cores, the column blocks too: pairs/P); k not a multiple of 4 takes the
+      general path's byte leftovers (`tail` per pair and block);
+    - bᵀ per head: k values per column, ⌈n/P⌉ columns per core (`transpose`);
+    - DMA (the cluster: `dma` per byte of a, b and y, blocking), per row tile (`tile`: transfers
+      issued and waited by core 0, barriers), per head (`head`), per call (`call`: the fork, the
+      words' transfer).
+    Built for Arm (`arm`: the Cortex-M7 reading its SRAM in place, tw_pulp_matmul_arm.h's 2x2
+    SMLAD blocks) no 4x4 path and no DMA terms. Assumed: one requantization for the tensor with
+    zero point 0 (Deeploy's RequantShift); a per-column one runs the general path, slower than
+    priced. Coefficients: RI5CY fitted on GVSoC pulp-open cycles on 8 and 1 cores, Cortex-M7 on
+    counted instructions (bench/calibrate_mm_act.py, bench/calibration_mm_act.json).
+    """
+
+    name: str = "pulp-mm-act"
+    arm: bool = False
+    # RI5CY on GVSoC pulp-open (bench/calibration_mm_act.json "ri5cy_gvsoc_cycles"); `tile` and
+    # part of `dma` came out 0: each tile's transfers are in `head` for one-tile layers
+    step4: float = 23.1402
+    block4: float = 200.2123
+    step: float = 15.8049
+    block: float = 74.7784
+    tail: float = 133.4442
+    transpose: float = 2.125
+    dma: float = 0.044
+    tile: float = 0.0
+    head: float = 2684.7219
+    call: float = 2740.2882
+
+    def _shares(self, m: int, k: int, n: int, yb: int, p: int) -> tuple[float, float]:
+        """The busiest core's row quads and row pairs over the layer's row tiles of m rows."""
+        from .mm_act import m_tile
+
+        mt = m_tile(m, k, n, yb)
+        quads = pairs = 0.0
+        for r0 in range(0, m, mt):
+            r = min(mt, m - r0)
+            q = r // 4 if (r // 4 >= p and not self.arm and k % 4 == 0) else 0
+            quads += -(-q // p)
+            rest = -(-(r - 4 * q) // 2)
+            pairs += -(-rest // p) if rest >= p else rest / p
+        return quads, pairs
+
+    def terms(self, nest: LoopNest, cores: int) -> tuple[Term, ...]:
+        from .mm_act import m_tile
+
+        p = max(cores, 1)
+        yb = max(nest.y_bits, 8) // 8
+        k, n = nest.C, nest.K
+        mt = m_tile(nest.OX, k, n, yb)
+        k4 = float(np.ceil(k / 4))     # the reduction: not a loop dim of "other"
+        tail = 1.0 if k % 4 else 0.0
+
+        def quads(s, first, last):
+            return np.vectorize(lambda m: self._shares(int(m), k, n, yb, p)[0])(s).astype(np.float64)
+
+        def pairs(s, first, last):
+            return np.vectorize(lambda m: self._shares(int(m), k, n, yb, p)[1])(s).astype(np.float64)
+
+        def cols(s, first, last):
+            return np.ceil(s / p)
+
+        def tiles(s, first, last):
+            return np.ceil(s / mt)
+
+        heads = (("n", ident), ("oy", ident))
+        blocks = ("k", ceil4)
+        t = [Term(self.step4 * k4, (*heads, ("ox", quads), blocks), "mm4"),
+             Term(self.block4, (*heads, ("ox", quads), blocks), "block4"),
+             Term(self.step * k4, (*heads, ("ox", pairs), blocks), "mm"),
+             Term(self.block, (*heads, ("ox", pairs), blocks), "block"),
+             Term(self.tail * tail, (*heads, ("ox", pairs), blocks), "tail"),
+             Term(self.transpose * k, (*heads, ("k", cols)), "transpose"),
+             Term(self.head, heads, "head"), Term(self.call, (), "call")]
+        if not self.arm:
+            t += [Term(self.dma * k, (*heads, ("ox", ident)), "dma_a"),
+                  Term(self.dma * yb, (*heads, ("ox", ident), ("k", ident)), "dma_y"),
+                  Term(self.dma * k, (*heads, ("k", ident)), "dma_b"),
+                  Term(self.tile, (*heads, ("ox", tiles)), "tile")]
+        return tuple(t)
+
+    #: the coefficients a calibration fits (bench/calibrate_mm_act.py)
+    COEFFICIENTS = ("step4", "block4", "step", "block", "tail", "transpose", "dma", "tile", "head", "call")
+
+    def cycles(self, nest: LoopNest, cores: int) -> float:
+        """Predicted cycles of the whole layer (it runs untiled: every size the nest's)."""
+        size = {"n": np.asarray(nest.N), "k": np.asarray(nest.K), "oy": np.asarray(nest.OY),
+                "ox": np.asarray(nest.OX), "c": np.asarray(nest.C)}
+        one = {d: np.asarray(True) for d in size}
+        return float(tile_cycles(self.terms(nest, cores), size, one, one))
+
+
+#: the MatMul of two activations built for Arm, in executed Cortex-M7 instructions
+#: (bench/calibration_mm_act.json "cortex_m7_instructions"; stm32h7's module)
+MM_ACT_M7 = MatMulActCost(name="pulp-mm-act-m7", arm=True, step4=0.0, block4=0.0, step=32.8614,
+                          block=127.7705, tail=64.1633, transpose=17.6, dma=0.0, tile=0.0,
+                          head=2293.9511, call=184.5479)
