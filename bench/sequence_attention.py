@@ -1,11 +1,14 @@
 """Table 11 — sequence and attention networks (issue 28): Deeploy's integer transformer kernels and
-models from ../shared/models/integer_onnx, run as a user runs them, on the pulp-open cluster under
+models from ../shared/models/integer_onnx and TFLite's recurrent layers (an int8 LSTM and GRU that
+TensorFlow's converter writes from tf_keras models, an SVDF keyword model written with the TFLite
+schema as TFLite Micro's is — the tests' own builders), run as a user runs them, on the pulp-open cluster under
 GVSoC (8 cores, cycles measured next to the prediction) and counted on the Cortex-M7 (stm32h7:
 executed instructions and the Cortex-M7 timing model's estimated cycles), with MACs, MAC/cycle and
 the static plan's peak L2 (the activation arena the attention's score tensors live in).
 
-Each row is `tilewise validate NET --target T --on gvsoc|count --data inputs.npz --expected
-outputs.npz --json`; a row that is not bit-exact against the export's outputs.npz stops the script.
+Each row is `tilewise validate NET --target T --on gvsoc|count --json`, with `--data inputs.npz
+--expected outputs.npz` for an export (bit-exact against its outputs.npz) and `--inputs 4` for a
+TFLite model (bit-exact against LiteRT); a row that is not bit-exact stops the script.
 MACs are `analyze --json`'s totals.macs (convolutions, linear layers and the MatMul of two
 activations). Anchors (anchors.md, issue 28): Jung et al. 2024 — a tiny transformer block on GAP9 in
 0.14 ms, 2.0× faster than PULP-NN and 4.79× than CMSIS-NN on STM32H7; Deeploy — TinyStories Llama at
@@ -21,6 +24,7 @@ import argparse
 import json
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -36,7 +40,7 @@ HERE = ROOT / "bench"
 DEEPLOY = ROOT.parent / "shared" / "models" / "integer_onnx" / "deeploy"
 
 #: (row name, folder under ../shared/models/integer_onnx/deeploy)
-NETWORKS: tuple[tuple[str, str], ...] = (
+EXPORTS: tuple[tuple[str, str], ...] = (
     ("Softmax (Regular)", "kernels/Softmax/Regular"),
     ("RMSNorm", "kernels/RMSNorm"),
     ("iNoNorm", "kernels/iNoNorm"),
@@ -45,6 +49,13 @@ NETWORKS: tuple[tuple[str, str], ...] = (
     ("EEGFormer", "models/EEGFormer"),
     ("microLlama1", "models/microLlama/INT8/microLlama1"),
     ("microLlama8", "models/microLlama/INT8/microLlama8"),
+)
+
+#: (row name, builder writing the TFLite model into a folder): the tests' models (tests/*_models.py)
+TFLITE: tuple[tuple[str, str], ...] = (
+    ("LSTM kws 49×10→32 (TF)", "lstm"),
+    ("GRU kws 49×10→32 (TF)", "gru"),
+    ("SVDF keyword (TFLM-like)", "svdf"),
 )
 
 #: where each target's code runs when measured
@@ -59,13 +70,24 @@ def _cli(*args: str) -> dict:
     return json.loads(out.stdout)
 
 
-def validate(folder: Path, target: str) -> dict:
-    """`tilewise validate` of one export against its golden data on `target`'s measuring platform."""
-    d = _cli("validate", str(folder / "network.onnx"), "--target", target, "--on", ON[target],
-             "--data", str(folder / "inputs.npz"), "--expected", str(folder / "outputs.npz"))
+def validate(model: Path, target: str, data: tuple[str, ...]) -> dict:
+    """`tilewise validate` of one model with `data` (its golden data, or random inputs) on
+    `target`'s measuring platform."""
+    d = _cli("validate", str(model), "--target", target, "--on", ON[target], *data)
     if not d.get("bit_exact"):
-        raise SystemExit(f"bench/sequence_attention.py: {folder} is not bit-exact on {target}")
+        raise SystemExit(f"bench/sequence_attention.py: {model} is not bit-exact on {target}")
     return d
+
+
+def build_tflite(kind: str, out: Path) -> Path:
+    """One of the tests' TFLite sequence models, written into `out`."""
+    from tests import gru_models, lstm_models, svdf_models
+
+    if kind == "lstm":
+        return lstm_models.int8_lstm("kws", out)
+    if kind == "gru":
+        return gru_models.convert(out)["gru49.tflite"]
+    return svdf_models.keyword_model(out / "svdf_keyword.tflite")
 
 
 def input_dtypes(model: Path, npz: Path) -> str:
@@ -78,13 +100,11 @@ def input_dtypes(model: Path, npz: Path) -> str:
         return ",".join(f"{n}={infer_code_dtype(d[k])}" for n, k in zip(names, d.files, strict=True))
 
 
-def measure_one(name: str, rel: str) -> dict:
-    folder = DEEPLOY / rel
-    macs = _cli("analyze", str(folder / "network.onnx"), "--target", "pulp-open",
-                "--input-dtype", input_dtypes(folder / "network.onnx", folder / "inputs.npz"))["totals"]["macs"]
-    pulp = validate(folder, "pulp-open")
-    m7 = validate(folder, "stm32h7")
-    return {"name": name, "folder": rel, "macs": macs,
+def measure_one(name: str, model: Path, analyze: tuple[str, ...], data: tuple[str, ...]) -> dict:
+    macs = _cli("analyze", str(model), "--target", "pulp-open", *analyze)["totals"]["macs"]
+    pulp = validate(model, "pulp-open", data)
+    m7 = validate(model, "stm32h7", data)
+    return {"name": name, "model": str(model), "macs": macs,
             "gvsoc_cycles": pulp["measured_cycles"], "gvsoc_predicted": pulp["predicted_cycles"],
             "peak_l2_bytes": pulp["peak_l2_bytes"],
             "m7_instructions": m7["measured_instructions"], "m7_predicted": m7["predicted_instructions"],
@@ -106,14 +126,27 @@ def table(rows: list[dict]) -> Table:
                  ("network", "MACs", "GVSoC cycles", "predicted", "meas/pred", "MAC/cycle",
                   "M7 instructions", "M7 est. cycles", "M7 MAC/cycle", "peak L2 B"),
                  tuple(out),
-                 ("every row bit-exact against the export's outputs.npz on both targets",
+                 ("every row bit-exact on both targets: an export against its outputs.npz, a TFLite "
+                  "model against LiteRT on 4 random inputs (an SVDF's as consecutive inferences)",
                   "M7 est. cycles: the Cortex-M7 timing model (llvm-mca per executed block + flash "
                   "D-cache fills), an estimate, not a measurement"),
                  {"rows": rows})
 
 
 def measure(only: tuple[str, ...] = ()) -> Table:
-    rows = [measure_one(n, rel) for n, rel in NETWORKS if not only or n in only]
+    rows = []
+    for name, rel in EXPORTS:
+        if only and name not in only:
+            continue
+        f = DEEPLOY / rel
+        rows.append(measure_one(name, f / "network.onnx",
+                                ("--input-dtype", input_dtypes(f / "network.onnx", f / "inputs.npz")),
+                                ("--data", str(f / "inputs.npz"), "--expected", str(f / "outputs.npz"))))
+    with tempfile.TemporaryDirectory(prefix="tw_bench_seq_") as tmp:
+        for name, kind in TFLITE:
+            if only and name not in only:
+                continue
+            rows.append(measure_one(name, build_tflite(kind, Path(tmp)), (), ("--inputs", "4")))
     return table(rows)
 
 
