@@ -3,9 +3,9 @@ MLPerf Tiny models on gap9 with the host core (module "cpu") only, the cluster +
 three, next to MATCH's silicon figures for the same ablation and GreenWaves' own MLPerf Tiny
 results (NE16 + cluster, 240 MHz).
 
-Predicted, not measured: GVSoC models pulp-open, which has no NE16, and no GAP9 is at hand. The
-cluster is priced by the pulp kernels' model fitted on GVSoC (bindings/pulp/cost.py), NE16 by
-MATCH's NE16 model plus the cluster's conversion and requantization (bindings/ne16/cost.py),
+Predicted, not measured: no GAP9 is at hand. The cluster is priced by the pulp kernels' model
+fitted on GVSoC (bindings/pulp/cost.py), NE16 by its model fitted on GVSoC's NE16 (pulp-open-ne16,
+bench/calibrate_ne16.py) plus the cluster's conversion and requantization (bindings/ne16/cost.py),
 the cpu by the pulp kernels' model for one core from L2, fitted on GVSoC (targets/pulp_open.py
 HOST; targets/gap9.py) — where MATCH's "CPU" is TVM's generic C,
 hundreds of times slower. Every configuration is bit-exact on the host (tests/test_ne16.py).

@@ -257,7 +257,7 @@ def test_cost_model_is_matchs_ne16_model():
 
     nest = LoopNest("conv", K=64, C=32, OY=16, OX=16, FY=3, FX=3, pads=(1, 1, 1, 1), IY=16,
                     IX=16)
-    m = Ne16Kernels()
+    m = Ne16Kernels(engine="match")
     size = {d: np.array(v) for d, v in (("n", 1), ("k", 64), ("c", 32), ("oy", 16), ("ox", 16))}
     one = {d: np.array(True) for d in size}
     got = float(tile_cycles(m.terms(nest, 8), size, one, one))

@@ -71,7 +71,7 @@ def test_sub8_weights_bit_exact_on_ne16(case, bits, tmp_path):
 def test_prediction_and_weight_bytes_drop_with_the_planes(case):
     """The same layer at 8, 6, 4, 3, 2 weight bits on NE16 (whole layer in L1): the predicted
     cycles and the constant bytes strictly decrease with the bits, and NE16's matrix-vector
-    cycles are the model's 6 + taps·bits per input block (bindings/ne16/cost.py)."""
+    cycles are MATCH's 6 + taps·bits per input block (bindings/ne16/cost.py, engine "match")."""
     from tilewise.bindings.ne16.cost import Ne16Kernels
     from tilewise.pipeline import schedule_network
 
@@ -89,8 +89,9 @@ def test_prediction_and_weight_bytes_drop_with_the_planes(case):
     nest = base.layers[last].nest
     taps = nest.FY * nest.FX
     for bits in (8, 2):
-        m = Ne16Kernels(weight_bits=bits)
-        assert m._block(nest) - Ne16Kernels(weight_bits=1)._block(nest) == taps * (bits - 1)
+        m = Ne16Kernels(weight_bits=bits, engine="match")
+        one = Ne16Kernels(weight_bits=1, engine="match")
+        assert m._block(nest) - one._block(nest) == taps * (bits - 1)
 
 
 def test_norm_quant_with_4bit_weights(tmp_path):

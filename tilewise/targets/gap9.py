@@ -44,7 +44,8 @@ Figures and where they come from (seed 003 §V–VI, notes/match-cost-model.md):
 - L3: external octo-SPI RAM, assumed 8 MB at 200 MB/s like GAP8's HyperRAM.
 - ablations (`analyze --ablation`): seed 003 Table IV's module sets, the host core named "cpu".
 - ne16: the NE16 accelerator (bindings/ne16) on the cluster's L1 tiles: conv 3×3 / 1×1,
-  depthwise 3×3 and dense with 16-multiple input channels; the job priced by MATCH's NE16 model,
+  depthwise 3×3 and dense with 16-multiple input channels; the job priced by the NE16 model fitted
+  on GVSoC's NE16 (the same IP, bindings/ne16/cost.py `Gvsoc`; MATCH's model is MATCH_NE16 there),
   the cluster's u8 conversion and requantization by the pulp kernels' figures
   (bindings/ne16/cost.py); the host HAL runs jobs through the bit-exact functional model.
 """

@@ -157,7 +157,7 @@ def fill_report(report: ValidationReport, ns: NetworkSchedule, run: FirmwareRun,
              "measured_cycles": run.layer_cycles[0][i] if run.layer_cycles else None,
              "predicted_cycles": ns.layer_cycles(i),
              "measured_compute_cycles": run.compute_cycles[0][i] if run.compute_cycles else None,
-             **(_ne16_cycles(ns, i, run.ne16[0]) if run.ne16 else {})}
+             **(_ne16_cycles(ns, i, run.ne16[-1]) if run.ne16 else {})}
             for i, layer in enumerate(lg.layers)]
     report.predicted_cycles = ns.cycles
     return report
@@ -165,9 +165,11 @@ def fill_report(report: ValidationReport, ns: NetworkSchedule, run: FirmwareRun,
 
 def _ne16_cycles(ns: NetworkSchedule, i: int,
                  ne16: tuple[int, tuple[tuple[int, int], ...]]) -> dict:
-    """Layer i's NE16 cycles as the firmware measured them (its jobs' trigger to the wait that saw
-    each end; `ne16_early_jobs` of them had ended before the wait, which makes the figure an upper
-    bound — none in the TILEWISE_NE16_TIMED build) and as the schedule predicts them
+    """Layer i's NE16 cycles as the firmware measured them in its last inference (its jobs' trigger
+    to the wait that saw each end; `ne16_early_jobs` of them had ended before the wait, which
+    makes the figure an upper bound — none in the TILEWISE_NE16_TIMED build once the instruction
+    cache is warm: in the first, cold inference the first poll can come after a short job's end)
+    and as the schedule predicts them
     (ne16_cycles.py), for a layer on the ne16 module; {} for the others."""
     from .ne16_cycles import engine_cycles
 

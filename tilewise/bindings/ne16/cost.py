@@ -1,5 +1,24 @@
-"""The cost model of the NE16 bindings (bindings/ne16) on GAP9: the accelerator's job plus the
-cluster's share of a tile (the u8 conversion of the input, the requantization of the int32 output).
+"""The cost model of the NE16 bindings (bindings/ne16) on GAP9 and pulp-open-ne16: the
+accelerator's jobs plus the cluster's share of a tile (the u8 conversion of the input, the
+requantization of the int32 output).
+
+NE16's own cycles (`engine`):
+"gvsoc" (the default, gap9's and pulp-open-ne16's): fitted on GVSoC's NE16 (pulp-open with
+GVSOC_NE16=1; bench/calibrate_ne16.py, bench/calibration_ne16.json), in the steps GVSoC's model
+times a job by (../shared/tools/gvsoc README "How the model times a job"; `Gvsoc` below): per 3×3
+output subtile × output-channel group × 16-channel input group a load of the subtile's input
+window (one pixel per cycle, held at 1; a 1×1 subtile loads its 9), a fixed latency and one cycle
+per output channel and weight bit (3×3, depthwise) or per output channel (1×1); per subtile and
+group the norm-quant stage and the stored 256-bit beats; per job its start and the polled end.
+Each term is exact over partial subtiles and channel groups (sums of ⌈·/3⌉, window rows, ⌈k/32⌉
+...), so tiles and row jobs of any size are priced as they run. Measured on the MLPerf Tiny NE16
+layers and small 3×3 / 1×1 / depthwise / dense layers, int32 streamout and norm-quant, whole and
+tiled (bench/calibration_ne16.json; tests/test_ne16_engine_gvsoc.py holds each layer kind within
+±15%). Stride 2 is priced by the same steps over its wider window (not measured: pulp-open-ne16
+keeps stride-2 layers on the cluster); weights narrower than 8 bits by their fewer bit planes on
+3×3 and depthwise (the bit-serial datapath), unchanged on 1×1 (the bits in parallel) — neither
+measured.
+"match": MATCH's GAP9 NE16 model, the peer of comparison tables (`MATCH_NE16`):
 
 NE16's cycles follow MATCH's GAP9 NE16 model (eml-eda/match `target/examples/gap9/ne16/
 cost_model.py`, derived from the PLiNIO NE16 model; notes/accelerators.md), FIFO depth 6:
@@ -31,19 +50,55 @@ replaced measured 50.2 / 54.3 per output and 6.0 per byte.) The one-mulh form of
 bindings (tw_ne16_requant_s8_mulh_<variant>, channel pairs over the pixels) measured 20.4 to
 21.4 cycles per output and core at those tiles on 8 cores (23.2 / 23.4 where 64 or 9 pixels
 split unevenly), priced at 21.0. Shift and onnx modes keep the pulp model's figures (not measured
-for this pass). NE16's own cycles cannot be measured here: GVSoC models pulp-open, which has no
-NE16; every other coefficient is the source's or stated as assumed.
+for this pass). Every other coefficient is the source's or stated as assumed.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from ...ir.layer import LoopNest
 from ..cost_terms import Term, ceil_div, ident, per_image
 from . import pipeline
+
+
+@dataclass(frozen=True)
+class Gvsoc:
+    """NE16's cycles per step as GVSoC's model times them (module docstring), the coefficients
+    fitted on its measurements (bench/calibrate_ne16.py, bench/calibration_ne16.json). Per 3×3
+    output subtile s (ho × wo pixels of a job) and output-channel group g (n_g ≤ 32 channels;
+    depthwise: 16-channel blocks, input = output), for every 16-channel input group: `load` per
+    input pixel of the subtile's window ((ho − 1)·S + F rows × (wo − 1)·S + F columns), `lat`
+    (3×3) / `lat_1x1` / `lat_dw`, then `mv` per output channel and weight bit (3×3, depthwise) or
+    `mv_1x1` per output channel (1×1: the bits in parallel); per (s, g): `nq` / `nq_1x1` / `nq_dw`
+    with norm-quant (its 32-bit scales and bias) and `nq_ch` per channel of the group, and `beat`
+    per 256-bit beat stored (a pixel of n_g int32 outputs is ⌈n_g/8⌉ beats, of int8 outputs one);
+    per job `job` (trigger to start, the end seen by polling).
+    Fitted (bench/calibration_ne16.json: 65 NE16 layers timed alone — kws_dscnn, ic_resnet8,
+    vww_mobilenet_v1_025 as partitioned, kws_dscnn and ic_resnet8 in NE16's shift requantization
+    with norm-quant, NEMO's network, 13 small layers whole and tiled): per kind Σ predicted /
+    Σ measured 3×3 1.003, 3×3+nq 1.000, 1×1 1.002, 1×1+nq 1.008, depthwise 1.001, depthwise+nq
+    0.989, dense 0.991, dense+nq 0.988; every layer within 0.94–1.06. MATCH's model on the same
+    layers, per kind: 0.70–1.02 (3×3 0.82, 1×1 0.78, depthwise 0.83)."""
+
+    load: float = 1.0           # held (GVSoC README: one input pixel per cycle)
+    lat: float = 20.039
+    lat_1x1: float = 25.048
+    lat_dw: float = 29.588
+    mv: float = 1.003
+    mv_1x1: float = 0.925
+    nq: float = 6.82
+    nq_1x1: float = 15.208
+    nq_dw: float = 17.048
+    nq_ch: float = 0.724
+    beat: float = 0.925
+    job: float = 14.326
+
+
+GVSOC = Gvsoc()
 
 
 @dataclass(frozen=True)
@@ -73,6 +128,10 @@ class Ne16Kernels:
     norm_quant: bool = False
     nq_out: float = 36.0 + 13.0
     nq_out_dw: float = 32.0 + 13.0
+    #: NE16's own cycles: "gvsoc", the model fitted on GVSoC's NE16 (module docstring, `Gvsoc`),
+    #: or "match", MATCH's model above (the peer of comparison tables)
+    engine: str = "gvsoc"
+    fit: Gvsoc = field(default_factory=lambda: GVSOC)
 
     def for_key(self, key) -> Ne16Kernels:
         """The model of one binding: the requantization of its mode on the cluster."""
@@ -89,8 +148,8 @@ class Ne16Kernels:
         return (self.fifo + win) + offset + (self.fifo + taps * self.weight_bits) + self.update
 
     def _band(self, nest: LoopNest) -> tuple[tuple[float, tuple, str], ...]:
-        """NE16's cycles of one 3-row band of a tile as (coefficient, factors, label): per 3×3
-        subtile (ox in threes) the input blocks' steps and the output blocks' stream-out (or
+        """MATCH's NE16 cycles of one 3-row band of a tile as (coefficient, factors, label): per
+        3×3 subtile (ox in threes) the input blocks' steps and the output blocks' stream-out (or
         norm-quant and int8 stream-out); depthwise per 16-channel block."""
         x3 = ("ox", ceil_div(3))
         block = self._block(nest)
@@ -101,11 +160,58 @@ class Ne16Kernels:
         return ((block, (x3, ("k", ceil_div(32)), ("c", ceil_div(16))), "ne16"),
                 (out, (x3, ("k", ceil_div(32))), "stream_out"))
 
+    def job_steps(self, nest: LoopNest) -> tuple[tuple[float, Callable, tuple, str], ...]:
+        """NE16's cycles of one job of r output rows of a tile as (coefficient, g(r), the other
+        dims' factors, label): the job's cycles are Σ coefficient · g(r) · Π factors. "match":
+        MATCH's per-band model (`_band`, g = the job's 3-row bands); "gvsoc": `Gvsoc`'s steps,
+        g the job's subtile rows (⌈r/3⌉), window rows (S·r + (F − S)·⌈r/3⌉), output rows or 1."""
+        if self.engine == "match":
+            return tuple((c, _bands, f, lb) for c, f, lb in self._band(nest))
+        m, bits = self.fit, self.weight_bits
+        S, F = nest.SX, nest.FX
+
+        def win(sz, _f=None, _l=None, S=S, F=F):
+            sz = np.asarray(sz)
+            return (S * sz + (F - S) * ((sz + 2) // 3)).astype(np.float64)
+
+        win_x = ("ox", win)
+        x3 = ("ox", ceil_div(3))
+        ox = ("ox", ident)
+        one = _ones
+        if nest.kind == "dwconv":
+            b16 = ("k", ceil_div(16))
+            steps = [(m.load, win, (win_x, b16), "ne16_load"),
+                     (m.lat_dw, _bands, (x3, b16), "ne16_lat"),
+                     (m.mv * bits, _bands, (x3, ("k", ident)), "ne16_mv")]
+            out = [(m.nq_dw, _bands, (x3, b16), "ne16_nq"),
+                   (m.nq_ch, _bands, (x3, ("k", ident)), "ne16_nq"),
+                   (m.beat, _rows, (ox, b16), "ne16_out")] if self.norm_quant else \
+                [(m.beat, _rows, (ox, ("k", ceil_div(8))), "ne16_out")]
+        else:
+            ko, ki = ("k", ceil_div(32)), ("c", ceil_div(16))
+            if F == 1:              # a 1×1 subtile loads its 3×3 pixels, whole or not
+                steps = [(9 * m.load, _bands, (x3, ko, ki), "ne16_load"),
+                         (m.lat_1x1, _bands, (x3, ko, ki), "ne16_lat"),
+                         (m.mv_1x1, _bands, (x3, ("k", ident), ki), "ne16_mv")]
+            else:
+                steps = [(m.load, win, (win_x, ko, ki), "ne16_load"),
+                         (m.lat, _bands, (x3, ko, ki), "ne16_lat"),
+                         (m.mv * bits, _bands, (x3, ("k", ident), ki), "ne16_mv")]
+            out = [(m.nq if F == 3 else m.nq_1x1, _bands, (x3, ko), "ne16_nq"),
+                   (m.nq_ch, _bands, (x3, ("k", ident)), "ne16_nq"),
+                   (m.beat, _rows, (ox, ko), "ne16_out")] if self.norm_quant else \
+                [(m.beat, _rows, (ox, ("k", ceil_div(8))), "ne16_out")]
+        return (*steps, *out, (m.job, one, (), "ne16_job"))
+
     def engine_terms(self, nest: LoopNest) -> tuple[Term, ...]:
         """NE16's own cycles of a tile (its jobs from trigger to end, summed; no job programming,
-        no cluster work): the band terms over all its 3-row bands (a tile's row jobs are whole
-        bands but the last, bindings/ne16/pipeline.py, so they cover ⌈oy/3⌉ bands)."""
-        return per_image(Term(c, (("oy", ceil_div(3)), *f), lb) for c, f, lb in self._band(nest))
+        no cluster work): every job's steps (`job_steps`); the tile's row jobs
+        (bindings/ne16/pipeline.py), or its one job with norm-quant."""
+        if self.norm_quant:
+            return per_image(Term(c, (("oy", _whole(g)), *f), lb)
+                             for c, g, f, lb in self.job_steps(nest))
+        return per_image(Term(c, (("oy", _all_jobs(g)), *f), lb)
+                         for c, g, f, lb in self.job_steps(nest))
 
     def terms(self, nest: LoopNest, cores: int) -> tuple[Term, ...]:
         """A tile's cycles. Int32 output (the cluster requantizes): the row-job pipeline of
@@ -117,19 +223,20 @@ class Ne16Kernels:
         P = max(cores, 1)
         iy = ("oy", lambda s, f, l: (s - 1) * nest.SY + nest.FY)
         ix = ("ox", lambda s, f, l: (s - 1) * nest.SX + nest.FX)
-        band = self._band(nest)
+        steps = self.job_steps(nest)
         ch = "k" if nest.kind == "dwconv" else "c"
         convert = Term(self.convert / P, (iy, ix, (ch, ident)), "convert")
         tile = Term(self.tile, (), "tile")
         if self.norm_quant:             # one job: NE16 writes the outputs
-            terms = (*(Term(c, (("oy", ceil_div(3)), *f), lb) for c, f, lb in band), convert,
+            terms = (*(Term(c, (("oy", _whole(g)), *f), lb) for c, g, f, lb in steps), convert,
                      Term(self.job, (), "job"), tile)
         else:
             row = (self.requant / P, (("ox", ident), ("k", ident)), "requant")
-            terms = (*(Term(c, (("oy", _fill), *f), lb) for c, f, lb in band),
-                     *(Term(c, (("oy", _steady_bands), *f), lb, "steady", 0) for c, f, lb in band),
+            terms = (*(Term(c, (("oy", _fill(g)), *f), lb) for c, g, f, lb in steps),
+                     *(Term(c, (("oy", _steady_of(g)), *f), lb, "steady", 0)
+                       for c, g, f, lb in steps),
                      Term(row[0], (("oy", _steady_rows), *row[1]), row[2], "steady", 1),
-                     *(Term(c, (("oy", _last_bands), *f), lb, "last", 0) for c, f, lb in band),
+                     *(Term(c, (("oy", _last_of(g)), *f), lb, "last", 0) for c, g, f, lb in steps),
                      Term(row[0], (("oy", _last_step_rows), *row[1]), row[2], "last", 1),
                      Term(row[0], (("oy", _drain), *row[1]), row[2]),
                      convert, Term(self.job, (("oy", _jobs),), "job"), tile)
@@ -137,17 +244,35 @@ class Ne16Kernels:
 
 
 # oy factors of the row-job pipeline (bindings/ne16/pipeline.py): J jobs of R rows, the last of L
+#: MATCH's NE16 model (module docstring): the peer of comparison tables
+MATCH_NE16 = Ne16Kernels(engine="match")
+
+
 def _jobs(s, f, l):
     return pipeline.jobs(s).astype(np.float64)
 
 
-def _bands(rows):
-    return (rows + 2) // 3
+def _bands(rows, f=None, l=None):
+    """3-row bands (3×3 subtile rows) of r output rows."""
+    return ((np.asarray(rows) + 2) // 3).astype(np.float64)
 
 
-def _fill(s, f, l):
-    """NE16 bands of job 0 (the whole tile's when it is the only job)."""
-    return _bands(pipeline.rows(s)).astype(np.float64)   # one job: rows(s) == last_rows(s)
+def _rows(rows, f=None, l=None):
+    return np.asarray(rows).astype(np.float64)
+
+
+def _ones(rows, f=None, l=None):
+    return np.ones_like(np.asarray(rows), dtype=np.float64)
+
+
+def _whole(g):
+    """oy factor: g of the tile's rows (one job)."""
+    return lambda s, f, l: g(np.asarray(s))
+
+
+def _fill(g):
+    """oy factor: g of job 0's rows (the whole tile's when it is the only job)."""
+    return lambda s, f, l: g(pipeline.rows(s))   # one job: rows(s) == last_rows(s)
 
 
 def _steady(s):
@@ -155,17 +280,24 @@ def _steady(s):
     return np.maximum(pipeline.jobs(s) - 2, 0)
 
 
-def _steady_bands(s, f, l):
-    return (_steady(s) * _bands(pipeline.rows(s))).astype(np.float64)
+def _steady_of(g):
+    """oy factor: g of the J - 2 full jobs after job 0 but the last."""
+    return lambda s, f, l: _steady(s) * g(pipeline.rows(s))
+
+
+def _last_of(g):
+    """oy factor: g of the last job while the cores requantize the one before (J ≥ 2)."""
+    return lambda s, f, l: np.where(pipeline.jobs(s) > 1, g(pipeline.last_rows(s)), 0.0)
+
+
+def _all_jobs(g):
+    """oy factor: g summed over the tile's row jobs (J - 1 of rows(s), the last of last_rows)."""
+    return lambda s, f, l: ((pipeline.jobs(s) - 1) * g(pipeline.rows(s)) +
+                            g(pipeline.last_rows(s)))
 
 
 def _steady_rows(s, f, l):
     return (_steady(s) * pipeline.rows(s)).astype(np.float64)
-
-
-def _last_bands(s, f, l):
-    """NE16 bands of the last job while the cores requantize the one before (J ≥ 2)."""
-    return np.where(pipeline.jobs(s) > 1, _bands(pipeline.last_rows(s)), 0).astype(np.float64)
 
 
 def _last_step_rows(s, f, l):

@@ -164,6 +164,8 @@ static void job_regs(const tw_ne16_task_t *t, uint32_t *r)
     r[REG_CONF0] = conf;
 }
 
+static void clamp127(int8_t *y, uint32_t n);
+
 int tw_ne16_dispatch(const tw_ne16_task_t *t)
 {
     uint32_t r[REG_COUNT], id;
@@ -183,8 +185,18 @@ int tw_ne16_dispatch(const tw_ne16_task_t *t)
     s->start = cycles();
     wr(NE16_TRIGGER, 0);
 #ifdef TW_NE16_TIMED
-    tw_ne16_wait((int)g_jobs++);
-    return (int)g_jobs - 1;
+    {   /* polled right after the trigger, in the same code: no instruction fetch between */
+        int polls = 0;
+        while (rd(NE16_STATUS))
+            polls++;
+        g_cycles += cycles() - s->start;
+        if (polls == 0)
+            g_early++;
+        if (s->clamp)
+            clamp127(s->clamp, s->clamp_n);
+        g_done = ++g_jobs;
+        return (int)g_jobs - 1;
+    }
 #else
     return (int)g_jobs++;
 #endif
