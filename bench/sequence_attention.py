@@ -155,9 +155,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", default="", help="comma-separated row names")
     ap.add_argument("--json", default=str(HERE / "sequence_attention.json"))
     a = ap.parse_args(argv)
-    t = measure(tuple(s for s in a.only.split(",") if s))
+    only = tuple(s for s in a.only.split(",") if s)
+    t = measure(only)
+    out = Path(a.json)
+    if only and out.exists():   # a partial run replaces its own rows and keeps the others, in order
+        old = {r["name"]: r for r in json.loads(out.read_text())["data"]["rows"]}
+        new = {r["name"]: r for r in t.data["rows"]}
+        names = [n for n, _ in (*EXPORTS, *TFLITE) if n in old or n in new]
+        t = table([new.get(n) or old[n] for n in names])
     print(render(t))
-    Path(a.json).write_text(json.dumps(t.to_json(), indent=1) + "\n")
+    out.write_text(json.dumps(t.to_json(), indent=1) + "\n")
     return 0
 
 
