@@ -43,7 +43,8 @@ def test_gap8_figures():
     ops = {b.key.op for b in cl.bindings}
     assert {"conv2d", "depthwise", "fully_connected", "avg_pool", "max_pool", "add",
             "global_avg_pool", "softmax"} <= ops
-    assert cl.families == ("pulp", "portable") and cl.cost_models == ("pulp-kernels", "pulp-subbyte")
+    assert cl.families == ("pulp", "portable") and cl.cost_models == ("pulp-kernels", "pulp-subbyte", "pulp-rows",
+                                                                      "pulp-mm-act")
     assert t.platform.sdk == "pmsis" and get_target("stm32h7").platform.sdk == "cortex-m"
 
 
@@ -64,7 +65,8 @@ def test_gap9_match_figures():
     cl = t.module("cluster")
     assert cl.layer_overhead_cycles == 1300
     # the cluster runs tilewise's pulp kernels, as gap8 and pulp-open
-    assert cl.families == ("pulp", "portable") and cl.cost_models == ("pulp-kernels", "pulp-subbyte")
+    assert cl.families == ("pulp", "portable") and cl.cost_models == ("pulp-kernels", "pulp-subbyte", "pulp-rows",
+                                                                      "pulp-mm-act")
     # the peer model: PULP-NN as MATCH prices it, depthwise input at 1 B/cycle
     m = match_gap9().module("cluster")
     dw = [b for b in m.bindings if b.key.op == "depthwise"]
