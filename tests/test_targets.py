@@ -74,7 +74,8 @@ def test_gap9_match_figures():
     assert all(b.x_dma_bytes_per_cycle == 0 for b in m.bindings if b.key.op != "depthwise")
     assert m.bindings[0].cost.dw_flat and m.layer_overhead_cycles == 1300
     assert not portable_target("gap8").module("cluster").bindings[0].cost.dw_flat
-    assert get_target("gap8").module("cluster").cost_models == ("pulp-kernels", "pulp-subbyte")
+    assert get_target("gap8").module("cluster").cost_models == ("pulp-kernels", "pulp-subbyte", "pulp-rows",
+                                                                 "pulp-mm-act")
 
 
 def test_idsp_and_stm32h7_figures():
