@@ -13,6 +13,7 @@ import importlib.util
 import json
 import shutil
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -172,21 +173,34 @@ def test_c_sigmoid_tanh_equal_the_golden_ones(tmp_path):
 
 
 @pytest.mark.parametrize("name", ["kws", "stacked"])
-def test_generated_c_bit_exact_on_gap8(name, lstm_model, tmp_path, c_cache):  # noqa: F811
+@pytest.mark.parametrize("binding", ["lstm_cluster_s8", "lstm_s8"])
+def test_generated_c_bit_exact_on_gap8(name, binding, lstm_model, tmp_path, c_cache):  # noqa: F811
+    """gap8's host build: the cluster kernel (its 8 cores as threads), which the scheduler takes,
+    and the host core's, taken when the cluster's is left out of the target."""
     path = lstm_model(name)
     graph = load_model(path)
-    ns = schedule_network(lower(graph), get_target("gap8"))
+    target = get_target("gap8")
+    if binding == "lstm_s8":
+        target = without_bindings(target, "lstm_cluster_s8")
+    ns = schedule_network(lower(graph), target)
     r = validate_model(path, ns, graph, n_random=2, out_dir=tmp_path / "c", cache=c_cache)
     assert r.bit_exact, r.to_json()
     lstms = [i for i, layer in enumerate(ns.layers.layers) if layer.op == "lstm"]
     assert len(lstms) == (2 if name == "stacked" else 1)
-    assert {ns.placement(i).binding.name for i in lstms} == {"lstm_s8"}
+    assert {ns.placement(i).binding.name for i in lstms} == {binding}
+
+
+def without_bindings(target, *names: str):
+    """`target` with the bindings `names` left out of every module."""
+    return replace(target, modules=tuple(replace(m, bindings=tuple(b for b in m.bindings if b.name not in names))
+                                         for m in target.modules))
 
 
 def test_generated_c_bit_exact_on_stm32h7_and_counted(lstm_model, tmp_path):
     """The firmware under the instruction counter (the 12-step sequence model keeps the emulated
     run short; bench/calibrate_lstm.py counts the kws one): bit-exact, and the LSTM layer's
-    instructions within ±10% of its prediction (stm32h7's lstm_mac / lstm_cell)."""
+    instructions within ±10% of its prediction (the pulp family's lstm_cluster_s8 on the Arm core,
+    bindings/pulp/lstm_cost.py ARM, fitted by bench/calibrate_lstm_cluster.py)."""
     from tilewise.platforms.cortex_m import arm_gcc
 
     try:
@@ -203,7 +217,8 @@ def test_generated_c_bit_exact_on_stm32h7_and_counted(lstm_model, tmp_path):
 
 
 def test_generated_c_bit_exact_on_gvsoc(lstm_model, tmp_path):
-    """pulp-open on GVSoC: bit-exact, and the LSTM layer's cycles within ±15% of its prediction."""
+    """pulp-open on GVSoC: the LSTM on the cluster's 8 cores (lstm_cluster_s8) bit-exact, and its
+    cycles within ±15% of its prediction (bindings/pulp/lstm_cost.py CLUSTER)."""
     from tilewise.platforms.gvsoc import runner
     from tilewise.platforms.pulp_open import toolchain
 
@@ -223,17 +238,25 @@ def test_generated_c_bit_exact_on_gvsoc(lstm_model, tmp_path):
 
 @pytest.mark.parametrize("target", ["gap8", "stm32h7"])
 def test_analyze_prices_the_lstm(target, lstm_model):
-    """analyze --json: the LSTM on the host core's lstm_s8, its cycles the per-MAC coefficient times
-    4·H·(I + H) MACs per step plus the per-cell one per cell and step, and a call."""
+    """analyze --json: the LSTM on the pulp family's lstm_cluster_s8 (gap8's cluster, its 8 cores;
+    stm32h7's one core), its MACs 4·H·(I + H) per step and its weights' and folded biases' bytes
+    reported (MAC/cycle with them), its cycles LstmCost's: a call, per step, and per cell and
+    dot-product word of the busiest core's ⌈H/P⌉ cells (bindings/pulp/lstm_cost.py)."""
     path = lstm_model("kws")
     proc = run_cli("analyze", str(path), "--target", target, "--json")
     assert proc.returncode == 0, proc.stderr
     (layer,) = [x for x in json.loads(proc.stdout)["layers"] if x["op"] == "lstm"]
-    (b,) = [b for m in get_target(target).modules for b in m.bindings if b.label == layer["binding"]]
+    assert layer["binding"] == "pulp/lstm_cluster_s8", layer
+    module = get_target(target).module(layer["module"])
+    (b,) = [b for b in module.bindings if b.label == layer["binding"]]
     cost = b.cost.for_key(b.key)
     steps, (i, h) = 49, (10, 32)
-    want = steps * h * (cost.lstm_mac * 4 * (i + h) + cost.lstm_cell)
+    assert layer["macs"] == steps * 4 * h * (i + h) == 263_424
+    assert layer["weight_bytes"] == 4 * h * (i + h) + 2 * 4 * h * 4   # int8 w_x, w_h; int32 b_x, b_h
+    mine = -(-h // module.cores)
+    want = cost.call + steps * (cost.step + mine * (cost.cell + cost.word * (12 + 32) // 4))
     assert want <= layer["cycles"] <= want * 1.02 + 2000, (layer, want)
+    assert layer["mac_per_cycle"] == pytest.approx(layer["macs"] / layer["cycles"])
 
 
 def test_float_and_hybrid_lstm_are_one_sentence(tmp_path):

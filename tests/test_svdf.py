@@ -187,7 +187,7 @@ def test_keyword_model_on_gvsoc(models, tmp_path):
 def test_analyze_prices_the_svdf_by_its_terms(models):
     """analyze --json: the SVDF layers on the host core, priced by the fitted terms (feature
     MACs, time MACs, filters, the call) — the keyword model's first SVDF costs more than its
-    second (40 vs 32 features, 64 vs 32 filters)."""
+    second (40 vs 32 features, 64 vs 32 filters) — with their MACs and weight bytes."""
     import json
 
     proc = run_cli("analyze", str(models["keyword"]), "--target", "stm32h7", "--json")
@@ -195,6 +195,12 @@ def test_analyze_prices_the_svdf_by_its_terms(models):
     first, second = [x for x in json.loads(proc.stdout)["layers"] if x["op"] == "svdf"]
     assert first["binding"].startswith("cpu") or "svdf" in first["binding"]
     assert first["cycles"] > second["cycles"] > 0
+    # MACs F·(C + M) (feature and time products) and the weights' bytes (int8 feature, int16
+    # time weights, int32 bias), so that MAC/cycle is reported
+    assert (first["macs"], second["macs"]) == (64 * (40 + 10), 32 * (32 + 10))
+    assert (first["weight_bytes"], second["weight_bytes"]) == (64 * 40 + 64 * 10 * 2 + 32 * 4,
+                                                               32 * 32 + 32 * 10 * 2 + 32 * 4)
+    assert first["mac_per_cycle"] == first["macs"] / first["cycles"]
 
 
 def _bad(path: Path, *, act: int = 1, state_zp: int = 0, x_dtype: str = "int8", rank: int = 1) -> Path:

@@ -170,14 +170,25 @@ class Layer:
     @property
     def macs(self) -> int:
         """The loop nest's MACs; a MatMul of two activations (nest: heads N·OY, rows OX,
-        columns K, reduction C) its N·OY·OX·K·C."""
+        columns K, reduction C) its N·OY·OX·K·C; an LSTM's and an SVDF's from their params, whose
+        weights are constant inputs: the LSTM's 4·H·(I + H) per step and sequence (its four gates'
+        input and recurrent products), the SVDF's F·(C + M) per batch row (F = units·rank filters:
+        the feature product over C features and the time product over M memory steps)."""
+        p, n = self.params, self.nest
         if self.op == Op.MATMUL:
-            n = self.nest
             return n.N * n.OY * n.OX * n.K * n.C
-        return self.nest.macs
+        if self.op == Op.LSTM and p is not None:
+            return int(p.batch * p.steps * 4 * p.n_cell * (p.n_input + p.n_cell))
+        if self.op == Op.SVDF:   # lower.py: K units of FY = rank filters, FX = memory steps
+            return int(n.N * n.OY * n.OX * n.K * n.FY * (n.C + n.FX))
+        return n.macs
 
     @property
     def weight_bytes(self) -> int:
+        """The weights and int32 bias; an LSTM's and an SVDF's constant inputs (their weights,
+        folded biases), as their layer's C stores them."""
+        if self.op in (Op.LSTM, Op.SVDF):
+            return int(sum(np.asarray(t.data).nbytes for t in self.const_inputs.values()))
         w = 0 if self.weights is None else bits_to_bytes(int(self.weights.size), self.nest.w_bits)
         b = 0 if self.bias is None else int(self.bias.size) * 4
         return w + b

@@ -61,6 +61,11 @@ iLayerNorm, iRMSNorm, iSoftmax, ITAMax, iGELU, iHardswish and requant along the 
 the transpose, on the cluster's cores through L1 (c/tw_pulp_rows.h), priced by rows_cost.py;
 cluster modules only (stm32h7's core keeps the portable kernels).
 
+LSTM (issue 28): lstm.py's lstm_cluster_s8 runs TFLite's integer LSTM with the cells split over
+the cores and the gate products as SIMD dot products (c/tw_pulp_lstm.h), priced by
+lstm_cost.py; on the cluster modules and on Arm (one core, the weights read in place), while a
+cluster target's host core keeps the portable lstm_s8.
+
 Sub-byte (issue 15): c/tw_pulp_subbyte.h is the conv2d / dense kernel with packed 8/4/2-bit
 operands (PULP-NN mixed precision, seed 004 §3.3.1), bit-exact on the host and on GVSoC
 (tests/test_pulp_subbyte.py, tests/test_pulp_subbyte_net.py) and measured by
@@ -83,9 +88,11 @@ from .. import portable
 from ..base import Binding, Precision, TileRules, per_mode, specialized
 from ..portable import checks as portable_checks
 from ..portable.common import S8
-from . import checks, constants, mm_act, rows, simple, subbyte, weighted
+from . import checks, constants, lstm, mm_act, rows, simple, subbyte, weighted
 from .common import FAMILY
 from .cost import MM_ACT_M7, MatMulActCost
+from .lstm_cost import ARM as LSTM_ARM
+from .lstm_cost import CLUSTER as LSTM_CLUSTER
 from .rows_cost import RowsCost
 
 
@@ -205,6 +212,10 @@ def bindings(cost, arm: bool = False, host: bool = False) -> tuple[Binding, ...]
         own.extend(subbyte.bindings(cost, rq))
         # the integer exports' row-wise ops and the transpose through L1 (rows.py, issue 28)
         own.extend(rows.bindings(RowsCost()))
+    if arm or not host:
+        # TFLite's LSTM, the cells over the cores, SIMD gate products (lstm.py, issue 28); a
+        # cluster's host core keeps the portable lstm_s8
+        own.extend(lstm.bindings(LSTM_ARM if arm else LSTM_CLUSTER, arm=arm))
     keys = {b.key for b in own}
     rest = tuple(b for b in portable.bindings(cost, host=host) if b.key not in keys)
     if arm or not host:

@@ -11,13 +11,21 @@
 #define TW_I16_MIN (-32768)
 #define TW_I16_MAX 32767
 
-static inline int32_t tw_sat16(int32_t v)
+/* The steps below inlined into each caller, so that a constant number of integer bits (3 for the
+ * gates' sigmoid, 4 inside the cell gate's tanh) folds the barrel loop and its tests away. */
+#if defined(__GNUC__)
+#define TW_LSTM_INLINE static inline __attribute__((always_inline))
+#else
+#define TW_LSTM_INLINE static inline
+#endif
+
+TW_LSTM_INLINE int32_t tw_sat16(int32_t v)
 {
     return v > TW_I16_MAX ? TW_I16_MAX : v < TW_I16_MIN ? TW_I16_MIN : v;
 }
 
 /* SaturatingRoundingDoublingHighMul for int16. */
-static inline int16_t tw_mul16(int16_t a, int16_t b)
+TW_LSTM_INLINE int16_t tw_mul16(int16_t a, int16_t b)
 {
     int32_t ab;
     if (a == TW_I16_MIN && b == TW_I16_MIN) return TW_I16_MAX;
@@ -26,7 +34,7 @@ static inline int16_t tw_mul16(int16_t a, int16_t b)
 }
 
 /* SaturatingRoundingMultiplyByPOT<e> for e >= 0 on int16. */
-static inline int16_t tw_shl16(int16_t x, int e)
+TW_LSTM_INLINE int16_t tw_shl16(int16_t x, int e)
 {
     int32_t threshold = (1 << (15 - e)) - 1;
     if (x > threshold) return TW_I16_MAX;
@@ -35,7 +43,7 @@ static inline int16_t tw_shl16(int16_t x, int e)
 }
 
 /* exp(a) for a in [-1/4, 0), Q0.15 (Taylor expansion around -1/8). */
-static int16_t tw_exp_quarter(int16_t a)
+TW_LSTM_INLINE int16_t tw_exp_quarter(int16_t a)
 {
     const int16_t constant_term = 28918;   /* exp(-1/8) */
     const int16_t one_third = 10923;
@@ -50,7 +58,7 @@ static int16_t tw_exp_quarter(int16_t a)
 }
 
 /* exp(a) for a <= 0 in Q(bits).(15-bits), result Q0.15. */
-static int16_t tw_exp_neg16(int16_t a, int bits)
+TW_LSTM_INLINE int16_t tw_exp_neg16(int16_t a, int bits)
 {
     /* exp(-2^e) for e = -2 .. 4, Q0.15 */
     static const int16_t barrel[7] = {25520, 19875, 12055, 4435, 600, 11, 0};
@@ -72,7 +80,7 @@ static int16_t tw_exp_neg16(int16_t a, int bits)
 
 /* The Newton-Raphson reciprocal of gemmlowp's one_over_one_plus_x / one_minus_x_over_one_plus_x:
  * half_d = (e + 1) / 2 rounded, three steps in Q2.13. */
-static int16_t tw_newton16(int16_t e)
+TW_LSTM_INLINE int16_t tw_newton16(int16_t e)
 {
     int32_t s = (int32_t)e + TW_I16_MAX;
     int16_t half_d = (int16_t)((s + (s >= 0 ? 1 : -1)) / 2);
@@ -85,7 +93,7 @@ static int16_t tw_newton16(int16_t e)
     return x;
 }
 
-int16_t tw_lstm_sigmoid(int16_t a)
+TW_LSTM_INLINE int16_t tw_sigmoid16(int16_t a)
 {
     int16_t abs_a, x, pos;
     if (a == 0) return 16384;
@@ -95,7 +103,7 @@ int16_t tw_lstm_sigmoid(int16_t a)
     return a > 0 ? pos : (int16_t)(TW_I16_MAX - pos);
 }
 
-int16_t tw_lstm_tanh(int16_t a, int bits)
+TW_LSTM_INLINE int16_t tw_tanh16(int16_t a, int bits)
 {
     int16_t n, x, t;
     if (a == 0) return 0;
@@ -103,6 +111,32 @@ int16_t tw_lstm_tanh(int16_t a, int bits)
     x = tw_newton16(tw_exp_neg16(n, bits + 1));
     t = tw_shl16((int16_t)(x - (1 << 13)), 2);
     return a < 0 ? (int16_t)(-t) : t;
+}
+
+int16_t tw_lstm_sigmoid(int16_t a)
+{
+    return tw_sigmoid16(a);
+}
+
+/* The cell gate's tanh (3 integer bits), one copy folded for its constant. */
+static int16_t tw_tanh_gate(int16_t a)
+{
+    return tw_tanh16(a, 3);
+}
+
+/* tanh with the integer bits as a constant in each case (folded, tw_exp_neg16). */
+int16_t tw_lstm_tanh(int16_t a, int bits)
+{
+    switch (bits) {
+    case 0: return tw_tanh16(a, 0);
+    case 1: return tw_tanh16(a, 1);
+    case 2: return tw_tanh16(a, 2);
+    case 3: return tw_tanh16(a, 3);
+    case 4: return tw_tanh16(a, 4);
+    case 5: return tw_tanh16(a, 5);
+    case 6: return tw_tanh16(a, 6);
+    default: return tw_tanh16(a, bits);
+    }
 }
 
 void tw_lstm_reset(const tw_lstm_t *p, int8_t *h, int16_t *c)
@@ -131,25 +165,29 @@ void tw_lstm_gates(const tw_lstm_t *p, const int8_t *x, const int8_t *h, int16_t
     }
 }
 
+int8_t tw_lstm_cell(const tw_lstm_t *p, int16_t gi, int16_t gf, int16_t gg, int16_t go, int16_t *c)
+{
+    const int bits = 15 + p->cell_scale, shift = 30 + p->cell_scale;
+    int16_t i = tw_lstm_sigmoid(gi);
+    int16_t f = tw_lstm_sigmoid(gf);
+    int16_t g = tw_tanh_gate(gg);
+    int16_t o = tw_lstm_sigmoid(go);
+    int32_t v = (int16_t)tw_rounding_divide_by_pot((int32_t)f * *c, 15)
+              + (int16_t)tw_rounding_divide_by_pot((int32_t)i * g, shift);
+    v = tw_sat16(v);
+    if (p->cell_clip > 0) v = v > p->cell_clip ? p->cell_clip : v < -p->cell_clip ? -p->cell_clip : v;
+    *c = (int16_t)v;
+    /* LiteRT's PortableApplyTanh dispatches 0..6 integer bits and leaves its output (the input
+     * gate's scratch) alone otherwise: there o multiplies the input gate (golden/lstm.py) */
+    v = (bits >= 0 && bits <= 6) ? tw_lstm_tanh((int16_t)v, bits) : i;
+    v = tw_mbqm((int32_t)o * v, p->hidden_mult, p->hidden_shift) + p->hidden_zp;
+    return (int8_t)(v > 127 ? 127 : v < -128 ? -128 : v);
+}
+
 void tw_lstm_update(const tw_lstm_t *p, const int16_t *gate, int16_t *c, int8_t *h)
 {
     const int H = p->n_cell;
-    const int bits = 15 + p->cell_scale, shift = 30 + p->cell_scale;
     int k;
-    for (k = 0; k < H; k++) {
-        int16_t i = tw_lstm_sigmoid(gate[k]);
-        int16_t f = tw_lstm_sigmoid(gate[H + k]);
-        int16_t g = tw_lstm_tanh(gate[2 * H + k], 3);
-        int16_t o = tw_lstm_sigmoid(gate[3 * H + k]);
-        int32_t v = (int16_t)tw_rounding_divide_by_pot((int32_t)f * c[k], 15)
-                  + (int16_t)tw_rounding_divide_by_pot((int32_t)i * g, shift);
-        v = tw_sat16(v);
-        if (p->cell_clip > 0) v = v > p->cell_clip ? p->cell_clip : v < -p->cell_clip ? -p->cell_clip : v;
-        c[k] = (int16_t)v;
-        /* LiteRT's PortableApplyTanh dispatches 0..6 integer bits and leaves its output (the input
-         * gate's scratch) alone otherwise: there o multiplies the input gate (golden/lstm.py) */
-        v = (bits >= 0 && bits <= 6) ? tw_lstm_tanh((int16_t)v, bits) : i;
-        v = tw_mbqm((int32_t)o * v, p->hidden_mult, p->hidden_shift) + p->hidden_zp;
-        h[k] = (int8_t)(v > 127 ? 127 : v < -128 ? -128 : v);
-    }
+    for (k = 0; k < H; k++)
+        h[k] = tw_lstm_cell(p, gate[k], gate[H + k], gate[2 * H + k], gate[3 * H + k], &c[k]);
 }

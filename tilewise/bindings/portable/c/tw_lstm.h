@@ -46,6 +46,10 @@ void tw_lstm_gates(const tw_lstm_t *p, const int8_t *x, const int8_t *h, int16_t
  * LiteRT computes no tanh and o multiplies the input gate i (golden/lstm.py). */
 void tw_lstm_update(const tw_lstm_t *p, const int16_t *gate, int16_t *c, int8_t *h);
 
+/* tw_lstm_update of one cell: its four gates (Q3.12) in, its c updated, its new h returned (the
+ * cluster kernel, tw_pulp_lstm.h, calls it on each core's cells). */
+int8_t tw_lstm_cell(const tw_lstm_t *p, int16_t gi, int16_t gf, int16_t gg, int16_t go, int16_t *c);
+
 /* gemmlowp::logistic of a Q3.12 value and gemmlowp::tanh of a Q(bits).(15-bits) value, Q0.15. */
 int16_t tw_lstm_sigmoid(int16_t a);
 int16_t tw_lstm_tanh(int16_t a, int bits);
