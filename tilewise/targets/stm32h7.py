@@ -110,10 +110,9 @@ KERNELS = replace(PulpKernels(), name="pulp-kernels-m7", mm_step=18.808, mm_bloc
                   int_ita_elem=70.299,
                   # LiteRT's integer SVDF (tw_svdf_s8): per feature MAC, per time MAC, per filter,
                   # counted (bench/calibrate_svdf.py, within 5% of its six geometries)
-                  svdf_fmac=5.681, svdf_tmac=11.994, svdf_filter=116.476,
-                  # TFLite's integer LSTM (tw_lstm.h) per MAC and per cell and step: counted on four
-                  # LSTM layers by bench/calibrate_lstm.py (each within 8.1%)
-                  lstm_mac=6.075, lstm_cell=1714.5)
+                  svdf_fmac=5.681, svdf_tmac=11.994, svdf_filter=116.476)
+#: TFLite's integer LSTM runs the pulp family's lstm_cluster_s8 here (bindings/pulp/lstm.py),
+#: priced by bindings/pulp/lstm_cost.py ARM
 #: the STM32H743's memory regions (module docstring: DS12110 §3.5, RM0433 §2.3–2.4)
 FLASH = Region("flash", 0x08000000, 2048 * KB, backs="flash", ld="FLASH",
                note="two 1 MB banks: code, constants, the embedded inputs")

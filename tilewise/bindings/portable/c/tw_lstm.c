@@ -24,13 +24,20 @@ TW_LSTM_INLINE int32_t tw_sat16(int32_t v)
     return v > TW_I16_MAX ? TW_I16_MAX : v < TW_I16_MIN ? TW_I16_MIN : v;
 }
 
+/* x / 2^e truncated toward zero as C's division, by shifts: RISC-V GCC emitted `div` for
+ * `/ (1 << 15)`, which RI5CY's serial divider takes tens of cycles for. */
+TW_LSTM_INLINE int32_t tw_div_pot(int32_t x, int e)
+{
+    return tw_asr32(x + (x < 0 ? (1 << e) - 1 : 0), e);
+}
+
 /* SaturatingRoundingDoublingHighMul for int16. */
 TW_LSTM_INLINE int16_t tw_mul16(int16_t a, int16_t b)
 {
     int32_t ab;
     if (a == TW_I16_MIN && b == TW_I16_MIN) return TW_I16_MAX;
     ab = (int32_t)a * (int32_t)b;
-    return (int16_t)((ab + (ab >= 0 ? (1 << 14) : (1 - (1 << 14)))) / (1 << 15));
+    return (int16_t)tw_div_pot(ab + (ab >= 0 ? (1 << 14) : (1 - (1 << 14))), 15);
 }
 
 /* SaturatingRoundingMultiplyByPOT<e> for e >= 0 on int16. */
@@ -83,7 +90,7 @@ TW_LSTM_INLINE int16_t tw_exp_neg16(int16_t a, int bits)
 TW_LSTM_INLINE int16_t tw_newton16(int16_t e)
 {
     int32_t s = (int32_t)e + TW_I16_MAX;
-    int16_t half_d = (int16_t)((s + (s >= 0 ? 1 : -1)) / 2);
+    int16_t half_d = (int16_t)tw_div_pot(s + (s >= 0 ? 1 : -1), 1);
     int16_t x = (int16_t)(23130 + tw_mul16(half_d, -15420));   /* 48/17 - 32/17 * d */
     int i;
     for (i = 0; i < 3; i++) {
