@@ -157,11 +157,20 @@ def _pulp_subbyte(t: Table, ax) -> None:
     _bars(ax, names, series, ylabel="MAC/cycle on GVSoC (seed 004's layer)")
 
 
+def _sequence_attention(t: Table, ax) -> None:
+    rows = t.data["rows"]
+    _bars(ax, [r["name"] for r in rows], {"measured (GVSoC, 8 cores)": [r["gvsoc_cycles"] for r in rows],
+                                          "predicted": [r["gvsoc_predicted"] for r in rows],
+                                          "Cortex-M7 est. cycles": [r["m7_estimated_cycles"] for r in rows]},
+          log=True, ylabel="cycles / inference (log)")
+
+
 PLOTS = {"host": _host, "memory": _memory, "compile_time": _compile, "schedule_quality": _quality,
          "silicon_gap9": _gap9, "silicon_gap8": _gap8, "gvsoc_models": _gvsoc_models,
          "gvsoc_kinds": _gvsoc_kinds, "gvsoc_pulpnn_layer": _gvsoc_layer,
          "cortex_m_models": _cortex_m_models, "cortex_m_kinds": _cortex_m_kinds,
-         "gap9_modules": _gap9_modules, "diana": _diana, "pulp_subbyte": _pulp_subbyte}
+         "gap9_modules": _gap9_modules, "diana": _diana, "pulp_subbyte": _pulp_subbyte,
+         "sequence_attention": _sequence_attention}
 
 
 def plot(t: Table, out_dir: Path) -> Path:

@@ -121,7 +121,7 @@ def table(rows: list[dict]) -> Table:
                     ratio(r["gvsoc_cycles"], r["gvsoc_predicted"]), ratio(r["macs"], r["gvsoc_cycles"]),
                     f"{r['m7_instructions']:,}", f"{r['m7_estimated_cycles']:,}",
                     ratio(r["macs"], r["m7_estimated_cycles"]), f"{r['peak_l2_bytes']:,}"))
-    return Table("11", "Table 11 — sequence and attention networks: pulp-open (GVSoC, 8 cores) and "
+    return Table("sequence_attention", "Table 11 — sequence and attention networks: pulp-open (GVSoC, 8 cores) and "
                  "Cortex-M7 (counted)",
                  ("network", "MACs", "GVSoC cycles", "predicted", "meas/pred", "MAC/cycle",
                   "M7 instructions", "M7 est. cycles", "M7 MAC/cycle", "peak L2 B"),
