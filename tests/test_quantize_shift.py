@@ -325,9 +325,12 @@ def test_digits_sub_byte_weights_on_ne16(tmp_path, trained, capsys):
         {f"tilewise.w_bits.{n}": b for n, b in bits.items() if b != 8}
     assert main(["analyze", str(out), "--target", "gap9", "--json"]) == 0
     layers = {x["name"]: x["binding"] for x in json.loads(capsys.readouterr().out)["layers"]}
+    # on NE16, requantized by NE16 (_nq) or, where NE16's GVSoC-fitted model finds the cluster's
+    # shift requant behind the next job cheaper (the dense layer), in the same shift mode (_shift)
     for name, b in bits.items():
-        assert layers[name].startswith("ne16/") and layers[name].endswith("_nq"), layers
+        assert layers[name].startswith("ne16/") and layers[name].endswith(("_nq", "_shift")), layers
         assert (f"_w{b}_" in layers[name]) == (b != 8), layers
+    assert sum(layers[n].endswith("_nq") for n in bits) >= 2, layers
     assert main(["validate", str(out), "--target", "gap9", "--inputs", "3", "--json"]) == 0
     v = json.loads(capsys.readouterr().out)
     assert v["bit_exact"] and v["reference"] == "onnxruntime" and v["golden_vs_reference"] == 0, v

@@ -116,7 +116,10 @@ def test_converted_network_bit_exact_on_gap9_with_norm_quant(name, tmp_path):
     assert all("_nq" in labels[i] or labels[i].endswith("_shift") for i in on), labels
     nq = [i for i in on if "_nq" in labels[i]]
     if name != "ad_autoencoder":      # dense layers only: the cluster is cheaper for all of them
-        assert len(nq) >= 8 and len(nq) >= 0.8 * len(on), labels
+        # NE16's model fitted on GVSoC (bindings/ne16/cost.py Gvsoc) prices a norm-quant depthwise
+        # above its int32 streamout with the cluster's shift requant hidden behind the next job:
+        # the pointwise / 3x3 layers norm-quantize, the depthwise ones may not
+        assert len(nq) >= 4 and len(nq) >= 0.4 * len(on), labels
     assert all(ns.layers.layers[i].op in (Op.CONV2D, Op.DEPTHWISE, Op.FULLY_CONNECTED) for i in on)
     r, _ = validate_network(ns, tmp_path / "p", make_inputs(lg, 2))
     j = r.to_json()
