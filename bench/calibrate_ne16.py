@@ -34,7 +34,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests.codegen_cases import LayerSpec, layer_graph  # noqa: E402
-from tilewise.bindings.ne16 import checks  # noqa: E402
+from tests.ne16_forced import ne16_forced  # noqa: E402
 from tilewise.bindings.ne16.cost import GVSOC, Gvsoc  # noqa: E402
 from tilewise.bindings.ne16.shift_requant import to_shift_requant  # noqa: E402
 from tilewise.frontend import load_model  # noqa: E402
@@ -71,27 +71,8 @@ SMALL = {
 
 
 def forced(l1_kb: float | None = None, nq_only: bool = False):
-    """pulp-open-ne16 with the other modules refusing what NE16 takes (tests/test_ne16.py)."""
-    ops = {"conv2d", "depthwise", "fully_connected"}
-
-    def refusing(b):
-        def check(layer, lg):
-            # what NE16 takes on this target (its checks; stride 1, targets/pulp_open_ne16.py)
-            if b.key.op in ops and checks.ne16(layer, lg) is None and layer.nest.SY == 1:
-                return "forced onto NE16 (calibration)"
-            return b.check(layer, lg)
-        return replace(b, check=check)
-
-    t = get_target("pulp-open-ne16")
-    mods = []
-    for m in t.modules:
-        if m.name == "ne16":
-            mods.append(m if not nq_only else replace(m, bindings=tuple(
-                b for b in m.bindings if not b.name.endswith("_shift"))))
-        else:
-            mods.append(replace(m, bindings=tuple(refusing(b) for b in m.bindings)))
-    t = replace(t, modules=tuple(mods))
-    return t.with_overrides(l1_kb=l1_kb) if l1_kb else t
+    """pulp-open-ne16 with NE16 running every stride-1 layer its checks accept (tests/ne16_forced.py)."""
+    return ne16_forced("pulp-open-ne16", nq_only, stride_one=True, l1_kb=l1_kb)
 
 
 def kind_of(ns: NetworkSchedule, i: int) -> str:
@@ -107,15 +88,15 @@ def features(ns: NetworkSchedule, i: int) -> dict[str, float]:
     out = {}
     for c in COEFS:
         unit = replace(zero, **{c: 1.0})
-        out[c] = engine_cycles(_with_fit(ns, i, unit), i)
+        out[c] = engine_cycles(_with_cost(ns, i, fit=unit), i)
     return out
 
 
-def _with_fit(ns: NetworkSchedule, i: int, fit: Gvsoc) -> NetworkSchedule:
-    """ns with layer i's binding's model using `fit` (only what engine_cycles reads)."""
+def _with_cost(ns: NetworkSchedule, i: int, **changes) -> NetworkSchedule:
+    """ns with layer i's binding's cost model changed by `changes` (only what engine_cycles reads)."""
     ch = ns.partition.choices[i]
     b = ch.placement.binding
-    binding = replace(b, cost=replace(b.cost, fit=fit))
+    binding = replace(b, cost=replace(b.cost, **changes))
     choices = list(ns.partition.choices)
     choices[i] = replace(ch, placement=replace(ch.placement, binding=binding))
     return replace(ns, partition=replace(ns.partition, choices=tuple(choices)))
@@ -126,20 +107,11 @@ def rows_of(name: str, ns: NetworkSchedule, report: dict) -> list[dict]:
     for i, layer in enumerate(report["layers"]):
         if "ne16_measured_cycles" not in layer:
             continue
-        match = engine_cycles(_with_engine(ns, i, "match"), i)
+        match = engine_cycles(_with_cost(ns, i, engine="match"), i)
         out.append({"case": name, "layer": layer["name"], "kind": kind_of(ns, i),
                     "measured": layer["ne16_measured_cycles"], "early_jobs": layer["ne16_early_jobs"],
                     "match": match, "features": features(ns, i)})
     return out
-
-
-def _with_engine(ns: NetworkSchedule, i: int, engine: str) -> NetworkSchedule:
-    ch = ns.partition.choices[i]
-    b = ch.placement.binding
-    binding = replace(b, cost=replace(b.cost, engine=engine))
-    choices = list(ns.partition.choices)
-    choices[i] = replace(ch, placement=replace(ch.placement, binding=binding))
-    return replace(ns, partition=replace(ns.partition, choices=tuple(choices)))
 
 
 def run_cases(names: list[str], work: Path) -> list[dict]:

@@ -15,6 +15,7 @@ import pytest
 from tilewise.bindings.ne16 import arith
 
 from . import tw_c_build as build
+from .ne16_forced import ne16_forced
 from .test_c_kernels import conv_acc
 
 NE16_C = build.REPO / "tilewise" / "bindings" / "ne16" / "c"
@@ -141,32 +142,9 @@ def test_packing_layout_bit_planes():
 # ------------------------------------------------------------------------------ the gap9 module
 
 def _ne16_forced(norm_quant: bool = False):
-    """gap9 where the cluster and the cpu module refuse every layer NE16's checks accept: NE16 runs
-    all of them (what the partition would give it if it were the cheapest everywhere);
-    `norm_quant`: NE16 requantizes every shift-mode layer its norm-quant can take (the cluster-
-    requantized shift bindings left out)."""
-    from dataclasses import replace
-
-    from tilewise.bindings.ne16 import checks
-    from tilewise.targets.registry import get_target
-
-    ops = {"conv2d", "depthwise", "fully_connected"}
-
-    def refusing(b):
-        def check(layer, lg):
-            if b.key.op in ops and checks.ne16(layer, lg) is None:
-                return "forced onto NE16 (test)"
-            return b.check(layer, lg)
-        return replace(b, check=check)
-
-    t = get_target("gap9")
-    ne16 = t.module("ne16")
-    if norm_quant:
-        ne16 = replace(ne16, bindings=tuple(b for b in ne16.bindings
-                                            if not b.name.endswith("_shift")))
-    return replace(t, modules=tuple(
-        ne16 if m.name == "ne16" else replace(m, bindings=tuple(refusing(b) for b in m.bindings))
-        for m in t.modules))
+    """gap9 with NE16 running every layer its checks accept (tests/ne16_forced.py); `norm_quant`:
+    NE16 requantizes every shift-mode layer its norm-quant can take."""
+    return ne16_forced("gap9", norm_quant)
 
 
 def test_checks_say_why():

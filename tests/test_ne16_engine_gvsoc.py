@@ -23,6 +23,7 @@ import pytest
 
 from tilewise.targets.registry import get_target
 
+from .ne16_forced import ne16_forced
 from .test_gvsoc import gvsoc_present  # noqa: F401 (autouse fixture: fail/skip without GVSoC)
 
 #: LayerSpec fields: kind, c, k, h, w, fy, fx, sy, sx, pads, mode (tests/test_ne16.py EDGE_SPECS)
@@ -38,30 +39,9 @@ SMALL = {
 
 
 def _forced(l1_kb: float | None = None, nq_only: bool = False):
-    """pulp-open-ne16 with the cluster and the cpu refusing what NE16 takes (tests/test_ne16.py
-    `_ne16_forced`); `nq_only`: NE16's cluster-requantized shift bindings left out."""
-    from tilewise.bindings.ne16 import checks
-
-    ops = {"conv2d", "depthwise", "fully_connected"}
-
-    def refusing(b):
-        def check(layer, lg):
-            # what NE16 takes on this target (its checks; stride 1, targets/pulp_open_ne16.py)
-            if b.key.op in ops and checks.ne16(layer, lg) is None and layer.nest.SY == 1:
-                return "forced onto NE16 (test)"
-            return b.check(layer, lg)
-        return replace(b, check=check)
-
-    t = get_target("pulp-open-ne16")
-    mods = []
-    for m in t.modules:
-        if m.name == "ne16":
-            mods.append(m if not nq_only else replace(m, bindings=tuple(
-                b for b in m.bindings if not b.name.endswith("_shift"))))
-        else:
-            mods.append(replace(m, bindings=tuple(refusing(b) for b in m.bindings)))
-    t = replace(t, modules=tuple(mods))
-    return t.with_overrides(l1_kb=l1_kb) if l1_kb else t
+    """pulp-open-ne16 with NE16 running every stride-1 layer its checks accept
+    (tests/ne16_forced.py); `nq_only`: NE16's cluster-requantized shift bindings left out."""
+    return ne16_forced("pulp-open-ne16", nq_only, stride_one=True, l1_kb=l1_kb)
 
 
 #: NE16's predicted / measured cycles allowed per layer kind (bench/calibrate_ne16.py's fit)

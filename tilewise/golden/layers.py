@@ -29,7 +29,7 @@ from .conv import conv2d_acc, dense_acc
 from .registry import lookup
 from .requant import apply_requant
 from .run import _feeds
-from .svdf import STATEFUL, initial_states
+from .svdf import STATEFUL, carried_states
 
 
 def run_layer(layer: Layer, lg: LayerGraph, args: list[np.ndarray],
@@ -81,10 +81,7 @@ def run_layers(
     view = Graph(lg.name, lg.tensors, (), lg.inputs, lg.outputs, lg.source)
     values = _feeds(view, inputs)
     names = state_tensors(lg.meta)
-    if states is None:
-        states = {}
-    for name, v in initial_states(lg.tensors, names).items():
-        states.setdefault(name, v)
+    states = carried_states(lg.tensors, names, states)
     values.update({n: states[n] for n in names})
     for layer in lg.layers:
         values[layer.output] = run_layer(layer, lg, [values[i] for i in layer.inputs], states)

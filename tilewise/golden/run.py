@@ -18,7 +18,7 @@ from ..ir.graph import Graph, state_tensors
 from ..ir.tensor import np_dtype
 from . import kernels as _kernels  # noqa: F401  (registers the kernels)
 from .registry import lookup
-from .svdf import STATEFUL, initial_states
+from .svdf import STATEFUL, carried_states
 
 
 def _feeds(graph: Graph, inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray] | np.ndarray) -> dict[str, np.ndarray]:
@@ -48,10 +48,7 @@ def run_graph(
     the state tensors' values, updated in place (module docstring)."""
     values: dict[str, np.ndarray] = _feeds(graph, inputs)
     names = state_tensors(graph.meta)
-    if states is None:
-        states = {}
-    for name, v in initial_states(graph.tensors, names).items():
-        states.setdefault(name, v)
+    states = carried_states(graph.tensors, names, states)
     values.update({n: states[n] for n in names})
     for name, t in graph.tensors.items():
         if t.is_const:

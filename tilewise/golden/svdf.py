@@ -73,3 +73,14 @@ STATEFUL = {Op.SVDF: _step}
 def initial_states(tensors: dict, names: tuple[str, ...]) -> dict[str, np.ndarray]:
     """Zero state tensors, as LiteRT's AllocateTensors leaves its variable tensors."""
     return {n: np.zeros(tensors[n].shape, dtype=np.int16) for n in names}
+
+
+def carried_states(tensors: dict, names: tuple[str, ...],
+                   states: dict[str, np.ndarray] | None) -> dict[str, np.ndarray]:
+    """The state values an inference starts from: `states` itself (updated in place by the run,
+    for the next inference), each state it lacks set to zero (`initial_states`); a new dict
+    when None (a first inference)."""
+    states = {} if states is None else states
+    for name, v in initial_states(tensors, names).items():
+        states.setdefault(name, v)
+    return states

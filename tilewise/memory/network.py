@@ -99,7 +99,7 @@ class NetworkPlan:
         return self.plan.planner
 
     def activation_offset(self, tensor: str) -> int:
-        return self.plan.offsets[act_name(self.aliases.get(tensor, tensor))]
+        return self.plan.offsets[act_name(tensor)]   # a view's offset is in the plan (plan_network)
 
     def weight_offset(self, layer: str) -> int:
         return self.plan.offsets[weight_name(layer)]

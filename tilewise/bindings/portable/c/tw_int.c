@@ -320,8 +320,7 @@ void tw_int_softmax(const void *x, int x_bytes, int32_t x_off, void *y, int y_by
     }
 }
 
-/* ⌊√s⌋ digit by digit (two bits of s per step), exact for every s < 2^62. */
-static int64_t int_isqrt(int64_t s)
+int64_t tw_int_isqrt(int64_t s)
 {
     int64_t r = 0, bit = (int64_t)1 << 60;
     while (bit > s) bit >>= 2;
@@ -350,7 +349,7 @@ void tw_int_rms_norm(const void *x, int x_bytes, int32_t x_off, void *y, int y_b
                 int64_t v = tw_int_load(x, x_bytes, base + j * inner) + x_off;
                 s += v * v;
             }
-            r = int_isqrt(s / len + 1);
+            r = tw_int_isqrt(s / len + 1);
             for (j = 0; j < len; j++) {
                 int64_t v = tw_int_load(x, x_bytes, base + j * inner) + x_off;
                 int64_t q = tw_asr64(v * weight[j] / r, log2d);
@@ -378,7 +377,7 @@ void tw_int_layer_norm(const void *x, int x_bytes, int32_t x_off, void *y, int y
                 int64_t d = tw_int_load(x, x_bytes, base + j * inner) + x_off - mean;
                 s += d * d;
             }
-            r = int_isqrt(s / len + 1);
+            r = tw_int_isqrt(s / len + 1);
             for (j = 0; j < len; j++) {
                 int64_t d = tw_int_load(x, x_bytes, base + j * inner) + x_off - mean;
                 int64_t q = tw_asr64(d * weight[j] / r + bias[j], log2d);

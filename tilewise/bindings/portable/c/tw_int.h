@@ -108,6 +108,10 @@ typedef struct {
     const int32_t *bias;      /* [k] or NULL */
 } tw_int_conv_t;
 
+/* ⌊√s⌋ digit by digit (two bits of s per step), exact for every s < 2^62: iRMSNorm's and
+ * iLayerNorm's square root (here and in the PULP cluster's row kernels, tw_pulp_rows.c) */
+int64_t tw_int_isqrt(int64_t s);
+
 static inline int64_t tw_int_load(const void *p, int bytes, int32_t i)
 {
     if (bytes == 1) return ((const int8_t *)p)[i];

@@ -21,6 +21,17 @@ TW_PULP_INLINE void transpose4(uint32_t w0, uint32_t w1, uint32_t w2, uint32_t w
     c[3] = (t1 >> 16) | (t3 & 0xFFFF0000u);
 }
 
+/* One word transpose: b's rows i..i+3 at columns j..j+3 (s, rows n apart) into bᵀ's rows j..j+3 at
+ * values i..i+3 (d, rows k apart); the four words left in c. */
+static inline void transpose_store4(const int8_t *s, int n, int8_t *d, int k, uint32_t c[4])
+{
+    transpose4(tw_pulp_lw(s), tw_pulp_lw(s + n), tw_pulp_lw(s + 2 * n), tw_pulp_lw(s + 3 * n), c);
+    tw_pulp_sw(d, c[0]);
+    tw_pulp_sw(d + k, c[1]);
+    tw_pulp_sw(d + 2 * k, c[2]);
+    tw_pulp_sw(d + 3 * k, c[3]);
+}
+
 #if TW_PULP_ASM
 /* `count` word transposes of a column group (s: b's row i, columns j..j+3, rows n apart; d: bᵀ
  * row j at value i, rows k apart) in a hardware loop: 4 p.lw (one pointer down the rows), the
@@ -95,22 +106,12 @@ void tw_pulp_mm_act_transpose(const int8_t *src, int k, int n, int32_t a_off, in
                 transpose_run(s, d, k, n, k >> 2);
 #else
                 for (i = 0; i < k; i += 4, s += 4 * (size_t)n, d += 4) {
-                    transpose4(tw_pulp_lw(s), tw_pulp_lw(s + n), tw_pulp_lw(s + 2 * n),
-                               tw_pulp_lw(s + 3 * n), c);
-                    tw_pulp_sw(d, c[0]);
-                    tw_pulp_sw(d + k, c[1]);
-                    tw_pulp_sw(d + 2 * k, c[2]);
-                    tw_pulp_sw(d + 3 * k, c[3]);
+                    transpose_store4(s, n, d, k, c);
                 }
 #endif
             } else {   /* a uint8: the column sums too, by sdotp4 with ones */
                 for (i = 0; i < k; i += 4, s += 4 * (size_t)n, d += 4) {
-                    transpose4(tw_pulp_lw(s), tw_pulp_lw(s + n), tw_pulp_lw(s + 2 * n),
-                               tw_pulp_lw(s + 3 * n), c);
-                    tw_pulp_sw(d, c[0]);
-                    tw_pulp_sw(d + k, c[1]);
-                    tw_pulp_sw(d + 2 * k, c[2]);
-                    tw_pulp_sw(d + 3 * k, c[3]);
+                    transpose_store4(s, n, d, k, c);
                     s0 = tw_pulp_sdotp4(s0, c[0], 0x01010101u);
                     s1 = tw_pulp_sdotp4(s1, c[1], 0x01010101u);
                     s2 = tw_pulp_sdotp4(s2, c[2], 0x01010101u);

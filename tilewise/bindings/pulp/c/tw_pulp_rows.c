@@ -156,31 +156,6 @@ void tw_pulp_reduce(const tw_pulp_reduce_t *r, int cores)
 
 /* ---- row kernels (tw_pulp_rows.h ROW KERNELS; tw_int.c's loops, int8 in, 32-bit divisions) ---- */
 
-/* y[i] = v − y_off in the output's width, the switch outside the loops */
-#define TW_PULP_STORE(y, y_bytes, i, v)                                                         \
-    do {                                                                                        \
-        if ((y_bytes) == 1) ((int8_t *)(y))[i] = (int8_t)(v);                                   \
-        else if ((y_bytes) == 2) ((int16_t *)(y))[i] = (int16_t)(v);                            \
-        else ((int32_t *)(y))[i] = (int32_t)(v);                                                \
-    } while (0)
-
-/* ⌊√s⌋ digit by digit (tw_int.c's int_isqrt), exact for every s < 2^62 */
-static int64_t pulp_isqrt(int64_t s)
-{
-    int64_t r = 0, bit = (int64_t)1 << 60;
-    while (bit > s) bit >>= 2;
-    while (bit != 0) {
-        if (s >= r + bit) {
-            s -= r + bit;
-            r = (r >> 1) + bit;
-        } else {
-            r >>= 1;
-        }
-        bit >>= 2;
-    }
-    return r;
-}
-
 static inline int64_t clamp64(int64_t q, int64_t lo, int64_t hi)
 {
     return q < lo ? lo : q > hi ? hi : q;
@@ -231,21 +206,21 @@ void tw_pulp_layer_norm_rows(const int8_t *x, int32_t x_off, void *y, int y_byte
             int64_t d = xr[j] + x_off - mean;
             s += d * d;
         }
-        r = pulp_isqrt(tw_pulp_div(s, len) + 1);
+        r = tw_int_isqrt(tw_pulp_div(s, len) + 1);
         if (fast && r <= INT32_MAX) {
             const int32_t m32 = (int32_t)mean - x_off, r32 = (int32_t)r, lo = (int32_t)qmin,
                           hi = (int32_t)qmax;
             for (j = 0; j < len; j++) {
                 int32_t q = asr32((xr[j] - m32) * weight[j] / r32 + bias[j], log2d);
                 q = q < lo ? lo : q > hi ? hi : q;
-                TW_PULP_STORE(y, y_bytes, base + j, (int64_t)q - y_off);
+                tw_int_store(y, y_bytes, base + j, (int64_t)q - y_off);
             }
             continue;
         }
         for (j = 0; j < len; j++) {
             int64_t d = xr[j] + x_off - mean;
             int64_t q = clamp64(tw_asr64(tw_pulp_div(d * weight[j], r) + bias[j], log2d), qmin, qmax);
-            TW_PULP_STORE(y, y_bytes, base + j, q - y_off);
+            tw_int_store(y, y_bytes, base + j, q - y_off);
         }
     }
 }
@@ -264,20 +239,20 @@ void tw_pulp_rms_norm_rows(const int8_t *x, int32_t x_off, void *y, int y_bytes,
             int64_t v = xr[j] + x_off;
             s += v * v;
         }
-        r = pulp_isqrt(tw_pulp_div(s, len) + 1);
+        r = tw_int_isqrt(tw_pulp_div(s, len) + 1);
         if (fast && r <= INT32_MAX) {
             const int32_t r32 = (int32_t)r, lo = (int32_t)qmin, hi = (int32_t)qmax;
             for (j = 0; j < len; j++) {
                 int32_t q = asr32((xr[j] + x_off) * weight[j] / r32, log2d);
                 q = q < lo ? lo : q > hi ? hi : q;
-                TW_PULP_STORE(y, y_bytes, base + j, (int64_t)q - y_off);
+                tw_int_store(y, y_bytes, base + j, (int64_t)q - y_off);
             }
             continue;
         }
         for (j = 0; j < len; j++) {
             int64_t v = xr[j] + x_off;
             int64_t q = clamp64(tw_asr64(tw_pulp_div(v * weight[j], r), log2d), qmin, qmax);
-            TW_PULP_STORE(y, y_bytes, base + j, q - y_off);
+            tw_int_store(y, y_bytes, base + j, q - y_off);
         }
     }
 }
@@ -308,7 +283,7 @@ void tw_pulp_softmax_rows(const int8_t *x, int32_t x_off, void *y, int y_bytes, 
         for (j = 0; j < len; j++) sum += pulp_exp(xr[j] + x_off - m, a, b, c, log2);
         for (j = 0; j < len; j++) {
             int64_t e = pulp_exp(xr[j] + x_off - m, a, b, c, log2);
-            TW_PULP_STORE(y, y_bytes, base + j, tw_pulp_div(e * levels_m1, sum) - y_off);
+            tw_int_store(y, y_bytes, base + j, tw_pulp_div(e * levels_m1, sum) - y_off);
         }
     }
 }
@@ -331,7 +306,7 @@ void tw_pulp_ita_max_rows(const int8_t *x, int32_t x_off, void *y, int y_bytes, 
         inv = tw_pulp_div(levels_m1 * 256, sum);
         for (j = 0; j < len; j++) {
             int32_t s = (m - (xr[j] + x_off) + 16) >> 5;
-            TW_PULP_STORE(y, y_bytes, base + j, (inv >> s) - y_off);
+            tw_int_store(y, y_bytes, base + j, (inv >> s) - y_off);
         }
     }
 }
@@ -347,6 +322,6 @@ void tw_pulp_gelu_rows(const int8_t *x, int32_t x_off, void *y, int y_bytes, int
         l = one - (q + b) * (q + b);
         if (v < 0) l = -l;
         else if (v == 0) l = 0;
-        TW_PULP_STORE(y, y_bytes, i, v * tw_asr64(one + l, 1) - y_off);
+        tw_int_store(y, y_bytes, i, v * tw_asr64(one + l, 1) - y_off);
     }
 }
