@@ -27,6 +27,7 @@ from .codegen_cases import c_cache  # noqa: F401 (fixture)
 from .conftest import absent
 from .gru_models import convert
 from .test_cli_errors import assert_one_sentence_error, run_cli
+from .test_tflite_repair import require_isa
 from .tflite_builder import compare_with_litert, litert_interpreter
 
 
@@ -121,12 +122,7 @@ def test_unrolled_gru_generated_c_bit_exact_on_gap8(grus, tmp_path, c_cache):
 
 
 def test_unrolled_gru_counted_on_cortex_m7(grus, tmp_path):
-    from tilewise.platforms.cortex_m import arm_gcc
-
-    try:
-        arm_gcc()
-    except Exception as e:   # noqa: BLE001 - the one-sentence TilewiseError
-        absent(str(e))
+    require_isa("count")
     path = grus["gru3.tflite"]
     g = load_model(path)
     ns = schedule_network(lower(g), get_target("stm32h7"))
@@ -135,14 +131,7 @@ def test_unrolled_gru_counted_on_cortex_m7(grus, tmp_path):
 
 
 def test_unrolled_gru_on_gvsoc(grus, tmp_path):
-    from tilewise.platforms.gvsoc import runner
-    from tilewise.platforms.pulp_open import toolchain
-
-    try:
-        runner()
-        toolchain()
-    except Exception as e:   # noqa: BLE001 - the one-sentence TilewiseError
-        absent(str(e))
+    require_isa("gvsoc")
     path = grus["gru3.tflite"]
     g = load_model(path)
     ns = schedule_network(lower(g), get_target("pulp-open"))

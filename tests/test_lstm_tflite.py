@@ -30,6 +30,7 @@ from . import lstm_models
 from .codegen_cases import c_cache  # noqa: F401 (fixture)
 from .conftest import REPO, absent
 from .test_cli_errors import assert_one_sentence_error, run_cli
+from .test_tflite_repair import require_isa
 from .tflite_builder import compare_with_litert
 
 C_DIR = REPO / "tilewise" / "bindings" / "portable" / "c"
@@ -201,12 +202,7 @@ def test_generated_c_bit_exact_on_stm32h7_and_counted(lstm_model, tmp_path):
     run short; bench/calibrate_lstm.py counts the kws one): bit-exact, and the LSTM layer's
     instructions within ±10% of its prediction (the pulp family's lstm_cluster_s8 on the Arm core,
     bindings/pulp/lstm_cost.py ARM, fitted by bench/calibrate_lstm_cluster.py)."""
-    from tilewise.platforms.cortex_m import arm_gcc
-
-    try:
-        arm_gcc()
-    except Exception as e:   # noqa: BLE001 - the one-sentence TilewiseError
-        absent(str(e))
+    require_isa("count")
     path = lstm_model("sequence")
     graph = load_model(path)
     ns = schedule_network(lower(graph), get_target("stm32h7"))
@@ -219,14 +215,7 @@ def test_generated_c_bit_exact_on_stm32h7_and_counted(lstm_model, tmp_path):
 def test_generated_c_bit_exact_on_gvsoc(lstm_model, tmp_path):
     """pulp-open on GVSoC: the LSTM on the cluster's 8 cores (lstm_cluster_s8) bit-exact, and its
     cycles within ±15% of its prediction (bindings/pulp/lstm_cost.py CLUSTER)."""
-    from tilewise.platforms.gvsoc import runner
-    from tilewise.platforms.pulp_open import toolchain
-
-    try:
-        runner()
-        toolchain()
-    except Exception as e:   # noqa: BLE001 - the one-sentence TilewiseError
-        absent(str(e))
+    require_isa("gvsoc")
     path = lstm_model("kws")
     graph = load_model(path)
     ns = schedule_network(lower(graph), get_target("pulp-open"))

@@ -25,9 +25,9 @@ from tilewise.targets.registry import get_target
 from tilewise.validate import validate_model
 
 from .codegen_cases import c_cache  # noqa: F401 (fixture)
-from .conftest import absent
 from .svdf_models import add_svdf, keyword_model, svdf_model
 from .test_cli_errors import assert_one_sentence_error, run_cli
+from .test_tflite_repair import require_isa
 from .tflite_builder import litert_interpreter
 
 #: the models of these tests, by name: the builder's keyword arguments
@@ -147,12 +147,7 @@ BAND = 0.15
 def test_keyword_model_counted_on_cortex_m7(models, tmp_path):
     """stm32h7 under the instruction counter: bit-exact over 4 consecutive inferences, and each
     SVDF layer's predicted instructions within BAND of the counted ones."""
-    from tilewise.platforms.cortex_m import arm_gcc
-
-    try:
-        arm_gcc()
-    except Exception as e:   # noqa: BLE001 - the one-sentence TilewiseError
-        absent(str(e))
+    require_isa("count")
     path = models["keyword"]
     g = load_model(path)
     ns = schedule_network(lower(g), get_target("stm32h7"))
@@ -166,14 +161,7 @@ def test_keyword_model_counted_on_cortex_m7(models, tmp_path):
 def test_keyword_model_on_gvsoc(models, tmp_path):
     """pulp-open on GVSoC: bit-exact over 3 consecutive inferences, each SVDF layer's predicted
     cycles within BAND of GVSoC's."""
-    from tilewise.platforms.gvsoc import runner
-    from tilewise.platforms.pulp_open import toolchain
-
-    try:
-        runner()
-        toolchain()
-    except Exception as e:   # noqa: BLE001 - the one-sentence TilewiseError
-        absent(str(e))
+    require_isa("gvsoc")
     path = models["keyword"]
     g = load_model(path)
     ns = schedule_network(lower(g), get_target("pulp-open"))

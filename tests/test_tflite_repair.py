@@ -69,10 +69,15 @@ ISAS = [("stm32h7", "qemu"), ("pulp-open", "gvsoc")]
 
 
 def require_isa(on: str) -> None:
-    """The simulator and cross compiler `validate --on qemu|gvsoc` needs; missing, a failure under
+    """The simulator and cross compiler `validate --on qemu|gvsoc|count` needs (the counter: the
+    Arm cross compiler; it emulates with unicorn); missing, a failure under
     TILEWISE_REQUIRE_MODELS=1 (conftest `absent`), else a skip."""
     try:
-        if on == "qemu":
+        if on == "count":
+            from tilewise.platforms.cortex_m import arm_gcc
+
+            arm_gcc()
+        elif on == "qemu":
             from tilewise.platforms.cortex_m import arm_gcc
             from tilewise.platforms.qemu import qemu
 
