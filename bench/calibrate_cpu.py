@@ -6,8 +6,9 @@ measures are compared with what the model predicts, less the module's per-layer 
 - `from_l2`: per tiled kind (conv, depthwise, dense, add, pools) the factor f on the terms but
   the requantization, least squares of (measured − overhead − requant terms) on f · (the other
   terms with the kernels' L1 coefficients), on the pulp family's layers;
-- `transpose_elem`, `concat_elem`, `quant_elem`: per output element, least squares through the
-  origin of (measured − overhead − other_call) on the elements.
+- `concat_elem`, `quant_elem`: per output element, least squares through the origin of
+  (measured − overhead − other_call) on the elements (the transpose's per element, row and call:
+  bench/calibrate_untiled.py, with the transposes measured here).
 Writes bench/calibration_cpu.json (the data and the fit) and prints the coefficients and the
 per-layer ratios. Usage: .venv/bin/python bench/calibrate_cpu.py [--models example,kws_dscnn]
 """
@@ -40,7 +41,7 @@ from tilewise.targets.registry import get_target  # noqa: E402
 from tilewise.validate.check import validate_model  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-PER_ELEM = {"transpose_elem": "transpose", "concat_elem": "concat", "quant_elem": "quantize"}
+PER_ELEM = {"concat_elem": "concat", "quant_elem": "quantize"}
 
 
 def cpu_only(model: PulpKernels) -> Target:

@@ -46,6 +46,9 @@ DERIVED = ("requant", "elem", "table", "other", "other_row", "mac", "rq_div")   
 FLAGS = ("arm", "from_l2", "scalar", "int_ops")   # which code the model describes, not a coefficient
 #: the host core's coefficients (bench/calibrate_cpu.py): no layer of these networks exercises them
 HOST = ("transpose_elem", "transpose_row", "concat_elem", "quant_elem")
+#: the directly called kernels of TFLite's recurrent layers (bench/calibrate_untiled.py): none in
+#: these networks
+DIRECT = ("lut_elem", "lut_call", "bcast_elem", "bcast_call", "transpose_call")
 #: the integer exports' kernels' (bench/calibrate_int.py), held at the model's values: a layer
 #: they price (the networks' reshapes) counts them in its `fixed` cycles, not in the columns
 #: the onnx-mode kernels' (requantization, adds, global pooling: bench/calibrate_onnx_requant.py
@@ -53,7 +56,8 @@ HOST = ("transpose_elem", "transpose_row", "concat_elem", "quant_elem")
 #: values likewise: the example's onnx layers count them in their `fixed` cycles
 ONNX = tuple(f.name for f in fields(PulpKernels) if "onnx" in f.name)
 COEFS = tuple(f.name for f in fields(PulpKernels)
-              if f.name not in ("name", *DERIVED, *FLAGS, *HOST, *INTEGER_EXPORTS, *ASSUMED_INT, *ONNX))
+              if f.name not in ("name", *DERIVED, *FLAGS, *HOST, *DIRECT, *INTEGER_EXPORTS, *ASSUMED_INT,
+                                *ONNX))
 #: what the kernels' code says each coefficient should be (cycles counted off the loops of
 #: bindings/pulp/c and the RI5CY pipeline: 1 cycle per instruction, loads 1 + 1 on use, a taken
 #: branch 3, a mul 1, a div ~35): the fit is pulled gently towards them (PRIOR_WEIGHT), which fixes

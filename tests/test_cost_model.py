@@ -136,6 +136,37 @@ def test_layer_overhead_once_per_layer_and_same_choice():
             assert a.dma_bytes == b.dma_bytes and a.dma_transfers == b.dma_transfers
 
 
+def test_direct_call_layers_pay_the_call_overhead_not_the_fork():
+    """A layer run whole by a function the network's core calls directly (the portable family's
+    whole functions: Binding.direct_call) pays pulp-open's call_overhead_cycles (its reshapes
+    measured on GVSoC, ~205), a pulp row op that forks the cluster itself the module's
+    layer_overhead_cycles (473); a target with no call figure (stm32h7) charges every layer its
+    layer_overhead_cycles."""
+    from tilewise.schedule.cost import untiled_schedule
+    from tilewise.schedule.placement import Placement
+
+    po = get_target("pulp-open")
+    cl = po.module("cluster")
+    assert cl.call_overhead_cycles is not None and 150 < cl.call_overhead_cycles < 300
+    assert cl.layer_overhead_cycles == 473
+    lut = next(b for b in cl.bindings if b.name == "logistic_s8")
+    rows = next(b for b in cl.bindings if b.name.startswith("rms_norm_rows"))
+    assert lut.direct_call and not rows.direct_call
+    nest = LoopNest("other", 32, 32, 1, 1, 1, 1, 1, 1, (0, 0, 0, 0), 1, 1, 1, 8, 0, 8)
+    from dataclasses import replace
+
+    lut_s = untiled_schedule(nest, po, Placement(cl, lut, lut.tiles))
+    forked = replace(cl, call_overhead_cycles=None)
+    assert lut_s.cycles == pytest.approx(
+        untiled_schedule(nest, po, Placement(forked, lut, lut.tiles)).cycles - 473 + cl.call_overhead_cycles)
+    # the lookup's own fit (bench/calibrate_untiled.py): 32 elements ~1,900 cycles measured
+    assert 1500 < lut_s.cycles < 2400
+    m7 = get_target("stm32h7").module("cpu")
+    assert m7.call_overhead_cycles is None
+    assert m7.fixed_cycles(True) == m7.fixed_cycles(False) == m7.layer_overhead_cycles
+    assert cl.fixed_cycles(False) == 473 and cl.fixed_cycles(True) == cl.call_overhead_cycles
+
+
 def test_gap9_depthwise_input_dma_rate():
     """GAP9 reorders depthwise inputs HWC → CHW in the DMA at one byte per cycle (DORY's
     dma_transfer_hwc_to_chw, MATCH's model): only the input's cycles change, not its bytes or

@@ -137,6 +137,24 @@ def test_unrolled_gru_on_gvsoc(grus, tmp_path):
     ns = schedule_network(lower(g), get_target("pulp-open"))
     r = validate_model(path, ns, g, 1, 0, tmp_path / "p", on="gvsoc").to_json()
     assert r["bit_exact"] and r["platform"] == "gvsoc" and r["measured_cycles"] > 0, r
+    # the cost model against GVSoC: the layers called directly (the lookups, the broadcast subs,
+    # the slices: the module's call_overhead_cycles and their kernels' fits,
+    # bench/calibrate_untiled.py) per op, and the network, within GVSOC_BAND
+    per_op: dict[str, list[float]] = {}
+    for i, layer in enumerate(r["layers"]):
+        if ns.placement(i).binding.direct_call and layer["op"] != "reshape":
+            acc = per_op.setdefault(layer["op"], [0.0, 0.0])
+            acc[0] += layer["predicted_cycles"]
+            acc[1] += layer["measured_cycles"]
+    assert set(per_op) == {"logistic", "tanh", "sub", "slice"}, per_op
+    for op, (pred, meas) in per_op.items():
+        assert abs(pred / meas - 1) <= GVSOC_BAND, (op, pred, meas)
+    assert abs(r["predicted_cycles"] / r["measured_cycles"] - 1) <= GVSOC_BAND, r["predicted_cycles"]
+
+
+#: predicted / measured GVSoC cycles of the GRU's directly called layers (summed per op) and of
+#: the network
+GVSOC_BAND = 0.15
 
 
 def test_gru_without_unroll_is_one_sentence(grus):

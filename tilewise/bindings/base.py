@@ -199,6 +199,11 @@ class Family:
     #: an accelerator family's job counter as (header, function returning the jobs dispatched
     #: so far): the host harness sums them (codegen/host.py); None = no jobs
     jobs: tuple[str, str] | None = None
+    #: the family's whole layer functions (Binding.whole_function) run on the core that calls
+    #: them, with no fork of the module's cores (the portable family's: one core on the L2
+    #: tensors, bindings/portable/untiled.py); False where they fork the cores themselves (the
+    #: pulp family's row ops, transpose, LSTM and activation MatMul)
+    direct_functions: bool = False
 
     def closure(self) -> tuple[Family, ...]:
         """The families this one needs, dependencies first, then itself."""
@@ -260,6 +265,13 @@ class Binding:
     #: schedule's traffic, which validate holds the HAL's counters against. None: no DMA
     own_dma: Callable[[LoopNest], tuple[tuple[str, int, int, int], ...]] | None = None
     note: str = ""
+
+    @property
+    def direct_call(self) -> bool:
+        """The layer is the binding's own function called by the network's core with no fork of
+        the module's cores (a whole function of a family with direct_functions): its fixed cost
+        is the module's call_overhead_cycles, not the forking layers' layer_overhead_cycles."""
+        return self.whole_function and self.family.direct_functions
 
     @property
     def label(self) -> str:

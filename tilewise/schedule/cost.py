@@ -13,7 +13,9 @@ Per tile i (DESIGN.md "Scheduling"; seed 003 §V; seed 002 eq. 5.7–5.9):
   (one tile: L + C + S);
 - single buffering or blocking DMA: cycles = Σ_i (C_i + D_i);
 - plus the module's fixed `layer_overhead_cycles` once per layer (counted as compute), outside
-  the tile sum: every candidate of a layer pays it alike, bounds included.
+  the tile sum: every candidate of a layer pays it alike, bounds included; a layer run whole
+  whose binding's function is called directly, with no fork (Binding.direct_call), pays the
+  module's `call_overhead_cycles` instead (Module.fixed_cycles).
 
 Tiles are grouped into classes: along each dimension, positions with the same (size, loaded input
 extent, first, last) behave identically, and a tile's behaviour is fixed by its per-dimension
@@ -514,7 +516,7 @@ def untiled_schedule(nest: LoopNest, target: Target, placement: Placement,
     size = {d: np.ones((1, 1), np.int64) * dim_size(nest, d) for d in dims}
     one = {d: np.ones((1, 1), bool) for d in dims}
     comp = float(tile_cycles(binding.cost.terms(nest, module.cores), size, one, one).sum())
-    comp += module.layer_overhead_cycles
+    comp += module.fixed_cycles(binding.direct_call)
     c = nest.C if nest.kind in REDUCING else nest.K
     scr = int(np.asarray(binding.scratch(nest, module.cores, np.array(nest.K), np.array(c),
                                          np.array(nest.OY), np.array(nest.OX))))

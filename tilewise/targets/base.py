@@ -138,6 +138,12 @@ class Module:
     #: kernel, runtime set-up): added to every schedule of the layer alike, so it never changes
     #: which schedule is best and keeps the tile terms superadditive
     layer_overhead_cycles: float = 0.0
+    #: fixed cycles once per layer whose binding's function the network's core calls directly,
+    #: with no fork, no tile loop and no DMA (Binding.direct_call: the portable family's whole
+    #: functions — softmax, the lookup tables, slices, broadcast add / sub on the L2 tensors), in
+    #: place of layer_overhead_cycles: the call, the layer's profiling stamps, its code's first
+    #: fetches; None = layer_overhead_cycles
+    call_overhead_cycles: float | None = None
     #: the memory the module exchanges tensors in between layers: it reads its input tensors from
     #: and writes its output tensor to this level; a tensor another module left elsewhere is moved
     #: here first (the hand-off, partition/handoff.py)
@@ -163,6 +169,14 @@ class Module:
             return b if f is None else replace(b, cost=f(bits))
 
         return replace(self, acc_bits=bits, bindings=tuple(priced(b) for b in self.bindings))
+
+    def fixed_cycles(self, direct_call: bool) -> float:
+        """The layer's fixed cycles outside its kernel's terms: call_overhead_cycles for a layer
+        called directly (Binding.direct_call) where the module has that figure, else
+        layer_overhead_cycles."""
+        if direct_call and self.call_overhead_cycles is not None:
+            return self.call_overhead_cycles
+        return self.layer_overhead_cycles
 
     @property
     def cost_models(self) -> tuple[str, ...]:

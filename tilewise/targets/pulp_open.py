@@ -18,7 +18,10 @@ Figures and where they come from:
   Tiny models, the example and seed 004's layer on 8 and 1 cores at two L1 sizes) — 644 core
   cycles to program a transfer (core 0: the HAL's command words and its 2-D/3-D split), 65 cycles
   of set-up and 9.8 per contiguous chunk on the DMA side, 14.5 B/cycle; 473 cycles per layer (the
-  fork, the layer's first loads and last stores around the tile loop). No L3 in this model.
+  fork, the layer's first loads and last stores around the tile loop). A layer whose function the
+  network's core calls directly (the portable family's whole functions: no fork, no tile loop)
+  costs 205 instead (call_overhead_cycles: the reshapes measured on GVSoC,
+  bench/calibrate_untiled.py). No L3 in this model.
 - kernels: the pulp family (bindings/pulp: XpulpV2) priced by its own model, fitted on GVSoC
   (bindings/pulp/cost.py, bench/calibrate_pulp.py).
 - cpu: the host core's module — on the chip the fabric controller's role. In the generated
@@ -57,7 +60,10 @@ HAL_STATE = 1024
 HOST = replace(PulpKernels(), name="pulp-kernels-l2",
                from_l2=(("conv", 4.817), ("dwconv", 1.204), ("fc", 9.518), ("gap", 1.333),
                         ("pool", 1.848)),
-               transpose_elem=37.64, concat_elem=7.48, quant_elem=189.67,
+               # tw_transpose per element, per row of the output's innermost dimension, per call:
+               # bench/calibrate_untiled.py (slices, calibrate_cpu's transposes, Deeploy's Slice)
+               transpose_elem=33.92, transpose_row=70.911, transpose_call=271.118,
+               concat_elem=7.48, quant_elem=189.67,
                s16_mac=40.556, s16_tap=39.862, s16_dw_tap=84.892, s16_out=103.872, tadd_elem=63.289,
                tadd_entry=4.178, s16_rq_tflite=44.856, s16_rq_real=1224.81, s16_pool_tap=26.877,
                s16_pool_out=40.064,
@@ -72,6 +78,11 @@ HOST = replace(PulpKernels(), name="pulp-kernels-l2",
                int_ln_elem=428.671, int_rms_elem=331.793, int_smx_elem=980.409, int_ita_elem=165.231,
                int_gelu_elem=93.292)
 
+#: cycles of a layer the network's core calls directly (Module.call_overhead_cycles: the
+#: portable family's whole functions, no fork): the reshapes' measured cycles on GVSoC (a view, its
+#: function copies nothing: 186-206, 260 as a network's first layer), bench/calibrate_untiled.py
+CALL_OVERHEAD = 205.3
+
 TARGET = Target(
     name="pulp-open",
     description="PULP open platform on GVSoC: 8-core RI5CY cluster, 64 kB L1, 1.5 MB L2",
@@ -85,9 +96,10 @@ TARGET = Target(
     ),
     modules=(
         Module("cluster", cores=8, bindings=pulp.bindings(PulpKernels()), memory="L1",
-               scalable=True, layer_overhead_cycles=473.0, note="8x RI5CY XpulpV2"),
+               scalable=True, layer_overhead_cycles=473.0, call_overhead_cycles=CALL_OVERHEAD,
+               note="8x RI5CY XpulpV2"),
         Module("cpu", cores=1, bindings=pulp.bindings(HOST, host=True), memory="L2",
-               layer_overhead_cycles=473.0,
+               layer_overhead_cycles=473.0, call_overhead_cycles=CALL_OVERHEAD,
                note="host core: cluster core 0 alone on the L2 tensors (the FC's role)"),
     ),
     sources=("../shared/tools/gvsoc README (platform facts)", "notes/pulp-open.md",

@@ -90,6 +90,9 @@ KERNELS = replace(PulpKernels(), name="pulp-kernels-m7", mm_step=18.808, mm_bloc
                   add_table=36.354, add_onnx=39.93, add_onnx_fold=11.85, mul_elem=35.0, pool_step=25.788,
                   pool_out=63.477, gap_pixel=11.029, gap_chan=0.0, gap_pixel_onnx=11.029, gap_chan_onnx=0.0,
                   other_elem=184.546, other_call=425.13, tile=0.0,
+                  # no own fit on the Cortex-M7: its untiled kernels' per-element and call figures
+                  lut_elem=184.546, lut_call=425.13, bcast_elem=184.546, bcast_call=425.13,
+                  transpose_call=425.13,
                   transpose_elem=4.946, transpose_row=22.309, concat_elem=184.546, quant_elem=184.546,
                   arm=True,
                   # the integer exports' kernels and the transpose (bench/calibrate_int.py,

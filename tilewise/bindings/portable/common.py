@@ -29,7 +29,7 @@ from ...templating import render as _render
 from ..base import Family
 
 FAMILY = Family(name="portable", c_dir=Path(__file__).resolve().parent / "c",
-                project_dir="tw_kernels", header="tw_kernels.h")
+                project_dir="tw_kernels", header="tw_kernels.h", direct_functions=True)
 
 #: the family's C templates (templates/*.j2): one per kernel call, and the pieces they share
 TEMPLATES = Path(__file__).resolve().parent / "templates"

@@ -42,7 +42,12 @@ the call cost (fork-free: the cores are already in the layer's fork; two barrier
 - untiled ops (one core, portable C on the L2 tensors): per element and per call; the host
   core's transpose (`transpose_elem`), concatenation (`concat_elem`) and requantization
   (quantize: `quant_elem`, tw_mbqm's 64-bit arithmetic on rv32) per output element, the rest
-  (softmax, logistic ...) `other_elem`; the reshape its copy ("Integer exports" below).
+  (softmax ...) `other_elem`; the reshape its copy ("Integer exports" below). TFLite's unrolled
+  recurrent layers' kernels have their own fit (bench/calibrate_untiled.py): the LOGISTIC / TANH
+  lookup (`lut_elem`, `lut_call`), ADD / SUB with a broadcast operand (`bcast_elem`,
+  `bcast_call`), tw_transpose's call (`transpose_call`); each such layer is called directly by
+  the network's core, so the schedule adds the module's call_overhead_cycles to them, not its
+  layer_overhead_cycles (targets/base.py Module.fixed_cycles).
 
 Integer exports (NEMO / QuantLab / Deeploy, ../shared/models/integer_onnx): their kernels are the
 portable family's scalar C, not the SIMD kernels above, and each is priced by its own loops
@@ -244,6 +249,21 @@ class PulpKernels:
     # untiled portable kernels, per element and per call
     other_elem: float = 415.0
     other_call: float = 3804.0
+    #: the portable kernels TFLite's unrolled recurrent layers run whole, one core on the L2
+    #: tensors, each layer called directly (the module's call_overhead_cycles beside): the 256-entry
+    #: lookup of LOGISTIC / TANH (tw_lut_s8) per element and per call; ADD / SUB with a broadcast
+    #: operand (tw_add_s8 / tw_sub_s8 per pixel: TFLite's three 64-bit rescalings per element)
+    #: per element and per call; tw_transpose's call (SLICE / SPLIT / UNPACK and TRANSPOSE on a
+    #: host core; its elements and rows `transpose_elem`, `transpose_row`). Fitted on GVSoC
+    #: pulp-open by bench/calibrate_untiled.py (bench/calibration_untiled.json: 16-8192 elements
+    #: and the TensorFlow GRU's layers, lookups and subs within 6%, slices and transposes within
+    #: 16% but a group's first slice, 0.70-0.86: tw_transpose's code fetched again after the
+    #: other kernels)
+    lut_elem: float = 52.273
+    lut_call: float = 19.1
+    bcast_elem: float = 414.582
+    bcast_call: float = 844.4
+    transpose_call: float = 271.118
     transpose_elem: float = 415.0  # transpose: per output element
     #: tw_transpose (transpose, the integer exports' slice): per row of the innermost output
     #: dimension (N·OY·OX of the output's view), its odometer step; 0 where transpose_elem's fit
@@ -389,7 +409,16 @@ class PulpKernels:
         other = {"transpose": self.transpose_elem, "concat": self.concat_elem,
                  "quantize": self.quant_elem}.get(str(key.op), self.other_elem)
         row = self.transpose_row if str(key.op) == "transpose" else 0.0
-        out = replace(self, requant=rq, elem=elem, table=table, other=other, other_row=row)
+        call = self.other_call
+        if str(key.op) in ("logistic", "tanh") and key.mode == "tflite" and key.precision.x == 8:
+            other, call = self.lut_elem, self.lut_call
+        elif (str(key.op) in ("add", "sub") and key.mode == "tflite" and key.nest_kind == "other"
+              and key.precision.x == 8):
+            other, call = self.bcast_elem, self.bcast_call
+        elif str(key.op) == "transpose":
+            call = self.transpose_call
+        out = replace(self, requant=rq, elem=elem, table=table, other=other, other_row=row,
+                      other_call=call)
         if key.mode == "onnx" and key.nest_kind == "gap":
             out = replace(out, gap_pixel=self.gap_pixel_onnx, gap_chan=self.gap_chan_onnx)
         return out._for_int_key(key)
@@ -421,7 +450,9 @@ class PulpKernels:
             if op == "lstm":
                 return replace(self, scalar="lstm")
             row = self.transpose_row if op == "slice" else 0.0
-            return replace(self, scalar="elem", other=per[op], other_row=row) if op in per else self
+            call = self.transpose_call if op == "slice" else self.other_call
+            return (replace(self, scalar="elem", other=per[op], other_row=row, other_call=call)
+                    if op in per else self)
         if weighted and p.x == 16:
             return replace(self, scalar="s16", rq_div=rq_div)
         if weighted and key.mode == "div":
