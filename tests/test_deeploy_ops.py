@@ -290,6 +290,28 @@ def test_generated_c_bit_exact(net, target, tmp_path, c_cache):
     assert r.bit_exact, r.to_json()
 
 
+@pytest.mark.parametrize("shape", [(3, 1, 1), (4, 1), (10,)], ids=["per_channel_innermost", "per_row", "per_column"])
+def test_per_channel_requant_on_the_host_core_bit_exact(shape, tmp_path, c_cache):
+    """A RequantShift of int16 codes with one mul / add per channel (NCHW's C: the
+    IR's innermost axis, runs of one element, as Deeploy's iNoNorm), per row (H: runs of W·C, two
+    per value with N = 2) or per column (W: runs of C) runs tw_int_requant, channel by channel,
+    bit-exact with the golden model."""
+    rng = np.random.default_rng(13)
+    mul, add = rng.integers(1, 256, shape), rng.integers(-4096, 4096, shape)
+    nodes = [helper.make_node("RequantShift", ["x", "mul", "add"], ["y"], div=1 << 19, n_levels_out=256,
+                              signed=1, name="rq")]
+    x_shape = [2, 3, 4, 10]
+    model = _model(nodes, [_vi("x", x_shape)], [_vi("y", None)], [_const("mul", mul), _const("add", add)],
+                   opset=10)
+    path = _save(tmp_path, model)
+    g = load_model(path, {"*": "int16"})
+    ns = schedule_network(lower(g), get_target("stm32h7"))
+    (rq,) = [i for i, layer in enumerate(ns.layers.layers) if layer.op == Op.REQUANT]
+    assert ns.placement(rq).binding.name.startswith("requant_"), ns.placement(rq).binding.name
+    r = validate_model(path, ns, g, n_random=3, out_dir=tmp_path / "c", cache=c_cache)
+    assert r.bit_exact, r.to_json()
+
+
 @pytest.mark.parametrize("target", ["gap8", "stm32h7"])
 def test_analyze_prices_the_row_kernels_per_element(target, tmp_path):
     """analyze --json: the layer on the host core, its cycles the per-element coefficient

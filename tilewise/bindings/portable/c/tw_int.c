@@ -20,6 +20,22 @@ static inline int64_t rq_shift(int64_t v, int64_t mult, int64_t lambda, int shif
         ((YT *)y)[i + j] = (YT)rq_shift((int64_t)((const XT *)x)[i + j] + x_off, mult, lambda,   \
                                         shift, zp, qmin, qmax)
 
+/* Every run of channel k (`inner` elements each, `stride` apart) in shift mode, XT / YT the
+ * element types; the channel's constants are the locals mult, lambda, shift. Runs of one
+ * element (the channel axis innermost) as one strided loop. */
+#define TW_INT_RQ_CHANNEL(XT, YT)                                                               \
+    {                                                                                           \
+        if (inner == 1)                                                                         \
+            for (i = k; i < n; i += stride)                                                     \
+                ((YT *)y)[i] = (YT)rq_shift((int64_t)((const XT *)x)[i] + x_off, mult, lambda,   \
+                                            shift, zp, qmin, qmax);                             \
+        else                                                                                    \
+            for (i = k * inner; i < n; i += stride) {                                           \
+                run = inner < n - i ? inner : n - i;                                            \
+                TW_INT_RQ_RUN(XT, YT);                                                          \
+            }                                                                                   \
+    }
+
 void tw_int_requant(const tw_int_rq_t *rq, const void *x, int x_bytes, int32_t x_off, void *y,
                     int y_bytes, int32_t n, int32_t channels, int32_t inner)
 {
@@ -31,6 +47,33 @@ void tw_int_requant(const tw_int_rq_t *rq, const void *x, int x_bytes, int32_t x
     int32_t i = 0, k = 0, run, j;
     int shift;
     if (channels == 1) inner = n;      /* one run */
+    if (rq->mode == TW_RQ_SHIFT && channels > 1 && (y != x || y_bytes == x_bytes)) {
+        /* channel by channel, each channel's constants read once for all its runs: a
+         * per-channel requantization along the innermost axis (inner = 1: Deeploy's iNoNorm)
+         * read them for every element, ~280 cycles an element on GVSoC's RI5CY instead of ~85.
+         * Each element is computed alone, so the order changes no value; a requantization in
+         * place into narrower elements (y == x, y_bytes < x_bytes) keeps the ascending walk
+         * below, whose stores never reach an element not yet read. */
+        const int32_t stride = channels * inner;
+        for (k = 0; k < channels; k++) {
+            mult = rq->mult[k];
+            lambda = rq->lambda ? rq->lambda[k] : 0;
+            shift = (int)rq->shift[k];
+            if (x_bytes == 4 && y_bytes == 1) TW_INT_RQ_CHANNEL(int32_t, int8_t)
+            else if (x_bytes == 4 && y_bytes == 2) TW_INT_RQ_CHANNEL(int32_t, int16_t)
+            else if (x_bytes == 2 && y_bytes == 1) TW_INT_RQ_CHANNEL(int16_t, int8_t)
+            else if (x_bytes == 1 && y_bytes == 1) TW_INT_RQ_CHANNEL(int8_t, int8_t)
+            else
+                for (i = k * inner; i < n; i += stride) {
+                    run = inner < n - i ? inner : n - i;
+                    for (j = 0; j < run; j++)
+                        tw_int_store(y, y_bytes, i + j,
+                                     rq_shift(tw_int_load(x, x_bytes, i + j) + x_off, mult, lambda,
+                                              shift, zp, qmin, qmax));
+                }
+        }
+        return;
+    }
     while (i < n) {
         run = inner < n - i ? inner : n - i;
         if (rq->mode != TW_RQ_SHIFT) {
