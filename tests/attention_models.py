@@ -8,6 +8,11 @@ y = clip(floor((x·mul + add + div/2) / div)) — tests/quantlab_models.py's sem
 with `requant` a RequantShift of one mul / add for the tensor (`per_column`: one per column of
 the output) and a div that spreads int8 codes over the levels (random int8 / uint8 codes of the
 operands: k·|a|·|b| ~ k·64²). Code types come with the inputs (`--input-dtype a=uint8` ...).
+
+`attention_suite(shapes)`: several independent attentions in one graph — per (heads, m, d, L, dv,
+row) q [1, heads, m, d] · k [1, heads, d, L] → RequantShift → the row op (`row`: "iSoftmax" with
+the Attention kernel's coefficients, "ITAMax", or None) → · v [1, heads, L, dv] → RequantShift:
+what passes/fuse_attention.py makes one depth-first layer (bench/calibrate_attention.py).
 """
 
 from __future__ import annotations
@@ -69,6 +74,54 @@ def matmul_suite(shapes, seed: int = 0) -> tuple[onnx.ModelProto, dict[str, str]
         outs.append(helper.make_tensor_value_info(f"y{i}", TensorProto.FLOAT, None))
         types.update({f"a{i}": "uint8" if unsigned else "int8", f"b{i}": "int8"})
     g = helper.make_graph(nodes, "matmul_suite", ins, outs, inits)
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)])
+    model.ir_version = 9
+    return model, types
+
+
+def _requant(rng, name: str, x: str, y: str, k: int, a_max: int) -> tuple[list, list]:
+    """A RequantShift of `x` into int8 `y` whose div spreads k products of codes up to a_max · 64."""
+    mul, add = int(rng.integers(1, 256)), int(rng.integers(-2**12, 2**12))
+    div = 1 << max(0, int(np.ceil(np.log2(np.sqrt(k) * a_max * 64 * mul / 64))))
+    inits = [numpy_helper.from_array(np.asarray(mul, np.float32), f"{name}_mul"),
+             numpy_helper.from_array(np.asarray(add, np.float32), f"{name}_add")]
+    node = helper.make_node("RequantShift", [x, f"{name}_mul", f"{name}_add"], [y], div=div, n_levels_out=256,
+                            signed=1, name=name)
+    return [node], inits
+
+
+def _scalar_attr(name: str, v: float):
+    return helper.make_attribute(name, numpy_helper.from_array(np.asarray([v], np.float32)))
+
+
+def attention_suite(shapes, seed: int = 0) -> tuple[onnx.ModelProto, dict[str, str]]:
+    """The attentions of the module docstring in one graph, and the inputs' code types."""
+    rng = np.random.default_rng(seed)
+    nodes, inits, ins, outs, types = [], [], [], [], {}
+    for i, (heads, m, d, keys, dv, row) in enumerate(shapes):
+        nodes.append(helper.make_node("MatMul", [f"q{i}", f"k{i}"], [f"qk{i}"], name=f"scores{i}"))
+        n, init = _requant(rng, f"rq_s{i}", f"qk{i}", f"s{i}", d, 64)
+        nodes += n
+        inits += init
+        a = f"s{i}"
+        if row is not None:
+            r = helper.make_node(row, [a], [f"p{i}"], name=f"{row}{i}")
+            if row == "iSoftmax":   # the Deeploy Attention kernel's coefficients
+                r.attribute.extend([_scalar_attr("coeffA", 1.0), _scalar_attr("coeffB", 173.0),
+                                    _scalar_attr("coeffC", 15599.0), _scalar_attr("log2", 127.0)])
+            r.attribute.append(_scalar_attr("n_levels", 256.0))
+            nodes.append(r)
+            a = f"p{i}"
+        nodes.append(helper.make_node("MatMul", [a, f"v{i}"], [f"pv{i}"], name=f"context{i}"))
+        n, init = _requant(rng, f"rq_o{i}", f"pv{i}", f"y{i}", keys, 255 if row else 64)
+        nodes += n
+        inits += init
+        ins += [helper.make_tensor_value_info(f"q{i}", TensorProto.FLOAT, [1, heads, m, d]),
+                helper.make_tensor_value_info(f"k{i}", TensorProto.FLOAT, [1, heads, d, keys]),
+                helper.make_tensor_value_info(f"v{i}", TensorProto.FLOAT, [1, heads, keys, dv])]
+        outs.append(helper.make_tensor_value_info(f"y{i}", TensorProto.FLOAT, None))
+        types.update({f"q{i}": "int8", f"k{i}": "int8", f"v{i}": "int8"})
+    g = helper.make_graph(nodes, "attention_suite", ins, outs, inits)
     model = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)])
     model.ir_version = 9
     return model, types

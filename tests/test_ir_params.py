@@ -40,7 +40,7 @@ def _conv(**changes) -> Conv2dParams:
 
 
 def test_op_vocabulary():
-    assert LAYER_ONLY_OPS == {Op.DEPTHWISE, Op.GLOBAL_AVG_POOL}
+    assert LAYER_ONLY_OPS == {Op.DEPTHWISE, Op.GLOBAL_AVG_POOL, Op.ATTENTION}
     assert GRAPH_OPS | LAYER_ONLY_OPS == set(Op) and not GRAPH_OPS & LAYER_ONLY_OPS
     assert set(PARAMS_OF) == set(Op)
     assert all(PARAMS_OF[op] for op in GRAPH_OPS)

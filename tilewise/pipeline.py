@@ -9,6 +9,8 @@ demo) calls it; nothing else strings the stages together.
 
 `schedule_network` is the back half, from the lowered network to the decisions codegen emits and
 the report shows:
+0. attentions (q·kᵀ → softmax → ·v) become one depth-first layer where a module of the target runs
+   it (passes/fuse_attention.py; `depth_first=False` keeps them layer by layer);
 1. a network that cannot fit the chip is refused first (schedule/fit.py);
 2. partition (tilewise/partition) gives every layer one placement — module and binding — chosen by
    the network's cost (layers and hand-offs of tensors between modules), with its L2→L1 schedule
@@ -34,6 +36,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 
 from .errors import TilewiseError
@@ -44,7 +47,7 @@ from .ir.ops import Op
 from .memory.l3 import L3Plan, plan_l3_activations
 from .memory.network import L2TooSmallError, LayerStep, NetworkPlan
 from .partition import Partition, partition
-from .passes import lower
+from .passes import fuse_attention, lower
 from .schedule.fit import check_fits, l2_refusal
 from .schedule.l3 import L3Tiling, NetworkL3, l3_dma, plan_memory
 from .schedule.placement import Placement
@@ -63,6 +66,8 @@ class Options:
     objective: str = "latency"
     l3_strategy: str = "cascade"
     input_dtypes: Mapping[str, str] = field(default_factory=dict)
+    #: fuse attentions into depth-first layers where the target runs them (passes/fuse_attention.py)
+    depth_first: bool = True
 
 
 def compile(model: str | Path, target: Target, options: Options = Options()) -> NetworkSchedule:
@@ -77,15 +82,37 @@ def load(model: str | Path, options: Options = Options()) -> Graph:
     return load_model(model, dict(options.input_dtypes) or None)
 
 
+def runs_fused(layer: Layer, lg: LayerGraph, target: Target) -> bool:
+    """Some module of `target` has a binding for fused `layer` that takes it and whose scratch
+    fits the target's free L1 (passes/fuse_attention.py's `accept`)."""
+    from .bindings.keys import layer_key, matches
+
+    key = layer_key(layer, lg)
+    free = target.memory("L1").free if target.has_memory("L1") else None
+    for module in target.modules:
+        for b in module.bindings:
+            if not matches(b, key) or b.check(layer, lg) is not None:
+                continue
+            n = layer.nest
+            scr = int(b.scratch(n, module.cores, n.K, n.C, n.OY, n.OX))
+            if free is None or scr <= free:
+                return True
+    return False
+
+
 def compile_graph(graph: Graph, target: Target, options: Options = Options()) -> NetworkSchedule:
     """The flow from a loaded Graph (a caller that also needs the Graph: validate's reference)."""
     return schedule_network(lower(graph), target, options.tiler, options.l3_strategy,
-                            options.objective)
+                            options.objective, options.depth_first)
 
 
 def schedule_network(lg: LayerGraph, target: Target, tiler: str = "model",
-                     l3_strategy: str = "cascade", objective: str = "latency") -> NetworkSchedule:
-    """Partition `lg` on `target`, schedule every layer and plan its memory (module docstring)."""
+                     l3_strategy: str = "cascade", objective: str = "latency",
+                     depth_first: bool = True) -> NetworkSchedule:
+    """Partition `lg` on `target`, schedule every layer and plan its memory (module docstring);
+    with `depth_first`, attentions the target runs depth first are fused first (0)."""
+    if depth_first:
+        lg = fuse_attention(lg, partial(runs_fused, target=target))     # 0
     check_fits(lg, target)                                                  # 1
     part = partition(lg, target, tiler, objective)                          # 2
     lg = _with_acc_bits(lg, part)                                           # 3

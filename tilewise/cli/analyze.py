@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
         from ..validate.code_size import measure
 
         code = measure(ns, Path(args.model).name)
-    analysis = analyze_layers(lg, ns, why=args.why, code=code)
+    analysis = analyze_layers(ns.layers if ns is not None else lg, ns, why=args.why, code=code)
     _analyze_report(args, analysis, ns, target)
     if args.json:
         print(json.dumps(analysis.to_json(), indent=2))

@@ -17,12 +17,14 @@ psum store, tw_common.h `tw_acc_wrap`), and tests/test_narrow_acc.py checks the 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 import numpy as np
 
 from ..ir.graph import Graph, Node, state_tensors
 from ..ir.layer import Layer, LayerGraph
 from ..ir.ops import Op
+from ..ir.params import AttentionParams
 from ..ir.tensor import np_dtype
 from .acc_bounds import wrap
 from .conv import conv2d_acc, dense_acc
@@ -38,6 +40,8 @@ def run_layer(layer: Layer, lg: LayerGraph, args: list[np.ndarray],
     layer (svdf) leaves its state's new value in `states` (golden/run.py)."""
     nest = layer.nest
     out_t = lg.tensors[layer.output]
+    if layer.op == Op.ATTENTION:
+        return _attention(layer, lg, args)
     if layer.op in (Op.CONV2D, Op.DEPTHWISE):
         x = args[0].reshape(nest.N, nest.IY, nest.IX, nest.C)
         w = layer.weights if layer.op == Op.CONV2D else layer.weights[..., None]
@@ -67,6 +71,19 @@ def run_layer(layer: Layer, lg: LayerGraph, args: list[np.ndarray],
             # value per tensor or per column, channels last as apply_requant takes them
             y = apply_requant(np.asarray(y, dtype=np.int64), layer.requant)
     return np.asarray(y).astype(np_dtype(out_t.dtype)).reshape(out_t.shape)
+
+
+def _attention(layer: Layer, lg: LayerGraph, args: list[np.ndarray]) -> np.ndarray:
+    """A depth-first attention (passes/fuse_attention.py): its scores, row op and context layers in
+    order on (q, k, v) — the numbers of the layers it fuses, whatever order the kernel takes."""
+    p = layer.params
+    assert isinstance(p, AttentionParams)
+    view = replace(lg, tensors={**lg.tensors, **p.inner})
+    q, k, v = args
+    s = run_layer(p.scores, view, [q, k])
+    if p.rows is not None:
+        s = run_layer(p.rows, view, [s])
+    return run_layer(p.context, view, [s, v])
 
 
 def run_layers(

@@ -47,6 +47,7 @@ Layer-only ops (passes/lower.py makes them; no graph node has them):
 | depthwise | conv2d with groups = C and channel multiplier 1 | the Layer's weights, bias, requant, pad_value (no |
 |           |                                                 | params)                                           |
 | global_avg_pool | mean over H and W of an NHWC tensor | the mean's TfliteMeanParams / OnnxMeanParams |
+| attention | scores MatMul → row op (int_softmax, ita_max, none) → context MatMul, depth first | AttentionParams |
 
 conv2d and fully_connected layers, like depthwise, carry their arithmetic in the Layer's own
 fields (ir/layer.py), not in params.
@@ -93,6 +94,8 @@ class Op(enum.StrEnum):
     ITA_MAX = "ita_max"
     #: TFLite's UNIDIRECTIONAL_SEQUENCE_LSTM, integer (8x8_16) form
     LSTM = "lstm"
+    #: layer-only: MatMul → softmax → MatMul computed depth first (passes/fuse_attention.py)
+    ATTENTION = "attention"
     #: layer-only: conv2d with groups = C, channel multiplier 1
     DEPTHWISE = "depthwise"
     #: layer-only: mean over H and W
@@ -100,7 +103,7 @@ class Op(enum.StrEnum):
 
 
 #: the lowered forms passes/lower.py produces; a Graph never holds them
-LAYER_ONLY_OPS: frozenset[Op] = frozenset({Op.DEPTHWISE, Op.GLOBAL_AVG_POOL})
+LAYER_ONLY_OPS: frozenset[Op] = frozenset({Op.DEPTHWISE, Op.GLOBAL_AVG_POOL, Op.ATTENTION})
 
 #: the ops a graph node may have (ir/verify.py holds graphs to it)
 GRAPH_OPS: frozenset[Op] = frozenset(Op) - LAYER_ONLY_OPS

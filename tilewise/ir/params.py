@@ -81,12 +81,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
 from .ops import WEIGHTED_LAYER_OPS, Op
 from .requant import Requant, RequantMode
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .layer import Layer
+    from .tensor import Tensor
 
 Mode = RequantMode
 
@@ -629,6 +633,21 @@ class LstmParams(OpParams):
         self._check_lengths(in_mult=4, in_shift=4, rec_mult=4, rec_shift=4)
 
 
+@_params
+class AttentionParams(OpParams):
+    """attention (a layer only, passes/fuse_attention.py): the layers `scores` (a MatMul of q by
+    k with its requantization fused), `rows` (a row op along the scores' last axis: int_softmax or
+    ita_max; None when the context reads the scores directly) and `context` (a MatMul of the row
+    op's output by v, requantized), computed one row tile of one head at a time so that the
+    scores never exist whole; `inner` the tensors between them (no other layer reads them). The
+    numbers are the three layers' (golden/layers.py)."""
+
+    scores: Layer
+    rows: Layer | None
+    context: Layer
+    inner: Mapping[str, Tensor]
+
+
 _MEAN = (TfliteMeanParams, OnnxMeanParams)
 
 #: the parameter classes each op accepts on a graph node (depthwise is never a node)
@@ -664,6 +683,7 @@ PARAMS_OF: Mapping[Op, tuple[type[OpParams], ...]] = {
     Op.ITA_MAX: (ItaMaxParams,),
     Op.SVDF: (SvdfParams,),
     Op.LSTM: (LstmParams,),
+    Op.ATTENTION: (AttentionParams,),
     Op.DEPTHWISE: (),
     Op.GLOBAL_AVG_POOL: _MEAN,
 }

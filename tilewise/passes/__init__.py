@@ -1,5 +1,6 @@
 """Passes: canonicalize the Graph (pad folding, no-op reshapes, clamp folding), lower it to Layers and
-fuse a MatMul of two activations with the requantization of its sums (fuse_matmul.py)."""
+fuse a MatMul of two activations with the requantization of its sums (fuse_matmul.py); the
+pipeline then fuses attentions depth first where the target runs them (fuse_attention.py)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from ..ir.graph import Graph
 from ..ir.layer import LayerGraph
 from ..ir.verify import verify
 from .canonicalize import drop_noop_reshapes, fold_clamps, fold_pads
+from .fuse_attention import fuse_attention
 from .fuse_matmul import fuse_matmul_requant
 from .lower import lower_graph
 
@@ -32,4 +34,4 @@ def lower(graph: Graph) -> LayerGraph:
 
 
 __all__ = ["canonicalize", "lower", "fold_pads", "drop_noop_reshapes", "fold_clamps", "lower_graph",
-           "fuse_matmul_requant"]
+           "fuse_matmul_requant", "fuse_attention"]

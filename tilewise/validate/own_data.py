@@ -140,6 +140,7 @@ def validate_data_path(model: str | Path, target, data: str | Path | None = None
                                    data_desc["file"])
 
     ns = schedule_network(lg, target, tiler, objective=objective)
+    lg = ns.layers   # the layers the C runs (attentions fused depth first: pipeline.py)
     if on != "host" and n > CHUNK:
         raise TilewiseError(f"{data_desc['file']}: {n} inputs; at most {CHUNK} run on {on} in one "
                             f"validation (more run on the host, --on host, in chunks)")
@@ -209,7 +210,7 @@ def validate_data_path(model: str | Path, target, data: str | Path | None = None
             }
         report.metrics = met
         if ud.golden:
-            _golden_layers(report, project, ud, cache)
+            _golden_layers(report, project, ud, lg, cache)
         if errors:
             from .layer_errors import write_layer_csv
 
@@ -268,12 +269,12 @@ def _output_metrics(report: ValidationReport, lg, k: int, spec, shape: tuple[int
     return entry
 
 
-def _golden_layers(report: ValidationReport, project, ud, cache) -> None:
-    """The exporter's per-layer golden tensors against the C's (golden_files.py): the report's
-    `golden_layers`; each differing layer a mismatch."""
+def _golden_layers(report: ValidationReport, project, ud, lg, cache) -> None:
+    """The exporter's per-layer golden tensors against the C's (golden_files.py) of `lg`, the layers
+    the C runs: the report's `golden_layers`; each differing layer a mismatch."""
     from .golden_files import compare_layers
 
-    rows = compare_layers(project, ud.lg, ud.graph, ud.inputs[0], ud.golden, cache)
+    rows = compare_layers(project, lg, ud.graph, ud.inputs[0], ud.golden, cache)
     report.golden_layers = rows
     for r in rows:
         if r["mismatches"]:

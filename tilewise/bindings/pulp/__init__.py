@@ -88,7 +88,8 @@ from .. import portable
 from ..base import Binding, Precision, TileRules, per_mode, specialized
 from ..portable import checks as portable_checks
 from ..portable.common import S8
-from . import checks, constants, lstm, mm_act, rows, simple, subbyte, weighted
+from . import attention, checks, constants, lstm, mm_act, rows, simple, subbyte, weighted
+from .attention_cost import AttentionCost
 from .common import FAMILY
 from .cost import MM_ACT_M7, MatMulActCost
 from .lstm_cost import ARM as LSTM_ARM
@@ -212,6 +213,8 @@ def bindings(cost, arm: bool = False, host: bool = False) -> tuple[Binding, ...]
         own.extend(subbyte.bindings(cost, rq))
         # the integer exports' row-wise ops and the transpose through L1 (rows.py, issue 28)
         own.extend(rows.bindings(RowsCost()))
+        # q·kᵀ → softmax → ·v depth first (attention.py; passes/fuse_attention.py fuses them)
+        own.extend(attention.bindings(AttentionCost()))
     if arm or not host:
         # TFLite's LSTM, the cells over the cores, SIMD gate products (lstm.py, issue 28); a
         # cluster's host core keeps the portable lstm_s8

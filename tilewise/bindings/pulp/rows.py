@@ -231,21 +231,24 @@ def rms_norm(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str
     return _emit(layer, lg, call, "iRMSNorm", _int_list("WEIGHT", p.weight))
 
 
-def int_softmax(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
+def softmax_call(layer: Layer, lg: LayerGraph) -> tuple[str, str]:
+    """The C call of a softmax-like row op (int_softmax, ita_max) on `n` rows at x into y, and
+    its name: rows.c.j2's, and a depth-first attention's (attention.py)."""
     p = layer.params
-    assert isinstance(p, IntSoftmaxParams)
     d = _data(layer, lg)
-    call = (f"tw_pulp_softmax_rows({_row_args(d)}, n, {d['len']}, {p.coeff_a}LL, {p.coeff_b}LL, "
-            f"{p.coeff_c}LL, {p.log2}LL, {p.n_levels - 1}LL)")
-    return _emit(layer, lg, call, "iSoftmax")
+    if isinstance(p, IntSoftmaxParams):
+        return (f"tw_pulp_softmax_rows({_row_args(d)}, n, {d['len']}, {p.coeff_a}LL, {p.coeff_b}LL, "
+                f"{p.coeff_c}LL, {p.log2}LL, {p.n_levels - 1}LL)"), "iSoftmax"
+    assert isinstance(p, ItaMaxParams), layer.name
+    return f"tw_pulp_ita_max_rows({_row_args(d)}, n, {d['len']}, {p.n_levels - 1}LL)", "ITAMax"
+
+
+def int_softmax(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
+    return _emit(layer, lg, *softmax_call(layer, lg))
 
 
 def ita_max(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
-    p = layer.params
-    assert isinstance(p, ItaMaxParams)
-    d = _data(layer, lg)
-    return _emit(layer, lg, f"tw_pulp_ita_max_rows({_row_args(d)}, n, {d['len']}, {p.n_levels - 1}LL)",
-                 "ITAMax")
+    return _emit(layer, lg, *softmax_call(layer, lg))
 
 
 def int_gelu(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
@@ -396,4 +399,4 @@ def bindings(cost) -> tuple[Binding, ...]:
 
 
 __all__ = ["ELEMENTWISE", "bindings", "block_rows", "dma_of", "geometry", "reduce_bytes", "reduce_dma",
-           "rows_scratch", "scratch_of", "transpose_bytes", "transpose_dma", "transpose_walk"]
+           "rows_scratch", "scratch_of", "softmax_call", "transpose_bytes", "transpose_dma", "transpose_walk"]
