@@ -102,7 +102,8 @@ def main() -> None:
         r["predicted"] = round(_cycles(model, r) + r["overhead"], 1)
         r["ratio"] = round(r["predicted"] / r["measured"], 3)
         print(f"{str(r['shape']):24s} {r['row'] or '-':12s} measured {r['measured']:>9,} "
-              f"predicted {r['predicted']:>11,.0f} ({r['ratio']:.2f}; before {r['predicted_before'] / r['measured']:.2f})")
+              f"predicted {r['predicted']:>11,.0f} ({r['ratio']:.2f}; "
+              f"before {r['predicted_before'] / r['measured']:.2f})")
     print("ri5cy_gvsoc_cycles", coef)
     out = {"shapes": [list(s) for s in SHAPES], "rows": rows, "fit": {"ri5cy_gvsoc_cycles": coef}}
     (HERE / "calibration_attention.json").write_text(json.dumps(out, indent=1) + "\n")

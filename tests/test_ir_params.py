@@ -106,7 +106,7 @@ def _modes(cls: type) -> tuple[str | None, ...]:
 
 def test_every_node_params_class_has_a_golden_kernel():
     g = Graph("g", {}, (), (), ())
-    for op in Op:
+    for op in set(Op) - {Op.ATTENTION}:   # an attention layer runs its parts' kernels (golden/layers.py)
         for cls in PARAMS_OF[op]:
             for mode in _modes(cls):
                 node = SimpleNamespace(name="n", op=op, params=SimpleNamespace(mode=mode))

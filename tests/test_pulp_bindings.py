@@ -61,14 +61,19 @@ def test_table_serves_every_portable_key_and_runs_its_own_kernels_first():
     # tw_int.h's beside it: test_pulp_mm_act.py)
     extra = {"conv2d_s8_onnx24", "depthwise_s8_onnx24", "fully_connected_s8_onnx24",
              "add_onnx_fold_s8", "matmul_act_x8y8", "matmul_act_x8y32"}
-    assert all(len([b for b in v if b.name not in extra]) == 1 for k, v in by_key.items() if k.op != "matmul")
+    assert all(len([b for b in v if b.name not in extra]) == 1 for k, v in by_key.items()
+               if k.op not in ("matmul", "attention"))
+    # the depth-first attention (attention.py): one binding per row op under one key, each
+    # check taking only its own row op
+    assert sorted(b.name for v in by_key.values() for b in v if b.key.op == "attention") == \
+        ["attention_int_softmax_s8", "attention_ita_max_s8", "attention_norows_s8"]
     assert {b.name for v in by_key.values() for b in v if b.key.op == "matmul"} == \
         {"matmul_act_x8y8", "matmul_act_x8y32"}
     assert extra <= {b.name for b in own}
     ours = [b for b in own if b.family.name == "pulp"]
     # the integer exports' row ops and the transpose through L1 (rows.py, issue 28), TFLite's
     # LSTM on the cores (lstm.py, issue 28)
-    assert {b.key.op for b in ours} == {"conv2d", "depthwise", "fully_connected", "add", "sub",
+    assert {b.key.op for b in ours} == {"conv2d", "depthwise", "fully_connected", "add", "sub", "attention",
                                         "mul", "avg_pool", "max_pool", "global_avg_pool",
                                         "layer_norm", "rms_norm", "int_softmax", "ita_max",
                                         "int_gelu", "hardswish", "requant", "transpose", "reduce",

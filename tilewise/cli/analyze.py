@@ -33,6 +33,9 @@ def add(sub) -> None:
     a.add_argument("--code-size", action="store_true", help="with --target stm32h7 or "
                    "pulp-open: build the network's firmware and count its code in flash (the "
                    "linked network, layers, kernels and HAL)")
+    a.add_argument("--layer-by-layer", action="store_true", help="with --target: keep each "
+                   "attention's MatMuls and softmax as separate layers instead of one depth-first "
+                   "layer (to compare their memory and cycles)")
     add_target_options(a)
     add_input_dtype_option(a)
     a.set_defaults(fn=run)
@@ -67,7 +70,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     ns = None
     if target is not None:
-        ns = schedule_network(lg, target, args.tiler, objective=args.objective)
+        ns = schedule_network(lg, target, args.tiler, objective=args.objective,
+                              depth_first=not args.layer_by_layer)
     elif args.why:
         raise TilewiseError("--why needs --target (it lists each layer's candidate modules and "
                             "kernels)")
