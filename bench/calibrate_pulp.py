@@ -43,7 +43,7 @@ HERE = Path(__file__).resolve().parent
 #: coefficients fitted on the untiled layers' whole cycles, not on compute phases
 UNTILED = ("other_elem", "other_call")
 DERIVED = ("requant", "elem", "table", "other", "other_row", "mac", "rq_div")   # set by for_key from the fields
-FLAGS = ("arm", "from_l2", "scalar", "int_ops")   # which code the model describes, not a coefficient
+FLAGS = ("arm", "from_l2", "scalar", "int_ops", "table_lookup")   # which code the model describes, not a coefficient
 #: the host core's coefficients (bench/calibrate_cpu.py): no layer of these networks exercises them
 HOST = ("transpose_elem", "transpose_row", "concat_elem", "quant_elem")
 #: the directly called kernels of TFLite's recurrent layers (bench/calibrate_untiled.py): none in

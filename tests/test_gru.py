@@ -113,6 +113,37 @@ def test_split_ops_generated_c_bit_exact(target, tmp_path, c_cache):
     assert r.bit_exact, r.to_json()
 
 
+def _const_op_model(path: Path, op: str, dtype: str, values: np.ndarray) -> Path:
+    """An activation `op` a constant of `values` (the GRU's 1 − z: SUB of a one-value constant
+    and the gate), 8-bit tensors of dtype."""
+    b = ModelBuilder()
+    zp = 7 if dtype == "uint8" else -5
+    x = b.input("x", (1, 2, 16), dtype, scale=1 / 128, zero_point=zp)
+    c = b.const("c", values.astype(dtype), dtype, scale=1 / 127, zero_point=zp)
+    y = b.tensor("y", (1, 2, 16), dtype, scale=1 / 64, zero_point=zp + 3)
+    opts = {"ADD": "AddOptions", "SUB": "SubOptions", "MUL": "MulOptions"}[op]
+    b.op(op, [c, x] if op == "SUB" else [x, c], [y], opts, FusedActivationFunction=0)
+    b.output(y)
+    return b.save(path)
+
+
+@pytest.mark.parametrize("op", ["ADD", "SUB", "MUL"])
+@pytest.mark.parametrize("dtype", ["int8", "uint8"])
+def test_op_by_a_one_value_constant_is_a_lookup_bit_exact(op, dtype, tmp_path, c_cache):
+    """ADD / SUB / MUL of an activation and a constant of one value run the 256-entry lookup
+    (the golden op's outputs, *_const_lut_s8) on pulp-open's cores, bit-exact against LiteRT and the
+    golden model; a constant of several values keeps the broadcast kernel."""
+    hi = 127 if dtype == "int8" else 255
+    for values, binding in ((np.array([hi]), "const_lut"), (np.arange(16) * 3, "broadcast")):
+        path = _const_op_model(tmp_path / f"{op}_{binding}.tflite", op, dtype, values)
+        g = load_model(path)
+        ns = schedule_network(lower(g), get_target("pulp-open"))
+        (i,) = [i for i, layer in enumerate(ns.layers.layers) if str(layer.op) == op.lower()]
+        assert binding in ns.placement(i).binding.name, ns.placement(i).binding.name
+        r = validate_model(path, ns, g, n_random=3, out_dir=tmp_path / f"c_{binding}", cache=c_cache)
+        assert r.bit_exact, r.to_json()
+
+
 def test_unrolled_gru_generated_c_bit_exact_on_gap8(grus, tmp_path, c_cache):
     path = grus["gru3.tflite"]
     g = load_model(path)

@@ -42,14 +42,16 @@ def _kernel(b) -> str:
 def test_every_binding_has_its_own_emit_function_in_an_emission_module():
     """An emit function serves one kernel: shared only across the semantics modes of that kernel
     (the requant mode is data of its template), by the precisions of the byte copy, by the
-    output widths of the integer exports' 16x8 kernels and by the two table functions (logistic,
-    tanh: one LUT kernel, its table the data)."""
+    output widths of the integer exports' 16x8 kernels, by the two table functions (logistic,
+    tanh: one LUT kernel, its table the data) and by the add / sub / mul by a one-value constant
+    (the same LUT kernel, the golden op's table the data)."""
     by_fn: dict = {}
     for b in bindings(None):
         assert b.emit.__module__.rsplit(".", 1)[-1] in EMITTING, b.name
         by_fn.setdefault(b.emit, set()).add(_kernel(b))
     shared = [names for names in by_fn.values() if len(names) > 1]
-    expected = [{"reshape", "reshape_s16", "reshape_s32"}, {"logistic_s8", "tanh_s8"}] + [
+    expected = [{"reshape", "reshape_s16", "reshape_s32"}, {"logistic_s8", "tanh_s8"},
+                {"add_const_lut_s8", "sub_const_lut_s8", "mul_const_lut_s8"}] + [
         {f"{k}_s16_int", f"{k}_s16_int_y8"} for k in ("conv2d", "depthwise", "fully_connected")]
     assert sorted(map(sorted, shared)) == sorted(map(sorted, expected)), shared
 

@@ -56,11 +56,13 @@ def test_table_serves_every_portable_key_and_runs_its_own_kernels_first():
     for b in own:
         by_key.setdefault(b.key, []).append(b)
     # one binding per key, but the onnx keys' second ones (the onnx24 variant of the weighted
-    # kernels, the folded onnx add), which the choice weighs against the first by their cost;
+    # kernels, the folded onnx add) and the lookup of an add / sub / mul by a one-value constant
+    # beside the broadcast kernel, which the choice weighs against the first by their cost;
     # the MatMul of two activations (mm_act.py) is the cluster's own (a host core's module has
     # tw_int.h's beside it: test_pulp_mm_act.py)
     extra = {"conv2d_s8_onnx24", "depthwise_s8_onnx24", "fully_connected_s8_onnx24",
-             "add_onnx_fold_s8", "matmul_act_x8y8", "matmul_act_x8y32"}
+             "add_onnx_fold_s8", "matmul_act_x8y8", "matmul_act_x8y32",
+             "add_const_lut_s8", "sub_const_lut_s8", "mul_const_lut_s8"}
     assert all(len([b for b in v if b.name not in extra]) == 1 for k, v in by_key.items()
                if k.op not in ("matmul", "attention"))
     # the depth-first attention (attention.py): one binding per row op under one key, each

@@ -30,6 +30,10 @@ where the pulp family keeps these bindings). The table, one binding per row (mod
 | add_s16, sub_s16, mul_s16    | add, sub, mul    | tflite             | 16→16     | add      | tw_add_s16 /           |
 |                              |                  |                    |           |          | tw_sub_s16 /           |
 |                              |                  |                    |           |          | tw_mul_s16             |
+| *_const_lut_s8               | add, sub, mul    | tflite             | 8→8       | other    | tw_lut_s8: an          |
+|                              |                  |                    |           |          | activation and a       |
+|                              |                  |                    |           |          | constant of one value, |
+|                              |                  |                    |           |          | the golden op's table  |
 | *_broadcast_s8               | add, sub, mul    | tflite (add: onnx) | 8→8       | other    | the elementwise kernel |
 |                              |                  |                    |           |          | per pixel              |
 | avg_pool_s8                  | avg_pool         | tflite, onnx       | 8→8       | pool     | tw_avgpool_s8 /        |
@@ -160,6 +164,11 @@ def bindings(cost, *, depthwise_input_bytes_per_cycle: float = 0.0,
         emit={"tflite": elementwise.add_s8, "onnx": elementwise.add_onnx_s8}, tiles=TILED)
     add("add_table_s8", Op.ADD, (None,), p8, "add", checks.add_table, emit=elementwise.add_table_s8,
         scratch=add_tables_bytes, tiles=TILED)
+    # before the broadcast kernels: the same layers where the constant has one value, by a table
+    lookup = cost.lookup() if hasattr(cost, "lookup") else cost
+    for op, name in ((Op.ADD, "add_const_lut_s8"), (Op.SUB, "sub_const_lut_s8"), (Op.MUL, "mul_const_lut_s8")):
+        out.extend(per_mode(FAMILY, lookup, name, op, ("tflite",), p8, "other", checks.const_lookup_s8,
+                            emit=elementwise.const_lookup_s8, whole=True, tiles=UNTILED))
     add("add_broadcast_s8", Op.ADD, ("tflite", "onnx"), p8, "other", checks.broadcast_s8,
         emit={"tflite": elementwise.add_broadcast_s8, "onnx": elementwise.add_broadcast_onnx_s8},
         whole=True, tiles=UNTILED)

@@ -203,6 +203,24 @@ def broadcast_s8(layer: Layer, lg: LayerGraph) -> str | None:
     return None
 
 
+def const_lookup_s8(layer: Layer, lg: LayerGraph) -> str | None:
+    """add / sub / mul (tflite) of an activation and a constant of one value (untiled): the
+    output is a function of the activation's byte alone, a 256-entry table (the GRU's 1 − z)."""
+    reason = broadcast_s8(layer, lg)
+    if reason:
+        return reason
+    consts = layer.const_inputs
+    acts = [nm for nm in layer.node_inputs if nm not in consts]
+    if len(acts) != 1 or len(consts) != 1:
+        return f"{layer.op} of {len(acts)} activations (one activation and one constant only)"
+    (c,) = consts.values()
+    if np.unique(np.asarray(c.data)).size != 1:
+        return "a constant operand of more than one value"
+    if lg.tensors[acts[0]].nbytes != lg.tensors[layer.output].nbytes:
+        return "an activation broadcast to the output"
+    return None
+
+
 # --- pooling ------------------------------------------------------------------------------------
 
 def _same_storage(layer: Layer, lg: LayerGraph) -> str | None:

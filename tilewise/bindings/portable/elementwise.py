@@ -220,6 +220,38 @@ mul_broadcast_s8 = _emit(_broadcast, _mul_tflite, "mul_broadcast_s8")
 add_broadcast_onnx_s8 = _emit(_broadcast, _add_onnx, "add_broadcast_onnx_s8")
 
 
+def const_lookup_table(layer: Layer, lg: LayerGraph) -> np.ndarray:
+    """The 256 outputs, as stored, of a tflite add / sub / mul of an activation and a constant
+    of one value (checks.const_lookup_s8), by the activation's stored byte + 128: the golden
+    kernel itself (golden/elementwise.py) on every byte, so the table is bit-exact by
+    construction."""
+    from types import SimpleNamespace
+
+    from ...golden import elementwise as golden
+
+    consts = layer.const_inputs
+    tensors = {**lg.tensors, **consts}
+    args = []
+    for nm in layer.node_inputs:
+        if nm in consts:
+            args.append(np.full(256, int(np.asarray(consts[nm].data).reshape(-1)[0]), dtype=np.int64))
+        else:
+            args.append(np.arange(-128, 128, dtype=np.int64) + u8_offset(lg, nm))
+    node = SimpleNamespace(params=layer.params, inputs=list(layer.node_inputs), outputs=[layer.output])
+    fn = {"add": golden.add, "sub": golden.sub, "mul": golden.mul}[str(layer.op)]
+    out = np.asarray(fn(node, SimpleNamespace(tensors=tensors), args), dtype=np.int64)
+    return out - u8_offset(lg, layer.output)
+
+
+def const_lookup_s8(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
+    """The whole layer function of a tflite add / sub / mul by a constant of one value: tw_lut_s8
+    with the op's table (const_lookup_table)."""
+    table = const_lookup_table(layer, lg)
+    assert table.shape == (256,) and table.min() >= -128 and table.max() <= 127
+    return render("lookup_s8.c.j2", op=str(layer.op), table=[int(v) for v in table],
+                  size=lg.tensors[layer.output].nbytes)
+
+
 def add_table_s8(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
     """compute() of an add by tables (checks.add_table): both tables laid out by stored byte
     read as unsigned (entry e is the stored int8 (int8_t)e, the value e − 256·(e ≥ 128) + offset),

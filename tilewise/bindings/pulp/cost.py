@@ -373,6 +373,14 @@ class PulpKernels:
     rq_div: float = 0.0         # div64 when the binding's requantization is the div form
     #: the copy of the model that int_ops.py's bindings (tw_int.h) are priced by (`for_int_ops`)
     int_ops: bool = False
+    #: the copy that prices a binding running tw_lut_s8 whatever its op (`lookup`: the portable
+    #: add / sub / mul by a constant of one value)
+    table_lookup: bool = False
+
+    def lookup(self) -> PulpKernels:
+        """The copy that prices a 256-entry lookup (tw_lut_s8: `lut_elem`, `lut_call`) for any
+        op: the portable family's add / sub / mul by a constant of one value."""
+        return replace(self, table_lookup=True)
 
     def for_int_ops(self) -> PulpKernels:
         """The copy that prices the tw_int.h kernels (bindings/portable/int_ops.py): their keys
@@ -410,7 +418,8 @@ class PulpKernels:
                  "quantize": self.quant_elem}.get(str(key.op), self.other_elem)
         row = self.transpose_row if str(key.op) == "transpose" else 0.0
         call = self.other_call
-        if str(key.op) in ("logistic", "tanh") and key.mode == "tflite" and key.precision.x == 8:
+        if self.table_lookup or (str(key.op) in ("logistic", "tanh") and key.mode == "tflite"
+                                 and key.precision.x == 8):
             other, call = self.lut_elem, self.lut_call
         elif (str(key.op) in ("add", "sub") and key.mode == "tflite" and key.nest_kind == "other"
               and key.precision.x == 8):
