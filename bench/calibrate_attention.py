@@ -1,16 +1,17 @@
-"""Fit the cost model of the cluster's depth-first attention (bindings/pulp/attention_cost.py
-AttentionCost, layer bindings/pulp/attention.py) on its own measurements.
+"""Fit the cost model of the depth-first attention (bindings/pulp/attention_cost.py
+AttentionCost and ATTENTION_M7, layer bindings/pulp/attention.py) on its own measurements.
 
-`python bench/calibrate_attention.py` builds one network of independent Deeploy-style attentions
-(tests/attention_models.py attention_suite: SHAPES — iSoftmax, ITAMax and no row op; 1 to 8
-heads; the Attention kernel's, ICCT's and EEGFormer's shapes among them; one and several row
-tiles), runs each on GVSoC's pulp-open cluster (8 cores), reads each fused attention layer's
-measured cycles, and fits the model's fitted coefficients (AttentionCost.COEFFICIENTS) by
-non-negative least squares (scipy.optimize.nnls), each layer weighted by 1/measured, after
-taking off what the model prices with the MatMul's own coefficients (its blocks, the
-transposes, the DMA bytes) and the module's per-layer overhead. Writes
-bench/calibration_attention.json: the shapes, the measurements, the coefficients and the
-prediction / measurement ratios.
+`python bench/calibrate_attention.py` builds Deeploy-style attentions (tests/attention_models.py
+attention_suite: SHAPES — iSoftmax, ITAMax and no row op; 1 to 8 heads; the Attention kernel's,
+ICCT's and EEGFormer's shapes among them; one and several row tiles), one firmware each, runs
+them on GVSoC's pulp-open cluster (8 cores) and on the stm32h7's instruction counter (`validate
+--on count`: the Arm build), reads each fused attention layer's measured cycles (executed
+instructions on the Cortex-M7), and fits per ISA the model's coefficients
+(AttentionCost.COEFFICIENTS) by non-negative least squares (scipy.optimize.nnls), each layer
+weighted by 1/measured, after taking off what the model prices with the MatMul's own
+coefficients (its blocks, the transposes, the DMA bytes) and the module's per-layer overhead.
+Writes bench/calibration_attention.json: the shapes, the measurements, the coefficients and the
+prediction / measurement ratios, per ISA.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import onnx
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests.attention_models import attention_suite  # noqa: E402
-from tilewise.bindings.pulp.attention_cost import AttentionCost  # noqa: E402
+from tilewise.bindings.pulp.attention_cost import ATTENTION_M7, AttentionCost  # noqa: E402
 from tilewise.frontend import load_model  # noqa: E402
 from tilewise.ir.layer import LoopNest  # noqa: E402
 from tilewise.passes import lower  # noqa: E402
@@ -46,28 +47,35 @@ SHAPES = ((8, 16, 8, 16, 8, "iSoftmax"), (2, 16, 8, 16, 8, "iSoftmax"), (1, 32, 
 ROW = {"iSoftmax": "int_softmax", "ITAMax": "ita_max", None: None}
 
 
+#: (target, platform, cores, the measurement's key, the fit's name)
+RUNS = (("pulp-open", "gvsoc", 8, "measured_cycles", "ri5cy_gvsoc_cycles"),
+        ("stm32h7", "count", 1, "measured_instructions", "cortex_m7_instructions"))
+
+
 def measure(work: Path) -> list[dict]:
-    """Every attention of SHAPES on pulp-open's 8 cores, one firmware each (all in one overran
-    the firmware's L2 with their inputs): its nest, row op, measurement."""
-    target = get_target("pulp-open")
+    """Every attention of SHAPES on every run of RUNS, one firmware each (all in one overran
+    pulp-open's L2 with their inputs): its nest, row op, measurement."""
     rows = []
-    for i, shape in enumerate(SHAPES):
-        model, types = attention_suite((shape,), seed=i)
-        path = work / f"attention{i}.onnx"
-        onnx.save(model, str(path))
-        graph = load_model(path, types)
-        ns = schedule_network(lower(graph), target)
-        report = validate_model(path, ns, graph, n_random=1, out_dir=work / f"gvsoc{i}", on="gvsoc")
-        assert report.bit_exact, (shape, report.to_json()["mismatches"])
-        for layer, s, lc in zip(ns.layers.layers, ns.schedules, report.to_json()["layers"]):
-            if str(layer.op) != "attention":
-                continue
-            n = layer.nest
-            rows.append({"layer": layer.name, "shape": [n.N * n.OY, n.OX, n.C, n.IX, n.K], "row": ROW[shape[5]],
-                         "binding": s.binding, "measured": int(lc["measured_cycles"]),
-                         "overhead": float(target.module(s.module).layer_overhead_cycles),
-                         "predicted_before": float(s.cycles)})
-        print(f"{shape}: {rows[-1]['measured']:,} cycles", flush=True)
+    for tname, on, cores, key, fit_name in RUNS:
+        target = get_target(tname)
+        for i, shape in enumerate(SHAPES):
+            model, types = attention_suite((shape,), seed=i)
+            path = work / f"attention{i}.onnx"
+            onnx.save(model, str(path))
+            graph = load_model(path, types)
+            ns = schedule_network(lower(graph), target)
+            report = validate_model(path, ns, graph, n_random=1, out_dir=work / f"{on}{i}", on=on)
+            assert report.bit_exact, (shape, report.to_json()["mismatches"])
+            for layer, s, lc in zip(ns.layers.layers, ns.schedules, report.to_json()["layers"]):
+                if str(layer.op) != "attention":
+                    continue
+                n = layer.nest
+                rows.append({"isa": fit_name, "target": tname, "cores": cores, "layer": layer.name,
+                             "shape": [n.N * n.OY, n.OX, n.C, n.IX, n.K], "row": ROW[shape[5]],
+                             "binding": s.binding, "measured": int(lc[key]),
+                             "overhead": float(target.module(s.module).layer_overhead_cycles),
+                             "predicted_before": float(s.cycles)})
+            print(f"{tname} {shape}: {rows[-1]['measured']:,}", flush=True)
     return rows
 
 
@@ -77,15 +85,15 @@ def _nest(r: dict) -> LoopNest:
 
 
 def _cycles(model: AttentionCost, r: dict) -> float:
-    return sum(model.with_rows(r["row"]).parts(_nest(r), 8).values())
+    return sum(model.with_rows(r["row"]).parts(_nest(r), r["cores"]).values())
 
 
-def fit(rows: list[dict]) -> dict[str, float]:
-    """NNLS of AttentionCost.COEFFICIENTS (module docstring)."""
+def fit(rows: list[dict], base: AttentionCost) -> dict[str, float]:
+    """NNLS of AttentionCost.COEFFICIENTS on one ISA's rows (module docstring)."""
     from scipy.optimize import nnls
 
     names = AttentionCost.COEFFICIENTS
-    zero = AttentionCost(**{c: 0.0 for c in names})
+    zero = replace(base, **{c: 0.0 for c in names})
     A = np.array([[(_cycles(replace(zero, **{c: 1.0}), r) - _cycles(zero, r)) / r["measured"] for c in names]
                   for r in rows])
     b = np.array([(r["measured"] - r["overhead"] - _cycles(zero, r)) / r["measured"] for r in rows])
@@ -96,16 +104,19 @@ def fit(rows: list[dict]) -> dict[str, float]:
 def main() -> None:
     with tempfile.TemporaryDirectory(prefix="tw_attention_") as tmp:
         rows = measure(Path(tmp))
-    coef = fit(rows)
-    model = AttentionCost(**coef)
-    for r in rows:
-        r["predicted"] = round(_cycles(model, r) + r["overhead"], 1)
-        r["ratio"] = round(r["predicted"] / r["measured"], 3)
-        print(f"{str(r['shape']):24s} {r['row'] or '-':12s} measured {r['measured']:>9,} "
-              f"predicted {r['predicted']:>11,.0f} ({r['ratio']:.2f}; "
-              f"before {r['predicted_before'] / r['measured']:.2f})")
-    print("ri5cy_gvsoc_cycles", coef)
-    out = {"shapes": [list(s) for s in SHAPES], "rows": rows, "fit": {"ri5cy_gvsoc_cycles": coef}}
+    out = {"shapes": [list(s) for s in SHAPES], "rows": rows, "fit": {}}
+    for base, (_, _, _, _, isa) in zip((AttentionCost(), ATTENTION_M7), RUNS):
+        mine = [r for r in rows if r["isa"] == isa]
+        coef = fit(mine, base)
+        model = replace(base, **coef)
+        out["fit"][isa] = coef
+        for r in mine:
+            r["predicted"] = round(_cycles(model, r) + r["overhead"], 1)
+            r["ratio"] = round(r["predicted"] / r["measured"], 3)
+            print(f"{r['target']:9s} {str(r['shape']):24s} {r['row'] or '-':12s} measured {r['measured']:>9,} "
+                  f"predicted {r['predicted']:>11,.0f} ({r['ratio']:.2f}; "
+                  f"before {r['predicted_before'] / r['measured']:.2f})")
+        print(isa, coef)
     (HERE / "calibration_attention.json").write_text(json.dumps(out, indent=1) + "\n")
 
 

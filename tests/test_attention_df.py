@@ -2,17 +2,18 @@
 templates/attention.c.j2, attention_cost.AttentionCost).
 
 - q·kᵀ → RequantShift → iSoftmax / ITAMax / nothing → ·v → RequantShift becomes one `attention`
-  layer on a target whose cluster runs it (pulp-open, gap8, gap9), whose golden numbers are the
-  three layers'; the scores and the softmax leave the memory plan; stm32h7 (no such binding) and
-  `depth_first=False` keep the layers; an attention whose kernel scratch exceeds the free L1 stays
-  layer by layer (ICCT on gap8);
-- EEGFormer's plan drops its 8×66×66 scores from the peak (40,320 → 6,528 B: the memory
-  depth-first saves);
-- the generated C is bit-exact with the golden model on gap8 (host build) for each row op, one
-  and several row tiles and heads; on GVSoC (pulp-open) bit-exact with each attention's
-  predicted cycles within BAND of its measurement;
+  layer on a target that runs it (the PULP clusters: pulp-open, gap8, gap9; stm32h7's Cortex-M7,
+  the Arm build), whose golden numbers are the three layers'; the scores and the softmax leave
+  the memory plan; a target without the binding (idsp) and `depth_first=False` keep the layers;
+  an attention whose kernel scratch exceeds the free L1 stays layer by layer (ICCT on gap8);
+- EEGFormer's plan drops its 8×66×66 scores from the peak (pulp-open 40,320 → 6,528 B: the
+  memory depth-first saves);
+- the generated C is bit-exact with the golden model on gap8 and stm32h7 (host builds) for each
+  row op, one and several row tiles and heads; on GVSoC (pulp-open) and the Cortex-M7 counter
+  bit-exact with each attention's predicted cycles (instructions) within BAND of its measurement;
 - the model in the tree predicts every attention of bench/calibration_attention.json (GVSoC, 8
-  cores: bench/calibrate_attention.py) within BAND — no simulator.
+  cores; counted Cortex-M7 instructions: bench/calibrate_attention.py) within BAND — no
+  simulator.
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ from .attention_models import attention_suite
 from .codegen_cases import c_cache  # noqa: F401 (fixture)
 from .conftest import absent, models_dir
 
-BAND = (0.9, 1.1)
+#: predicted / measured of one attention layer, per ISA (the Arm fit is the looser: 0.87-1.07)
+BAND = {"pulp-open": (0.9, 1.1), "stm32h7": (0.85, 1.15)}
 DATA = Path(__file__).resolve().parent.parent / "bench" / "calibration_attention.json"
 #: (heads, m, d, L, dv, row op): several heads; several row tiles (m·(d + 2L + dv) > TILE_BYTES)
 #: with ITAMax; EEGFormer-like without a row op
@@ -68,7 +70,7 @@ def _ops(ns) -> list[str]:
 def test_fused_where_the_cluster_runs_it_with_the_layers_numbers(tmp_path):
     _, g = _suite(tmp_path)
     lg = lower(g)
-    for target in ("pulp-open", "gap8", "gap9"):
+    for target in ("pulp-open", "gap8", "gap9", "stm32h7"):
         ns = schedule_network(lg, get_target(target))
         assert _ops(ns).count("attention") == 3 and "matmul" not in _ops(ns), (target, _ops(ns))
         fused = [x for x in ns.layers.layers if x.op == Op.ATTENTION]
@@ -80,7 +82,7 @@ def test_fused_where_the_cluster_runs_it_with_the_layers_numbers(tmp_path):
     want = run_layers(lg, x)
     got = run_layers(schedule_network(lg, get_target("gap8")).layers, x)
     assert all(np.array_equal(want[o], got[o]) for o in lg.outputs)
-    for target, kw in (("stm32h7", {}), ("pulp-open", {"depth_first": False})):
+    for target, kw in (("idsp", {}), ("pulp-open", {"depth_first": False})):
         ops = _ops(schedule_network(lg, get_target(target), **kw))
         assert "attention" not in ops and ops.count("matmul") == 6, (target, ops)
 
@@ -120,9 +122,10 @@ def test_geometry_tiles_rows_and_stages_k_and_v_in_the_tile_region():
     assert small.m_tile == 16 and small.p_off == small.s_off
 
 
-def test_bit_exact_on_gap8(tmp_path, c_cache):
+@pytest.mark.parametrize("target", ["gap8", "stm32h7"])
+def test_bit_exact_on_the_host(target, tmp_path, c_cache):
     path, g = _suite(tmp_path)
-    ns = schedule_network(lower(g), get_target("gap8"))
+    ns = schedule_network(lower(g), get_target(target))
     assert _ops(ns).count("attention") == 3
     r = validate_model(path, ns, g, n_random=2, out_dir=tmp_path / "c", cache=c_cache)
     assert r.bit_exact, r.to_json()["mismatches"]
@@ -134,28 +137,32 @@ ROWS = json.loads(DATA.read_text())["rows"]
 def _predicted(r: dict) -> float:
     h, m, d, keys, dv = r["shape"]
     nest = LoopNest(kind="other", K=dv, C=d, OY=h, OX=m, N=1, IY=1, IX=keys)
-    target = get_target("pulp-open")
+    target = get_target(r["target"])
     b = next(b for mod in target.modules for b in mod.bindings if b.name == r["binding"].split("/")[-1])
-    assert isinstance(b.cost, AttentionCost) and b.cost.row == r["row"]
-    return float(sum(b.cost.parts(nest, 8).values())) + r["overhead"]
+    assert isinstance(b.cost, AttentionCost) and b.cost.row == r["row"] and b.cost.arm == (r["target"] == "stm32h7")
+    return float(sum(b.cost.parts(nest, r["cores"]).values())) + r["overhead"]
 
 
-@pytest.mark.parametrize("row", ROWS, ids=["x".join(map(str, r["shape"])) for r in ROWS])
+@pytest.mark.parametrize("row", ROWS, ids=[f"{r['target']}-" + "x".join(map(str, r["shape"])) for r in ROWS])
 def test_the_model_in_the_tree_against_each_stored_measurement(row):
     ratio = _predicted(row) / row["measured"]
-    assert BAND[0] <= ratio <= BAND[1], (row["shape"], ratio)
+    lo, hi = BAND[row["target"]]
+    assert lo <= ratio <= hi, (row["shape"], ratio)
 
 
-def test_on_gvsoc_bit_exact_and_predicted_within_band(tmp_path):
+@pytest.mark.parametrize("on,target", [("gvsoc", "pulp-open"), ("count", "stm32h7")])
+def test_on_the_isa_bit_exact_and_predicted_within_band(on, target, tmp_path):
     from .test_tflite_repair import require_isa
 
-    require_isa("gvsoc")
+    require_isa(on)
     path, g = _suite(tmp_path)
-    ns = schedule_network(lower(g), get_target("pulp-open"))
-    r = validate_model(path, ns, g, n_random=1, out_dir=tmp_path / "c", on="gvsoc")
+    ns = schedule_network(lower(g), get_target(target))
+    r = validate_model(path, ns, g, n_random=1, out_dir=tmp_path / "c", on=on)
     assert r.bit_exact, r.to_json()["mismatches"]
-    got = [(s.cycles, lc["measured_cycles"]) for layer, s, lc in
+    key = "measured_instructions" if on == "count" else "measured_cycles"
+    got = [(s.cycles, lc[key]) for layer, s, lc in
            zip(ns.layers.layers, ns.schedules, r.to_json()["layers"]) if layer.op == Op.ATTENTION]
     assert len(got) == 3
+    lo, hi = BAND[target]
     for pred, meas in got:
-        assert BAND[0] <= pred / meas <= BAND[1], got
+        assert lo <= pred / meas <= hi, got

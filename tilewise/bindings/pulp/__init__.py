@@ -89,7 +89,7 @@ from ..base import Binding, Precision, TileRules, per_mode, specialized
 from ..portable import checks as portable_checks
 from ..portable.common import S8
 from . import attention, checks, constants, lstm, mm_act, rows, simple, subbyte, weighted
-from .attention_cost import AttentionCost
+from .attention_cost import ATTENTION_M7, AttentionCost
 from .common import FAMILY
 from .cost import MM_ACT_M7, MatMulActCost
 from .lstm_cost import ARM as LSTM_ARM
@@ -219,6 +219,9 @@ def bindings(cost, arm: bool = False, host: bool = False) -> tuple[Binding, ...]
         # TFLite's LSTM, the cells over the cores, SIMD gate products (lstm.py, issue 28); a
         # cluster's host core keeps the portable lstm_s8
         own.extend(lstm.bindings(LSTM_ARM if arm else LSTM_CLUSTER, arm=arm))
+    if arm:
+        # the depth-first attention built for Arm (attention.py): the scores one tile at a time
+        own.extend(attention.bindings(ATTENTION_M7, arm=True))
     keys = {b.key for b in own}
     rest = tuple(b for b in portable.bindings(cost, host=host) if b.key not in keys)
     if arm or not host:

@@ -21,13 +21,17 @@ most even count that does.
 Legal (`check`): each MatMul as the cluster's MatMul of two activations takes it alone
 (mm_act.check: a int8 / uint8, b int8, shift requantization into 8 bits, heads every one or one
 per operand), the row op as rows.py takes it (along the last axis), the output int8 or uint8.
-On the cluster only (a Cortex-M reads its SRAM in place: fusing there saves memory, not built
-yet).
+Built for Arm (`arm`: the Cortex-M7, whose one core reads its SRAM in place, as mm_act.py's
+Arm build): no DMA and no staging — kᵀ and vᵀ built from k and v where they are, q's rows read
+and the context rows written in place, the row op by tw_int.h's own kernel; the scratch holds
+kᵀ, vᵀ, the corrections, the unpacked rows of the SMLAD MatMul (4·round4(max(d, L)) bytes) and
+the scores and softmax tiles. The scores still never exist whole: that is the memory saved.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import partial
 
 import numpy as np
 
@@ -61,6 +65,7 @@ class Geometry:
     keys: int
     dv: int
     has_rows: bool
+    dma: bool
     q_step: int
     k_step: int
     v_step: int
@@ -74,6 +79,7 @@ class Geometry:
     bias2_off: int
     words1_off: int
     words2_off: int
+    col_off: int
     region_off: int
     q_off: int
     s_off: int
@@ -82,45 +88,51 @@ class Geometry:
     bytes: int
 
 
-def _tile_bytes(r: int, d: int, keys: int, dv: int, has_rows: bool) -> int:
-    return _r4(r * d) + _r4(r * keys) * (2 if has_rows else 1) + r * dv
+def _tile_bytes(r: int, d: int, keys: int, dv: int, has_rows: bool, dma: bool = True) -> int:
+    scores = _r4(r * keys) * (2 if has_rows else 1)
+    return _r4(r * d) + scores + r * dv if dma else scores
 
 
-def m_tile(m: int, d: int, keys: int, dv: int, has_rows: bool) -> int:
+def m_tile(m: int, d: int, keys: int, dv: int, has_rows: bool, dma: bool = True) -> int:
     """Rows per tile: all m when their tiles fit TILE_BYTES, else the most even count that does
     (at least 1)."""
-    if _tile_bytes(m, d, keys, dv, has_rows) <= TILE_BYTES:
+    if _tile_bytes(m, d, keys, dv, has_rows, dma) <= TILE_BYTES:
         return m
     t = max(1, m)
-    while t > 1 and _tile_bytes(t, d, keys, dv, has_rows) > TILE_BYTES:
+    while t > 1 and _tile_bytes(t, d, keys, dv, has_rows, dma) > TILE_BYTES:
         t -= 1
     return t - t % 2 if t > 1 else 1
 
 
-def geometry(heads: int, m: int, d: int, keys: int, dv: int, has_rows: bool, steps=(0, 0, 0),
-             a_offs=(0, 0)) -> Geometry:
-    """The layout of module docstring."""
-    mt = m_tile(m, d, keys, dv, has_rows)
+def geometry(heads: int, m: int, d: int, keys: int, dv: int, has_rows: bool, arm: bool = False,
+             steps=(0, 0, 0), a_offs=(0, 0)) -> Geometry:
+    """The layout of module docstring (`arm`: the Arm build's)."""
+    dma = not arm
+    mt = m_tile(m, d, keys, dv, has_rows, dma)
     bt1 = 0
     bt2 = bt1 + _r4(keys * d)
     bias1 = bt2 + _r4(dv * keys)
     bias2 = bias1 + 4 * keys
     words1 = bias2 + 4 * dv
-    words2 = words1 + 16 * keys
-    region = words2 + 16 * dv
+    words2 = words1 + (16 * keys if dma else 0)
+    col = words2 + (16 * dv if dma else 0)
+    region = col + (0 if dma else 4 * _r4(max(d, keys)))
     q = region
-    s = q + _r4(mt * d)
+    s = q + (_r4(mt * d) if dma else 0)
     p = s + _r4(mt * keys) if has_rows else s
     o = p + _r4(mt * keys)
-    total = region + max(_r4(max(d * keys, keys * dv)), o - region + mt * dv)
-    return Geometry(heads, m, d, keys, dv, has_rows, steps[0], steps[1], steps[2], m * dv, a_offs[0], a_offs[1],
-                    mt, bt1, bt2, bias1, bias2, words1, words2, region, q, s, p, o, _r4(total))
+    if dma:
+        total = region + max(_r4(max(d * keys, keys * dv)), o - region + mt * dv)
+    else:
+        total = o
+    return Geometry(heads, m, d, keys, dv, has_rows, dma, steps[0], steps[1], steps[2], m * dv, a_offs[0],
+                    a_offs[1], mt, bt1, bt2, bias1, bias2, words1, words2, col, region, q, s, p, o, _r4(total))
 
 
-def nest_geometry(nest: LoopNest, has_rows: bool) -> Geometry:
+def nest_geometry(nest: LoopNest, has_rows: bool, arm: bool = False) -> Geometry:
     """The sizes of an attention layer's loop nest (fuse_attention.attention_layer: heads N·OY,
     rows OX, q's reduction C, keys IX, context columns K)."""
-    return geometry(nest.N * nest.OY, nest.OX, nest.C, nest.IX, nest.K, has_rows)
+    return geometry(nest.N * nest.OY, nest.OX, nest.C, nest.IX, nest.K, has_rows, arm)
 
 
 def _params(layer: Layer) -> AttentionParams:
@@ -134,13 +146,13 @@ def _view(layer: Layer, lg: LayerGraph) -> LayerGraph:
     return replace(lg, tensors={**lg.tensors, **_params(layer).inner})
 
 
-def layer_geometry(layer: Layer, lg: LayerGraph) -> Geometry:
+def layer_geometry(layer: Layer, lg: LayerGraph, arm: bool = False) -> Geometry:
     p, view = _params(layer), _view(layer, lg)
     sq, sk = mm_act._steps(p.scores, view)
     _, sv = mm_act._steps(p.context, view)
     assert sq is not None and sk is not None and sv is not None, layer.name
     a2 = p.rows.output if p.rows is not None else p.scores.output
-    return replace(nest_geometry(layer.nest, p.rows is not None), q_step=sq, k_step=sk, v_step=sv,
+    return replace(nest_geometry(layer.nest, p.rows is not None, arm), q_step=sq, k_step=sk, v_step=sv,
                    a1_off=u8_offset(view, p.scores.inputs[0]), a2_off=u8_offset(view, a2))
 
 
@@ -167,10 +179,10 @@ def check(layer: Layer, lg: LayerGraph) -> str | None:
     return None
 
 
-def scratch(has_rows: bool):
+def scratch(has_rows: bool, arm: bool):
     """The L1 scratch bytes of `Geometry` (the layer runs untiled: sizes are the nest's)."""
     def f(nest: LoopNest, cores: int, k, c, oy, ox):
-        return 0 * np.asarray(k) * np.asarray(oy) + nest_geometry(nest, has_rows).bytes
+        return 0 * np.asarray(k) * np.asarray(oy) + nest_geometry(nest, has_rows, arm).bytes
     return f
 
 
@@ -199,20 +211,21 @@ def _words(part: Layer, view: LayerGraph, n: int) -> tuple[str, list[int], bool,
             dict(zero_point=zp, qmin=qmin, qmax=qmax))
 
 
-def emit(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str:
+def emit(layer: Layer, lg: LayerGraph, consts: LayerConstants | None, arm: bool = False) -> str:
     """templates/attention.c.j2 for the layer (its check passed)."""
     p, view = _params(layer), _view(layer, lg)
-    g = layer_geometry(layer, lg)
+    g = layer_geometry(layer, lg, arm)
     k1, w1, u1, rq1 = _words(p.scores, view, g.keys)
     k2, w2, u2, rq2 = _words(p.context, view, g.dv)
-    call, what = rows.softmax_call(p.rows, view) if p.rows is not None else (None, "")
+    call, what = rows.softmax_call(p.rows, view, host=arm) if p.rows is not None else (None, "")
     return render("attention.c.j2", g=g, k1=k1, k2=k2, w1=w1, w2=w2, uniform1=u1, uniform2=u2, rq1=rq1,
                   rq2=rq2, call=call, what=what)
 
 
-def bindings(cost) -> list[Binding]:
+def bindings(cost, arm: bool = False) -> list[Binding]:
     """One binding per row op (int_softmax, ita_max, none: their scratch and cost differ), int8 or
-    uint8 q (8 bits) into an 8-bit output; priced by `cost` (attention_cost.AttentionCost)."""
+    uint8 q (8 bits) into an 8-bit output; priced by `cost` (attention_cost.AttentionCost),
+    built for Arm with `arm`."""
     out: list[Binding] = []
     for row in ("int_softmax", "ita_max", None):
         def chk(layer: Layer, lg: LayerGraph, row: str | None = row) -> str | None:
@@ -222,6 +235,6 @@ def bindings(cost) -> list[Binding]:
             return check(layer, lg)
         name = f"attention_{row or 'norows'}_s8"
         out.extend(per_mode(FAMILY, cost.with_rows(row), name, Op.ATTENTION, (None,), Precision(8, 0, 8), "other",
-                            chk, emit=emit, whole=True, tiles=UNTILED, scratch=scratch(row is not None),
-                            own_dma=own_dma(row is not None)))
+                            chk, emit=partial(emit, arm=arm), whole=True, tiles=UNTILED,
+                            scratch=scratch(row is not None, arm), own_dma=None if arm else own_dma(row is not None)))
     return out

@@ -16,6 +16,8 @@ rows (attention.m_tile) on P cores:
   transfers), `head` (two staged transfers, four barriers), `tile` (q's transfer, the output's,
   three or four barriers).
 Terms are constants of the nest (the layer is untiled), as the row ops' (rows_cost.py).
+Built for Arm (`arm`: one Cortex-M7 core, counted instructions, the MatMul's Arm coefficients
+MM_ACT_M7, no DMA), fitted on the instruction counter (ATTENTION_M7).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from dataclasses import dataclass, field, replace
 
 from ...ir.layer import LoopNest
 from ..cost_terms import Term
-from .cost import MatMulActCost
+from .cost import MM_ACT_M7, MatMulActCost
 
 
 @dataclass(frozen=True)
@@ -33,6 +35,7 @@ class AttentionCost:
     """Cycles of attention.py layers (module docstring)."""
 
     name: str = "pulp-attention"
+    arm: bool = False
     mm: MatMulActCost = field(default_factory=MatMulActCost)
     #: the row op this copy prices (with_rows): "int_softmax", "ita_max" or None
     row: str | None = None
@@ -62,7 +65,7 @@ class AttentionCost:
         from .attention import nest_geometry
 
         p = max(int(cores), 1)
-        g = nest_geometry(nest, self.row is not None)
+        g = nest_geometry(nest, self.row is not None, self.arm)
         full, last = divmod(g.m, g.m_tile)
         tiles = [g.m_tile] * full + ([last] if last else [])
         mm = sum(self._mm(r, g.d, g.keys, p) + self._mm(r, g.keys, g.dv, p) for r in tiles)
@@ -73,7 +76,7 @@ class AttentionCost:
             per = row + elem * g.keys
             rows = sum(math.ceil(r / p) * per for r in tiles)
         transpose = self.mm.transpose * (g.d * math.ceil(g.keys / p) + g.keys * math.ceil(g.dv / p))
-        dma = self.mm.dma * (g.d * g.keys + g.keys * g.dv + g.m * (g.d + g.dv))
+        dma = 0.0 if self.arm else self.mm.dma * (g.d * g.keys + g.keys * g.dv + g.m * (g.d + g.dv))
         return {"call": self.call, "head": g.heads * (self.head + transpose + dma),
                 "tile": g.heads * len(tiles) * self.tile, "matmul": g.heads * mm, "rows": g.heads * rows}
 
@@ -84,4 +87,10 @@ class AttentionCost:
     COEFFICIENTS = ("call", "head", "tile", "softmax_row", "softmax_elem", "ita_max_row", "ita_max_elem")
 
 
-__all__ = ["AttentionCost"]
+#: built for Arm, in executed Cortex-M7 instructions (bench/calibration_attention.json
+#: "cortex_m7_instructions"; stm32h7's module)
+ATTENTION_M7 = AttentionCost(name="pulp-attention-m7", arm=True, mm=MM_ACT_M7, call=9557.1228, head=0.0,
+                             tile=8476.6003, softmax_row=0.0, softmax_elem=297.3647, ita_max_row=0.0,
+                             ita_max_elem=77.0654)
+
+__all__ = ["ATTENTION_M7", "AttentionCost"]

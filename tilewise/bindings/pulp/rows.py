@@ -231,11 +231,19 @@ def rms_norm(layer: Layer, lg: LayerGraph, consts: LayerConstants | None) -> str
     return _emit(layer, lg, call, "iRMSNorm", _int_list("WEIGHT", p.weight))
 
 
-def softmax_call(layer: Layer, lg: LayerGraph) -> tuple[str, str]:
+def softmax_call(layer: Layer, lg: LayerGraph, host: bool = False) -> tuple[str, str]:
     """The C call of a softmax-like row op (int_softmax, ita_max) on `n` rows at x into y, and
-    its name: rows.c.j2's, and a depth-first attention's (attention.py)."""
+    its name: rows.c.j2's, and a depth-first attention's (attention.py) — with `host` tw_int.h's
+    own kernel (a Cortex-M, which builds no tw_pulp_rows.c)."""
     p = layer.params
     d = _data(layer, lg)
+    if host:
+        io = f"x, 1, {d['x_off']}, y, {d['y_bytes']}, {d['y_off']}, n, {d['len']}, 1"
+        if isinstance(p, IntSoftmaxParams):
+            return (f"tw_int_softmax({io}, {p.coeff_a}LL, {p.coeff_b}LL, {p.coeff_c}LL, {p.log2}LL, "
+                    f"{p.n_levels - 1}LL)"), "iSoftmax"
+        assert isinstance(p, ItaMaxParams), layer.name
+        return f"tw_int_ita_max({io}, {p.n_levels - 1}LL)", "ITAMax"
     if isinstance(p, IntSoftmaxParams):
         return (f"tw_pulp_softmax_rows({_row_args(d)}, n, {d['len']}, {p.coeff_a}LL, {p.coeff_b}LL, "
                 f"{p.coeff_c}LL, {p.log2}LL, {p.n_levels - 1}LL)"), "iSoftmax"
