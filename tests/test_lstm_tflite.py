@@ -246,6 +246,13 @@ def test_analyze_prices_the_lstm(target, lstm_model):
     want = cost.call + steps * (cost.step + mine * (cost.cell + cost.word * (12 + 32) // 4))
     assert want <= layer["cycles"] <= want * 1.02 + 2000, (layer, want)
     assert layer["mac_per_cycle"] == pytest.approx(layer["macs"] / layer["cycles"])
+    # stm32h7 keeps constants in flash: the LSTM's static arrays are in its flash total
+    totals = json.loads(proc.stdout)["totals"]
+    others = sum(x["weight_bytes"] for x in json.loads(proc.stdout)["layers"] if x["op"] != "lstm")
+    if target == "stm32h7":
+        assert totals["flash_bytes"] >= layer["weight_bytes"] + others > 0, totals
+    else:
+        assert totals["flash_bytes"] == 0, totals
 
 
 def test_float_and_hybrid_lstm_are_one_sentence(tmp_path):

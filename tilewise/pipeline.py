@@ -256,13 +256,20 @@ class NetworkSchedule:
 
 
 def _rom(lg: LayerGraph, part: Partition, target: Target) -> dict[str, int]:
-    """Constant bytes per read-only memory (modules with `weights_from`); they must fit it."""
+    """Constant bytes per read-only memory (modules with `weights_from`); they must fit it. An
+    LSTM's or an SVDF's constant inputs (their weights and folded biases, static arrays of its
+    layer file: Layer.weight_bytes) are there too."""
     rom: dict[str, int] = {}
     for layer, c in zip(lg.layers, part.choices):
         src = c.placement.module.weights_from
-        if src is not None and layer.weights is not None:
-            rom[src] = rom.get(src, 0) + const_bytes(layer, c.placement.binding.const_bytes,
-                                                     c.schedule.nest)
+        if src is None:
+            continue
+        if layer.weights is not None:
+            n = const_bytes(layer, c.placement.binding.const_bytes, c.schedule.nest)
+        else:
+            n = layer.weight_bytes if layer.op in (Op.LSTM, Op.SVDF) else 0
+        if n:
+            rom[src] = rom.get(src, 0) + n
     for name, used in rom.items():
         mem = target.memory(name)
         if used > mem.free:
