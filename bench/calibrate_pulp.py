@@ -42,7 +42,8 @@ from tilewise.validate import make_inputs, validate_network  # noqa: E402
 HERE = Path(__file__).resolve().parent
 #: coefficients fitted on the untiled layers' whole cycles, not on compute phases
 UNTILED = ("other_elem", "other_call")
-DERIVED = ("requant", "elem", "table", "other", "other_row", "mac", "rq_div")   # set by for_key from the fields
+#: set by for_key from the fields
+DERIVED = ("requant", "elem", "table", "other", "other_row", "mac", "rq_div", "mm_rq")
 FLAGS = ("arm", "from_l2", "scalar", "int_ops", "table_lookup")   # which code the model describes, not a coefficient
 #: the host core's coefficients (bench/calibrate_cpu.py): no layer of these networks exercises them
 HOST = ("transpose_elem", "transpose_row", "concat_elem", "quant_elem")

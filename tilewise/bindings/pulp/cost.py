@@ -371,6 +371,10 @@ class PulpKernels:
     scalar: str = ""
     mac: float = 20.0           # the tw_int conv's MAC this copy prices (int_mac / int_mac64)
     rq_div: float = 0.0         # div64 when the binding's requantization is the div form
+    #: a tw_int matmul's requantization of each sum (for_key: int_rq_elem when its output has
+    #: fewer than 32 bits, so that a requantization was fused into it; its div form, which the
+    #: key does not tell, priced as the shift form — an assumption)
+    mm_rq: float = 0.0
     #: the copy of the model that int_ops.py's bindings (tw_int.h) are priced by (`for_int_ops`)
     int_ops: bool = False
     #: the copy that prices a binding running tw_lut_s8 whatever its op (`lookup`: the portable
@@ -444,7 +448,9 @@ class PulpKernels:
                 return replace(self, scalar="int", rq_div=rq_div,
                                mac=self.int_mac64 if p.x == 32 else self.int_mac)
             if op in ("matmul", "reduce"):
-                return replace(self, scalar=op)
+                # a matmul into fewer than 32 bits requantizes each sum as it is formed
+                # (passes/fuse_matmul.py; tw_int_matmul's shift form: tw_int_requant's per element)
+                return replace(self, scalar=op, mm_rq=self.int_rq_elem if op == "matmul" and p.y < 32 else 0.0)
             # tw_int_binary's typed loops take 8/16-bit operands into an 8/16-bit output; the
             # key says the first operand's width and the output's, not the second's (a constant
             # operand is an int32 array): add / sub are taken as typed where those allow it, mul
@@ -619,7 +625,7 @@ class PulpKernels:
                     Term(self.lstm_cell, outs, "lstm_cell"), call)
         if self.scalar == "matmul":   # tw_int_matmul: C (a's last dim) MACs per output
             return (Term(self.int_mm_mac * nest.C, outs, "int_mm_mac"),
-                    Term(self.int_mm_out, outs, "int_mm_out"), call)
+                    Term(self.int_mm_out + self.mm_rq, outs, "int_mm_out"), call)
         # reduce (tw_int_reduce): every input element (N·IY·IX·C, the input's batch taken as the
         # output's), then per output
         return (Term(self.int_red_in * nest.IY * nest.IX * nest.C, (), "int_red_in"),
