@@ -459,3 +459,61 @@ def test_fold_pads_takes_one_pad_value():
     assert fold([(1, 7)], own_pads=(1, 1, 1, 1)) == ("t0", [0, 0, 0, 0], 0, 0)
     assert fold([(1, 7)], value_ok=False) == ("t0", [0, 0, 0, 0], 0, 0)
     assert fold([(1, 0)], value_ok=False) == ("x", [1, 1, 1, 1], 1, 0)
+
+
+def test_pow2_codes_one_weight_step_per_layer():
+    """The power-of-two form (DIANA): k = 1 on every channel, the weights on one step
+    s_y·2^−d / s_x for the whole layer, at least the per-tensor step max|w| / 127 and under twice
+    it; B' = B + z_y·2^d + 2^(d−1); an output scale finer than s_x·max|w| / 127 refused in one
+    sentence."""
+    from tilewise.quantize.shift_out import pow2_codes
+
+    rng = np.random.default_rng(3)
+    w = rng.normal(0, 0.2, (8, 3, 3, 4)) * rng.uniform(0.2, 1.0, (8, 1, 1, 1))
+    b = rng.normal(0, 0.1, 8)
+    ax, ay = Act(0.02, 0), Act(0.05, 17)
+    q, d, k, b_int, coarse = pow2_codes(w, b, 0, ax, ay, "conv")
+    assert (k == 1).all() and not coarse.any() and 0 <= d <= D_MAX
+    step = ay.scale * 2.0**-d / ax.scale
+    assert np.abs(w).max() / 127 <= step < 2 * np.abs(w).max() / 127
+    assert np.array_equal(q, np.clip(np.rint(w / step), -127, 127)) and np.abs(q).max() <= 127
+    bias = np.rint(b / (ax.scale * step)).astype(np.int64)
+    assert np.array_equal(b_int, bias + (ay.zero_point << d) + (1 << d) // 2)
+    with pytest.raises(TilewiseError, match="finer than its input scale times its weight step"):
+        pow2_codes(w, b, 0, ax, Act(1e-5, 0), "conv")
+
+
+def test_diana_quantize_writes_the_cores_requantization(tmp_path, trained, capsys):
+    """`quantize --target diana` writes the power-of-two form: every layer k = 1 and one shift,
+    read back as shift mode with multiplier 1, which DIANA's digital core requantizes itself (the
+    *_rq bindings on all three layers, no host pass), bit-exact with the golden model and
+    onnxruntime; the digits accuracy within 2 points of float (per-tensor weights)."""
+    from tilewise.bindings.diana_digital import constants
+    from tilewise.pipeline import schedule_network
+    from tilewise.targets.registry import get_target
+    from tilewise.validate import validate_model
+
+    data, fm = trained
+    fpath, cal, out = tmp_path / "f.onnx", tmp_path / "c.npy", tmp_path / "q.onnx"
+    onnx.save(fm, str(fpath))
+    np.save(cal, data.x_train[:200])
+    assert main(["quantize", str(fpath), "--calib", str(cal), "--target", "diana", "-o", str(out),
+                 "--json"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert [(x["k_min"], x["k_max"]) for x in r["shift"]["layers"]] == [(1, 1)] * 3
+    graph, lg = _read(out)
+    weighted = _check_shift_layers(lg)
+    assert all(constants.reason(x, lg) is None for x in weighted)
+    ns = schedule_network(lg, get_target("diana"), "model")
+    assert _labels(ns, len(lg.layers)) == ["diana_digital/conv2d_s8_rq", "diana_digital/conv2d_s8_rq",
+                                           "diana_digital/fully_connected_s8_rq"]
+    v = validate_model(out, ns, graph, 4, 0, tmp_path / "p").to_json()
+    assert v["bit_exact"] and v["reference"] == "onnxruntime" and v["golden_vs_reference"] == 0, v
+    from tilewise.quantize.pipeline import quantize_shift
+    from tilewise.quantize.sqnr import run_all, session
+
+    sm = quantize_shift(fm, data.x_train[:200], pow2=True)
+    acc = float(np.mean(np.concatenate(run_dequantized(sm, data.x_eval)["logits"]).argmax(axis=1)
+                        == data.y_eval))
+    ref = np.concatenate(run_all(session(fm), "input", data.x_eval, ["logits"])["logits"])
+    assert acc >= float(np.mean(ref.argmax(axis=1) == data.y_eval)) - 0.02

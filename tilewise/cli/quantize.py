@@ -190,7 +190,8 @@ def run(args: argparse.Namespace) -> int:
         from ..quantize.shift_out import shift_json
 
         w_bits, assignment = _shift_weight_bits(model, calib, args)
-        res = quantize_shift(model, calib, args.calibration, args.percentile, w_bits)
+        res = quantize_shift(model, calib, args.calibration, args.percentile, w_bits,
+                             pow2=not target.shift_multiplier)
     elif args.bits == "mixed":
         from ..quantize.mixed import quantize_mixed
 

@@ -197,14 +197,16 @@ def choose_method(model: onnx.ModelProto, results: dict[str, QuantizeResult],
 
 
 def quantize_shift(model: onnx.ModelProto, inputs: np.ndarray, method: str = "minmax",
-                   percentile: float = 99.99, w_bits: dict[str, int] | None = None):
+                   percentile: float = 99.99, w_bits: dict[str, int] | None = None,
+                   pow2: bool = False):
     """Calibrate `model` on `inputs` and write its shift-mode integer form (shift_out.py: the
     PULP / NE16 / DIANA targets' requantization); `w_bits`: weight bits per weighted node label
-    (8, 4, 2; activations stay 8-bit)."""
+    (8, 4, 2; activations stay 8-bit); `pow2`: the power-of-two form (k = 1; DIANA's digital
+    core, Target.shift_multiplier False)."""
     from .shift_out import write_shift
 
     p, qp, _ = calibrate_model(model, inputs, method, 8, percentile)
-    return write_shift(model, p, qp, w_bits)
+    return write_shift(model, p, qp, w_bits, pow2)
 
 
 def calibrate_model(model: onnx.ModelProto, inputs: np.ndarray, method: str = "minmax",

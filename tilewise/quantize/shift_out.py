@@ -35,6 +35,16 @@ Per weighted node (Conv, Gemm, its Relu / Clip fused; notes/integer-onnx.md "NEM
 - Clip: [z_y, 255] with a fused Relu (z_y = 0 then: a Relu'd range is ≥ 0), [z_y, min(255, z_y +
   round(6/s_y))] for Clip(0, 6), [0, 255] without one.
 
+Power-of-two form (`pow2`, a target whose accelerator has no multiplier: DIANA's digital core
+computes clip((acc + bias) >> d), bindings/diana_digital/arith.py; Target.shift_multiplier False):
+every weighted node gets k = 1 on all channels, so M[c] = 2^−d for all c and the weights take one
+scale per layer, s_w = s_y·2^−d / s_x (HTVM's and MATCH's DIANA networks: per-tensor power-of-two
+requantization). d is the largest in [0, D_MAX] whose s_w is at least the per-tensor step
+max|w| / qmax (the weights within ±qmax, their step between 1× and 2× the optimal one) and whose
+values stay exact as above (`pow2_codes`); B' = B + z_y·2^d + 2^(d−1) (the rounding half, none at
+d = 0). A layer whose output scale is finer than s_x·max|w| / qmax (d < 0) is refused in one
+sentence. The Add and the pools keep their multipliers (the host core runs them).
+
 Moves (Flatten, Reshape, MaxPool, Identity, Transpose) are copied and keep their input's (s, z).
 Padding: a padded Conv must read real zeros at the border; on codes with z = 0 its own pads do
 that, otherwise the writer puts an explicit Pad of the code z before it (pads moved out of the
@@ -181,6 +191,37 @@ def layer_codes(w: np.ndarray, b: np.ndarray | None, axis: int, ax: Act, ay: Act
     return np.moveaxis(q.reshape(shape), 0, axis), d, k, b_int, j
 
 
+def pow2_codes(w: np.ndarray, b: np.ndarray | None, axis: int, ax: Act, ay: Act, label: str,
+               bits: int = 8) -> tuple[np.ndarray, int, np.ndarray, np.ndarray, np.ndarray]:
+    """`layer_codes` in the power-of-two form (module docstring): (integer weights, d, k = 1 per
+    channel, B', zeros) with one weight scale s_y·2^−d / s_x for the whole layer."""
+    qmax = (1 << (bits - 1)) - 1
+    s_min = float(quantize_weights(w, axis, bits, b, ax.scale).scale.astype(np.float64).max())
+    channels = np.asarray(w).shape[axis]
+    wc = np.moveaxis(np.asarray(w, np.float64), axis, 0).reshape(channels, -1)
+    bf = np.zeros(channels) if b is None else np.asarray(b, np.float64).reshape(-1)
+    top = int(np.floor(np.log2(ay.scale / (ax.scale * s_min)) + 1e-9))
+    if top < 0:
+        raise TilewiseError(f"node '{label}': its output scale {ay.scale:.3g} is finer than its input "
+                            f"scale times its weight step ({ax.scale * s_min:.3g}), so no right shift "
+                            f"gives it a power-of-two requantization; quantize it for a target with "
+                            f"multipliers (gap9, pulp-open) or calibrate a wider output range")
+    for d in range(min(top, D_MAX), -1, -1):
+        s_w = ay.scale * 2.0**-d / ax.scale
+        q = np.clip(np.rint(wc / s_w), -qmax, qmax).astype(np.int64)
+        w_abs = np.abs(q).sum(axis=1)
+        bias = np.rint(bf / (ax.scale * s_w)).astype(np.int64) - ax.zero_point * q.sum(axis=1)
+        b_int = bias + (ay.zero_point << d) + ((1 << d) >> 1)
+        if ((np.abs(b_int) + 256 * w_abs + 128 * 2**d <= INT32).all()
+                and (255 * w_abs + np.abs(b_int) < FLOAT32_EXACT).all()):
+            shape = list(np.moveaxis(np.asarray(w), axis, 0).shape)
+            return (np.moveaxis(q.reshape(shape), 0, axis), d, np.ones(channels, np.int64), b_int,
+                    np.zeros(channels, np.int64))
+    raise TilewiseError(f"node '{label}': no shift keeps its power-of-two requantization within int32 "
+                        f"and its accumulator within float32's exact integers (weights too large for "
+                        f"the shift-mode writer)")
+
+
 def _attrs(n: onnx.NodeProto) -> dict:
     return {a.name: helper.get_attribute_value(a) for a in n.attribute}
 
@@ -209,9 +250,10 @@ TAKEN = ("Conv", "Gemm", "Add", "AveragePool", "GlobalAveragePool", "Softmax")
 
 
 def write_shift(model: onnx.ModelProto, p: Plan, qp: dict[str, QParams],
-                w_bits: dict[str, int] | None = None) -> ShiftModel:
+                w_bits: dict[str, int] | None = None, pow2: bool = False) -> ShiftModel:
     """The shift-mode integer model of `model` for the calibrated parameters `qp` (module doc);
-    `w_bits`: weight bits (8, 4, 2) per weighted node label (default 8)."""
+    `w_bits`: weight bits (8, 4, 2) per weighted node label (default 8); `pow2`: the weighted
+    nodes in the power-of-two form (k = 1, one weight scale per layer: `pow2_codes`)."""
     from .shift_nodes import pool_geometry, requant_chain, softmax_tail, write_add, write_pool
 
     w_bits = dict(w_bits or {})
@@ -325,7 +367,7 @@ def write_shift(model: onnx.ModelProto, p: Plan, qp: dict[str, QParams],
         w = inits[n.input[1]].astype(np.float64)
         b = inits[n.input[2]].astype(np.float64) if len(n.input) > 2 and n.input[2] else None
         bits = w_bits.get(label, 8)
-        q, d, k, b_int, coarse = layer_codes(w, b, axis, ax, ay, label, bits)
+        q, d, k, b_int, coarse = (pow2_codes if pow2 else layer_codes)(w, b, axis, ax, ay, label, bits)
         layers.append(LayerShift(label, d, (int(k.min()), int(k.max())), int(coarse.max()),
                                  int((coarse > 0).sum()), bits, int(q.size)))
         if bits != 8:

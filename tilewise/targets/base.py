@@ -200,6 +200,10 @@ class Target:
     #: its kernels requantize in shift mode ((k·acc + λ) >> d: PULP-NN's, NE16's, DIANA's), so
     #: `quantize` writes shift-mode models for it
     shift_requant: bool = False
+    #: False: its accelerator's shift requantization has no multiplier (DIANA's digital core:
+    #: clip((acc + bias) >> d)), so `quantize` writes the power-of-two form (k = 1, one weight
+    #: scale per layer: quantize/shift_out.py pow2_codes)
+    shift_multiplier: bool = True
     #: where the network's input and output tensors are (`tw_network_run`'s buffers)
     io_memory: str = "L2"
     #: named module sets `analyze --ablation` compares, the first being the baseline of the

@@ -66,6 +66,7 @@ TARGET = Target(
                note="RISC-V host core (RI5CY-class, assumed), portable kernels from L2"),
     ),
     shift_requant=True,
+    shift_multiplier=False,
     ablations=(("CPU only", ("cpu",)), ("digital + CPU", ("digital", "cpu")),
                ("digital + analog + CPU", ("digital", "analog", "cpu"))),
     sources=("seed 003 §V-VI, Table III", "notes/accelerators.md (DIANA)",
