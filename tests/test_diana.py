@@ -245,6 +245,11 @@ def test_cost_model_is_matchs_digital_model():
     assert got == pytest.approx(core + host)
     rq = replace(m, core_requant=True)
     assert float(tile_cycles(rq.terms(nest, 1), size, one, one)) == pytest.approx(core + 200)
+    # the add (add_s8_rq): the formula with C = FY = FX = 1, 26 cycles per 16 channels × 16
+    # columns of a row: ⌈40/16⌉·12·⌈20/16⌉ steps
+    add = LoopNest("add", K=40, C=40, OY=12, OX=20, IY=12, IX=20)
+    size = {d: np.array(v) for d, v in (("n", 1), ("k", 40), ("c", 40), ("oy", 12), ("ox", 20))}
+    assert float(tile_cycles(rq.terms(add, 1), size, one, one)) == pytest.approx(3 * 12 * 2 * 26 + 200)
 
 
 def test_cost_model_prices_the_rows_the_core_pads():

@@ -517,3 +517,38 @@ def test_diana_quantize_writes_the_cores_requantization(tmp_path, trained, capsy
                         == data.y_eval))
     ref = np.concatenate(run_all(session(fm), "input", data.x_eval, ["logits"])["logits"])
     assert acc >= float(np.mean(ref.argmax(axis=1) == data.y_eval)) - 0.02
+
+
+def test_pow2_residual_add_runs_on_dianas_core(tmp_path):
+    """The power-of-two writer's residual Add (shift_nodes.write_add_pow2): both addends written
+    on one scale and zero point, the sum k = 1 with one shift; read back as an add by tables
+    that is exactly DIANA's (a + b) >> d → clip (bindings/diana_digital/add.py), which the
+    digital core takes (add_s8_rq) — bit-exact with the golden model and onnxruntime — while the
+    multiplier form's Add (branches scaled) stays on the host with the reason said."""
+    from tilewise.bindings.diana_digital import add
+    from tilewise.ir.ops import Op
+    from tilewise.pipeline import schedule_network
+    from tilewise.targets.registry import get_target
+    from tilewise.validate import validate_model
+
+    fm, x = _residual_pool_float_model()
+    sm = quantize_shift(fm, x[:40], pow2=True)
+    assert (sm.acts["r0"].scale, sm.acts["r0"].zero_point) == (sm.acts["c1"].scale, sm.acts["c1"].zero_point)
+    assert next(v for v in sm.layers if v.layer == "add").multipliers == (1, 1)
+    rep = shift_report(fm, sm, x[40:])
+    assert rep["outputs"][0]["sqnr_db"] > 20.0, rep
+    path = tmp_path / "respool_pow2.onnx"
+    onnx.save(sm.model, str(path))
+    graph, lg = _read(path)
+    layer = next(v for v in lg.layers if v.op == Op.ADD)
+    assert add.reason(layer, lg) is None
+    ns = schedule_network(lg, get_target("diana"), "model")
+    labels = _labels(ns, len(lg.layers))
+    assert labels[[v.op for v in lg.layers].index(Op.ADD)] == "diana_digital/add_s8_rq", labels
+    r = validate_model(path, ns, graph, 3, 0, tmp_path / "p").to_json()
+    assert r["bit_exact"] and r["golden_vs_reference"] == 0, r
+    assert r["jobs_measured"] == r["jobs_predicted"] > 0
+    path2 = tmp_path / "respool.onnx"
+    onnx.save(quantize_shift(fm, x[:40]).model, str(path2))
+    _, lg2 = _read(path2)
+    assert "scaled or offset" in add.reason(next(v for v in lg2.layers if v.op == Op.ADD), lg2)

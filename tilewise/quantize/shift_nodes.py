@@ -16,6 +16,13 @@ arithmetic in onnxruntime (every float32 value an integer below 2^24, the rest i
   small branch gets w ≤ 4), m the least-squares fit of both (each branch then within half that); then k, d and B' (the
   zero points, z_y and the rounding half) come from shift_out.choose_shift exactly as for a Conv whose weights are (w_a,
   w_b) — so the same int32 (NE16 norm-quant, PULP) and float32 bounds hold.
+- Residual Add in the power-of-two form (`write_add_pow2`, DIANA: its digital core adds the
+  stored int8 values, shifts and clips, bindings/diana_digital/add.py): both addends on one
+  scale s with zero point 128 (stored int8 zero point 0), the output on s·2^d with zero point 128,
+  d ≥ 0 the least whose range covers the output's calibrated one: y = z_y + (a − 128 + b − 128)
+  / 2^d, written as Add(a, b) → Add(B' = 128·2^d − 256) → the chain with k = 1, floored (no
+  rounding term: the core has no bias). shift_out.py chooses those codes for the addends when it
+  writes them (`pow2_partner`).
 - AveragePool / GlobalAveragePool over n = K_h·K_w taps: the window sum S (integer) times
   M = s_x/(n·s_y), written as a depthwise Conv whose weights are all 1 (a "sum + shift": the
   frontend reads it as any NEMO Conv, a shift-mode depthwise layer; NEMO's AveragePool → Mul →
@@ -106,6 +113,35 @@ def write_add(base: str, label: str, a: str, b: str, acts: dict, ay, bounds: tup
                                   [f"{base}/acc"], name=f"{base}/bias"))
     nodes += requant_chain(base, f"{base}/acc", np.int64(k[0]), d, *bounds, y, const)
     return nodes, LayerShift(label, d, (int(k[0]), int(k[0])))
+
+
+#: the zero point of the power-of-two form's addends and sums (stored int8 zero point 0)
+SYM = 128
+
+
+def sym_scale(qp) -> float:
+    """The scale of codes with zero point SYM covering a tensor calibrated to `qp` (8-bit)."""
+    lo, hi = qp.scale * (qp.qmin - qp.zero_point), qp.scale * (qp.qmax - qp.zero_point)
+    s = max(-lo / SYM, hi / (255 - SYM), 0.0)
+    return float(s) if s > 0 else 1.0
+
+
+def write_add_pow2(base: str, label: str, a: str, b: str, acts: dict, y_scale: float,
+                   bounds_of, y: str, const: Const):
+    """The power-of-two residual Add (module docstring) of codes a and b, which share one scale and
+    zero point SYM, into y whose calibrated range needs `y_scale` (sym_scale): (nodes, the layer's
+    choices, y's Act); `bounds_of(Act)`: the output's code bounds (its fused Relu / Clip)."""
+    from .shift_out import Act, LayerShift
+
+    s = acts[a].scale
+    assert acts[b].scale == s and acts[a].zero_point == acts[b].zero_point == SYM
+    d = max(0, int(np.ceil(np.log2(y_scale / s) - 1e-9)))
+    ay = Act(s * 2.0**d, SYM)
+    nodes = [helper.make_node("Add", [a, b], [f"{base}/sum"], name=label),
+             helper.make_node("Add", [f"{base}/sum", const(f"{base}/bias_q", np.float32((SYM << d) - 2 * SYM))],
+                              [f"{base}/acc"], name=f"{base}/bias")]
+    nodes += requant_chain(base, f"{base}/acc", np.int64(1), d, *bounds_of(ay), y, const)
+    return nodes, LayerShift(label, d, (1, 1)), ay
 
 
 def pool_geometry(n: onnx.NodeProto, label: str, shape: list[int]

@@ -40,10 +40,15 @@ computes clip((acc + bias) >> d), bindings/diana_digital/arith.py; Target.shift_
 every weighted node gets k = 1 on all channels, so M[c] = 2^−d for all c and the weights take one
 scale per layer, s_w = s_y·2^−d / s_x (HTVM's and MATCH's DIANA networks: per-tensor power-of-two
 requantization). d is the largest in [0, D_MAX] whose s_w is at least the per-tensor step
-max|w| / qmax (the weights within ±qmax, their step between 1× and 2× the optimal one) and whose
-values stay exact as above (`pow2_codes`); B' = B + z_y·2^d + 2^(d−1) (the rounding half, none at
+max|w| / qmax (the weights within ±qmax, their step between 1× and 2× the optimal one), or the
+next one (half that step, the largest weights clipped) when its squared weight error is smaller,
+and whose values stay exact as above (`pow2_codes`); B' = B + z_y·2^d + 2^(d−1) (the rounding half, none at
 d = 0). A layer whose output scale is finer than s_x·max|w| / qmax (d < 0) is refused in one
-sentence. The Add and the pools keep their multipliers (the host core runs them).
+sentence. A residual Add of two activations takes the core's add (shift_nodes.write_add_pow2): the
+writer gives both addends one scale and zero point 128 when it writes them (`pow2_partner`: the
+larger symmetric range of the two, or the scale of the addend written first); an Add whose
+addends could not be so (e.g. one is the network input) keeps NEMO's chain. The pools keep
+their multipliers (the host core runs them).
 
 Moves (Flatten, Reshape, MaxPool, Identity, Transpose) are copied and keep their input's (s, z).
 Padding: a padded Conv must read real zeros at the border; on codes with z = 0 its own pads do
@@ -206,7 +211,14 @@ def pow2_codes(w: np.ndarray, b: np.ndarray | None, axis: int, ax: Act, ay: Act,
                             f"scale times its weight step ({ax.scale * s_min:.3g}), so no right shift "
                             f"gives it a power-of-two requantization; quantize it for a target with "
                             f"multipliers (gap9, pulp-open) or calibrate a wider output range")
-    for d in range(min(top, D_MAX), -1, -1):
+    # the first d tried: top (every weight within ±qmax) or top + 1 (half the step, the largest
+    # weights clipped), whichever quantizes the weights with the smaller squared error
+    def err(d: int) -> float:
+        s_w = ay.scale * 2.0**-d / ax.scale
+        return float(((np.clip(np.rint(wc / s_w), -qmax, qmax) * s_w - wc) ** 2).sum())
+
+    first = min(top + 1, D_MAX) if top + 1 <= D_MAX and err(top + 1) < err(top) else min(top, D_MAX)
+    for d in range(first, -1, -1):
         s_w = ay.scale * 2.0**-d / ax.scale
         q = np.clip(np.rint(wc / s_w), -qmax, qmax).astype(np.int64)
         w_abs = np.abs(q).sum(axis=1)
@@ -254,7 +266,16 @@ def write_shift(model: onnx.ModelProto, p: Plan, qp: dict[str, QParams],
     """The shift-mode integer model of `model` for the calibrated parameters `qp` (module doc);
     `w_bits`: weight bits (8, 4, 2) per weighted node label (default 8); `pow2`: the weighted
     nodes in the power-of-two form (k = 1, one weight scale per layer: `pow2_codes`)."""
-    from .shift_nodes import pool_geometry, requant_chain, softmax_tail, write_add, write_pool
+    from .shift_nodes import (
+        SYM,
+        pool_geometry,
+        requant_chain,
+        softmax_tail,
+        sym_scale,
+        write_add,
+        write_add_pow2,
+        write_pool,
+    )
 
     w_bits = dict(w_bits or {})
     model = onnx.shape_inference.infer_shapes(model)
@@ -288,7 +309,29 @@ def write_shift(model: onnx.ModelProto, p: Plan, qp: dict[str, QParams],
             return (readers[0].output[0], *_clip_bounds(readers[0], inits))
         return y, -float("inf"), float("inf")
 
+    # pow2: each residual Add's addends, partner by partner (pow2_partner)
+    partner: dict[str, str] = {}
+    if pow2:
+        for n in g.node:
+            if n.op_type == "Add" and len(n.input) == 2 and not any(x in inits for x in n.input) \
+                    and n.input[0] != n.input[1] and n.input[0] != input_name \
+                    and n.input[1] != input_name:
+                partner[n.input[0]], partner[n.input[1]] = n.input[1], n.input[0]
+
+    def pow2_partner(y: str) -> Act | None:
+        """The codes of an addend of a power-of-two Add: its partner's scale when that is written
+        (and has zero point SYM), else the larger symmetric range of the two; None otherwise."""
+        other = partner.get(y)
+        if other is None:
+            return None
+        if other in acts:
+            return Act(acts[other].scale, SYM) if acts[other].zero_point == SYM else None
+        return Act(max(sym_scale(qp[y]), sym_scale(qp[other])), SYM)
+
     def out_act(y: str, lo_real: float) -> Act:
+        tied = pow2_partner(y)
+        if tied is not None:
+            return tied
         ay = act_for(qp[y])
         return Act(ay.scale, 0) if lo_real >= 0.0 else ay
 
@@ -339,9 +382,15 @@ def write_shift(model: onnx.ModelProto, p: Plan, qp: dict[str, QParams],
                 raise TilewiseError(f"node '{label}' adds a constant; the shift-mode writer takes "
                                     f"the residual Add of two activations")
             y, lo_real, hi_real = fused_output(n)
-            ay = out_act(y, lo_real)
-            more, layer = write_add(base, label, n.input[0], n.input[1], acts, ay,
-                                    clip_codes(ay, lo_real, hi_real), y, const)
+            xa, xb = (acts[x] for x in n.input[:2])
+            if pow2 and xa.scale == xb.scale and xa.zero_point == xb.zero_point == SYM:
+                more, layer, ay = write_add_pow2(
+                    base, label, n.input[0], n.input[1], acts, sym_scale(qp[y]),
+                    lambda a_y: clip_codes(a_y, lo_real, hi_real), y, const)
+            else:
+                ay = out_act(y, lo_real)
+                more, layer = write_add(base, label, n.input[0], n.input[1], acts, ay,
+                                        clip_codes(ay, lo_real, hi_real), y, const)
         elif n.op_type in ("AveragePool", "GlobalAveragePool"):
             y = n.output[0]
             kernel, strides, pads = pool_geometry(n, label, shapes.get(n.input[0], []))

@@ -10,6 +10,7 @@ tw_diana/ beside tw_kernels/, whose requantization it reuses).
 | depthwise_s8       | depthwise       | tflite, onnx, shift | TW_DIANA_DEPTHWISE       | 12 B/ch + layout | acc_bytes |
 | fully_connected_s8 | fully_connected | tflite, onnx, shift | TW_DIANA_DENSE           | 12 B/ch + layout | acc_bytes |
 | *_rq (the three)   | as above        | shift               | the same, core requant   | 4 B/ch + layout  | none      |
+| add_s8_rq          | add             | by tables (add.py)  | TW_DIANA_ADD             | none             | none      |
 
 A tile: the host programs one job on the tile's int8 input (the activation memory, L1) and its
 weights in the core's layout (the weight memory; constants.py), the job writes int32
@@ -21,7 +22,8 @@ What the job computes: arith.py (numpy) and c/tw_diana_digital.c (the functional
 HAL runs), tests/test_diana.py. Legality: checks.py; cost: bindings/diana_digital/cost.py.
 Input channels stay whole in a tile (no partial sums across jobs); k tiles are multiples of 16
 (the PE array's and the weight layout's output-channel block; the last takes the rest, its
-weights padded). Elementwise add has no binding (checks.py says why).
+weights padded). An add runs on the core when its tables are the core's (a + b) >> d
+(add.py: the residual Adds `quantize --target diana` writes); other adds run on the host.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from ..portable.common import FAMILY as PORTABLE
 from ..portable.common import S8, u8_offset
 from ..portable.common import TEMPLATES as PORTABLE_TEMPLATES
 from ..portable.weighted import requant_data, stored_pad
-from . import arith, checks, constants
+from . import add, arith, checks, constants
 
 FAMILY = Family(name="diana_digital", c_dir=Path(__file__).resolve().parent / "c",
                 project_dir="tw_diana", header="tw_diana_kernels.h", requires=(PORTABLE,),
@@ -97,6 +99,8 @@ def bindings(cost: Any) -> tuple[Binding, ...]:
         out += per_mode(FAMILY, replace(cost, core_requant=True), f"{name}_rq", op, ("shift",),
                         kind=kind, check=_core_rq_check, emit=partial(_emit, core_rq=True),
                         consts=constants.core_layout(kind), **common)
+    out += per_mode(FAMILY, replace(cost, core_requant=True), "add_s8_rq", Op.ADD, (None,),
+                    Precision(S8, 0, S8), "add", add.reason, emit=add.emit, jobs_per_tile=1)
     return tuple(out)
 
 

@@ -8,10 +8,10 @@ check_conv2d / check_fully_connected, MATCH's DIANA digital patterns).
 - fully_connected: any size (the weights are padded to 16-channel blocks);
 - int8 activations and weights (the portable family's int8 conditions: the host core
   requantizes the int32 output in any mode those take, arith.py);
-- elementwise add is not a binding: DIANA's add is (a + b) >> shift → clip (HTVM's
-  element_wise_add_pattern), while TFLite's and onnxruntime's adds rescale each input by its own
-  multiplier before the sum, which neither the core nor a host pass over a + b can reproduce; the
-  IR has no add in shift mode. Adds run on the host core.
+- elementwise add: DIANA's add is (a + b) >> shift → clip (HTVM's element_wise_add_pattern),
+  while TFLite's and onnxruntime's adds rescale each input by its own multiplier before the sum,
+  which neither the core nor a host pass over a + b can reproduce: those run on the host core;
+  a shift-mode add by tables that is exactly the core's runs on it (add.py `reason`).
 """
 
 from __future__ import annotations

@@ -24,6 +24,9 @@ per tile below), so that the sum over a layer's tiles is the whole-layer figure.
   channel followed by 3 zero rows in the weight layout, arith.py), so K rows = 4·channels:
   ⌈4·k/16⌉ and C = 1;
 - dense: a 1×1 map, C inputs: ⌈K/16⌉ · (3·C + 23).
+- add (bindings/diana_digital/add.py): the formula with C = FY = FX = 1 — per 16 channels × 16
+  columns of a row, 1 + 2 (the two addends read) + 23 = 26 cycles: how ZigZag sees an
+  elementwise layer (no reduction loop); assumed, MATCH states no figure for DIANA's add.
 The host core (a RISC-V core, RI5CY-class — assumed, targets/diana.py) per tile programs the job
 (`job`, assumed: set-up, dispatch and the wait's poll) and, for the int32-output bindings,
 requantizes every output (`requant` per output: the pulp kernels' per-mode figures fitted on
@@ -88,6 +91,8 @@ class DianaDigitalKernels:
         fy, fx = nest.FY, nest.FX
         if nest.kind == "dwconv":
             c, k = 1, ("k", ceil_div(4))              # ⌈4·k / 16⌉
+        elif nest.kind == "add":
+            c, k, fy, fx = 1, ("k", ceil_div(16)), 1, 1
         else:
             c, k = nest.C, ("k", ceil_div(16))
         cols = ("ox", ceil_div(16))

@@ -34,6 +34,13 @@ void tw_diana_job_set_addr(tw_diana_job_t *j, const int8_t *in, const uint8_t *w
     j->out = out;
 }
 
+void tw_diana_job_set_add(tw_diana_job_t *j, const int8_t *a, const int8_t *b, int8_t *out)
+{
+    j->in = a;
+    j->in2 = b;
+    j->out = out;
+}
+
 void tw_diana_job_set_requant(tw_diana_job_t *j, int shift, int qmin, int qmax)
 {
     j->requant = 1;
@@ -104,21 +111,32 @@ static int32_t accumulate(const tw_diana_job_t *j, int oy, int ox, int k)
     return (int32_t)acc;
 }
 
+/* clip(v >> shift, qmin, qmax), the shift arithmetic (floor) */
+static int8_t requant(const tw_diana_job_t *j, int32_t v)
+{
+    v = v < 0 ? ~(~v >> j->shift) : v >> j->shift;
+    return (int8_t)(v < j->qmin ? j->qmin : v > j->qmax ? j->qmax : v);
+}
+
 void tw_diana_run(const tw_diana_job_t *j)
 {
     int oy, ox, k;
+    if (j->kind == TW_DIANA_ADD) {
+        size_t i, n = (size_t)j->geom.out_h * (size_t)j->geom.out_w * (size_t)j->geom.out_k;
+        for (i = 0; i < n; i++)
+            ((int8_t *)j->out)[i] = requant(j, (int32_t)j->in[i] + (int32_t)j->in2[i]);
+        return;
+    }
     for (oy = 0; oy < j->geom.out_h; oy++) {
         for (ox = 0; ox < j->geom.out_w; ox++) {
             size_t base = tw_job_out_at(&j->geom, oy, ox);
             for (k = 0; k < j->geom.out_k; k++) {
-                int32_t acc = accumulate(j, oy, ox, k), v;
+                int32_t acc = accumulate(j, oy, ox, k);
                 if (!j->requant) {
                     ((int32_t *)j->out)[base + k] = acc;
                     continue;
                 }
-                v = acc < 0 ? ~(~acc >> j->shift) : acc >> j->shift;   /* floor */
-                v = v < j->qmin ? j->qmin : v > j->qmax ? j->qmax : v;
-                ((int8_t *)j->out)[base + k] = (int8_t)v;
+                ((int8_t *)j->out)[base + k] = requant(j, acc);
             }
         }
     }

@@ -16,6 +16,9 @@
  * the pad value and the int32 output):
  *   acc = bias[k] + sum over taps and input channels of w * x, 32-bit wrapping, a padded tap
  *   reading pad_value; requant: clip(acc >> shift, qmin, qmax) (arithmetic shift: floor).
+ * An add job (TW_DIANA_ADD, HTVM's element_wise_add_pattern: add -> right shift -> clip -> cast)
+ * takes two int8 tiles of the same extent [out_h][out_w][out_k], dense, and always requantizes:
+ *   out = clip((in + in2) >> shift, qmin, qmax) (no weights, no bias).
  */
 #ifndef TW_DIANA_DIGITAL_H
 #define TW_DIANA_DIGITAL_H
@@ -24,13 +27,14 @@
 
 #include "tw_job_geometry.h"
 
-enum { TW_DIANA_CONV = 0, TW_DIANA_DEPTHWISE = 1, TW_DIANA_DENSE = 2 };
+enum { TW_DIANA_CONV = 0, TW_DIANA_DEPTHWISE = 1, TW_DIANA_DENSE = 2, TW_DIANA_ADD = 3 };
 
 typedef struct {
     int kind;                  /* TW_DIANA_* */
     tw_job_geom_t geom;        /* kernel, stride, extents, padding (tw_job_geometry.h) */
     int8_t pad_value;
     const int8_t *in;
+    const int8_t *in2;         /* TW_DIANA_ADD: the second addend */
     const uint8_t *w;
     const int32_t *bias;
     void *out;                 /* int32_t[] without requant, else int8_t[] */
@@ -45,6 +49,8 @@ void tw_diana_job_set_dims(tw_diana_job_t *j, int in_h, int in_w, int in_c, int 
                            int8_t pad_value);
 void tw_diana_job_set_addr(tw_diana_job_t *j, const int8_t *in, const uint8_t *w,
                            const int32_t *bias, void *out);
+/* TW_DIANA_ADD: the two addends and the int8 output (set its requantization too). */
+void tw_diana_job_set_add(tw_diana_job_t *j, const int8_t *a, const int8_t *b, int8_t *out);
 /* The core's requantization: clip(acc >> shift, qmin, qmax), int8 output (0 <= shift <= 31). */
 void tw_diana_job_set_requant(tw_diana_job_t *j, int shift, int qmin, int qmax);
 
