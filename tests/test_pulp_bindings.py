@@ -74,12 +74,12 @@ def test_table_serves_every_portable_key_and_runs_its_own_kernels_first():
     assert extra <= {b.name for b in own}
     ours = [b for b in own if b.family.name == "pulp"]
     # the integer exports' row ops and the transpose through L1 (rows.py, issue 28), TFLite's
-    # LSTM on the cores (lstm.py, issue 28)
+    # LSTM and SVDF on the cores (lstm.py, svdf.py, issue 28)
     assert {b.key.op for b in ours} == {"conv2d", "depthwise", "fully_connected", "add", "sub", "attention",
                                         "mul", "avg_pool", "max_pool", "global_avg_pool",
                                         "layer_norm", "rms_norm", "int_softmax", "ita_max",
                                         "int_gelu", "hardswish", "requant", "transpose", "reduce",
-                                        "matmul", "lstm"}
+                                        "matmul", "lstm", "svdf"}
     assert all(b.const_bytes == constants.BYTES_PER_CHANNEL for b in ours if b.consts)
     assert pulp.FAMILY.closure()[0].name == "portable"
 

@@ -88,13 +88,14 @@ from .. import portable
 from ..base import Binding, Precision, TileRules, per_mode, specialized
 from ..portable import checks as portable_checks
 from ..portable.common import S8
-from . import attention, checks, constants, lstm, mm_act, rows, simple, subbyte, weighted
+from . import attention, checks, constants, lstm, mm_act, rows, simple, subbyte, svdf, weighted
 from .attention_cost import ATTENTION_M7, AttentionCost
 from .common import FAMILY
 from .cost import MM_ACT_M7, MatMulActCost
 from .lstm_cost import ARM as LSTM_ARM
 from .lstm_cost import CLUSTER as LSTM_CLUSTER
 from .rows_cost import RowsCost
+from .svdf_cost import CLUSTER as SVDF_CLUSTER
 
 
 def _round4(v):
@@ -215,6 +216,8 @@ def bindings(cost, arm: bool = False, host: bool = False) -> tuple[Binding, ...]
         own.extend(rows.bindings(RowsCost()))
         # q·kᵀ → softmax → ·v depth first (attention.py; passes/fuse_attention.py fuses them)
         own.extend(attention.bindings(AttentionCost()))
+        # TFLite's SVDF, the filters and units over the cores through L1 (svdf.py)
+        own.extend(svdf.bindings(SVDF_CLUSTER))
     if arm or not host:
         # TFLite's LSTM, the cells over the cores, SIMD gate products (lstm.py, issue 28); a
         # cluster's host core keeps the portable lstm_s8
