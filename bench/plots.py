@@ -165,12 +165,22 @@ def _sequence_attention(t: Table, ax) -> None:
           log=True, ylabel="cycles / inference (log)")
 
 
+def _ne16_networks(t: Table, ax) -> None:
+    names = list(t.data)
+    labels = [f"{n}\n{part}" for n in names for part in ("NE16 layers", "cluster layers")]
+    _bars(ax, labels, {"measured (GVSoC)": [t.data[n][p]["measured"] for n in names
+                                            for p in ("ne16", "cluster")],
+                       "predicted": [t.data[n][p]["predicted"] for n in names
+                                     for p in ("ne16", "cluster")]},
+          log=True, ylabel="cycles (log)")
+
+
 PLOTS = {"host": _host, "memory": _memory, "compile_time": _compile, "schedule_quality": _quality,
          "silicon_gap9": _gap9, "silicon_gap8": _gap8, "gvsoc_models": _gvsoc_models,
          "gvsoc_kinds": _gvsoc_kinds, "gvsoc_pulpnn_layer": _gvsoc_layer,
          "cortex_m_models": _cortex_m_models, "cortex_m_kinds": _cortex_m_kinds,
          "gap9_modules": _gap9_modules, "diana": _diana, "pulp_subbyte": _pulp_subbyte,
-         "sequence_attention": _sequence_attention}
+         "sequence_attention": _sequence_attention, "ne16_networks": _ne16_networks}
 
 
 def plot(t: Table, out_dir: Path) -> Path:
