@@ -17,6 +17,18 @@ coefficients are the non-negative least squares of the measured cycles, each lay
 1 / measured (relative error). Writes bench/calibration_ne16.json (per layer: case, kind,
 measured, features, fitted and MATCH's prediction; the fit) and prints the per-kind sums.
 Usage: .venv/bin/python bench/calibrate_ne16.py [--cases kws_dscnn,small]
+
+`--cluster` fits the cluster's side of an NE16 layer instead (bindings/ne16/cost.py
+`GVSOC_CLUSTER`: `job`, what core 0 spends per row job — the wait that sees the job end, the
+barrier, the next job's registers computed and written — and `tile`, the compute call of a tile with
+the job's set-up and its barriers): the MLPerf Tiny models kws_dscnn, ic_resnet8 and
+vww_mobilenet_v1_025 on pulp-open-ne16 as partitioned, in the firmware as it ships (the row jobs
+overlapped with the requantization, not the timed build), one input; per NE16 layer its whole
+measured cycles (TW_LAYERS) against the layer's schedule repriced with `job` and `tile` at 0 and
+alone at 1 (linear: both are sequential terms of a compute-bound tile), the non-negative least
+squares of the rest, relative. Writes the "cluster" entry of bench/calibration_ne16.json (the
+engine's fit and rows are kept) and prints per binding the layers' measured / fitted and the
+previous coefficients' prediction.
 """
 
 from __future__ import annotations
@@ -184,12 +196,109 @@ def predicted(row: dict, g: Gvsoc) -> float:
     return sum(getattr(g, c) * v for c, v in row["features"].items())
 
 
+CLUSTER = ("job", "tile")
+CLUSTER_CASES = ("kws_dscnn", "ic_resnet8", "vww_mobilenet_v1_025")
+
+
+def repriced(ns: NetworkSchedule, i: int, **cost) -> float:
+    """Layer i's predicted cycles with its schedule (tiles, loop order, buffering) kept and its
+    binding's cost model changed by `cost` (schedule/cost.py Evaluator)."""
+    from tilewise.schedule.cost import Evaluator
+
+    assert ns.layers.layers[i].name not in ns.l3.tilings, "an L3-tiled layer"
+    s = ns.schedules[i]
+    pl = ns.placement(i)
+    pl = replace(pl, binding=replace(pl.binding, cost=replace(pl.binding.cost, **cost)))
+    tile = {t.dim: t.tile for t in s.tiles}
+    return Evaluator(s.nest, ns.target, pl).build(tile, s.loop_order, s.buffering).cycles
+
+
+def cluster_rows(name: str, ns: NetworkSchedule, report: dict) -> list[dict]:
+    out = []
+    zero = {c: 0.0 for c in CLUSTER}
+    for i, layer in enumerate(report["layers"]):
+        if ns.placement(i).module.name != "ne16":
+            continue
+        base = repriced(ns, i, **zero)
+        feats = {c: repriced(ns, i, **{**zero, c: 1.0}) - base for c in CLUSTER}
+        out.append({"case": name, "layer": layer["name"], "binding": ns.placement(i).binding.name,
+                    "measured": layer["measured_cycles"], "previous": layer["predicted_cycles"],
+                    "base": base, "features": feats})
+    return out
+
+
+def run_cluster(work: Path) -> list[dict]:
+    os.environ.pop("TILEWISE_NE16_TIMED", None)        # the firmware as it ships
+    rows: list[dict] = []
+    for name in CLUSTER_CASES:
+        lg = lower(load_model(MLPERF / f"{name}.tflite"))
+        ns = schedule_network(lg, get_target("pulp-open-ne16"), "model")
+        rep, _ = validate_network(ns, work / name, make_inputs(lg, 1, 0)[:1], model=name, on="gvsoc")
+        r = rep.to_json()
+        assert r["bit_exact"], (name, r["mismatches"][:2])
+        got = cluster_rows(name, ns, r)
+        print(f"{name}: {len(got)} NE16 layers, bit-exact", flush=True)
+        rows += got
+    return rows
+
+
+def fit_cluster(rows: list[dict]) -> dict[str, float]:
+    """Non-negative least squares of (measured − base) on the features, relative weights."""
+    from scipy.optimize import nnls
+
+    a = np.array([[r["features"][c] / r["measured"] for c in CLUSTER] for r in rows])
+    b = np.array([(r["measured"] - r["base"]) / r["measured"] for r in rows])
+    x, _ = nnls(a, b)
+    return {c: round(float(v), 1) for c, v in zip(CLUSTER, x)}
+
+
+def cluster_predicted(row: dict, fit: dict[str, float]) -> float:
+    return row["base"] + sum(fit[c] * row["features"][c] for c in CLUSTER)
+
+
+def main_cluster(from_json: str | None) -> None:
+    if from_json:
+        rows = json.loads(Path(from_json).read_text())["cluster"]["rows"]
+    else:
+        with tempfile.TemporaryDirectory(prefix="tw_ne16_cal_") as work:
+            rows = run_cluster(Path(work))
+    f = fit_cluster(rows)
+    for r in rows:
+        r["fitted"] = round(cluster_predicted(r, f), 1)
+    print("fitted:", f)
+    by: dict[str, list[float]] = {}
+    for r in rows:
+        s = by.setdefault(r["binding"], [0.0, 0.0, 0.0, 0])
+        s[0] += r["measured"]
+        s[1] += r["fitted"]
+        s[2] += r["previous"]
+        s[3] += 1
+    print(f"{'binding':22s} {'layers':>6s} {'measured':>10s} {'fitted':>10s} {'ratio':>6s} "
+          f"{'previous':>10s} {'ratio':>6s}")
+    for k, (m, fi, pr, n) in sorted(by.items()):
+        print(f"{k:22s} {n:6d} {m:10.0f} {fi:10.0f} {fi / m:6.3f} {pr:10.0f} {pr / m:6.3f}")
+    m, fi, pr = (sum(r[k] for r in rows) for k in ("measured", "fitted", "previous"))
+    print(f"{'all':22s} {len(rows):6d} {m:10.0f} {fi:10.0f} {fi / m:6.3f} {pr:10.0f} {pr / m:6.3f}")
+    worst = max(rows, key=lambda r: abs(r["fitted"] / r["measured"] - 1))
+    print(f"worst layer: {worst['case']}/{worst['layer']} ({worst['binding']}) "
+          f"{worst['fitted'] / worst['measured']:.3f}")
+    doc = json.loads(OUT.read_text()) if OUT.exists() else {}
+    doc["cluster"] = {"fit": f, "rows": rows}
+    OUT.write_text(json.dumps(doc, indent=1) + "\n")
+    print(f"wrote {OUT}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--cases", default="kws_dscnn,ic_resnet8,vww_mobilenet_v1_025,nemo,"
                                        "kws_dscnn_nq,ic_resnet8_nq,small")
     ap.add_argument("--from-json", help="refit the rows of an earlier run (no GVSoC)")
+    ap.add_argument("--cluster", action="store_true",
+                    help="fit the cluster's side of the NE16 layers (module docstring)")
     args = ap.parse_args()
+    if args.cluster:
+        main_cluster(args.from_json)
+        return
     if args.from_json:
         rows = json.loads(Path(args.from_json).read_text())["rows"]
     else:
@@ -216,8 +325,9 @@ def main() -> None:
     worst = max(rows, key=lambda r: abs(r["fitted"] / r["measured"] - 1))
     print(f"worst layer: {worst['case']}/{worst['layer']} ({worst['kind']}) "
           f"{worst['fitted'] / worst['measured']:.3f}")
-    OUT.write_text(json.dumps({"fit": {c: getattr(g, c) for c in COEFS}, "rows": rows},
-                              indent=1) + "\n")
+    doc = json.loads(OUT.read_text()) if OUT.exists() else {}
+    doc.update({"fit": {c: getattr(g, c) for c in COEFS}, "rows": rows})
+    OUT.write_text(json.dumps(doc, indent=1) + "\n")
     print(f"wrote {OUT}")
 
 

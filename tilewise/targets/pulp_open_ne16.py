@@ -10,7 +10,8 @@ Figures and where they come from:
 - ne16: GAP9's NE16 (seed 003 §V, notes/accelerators.md), the NE16 kernel family (bindings/ne16:
   conv 3×3 / 1×1, depthwise 3×3, dense; the cores
   convert the input to u8 and requantize the int32 outputs, or NE16's norm-quant does), priced by
-  bindings/ne16/cost.py `Ne16Kernels`; the same 473 cycles per layer as the cluster (its fork).
+  bindings/ne16/cost.py `GVSOC_CLUSTER` (`Ne16Kernels` with the cluster's per-job and per-tile
+  work fitted on this chip's GVSoC runs); the same 473 cycles per layer as the cluster (its fork).
   The firmware (platforms/pulp_open.py PULP_OPEN_NE16) runs its jobs on the engine through the
   HAL on NE16's registers (codegen/c/tw_hal/tw_hal_ne16_pulp_open.c), from cluster core 0.
 - padding: GVSoC's NE16 applies a job's bottom / right padding only where the last 3×3 output
@@ -30,7 +31,7 @@ from dataclasses import replace
 
 from ..bindings import ne16
 from ..bindings.base import Binding
-from ..bindings.ne16.cost import Ne16Kernels
+from ..bindings.ne16.cost import GVSOC_CLUSTER
 from ..ir.layer import Layer, LayerGraph
 from ..platforms.pulp_open import PULP_OPEN_NE16
 from .base import Module
@@ -56,7 +57,7 @@ TARGET = replace(
                 "NE16, 64 kB L1, 1.5 MB L2",
     modules=(*PULP_OPEN.modules,
              Module("ne16", cores=8, bindings=tuple(_stride1(b) for b in
-                                            ne16.bindings(Ne16Kernels(), data_pad=True)),
+                                            ne16.bindings(GVSOC_CLUSTER, data_pad=True)),
                     memory="L1", layer_overhead_cycles=473.0,
                     note="NE16 (GVSoC's model) on the cluster's L1; the cluster converts and "
                          "requantizes")),

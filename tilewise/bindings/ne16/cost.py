@@ -37,7 +37,8 @@ cost_model.py`, derived from the PLiNIO NE16 model; notes/accelerators.md), FIFO
   offset + 9 (the note's "+k for depthwise"), matrix-vector and update, then its 16 channels'
   stream-out, 4 + 9 · ⌈16 · 32 / 256⌉ = 22.
 The cluster: the cores convert the tile's input to u8 (x ^ 0x80, a word at a time: `convert` per
-byte and core, each its share), then core 0 programs the job (`job`, pulp-nnx's task set-up and dispatch, assumed); then
+byte and core, each its share), then core 0 programs the job (`job`, pulp-nnx's task set-up and dispatch, assumed;
+pulp-open-ne16's `GVSOC_CLUSTER` fits it and the tile's `tile` on GVSoC); then
 the 8 cores requantize the int32 outputs (tw_ne16_requant_s8_<variant>, `requant` per output and core),
 in parallel. `convert` and the tflite-mode `requant` are measured on GVSoC's pulp-open cluster
 (tests/test_ne16_gvsoc.py, which holds this model within ±20% of the measurement) at the tiles
@@ -112,7 +113,7 @@ class Ne16Kernels:
     stream_out: float = 40.0        # 9 int32 outputs of 32 channels
     stream_out_dw: float = 22.0     # 9 int32 outputs of 16 channels
     convert: float = 2.27           # per input byte and core (GVSoC, module docstring)
-    job: float = 400.0              # set-up, dispatch, wait and barrier per job (assumed)
+    job: float = 400.0              # set-up, dispatch, wait and barrier per job (assumed; GVSOC_CLUSTER)
     #: per output and core, by mode (GVSoC for tflite, its tflite_right variant; module docstring)
     requant_tflite: float = 32.5
     requant_shift: float = 12.0     # pulp/cost.py requant_shift (not measured here)
@@ -121,7 +122,8 @@ class Ne16Kernels:
     #: per output and core, the one-mulh form of tflite / tflite_right (the *_mulh bindings,
     #: bindings/ne16/requant.py; GVSoC, module docstring)
     requant_mulh: float = 21.0
-    tile: float = 1324.0            # the compute call and its two barriers (pulp model's `tile`)
+    tile: float = 1324.0            # the compute call and its two barriers (pulp model's `tile`;
+                                    # GVSOC_CLUSTER: fitted with the job's set-up)
     #: NE16 requantizes (norm-quant), no cluster pass: per subtile and output block the stage's
     #: shift ⌈32/4⌉ + scale (9 + ⌈9·32/32⌉) + bias (8 + ⌈9/8⌉) = 36 and the int8 stream-out
     #: 4 + 9·⌈32·8/256⌉ = 13 (depthwise, 16 channels: 4 + 18 + 10 = 32 and 4 + 9 = 13)
@@ -243,9 +245,26 @@ class Ne16Kernels:
         return per_image(terms)
 
 
-# oy factors of the row-job pipeline (bindings/ne16/pipeline.py): J jobs of R rows, the last of L
 #: MATCH's NE16 model (module docstring): the peer of comparison tables
 MATCH_NE16 = Ne16Kernels(engine="match")
+
+#: pulp-open-ne16's model (targets/pulp_open_ne16.py): the cluster's per-job and per-tile work
+#: fitted on GVSoC (bench/calibrate_ne16.py --cluster, bench/calibration_ne16.json "cluster": the
+#: 35 NE16 layers of kws_dscnn, ic_resnet8 and vww_mobilenet_v1_025 as partitioned, whole layer
+#: cycles of the shipped firmware). `job` 1651.6: core 0, per row job, waits for its end (~150
+#: cycles of polling), meets the other cores at the barrier (~115), builds the next job
+#: (tw_ne16_task_rows, ~250–470) and writes NE16's registers (tw_ne16_dispatch: ~880–1630 cycles
+#: on GVSoC), while the other cores wait for it at the next barrier — the assumed 400 was a
+#: quarter of it. `tile` 2224.1: the compute call and its barriers plus the job's set-up
+#: (tw_ne16_task_init / set_dims / set_addr, ~465) and the first dispatch, cold. (Instrumented in
+#: kws_dscnn's first depthwise layer; with the assumed figures the NE16 layers were predicted at
+#: 0.84 of their measured cycles, per binding 0.82–0.97; fitted 0.99, per binding 0.96–1.08,
+#: every layer within 0.91–1.10.) gap9 keeps the assumed figures: its job programming is not
+#: measured.
+GVSOC_CLUSTER = Ne16Kernels(job=1651.6, tile=2224.1)
+
+
+# oy factors of the row-job pipeline (bindings/ne16/pipeline.py): J jobs of R rows, the last of L
 
 
 def _jobs(s, f, l):
