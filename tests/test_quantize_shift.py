@@ -552,3 +552,52 @@ def test_pow2_residual_add_runs_on_dianas_core(tmp_path):
     onnx.save(quantize_shift(fm, x[:40]).model, str(path2))
     _, lg2 = _read(path2)
     assert "scaled or offset" in add.reason(next(v for v in lg2.layers if v.op == Op.ADD), lg2)
+
+
+def test_pow2_global_pool_in_halving_stages_on_dianas_core(tmp_path):
+    """The power-of-two writer's global average pool of an 8×8 map: three 2×2-sum stages
+    (shift_nodes.write_halving: depthwise 3×3 at stride 2, taps 1 on the top-left 2×2, k = 1),
+    each on DIANA's digital core (depthwise_s8_rq), bit-exact, the pooled values within a code of
+    float's mean; a map that is not a square power of two is not split."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    from tilewise.pipeline import schedule_network
+    from tilewise.quantize.shift_nodes import halvings
+    from tilewise.targets.registry import get_target
+    from tilewise.validate import validate_model
+
+    assert halvings((8, 8), (1, 1), (0, 0, 0, 0), [1, 4, 8, 8]) == 3
+    assert halvings((6, 6), (1, 1), (0, 0, 0, 0), [1, 4, 6, 6]) == 0
+    assert halvings((8, 4), (1, 1), (0, 0, 0, 0), [1, 4, 8, 4]) == 0
+    assert halvings((2, 2), (2, 2), (0, 0, 0, 0), [1, 4, 8, 8]) == 0
+    rng = np.random.default_rng(4)
+    inits = [numpy_helper.from_array(a.astype(np.float32), n) for n, a in (
+        ("w0", rng.normal(0, 0.4, (16, 2, 3, 3))), ("b0", rng.normal(0, 0.1, 16)),
+        ("w1", rng.normal(0, 0.5, (3, 16))), ("b1", rng.normal(0, 0.1, 3)))]
+    nodes = [helper.make_node("Conv", ["x", "w0", "b0"], ["c0"], name="conv0", pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c0"], ["r0"], name="relu0"),
+             helper.make_node("GlobalAveragePool", ["r0"], ["g"], name="gap"),
+             helper.make_node("Flatten", ["g"], ["f"], name="flat"),
+             helper.make_node("Gemm", ["f", "w1", "b1"], ["logits"], name="fc", transB=1)]
+    g = helper.make_graph(nodes, "gap8", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 8, 8])],
+                          [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, 3])], inits)
+    fm = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    fm.ir_version = 9
+    x = rng.normal(0, 1, (50, 2, 8, 8)).astype(np.float32)
+    sm = quantize_shift(fm, x[:40], pow2=True)
+    assert [v.layer for v in sm.layers] == ["conv0", "gap/half0", "gap/half1", "gap/half2", "fc"]
+    assert all(v.multipliers == (1, 1) for v in sm.layers)
+    got = np.concatenate(run_dequantized(sm, x[40:], ("g",))["g"])
+    from tilewise.quantize.sqnr import run_all, session
+
+    ref = np.concatenate(run_all(session(fm, ("g",)), "x", x[40:], ["g"])["g"])
+    assert np.abs(got - ref).max() <= 2 * sm.acts["g"].scale + 2 * sm.acts["r0"].scale
+    path = tmp_path / "gap8.onnx"
+    onnx.save(sm.model, str(path))
+    graph, lg = _read(path)
+    ns = schedule_network(lg, get_target("diana"), "model")
+    labels = _labels(ns, len(lg.layers))
+    assert labels == ["diana_digital/conv2d_s8_rq"] + ["diana_digital/depthwise_s8_rq"] * 3 + \
+        ["diana_digital/fully_connected_s8_rq"], labels
+    r = validate_model(path, ns, graph, 3, 0, tmp_path / "p").to_json()
+    assert r["bit_exact"] and r["golden_vs_reference"] == 0, r

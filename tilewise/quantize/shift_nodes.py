@@ -30,6 +30,14 @@ arithmetic in onnxruntime (every float32 value an integer below 2^24, the rest i
   KWS's 25×5 and VWW's 3×3 windows). Bias −z_x·n; the Clip of the output codes. AveragePool's
   own pads are allowed with count_include_pad = 1 only (the conv counts the padded taps, real
   zeros: shift_out pads codes with their zero point).
+- A global average pool of a square power-of-two map in the power-of-two form (`halvings`,
+  `write_halving`: DIANA's digital core takes kernels of 1, 3, 5 or 7 only): j stages of a 2×2
+  sum at stride 2, each a depthwise 3×3 Conv at stride 2 whose taps are 1 on the top-left 2×2 and
+  0 elsewhere, padded by one row and column at the bottom and right (read with weight 0), then
+  floor((S + 2) / 4) (k = 1, d = 2, B' = 2: the mean of the four, rounded); the codes keep the
+  input's scale and zero point (4·z / 4 = z) through the stages. The last stage may write finer
+  codes (`halving_out`): scale s_x / 2^e (e ≤ 2, the largest whose codes hold the output's
+  calibrated range) with its own zero point z_y, d = 2 − e, B' = z_y·2^d − 4·z_x (+ 2^(d−1)).
 - Softmax at the end: kept in float on the real logits, Mul(codes, s) → Softmax (softmax is
   invariant to the constant −z·s, so the zero point is left out); tilewise's frontend cuts that
   float tail (frontend/onnx_tail.py, with the dequantizing Mul before it) and compares the
@@ -185,6 +193,48 @@ def write_pool(base: str, label: str, x: str, ax, ay, channels: int, kernel: tup
     chain = requant_chain(base, f"{base}/acc", k.reshape(1, -1, 1, 1), d,
                           *clip_codes(ay, -float("inf"), float("inf")), y, const)
     return [conv, *chain], LayerShift(label, d, (int(k.min()), int(k.max())))
+
+
+def halvings(kernel: tuple[int, int], strides: tuple[int, int], pads, shape: list[int]) -> int:
+    """j when the pool is global over a square 2^j × 2^j map (j ≥ 2: a 2 × 2 one is a 3×3
+    job already), unpadded: the stages `write_halving` writes; else 0."""
+    h, w = shape[2], shape[3]
+    if tuple(kernel) != (h, w) or h != w or any(pads) or h < 4 or h & (h - 1):
+        return 0
+    return int(h).bit_length() - 1
+
+
+def halving_out(ax, lo: float, hi: float):
+    """The codes of a halving pool's output (module docstring): (Act, e) for the input codes `ax`
+    and the output's calibrated real range [lo, hi]."""
+    from .shift_out import Act
+
+    for e in (2, 1):
+        s = ax.scale / 2**e
+        z = int(np.clip(np.rint(-lo / s), 0, 255))
+        if lo >= -z * s and hi <= (255 - z) * s:
+            return Act(s, z), e
+    return Act(ax.scale, ax.zero_point), 0
+
+
+def write_halving(base: str, label: str, x: str, ax, channels: int, y: str, const: Const, ay=None,
+                  e: int = 0) -> tuple[list[onnx.NodeProto], LayerShift]:
+    """One 2×2-sum stage of a power-of-two global pool (module docstring) from codes x (`ax`)
+    into y (`ay`, scale ax.scale / 2^e; default: x's codes): (nodes, the stage's choices)."""
+    from .shift_out import LayerShift
+
+    d = 2 - e
+    z_y = ax.zero_point if ay is None else ay.zero_point
+    bias = (z_y << d) - 4 * ax.zero_point + ((1 << d) >> 1)
+    w = np.zeros((channels, 1, 3, 3), np.float32)
+    w[:, 0, :2, :2] = 1.0
+    conv = helper.make_node("Conv", [x, const(f"{base}/weight_q", w),
+                                     const(f"{base}/bias_q", np.full(channels, bias, np.float32))],
+                            [f"{base}/acc"], name=label, group=channels, kernel_shape=[3, 3],
+                            strides=[2, 2], pads=[0, 0, 1, 1])
+    chain = requant_chain(base, f"{base}/acc", np.ones((1, channels, 1, 1), np.int64), d, 0, 255, y,
+                          const)
+    return [conv, *chain], LayerShift(label, d, (1, 1))
 
 
 def softmax_tail(n: onnx.NodeProto, x: str, scale: float, const: Const) -> list[onnx.NodeProto]:

@@ -47,8 +47,10 @@ d = 0). A layer whose output scale is finer than s_x·max|w| / qmax (d < 0) is r
 sentence. A residual Add of two activations takes the core's add (shift_nodes.write_add_pow2): the
 writer gives both addends one scale and zero point 128 when it writes them (`pow2_partner`: the
 larger symmetric range of the two, or the scale of the addend written first); an Add whose
-addends could not be so (e.g. one is the network input) keeps NEMO's chain. The pools keep
-their multipliers (the host core runs them).
+addends could not be so (e.g. one is the network input) keeps NEMO's chain. A global average
+pool of a square power-of-two map becomes 2×2-sum stages the core takes (shift_nodes.halvings,
+write_halving: the codes keep the input's scale and zero point); other pools keep their
+multipliers (the host core runs them).
 
 Moves (Flatten, Reshape, MaxPool, Identity, Transpose) are copied and keep their input's (s, z).
 Padding: a padded Conv must read real zeros at the border; on codes with z = 0 its own pads do
@@ -268,14 +270,17 @@ def write_shift(model: onnx.ModelProto, p: Plan, qp: dict[str, QParams],
     nodes in the power-of-two form (k = 1, one weight scale per layer: `pow2_codes`)."""
     from .shift_nodes import (
         SYM,
+        halving_out,
         pool_geometry,
         requant_chain,
         softmax_tail,
         sym_scale,
         write_add,
         write_add_pow2,
+        write_halving,
         write_pool,
     )
+    from .shift_nodes import halvings as pool_halvings
 
     w_bits = dict(w_bits or {})
     model = onnx.shape_inference.infer_shapes(model)
@@ -394,6 +399,22 @@ def write_shift(model: onnx.ModelProto, p: Plan, qp: dict[str, QParams],
         elif n.op_type in ("AveragePool", "GlobalAveragePool"):
             y = n.output[0]
             kernel, strides, pads = pool_geometry(n, label, shapes.get(n.input[0], []))
+            stages = pool_halvings(kernel, strides, pads, shapes[n.input[0]]) if pow2 else 0
+            if stages:
+                src, ax = n.input[0], acts[n.input[0]]
+                q = qp[y]
+                ay, e = halving_out(ax, q.scale * (q.qmin - q.zero_point), q.scale * (q.qmax - q.zero_point))
+                for i in range(stages):
+                    last = i == stages - 1
+                    dst = y if last else f"{base}_half{i}/out"
+                    more, layer = write_halving(f"{base}_half{i}", f"{label}/half{i}", src, ax,
+                                                shapes[n.input[0]][1], dst, const,
+                                                ay if last else None, e if last else 0)
+                    nodes += more
+                    layers.append(layer)
+                    acts[dst] = ay if last else ax
+                    src = dst
+                continue
             x, pads = zero_padded(n.input[0], base, pads)
             ay = act_for(qp[y])
             more, layer = write_pool(base, label, x, acts[n.input[0]], ay, shapes[n.input[0]][1],
