@@ -6,8 +6,9 @@ and `transpose_call` (tw_transpose's call: SLICE / SPLIT / UNPACK and TRANSPOSE 
 (bindings/pulp/cost.py).
 
 `python bench/calibrate_untiled.py` builds one model per SHAPES entry (R rows × C channels, int8):
-x [1, R, C] → RESHAPE [R, C] → LOGISTIC → TANH → SUB(a constant, broadcast) → SPLIT in two
-halves on the channels (both outputs), validates each on pulp-open `--on gvsoc` (bit-exact
+x [1, R, C] → RESHAPE [R, C] → LOGISTIC → TANH → SUB(a per-channel constant: the broadcast
+kernel) → MUL(a constant of one value: the lookup) → SPLIT in two halves on the channels (both
+outputs), validates each on pulp-open `--on gvsoc` (bit-exact
 against LiteRT or it stops) and reads every layer's measured cycles; the TensorFlow GRU's
 (tests/gru_models.py gru3: unpacks and splits of one row, 10 and 32 elements, its lookups and
 subs of 32) are measured with them. Each layer whose binding is called directly
@@ -19,7 +20,11 @@ subs of 32) are measured with them. Each layer whose binding is called directly
   transposes and slices the other fits measured (bench/calibration_cpu.json, and Deeploy's Slice
   in bench/calibration_int.json): pulp-open's HOST transpose_elem / transpose_row /
   transpose_call (targets/pulp_open.py).
-Writes bench/calibration_untiled.json (the rows, the fit, predicted / measured by the fit and by
+The same runs fit tw_network_run's own cycles (pulp-open's Target.network_call_cycles,
+network_step_cycles and network_copy_cycles_per_byte: pipeline.NetworkSchedule.network_cycles) on
+each network's measured cycles outside its layers: per run, per layer, and per byte of its
+outputs (and uint8 inputs) copied.
+Writes bench/calibration_untiled.json (the rows, the fits, predicted / measured by the fit and by
 the model in the tree); tests/test_gru.py holds the model against a live GVSoC run of gru3.
 
 Usage: .venv/bin/python bench/calibrate_untiled.py
@@ -48,8 +53,8 @@ from tilewise.validate import validate_model  # noqa: E402
 #: (rows R, channels C) of the built models
 SHAPES = ((1, 16), (1, 64), (4, 64), (16, 128), (32, 256))
 #: the kernel each directly called op runs, as fitted here
-KERNEL = {"logistic": "lut", "tanh": "lut", "sub": "bcast", "add": "bcast", "slice": "transpose",
-          "reshape": "reshape"}
+KERNEL = {"logistic": "lut", "tanh": "lut", "sub": "bcast", "add": "bcast", "mul": "bcast",
+          "slice": "transpose", "reshape": "reshape"}
 
 
 def model(path: Path, rows: int, chans: int) -> Path:
@@ -62,25 +67,38 @@ def model(path: Path, rows: int, chans: int) -> Path:
     b.op("LOGISTIC", [r], [s])
     t = b.tensor("t", (rows, chans), "int8", scale=1 / 128, zero_point=0)
     b.op("TANH", [s], [t])
-    one = b.const("one", np.array([127], np.int8), "int8", scale=1 / 127, zero_point=0)
+    # a per-channel constant of several values: the broadcast kernel (tw_sub_s8 per pixel)
+    vec = b.const("vec", (np.arange(chans) % 100 + 20).astype(np.int8), "int8", scale=1 / 127, zero_point=0)
     d = b.tensor("d", (rows, chans), "int8", scale=1 / 64, zero_point=-1)
-    b.op("SUB", [one, t], [d], "SubOptions", FusedActivationFunction=0)
+    b.op("SUB", [vec, t], [d], "SubOptions", FusedActivationFunction=0)
+    # a constant of one value: the lookup (mul_const_lut_s8)
+    two = b.const("two", np.array([100], np.int8), "int8", scale=1 / 50, zero_point=0)
+    e = b.tensor("e", (rows, chans), "int8", scale=1 / 32, zero_point=-1)
+    b.op("MUL", [d, two], [e], "MulOptions", FusedActivationFunction=0)
     axis = b.const("axis", np.array(-1, np.int32), "int32")
-    halves = [b.tensor(f"h{k}", (rows, chans // 2), "int8", scale=1 / 64, zero_point=-1)
+    halves = [b.tensor(f"h{k}", (rows, chans // 2), "int8", scale=1 / 32, zero_point=-1)
               for k in range(2)]
-    b.op("SPLIT", [axis, d], halves, "SplitOptions", NumSplits=2)
+    b.op("SPLIT", [axis, e], halves, "SplitOptions", NumSplits=2)
     for h in halves:
         b.output(h)
     return b.save(path)
 
 
-def measure(path: Path, work: Path, name: str) -> list[dict]:
+def measure(path: Path, work: Path, name: str, networks: list[dict]) -> list[dict]:
+    """The directly called layers of the model at `path` measured on GVSoC; the network's
+    cycles outside its layers appended to `networks`."""
     target = get_target("pulp-open")
     g = load_model(path)
     ns = schedule_network(lower(g), target)
     rep = validate_model(path, ns, g, 1, 0, work / name, on="gvsoc").to_json()
     if not rep["bit_exact"]:
         raise SystemExit(f"bench/calibrate_untiled.py: {name} is not bit-exact on pulp-open")
+    lg = ns.layers
+    copied = (sum(lg.tensors[o].nbytes for o in lg.outputs)
+              + sum(lg.tensors[i].nbytes for i in lg.inputs if lg.tensors[i].dtype == "uint8"))
+    networks.append({"model": name, "layers": len(lg.layers), "copied_bytes": int(copied),
+                     "outside": int(rep["measured_cycles"] - sum(x["measured_cycles"] for x in rep["layers"])),
+                     "network_cycles_then": round(float(ns.network_cycles), 1)})
     out = []
     for i, layer in enumerate(rep["layers"]):
         p = ns.placement(i)
@@ -88,7 +106,8 @@ def measure(path: Path, work: Path, name: str) -> list[dict]:
         if not p.binding.direct_call or op not in KERNEL:
             continue
         nest = ns.layers.layers[i].nest
-        out.append({"model": name, "layer": layer["name"], "op": op, "kernel": KERNEL[op],
+        kernel = "lut" if "const_lut" in p.binding.name else KERNEL[op]
+        out.append({"model": name, "layer": layer["name"], "op": op, "kernel": kernel,
                     "module": p.module.name, "binding": p.binding.name,
                     "elements": int(nest.N * nest.OY * nest.OX * nest.K),
                     "rows": int(nest.N * nest.OY * nest.OX),
@@ -125,6 +144,20 @@ def fit(rows: list[dict]) -> dict[str, float]:
     x, _ = nnls(a * w[:, None], (y - oh) * w)
     out["transpose_elem"], out["transpose_row"], out["transpose_call"] = (round(float(v), 3) for v in x)
     return out
+
+
+def fit_network(networks: list[dict]) -> dict[str, float]:
+    """tw_network_run's own cycles: per run, per layer and per byte copied (Target.network_call_cycles,
+    network_step_cycles, network_copy_cycles_per_byte), least squares on each network's cycles
+    outside its layers."""
+    from scipy.optimize import nnls
+
+    a = np.array([[1.0, r["layers"], r["copied_bytes"]] for r in networks], float)
+    y = np.array([r["outside"] for r in networks], float)
+    w = 1.0 / y
+    x, _ = nnls(a * w[:, None], y * w)
+    return {"network_call_cycles": round(float(x[0]), 1), "network_step_cycles": round(float(x[1]), 2),
+            "network_copy_cycles_per_byte": round(float(x[2]), 3)}
 
 
 def predicted(r: dict, c: dict) -> float:
@@ -168,22 +201,30 @@ def stored_transposes() -> list[dict]:
 
 def main() -> None:
     rows: list[dict] = []
+    networks: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="calibrate_untiled_") as tmp:
         work = Path(tmp)
         for rr, cc in SHAPES:
-            rows += measure(model(work / f"u{rr}x{cc}.tflite", rr, cc), work, f"u{rr}x{cc}")
-        rows += measure(convert(work / "gru")["gru3.tflite"], work, "gru3")
+            rows += measure(model(work / f"u{rr}x{cc}.tflite", rr, cc), work, f"u{rr}x{cc}", networks)
+        rows += measure(convert(work / "gru")["gru3.tflite"], work, "gru3", networks)
     rows += stored_transposes()
     coefs = fit(rows)
+    net = fit_network(networks)
+    for r in networks:
+        r["outside_fit"] = round(net["network_call_cycles"] + net["network_step_cycles"] * r["layers"]
+                                 + net["network_copy_cycles_per_byte"] * r["copied_bytes"], 1)
+        print(f"{r['model']:>10} {r['layers']:>4} layers {r['copied_bytes']:>6} B copied: outside the layers "
+              f"{r['outside']:>8,} measured, {r['outside_fit']:>10,.0f} fit")
     for r in rows:
         r["predicted_fit"] = round(predicted(r, coefs), 1)
         r["ratio_fit"] = round(r["predicted_fit"] / r["measured"], 3)
-    print(json.dumps(coefs))
+    print(json.dumps(coefs), json.dumps(net))
     for r in rows:
         print(f"{r['model']:>34} {r['op']:<9} n={r['elements']:>6} measured {r['measured']:>8,} "
               f"fit {r['predicted_fit']:>10,.0f} ({r['ratio_fit']:.2f})  then {r['predicted_then']:>10,.0f}")
     dest = REPO / "bench" / "calibration_untiled.json"
-    dest.write_text(json.dumps({"fit": coefs, "rows": rows}, indent=1) + "\n")
+    dest.write_text(json.dumps({"fit": coefs, "rows": rows, "network_fit": net, "networks": networks},
+                               indent=1) + "\n")
     print(f"wrote {dest}")
 
 

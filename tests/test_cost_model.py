@@ -139,7 +139,7 @@ def test_layer_overhead_once_per_layer_and_same_choice():
 def test_direct_call_layers_pay_the_call_overhead_not_the_fork():
     """A layer run whole by a function the network's core calls directly (the portable family's
     whole functions: Binding.direct_call) pays pulp-open's call_overhead_cycles (its reshapes
-    measured on GVSoC, ~205), a pulp row op that forks the cluster itself the module's
+    measured on GVSoC, ~202), a pulp row op that forks the cluster itself the module's
     layer_overhead_cycles (473); a target with no call figure (stm32h7) charges every layer its
     layer_overhead_cycles."""
     from tilewise.schedule.cost import untiled_schedule
@@ -165,6 +165,29 @@ def test_direct_call_layers_pay_the_call_overhead_not_the_fork():
     assert m7.call_overhead_cycles is None
     assert m7.fixed_cycles(True) == m7.fixed_cycles(False) == m7.layer_overhead_cycles
     assert cl.fixed_cycles(False) == 473 and cl.fixed_cycles(True) == cl.call_overhead_cycles
+
+
+def test_network_cycles_are_its_steps_and_copies():
+    """tw_network_run's own cycles (NetworkSchedule.network_cycles, in the network's cycles):
+    pulp-open's per run, per layer and per byte of the outputs it copies out of the arena (fitted on GVSoC,
+    bench/calibrate_untiled.py); none on a target without those figures (stm32h7)."""
+    from tilewise.examples import EXAMPLE_ONNX
+    from tilewise.frontend import load_model
+    from tilewise.passes import lower
+    from tilewise.pipeline import schedule_network
+
+    lg = lower(load_model(EXAMPLE_ONNX))
+    po = get_target("pulp-open")
+    assert po.network_call_cycles > 0 and po.network_step_cycles > 0 and po.network_copy_cycles_per_byte > 0
+    ns = schedule_network(lg, po)
+    out = (sum(lg.tensors[o].nbytes for o in lg.outputs)
+           + sum(lg.tensors[i].nbytes for i in lg.inputs if lg.tensors[i].dtype == "uint8"))
+    assert out > 0
+    assert ns.network_cycles == pytest.approx(po.network_call_cycles + po.network_step_cycles * len(lg.layers)
+                                              + po.network_copy_cycles_per_byte * out)
+    assert ns.cycles == pytest.approx(sum(ns.layer_cycles(i) for i in range(len(lg.layers)))
+                                      + ns.handoff_cycles + ns.network_cycles)
+    assert schedule_network(lg, get_target("stm32h7")).network_cycles == 0.0
 
 
 def test_gap9_depthwise_input_dma_rate():

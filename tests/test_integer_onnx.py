@@ -120,17 +120,24 @@ def test_inonorm_per_channel_requant_predicted_on_gvsoc(tmp_path, c_cache):
     to 8 bits with one value per channel of the innermost axis (tw_int_requant channel by
     channel: 1.43 M cycles, 4.64 M when it read a channel's constants per element) bit-exact,
     each layer's predicted cycles within 20% of GVSoC's (the per-element fits of
-    bench/calibrate_int.py, whose requant rows are per-tensor and long runs)."""
+    bench/calibrate_int.py, whose requant rows are per-tensor and long runs), the network's within
+    10%."""
     from .test_tflite_repair import require_isa
 
     require_isa("gvsoc")
     net = "deeploy/kernels/iNoNorm"
     report = _validate(net, "pulp-open", tmp_path, c_cache, on="gvsoc")
     _assert_exact(report, net)
-    layers = report.to_json()["layers"]
+    r = report.to_json()
+    layers = r["layers"]
     assert [x["op"] for x in layers] == ["mul", "requant"], layers
     for x in layers:
         assert abs(x["predicted_cycles"] / x["measured_cycles"] - 1) <= 0.2, x
+    # the network: its layers and tw_network_run's copy of the 16 kB output (~126k cycles,
+    # NetworkSchedule.network_cycles)
+    outside = r["measured_cycles"] - sum(x["measured_cycles"] for x in layers)
+    assert outside > 100_000, outside
+    assert abs(r["predicted_cycles"] / r["measured_cycles"] - 1) <= 0.1, (r["predicted_cycles"], r["measured_cycles"])
 
 
 @pytest.mark.parametrize("net,words", REFUSED, ids=[n for n, _ in REFUSED])

@@ -215,9 +215,24 @@ class NetworkSchedule:
         return self.partition.handoff_cycles if self.partition is not None else 0.0
 
     @property
+    def network_cycles(self) -> float:
+        """tw_network_run's own cycles beside its layers: the target's network_call_cycles, its
+        network_step_cycles per layer and network_copy_cycles_per_byte per byte it copies —
+        every output out of the arena (memcpy, or the sign flip of a uint8 one) and every uint8
+        input into it (codegen/network_c.py; an input copied because it is transposed or its
+        layers are tiled at L3 is not counted)."""
+        t, lg = self.target, self.layers
+        if not (t.network_call_cycles or t.network_step_cycles or t.network_copy_cycles_per_byte):
+            return 0.0
+        copied = (sum(lg.tensors[o].nbytes for o in lg.outputs)
+                  + sum(lg.tensors[i].nbytes for i in lg.inputs if lg.tensors[i].dtype == "uint8"))
+        return (t.network_call_cycles + t.network_step_cycles * len(lg.layers)
+                + t.network_copy_cycles_per_byte * copied)
+
+    @property
     def cycles(self) -> float:
         return (sum(self.layer_cycles(i) for i in range(len(self.schedules)))
-                + self.handoff_cycles)
+                + self.handoff_cycles + self.network_cycles)
 
     @property
     def latency_ms(self) -> float:

@@ -7,7 +7,8 @@ target clock, MAC/cycle.
 JSON field names are stable (scripts use them): layers[].{name, op, macs, module, binding, tiles,
 loop_order, l1_bytes, dma_bytes, cycles[, candidates]} and totals.{macs, cycles, latency_ms,
 peak_l2_bytes, l2_lower_bound_bytes, weights_l2_bytes, weights_l3_bytes, flash_bytes, ram_bytes,
-layers_per_module, handoff_cycles, handoffs}. cycles include handoff_cycles: the copies of tensors
+layers_per_module, handoff_cycles, network_cycles, handoffs}. cycles include network_cycles
+(tw_network_run's own steps and copies, NetworkSchedule.network_cycles) and handoff_cycles: the copies of tensors
 between modules' exchange memories partition chose to pay (handoffs[]: tensor, from, to, bytes,
 cycles, energy_pj; none on the built-in targets, whose modules all exchange in L2).
 ram_bytes = the L1 arena + the L2 plan's peak (activations and weights kept in L2); flash_bytes =
@@ -96,6 +97,7 @@ def scheduled_totals(ns: NetworkSchedule, code: dict | None = None) -> dict:
         "l3_tile_bytes": ns.l3_bytes,
         "layers_per_module": layers_per_module(ns),
         "handoff_cycles": ns.handoff_cycles,
+        "network_cycles": ns.network_cycles,
         "handoffs": [h.to_json() for h in ns.partition.handoffs] if ns.partition else [],
         "memory_summary": with_code(summary, code) if code else summary,
     }

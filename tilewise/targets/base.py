@@ -206,6 +206,13 @@ class Target:
     shift_multiplier: bool = True
     #: where the network's input and output tensors are (`tw_network_run`'s buffers)
     io_memory: str = "L2"
+    #: tw_network_run's own cycles beside its layers (NetworkSchedule.network_cycles): per run
+    #: (its call and set-up), per layer its step (the arguments, the profiling stamps around the
+    #: call) and per byte the copies of the outputs out of the arena and of the uint8 inputs into
+    #: it (memcpy, the sign flip); 0 = not counted
+    network_call_cycles: float = 0.0
+    network_step_cycles: float = 0.0
+    network_copy_cycles_per_byte: float = 0.0
     #: named module sets `analyze --ablation` compares, the first being the baseline of the
     #: speed-ups (seed 003 Table IV: CPU only, cluster + CPU, accelerator + CPU, all)
     ablations: tuple[tuple[str, tuple[str, ...]], ...] = ()

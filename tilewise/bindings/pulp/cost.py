@@ -259,11 +259,11 @@ class PulpKernels:
     #: and the TensorFlow GRU's layers, lookups and subs within 6%, slices and transposes within
     #: 16% but a group's first slice, 0.70-0.86: tw_transpose's code fetched again after the
     #: other kernels)
-    lut_elem: float = 52.273
-    lut_call: float = 19.1
-    bcast_elem: float = 414.582
-    bcast_call: float = 844.4
-    transpose_call: float = 271.118
+    lut_elem: float = 52.18
+    lut_call: float = 15.8
+    bcast_elem: float = 422.26
+    bcast_call: float = 808.7
+    transpose_call: float = 254.01
     transpose_elem: float = 415.0  # transpose: per output element
     #: tw_transpose (transpose, the integer exports' slice): per row of the innermost output
     #: dimension (N·OY·OX of the output's view), its odometer step; 0 where transpose_elem's fit
