@@ -10,7 +10,9 @@ DATA is read like `validate --data` (validate/data.py: .npy, .npz or a directory
 model's own layout (NHWC for a .tflite model), N inputs with or without the batch dimension. The
 target names the requantization the model is written for: onnx mode (a QDQ model, graph_out.py)
 for Cortex-M and the host, shift mode (a NEMO-style integer model whose input and outputs are
-8-bit codes, shift_out.py) for gap8, gap9, pulp-open and diana.
+8-bit codes, shift_out.py) for gap8, gap9, pulp-open and diana — for diana with power-of-two
+requantization (k = 1, one weight scale per layer, residual Adds and power-of-two global pools in
+the forms its digital core computes: Target.shift_multiplier False).
 
 With an accumulator narrower than 32 bits (`--acc-bits`, as in validate; the narrowest module of
 the target counts) the per-layer input and weight widths come from narrow_search.py, and --json
