@@ -75,6 +75,8 @@ def test_fused_where_the_cluster_runs_it_with_the_layers_numbers(tmp_path):
         assert _ops(ns).count("attention") == 3 and "matmul" not in _ops(ns), (target, _ops(ns))
         fused = [x for x in ns.layers.layers if x.op == Op.ATTENTION]
         assert all(t not in ns.layers.tensors for x in fused for t in x.params.inner)
+        # the fused layer counts its two MatMuls' MACs
+        assert sum(x.macs for x in ns.layers.layers) == sum(x.macs for x in lg.layers), target
         assert {s.binding for x, s in zip(ns.layers.layers, ns.schedules) if x.op == Op.ATTENTION} == \
             {"pulp/attention_int_softmax_s8", "pulp/attention_ita_max_s8", "pulp/attention_norows_s8"}
     rng = np.random.default_rng(1)

@@ -170,13 +170,16 @@ class Layer:
     @property
     def macs(self) -> int:
         """The loop nest's MACs; a MatMul of two activations (nest: heads N·OY, rows OX,
-        columns K, reduction C) its N·OY·OX·K·C; an LSTM's and an SVDF's from their params, whose
+        columns K, reduction C) its N·OY·OX·K·C, a depth-first attention its two MatMuls'
+        (N·OY·OX·IX·(C + K): IX keys, passes/fuse_attention.py); an LSTM's and an SVDF's from their params, whose
         weights are constant inputs: the LSTM's 4·H·(I + H) per step and sequence (its four gates'
         input and recurrent products), the SVDF's F·(C + M) per batch row (F = units·rank filters:
         the feature product over C features and the time product over M memory steps)."""
         p, n = self.params, self.nest
         if self.op == Op.MATMUL:
             return n.N * n.OY * n.OX * n.K * n.C
+        if self.op == Op.ATTENTION:   # its two MatMuls: q·kᵀ (C = d) and ·v (K = dv) over IX keys
+            return n.N * n.OY * n.OX * n.IX * (n.C + n.K)
         if self.op == Op.LSTM and p is not None:
             return int(p.batch * p.steps * 4 * p.n_cell * (p.n_input + p.n_cell))
         if self.op == Op.SVDF:   # lower.py: K units of FY = rank filters, FX = memory steps
