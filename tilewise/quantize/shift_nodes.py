@@ -18,18 +18,13 @@ arithmetic in onnxruntime (every float32 value an integer below 2^24, the rest i
   w_b) — so the same int32 (NE16 norm-quant, PULP) and float32 bounds hold.
 - Residual Add in the power-of-two form (`write_add_pow2`, DIANA: its digital core adds the
   stored int8 values, shifts and clips, bindings/diana_digital/add.py): both addends on one
-  scale s with zero point 128 (stored int8 zero point 0), the output on s·2^d with zero point 128,
-  d ≥ 0 the least whose range covers the output's calibrated one: y = z_y + (a − 128 + b − 128)
-  / 2^d, written as Add(a, b) → Add(B' = 128·2^d − 256) → the chain with k = 1, floored (no
-  rounding term: the core has no bias). shift_out.py chooses those codes for the addends when it
-  writes them (`pow2_partner`).
-- AveragePool / GlobalAveragePool over n = K_h·K_w taps: the window sum S (integer) times
-  M = s_x/(n·s_y), written as a depthwise Conv whose weights are all 1 (a "sum + shift": the
-  frontend reads it as any NEMO Conv, a shift-mode depthwise layer; NEMO's AveragePool → Mul →
-  Div chain would give an exact division by n, not a shift, whenever n is not a power of two —
-  KWS's 25×5 and VWW's 3×3 windows). Bias −z_x·n; the Clip of the output codes. AveragePool's
-  own pads are allowed with count_include_pad = 1 only (the conv counts the padded taps, real
-  zeros: shift_out pads codes with their zero point).
+  scale s, each with zero point 0 (a range ≥ 0: a ReLU'd tensor keeps 8 bits) or 128 (signed:
+  stored int8 zero point 0); the output on s·2^d with zero point z_y = 128 + (z_a + z_b − 256) /
+  2^d — then the stored sum is the core's (a' + b') >> d exactly —, d ≥ 0 the least where z_y is
+  an integer code and the output's calibrated range fits: y = z_y + (a − z_a + b − z_b) / 2^d,
+  written as Add(a, b) → Add(B' = z_y·2^d − z_a − z_b) → the chain with k = 1, floored (no
+  rounding term: the core has no bias). shift_out.py chooses the addends' codes when it writes
+  them (`pow2_partner`, `pow2_codes_for`).
 - A global average pool of a square power-of-two map in the power-of-two form (`halvings`,
   `write_halving`: DIANA's digital core takes kernels of 1, 3, 5 or 7 only): j stages of a 2×2
   sum at stride 2, each a depthwise 3×3 Conv at stride 2 whose taps are 1 on the top-left 2×2 and
@@ -123,30 +118,45 @@ def write_add(base: str, label: str, a: str, b: str, acts: dict, ay, bounds: tup
     return nodes, LayerShift(label, d, (int(k[0]), int(k[0])))
 
 
-#: the zero point of the power-of-two form's addends and sums (stored int8 zero point 0)
+#: the zero point of the power-of-two form's signed addends (stored int8 zero point 0)
 SYM = 128
 
 
-def sym_scale(qp) -> float:
-    """The scale of codes with zero point SYM covering a tensor calibrated to `qp` (8-bit)."""
+def pow2_codes_for(qp, scale: float | None = None):
+    """The codes of an addend of a power-of-two Add calibrated to `qp`: zero point 0 for a range
+    ≥ 0 (a ReLU'd tensor keeps its 8 bits), else SYM; on `scale`, or the least that holds the
+    range."""
+    from .shift_out import Act
+
     lo, hi = qp.scale * (qp.qmin - qp.zero_point), qp.scale * (qp.qmax - qp.zero_point)
-    s = max(-lo / SYM, hi / (255 - SYM), 0.0)
-    return float(s) if s > 0 else 1.0
+    z = 0 if lo >= 0.0 or qp.zero_point == qp.qmin else SYM
+    need = max(hi / (255 - z), -lo / z if z else 0.0, 0.0)
+    return Act(float(scale) if scale else (float(need) if need > 0 else 1.0), z)
 
 
-def write_add_pow2(base: str, label: str, a: str, b: str, acts: dict, y_scale: float,
+def write_add_pow2(base: str, label: str, a: str, b: str, acts: dict, lo: float, hi: float,
                    bounds_of, y: str, const: Const):
-    """The power-of-two residual Add (module docstring) of codes a and b, which share one scale and
-    zero point SYM, into y whose calibrated range needs `y_scale` (sym_scale): (nodes, the layer's
-    choices, y's Act); `bounds_of(Act)`: the output's code bounds (its fused Relu / Clip)."""
+    """The power-of-two residual Add (module docstring) of codes a and b, which share one scale s
+    and have zero points 0 or SYM, into y whose calibrated real range is [lo, hi]: (nodes, the
+    layer's choices, y's Act); `bounds_of(Act)`: the output's code bounds (its fused Relu / Clip).
+    The output's zero point is z_y = 128 + (z_a + z_b − 256) / 2^d, what makes the stored sum
+    exactly the core's (a' + b') >> d, at the least d ≥ 0 where it is an integer code and s·2^d
+    holds [lo, hi] (the largest d tried, 7, otherwise)."""
     from .shift_out import Act, LayerShift
 
     s = acts[a].scale
-    assert acts[b].scale == s and acts[a].zero_point == acts[b].zero_point == SYM
-    d = max(0, int(np.ceil(np.log2(y_scale / s) - 1e-9)))
-    ay = Act(s * 2.0**d, SYM)
+    z_a, z_b = acts[a].zero_point, acts[b].zero_point
+    assert acts[b].scale == s and {z_a, z_b} <= {0, SYM}
+    for d in range(8):
+        num = z_a + z_b - 2 * SYM
+        if num % (1 << d) or not 0 <= SYM + num // (1 << d) <= 255:
+            continue
+        z_y = SYM + num // (1 << d)
+        if (lo >= -z_y * s * 2**d and hi <= (255 - z_y) * s * 2**d) or d == 7:
+            break
+    ay = Act(s * 2.0**d, z_y)
     nodes = [helper.make_node("Add", [a, b], [f"{base}/sum"], name=label),
-             helper.make_node("Add", [f"{base}/sum", const(f"{base}/bias_q", np.float32((SYM << d) - 2 * SYM))],
+             helper.make_node("Add", [f"{base}/sum", const(f"{base}/bias_q", np.float32((z_y << d) - z_a - z_b))],
                               [f"{base}/acc"], name=f"{base}/bias")]
     nodes += requant_chain(base, f"{base}/acc", np.int64(1), d, *bounds_of(ay), y, const)
     return nodes, LayerShift(label, d, (1, 1)), ay

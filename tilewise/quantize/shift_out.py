@@ -45,8 +45,9 @@ next one (half that step, the largest weights clipped) when its squared weight e
 and whose values stay exact as above (`pow2_codes`); B' = B + z_y·2^d + 2^(d−1) (the rounding half, none at
 d = 0). A layer whose output scale is finer than s_x·max|w| / qmax (d < 0) is refused in one
 sentence. A residual Add of two activations takes the core's add (shift_nodes.write_add_pow2): the
-writer gives both addends one scale and zero point 128 when it writes them (`pow2_partner`: the
-larger symmetric range of the two, or the scale of the addend written first); an Add whose
+writer gives both addends one scale when it writes them, zero point 0 to a ReLU'd one and 128
+to a signed one (`pow2_partner`: the larger need of the two, or the scale of the addend written
+first); an Add whose
 addends could not be so (e.g. one is the network input) keeps NEMO's chain. A global average
 pool of a square power-of-two map becomes 2×2-sum stages the core takes (shift_nodes.halvings,
 write_halving: the codes keep the input's scale and zero point); other pools keep their
@@ -272,9 +273,9 @@ def write_shift(model: onnx.ModelProto, p: Plan, qp: dict[str, QParams],
         SYM,
         halving_out,
         pool_geometry,
+        pow2_codes_for,
         requant_chain,
         softmax_tail,
-        sym_scale,
         write_add,
         write_add_pow2,
         write_halving,
@@ -324,14 +325,16 @@ def write_shift(model: onnx.ModelProto, p: Plan, qp: dict[str, QParams],
                 partner[n.input[0]], partner[n.input[1]] = n.input[1], n.input[0]
 
     def pow2_partner(y: str) -> Act | None:
-        """The codes of an addend of a power-of-two Add: its partner's scale when that is written
-        (and has zero point SYM), else the larger symmetric range of the two; None otherwise."""
+        """The codes of an addend of a power-of-two Add (shift_nodes.pow2_codes_for: zero point 0
+        or SYM): on its partner's scale when that is written (with zero point 0 or SYM), else on
+        the larger of the two's; None otherwise."""
         other = partner.get(y)
         if other is None:
             return None
         if other in acts:
-            return Act(acts[other].scale, SYM) if acts[other].zero_point == SYM else None
-        return Act(max(sym_scale(qp[y]), sym_scale(qp[other])), SYM)
+            ok = acts[other].zero_point in (0, SYM)
+            return pow2_codes_for(qp[y], acts[other].scale) if ok else None
+        return pow2_codes_for(qp[y], max(pow2_codes_for(qp[y]).scale, pow2_codes_for(qp[other]).scale))
 
     def out_act(y: str, lo_real: float) -> Act:
         tied = pow2_partner(y)
@@ -388,10 +391,11 @@ def write_shift(model: onnx.ModelProto, p: Plan, qp: dict[str, QParams],
                                     f"the residual Add of two activations")
             y, lo_real, hi_real = fused_output(n)
             xa, xb = (acts[x] for x in n.input[:2])
-            if pow2 and xa.scale == xb.scale and xa.zero_point == xb.zero_point == SYM:
+            if pow2 and xa.scale == xb.scale and {xa.zero_point, xb.zero_point} <= {0, SYM}:
+                q = qp[y]
                 more, layer, ay = write_add_pow2(
-                    base, label, n.input[0], n.input[1], acts, sym_scale(qp[y]),
-                    lambda a_y: clip_codes(a_y, lo_real, hi_real), y, const)
+                    base, label, n.input[0], n.input[1], acts, max(q.scale * (q.qmin - q.zero_point), lo_real),
+                    q.scale * (q.qmax - q.zero_point), lambda a_y: clip_codes(a_y, lo_real, hi_real), y, const)
             else:
                 ay = out_act(y, lo_real)
                 more, layer = write_add(base, label, n.input[0], n.input[1], acts, ay,

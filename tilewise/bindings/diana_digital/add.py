@@ -7,8 +7,9 @@ models' residual Add lowers to: frontend/onnx_int.py table_add) whose tables, re
 int8 values as portable/elementwise.add_table_s8 reads them (the output's uint8 offset o taken
 out of a's table: TA − o·2^s), are a' + c and b' − c for one constant c — then (TA + TB) >> s is
 (a' + b') >> s exactly, the core's add. `quantize --target diana` writes its residual Adds so
-(quantize/shift_nodes.py write_add_pow2: both addends on one scale with zero point 128, the
-output on that scale × 2^d with zero point 128, no rounding term). Other adds run on the host.
+(quantize/shift_nodes.py write_add_pow2: both addends on one scale with zero points 0 or 128, the
+output on that scale × 2^d with zero point 128 + (z_a + z_b − 256) / 2^d, no rounding term).
+Other adds run on the host.
 """
 
 from __future__ import annotations
