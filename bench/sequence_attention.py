@@ -119,13 +119,16 @@ def table(rows: list[dict]) -> Table:
     def ratio(a: float, b: float) -> str:
         return f"{a / b:.2f}" if a and b else "–"
 
+    def count(v: int | None) -> str:   # a row kept from a run before the column existed: –
+        return "–" if v is None else f"{v:,}"
+
     out = []
     for r in rows:
         out.append((r["name"], f"{r['macs']:,}", f"{r['gvsoc_cycles']:,}", f"{r['gvsoc_predicted']:,.0f}",
                     ratio(r["gvsoc_cycles"], r["gvsoc_predicted"]), ratio(r["macs"], r["gvsoc_cycles"]),
                     f"{r['m7_instructions']:,}", f"{r['m7_estimated_cycles']:,}",
-                    ratio(r["macs"], r["m7_estimated_cycles"]), f"{r['peak_l2_layer_by_layer']:,}",
-                    f"{r['peak_l2_bytes']:,}", ratio(r["peak_l2_layer_by_layer"], r["peak_l2_bytes"])))
+                    ratio(r["macs"], r["m7_estimated_cycles"]), count(r.get("peak_l2_layer_by_layer")),
+                    f"{r['peak_l2_bytes']:,}", ratio(r.get("peak_l2_layer_by_layer") or 0, r["peak_l2_bytes"])))
     return Table("sequence_attention", "Table 11 — sequence and attention networks: pulp-open (GVSoC, 8 cores) and "
                  "Cortex-M7 (counted)",
                  ("network", "MACs", "GVSoC cycles", "predicted", "meas/pred", "MAC/cycle",
