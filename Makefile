@@ -46,7 +46,7 @@ demo: sysdeps install
 	$(BIN)/tilewise demo
 
 test: sysdeps install
-	$(BIN)/python -m pytest -q -n $(JOBS) --durations=25
+	$(BIN)/python -m pytest -q -n $(JOBS) --dist worksteal --durations=25
 
 bench: install
 	@command -v valgrind >/dev/null 2>&1 || \
