@@ -3,7 +3,7 @@ tw_int_rms_norm, tw_int_softmax, tw_int_ita_max, tw_int_gelu: bindings/pulp/cost
 int_ln_elem, int_rms_elem, int_smx_elem, int_ita_elem, int_gelu_elem), which were assumed
 (cost.py ASSUMED_INT) until these measurements.
 
-Where they stay in use: stm32h7's one core (targets/stm32h7.py KERNELS, the portable kernels:
+Where they stay in use: stm32h7's one core (targets/stm32h7.py KERNELS_INSTRUCTIONS, the portable kernels:
 the cluster row kernels of bindings/pulp/rows.py are not built for Arm) and the PULP targets'
 host core (targets/pulp_open.py HOST, gap8 and gap9 take it too) for the layers the cluster's
 row kernels refuse (rows along another axis, rows longer than an L1 block). `python
@@ -61,6 +61,8 @@ COEF = {"layer_norm": "int_ln_elem", "rms_norm": "int_rms_elem", "int_softmax": 
 def config_target(config: str) -> Target:
     name, _, cpu_only = CONFIGS[config]
     t = get_target(name)
+    if t.instruction_model is not None:     # counted: the target's model in instructions
+        t = t.instruction_model(t)
     return replace(t, modules=(t.module("cpu"),)) if cpu_only else t
 
 

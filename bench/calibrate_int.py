@@ -73,7 +73,7 @@ from tilewise.schedule.placement import place  # noqa: E402
 from tilewise.targets.base import Target  # noqa: E402
 from tilewise.targets.pulp_open import HOST  # noqa: E402
 from tilewise.targets.registry import get_target  # noqa: E402
-from tilewise.targets.stm32h7 import KERNELS as M7  # noqa: E402
+from tilewise.targets.stm32h7 import KERNELS_INSTRUCTIONS as M7  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -239,6 +239,8 @@ def config_target(config: str) -> Target:
     kernels from L2)."""
     name, _, cpu_only, _ = CONFIGS[config]
     t = get_target(name)
+    if t.instruction_model is not None:     # counted: the target's model in instructions
+        t = t.instruction_model(t)
     if not cpu_only:
         return t
     cpu = t.module("cpu")

@@ -1,17 +1,25 @@
-"""Fit the stm32h7 cost model — the pulp kernels' model (bindings/pulp/cost.py) in executed
-instructions on the Cortex-M7 — to counted instructions.
+"""Fit the stm32h7 cost models — the pulp kernels' model (bindings/pulp/cost.py) on the Cortex-M7,
+one per unit: in estimated cycles (KERNELS_CYCLES) and in executed instructions
+(KERNELS_INSTRUCTIONS) — to each layer's estimated cycles / counted instructions.
 
 `python bench/calibrate_m7.py` generates stm32h7 firmware for the four MLPerf Tiny models, the
 bundled example and seed 004's layer, at the part's own L1 and at 16 kB, runs each in the
 instruction-counting emulator (`validate --on count`: unicorn's Cortex-M7) and reads every
-layer's executed instructions. On the Cortex-M7 the firmware's copies into the L1 arena are done
-by the core (tw_hal_cortex_m.c: blocking), so a layer's instructions are its kernels' plus its
-copies' — every coefficient enters linearly: the kernels' coefficients as in bench/calibrate_pulp.py
-(the prediction with one coefficient 1 and the others 0, summed over the schedule's tiles), the
-copies' as instructions per transfer, per contiguous L2 run and per byte, and one per layer.
+layer's executed instructions and its estimated Cortex-M7 cycles (platforms/m7_timing.py:
+llvm-mca's Cortex-M7 model per executed basic block + flash line fills). On the Cortex-M7 the
+firmware's copies into the L1 arena are done by the core (tw_hal_cortex_m.c: blocking), so a
+layer's instructions are its kernels' plus its copies' — every coefficient enters linearly: the
+kernels' coefficients as in bench/calibrate_pulp.py (the prediction with one coefficient 1 and
+the others 0, summed over the schedule's tiles), the copies' as instructions per transfer, per
+contiguous L2 run and per byte, and one per layer.
 One non-negative least-squares fit (scipy.optimize.nnls) of all of them, each layer weighted by
-1/measured; coefficients no layer exercises keep the kernels' RI5CY defaults. Writes
-bench/calibration_m7.json: the data, the coefficients and the errors per network and layer kind.
+1/measured; coefficients no layer exercises keep the kernels' RI5CY defaults. `--unit
+instructions` (KERNELS_INSTRUCTIONS) fits counted instructions and writes
+bench/calibration_m7.json; `--unit cycles` (KERNELS_CYCLES, the target's) fits estimated cycles
+with the coefficients outside the fit held at KERNELS_CYCLES' (targets/stm32h7.py: instructions x
+CYCLES_PER_INSTRUCTION, the ratio this script prints) and writes bench/calibration_m7_cycles.json:
+the data, the coefficients and the errors per network and layer kind (measured = counted
+instructions or estimated cycles).
 """
 
 from __future__ import annotations
@@ -30,12 +38,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench import calibrate_pulp as cp  # noqa: E402
 from bench import scheduling  # noqa: E402
 from tilewise.schedule.cost import Evaluator  # noqa: E402
-from tilewise.targets.stm32h7 import KERNELS  # noqa: E402
+from tilewise.targets.stm32h7 import KERNELS_CYCLES, KERNELS_INSTRUCTIONS  # noqa: E402
 from tilewise.validate import make_inputs, validate_network  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 #: the copies' and the layer's coefficients, after the kernels'
 COPY = ("per_transfer", "per_chunk", "per_byte", "per_layer")
+#: per unit: the row's measured figure, the model whose other coefficients are held, the data file
+UNITS = {"instructions": ("measured_layer", KERNELS_INSTRUCTIONS, "calibration_m7.json"),
+         "cycles": ("estimated_layer", KERNELS_CYCLES, "calibration_m7_cycles.json")}
 
 
 def collect(l1s=(None, 16)) -> list[dict]:
@@ -57,8 +68,10 @@ def collect(l1s=(None, 16)) -> list[dict]:
                              "tile": {t.dim: t.tile for t in s.tiles},
                              "order": list(s.loop_order), "buffering": s.buffering,
                              "measured_compute": None,
-                             "measured_layer": lc["measured_instructions"]})
-            print(f"{net:24s} L1 {l1}: {r['measured_instructions']:,} instructions", flush=True)
+                             "measured_layer": lc["measured_instructions"],
+                             "estimated_layer": lc["estimated_cycles"]})
+            print(f"{net:24s} L1 {l1}: {r['measured_instructions']:,} instructions, "
+                  f"{r['estimated_cycles']:,} estimated cycles", flush=True)
     return rows
 
 
@@ -90,12 +103,12 @@ def add_copy_columns(rows: list[dict], cfgs: dict) -> None:
         r["columns"].update(cols)
 
 
-def fit(rows: list[dict]) -> dict[str, float]:
+def fit(rows: list[dict], measured: str = "measured_layer") -> dict[str, float]:
     from scipy.optimize import nnls
 
     names = [c for c in (*cp.COEFS, *COPY) if any(r["columns"][c] for r in rows)]
-    A = np.array([[r["columns"][c] / r["measured_layer"] for c in names] for r in rows])
-    x, _ = nnls(A, np.array([1.0 - r.get("fixed", 0.0) / r["measured_layer"] for r in rows]))
+    A = np.array([[r["columns"][c] / r[measured] for c in names] for r in rows])
+    x, _ = nnls(A, np.array([1.0 - r.get("fixed", 0.0) / r[measured] for r in rows]))
     defaults = cp.PulpKernels()
     out = {c: float(getattr(defaults, c)) for c in cp.COEFS}
     out.update(dict.fromkeys(COPY, 0.0))
@@ -103,14 +116,14 @@ def fit(rows: list[dict]) -> dict[str, float]:
     return out
 
 
-def errors(rows: list[dict], coefs: dict[str, float]) -> dict:
+def errors(rows: list[dict], coefs: dict[str, float], measured: str = "measured_layer") -> dict:
     out: dict = {"by network": {}, "by kind": {}}
     for r in rows:
         pred = r.get("fixed", 0.0) + sum(coefs[c] * v for c, v in r["columns"].items())
         for group, key in (("by network", f"{r['network']} L1 {r['l1_kb']}"),
                            ("by kind", f"{r['kind']} ({r['mode']})")):
             v = out[group].setdefault(key, [0.0, 0.0])
-            v[0] += r["measured_layer"]
+            v[0] += r[measured]
             v[1] += pred
     return {g: {k: {"measured": m, "predicted": p, "ratio": m / p if p else None}
                 for k, (m, p) in v.items()} for g, v in out.items()}
@@ -118,26 +131,35 @@ def errors(rows: list[dict], coefs: dict[str, float]) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", type=Path, default=HERE / "calibration_m7.json")
+    ap.add_argument("--unit", choices=tuple(UNITS), default="cycles",
+                    help="fit estimated cycles (the target's model) or counted instructions")
+    ap.add_argument("--data", type=Path, help="the data file (default: the unit's)")
     ap.add_argument("--reuse", action="store_true", help="refit the data already in --data")
     a = ap.parse_args(argv)
-    rows = json.loads(a.data.read_text())["rows"] if a.reuse else collect()
+    measured, base, default = UNITS[a.unit]
+    data = a.data or HERE / default
+    rows = json.loads(data.read_text())["rows"] if a.reuse else collect()
     cfgs = configs(rows)
-    # the kernels' structure built for Arm; the integer exports' coefficients held at stm32h7's
-    # (bench/calibrate_int.py)
-    cp.add_columns(rows, cfgs, base=replace(KERNELS, arm=True))
+    # the kernels' structure built for Arm; the integer exports' coefficients held at the
+    # unit's model's (bench/calibrate_int.py)
+    cp.add_columns(rows, cfgs, base=replace(base, arm=True))
     add_copy_columns(rows, cfgs)
-    coefs = fit(rows)
-    err = errors(rows, coefs)
+    coefs = fit(rows, measured)
+    err = errors(rows, coefs, measured)
     for c, v in coefs.items():
         print(f"{c:24s} {v:10.4f}")
+    cpi = sum(r["estimated_layer"] for r in rows) / sum(r["measured_layer"] for r in rows)
+    print(f"\nestimated cycles per counted instruction over the set: {cpi:.4f}")
     for g, v in err.items():
         print(f"\n{g}:")
         for k, e in v.items():
             print(f"  {k:40s} measured {e['measured']:14,.0f} predicted {e['predicted']:14,.0f} "
                   f"ratio {e['ratio']:.3f}")
-    a.data.write_text(json.dumps({"coefficients": coefs, "errors": err, "rows": rows}, indent=1)
-                      + "\n")
+    fitted = [c for c in (*cp.COEFS, *COPY) if any(r["columns"][c] for r in rows)]
+    print(f"\nfitted (the others: the defaults, not exercised): {', '.join(fitted)}")
+    data.write_text(json.dumps({"unit": a.unit, "coefficients": coefs, "fitted": fitted,
+                                "errors": err,
+                                "cycles_per_instruction": cpi, "rows": rows}, indent=1) + "\n")
     return 0
 
 

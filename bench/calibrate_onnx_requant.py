@@ -21,7 +21,7 @@ instructions for stm32h7 (whole layers: its copies are the core's own).
 prints the per-layer data and the fitted coefficients per configuration, and writes
 bench/calibration_onnx_requant.json (--data another file). On stm32h7, whose onnx bindings of
 the weighted kernels requantize on the FPU where its model prices that below the integer form
-(the onnx_fpu variant: stm32h7.KERNELS.onnx_on_fpu), the coefficient of those layers is
+(the onnx_fpu variant: stm32h7.KERNELS_INSTRUCTIONS.onnx_on_fpu), the coefficient of those layers is
 requant_onnx_fpu (bench/calibration_onnx_requant_fpu.json: --config stm32h7 --data it).
 """
 
@@ -52,9 +52,9 @@ WEIGHTED = ("conv", "dwconv", "fc")
 #: by, measured field)
 CONFIGS = (("pulp-open x8", "pulp-open", 8, "gvsoc", PulpKernels(), "measured_compute_cycles"),
            ("pulp-open x1", "pulp-open", 1, "gvsoc", PulpKernels(), "measured_compute_cycles"),
-           ("stm32h7", "stm32h7", None, "count", stm32h7.KERNELS, "measured_instructions"),
+           ("stm32h7", "stm32h7", None, "count", stm32h7.KERNELS_INSTRUCTIONS, "measured_instructions"),
            ("stm32h7 integer", lambda: stm32h7.without_fpu(get_target("stm32h7")), None, "count",
-            replace(stm32h7.KERNELS, requant_onnx_fpu=None), "measured_instructions"))
+            replace(stm32h7.KERNELS_INSTRUCTIONS, requant_onnx_fpu=None), "measured_instructions"))
 
 
 def column(model: PulpKernels, key, s, nest, tgt, p, cores: int,

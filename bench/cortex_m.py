@@ -6,10 +6,16 @@ count`: the project's Cortex-M7 image, -O2, in unicorn's Cortex-M7 with semihost
 input, outputs checked bit-exact against the golden model and the reference runtime) next to what
 the stm32h7 cost model predicts for the same schedule, and next to TFLM + CMSIS-NN counted the
 same way on the same ISA (notes/anchors.md):
-- 7a: per MLPerf Tiny model, executed instructions per inference, predicted, and the ratio to
-  TFLM + CMSIS-NN; RAM (the L1 arena in DTCM + the L2 activation arena, as the firmware declares
-  them) next to TFLM's arena, and the constants left in flash;
-- 7b: per layer kind summed over the models, instructions and instructions per MAC.
+- 7a: per MLPerf Tiny model, executed instructions per inference, predicted (the instruction
+  model, KERNELS_INSTRUCTIONS), and the ratio to TFLM + CMSIS-NN; the ESTIMATED Cortex-M7 cycles
+  of the same run (platforms/m7_timing.py: llvm-mca's Cortex-M7 model per executed basic block +
+  flash line fills — a model, not a board), the target's cost model's prediction of them
+  (KERNELS_CYCLES), and the ratio to the fastest published Cortex-M7 result (MLPerf Tiny v1.2 on
+  NUCLEO-H7A3ZI-Q at 280 MHz: ST X-CUBE-AI 9.0 on IC / KWS / VWW, Bosch HALE on AD; cycles =
+  latency x 280 MHz); RAM (the L1 arena in DTCM + the L2 activation arena, as the firmware
+  declares them) next to TFLM's arena, and the constants left in flash;
+- 7b: per layer kind summed over the models, instructions and instructions per MAC, estimated
+  cycles and their prediction.
 """
 
 from __future__ import annotations
@@ -38,6 +44,11 @@ def _measure(name: str) -> tuple[dict, object]:
     return r, ns
 
 
+def published_cycles(name: str) -> float:
+    """The fastest published Cortex-M7 result of `name` in cycles (ms x the board's MHz)."""
+    return published.MLPERF_M7_MS[name].value * published.MLPERF_M7_MHZ.value * 1e3
+
+
 def measure(names: Sequence[str] = models.MLPERF) -> list[Table]:
     rows, kinds, data = [], {}, {}
     for name in names:
@@ -45,41 +56,64 @@ def measure(names: Sequence[str] = models.MLPERF) -> list[Table]:
         data[name] = r
         tflm = published.TFLM_CMSIS_M7_INSTR[name].value
         arena = published.TFLM_ARENA_B[name].value
-        pred = r["predicted_cycles"]
+        pred = r["predicted_instructions"]
+        est, pred_c = r["estimated_cycles"], r["predicted_cycles"]
+        best = published_cycles(name)
         rows.append((name, r["bit_exact"], r["measured_instructions"], pred,
                      r["measured_instructions"] / pred, tflm, r["measured_instructions"] / tflm,
+                     est, pred_c, est / pred_c, published.MLPERF_M7_WHO[name], best, est / best,
                      r["ram_bytes"], arena, r["ram_bytes"] / arena, r["flash_bytes"]))
         for row in r["layers"]:
             layer = ns.layers.layers[row["index"]]
-            k = kinds.setdefault(kind_of(layer), [0, 0.0, 0])
+            k = kinds.setdefault(kind_of(layer), [0, 0.0, 0, 0, 0.0])
             k[0] += row["measured_instructions"] or 0
-            k[1] += row["predicted_cycles"]
+            k[1] += row["predicted_instructions"]
             k[2] += layer.nest.macs
+            k[3] += row["estimated_cycles"] or 0
+            k[4] += row["predicted_cycles"]
     t7a = Table(
         "cortex_m_models", "Table 7a — stm32h7 on Cortex-M7: executed instructions per inference "
-        "and RAM vs TFLite Micro + CMSIS-NN",
-        ("model", "bit-exact", "tilewise instr.", "predicted", "measured / predicted",
-         "TFLM+CMSIS-NN instr.", "tilewise / TFLM", "RAM B", "TFLM arena B",
-         "RAM / TFLM arena", "flash constants B"),
+        "and RAM vs TFLite Micro + CMSIS-NN; estimated Cortex-M7 cycles vs the fastest published "
+        "Cortex-M7 (MLPerf Tiny, STM32H7A3)",
+        ("model", "bit-exact", "tilewise instr.", "predicted instr.", "measured / predicted",
+         "TFLM+CMSIS-NN instr.", "tilewise / TFLM", "est. M7 cycles", "predicted cycles",
+         "est. / predicted", "fastest published", "its cycles", "est. / published",
+         "RAM B", "TFLM arena B", "RAM / TFLM arena", "flash constants B"),
         tuple(rows),
         notes=("instructions: counted in unicorn's Cortex-M7 (validate --on count) from "
-               "tw_network_run's call to its return, one random input; predicted: the stm32h7 "
-               "cost model (the pulp kernels' model fitted in instructions, bench/calibrate_m7.py) "
-               "on the same schedule; TFLM + CMSIS-NN and its arena: "
+               "tw_network_run's call to its return, one random input; predicted instr.: the "
+               "stm32h7 instruction model (KERNELS_INSTRUCTIONS, bench/calibrate_m7.py --unit "
+               "instructions) on the same schedule; TFLM + CMSIS-NN and its arena: "
                f"{published.ANCHORS_M7}.",
+               "est. M7 cycles: ESTIMATED, not measured on a board — the same run's executed basic "
+               "blocks priced by llvm-mca's Cortex-M7 scheduling model (steady state) plus D-cache "
+               "line fills from flash at 480 MHz (platforms/m7_timing.py); predicted cycles: the "
+               "target's cost model (KERNELS_CYCLES, fitted on those estimates, bench/"
+               "calibrate_m7.py --unit cycles).",
+               "fastest published: MLPerf Tiny v1.2 on NUCLEO-H7A3ZI-Q (Cortex-M7 at 280 MHz), "
+               "X-CUBE-AI 9.0 on IC / KWS / VWW, Bosch HALE (weights in RAM) on AD, cycles = "
+               f"latency x 280 MHz ({published.ANCHORS_MLPERF_M7}); a silicon measurement "
+               "against our model's estimate, and on a different part (H7A3 at 280 MHz: flash "
+               "wait states differ from the H743 at 480 MHz).",
                "RAM: the firmware's L1 arena (DTCM) + L2 arena (activations); the weights and "
                "requantization constants stay in flash (the last column)."),
         data=data,
     )
-    krows = tuple((k, m, p, m / p if p else None, macs, m / macs if macs else None)
-                  for k, (m, p, macs) in sorted(kinds.items(), key=lambda kv: -kv[1][0]))
+    krows = tuple((k, m, p, m / p if p else None, macs, m / macs if macs else None, e, pc,
+                   e / pc if pc else None, e / macs if macs else None)
+                  for k, (m, p, macs, e, pc) in sorted(kinds.items(), key=lambda kv: -kv[1][0]))
     t7b = Table(
         "cortex_m_kinds", "Table 7b — stm32h7 per layer kind, summed over the models",
-        ("kind", "instructions", "predicted", "measured / predicted", "MACs", "instr. / MAC"),
+        ("kind", "instructions", "predicted instr.", "measured / predicted", "MACs",
+         "instr. / MAC", "est. M7 cycles", "predicted cycles", "est. / predicted",
+         "est. cycles / MAC"),
         krows,
         notes=("CMSIS-NN's instructions per MAC on the same ISA (anchors.md): 3×3 conv 1.8–2.4, "
-               "1×1 conv ~2.0, depthwise 3×3 7–9, fully connected ~2.3.",),
-        data={k: {"instructions": m, "predicted": p, "macs": macs}
-              for k, (m, p, macs) in kinds.items()},
+               "1×1 conv ~2.0, depthwise 3×3 7–9, fully connected ~2.3.",
+               "est. M7 cycles: the Cortex-M7 timing model's estimate (Table 7a's note), not a "
+               "board measurement."),
+        data={k: {"instructions": m, "predicted": p, "macs": macs, "estimated_cycles": e,
+                  "predicted_cycles": pc}
+              for k, (m, p, macs, e, pc) in kinds.items()},
     )
     return [t7a, t7b]

@@ -102,6 +102,22 @@ TFLM_ARENA_B = {
     "ad_autoencoder": Figure(2_580, ANCHORS_M7),
 }
 
+ANCHORS_MLPERF_M7 = ("anchors.md, MLPerf Tiny latest published rounds: STM32H7A3 (NUCLEO-H7A3ZI-Q) "
+                     "Cortex-M7 at 280 MHz")
+#: the clock of those runs (MHz): cycles = latency x clock
+MLPERF_M7_MHZ = Figure(280, ANCHORS_MLPERF_M7)
+#: the fastest published Cortex-M7 latency per model (ms at 280 MHz): ST X-CUBE-AI 9.0 (v1.2) on
+#: IC / KWS / VWW, Bosch HALE (v1.2, weights in RAM) on AD
+MLPERF_M7_MS = {
+    "ic_resnet8": Figure(40.845, ANCHORS_MLPERF_M7 + ", X-CUBE-AI 9.0"),
+    "kws_dscnn": Figure(11.318, ANCHORS_MLPERF_M7 + ", X-CUBE-AI 9.0"),
+    "vww_mobilenet_v1_025": Figure(23.804, ANCHORS_MLPERF_M7 + ", X-CUBE-AI 9.0"),
+    "ad_autoencoder": Figure(1.083, ANCHORS_MLPERF_M7 + ", Bosch HALE"),
+}
+#: who published each of those
+MLPERF_M7_WHO = {"ic_resnet8": "X-CUBE-AI 9.0", "kws_dscnn": "X-CUBE-AI 9.0",
+                 "vww_mobilenet_v1_025": "X-CUBE-AI 9.0", "ad_autoencoder": "Bosch HALE"}
+
 SEED3_T3_DIANA = "seed 003 Table III (DIANA silicon, 260 MHz)"
 #: latency in ms on DIANA, by MLPerf Tiny model file stem: MATCH, HTVM, TVM on the host (None:
 #: out of memory)
@@ -140,6 +156,9 @@ def all_figures() -> list[tuple[str, Figure]]:
         out.append((f"{k} cycles", c))
     for k, f in TFLM_CMSIS_M7_INSTR.items():
         out.append((f"TFLM+CMSIS-NN {k} instructions", f))
+    out.append(("MLPerf Tiny STM32H7A3 clock", MLPERF_M7_MHZ))
+    for k, f in MLPERF_M7_MS.items():
+        out.append((f"MLPerf Tiny fastest Cortex-M7 {k} ms", f))
     for k, f in TFLM_ARENA_B.items():
         out.append((f"TFLM arena {k}", f))
     for k, figs in MATCH_GAP9_ABLATION_MS.items():

@@ -142,6 +142,8 @@ def _predicted(r: dict) -> float:
     h, m, d, keys, dv = r["shape"]
     nest = LoopNest(kind="other", K=dv, C=d, OY=h, OX=m, N=1, IY=1, IX=keys)
     target = get_target(r["target"])
+    if target.instruction_model is not None:    # stm32h7: counted instructions, its model in them
+        target = target.instruction_model(target)
     b = next(b for mod in target.modules for b in mod.bindings if b.name == r["binding"].split("/")[-1])
     assert isinstance(b.cost, AttentionCost) and b.cost.row == r["row"] and b.cost.arm == (r["target"] == "stm32h7")
     return float(sum(b.cost.parts(nest, r["cores"]).values())) + r["overhead"]

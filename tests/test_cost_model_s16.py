@@ -44,6 +44,8 @@ def _predicted(row: dict) -> float:
     """The model in the tree on the row's stored schedule: compute phases of a tiled layer, the
     whole layer of an untiled one (bench/calibrate_int.py `predicted`)."""
     target = get_target(TARGETS[row["config"]])
+    if target.instruction_model is not None:    # stm32h7: counted instructions, its model in them
+        target = target.instruction_model(target)
     module = target.module(row["module"])
     binding = next(b for b in module.bindings if b.label == row["binding"])
     p = place(target, module, binding)

@@ -156,7 +156,7 @@ def test_stm32h7_firmware_is_hard_float_and_bit_exact(tmp_path):
     the onnx-mode example — its conv / depthwise / dense layers requantized on the FPU where the
     cost model prices that below the integer form (onnx_fpu) — is bit-exact under QEMU and in the
     instruction counter."""
-    from tilewise.targets.stm32h7 import FPU, KERNELS
+    from tilewise.targets.stm32h7 import FPU, KERNELS_CYCLES
 
     assert FPU == "fpv5-d16" and get_target("stm32h7").platform.make_data()["cm_arch"][-2:] == \
         ("-mfloat-abi=hard", "-mfpu=fpv5-d16")
@@ -172,7 +172,7 @@ def test_stm32h7_firmware_is_hard_float_and_bit_exact(tmp_path):
         assert "Tag_ABI_VFP_args: VFP registers" in attrs, attrs
         assert "Tag_FP_arch: FPv5/FP-D16 for ARMv8" in attrs, attrs
         network_c = "".join(f.read_text() for f in (tmp_path / on).rglob("*.c"))
-        assert ("_onnx_fpu(" in network_c) == KERNELS.onnx_on_fpu
+        assert ("_onnx_fpu(" in network_c) == KERNELS_CYCLES.onnx_on_fpu
         assert "_conv2d_s8_onnx" in network_c
 
 

@@ -62,6 +62,28 @@ class KernelModel(Protocol):
     def terms(self, nest: LoopNest, cores: int) -> tuple[Term, ...]: ...
 
 
+@dataclass(frozen=True)
+class Scaled:
+    """`model` with every term's coefficient times `factor`: a model fitted in one unit priced in
+    another (targets/stm32h7.py: instruction-fitted kernels in estimated cycles)."""
+
+    model: KernelModel
+    factor: float
+
+    @property
+    def name(self) -> str:
+        return self.model.name
+
+    def terms(self, nest: LoopNest, cores: int) -> tuple[Term, ...]:
+        return tuple(replace(t, coef=t.coef * self.factor) for t in self.model.terms(nest, cores))
+
+    def __getattr__(self, attr: str):
+        """The wrapped model's other fields (its flags, e.g. `arm`, `int_ops`)."""
+        if attr == "model":
+            raise AttributeError(attr)
+        return getattr(self.model, attr)
+
+
 def tile_cycles(terms: tuple[Term, ...], size: Mapping[str, np.ndarray],
                 first: Mapping[str, np.ndarray], last: Mapping[str, np.ndarray]) -> np.ndarray:
     """Evaluate terms on broadcastable per-dimension arrays (one tile or a grid of tiles)."""

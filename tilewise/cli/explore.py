@@ -29,7 +29,8 @@ def add(sub) -> None:
     e.add_argument("--objective", default="latency", choices=("latency", "energy", "edp"),
                    help="what partition minimizes and the Pareto front's axis (default: latency)")
     e.add_argument("--measure", action="store_true", help="also run each point where the target "
-                   "has a runner (pulp-open: GVSoC cycles; stm32h7: counted instructions); "
+                   "has a runner (pulp-open: GVSoC cycles; stm32h7: counted instructions and estimated "
+                   "Cortex-M7 cycles); "
                    "slow: seconds to minutes per point")
     e.add_argument("--workers", type=int, metavar="N", help="local worker processes (default: "
                    "CPU count)")

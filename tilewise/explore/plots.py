@@ -42,6 +42,14 @@ def _varied(rows: list[dict], keys: tuple[str, ...]) -> list[str]:
     return [k for k in keys if len({str(r.get(k)) for r in rows}) > 1]
 
 
+def _latency_label(rows: list[dict]) -> str:
+    """The latency axis' label, saying what the cycles it follows from are when they are not a
+    simulator's (stm32h7: "cycles (Cortex-M7 model, estimated)")."""
+    units = {r.get("cycles_unit") or "cycles" for r in rows}
+    return "predicted latency (ms)" if units == {"cycles"} else \
+        f"predicted latency (ms, from {' / '.join(sorted(units))})"
+
+
 def latency_vs_l1(rows: list[dict], path: Path) -> bool:
     ok = [r for r in rows if r["status"] == "ok"]
     if not ok:
@@ -63,7 +71,7 @@ def latency_vs_l1(rows: list[dict], path: Path) -> bool:
             hyp = [r for r in rs if r["hypothetical"]]
             ax.scatter([r["chip_l1_kb"] for r in hyp], [r["latency_ms"] for r in hyp],
                        facecolors="white", edgecolors=line.get_color(), zorder=3)
-        _finish_axes(ax, "L1 free (kB)", "predicted latency (ms)", m)
+        _finish_axes(ax, "L1 free (kB)", _latency_label(mine), m)
     _save(plt, fig, f"{ok[0]['target']}: latency vs L1 (hollow: beyond the part)", path)
     return True
 
@@ -115,7 +123,8 @@ def write_plots(rows: list[dict], out: Path) -> list[str]:
     made = []
     if latency_vs_l1(rows, out / "latency_vs_l1.png"):
         made.append("latency_vs_l1.png")
-    if pareto_plot(rows, "latency_ms", "predicted latency (ms)", out / "pareto_latency.png"):
+    ok = [r for r in rows if r["status"] == "ok"]
+    if pareto_plot(rows, "latency_ms", _latency_label(ok), out / "pareto_latency.png"):
         made.append("pareto_latency.png")
     if pareto_plot(rows, "energy_uj", "predicted energy (µJ)", out / "pareto_energy.png"):
         made.append("pareto_energy.png")

@@ -21,8 +21,12 @@ A point is `hypothetical` when one of its values exceeds the built-in part (free
 count of the scalable modules, or the clock above the part's maximum where the target gives one,
 `max_clock_mhz`, else above its nominal clock); `beyond` lists which.
 
+`cycles` are in the target's `cycles_unit` (stm32h7: "cycles (Cortex-M7 model, estimated)"), and
+`latency_ms` follows from them at the point's clock.
+
 `measure`: pulp-open runs its firmware on GVSoC (validate --on gvsoc: measured cycles), stm32h7
-counts the executed instructions of its Cortex-M7 firmware (validate --on count); one random
+counts the executed instructions of its Cortex-M7 firmware and estimates its cycles (validate
+--on count: `measured_instructions`, `estimated_cycles`); one random
 input plus the all-min / all-max ones, so the run also says whether the point is bit-exact. Other
 targets have no runner: the row says so in `measure_note`. A measurement takes seconds to minutes
 per point (a C build and a simulator run), against well under a second for a prediction.
@@ -126,6 +130,7 @@ def _measure(p: Point, ns) -> dict:
                            n_random=1, seed=0,
                            out_dir=Path(work), on=on)
     return {"measured_cycles": r.measured_cycles, "measured_instructions": r.measured_instructions,
+            "estimated_cycles": r.estimated_cycles,
             "bit_exact": r.bit_exact, "measure_note": f"validate --on {on}"}
 
 
@@ -140,7 +145,8 @@ def evaluate(p: Point) -> dict:
     row["modules"] = "+".join(p.modules) if p.modules is not None else "all"
     over = beyond_part(p)
     row.update(hypothetical=bool(over), beyond="; ".join(over))
-    empty = dict(chip_l1_kb=None, chip_l2_kb=None, cycles=None, latency_ms=None, energy_uj=None, edp=None,
+    empty = dict(chip_l1_kb=None, chip_l2_kb=None, cycles=None, cycles_unit=None, latency_ms=None,
+                 energy_uj=None, edp=None,
                  mac_per_cycle=None, macs=None, l1_bytes=None, peak_l2_bytes=None, ram_bytes=None,
                  weights_l2_bytes=None, weights_l3_bytes=None, flash_bytes=None,
                  layers_per_module=None)
@@ -155,7 +161,8 @@ def evaluate(p: Point) -> dict:
     cycles = ns.cycles
     energy = network_energy_uj(ns)
     row.update(chip_l1_kb=_free_kb(target, "L1"), chip_l2_kb=_free_kb(target, "L2"))
-    row.update(status="ok", reason="", cycles=cycles, latency_ms=ns.latency_ms,
+    row.update(status="ok", reason="", cycles=cycles, cycles_unit=target.cycles_unit,
+               latency_ms=ns.latency_ms,
                energy_uj=energy, edp=energy * ns.latency_ms if energy is not None else None,
                mac_per_cycle=ns.macs / cycles if cycles else 0.0, macs=ns.macs,
                l1_bytes=ns.l1_bytes if target.has_memory("L1") else 0,

@@ -217,7 +217,8 @@ def figures(data: dict) -> list[tuple[str, str]]:
     head = data["header"]
     if "memory_plan" in data and layers:
         modules = [m["name"] for m in head.get("modules", [])]
-        out.append(("Predicted cycles per layer, by module; the hatched part is DMA the double "
+        unit = data.get("totals", {}).get("cycles_unit", "cycles")
+        out.append((f"Predicted {unit} per layer, by module; the hatched part is DMA the double "
                     "buffering does not hide", plots.cycles_figure(layers, modules)))
         out.append(("The static L2 plan: each rectangle is a buffer, live over the layers it "
                     "spans, at its offset", plots.memory_figure(data["memory_plan"], len(layers))))

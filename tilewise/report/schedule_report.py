@@ -83,6 +83,9 @@ def scheduled_totals(ns: NetworkSchedule, code: dict | None = None) -> dict:
         "l1_free_bytes": ns.target.memory("L1").free,
         "l2_free_bytes": ns.target.memory("L2").free,
         "cycles": cycles,
+        # what those cycles are (stm32h7: "cycles (Cortex-M7 model, estimated)"), and short
+        "cycles_unit": ns.target.cycles_unit,
+        "cycles_column": ns.target.cycles_column,
         "latency_ms": ns.latency_ms,
         "mac_per_cycle": ns.macs / cycles if cycles else 0.0,
         "peak_l2_bytes": ns.memory.peak,

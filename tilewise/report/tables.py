@@ -82,8 +82,8 @@ def analysis_columns(a: Analysis) -> list[Column]:
         Column("L1 B", "right", lambda i: f"{sched[i].l1_bytes:,}", lambda i: sched[i].l1_bytes),
         Column("DMA B", "right", lambda i: f"{sched[i].dma_bytes:,}",
                lambda i: sched[i].dma_bytes, default=False),
-        Column("cycles", "right", lambda i: f"{sched[i].cycles:,.0f}",
-               lambda i: round(sched[i].cycles)),
+        Column(a.scheduled_totals.get("cycles_column", "cycles"), "right",
+               lambda i: f"{sched[i].cycles:,.0f}", lambda i: round(sched[i].cycles)),
         Column("MAC/cyc", "right",
                lambda i: f"{sched[i].mac_per_cycle:.2f}" if rows[i].macs else "",
                lambda i: round(sched[i].mac_per_cycle, 4), default=False),
@@ -162,8 +162,8 @@ def print_analysis(a: Analysis, console: Console | None = None, wide: bool = Fal
     if sched:
         s = a.scheduled_totals
         console.print(
-            f"[bold]{s['target']}[/bold]: {s['cycles']:,.0f} cycles = {s['latency_ms']:.3f} ms at "
-            f"{s['clock_mhz']:g} MHz, "
+            f"[bold]{s['target']}[/bold]: {s['cycles']:,.0f} {s.get('cycles_unit', 'cycles')} = "
+            f"{s['latency_ms']:.3f} ms at {s['clock_mhz']:g} MHz, "
             f"{s['mac_per_cycle']:.2f} MAC/cycle; peak L2 {s['peak_l2_bytes']:,} B (lower bound "
             f"{s['l2_lower_bound_bytes']:,} B, {s['l2_planner']}); packed constants "
             f"{s['weights_l2_bytes']:,} B in L2, {s['weights_l3_bytes']:,} B in L3" +
@@ -197,7 +197,8 @@ def print_why(a: Analysis, console: Console) -> None:
         console.print(f"  {r.name} ({r.op}):")
         for c in s.candidates or ():
             mark = "[green]✓[/green]" if c["chosen"] else " "
-            what = (f"{c['cycles']:,.0f} cycles" if c["reason"] is None
+            what = (f"{c['cycles']:,.0f} {a.scheduled_totals.get('cycles_column', 'cycles')}"
+                    if c["reason"] is None
                     else f"rejected: {c['reason']}")
             console.print(f"    {mark} {c['module']} {c['binding']}: {what}", highlight=False)
 

@@ -25,11 +25,17 @@ name: capabilities are fields (`Target.platform`, `Memory.roles`, `Module.weight
   (`Binding.input_offset`, `Binding.output_offsets`).
 - `Target.ablations`: named module sets (seed 003 Table IV's columns) that `analyze --ablation`
   compares; `Target.with_modules` restricts a target to a set (`--modules`).
+- `Target.cycles_unit`: what its cost model's cycles are, as reports label them ("cycles" where
+  they are the chip's cycles as its simulator measures them; stm32h7's are a timing model's
+  estimate); `Target.instruction_model`: for a core whose code is also counted in executed
+  instructions (Cortex-M, `validate --on count`), the same target priced in instructions
+  (schedule/instructions.py re-prices a schedule with it).
 - `Energy` figures are optional (0 = unknown).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -225,6 +231,18 @@ class Target:
     #: the chip's physical memory regions (datasheet figures, `Region`): the firmware's linker
     #: scripts and the fit check come from them; () = the SDK's own linker script places the code
     regions: tuple[Region, ...] = ()
+    #: what the cost model's cycles are, as reports print them next to the figure
+    cycles_unit: str = "cycles"
+    #: the target priced in executed instructions (its modules' bindings with instruction
+    #: coefficients), for a core whose runs are also counted in instructions; None = not modelled
+    instruction_model: Callable[[Target], Target] | None = field(default=None, compare=False)
+
+    @property
+    def cycles_column(self) -> str:
+        """`cycles_unit` short, for a column header: "cycles", "est. cycles" (a model's estimate),
+        "instructions"."""
+        word = self.cycles_unit.split(" (")[0]
+        return f"est. {word}" if "estimated" in self.cycles_unit else word
 
     def region(self, backs: str) -> Region | None:
         """The region that holds memory level (or "data") `backs`, or None."""

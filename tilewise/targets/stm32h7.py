@@ -24,9 +24,20 @@ Figures and where they come from:
   copied to RAM and not counted in it. No external RAM: a network whose activations do not fit
   the AXI SRAM does not fit this part. No STM32H7A3 variant is offered (its 1.4 MB of SRAM is
   laid out differently: it would be a target file of its own).
-- Units: the model counts executed instructions and takes them as cycles (one per cycle): no
-  Cortex-M7 timing model is available offline (dual issue and flash wait states are not
-  modelled), and instructions are what is measured (`validate --on count`, notes/cortex-m.md).
+- Units: two models of the same kernels, one per unit. KERNELS_CYCLES (the target's: analyze,
+  the report, explore, the partition) predicts ESTIMATED Cortex-M7 cycles — fitted
+  (bench/calibrate_m7.py --unit cycles, bench/calibration_m7_cycles.json) on the cycles
+  platforms/m7_timing.py estimates per layer (llvm-mca's Cortex-M7 pipeline model per executed
+  basic block + flash line fills), not on a board; reports say "cycles (Cortex-M7 model,
+  estimated)" (CYCLES_UNIT) and the ms at 480 MHz follow from them. KERNELS_INSTRUCTIONS
+  predicts executed instructions (bench/calibrate_m7.py --unit instructions,
+  bench/calibration_m7.json: what `validate --on count` counts and the instruction comparisons
+  with TFLite Micro + CMSIS-NN use); `instructions(target)` is the target priced with it
+  (Target.instruction_model). The coefficients no calibration layer exercises (the integer
+  exports', onnx's, the row kernels', SVDF's, the host kernels': each fitted on counted
+  instructions by its own bench/calibrate_*.py) are in cycles their instruction figure times
+  CYCLES_PER_INSTRUCTION, the calibration set's estimated cycles per counted instruction — an
+  assumption, not a fit of those kernels' cycles.
 - The core computes in place: every layer runs whole on its tensors in the AXI SRAM (the module's
   memory is L2, schedule/placement.py `computes_in_place`), the weights and per-channel
   constants are read where they are in flash (Memory.in_place), and the DTCM holds only the
@@ -40,7 +51,8 @@ Figures and where they come from:
   ring of unpacked rows (tw_pulp_depthwise.c), four outputs requantized into one word; elsewhere
   tw_pulp_isa.h maps the 4-lane int8 dot product to two `smlad` on `sxtb16` halves — with the
   portable family for what it does not rewrite; priced by the pulp kernels' model (its `arm`
-  structure) with coefficients in instructions (KERNELS). The CMSIS-NN model (bindings/portable/cost.py)
+  structure) with coefficients in estimated cycles (KERNELS_CYCLES) or instructions
+  (KERNELS_INSTRUCTIONS): "Units" above. The CMSIS-NN model (bindings/portable/cost.py)
   stays as the peer model of seed 004's GAP8-vs-STM32H7 ratio (tests).
 - the host-only kernels (bindings/portable/host.py: quantize, transpose, concatenation of any
   inputs) run on the same core; their instructions per element are assumed the untiled ops'
@@ -56,14 +68,16 @@ Figures and where they come from:
   (copies done by the core), output through a putchar; `validate --on qemu` runs it.
 """
 
-from dataclasses import replace
+from dataclasses import fields, replace
 
 from ..bindings import pulp
+from ..bindings.base import Binding
+from ..bindings.cost_terms import Scaled
 from ..bindings.pulp.cost import PulpKernels
 from ..platforms.cortex_m import cortex_m_platform
 from .base import KB, Memory, Module, Region, Target
 
-#: the pulp kernels' model in executed instructions on the Cortex-M7, fitted on counted
+#: the pulp kernels' model in executed instructions on the Cortex-M7 (module docstring "Units"), fitted on counted
 #: instructions (bench/calibrate_m7.py, bench/calibration_m7.json: 152 layers of the four MLPerf
 #: Tiny models, the example and seed 004's layer; every network within ±4%); requant_onnx (onnx's
 #: float32 requantization in integers, tw_pulp_rq_onnx: smull + clz, issue 27; 328.3 in soft-float)
@@ -82,7 +96,8 @@ from .base import KB, Memory, Module, Region, Target
 #: onnx bindings of the weighted kernels take as it is below requant_onnx, and which the scheduler
 #: prefers to the onnx24 bindings' requant_onnx24), fitted alike on the hard-float firmware
 #: (bench/calibration_onnx_requant_fpu.json: the same layers save 22-24 instructions per output)
-KERNELS = replace(PulpKernels(), name="pulp-kernels-m7", mm_step=18.808, mm_block=0.0, mm_tile=0.5,
+KERNELS_INSTRUCTIONS = replace(PulpKernels(), name="pulp-kernels-m7-instructions", mm_step=18.808,
+                  mm_block=0.0, mm_tile=0.5,
                   im2col_byte=0.0, im2col_row=115.747, requant_tflite=29.913, requant_shift=12.0,
                   requant_onnx=48.854, requant_onnx24=36.42, requant_onnx_fpu=26.11,
                   psum=2.36, dw_out=0.0, dw_step=0.417,
@@ -114,6 +129,38 @@ KERNELS = replace(PulpKernels(), name="pulp-kernels-m7", mm_step=18.808, mm_bloc
                   # LiteRT's integer SVDF (tw_svdf_s8): per feature MAC, per time MAC, per filter,
                   # counted (bench/calibrate_svdf.py, within 5% of its six geometries)
                   svdf_fmac=5.681, svdf_tmac=11.994, svdf_filter=116.476)
+
+#: estimated Cortex-M7 cycles per counted instruction over the calibration set of KERNELS_CYCLES
+#: (bench/calibration_m7_cycles.json: 103.3 M estimated cycles / 99.9 M instructions); prices in
+#: cycles the coefficients no calibration layer exercises (module docstring "Units")
+CYCLES_PER_INSTRUCTION = 1.034
+#: the coefficients of KERNELS_CYCLES fitted on estimated cycles (bench/calibrate_m7.py --unit
+#: cycles: the same layers and method as KERNELS_INSTRUCTIONS' fit, each layer's estimated cycles
+#: instead of its counted instructions)
+FITTED_CYCLES = {"mm_step": 21.911, "mm_block": 0.0, "im2col_byte": 0.0, "im2col_row": 72.785,
+                 "requant_tflite": 25.132, "dw_out": 0.0, "dw_step": 0.067, "dw_gather": 10.404,
+                 "dw_item": 209.119, "fc_step": 7.461, "fc_neuron": 12.111, "add_elem": 10.754,
+                 "add_table": 32.462, "pool_step": 18.101, "pool_out": 51.034,
+                 "other_elem": 185.477, "other_call": 695.03, "tile": 0.0}
+#: the coefficients KERNELS_INSTRUCTIONS sets to the untiled kernels' per element / per call
+#: (no own fit on the Cortex-M7): the same in cycles
+UNTILED_AS = {"lut_elem": "other_elem", "bcast_elem": "other_elem", "concat_elem": "other_elem",
+              "quant_elem": "other_elem", "lut_call": "other_call", "bcast_call": "other_call",
+              "transpose_call": "other_call"}
+#: what the target's cost model's cycles are (Target.cycles_unit)
+CYCLES_UNIT = "cycles (Cortex-M7 model, estimated)"
+
+
+def _in_cycles(k: PulpKernels) -> PulpKernels:
+    """`k`'s coefficients times CYCLES_PER_INSTRUCTION, then FITTED_CYCLES' (and UNTILED_AS')."""
+    scaled = {f.name: getattr(k, f.name) * CYCLES_PER_INSTRUCTION for f in fields(k)
+              if type(getattr(k, f.name)) is float}
+    untiled = {c: FITTED_CYCLES[of] for c, of in UNTILED_AS.items()}
+    return replace(k, name="pulp-kernels-m7-cycles", **{**scaled, **FITTED_CYCLES, **untiled})
+
+
+#: the pulp kernels' model in estimated Cortex-M7 cycles (module docstring "Units"): the target's
+KERNELS_CYCLES = _in_cycles(KERNELS_INSTRUCTIONS)
 #: TFLite's integer LSTM runs the pulp family's lstm_cluster_s8 here (bindings/pulp/lstm.py),
 #: priced by bindings/pulp/lstm_cost.py ARM
 #: the STM32H743's memory regions (module docstring: DS12110 §3.5, RM0433 §2.3–2.4)
@@ -140,7 +187,51 @@ FPU = "fpv5-d16"
 STACK = 8 * KB
 
 #: instructions per layer outside its kernel (the fork, the layer's argument set-up)
-LAYER_OVERHEAD = 523.0
+LAYER_OVERHEAD_INSTRUCTIONS = 523.0
+#: the same in estimated cycles (bench/calibration_m7_cycles.json, per_layer)
+LAYER_OVERHEAD_CYCLES = 276.5
+
+#: the unit of KERNELS_INSTRUCTIONS' figures, as reports label them
+INSTRUCTIONS_UNIT = "instructions (Cortex-M7, counted)"
+
+
+def _dtcm(per_instruction: float) -> Memory:
+    """The DTCM level; its copy figures (fitted on counted instructions, module docstring) times
+    `per_instruction` (1 in instructions, CYCLES_PER_INSTRUCTION in cycles)."""
+    return Memory("L1", DTCM.size, reserved=STACK, bandwidth=0.6533 / per_instruction,
+                  dma_setup_cycles=0, dma_chunk_cycles=27.48 * per_instruction,
+                  dma_issue_cycles=327.6 * per_instruction, dma_async=False,
+                  note="DTCM: kernel scratch and the stack (layers compute in place)")
+
+
+def _cpu(kernels: PulpKernels, layer_overhead: float) -> Module:
+    return Module("cpu", cores=1, bindings=_bindings(kernels), memory="L2",
+                  layer_overhead_cycles=layer_overhead, weights_from="flash",
+                  note="Cortex-M7 (DSP extension), the SIMD kernels")
+
+
+def _bindings(kernels: PulpKernels) -> tuple[Binding, ...]:
+    """The pulp family built for Arm priced by `kernels`; in cycles (KERNELS_CYCLES' structure),
+    the bindings priced by models of their own in instructions (LSTM, attention, the MatMul's
+    activations: the same model whatever `kernels` is) times CYCLES_PER_INSTRUCTION."""
+    own = pulp.bindings(kernels, arm=True, host=True)
+    if kernels.name != KERNELS_CYCLES.name:
+        return own
+    counted = {(b.key, b.name): b.cost for b in pulp.bindings(KERNELS_INSTRUCTIONS, arm=True,
+                                                              host=True)}
+    return tuple(replace(b, cost=Scaled(b.cost, CYCLES_PER_INSTRUCTION))
+                 if counted.get((b.key, b.name)) == b.cost else b for b in own)
+
+
+def instructions(target: Target) -> Target:
+    """`target` (stm32h7, with its overrides) priced in executed instructions: KERNELS_INSTRUCTIONS,
+    the DTCM's copies and the layer overhead in instructions (Target.instruction_model)."""
+    l1 = target.memory("L1")
+    dtcm = replace(_dtcm(1.0), size=l1.size, reserved=l1.reserved)
+    return replace(target, memories=tuple(dtcm if m.name == "L1" else m for m in target.memories),
+                   modules=(_cpu(KERNELS_INSTRUCTIONS, LAYER_OVERHEAD_INSTRUCTIONS),),
+                   cycles_unit=INSTRUCTIONS_UNIT, instruction_model=None)
+
 
 TARGET = Target(
     name="stm32h7",
@@ -148,23 +239,19 @@ TARGET = Target(
     clock_mhz=480.0,
     max_clock_mhz=480.0,
     memories=(
-        Memory("L1", DTCM.size, reserved=STACK, bandwidth=0.6533, dma_setup_cycles=0,
-               dma_chunk_cycles=27.48, dma_issue_cycles=327.6, dma_async=False,
-               note="DTCM: kernel scratch and the stack (layers compute in place)"),
+        _dtcm(CYCLES_PER_INSTRUCTION),
         Memory("L2", AXI_SRAM.size, bandwidth=2.0, dma_setup_cycles=30, dma_async=True,
                roles=frozenset({"act", "tile"}), note="AXI SRAM: activations"),
         Memory("flash", FLASH.size, roles=frozenset({"weight"}), read_only=True, in_place=True,
                note="internal flash: const weights, read in place by the kernels"),
     ),
-    modules=(
-        Module("cpu", cores=1, bindings=pulp.bindings(KERNELS, arm=True, host=True), memory="L2",
-               layer_overhead_cycles=LAYER_OVERHEAD,
-               weights_from="flash", note="Cortex-M7 (DSP extension), the SIMD kernels"),
-    ),
+    modules=(_cpu(KERNELS_CYCLES, LAYER_OVERHEAD_CYCLES),),
     sources=("seed 001 §6.1", "seed 004 §3.4.1", "ST DS12110 §3.5 (memories)",
              "ST RM0433 §2.3-2.4 (memory map, embedded SRAM)"),
     platform=cortex_m_platform(FPU),
     regions=REGIONS,
+    cycles_unit=CYCLES_UNIT,
+    instruction_model=instructions,
 )
 
 
@@ -172,7 +259,12 @@ def without_fpu(target: Target = TARGET) -> Target:
     """`target` with its core priced as if it had no FPU: its onnx-mode weighted layers take the
     integer forms (onnx24 where its bound holds) instead of the FPU's onnx_fpu — how the integer
     kernels' Arm costs are measured and tested (bench/calibrate_onnx_requant.py, tests); the
-    firmware itself is the same (hard-float ABI)."""
-    kernels = replace(KERNELS, requant_onnx_fpu=None)
-    cpu = replace(target.module("cpu"), bindings=pulp.bindings(kernels, arm=True, host=True))
-    return replace(target, modules=(cpu,))
+    firmware itself is the same (hard-float ABI). In `target`'s unit (cycles, or instructions
+    for `instructions(...)`'s)."""
+    in_instructions = target.cycles_unit == INSTRUCTIONS_UNIT
+    base, overhead = ((KERNELS_INSTRUCTIONS, LAYER_OVERHEAD_INSTRUCTIONS) if in_instructions
+                      else (KERNELS_CYCLES, LAYER_OVERHEAD_CYCLES))
+    cpu = _cpu(replace(base, requant_onnx_fpu=None), overhead)
+    return replace(target, modules=(cpu,),
+                   instruction_model=None if in_instructions else
+                   (lambda t: without_fpu(instructions(t))))

@@ -640,7 +640,7 @@ INTEGER_EXPORTS = ("s16_mac", "s16_tap", "s16_dw_tap", "s16_out", "s16_rq_tflite
                    "int_bin_elem", "int_hsw_elem", "int_mm_mac", "int_mm_out", "int_red_in",
                    "int_red_out")
 #: Deeploy's row operators on a host core: fitted by bench/calibrate_host_rows.py where they stay
-#: in use (targets/stm32h7.py KERNELS, counted; targets/pulp_open.py HOST, GVSoC — the PULP
+#: in use (targets/stm32h7.py KERNELS_INSTRUCTIONS, counted; targets/pulp_open.py HOST, GVSoC — the PULP
 #: clusters run them with their own kernels, bindings/pulp/rows.py); the defaults here are the
 #: old assumption. Every other calibration keeps them at the model's values
 ASSUMED_INT = ("int_smx_elem", "int_rms_elem", "int_ln_elem", "int_gelu_elem", "int_ita_elem")
