@@ -3,7 +3,8 @@
 Models are found at $TILEWISE_MODELS or ../shared/models beside the repository. With
 TILEWISE_REQUIRE_MODELS=1 (as in .ci/run) a missing model is a test failure, never a skip.
 Every host build of the run (validate through the CLI and the API alike) shares one object cache
-of the shipped kernels ($TILEWISE_CC_CACHE, validate/build.py), set for the session here.
+of the shipped kernels ($TILEWISE_CC_CACHE, validate/build.py), set for the session here, and
+under PYTHONDONTWRITEBYTECODE every Python process of the run one bytecode folder.
 """
 
 from __future__ import annotations
@@ -40,21 +41,29 @@ def mlperf_path(name: str) -> Path:
 
 def pytest_configure(config) -> None:
     """One kernel object cache for the whole run (xdist workers and CLI subprocesses inherit it;
-    objects are keyed by content and flags and written atomically)."""
-    if "TILEWISE_CC_CACHE" not in os.environ:
-        import tempfile
+    objects are keyed by content and flags and written atomically). Under PYTHONDONTWRITEBYTECODE
+    (CI's environment) one bytecode folder for the run too (PYTHONPYCACHEPREFIX, written
+    atomically by the interpreter): every `python -m tilewise.cli` subprocess and xdist worker
+    otherwise compiled each tilewise module it imports from source again."""
+    import tempfile
 
+    if "TILEWISE_CC_CACHE" not in os.environ:
         os.environ["TILEWISE_CC_CACHE"] = tempfile.mkdtemp(prefix="tilewise_cc_cache_")
         config._tilewise_cc_cache = os.environ["TILEWISE_CC_CACHE"]
+    if os.environ.get("PYTHONDONTWRITEBYTECODE") and "PYTHONPYCACHEPREFIX" not in os.environ:
+        os.environ.pop("PYTHONDONTWRITEBYTECODE")
+        os.environ["PYTHONPYCACHEPREFIX"] = tempfile.mkdtemp(prefix="tilewise_pyc_")
+        config._tilewise_pyc = os.environ["PYTHONPYCACHEPREFIX"]
 
 
 def pytest_unconfigure(config) -> None:
-    made = getattr(config, "_tilewise_cc_cache", None)
-    if made:
-        import shutil
+    import shutil
 
-        shutil.rmtree(made, ignore_errors=True)
-        os.environ.pop("TILEWISE_CC_CACHE", None)
+    for attr, var in (("_tilewise_cc_cache", "TILEWISE_CC_CACHE"), ("_tilewise_pyc", "PYTHONPYCACHEPREFIX")):
+        made = getattr(config, attr, None)
+        if made:
+            shutil.rmtree(made, ignore_errors=True)
+            os.environ.pop(var, None)
 
 
 @pytest.fixture(autouse=True)
