@@ -44,7 +44,8 @@ def add(sub) -> None:
                         "--target pulp-open, its firmware on GVSoC (cycles per layer measured); "
                         "for --target stm32h7, its Cortex-M7 firmware under QEMU (mps2-an500), "
                         "or under an instruction-counting emulator (count: executed instructions "
-                        "per inference and per layer)")
+                        "per inference and per layer, and the Cortex-M7 timing model's estimated "
+                        "cycles)")
     add_data_options(v)
     add_target_options(v, required=True)
     add_report_option(v, "the validation (one is also written to <project>/report when the "
