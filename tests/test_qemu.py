@@ -55,6 +55,19 @@ def test_bit_exact_under_qemu(name, tmp_path):
     assert r["bit_exact"] and r["platform"] == "qemu" and r["inputs"] >= 2, r
     assert (r["dma_bytes_measured"], r["dma_transfers_measured"], r["dma_chunks_measured"]) == \
         (r["dma_bytes_predicted"], r["dma_transfers_predicted"], r["dma_chunks_predicted"])
+    _holds_ram_prediction(r["ram"])
+
+
+def _holds_ram_prediction(ram: dict) -> None:
+    """RAM as the ELF and the run show it (validate/ram_elf.py) against analyze's prediction: the
+    arenas and the I/O bytes exactly, the painted stack's high-water mark within 0.5-1x of the
+    allowance, and the network's own statics (the HAL's counters) a few dozen bytes."""
+    m, p = ram["measured"], ram["predicted"]
+    for k in ("l1_arena_bytes", "l2_arena_bytes", "input_bytes", "output_bytes"):
+        assert m[k] == p[k], (k, ram)
+    assert 0.5 * p["stack_bytes"] <= m["stack_bytes"] <= p["stack_bytes"], ram
+    assert 0 < m["network_statics_bytes"] <= 128, ram
+    assert m["total_bytes"] == sum(m[k] for k in m if k != "total_bytes"), ram
 
 
 @pytest.mark.parametrize("name", ["example", "kws_dscnn"])
@@ -85,6 +98,8 @@ def test_instructions_counted_per_inference_and_layer(name, tmp_path):
     assert parts <= loaded <= parts + 256, (code, loaded)
     assert code["code_bytes"] > 10_000 and "Cortex-M7" in code["isa"]
     assert 0 <= code["constants_bytes"] - ns.flash_bytes <= 64, (code, ns.flash_bytes)
+    # RAM: the counter serves the same semihosting, so the stack's high-water mark is read too
+    _holds_ram_prediction(r["ram"])
 
 
 def test_count_report_plots_measured_against_predicted_and_code_size(tmp_path):

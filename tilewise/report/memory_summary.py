@@ -22,6 +22,11 @@ buffers included), the constants kept resident in L2, the streamed-weight buffer
 scratch; the figures per kind are each kind's largest live bytes at one step (their sum can exceed
 the peak, since the kinds peak at different steps, and the planned peak can exceed the per-step
 bound by fragmentation: `l2_lower_bound_bytes`).
+
+On a Cortex-M target the summary also predicts the RAM an application linking the network pays
+(validate/ram_elf.py `predict`: the arenas + the caller's input and output buffers + a stack
+allowance), labelled predicted: `validate --on count|qemu --json` puts the ELF's figure with the
+measured stack beside it ("ram").
 """
 
 from __future__ import annotations
@@ -47,6 +52,12 @@ def memory_summary(ns: NetworkSchedule) -> dict[str, int | bool]:
     io_out = sum(lg.tensors[t].nbytes for t in lg.outputs)
     l1 = ns.l1_bytes if ns.target.has_memory("L1") else 0
     constants = ns.weights_l2_bytes + ns.weights_l3_bytes + ns.flash_bytes
+    linked = {}
+    if ns.target.platform.name == "cortex-m":
+        from ..validate.ram_elf import predict
+
+        p = predict(ns)
+        linked = {"ram_linked_predicted_bytes": p.total, "ram_stack_allowance_bytes": p.stack}
     return {
         "flash_bytes": constants,
         "flash_constants_l2_bytes": ns.weights_l2_bytes,
@@ -63,6 +74,7 @@ def memory_summary(ns: NetworkSchedule) -> dict[str, int | bool]:
         "ram_constants_in_l2_bytes": resident_bytes,
         "ram_streamed_and_scratch_bytes": max(by_kind["weight"] - resident_bytes, 0)
         + by_kind["scratch"],
+        **linked,
     }
 
 
@@ -93,4 +105,9 @@ def summary_lines(m: dict) -> list[str]:
            f"{m['ram_output_bytes']:,} B buffers; constants resident in L2 "
            f"{m['ram_constants_in_l2_bytes']:,} B; streamed-weight / L3-tile buffers up to "
            f"{m['ram_streamed_and_scratch_bytes']:,} B)")
+    if "ram_linked_predicted_bytes" in m:
+        ram += (f"; as an application links it (predicted): {m['ram_linked_predicted_bytes']:,} B "
+                f"= the arenas + input and output buffers + a stack allowance of "
+                f"{m['ram_stack_allowance_bytes']:,} B (validate --on count|qemu --json measures "
+                f"it from the ELF)")
     return [flash, ram]

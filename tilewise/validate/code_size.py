@@ -43,7 +43,7 @@ class CodeSize:
                 "firmware_bytes": self.firmware, "isa": self.isa}
 
 
-def _owner(obj: str) -> str:
+def owner(obj: str) -> str:
     """'code', 'constants' or 'firmware' for an object path of the map."""
     name = Path(obj.split("(")[0]).name
     if "(" in obj or name.endswith(".a") or not name.endswith(".o"):
@@ -67,7 +67,7 @@ def parse_map(text: str) -> dict[str, int]:
             section = m.group(1) or pending
             pending = None
             if section and section.startswith(FLASH_SECTIONS) and int(m.group(2), 16):
-                sizes[_owner(m.group(3).strip())] += int(m.group(2), 16)
+                sizes[owner(m.group(3).strip())] += int(m.group(2), 16)
             continue
         n = _NAME_ONLY.match(line)
         pending = n.group(1) if n else None

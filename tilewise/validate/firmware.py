@@ -26,6 +26,7 @@ from ..errors import TilewiseError
 from ..pipeline import NetworkSchedule
 from ..platforms.base import HOST_ONLY, Platform, Runner
 from ..schedule.instructions import predicted_instructions
+from . import ram_elf
 from .code_size import of_elf
 from .firmware_run import build_elf, fill_report, parse_run
 from .report import ValidationReport
@@ -74,6 +75,8 @@ def check_on_firmware(report: ValidationReport, ns: NetworkSchedule, project: Pr
     report.platform = runner.on
     report.counts_instructions = runner.counts_instructions
     fill_report(report, ns, parse_run(ran.status, ran.text), inputs, golden, reference)
+    if project_platform(project).name == "cortex-m":
+        report.ram = ram_report(ns, elf, ran.text)
     if runner.counts_instructions:
         # the target's model in its unit (stm32h7: estimated Cortex-M7 cycles, held against the
         # timing model's estimate) and, re-priced, in instructions (held against the count)
@@ -94,3 +97,12 @@ def check_on_firmware(report: ValidationReport, ns: NetworkSchedule, project: Pr
                  "predicted_cycles": ns.layer_cycles(i)}
                 for i, layer in enumerate(ns.layers.layers)]
     return report
+
+
+def ram_report(ns: NetworkSchedule, elf: Path, text: str) -> dict:
+    """RAM as a user's linker sees it (ram_elf.py): measured (the ELF's arenas and the network's
+    statics, the I/O, the run's stack high-water mark) and as analyze predicts it."""
+    predicted = ram_elf.predict(ns)
+    measured = ram_elf.measure(elf, predicted.input_bytes, predicted.output_bytes,
+                               ram_elf.stack_of(text))
+    return {"measured": measured.to_json(), "predicted": predicted.to_json()}

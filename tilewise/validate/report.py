@@ -204,6 +204,9 @@ class ValidationReport:
     #: flash of the firmware image built for an ISA (validate/code_size.py CodeSize.to_json):
     #: the network's code, its constants, the firmware around it; None on the host
     code: dict[str, Any] | None = None
+    #: RAM of a Cortex-M firmware as a user's linker sees it (validate/ram_elf.py): "measured"
+    #: (ELF + the run's stack high-water mark) and "predicted" (the schedule); None elsewhere
+    ram: dict[str, Any] | None = None
     #: an exporter's golden data layer by layer (validate --golden DIR, or Deeploy's
     #: activations.npz): one row per golden tensor (validate/golden_files.py `rows`); None
     #: without such data
@@ -247,6 +250,7 @@ class ValidationReport:
             "model": self.model, "target": self.target, "tiler": self.tiler,
             "l1_free_bytes": self.l1_free_bytes, "project": self.project,
             "platform": self.platform, "metrics": self.metrics, "code": self.code,
+            **({"ram": self.ram} if self.ram is not None else {}),
             **({"golden_layers": self.golden_layers} if self.golden_layers is not None else {}),
             **({"measured_cycles": self.measured_cycles, "predicted_cycles": self.predicted_cycles,
                 "layers": self.layer_cycles} if self.platform != "host" else {}),

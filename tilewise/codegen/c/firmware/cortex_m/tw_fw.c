@@ -1,9 +1,13 @@
 /*
  * tw_fw.c — start-up and runtime of a tilewise firmware on Cortex-M: the vector table (initial
  * stack pointer, reset and fault handlers), the reset handler (the FPU on in a build for it, the
- * board's early set-up, copies .data from flash, zeroes .bss and .dtcm, the board's clock /
- * cache / cycle-counter set-up, runs tw_fw_main and exits with its status) and the number
- * printing. Output and exit are the chosen
+ * board's early set-up, paints the stack, copies .data from flash, zeroes .bss and .dtcm, the
+ * board's clock / cache / cycle-counter set-up, runs tw_fw_main, prints the stack's high-water
+ * mark and exits with tw_fw_main's status) and the number printing.
+ * The stack measure: every word of the stack below the reset handler's frame is painted with
+ * STACK_PAINT before anything else runs; after tw_fw_main returns, the lowest word no longer
+ * holding it is the deepest the stack went (start-up, main, every inference and the printing of
+ * its results): "TW_STACK <bytes from _estack down to it>" (validate/ram_elf.py reads it). Output and exit are the chosen
  * output's (tw_fw_semihosting.c, or tw_fw_putchar.c over a putchar), the board set-up the
  * board layer's (tw_board.h). A fault prints "TW_TRAP <name> pc <hex>" and exits non-zero.
  * The symbols come from the linker scripts (link_qemu.ld, link_<target>.ld, sections.ld).
@@ -11,7 +15,10 @@
 #include "tw_board.h"
 #include "tw_fw.h"
 
-extern uint32_t _sidata, _sdata, _edata, _sbss, _ebss, _sdtcm, _edtcm, _estack;
+extern uint32_t _sidata, _sdata, _edata, _sbss, _ebss, _sdtcm, _edtcm, _sstack, _estack;
+
+/* the word painted over the unused stack at reset */
+#define STACK_PAINT 0x5AC4C0DEu
 
 void tw_fw_put_uint(uint32_t v)
 {
@@ -85,9 +92,31 @@ static void fpu_on(void)
 }
 #endif
 
+/* Paint the stack from its bottom up to the current stack pointer (this function's frame and
+ * its callers' sit above it). */
+static __attribute__((noinline)) void paint_stack(void)
+{
+    volatile uint32_t *p = &_sstack;
+    uint32_t *sp;
+    __asm__ volatile("mov %0, sp" : "=r"(sp));
+    while (p < (volatile uint32_t *)sp)
+        *p++ = STACK_PAINT;
+}
+
+/* Bytes of stack ever used: from _estack down to the lowest word no longer painted. */
+static uint32_t stack_used(void)
+{
+    const volatile uint32_t *p = &_sstack;
+    while (p < (const volatile uint32_t *)&_estack && *p == STACK_PAINT)
+        p++;
+    return (uint32_t)((uintptr_t)&_estack - (uintptr_t)p);
+}
+
 void tw_fw_reset(void)
 {
     uint32_t *src = &_sidata, *dst;
+    int status;
+    paint_stack();
 #if defined(__ARM_FP)
     fpu_on();            /* before any float instruction */
 #endif
@@ -99,7 +128,11 @@ void tw_fw_reset(void)
     for (dst = &_sdtcm; dst < &_edtcm;)
         *dst++ = 0;
     tw_board_init();
-    tw_fw_exit(tw_fw_main());
+    status = tw_fw_main();
+    tw_fw_puts("TW_STACK ");
+    tw_fw_put_uint(stack_used());
+    tw_fw_puts("\n");
+    tw_fw_exit(status);
 }
 
 typedef void (*tw_vector_t)(void);
