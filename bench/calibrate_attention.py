@@ -58,6 +58,9 @@ def measure(work: Path) -> list[dict]:
     rows = []
     for tname, on, cores, key, fit_name in RUNS:
         target = get_target(tname)
+        # counted instructions: the overhead and the prediction before in the instruction model
+        priced = target.instruction_model(target) if on == "count" and target.instruction_model \
+            else target
         for i, shape in enumerate(SHAPES):
             model, types = attention_suite((shape,), seed=i)
             path = work / f"attention{i}.onnx"
@@ -73,8 +76,9 @@ def measure(work: Path) -> list[dict]:
                 rows.append({"isa": fit_name, "target": tname, "cores": cores, "layer": layer.name,
                              "shape": [n.N * n.OY, n.OX, n.C, n.IX, n.K], "row": ROW[shape[5]],
                              "binding": s.binding, "measured": int(lc[key]),
-                             "overhead": float(target.module(s.module).layer_overhead_cycles),
-                             "predicted_before": float(s.cycles)})
+                             "overhead": float(priced.module(s.module).layer_overhead_cycles),
+                             "predicted_before": float(lc.get("predicted_instructions") or s.cycles
+                                                       if on == "count" else s.cycles)})
             print(f"{tname} {shape}: {rows[-1]['measured']:,}", flush=True)
     return rows
 

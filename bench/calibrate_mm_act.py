@@ -63,13 +63,17 @@ def measure(work: Path) -> list[dict]:
             if str(layer.op) != "matmul":
                 continue
             assert "matmul_act" in s.binding, (layer.name, s.binding)
-            module = target.module(s.module)
+            # counted instructions: the overhead and the prediction before in the instruction model
+            priced = target.instruction_model(target) if on == "count" and target.instruction_model \
+                else target
+            module = priced.module(s.module)
             n = layer.nest
             rows.append({"target": tname, "on": on, "cores": cores, "arm": arm, "layer": layer.name,
                          "shape": [n.N * n.OY, n.OX, n.C, n.K], "y_bits": n.y_bits,
                          "uint8_a": ns.layers.tensors[layer.inputs[0]].dtype == "uint8",
                          "measured": int(lc[key]), "overhead": float(module.layer_overhead_cycles),
-                         "predicted_before": float(s.cycles)})
+                         "predicted_before": float(lc["predicted_instructions"] if on == "count"
+                                                   else s.cycles)})
         print(f"{tname} {on} {cores} core(s): {len(rows)} layers so far", flush=True)
     return rows
 

@@ -163,6 +163,8 @@ def main() -> None:
                 print(config, coefs, [r["ratio_fit"] for r in rows], flush=True)
                 continue
             target = get_target(CONFIGS[config][0])
+            if target.instruction_model is not None:    # counted: its instruction model's call
+                target = target.instruction_model(target)
             (binding,) = [b for b in target.module("cpu").bindings if b.name == "svdf_s8"]
             call = float(binding.cost.for_key(binding.key).other_call)
             rows = measure(config, Path(tmp))
