@@ -17,9 +17,13 @@ The node's inputs are x and four constants: w_x int8 [4, H, I], w_h int8 [4, H, 
 int32 [4, H], the gates in the order input, forget, cell, output. What LiteRT's integer kernel
 would need and Keras' LSTM never writes — peephole, projection, layer norm, CIFG (no input gate),
 diagonal recurrent weights, an activation other than tanh — is refused in one sentence naming the
-operator, as are float and hybrid LSTMs and int16 activations (the 16x8 form: TF 2.21's converter
-refuses to write it — "Quantization to 16x8-bit not yet supported for op:
-'UNIDIRECTIONAL_SEQUENCE_LSTM'" — and LiteRT's kernel runs its integer path for int8 inputs only).
+operator, as are float and hybrid LSTMs.
+
+int16 activations (the 16x8 form: int8 weights, int64 biases, int16 states) go to
+tflite_lstm16.py, which follows TFLite Micro's kernel: LiteRT's runs its integer path for int8
+inputs only, and TF 2.21's converter refuses to write the form ("Quantization to 16x8-bit not yet
+supported for op: 'UNIDIRECTIONAL_SEQUENCE_LSTM'"), so such files come from other writers
+(tests/lstm16_models.py builds them with the schema).
 
 STRIDED_SLICE of an activation (Keras' `return_sequences=False` keeps the last step of the LSTM's
 output with one) → a `slice` node, plus a `reshape` when it shrinks axes: the selected elements
@@ -40,6 +44,7 @@ from ..ir.params import LstmParams, ReshapeParams, SliceParams
 from ..ir.requant import quantize_multiplier
 from .tflite import TfliteOperator, TfliteTensor
 from .tflite_fold import _strided_slice
+from .tflite_lstm16 import lstm16
 
 if TYPE_CHECKING:   # tflite_ops imports this module at its end (its converter table)
     from .tflite_ops import Converter
@@ -99,12 +104,10 @@ def _scale(cv: Converter, op: TfliteOperator, t: TfliteTensor, what: str) -> flo
 
 def unidirectional_sequence_lstm(cv: Converter, op: TfliteOperator) -> None:
     x, y = cv.need(op, X, "input"), cv.t(op.outputs[0])
-    if x.dtype == "int16" or y.dtype == "int16":
-        raise cv.fail(op, "has int16 activations (the 16x8 form)",
-                      "LiteRT runs an LSTM in integer arithmetic only with int8 activations; "
-                      "quantize it with int8 activations (TFLITE_BUILTINS_INT8)")
-    cv.check_int(op, x, ("int8",))
-    cv.check_int(op, y, ("int8",))
+    sixteen = x.dtype == "int16"
+    if not sixteen:
+        cv.check_int(op, x, ("int8",))
+        cv.check_int(op, y, ("int8",))
     if len(op.inputs) != 24:
         raise cv.fail(op, f"has {len(op.inputs)} inputs", "LiteRT's integer LSTM takes 24; re-export the model")
     _refuse_options(cv, op)
@@ -117,6 +120,10 @@ def unidirectional_sequence_lstm(cv: Converter, op: TfliteOperator) -> None:
     if len(w_o.shape) != 2:
         raise cv.fail(op, f"has input-to-output weights of shape {list(w_o.shape)}", "the model is malformed")
     n_cell = w_o.shape[0]
+    if sixteen:   # TFLite Micro's int16-activation kernel (tflite_lstm16.py)
+        lstm16(cv, op, x, y, lambda k, what, cols, rows: _weights(cv, op, k, what, cols, rows), n_in, n_cell,
+               steps, batch, time_major)
+        return
     wx = [_weights(cv, op, k, f"input-to-{g} weights", n_in, n_cell) for k, g in zip(W_X, GATES)]
     wh = [_weights(cv, op, k, f"recurrent-to-{g} weights", n_cell, n_cell) for k, g in zip(W_H, GATES)]
     biases = []

@@ -38,6 +38,7 @@ from ..ir.ops import Op
 from ..ir.params import LstmParams
 from .fixedpoint import multiply_by_quantized_multiplier, rounding_divide_by_pot
 from .gemmlowp16 import I16_MAX, I16_MIN, logistic, tanh, wrap16
+from .lstm16 import lstm16_sequence
 from .registry import kernel
 
 SIGMOID, TANH = "sigmoid", "tanh"
@@ -87,6 +88,12 @@ def lstm(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
     p = node.params
     assert isinstance(p, LstmParams)
     x, w_x, w_h, b_x, b_h = (np.asarray(a, dtype=np.int64) for a in args)
+
+    def sequence(xs: np.ndarray) -> np.ndarray:
+        if p.form == "16x8":   # TFLite Micro's int16-activation kernel (lstm16.py)
+            return lstm16_sequence(p, xs, w_x, w_h, b_x)
+        return lstm_sequence(p, xs, w_x, w_h, b_x, b_h)
+
     if p.time_major:   # [T, B, I]: every batch row steps together, each with its own state
-        return np.stack([lstm_sequence(p, x[:, b], w_x, w_h, b_x, b_h) for b in range(p.batch)], axis=1)
-    return np.stack([lstm_sequence(p, x[b], w_x, w_h, b_x, b_h) for b in range(p.batch)], axis=0)
+        return np.stack([sequence(x[:, b]) for b in range(p.batch)], axis=1)
+    return np.stack([sequence(x[b]) for b in range(p.batch)], axis=0)

@@ -610,7 +610,14 @@ class LstmParams(OpParams):
     `in_shift`) and of the recurrent product (`rec_mult`, `rec_shift`) into the gate's Q3.12;
     the hidden state h = clamp(MBQM(o·tanh(c), hidden_mult, hidden_shift) + hidden_zp);
     `cell_scale` = log2 of the cell state's scale (-15: Q0.15), `cell_clip` its quantized clip
-    (0: none); `state_zp` the output state's zero point (h before the first step)."""
+    (0: none); `state_zp` the output state's zero point (h before the first step).
+
+    `form` "16x8" is TFLite Micro's kernel for int16 activations (lstm_eval.h EvalLstm<int16_t,
+    int8_t, int16_t, int64_t>, golden/lstm16.py, frontend/tflite_lstm16.py): `in_*` / `rec_*` the
+    gate FCs' (M0, shift) into Q3.12, applied by the int64 MultiplyByQuantizedMultiplier; b_x the
+    int64 biases, b_h zeros (TFLM's recurrent FC has no bias); `cell_mul` the (M0, shift) of the
+    two cell-update Muls (forget·c, input·cell gate), `hidden_*` the output Mul's; both states
+    start at 0 (TFLM resets an int16 variable tensor to 0)."""
 
     mode: Mode = field(default="tflite", init=False)
     time_major: bool
@@ -628,9 +635,17 @@ class LstmParams(OpParams):
     cell_scale: int
     cell_clip: int
     state_zp: int
+    #: "8x8_16" (LiteRT's int8 kernel) or "16x8" (TFLite Micro's int16-activation kernel)
+    form: str = "8x8_16"
+    #: 16x8: (M0, shift) of forget·c → c and of input·cell gate → c
+    cell_mul: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         self._check_lengths(in_mult=4, in_shift=4, rec_mult=4, rec_shift=4)
+        if self.form not in ("8x8_16", "16x8"):
+            raise ValueError(f"LstmParams.form must be '8x8_16' or '16x8', got {self.form!r}")
+        if self.form == "16x8":
+            self._check_lengths(cell_mul=4)
 
 
 @_params

@@ -1,0 +1,111 @@
+"""TFLite's 16x8 UNIDIRECTIONAL_SEQUENCE_LSTM (int16 activations, int8 weights, int16 cell state):
+models built with the schema (tests/lstm16_models.py), TFLite Micro's interpreter (the
+tflite-micro package) as the reference — the golden model bit-exact with it on every output
+element, several inputs per model — the generated C bit-exact on gap8 and stm32h7 (host builds),
+on pulp-open (GVSoC) and under stm32h7's instruction counter with the kernel's cost prediction held
+against the measurement, and the 16x8 forms tilewise refuses in one sentence.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tilewise.frontend import load_model
+from tilewise.golden.run import run_graph
+
+from . import lstm16_models
+from .conftest import absent
+from .test_cli_errors import assert_one_sentence_error, run_cli
+
+
+def _tflm() -> None:
+    try:
+        import tflite_micro  # noqa: F401
+    except ImportError:
+        absent("the tflite-micro package (TFLite Micro's interpreter, the dev extra) is not installed")
+
+
+@pytest.fixture(scope="session")
+def lstm16_model(tmp_path_factory):
+    out = tmp_path_factory.mktemp("lstm16_models")
+    made: dict[str, Path] = {}
+
+    def get(name: str) -> Path:
+        if name not in made:
+            made[name] = lstm16_models.lstm16(name, out)
+        return made[name]
+
+    return get
+
+
+def _inputs(shape: tuple[int, ...], n: int) -> list[np.ndarray]:
+    """Random int16 over the full range (some gates saturate), a quieter one (x / 8), all-max."""
+    rng = np.random.default_rng(5)
+    xs = [rng.integers(-32768, 32768, shape).astype(np.int16) for _ in range(n)]
+    return xs + [(xs[0] // 8).astype(np.int16), np.full(shape, 32767, np.int16)]
+
+
+@pytest.mark.parametrize("name", sorted(lstm16_models.MODELS))
+def test_golden_bit_exact_with_tflite_micro(name, lstm16_model):
+    """Every element of the LSTM's output, each input from TFLM's reset state."""
+    _tflm()
+    path = lstm16_model(name)
+    graph = load_model(path)
+    (node,) = graph.nodes
+    assert node.op == "lstm" and node.params.form == "16x8"
+    shape = graph.tensors[graph.inputs[0]].shape
+    bad = []
+    for x in _inputs(shape, 2):
+        want = lstm16_models.tflm_run(path, x)
+        got = np.asarray(run_graph(graph, [x])[graph.outputs[0]])
+        assert got.shape == want.shape
+        bad.append(int((got != want).sum()))
+    assert bad == [0] * len(bad), bad
+    # the outputs use the int16 range: the test exercises saturated and small gates alike
+    assert int(np.abs(want).max()) > 16000
+
+
+def test_small_model_clips_its_cell(lstm16_model):
+    """small16's cell clip 1.5 on a 2^-13 cell (12288) binds on the full-range input: the golden
+    cell state reaches it (so the bit-exact tests above cover the clip)."""
+    from tilewise.golden.lstm16 import lstm16_step
+
+    graph = load_model(lstm16_model("small16"))
+    (node,) = graph.nodes
+    p = node.params
+    assert p.cell_clip == 12288 and p.cell_scale == -13
+    w_x, w_h, b_x, _ = (np.asarray(graph.tensors[n].data, np.int64) for n in node.inputs[1:])
+    x = _inputs(graph.tensors[graph.inputs[0]].shape, 1)[0].astype(np.int64)
+    h, c, top = np.zeros(p.n_cell, np.int64), np.zeros(p.n_cell, np.int64), 0
+    for t in range(p.steps):
+        h, c = lstm16_step(p, x[t, 0], h, c, w_x, w_h, b_x)
+        top = max(top, int(np.abs(c).max()))
+    assert top == 12288
+
+
+def test_unsupported_16x8_forms_are_one_sentence(tmp_path):
+    """A nonzero zero point on the int16 input, and int32 biases: exit 2, one sentence naming the
+    operator."""
+    from tilewise.quantize.tflite_build import ModelBuilder
+
+    def build(path: Path, x_zp: int, bias_dtype: str) -> Path:
+        b = ModelBuilder()
+        x = b.input("x", (1, 3, 4), "int16", scale=1 / 4096, zero_point=x_zp)
+        w = [b.const(f"w{k}", np.ones((2, 4 if k < 4 else 2)), "int8", scale=0.01) for k in range(8)]
+        bias = [b.const(f"b{k}", np.zeros(2), bias_dtype, scale=1e-6) for k in range(4)]
+        h = b.tensor("h", (1, 2), "int16", scale=1 / 32768)
+        c = b.tensor("c", (1, 2), "int16", scale=2.0 ** -11)
+        b.tensors[h].variable = b.tensors[c].variable = True
+        y = b.tensor("y", (1, 3, 2), "int16", scale=1 / 32768)
+        b.op("UNIDIRECTIONAL_SEQUENCE_LSTM", [x, *w, -1, -1, -1, *bias, -1, -1, h, c, -1, -1, -1, -1], [y],
+             "UnidirectionalSequenceLSTMOptions", FusedActivationFunction=4, TimeMajor=False)
+        b.output(y)
+        return b.save(path)
+
+    for path, what in ((build(tmp_path / "zp.tflite", 5, "int64"), "zero point"),
+                       (build(tmp_path / "b32.tflite", 0, "int32"), "int32")):
+        assert_one_sentence_error(run_cli("analyze", str(path), "--target", "gap8"), str(path),
+                                  "UNIDIRECTIONAL_SEQUENCE_LSTM", what)
