@@ -17,6 +17,7 @@ from tilewise.frontend import load_model
 from tilewise.golden.run import run_graph
 
 from . import lstm16_models
+from .codegen_cases import c_cache  # noqa: F401 (fixture)
 from .conftest import absent
 from .test_cli_errors import assert_one_sentence_error, run_cli
 
@@ -109,3 +110,99 @@ def test_unsupported_16x8_forms_are_one_sentence(tmp_path):
                        (build(tmp_path / "b32.tflite", 0, "int32"), "int32")):
         assert_one_sentence_error(run_cli("analyze", str(path), "--target", "gap8"), str(path),
                                   "UNIDIRECTIONAL_SEQUENCE_LSTM", what)
+
+
+HARNESS = r"""
+#include <stdio.h>
+#include "tw_lstm16.h"
+int main(void) {
+  for (int v = -32768; v < 32768; v++) { short o = tw_lstm16_sigmoid((short)v); fwrite(&o, 2, 1, stdout); }
+  for (int pw = -16; pw <= -8; pw++)
+    for (int v = -32768; v < 32768; v++) { short o = tw_lstm16_tanh((short)v, pw); fwrite(&o, 2, 1, stdout); }
+  return 0; }
+"""
+
+
+def test_c_logistic_tanh_equal_the_golden_ones(tmp_path):
+    """tw_lstm16.c's int16 Logistic and Tanh (cell scales 2^-16 .. 2^-8: the input shifted right,
+    not shifted, shifted left) against golden/lstm16.py on every int16 input (-Werror)."""
+    import shutil
+    import subprocess
+
+    from tilewise.golden import lstm16
+
+    if shutil.which("gcc") is None:
+        absent("gcc not found")
+    c_dir = Path(lstm16.__file__).resolve().parents[1] / "bindings" / "portable" / "c"
+    (tmp_path / "h.c").write_text(HARNESS)
+    subprocess.run(["gcc", "-O2", "-std=c99", "-Wall", "-Wextra", "-Werror", f"-I{c_dir}", "h.c",
+                    str(c_dir / "tw_lstm16.c"), str(c_dir / "tw_common.c"), "-o", "h"], cwd=tmp_path, check=True)
+    raw = subprocess.run([str(tmp_path / "h")], capture_output=True, check=True).stdout
+    got = np.frombuffer(raw, dtype=np.int16).reshape(10, 65536).astype(np.int64)
+    a = np.arange(-32768, 32768)
+    want = np.stack([lstm16.logistic16(a), *(lstm16.tanh16(a, p) for p in range(-16, -7))])
+    assert [int(d) for d in (got != want).sum(axis=1)] == [0] * 10
+    assert want[0, 32768] == 16384 and want[1:, 32768].tolist() == [0] * 9   # sigmoid(0) = 1/2, tanh(0) = 0
+
+
+def _validate(path: Path, target, tmp: Path, on: str | None = None, cache=None) -> dict:
+    from tilewise.passes import lower
+    from tilewise.pipeline import schedule_network
+    from tilewise.validate import validate_model
+
+    graph = load_model(path)
+    ns = schedule_network(lower(graph), target)
+    kw = {"on": on} if on else {"cache": cache}
+    r = validate_model(path, ns, graph, 1, 0, tmp, **kw).to_json()
+    assert r["bit_exact"], r
+    (i,) = [k for k, layer in enumerate(ns.layers.layers) if layer.op == "lstm"]
+    return dict(r, lstm=r["layers"][i] if "layers" in r else None, binding=ns.placement(i).binding.name)
+
+
+@pytest.mark.parametrize(("name", "target", "binding"), [
+    ("kws16", "gap8", "lstm_cluster_s16"), ("small16", "gap8", "lstm_cluster_s16"),
+    ("small16", "gap8", "lstm_s16"), ("small16", "stm32h7", "lstm_cluster_s16")])
+def test_generated_c_bit_exact_on_host_builds(name, target, binding, lstm16_model, tmp_path, c_cache):  # noqa: F811
+    """gap8's host build (the cluster kernel with its 8 cores as threads, which the scheduler takes,
+    and the host core's lstm_s16, taken when the cluster's is left out) and stm32h7's (the pulp
+    family's kernel on the Arm core, its C path): bit-exact with the golden model and TFLM."""
+    from tilewise.targets.registry import get_target
+
+    from .test_lstm_tflite import without_bindings
+
+    _tflm()
+    t = get_target(target)
+    if binding == "lstm_s16":
+        t = without_bindings(t, "lstm_cluster_s16")
+    r = _validate(lstm16_model(name), t, tmp_path / "c", cache=c_cache)
+    assert r["binding"] == binding and "TFLite Micro" in r["reference"], r
+
+
+def test_generated_c_bit_exact_on_gvsoc(lstm16_model, tmp_path):
+    """pulp-open on GVSoC: the small model's LSTM on the cluster's 8 cores (lstm_cluster_s16,
+    pv.sdotsp.h) bit-exact, and its cycles within ±15% of its prediction (lstm_cost.CLUSTER16)."""
+    from tilewise.targets.registry import get_target
+
+    from .test_tflite_repair import require_isa
+
+    _tflm()
+    require_isa("gvsoc")
+    r = _validate(lstm16_model("small16"), get_target("pulp-open"), tmp_path / "p", on="gvsoc")
+    layer = r["lstm"]
+    assert r["platform"] == "gvsoc" and r["binding"] == "lstm_cluster_s16", r
+    assert abs(layer["predicted_cycles"] / layer["measured_cycles"] - 1) <= 0.15, layer
+
+
+def test_generated_c_bit_exact_on_stm32h7_and_counted(lstm16_model, tmp_path):
+    """The firmware under the instruction counter: bit-exact, and the LSTM layer's instructions
+    within ±10% of its prediction (lstm_cost.ARM16: smlad on int16 words, the weights in flash)."""
+    from tilewise.targets.registry import get_target
+
+    from .test_tflite_repair import require_isa
+
+    _tflm()
+    require_isa("count")
+    r = _validate(lstm16_model("small16"), get_target("stm32h7"), tmp_path / "p", on="count")
+    layer = r["lstm"]
+    assert r["platform"] == "count" and r["binding"] == "lstm_cluster_s16", r
+    assert abs(layer["predicted_instructions"] / layer["measured_instructions"] - 1) <= 0.10, layer

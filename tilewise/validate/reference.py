@@ -3,7 +3,10 @@
 - TFLite models: LiteRT's interpreter with the reference kernels (OpResolverType.BUILTIN_REF) —
   the arithmetic the golden model's tflite mode reproduces. A file whose quantization metadata
   LiteRT refuses although its meaning is clear runs on a repaired copy
-  (frontend/tflite_repair.py); `ReferenceRun.notes` says what was repaired.
+  (frontend/tflite_repair.py); `ReferenceRun.notes` says what was repaired. A model with a 16x8
+  LSTM (LstmParams.form "16x8"), which LiteRT has no integer kernel for, runs on TFLite Micro's
+  interpreter instead (the tflite-micro package; its reference kernels, golden/lstm16.py), from
+  its reset state for every input.
 - ONNX models: onnxruntime's CPU session as the ONNX frontend configures it
   (frontend/onnx_io.py `reference_session`; `reference_model`: a copy ending at the tensors the
   network ends at when the frontend cut a float tail); float edges are (de)quantized there.
@@ -46,6 +49,7 @@ from ..ir.layout import model_input
 from ..ir.tensor import is_sub_byte
 
 LITERT = "LiteRT BUILTIN_REF"
+TFLM = "TFLite Micro's interpreter"
 ORT = "onnxruntime"
 
 
@@ -79,7 +83,7 @@ def _quantlab_exact(graph: Graph) -> bool:
 def reference_name(graph: Graph) -> str:
     """The reference the outputs are held against, as validate prints it."""
     if graph.meta.get("format") == "tflite":
-        return LITERT
+        return TFLM if _needs_tflm(graph) else LITERT
     if graph.meta.get("onnx_no_reference"):
         return (f"no reference runtime (onnxruntime does not compute this export's integers: "
                 f"{graph.meta['onnx_no_reference']}; compared with the golden model only)")
@@ -177,6 +181,31 @@ def _litert(graph: Graph, model: str | Path) -> Runner:
                                         for x in inputs], repaired)
 
 
+def _needs_tflm(graph: Graph) -> bool:
+    """A 16x8 LSTM: LiteRT has no integer kernel for it, TFLite Micro has (module docstring)."""
+    return any(getattr(n.params, "form", None) == "16x8" for n in graph.nodes)
+
+
+def _tflm(graph: Graph, model: str | Path) -> Runner:
+    def load() -> Any:
+        from tflite_micro.python.tflite_micro import runtime
+
+        return runtime.Interpreter.from_bytes(Path(model).read_bytes(), arena_size=8 << 20)
+
+    it = _guarded(TFLM, model, "loading", load)
+
+    def run(x: Any) -> Any:
+        it.reset()   # the LSTM's h and c start afresh for every input, as the golden model's do
+        for k, v in enumerate(arrays(graph.inputs, x)):
+            d = it.get_input_details(k)
+            feed = (model_input(graph.meta, v) if k == 0 else np.asarray(v)).astype(d["dtype"])
+            it.set_input(feed.reshape(d["shape"]), k)
+        it.invoke()
+        return sample([np.asarray(it.get_output(k)).copy() for k in range(len(graph.outputs))])
+
+    return lambda inputs: ReferenceRun([_guarded(TFLM, model, "running", lambda x=x: run(x)) for x in inputs])
+
+
 #: what validate says about a model with 4- or 2-bit tensors (frontend/onnx_io.py)
 SUB_BYTE_NOTE = ("onnxruntime has no integer kernels for 4/2-bit tensors (it runs them as float "
                  "DequantizeLinear -> op -> QuantizeLinear): the generated C is compared with the "
@@ -236,7 +265,7 @@ def reference_runner(graph: Graph, model: str | Path) -> Runner:
     input) — for validations that run many batches."""
     fmt = graph.meta.get("format")
     if fmt == "tflite":
-        return _litert(graph, model)
+        return _tflm(graph, model) if _needs_tflm(graph) else _litert(graph, model)
     if fmt == "onnx":
         return _onnxruntime(graph, model)
     raise TilewiseError(f"{graph.source or graph.name}: no reference runtime for format '{fmt}'")

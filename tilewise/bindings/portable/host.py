@@ -93,7 +93,7 @@ from ...ir.params import (
 )
 from ...ir.tensor import dtype_bits, dtype_range
 from ..base import Binding, LayerConstants, Precision, TileRules, per_mode
-from . import int_ops, lstm, subbyte, svdf
+from . import int_ops, lstm, lstm16, subbyte, svdf
 from .common import FAMILY, S8, S16, render, u8_offset, zero_point
 from .elementwise import add_sub_params
 
@@ -417,6 +417,7 @@ def bindings(cost) -> tuple[Binding, ...]:
         check_transpose_conv, transpose_conv)
     out.extend(int_ops.bindings(cost))
     out.extend(lstm.bindings(cost))
+    out.extend(lstm16.bindings(cost))
     out.extend(subbyte.bindings())
     out.extend(svdf.bindings(cost))
     return tuple(out)

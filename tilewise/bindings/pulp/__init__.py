@@ -88,12 +88,14 @@ from .. import portable
 from ..base import Binding, Precision, TileRules, per_mode, specialized
 from ..portable import checks as portable_checks
 from ..portable.common import S8
-from . import attention, checks, constants, lstm, mm_act, rows, simple, subbyte, svdf, weighted
+from . import attention, checks, constants, lstm, lstm16, mm_act, rows, simple, subbyte, svdf, weighted
 from .attention_cost import ATTENTION_M7, AttentionCost
 from .common import FAMILY
 from .cost import MM_ACT_M7, MatMulActCost
 from .lstm_cost import ARM as LSTM_ARM
+from .lstm_cost import ARM16 as LSTM16_ARM
 from .lstm_cost import CLUSTER as LSTM_CLUSTER
+from .lstm_cost import CLUSTER16 as LSTM16_CLUSTER
 from .rows_cost import RowsCost
 from .svdf_cost import CLUSTER as SVDF_CLUSTER
 
@@ -222,6 +224,8 @@ def bindings(cost, arm: bool = False, host: bool = False) -> tuple[Binding, ...]
         # TFLite's LSTM, the cells over the cores, SIMD gate products (lstm.py, issue 28); a
         # cluster's host core keeps the portable lstm_s8
         own.extend(lstm.bindings(LSTM_ARM if arm else LSTM_CLUSTER, arm=arm))
+        # its 16x8 form (TFLite Micro's kernel), the same structure on int16 words (lstm16.py)
+        own.extend(lstm16.bindings(LSTM16_ARM if arm else LSTM16_CLUSTER, arm=arm))
     if arm:
         # the depth-first attention built for Arm (attention.py): the scores one tile at a time
         own.extend(attention.bindings(ATTENTION_M7, arm=True))

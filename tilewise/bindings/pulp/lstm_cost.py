@@ -11,6 +11,12 @@ tw_lstm_cell's three sigmoids, two tanh, the update and the new h) plus `word` p
 two 4x1 dot-product blocks ((IP + HP) / 4 of them: one input word, four weight words, four
 sdotp4 — 16 MACs).
 
+The 16x8 kernel (lstm16.py, tw_pulp_lstm16.c) has the same structure on words of two int16
+lanes (`lanes` 2: (IP + HP) / 2 words of one x or h word, four weight words and four pv.sdotsp.h /
+smlad — 8 MACs), its cell TFLM's table-based Logistic / Tanh and three Muls; on the cluster its
+int16 weights stay in L2 when they take more than WEIGHTS_IN_L1 bytes, each word then costing
+`l2_word` more (`l1_limit`). CLUSTER16 / ARM16 are fitted by bench/calibrate_lstm16.py.
+
 The terms are constants of the layer's geometry (the layer runs untiled: one evaluation per
 layer).
 """
@@ -22,10 +28,11 @@ from dataclasses import dataclass
 
 from ...ir.layer import LoopNest
 from ..cost_terms import Term
+from .lstm import WEIGHTS_IN_L1
 
 
-def _pad4(n: int) -> int:
-    return (int(n) + 3) // 4 * 4
+def _pad(n: int, m: int) -> int:
+    return (int(n) + m - 1) // m * m
 
 
 @dataclass(frozen=True)
@@ -37,6 +44,12 @@ class LstmCost:
     step: float = 341.463
     cell: float = 2700.87
     word: float = 28.033
+    #: activation lanes per dot-product word: 4 int8 (lstm_cluster_s8), 2 int16 (lstm_cluster_s16)
+    lanes: int = 4
+    #: the extra cost of a word whose weights stay in L2 (they take more than `l1_limit` bytes,
+    #: the binding's WEIGHTS_IN_L1; 0: no limit, the weights are where the kernel reads them)
+    l2_word: float = 0.0
+    l1_limit: int = 0
 
     def for_key(self, key) -> LstmCost:
         return self
@@ -46,11 +59,15 @@ class LstmCost:
         h, i = int(nest.K), int(nest.C)
         steps = int(nest.N * nest.OY * nest.OX)   # B·T rows of the output [B, T, H]
         mine = math.ceil(h / p)
-        words = (_pad4(i) + _pad4(h)) // 4
-        return (Term(self.call, (), "call"),
-                Term(self.step * steps, (), "lstm_step"),
-                Term(self.cell * mine * steps, (), "lstm_cell"),
-                Term(self.word * words * mine * steps, (), "lstm_word"))
+        words = (_pad(i, self.lanes) + _pad(h, self.lanes)) // self.lanes
+        terms = (Term(self.call, (), "call"),
+                 Term(self.step * steps, (), "lstm_step"),
+                 Term(self.cell * mine * steps, (), "lstm_cell"),
+                 Term(self.word * words * mine * steps, (), "lstm_word"))
+        if self.l1_limit <= 0:
+            return terms
+        in_l2 = 16 // self.lanes * h * words * self.lanes > self.l1_limit   # the weights' bytes
+        return (*terms, Term(self.l2_word * words * mine * steps if in_l2 else 0.0, (), "lstm_word_l2"))
 
 
 #: pulp-open's cluster on GVSoC, 8 and 1 cores together (bench/calibrate_lstm_cluster.py,
@@ -62,4 +79,12 @@ CLUSTER = LstmCost()
 #: 0.951-1.092), the weights read in place
 ARM = LstmCost(name="pulp-lstm-m7", call=300.0, step=0.0, cell=1419.839, word=43.843)
 
-__all__ = ["ARM", "CLUSTER", "LstmCost"]
+#: the 16x8 kernel (lstm16.py, tw_pulp_lstm16.c: two int16 lanes per word, four pv.sdotsp.h /
+#: smlad per word of x or h), fitted by bench/calibrate_lstm16.py the same way
+#: (bench/calibration_lstm16.json: six geometries, two with their weights in L2; on GVSoC, 8 and 1
+#: cores, within 0.934-1.068 of the measurement; counted Cortex-M7 instructions within 0.994-1.002)
+CLUSTER16 = LstmCost(name="pulp-lstm16", step=804.46, cell=1426.568, word=24.745, lanes=2, l2_word=50.825,
+                     l1_limit=WEIGHTS_IN_L1)
+ARM16 = LstmCost(name="pulp-lstm16-m7", call=300.0, step=0.0, cell=682.307, word=12.525, lanes=2)
+
+__all__ = ["ARM", "ARM16", "CLUSTER", "CLUSTER16", "LstmCost"]

@@ -16,6 +16,7 @@
  *   tw_host.h         the host core's whole-tensor kernels: quantize, transpose, concatenation
  *   tw_subbyte.h      packed 4/2-bit tensors: element access, whole-layer conv / depthwise / dense
  *   tw_lstm.h         TFLite's integer LSTM step: gate products, sigmoid / tanh, cell update
+ *   tw_lstm16.h       TFLite Micro's 16x8 LSTM step (int16 activations, int8 weights)
  *   tw_int.h          integer exports' ops on any integer width: requant, conv, arithmetic,
  *                     matmul, reduce, hardswish (whole tensors, one core)
  *   tw_svdf.h         LiteRT's integer SVDF with its int16 state (whole layer, one core)
@@ -37,5 +38,6 @@
 #include "tw_int.h"
 #include "tw_svdf.h"
 #include "tw_lstm.h"
+#include "tw_lstm16.h"
 
 #endif /* TW_KERNELS_H */

@@ -16,6 +16,7 @@
  *   tw_pulp_rows.h         the integer exports' row-wise ops through L1, the transpose (issue 28)
  *   tw_pulp_mm_act.h       MatMul of two int8 activations (attention), requantized or int32
  *   tw_pulp_lstm.h         TFLite's integer LSTM, the cells over the cores, SIMD gate products
+ *   tw_pulp_lstm16.h       TFLite Micro's 16x8 LSTM, the same structure, int16 dot products
  *   tw_pulp_svdf.h         TFLite's integer SVDF, the filters and units over the cores
  * Sources to compile: every .c of this folder and of the portable family's (tw_kernels/).
  */
@@ -34,6 +35,7 @@
 #include "tw_pulp_rows.h"
 #include "tw_pulp_mm_act.h"
 #include "tw_pulp_lstm.h"
+#include "tw_pulp_lstm16.h"
 #include "tw_pulp_svdf.h"
 
 /* The statement `fn##_<variant> args` for a requant variant known only at run time (TW_RQ_TFLITE,
