@@ -45,7 +45,7 @@ def test_gap8_figures():
             "global_avg_pool", "softmax"} <= ops
     assert cl.families == ("pulp", "portable") and cl.cost_models == ("pulp-kernels", "pulp-subbyte", "pulp-rows",
                                                                       "pulp-attention", "pulp-svdf",
-                                                                      "pulp-lstm", "pulp-mm-act")
+                                                                      "pulp-lstm", "pulp-lstm16", "pulp-mm-act")
     assert t.platform.sdk == "pmsis" and get_target("stm32h7").platform.sdk == "cortex-m"
 
 
@@ -68,7 +68,7 @@ def test_gap9_match_figures():
     # the cluster runs tilewise's pulp kernels, as gap8 and pulp-open
     assert cl.families == ("pulp", "portable") and cl.cost_models == ("pulp-kernels", "pulp-subbyte", "pulp-rows",
                                                                       "pulp-attention", "pulp-svdf",
-                                                                      "pulp-lstm", "pulp-mm-act")
+                                                                      "pulp-lstm", "pulp-lstm16", "pulp-mm-act")
     # the peer model: PULP-NN as MATCH prices it, depthwise input at 1 B/cycle
     m = match_gap9().module("cluster")
     dw = [b for b in m.bindings if b.key.op == "depthwise"]
@@ -78,7 +78,7 @@ def test_gap9_match_figures():
     assert not portable_target("gap8").module("cluster").bindings[0].cost.dw_flat
     assert get_target("gap8").module("cluster").cost_models == ("pulp-kernels", "pulp-subbyte", "pulp-rows",
                                                                  "pulp-attention", "pulp-svdf",
-                                                                 "pulp-lstm", "pulp-mm-act")
+                                                                 "pulp-lstm", "pulp-lstm16", "pulp-mm-act")
 
 
 def test_idsp_and_stm32h7_figures():

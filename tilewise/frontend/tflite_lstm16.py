@@ -16,7 +16,7 @@ The node's inputs are x and four constants: w_x int8 [4, H, I], w_h int8 [4, H, 
 and b_h int32 [4, H] of zeros (the recurrent FC has no bias). Refused in one sentence each: what
 TFLM's 16x8 kernel refuses or computes otherwise — int16 tensors with a zero point other than 0
 (the FCs drop it; TFLM's quantization is symmetric), biases other than int64, weights other than
-per-tensor symmetric int8 — and what tilewise_lstm.py refuses for both forms (peephole,
+per-tensor symmetric int8 — and what tflite_lstm.py refuses for both forms (peephole,
 projection, layer norm, CIFG, another activation), which the caller checks first.
 """
 
