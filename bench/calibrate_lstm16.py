@@ -30,7 +30,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.calibrate_lstm_cluster import CALL, CONFIGS, nest, overhead  # noqa: E402
+from bench.calibrate_lstm_cluster import CALL, CONFIGS, nest  # noqa: E402
 from tests import lstm16_models  # noqa: E402
 from tilewise.bindings.pulp.lstm_cost import LstmCost  # noqa: E402
 from tilewise.frontend import load_model  # noqa: E402
@@ -75,6 +75,14 @@ def rows(work: Path) -> list[dict]:
                                 H=p.n_cell, steps=p.steps, batch=p.batch, cores=cores,
                                 binding=r["layers"][i].get("binding"), measured=r["layers"][i][key]))
     return out
+
+
+def overhead(r: dict) -> float:
+    """The module's layer overhead, counted rows in the target's instruction model (stm32h7)."""
+    target = get_target(r["config"].split("/")[0])
+    if r["config"].startswith("stm32h7") and target.instruction_model is not None:
+        target = target.instruction_model(target)
+    return float(target.modules[0].layer_overhead_cycles)
 
 
 def features(r: dict, limit: int) -> list[float]:
