@@ -175,12 +175,21 @@ def _ne16_networks(t: Table, ax) -> None:
           log=True, ylabel="cycles (log)")
 
 
+def _cortex_m4_models(t: Table, ax) -> None:
+    labels = [r[0] for r in t.rows]
+    _bars(ax, labels, {"tilewise instructions (counted, Cortex-M4)": [r[2] / 1e6 for r in t.rows],
+                       "X-CUBE-AI 10.2 cycles (published)": [r[5] / 1e6 for r in t.rows],
+                       "Plumerai cycles (published)": [r[7] / 1e6 for r in t.rows]},
+          log=True, ylabel="M / inference (log)")
+
+
 PLOTS = {"host": _host, "memory": _memory, "compile_time": _compile, "schedule_quality": _quality,
          "silicon_gap9": _gap9, "silicon_gap8": _gap8, "gvsoc_models": _gvsoc_models,
          "gvsoc_kinds": _gvsoc_kinds, "gvsoc_pulpnn_layer": _gvsoc_layer,
          "cortex_m_models": _cortex_m_models, "cortex_m_kinds": _cortex_m_kinds,
          "gap9_modules": _gap9_modules, "diana": _diana, "pulp_subbyte": _pulp_subbyte,
-         "sequence_attention": _sequence_attention, "ne16_networks": _ne16_networks}
+         "sequence_attention": _sequence_attention, "ne16_networks": _ne16_networks,
+         "cortex_m4_models": _cortex_m4_models}
 
 
 def plot(t: Table, out_dir: Path) -> Path:

@@ -12,6 +12,8 @@ and carries its source; tests/test_bench.py checks each against that file so a t
 - GAP9's module ablation (seed 003 Table IV: CPU only / cluster+CPU / NE16+CPU / all) and
   GreenWaves' own MLPerf Tiny v1.0 results on GAP9 (NE16 + cluster, 240 MHz and 370 MHz).
 - DIANA silicon at 260 MHz (seed 003 Table III): MATCH, HTVM and plain TVM on the host.
+- MLPerf Tiny on the STM32L4R5 (Cortex-M4, 120 MHz, the reference board NUCLEO-L4R5ZI): ST's
+  X-CUBE-AI 10.2 (v1.3) and Plumerai (v1.1), latency in ms.
 """
 
 from __future__ import annotations
@@ -118,6 +120,23 @@ MLPERF_M7_MS = {
 MLPERF_M7_WHO = {"ic_resnet8": "X-CUBE-AI 9.0", "kws_dscnn": "X-CUBE-AI 9.0",
                  "vww_mobilenet_v1_025": "X-CUBE-AI 9.0", "ad_autoencoder": "Bosch HALE"}
 
+ANCHORS_L4 = "anchors.md, MLPerf Tiny latest rounds: STM32L4R5 Cortex-M4 @120 MHz"
+#: the STM32L4R5's clock in those submissions (MHz): ms x this = cycles
+L4R5_MHZ = 120.0
+#: MLPerf Tiny latency in ms on the STM32L4R5: X-CUBE-AI 10.2 (v1.3), Plumerai (v1.1)
+XCUBE_L4R5_MS = {
+    "ic_resnet8": Figure(165.7, ANCHORS_L4),
+    "kws_dscnn": Figure(43.4, ANCHORS_L4),
+    "vww_mobilenet_v1_025": Figure(89.4, ANCHORS_L4),
+    "ad_autoencoder": Figure(4.79, ANCHORS_L4),
+}
+PLUMERAI_L4R5_MS = {
+    "ic_resnet8": Figure(167.8, ANCHORS_L4),
+    "kws_dscnn": Figure(47.8, ANCHORS_L4),
+    "vww_mobilenet_v1_025": Figure(98.8, ANCHORS_L4),
+    "ad_autoencoder": Figure(4.05, ANCHORS_L4),
+}
+
 SEED3_T3_DIANA = "seed 003 Table III (DIANA silicon, 260 MHz)"
 #: latency in ms on DIANA, by MLPerf Tiny model file stem: MATCH, HTVM, TVM on the host (None:
 #: out of memory)
@@ -167,6 +186,8 @@ def all_figures() -> list[tuple[str, Figure]]:
         out.append((f"GreenWaves GAP9 {k}", f))
     for k, f in GREENWAVES_GAP9_370_MS.items():
         out.append((f"GreenWaves GAP9 370 MHz {k}", f))
+    for label, figs in (("X-CUBE-AI", XCUBE_L4R5_MS), ("Plumerai", PLUMERAI_L4R5_MS)):
+        out += [(f"{label} STM32L4R5 {k}", f) for k, f in figs.items()]
     for label, figs in (("MATCH", MATCH_DIANA_MS), ("HTVM", HTVM_DIANA_MS),
                         ("TVM", TVM_DIANA_MS)):
         out += [(f"{label} DIANA {k}", f) for k, f in figs.items() if f is not None]

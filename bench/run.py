@@ -1,6 +1,6 @@
 """Run tilewise's benchmarks: `python bench/run.py` (what `make bench` runs).
 
-Prints the machine description and twelve tables (host execution, memory, compile time, schedule
+Prints the machine description and thirteen tables (host execution, memory, compile time, schedule
 quality, prediction vs silicon, pulp-open firmware on GVSoC vs its prediction, stm32h7 counted
 instructions vs TFLite Micro + CMSIS-NN, gap9 modules vs MATCH, diana vs MATCH, the pulp sub-byte
 conv on GVSoC vs PULP-NN, the sequence and attention networks on GVSoC and the Cortex-M7, the
@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench import machine, models, tables  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-SECTIONS = ("1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12")
+SECTIONS = ("1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13")
 
 
 def run(sections: tuple[str, ...], names: tuple[str, ...], runs: int, out_dir: Path,
@@ -102,6 +102,10 @@ def run(sections: tuple[str, ...], names: tuple[str, ...], runs: int, out_dir: P
         from bench import ne16_networks
         t0 = time.perf_counter()
         emit(ne16_networks.measure(names), t0)
+    if "13" in sections:
+        from bench import cortex_m4
+        t0 = time.perf_counter()
+        emit(cortex_m4.measure(names), t0)
     pngs = []
     if plot:
         from bench import plots

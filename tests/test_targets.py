@@ -13,7 +13,7 @@ from tilewise.targets import KB, MB, Target, get_target, list_targets
 
 from .pulp_targets import match_gap9, portable_target
 
-NAMES = ("diana", "gap8", "gap9", "idsp", "pulp-open", "pulp-open-ne16", "stm32h7")
+NAMES = ("diana", "gap8", "gap9", "idsp", "pulp-open", "pulp-open-ne16", "stm32h7", "stm32l4r5")
 
 
 def test_registry_lists_the_builtins():
@@ -122,7 +122,7 @@ def test_targets_are_frozen_values():
 
 @pytest.mark.parametrize("kwargs,msg", [
     ({"name": "gap10"}, "unknown target 'gap10'; built-in targets: diana, gap8, gap9, idsp, pulp-open, "
-                        "pulp-open-ne16, stm32h7"),
+                        "pulp-open-ne16, stm32h7, stm32l4r5"),
     ({"name": "gap8", "l1_kb": 0}, "bad override for target gap8"),
     ({"name": "gap8", "cores": 0}, "bad override for target gap8"),
     ({"name": "gap8", "clock_mhz": -5}, "bad override for target gap8"),

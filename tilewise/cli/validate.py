@@ -42,7 +42,8 @@ def add(sub) -> None:
     v.add_argument("--on", choices=("host", "gvsoc", "qemu", "count"), default="host",
                    help="where the generated code runs: a host build (default); for "
                         "--target pulp-open, its firmware on GVSoC (cycles per layer measured); "
-                        "for --target stm32h7, its Cortex-M7 firmware under QEMU (mps2-an500), "
+                        "for --target stm32h7 / stm32l4r5, its Cortex-M7 / M4 firmware under QEMU "
+                        "(mps2-an500 / mps2-an386), "
                         "or under an instruction-counting emulator (count: executed instructions "
                         "per inference and per layer, and the Cortex-M7 timing model's estimated "
                         "cycles)")

@@ -5,7 +5,8 @@ QEMU runs the firmware but counts nothing, so the measure on Arm is executed ins
 TFLite Micro + CMSIS-NN's figures in notes/anchors.md are; cycles are only estimated from them
 (platforms/m7_timing.py, below). The same ELF `validate --on qemu` builds (mps2-an500's map:
 code at 0x00000000, data at 0x20000000) is loaded segment by segment (pyelftools) into `unicorn`
-(Cortex-M7 model, Thumb-2 with the DSP extension) and run from its vector table; Arm semihosting
+(its model of the target's core, platforms/arm_core.py: Cortex-M7 or Cortex-M4, Thumb-2 with the DSP
+extension) and run from its vector table; Arm semihosting
 (`bkpt 0xAB`: SYS_WRITE0, SYS_EXIT) is served here, so the firmware prints and exits as under
 QEMU and its output is checked the same way (validate/firmware_run.py). Instructions are counted per
 translated basic block (a block hook; each block's instructions decoded once with `capstone`):
@@ -26,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import TilewiseError
+from .arm_core import CORTEX_M7, ArmCore
 from .base import Execution
 from .m7_timing import FLASH_MISS_CYCLES, FlashCache, block_cycles, llvm_mca, window_cycles
 
@@ -87,8 +89,10 @@ def thumb_count(disasm, code: bytes, addr: int) -> int:
     return n
 
 
-def count_instructions(elf: Path, n_layers: int, c_name: str = "tw") -> Counted:
-    """Run `elf` to its semihosting exit, counting executed instructions (module docstring)."""
+def count_instructions(elf: Path, n_layers: int, c_name: str = "tw", core: ArmCore = CORTEX_M7
+                       ) -> Counted:
+    """Run `elf` on unicorn's model of `core` to its semihosting exit, counting executed
+    instructions (module docstring)."""
     unicorn, arm, capstone, ELFFile = _emulator()
     with open(elf, "rb") as f:
         image = ELFFile(f)
@@ -100,7 +104,7 @@ def count_instructions(elf: Path, n_layers: int, c_name: str = "tw") -> Counted:
         funcs = {s.name: s["st_value"] & ~1 for s in image.get_section_by_name(".symtab").iter_symbols()
                  if s["st_info"]["type"] == "STT_FUNC"}
     uc = unicorn.Uc(unicorn.UC_ARCH_ARM, unicorn.UC_MODE_THUMB | unicorn.UC_MODE_MCLASS)
-    uc.ctl_set_cpu_model(arm.UC_CPU_ARM_CORTEX_M7)
+    uc.ctl_set_cpu_model(getattr(arm, core.unicorn_model))
     for base, size in REGIONS:
         uc.mem_map(base, size)
     for addr, data in segments:
@@ -196,16 +200,19 @@ def count_instructions(elf: Path, n_layers: int, c_name: str = "tw") -> Counted:
 
 @dataclass(frozen=True)
 class Counter:
-    """The Runner that counts a Cortex-M firmware's executed instructions."""
+    """The Runner that counts a Cortex-M firmware's executed instructions on `core`, and prices
+    them in cycles where the core has a cycle model (ArmCore.cycle_model)."""
 
+    core: ArmCore = CORTEX_M7
     on: str = "count"
     doing: str = "running the firmware, counting instructions"
     counts_instructions: bool = True
 
     def run(self, elf: Path, layers: int, c_name: str) -> Execution:
-        llvm_mca()      # missing: one sentence before the run, not after it
-        c = count_instructions(elf, layers, c_name)
-        if not c.inferences:
+        if self.core.cycle_model:
+            llvm_mca()      # missing: one sentence before the run, not after it
+        c = count_instructions(elf, layers, c_name, self.core)
+        if not c.inferences or not self.core.cycle_model:
             return Execution(c.status, c.text, tuple(c.inferences), tuple(c.layers))
         priced = block_cycles(c.blocks)
         layer_cycles = tuple(window_cycles(w, priced) + FLASH_MISS_CYCLES * m
@@ -214,5 +221,3 @@ class Counter:
         return Execution(c.status, c.text, tuple(c.inferences), tuple(c.layers),
                          pre + sum(layer_cycles), layer_cycles)
 
-
-COUNTER = Counter()

@@ -161,10 +161,15 @@ def print_analysis(a: Analysis, console: Console | None = None, wide: bool = Fal
     )
     if sched:
         s = a.scheduled_totals
+        unit = s.get('cycles_unit', 'cycles')
+        # a core priced in instructions (no cycle model): the time is a bound, not a figure
+        time = (f"at least {s['latency_ms']:.3f} ms at {s['clock_mhz']:g} MHz (one instruction per "
+                f"cycle at best), {s['mac_per_cycle']:.2f} MAC/instruction"
+                if unit.startswith("instructions") else
+                f"{s['latency_ms']:.3f} ms at {s['clock_mhz']:g} MHz, {s['mac_per_cycle']:.2f} MAC/cycle")
         console.print(
-            f"[bold]{s['target']}[/bold]: {s['cycles']:,.0f} {s.get('cycles_unit', 'cycles')} = "
-            f"{s['latency_ms']:.3f} ms at {s['clock_mhz']:g} MHz, "
-            f"{s['mac_per_cycle']:.2f} MAC/cycle; peak L2 {s['peak_l2_bytes']:,} B (lower bound "
+            f"[bold]{s['target']}[/bold]: {s['cycles']:,.0f} {unit} = {time}; "
+            f"peak L2 {s['peak_l2_bytes']:,} B (lower bound "
             f"{s['l2_lower_bound_bytes']:,} B, {s['l2_planner']}); packed constants "
             f"{s['weights_l2_bytes']:,} B in L2, {s['weights_l3_bytes']:,} B in L3" +
             (f", {s['flash_bytes']:,} B in flash" if s.get("flash_bytes") else "") +
@@ -172,14 +177,6 @@ def print_analysis(a: Analysis, console: Console | None = None, wide: bool = Fal
             + (f"; L3: {s['l3_activation_bytes']:,} B of activations, {s['l3_tile_bytes']:,} B of L3↔L2 tile traffic"
                if s.get("l3_activation_bytes") or s.get("l3_tile_bytes") else ""), highlight=False
         )
-        in_place = [(i, r) for i, r in enumerate(a.scheduled) if r.in_place]
-        if in_place:
-            console.print(
-                f"[bold]in place[/bold] (peak L2 {s['peak_l2_bytes']:,} B, "
-                f"{s['peak_l2_without_in_place_bytes']:,} B without): layers writing their output over "
-                f"their input as they run (the output starting the bytes given below the input): "
-                + ", ".join(f"{i} {r.name} ({r.in_place['lag_bytes']:,} B)" for i, r in in_place),
-                highlight=False, soft_wrap=wide)
         if s.get("memory_summary"):
             from .memory_summary import summary_lines
 

@@ -33,12 +33,16 @@ from .report import ValidationReport
 
 
 def project_platform(project: Project) -> Platform:
-    """The platform a project was generated for (its manifest's "sdk", among the built-in
-    targets' platforms); HOST_ONLY when it names none."""
+    """The platform a project was generated for: its manifest's target's, when that is a built-in
+    target with the manifest's "sdk" (two targets may share a platform's name with different
+    cores: stm32h7's Cortex-M7, stm32l4r5's Cortex-M4), else the first built-in target's platform
+    of that "sdk"; HOST_ONLY when it names none."""
     from ..targets.registry import list_targets
 
     sdk = project.manifest.get("sdk")
-    return next((t.platform for t in list_targets() if sdk and t.platform.sdk == sdk), HOST_ONLY)
+    matching = [t for t in list_targets() if sdk and t.platform.sdk == sdk]
+    own = [t for t in matching if t.name == str(project.manifest.get("target", "")).lower()]
+    return (own or matching)[0].platform if matching else HOST_ONLY
 
 
 def build_firmware(project: Project, inputs: Sequence[np.ndarray], out: Path | None = None,

@@ -57,7 +57,7 @@ def format_report(r: ValidationReport) -> str:
     if r.measured_instructions is not None:
         pred = r.predicted_instructions or 0.0
         lines.append(f"  instructions: {r.measured_instructions:,} executed per inference (counted "
-                     f"on the Cortex-M7 emulator), {pred:,.0f} predicted (measured / predicted "
+                     f"in the Cortex-M emulator), {pred:,.0f} predicted (measured / predicted "
                      f"{r.measured_instructions / pred if pred else float('nan'):.2f})")
         est = r.estimated_cycles
         if est is not None:
