@@ -26,7 +26,7 @@ from ..ir.layout import to_model_layout
 from ..ir.packing import tensor_bytes, tensor_values
 from ..pipeline import NetworkSchedule
 from ..platforms.base import Execution
-from .build import RUNTIME_DIRS, compile_cached, default_cache, headers_digest
+from .build import RUNTIME_DIRS, compile_cached, default_cache, headers_digest, run_parallel
 from .compare import Counters, compare_counters, compare_outputs
 from .report import RunFailure, ValidationReport
 from .run import io_specs
@@ -58,7 +58,8 @@ def build_elf(project: Project, inputs: Sequence[Any], sources: Sequence[Path],
     command `compile_args(includes, source, object)` and link the objects with
     `link_args(objects, elf)`, in `out` (default: the project's build_fw); the ELF's path. The
     shipped kernel and runtime files come from the object cache of build.py (`cache`, default
-    build.default_cache()) when it has them for the same content and flags."""
+    build.default_cache()) when it has them for the same content and flags; the sources compile
+    build.jobs() at a time (microLlama's 546 layer files)."""
     p = project.path
     specs, _ = io_specs(project.manifest)
     names = [str(k) for k in range(len(specs))]
@@ -78,16 +79,18 @@ def build_elf(project: Project, inputs: Sequence[Any], sources: Sequence[Path],
     objects = []
     from ..progress import progress
 
+    commands: list[Callable[[], None]] = []
     with progress(len(sources) + 1, "building the firmware") as done:   # each source, the link
         for s in sources:
             obj = build / (s.relative_to(p).as_posix().replace("/", "_") + ".o")
             if cache is not None and s.parent.name in shared:
                 # a shipped kernel or runtime file: compiled once per content and flags (build.py)
-                compile_cached(compile_args(includes, s, obj), s, obj, headers, Path(cache), p)
+                commands.append(lambda s=s, obj=obj: compile_cached(
+                    compile_args(includes, s, obj), s, obj, headers, Path(cache), p))
             else:
-                _run(compile_args(includes, s, obj), p)
+                commands.append(lambda s=s, obj=obj: _run(compile_args(includes, s, obj), p))
             objects.append(obj)
-            done()
+        run_parallel(commands, done)   # build.jobs() compilers at once
         elf = build / "network.elf"   # the map beside it: what each object puts in flash (code_size.py)
         _run([*link_args(objects, elf), f"-Wl,-Map={elf.with_suffix('.map')}"], p)
         done()
