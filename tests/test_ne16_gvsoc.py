@@ -8,8 +8,9 @@ accumulators a job would write. Correctness cases (odd channel counts, fewer out
 every variant) run on 1, 3 and 8 cores; the timed cases are the tiles of the MLPerf Tiny layers
 gap9 puts on NE16 (kws_dscnn 25×5×64; ic_resnet8 32×16×16, 16×16×32, 8×8×64; vww 21×48×8,
 12×12×64, 6×6×128 in the general tflite variant, 3×3×256), each in the pulp variant and in the
-one-mulh form of the *_mulh bindings (tw_ne16_requant_s8_mulh_<variant>), on 1 and 8 cores, an
-empty fork subtracted.
+one-mulh form of the *_mulh bindings (tw_ne16_requant_s8_mulh), on 1 and 8 cores, an empty fork
+subtracted, with those layers' output clamp [-128, 127]; the one-mulh form's other clamps (ReLU's
+[zp, 127], a u8 output's [0, 255]) and its constant channels in the correctness cases.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import pytest
 from tilewise.bindings.base import BindingKey
 from tilewise.bindings.ne16 import __file__ as NE16_INIT
 from tilewise.bindings.ne16.cost import Ne16Kernels
-from tilewise.bindings.ne16.requant import mulh_fits_rq
+from tilewise.bindings.ne16.requant import mulh_fits_rq, mulh_words_of
 from tilewise.platforms.gvsoc import execute as run_firmware
 from tilewise.validate.firmware_run import parse
 
@@ -53,9 +54,12 @@ KINDS = ("requant", "to_u8", "nop")
 TOLERANCE = 0.20
 
 
-def requant_case(name, rng, n, k, variant, cores=(1, 3, 8)):
+def requant_case(name, rng, n, k, variant, cores=(1, 3, 8), clamp: str | None = None):
     """n pixels × k channels of int32 accumulators and bias (their sum the layer's accumulator,
-    a few 10^5 as in the MLPerf Tiny layers), requantized in `variant`."""
+    a few 10^5 as in the MLPerf Tiny layers), requantized in `variant`; `clamp` "int8": [-128,
+    127] (every MLPerf Tiny NE16 layer's), "relu": [zp, 127], "u8": the output stored as u8 (zero
+    point + 128, clamp [0, 255], as a u8 hand-off writes it); None: make_requant's choice (the
+    one-mulh kernel clamps with p.clip, p.clipu or p.max / p.min by the range)."""
     acc = rng.integers(-300_000, 300_000, (n, k)).astype(np.int32)
     bias = rng.integers(-50_000, 50_000, k).astype(np.int32)
     total = acc.astype(np.int64) + bias
@@ -63,12 +67,44 @@ def requant_case(name, rng, n, k, variant, cores=(1, 3, 8)):
     bound = np.full(k, 400_000, np.int64)
     rq, v = _variant_rq(base, total, rng, bound)
     assert v == base, (v, variant)
+    zp = int(rq.zero_point)
+    lo_hi = {"int8": (zp, -128, 127), "relu": (zp, zp, 127), "u8": (zp + 128, 0, 255)}
+    if clamp is not None:
+        z, lo, hi = lo_hi[clamp]
+        rq = replace(rq, zero_point=z, qmin=lo, qmax=hi)
     if variant != base:        # the one-mulh form: exact for these accumulators (requant.py)
         assert mulh_fits_rq(rq, bound), variant
     want = requantized(total, rq)
+    words = (_words(rq, k, base) if variant == base else
+             np.stack(mulh_words_of(rq, k), axis=1).ravel().astype(np.int32))
     return dict(name=name, kind="requant", variant=variant, n=n, k=k,
                 rq=(int(rq.zero_point), int(rq.qmin), int(rq.qmax)),
-                bufs=[want.nbytes, acc, bias, _words(rq, k, base)], want=want, cores=cores)
+                bufs=[want.nbytes, acc, bias, words], want=want, cores=cores)
+
+
+def constant_case(name, rng, n, k, cores=(1, 3, 8)):
+    """The one-mulh form with "dead" channels, as TFLite files hold them (vww): channel 1 with a
+    bias of 2^30 and a multiplier of 2^−26, whose output is one code (zp + 16) for every
+    accumulator, channel 4 with a right shift of 31 (the code zp), which the one-mulh bound does
+    not take: their words write the constant (requant.py `constant_channels`)."""
+    acc = rng.integers(-300_000, 300_000, (n, k)).astype(np.int32)
+    bias = rng.integers(-50_000, 50_000, k).astype(np.int32)
+    bias[1] = 1 << 30
+    total = acc.astype(np.int64) + bias
+    rq, _ = _variant_rq("tflite_right", total, rng, np.full(k, 400_000, np.int64))
+    m0, shift = np.array(rq.multiplier, np.int64), np.array(rq.shift, np.int64)
+    m0[1], shift[1], shift[4] = 1 << 30, -25, -31
+    rq = replace(rq, multiplier=m0, shift=shift)
+    want = requantized(total, rq)
+    const = np.ma.masked_array(np.zeros(k, np.int64), mask=np.ones(k, bool))
+    for ch in (1, 4):
+        assert (want[:, ch] == want[0, ch]).all(), ch
+        const[ch] = int(want[0, ch])
+    assert const[1] == rq.zero_point + 16 and const[4] == rq.zero_point
+    words = np.stack(mulh_words_of(rq, k, const), axis=1).ravel().astype(np.int32)
+    return dict(name=name, kind="requant", variant="mulh_tflite_right", n=n, k=k,
+                rq=(int(rq.zero_point), int(rq.qmin), int(rq.qmax)),
+                bufs=[want.nbytes, acc, bias, words], want=want, cores=cores)
 
 
 def to_u8_case(name, rng, n, cores=(1, 8)):
@@ -108,8 +144,12 @@ def cases() -> list[dict]:
             requant_case("rq_10x36_mulh_tflite", rng, 10, 36, "mulh_tflite"),
             requant_case("rq_3x2_tflite", rng, 3, 2, "tflite"),
             requant_case("rq_10x36_tflite", rng, 10, 36, "tflite"),
+            constant_case("rq_11x6_mulh_constant", rng, 11, 6),
+            requant_case("rq_9x10_mulh_u8", rng, 9, 10, "mulh_tflite_right", clamp="u8"),
+            requant_case("rq_9x10_mulh_tflite_u8", rng, 9, 10, "mulh_tflite", clamp="u8"),
+            requant_case("rq_9x10_mulh_relu", rng, 9, 10, "mulh_tflite_right", clamp="relu"),
             to_u8_case("u8_1003", rng, 1003, cores=(1, 3, 8))]
-    out += [requant_case(n, rng, p, k, v, cores=(1, 8)) for n, p, k, v in PERF]
+    out += [requant_case(n, rng, p, k, v, cores=(1, 8), clamp="int8") for n, p, k, v in PERF]
     out += [to_u8_case(n, rng, b) for n, b in PERF_U8]
     out.append(dict(name="fork", kind="nop", variant="tflite", n=0, k=0, rq=(0, 0, 0), bufs=[4],
                     want=np.full(4, 0x5A, np.int8), cores=(1, 8)))

@@ -46,7 +46,7 @@ static tw_ne16_rq_args_t g_rq;
 #define TW_NE16_RQ_FN(name, mode) tw_ne16_requant_s8_##name,
 static void (*const g_requant[])(const tw_ne16_rq_args_t *, int, int) = {
     TW_PULP_VARIANTS(TW_NE16_RQ_FN)
-    tw_ne16_requant_s8_mulh_tflite, tw_ne16_requant_s8_mulh_tflite_right,
+    tw_ne16_requant_s8_mulh, tw_ne16_requant_s8_mulh,   /* mulh_tflite, mulh_tflite_right */
 };
 
 static void job(void *arg)

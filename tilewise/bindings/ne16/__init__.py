@@ -10,7 +10,7 @@ as tw_ne16/ beside tw_pulp/ and tw_kernels/, which it builds on).
 |                    |                 |                     | one-pixel map         |                    |            |
 | *_nq (the three)   | as above        | shift               | the same, with        | ne16 (scale, bias) | ne16_bytes |
 |                    |                 |                     | norm-quant            |                    |            |
-| *_mulh (the three) | as above        | tflite              | the same, requant in  | ne16               | ne16_bytes |
+| *_mulh (the three) | as above        | tflite              | the same, requant in  | ne16 (mulh words)  | ne16_bytes |
 |                    |                 |                     | one mulh (requant.py) |                    |            |
 | *_u8in (all six)   | as above        | as above            | the same, input       | as above           | as above   |
 |                    |                 |                     | already u8            |                    |            |
@@ -155,11 +155,11 @@ def _bindings(cost: Any, bits: int, data_pad: bool = False) -> list[Binding]:
     # the cluster's requantization in one mulh (requant.py): tflite-mode layers that fit it
     mulh_cost = replace(cost, requant_tflite=cost.requant_mulh)
     mulh = partial(per_mode, FAMILY, mulh_cost, modes=("tflite",), check=_mulh_check,
-                   emit=partial(emit, mulh=True), consts=constants.LAYOUT,
+                   emit=partial(emit, mulh=True), consts=constants.MULH,
                    jobs_of_rows=pipeline.jobs, **common)
     mulh_u8 = partial(per_mode, FAMILY, replace(mulh_cost, convert=0.0), modes=("tflite",),
                       check=_mulh_check, emit=partial(_emit, u8_input=True, mulh=True),
-                      consts=constants.LAYOUT, input_offset=128, output_offsets=(0, 128),
+                      consts=constants.MULH, input_offset=128, output_offsets=(0, 128),
                       jobs_of_rows=pipeline.jobs, **common)
     out: list[Binding] = []
     w = "" if bits == 8 else f"_w{bits}"

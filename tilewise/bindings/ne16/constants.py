@@ -1,6 +1,7 @@
 """The NE16 bindings' constants: per k tile the cluster's per-channel block — the bias as the job
 leaves it to be added, then the pulp kernels' four requantization words (bindings/pulp/
-constants.py: 20 bytes per channel) — and the weights in NE16's bit-plane layout per k tile, one
+constants.py: 20 bytes per channel; the *_mulh bindings' own four words there, `MULH`) — and
+the weights in NE16's bit-plane layout per k tile, one
 plane per weight bit, b = LoopNest.w_bits (2..8) (arith.pack: conv [k_t][⌈C/16⌉][b][FY·FX][2],
 depthwise [⌈k_t/16⌉][b][9][2], dense as a 1×1 conv): k_t·⌈C/16⌉·16·FY·FX·b/8 bytes (depthwise
 ⌈k_t/16⌉·16·9·b/8), which the plan counts through ConstLayout.c_block = 16 (LoopNest.w_c_block)
@@ -74,8 +75,21 @@ def normquant_constants(layer: Layer, lg: LayerGraph, s) -> LayerConstants:
     return portable.blob(layer, lg, s, (scale, zero, zero, zero), _packed(layer, s), bias=bias)
 
 
+def mulh_constants(layer: Layer, lg: LayerGraph, s) -> LayerConstants:
+    """The blob of a layer the cluster requantizes in the one-mulh form (requant.py): the bias
+    block, then per channel the words (m0, up, sh, add) of tw_ne16_requant_s8_mulh
+    (requant.mulh_words: its constant channels as such), and the packed weights."""
+    from . import requant
+
+    return portable.blob(layer, lg, s, (np.stack(requant.mulh_words(layer, lg), axis=1),),
+                         _packed(layer, s), bias=job_bias(layer, lg))
+
+
 LAYOUT = ConstLayout(bytes_per_channel=pulp.BYTES_PER_CHANNEL, weight_layout="ne16",
                      build=layer_constants, check=check, c_block=arith.TP_IN)
+#: the layout of the layers the cluster requantizes in the one-mulh form (the *_mulh bindings)
+MULH = ConstLayout(bytes_per_channel=pulp.BYTES_PER_CHANNEL, weight_layout="ne16",
+                   build=mulh_constants, check=check, c_block=arith.TP_IN)
 #: the layout of the layers NE16 requantizes itself
 NORMQUANT = ConstLayout(bytes_per_channel=pulp.BYTES_PER_CHANNEL, weight_layout="ne16",
                         build=normquant_constants, check=check, c_block=arith.TP_IN)

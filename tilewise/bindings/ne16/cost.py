@@ -48,10 +48,14 @@ layer, whose 8 channels leave more per-pixel overhead), priced at 32.5; the gene
 variant 36.4 (its vww layers are priced at tflite_right's figure: the binding key carries the
 mode, not the variant); the conversion 2.27 per byte. (The element-by-element kernel these
 replaced measured 50.2 / 54.3 per output and 6.0 per byte.) The one-mulh form of the *_mulh
-bindings (tw_ne16_requant_s8_mulh_<variant>, channel pairs over the pixels) measured 20.4 to
-21.4 cycles per output and core at those tiles on 8 cores (23.2 / 23.4 where 64 or 9 pixels
-split unevenly), priced at 21.0. Shift and onnx modes keep the pulp model's figures (not measured
-for this pass). Every other coefficient is the source's or stated as assumed.
+bindings (tw_ne16_requant_s8_mulh: channel pairs over the pixels, one hardware loop of 18
+instructions and two 5-cycle mulh per pixel — p.mac for the tie adjustment, p.addNr, those
+layers' [-128, 127] clamp in one p.clip, p.sb with the pixel step — its words compiled per
+channel) measured 14.0 to 15.1 cycles per output and core at those tiles on 8 cores (17.1 / 17.3
+where 64 or 9 pixels split unevenly; 13.6–14.2 on 1 core), priced at 14.5 (in C with the words
+decoded per call it measured 20.4 to 21.4, 23.2 / 23.4, priced at 21.0). Shift and onnx modes
+keep the pulp model's figures (not measured for this pass). Every other coefficient is the
+source's or stated as assumed.
 """
 
 from __future__ import annotations
@@ -121,7 +125,7 @@ class Ne16Kernels:
     requant: float = 32.5           # the mode this copy prices (for_key)
     #: per output and core, the one-mulh form of tflite / tflite_right (the *_mulh bindings,
     #: bindings/ne16/requant.py; GVSoC, module docstring)
-    requant_mulh: float = 21.0
+    requant_mulh: float = 14.5
     tile: float = 1324.0            # the compute call and its two barriers (pulp model's `tile`;
                                     # GVSOC_CLUSTER: fitted with the job's set-up)
     #: NE16 requantizes (norm-quant), no cluster pass: per subtile and output block the stage's

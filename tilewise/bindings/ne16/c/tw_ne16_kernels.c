@@ -99,38 +99,103 @@ TW_PULP_VARIANTS(TW_NE16_RQ_DEF)
  * e ≥ 1 RoundingDivideByPOT(SRDHM, e) = (p + 1 + 2^e - 2·[p < 0]) >> (e + 1) (the tie
  * adjustment of a negative SRDHM, which p = -1 does not change); e = 0: (p + 1) >> 1. The zero
  * point joins the sum as zp · 2^(e+1), so the output is that shifted sum clamped to [qmin, qmax].
- * The words are the pulp kernels' (tw_pulp_requant.h): tflite (m0, left, e, mask), tflite_right
- * (m0, 2^(e-1), e, 0). */
+ * The words per channel are the layer's own (requant.py mulh_words): m0, up = left + 2,
+ * sh = e + 1, add = 1 + 2^e (e ≥ 1) or 1; a channel whose output is constant has m0 = 0 (p = 0)
+ * and add = 2·(code - zp), sh = 1. */
 typedef struct {
-    int32_t m0, bias, up, add, neg, sh;
+    int32_t m0, bias, up, add, neg, two, sh;
 } mulh_ch_t;
 
-TW_PULP_INLINE mulh_ch_t mulh_channel(const tw_ne16_rq_args_t *a, int ch, const int right)
+TW_PULP_INLINE mulh_ch_t mulh_channel(const tw_ne16_rq_args_t *a, int ch)
 {
     const int32_t *w = a->rq.words + 4 * ch;
     mulh_ch_t c;
     c.m0 = w[0];
     c.bias = a->bias[ch];
-    c.up = (right ? 0 : w[1]) + 2;
-    c.sh = w[2] + 1;
-    c.add = (int32_t)((w[2] ? 1u + ((uint32_t)1 << w[2]) : 1u)
-                      + ((uint32_t)a->rq.zero_point << c.sh));
-    c.neg = right || w[2] ? -2 : 0;
+    c.up = w[1];
+    c.sh = w[2];
+    c.add = (int32_t)((uint32_t)w[3] + ((uint32_t)a->rq.zero_point << c.sh));
+    c.neg = c.sh > 1 ? -2 : 0;
+    c.two = -c.neg;
     return c;
 }
 
-TW_PULP_INLINE int8_t mulh_one(const mulh_ch_t *c, int32_t acc, int32_t lo, int32_t hi,
-                               const int right)
+TW_PULP_INLINE int8_t mulh_one(const mulh_ch_t *c, int32_t acc, int32_t lo, int32_t hi)
 {
     int32_t q = tw_pulp_mulh((int32_t)(((uint32_t)acc + (uint32_t)c->bias) << c->up), c->m0);
-    int32_t s = right ? (tw_pulp_asr(q, 31) & -2) : (tw_pulp_asr(q, 31) & c->neg);
-    return (int8_t)tw_pulp_clamp(tw_pulp_asr(q + c->add + s, c->sh), lo, hi);
+    int32_t s = tw_pulp_asr(q, 31) & c->neg;
+    return (int8_t)tw_pulp_clamp(tw_pulp_asr(q + s + c->add, c->sh), lo, hi);
+}
+
+/* Channels ch and ch + 1 of n pixels k channels apart: acc and out at the pair's first channel.
+ * On the cluster one hardware loop per pixel (the two outputs interleaved: p.lw with the pixel
+ * step, p.mac for the tie adjustment of a negative product, p.addNr for the add and the shift,
+ * the clamp one p.clip for [-128, 127] or p.clipu for [0, 255] (a u8 output's), else p.max and
+ * p.min, p.sb with the pixel step): 18 or 20 instructions. */
+#if TW_PULP_ASM
+#define TW_NE16_MULH_PAIR(loop, clamp0, clamp1)                                               \
+    __asm__ volatile(                                                                         \
+        TW_PULP_LOOP(loop)                                                                    \
+        "lw %[t1], 4(%[p])\n\t"                                                               \
+        TW_PULP_P_LW_RR("%[t0]", "%[p]", "%[step]")                                           \
+        "add %[t0], %[t0], %[b0]\n\t"                                                         \
+        "add %[t1], %[t1], %[b1]\n\t"                                                         \
+        "sll %[t0], %[t0], %[u0]\n\t"                                                         \
+        "sll %[t1], %[t1], %[u1]\n\t"                                                         \
+        "mulh %[t0], %[t0], %[m0]\n\t"                                                        \
+        "mulh %[t1], %[t1], %[m1]\n\t"                                                        \
+        "srai %[s0], %[t0], 31\n\t"                                                           \
+        "srai %[s1], %[t1], 31\n\t"                                                           \
+        ".insn r 0x33, 0, 0x21, %[t0], %[s0], %[g0]\n\t"   /* p.mac: t0 += s0 * g0 */        \
+        ".insn r 0x33, 0, 0x21, %[t1], %[s1], %[g1]\n\t"                                      \
+        ".insn r 0x5B, 2, 0x20, %[t0], %[a0], %[h0]\n\t"   /* p.addNr: (t0 + a0) >> h0 */    \
+        ".insn r 0x5B, 2, 0x20, %[t1], %[a1], %[h1]\n\t"                                      \
+        clamp0 clamp1                                                                         \
+        "sb %[t1], 1(%[o])\n\t"                                                               \
+        ".insn r 0x2B, 4, 0, %[k], %[o], %[t0]\n\t"    /* p.sb t0, k(o!) */                   \
+        TW_PULP_LOOP_END                                                                      \
+        : [p] "+r"(p), [o] "+r"(out), [t0] "=&r"(t0), [t1] "=&r"(t1), [s0] "=&r"(s0),          \
+          [s1] "=&r"(s1)                                                                      \
+        : [n] "r"(n), [step] "r"(step), [k] "r"(k), [lo] "r"(lo), [hi] "r"(hi),               \
+          [b0] "r"(c0->bias), [u0] "r"(c0->up), [m0] "r"(c0->m0), [g0] "r"(c0->two),          \
+          [a0] "r"(c0->add), [h0] "r"(c0->sh), [b1] "r"(c1->bias), [u1] "r"(c1->up),          \
+          [m1] "r"(c1->m0), [g1] "r"(c1->two), [a1] "r"(c1->add), [h1] "r"(c1->sh)             \
+        : "memory")
+/* p.clip t, t, 8: to [-128, 127]; p.clipu t, t, 9: to [0, 255]; p.max / p.min */
+#define TW_NE16_CLIP(t) ".insn r 0x33, 1, 0x0A, " t ", " t ", x8\n\t"
+#define TW_NE16_CLIPU(t) ".insn r 0x33, 2, 0x0A, " t ", " t ", x9\n\t"
+#define TW_NE16_MAXMIN(t) ".insn r 0x33, 6, 0x02, " t ", " t ", %[lo]\n\t" \
+                          ".insn r 0x33, 4, 0x02, " t ", " t ", %[hi]\n\t"
+#endif
+
+TW_PULP_INLINE void mulh_pair(const mulh_ch_t *c0, const mulh_ch_t *c1, const int32_t *acc,
+                              int8_t *out, int n, int k, int32_t lo, int32_t hi)
+{
+#if TW_PULP_ASM
+    if (n > 0) {
+        const int8_t *p = (const int8_t *)(const void *)acc;
+        const int32_t step = 4 * k;
+        int32_t t0, t1, s0, s1;
+        if (lo == -128 && hi == 127)
+            TW_NE16_MULH_PAIR(36, TW_NE16_CLIP("%[t0]"), TW_NE16_CLIP("%[t1]"));   /* 18 */
+        else if (lo == 0 && hi == 255)
+            TW_NE16_MULH_PAIR(36, TW_NE16_CLIPU("%[t0]"), TW_NE16_CLIPU("%[t1]"));  /* 18 */
+        else
+            TW_NE16_MULH_PAIR(40, TW_NE16_MAXMIN("%[t0]"), TW_NE16_MAXMIN("%[t1]")); /* 20 */
+    }
+#else
+    int p;
+    for (p = 0; p < n; p++, acc += k, out += k) {
+        out[0] = mulh_one(c0, acc[0], lo, hi);
+        out[1] = mulh_one(c1, acc[1], lo, hi);
+    }
+#endif
 }
 
 /* The outputs channel by channel (two at a time: their words and bias in registers, one
  * pointer step per pair), over the pixels of the core's share — or, with fewer pixels than
  * cores or a better balance, over all pixels for its share of the channels. */
-TW_PULP_INLINE void requant_mulh(const tw_ne16_rq_args_t *a, int core, int cores, const int right)
+void tw_ne16_requant_s8_mulh(const tw_ne16_rq_args_t *a, int core, int cores)
 {
     const int32_t lo = a->rq.qmin, hi = a->rq.qmax;
     const int k = a->k, n = a->n;
@@ -141,29 +206,15 @@ TW_PULP_INLINE void requant_mulh(const tw_ne16_rq_args_t *a, int core, int cores
     const int k1 = by_pixel ? k : (int)((long)k * (core + 1) / cores);
     int ch = k0, p;
     for (; ch + 2 <= k1; ch += 2) {
-        const mulh_ch_t c0 = mulh_channel(a, ch, right), c1 = mulh_channel(a, ch + 1, right);
-        const int32_t *acc = a->acc + (size_t)p0 * (size_t)k + (size_t)ch;
-        int8_t *out = a->out + (size_t)p0 * (size_t)k + (size_t)ch;
-        for (p = p0; p < p1; p++, acc += k, out += k) {
-            out[0] = mulh_one(&c0, acc[0], lo, hi, right);
-            out[1] = mulh_one(&c1, acc[1], lo, hi, right);
-        }
+        const mulh_ch_t c0 = mulh_channel(a, ch), c1 = mulh_channel(a, ch + 1);
+        const size_t at = (size_t)p0 * (size_t)k + (size_t)ch;
+        mulh_pair(&c0, &c1, a->acc + at, a->out + at, p1 - p0, k, lo, hi);
     }
     if (ch < k1) {
-        const mulh_ch_t c0 = mulh_channel(a, ch, right);
+        const mulh_ch_t c0 = mulh_channel(a, ch);
         const int32_t *acc = a->acc + (size_t)p0 * (size_t)k + (size_t)ch;
         int8_t *out = a->out + (size_t)p0 * (size_t)k + (size_t)ch;
         for (p = p0; p < p1; p++, acc += k, out += k)
-            *out = mulh_one(&c0, *acc, lo, hi, right);
+            *out = mulh_one(&c0, *acc, lo, hi);
     }
-}
-
-void tw_ne16_requant_s8_mulh_tflite(const tw_ne16_rq_args_t *a, int core_id, int n_cores)
-{
-    requant_mulh(a, core_id, n_cores, 0);
-}
-
-void tw_ne16_requant_s8_mulh_tflite_right(const tw_ne16_rq_args_t *a, int core_id, int n_cores)
-{
-    requant_mulh(a, core_id, n_cores, 1);
 }

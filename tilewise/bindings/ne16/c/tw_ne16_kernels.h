@@ -32,10 +32,10 @@ TW_PULP_VARIANTS(TW_NE16_RQ_DECL)
 /* The tflite and tflite_right variants' requantization in one mulh per output, for layers whose
  * accumulators satisfy, for every channel, |acc| · 2^(left + 2) < 2^31 and |acc| · 2^left · m0 /
  * 2^30 + 3 + 2^e + 256 · 2^(e+1) < 2^31, e ≤ 29 (left, e: the channel's left and right shift;
- * 256 bounds the zero point of an int8 or u8 output; bindings/ne16/requant.py `mulh_fits`); the
- * same words and arguments as tw_ne16_requant_s8_<variant>. */
-void tw_ne16_requant_s8_mulh_tflite(const tw_ne16_rq_args_t *a, int core_id, int n_cores);
-void tw_ne16_requant_s8_mulh_tflite_right(const tw_ne16_rq_args_t *a, int core_id, int n_cores);
+ * 256 bounds the zero point of an int8 or u8 output; bindings/ne16/requant.py `mulh_fits`), or
+ * whose output is constant; the same arguments as tw_ne16_requant_s8_<variant>, with the words
+ * of requant.py `mulh_words` (m0, left + 2, e + 1, 1 + 2^e per channel). */
+void tw_ne16_requant_s8_mulh(const tw_ne16_rq_args_t *a, int core_id, int n_cores);
 
 /* n bytes of int8 x into u8 u (u = x + 128: x ^ 0x80), a word at a time where both allow. */
 void tw_ne16_to_u8(uint8_t *u, const int8_t *x, int n);
