@@ -12,7 +12,8 @@ takes: a 3×3 conv of 17 → 33 channels with an output width of 7 — partial 3
 padding, which GVSoC's NE16 pads right only on whole subtiles, so the cores write that padding into
 the u8 tile — cut into L1 tiles and row jobs; a padded depthwise of 40 channels in 16-channel k
 tiles; a dense layer), the NEMO-style shift-mode network with NE16's norm-quant, and kws_dscnn
-with the partition's own choice (its 4 depthwise and 4 pointwise layers on NE16).
+with the partition's own choice (its 4 depthwise and 4 pointwise layers on NE16, and its first
+layer through the im2col binding).
 """
 
 from __future__ import annotations
@@ -149,9 +150,11 @@ LAYER_BAND = 0.10
 
 def test_kws_dscnn_on_ne16(tmp_path):
     """kws_dscnn on pulp-open-ne16 as the partition places it (analyze's layers[].module): its
-    depthwise and pointwise layers on NE16, bit-exact on GVSoC, jobs as predicted, each NE16
-    layer's whole cycles (the cluster's side included: tests/test_ne16_cluster_fit.py) within
-    LAYER_BAND of the prediction."""
+    depthwise and pointwise layers on NE16, and its first layer (10×4, stride 2, one channel) as
+    a 1×1 job over the cluster's im2col (bindings/ne16/im2col.py), bit-exact on GVSoC, jobs as
+    predicted, each NE16 layer's whole cycles (the cluster's side included:
+    tests/test_ne16_cluster_fit.py; the im2col's, Ne16Im2col) within LAYER_BAND of the
+    prediction."""
     from tilewise.frontend import load_model
     from tilewise.passes import lower
     from tilewise.pipeline import schedule_network
@@ -164,7 +167,8 @@ def test_kws_dscnn_on_ne16(tmp_path):
     ns = schedule_network(lower(graph), get_target("pulp-open-ne16"), "model")
     on = [i for i in range(len(ns.layers.layers)) if ns.placement(i).module.name == "ne16"]
     kinds = sorted(ns.layers.layers[i].nest.kind for i in on)
-    assert kinds == ["conv"] * 4 + ["dwconv"] * 4, kinds
+    assert kinds == ["conv"] * 5 + ["dwconv"] * 4, kinds
+    assert ns.placement(0).binding.name == "conv2d_s8_im2col2_mulh", ns.placement(0).label
     r = validate_model(path, ns, graph, 2, 0, tmp_path / "p", on="gvsoc").to_json()
     _check_ne16(r, on)
     ratios = {r["layers"][i]["name"]: r["layers"][i]["predicted_cycles"] / r["layers"][i]["measured_cycles"]

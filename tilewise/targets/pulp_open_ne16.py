@@ -22,7 +22,8 @@ Figures and where they come from:
   out.
 - stride 2: NE16's stride-2×2 mode is not verified on this GVSoC model (README: "Not verified:
   ... stride 2x2"), and pulp-nnx runs it as one job per 2×2 output block; here stride-2 layers
-  are refused by the ne16 module (`_STRIDE1`) and stay on the cluster.
+  are refused by the ne16 module (`_STRIDE1`) and stay on the cluster — but for the *_im2col
+  bindings (bindings/ne16/im2col.py), whose stride is the im2col's: their jobs are 1×1, stride 1.
 """
 
 from __future__ import annotations
@@ -56,8 +57,8 @@ TARGET = replace(
     description="PULP open platform on GVSoC with NE16 in the cluster: 8-core RI5CY cluster, "
                 "NE16, 64 kB L1, 1.5 MB L2",
     modules=(*PULP_OPEN.modules,
-             Module("ne16", cores=8, bindings=tuple(_stride1(b) for b in
-                                            ne16.bindings(GVSOC_CLUSTER, data_pad=True)),
+             Module("ne16", cores=8, bindings=tuple(b if "_im2col" in b.name else _stride1(b)
+                                            for b in ne16.bindings(GVSOC_CLUSTER, data_pad=True)),
                     memory="L1", layer_overhead_cycles=473.0,
                     note="NE16 (GVSoC's model) on the cluster's L1; the cluster converts and "
                          "requantizes")),

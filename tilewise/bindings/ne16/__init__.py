@@ -14,8 +14,12 @@ as tw_ne16/ beside tw_pulp/ and tw_kernels/, which it builds on).
 |                    |                 |                     | one mulh (requant.py) |                    |            |
 | *_u8in (all six)   | as above        | as above            | the same, input       | as above           | as above   |
 |                    |                 |                     | already u8            |                    |            |
+| conv2d_s8_im2col<p>| conv2d NE16     | tflite (one mulh)   | CONV1X1 over the      | ne16 (mulh words,  | im2col     |
+| _mulh (p = 1..16)  | does not take   |                     | cluster's u8 im2col   | 1×1 weights)       | .scratch   |
 
-The table holds for 8-bit weights; each row exists again for weights of b = 2..7 bits, named with
+The im2col bindings (im2col.py: any other kernel, stride or padding of an 8-bit conv, p the
+padding of each tap's channels) exist for 8-bit weights only. The table holds for 8-bit weights;
+each other row exists again for weights of b = 2..7 bits, named with
 `_w<b>` after the `_s8` (conv2d_s8_w4, conv2d_s8_w4_nq, conv2d_s8_w4_nq_u8in, ...): the binding key's
 weight precision is the layer's LoopNest.w_bits (never inferred from the weights' values; checks.py
 refuses weights outside it), the constants hold b bit planes (constants.py), the job is programmed
@@ -44,7 +48,7 @@ channel count: the weights are stored padded to 16 channels (LoopNest.w_c_block)
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import fields, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -62,7 +66,7 @@ from ..pulp import constants as pulp_constants
 from ..pulp.common import FAMILY as PULP
 from ..pulp.common import TEMPLATES as PULP_TEMPLATES
 from ..pulp.weighted import output_clamp
-from . import arith, checks, constants, normquant, pipeline, requant
+from . import arith, checks, constants, im2col, normquant, pipeline, requant
 
 FAMILY = Family(name="ne16", c_dir=Path(__file__).resolve().parent / "c", project_dir="tw_ne16",
                 header="tw_ne16_kernels.h", requires=(PULP,), hal_headers=("tw_job_geometry.h",),
@@ -86,7 +90,7 @@ def ne16_bytes(nest: LoopNest, cores: int, k, c, oy, ox):
 
 def _emit(layer: Layer, lg: LayerGraph, consts: LayerConstants | None,
           norm_quant: bool = False, u8_input: bool = False, out_offset: int = 0,
-          mulh: bool = False, data_pad: bool = False) -> str:
+          mulh: bool = False, data_pad: bool = False, im2col: bool = False) -> str:
     """compute() of the layer's NE16 binding (templates/ne16_s8.c.j2); `norm_quant`: NE16
     requantizes (normquant.py), else the cluster does; `u8_input`: the input tile is u8 already;
     `out_offset` 128: the output is stored as u8 (module docstring); `mulh`: the cluster
@@ -99,15 +103,20 @@ def _emit(layer: Layer, lg: LayerGraph, consts: LayerConstants | None,
         _, _, shift, relu = normquant.words(layer, lg)
         nq = dict(shift=shift, relu=int(relu))
     kind = ("dw3x3" if layer.op == Op.DEPTHWISE else
-            "conv3x3" if (n.FY, n.FX) == (3, 3) else "conv1x1")
+            "conv3x3" if (n.FY, n.FX) == (3, 3) and not im2col else "conv1x1")
+    cols = None
+    if im2col:
+        from . import im2col as im2col_mod
+        cols = dict(fy=n.FY, fx=n.FX, sy=n.SY, sx=n.SX, c_pad=im2col_mod.c_pad(n),
+                    cols=int(im2col_mod.cols(n)))
     assert not (norm_quant and out_offset), "norm-quant writes int8"
     zp, qmin, qmax = output_clamp(layer, lg, out_offset)
     return _render("ne16_s8.c.j2", (TEMPLATES, PULP_TEMPLATES, PORTABLE_TEMPLATES), u8_input=u8_input,
-                   kind=KIND[kind], w_bits=n.w_bits, stride=n.SY, pad_u8=stored_pad(layer, lg) + 128,
+                   kind=KIND[kind], w_bits=n.w_bits, stride=1 if im2col else n.SY, pad_u8=stored_pad(layer, lg) + 128,
                    dense=layer.op == Op.FULLY_CONNECTED, depthwise=layer.op == Op.DEPTHWISE,
                    kernel=requant.kernel(layer, lg, mulh),
                    rq=dict(zero_point=zp, qmin=qmin, qmax=qmax), norm_quant=nq,
-                   jobs_max=pipeline.JOBS_MAX, data_pad=data_pad)
+                   jobs_max=pipeline.JOBS_MAX, data_pad=data_pad, im2col=cols)
 
 
 def _rules(layer: Layer, rules: TileRules) -> TileRules:
@@ -162,6 +171,8 @@ def _bindings(cost: Any, bits: int, data_pad: bool = False) -> list[Binding]:
                       consts=constants.MULH, input_offset=128, output_offsets=(0, 128),
                       jobs_of_rows=pipeline.jobs, **common)
     out: list[Binding] = []
+    if bits == 8:       # convs NE16 does not take, as a 1×1 job over the cluster's im2col
+        out += _im2col_bindings(mulh_cost, emit, data_pad)
     w = "" if bits == 8 else f"_w{bits}"
     for name, op, kind in ((f"conv2d_s8{w}", Op.CONV2D, "conv"),
                            (f"depthwise_s8{w}", Op.DEPTHWISE, "dwconv"),
@@ -177,6 +188,26 @@ def _bindings(cost: Any, bits: int, data_pad: bool = False) -> list[Binding]:
                 *mulh(name=f"{name}_mulh", op=op, kind=kind, output_offsets=(0, 128)),
                 *_twins(mulh_u8(name=f"{name}_mulh_u8in", op=op, kind=kind))]
     return out
+
+
+def _im2col_bindings(cost: Any, emit: Any, data_pad: bool) -> list[Binding]:
+    """conv2d_s8_im2col<c_pad>_mulh, one per input-channel padding (im2col.py)."""
+    out: list[Binding] = []
+    model = im2col.Ne16Im2col(**{f.name: getattr(cost, f.name) for f in fields(cost)})
+    for pad in im2col.C_PADS:
+        out += per_mode(FAMILY, model, name=f"conv2d_s8_im2col{pad}_mulh", op=Op.CONV2D,
+                        modes=("tflite",), precision=Precision(S8, 8, S8), kind="conv",
+                        check=partial(_im2col_check, pad=pad), emit=partial(emit, mulh=True,
+                                                                            im2col=True),
+                        consts=im2col.layout(pad), scratch=im2col.scratch,
+                        tiles=TileRules(l3_k_step=4), layer_rules=_rules, jobs_per_tile=1,
+                        jobs_of_rows=pipeline.jobs,
+                        output_offsets=(0,) if data_pad else (0, 128))
+    return out
+
+
+def _im2col_check(layer: Layer, lg: LayerGraph, pad: int) -> str | None:
+    return im2col.reason(layer, lg, pad)
 
 
 def _twins(bs: list[Binding]) -> list[Binding]:

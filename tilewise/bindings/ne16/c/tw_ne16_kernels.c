@@ -44,6 +44,69 @@ void tw_ne16_to_u8_pad_part(uint8_t *u, const int8_t *x, int in_h, int in_w, int
     }
 }
 
+/* rows × taps taps of in_c bytes (x + 128) from s to d: taps c_pad apart in d and in_c apart in
+ * s, rows d_row apart in d and s_row apart in s. One channel on the cluster: two nested hardware
+ * loops, p.lbu, xori, p.sb per tap. */
+TW_PULP_INLINE void im2col_block(uint8_t *d, const int8_t *s, int rows, int taps, int in_c,
+                                 int c_pad, int d_row, int s_row)
+{
+    int i, j, c;
+#if TW_PULP_ASM
+    if (in_c == 1) {
+        const int32_t d_skip = d_row - taps * c_pad, s_skip = s_row - taps;
+        int32_t t;
+        __asm__ volatile(
+            ".option push\n\t.option norvc\n\t"
+            ".insn i 0x7B, 4, x1, %[rows], 12\n\t"          /* lp.setup loop 1: 6 instructions */
+            ".insn i 0x7B, 4, x0, %[taps], 6\n\t"           /* lp.setup loop 0: 3 instructions */
+            ".insn i 0x0B, 4, %[t], %[s], 1\n\t"            /* p.lbu t, 1(s!) */
+            "xori %[t], %[t], 0x80\n\t"
+            ".insn r 0x2B, 4, 0, %[cp], %[d], %[t]\n\t"     /* p.sb t, cp(d!) */
+            "add %[d], %[d], %[dk]\n\t"
+            "add %[s], %[s], %[sk]\n\t"
+            TW_PULP_LOOP_END
+            : [s] "+r"(s), [d] "+r"(d), [t] "=&r"(t)
+            : [rows] "r"(rows), [taps] "r"(taps), [cp] "r"(c_pad), [dk] "r"(d_skip),
+              [sk] "r"(s_skip)
+            : "memory");
+        return;
+    }
+#endif
+    for (i = 0; i < rows; i++, d += d_row, s += s_row)
+        for (j = 0; j < taps; j++)
+            for (c = 0; c < in_c; c++)
+                d[j * c_pad + c] = (uint8_t)((uint8_t)s[j * in_c + c] ^ 0x80u);
+}
+
+void tw_ne16_im2col_u8_part(uint8_t *u, const int8_t *x, int in_h, int in_w, int in_c,
+                            int c_pad, int fy, int fx, int sy, int sx, int pad_t, int pad_l,
+                            int out_h, int out_w, uint8_t pad_value, int core_id, int n_cores)
+{
+    const int cols = fy * fx * c_pad, pixels = out_h * out_w, row = fx * c_pad;
+    const uint32_t fill = 0x01010101u * pad_value;
+    int p = core_id, oy = core_id / out_w, ox = core_id - (core_id / out_w) * out_w;
+    for (; p < pixels; p += n_cores) {
+        uint8_t *d = u + (size_t)p * (size_t)cols;
+        const int iy0 = oy * sy - pad_t, ix0 = ox * sx - pad_l;
+        /* the taps inside the tile: rows [i0, i1), columns [j0, j1) */
+        const int i0 = iy0 < 0 ? -iy0 : 0, i1 = iy0 + fy > in_h ? in_h - iy0 : fy;
+        const int j0 = ix0 < 0 ? -ix0 : 0, j1 = ix0 + fx > in_w ? in_w - ix0 : fx;
+        if (i0 > 0 || i1 < fy || j0 > 0 || j1 < fx) {
+            /* padding: the whole pixel first (cols is a multiple of 16: whole words) */
+            uint32_t *w = (uint32_t *)(void *)d;
+            int n;
+            for (n = 0; n < cols / 4; n++)
+                w[n] = fill;
+        }
+        if (i1 > i0 && j1 > j0)
+            im2col_block(d + (i0 * fx + j0) * c_pad,
+                         x + ((size_t)(iy0 + i0) * (size_t)in_w + (size_t)(ix0 + j0)) * (size_t)in_c,
+                         i1 - i0, j1 - j0, in_c, c_pad, row, in_w * in_c);
+        for (ox += n_cores; ox >= out_w; ox -= out_w)    /* the core's next pixel */
+            oy++;
+    }
+}
+
 /* acc + bias modulo 2^32 (the layer's accumulator). */
 TW_PULP_INLINE int32_t acc_of(const int32_t *acc, const int32_t *bias, int j)
 {

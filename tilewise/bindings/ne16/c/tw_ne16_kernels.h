@@ -52,4 +52,15 @@ void tw_ne16_to_u8_part(uint8_t *u, const int8_t *x, int n, int core_id, int n_c
 void tw_ne16_to_u8_pad_part(uint8_t *u, const int8_t *x, int in_h, int in_w, int in_c,
                             int pad_b, int pad_r, uint8_t pad_value, int core_id, int n_cores);
 
+/* This core's output pixels (dealt out in turn) of the u8 im2col of an int8 HWC input tile
+ * (in_h × in_w × in_c, its top / left padding pad_t / pad_l, stride sy × sx): per output pixel
+ * the fy × fx taps, each c_pad bytes — in_c of x + 128 (pad_value outside the tile), then
+ * c_pad - in_c bytes of any value (the columns of zero weights: their value adds nothing; a
+ * pixel with padding is filled with pad_value whole first, so cols must be whole words) —
+ * the input of a 1×1 job over out_h × out_w pixels of fy·fx·c_pad channels (the *_im2col
+ * bindings: a kernel NE16 does not take run as that job). */
+void tw_ne16_im2col_u8_part(uint8_t *u, const int8_t *x, int in_h, int in_w, int in_c,
+                            int c_pad, int fy, int fx, int sy, int sx, int pad_t, int pad_l,
+                            int out_h, int out_w, uint8_t pad_value, int core_id, int n_cores);
+
 #endif /* TW_NE16_KERNELS_H */
