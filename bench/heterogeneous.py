@@ -83,9 +83,11 @@ def measure(names: Sequence[str] = models.MLPERF) -> Table:
                "tilewise: predicted by the gap9 target with the listed modules (module docstring); "
                "MATCH's CPU is TVM generic code, tilewise's the cpu module (one core on L2) running the pulp kernels.",
                "TFLite file: the int8 .tflite as is; NE16 cannot run its SRDHM requantization, so the "
-               "cluster requantizes NE16's int32 outputs (GVSoC: 21 cycles per output per core in the "
-               "one-mulh form where the layer's accumulator bound allows it, else 32.5) while NE16 "
-               "computes the tile's next row job (bindings/ne16/pipeline.py).",
+               "cluster requantizes NE16's int32 outputs (GVSoC: 14.5 cycles per output per core in the "
+               "one-mulh form where the layer's accumulator bound allows it or the channel's output is "
+               "constant, bindings/ne16/requant.py, else 32.5) while NE16 computes the tile's next row "
+               "job (bindings/ne16/pipeline.py); a conv NE16 does not take (kws_dscnn's 10×4 stride-2 "
+               "first layer) runs as a 1×1 job over the cluster's im2col (bindings/ne16/im2col.py).",
                "NE16-native rq: the same layers and weights, with the requantization of every conv / "
                "depthwise / dense layer turned into one shift per layer and integer per-channel "
                "multipliers (bindings/ne16/shift_requant.py, NEMO-style, as MATCH's GAP9 networks are "
