@@ -10,6 +10,7 @@ under PYTHONDONTWRITEBYTECODE every Python process of the run one bytecode folde
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -29,6 +30,17 @@ def absent(msg: str) -> None:
     if os.environ.get("TILEWISE_REQUIRE_MODELS") == "1":
         pytest.fail(msg)
     pytest.skip(msg)
+
+
+#: a long step's time note on a non-terminal stderr (tilewise/progress.py `_timed`): not an error
+_STEP_NOTE = re.compile(r"^tilewise: [^:]+: \d+\.\d s$")
+
+
+def error_lines(stderr: str) -> list[str]:
+    """The lines of `stderr` that are not progress.py's step-time notes ("tilewise: scheduling
+    layers: 10.6 s", written when a step took NOTE_AFTER_S or more — on a loaded machine any step
+    may): what a one-sentence error check counts."""
+    return [line for line in stderr.strip().splitlines() if not _STEP_NOTE.match(line.strip())]
 
 
 def mlperf_path(name: str) -> Path:

@@ -19,7 +19,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from tilewise.cli import MAX_INPUTS
 
-from .conftest import mlperf_path
+from .conftest import error_lines, mlperf_path
 
 
 def run_cli(*args: str, cwd=None) -> subprocess.CompletedProcess:
@@ -29,9 +29,9 @@ def run_cli(*args: str, cwd=None) -> subprocess.CompletedProcess:
 
 def assert_one_sentence_error(proc: subprocess.CompletedProcess, *needles: str) -> None:
     assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
-    err = proc.stderr.strip()
-    assert "Traceback" not in err and "Traceback" not in proc.stdout
-    assert len(err.splitlines()) == 1, err
+    err = "\n".join(error_lines(proc.stderr))
+    assert "Traceback" not in proc.stderr and "Traceback" not in proc.stdout
+    assert len(err.splitlines()) == 1, proc.stderr
     assert err.startswith("tilewise: error: ")
     for n in needles:
         assert n in err, (n, err)

@@ -26,8 +26,11 @@ from tilewise.cli import main
 from tilewise.examples import make_example
 from tilewise.examples.make_example import HERE
 
+from .conftest import absent, error_lines, models_dir
+
 N = 6
-MLPERF_FLOAT = "/work/shared/models/mlperf_tiny_float/kws_dscnn_float.tflite"
+#: another network's float model (the corpus's, wherever ../shared is: conftest.models_dir)
+MLPERF_FLOAT = models_dir() / "mlperf_tiny_float" / "kws_dscnn_float.tflite"
 
 
 @pytest.fixture(scope="module")
@@ -141,7 +144,7 @@ def _error(args, capsys) -> str:
     rc = main(args)
     err = capsys.readouterr().err
     assert rc == 2, err
-    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert "Traceback" not in err and len(error_lines(err)) == 1, err
     return err
 
 
@@ -150,6 +153,8 @@ def test_a_float_model_that_is_not_the_parent_is_one_sentence(models, capsys, tm
             "--float-model"]
     junk = tmp_path / "junk.onnx"
     junk.write_text("not a model")
+    if not MLPERF_FLOAT.exists():
+        absent(f"the float MLPerf Tiny model is not at {MLPERF_FLOAT} (set TILEWISE_MODELS)")
     cases = [(str(MLPERF_FLOAT), "none of the network's"),          # another network
              (str(models["stm32h7"]), "quantized"),                # the quantized model itself
              (str(junk), "cannot read"), (str(tmp_path / "no.onnx"), "no such file"),

@@ -16,7 +16,7 @@ from onnx import helper, numpy_helper
 
 from tilewise import cli
 
-from .conftest import absent, models_dir
+from .conftest import absent, error_lines, models_dir
 from .tflite_builder import SAME, ModelBuilder
 
 Edit = Callable[[onnx.ModelProto], None]
@@ -47,7 +47,8 @@ def _analyze(path: Path, capsys, monkeypatch) -> tuple[int, str]:
 def _refused(path: Path, capsys, monkeypatch, *needles: str) -> str:
     rc, err = _analyze(path, capsys, monkeypatch)
     assert rc == 2, err
-    assert len(err.splitlines()) == 1 and err.startswith("tilewise: error: ") and "internal error" not in err, err
+    lines = error_lines(err)
+    assert len(lines) == 1 and lines[0].startswith("tilewise: error: ") and "internal error" not in err, err
     for n in (str(path), *needles):
         assert n in err, (n, err)
     return err
@@ -520,7 +521,7 @@ def test_activations_beyond_every_memory_of_an_l3_target(tmp_path, capsys, monke
     p = _mutated(tmp_path, rel, lambda m: _input_dim(m, name, axis, value))
     rc = cli.main(["analyze", str(p), "--target", "gap8"])
     err = capsys.readouterr().err.strip()
-    assert rc == 2 and len(err.splitlines()) == 1, err
+    assert rc == 2 and len(error_lines(err)) == 1, err
     assert str(p) in err and "free in gap8's L2 and L3 together" in err, err
 
 

@@ -22,6 +22,8 @@ from tilewise.cli import main
 from tilewise.examples import make_example
 from tilewise.examples.make_example import HERE
 
+from .conftest import error_lines
+
 DATA = HERE / "example_inputs.npz"
 LABELS = HERE / "example_labels.npy"
 EXPECTED = HERE / "example_expected.npy"
@@ -131,7 +133,7 @@ def test_a_malformed_statement_is_one_sentence(models, tmp_path, capsys, value):
     rc = main(["analyze", str(bad), "--target", "gap8"])
     err = capsys.readouterr().err
     assert rc == 2 and "Traceback" not in err
-    assert "tilewise.quant.input" in err and len(err.strip().splitlines()) == 1, err
+    assert "tilewise.quant.input" in err and len(error_lines(err)) == 1, err
 
 
 def test_a_zero_point_outside_the_code_type_is_refused(models, capsys):
