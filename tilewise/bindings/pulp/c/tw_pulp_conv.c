@@ -203,7 +203,7 @@ static void arm_column(const tw_conv_args_t *a, pixel_t x, int32_t *dst, int8_t 
             return;
         }
         for (i = 0; i < len; i += 4, dst += 4)
-            tw_pulp_unpack2(dst, (uint8_t)a->pad_value * 0x01010101u);
+            tw_pulp_arm_pairs(dst, (uint8_t)a->pad_value * 0x01010101u);
         return;
     }
     f = window_in_place(a, x);
@@ -239,7 +239,7 @@ TW_PULP_INLINE void conv_tile_arm(const tw_pulp_conv_args_t *t, int core, int co
         if (built != w.pair) {
             arm_column(a, w.x, col, field, im2col);
             if (two)
-                arm_column(a, pixel_next(g, w.x), col + 2, field, im2col);
+                arm_column(a, pixel_next(g, w.x), col + 1, field, im2col);
             built = w.pair;
         }
         if (two)

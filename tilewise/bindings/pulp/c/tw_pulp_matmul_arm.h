@@ -11,8 +11,12 @@
  * 16 instructions for 16 MACs, the 14 live values in registers.
  *
  * Column layout: step s of the reduction (values 4s..4s+3) is the four words col[4s..4s+3] =
- * (a0, a2), (a1, a3) of pixel a and (b0, b2), (b1, b3) of pixel b, as sxtb16 leaves them (a word
- * holds two int16 halves). A reduction of len values takes ceil(len / 4) steps; the last one of a
+ * (a0, a2), (b0, b2), (a1, a3), (b1, b3) — the even lanes of pixel a and pixel b, then their odd
+ * lanes, as sxtb16 leaves them (a word holds two int16 halves): one ldrd brings both pixels'
+ * operands of a weight word's even half, the other those of its odd half (tw_pulp_arm_mm2x2's
+ * schedule needs the even half's pair first). Pixel a's words are col[4s], col[4s + 2], pixel
+ * b's col[4s + 1], col[4s + 3]: a pixel is unpacked at its slot (col, col + 1) with stride 2. A
+ * reduction of len values takes ceil(len / 4) steps; the last one of a
  * len not a multiple of 4 holds the r = len mod 4 last values in lanes 0..r-1 and zeros above
  * (the word ending at the last value, shifted right), and the weights' last step is read the same
  * way, so no byte past a row is read. len >= 4 (the callers fall back otherwise).
@@ -40,15 +44,23 @@ TW_PULP_INLINE uint32_t tw_pulp_arm_tail(const int8_t *end, int r)
     return tw_pulp_lw(end - 4) >> (8 * (4 - r));
 }
 
-/* n (>= 4) contiguous values from src into the pixel's pairs at dst (4 words a step), the last
- * partial step as the tail word. Returns dst after the run's steps. */
+/* One step's word v of a pixel into its pairs at dst (the pixel's slot of the step): the even
+ * lanes at dst[0], the odd ones at dst[2] (the column layout above). */
+TW_PULP_INLINE void tw_pulp_arm_pairs(int32_t *dst, uint32_t v)
+{
+    dst[0] = (int32_t)__sxtb16(v);
+    dst[2] = (int32_t)tw_pulp_sxtb16_ror8(v);
+}
+
+/* n (>= 4) contiguous values from src into the pixel's pairs at dst (its slot; 4 words a step),
+ * the last partial step as the tail word. Returns dst after the run's steps. */
 TW_PULP_INLINE int32_t *tw_pulp_arm_unpack_run(int32_t *dst, const int8_t *src, int n)
 {
     int i, n4 = n >> 2, r = n & 3;
     for (i = 0; i < n4; i++, src += 4, dst += 4)
-        tw_pulp_unpack2(dst, tw_pulp_lw(src));
+        tw_pulp_arm_pairs(dst, tw_pulp_lw(src));
     if (r) {
-        tw_pulp_unpack2(dst, tw_pulp_arm_tail(src + r, r));
+        tw_pulp_arm_pairs(dst, tw_pulp_arm_tail(src + r, r));
         dst += 4;
     }
     return dst;
@@ -59,47 +71,74 @@ TW_PULP_INLINE int32_t *tw_pulp_arm_unpack_run(int32_t *dst, const int8_t *src, 
 TW_PULP_INLINE void tw_pulp_arm_step(int32_t *a, int32_t *b, const int32_t *col, uint32_t w)
 {
     uint32_t lo = __sxtb16(w), hi = tw_pulp_sxtb16_ror8(w);
-    *a = __smlad(col[1], hi, __smlad(col[0], lo, *a));
-    *b = __smlad(col[3], hi, __smlad(col[2], lo, *b));
+    *a = __smlad(col[2], hi, __smlad(col[0], lo, *a));
+    *b = __smlad(col[3], hi, __smlad(col[1], lo, *b));
 }
+
+/* One step of the 2x2 block, ordered for the Cortex-M7's dual issue as the project's timing model
+ * prices it (platforms/m7_timing.py's docstring: LLVM's Cortex-M7 scheduling model, validated on
+ * C. Biffle's and J. Ahrens's dual-issue measurements). What the order follows: one MAC, so one
+ * smlad a cycle, the other slot taken by an ldr, sxtb16, cmp or the branch; ldrd issues alone;
+ * a load's result is ready two cycles on, an sxtb16's one; an ldr overwriting a register the
+ * smlad before it reads is not paired with it. So row k + 1's word of the step is already in v
+ * (loaded by the previous step, TW_PULP_ARM_NEXT, or before the loop), the first ldrd brings
+ * both pixels' even-half pairs (xa0, xb0: the column layout above) and the second, the odd
+ * halves', comes after the first smlad; row k's word (t) is loaded once row k + 1's even half
+ * is used and unpacked into v and t in place; the compare and the next step's load sit in the
+ * MAC's shadow. llvm-mca (-mcpu=cortex-m7) prices the loop body at 12 cycles a step, the
+ * unscheduled order (each load feeding the next sxtb16, the sxtb16 the next smlad) at 20. */
+#define TW_PULP_ARM_STEP(NEXT)                                                                  \
+    "ldrd %[xa0], %[xb0], [%[col]], #16\n\t"                                                    \
+    "sxtb16 %[t], %[v]\n\t"                           /* row k + 1, even lanes */               \
+    "smlad %[b1], %[xb0], %[t], %[b1]\n\t"                                                      \
+    "sxtb16 %[v], %[v], ror #8\n\t"                   /* row k + 1, odd lanes */                \
+    "smlad %[a1], %[xa0], %[t], %[a1]\n\t"                                                      \
+    "ldrd %[xa1], %[xb1], [%[col], #-8]\n\t"                                                    \
+    "ldr %[t], [%[w]], #4\n\t"                        /* row k's word */                        \
+    "smlad %[b1], %[xb1], %[v], %[b1]\n\t"                                                      \
+    "smlad %[a1], %[xa1], %[v], %[a1]\n\t"                                                      \
+    "sxtb16 %[v], %[t]\n\t"                           /* row k, even lanes */                   \
+    "sxtb16 %[t], %[t], ror #8\n\t"                   /* row k, odd lanes */                    \
+    "smlad %[a0], %[xa0], %[v], %[a0]\n\t"                                                      \
+    NEXT                                                                                        \
+    "smlad %[a0], %[xa1], %[t], %[a0]\n\t"                                                      \
+    "smlad %[b0], %[xb1], %[t], %[b0]\n\t"
+/* the loop's: compare col with the last step's, the next step's row k + 1 word into v */
+#define TW_PULP_ARM_NEXT                                                                        \
+    "cmp %[col], %[last]\n\t"                                                                   \
+    "smlad %[b0], %[xb0], %[v], %[b0]\n\t"                                                      \
+    "ldr %[v], [%[w], %[len]]\n\t"
+/* the last step's: no compare, no load past the step */
+#define TW_PULP_ARM_LAST "smlad %[b0], %[xb0], %[v], %[b0]\n\t"
 
 /* The 2x2 block: acc[0], acc[1] (pixel a, channels k and k + 1) and acc[2], acc[3] (pixel b) +=
  * the columns col (steps = ceil(len / 4)) times weight rows w and w + len. */
 TW_PULP_INLINE void tw_pulp_arm_mm2x2(const int32_t *col, const int8_t *w, int len, int32_t *acc)
 {
     int32_t a0 = acc[0], a1 = acc[1], b0 = acc[2], b1 = acc[3];
-    const int32_t *end = col + 4 * (len >> 2);      /* len >= 4: one step at least */
+    const int32_t *last = col + 4 * ((len >> 2) - 1);   /* len >= 4: one step at least */
     int r = len & 3;
-    /* per step: the two columns' pairs (two ldrd, col stepping 16), row k + 1's weight word
-     * then row k's (w stepping 4), each unpacked in two sxtb16 and used by four smlad: 18
-     * instructions for 16 MACs, the 14 live values (4 accumulators, 4 column pairs, the word
-     * and its unpacked half, col, w, len, end) in Thumb-2's 14 registers */
+    /* row k + 1's first word into v; the loop over all steps but the last (none when one step:
+     * col == last), each step's last instructions loading the next one's row k + 1 word; the
+     * last step on its own (TW_PULP_ARM_LAST), so no word past the rows' whole steps is read.
+     * Per step 18 instructions for 16 MACs as the unscheduled loop (the first load, compare and
+     * branch instead of the loop's last), the 14 live values (4 accumulators, 4 column pairs,
+     * the word and its unpacked half, col, w, len, last) in Thumb-2's 14 registers */
     int32_t xa0, xa1, xb0, xb1;
     uint32_t v, t;
     __asm__ volatile(
-        "1:\n\t"
-        "ldrd %[xa0], %[xa1], [%[col]], #16\n\t"
-        "ldrd %[xb0], %[xb1], [%[col], #-8]\n\t"
         "ldr %[v], [%[w], %[len]]\n\t"
-        "sxtb16 %[t], %[v]\n\t"
-        "smlad %[a1], %[xa0], %[t], %[a1]\n\t"
-        "smlad %[b1], %[xb0], %[t], %[b1]\n\t"
-        "sxtb16 %[v], %[v], ror #8\n\t"
-        "smlad %[a1], %[xa1], %[v], %[a1]\n\t"
-        "smlad %[b1], %[xb1], %[v], %[b1]\n\t"
-        "ldr %[v], [%[w]], #4\n\t"
-        "sxtb16 %[t], %[v]\n\t"
-        "smlad %[a0], %[xa0], %[t], %[a0]\n\t"
-        "smlad %[b0], %[xb0], %[t], %[b0]\n\t"
-        "sxtb16 %[v], %[v], ror #8\n\t"
-        "smlad %[a0], %[xa1], %[v], %[a0]\n\t"
-        "smlad %[b0], %[xb1], %[v], %[b0]\n\t"
-        "cmp %[col], %[end]\n\t"
-        "bne 1b"
+        "cmp %[col], %[last]\n\t"
+        "beq 2f\n"
+        "1:\n\t"
+        TW_PULP_ARM_STEP(TW_PULP_ARM_NEXT)
+        "bne 1b\n"
+        "2:\n\t"
+        TW_PULP_ARM_STEP(TW_PULP_ARM_LAST)
         : [a0] "+r"(a0), [a1] "+r"(a1), [b0] "+r"(b0), [b1] "+r"(b1), [col] "+r"(col),
           [w] "+r"(w), [xa0] "=&r"(xa0), [xa1] "=&r"(xa1), [xb0] "=&r"(xb0),
           [xb1] "=&r"(xb1), [v] "=&r"(v), [t] "=&r"(t)
-        : [len] "r"(len), [end] "r"(end)
+        : [len] "r"(len), [last] "r"(last)
         : "cc", "memory");
     if (r) {
         tw_pulp_arm_step(&a0, &b0, col, tw_pulp_arm_tail(w + r, r));
@@ -110,6 +149,9 @@ TW_PULP_INLINE void tw_pulp_arm_mm2x2(const int32_t *col, const int8_t *w, int l
     acc[2] = b0;
     acc[3] = b1;
 }
+#undef TW_PULP_ARM_STEP
+#undef TW_PULP_ARM_NEXT
+#undef TW_PULP_ARM_LAST
 
 /* The 1x2 block of a last odd channel: acc[0] (pixel a), acc[2] (pixel b) += the columns times
  * weight row w. */

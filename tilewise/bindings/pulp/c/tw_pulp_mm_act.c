@@ -369,7 +369,7 @@ TW_PULP_INLINE void mm_tile(const tw_pulp_mm_act_t *t, const int8_t *at, void *y
             if (built != p) {
                 tw_pulp_arm_unpack_run(col, x0, k);
                 if (x1)
-                    tw_pulp_arm_unpack_run(col + 2, x1, k);
+                    tw_pulp_arm_unpack_run(col + 1, x1, k);
                 built = p;
             }
             if (x1)
