@@ -16,6 +16,7 @@ and flash directly, the weights stay where they are). The cost model is lstm_cos
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -50,10 +51,13 @@ def l1_layout(n_input: Any, n_cell: Any, weights_l1: bool) -> dict[str, Any]:
     return dict(c=c, h=hh, x=x, w=w, weights=weights, bytes=w + np.where(weights, wbytes, 0))
 
 
-def scratch_of(weights_l1: bool):
+def scratch_of(weights_l1: bool, layout: Callable[..., dict[str, Any]] | None = None):
+    """The binding's scratch: `layout`'s bytes (this kernel's l1_layout, or the 16x8 kernel's,
+    lstm16.py) for H = K cells and I = C inputs (the whole layer: one tile)."""
+    layout = layout or l1_layout
+
     def scratch_bytes(nest: Any, cores: int, k: Any, c: Any, oy: Any, ox: Any) -> Any:
-        """l1_layout's bytes for H = K cells and I = C inputs (the whole layer: one tile)."""
-        return l1_layout(nest.C, k, weights_l1)["bytes"] + 0 * np.asarray(oy)
+        return layout(nest.C, k, weights_l1)["bytes"] + 0 * np.asarray(oy)
     return scratch_bytes
 
 

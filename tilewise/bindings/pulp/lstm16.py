@@ -28,7 +28,7 @@ from ..base import Binding, LayerConstants, Precision, per_mode
 from ..portable import lstm as portable_lstm
 from ..portable.lstm16 import check_lstm16
 from .common import FAMILY, render
-from .lstm import UNTILED, WEIGHTS_IN_L1
+from .lstm import UNTILED, WEIGHTS_IN_L1, scratch_of
 
 #: the dot products sum in int32: rows of fewer terms than this (each at most 2^22 in magnitude)
 MAX_TERMS = 512
@@ -50,13 +50,6 @@ def l1_layout(n_input: Any, n_cell: Any, weights_l1: bool) -> dict[str, Any]:
     wbytes = 8 * h * (ip + hp)
     weights = np.logical_and(weights_l1, wbytes <= WEIGHTS_IN_L1)
     return dict(c=c, h=hh, x=x, w=w, weights=weights, bytes=w + np.where(weights, wbytes, 0))
-
-
-def scratch_of(weights_l1: bool):
-    def scratch_bytes(nest: Any, cores: int, k: Any, c: Any, oy: Any, ox: Any) -> Any:
-        """l1_layout's bytes for H = K cells and I = C inputs (the whole layer: one tile)."""
-        return l1_layout(nest.C, k, weights_l1)["bytes"] + 0 * np.asarray(oy)
-    return scratch_bytes
 
 
 def check(layer: Layer, lg: LayerGraph) -> str | None:
@@ -100,7 +93,7 @@ def bindings(cost, arm: bool = False) -> tuple[Binding, ...]:
         return lstm16(layer, lg, consts, weights_l1=not arm)
 
     return tuple(per_mode(FAMILY, cost, "lstm_cluster_s16", Op.LSTM, ("tflite",), Precision(16, 0, 16), "other",
-                          check, emit=emit, whole=True, tiles=UNTILED, scratch=scratch_of(not arm)))
+                          check, emit=emit, whole=True, tiles=UNTILED, scratch=scratch_of(not arm, l1_layout)))
 
 
 __all__ = ["bindings", "l1_layout", "reorder"]
