@@ -26,7 +26,7 @@ from pathlib import Path
 FLASH_SECTIONS = (".text", ".rodata", ".srodata", ".data", ".sdata", ".init", ".fini",
                   ".ARM.exidx", ".ARM.extab", ".vectors", ".isr_vector")
 _LINE = re.compile(r"^ (\S+)?\s+0x[0-9a-fA-F]+\s+0x([0-9a-fA-F]+)\s+(\S.*)$")
-_NAME_ONLY = re.compile(r"^ (\.\S+)\s*$")
+_NAME_ONLY = re.compile(r"^ (\.\S+|COMMON)\s*$")
 
 
 @dataclass(frozen=True)
@@ -55,9 +55,10 @@ def owner(obj: str) -> str:
     return "code"
 
 
-def parse_map(text: str) -> dict[str, int]:
-    """Flash bytes per owner ('code', 'constants', 'firmware') of a GNU ld map's kept input
-    sections (those after "Linker script and memory map")."""
+def bytes_by_owner(text: str, sections: tuple[str, ...]) -> dict[str, int]:
+    """Bytes per owner ('code', 'constants', 'firmware') of a GNU ld map's kept input sections
+    (those after "Linker script and memory map") whose names start with one of `sections` (a
+    long name is on its own line, its address and size on the next)."""
     sizes = {"code": 0, "constants": 0, "firmware": 0}
     body = text.split("Linker script and memory map", 1)[-1]
     pending = None
@@ -66,12 +67,17 @@ def parse_map(text: str) -> dict[str, int]:
         if m:
             section = m.group(1) or pending
             pending = None
-            if section and section.startswith(FLASH_SECTIONS) and int(m.group(2), 16):
+            if section and section.startswith(sections) and int(m.group(2), 16):
                 sizes[owner(m.group(3).strip())] += int(m.group(2), 16)
             continue
         n = _NAME_ONLY.match(line)
         pending = n.group(1) if n else None
     return sizes
+
+
+def parse_map(text: str) -> dict[str, int]:
+    """Flash bytes per owner ('code', 'constants', 'firmware') of a GNU ld map."""
+    return bytes_by_owner(text, FLASH_SECTIONS)
 
 
 def code_size(map_path: Path, isa: str) -> CodeSize:

@@ -31,7 +31,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .code_size import owner
+from .code_size import bytes_by_owner
 
 #: bytes of stack the prediction allows (module docstring): measured peaks 744 B (ad_autoencoder),
 #: 1,052 B (kws_dscnn), 1,060 B (ic_resnet8, vww_mobilenet_v1_025) at -O2: the inference's
@@ -39,8 +39,6 @@ from .code_size import owner
 STACK_ALLOWANCE = 1280
 #: input-section prefixes of initialised and zeroed RAM variables
 RAM_SECTIONS = (".data", ".sdata", ".bss", ".sbss", "COMMON")
-_LINE = re.compile(r"^ (\S+)?\s+0x[0-9a-fA-F]+\s+0x([0-9a-fA-F]+)\s+(\S.*)$")
-_NAME_ONLY = re.compile(r"^ (\.\S+|COMMON)\s*$")
 
 
 @dataclass(frozen=True)
@@ -70,20 +68,7 @@ class Ram:
 def statics_by_owner(map_text: str) -> dict[str, int]:
     """`.data` / `.bss` bytes per owner ('code': the network, 'firmware', 'constants') of a GNU ld
     map's kept input sections."""
-    sizes = {"code": 0, "constants": 0, "firmware": 0}
-    body = map_text.split("Linker script and memory map", 1)[-1]
-    pending = None
-    for line in body.splitlines():
-        m = _LINE.match(line)
-        if m:
-            section = m.group(1) or pending
-            pending = None
-            if section and section.startswith(RAM_SECTIONS) and int(m.group(2), 16):
-                sizes[owner(m.group(3).strip())] += int(m.group(2), 16)
-            continue
-        n = _NAME_ONLY.match(line)
-        pending = n.group(1) if n else None
-    return sizes
+    return bytes_by_owner(map_text, RAM_SECTIONS)
 
 
 def section_sizes(elf: Path) -> dict[str, int]:
