@@ -78,7 +78,7 @@ def test_small_model_clips_its_cell(lstm16_model):
     (node,) = graph.nodes
     p = node.params
     assert p.cell_clip == 12288 and p.cell_scale == -13
-    w_x, w_h, b_x, _ = (np.asarray(graph.tensors[n].data, np.int64) for n in node.inputs[1:])
+    w_x, w_h, b_x = (np.asarray(graph.tensors[n].data, np.int64) for n in node.inputs[1:])
     x = _inputs(graph.tensors[graph.inputs[0]].shape, 1)[0].astype(np.int64)
     h, c, top = np.zeros(p.n_cell, np.int64), np.zeros(p.n_cell, np.int64), 0
     for t in range(p.steps):
@@ -206,3 +206,30 @@ def test_generated_c_bit_exact_on_stm32h7_and_counted(lstm16_model, tmp_path):
     layer = r["lstm"]
     assert r["platform"] == "count" and r["binding"] == "lstm_cluster_s16", r
     assert abs(layer["predicted_instructions"] / layer["measured_instructions"] - 1) <= 0.10, layer
+
+
+@pytest.mark.parametrize("target", ["gap8", "stm32h7"])
+def test_analyze_prices_the_16x8_lstm(target, lstm16_model):
+    """analyze --json: the 16x8 LSTM on the pulp family's lstm_cluster_s16, its MACs 4·H·(I + H)
+    per step, its constants' bytes (int8 w_x, w_h; int64 b_x; no recurrent bias), its cycles
+    LstmCost's with two int16 lanes per word (lstm_cost.py CLUSTER16; stm32h7's in estimated
+    cycles, ARM16's instructions scaled)."""
+    import json
+
+    from tilewise.bindings.pulp.lstm_cost import ARM16, CLUSTER16
+    from tilewise.targets.registry import get_target
+    from tilewise.targets.stm32h7 import CYCLES_PER_INSTRUCTION
+
+    proc = run_cli("analyze", str(lstm16_model("kws16")), "--target", target, "--json")
+    assert proc.returncode == 0, proc.stderr
+    (layer,) = json.loads(proc.stdout)["layers"]
+    assert layer["binding"] == "pulp/lstm_cluster_s16", layer
+    steps, (i, h) = 49, (10, 32)
+    assert layer["macs"] == steps * 4 * h * (i + h) == 263_424
+    assert layer["weight_bytes"] == 4 * h * (i + h) + 8 * 4 * h
+    module = get_target(target).module(layer["module"])
+    cost = CLUSTER16 if target == "gap8" else ARM16
+    mine = -(-h // module.cores)
+    want = cost.call + steps * (cost.step + mine * (cost.cell + cost.word * (10 + 32) // 2))
+    scale = 1.0 if target == "gap8" else CYCLES_PER_INSTRUCTION
+    assert want * scale <= layer["cycles"] <= want * scale * 1.02 + 2000, (layer, want)

@@ -11,9 +11,9 @@ UnidirectionalSequenceLstmPrepare → PrepareGateParametersInteger, CreateLstmCe
   output offset the hidden state's zero point);
 - cell_scale = CheckedLog2(s_c); cell_clip = int16(min(max(clip / s_c, -32768), 32767)) in double.
 
-The node's inputs are x and four constants: w_x int8 [4, H, I], w_h int8 [4, H, H], b_x int64
-[4, H] (the gates' biases: TFLM's FC ignores the int16 input's zero point, so nothing is folded)
-and b_h int32 [4, H] of zeros (the recurrent FC has no bias). Refused in one sentence each: what
+The node's inputs are x and three constants: w_x int8 [4, H, I], w_h int8 [4, H, H] and b_x
+int64 [4, H] (the gates' biases: TFLM's FC ignores the int16 input's zero point, so nothing is
+folded; the recurrent FC has no bias, so there is no b_h). Refused in one sentence each: what
 TFLM's 16x8 kernel refuses or computes otherwise — int16 tensors with a zero point other than 0
 (the FCs drop it; TFLM's quantization is symmetric), biases other than int64, weights other than
 per-tensor symmetric int8 — and what tflite_lstm.py refuses for both forms (peephole,
@@ -87,7 +87,7 @@ def lstm16(cv: Converter, op: TfliteOperator, x: TfliteTensor, y: TfliteTensor, 
     out = cv.name(y.index)
     consts = (("w_x", np.stack([w.data for w in wx]).astype(np.int8), "int8"),
               ("w_h", np.stack([w.data for w in wh]).astype(np.int8), "int8"),
-              ("b_x", np.stack(biases), "int64"), ("b_h", np.zeros((4, n_cell), np.int32), "int32"))
+              ("b_x", np.stack(biases), "int64"))
     names = [cv.add_const(f"{out}/{k}", v, dt) for k, v, dt in consts]
     params = LstmParams(time_major=time_major, steps=int(steps), batch=int(batch), n_input=int(n_in),
                         n_cell=int(n_cell), in_mult=tuple(m for m, _ in in_q), in_shift=tuple(s for _, s in in_q),

@@ -87,12 +87,12 @@ def lstm_sequence(p: LstmParams, x: np.ndarray, w_x: np.ndarray, w_h: np.ndarray
 def lstm(node: Node, graph: Graph, args: list[np.ndarray]) -> np.ndarray:
     p = node.params
     assert isinstance(p, LstmParams)
-    x, w_x, w_h, b_x, b_h = (np.asarray(a, dtype=np.int64) for a in args)
+    x, w_x, w_h, b_x, *rest = (np.asarray(a, dtype=np.int64) for a in args)   # the 16x8 form has no b_h
 
     def sequence(xs: np.ndarray) -> np.ndarray:
         if p.form == "16x8":   # TFLite Micro's int16-activation kernel (lstm16.py)
             return lstm16_sequence(p, xs, w_x, w_h, b_x)
-        return lstm_sequence(p, xs, w_x, w_h, b_x, b_h)
+        return lstm_sequence(p, xs, w_x, w_h, b_x, rest[0])
 
     if p.time_major:   # [T, B, I]: every batch row steps together, each with its own state
         return np.stack([sequence(x[:, b]) for b in range(p.batch)], axis=1)

@@ -38,7 +38,7 @@ All activations are NHWC. Every op's parameters are one of the frozen dataclasse
 |      |                                                                              | LiteRT's integer SVDF) |
 | lstm | x [B,T,I] or [T,B,I] (int8), w_x int8[4,H,I], w_h int8[4,H,H], | LstmParams (TFLite's integer LSTM: |
 |      | b_x int32[4,H], b_h int32[4,H] (gates i, f, c, o; biases with    | per-gate effective scales, cell   |
-|      | the zero points folded); form 16x8: x int16, b_x int64, b_h 0    | scale and clip, hidden rescale)   |
+|      | the zero points folded); form 16x8: x int16, b_x int64, no b_h  | scale and clip, hidden rescale)   |
 
 Layer-only ops (passes/lower.py makes them; no graph node has them):
 

@@ -615,7 +615,7 @@ class LstmParams(OpParams):
     `form` "16x8" is TFLite Micro's kernel for int16 activations (lstm_eval.h EvalLstm<int16_t,
     int8_t, int16_t, int64_t>, golden/lstm16.py, frontend/tflite_lstm16.py): `in_*` / `rec_*` the
     gate FCs' (M0, shift) into Q3.12, applied by the int64 MultiplyByQuantizedMultiplier; b_x the
-    int64 biases, b_h zeros (TFLM's recurrent FC has no bias); `cell_mul` the (M0, shift) of the
+    int64 biases, no b_h input (TFLM's recurrent FC has no bias); `cell_mul` the (M0, shift) of the
     two cell-update Muls (forget·c, input·cell gate), `hidden_*` the output Mul's; both states
     start at 0 (TFLM resets an int16 variable tensor to 0)."""
 
