@@ -13,7 +13,9 @@ same way on the same ISA (notes/anchors.md):
   (KERNELS_CYCLES), and the ratio to the fastest published Cortex-M7 result (MLPerf Tiny v1.2 on
   NUCLEO-H7A3ZI-Q at 280 MHz: ST X-CUBE-AI 9.0 on IC / KWS / VWW, Bosch HALE on AD; cycles =
   latency x 280 MHz); RAM (the L1 arena in DTCM + the L2 activation arena, as the firmware
-  declares them) next to TFLM's arena, and the constants left in flash;
+  declares them) next to TFLM's arena, the constants left in flash, and the RAM an application
+  pays as the ELF and the run show it (validate/ram_elf.py: arenas, statics, I/O, measured
+  stack);
 - 7b: per layer kind summed over the models, instructions and instructions per MAC, estimated
   cycles and their prediction.
 """
@@ -62,7 +64,9 @@ def measure(names: Sequence[str] = models.MLPERF) -> list[Table]:
         rows.append((name, r["bit_exact"], r["measured_instructions"], pred,
                      r["measured_instructions"] / pred, tflm, r["measured_instructions"] / tflm,
                      est, pred_c, est / pred_c, published.MLPERF_M7_WHO[name], best, est / best,
-                     r["ram_bytes"], arena, r["ram_bytes"] / arena, r["flash_bytes"]))
+                     r["ram_bytes"], arena, r["ram_bytes"] / arena, r["flash_bytes"],
+                     r["ram"]["measured"]["total_bytes"], r["ram"]["measured"]["stack_bytes"],
+                     r["ram"]["measured"]["total_bytes"] / arena))
         for row in r["layers"]:
             layer = ns.layers.layers[row["index"]]
             k = kinds.setdefault(kind_of(layer), [0, 0.0, 0, 0, 0.0])
@@ -78,7 +82,8 @@ def measure(names: Sequence[str] = models.MLPERF) -> list[Table]:
         ("model", "bit-exact", "tilewise instr.", "predicted instr.", "measured / predicted",
          "TFLM+CMSIS-NN instr.", "tilewise / TFLM", "est. M7 cycles", "predicted cycles",
          "est. / predicted", "fastest published", "its cycles", "est. / published",
-         "RAM B", "TFLM arena B", "RAM / TFLM arena", "flash constants B"),
+         "RAM B", "TFLM arena B", "RAM / TFLM arena", "flash constants B",
+         "RAM from the ELF B", "of it stack B", "ELF RAM / TFLM arena"),
         tuple(rows),
         notes=("instructions: counted in unicorn's Cortex-M7 (validate --on count) from "
                "tw_network_run's call to its return, one random input; predicted instr.: the "
@@ -95,8 +100,13 @@ def measure(names: Sequence[str] = models.MLPERF) -> list[Table]:
                f"latency x 280 MHz ({published.ANCHORS_MLPERF_M7}); a silicon measurement "
                "against our model's estimate, and on a different part (H7A3 at 280 MHz: flash "
                "wait states differ from the H743 at 480 MHz).",
-               "RAM: the firmware's L1 arena (DTCM) + L2 arena (activations); the weights and "
-               "requantization constants stay in flash (the last column)."),
+               "RAM: the firmware's L1 arena (DTCM) + L2 arena (activations, in-place execution "
+               "where it lowers the peak: memory/inplace.py); the weights and requantization "
+               "constants stay in flash (flash constants). RAM from the ELF: what an application "
+               "linking the network pays (validate --on count's ram.measured, validate/ram_elf.py): "
+               "the arenas as linked, the network's own .data/.bss, the caller's input and output "
+               "buffers and the stack's high-water mark measured in the run (TFLM's arena holds "
+               "activations, input and output, no stack)."),
         data=data,
     )
     krows = tuple((k, m, p, m / p if p else None, macs, m / macs if macs else None, e, pc,

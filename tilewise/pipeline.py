@@ -39,9 +39,11 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 
+from .bindings.pulp.in_place import in_place_candidates
 from .errors import TilewiseError
 from .ir.graph import Graph, state_tensors
 from .ir.layer import Layer, LayerGraph
+from .ir.layout import input_perm
 from .ir.operands import const_bytes
 from .ir.ops import Op
 from .memory.l3 import L3Plan, plan_l3_activations
@@ -322,6 +324,17 @@ def _tensor_bytes(lg: LayerGraph) -> dict[str, int]:
     return {name: t.nbytes for name, t in lg.tensors.items()}
 
 
+def _in_place(layer: Layer, lg: LayerGraph, placement: Placement, schedule: LayerSchedule
+              ) -> tuple[tuple[str, int], ...]:
+    """The inputs `layer`'s kernel may overwrite with its output as it goes (memory/network.py
+    "In-place execution"): a pulp kernel whose loop order allows it (bindings/pulp/in_place.py),
+    run untiled on a one-core module (the kernel alone reads and writes the L2 tensors, in its
+    own order: no L1 tiles, no other core writing rows concurrently)."""
+    if placement.module.cores != 1 or not schedule.untiled:
+        return ()
+    return in_place_candidates(layer, lg, placement.binding.label)
+
+
 def _plan_l2(lg: LayerGraph, part: Partition, target: Target, l3_strategy: str
              ) -> tuple[NetworkL3, NetworkPlan]:
     """The L3→L2 cuts and the static L2 plan of the partitioned network (step 5); a network
@@ -334,7 +347,8 @@ def _plan_l2(lg: LayerGraph, part: Partition, target: Target, l3_strategy: str
                        weight_bytes=0 if layer.name in in_rom
                        else const_bytes(layer, c.placement.binding.const_bytes, c.schedule.nest),
                        alias_of=layer.inputs[0] if layer.op is Op.RESHAPE and layer.inputs[0] not in state
-                       else None)
+                       else None,
+                       in_place=_in_place(layer, lg, c.placement, c.schedule))
              for layer, c in zip(lg.layers, part.choices)]
     nests = {layer.name: c.schedule.nest for layer, c in zip(lg.layers, part.choices)}
     rules = {c.layer: c.placement.rules for c in part.choices}
@@ -348,6 +362,11 @@ def _plan_l2(lg: LayerGraph, part: Partition, target: Target, l3_strategy: str
             rules=rules, l3_acts=target.outer("L2") is not None,
             l3_weights=target.outer("L2", "weight") is not None,
             const_per_channel={c.layer: c.placement.binding.const_bytes for c in part.choices},
+            # the inputs network.c reads where the caller holds them (codegen/network_c.py `direct`:
+            # not uint8, not transposed on a copy)
+            caller_inputs=frozenset(t for k, t in enumerate(lg.inputs)
+                                    if lg.tensors[t].dtype != "uint8"
+                                    and (k != 0 or input_perm(lg.meta) is None)),
             **l3_dma(target),
         )
     except L2TooSmallError as e:

@@ -25,6 +25,17 @@ stateful layer its state, which is never a view's root — so the bytes stay val
 reader), and the reshape copies nothing. Chains of reshapes share their
 root's buffer. A tensor the L3 tiler keeps in L3 shares nothing (its reshape copies).
 
+In-place execution (memory/inplace.py): a step may name inputs its kernel can overwrite with its
+output as it goes (`in_place`: tensor and lag, bindings/pulp/in_place.py). Where such an input
+dies at that step (its last reader; not a network output, a view or a tensor in L3), the output
+is linked to it; the linked plan (plan.py `plan_in_place`) is kept when its peak is lower than
+the plan without links — the cost of in-place is nil (no copy: the kernel is the same), so the
+peak is the only criterion. In that plan the network inputs the generated code reads where the
+caller holds them (`caller_inputs`: no copy into the arena, codegen/network_c.py's `direct`; not
+with L3 tiles) are buffers of 0 bytes: every plan gives them an offset, but the arena never holds
+them (the plan without links still counts their bytes, so that the C of every network without
+in-place execution stays as it was).
+
 Tensors kept in L3 by the L3→L2 tiler (`schedule/l3.py`) are left out of the L2 plan; the L2 tile
 buffers that layer needs are passed as the step's `scratch_bytes`, and a layer whose weights are
 streamed by output-channel tiles passes the L2 size of those tiles as `streamed_weight_bytes`.
@@ -37,7 +48,8 @@ from dataclasses import dataclass, field, replace
 
 from ..errors import TilewiseError
 from .buffers import Buffer, live_bytes, lower_bound
-from .plan import Plan, plan_buffers
+from .inplace import Link
+from .plan import Plan, plan_buffers, plan_in_place
 
 
 class L2TooSmallError(TilewiseError):
@@ -69,6 +81,9 @@ class LayerStep:
     prefetch: bool = True
     #: the input whose bytes the output is (a reshape): both share one buffer (module docstring)
     alias_of: str | None = None
+    #: inputs the kernel may overwrite with the output as it goes, each with the bytes the output
+    #: must start below it (module docstring: in-place execution)
+    in_place: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -85,6 +100,10 @@ class NetworkPlan:
     l3_tensors: tuple[str, ...]
     #: each reshape output that shares its input's buffer → the tensor owning that buffer
     aliases: Mapping[str, str] = field(default_factory=dict, hash=False)
+    #: each output written over its dying input → (that input, bytes the output starts below it)
+    in_place: Mapping[str, tuple[str, int]] = field(default_factory=dict, hash=False)
+    #: the peak of the plan without in-place execution (None: that plan is this one)
+    peak_without_in_place: int | None = None
 
     @property
     def peak(self) -> int:
@@ -181,7 +200,7 @@ def _scratch_buffers(steps: Sequence[LayerStep]) -> list[Buffer]:
 def plan_network(
     steps: Sequence[LayerStep], tensor_bytes: Mapping[str, int], l2_bytes: int,
     outputs: Sequence[str] = (), l3_tensors: frozenset[str] = frozenset(), align: int = 4,
-    stream: bool = True,
+    stream: bool = True, caller_inputs: frozenset[str] = frozenset(),
 ) -> NetworkPlan:
     """Plan activations and weights of `steps` in an L2 of `l2_bytes`.
 
@@ -219,13 +238,48 @@ def plan_network(
     if plan.peak > l2_bytes:  # (a capacity-bounded search found a fit: keep that one)
         plan = attempt(pinned, l2_bytes)
     alias = aliases(steps, l3_tensors)
+    unlinked = None
+    links = in_place_links(steps, plan.buffers, outputs, l3_tensors, alias, align)
+    if links:
+        # the network inputs read where the caller holds them take no arena bytes in this plan
+        # (module docstring)
+        phantom = set() if l3_tensors or any(s.streamed_weight_bytes is not None for s in steps) \
+            else {act_name(t) for t in caller_inputs}
+        bufs = [replace(b, size=0) if b.name in phantom else b for b in plan.buffers]
+        linked = plan_in_place(bufs, links, align)
+        if linked.peak < plan.peak:
+            unlinked, plan = plan.peak, linked
     if alias:   # a view's offset is its owner's
         plan = replace(plan, offsets={**plan.offsets, **{act_name(t): plan.offsets[act_name(r)]
                                                          for t, r in alias.items()}})
     return NetworkPlan(
         plan, l2_bytes,
         tuple(n for n in weighted if n in pinned), tuple(n for n in weighted if n not in pinned),
-        tuple(sorted(l3_tensors)), alias)
+        tuple(sorted(l3_tensors)), alias,
+        {lk.output[4:]: (lk.input[4:], lk.lag) for lk in plan.links}, unlinked)
+
+
+def in_place_links(steps: Sequence[LayerStep], buffers: Sequence[Buffer], outputs: Sequence[str],
+                   l3_tensors: frozenset[str], alias: Mapping[str, str], align: int) -> list[Link]:
+    """The links of the steps' in-place candidates whose input dies at the step (module
+    docstring), the first such candidate of each step; lags rounded up to `align`. Network inputs
+are never linked: the layers read them where the caller holds them (codegen/network_c.py)."""
+    by_name = {b.name: b for b in buffers}
+    shared = set(alias) | set(alias.values())
+    produced = {s.output for s in steps}     # a network input is read where the caller holds it
+    links: list[Link] = []
+    for i, s in enumerate(steps):
+        out = by_name.get(act_name(s.output))
+        if out is None or out.first != i or s.output in shared:
+            continue
+        for t, lag in s.in_place:
+            b = by_name.get(act_name(t))
+            if (b is None or b.last != i or t in outputs or t in shared or t in l3_tensors
+                    or t not in produced or s.inputs.count(t) != 1):
+                continue
+            links.append(Link(out.name, b.name, -(-lag // align) * align))
+            break
+    return links
 
 
 def _too_small(steps: Sequence[LayerStep], plan: Plan, l2_bytes: int) -> L2TooSmallError:

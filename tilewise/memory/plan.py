@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 
 from .bestfit import plan_best_fit
 from .bidirectional import plan_bidirectional
-from .buffers import Buffer, conflicts, lower_bound
+from .buffers import Buffer, conflicts, live_bytes, lower_bound
+from .inplace import Link, linked_conflicts, lower_bound_linked, plan_linked
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,8 @@ class Plan:
     #: peak of each planner tried, by planner name
     peaks: dict[str, int] = field(hash=False)
     align: int = 1
+    #: outputs written over their dying input (memory/inplace.py); empty: no buffer shares bytes
+    links: tuple[Link, ...] = ()
 
     def offset(self, name: str) -> int:
         return self.offsets[name]
@@ -69,3 +72,25 @@ def plan_buffers(
     bad = conflicts(buffers, offsets)
     assert not bad, f"{planner} produced overlapping buffers {bad[:3]}"
     return Plan(tuple(buffers), offsets, peak, lb, planner, peaks, align)
+
+
+def plan_in_place(buffers: Sequence[Buffer], links: Sequence[Link], align: int = 1,
+                  restarts: int = RESTARTS) -> Plan:
+    """Plan `buffers` with the links (inplace.py) that lower the peak: links are tried one at a
+    time, those at the steps with the most live bytes first, each kept when the planned peak does
+    not rise (a long chain of links is one rigid unit whose lags add up, so linking everything
+    can raise the peak); the lower bound is the linked one of the kept links."""
+    live = live_bytes(buffers, align)
+    first = {b.name: b.first for b in buffers}
+    kept: list[Link] = []
+    peak = plan_linked(buffers, [], align)[1]
+    for lk in sorted(links, key=lambda lk: (-live[first[lk.output]], first[lk.output])):
+        trial = plan_linked(buffers, [*kept, lk], align)[1]
+        if trial <= peak:
+            kept, peak = [*kept, lk], trial
+    lb = lower_bound_linked(buffers, kept, align)
+    offsets, peak, order = plan_linked(buffers, kept, align, restarts=restarts, goal=lb)
+    bad = linked_conflicts(buffers, offsets, kept)
+    assert not bad, f"in-place plan produced overlapping buffers {bad[:3]}"
+    name = f"in-place/{order}"
+    return Plan(tuple(buffers), offsets, peak, lb, name, {name: peak}, align, tuple(kept))

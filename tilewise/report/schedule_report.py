@@ -41,6 +41,9 @@ class ScheduledRow:
     l3: dict | None
     #: with --why: every candidate partition weighed (Candidate.to_json)
     candidates: tuple[dict, ...] | None = None
+    #: the output written over its dying input as the layer runs (memory/network.py): {"over":
+    #: the input tensor, "lag_bytes": how far below the input the output starts}; None: not
+    in_place: dict | None = None
 
 
 def tiles_json(s: LayerSchedule) -> dict[str, dict[str, int]]:
@@ -66,6 +69,9 @@ def scheduled_rows(ns: NetworkSchedule, why: bool = False) -> tuple[ScheduledRow
             loop_order=tuple(s.loop_order), buffering=s.buffering, l1_bytes=s.l1_bytes,
             dma_bytes=ns.layer_dma(i).bytes, cycles=cycles,
             mac_per_cycle=layer.macs / cycles if cycles else 0.0, l3=l3, candidates=cands,
+            in_place=({"over": ns.memory.in_place[layer.output][0],
+                       "lag_bytes": ns.memory.in_place[layer.output][1]}
+                      if layer.output in ns.memory.in_place else None),
         ))
     return tuple(rows)
 
@@ -91,6 +97,8 @@ def scheduled_totals(ns: NetworkSchedule, code: dict | None = None) -> dict:
         "peak_l2_bytes": ns.memory.peak,
         "l2_lower_bound_bytes": ns.memory.lower_bound,
         "l2_planner": ns.memory.planner,
+        **({"peak_l2_without_in_place_bytes": ns.memory.peak_without_in_place}
+           if ns.memory.peak_without_in_place is not None else {}),
         "weights_l2_bytes": ns.weights_l2_bytes,
         "weights_l3_bytes": ns.weights_l3_bytes,
         "flash_bytes": ns.flash_bytes,

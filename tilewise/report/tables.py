@@ -177,6 +177,14 @@ def print_analysis(a: Analysis, console: Console | None = None, wide: bool = Fal
             + (f"; L3: {s['l3_activation_bytes']:,} B of activations, {s['l3_tile_bytes']:,} B of L3↔L2 tile traffic"
                if s.get("l3_activation_bytes") or s.get("l3_tile_bytes") else ""), highlight=False
         )
+        in_place = [(i, r) for i, r in enumerate(a.scheduled) if r.in_place]
+        if in_place:
+            console.print(
+                f"[bold]in place[/bold] (peak L2 {s['peak_l2_bytes']:,} B, "
+                f"{s['peak_l2_without_in_place_bytes']:,} B without): layers writing their output over "
+                f"their input as they run (the output starting the bytes given below the input): "
+                + ", ".join(f"{i} {r.name} ({r.in_place['lag_bytes']:,} B)" for i, r in in_place),
+                highlight=False, soft_wrap=wide)
         if s.get("memory_summary"):
             from .memory_summary import summary_lines
 
