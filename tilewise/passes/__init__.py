@@ -1,6 +1,7 @@
 """Passes: canonicalize the Graph (pad folding, no-op reshapes, clamp folding), lower it to Layers and
 fuse a MatMul of two activations with the requantization of its sums (fuse_matmul.py); the
-pipeline then fuses attentions depth first where the target runs them (fuse_attention.py)."""
+pipeline then fuses attentions depth first where the target runs them (fuse_attention.py); both
+fusions look a tensor's reading layers up in readers.py."""
 
 from __future__ import annotations
 

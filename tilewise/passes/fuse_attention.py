@@ -29,17 +29,10 @@ from dataclasses import replace
 from ..ir.layer import Layer, LayerGraph
 from ..ir.ops import Op
 from ..ir.params import AttentionParams
+from .readers import readers as layer_readers
 
 #: the row ops an attention may have between its two MatMuls (along the scores' last axis)
 ROW_OPS = (Op.INT_SOFTMAX, Op.ITA_MAX)
-
-
-def _readers(lg: LayerGraph) -> dict[str, list[int]]:
-    out: dict[str, list[int]] = {}
-    for i, layer in enumerate(lg.layers):
-        for t in set(layer.inputs):
-            out.setdefault(t, []).append(i)
-    return out
 
 
 def _chain(lg: LayerGraph, i: int, readers: dict[str, list[int]]) -> tuple[int, int | None, int] | None:
@@ -81,7 +74,7 @@ def attention_layer(lg: LayerGraph, scores: Layer, rows: Layer | None, context: 
 
 def fuse_attention(lg: LayerGraph, accept: Callable[[Layer, LayerGraph], bool]) -> LayerGraph:
     """`lg` with every attention of the module docstring that `accept` takes made one layer."""
-    readers = _readers(lg)
+    readers = layer_readers(lg)
     at: dict[int, Layer] = {}
     dropped: set[int] = set()
     gone: set[str] = set()

@@ -23,6 +23,7 @@ from ..ir.layer import Layer, LayerGraph
 from ..ir.ops import Op
 from ..ir.params import RequantParams
 from ..ir.tensor import dtype_bits
+from .readers import readers
 
 
 def _per_column(p: RequantParams, rank: int) -> bool:
@@ -34,17 +35,14 @@ def _per_column(p: RequantParams, rank: int) -> bool:
 
 def fuse_matmul_requant(lg: LayerGraph) -> LayerGraph:
     """`lg` with every MatMul → requant pair of the module docstring made one matmul layer."""
-    readers: dict[str, list[int]] = {}
-    for i, layer in enumerate(lg.layers):
-        for t in layer.inputs:
-            readers.setdefault(t, []).append(i)
+    by_tensor = readers(lg)
     fused: dict[int, Layer] = {}
     dropped: set[int] = set()
     gone: set[str] = set()
     for i, mm in enumerate(lg.layers):
         if mm.op != Op.MATMUL or mm.requant is not None or mm.output in lg.outputs:
             continue
-        r = readers.get(mm.output, [])
+        r = by_tensor.get(mm.output, [])
         if len(r) != 1:
             continue
         rq = lg.layers[r[0]]

@@ -42,16 +42,12 @@ from ...ir.tensor import dtype_bits
 from ..base import Binding, LayerConstants, Precision, TileRules, per_mode
 from ..portable.common import u8_offset
 from . import constants, mm_act, rows
-from .common import FAMILY, render
+from .common import FAMILY, render, round4
 from .weighted import output_clamp
 
 #: the bytes one row tile (q rows, scores, softmax, context rows) may take in L1
 TILE_BYTES = 8192
 UNTILED = TileRules(l3=False, untiled=True)
-
-
-def _r4(v: int) -> int:
-    return (v + 3) // 4 * 4
 
 
 @dataclass(frozen=True)
@@ -89,8 +85,8 @@ class Geometry:
 
 
 def _tile_bytes(r: int, d: int, keys: int, dv: int, has_rows: bool, dma: bool = True) -> int:
-    scores = _r4(r * keys) * (2 if has_rows else 1)
-    return _r4(r * d) + scores + r * dv if dma else scores
+    scores = round4(r * keys) * (2 if has_rows else 1)
+    return round4(r * d) + scores + r * dv if dma else scores
 
 
 def m_tile(m: int, d: int, keys: int, dv: int, has_rows: bool, dma: bool = True) -> int:
@@ -110,23 +106,23 @@ def geometry(heads: int, m: int, d: int, keys: int, dv: int, has_rows: bool, arm
     dma = not arm
     mt = m_tile(m, d, keys, dv, has_rows, dma)
     bt1 = 0
-    bt2 = bt1 + _r4(keys * d)
-    bias1 = bt2 + _r4(dv * keys)
+    bt2 = bt1 + round4(keys * d)
+    bias1 = bt2 + round4(dv * keys)
     bias2 = bias1 + 4 * keys
     words1 = bias2 + 4 * dv
     words2 = words1 + (16 * keys if dma else 0)
     col = words2 + (16 * dv if dma else 0)
-    region = col + (0 if dma else 4 * _r4(max(d, keys)))
+    region = col + (0 if dma else 4 * round4(max(d, keys)))
     q = region
-    s = q + (_r4(mt * d) if dma else 0)
-    p = s + _r4(mt * keys) if has_rows else s
-    o = p + _r4(mt * keys)
+    s = q + (round4(mt * d) if dma else 0)
+    p = s + round4(mt * keys) if has_rows else s
+    o = p + round4(mt * keys)
     if dma:
-        total = region + max(_r4(max(d * keys, keys * dv)), o - region + mt * dv)
+        total = region + max(round4(max(d * keys, keys * dv)), o - region + mt * dv)
     else:
         total = o
     return Geometry(heads, m, d, keys, dv, has_rows, dma, steps[0], steps[1], steps[2], m * dv, a_offs[0],
-                    a_offs[1], mt, bt1, bt2, bias1, bias2, words1, words2, col, region, q, s, p, o, _r4(total))
+                    a_offs[1], mt, bt1, bt2, bias1, bias2, words1, words2, col, region, q, s, p, o, round4(total))
 
 
 def nest_geometry(nest: LoopNest, has_rows: bool, arm: bool = False) -> Geometry:
@@ -148,8 +144,8 @@ def _view(layer: Layer, lg: LayerGraph) -> LayerGraph:
 
 def layer_geometry(layer: Layer, lg: LayerGraph, arm: bool = False) -> Geometry:
     p, view = _params(layer), _view(layer, lg)
-    sq, sk = mm_act._steps(p.scores, view)
-    _, sv = mm_act._steps(p.context, view)
+    sq, sk = mm_act.head_steps(p.scores, view)
+    _, sv = mm_act.head_steps(p.context, view)
     assert sq is not None and sk is not None and sv is not None, layer.name
     a2 = p.rows.output if p.rows is not None else p.scores.output
     return replace(nest_geometry(layer.nest, p.rows is not None, arm), q_step=sq, k_step=sk, v_step=sv,

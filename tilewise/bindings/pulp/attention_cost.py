@@ -55,7 +55,7 @@ class AttentionCost:
     def _mm(self, r: int, k: int, n: int, p: int) -> float:
         """One tile's MatMul of r rows (k reduction, n columns): MatMulActCost's block terms."""
         m = self.mm
-        quads, pairs = m._shares(r, k, n, 1, p)
+        quads, pairs = m.shares(r, k, n, 1, p)
         k4, blocks = math.ceil(k / 4), math.ceil(n / 4)
         tail = 1.0 if k % 4 else 0.0
         return blocks * (quads * (m.step4 * k4 + m.block4) + pairs * (m.step * k4 + m.block + m.tail * tail))

@@ -1,4 +1,5 @@
-"""What every binding of the pulp family shares: the family and the rendering of its templates.
+"""What every binding of the pulp family shares: the family, the rendering of its templates and the
+4-byte round-up of its L1 layouts (the kernels' word-aligned buffers).
 
 The pulp family is tilewise's XpulpV2 kernel library for the RI5CY 8-core cluster (GAP8, GAP9,
 pulp-open; `c/`, copied into projects as `tw_pulp/`), seed 004's PULP-NN structure. It builds on
@@ -28,3 +29,8 @@ TEMPLATES = Path(__file__).resolve().parent / "templates"
 def render(template: str, **data: Any) -> str:
     """The C of template `template` (the pulp templates, then the portable and codegen ones)."""
     return _render(template, (TEMPLATES, PORTABLE_TEMPLATES), **data)
+
+
+def round4(n: int) -> int:
+    """`n` bytes rounded up to whole 4-byte words (where the C kernels start each L1 buffer)."""
+    return (int(n) + 3) // 4 * 4

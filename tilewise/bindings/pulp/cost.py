@@ -805,7 +805,7 @@ class MatMulActCost:
     head: float = 2684.7219
     call: float = 2740.2882
 
-    def _shares(self, m: int, k: int, n: int, yb: int, p: int) -> tuple[float, float]:
+    def shares(self, m: int, k: int, n: int, yb: int, p: int) -> tuple[float, float]:
         """The busiest core's row quads and row pairs over the layer's row tiles of m rows."""
         from .mm_act import m_tile
 
@@ -830,10 +830,10 @@ class MatMulActCost:
         tail = 1.0 if k % 4 else 0.0
 
         def quads(s, first, last):
-            return np.vectorize(lambda m: self._shares(int(m), k, n, yb, p)[0])(s).astype(np.float64)
+            return np.vectorize(lambda m: self.shares(int(m), k, n, yb, p)[0])(s).astype(np.float64)
 
         def pairs(s, first, last):
-            return np.vectorize(lambda m: self._shares(int(m), k, n, yb, p)[1])(s).astype(np.float64)
+            return np.vectorize(lambda m: self.shares(int(m), k, n, yb, p)[1])(s).astype(np.float64)
 
         def cols(s, first, last):
             return np.ceil(s / p)

@@ -41,17 +41,13 @@ from ...ir.tensor import dtype_bits
 from ..base import Binding, LayerConstants, Precision, TileRules, per_mode
 from ..portable.common import u8_offset
 from . import constants
-from .common import FAMILY, render
+from .common import FAMILY, render, round4
 from .weighted import output_clamp
 
 #: the bytes a row tile (a's rows and their outputs) may take in L1, beyond b's staging
 TILE_BYTES = 8192
 UNTILED = TileRules(l3=False, untiled=True)
 INT32_MAX = 2**31 - 1
-
-
-def _r4(v: int) -> int:
-    return (v + 3) // 4 * 4
 
 
 @dataclass(frozen=True)
@@ -82,7 +78,7 @@ def m_tile(m: int, k: int, n: int, y_bytes: int) -> int:
     """Rows per tile: all m when their a rows and outputs fit TILE_BYTES, else the most even
     count that does (at least 1)."""
     per = k + n * y_bytes
-    if _r4(m * k) + m * n * y_bytes <= TILE_BYTES:
+    if round4(m * k) + m * n * y_bytes <= TILE_BYTES:
         return m
     t = max(1, (TILE_BYTES - 3) // per)
     return t - t % 2 if t > 1 else 1
@@ -94,14 +90,14 @@ def geometry(heads: int, m: int, k: int, n: int, y_bytes: int, requant: bool, co
     dma = not arm
     mt = m_tile(m, k, n, y_bytes) if dma else m
     bt_off = 0
-    bias_off = bt_off + _r4(n * k)
+    bias_off = bt_off + round4(n * k)
     words_off = bias_off + 4 * n
     col_off = words_off + (16 * n if requant else 0)
-    region_off = col_off + (cores * 4 * _r4(k) if arm else 0)
-    a_tile = _r4(mt * k)
-    region = a_tile + max(_r4(k * n), mt * n * y_bytes) if dma else 0
+    region_off = col_off + (cores * 4 * round4(k) if arm else 0)
+    a_tile = round4(mt * k)
+    region = a_tile + max(round4(k * n), mt * n * y_bytes) if dma else 0
     return Geometry(heads, m, k, n, y_bytes, a_step, b_step, m * n * y_bytes, a_off, dma, mt, bt_off,
-                    bias_off, words_off, col_off, region_off, a_tile, _r4(region_off + region))
+                    bias_off, words_off, col_off, region_off, a_tile, round4(region_off + region))
 
 
 def nest_geometry(nest: LoopNest, cores: int, arm: bool) -> Geometry:
@@ -141,7 +137,9 @@ def _head_step(shape: tuple[int, ...], batch: tuple[int, ...], mat: int) -> int 
     return mat if full == tuple(batch) and heads > 1 else None
 
 
-def _steps(layer: Layer, lg: LayerGraph) -> tuple[int | None, int | None]:
+def head_steps(layer: Layer, lg: LayerGraph) -> tuple[int | None, int | None]:
+    """The bytes between heads of the MatMul's a and b (_head_step: its matrix size, 0 for one matrix
+    every head reads, None otherwise); attention.py reads its scores' and context's."""
     a, b = (tuple(lg.tensors[t].shape) for t in layer.inputs)
     y = tuple(lg.tensors[layer.output].shape)
     return _head_step(a, y[:-2], a[-2] * a[-1]), _head_step(b, y[:-2], b[-2] * b[-1])
@@ -170,7 +168,7 @@ def check(layer: Layer, lg: LayerGraph) -> str | None:
     y = lg.tensors[layer.output].dtype
     if a not in ("int8", "uint8") or b != "int8":
         return f"a MatMul of {a} by {b} (the cluster kernel takes int8 or uint8 by int8)"
-    sa, sb = _steps(layer, lg)
+    sa, sb = head_steps(layer, lg)
     if sa is None or sb is None:
         return "a MatMul whose batch broadcasts along some of its dims (every head or one per operand)"
     rq = layer.requant
@@ -194,7 +192,7 @@ def emit(layer: Layer, lg: LayerGraph, consts: LayerConstants | None, arm: bool 
     scratch offsets, which follow every other part (the template forks on the module's cores)."""
     a, b = (tuple(lg.tensors[t].shape) for t in layer.inputs)
     y = tuple(lg.tensors[layer.output].shape)
-    sa, sb = _steps(layer, lg)
+    sa, sb = head_steps(layer, lg)
     assert sa is not None and sb is not None, layer.name
     heads = int(np.prod(y[:-2], dtype=np.int64)) if len(y) > 2 else 1
     rq = layer.requant

@@ -24,13 +24,9 @@ from ...ir.ops import Op
 from ...ir.params import SvdfParams
 from ..base import Binding, LayerConstants, Precision, TileRules, per_mode
 from ..portable import svdf as portable_svdf
-from .common import FAMILY, render
+from .common import FAMILY, render, round4
 
 UNTILED = TileRules(l3=False, untiled=True)
-
-
-def _r4(n: int) -> int:
-    return (int(n) + 3) // 4 * 4
 
 
 def geometry(nest: LoopNest) -> dict[str, int]:
@@ -43,8 +39,8 @@ def geometry(nest: LoopNest) -> dict[str, int]:
 
 def l1_bytes(batch: int, inputs: int, filters: int, memory: int, units: int, bias: bool = True) -> int:
     """tw_pulp_svdf.h's L1: w_feature, w_time, bias, state, x, y, each rounded up to 4 bytes."""
-    return (_r4(filters * inputs) + _r4(2 * filters * memory) + (4 * units if bias else 0)
-            + _r4(2 * batch * filters * memory) + _r4(batch * inputs) + _r4(batch * units))
+    return (round4(filters * inputs) + round4(2 * filters * memory) + (4 * units if bias else 0)
+            + round4(2 * batch * filters * memory) + round4(batch * inputs) + round4(batch * units))
 
 
 def scratch_bytes(nest: LoopNest, cores: int, k: Any, c: Any, oy: Any, ox: Any) -> Any:
