@@ -6,7 +6,7 @@ Cortex-M7 cycles, KERNELS_INSTRUCTIONS executed instructions — and what report
   test fails if an instruction prediction is printed as cycles, or plain "cycles" labels one.
 - `validate --on count` per layer kind: the cycle model's prediction against the cycles
   platforms/m7_timing.py estimates (BAND_CYCLES), and the instruction model's re-pricing of the same
-  schedule (schedule/instructions.py) against the counted instructions (BAND_INSTRUCTIONS), on
+  schedule (validate/instructions.py) against the counted instructions (BAND_INSTRUCTIONS), on
   kws_dscnn, ic_resnet8 and ad_autoencoder (conv 3×3, 1×1, depthwise, dense, add, pool; ~25 s).
   The bands hold the fit of bench/calibrate_m7.py (bench/calibration_m7_cycles.json: each of
   these kinds within 1-6% summed over the calibration set, a model's single layer kinds within
@@ -27,10 +27,10 @@ from tilewise.examples import EXAMPLE_ONNX
 from tilewise.passes import lower
 from tilewise.pipeline import Options, load, schedule_network
 from tilewise.platforms import m7_timing
-from tilewise.schedule.instructions import predicted_instructions
 from tilewise.targets import stm32h7
 from tilewise.targets.registry import get_target
 from tilewise.validate import make_inputs, validate_network
+from tilewise.validate.instructions import predicted_instructions
 
 from .conftest import absent, mlperf_path
 

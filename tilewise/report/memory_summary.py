@@ -34,6 +34,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..memory.buffers import lower_bound
+from ..memory.inplace import lower_bound_linked
 from ..memory.network import weight_name
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -45,6 +46,12 @@ def memory_summary(ns: NetworkSchedule) -> dict[str, int | bool]:
     plan = ns.memory.plan
     by_kind = {kind: lower_bound([b for b in plan.buffers if b.kind == kind], plan.align)
                for kind in ("activation", "weight", "scratch")}
+    if plan.links:
+        # outputs written over their inputs (memory/inplace.py): a linked pair shares its bytes
+        acts = [b for b in plan.buffers if b.kind == "activation"]
+        names = {b.name for b in acts}
+        by_kind["activation"] = lower_bound_linked(
+            acts, [lk for lk in plan.links if lk.input in names and lk.output in names], plan.align)
     resident = {weight_name(n) for n in ns.memory.weights_in_l2}
     resident_bytes = sum(b.size for b in plan.buffers if b.kind == "weight" and b.name in resident)
     lg = ns.layers

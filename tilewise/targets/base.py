@@ -29,7 +29,7 @@ name: capabilities are fields (`Target.platform`, `Memory.roles`, `Module.weight
   they are the chip's cycles as its simulator measures them; stm32h7's are a timing model's
   estimate); `Target.instruction_model`: for a core whose code is also counted in executed
   instructions (Cortex-M, `validate --on count`), the same target priced in instructions
-  (schedule/instructions.py re-prices a schedule with it).
+  (validate/instructions.py re-prices a schedule with it).
 - `Energy` figures are optional (0 = unknown).
 """
 

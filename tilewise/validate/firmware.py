@@ -25,10 +25,10 @@ from ..codegen.project import Project
 from ..errors import TilewiseError
 from ..pipeline import NetworkSchedule
 from ..platforms.base import HOST_ONLY, Platform, Runner
-from ..schedule.instructions import predicted_instructions
 from . import ram_elf
 from .code_size import of_elf
 from .firmware_run import build_elf, fill_report, parse_run
+from .instructions import predicted_instructions
 from .report import ValidationReport
 
 

@@ -1,4 +1,5 @@
-"""A network schedule re-priced in executed instructions, for a target whose cost model is in
+"""A network schedule re-priced in executed instructions (validate's predicted_instructions; in
+validate, above the pipeline whose NetworkSchedule it reads), for a target whose cost model is in
 another unit (stm32h7: estimated Cortex-M7 cycles) but whose runs are also counted in
 instructions (`validate --on count`).
 
@@ -16,9 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from .cost import Evaluator, untiled_schedule
-from .placement import Placement
-from .space import LayerSchedule
+from ..schedule.cost import Evaluator, untiled_schedule
+from ..schedule.placement import Placement
+from ..schedule.space import LayerSchedule
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..pipeline import NetworkSchedule
