@@ -15,8 +15,11 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from .buffers import Buffer, align_up
+
+T = TypeVar("T")
 
 #: priority orders (name → sort key); the first three are the usual ones, the last places
 #: buffers in execution order (a first-fit "arena" allocator)
@@ -58,19 +61,29 @@ def plan_best_fit(
     After the fixed `orders`, up to `restarts` random orders are tried while the peak is above
     `goal` (pass the lower bound: no order can beat it).
     """
+    return search_orders(buffers, lambda order: _place(order, align), lambda name: ORDERS[name],
+                         orders, restarts, goal, seed)
+
+
+def search_orders(items: Sequence[T], place: Callable[[list[T]], tuple[dict[str, int], int]],
+                  key_of: Callable[[str], Callable[[T], Any]], orders: Sequence[str] = tuple(ORDERS),
+                  restarts: int = 0, goal: int = 0, seed: int = 0) -> tuple[dict[str, int], int, str]:
+    """The best of `place` over the priority `orders` (items sorted by key_of(name)), then up to
+    `restarts` random orders while the peak is above `goal`: (offsets, peak, winning order's
+    name or "random"). Shared by plan_best_fit and inplace.plan_linked (its rigid units)."""
     best: tuple[dict[str, int], int, str] | None = None
     for name in orders:
-        offsets, peak = _place(sorted(buffers, key=ORDERS[name]), align)
+        offsets, peak = place(sorted(items, key=key_of(name)))
         if best is None or peak < best[1]:
             best = (offsets, peak, name)
     assert best is not None
     rng = random.Random(seed)
-    order = sorted(buffers, key=ORDERS["size"])
+    order = sorted(items, key=key_of("size"))
     for _ in range(restarts):
         if best[1] <= goal:
             break
         rng.shuffle(order)
-        offsets, peak = _place(order, align)
+        offsets, peak = place(order)
         if peak < best[1]:
             best = (offsets, peak, "random")
     return best

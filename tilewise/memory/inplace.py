@@ -19,11 +19,10 @@ shared step as its extent (`lower_bound_linked`).
 
 from __future__ import annotations
 
-import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from .bestfit import ORDERS
+from .bestfit import ORDERS, search_orders
 from .buffers import Buffer, align_up
 
 
@@ -98,22 +97,8 @@ def plan_linked(buffers: Sequence[Buffer], links: Sequence[Link], align: int = 1
             return ORDERS[name](Buffer(head.name, _extent(u, align), first, last, head.kind))
         return k
 
-    best: tuple[dict[str, int], int, str] | None = None
-    for name in ORDERS:
-        offsets, peak = _place(sorted(us, key=key(name)), align)
-        if best is None or peak < best[1]:
-            best = (offsets, peak, name)
-    assert best is not None
-    rng = random.Random(seed)
-    order = sorted(us, key=key("size"))
-    for _ in range(restarts):
-        if best[1] <= goal:
-            break
-        rng.shuffle(order)
-        offsets, peak = _place(order, align)
-        if peak < best[1]:
-            best = (offsets, peak, "random")
-    return best
+    return search_orders(us, lambda order: _place(order, align), key, tuple(ORDERS), restarts, goal,
+                         seed)
 
 
 def lower_bound_linked(buffers: Sequence[Buffer], links: Sequence[Link], align: int = 1) -> int:
