@@ -61,10 +61,11 @@ def scratch_of(weights_l1: bool, layout: Callable[..., dict[str, Any]] | None = 
     return scratch_bytes
 
 
-def reorder(w: np.ndarray, n_cell: int, length: int) -> np.ndarray:
-    """[4][H][L] gate rows -> [H][4][round4(L)], zero-padded (module docstring)."""
+def reorder(w: np.ndarray, n_cell: int, length: int, lanes: int = 4) -> np.ndarray:
+    """[4][H][L] gate rows -> [H][4][L rounded up to `lanes`], zero-padded (module docstring;
+    lanes 4: int8 weights for pv.sdotsp.b / smlad pairs of pairs, 2: the 16x8 kernel's int16)."""
     w = np.asarray(w, dtype=np.int64).reshape(4, n_cell, length).transpose(1, 0, 2)
-    out = np.zeros((n_cell, 4, int(_pad4(length))), dtype=np.int64)
+    out = np.zeros((n_cell, 4, (length + lanes - 1) // lanes * lanes), dtype=np.int64)
     out[:, :, :length] = w
     return out
 

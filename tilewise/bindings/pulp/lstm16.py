@@ -28,7 +28,7 @@ from ..base import Binding, LayerConstants, Precision, per_mode
 from ..portable import lstm as portable_lstm
 from ..portable.lstm16 import check_lstm16
 from .common import FAMILY, render
-from .lstm import UNTILED, WEIGHTS_IN_L1, scratch_of
+from .lstm import UNTILED, WEIGHTS_IN_L1, reorder, scratch_of
 
 #: the dot products sum in int32: rows of fewer terms than this (each at most 2^22 in magnitude)
 MAX_TERMS = 512
@@ -59,14 +59,6 @@ def check(layer: Layer, lg: LayerGraph) -> str | None:
     return why
 
 
-def reorder(w: np.ndarray, n_cell: int, length: int) -> np.ndarray:
-    """[4][H][L] gate rows -> [H][4][round2(L)], zero-padded (module docstring)."""
-    w = np.asarray(w, dtype=np.int64).reshape(4, n_cell, length).transpose(1, 0, 2)
-    out = np.zeros((n_cell, 4, int(_pad(length, 2))), dtype=np.int64)
-    out[:, :, :length] = w
-    return out
-
-
 def lstm16(layer: Layer, lg: LayerGraph, consts: LayerConstants | None, weights_l1: bool = True) -> str:
     p = layer.params
     assert isinstance(p, LstmParams)
@@ -78,7 +70,8 @@ def lstm16(layer: Layer, lg: LayerGraph, consts: LayerConstants | None, weights_
     l1 = l1_layout(i, h, weights_l1)
     return render("lstm_cluster_s16.c.j2", batch=p.batch, steps=p.steps, n_input=i, n_cell=h,
                   time_major=p.time_major, ip=int(_pad(i, 2)), hp=int(_pad(h, 2)),
-                  w_x=reorder(const("w_x"), h, i).ravel().tolist(), w_h=reorder(const("w_h"), h, h).ravel().tolist(),
+                  w_x=reorder(const("w_x"), h, i, 2).ravel().tolist(),
+                  w_h=reorder(const("w_h"), h, h, 2).ravel().tolist(),
                   b=const("b_x").reshape(4, h).T.ravel().tolist(), in_mult=list(p.in_mult),
                   in_shift=list(p.in_shift), rec_mult=list(p.rec_mult), rec_shift=list(p.rec_shift),
                   cell_mul=list(p.cell_mul), hidden_mult=p.hidden_mult, hidden_shift=p.hidden_shift,
@@ -96,4 +89,4 @@ def bindings(cost, arm: bool = False) -> tuple[Binding, ...]:
                           check, emit=emit, whole=True, tiles=UNTILED, scratch=scratch_of(not arm, l1_layout)))
 
 
-__all__ = ["bindings", "l1_layout", "reorder"]
+__all__ = ["bindings", "l1_layout"]
