@@ -20,6 +20,9 @@ with the coefficients outside the fit held at KERNELS_CYCLES' (targets/stm32h7.p
 CYCLES_PER_INSTRUCTION, the ratio this script prints) and writes bench/calibration_m7_cycles.json:
 the data, the coefficients and the errors per network and layer kind (measured = counted
 instructions or estimated cycles).
+`--target stm32l4r5 --unit cycles` fits the Cortex-M4's KERNELS_CYCLES (targets/stm32l4r5.py) the
+same way on the estimated Cortex-M4 cycles (platforms/m4_timing.py) of the stm32l4r5 firmware
+(unicorn's Cortex-M4), at the part's own L1 only, and writes bench/calibration_m4_cycles.json.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench import calibrate_pulp as cp  # noqa: E402
 from bench import scheduling  # noqa: E402
 from tilewise.schedule.cost import Evaluator  # noqa: E402
+from tilewise.targets import stm32l4r5  # noqa: E402
 from tilewise.targets.stm32h7 import KERNELS_CYCLES, KERNELS_INSTRUCTIONS  # noqa: E402
 from tilewise.validate import make_inputs, validate_network  # noqa: E402
 
@@ -47,13 +51,17 @@ COPY = ("per_transfer", "per_chunk", "per_byte", "per_layer")
 #: per unit: the row's measured figure, the model whose other coefficients are held, the data file
 UNITS = {"instructions": ("measured_layer", KERNELS_INSTRUCTIONS, "calibration_m7.json"),
          "cycles": ("estimated_layer", KERNELS_CYCLES, "calibration_m7_cycles.json")}
+#: the Cortex-M4's (--target stm32l4r5): cycles only (its instructions: stm32h7's model)
+UNITS_M4 = {"cycles": ("estimated_layer", stm32l4r5.KERNELS_CYCLES, "calibration_m4_cycles.json")}
+#: per target: its units and the L1 sizes (kB; None: the part's own) it is calibrated at
+TARGETS = {"stm32h7": (UNITS, (None, 16)), "stm32l4r5": (UNITS_M4, (None,))}
 
 
-def collect(l1s=(None, 16)) -> list[dict]:
+def collect(target: str = "stm32h7", l1s=(None, 16)) -> list[dict]:
     rows = []
     for net, lg in cp.networks():
         for l1 in l1s:
-            ns = scheduling.schedule(lg, scheduling.target("stm32h7", l1_kb=l1), "model")
+            ns = scheduling.schedule(lg, scheduling.target(target, l1_kb=l1), "model")
             with tempfile.TemporaryDirectory(prefix="tw_calib_m7_") as tmp:
                 report, _ = validate_network(ns, Path(tmp) / "p", make_inputs(lg, 1, 0)[:1],
                                              on="count")
@@ -75,13 +83,13 @@ def collect(l1s=(None, 16)) -> list[dict]:
     return rows
 
 
-def configs(rows: list[dict]) -> dict:
+def configs(rows: list[dict], target: str = "stm32h7") -> dict:
     nets = dict(cp.networks())
     out = {}
     for r in rows:
         cfg = (r["network"], r["cores"], r["l1_kb"])
         if cfg not in out:
-            tgt = scheduling.target("stm32h7", l1_kb=r["l1_kb"])
+            tgt = scheduling.target(target, l1_kb=r["l1_kb"])
             out[cfg] = (nets[r["network"]], tgt, scheduling.schedule(nets[r["network"]], tgt,
                                                                       "model"))
     return out
@@ -131,15 +139,20 @@ def errors(rows: list[dict], coefs: dict[str, float], measured: str = "measured_
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--target", choices=tuple(TARGETS), default="stm32h7",
+                    help="the Cortex-M7 (stm32h7) or the Cortex-M4 (stm32l4r5, cycles only)")
     ap.add_argument("--unit", choices=tuple(UNITS), default="cycles",
                     help="fit estimated cycles (the target's model) or counted instructions")
     ap.add_argument("--data", type=Path, help="the data file (default: the unit's)")
     ap.add_argument("--reuse", action="store_true", help="refit the data already in --data")
     a = ap.parse_args(argv)
-    measured, base, default = UNITS[a.unit]
+    units, l1s = TARGETS[a.target]
+    if a.unit not in units:
+        ap.error(f"--target {a.target} is fitted in {', '.join(units)} only")
+    measured, base, default = units[a.unit]
     data = a.data or HERE / default
-    rows = json.loads(data.read_text())["rows"] if a.reuse else collect()
-    cfgs = configs(rows)
+    rows = json.loads(data.read_text())["rows"] if a.reuse else collect(a.target, l1s)
+    cfgs = configs(rows, a.target)
     # the kernels' structure built for Arm; the integer exports' coefficients held at the
     # unit's model's (bench/calibrate_int.py)
     cp.add_columns(rows, cfgs, base=replace(base, arm=True))
@@ -157,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"ratio {e['ratio']:.3f}")
     fitted = [c for c in (*cp.COEFS, *COPY) if any(r["columns"][c] for r in rows)]
     print(f"\nfitted (the others: the defaults, not exercised): {', '.join(fitted)}")
-    data.write_text(json.dumps({"unit": a.unit, "coefficients": coefs, "fitted": fitted,
+    data.write_text(json.dumps({"target": a.target, "unit": a.unit, "coefficients": coefs, "fitted": fitted,
                                 "errors": err,
                                 "cycles_per_instruction": cpi, "rows": rows}, indent=1) + "\n")
     return 0

@@ -26,7 +26,7 @@ from tilewise.errors import TilewiseError
 from tilewise.examples import EXAMPLE_ONNX
 from tilewise.passes import lower
 from tilewise.pipeline import Options, load, schedule_network
-from tilewise.platforms import m7_timing
+from tilewise.platforms import mca_timing
 from tilewise.targets import stm32h7
 from tilewise.targets.registry import get_target
 from tilewise.validate import make_inputs, validate_network
@@ -98,7 +98,7 @@ def _kinds(name: str) -> tuple[dict, dict]:
 
 def test_cycle_and_instruction_models_per_layer_kind_against_the_count():
     try:
-        m7_timing.llvm_mca()
+        mca_timing.llvm_mca()
     except TilewiseError as e:
         absent(str(e))
     seen: set[str] = set()

@@ -1,4 +1,5 @@
-"""The Cortex-M7 cycle estimate (platforms/m7_timing.py) and `validate --on count`'s report of it.
+"""The Cortex-M7 cycle estimate (platforms/m7_timing.py, priced by platforms/mca_timing.py) and
+`validate --on count`'s report of it.
 
 The estimator against its validation set (Thumb-2 sequences whose Cortex-M7 cycles are published
 from silicon) within the error its docstring states; capstone's text turned into what llvm-mca
@@ -20,6 +21,7 @@ import pytest
 from tilewise.errors import TilewiseError
 from tilewise.examples import EXAMPLE_ONNX
 from tilewise.platforms import m7_timing as m7
+from tilewise.platforms import mca_timing as mca
 
 from .conftest import absent, mlperf_path
 
@@ -27,7 +29,7 @@ from .conftest import absent, mlperf_path
 @pytest.fixture(scope="module", autouse=True)
 def mca_present():
     try:
-        m7.llvm_mca()
+        mca.llvm_mca()
     except TilewiseError as e:
         absent(str(e))
 
@@ -35,7 +37,7 @@ def mca_present():
 def test_micro_benchmarks_within_stated_error():
     """Each published sequence within the worst error the docstring states, and the set's mean
     within the stated mean."""
-    got = m7.run_mca([list(b.lines) for b in m7.MICRO_BENCHMARKS])
+    got = mca.run_mca([list(b.lines) for b in m7.MICRO_BENCHMARKS])
     errors = [abs(r.cycles / b.cycles - 1) for b, r in zip(m7.MICRO_BENCHMARKS, got)]
     for b, r, e in zip(m7.MICRO_BENCHMARKS, got, errors):
         assert e <= m7.VALIDATION_ERROR["worst"] + 1e-9, (b.name, r.cycles, b.cycles)
@@ -61,22 +63,22 @@ def test_block_text_is_what_llvm_mca_reads(tmp_path):
     priced as the branch it is, a cbz branches forward to a label; llvm-mca accepts the block."""
     code = _thumb(tmp_path, "cmp r0, r1\nite lt\nmovlt r0, r1\naddge r0, r0, #1\n"
                             "cbz r0, 1f\nbl far\n1: bx lr\nfar: nop")
-    lines = m7.block_asm(code, 0x1000)
+    lines = mca.block_asm(code, 0x1000)
     assert lines[:4] == ["cmp r0, r1", "nop", "mov r0, r1", "add r0, #1"], lines
     assert lines[4:8] == ["cbz r0, 2f", "2:", "b.w 2f", "2:"], lines
-    (r,) = m7.run_mca([lines[:9]])
+    (r,) = mca.run_mca([lines[:9]])
     assert r.instructions == 7 and 3 <= r.cycles <= 12, r
 
 
 def test_flash_cache_counts_line_fills():
     """Streaming 32 kB (twice the 16 kB D-cache) misses every line both times; 8 kB read twice
     misses once per line."""
-    c = m7.FlashCache.empty()
+    c = mca.FlashCache.empty(m7.TIMING)
     for _ in range(2):
         for a in range(0, 32 * 1024, 4):
             c.read(a, 4)
     assert c.misses == 2 * 1024
-    c = m7.FlashCache.empty()
+    c = mca.FlashCache.empty(m7.TIMING)
     for _ in range(2):
         for a in range(0, 8 * 1024, 4):
             c.read(a, 4)

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from . import m4_timing, m7_timing
+from .mca_timing import CoreTiming
+
 
 @dataclass(frozen=True)
 class ArmCore:
@@ -23,12 +26,13 @@ class ArmCore:
     qemu_machine: str
     #: unicorn's CPU model constant (unicorn.arm_const), for the instruction counter
     unicorn_model: str
-    #: the counter prices the executed blocks in this core's cycles (platforms/m7_timing.py, the
-    #: Cortex-M7's); False: it reports instructions only
-    cycle_model: bool = False
+    #: how the counter prices the executed blocks in this core's cycles (platforms/mca_timing.py;
+    #: m7_timing.py, m4_timing.py); None: it reports instructions only
+    timing: CoreTiming | None = None
 
 
 #: Arm MPS2 AN500 (Cortex-M7) and AN386 (Cortex-M4): QEMU's `-M mps2-an500` / `mps2-an386`
-CORTEX_M7 = ArmCore("cortex-m7", "Cortex-M7", "mps2-an500", "UC_CPU_ARM_CORTEX_M7", cycle_model=True)
-#: no cycle model of the Cortex-M4 yet: its counts are instructions only
-CORTEX_M4 = ArmCore("cortex-m4", "Cortex-M4", "mps2-an386", "UC_CPU_ARM_CORTEX_M4")
+CORTEX_M7 = ArmCore("cortex-m7", "Cortex-M7", "mps2-an500", "UC_CPU_ARM_CORTEX_M7",
+                    timing=m7_timing.TIMING)
+CORTEX_M4 = ArmCore("cortex-m4", "Cortex-M4", "mps2-an386", "UC_CPU_ARM_CORTEX_M4",
+                    timing=m4_timing.TIMING)

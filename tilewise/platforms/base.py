@@ -25,8 +25,9 @@ from typing import Any, Protocol
 class Execution:
     """What one run of a firmware gave: its exit status and printed text (firmware main's TW_*
     lines, validate/firmware_run.py parses them) and, from a runner that counts them, executed
-    instructions per inference and per layer of the first inference, and their Cortex-M7 cycles
-    as the timing model estimates them (platforms/m7_timing.py; estimated, not measured)."""
+    instructions per inference and per layer of the first inference, and their cycles as the
+    core's timing model estimates them (platforms/mca_timing.py; estimated, not measured), with
+    the model's label and the core's name."""
 
     status: int
     text: str
@@ -34,6 +35,8 @@ class Execution:
     layer_instructions: tuple[int, ...] = ()
     estimated_cycles: float | None = None
     layer_estimated_cycles: tuple[float, ...] = ()
+    estimated_model: str | None = None
+    estimated_core: str | None = None
 
 
 class Runner(Protocol):

@@ -3,7 +3,7 @@ instruction-counting emulator; executed instructions per inference and per layer
 
 QEMU runs the firmware but counts nothing, so the measure on Arm is executed instructions, as
 TFLite Micro + CMSIS-NN's figures in notes/anchors.md are; cycles are only estimated from them
-(platforms/m7_timing.py, below). The same ELF `validate --on qemu` builds (mps2-an500's map:
+(platforms/mca_timing.py, below). The same ELF `validate --on qemu` builds (mps2-an500's map:
 code at 0x00000000, data at 0x20000000) is loaded segment by segment (pyelftools) into `unicorn`
 (its model of the target's core, platforms/arm_core.py: Cortex-M7 or Cortex-M4, Thumb-2 with the DSP
 extension) and run from its vector table; Arm semihosting
@@ -17,8 +17,9 @@ translated basic block (a block hook; each block's instructions decoded once wit
   two calls.
 The block hook also records, for the first inference, each executed basic block (its address and
 bytes) with its execution count per layer (and for the few instructions of network.c before the
-first layer): platforms/m7_timing.py prices them in Cortex-M7 cycles (estimated, llvm-mca's
-Cortex-M7 model), which `Counter.run` reports next to the instructions.
+first layer), the taken branches (a block entered elsewhere than where the previous one ended) and
+the flash data cache's misses: platforms/mca_timing.py prices them in the core's cycles
+(estimated: m7_timing.py, m4_timing.py), which `Counter.run` reports next to the instructions.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from pathlib import Path
 from ..errors import TilewiseError
 from .arm_core import CORTEX_M7, ArmCore
 from .base import Execution
-from .m7_timing import FLASH_MISS_CYCLES, FlashCache, block_cycles, llvm_mca, window_cycles
+from .mca_timing import FlashCache, block_cycles, llvm_mca, window_cycles
 
 #: the memory regions of QEMU's mps2-an500 the firmware uses (firmware/link_qemu.ld), and the
 #: System Control Space page (SCS): unicorn models no SCS, so the start-up's write of CPACR
@@ -57,10 +58,14 @@ class Counted:
     #: the first inference's block execution counts: before the first layer, then per layer
     pre_blocks: dict[tuple[int, int], int] = field(default_factory=dict)
     layer_blocks: list[dict[tuple[int, int], int]] = field(default_factory=list)
-    #: the first inference's D-cache line fills from flash's constants (m7_timing.FlashCache):
+    #: the first inference's D-cache line fills from flash's constants (mca_timing.FlashCache):
     #: before the first layer, then per layer
     pre_misses: int = 0
     layer_misses: list[int] = field(default_factory=list)
+    #: the first inference's taken branches (a block not entered where the previous one ended):
+    #: before the first layer, then per layer (counted where the branch was, its block's window)
+    pre_taken: int = 0
+    layer_taken: list[int] = field(default_factory=list)
 
 
 def _emulator():
@@ -128,18 +133,26 @@ def count_instructions(elf: Path, n_layers: int, c_name: str = "tw", core: ArmCo
     #: the block counts being recorded (None outside the first inference), per layer entered
     window: list[dict[tuple[int, int], int] | None] = [None]
     windows: dict[int, dict[tuple[int, int], int]] = {}
-    cache = FlashCache.empty()
+    timing = core.timing or CORTEX_M7.timing
+    cache = FlashCache.empty(timing)
     misses: dict[int, int] = {}       # cache.misses at each layer's entry
+    taken = [0]                       # taken branches so far in the first inference
+    taken_at: dict[int, int] = {}     # taken[0] at each layer's entry
+    end = [-1]                        # where the previous block ended
 
     def on_block(uc, addr, size, _):
         n = sizes.get(addr)
         if n is None:
             n = sizes[addr] = thumb_count(disasm, bytes(uc.mem_read(addr, size)), addr)
+        if addr != end[0]:
+            taken[0] += 1
+        end[0] = addr + size
         if addr == mark:
             if uc.reg_read(arm.UC_ARM_REG_R0) == 0:
                 start[0] = total[0]
                 window[0] = run.pre_blocks if not run.inferences else None
                 cache.misses = 0
+                taken[0] = 0
             else:
                 run.inferences.append(total[0] - start[0])
                 window[0] = None
@@ -151,11 +164,15 @@ def count_instructions(elf: Path, n_layers: int, c_name: str = "tw", core: ArmCo
                     fills = [misses[i] for i, _ in ends] + [cache.misses]
                     run.pre_misses = fills[0] if ends else cache.misses
                     run.layer_misses = [fills[i + 1] - fills[i] for i in range(len(ends))]
+                    jumps = [taken_at[i] for i, _ in ends] + [taken[0]]
+                    run.pre_taken = jumps[0] if ends else taken[0]
+                    run.layer_taken = [jumps[i + 1] - jumps[i] for i in range(len(ends))]
                     if reads:
                         uc.hook_del(reads[0])
         elif addr in layer_at and not run.inferences:
             entries[layer_at[addr]] = total[0]
             misses[layer_at[addr]] = cache.misses
+            taken_at[layer_at[addr]] = taken[0]
             window[0] = windows.setdefault(layer_at[addr], {})
         if (w := window[0]) is not None:
             key = (addr, size)
@@ -201,7 +218,7 @@ def count_instructions(elf: Path, n_layers: int, c_name: str = "tw", core: ArmCo
 @dataclass(frozen=True)
 class Counter:
     """The Runner that counts a Cortex-M firmware's executed instructions on `core`, and prices
-    them in cycles where the core has a cycle model (ArmCore.cycle_model)."""
+    them in cycles where the core has a timing model (ArmCore.timing)."""
 
     core: ArmCore = CORTEX_M7
     on: str = "count"
@@ -209,15 +226,21 @@ class Counter:
     counts_instructions: bool = True
 
     def run(self, elf: Path, layers: int, c_name: str) -> Execution:
-        if self.core.cycle_model:
+        timing = self.core.timing
+        if timing is not None:
             llvm_mca()      # missing: one sentence before the run, not after it
         c = count_instructions(elf, layers, c_name, self.core)
-        if not c.inferences or not self.core.cycle_model:
+        if not c.inferences or timing is None:
             return Execution(c.status, c.text, tuple(c.inferences), tuple(c.layers))
-        priced = block_cycles(c.blocks)
-        layer_cycles = tuple(window_cycles(w, priced) + FLASH_MISS_CYCLES * m
-                             for w, m in zip(c.layer_blocks, c.layer_misses))
-        pre = window_cycles(c.pre_blocks, priced) + FLASH_MISS_CYCLES * c.pre_misses
+        priced = block_cycles(c.blocks, timing)
+
+        def cycles(blocks, misses, taken):
+            return (window_cycles(blocks, priced) + timing.miss_cycles * misses
+                    + timing.taken_branch_cycles * taken)
+
+        layer_cycles = tuple(cycles(w, m, t)
+                             for w, m, t in zip(c.layer_blocks, c.layer_misses, c.layer_taken))
+        pre = cycles(c.pre_blocks, c.pre_misses, c.pre_taken)
         return Execution(c.status, c.text, tuple(c.inferences), tuple(c.layers),
-                         pre + sum(layer_cycles), layer_cycles)
+                         pre + sum(layer_cycles), layer_cycles, timing.model, timing.label)
 

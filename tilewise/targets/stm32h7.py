@@ -157,16 +157,20 @@ UNTILED_AS = {"lut_elem": "other_elem", "bcast_elem": "other_elem", "concat_elem
 CYCLES_UNIT = "cycles (Cortex-M7 model, estimated)"
 
 
-def _in_cycles(k: PulpKernels) -> PulpKernels:
-    """`k`'s coefficients times CYCLES_PER_INSTRUCTION, then FITTED_CYCLES' (and UNTILED_AS')."""
-    scaled = {f.name: getattr(k, f.name) * CYCLES_PER_INSTRUCTION for f in fields(k)
+def in_cycles(k: PulpKernels, name: str = "pulp-kernels-m7-cycles",
+              per_instruction: float = CYCLES_PER_INSTRUCTION,
+              fitted: dict[str, float] = FITTED_CYCLES) -> PulpKernels:
+    """`k`'s coefficients times `per_instruction`, then `fitted`'s (and UNTILED_AS'): a core's
+    cycle model from the instruction model and the coefficients fitted on its estimated cycles
+    (stm32l4r5 builds the Cortex-M4's this way)."""
+    scaled = {f.name: getattr(k, f.name) * per_instruction for f in fields(k)
               if type(getattr(k, f.name)) is float}
-    untiled = {c: FITTED_CYCLES[of] for c, of in UNTILED_AS.items()}
-    return replace(k, name="pulp-kernels-m7-cycles", **{**scaled, **FITTED_CYCLES, **untiled})
+    untiled = {c: fitted[of] for c, of in UNTILED_AS.items()}
+    return replace(k, name=name, **{**scaled, **fitted, **untiled})
 
 
 #: the pulp kernels' model in estimated Cortex-M7 cycles (module docstring "Units"): the target's
-KERNELS_CYCLES = _in_cycles(KERNELS_INSTRUCTIONS)
+KERNELS_CYCLES = in_cycles(KERNELS_INSTRUCTIONS)
 #: TFLite's integer LSTM runs the pulp family's lstm_cluster_s8 here (bindings/pulp/lstm.py),
 #: priced by bindings/pulp/lstm_cost.py ARM
 #: the STM32H743's memory regions (module docstring: DS12110 §3.5, RM0433 §2.3–2.4)
@@ -201,7 +205,7 @@ LAYER_OVERHEAD_CYCLES = 276.5
 INSTRUCTIONS_UNIT = "instructions (Cortex-M7, counted)"
 
 
-def _dtcm(per_instruction: float) -> Memory:
+def dtcm(per_instruction: float) -> Memory:
     """The DTCM level; its copy figures (fitted on counted instructions, module docstring) times
     `per_instruction` (1 in instructions, CYCLES_PER_INSTRUCTION in cycles)."""
     return Memory("L1", DTCM.size, reserved=STACK, bandwidth=0.6533 / per_instruction,
@@ -211,21 +215,24 @@ def _dtcm(per_instruction: float) -> Memory:
 
 
 def _cpu(kernels: PulpKernels, layer_overhead: float) -> Module:
-    return Module("cpu", cores=1, bindings=_bindings(kernels), memory="L2",
+    return Module("cpu", cores=1, bindings=arm_bindings(
+        kernels, CYCLES_PER_INSTRUCTION if kernels.name == KERNELS_CYCLES.name else None),
+        memory="L2",
                   layer_overhead_cycles=layer_overhead, weights_from="flash",
                   note="Cortex-M7 (DSP extension), the SIMD kernels")
 
 
-def _bindings(kernels: PulpKernels) -> tuple[Binding, ...]:
-    """The pulp family built for Arm priced by `kernels`; in cycles (KERNELS_CYCLES' structure),
-    the bindings priced by models of their own in instructions (LSTM, attention, the MatMul's
-    activations: the same model whatever `kernels` is) times CYCLES_PER_INSTRUCTION."""
+def arm_bindings(kernels: PulpKernels, per_instruction: float | None) -> tuple[Binding, ...]:
+    """The pulp family built for Arm priced by `kernels`; in cycles (`per_instruction` given:
+    KERNELS_CYCLES' structure), the bindings priced by models of their own in instructions
+    (LSTM, attention, the MatMul's activations: the same model whatever `kernels` is) times
+    `per_instruction` (CYCLES_PER_INSTRUCTION on the Cortex-M7)."""
     own = pulp.bindings(kernels, arm=True, host=True)
-    if kernels.name != KERNELS_CYCLES.name:
+    if per_instruction is None:
         return own
     counted = {(b.key, b.name): b.cost for b in pulp.bindings(KERNELS_INSTRUCTIONS, arm=True,
                                                               host=True)}
-    return tuple(replace(b, cost=Scaled(b.cost, CYCLES_PER_INSTRUCTION))
+    return tuple(replace(b, cost=Scaled(b.cost, per_instruction))
                  if counted.get((b.key, b.name)) == b.cost else b for b in own)
 
 
@@ -233,8 +240,8 @@ def instructions(target: Target) -> Target:
     """`target` (stm32h7, with its overrides) priced in executed instructions: KERNELS_INSTRUCTIONS,
     the DTCM's copies and the layer overhead in instructions (Target.instruction_model)."""
     l1 = target.memory("L1")
-    dtcm = replace(_dtcm(1.0), size=l1.size, reserved=l1.reserved)
-    return replace(target, memories=tuple(dtcm if m.name == "L1" else m for m in target.memories),
+    level = replace(dtcm(1.0), size=l1.size, reserved=l1.reserved)
+    return replace(target, memories=tuple(level if m.name == "L1" else m for m in target.memories),
                    modules=(_cpu(KERNELS_INSTRUCTIONS, LAYER_OVERHEAD_INSTRUCTIONS),),
                    cycles_unit=INSTRUCTIONS_UNIT, instruction_model=None)
 
@@ -245,7 +252,7 @@ TARGET = Target(
     clock_mhz=480.0,
     max_clock_mhz=480.0,
     memories=(
-        _dtcm(CYCLES_PER_INSTRUCTION),
+        dtcm(CYCLES_PER_INSTRUCTION),
         Memory("L2", AXI_SRAM.size, bandwidth=2.0, dma_setup_cycles=30, dma_async=True,
                roles=frozenset({"act", "tile"}), note="AXI SRAM: activations"),
         Memory("flash", FLASH.size, roles=frozenset({"weight"}), read_only=True, in_place=True,

@@ -24,16 +24,19 @@ Figures and where they come from:
   they are in flash (Memory.in_place), SRAM2 holds the kernels' scratch and the stack.
 - kernels: the same ARMv7E-M code as stm32h7 (the pulp family's C built for Arm: conv's 2×2
   MatMul of `smlad`, the depthwise's unpacked-row ring, tw_pulp_isa.h's `sxtb16` dot products;
-  the portable family for the rest), compiled with `-mcpu=cortex-m4`. Units: executed
-  INSTRUCTIONS (Target.cycles_unit says so wherever a figure is printed), the measure the counter
-  takes on unicorn's Cortex-M4 (`validate --on count`), priced by stm32h7's instruction model
-  (targets/stm32h7.py KERNELS_INSTRUCTIONS, LAYER_OVERHEAD_INSTRUCTIONS, the L1 copy figures in
-  instructions): the same instructions on the same ISA, held against the Cortex-M4 build's counted
-  instructions by tests/test_stm32l4r5.py. There is no Cortex-M4 cycle model (the core is
-  single-issue, so cycles ≥ instructions: loads take 2 cycles, taken branches 2–4, and the flash
-  adds 5 wait states at 120 MHz behind the ART accelerator — RM0432 §3.3.3 Table
-  "Number of wait states according to CPU clock (HCLK) frequency"); a figure in ms at 120 MHz
-  from these counts is a lower bound of the time.
+  the portable family for the rest), compiled with `-mcpu=cortex-m4`. Units: two models of the
+  same kernels, as stm32h7's. KERNELS_CYCLES (the target's: analyze, the report, explore, the
+  partition) predicts ESTIMATED Cortex-M4 cycles — fitted (bench/calibrate_m7.py --target
+  stm32l4r5 --unit cycles, bench/calibration_m4_cycles.json) on the cycles platforms/m4_timing.py
+  estimates per layer (llvm-mca's Cortex-M4 model per executed basic block corrected to the
+  Cortex-M4 TRM, taken branches, 5 flash wait states per data-cache miss behind the ART), not on a
+  board; reports say "cycles (Cortex-M4 model, estimated)" (CYCLES_UNIT) and the ms at 120 MHz
+  follow. The coefficients no calibration layer exercises are their instruction figure times
+  CYCLES_PER_INSTRUCTION (the calibration set's estimated cycles per counted instruction): an
+  assumption, not a fit. KERNELS_INSTRUCTIONS predicts executed instructions — stm32h7's
+  instruction coefficients (the same instructions on the same ISA, held against the Cortex-M4
+  build's counted instructions by tests/test_stm32l4r5.py); `instructions(target)` is the target
+  priced with it (Target.instruction_model).
 - seed 004 §3.4 benchmarks CMSIS-NN on an STM32L476 (a Cortex-M4 of the same family, 80 MHz at most)
   against PULP-NN on GAP8: the low-end Cortex-M MCU this target is.
 - FPU: FPv4-SP-D16, single precision (DS12023: "Cortex-M4 with FPU"); the firmware is built
@@ -48,7 +51,6 @@ Figures and where they come from:
 
 from dataclasses import replace
 
-from ..bindings import pulp
 from ..platforms.arm_core import CORTEX_M4
 from ..platforms.cortex_m import cortex_m_platform
 from . import stm32h7
@@ -69,18 +71,54 @@ FPU = "fpv4-sp-d16"
 #: SRAM2 bytes of the firmware's stack (sections.ld STACK_BYTES, written from this figure)
 STACK = 8 * KB
 #: the instruction-priced kernels of stm32h7 (module docstring: the same ARMv7E-M code)
-KERNELS = replace(stm32h7.KERNELS_INSTRUCTIONS, name="pulp-kernels-m4-instructions")
-#: stm32h7's L1 level figures in instructions (copies by the core) on SRAM2
-_L1 = replace(stm32h7.instructions(stm32h7.TARGET).memory("L1"), size=SRAM2.size, reserved=STACK,
-              note="SRAM2: kernel scratch and the stack (layers compute in place)")
-#: what the cost model's figures are (Target.cycles_unit)
-UNIT = "instructions (Cortex-M4, counted model; no cycle model)"
+KERNELS_INSTRUCTIONS = replace(stm32h7.KERNELS_INSTRUCTIONS, name="pulp-kernels-m4-instructions")
+#: estimated Cortex-M4 cycles per counted instruction over the calibration set
+#: (bench/calibration_m4_cycles.json): prices in cycles the coefficients no calibration layer
+#: exercises (module docstring "kernels")
+CYCLES_PER_INSTRUCTION = 1.610
+#: the coefficients of KERNELS_CYCLES fitted on estimated Cortex-M4 cycles (bench/calibrate_m7.py
+#: --target stm32l4r5 --unit cycles, bench/calibration_m4_cycles.json: the 76 layers of the four
+#: MLPerf Tiny models, the example and seed 004's layer at SRAM2's size; every network within
+#: 0.89-1.03 of its estimate (the example's onnx adds and pools are not fitted), conv / depthwise /
+#: dense / TFLite add / pool summed over the set within 1%)
+FITTED_CYCLES = {"mm_step": 31.771, "mm_block": 18.967, "im2col_byte": 0.549, "im2col_row":
+                 152.951, "requant_tflite": 44.129, "dw_out": 0.0, "dw_step": 0.0, "dw_gather":
+                 17.203, "dw_item": 325.156, "fc_step": 11.213, "fc_neuron": 8.75, "add_elem":
+                 14.756, "add_table": 43.794, "pool_step": 34.948, "pool_out": 81.285,
+                 "other_elem": 237.711, "other_call": 724.617, "tile": 0.0}
+#: the pulp kernels' model in estimated Cortex-M4 cycles: the target's
+KERNELS_CYCLES = stm32h7.in_cycles(KERNELS_INSTRUCTIONS, "pulp-kernels-m4-cycles",
+                                   CYCLES_PER_INSTRUCTION, FITTED_CYCLES)
+#: instructions per layer outside its kernel: stm32h7's; the same in estimated Cortex-M4 cycles
+LAYER_OVERHEAD_INSTRUCTIONS = stm32h7.LAYER_OVERHEAD_INSTRUCTIONS
+LAYER_OVERHEAD_CYCLES = 595.6
+#: what the cost models' figures are (Target.cycles_unit)
+CYCLES_UNIT = "cycles (Cortex-M4 model, estimated)"
+INSTRUCTIONS_UNIT = "instructions (Cortex-M4, counted)"
 
 
-def _itself(target: Target) -> Target:
-    """The target's instruction model (Target.instruction_model): the target itself, already
-    priced in instructions."""
-    return target
+def _sram2(per_instruction: float):
+    """SRAM2 as the L1 level: stm32h7's copy figures (fitted on counted instructions) times
+    `per_instruction` (1 in instructions, CYCLES_PER_INSTRUCTION in cycles)."""
+    return replace(stm32h7.dtcm(per_instruction), size=SRAM2.size, reserved=STACK,
+                   note="SRAM2: kernel scratch and the stack (layers compute in place)")
+
+
+def _cpu(kernels, layer_overhead: float, per_instruction: float | None) -> Module:
+    return Module("cpu", cores=1, bindings=stm32h7.arm_bindings(kernels, per_instruction),
+                  memory="L2", layer_overhead_cycles=layer_overhead, weights_from="flash",
+                  note="Cortex-M4 (DSP extension), the SIMD kernels")
+
+
+def instructions(target: Target) -> Target:
+    """`target` (stm32l4r5, with its overrides) priced in executed instructions:
+    KERNELS_INSTRUCTIONS, SRAM2's copies and the layer overhead in instructions
+    (Target.instruction_model)."""
+    l1 = target.memory("L1")
+    level = replace(_sram2(1.0), size=l1.size, reserved=l1.reserved)
+    return replace(target, memories=tuple(level if m.name == "L1" else m for m in target.memories),
+                   modules=(_cpu(KERNELS_INSTRUCTIONS, LAYER_OVERHEAD_INSTRUCTIONS, None),),
+                   cycles_unit=INSTRUCTIONS_UNIT, instruction_model=None)
 
 
 TARGET = Target(
@@ -89,20 +127,17 @@ TARGET = Target(
     clock_mhz=120.0,
     max_clock_mhz=120.0,
     memories=(
-        _L1,
+        _sram2(CYCLES_PER_INSTRUCTION),
         replace(stm32h7.TARGET.memory("L2"), size=SRAM3.size, note="SRAM3: activations"),
         stm32h7.TARGET.memory("flash"),
     ),
-    modules=(
-        Module("cpu", cores=1, bindings=pulp.bindings(KERNELS, arm=True, host=True), memory="L2",
-               layer_overhead_cycles=stm32h7.LAYER_OVERHEAD_INSTRUCTIONS, weights_from="flash",
-               note="Cortex-M4 (DSP extension), the SIMD kernels; priced in instructions"),
-    ),
+    modules=(_cpu(KERNELS_CYCLES, LAYER_OVERHEAD_CYCLES, CYCLES_PER_INSTRUCTION),),
     sources=("seed 004 §3.4 (CMSIS-NN on an STM32L4 Cortex-M4)",
              "ST DS12023 §3.5 (memory map)", "ST RM0432 §2.2 (memory organization), §3.3.3 (flash "
-             "wait states), §5.1.8 (boost mode)", "targets/stm32h7.py (the kernels' coefficients)"),
+             "wait states, ART), §5.1.8 (boost mode)", "Arm Cortex-M4 TRM §3.3 (instruction timing)",
+             "targets/stm32h7.py (the kernels' instruction coefficients)"),
     platform=cortex_m_platform(FPU, CORTEX_M4),
     regions=REGIONS,
-    cycles_unit=UNIT,
-    instruction_model=_itself,
+    cycles_unit=CYCLES_UNIT,
+    instruction_model=instructions,
 )

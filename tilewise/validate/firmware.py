@@ -10,7 +10,7 @@ and fill the report (firmware_run.fill_report: outputs against the golden model 
 runtime, DMA against the schedule, cycles next to the prediction, from the first inference); a
 runner that counts instructions adds the executed instructions per inference and per layer, next
 to the prediction (the Cortex-M cost model prices instructions: one per cycle, targets/stm32h7.py),
-and their Cortex-M7 cycles as the timing model estimates them (platforms/m7_timing.py).
+and their cycles as the core's timing model estimates them (platforms/mca_timing.py).
 `project_platform` finds a generated project's platform from its manifest.
 """
 
@@ -91,6 +91,8 @@ def check_on_firmware(report: ValidationReport, ns: NetworkSchedule, project: Pr
             report.measured_instructions = ran.instructions[0]
             report.estimated_cycles = (round(ran.estimated_cycles)
                                        if ran.estimated_cycles is not None else None)
+            report.estimated_cycles_model = ran.estimated_model
+            report.estimated_core = ran.estimated_core
             report.layer_cycles = [
                 {"index": i, "name": layer.name, "op": str(layer.op), "kind": layer.nest.kind,
                  "measured_instructions": (ran.layer_instructions[i]

@@ -30,7 +30,6 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from ..pipeline import NetworkSchedule
-from ..platforms.m7_timing import ESTIMATE_MODEL
 
 #: the counters a run measures and the schedule predicts (CounterMismatch.kind)
 COUNTER_KINDS = ("accelerator_jobs", "dma_bytes", "dma_transfers", "dma_chunks", "l3_bytes",
@@ -195,9 +194,12 @@ class ValidationReport:
     #: prediction once the target's cost model prices instructions (None until then)
     measured_instructions: int | None = None
     predicted_instructions: float | None = None
-    #: Cortex-M7 cycles of that inference ESTIMATED by the timing model (platforms/m7_timing.py:
-    #: llvm-mca's Cortex-M7 scheduling model per executed block + flash line fills), not measured
+    #: the core's cycles of that inference ESTIMATED by its timing model (platforms/mca_timing.py:
+    #: llvm-mca's model of the core per executed block + the flash), not measured; the model's
+    #: label and the core's name (None: the core has no timing model)
     estimated_cycles: int | None = None
+    estimated_cycles_model: str | None = None
+    estimated_core: str | None = None
     #: validation on the user's own data (--data): metrics against the reference, the expected
     #: outputs and the labels; None on random inputs (shape: validate/own_data.py)
     metrics: dict[str, Any] | None = None
@@ -257,6 +259,6 @@ class ValidationReport:
             **({"measured_instructions": self.measured_instructions,
                 "predicted_instructions": self.predicted_instructions,
                 "estimated_cycles": self.estimated_cycles,
-                "estimated_cycles_model": ESTIMATE_MODEL}
+                "estimated_cycles_model": self.estimated_cycles_model}
                if self.counts_instructions else {}),
         }

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from ..platforms.m7_timing import ESTIMATE_MODEL
 from .report import OutputMismatch, ValidationReport
 from .verdict import result_line
 
@@ -62,18 +61,19 @@ def format_report(r: ValidationReport) -> str:
         est = r.estimated_cycles
         if est is not None:
             pc = r.predicted_cycles or 0.0
-            lines.append(f"  estimated cycles (Cortex-M7 model): {est:,} per inference = "
+            lines.append(f"  estimated cycles ({r.estimated_core} model): {est:,} per inference = "
                          f"{est / max(r.measured_instructions, 1):.2f} per instruction "
-                         f"({ESTIMATE_MODEL})"
+                         f"({r.estimated_cycles_model})"
                          + (f"; {pc:,.0f} predicted by the target's cost model (estimated / "
                             f"predicted {est / pc:.2f})" if pc else ""))
+        short = (r.estimated_core or "").replace("Cortex-", "")
         for lc in r.layer_cycles:
             m, p = lc.get("measured_instructions"), lc.get("predicted_instructions") or 0.0
             ratio = f"{m / p:6.2f}" if m is not None and p else "     -"
             e, pe = lc.get("estimated_cycles"), lc.get("predicted_cycles")
             lines.append(f"    layer {lc['index']:>3} {lc['name'][:28]:<28} {lc['op']:<16} "
                          f"{m if m is not None else '-':>11,} instr. measured {p:>11,.0f} predicted "
-                         f"{ratio}" + (f" | {e:>11,} est. M7 cycles {pe:>11,.0f} predicted"
+                         f"{ratio}" + (f" | {e:>11,} est. {short} cycles {pe:>11,.0f} predicted"
                                        if e is not None and pe is not None else ""))
     lines.append(f"  peak L2:     {r.peak_l2_bytes:,} B (memory plan)")
     if r.code:
