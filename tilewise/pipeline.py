@@ -25,7 +25,10 @@ the report shows:
    the target's memory roles (activations go to L3 only where an L3 holds them);
 6. a layer cut at L3→L2 is rescheduled on every distinct sub-layer its L2 tiles present
    (schedule/tiled.py), with the same placement; its reported schedule is the interior tile's;
-7. the activations left in L3 get static L3 offsets (`memory.l3.plan_l3_activations`).
+7. the activations left in L3 get static L3 offsets (`memory.l3.plan_l3_activations`);
+8. where the next layer's first-tile weights and constants fit in L1 beside a layer's buffers,
+   the layer loads them while it computes (schedule/prefetch.py); `layer_cycles` carries the
+   moved cost, `NetworkSchedule.prefetch` the placement codegen emits.
 Errors name the first layer that cannot fit and the smallest memory it would need.
 
 `NetworkSchedule` — the decisions for a whole network, what `analyze` reports and `generate`
@@ -53,6 +56,7 @@ from .passes import fuse_attention, lower
 from .schedule.fit import check_fits, l2_refusal
 from .schedule.l3 import L3Tiling, NetworkL3, l3_dma, plan_memory
 from .schedule.placement import Placement
+from .schedule.prefetch import NONE, NetworkPrefetch, plan_prefetch
 from .schedule.space import REDUCING, LayerSchedule
 from .schedule.tiled import Dma, TiledLayer, embedded_dma, tile_jobs, tile_schedules
 from .targets.base import Target
@@ -125,7 +129,21 @@ def schedule_network(lg: LayerGraph, target: Target, tiler: str = "model",
     schedules = tuple(tiled[layer.name].interior if layer.name in tiled else c.schedule
                       for layer, c in zip(lg.layers, part.choices))
     l3_plan = plan_l3_activations(l3.steps, _tensor_bytes(lg), l3.l3_tensors, lg.outputs)  # 7
-    return NetworkSchedule(lg, target, tiler, schedules, l3, plan, tiled, l3_plan, part, rom)
+    prefetch = _prefetch(lg, part, schedules, plan, frozenset(tiled), target)            # 8
+    return NetworkSchedule(lg, target, tiler, schedules, l3, plan, tiled, l3_plan, part, rom,
+                           prefetch)
+
+
+def _prefetch(lg: LayerGraph, part: Partition, schedules: tuple[LayerSchedule, ...],
+              plan: NetworkPlan, l3_tiled: frozenset[str], target: Target) -> NetworkPrefetch:
+    """Step 8: the cross-layer weight prefetches (schedule/prefetch.py)."""
+    in_l2 = set(plan.weights_in_l2)
+    names = [layer.name for layer in lg.layers]
+    return plan_prefetch(
+        schedules, tuple(c.placement.binding.family.name for c in part.choices),
+        tuple(c.placement.module.layer_overhead_cycles for c in part.choices),
+        frozenset(i for i, n in enumerate(names) if n in in_l2),
+        frozenset(i for i, n in enumerate(names) if n in l3_tiled), target)
 
 
 @dataclass(frozen=True, eq=False)
@@ -148,6 +166,8 @@ class NetworkSchedule:
     partition: Partition | None = None
     #: constant bytes kept in read-only memories (flash), by memory name
     rom: dict[str, int] = field(default_factory=dict, hash=False)
+    #: cross-layer weight prefetches and each layer's L1 arena offset (schedule/prefetch.py)
+    prefetch: NetworkPrefetch = NONE
 
     def placement(self, i: int) -> Placement:
         assert self.partition is not None
@@ -175,7 +195,7 @@ class NetworkSchedule:
         t = self.l3.tilings.get(layer.name)
         s = self.schedules[i]
         if t is None:
-            return s.cycles
+            return s.cycles + self.prefetch.delta(i)
         tl = self.l3_tiles.get(layer.name)
         if tl is None:
             return s.cycles * t.n_tiles + t.l3_cycles
@@ -261,8 +281,10 @@ class NetworkSchedule:
 
     @property
     def l1_bytes(self) -> int:
-        """The L1 arena: the largest of the layers' L1 layouts (tiles, buffers, scratch)."""
-        return max((s.l1_bytes for s in self.schedules), default=0)
+        """The L1 arena: the largest of the layers' L1 layouts (tiles, buffers, scratch), each at
+        its offset in the arena (schedule/prefetch.py moves a prefetched layer's)."""
+        return max((s.l1_bytes + (self.prefetch.bases[i] if self.prefetch.bases else 0)
+                    for i, s in enumerate(self.schedules)), default=0)
 
     @property
     def ram_bytes(self) -> int:

@@ -14,6 +14,12 @@ pattern, seed 001 Listing 1, README of codegen/c):
     barrier; every core computes its share of the tile (its binding's `compute`); barrier
     core 0: store the output tile when it is complete (last input-channel tile)
 
+Cross-layer weight prefetch (schedule/prefetch.py): a layer whose first-tile w and b its
+predecessor loads gets a function `tw_layer_NN_prefetch(l1)` that issues those two loads into its
+buffers at `l1` (its arena) and keeps their ids; its prologue takes the ids instead of loading
+(`CrossPrefetch.mine`). The predecessor calls that function on core 0 right before its last tile
+computes, after that tile's loads are waited on (`CrossPrefetch.next_fn`).
+
 Loops whose dimension has a single tile are not emitted (their index is 0); the header comment
 shows the whole schedule. Untiled layers (kind "other", or modules that compute from L2) run their
 kernel once on the L2 tensors.
@@ -66,6 +72,26 @@ def _inner_active(s: LayerSchedule, dims: frozenset[str]) -> tuple[str, ...]:
 
 
 # --- template data ------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class CrossPrefetch:
+    """A layer's part in cross-layer prefetches (schedule/prefetch.py): `mine`, its first-tile
+    w and b are loaded by its predecessor (through its `prefetch_fn`, reading its constants
+    `const`); `next_fn` / `next_offset` / `next_index`: the next layer's prefetch function this
+    layer calls before its last tile computes and the offset of that layer's L1 layout from this
+    one's."""
+
+    mine: bool = False
+    prefetch_fn: str = ""
+    const: str = ""
+    prev_index: int = -1
+    next_fn: str = ""
+    next_offset: int = 0
+    next_index: int = -1
+
+
+NO_PREFETCH = CrossPrefetch()
+
 
 @dataclass(frozen=True)
 class TensorAt:
@@ -135,7 +161,7 @@ def _layer_data(layer: Layer, s: LayerSchedule, consts: LayerConstants | None, c
                 tiles=[t for t in s.tiles if t.dim != "n"])   # batch 1: no n macros
 
 
-def _body_data(s: LayerSchedule) -> dict[str, Any]:
+def _body_data(s: LayerSchedule, pf: CrossPrefetch = NO_PREFETCH) -> dict[str, Any]:
     """What layer_loaders.j2 and layer_body.j2 need besides the operands: the loops that are
     emitted, the buffering, the kernel's L1 buffers, the activations' and the stored weights' bits
     (below 8: packed; the binding keeps every DMA chunk whole bytes, C never tiled)."""
@@ -146,7 +172,8 @@ def _body_data(s: LayerSchedule) -> dict[str, Any]:
                 psum=s.buffer("psum") is not None, scratch=s.buffer("scratch") is not None,
                 depthwise=n.kind == "dwconv", w_block=n.w_c_block, w_bits=n.w_bits,
                 w_k_block=n.w_k_block, x_bits=n.x_bits, y_bits=n.y_bits,
-                in_place=s.consts_in_place and n.kind in ("conv", "fc", "dwconv"))
+                in_place=s.consts_in_place and n.kind in ("conv", "fc", "dwconv"), pf=pf,
+                last_tile=" && ".join(f"i_{d} == N_{d.upper()} - 1" for d in _active(s)) or "1")
 
 
 # --- files ----------------------------------------------------------------------------------------
@@ -162,15 +189,15 @@ def _check(s: LayerSchedule, whole: bool = False) -> None:
 def emit_tiled(index: int, layer: Layer, lg: LayerGraph, s: LayerSchedule, cores: int,
                consts: LayerConstants | None, l1_free: int | None, in_off: list[int],
                out_off: int, code: str, *, fn: str | None = None, x_ch: int | None = None,
-               y_ch: int | None = None) -> LayerEmit:
+               y_ch: int | None = None, pf: CrossPrefetch = NO_PREFETCH) -> LayerEmit:
     """The C file of a layer tiled L2 -> L1 by schedule `s`; `code` is its binding's C (the
     static helpers and `compute()`). `fn` / `x_ch` / `y_ch`: for one L2 tile geometry of a layer
     tiled at L3->L2 (l3_c.py): its function name, and the channels per pixel of the L2 tensors
-    its tiles sit in."""
+    its tiles sit in. `pf`: its part in cross-layer prefetches (module docstring)."""
     _check(s)
     fn = fn or function_name(index)
     text = render("layer.c.j2", **_header_data(index, layer, lg, s, cores, l1_free, in_off, out_off),
-                  **_layer_data(layer, s, consts, code, fn, x_ch, y_ch), **_body_data(s))
+                  **_layer_data(layer, s, consts, code, fn, x_ch, y_ch), **_body_data(s, pf))
     return LayerEmit(fn, _filename(index, fn), text)
 
 

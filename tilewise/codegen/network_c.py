@@ -234,11 +234,13 @@ class Declared:
     layer: str
 
 
-def layers_h(emits: list[LayerEmit], names: list[str], headers: tuple[str, ...]) -> str:
+def layers_h(emits: list[LayerEmit], names: list[str], headers: tuple[str, ...],
+             prefetch_fns: list[tuple[str, str]] = ()) -> str:  # type: ignore[assignment]
     """layers/layers.h (layers.h.j2); `headers`: the umbrella headers of the kernel families the
-    layers call."""
+    layers call; `prefetch_fns`: (function, layer) of the cross-layer prefetch functions."""
     return render("layers.h.j2", headers=headers,
-                  functions=[Declared(e.function, n) for e, n in zip(emits, names)])
+                  functions=[Declared(e.function, n) for e, n in zip(emits, names)],
+                  prefetch_fns=[Declared(f, n) for f, n in prefetch_fns])
 
 
 @dataclass(frozen=True)
@@ -296,6 +298,9 @@ class Step:
     out_bytes: int
     #: the output is stored as u8 (x + 128) for the NE16 layers reading it (partition/handoff.py)
     u8: bool = False
+    #: the offset of the layer's L1 layout in the L1 arena where it differs from the previous
+    #: layer's (schedule/prefetch.py), else None
+    l1_base: int | None = None
 
 
 @dataclass(frozen=True)
@@ -375,12 +380,13 @@ def _writable(where: int | str | None) -> int | str | None:
 def network_c(lg: LayerGraph, arena: ArenaMap, emits: list[LayerEmit],
               consts: dict[int, LayerConstants], l3_streams: list[L3Stream], l3_bytes: int,
               out_sizes: list[int], l3_acts: dict[str, int] | None = None,
-              w_tiled: frozenset[int] = frozenset(), u8_stored: frozenset[int] = frozenset()
-              ) -> str:
+              w_tiled: frozenset[int] = frozenset(), u8_stored: frozenset[int] = frozenset(),
+              l1_bases: tuple[int, ...] = ()) -> str:
     """network.c (network.c.j2). `l3_acts`: L3 offsets of the activations left in L3 (layers
     tiled at L3->L2 move them, l3_c.py); `w_tiled`: layers whose drivers stream their weight
     k tiles themselves; `u8_stored`: layers whose output is stored as u8 (x + 128) for NE16,
-    flipped to int8 around its per-layer dump."""
+    flipped to int8 around its per-layer dump; `l1_bases`: each layer's L1 layout offset in the
+    L1 arena (schedule/prefetch.py; a.l1 is set where it changes)."""
     l3_acts = l3_acts or {}
     multi = multi_io(lg)
     in_vars, out_vars = io_names(lg)
@@ -418,7 +424,9 @@ def network_c(lg: LayerGraph, arena: ArenaMap, emits: list[LayerEmit],
                           [l2(x) for x in layer.inputs], _writable(l2(layer.output)),
                           l3_acts.get(layer.output), w,
                           streamed[i].l2_offset if w == "streamed" else None, out_sizes[i],
-                          i in u8_stored))
+                          i in u8_stored,
+                          l1_bases[i] if l1_bases and l1_bases[i] != (l1_bases[i - 1] if i else 0)
+                          else None))
     # uint8 tensors are stored as u - 128 (bindings/portable/common.py "uint8"): convert here
     by_input = dict(zip(lg.inputs, in_vars))
     outs = []

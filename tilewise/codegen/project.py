@@ -55,7 +55,7 @@ from ..platforms.base import Platform
 from .firmware import firmware_files, folder_makefile, inputs_files
 from .host import main_host, makefile, readme
 from .l3_c import L3Layer, Where, driver, emit_l3_layer
-from .layer_c import LayerEmit, emit_tiled, emit_untiled
+from .layer_c import NO_PREFETCH, CrossPrefetch, LayerEmit, emit_tiled, emit_untiled, function_name
 from .linker import link_scripts
 from .names import DEFAULT, check_name, defined_macros, renamer
 from .network_c import (
@@ -206,6 +206,24 @@ def u8_stored(ns: NetworkSchedule) -> frozenset[int]:
     return frozenset(i for i, c in enumerate(ns.partition.choices) if c.out_offset)
 
 
+def prefetch_function(i: int) -> str:
+    """The function that issues layer i's first-tile w and b loads (layer_c.py)."""
+    return f"{function_name(i)}_prefetch"
+
+
+def cross_prefetch(ns: NetworkSchedule, i: int) -> CrossPrefetch:
+    """Layer i's part in the network's cross-layer prefetches (schedule/prefetch.py)."""
+    pf = ns.prefetch
+    mine, nxt = pf.of(i) is not None, pf.of(i + 1) is not None
+    if not (mine or nxt):
+        return NO_PREFETCH
+    return CrossPrefetch(
+        mine=mine, prefetch_fn=prefetch_function(i) if mine else "",
+        const=f"tw_const_{i:02d}" if mine else "", prev_index=i - 1,
+        next_fn=prefetch_function(i + 1) if nxt else "",
+        next_offset=pf.bases[i + 1] - pf.bases[i] if nxt else 0, next_index=i + 1)
+
+
 def plan_project(ns: NetworkSchedule, model_name: str | None = None,
                  c_name: str = DEFAULT) -> ProjectPlan:
     """Every decision of the project of `ns` (module docstring); pure. `c_name` prefixes every
@@ -245,8 +263,10 @@ def plan_project(ns: NetworkSchedule, model_name: str | None = None,
         code = b.emit(layer, lg, k)
         args = (i, layer, lg, s, p.module.cores, k, l1_free, [arena.act(t) for t in layer.inputs],
                 arena.act(layer.output), code)
-        emits.append(emit_untiled(*args, b.whole_function) if s.untiled else emit_tiled(*args))
-        cores, l1_bytes = max(cores, p.module.cores), max(l1_bytes, s.l1_bytes)
+        emits.append(emit_untiled(*args, b.whole_function) if s.untiled
+                     else emit_tiled(*args, pf=cross_prefetch(ns, i)))
+        base = ns.prefetch.bases[i] if ns.prefetch.bases else 0
+        cores, l1_bytes = max(cores, p.module.cores), max(l1_bytes, base + s.l1_bytes)
 
     w_tiled = frozenset(i for i in l3_layers if ns.l3.tilings[lg.layers[i].name].w_tiled)
     l3 = _l3_image(ns, consts, l3_layers, arena, w_tiled)
@@ -338,7 +358,9 @@ def render(plan: ProjectPlan) -> dict[str, Content]:
     files.update(folder_makefile(platform, target.name, bool(plan.l3.size),
                                  tuple(f.project_dir for f in plan.families), plan.c_name))
     headers = tuple(f.header for f in plan.families)
-    files["layers/layers.h"] = layers_h(list(plan.emits), [l.name for l in lg.layers], headers)
+    files["layers/layers.h"] = layers_h(list(plan.emits), [l.name for l in lg.layers], headers,
+                                        [(prefetch_function(p.layer), lg.layers[p.layer].name)
+                                         for p in ns.prefetch.prefetches])
     for e in (*plan.emits, *plan.extra_emits):
         files[f"layers/{e.filename}"] = e.text
     wh, wc = weights_files(plan.image)
@@ -354,7 +376,7 @@ def render(plan: ProjectPlan) -> dict[str, Content]:
     files["network.c"] = network_c(lg, plan.arena, list(plan.emits), plan.consts,
                                    list(plan.l3.streams), plan.l3.size,
                                    [lg.tensors[l.output].nbytes for l in lg.layers], plan.l3.acts,
-                                   plan.w_tiled, u8_stored(ns))
+                                   plan.w_tiled, u8_stored(ns), ns.prefetch.bases)
     files["main_host.c"] = main_host(tuple(f.jobs for f in plan.families if f.jobs))
     in_files, out_files = run_files(lg)
     files.update(zip(in_files, reference_input(lg)))
