@@ -32,7 +32,11 @@ overlap of one transfer with compute):
   tiles), less, when it has several tiles and double buffering, the DMA of one output store (the
   previous tile's store, queued ahead of the prefetch);
 - layer i: + max(0, PF − window) (the part its last tile's store then waits for) + the core
-  cycles to program the two transfers (dma_issue_cycles each, now core 0's in layer i);
+  cycles to program the two transfers, now core 0's in layer i: one dma_issue_cycles for the
+  pair. A transfer's dma_issue_cycles is fitted over whole layers (pulp-open's 644: 2-D/3-D
+  splits, waits and all); the prefetch's two are plain 1-D block copies, the HAL's fast path,
+  and measured so on GVSoC: issuers +672 / +698 cycles (ad_autoencoder layers 1 and 5), +672
+  (kws's pool), the layers they serve −PF − 656 … 914;
 - layer j: − PF (its prologue no longer loads w and b) − the same issue cycles.
 Per network: min(PF, window) cycles fewer per prefetched pair. Layer j's own fixed overhead
 (fork, cold instruction cache) would hide more of a long prefetch; it is not counted.
@@ -62,7 +66,8 @@ class LayerPrefetch:
     dma_cycles: float
     #: the issuer's last-tile kernel cycles the transfers overlap
     window: float
-    #: core cycles to program the two transfers (moved from layer j to the issuer)
+    #: core cycles to program the two transfers (moved from layer j to the issuer: one fitted
+    #: transfer's, module docstring)
     issue_cycles: float
 
     @property
@@ -201,5 +206,5 @@ def plan_prefetch(schedules: tuple[LayerSchedule, ...], families: tuple[str, ...
             continue
         bases[j] = base
         out.append(LayerPrefetch(j, w, b, pf, _window(prev, target, overheads[i]),
-                                 2 * level.dma_issue_cycles))
+                                 level.dma_issue_cycles))
     return NetworkPrefetch(tuple(out), tuple(bases))
