@@ -20,7 +20,9 @@ with the coefficients outside the fit held at KERNELS_CYCLES' (targets/stm32h7.p
 CYCLES_PER_INSTRUCTION, the ratio this script prints) and writes bench/calibration_m7_cycles.json:
 the data, the coefficients and the errors per network and layer kind (measured = counted
 instructions or estimated cycles).
-`--target stm32l4r5 --unit cycles` fits the Cortex-M4's KERNELS_CYCLES (targets/stm32l4r5.py) the
+`--only dw_step,dw_gather,...` fits the listed coefficients only, the others held at the unit's
+model's (and the layer overhead at the target's): the refit of the coefficients a kernel change
+moves. `--target stm32l4r5 --unit cycles` fits the Cortex-M4's KERNELS_CYCLES (targets/stm32l4r5.py) the
 same way on the estimated Cortex-M4 cycles (platforms/m4_timing.py) of the stm32l4r5 firmware
 (unicorn's Cortex-M4), at the part's own L1 only, and writes bench/calibration_m4_cycles.json.
 """
@@ -41,7 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench import calibrate_pulp as cp  # noqa: E402
 from bench import scheduling  # noqa: E402
 from tilewise.schedule.cost import Evaluator  # noqa: E402
-from tilewise.targets import stm32l4r5  # noqa: E402
+from tilewise.targets import stm32h7, stm32l4r5  # noqa: E402
 from tilewise.targets.stm32h7 import KERNELS_CYCLES, KERNELS_INSTRUCTIONS  # noqa: E402
 from tilewise.validate import make_inputs, validate_network  # noqa: E402
 
@@ -53,6 +55,10 @@ UNITS = {"instructions": ("measured_layer", KERNELS_INSTRUCTIONS, "calibration_m
          "cycles": ("estimated_layer", KERNELS_CYCLES, "calibration_m7_cycles.json")}
 #: the Cortex-M4's (--target stm32l4r5): cycles only (its instructions: stm32h7's model)
 UNITS_M4 = {"cycles": ("estimated_layer", stm32l4r5.KERNELS_CYCLES, "calibration_m4_cycles.json")}
+#: the layer overhead each model holds (--only)
+LAYER_OVERHEAD = {("stm32h7", "instructions"): stm32h7.LAYER_OVERHEAD_INSTRUCTIONS,
+                  ("stm32h7", "cycles"): stm32h7.LAYER_OVERHEAD_CYCLES,
+                  ("stm32l4r5", "cycles"): stm32l4r5.LAYER_OVERHEAD_CYCLES}
 #: per target: its units and the L1 sizes (kB; None: the part's own) it is calibrated at
 TARGETS = {"stm32h7": (UNITS, (None, 16)), "stm32l4r5": (UNITS_M4, (None,))}
 
@@ -111,6 +117,21 @@ def add_copy_columns(rows: list[dict], cfgs: dict) -> None:
         r["columns"].update(cols)
 
 
+def hold(rows: list[dict], only: set[str], base, per_layer: float) -> None:
+    """Every coefficient but `only` held at `base`'s (the layer's at `per_layer`): its columns
+    moved into each row's fixed part."""
+    for r in rows:
+        for c, v in r["columns"].items():
+            if c in only or not v:
+                continue
+            if c in COPY[:3]:
+                raise SystemExit(f"--only: {r['network']} {r['layer']} copies tiles ({c}); the "
+                                 "copies' coefficients are not the model's to hold")
+            r["fixed"] = r.get("fixed", 0.0) + v * (per_layer if c == "per_layer"
+                                                    else getattr(base, c))
+            r["columns"][c] = 0.0
+
+
 def fit(rows: list[dict], measured: str = "measured_layer") -> dict[str, float]:
     from scipy.optimize import nnls
 
@@ -145,6 +166,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="fit estimated cycles (the target's model) or counted instructions")
     ap.add_argument("--data", type=Path, help="the data file (default: the unit's)")
     ap.add_argument("--reuse", action="store_true", help="refit the data already in --data")
+    ap.add_argument("--only", help="comma-separated coefficients to fit, the others held")
     a = ap.parse_args(argv)
     units, l1s = TARGETS[a.target]
     if a.unit not in units:
@@ -157,7 +179,13 @@ def main(argv: list[str] | None = None) -> int:
     # unit's model's (bench/calibrate_int.py)
     cp.add_columns(rows, cfgs, base=replace(base, arm=True))
     add_copy_columns(rows, cfgs)
+    only = set(a.only.split(",")) if a.only else None
+    if only:
+        hold(rows, only, base, LAYER_OVERHEAD[(a.target, a.unit)])
     coefs = fit(rows, measured)
+    if only:      # the held ones as they are held (fit gives the defaults of the unexercised)
+        coefs.update({c: float(getattr(base, c)) for c in cp.COEFS if c not in only})
+        coefs["per_layer"] = LAYER_OVERHEAD[(a.target, a.unit)]
     err = errors(rows, coefs, measured)
     for c, v in coefs.items():
         print(f"{c:24s} {v:10.4f}")

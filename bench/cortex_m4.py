@@ -63,7 +63,7 @@ def measure(names: Sequence[str] = models.MLPERF) -> Table:
                "code); bit-exact: QEMU mps2-an386 on 22 inputs and the counter's run.",
                "est. M4 cycles: ESTIMATED from the same run by the Cortex-M4 timing model "
                "(platforms/m4_timing.py: llvm-mca's Cortex-M4 model per executed block corrected "
-               "to the Cortex-M4 TRM — within 0.25% on its 13 TRM-timed micro-benchmarks —, taken "
+               "to the Cortex-M4 TRM — within 0.25% on its 14 TRM-timed micro-benchmarks —, taken "
                "branches at 1 + P with P = 2 assumed, 5 flash wait states per miss of the ART's "
                "256-byte data cache at 120 MHz, code assumed to hit the ART's instruction cache), "
                "not measured on a board; predicted cycles: the target's cost model "

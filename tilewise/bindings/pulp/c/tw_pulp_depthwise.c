@@ -260,15 +260,22 @@ TW_PULP_INLINE void arm_group_rows(const tw_pulp_dw_args_t *d, int c, int oy0, i
             for (ox = 0; ox < g->out_w; ox++, q0 += step, q1 += step, q2 += step,
                  o += a->in_c) {
                 arm_acc4_t s = arm_bias(bias);
-                s = arm_tap(s, q0, wx);
-                s = arm_tap(s, q0 + 2, wx + 2);
-                s = arm_tap(s, q0 + 4, wx + 4);
-                s = arm_tap(s, q1, wx + 6);
-                s = arm_tap(s, q1 + 2, wx + 8);
-                s = arm_tap(s, q1 + 4, wx + 10);
-                s = arm_tap(s, q2, wx + 12);
-                s = arm_tap(s, q2 + 2, wx + 14);
-                s = arm_tap(s, q2 + 4, wx + 16);
+                const int32_t *wt = wx;
+                /* the weights read through wt at each pixel: without the empty asm, which hides
+                 * that wt is wx, gcc hoisted the 18 weight words out of the pixel loop into
+                 * stack slots of their own, copied them there at every output row (42
+                 * instructions) and reloaded each from there at every pixel anyway; the input
+                 * pairs now load as one ldrd */
+                __asm__("" : "+r"(wt));
+                s = arm_tap(s, q0, wt);
+                s = arm_tap(s, q0 + 2, wt + 2);
+                s = arm_tap(s, q0 + 4, wt + 4);
+                s = arm_tap(s, q1, wt + 6);
+                s = arm_tap(s, q1 + 2, wt + 8);
+                s = arm_tap(s, q1 + 4, wt + 10);
+                s = arm_tap(s, q2, wt + 12);
+                s = arm_tap(s, q2 + 2, wt + 14);
+                s = arm_tap(s, q2 + 4, wt + 16);
                 tw_pulp_sw(o, tw_pulp_rq4(words, clip, s.a0, s.a1, s.a2, s.a3, mode));
             }
         } else {
