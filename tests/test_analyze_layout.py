@@ -29,7 +29,7 @@ def _analysis(model: Path, target: str | None):
 
     lg = lower(load_model(model))
     ns = schedule_network(lg, get_target(target), "model") if target else None
-    return analyze_layers(lg, ns), ns
+    return analyze_layers(ns.layers if ns is not None else lg, ns), ns   # as cli/analyze.py
 
 
 def _render(analysis, width: int, wide: bool = False) -> str:

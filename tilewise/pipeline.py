@@ -10,7 +10,9 @@ demo) calls it; nothing else strings the stages together.
 `schedule_network` is the back half, from the lowered network to the decisions codegen emits and
 the report shows:
 0. attentions (q·kᵀ → softmax → ·v) become one depth-first layer where a module of the target runs
-   it (passes/fuse_attention.py; `depth_first=False` keeps them layer by layer);
+   it (passes/fuse_attention.py), and a conv with the residual add that alone reads its output one
+   conv2d_add layer where the target's cost model predicts it cheaper than the two
+   (passes/fuse_residual.py, `fuse_if_cheaper`); `depth_first=False` keeps them layer by layer;
 1. a network that cannot fit the chip is refused first (schedule/fit.py);
 2. partition (tilewise/partition) gives every layer one placement — module and binding — chosen by
    the network's cost (layers and hand-offs of tensors between modules), with its L2→L1 schedule
@@ -52,7 +54,7 @@ from .ir.ops import Op
 from .memory.l3 import L3Plan, plan_l3_activations
 from .memory.network import L2TooSmallError, LayerStep, NetworkPlan
 from .partition import Partition, partition
-from .passes import fuse_attention, lower
+from .passes import fuse_attention, fuse_residual, lower
 from .schedule.fit import check_fits, l2_refusal
 from .schedule.l3 import L3Tiling, NetworkL3, l3_dma, plan_memory
 from .schedule.placement import Placement
@@ -106,6 +108,29 @@ def runs_fused(layer: Layer, lg: LayerGraph, target: Target) -> bool:
     return False
 
 
+def fuse_if_cheaper(fused: Layer, conv: Layer, add: Layer, lg: LayerGraph, target: Target,
+                    tiler: str = "model", objective: str = "latency") -> bool:
+    """passes/fuse_residual.py's `accept`: some module of `target` runs the fused conv + add
+    layer, and its cheapest placement is predicted below the conv's and the add's cheapest ones
+    (each on its own, as partition.choose prices them; hand-offs ignored)."""
+    from .bindings.keys import layer_key, matches
+    from .partition.choose import _objective, candidates
+
+    def best(layer: Layer) -> float | None:
+        try:
+            cands, legal = candidates(layer, lg, target, tiler, objective)
+        except TilewiseError:
+            return None
+        return min(_objective(objective, cands[i].cycles or 0.0, cands[i].energy_pj or 0.0)[0]
+                   for i, _, _ in legal)
+
+    key = layer_key(fused, lg)
+    if not any(matches(b, key) for m in target.modules for b in m.bindings):
+        return False
+    f, c, a = best(fused), best(conv), best(add)
+    return f is not None and c is not None and a is not None and f < c + a
+
+
 def compile_graph(graph: Graph, target: Target, options: Options = Options()) -> NetworkSchedule:
     """The flow from a loaded Graph (a caller that also needs the Graph: validate's reference)."""
     return schedule_network(lower(graph), target, options.tiler, options.l3_strategy,
@@ -116,9 +141,12 @@ def schedule_network(lg: LayerGraph, target: Target, tiler: str = "model",
                      l3_strategy: str = "cascade", objective: str = "latency",
                      depth_first: bool = True) -> NetworkSchedule:
     """Partition `lg` on `target`, schedule every layer and plan its memory (module docstring);
-    with `depth_first`, attentions the target runs depth first are fused first (0)."""
+    with `depth_first`, attentions the target runs depth first and the residual adds it runs
+    cheaper fused into their conv are fused first (0)."""
     if depth_first:
         lg = fuse_attention(lg, partial(runs_fused, target=target))     # 0
+        lg = fuse_residual(lg, partial(fuse_if_cheaper, target=target, tiler=tiler,
+                                       objective=objective))
     check_fits(lg, target)                                                  # 1
     part = partition(lg, target, tiler, objective)                          # 2
     lg = _with_acc_bits(lg, part)                                           # 3

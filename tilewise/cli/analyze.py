@@ -35,7 +35,8 @@ def add(sub) -> None:
                    "linked network, layers, kernels and HAL)")
     a.add_argument("--layer-by-layer", action="store_true", help="with --target: keep each "
                    "attention's MatMuls and softmax as separate layers instead of one depth-first "
-                   "layer (to compare their memory and cycles)")
+                   "layer, and each residual add apart from its conv (to compare their memory "
+                   "and cycles)")
     add_target_options(a)
     add_input_dtype_option(a)
     a.set_defaults(fn=run)

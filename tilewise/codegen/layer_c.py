@@ -173,7 +173,8 @@ def _body_data(s: LayerSchedule, pf: CrossPrefetch = NO_PREFETCH) -> dict[str, A
                 depthwise=n.kind == "dwconv", w_block=n.w_c_block, w_bits=n.w_bits,
                 w_k_block=n.w_k_block, x_bits=n.x_bits, y_bits=n.y_bits,
                 in_place=s.consts_in_place and n.kind in ("conv", "fc", "dwconv"), pf=pf,
-                last_tile=" && ".join(f"i_{d} == N_{d.upper()} - 1" for d in _active(s)) or "1")
+                last_tile=" && ".join(f"i_{d} == N_{d.upper()} - 1" for d in _active(s)) or "1",
+                residual=n.residual)
 
 
 # --- files ----------------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ import numpy as np
 from ..ir.graph import Graph, Node, state_tensors
 from ..ir.layer import Layer, LayerGraph
 from ..ir.ops import Op
-from ..ir.params import AttentionParams
+from ..ir.params import AttentionParams, ResidualAddParams
 from ..ir.tensor import np_dtype
 from .acc_bounds import wrap
 from .conv import conv2d_acc, dense_acc
@@ -42,6 +42,8 @@ def run_layer(layer: Layer, lg: LayerGraph, args: list[np.ndarray],
     out_t = lg.tensors[layer.output]
     if layer.op == Op.ATTENTION:
         return _attention(layer, lg, args)
+    if layer.op == Op.CONV2D_ADD:
+        return _conv_add(layer, lg, args)
     if layer.op in (Op.CONV2D, Op.DEPTHWISE):
         x = args[0].reshape(nest.N, nest.IY, nest.IX, nest.C)
         w = layer.weights if layer.op == Op.CONV2D else layer.weights[..., None]
@@ -71,6 +73,17 @@ def run_layer(layer: Layer, lg: LayerGraph, args: list[np.ndarray],
             # value per tensor or per column, channels last as apply_requant takes them
             y = apply_requant(np.asarray(y, dtype=np.int64), layer.requant)
     return np.asarray(y).astype(np_dtype(out_t.dtype)).reshape(out_t.shape)
+
+
+def _conv_add(layer: Layer, lg: LayerGraph, args: list[np.ndarray]) -> np.ndarray:
+    """A conv fused with its residual add (passes/fuse_residual.py): the conv's int8 output, then
+    the add of it and the skip tensor (args: the conv's input, the skip tensor) — the numbers of
+    the two layers."""
+    p = layer.params
+    assert isinstance(p, ResidualAddParams)
+    view = replace(lg, tensors={**lg.tensors, **p.inner})
+    values = {p.conv.output: run_layer(p.conv, view, [args[0]]), layer.inputs[1]: args[1]}
+    return run_layer(p.add, view, [values[t] for t in p.add.inputs])
 
 
 def _attention(layer: Layer, lg: LayerGraph, args: list[np.ndarray]) -> np.ndarray:

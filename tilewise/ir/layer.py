@@ -71,6 +71,9 @@ class LoopNest:
     w_k_block: int = 1
     #: stored weight rows per depthwise channel (DIANA pads each channel with 3 zero rows: 4)
     w_rows: int = 1
+    #: a second input of the output's geometry (a conv fused with the residual add reading its
+    #: output, op conv2d_add: the skip tensor, operand x2 tiled as y; ir/operands.py)
+    residual: bool = False
 
     @property
     def macs(self) -> int:

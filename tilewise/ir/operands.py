@@ -1,7 +1,8 @@
 """The operands of a layer's loop nest and the one formula for their sizes in bytes.
 
 Operands moved between L2 and the module's level (DESIGN.md "Scheduling"): x (input; x2 the second
-input of an elementwise layer), w (weights), b (per-output-channel constants), y (output), and
+input of an elementwise layer, or the skip tensor of a conv fused with a residual add,
+LoopNest.residual, tiled as y), w (weights), b (per-output-channel constants), y (output), and
 the L1-only psum (partial sums when input channels are tiled). Each operand's tile depends on a
 subset of the tile loops (x: n,c,oy,ox; w: k,c; b: k; y: n,k,oy,ox; depthwise, pool and add have
 no c loop — their channels follow k).
@@ -45,7 +46,10 @@ def operands(nest: LoopNest, const_bytes_per_channel: int = 12,
     ch = "c" if kind in REDUCING else "k"
     x = Operand("x", frozenset({"n", ch, "oy", "ox"}))
     y = Operand("y", frozenset({"n", "k", "oy", "ox"}), output=True)
-    if kind in REDUCING and not consts_in_place:
+    if nest.residual:                 # the skip tensor, read at the output tile's box
+        ops = [x, Operand("x2", y.dims)] + ([Operand("w", frozenset({"k", "c"}))]
+                                             if not consts_in_place else [])
+    elif kind in REDUCING and not consts_in_place:
         ops = [x, Operand("w", frozenset({"k", "c"}))]
     elif kind == "dwconv" and not consts_in_place:
         ops = [x, Operand("w", frozenset({"k"}))]
@@ -70,6 +74,8 @@ def operand_elems(nest: LoopNest, op: str, *, n: Any = 1, k: Any = 1, c: Any = 1
                   ox: Any = 1, rows: Any = 1, cols: Any = 1) -> Any:
     """Elements of one tile of operand `op` with extents n, k, c, oy, ox (rows, cols: the input
     rows and columns the tile reads, halos included)."""
+    if op == "x2" and nest.residual:
+        return n * oy * ox * k
     if op in ("x", "x2"):
         return n * rows * cols * (c if nest.kind in REDUCING else k)
     if op == "w":

@@ -96,6 +96,9 @@ class Op(enum.StrEnum):
     LSTM = "lstm"
     #: layer-only: MatMul → softmax → MatMul computed depth first (passes/fuse_attention.py)
     ATTENTION = "attention"
+    #: layer-only: conv2d whose int8 output only a residual add reads, the add applied as the
+    #: conv's outputs are requantized (passes/fuse_residual.py)
+    CONV2D_ADD = "conv2d_add"
     #: layer-only: conv2d with groups = C, channel multiplier 1
     DEPTHWISE = "depthwise"
     #: layer-only: mean over H and W
@@ -103,7 +106,8 @@ class Op(enum.StrEnum):
 
 
 #: the lowered forms passes/lower.py produces; a Graph never holds them
-LAYER_ONLY_OPS: frozenset[Op] = frozenset({Op.DEPTHWISE, Op.GLOBAL_AVG_POOL, Op.ATTENTION})
+LAYER_ONLY_OPS: frozenset[Op] = frozenset({Op.DEPTHWISE, Op.GLOBAL_AVG_POOL, Op.ATTENTION,
+                                           Op.CONV2D_ADD})
 
 #: the ops a graph node may have (ir/verify.py holds graphs to it)
 GRAPH_OPS: frozenset[Op] = frozenset(Op) - LAYER_ONLY_OPS

@@ -663,6 +663,21 @@ class AttentionParams(OpParams):
     inner: Mapping[str, Tensor]
 
 
+@_params
+class ResidualAddParams(OpParams):
+    """conv2d_add (a layer only, passes/fuse_residual.py): the conv2d layer `conv` (its weights,
+    bias and requantization are the fused layer's own) whose int8 output `inner` only the add
+    layer `add` reads, and `add` (two inputs: that output and the skip tensor, the fused layer's
+    second input). The numbers are the two layers' (golden/layers.py); the mode the add's."""
+
+    conv: Layer
+    add: Layer
+    inner: Mapping[str, Tensor]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "mode", self.add.mode)
+
+
 _MEAN = (TfliteMeanParams, OnnxMeanParams)
 
 #: the parameter classes each op accepts on a graph node (depthwise is never a node)
@@ -699,6 +714,7 @@ PARAMS_OF: Mapping[Op, tuple[type[OpParams], ...]] = {
     Op.SVDF: (SvdfParams,),
     Op.LSTM: (LstmParams,),
     Op.ATTENTION: (AttentionParams,),
+    Op.CONV2D_ADD: (ResidualAddParams,),
     Op.DEPTHWISE: (),
     Op.GLOBAL_AVG_POOL: _MEAN,
 }

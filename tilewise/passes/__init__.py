@@ -1,7 +1,8 @@
 """Passes: canonicalize the Graph (pad folding, no-op reshapes, clamp folding), lower it to Layers and
 fuse a MatMul of two activations with the requantization of its sums (fuse_matmul.py); the
-pipeline then fuses attentions depth first where the target runs them (fuse_attention.py); both
-fusions look a tensor's reading layers up in readers.py."""
+pipeline then fuses attentions depth first where the target runs them (fuse_attention.py) and a
+conv with the residual add reading its output where the target's cost model predicts it cheaper
+(fuse_residual.py); the fusions look a tensor's reading layers up in readers.py."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from ..ir.verify import verify
 from .canonicalize import drop_noop_reshapes, fold_clamps, fold_pads
 from .fuse_attention import fuse_attention
 from .fuse_matmul import fuse_matmul_requant
+from .fuse_residual import fuse_residual
 from .lower import lower_graph
 
 
@@ -35,4 +37,4 @@ def lower(graph: Graph) -> LayerGraph:
 
 
 __all__ = ["canonicalize", "lower", "fold_pads", "drop_noop_reshapes", "fold_clamps", "lower_graph",
-           "fuse_matmul_requant", "fuse_attention"]
+           "fuse_matmul_requant", "fuse_attention", "fuse_residual"]

@@ -165,11 +165,11 @@ class Evaluator:
 
     def _op_chunks(self, name: str, S: dict, I: dict) -> np.ndarray:
         nest = self.nest
-        if name in ("x", "x2"):
+        if name in ("x", "x2") and not (name == "x2" and nest.residual):
             ch_full = nest.C if nest.kind in REDUCING else nest.K
             return _hwc_chunks((S["n"], I["oy"], I["ox"], self._ch(S)),
                                (nest.N, nest.IY, nest.IX, ch_full))
-        if name == "y":
+        if name == "y" or name == "x2":     # y, or a residual's skip tile (its box)
             return _hwc_chunks((S["n"], S["oy"], S["ox"], S["k"]),
                                (nest.N, nest.OY, nest.OX, nest.K))
         return np.ones_like(S["k"])
@@ -402,7 +402,15 @@ class Evaluator:
             grid = np.ones(1, np.int64)
             for d in op.dims:
                 grid = grid * n[d]
-            if op.name in ("x", "x2"):
+            if op.name == "x2" and nest.residual:   # the skip tensor: loads of y's tiles
+                nbytes = self._op_bytes("x2", ssum, isum)
+                nonempty = grid
+                chunks = self._y_chunk_sum(n, ssum)
+                fb = self._op_bytes("x2", first_s, first_i)
+                fch = _hwc_chunks((first_s["n"], first_s["oy"], first_s["ox"], first_s["k"]),
+                                  (nest.N, nest.OY, nest.OX, nest.K)) if exact_first else 1
+                L1 = L1 + self._dma(fb, fch)
+            elif op.name in ("x", "x2"):
                 nbytes = self._op_bytes(op.name, ssum, isum)
                 nonempty = n["n"] * ne["oy"] * ne["ox"] * n[ch_d]
                 chunks = np.where(part[ch_d], ssum["n"] * isum["oy"] * isum["ox"] * n[ch_d],

@@ -410,7 +410,15 @@ def iter_tiles(s: LayerSchedule, const_bytes: int | None = None,
         for op in ops:
             fetch = all(index[d] == 0 for d in inner[op.name])
             flush = all(index[d] == t[d].count - 1 for d in inner[op.name])
-            if op.name in ("x", "x2"):
+            if op.name == "x2" and nest.residual:   # the skip tensor at the output's box
+                box = ((p["n"].start, p["n"].size), (p["oy"].start, p["oy"].size),
+                       (p["ox"].start, p["ox"].size), (p["k"].start, p["k"].size))
+                if fetch:
+                    loads.append(Transfer("x2", box, operand_tile_bytes(nest, "x2", ext,
+                                                                        const_bytes),
+                                          hwc_chunks(tuple(b[1] for b in box),
+                                                     (nest.N, nest.OY, nest.OX, nest.K))))
+            elif op.name in ("x", "x2"):
                 box = ((p["n"].start, p["n"].size), (p["oy"].in_start, p["oy"].in_size),
                        (p["ox"].in_start, p["ox"].in_size), (ch.start, ch.size))
                 full = (nest.N, nest.IY, nest.IX, nch)

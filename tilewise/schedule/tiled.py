@@ -71,9 +71,9 @@ def embedded_dma(s: LayerSchedule, x_channels: int, y_channels: int) -> Dma:
         for t in (*step.loads, *step.stores):
             b, tr = b + t.bytes, tr + 1
             ext = tuple(x[1] for x in t.box)
-            if t.operand in ("x", "x2"):
+            if t.operand == "x" or (t.operand == "x2" and not n.residual):
                 ch += hwc_chunks(ext, (n.N, n.IY, n.IX, x_channels))
-            elif t.operand == "y":
+            elif t.operand == "y" or t.operand == "x2":     # y, or a residual's skip tile
                 ch += hwc_chunks(ext, (n.N, n.OY, n.OX, y_channels))
             else:
                 ch += t.chunks

@@ -16,7 +16,14 @@ as tw_ne16/ beside tw_pulp/ and tw_kernels/, which it builds on).
 |                    |                 |                     | already u8            |                    |            |
 | conv2d_s8_im2col<p>| conv2d NE16     | tflite (one mulh)   | CONV1X1 over the      | ne16 (mulh words,  | im2col     |
 | _mulh (p = 1..16)  | does not take   |                     | cluster's u8 im2col   | 1×1 weights)       | .scratch   |
+| conv2d_s8_mulh_add | conv2d_add (a   | tflite (one mulh,   | CONV3X3 / CONV1X1     | ne16 (mulh words)  | ne16_bytes |
+|                    | conv + its      | the add folded)     |                       |                    | + tables   |
+|                    | residual add)   |                     |                       |                    |            |
 
+conv2d_s8_mulh_add (residual.py): a conv and the residual add that alone reads its output
+(passes/fuse_residual.py), the add applied by the cores as they requantize (its skip tensor
+DMA'd into L1 as operand x2), int8 outputs, 8-bit weights; its _u8in twin reads both inputs
+stored as u8.
 The im2col bindings (im2col.py: any other kernel, stride or padding of an 8-bit conv, p the
 padding of each tap's channels) exist for 8-bit weights only. The table holds for 8-bit weights;
 each other row exists again for weights of b = 2..7 bits, named with
@@ -66,7 +73,7 @@ from ..pulp import constants as pulp_constants
 from ..pulp.common import FAMILY as PULP
 from ..pulp.common import TEMPLATES as PULP_TEMPLATES
 from ..pulp.weighted import output_clamp
-from . import arith, checks, constants, im2col, normquant, pipeline, requant
+from . import arith, checks, constants, im2col, normquant, pipeline, requant, residual
 
 FAMILY = Family(name="ne16", c_dir=Path(__file__).resolve().parent / "c", project_dir="tw_ne16",
                 header="tw_ne16_kernels.h", requires=(PULP,), hal_headers=("tw_job_geometry.h",),
@@ -90,12 +97,14 @@ def ne16_bytes(nest: LoopNest, cores: int, k, c, oy, ox):
 
 def _emit(layer: Layer, lg: LayerGraph, consts: LayerConstants | None,
           norm_quant: bool = False, u8_input: bool = False, out_offset: int = 0,
-          mulh: bool = False, data_pad: bool = False, im2col: bool = False) -> str:
+          mulh: bool = False, data_pad: bool = False, im2col: bool = False,
+          residual_data: dict | None = None) -> str:
     """compute() of the layer's NE16 binding (templates/ne16_s8.c.j2); `norm_quant`: NE16
     requantizes (normquant.py), else the cluster does; `u8_input`: the input tile is u8 already;
     `out_offset` 128: the output is stored as u8 (module docstring); `mulh`: the cluster
     requantizes in the one-mulh form (requant.py); `data_pad`: the bottom and right padding are
-    written into the u8 tile (`bindings` with `data_pad`)."""
+    written into the u8 tile (`bindings` with `data_pad`); `residual_data`: the fused add's
+    (`_emit_residual`)."""
     assert consts is not None and consts.const_bytes == pulp_constants.BYTES_PER_CHANNEL
     n = layer.nest
     nq = None
@@ -116,7 +125,48 @@ def _emit(layer: Layer, lg: LayerGraph, consts: LayerConstants | None,
                    dense=layer.op == Op.FULLY_CONNECTED, depthwise=layer.op == Op.DEPTHWISE,
                    kernel=requant.kernel(layer, lg, mulh),
                    rq=dict(zero_point=zp, qmin=qmin, qmax=qmax), norm_quant=nq,
-                   jobs_max=pipeline.JOBS_MAX, data_pad=data_pad, im2col=cols)
+                   jobs_max=pipeline.JOBS_MAX, data_pad=data_pad, im2col=cols,
+                   residual=residual_data)
+
+
+def _emit_residual(layer: Layer, lg: LayerGraph, consts: LayerConstants | None,
+                   data_pad: bool = False, u8_input: bool = False) -> str:
+    """compute() of conv2d_s8_mulh_add (residual.py): conv2d_s8_mulh's, with the fused add;
+    `u8_input`: its twin's, both inputs stored as u8."""
+    a = residual.add_of(layer, lg, skip_u8=u8_input)
+    assert a is not None, layer.name
+    conv, view = residual.as_conv(layer, lg)
+    return _emit(conv, view, consts, mulh=True, data_pad=data_pad, u8_input=u8_input,
+                 residual_data=dict(tables=a.tables, shift=a.shift, qmin=a.qmin, qmax=a.qmax))
+
+
+def _residual_scratch(nest: LoopNest, cores: int, k, c, oy, ox):
+    """The add's two folded tables (residual.TABLES_BYTES, first), then `ne16_bytes`."""
+    return residual.TABLES_BYTES + ne16_bytes(nest, cores, k, c, oy, ox)
+
+
+def _residual_check(layer: Layer, lg: LayerGraph) -> str | None:
+    """The fused add's (residual.py), then the NE16 conv's one-mulh checks on the conv."""
+    why = residual.reason(layer, lg)
+    if why is not None:
+        return why
+    return _mulh_check(*residual.as_conv(layer, lg))
+
+
+def _residual_bindings(cost: Any, data_pad: bool) -> list[Binding]:
+    """conv2d_s8_mulh_add (module docstring), priced as conv2d_s8_mulh plus the fused add; but
+    with `data_pad` its twin conv2d_s8_mulh_add_u8in, which reads both inputs stored as u8."""
+    fused = partial(per_mode, FAMILY, op=Op.CONV2D_ADD, modes=("tflite",),
+                    precision=Precision(S8, 8, S8), kind="conv", check=_residual_check,
+                    consts=residual.CONSTS, scratch=_residual_scratch,
+                    tiles=TileRules(l3_k_step=4), layer_rules=_rules, jobs_per_tile=1,
+                    jobs_of_rows=pipeline.jobs)
+    cost = replace(cost, residual=True)
+    out = fused(cost, name="conv2d_s8_mulh_add", emit=partial(_emit_residual, data_pad=data_pad))
+    if not data_pad:
+        out += _twins(fused(replace(cost, convert=0.0), name="conv2d_s8_mulh_add_u8in",
+                            emit=partial(_emit_residual, u8_input=True), input_offset=128))
+    return out
 
 
 def _rules(layer: Layer, rules: TileRules) -> TileRules:
@@ -173,6 +223,7 @@ def _bindings(cost: Any, bits: int, data_pad: bool = False) -> list[Binding]:
     out: list[Binding] = []
     if bits == 8:       # convs NE16 does not take, as a 1×1 job over the cluster's im2col
         out += _im2col_bindings(mulh_cost, emit, data_pad)
+        out += _residual_bindings(mulh_cost, data_pad)     # a conv and its residual add
     w = "" if bits == 8 else f"_w{bits}"
     for name, op, kind in ((f"conv2d_s8{w}", Op.CONV2D, "conv"),
                            (f"depthwise_s8{w}", Op.DEPTHWISE, "dwconv"),

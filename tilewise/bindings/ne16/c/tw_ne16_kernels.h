@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "tw_ne16.h"
+#include "tw_pulp_elementwise.h"
 #include "tw_pulp_requant.h"
 
 typedef struct {
@@ -36,6 +37,22 @@ TW_PULP_VARIANTS(TW_NE16_RQ_DECL)
  * whose output is constant; the same arguments as tw_ne16_requant_s8_<variant>, with the words
  * of requant.py `mulh_words` (m0, left + 2, e + 1, 1 + 2^e per channel). */
 void tw_ne16_requant_s8_mulh(const tw_ne16_rq_args_t *a, int core_id, int n_cores);
+
+/* The residual add fused into tw_ne16_requant_s8_mulh (bindings/ne16/residual.py): each output
+ * q (the conv's int8 code, as tw_ne16_requant_s8_mulh computes it) becomes the add's
+ * clamp((TA[q + 128] + TB[s + 128]) >> shift, qmin, qmax), s the skip tensor's byte at the same
+ * place read as int8 (skip: [n][k] as out), TA then TB (256 int32 each) at `tables` the folded
+ * form's: TA's entry i for the code i − 128, TB's the same for an int8 skip tensor or, for a
+ * skip tensor stored as u8 (read as int8: (int8)(code + 128)), for the code (int8)i; only that
+ * is stored. */
+typedef struct {
+    const int8_t *skip;        /* [n][k] */
+    const int32_t *tables;     /* TA (the conv's output), TB (the skip tensor) */
+    int32_t shift, qmin, qmax;
+} tw_ne16_add_args_t;
+
+void tw_ne16_requant_s8_mulh_add(const tw_ne16_rq_args_t *a, const tw_ne16_add_args_t *r,
+                                 int core_id, int n_cores);
 
 /* n bytes of int8 x into u8 u (u = x + 128: x ^ 0x80), a word at a time where both allow. */
 void tw_ne16_to_u8(uint8_t *u, const int8_t *x, int n);
