@@ -5,7 +5,7 @@ A chain of dense layers 128 -> 128 (ad_autoencoder's shape) on pulp-open: each l
 next one's 16 kB of weights and 2.5 kB of constants while it computes; a 128 -> 16 layer's 2.3 kB
 are below what programming the two transfers costs there (not prefetched on pulp-open, prefetched
 on gap9, where a transfer costs 20 core cycles); with L1 too small for two layers' buffers nothing
-is prefetched.
+is prefetched. Every layer loading its weights once moves them with its constants in one transfer.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def test_where_it_applies_and_what_it_saves(tmp_path):
     assert [p.layer for p in ns.prefetch.prefetches] == [1, 2]
     for p in ns.prefetch.prefetches:
         assert (p.w_bytes, p.b_bytes) == (128 * 128, 128 * 20)
-        assert p.saved == pytest.approx(p.dma_cycles)   # the kernel hides all of it
+        assert p.saved == pytest.approx(p.moved_cycles)   # the kernel hides all of it
     # the next layer's w and b (copy 0) miss every buffer of the issuer, in the free L1
     free = get_target("pulp-open").memory("L1").free
     for p in ns.prefetch.prefetches:
@@ -67,10 +67,19 @@ def test_where_it_applies_and_what_it_saves(tmp_path):
             assert start + buf.bytes <= lo or start >= hi
         assert ns.prefetch.bases[j] + sj.l1_bytes <= free
     assert ns.l1_bytes <= free
-    # the network is cheaper by exactly what the prefetches hide
+    # every layer loads its w and b once, w then b in L1: one transfer each, the blob weights
+    # first; the network is cheaper by what the prefetches hide and one transfer per layer
+    pf = ns.prefetch
+    assert pf.packed == {0, 1, 2, 3}
+    level = get_target("pulp-open").memory("L1")
+    assert (pf.packed_dma, pf.packed_issue) == (level.dma_setup_cycles + level.dma_chunk_cycles,
+                                                level.dma_issue_cycles)
     plain = sum(s.cycles for s in ns.schedules) + ns.network_cycles
-    saved = sum(p.saved for p in ns.prefetch.prefetches)
-    assert ns.cycles == pytest.approx(plain - saved)
+    saved = sum(p.dma_cycles - p.moved_cycles + p.saved for p in pf.prefetches)
+    unserved = len(pf.packed - {p.layer for p in pf.prefetches})
+    assert ns.cycles == pytest.approx(plain - saved - unserved * pf.packed_dma
+                                      - len(pf.packed) * pf.packed_issue)
+    assert [ns.layer_dma(i).transfers for i in range(4)] == [3, 3, 3, 3]   # x, w+b, y
     # gap9: every pair (programming a transfer costs 20 cycles there)
     assert [p.layer for p in _ns(path, "gap9").prefetch.prefetches] == [1, 2, 3]
     # two layers' buffers do not fit 24 kB of L1: no prefetch, every layout at the arena's start
@@ -91,10 +100,13 @@ def test_generated_c_shows_the_prefetch_and_its_wait(tmp_path):
     for j in (1, 2):   # prefetched: the issuer calls the function before its last tile computes
         assert re.search(rf"tw_layer_{j:02d}_prefetch\(a->l1 \+ \(-?\d+\)\);", c[j - 1])
         assert f"void tw_layer_{j:02d}_prefetch(int8_t *l1)" in c[j]
-        assert "w_id[0] = w_ahead;" in c[j] and "b_id[0] = b_ahead;" in c[j]
-        assert "w_id[0] = load_w(" not in c[j]
-    # layer 0 loads its own; layer 3's constants do not pay: layer 2 issues nothing for it
-    assert "w_id[0] = load_w(" in c[0] and "w_id[0] = load_w(" in c[3]
+        assert "w_id[0] = w_ahead;" in c[j] and "b_ahead" not in c[j]
+        assert "w_ahead = load_wb(&a, l1 + W_BUF, &t0);" in c[j] and "load_b(" not in c[j]
+    # layer 0 loads its own; layer 3's constants do not pay: layer 2 issues nothing for it; each
+    # loads w and b in one transfer, its blob weights first
+    for i in (0, 3):
+        assert "w_id[0] = load_wb(a, w_buf[0], &t0);" in c[i] and "load_b(" not in c[i]
+        assert "#define W_BASE 0\n" in c[i]
     assert "tw_layer_03_prefetch" not in c[2] and "_ahead" not in c[3]
     # network.c gives each layer its L1 layout's place in the arena
     ns = _ns(path, "pulp-open")
@@ -108,8 +120,10 @@ def test_ad_autoencoder_c_prefetches_where_it_fits(tmp_path):
     path = mlperf_path("ad_autoencoder")
     generate(_ns(path, "pulp-open"), tmp_path / "ad")
     c = _layers(tmp_path / "ad")
-    # layer 0's 44 kB of L1 leave no room for layer 1's 19 kB: layer 1 loads its own
-    assert "_prefetch(" not in c[0] and "w_id[0] = load_w(" in c[1]
+    # layer 0's 44 kB of L1 leave no room for layer 1's 19 kB: layer 1 loads its own, w and b
+    # in one transfer; layer 0 tiles its input channels (two weight tiles): w and b apart
+    assert "_prefetch(" not in c[0] and "w_id[0] = load_wb(" in c[1]
+    assert "load_b(" in c[0] and "load_wb" not in c[0]
     # the 128 x 128 layers 2, 3, 6, 7, 8 are loaded by their predecessors
     for j in (2, 3, 6, 7, 8):
         assert f"tw_layer_{j:02d}_prefetch(a->l1" in c[j - 1] and "w_id[0] = w_ahead;" in c[j]

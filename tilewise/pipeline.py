@@ -246,7 +246,10 @@ class NetworkSchedule:
         tl = self.l3_tiles.get(layer.name)
         s = self.schedules[i]
         if tl is None:
-            return embedded_dma(s, s.nest.C if s.nest.kind in REDUCING else s.nest.K, s.nest.K)
+            d = embedded_dma(s, s.nest.C if s.nest.kind in REDUCING else s.nest.K, s.nest.K)
+            if i in self.prefetch.packed:   # w and b in one transfer (schedule/prefetch.py)
+                return Dma(d.bytes, d.transfers - 1, d.chunks - 1)
+            return d
         n = layer.nest
         xc = n.C if n.kind in REDUCING else n.K
         parts = [embedded_dma(tl.schedule_of(j), xc, n.K) for j in range(len(tl.tiles))]

@@ -18,7 +18,9 @@ Cross-layer weight prefetch (schedule/prefetch.py): a layer whose first-tile w a
 predecessor loads gets a function `tw_layer_NN_prefetch(l1)` that issues those two loads into its
 buffers at `l1` (its arena) and keeps their ids; its prologue takes the ids instead of loading
 (`CrossPrefetch.mine`). The predecessor calls that function on core 0 right before its last tile
-computes, after that tile's loads are waited on (`CrossPrefetch.next_fn`).
+computes, after that tile's loads are waited on (`CrossPrefetch.next_fn`). A layer whose w and b
+move in one transfer (`CrossPrefetch.packed`) loads both with `load_wb()` where it would load w,
+and never loads b on its own.
 
 Loops whose dimension has a single tile are not emitted (their index is 0); the header comment
 shows the whole schedule. Untiled layers (kind "other", or modules that compute from L2) run their
@@ -79,7 +81,7 @@ class CrossPrefetch:
     w and b are loaded by its predecessor (through its `prefetch_fn`, reading its constants
     `const`); `next_fn` / `next_offset` / `next_index`: the next layer's prefetch function this
     layer calls before its last tile computes and the offset of that layer's L1 layout from this
-    one's."""
+    one's; `packed`: its w and b move in one transfer."""
 
     mine: bool = False
     prefetch_fn: str = ""
@@ -88,6 +90,8 @@ class CrossPrefetch:
     next_fn: str = ""
     next_offset: int = 0
     next_index: int = -1
+    #: its w and b move in one transfer (schedule/prefetch.py `packs`): load_wb()
+    packed: bool = False
 
 
 NO_PREFETCH = CrossPrefetch()

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import json
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -206,6 +206,14 @@ def u8_stored(ns: NetworkSchedule) -> frozenset[int]:
     return frozenset(i for i, c in enumerate(ns.partition.choices) if c.out_offset)
 
 
+def weights_first(k: LayerConstants) -> LayerConstants:
+    """The blob of a layer whose w and b move in one transfer (schedule/prefetch.py `packs`):
+    its weight blocks first, then its per-channel blocks, as its L1 layout holds them."""
+    assert k.b_offset == 0 and k.w_offset > 0, "per-channel blocks first (portable.blob)"
+    return replace(k, blob=k.blob[k.w_offset:] + k.blob[:k.w_offset],
+                   w_offset=0, b_offset=len(k.blob) - k.w_offset)
+
+
 def prefetch_function(i: int) -> str:
     """The function that issues layer i's first-tile w and b loads (layer_c.py)."""
     return f"{function_name(i)}_prefetch"
@@ -215,11 +223,11 @@ def cross_prefetch(ns: NetworkSchedule, i: int) -> CrossPrefetch:
     """Layer i's part in the network's cross-layer prefetches (schedule/prefetch.py)."""
     pf = ns.prefetch
     mine, nxt = pf.of(i) is not None, pf.of(i + 1) is not None
-    if not (mine or nxt):
+    if not (mine or nxt or i in pf.packed):
         return NO_PREFETCH
     return CrossPrefetch(
         mine=mine, prefetch_fn=prefetch_function(i) if mine else "",
-        const=f"tw_const_{i:02d}" if mine else "", prev_index=i - 1,
+        const=f"tw_const_{i:02d}" if mine else "", prev_index=i - 1, packed=i in pf.packed,
         next_fn=prefetch_function(i + 1) if nxt else "",
         next_offset=pf.bases[i + 1] - pf.bases[i] if nxt else 0, next_index=i + 1)
 
@@ -258,6 +266,8 @@ def plan_project(ns: NetworkSchedule, model_name: str | None = None,
             continue
         b = p.binding
         k = b.consts.build(layer, lg, s) if b.consts is not None and layer.weights is not None else None
+        if k is not None and i in ns.prefetch.packed:
+            k = weights_first(k)
         if k is not None:
             consts[i] = k
         code = b.emit(layer, lg, k)

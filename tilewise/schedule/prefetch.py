@@ -16,6 +16,15 @@ L1 layout in the arena) where its w and b copies 0 do not overlap layer i's L1 l
 base and the layout still fits the level's free bytes. Bases tried, lowest first: 0, right below
 layer i's layout, right above it; the first that fits is taken. Nothing else in the arena moves.
 
+One transfer for w and b (`packs`): a layer that loads its weights and per-channel constants once
+(one k tile, one c tile: the first tile's w and b are the layer's whole blob) and whose L1 layout
+puts b right after w (operands.py order, no alignment gap) moves them in one transfer: codegen
+lays its L2 blob weights first (codegen/project.py `weights_first`), so the two blocks follow each
+other on both sides. Its prologue, or the prefetch serving it, programs one transfer instead of
+two: dma_setup + dma_chunk less on the DMA side (exposed in a prologue, seed 003 §V-B), one
+dma_issue_cycles less on the core (gap9: 967 cycles a layer, MATCH's per-transfer 920 + 27 + 20;
+pulp-open: 719, measured below).
+
 Where it pays: only where PF (below) exceeds the core cycles to program the two transfers. Below
 that, layer j's prologue already covers their DMA while core 0 programs its later loads, and the
 prefetch only moves work into layer i (measured on GVSoC pulp-open, 644 cycles per transfer: kws's
@@ -69,15 +78,23 @@ class LayerPrefetch:
     #: core cycles to program the two transfers (moved from layer j to the issuer: one fitted
     #: transfer's, module docstring)
     issue_cycles: float
+    #: the DMA cycles of what the prefetch issues: dma_cycles, or one transfer less when layer j
+    #: moves w and b in one (`packs`)
+    moved_cycles: float = -1.0
+
+    def __post_init__(self) -> None:
+        if self.moved_cycles < 0:
+            object.__setattr__(self, "moved_cycles", self.dma_cycles)
 
     @property
     def exposed(self) -> float:
         """Cycles of PF the issuer's window does not hide (its last store waits for them)."""
-        return max(0.0, self.dma_cycles - self.window)
+        return max(0.0, self.moved_cycles - self.window)
 
     @property
     def saved(self) -> float:
-        return self.dma_cycles - self.exposed
+        """Network cycles the prefetch saves (packing's own saving apart)."""
+        return self.moved_cycles - self.exposed
 
 
 @dataclass(frozen=True)
@@ -87,6 +104,11 @@ class NetworkPrefetch:
     prefetches: tuple[LayerPrefetch, ...]
     #: per layer: offset of its L1 layout in the arena (0 unless moved for a prefetch)
     bases: tuple[int, ...]
+    #: layers whose w and b move in one transfer (`packs`), and what that saves each: the DMA of
+    #: one transfer's set-up and chunk (`packed_dma`) and one transfer's programming (`packed_issue`)
+    packed: frozenset[int] = frozenset()
+    packed_dma: float = 0.0
+    packed_issue: float = 0.0
 
     def of(self, layer: int) -> LayerPrefetch | None:
         """The prefetch of layer `layer`'s constants (issued by layer - 1), if any."""
@@ -101,6 +123,10 @@ class NetworkPrefetch:
         mine, nxt = self.of(layer), self.of(layer + 1)
         if mine is not None:
             d -= mine.dma_cycles + mine.issue_cycles
+        elif layer in self.packed:
+            d -= self.packed_dma
+        if layer in self.packed:
+            d -= self.packed_issue
         if nxt is not None:
             d += nxt.exposed + nxt.issue_cycles
         return d
@@ -136,6 +162,20 @@ def _eligible(s: LayerSchedule, family: str) -> bool:
     if not _tiled_pulp(s, family) or s.buffering != 2 or s.consts_in_place:
         return False
     return s.buffer("w") is not None and s.buffer("b") is not None
+
+
+def packs(s: LayerSchedule, family: str) -> bool:
+    """`s` loads its weights and per-channel constants once, as one block in L1 (w, then b right
+    after it, each exactly its bytes): one transfer moves both (module docstring)."""
+    if not _tiled_pulp(s, family) or s.consts_in_place:
+        return False
+    w, b = s.buffer("w"), s.buffer("b")
+    if w is None or b is None or w.copies != 1 or b.copies != 1:
+        return False
+    if any(t.count > 1 for t in s.tiles if t.dim in ("k", "c")):
+        return False
+    wb, bb = _wb_bytes(s)
+    return (w.bytes, b.bytes) == (wb, bb) and w.offset + w.bytes == b.offset and bb > 0
 
 
 def _window(s: LayerSchedule, target: Target, overhead: float) -> float:
@@ -190,6 +230,10 @@ def plan_prefetch(schedules: tuple[LayerSchedule, ...], families: tuple[str, ...
     bases = [0] * len(schedules)
     out: list[LayerPrefetch] = []
     bw = level.bytes_per_cycle(target.clock_mhz)
+    one = level.dma_setup_cycles + level.dma_chunk_cycles
+    packed = frozenset(j for j, s in enumerate(schedules)
+                       if j not in l3_tiled and j in weights_in_l2 and s.level == level.name
+                       and packs(s, families[j]))
     for j in range(1, len(schedules)):
         i = j - 1
         prev, s = schedules[i], schedules[j]
@@ -198,7 +242,7 @@ def plan_prefetch(schedules: tuple[LayerSchedule, ...], families: tuple[str, ...
                 or prev.level != s.level):
             continue
         w, b = _wb_bytes(s)
-        pf = sum(level.dma_setup_cycles + level.dma_chunk_cycles + n / bw for n in (w, b) if n)
+        pf = sum(one + n / bw for n in (w, b) if n)
         if pf <= 2 * level.dma_issue_cycles:
             continue    # nothing to hide (module docstring "Where it pays")
         base = _place(prev, bases[i], s, level.free)
@@ -206,5 +250,5 @@ def plan_prefetch(schedules: tuple[LayerSchedule, ...], families: tuple[str, ...
             continue
         bases[j] = base
         out.append(LayerPrefetch(j, w, b, pf, _window(prev, target, overheads[i]),
-                                 level.dma_issue_cycles))
-    return NetworkPrefetch(tuple(out), tuple(bases))
+                                 level.dma_issue_cycles, pf - one if j in packed else pf))
+    return NetworkPrefetch(tuple(out), tuple(bases), packed, one, level.dma_issue_cycles)
