@@ -100,14 +100,15 @@ from .base import KB, Memory, Module, Region, Target
 #: (bench/calibration_onnx_requant_fpu.json: the same layers save 22-24 instructions per output);
 #: the depthwise's refit alone (bench/calibrate_m7.py --unit instructions --only dw_out,dw_step,
 #: dw_gather,dw_item) after its 3x3 loop read the weights through a pointer (tw_pulp_depthwise.c:
-#: 142 -> 136 instructions a pixel of four channels, no per-row copy of the weights): dw_step
-#: 0.417 -> 0.315, dw_gather 12.311 -> 12.049, dw_item 252.631 -> 205.727
+#: 142 -> 136 instructions a pixel of four channels, no per-row copy of the weights) and took its
+#: three ring rows without the rows[] loop: dw_step 0.417 -> 0.309, dw_gather 12.311 -> 12.091,
+#: dw_item 252.631 -> 187.834
 KERNELS_INSTRUCTIONS = replace(PulpKernels(), name="pulp-kernels-m7-instructions", mm_step=18.808,
                   mm_block=0.0, mm_tile=0.5,
                   im2col_byte=0.0, im2col_row=115.747, requant_tflite=29.913, requant_shift=12.0,
                   requant_onnx=48.854, requant_onnx24=36.42, requant_onnx_fpu=26.11,
-                  psum=2.36, dw_out=0.0, dw_step=0.315,
-                  dw_gather=12.049, dw_item=205.727, fc_step=7.235, fc_neuron=0.414, add_elem=12.25,
+                  psum=2.36, dw_out=0.0, dw_step=0.309,
+                  dw_gather=12.091, dw_item=187.834, fc_step=7.235, fc_neuron=0.414, add_elem=12.25,
                   add_table=36.354, add_onnx=39.93, add_onnx_fold=11.85, mul_elem=35.0, pool_step=25.788,
                   pool_out=63.477, gap_pixel=11.029, gap_chan=0.0, gap_pixel_onnx=11.029, gap_chan_onnx=0.0,
                   other_elem=184.546, other_call=425.13, tile=0.0,
@@ -147,11 +148,12 @@ CYCLES_PER_INSTRUCTION = 1.034
 #: instead of its counted instructions); refit after the 2x2 MatMul's dual-issue order
 #: (tw_pulp_matmul_arm.h: llvm-mca 20 -> 12 cycles a step): mm_step 21.911 -> 13.963, the others
 #: within a few %; the depthwise's refit alone (bench/calibrate_m7.py --only dw_out,dw_step,
-#: dw_gather,dw_item, the others held) after its 3x3 loop read the weights through a pointer:
-#: dw_step 0.029 -> 0.133, dw_gather 10.097 -> 10.265, dw_item 214.263 -> 191.182
+#: dw_gather,dw_item, the others held) after its 3x3 loop read the weights through a pointer and
+#: took its ring rows without the rows[] loop: dw_step 0.029 -> 0.113, dw_gather 10.097 ->
+#: 10.314, dw_item 214.263 -> 174.991
 FITTED_CYCLES = {"mm_step": 13.963, "mm_block": 0.0, "im2col_byte": 0.0, "im2col_row": 76.858,
-                 "requant_tflite": 25.363, "dw_out": 0.0, "dw_step": 0.133, "dw_gather": 10.265,
-                 "dw_item": 191.182, "fc_step": 7.464, "fc_neuron": 11.808, "add_elem": 10.753,
+                 "requant_tflite": 25.363, "dw_out": 0.0, "dw_step": 0.113, "dw_gather": 10.314,
+                 "dw_item": 174.991, "fc_step": 7.464, "fc_neuron": 11.808, "add_elem": 10.753,
                  "add_table": 32.468, "pool_step": 18.085, "pool_out": 52.308,
                  "other_elem": 186.583, "other_call": 682.756, "tile": 0.0}
 #: the coefficients KERNELS_INSTRUCTIONS sets to the untiled kernels' per element / per call

@@ -251,12 +251,12 @@ TW_PULP_INLINE void arm_group_rows(const tw_pulp_dw_args_t *d, int c, int oy0, i
             arm_fill(a, r - g->pad_t, c, ring + (size_t)(s >= kh ? s - kh : s) * 2 * px, px);
         }
         next = r0 + kh;
-        for (fy = 0; fy < kh; fy++) {
-            int s = slot0 + fy;
-            rows[fy] = ring + (size_t)(s >= kh ? s - kh : s) * 2 * px;
-        }
         if (k3) {
-            const int32_t *q0 = rows[0], *q1 = rows[1], *q2 = rows[2];
+            /* the three ring rows from slot0 directly (no rows[] loop: kws' rows are 5 pixels) */
+            size_t row = (size_t)2 * px;
+            const int32_t *q0 = ring + slot0 * row;
+            const int32_t *q1 = ring + (slot0 == 2 ? 0 : slot0 + 1) * row;
+            const int32_t *q2 = ring + (slot0 == 0 ? 2 : slot0 - 1) * row;
             for (ox = 0; ox < g->out_w; ox++, q0 += step, q1 += step, q2 += step,
                  o += a->in_c) {
                 arm_acc4_t s = arm_bias(bias);
@@ -279,6 +279,10 @@ TW_PULP_INLINE void arm_group_rows(const tw_pulp_dw_args_t *d, int c, int oy0, i
                 tw_pulp_sw(o, tw_pulp_rq4(words, clip, s.a0, s.a1, s.a2, s.a3, mode));
             }
         } else {
+            for (fy = 0; fy < kh; fy++) {
+                int s = slot0 + fy;
+                rows[fy] = ring + (size_t)(s >= kh ? s - kh : s) * 2 * px;
+            }
             for (ox = 0; ox < g->out_w; ox++, o += a->in_c) {
                 arm_acc4_t s = arm_bias(bias);
                 const int32_t *wt = wx;
