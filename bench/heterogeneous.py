@@ -47,7 +47,7 @@ def _predict(lg, gap9) -> tuple[dict[str, float], int, int]:
         ns = scheduling.schedule(lg, tgt, "model")
         pred[label] = ns.latency_ms
         if label == "all":
-            on = [i for i in range(len(lg.layers)) if ns.placement(i).module.name == "ne16"]
+            on = [i for i in range(len(ns.layers.layers)) if ns.placement(i).module.name == "ne16"]
             nq = sum(ns.placement(i).binding.name.endswith("_nq") for i in on)
     return pred, len(on), nq
 
