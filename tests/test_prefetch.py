@@ -19,6 +19,7 @@ from tilewise.codegen import generate
 from tilewise.frontend import load_model
 from tilewise.passes import lower
 from tilewise.pipeline import schedule_network
+from tilewise.report.schedule_report import scheduled_totals
 from tilewise.targets.registry import get_target
 
 from .conftest import absent, mlperf_path
@@ -80,6 +81,10 @@ def test_where_it_applies_and_what_it_saves(tmp_path):
     assert ns.cycles == pytest.approx(plain - saved - unserved * pf.packed_dma
                                       - len(pf.packed) * pf.packed_issue)
     assert [ns.layer_dma(i).transfers for i in range(4)] == [3, 3, 3, 3]   # x, w+b, y
+    # analyze's totals say so
+    tot = scheduled_totals(ns)["prefetch"]
+    assert (tot["layers"], tot["one_transfer_layers"]) == ([1, 2], [0, 1, 2, 3])
+    assert tot["saved_cycles"] == pytest.approx(sum(p.saved for p in pf.prefetches))
     # gap9: every pair (programming a transfer costs 20 cycles there)
     assert [p.layer for p in _ns(path, "gap9").prefetch.prefetches] == [1, 2, 3]
     # two layers' buffers do not fit 24 kB of L1: no prefetch, every layout at the arena's start

@@ -111,6 +111,11 @@ def scheduled_totals(ns: NetworkSchedule, code: dict | None = None) -> dict:
         "network_cycles": ns.network_cycles,
         "handoffs": [h.to_json() for h in ns.partition.handoffs] if ns.partition else [],
         "memory_summary": with_code(summary, code) if code else summary,
+        # schedule/prefetch.py: layers whose first-tile w and b their predecessor loads, the
+        # network cycles that saves, and layers moving w and b in one transfer
+        "prefetch": {"layers": [p.layer for p in ns.prefetch.prefetches],
+                     "saved_cycles": sum(p.saved for p in ns.prefetch.prefetches),
+                     "one_transfer_layers": sorted(ns.prefetch.packed)},
     }
 
 

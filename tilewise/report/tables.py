@@ -195,11 +195,29 @@ def print_analysis(a: Analysis, console: Console | None = None, wide: bool = Fal
             console.print("[bold]modules[/bold]: " + ", ".join(f"{m} runs {n} layer{'s' * (n != 1)}"
                                                                for m, n in per.items()),
                           highlight=False)
+        pf = s.get("prefetch") or {}
+        if pf.get("layers") or pf.get("one_transfer_layers"):
+            console.print(f"[bold]cross-layer prefetch[/bold]: layers {_ranges(pf['layers']) or 'none'} "
+                          f"start with their first-tile weights and constants loaded during the "
+                          f"layer before ({pf['saved_cycles']:,.0f} cycles hidden); layers "
+                          f"{_ranges(pf['one_transfer_layers']) or 'none'} move weights and constants "
+                          f"in one transfer (included)", highlight=False, soft_wrap=wide)
         if s.get("handoff_cycles"):
             console.print(f"[bold]hand-offs[/bold]: {s['handoff_cycles']:,.0f} cycles (included) — "
                           + "; ".join(f"{h['tensor']} {h['from']}→{h['to']} {h['bytes']:,} B "
                                       f"{h['cycles']:,.0f} cycles" for h in s["handoffs"]),
                           highlight=False)
+
+
+def _ranges(ix: list[int]) -> str:
+    """Layer indices as runs: [1, 2, 3, 5] -> '1-3, 5'."""
+    out: list[list[int]] = []
+    for i in ix:
+        if out and out[-1][1] == i - 1:
+            out[-1][1] = i
+        else:
+            out.append([i, i])
+    return ", ".join(f"{a}-{b}" if b > a else f"{a}" for a, b in out)
 
 
 def print_why(a: Analysis, console: Console) -> None:
