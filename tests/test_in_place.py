@@ -9,7 +9,7 @@ dying input at the lag the kernels' loop order allows, chosen where it lowers th
   links, and the generated C is bit-exact on the host; with the pointwise lag cut to 0 (an
   expanding 1x1 writes ahead of what it reads) the same network is not — the lag is what makes
   it exact. The Arm path (QEMU / the counter) runs in place on kws_dscnn and ic_resnet8 in
-  tests/test_qemu.py.
+  tests/test_qemu.py. Fused chains are off here (tests/test_chains.py has them).
 """
 
 from __future__ import annotations
@@ -137,7 +137,9 @@ def block(tmp_path):
 def _validate(path, graph, tmp_path):
     from tilewise.validate import validate_model
 
-    ns = schedule_network(lower(graph), get_target("stm32h7"), "model")
+    # in-place execution alone: no fused chain (its expand → depthwise s2 fuses otherwise,
+    # tests/test_chains.py)
+    ns = schedule_network(lower(graph), get_target("stm32h7"), "model", chains=False)
     return ns, validate_model(path, ns, graph, 3, 0, tmp_path / "p").to_json()
 
 

@@ -31,6 +31,10 @@ the report shows:
 8. where the next layer's first-tile weights and constants fit in L1 beside a layer's buffers,
    the layer loads them while it computes (schedule/prefetch.py); `layer_cycles` carries the
    moved cost, `NetworkSchedule.prefetch` the placement codegen emits.
+Between 4 and 5, with `chains`, fused chains (schedule/chain.py): pairs of layers run row band by
+row band, their middle tensor never in memory, each priced by its bindings' cost model within
+chain.BUDGET of the unfused pair and kept when it lowers the L2 plan's peak (largest middle tensor
+first); the plan then holds one step per chain, its ring as the step's scratch.
 Errors name the first layer that cannot fit and the smallest memory it would need.
 
 `NetworkSchedule` — the decisions for a whole network, what `analyze` reports and `generate`
@@ -55,6 +59,8 @@ from .memory.l3 import L3Plan, plan_l3_activations
 from .memory.network import L2TooSmallError, LayerStep, NetworkPlan
 from .partition import Partition, partition
 from .passes import fuse_attention, fuse_residual, lower
+from .schedule.api import schedule_placed
+from .schedule.chain import Chain, candidates, chainable, copy_cycles, plan_chain
 from .schedule.fit import check_fits, l2_refusal
 from .schedule.l3 import L3Tiling, NetworkL3, l3_dma, plan_memory
 from .schedule.placement import Placement
@@ -76,6 +82,8 @@ class Options:
     input_dtypes: Mapping[str, str] = field(default_factory=dict)
     #: fuse attentions into depth-first layers where the target runs them (passes/fuse_attention.py)
     depth_first: bool = True
+    #: run pairs of layers as fused chains where the cost model picks them (schedule/chain.py)
+    chains: bool = True
 
 
 def compile(model: str | Path, target: Target, options: Options = Options()) -> NetworkSchedule:
@@ -134,15 +142,16 @@ def fuse_if_cheaper(fused: Layer, conv: Layer, add: Layer, lg: LayerGraph, targe
 def compile_graph(graph: Graph, target: Target, options: Options = Options()) -> NetworkSchedule:
     """The flow from a loaded Graph (a caller that also needs the Graph: validate's reference)."""
     return schedule_network(lower(graph), target, options.tiler, options.l3_strategy,
-                            options.objective, options.depth_first)
+                            options.objective, options.depth_first, options.chains)
 
 
 def schedule_network(lg: LayerGraph, target: Target, tiler: str = "model",
                      l3_strategy: str = "cascade", objective: str = "latency",
-                     depth_first: bool = True) -> NetworkSchedule:
+                     depth_first: bool = True, chains: bool = True) -> NetworkSchedule:
     """Partition `lg` on `target`, schedule every layer and plan its memory (module docstring);
     with `depth_first`, attentions the target runs depth first and the residual adds it runs
-    cheaper fused into their conv are fused first (0)."""
+    cheaper fused into their conv are fused first (0); with `chains`, fused chains where they
+    lower the peak (module docstring)."""
     if depth_first:
         lg = fuse_attention(lg, partial(runs_fused, target=target))     # 0
         lg = fuse_residual(lg, partial(fuse_if_cheaper, target=target, tiler=tiler,
@@ -151,7 +160,7 @@ def schedule_network(lg: LayerGraph, target: Target, tiler: str = "model",
     part = partition(lg, target, tiler, objective)                          # 2
     lg = _with_acc_bits(lg, part)                                           # 3
     rom = _rom(lg, part, target)                                            # 4
-    l3, plan = _plan_l2(lg, part, target, l3_strategy)                      # 5
+    fused, l3, plan = _choose_chains(lg, part, target, l3_strategy, tiler, chains)  # 4-5
     tiled = {layer.name: tile_schedules(layer, l3.tilings[layer.name], c.placement, target, tiler)
              for layer, c in zip(lg.layers, part.choices) if layer.name in l3.tilings}   # 6
     schedules = tuple(tiled[layer.name].interior if layer.name in tiled else c.schedule
@@ -159,7 +168,7 @@ def schedule_network(lg: LayerGraph, target: Target, tiler: str = "model",
     l3_plan = plan_l3_activations(l3.steps, _tensor_bytes(lg), l3.l3_tensors, lg.outputs)  # 7
     prefetch = _prefetch(lg, part, schedules, plan, frozenset(tiled), target)            # 8
     return NetworkSchedule(lg, target, tiler, schedules, l3, plan, tiled, l3_plan, part, rom,
-                           prefetch)
+                           prefetch, fused)
 
 
 def _prefetch(lg: LayerGraph, part: Partition, schedules: tuple[LayerSchedule, ...],
@@ -196,6 +205,12 @@ class NetworkSchedule:
     rom: dict[str, int] = field(default_factory=dict, hash=False)
     #: cross-layer weight prefetches and each layer's L1 arena offset (schedule/prefetch.py)
     prefetch: NetworkPrefetch = NONE
+    #: the fused chains (schedule/chain.py), in execution order
+    chains: tuple[Chain, ...] = ()
+
+    def chain_of(self, name: str) -> Chain | None:
+        """The chain holding layer `name`, if any."""
+        return next((c for c in self.chains if name in c.layers), None)
 
     def placement(self, i: int) -> Placement:
         assert self.partition is not None
@@ -222,6 +237,11 @@ class NetworkSchedule:
         layer = self.layers.layers[i]
         t = self.l3.tilings.get(layer.name)
         s = self.schedules[i]
+        ch = self.chain_of(layer.name)
+        if ch is not None:   # the producer's band calls; the consumer's with the ring's copies
+            if layer.name == ch.layers[0]:
+                return ch.producer_cycles
+            return ch.consumer_cycles + ch.copy_cycles
         if t is None:
             return s.cycles + self.prefetch.delta(i)
         tl = self.l3_tiles.get(layer.name)
@@ -388,10 +408,65 @@ def _in_place(layer: Layer, lg: LayerGraph, placement: Placement, schedule: Laye
     return in_place_candidates(layer, lg, placement.binding.label)
 
 
-def _plan_l2(lg: LayerGraph, part: Partition, target: Target, l3_strategy: str
-             ) -> tuple[NetworkL3, NetworkPlan]:
-    """The L3→L2 cuts and the static L2 plan of the partitioned network (step 5); a network
-    whose L2 is too small is refused naming the layer (schedule/fit.py `l2_refusal`)."""
+def _chain_step(ch: Chain, p: LayerStep, c: LayerStep) -> LayerStep:
+    """The one step of a chain in the L2 plan: the producer's inputs, the consumer's output, the
+    ring as its scratch, the output written over the chain's input as the bands go."""
+    return LayerStep(p.name, p.inputs, c.output, weight_bytes=p.weight_bytes + c.weight_bytes,
+                     scratch_bytes=ch.ring_bytes, in_place=((p.inputs[0], ch.lag),))
+
+
+def _choose_chains(lg: LayerGraph, part: Partition, target: Target, l3_strategy: str, tiler: str,
+                   enabled: bool) -> tuple[tuple[Chain, ...], NetworkL3, NetworkPlan]:
+    """The chains kept (module docstring: between steps 4 and 5) and the plan with them."""
+    l3, plan = _plan_l2(lg, part, target, l3_strategy)
+    if not enabled:
+        return (), l3, plan
+    ch_ = part.choices
+
+    def ok(i: int) -> bool:
+        c = ch_[i]
+        return chainable(lg.layers[i], c.placement.binding.label, c.placement.module.cores,
+                         c.schedule.untiled, lg)
+
+    def band_cycles(i: int):
+        pl = ch_[i].placement
+        fixed = pl.module.fixed_cycles(pl.binding.direct_call)
+        # one band: the kernel's own terms (its per-call ones included), not the layer's call
+        return lambda n: schedule_placed(n, target, pl, tiler).cycles - fixed
+
+    priced = []
+    for i in candidates(lg, ok):
+        p, c = lg.layers[i], lg.layers[i + 1]
+        fixed = sum(ch_[j].placement.module.fixed_cycles(ch_[j].placement.binding.direct_call)
+                    for j in (i, i + 1))
+        chain = plan_chain((p.name, c.name), ch_[i].schedule.nest, ch_[i + 1].schedule.nest,
+                           band_cycles(i), band_cycles(i + 1), copy_cycles(target))
+        if chain is not None:
+            chain = replace(chain, producer_cycles=chain.producer_cycles + fixed,
+                            cycles=chain.cycles + fixed, unfused_cycles=chain.unfused_cycles + fixed)
+            priced.append((lg.tensors[p.output].nbytes, i, chain))
+    kept: list[Chain] = []
+    used: set[str] = set()
+    for _, i, chain in sorted(priced, key=lambda t: (-t[0], t[1])):
+        if used & set(chain.layers):
+            continue
+        try:
+            l3b, planb = _plan_l2(lg, part, target, l3_strategy, (*kept, chain))
+        except TilewiseError:
+            continue
+        if planb.peak < plan.peak:
+            kept.append(chain)
+            used |= set(chain.layers)
+            l3, plan = l3b, planb
+    order = {layer.name: k for k, layer in enumerate(lg.layers)}
+    return tuple(sorted(kept, key=lambda c: order[c.layers[0]])), l3, plan
+
+
+def _plan_l2(lg: LayerGraph, part: Partition, target: Target, l3_strategy: str,
+             chains: tuple[Chain, ...] = ()) -> tuple[NetworkL3, NetworkPlan]:
+    """The L3→L2 cuts and the static L2 plan of the partitioned network (step 5), one step per
+    chain; a network whose L2 is too small is refused naming the layer (schedule/fit.py
+    `l2_refusal`)."""
     in_rom = {c.layer for c in part.choices if c.placement.module.weights_from is not None}
     # a reshape is a view of its input (memory/network.py), but not of a state tensor, which its
     # stateful layer rewrites in place
@@ -403,6 +478,9 @@ def _plan_l2(lg: LayerGraph, part: Partition, target: Target, l3_strategy: str
                        else None,
                        in_place=_in_place(layer, lg, c.placement, c.schedule))
              for layer, c in zip(lg.layers, part.choices)]
+    for ch in chains:
+        k = next(j for j, st in enumerate(steps) if st.name == ch.layers[0])
+        steps[k:k + 2] = [_chain_step(ch, steps[k], steps[k + 1])]
     nests = {layer.name: c.schedule.nest for layer, c in zip(lg.layers, part.choices)}
     rules = {c.layer: c.placement.rules for c in part.choices}
     l2 = target.memory("L2")

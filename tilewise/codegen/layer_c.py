@@ -56,6 +56,11 @@ def function_name(index: int) -> str:
     return f"tw_layer_{index:02d}"
 
 
+def rows_name(index: int) -> str:
+    """The function computing a row band of layer `index` in its fused chain."""
+    return f"tw_layer_{index:02d}_rows"
+
+
 def _counts(s: LayerSchedule) -> dict[str, int]:
     return {t.dim: t.count for t in s.tiles}
 
@@ -202,7 +207,8 @@ def emit_tiled(index: int, layer: Layer, lg: LayerGraph, s: LayerSchedule, cores
     _check(s)
     fn = fn or function_name(index)
     text = render("layer.c.j2", **_header_data(index, layer, lg, s, cores, l1_free, in_off, out_off),
-                  **_layer_data(layer, s, consts, code, fn, x_ch, y_ch), **_body_data(s, pf))
+                  **_layer_data(layer, s, consts, code, fn, x_ch, y_ch), **_body_data(s, pf),
+                  rows_fn=None)
     return LayerEmit(fn, _filename(index, fn), text)
 
 
@@ -212,12 +218,14 @@ def _filename(index: int, fn: str) -> str:
 
 def emit_untiled(index: int, layer: Layer, lg: LayerGraph, s: LayerSchedule, cores: int,
                  consts: LayerConstants | None, l1_free: int | None, in_off: list[int],
-                 out_off: int, code: str, whole: bool, *, fn: str | None = None) -> LayerEmit:
+                 out_off: int, code: str, whole: bool, *, fn: str | None = None,
+                 rows_fn: str | None = None) -> LayerEmit:
     """A layer run whole on the L2 tensors: a `compute()` (`code`) called once by every core of
     the module (kinds conv ... gap on a module computing from L2), or, with `whole`, the
     binding's own layer function (untiled ops; `code` has `@FN@` for its name and, where it forks
     the module's cores itself — the pulp family's row ops and transpose — `@CORES@` for their
-    number)."""
+    number). `rows_fn`: also emit that function, the layer's rows for a fused chain
+    (chain_c.py)."""
     _check(s, whole)
     fn = fn or function_name(index)
     head = _header_data(index, layer, lg, s, cores, l1_free, in_off, out_off)
@@ -225,5 +233,5 @@ def emit_untiled(index: int, layer: Layer, lg: LayerGraph, s: LayerSchedule, cor
         text = render("layer_whole.c.j2", **head, code=code.replace("@FN@", fn).replace("@CORES@", str(cores)))
     else:
         text = render("layer.c.j2", **head, **_layer_data(layer, s, consts, code, fn),
-                      scratch=s.buffer("scratch") is not None)
+                      scratch=s.buffer("scratch") is not None, rows_fn=rows_fn)
     return LayerEmit(fn, _filename(index, fn), text)

@@ -235,12 +235,15 @@ class Declared:
 
 
 def layers_h(emits: list[LayerEmit], names: list[str], headers: tuple[str, ...],
-             prefetch_fns: list[tuple[str, str]] = ()) -> str:  # type: ignore[assignment]
+             prefetch_fns: list[tuple[str, str]] = (),  # type: ignore[assignment]
+             rows: tuple[Declared, ...] = (), chains: tuple[Declared, ...] = ()) -> str:
     """layers/layers.h (layers.h.j2); `headers`: the umbrella headers of the kernel families the
-    layers call; `prefetch_fns`: (function, layer) of the cross-layer prefetch functions."""
+    layers call; `prefetch_fns`: (function, layer) of the cross-layer prefetch functions; `rows`
+    / `chains`: the row-band functions of fused chains' layers and the chains' functions
+    (chain_c.py)."""
     return render("layers.h.j2", headers=headers,
                   functions=[Declared(e.function, n) for e, n in zip(emits, names)],
-                  prefetch_fns=[Declared(f, n) for f, n in prefetch_fns])
+                  prefetch_fns=[Declared(f, n) for f, n in prefetch_fns], rows=rows, chains=chains)
 
 
 @dataclass(frozen=True)
@@ -301,6 +304,10 @@ class Step:
     #: the offset of the layer's L1 layout in the L1 arena where it differs from the previous
     #: layer's (schedule/prefetch.py), else None
     l1_base: int | None = None
+    #: a fused chain's producer: why no call (its chain runs at the consumer's step)
+    fused: str | None = None
+    #: a fused chain's consumer: what its call runs
+    note: str | None = None
 
 
 @dataclass(frozen=True)
@@ -354,6 +361,9 @@ class NetInput:
     offset: int | None
     u8: bool
     transpose: InputTranspose | None = None
+    #: held in the arena by the plan (memory/network.py `inputs_in_arena`): the caller may write
+    #: it there (TW_INPUT_IN_ARENA), else it is copied there
+    in_arena: bool = False
 
 
 @dataclass(frozen=True)
@@ -381,13 +391,17 @@ def network_c(lg: LayerGraph, arena: ArenaMap, emits: list[LayerEmit],
               consts: dict[int, LayerConstants], l3_streams: list[L3Stream], l3_bytes: int,
               out_sizes: list[int], l3_acts: dict[str, int] | None = None,
               w_tiled: frozenset[int] = frozenset(), u8_stored: frozenset[int] = frozenset(),
-              l1_bases: tuple[int, ...] = ()) -> str:
+              l1_bases: tuple[int, ...] = (), chains: dict[int, str] | None = None) -> str:
     """network.c (network.c.j2). `l3_acts`: L3 offsets of the activations left in L3 (layers
     tiled at L3->L2 move them, l3_c.py); `w_tiled`: layers whose drivers stream their weight
     k tiles themselves; `u8_stored`: layers whose output is stored as u8 (x + 128) for NE16,
     flipped to int8 around its per-layer dump; `l1_bases`: each layer's L1 layout offset in the
-    L1 arena (schedule/prefetch.py; a.l1 is set where it changes)."""
+    L1 arena (schedule/prefetch.py; a.l1 is set where it changes). `chains`: each fused chain's
+    producer index → the chain's function (chain_c.py), called at the consumer's step on the
+    producer's input; the producer's step calls nothing and dumps nothing (its output is never
+    in memory)."""
     l3_acts = l3_acts or {}
+    chains = chains or {}
     multi = multi_io(lg)
     in_vars, out_vars = io_names(lg)
     read = {x for layer in lg.layers for x in layer.inputs}
@@ -399,10 +413,11 @@ def network_c(lg: LayerGraph, arena: ArenaMap, emits: list[LayerEmit],
     for k, (t, var) in enumerate(zip(lg.inputs, in_vars)):
         transpose = input_transpose(lg) if k == 0 else None
         u8 = lg.tensors[t].dtype == "uint8"
-        direct = not u8 and not l3_acts and not w_tiled and transpose is None
+        in_arena = t in arena.plan.inputs_in_arena
+        direct = not u8 and not l3_acts and not w_tiled and transpose is None and not in_arena
         macro = f"TW_INPUT{k}_BYTES" if multi else "TW_NETWORK_INPUT_BYTES"
         ins.append(NetInput(var, t, macro, direct, arena.act(t) if t in read else None, u8,
-                            transpose))
+                            transpose, in_arena))
     ctypes = {t.name: t.ctype for t in io_tensors(lg)[0]}
     # the layers take byte pointers: a typed input read in place is cast
     direct = {i.tensor: i.var if ctypes[i.tensor] == "int8_t" else f"(const int8_t *){i.var}"
@@ -420,13 +435,22 @@ def network_c(lg: LayerGraph, arena: ArenaMap, emits: list[LayerEmit],
     for i, (layer, e) in enumerate(zip(lg.layers, emits)):
         w = ("tiled" if i in w_tiled else "streamed" if i in streamed else
              "const" if i in consts else "none")
-        steps.append(Step(i, layer, e.function, [s for s in l3_streams if s.issue_at == i],
-                          [l2(x) for x in layer.inputs], _writable(l2(layer.output)),
+        if i in chains:
+            steps.append(Step(i, layer, e.function, [], [], None, None, "none", None, 0,
+                              fused=f"fused: its rows are computed band by band by {chains[i]} "
+                                    f"at layer {i + 1}, the tensor never in memory"))
+            continue
+        fn, reads, note = e.function, layer.inputs, None
+        if i - 1 in chains:
+            fn, reads, w = chains[i - 1], lg.layers[i - 1].inputs, "none"
+            note = f"the fused chain of layers {i - 1}-{i} ({fn}, layers/{fn[3:]}.c)"
+        steps.append(Step(i, layer, fn, [s for s in l3_streams if s.issue_at == i],
+                          [l2(x) for x in reads], _writable(l2(layer.output)),
                           l3_acts.get(layer.output), w,
                           streamed[i].l2_offset if w == "streamed" else None, out_sizes[i],
                           i in u8_stored,
                           l1_bases[i] if l1_bases and l1_bases[i] != (l1_bases[i - 1] if i else 0)
-                          else None))
+                          else None, note=note))
     # uint8 tensors are stored as u - 128 (bindings/portable/common.py "uint8"): convert here
     by_input = dict(zip(lg.inputs, in_vars))
     outs = []

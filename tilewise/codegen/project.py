@@ -52,14 +52,24 @@ from ..ir.tensor import np_dtype
 from ..memory.network import act_name, weight_name
 from ..pipeline import NetworkSchedule
 from ..platforms.base import Platform
+from .chain_c import chain_name, emit_chain
 from .firmware import firmware_files, folder_makefile, inputs_files
 from .host import main_host, makefile, readme
 from .l3_c import L3Layer, Where, driver, emit_l3_layer
-from .layer_c import NO_PREFETCH, CrossPrefetch, LayerEmit, emit_tiled, emit_untiled, function_name
+from .layer_c import (
+    NO_PREFETCH,
+    CrossPrefetch,
+    LayerEmit,
+    emit_tiled,
+    emit_untiled,
+    function_name,
+    rows_name,
+)
 from .linker import link_scripts
 from .names import DEFAULT, check_name, defined_macros, renamer
 from .network_c import (
     ArenaMap,
+    Declared,
     L3Stream,
     arena_map,
     io_tensors,
@@ -199,6 +209,21 @@ def _where(ns: NetworkSchedule, i: int, arena: ArenaMap, l3: L3Image, w_tiled: f
         "a->w" if has_consts else None, l3.k_blobs.get(i, ()))
 
 
+def _chain_json(ns: NetworkSchedule, i: int) -> dict:
+    """A fused chain as the manifest shows it on each of its layers."""
+    ch = ns.chain_of(ns.layers.layers[i].name)
+    assert ch is not None
+    h = next(j for j, layer in enumerate(ns.layers.layers) if layer.name == ch.layers[0])
+    return {"layers": [h, h + 1], "band": ch.band, "ring_bytes": ch.ring_bytes,
+            "cycles": ch.cycles, "unfused_cycles": ch.unfused_cycles}
+
+
+def chain_heads(ns: NetworkSchedule) -> tuple[int, ...]:
+    """The indices of the fused chains' producers (their consumers: the next layer)."""
+    first = {c.layers[0] for c in ns.chains}
+    return tuple(i for i, layer in enumerate(ns.layers.layers) if layer.name in first)
+
+
 def u8_stored(ns: NetworkSchedule) -> frozenset[int]:
     """Layers whose output partition stores as u8 (x + 128) for the NE16 layers reading it."""
     if ns.partition is None:
@@ -246,10 +271,15 @@ def plan_project(ns: NetworkSchedule, model_name: str | None = None,
                             f"such copy yet (restrict the modules with --modules)")
     l1_free = target.memory("L1").free if target.has_memory("L1") else None
     in_l3 = set(plan.weights_in_l3)
-    used = {act_name(t) for l in lg.layers for t in (*l.inputs, l.output)}
+    # a fused chain's middle tensor is never in memory: its ring is (schedule/chain.py)
+    middle = {lg.layers[i].output: f"tmp:{lg.layers[i].name}" for i in chain_heads(ns)}
+    used = {act_name(t) for l in lg.layers for t in (*l.inputs, l.output) if t not in middle}
     used |= {weight_name(n) for n in in_l3}
-    used |= {f"tmp:{n}" for n in ns.l3_tiles}
+    used |= {f"tmp:{n}" for n in ns.l3_tiles} | set(middle.values())
     arena = arena_map(plan, used)
+
+    def at(t: str) -> int:
+        return arena.offset(middle[t]) if t in middle else arena.act(t)
 
     consts: dict[int, LayerConstants] = {}
     emits: list[LayerEmit] = []
@@ -271,10 +301,11 @@ def plan_project(ns: NetworkSchedule, model_name: str | None = None,
         if k is not None:
             consts[i] = k
         code = b.emit(layer, lg, k)
-        args = (i, layer, lg, s, p.module.cores, k, l1_free, [arena.act(t) for t in layer.inputs],
-                arena.act(layer.output), code)
-        emits.append(emit_untiled(*args, b.whole_function) if s.untiled
-                     else emit_tiled(*args, pf=cross_prefetch(ns, i)))
+        args = (i, layer, lg, s, p.module.cores, k, l1_free, [at(t) for t in layer.inputs],
+                at(layer.output), code)
+        fused = ns.chain_of(layer.name) is not None
+        emits.append(emit_untiled(*args, b.whole_function, rows_fn=rows_name(i) if fused else None)
+                     if s.untiled else emit_tiled(*args, pf=cross_prefetch(ns, i)))
         base = ns.prefetch.bases[i] if ns.prefetch.bases else 0
         cores, l1_bytes = max(cores, p.module.cores), max(l1_bytes, base + s.l1_bytes)
 
@@ -288,6 +319,13 @@ def plan_project(ns: NetworkSchedule, model_name: str | None = None,
     families = tuple({f.name: f for i in range(len(lg.layers))
                       for f in ns.placement(i).binding.family.closure()}.values())
     extra = tuple(g for lay in l3_layers.values() for g in lay.emits)
+    chains = {}
+    for i in chain_heads(ns):
+        prod, cons = lg.layers[i], lg.layers[i + 1]
+        chains[i] = emit_chain(i, ns.chain_of(prod.name), prod, cons, lg, ns.schedules[i],
+                               ns.schedules[i + 1], at(prod.output), at(prod.inputs[0]),
+                               at(cons.output))
+    extra += tuple(chains.values())
     name = model_name or lg.name
     manifest = _manifest(ns, name, emits, families, arena, l3, image, l1_bytes, cores, c_name)
     return ProjectPlan(ns, name, families, tuple(emits), extra, consts, image, arena, l3,
@@ -303,6 +341,7 @@ def _manifest(ns: NetworkSchedule, name: str, emits: list[LayerEmit], families: 
     u8 = u8_stored(ns)
     ins, outs = io_tensors(lg)
     rename = renamer(c_name, ()) or (lambda text: text)
+    heads = chain_heads(ns)
     return {
         "model": name, "source": lg.source, "target": target.name, "tiler": ns.tiler,
         "hypothetical": target.hypothetical,
@@ -316,7 +355,10 @@ def _manifest(ns: NetworkSchedule, name: str, emits: list[LayerEmit], families: 
         "inputs": [t.to_json() for t in ins], "outputs": [t.to_json() for t in outs],
         "layers": [{
             "index": i, "name": l.name, "op": l.op, "kind": l.nest.kind, "output": l.output,
-            "shape": list(lg.tensors[l.output].shape), "bytes": lg.tensors[l.output].nbytes,
+            "shape": list(lg.tensors[l.output].shape),
+            # a fused chain's producer: its output is never in memory, nothing is dumped
+            "bytes": 0 if i in heads else lg.tensors[l.output].nbytes,
+            **({"chain": _chain_json(ns, i)} if ns.chain_of(l.name) is not None else {}),
             "module": s.module, "binding": s.binding, "acc_bits": l.acc_bits,
             "function": rename(e.function), "file": f"layers/{e.filename}", "untiled": s.untiled,
             "tiles": {t.dim: t.tile for t in s.tiles}, "loop_order": list(s.loop_order),
@@ -368,9 +410,14 @@ def render(plan: ProjectPlan) -> dict[str, Content]:
     files.update(folder_makefile(platform, target.name, bool(plan.l3.size),
                                  tuple(f.project_dir for f in plan.families), plan.c_name))
     headers = tuple(f.header for f in plan.families)
-    files["layers/layers.h"] = layers_h(list(plan.emits), [l.name for l in lg.layers], headers,
-                                        [(prefetch_function(p.layer), lg.layers[p.layer].name)
-                                         for p in ns.prefetch.prefetches])
+    heads = chain_heads(ns)
+    fused = [i for h in heads for i in (h, h + 1)]
+    files["layers/layers.h"] = layers_h(
+        list(plan.emits), [l.name for l in lg.layers], headers,
+        [(prefetch_function(p.layer), lg.layers[p.layer].name) for p in ns.prefetch.prefetches],
+        tuple(Declared(rows_name(i), lg.layers[i].name) for i in fused),
+        tuple(Declared(chain_name(h), f"{lg.layers[h].name} -> {lg.layers[h + 1].name}")
+              for h in heads))
     for e in (*plan.emits, *plan.extra_emits):
         files[f"layers/{e.filename}"] = e.text
     wh, wc = weights_files(plan.image)
@@ -385,8 +432,9 @@ def render(plan: ProjectPlan) -> dict[str, Content]:
                                    flash_bytes=m["flash_bytes"], jobs=m["jobs_predicted"])
     files["network.c"] = network_c(lg, plan.arena, list(plan.emits), plan.consts,
                                    list(plan.l3.streams), plan.l3.size,
-                                   [lg.tensors[l.output].nbytes for l in lg.layers], plan.l3.acts,
-                                   plan.w_tiled, u8_stored(ns), ns.prefetch.bases)
+                                   [m["layers"][i]["bytes"] for i in range(len(lg.layers))],
+                                   plan.l3.acts, plan.w_tiled, u8_stored(ns), ns.prefetch.bases,
+                                   {h: chain_name(h) for h in heads})
     files["main_host.c"] = main_host(tuple(f.jobs for f in plan.families if f.jobs))
     in_files, out_files = run_files(lg)
     files.update(zip(in_files, reference_input(lg)))

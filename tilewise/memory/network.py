@@ -34,7 +34,10 @@ peak is the only criterion. In that plan the network inputs the generated code r
 caller holds them (`caller_inputs`: no copy into the arena, codegen/network_c.py's `direct`; not
 with L3 tiles) are buffers of 0 bytes: every plan gives them an offset, but the arena never holds
 them (the plan without links still counts their bytes, so that the C of every network without
-in-place execution stays as it was).
+in-place execution stays as it was). The inputs may instead be held in the arena (the caller writes
+them there, as TFLite Micro's caller does, or network.c copies them there), where a layer's
+output is written over them: kept when the arena with them is smaller than the arena without
+them plus the caller's buffers (`inputs_in_arena`; issue 30, vww's first conv over its image).
 
 Tensors kept in L3 by the L3→L2 tiler (`schedule/l3.py`) are left out of the L2 plan; the L2 tile
 buffers that layer needs are passed as the step's `scratch_bytes`, and a layer whose weights are
@@ -104,6 +107,8 @@ class NetworkPlan:
     in_place: Mapping[str, tuple[str, int]] = field(default_factory=dict, hash=False)
     #: the peak of the plan without in-place execution (None: that plan is this one)
     peak_without_in_place: int | None = None
+    #: network inputs held in the arena (the caller writes them there; module docstring)
+    inputs_in_arena: tuple[str, ...] = ()
 
     @property
     def peak(self) -> int:
@@ -239,6 +244,7 @@ def plan_network(
         plan = attempt(pinned, l2_bytes)
     alias = aliases(steps, l3_tensors)
     unlinked = None
+    arena_inputs: tuple[str, ...] = ()
     links = in_place_links(steps, plan.buffers, outputs, l3_tensors, alias, align)
     if links:
         # the network inputs read where the caller holds them take no arena bytes in this plan
@@ -248,7 +254,17 @@ def plan_network(
         bufs = [replace(b, size=0) if b.name in phantom else b for b in plan.buffers]
         linked = plan_in_place(bufs, links, align)
         if linked.peak < plan.peak:
+            whole_bufs = plan.buffers
             unlinked, plan = plan.peak, linked
+            # the inputs in the arena instead (module docstring), when the arena with them costs
+            # less than the arena without them plus the caller's buffers
+            held = sum(b.size for b in whole_bufs if b.name in phantom)
+            ins = frozenset(t for t in caller_inputs if act_name(t) in phantom)
+            inner = in_place_links(steps, whole_bufs, outputs, l3_tensors, alias, align, ins)
+            if held and len(inner) > len(links):
+                whole = plan_in_place(whole_bufs, inner, align)
+                if whole.peak < plan.peak + held:
+                    plan, arena_inputs = whole, tuple(sorted(ins))
     if alias:   # a view's offset is its owner's
         plan = replace(plan, offsets={**plan.offsets, **{act_name(t): plan.offsets[act_name(r)]
                                                          for t, r in alias.items()}})
@@ -256,14 +272,16 @@ def plan_network(
         plan, l2_bytes,
         tuple(n for n in weighted if n in pinned), tuple(n for n in weighted if n not in pinned),
         tuple(sorted(l3_tensors)), alias,
-        {lk.output[4:]: (lk.input[4:], lk.lag) for lk in plan.links}, unlinked)
+        {lk.output[4:]: (lk.input[4:], lk.lag) for lk in plan.links}, unlinked, arena_inputs)
 
 
 def in_place_links(steps: Sequence[LayerStep], buffers: Sequence[Buffer], outputs: Sequence[str],
-                   l3_tensors: frozenset[str], alias: Mapping[str, str], align: int) -> list[Link]:
+                   l3_tensors: frozenset[str], alias: Mapping[str, str], align: int,
+                   arena_inputs: frozenset[str] = frozenset()) -> list[Link]:
     """The links of the steps' in-place candidates whose input dies at the step (module
     docstring), the first such candidate of each step; lags rounded up to `align`. Network inputs
-are never linked: the layers read them where the caller holds them (codegen/network_c.py)."""
+    are linked only when in the arena (`arena_inputs`); elsewhere the layers read them where the
+    caller holds them (codegen/network_c.py)."""
     by_name = {b.name: b for b in buffers}
     shared = set(alias) | set(alias.values())
     produced = {s.output for s in steps}     # a network input is read where the caller holds it
@@ -275,7 +293,7 @@ are never linked: the layers read them where the caller holds them (codegen/netw
         for t, lag in s.in_place:
             b = by_name.get(act_name(t))
             if (b is None or b.last != i or t in outputs or t in shared or t in l3_tensors
-                    or t not in produced or s.inputs.count(t) != 1):
+                    or (t not in produced and t not in arena_inputs) or s.inputs.count(t) != 1):
                 continue
             links.append(Link(out.name, b.name, -(-lag // align) * align))
             break

@@ -123,6 +123,10 @@ def count_instructions(elf: Path, n_layers: int, c_name: str = "tw", core: ArmCo
     mark = funcs[f"{c_name}_fw_mark"]
     layer_at = {funcs[f"{c_name}_layer_{i:02d}"]: i for i in range(n_layers)
                 if f"{c_name}_layer_{i:02d}" in funcs}
+    # a fused chain (codegen/chain_c.py: tw_chain_NN, its producer's index) runs at its
+    # consumer's step: counted there; its producer's step runs nothing (0)
+    layer_at.update({funcs[f"{c_name}_chain_{i:02d}"]: i + 1 for i in range(n_layers - 1)
+                     if f"{c_name}_chain_{i:02d}" in funcs})
     disasm = capstone.Cs(capstone.CS_ARCH_ARM, capstone.CS_MODE_THUMB | capstone.CS_MODE_MCLASS)
     sizes: dict[int, int] = {}
     total = [0]
@@ -159,14 +163,19 @@ def count_instructions(elf: Path, n_layers: int, c_name: str = "tw", core: ArmCo
                 if len(run.inferences) == 1:
                     ends = sorted(entries.items())
                     marks = [c for _, c in ends] + [total[0]]
-                    run.layers = [marks[i + 1] - marks[i] for i in range(len(ends))]
-                    run.layer_blocks = [windows[i] for i, _ in ends]
                     fills = [misses[i] for i, _ in ends] + [cache.misses]
                     run.pre_misses = fills[0] if ends else cache.misses
-                    run.layer_misses = [fills[i + 1] - fills[i] for i in range(len(ends))]
+                    # by layer index (a fused chain's producer, never entered: 0)
+                    at = {i: k for k, (i, _) in enumerate(ends)}
+                    idx = range(ends[-1][0] + 1 if ends else 0)
+                    run.layers = [marks[at[i] + 1] - marks[at[i]] if i in at else 0 for i in idx]
+                    run.layer_blocks = [windows[i] if i in at else {} for i in idx]
+                    run.layer_misses = [fills[at[i] + 1] - fills[at[i]] if i in at else 0
+                                        for i in idx]
                     jumps = [taken_at[i] for i, _ in ends] + [taken[0]]
                     run.pre_taken = jumps[0] if ends else taken[0]
-                    run.layer_taken = [jumps[i + 1] - jumps[i] for i in range(len(ends))]
+                    run.layer_taken = [jumps[at[i] + 1] - jumps[at[i]] if i in at else 0
+                                       for i in idx]
                     if reads:
                         uc.hook_del(reads[0])
         elif addr in layer_at and not run.inferences:

@@ -8,7 +8,8 @@ what the generated C executes) priced by `Target.instruction_model(target)`: eac
 of the same key and name on the module of the same name there, its schedule rebuilt with
 schedule/cost.py (`untiled_schedule` for a layer run whole, `Evaluator.build` for a tiled one),
 plus the layer's L3 traffic and the network's own figures as NetworkSchedule sums them
-(pipeline.py). Nothing is re-decided: a schedule the instruction model would have chosen
+(pipeline.py); a fused chain's layers by their band calls and ring copies (schedule/chain.py
+`price`, the band the schedule chose). Nothing is re-decided: a schedule the instruction model would have chosen
 differently is still priced as the one generated.
 """
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from ..schedule import chain as chains
 from ..schedule.cost import Evaluator, untiled_schedule
 from ..schedule.placement import Placement
 from ..schedule.space import LayerSchedule
@@ -47,6 +49,9 @@ def predicted_instructions(ns: NetworkSchedule) -> InstructionPrediction | None:
 def _layer(ns: NetworkSchedule, it: Target, i: int) -> float:
     p = _placement(ns.placement(i), it)
     layer = ns.layers.layers[i]
+    ch = ns.chain_of(layer.name)
+    if ch is not None:
+        return _chain_layer(ns, it, i, layer.name == ch.layers[0])
     t = ns.l3.tilings.get(layer.name)
     if t is None:
         return _cycles(ns.schedules[i], it, p)
@@ -68,3 +73,24 @@ def _cycles(s: LayerSchedule, it: Target, p: Placement) -> float:
         return untiled_schedule(s.nest, it, p).cycles
     return Evaluator(s.nest, it, p).build({t.dim: t.tile for t in s.tiles}, tuple(s.loop_order),
                                           s.buffering).cycles
+
+
+def _chain_layer(ns: NetworkSchedule, it: Target, i: int, producer: bool) -> float:
+    """Layer i of a fused chain: the producer's band calls and the layer's fixed cost, or the
+    consumer's band calls and the ring's copies (NetworkSchedule.layer_cycles' split)."""
+    h = i if producer else i - 1
+    ch = ns.chain_of(ns.layers.layers[i].name)
+    assert ch is not None
+    ps = [_placement(ns.placement(j), it) for j in (h, h + 1)]
+
+    def band(p: Placement):
+        fixed = p.module.fixed_cycles(p.binding.direct_call)
+        return lambda n: untiled_schedule(n, it, p).cycles - fixed
+
+    prod, cons = ns.schedules[h].nest, ns.schedules[h + 1].nest
+    bs = chains.bands(prod, cons, ch.band)
+    pc, cc, copy, _ = chains.price(prod, cons, bs, band(ps[0]), band(ps[1]),
+                                   chains.copy_cycles(it))
+    if producer:
+        return pc + sum(p.module.fixed_cycles(p.binding.direct_call) for p in ps)
+    return cc + copy

@@ -10,7 +10,10 @@ Micro's arena, the figure notes/anchors.md compares with, holds activations, inp
   firmware's own ones (main.c's profiling arrays and output buffer, newlib) with the GNU ld map,
   as code_size.py splits flash;
 - the I/O buffers the caller holds: the network reads its inputs where the caller keeps them and
-  copies its outputs into the caller's buffers (network.c), so both are RAM of the application
+  copies its outputs into the caller's buffers (network.c), so both are RAM of the application —
+  but an input the plan holds in the L2 arena (memory/network.py `inputs_in_arena`: the caller
+  writes it there, TW_INPUT_IN_ARENA, as a TFLite Micro caller writes its input tensor), which
+  is in `.l2_arena` already
   (the test firmware keeps its inputs in flash and its output in main.c's `.bss`, which is why
   the firmware's own variables are not counted twice);
 - the stack: the measured high-water mark (tw_fw.c paints the stack at reset and prints
@@ -98,5 +101,6 @@ def predict(ns) -> Ram:
     """The Ram analyze predicts for the schedule `ns` on a Cortex-M target (module docstring)."""
     lg = ns.layers
     l1 = max(4, -(-ns.l1_bytes // 4) * 4) if ns.target.has_memory("L1") else 0
-    return Ram(l1, ns.memory.peak, 0, sum(lg.tensors[t].nbytes for t in lg.inputs),
+    held = [t for t in lg.inputs if t not in ns.memory.inputs_in_arena]   # the rest: in the arena
+    return Ram(l1, ns.memory.peak, 0, sum(lg.tensors[t].nbytes for t in held),
                sum(lg.tensors[t].nbytes for t in lg.outputs), STACK_ALLOWANCE)

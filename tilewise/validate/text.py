@@ -72,7 +72,7 @@ def format_report(r: ValidationReport) -> str:
             ratio = f"{m / p:6.2f}" if m is not None and p else "     -"
             e, pe = lc.get("estimated_cycles"), lc.get("predicted_cycles")
             lines.append(f"    layer {lc['index']:>3} {lc['name'][:28]:<28} {lc['op']:<16} "
-                         f"{m if m is not None else '-':>11,} instr. measured {p:>11,.0f} predicted "
+                         f"{f'{m:,}' if m is not None else '-':>11} instr. measured {p:>11,.0f} predicted "
                          f"{ratio}" + (f" | {e:>11,} est. {short} cycles {pe:>11,.0f} predicted"
                                        if e is not None and pe is not None else ""))
     lines.append(f"  peak L2:     {r.peak_l2_bytes:,} B (memory plan)")

@@ -1,0 +1,137 @@
+"""Fused chains (schedule/chain.py, codegen/chain_c.py): two layers run row band by row band on
+stm32h7, the tensor between them never in memory, and network inputs held in the arena with a
+layer written over them (memory/network.py `inputs_in_arena`).
+
+- the band geometry: vww's expanding 1x1 (8 → 16, 48x48) into its stride-2 depthwise — a ring of
+  3 rows (2,304 B), one row carried over per band, the output over the input at lag 0; a
+  stride-1 consumer carries two rows;
+- a small MobileNet-like network (3x3 conv, 1x1 expand 8 → 32, depthwise s2, 1x1 project): the
+  cost model fuses the expand with the depthwise (its ring within the 1.10x budget), the plan's
+  peak falls below the unfused plan's, the generated C is bit-exact on the host and in the
+  instruction counter (the Cortex-M7 firmware), whose ELF holds exactly the planned arenas,
+  with counted instructions within 1.10x of the unfused schedule's and the chain's prediction
+  against its measurement within a band;
+- the control: the same chain with its output placed four rows above its input (band 0 then
+  writes input rows later bands read) is not bit-exact — the placement is what keeps it exact.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tilewise.frontend import load_model
+from tilewise.ir.layer import LoopNest
+from tilewise.passes import lower
+from tilewise.pipeline import schedule_network
+from tilewise.schedule import chain
+from tilewise.targets.registry import get_target
+
+from .test_in_place import _conv, _dw
+from .tflite_builder import ModelBuilder
+
+VWW_PROD = LoopNest("conv", 16, 8, 48, 48, 1, 1, 1, 1, (0, 0, 0, 0), 48, 48)
+VWW_CONS = LoopNest("dwconv", 16, 16, 24, 24, 3, 3, 2, 2, (0, 0, 1, 1), 48, 48)
+
+
+def test_bands_ring_and_lag_of_vwws_first_stage():
+    bs = chain.bands(VWW_PROD, VWW_CONS, 1)
+    assert len(bs) == 24 and chain.ring_rows(bs) == 3
+    assert (bs[0].lo, bs[0].hi, bs[0].new_lo) == (0, 3, 0)
+    assert (bs[1].lo, bs[1].hi, bs[1].new_lo) == (2, 5, 3)     # row 2 kept, rows 3-4 new
+    assert (bs[-1].lo, bs[-1].hi) == (46, 48)                  # the bottom pad row synthesized
+    assert chain.copied_rows(bs) == [0] + [1] * 23
+    assert chain.chain_lag(VWW_PROD, VWW_CONS, bs) == 0
+    s1 = LoopNest("dwconv", 16, 16, 48, 48, 3, 3, 1, 1, (1, 1, 1, 1), 48, 48)
+    bs1 = chain.bands(VWW_PROD, s1, 1)
+    assert chain.ring_rows(bs1) == 3 and chain.copied_rows(bs1)[2:] == [2] * 46
+    # every producer row computed exactly once, in order
+    rows = [r for b in bs1 for r in range(b.new_lo, b.hi)]
+    assert rows == list(range(48))
+
+
+def test_price_counts_one_call_of_each_kernel_per_band():
+    calls: list[tuple[str, int]] = []
+
+    def cyc(tag):
+        return lambda n: calls.append((tag, n.OY)) or 100.0 + n.OY
+
+    bs = chain.bands(VWW_PROD, VWW_CONS, 2)
+    p, c, copy, nbytes = chain.price(VWW_PROD, VWW_CONS, bs, cyc("p"), cyc("c"), lambda n: 10.0)
+    assert sum(1 for t, _ in calls if t == "p") == len(bs) == 12
+    assert sum(n for t, n in calls if t == "p") == 48 and sum(n for t, n in calls if t == "c") == 24
+    assert p == 12 * 100 + 48 and c == 12 * 100 + 24 and copy == 11 * 10.0
+    assert nbytes == 11 * 48 * 16
+
+
+def expand_block(path):
+    """conv 3x3 (4 → 8) → 1x1 expand (8 → 32) → depthwise s2 → 1x1 project (32 → 8): 16x16."""
+    r, b = np.random.RandomState(5), ModelBuilder()
+    x = b.input("x", (1, 16, 16, 4), "int8", scale=0.05, zero_point=-3)
+    h = _conv(b, r, x, 4, 8, 3, (16, 16), "c0")
+    h = _conv(b, r, h, 8, 32, 1, (16, 16), "p1")
+    h = _dw(b, r, h, 32, (8, 8), "d2", stride=2)
+    b.output(_conv(b, r, h, 32, 8, 1, (8, 8), "p3"))
+    return b.save(path)
+
+
+@pytest.fixture()
+def block(tmp_path):
+    path = expand_block(tmp_path / "expand.tflite")
+    return path, load_model(str(path))
+
+
+def _validate(path, graph, tmp_path, on="host", chains=True):
+    from tilewise.validate import validate_model
+
+    ns = schedule_network(lower(graph), get_target("stm32h7"), "model", chains=chains)
+    return ns, validate_model(path, ns, graph, 2, 0, tmp_path / f"p_{on}_{chains}", on=on).to_json()
+
+
+def test_the_expand_and_depthwise_fuse_below_the_unfused_peak_bit_exact(block, tmp_path):
+    path, graph = block
+    lg = lower(graph)
+    ns = schedule_network(lg, get_target("stm32h7"), "model")
+    unfused = schedule_network(lg, get_target("stm32h7"), "model", chains=False)
+    (ch,) = ns.chains
+    assert ch.layers == ("op1_conv_2d", "op2_depthwise_conv_2d"), ch
+    assert ch.ring_bytes == ch.ring_rows * 16 * 32 and ch.cycles <= chain.BUDGET * ch.unfused_cycles
+    assert ns.memory.peak < unfused.memory.peak
+    mid = lg.layers[1].output
+    assert f"act:{mid}" not in ns.memory.plan.offsets          # never in memory
+    assert "tmp:op1_conv_2d" in ns.memory.plan.offsets          # the ring
+    _, r = _validate(path, graph, tmp_path)
+    assert r["bit_exact"], r["mismatches"][:3]
+
+
+def test_the_chain_placed_over_input_it_still_reads_is_not_exact(block, tmp_path, monkeypatch):
+    """The control: the chain's output four of its rows above its input."""
+    monkeypatch.setattr(chain, "chain_lag", lambda p, c, bs, align=4: -4 * c.OX * c.K)
+    path, graph = block
+    ns, r = _validate(path, graph, tmp_path)
+    assert ns.chains and ns.chains[0].lag < 0
+    assert not r["bit_exact"]
+
+
+def test_the_chain_on_the_instruction_counter(block, tmp_path):
+    """The Cortex-M7 firmware (unicorn's instruction counter): bit-exact, the ELF's arenas the
+    plan's, the counted instructions within 1.10x of the unfused schedule's, and the chain's
+    (counted at its consumer's step) within ±25% of its two layers' prediction in
+    instructions."""
+    from tilewise.validate.instructions import predicted_instructions
+
+    path, graph = block
+    ns, r = _validate(path, graph, tmp_path, "count")
+    _, base = _validate(path, graph, tmp_path, "count", chains=False)
+    assert r["bit_exact"] and base["bit_exact"], (r["mismatches"][:3], base["mismatches"][:3])
+    m, p = r["ram"]["measured"], r["ram"]["predicted"]
+    assert m["l2_arena_bytes"] == p["l2_arena_bytes"] == ns.memory.peak
+    assert m["input_bytes"] == 0 if ns.memory.inputs_in_arena else m["input_bytes"] > 0
+    assert r["measured_instructions"] <= 1.10 * base["measured_instructions"], \
+        (r["measured_instructions"], base["measured_instructions"])
+    per = {lc["index"]: lc["measured_instructions"] for lc in r["layers"]}
+    inst = predicted_instructions(ns)
+    assert inst is not None
+    # the chain's call is counted at its consumer's step, the producer's step runs nothing
+    assert per[1] == 0 and per[0] > 0 and per[3] > 0, per
+    assert 0.75 <= per[2] / (inst.layers[1] + inst.layers[2]) <= 1.25, (per, inst.layers)
