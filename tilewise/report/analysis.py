@@ -58,7 +58,7 @@ class Analysis:
         layers = [asdict(r) for r in self.rows]
         for row, s in zip(layers, self.scheduled):
             row.update({k: v for k, v in asdict(s).items()
-                        if k != "name" and not (k in ("candidates", "in_place") and v is None)})
+                        if k != "name" and not (k in ("candidates", "in_place", "fused") and v is None)})
         return {"model": self.model, "layers": layers, "totals": {**asdict(self.totals), **self.scheduled_totals},
                 "notes": list(self.notes)}
 

@@ -44,6 +44,23 @@ class ScheduledRow:
     #: the output written over its dying input as the layer runs (memory/network.py): {"over":
     #: the input tensor, "lag_bytes": how far below the input the output starts}; None: not
     in_place: dict | None = None
+    #: the fused chain holding this layer (schedule/chain.py): {"chain": [producer, consumer]
+    #: indices, "role", "band_rows", "ring_bytes", "recomputed_rows" (0: the ring keeps the
+    #: overlap), "cycles" / "unfused_cycles" of the pair}; None: not fused
+    fused: dict | None = None
+
+
+def fused_json(ns: NetworkSchedule, i: int) -> dict | None:
+    """The `fused` entry of layer i (ScheduledRow)."""
+    layer = ns.layers.layers[i]
+    ch = ns.chain_of(layer.name)
+    if ch is None:
+        return None
+    producer = layer.name == ch.layers[0]
+    h = i if producer else i - 1
+    return {"chain": [h, h + 1], "role": "producer" if producer else "consumer",
+            "band_rows": ch.band, "ring_bytes": ch.ring_bytes, "recomputed_rows": 0,
+            "cycles": ch.cycles, "unfused_cycles": ch.unfused_cycles}
 
 
 def tiles_json(s: LayerSchedule) -> dict[str, dict[str, int]]:
@@ -72,6 +89,7 @@ def scheduled_rows(ns: NetworkSchedule, why: bool = False) -> tuple[ScheduledRow
             in_place=({"over": ns.memory.in_place[layer.output][0],
                        "lag_bytes": ns.memory.in_place[layer.output][1]}
                       if layer.output in ns.memory.in_place else None),
+            fused=fused_json(ns, i),
         ))
     return tuple(rows)
 
@@ -99,6 +117,8 @@ def scheduled_totals(ns: NetworkSchedule, code: dict | None = None) -> dict:
         "l2_planner": ns.memory.planner,
         **({"peak_l2_without_in_place_bytes": ns.memory.peak_without_in_place}
            if ns.memory.peak_without_in_place is not None else {}),
+        **({"inputs_in_arena": list(ns.memory.inputs_in_arena)} if ns.memory.inputs_in_arena
+           else {}),
         "weights_l2_bytes": ns.weights_l2_bytes,
         "weights_l3_bytes": ns.weights_l3_bytes,
         "flash_bytes": ns.flash_bytes,

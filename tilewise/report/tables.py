@@ -185,6 +185,20 @@ def print_analysis(a: Analysis, console: Console | None = None, wide: bool = Fal
                 f"their input as they run (the output starting the bytes given below the input): "
                 + ", ".join(f"{i} {r.name} ({r.in_place['lag_bytes']:,} B)" for i, r in in_place),
                 highlight=False, soft_wrap=wide)
+        chains = [(i, r) for i, r in enumerate(a.scheduled)
+                  if r.fused and r.fused["role"] == "producer"]
+        if chains:
+            console.print(
+                "[bold]fused chains[/bold] (row band by row band, the tensor between never in "
+                "memory, nothing recomputed): " + ", ".join(
+                    f"{i} {r.name} → {i + 1} {a.scheduled[i + 1].name} ({r.fused['band_rows']}-row "
+                    f"bands, ring {r.fused['ring_bytes']:,} B; {r.fused['cycles']:,.0f} {unit} vs "
+                    f"{r.fused['unfused_cycles']:,.0f} unfused)" for i, r in chains),
+                highlight=False, soft_wrap=wide)
+        if s.get("inputs_in_arena"):
+            console.print("[bold]input in the arena[/bold]: " + ", ".join(s["inputs_in_arena"])
+                          + " (the caller writes it at TW_INPUT_IN_ARENA; a layer writes its "
+                          "output over it)", highlight=False, soft_wrap=wide)
         if s.get("memory_summary"):
             from .memory_summary import summary_lines
 
