@@ -67,9 +67,14 @@ def measure(names: Sequence[str] = models.MLPERF) -> list[Table]:
                      r["ram_bytes"], arena, r["ram_bytes"] / arena, r["flash_bytes"],
                      r["ram"]["measured"]["total_bytes"], r["ram"]["measured"]["stack_bytes"],
                      r["ram"]["measured"]["total_bytes"] / arena))
+        by_name = {layer.name: layer for layer in ns.layers.layers}
         for row in r["layers"]:
             layer = ns.layers.layers[row["index"]]
-            k = kinds.setdefault(kind_of(layer), [0, 0.0, 0, 0, 0.0])
+            ch = ns.chain_of(layer.name)
+            # a fused chain is counted at its consumer's step: one row for the pair
+            kind = (kind_of(layer) if ch is None else
+                    f"chain: {' → '.join(kind_of(by_name[n]) for n in ch.layers)}")
+            k = kinds.setdefault(kind, [0, 0.0, 0, 0, 0.0])
             k[0] += row["measured_instructions"] or 0
             k[1] += row["predicted_instructions"]
             k[2] += layer.nest.macs
@@ -101,12 +106,13 @@ def measure(names: Sequence[str] = models.MLPERF) -> list[Table]:
                "against our model's estimate, and on a different part (H7A3 at 280 MHz: flash "
                "wait states differ from the H743 at 480 MHz).",
                "RAM: the firmware's L1 arena (DTCM) + L2 arena (activations, in-place execution "
-               "where it lowers the peak: memory/inplace.py); the weights and requantization "
+               "and fused chains where they lower the peak: memory/inplace.py, schedule/chain.py; "
+               "the input in the arena where that is smaller, docs/memory.md); the weights and requantization "
                "constants stay in flash (flash constants). RAM from the ELF: what an application "
                "linking the network pays (validate --on count's ram.measured, validate/ram_elf.py): "
-               "the arenas as linked, the network's own .data/.bss, the caller's input and output "
-               "buffers and the stack's high-water mark measured in the run (TFLM's arena holds "
-               "activations, input and output, no stack)."),
+               "the arenas as linked, the network's own .data/.bss, the caller's input (unless "
+               "held in the arena) and output buffers and the stack's high-water mark measured "
+               "in the run (TFLM's arena holds activations, input and output, no stack)."),
         data=data,
     )
     krows = tuple((k, m, p, m / p if p else None, macs, m / macs if macs else None, e, pc,
@@ -120,6 +126,8 @@ def measure(names: Sequence[str] = models.MLPERF) -> list[Table]:
         krows,
         notes=("CMSIS-NN's instructions per MAC on the same ISA (anchors.md): 3×3 conv 1.8–2.4, "
                "1×1 conv ~2.0, depthwise 3×3 7–9, fully connected ~2.3.",
+               "chain: a fused chain's two layers (schedule/chain.py, docs/memory.md), run row "
+               "band by row band and counted together.",
                "est. M7 cycles: the Cortex-M7 timing model's estimate (Table 7a's note), not a "
                "board measurement."),
         data={k: {"instructions": m, "predicted": p, "macs": macs, "estimated_cycles": e,

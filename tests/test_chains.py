@@ -28,6 +28,7 @@ from tilewise.schedule import chain
 from tilewise.targets.registry import get_target
 
 from .test_in_place import _conv, _dw
+from .test_qemu import _holds_ram_prediction
 from .tflite_builder import ModelBuilder
 
 VWW_PROD = LoopNest("conv", 16, 8, 48, 48, 1, 1, 1, 1, (0, 0, 0, 0), 48, 48)
@@ -124,8 +125,9 @@ def test_the_chain_on_the_instruction_counter(block, tmp_path):
     ns, r = _validate(path, graph, tmp_path, "count")
     _, base = _validate(path, graph, tmp_path, "count", chains=False)
     assert r["bit_exact"] and base["bit_exact"], (r["mismatches"][:3], base["mismatches"][:3])
-    m, p = r["ram"]["measured"], r["ram"]["predicted"]
-    assert m["l2_arena_bytes"] == p["l2_arena_bytes"] == ns.memory.peak
+    _holds_ram_prediction(r["ram"])     # the ELF's arenas and I/O = the plan's
+    m = r["ram"]["measured"]
+    assert m["l2_arena_bytes"] == ns.memory.peak
     assert m["input_bytes"] == 0 if ns.memory.inputs_in_arena else m["input_bytes"] > 0
     assert r["measured_instructions"] <= 1.10 * base["measured_instructions"], \
         (r["measured_instructions"], base["measured_instructions"])
