@@ -86,7 +86,8 @@ def _validate(path, graph, tmp_path, on="host", chains=True):
     from tilewise.validate import validate_model
 
     ns = schedule_network(lower(graph), get_target("stm32h7"), "model", chains=chains)
-    return ns, validate_model(path, ns, graph, 2, 0, tmp_path / f"p_{on}_{chains}", on=on).to_json()
+    n = 2 if on == "host" else 1
+    return ns, validate_model(path, ns, graph, n, 0, tmp_path / f"p_{on}_{chains}", on=on).to_json()
 
 
 def test_the_expand_and_depthwise_fuse_below_the_unfused_peak_bit_exact(block, tmp_path):

@@ -261,7 +261,8 @@ def plan_network(
             held = sum(b.size for b in whole_bufs if b.name in phantom)
             ins = frozenset(t for t in caller_inputs if act_name(t) in phantom)
             inner = in_place_links(steps, whole_bufs, outputs, l3_tensors, alias, align, ins)
-            if held and len(inner) > len(links):
+            # one caller input at most (network.h names it TW_INPUT_IN_ARENA)
+            if held and len(ins) == 1 and len(inner) > len(links):
                 whole = plan_in_place(whole_bufs, inner, align)
                 if whole.peak < plan.peak + held:
                     plan, arena_inputs = whole, tuple(sorted(ins))
