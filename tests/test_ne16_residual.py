@@ -40,7 +40,8 @@ def _conv(b: ModelBuilder, x: int, c: int, k: int, hw: tuple[int, int], name: st
 
 def residual_block(path: Path, hw: tuple[int, int] = (9, 12), c: int = 16) -> Path:
     """x → conv 3×3 + ReLU (the stem: the skip tensor a layer writes) → conv 3×3 + ReLU → conv
-    3×3 → ADD(·, stem) + ReLU, int8, saved to `path`."""
+    3×3 → ADD(·, stem) + ReLU → conv 3×3 + ReLU (a reader of the add's output), int8, saved to
+    `path`."""
     b = ModelBuilder()
     x = b.input("x", (1, *hw, c), "int8", scale=0.04, zero_point=3)
     x = _conv(b, x, c, c, hw, "a", "RELU")
@@ -48,7 +49,7 @@ def residual_block(path: Path, hw: tuple[int, int] = (9, 12), c: int = 16) -> Pa
     g = _conv(b, h, c, c, hw, "g", "NONE")
     y = b.tensor("y", (1, *hw, c), "int8", scale=0.07, zero_point=-128)
     b.op("ADD", [g, x], [y], "AddOptions", FusedActivationFunction=ACT["RELU"])
-    b.output(y)
+    b.output(_conv(b, y, c, c, hw, "z", "RELU"))
     return b.save(path)
 
 
@@ -56,7 +57,7 @@ def _fused(path: Path):
     """The block lowered, and with its conv + add fused whatever the cost model says."""
     lg = lower(load_model(str(path)))
     fused = fuse_residual(lg, lambda *a: True)
-    assert [str(layer.op) for layer in fused.layers] == ["conv2d", "conv2d", "conv2d_add"]
+    assert [str(layer.op) for layer in fused.layers] == ["conv2d", "conv2d", "conv2d_add", "conv2d"]
     return lg, fused
 
 
@@ -74,13 +75,14 @@ def test_fused_golden_equals_the_two_layers_and_litert(tmp_path):
     assert lg.layers[2].output not in fused.tensors    # the conv's int8 output is gone
 
 
-@pytest.mark.parametrize("target,binding", [("gap9", "conv2d_s8_mulh_add_u8in"),
-                                            ("gap9-int8", "conv2d_s8_mulh_add"),
-                                            ("pulp-open-ne16", "conv2d_s8_mulh_add")])
-def test_fused_block_bit_exact_on_the_host(target, binding, tmp_path):
+@pytest.mark.parametrize("target,binding,out", [("gap9", "conv2d_s8_mulh_add_u8in", 128),
+                                                ("gap9-int8", "conv2d_s8_mulh_add", 0),
+                                                ("pulp-open-ne16", "conv2d_s8_mulh_add", 0)])
+def test_fused_block_bit_exact_on_the_host(target, binding, out, tmp_path):
     """Generated C bit-exact with the golden model on the host at 4 kB of L1 (several tiles, row
-    jobs, the skip tile DMA'd as operand x2): gap9 hands the skip tensor over as u8 (the twin),
-    gap9-int8 keeps it int8 (the u8 twins left out), pulp-open-ne16 writes the padding."""
+    jobs, the skip tile DMA'd as operand x2): gap9 hands the input and the skip tensor over as u8
+    (the twin) and the output too (`out`), gap9-int8 keeps them int8 (the u8 twins left out),
+    pulp-open-ne16 writes the padding."""
     path = residual_block(tmp_path / "block.tflite")
     _, fused = _fused(path)
     name = target.removesuffix("-int8")
@@ -94,6 +96,7 @@ def test_fused_block_bit_exact_on_the_host(target, binding, tmp_path):
     ns = schedule_network(fused, t, "model")
     p = ns.placement(2)
     assert (p.module.name, p.binding.name) == ("ne16", binding)
+    assert ns.partition.choices[2].out_offset == out
     s = ns.schedules[2]
     assert s.nest.residual and "x2" in {b.name for b in s.buffers} and s.n_tiles > 1
     r, _ = validate_network(ns, tmp_path / "p", make_inputs(fused, 3))

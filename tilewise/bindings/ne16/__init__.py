@@ -22,8 +22,8 @@ as tw_ne16/ beside tw_pulp/ and tw_kernels/, which it builds on).
 
 conv2d_s8_mulh_add (residual.py): a conv and the residual add that alone reads its output
 (passes/fuse_residual.py), the add applied by the cores as they requantize (its skip tensor
-DMA'd into L1 as operand x2), int8 outputs, 8-bit weights; its _u8in twin reads both inputs
-stored as u8.
+DMA'd into L1 as operand x2), 8-bit weights, the output int8 or u8; its _u8in twin reads both
+inputs stored as u8.
 The im2col bindings (im2col.py: any other kernel, stride or padding of an 8-bit conv, p the
 padding of each tap's channels) exist for 8-bit weights only. The table holds for 8-bit weights;
 each other row exists again for weights of b = 2..7 bits, named with
@@ -130,10 +130,11 @@ def _emit(layer: Layer, lg: LayerGraph, consts: LayerConstants | None,
 
 
 def _emit_residual(layer: Layer, lg: LayerGraph, consts: LayerConstants | None,
-                   data_pad: bool = False, u8_input: bool = False) -> str:
+                   data_pad: bool = False, u8_input: bool = False, out_offset: int = 0) -> str:
     """compute() of conv2d_s8_mulh_add (residual.py): conv2d_s8_mulh's, with the fused add;
-    `u8_input`: its twin's, both inputs stored as u8."""
-    a = residual.add_of(layer, lg, skip_u8=u8_input)
+    `u8_input`: its twin's, both inputs stored as u8; `out_offset` 128: the add's output stored
+    as u8 (the conv's stays int8 in L1)."""
+    a = residual.add_of(layer, lg, skip_u8=u8_input, out_offset=out_offset)
     assert a is not None, layer.name
     conv, view = residual.as_conv(layer, lg)
     return _emit(conv, view, consts, mulh=True, data_pad=data_pad, u8_input=u8_input,
@@ -154,18 +155,21 @@ def _residual_check(layer: Layer, lg: LayerGraph) -> str | None:
 
 
 def _residual_bindings(cost: Any, data_pad: bool) -> list[Binding]:
-    """conv2d_s8_mulh_add (module docstring), priced as conv2d_s8_mulh plus the fused add; but
-    with `data_pad` its twin conv2d_s8_mulh_add_u8in, which reads both inputs stored as u8."""
+    """conv2d_s8_mulh_add (module docstring), priced as conv2d_s8_mulh plus the fused add, its
+    output int8 or u8; but with `data_pad` its twin conv2d_s8_mulh_add_u8in, which reads both
+    inputs stored as u8."""
     fused = partial(per_mode, FAMILY, op=Op.CONV2D_ADD, modes=("tflite",),
                     precision=Precision(S8, 8, S8), kind="conv", check=_residual_check,
                     consts=residual.CONSTS, scratch=_residual_scratch,
                     tiles=TileRules(l3_k_step=4), layer_rules=_rules, jobs_per_tile=1,
                     jobs_of_rows=pipeline.jobs)
     cost = replace(cost, residual=True)
-    out = fused(cost, name="conv2d_s8_mulh_add", emit=partial(_emit_residual, data_pad=data_pad))
-    if not data_pad:
-        out += _twins(fused(replace(cost, convert=0.0), name="conv2d_s8_mulh_add_u8in",
-                            emit=partial(_emit_residual, u8_input=True), input_offset=128))
+    if data_pad:                # no u8 hand-off (`bindings`)
+        return fused(cost, name="conv2d_s8_mulh_add", emit=partial(_emit_residual, data_pad=True))
+    out = fused(cost, name="conv2d_s8_mulh_add", emit=_emit_residual, output_offsets=(0, 128))
+    out += _twins(fused(replace(cost, convert=0.0), name="conv2d_s8_mulh_add_u8in",
+                        emit=partial(_emit_residual, u8_input=True), input_offset=128,
+                        output_offsets=(0, 128)))
     return out
 
 

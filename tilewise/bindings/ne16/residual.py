@@ -39,6 +39,7 @@ from ..pulp import addfold
 
 #: L1 bytes of the two folded tables at the start of the scratch (bindings/pulp/simple.py)
 TABLES_BYTES = 2 * 256 * 4
+INT32_MAX = 2**31 - 1
 
 
 def as_conv(layer: Layer, lg: LayerGraph) -> tuple[Layer, LayerGraph]:
@@ -64,10 +65,13 @@ class AddOf:
     qmax: int
 
 
-def add_of(layer: Layer, lg: LayerGraph, skip_u8: bool = False) -> AddOf | None:
+def add_of(layer: Layer, lg: LayerGraph, skip_u8: bool = False,
+           out_offset: int = 0) -> AddOf | None:
     """The fused add of conv2d_add `layer` in the folded form, None where addfold.fold finds no
-    exact one (or a table leaves int32). `skip_u8`: the skip tensor is stored as u8 (code + 128,
-    the u8-input twin, partition/handoff.py): its table's entry i is for the code i − 128."""
+    exact one. `skip_u8`: the skip tensor is stored as u8 (code + 128, the u8-input twin,
+    partition/handoff.py): its table's entry i is for the code i − 128. `out_offset` 128: the
+    output is stored as u8 — 128·2^shift added to the conv's table, the clamp + 128 (the shifted
+    sum is then the int8 one + 128 exactly); None where a table or a sum would leave int32."""
     p = layer.params
     assert isinstance(p, ResidualAddParams), layer.name
     _, view = as_conv(layer, lg)
@@ -78,15 +82,20 @@ def add_of(layer: Layer, lg: LayerGraph, skip_u8: bool = False) -> AddOf | None:
     ta, tb = addfold.tables(k.p, False, f)
     if p.add.inputs.index(p.conv.output) == 1:
         ta, tb = tb, ta
+    ta = ta + (out_offset << f.shift)
+    if max(abs(int(ta.min())), abs(int(ta.max()))) + int(np.abs(tb).max()) > INT32_MAX:
+        return None
     # entry i: the code i − 128; a u8 skip's (its byte read as int8): the code (int8)i
     tb = tb[np.r_[128:256, 0:128]] if skip_u8 else tb
-    return AddOf(tuple(int(v) for v in (*ta, *tb)), f.shift, int(k.p["qmin"]),
-                 int(k.p["qmax"]))
+    return AddOf(tuple(int(v) for v in (*ta, *tb)), f.shift, int(k.p["qmin"]) + out_offset,
+                 int(k.p["qmax"]) + out_offset)
 
 
 def reason(layer: Layer, lg: LayerGraph) -> str | None:
     """Why the fused add cannot run in NE16's requantization pass (None: it can): int8 tensors
-    only (no u8 storage), and a folded form exact on every pair of codes."""
+    (u8 storage only as the hand-offs between NE16 layers make it), a folded form exact on every
+    pair of codes, its tables in int32 with the u8 output's offset too (the bindings offer both
+    representations of the output)."""
     p = layer.params
     if not isinstance(p, ResidualAddParams):
         return "not a conv fused with a residual add"
@@ -98,6 +107,8 @@ def reason(layer: Layer, lg: LayerGraph) -> str | None:
         return "the add's tensors are uint8 (the fused add takes int8)"
     if add_of(layer, lg) is None:
         return "the add has no folded form exact on every pair of codes (bindings/pulp/addfold.py)"
+    if add_of(layer, lg, out_offset=128) is None:
+        return "the add's folded tables leave int32 with a u8 output's offset"
     return None
 
 

@@ -282,11 +282,11 @@ void tw_ne16_requant_s8_mulh(const tw_ne16_rq_args_t *a, int core, int cores)
     }
 }
 
-/* The fused add (tw_ne16_kernels.h): channel by channel over the pixels of the core's share
- * (tw_ne16_requant_s8_mulh's split), each output requantized as mulh_one does, clamped, then
- * added: clamp((ta[q] + tb[s]) >> sh) with the tables' pointers at their middle entry and s the
- * skip's byte read signed. On the cluster one hardware loop per channel of 18 instructions per
- * output: p.lw of the accumulator and p.lb of the skip byte with the pixel step, the one-mulh
+/* The fused add (tw_ne16_kernels.h): channel pairs (mulh_add_pair, where both clamps are
+ * [-128, 127]) or channels over the pixels of the core's share (tw_ne16_requant_s8_mulh's
+ * split), each output requantized as mulh_one does, clamped, then added: clamp((ta[q] + tb[s])
+ * >> sh) with the tables' pointers at their middle entry and s the skip's byte read signed. On
+ * the cluster one hardware loop per channel of 18 instructions per output: p.lw of the accumulator and p.lb of the skip byte with the pixel step, the one-mulh
  * requantization (add, sll, mulh, the tie's p.mac, p.addNr, p.max / p.min), two register-offset
  * p.lw from the tables, p.addNr for the add and the shift, p.max / p.min, p.sb. */
 #if TW_PULP_ASM
@@ -340,6 +340,74 @@ TW_PULP_INLINE void mulh_add_channel(const mulh_ch_t *c, const int32_t *acc, con
 #endif
 }
 
+/* Channels ch and ch + 1 of n pixels where the conv's clamp is [-128, 127] and the add's
+ * [-128, 127] or, a u8 output's, [0, 255] (p.clip, p.clipu): as mulh_add_channel, the two
+ * outputs interleaved in one hardware loop per pixel of 32 instructions (the two mulh's and the
+ * table loads behind the other channel's work). */
+#if TW_PULP_ASM
+#define TW_NE16_MULH_ADD_PAIR(clamp0, clamp1)                                                 \
+    __asm__ volatile(                                                                         \
+        TW_PULP_LOOP(64)                                                                      \
+        "lw %[t1], 4(%[p])\n\t"                                                               \
+        TW_PULP_P_LW_RR("%[t0]", "%[p]", "%[step]")                                           \
+        "add %[t0], %[t0], %[b0]\n\t"                                                         \
+        "add %[t1], %[t1], %[b1]\n\t"                                                         \
+        "sll %[t0], %[t0], %[u0]\n\t"                                                         \
+        "sll %[t1], %[t1], %[u1]\n\t"                                                         \
+        "mulh %[t0], %[t0], %[m0]\n\t"                                                        \
+        "mulh %[t1], %[t1], %[m1]\n\t"                                                        \
+        "srai %[s0], %[t0], 31\n\t"                                                           \
+        "srai %[s1], %[t1], 31\n\t"                                                           \
+        ".insn r 0x33, 0, 0x21, %[t0], %[s0], %[g0]\n\t"   /* p.mac: t0 += s0 * g0 */        \
+        ".insn r 0x33, 0, 0x21, %[t1], %[s1], %[g1]\n\t"                                      \
+        ".insn r 0x5B, 2, 0x20, %[t0], %[a0], %[h0]\n\t"   /* p.addNr: (t0 + a0) >> h0 */    \
+        ".insn r 0x5B, 2, 0x20, %[t1], %[a1], %[h1]\n\t"                                      \
+        "lb %[s1], 1(%[x])\n\t"                                                               \
+        TW_PULP_P_LB_RR("%[s0]", "%[x]", "%[k]")                                              \
+        TW_NE16_CLIP("%[t0]") TW_NE16_CLIP("%[t1]")                                           \
+        "slli %[t0], %[t0], 2\n\t"                                                            \
+        "slli %[t1], %[t1], 2\n\t"                                                            \
+        "slli %[s0], %[s0], 2\n\t"                                                            \
+        "slli %[s1], %[s1], 2\n\t"                                                            \
+        TW_NE16_P_LW_IDX("%[t0]", "%[ta]") TW_NE16_P_LW_IDX("%[t1]", "%[ta]")                 \
+        TW_NE16_P_LW_IDX("%[s0]", "%[tb]") TW_NE16_P_LW_IDX("%[s1]", "%[tb]")                 \
+        ".insn r 0x5B, 2, 0x20, %[t0], %[s0], %[sh]\n\t"   /* (t0 + s0) >> sh */             \
+        ".insn r 0x5B, 2, 0x20, %[t1], %[s1], %[sh]\n\t"                                      \
+        clamp0 clamp1                                                                         \
+        "sb %[t1], 1(%[o])\n\t"                                                               \
+        ".insn r 0x2B, 4, 0, %[k], %[o], %[t0]\n\t"        /* p.sb t0, k(o!) */              \
+        TW_PULP_LOOP_END                                                                      \
+        : [p] "+r"(p), [x] "+r"(skip), [o] "+r"(out), [t0] "=&r"(t0), [t1] "=&r"(t1),          \
+          [s0] "=&r"(s0), [s1] "=&r"(s1)                                                      \
+        : [n] "r"(n), [step] "r"(step), [k] "r"(k),                                           \
+          [b0] "r"(c0->bias), [u0] "r"(c0->up), [m0] "r"(c0->m0), [g0] "r"(c0->two),          \
+          [a0] "r"(c0->add), [h0] "r"(c0->sh), [b1] "r"(c1->bias), [u1] "r"(c1->up),          \
+          [m1] "r"(c1->m0), [g1] "r"(c1->two), [a1] "r"(c1->add), [h1] "r"(c1->sh),           \
+          [ta] "r"(ta), [tb] "r"(tb), [sh] "r"(sh)                                            \
+        : "memory")
+#endif
+
+TW_PULP_INLINE void mulh_add_pair(const mulh_ch_t *c0, const mulh_ch_t *c1, const int32_t *acc,
+                                  const int8_t *skip, int8_t *out, int n, int k,
+                                  const int32_t *ta, const int32_t *tb, int32_t sh, int u8out)
+{
+#if TW_PULP_ASM
+    if (n > 0) {
+        const int8_t *p = (const int8_t *)(const void *)acc;
+        const int32_t step = 4 * k;
+        int32_t t0, t1, s0, s1;
+        if (u8out)
+            TW_NE16_MULH_ADD_PAIR(TW_NE16_CLIPU("%[t0]"), TW_NE16_CLIPU("%[t1]"));
+        else
+            TW_NE16_MULH_ADD_PAIR(TW_NE16_CLIP("%[t0]"), TW_NE16_CLIP("%[t1]"));
+    }
+#else
+    const int32_t alo = u8out ? 0 : -128, ahi = u8out ? 255 : 127;
+    mulh_add_channel(c0, acc, skip, out, n, k, -128, 127, ta, tb, sh, alo, ahi);
+    mulh_add_channel(c1, acc + 1, skip + 1, out + 1, n, k, -128, 127, ta, tb, sh, alo, ahi);
+#endif
+}
+
 void tw_ne16_requant_s8_mulh_add(const tw_ne16_rq_args_t *a, const tw_ne16_add_args_t *r,
                                  int core, int cores)
 {
@@ -352,8 +420,16 @@ void tw_ne16_requant_s8_mulh_add(const tw_ne16_rq_args_t *a, const tw_ne16_add_a
     const int p1 = by_pixel ? (int)((long)n * (core + 1) / cores) : n;
     const int k0 = by_pixel ? 0 : (int)((long)k * core / cores);
     const int k1 = by_pixel ? k : (int)((long)k * (core + 1) / cores);
-    int ch;
-    for (ch = k0; ch < k1; ch++) {
+    int ch = k0;
+    const int u8out = alo == 0 && ahi == 255;
+    if (lo == -128 && hi == 127 && (u8out || (alo == -128 && ahi == 127)))
+        for (; ch + 2 <= k1; ch += 2) {
+            const mulh_ch_t c0 = mulh_channel(a, ch), c1 = mulh_channel(a, ch + 1);
+            const size_t at = (size_t)p0 * (size_t)k + (size_t)ch;
+            mulh_add_pair(&c0, &c1, a->acc + at, r->skip + at, a->out + at, p1 - p0, k, ta, tb,
+                          sh, u8out);
+        }
+    for (; ch < k1; ch++) {
         const mulh_ch_t c = mulh_channel(a, ch);
         const size_t at = (size_t)p0 * (size_t)k + (size_t)ch;
         mulh_add_channel(&c, a->acc + at, r->skip + at, a->out + at, p1 - p0, k, lo, hi, ta, tb,
