@@ -79,7 +79,7 @@ def _validate(model: onnx.ModelProto, name: str) -> dict:
         for key, t in (("gap9", get_target("gap9")), ("gap9_ne16", _ne16_norm_quant_only()),
                        ("pulp-open", get_target("pulp-open"))):
             ns = schedule_network(lg, t, "model")
-            labels = [ns.placement(i).binding.label for i in range(len(lg.layers))]
+            labels = [ns.placement(i).binding.label for i in range(len(ns.layers.layers))]
             r = validate_model(path, ns, graph, 4, 0, Path(tmp) / key).to_json()
             out[key] = {"bit_exact": r["bit_exact"], "reference": r["reference"],
                         "golden_vs_reference": r["golden_vs_reference"],
