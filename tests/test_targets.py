@@ -118,6 +118,9 @@ def test_targets_are_frozen_values():
         t.clock_mhz = 1.0  # type: ignore[misc]
     with pytest.raises(dataclasses.FrozenInstanceError):
         t.memory("L1").size = 1  # type: ignore[misc]
+    # values all the way down: explore's schedule memo (schedule/api.py) keys on the target
+    for target in list_targets():
+        assert hash(target) == hash(get_target(target.name)), target.name
 
 
 @pytest.mark.parametrize("kwargs,msg", [

@@ -186,8 +186,9 @@ class CoreTiming:
     model: str
     #: the clock the flash's wait states are counted at (MHz)
     clock_mhz: float
-    #: mnemonic -> the mnemonic llvm-mca prices it as (AS_BRANCH and the core's own)
-    substitute: Mapping[str, str] = field(default_factory=lambda: dict(AS_BRANCH))
+    #: mnemonic -> the mnemonic llvm-mca prices it as (AS_BRANCH and the core's own); out of
+    #: the hash (a dict), so that a target holding the core stays hashable (explore's memo)
+    substitute: Mapping[str, str] = field(default_factory=lambda: dict(AS_BRANCH), hash=False)
     #: a block's cycles beyond llvm-mca's steady state, from its capstone text lines
     extra: Callable[[list[str]], float] | None = None
     #: cycles of a taken branch beyond the one llvm-mca charges its instruction (the pipeline
