@@ -34,7 +34,12 @@ the report shows:
 Between 4 and 5, with `chains`, fused chains (schedule/chain.py): pairs of layers run row band by
 row band, their middle tensor never in memory, each priced by its bindings' cost model within
 chain.BUDGET of the unfused pair and kept when it lowers the L2 plan's peak (largest middle tensor
-first); the plan then holds one step per chain, its ring as the step's scratch.
+first); the plan then holds one step per chain, its ring as the step's scratch. With a RAM budget
+(`ram_budget`, bytes of the L1 arena plus the L2 plan's peak: `NetworkSchedule.ram_bytes`) the
+chains cost cycles only where the budget needs them: none when the unfused plan fits it, else
+chains in the same order until it fits (the fastest schedule within the budget: the RAM × cycles
+trade-off explore's `--ram-budget` sweeps); a budget no kept chain reaches is refused naming the
+smallest RAM found.
 Errors name the first layer that cannot fit and the smallest memory it would need.
 
 `NetworkSchedule` — the decisions for a whole network, what `analyze` reports and `generate`
@@ -84,6 +89,9 @@ class Options:
     depth_first: bool = True
     #: run pairs of layers as fused chains where the cost model picks them (schedule/chain.py)
     chains: bool = True
+    #: bytes of RAM (L1 arena + L2 plan peak) the schedule may use: the fastest schedule within
+    #: it (module docstring); None: the least RAM the chains reach
+    ram_budget: int | None = None
 
 
 def compile(model: str | Path, target: Target, options: Options = Options()) -> NetworkSchedule:
@@ -142,16 +150,18 @@ def fuse_if_cheaper(fused: Layer, conv: Layer, add: Layer, lg: LayerGraph, targe
 def compile_graph(graph: Graph, target: Target, options: Options = Options()) -> NetworkSchedule:
     """The flow from a loaded Graph (a caller that also needs the Graph: validate's reference)."""
     return schedule_network(lower(graph), target, options.tiler, options.l3_strategy,
-                            options.objective, options.depth_first, options.chains)
+                            options.objective, options.depth_first, options.chains,
+                            options.ram_budget)
 
 
 def schedule_network(lg: LayerGraph, target: Target, tiler: str = "model",
                      l3_strategy: str = "cascade", objective: str = "latency",
-                     depth_first: bool = True, chains: bool = True) -> NetworkSchedule:
+                     depth_first: bool = True, chains: bool = True,
+                     ram_budget: int | None = None) -> NetworkSchedule:
     """Partition `lg` on `target`, schedule every layer and plan its memory (module docstring);
     with `depth_first`, attentions the target runs depth first and the residual adds it runs
     cheaper fused into their conv are fused first (0); with `chains`, fused chains where they
-    lower the peak (module docstring)."""
+    lower the peak, or only as many as `ram_budget` needs (module docstring)."""
     if depth_first:
         lg = fuse_attention(lg, partial(runs_fused, target=target))     # 0
         lg = fuse_residual(lg, partial(fuse_if_cheaper, target=target, tiler=tiler,
@@ -160,15 +170,25 @@ def schedule_network(lg: LayerGraph, target: Target, tiler: str = "model",
     part = partition(lg, target, tiler, objective)                          # 2
     lg = _with_acc_bits(lg, part)                                           # 3
     rom = _rom(lg, part, target)                                            # 4
-    fused, l3, plan = _choose_chains(lg, part, target, l3_strategy, tiler, chains)  # 4-5
+    l1_arena = max((c.schedule.l1_bytes for c in part.choices), default=0) \
+        if target.has_memory("L1") else 0
+    fused, l3, plan = _choose_chains(lg, part, target, l3_strategy, tiler, chains,  # 4-5
+                                     None if ram_budget is None else ram_budget - l1_arena)
     tiled = {layer.name: tile_schedules(layer, l3.tilings[layer.name], c.placement, target, tiler)
              for layer, c in zip(lg.layers, part.choices) if layer.name in l3.tilings}   # 6
     schedules = tuple(tiled[layer.name].interior if layer.name in tiled else c.schedule
                       for layer, c in zip(lg.layers, part.choices))
     l3_plan = plan_l3_activations(l3.steps, _tensor_bytes(lg), l3.l3_tensors, lg.outputs)  # 7
     prefetch = _prefetch(lg, part, schedules, plan, frozenset(tiled), target)            # 8
-    return NetworkSchedule(lg, target, tiler, schedules, l3, plan, tiled, l3_plan, part, rom,
-                           prefetch, fused)
+    ns = NetworkSchedule(lg, target, tiler, schedules, l3, plan, tiled, l3_plan, part, rom,
+                         prefetch, fused)
+    if ram_budget is not None and ns.ram_bytes > ram_budget:
+        raise TilewiseError(
+            f"--ram-budget {ram_budget / 1024:g} kB cannot be met on {target.name}: the least RAM "
+            f"tilewise finds is {ns.ram_bytes:,} B (L1 arena {ns.ram_bytes - plan.peak:,} B + L2 "
+            f"peak {plan.peak:,} B{' with fused chains' if fused else ''}); give a budget of at "
+            f"least {-(-ns.ram_bytes // 1024)} kB")
+    return ns
 
 
 def _prefetch(lg: LayerGraph, part: Partition, schedules: tuple[LayerSchedule, ...],
@@ -416,10 +436,12 @@ def _chain_step(ch: Chain, p: LayerStep, c: LayerStep) -> LayerStep:
 
 
 def _choose_chains(lg: LayerGraph, part: Partition, target: Target, l3_strategy: str, tiler: str,
-                   enabled: bool) -> tuple[tuple[Chain, ...], NetworkL3, NetworkPlan]:
-    """The chains kept (module docstring: between steps 4 and 5) and the plan with them."""
+                   enabled: bool, l2_budget: int | None = None
+                   ) -> tuple[tuple[Chain, ...], NetworkL3, NetworkPlan]:
+    """The chains kept (module docstring: between steps 4 and 5) and the plan with them; with
+    `l2_budget` (the RAM budget less the L1 arena), only until the plan's peak is within it."""
     l3, plan = _plan_l2(lg, part, target, l3_strategy)
-    if not enabled:
+    if not enabled or (l2_budget is not None and plan.peak <= l2_budget):
         return (), l3, plan
     ch_ = part.choices
 
@@ -458,6 +480,8 @@ def _choose_chains(lg: LayerGraph, part: Partition, target: Target, l3_strategy:
             kept.append(chain)
             used |= set(chain.layers)
             l3, plan = l3b, planb
+            if l2_budget is not None and plan.peak <= l2_budget:
+                break
     order = {layer.name: k for k, layer in enumerate(lg.layers)}
     return tuple(sorted(kept, key=lambda c: order[c.layers[0]])), l3, plan
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ..errors import TilewiseError
 from .common import add_report_option, input_dtypes
-from .options import add_input_dtype_option, add_target_options, target_from_args
+from .options import add_input_dtype_option, add_target_options, ram_budget, target_from_args
 from .paths import check_report_destination
 
 
@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     ns = None
     if target is not None:
         ns = schedule_network(lg, target, args.tiler, objective=args.objective,
-                              depth_first=not args.layer_by_layer)
+                              depth_first=not args.layer_by_layer, ram_budget=ram_budget(args))
     elif args.why:
         raise TilewiseError("--why needs --target (it lists each layer's candidate modules and "
                             "kernels)")

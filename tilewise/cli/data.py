@@ -12,6 +12,7 @@ import argparse
 from pathlib import Path
 
 from ..errors import TilewiseError
+from .options import ram_budget
 
 _DEPENDENT = ("expected", "labels", "layer_csv", "metrics_csv", "activations", "float_model")
 
@@ -86,4 +87,4 @@ def validate_data_from_args(args: argparse.Namespace, target, out: Path | None, 
                               metrics_csv=absolute(args.metrics_csv), layout=args.data_layout,
                               c_name=c_name, input_dtypes=input_dtypes,
                               golden=absolute(args.golden), activations=absolute(args.activations),
-                              float_model=args.float_model)
+                              float_model=args.float_model, ram_budget=ram_budget(args))

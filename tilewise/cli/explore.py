@@ -26,6 +26,10 @@ def add(sub) -> None:
                    "(default: model)")
     e.add_argument("--modules", metavar="SETS", help="module sets, comma-separated, modules of "
                    "a set joined by '+', 'all' for every module (e.g. cluster+cpu,cpu)")
+    e.add_argument("--ram-budget", metavar="LIST", help="kB of RAM (L1 arena + L2 plan peak) "
+                   "the schedule may use, comma-separated: per budget the fastest schedule within "
+                   "it (fused chains only where it needs them); the RAM x cycles front in "
+                   "pareto_ram.png (default: the least RAM)")
     e.add_argument("--objective", default="latency", choices=("latency", "energy", "edp"),
                    help="what partition minimizes and the Pareto front's axis (default: latency)")
     e.add_argument("--measure", action="store_true", help="also run each point where the target "
@@ -50,7 +54,8 @@ def run(args: argparse.Namespace) -> int:
     r = explore(args.models, args.target, args.out, l1=args.l1, l2=args.l2, cores=args.cores,
                 clock=args.clock, tiler=args.tiler, modules=args.modules,
                 objective=args.objective, measure=args.measure, workers=args.workers,
-                cluster=args.cluster, input_dtypes=input_dtypes(args, *args.models))
+                cluster=args.cluster, input_dtypes=input_dtypes(args, *args.models),
+                ram_budget=args.ram_budget)
     s = r.stats
     ok = sum(1 for row in r.rows if row["status"] == "ok")
     print(f"tilewise: explore: {s.points} points ({s.cached} from the cache, {s.computed} "

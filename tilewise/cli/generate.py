@@ -17,7 +17,7 @@ from .common import (
     project_report,
     removed_on_failure,
 )
-from .options import add_input_dtype_option, add_target_options, target_from_args
+from .options import add_input_dtype_option, add_target_options, ram_budget, target_from_args
 from .paths import check_report_destination
 
 
@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     with removed_on_failure(out):
         project, ns = generate_model(args.model, target, args.tiler, out,
                                      objective=args.objective, c_name=c_name(args),
-                                     input_dtypes=dtypes)
+                                     input_dtypes=dtypes, ram_budget=ram_budget(args))
     project = replace(project, path=Path(args.out))   # reported as the user wrote it
     m = project.manifest
     print(f"tilewise: wrote {project.path} — {len(m['layers'])} layers for {m['target']} "

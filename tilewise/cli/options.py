@@ -3,8 +3,10 @@
 `add_target_options` adds --target, --l1/--l2 (kB free after reservations, DESIGN.md), --cores,
 --clock, --modules (the target restricted to some of its modules, `Target.with_modules`), --tiler,
 --objective (what partition minimizes when it chooses each layer's module and kernel) and
---hypothetical (settings beyond the physical part allowed: a design study) and --acc-bits
-(accumulator register width, `Module.acc_bits`: "16" for every module, "dsp=16" for one);
+--hypothetical (settings beyond the physical part allowed: a design study), --acc-bits
+(accumulator register width, `Module.acc_bits`: "16" for every module, "dsp=16" for one) and
+--ram-budget (kB of RAM the schedule may use: the fastest schedule within it, pipeline.py;
+`ram_budget` gives the bytes);
 `target_from_args` resolves them to a `Target` value. --l1/--l2/--clock take finite positive
 numbers only (`positive_number`: argparse names the option when refusing inf, nan or 0).
 
@@ -62,9 +64,19 @@ def add_target_options(p: argparse.ArgumentParser, required: bool = False, defau
                    help="accumulator bits of every module, or of one module (e.g. dsp=16 on idsp): "
                         "narrower than 32 wraps int8 conv/dense accumulators modulo 2^N in the "
                         "golden model and the C alike (seed 002 Fig. 4.6)")
+    p.add_argument("--ram-budget", type=positive_number, metavar="KB",
+                   help="RAM (L1 arena + L2 plan peak) the schedule may use: the fastest schedule "
+                        "within it; fused chains only where the budget needs them (default: the "
+                        "least RAM the fused chains reach)")
     p.add_argument("--hypothetical", action="store_true",
                    help="allow --l1/--l2/--cores/--clock beyond the chip's physical resources (a "
                         "design study: reports then say 'hypothetical chip')")
+
+
+def ram_budget(args: argparse.Namespace) -> int | None:
+    """--ram-budget in bytes (None: not given)."""
+    kb = getattr(args, "ram_budget", None)
+    return None if kb is None else int(kb * 1024)
 
 
 def with_acc_bits(target: Target, spec: str | None) -> Target:

@@ -20,7 +20,7 @@ from .common import (
     removed_on_failure,
 )
 from .data import add_data_options, data_requested, validate_data_from_args
-from .options import add_input_dtype_option, add_target_options, non_negative_int, target_from_args
+from .options import add_input_dtype_option, add_target_options, non_negative_int, ram_budget, target_from_args
 from .paths import check_file_destination, check_report_destination
 
 #: validate --inputs N at most (random inputs)
@@ -81,7 +81,8 @@ def run(args: argparse.Namespace) -> int:
         else:
             report = validate_path(args.model, target, args.tiler, args.inputs, args.seed,
                                    out, objective=args.objective, on=args.on,
-                                   c_name=c_name(args), input_dtypes=dtypes)
+                                   c_name=c_name(args), input_dtypes=dtypes,
+                                   ram_budget=ram_budget(args))
     _validate_report(args, report)
     if args.json:
         print(json.dumps({**report.to_json(), **({"hypothetical": True} if target.hypothetical

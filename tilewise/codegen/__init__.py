@@ -15,16 +15,17 @@ from .project import Project, ProjectPlan, generate, load_project, plan_project,
 
 def generate_model(model: str | Path, target, tiler: str, out_dir: str | Path,
                    objective: str = "latency", c_name: str = "tw",
-                   input_dtypes: dict[str, str] | None = None):
+                   input_dtypes: dict[str, str] | None = None, ram_budget: int | None = None):
     """Compile `model` on `target` (pipeline.compile: its container inputs' code types
-    `input_dtypes`, the `tiler`, the `objective`), write the project to `out_dir`
+    `input_dtypes`, the `tiler`, the `objective`, the `ram_budget` in bytes), write the project to `out_dir`
     with C names prefixed `c_name` (names.py); returns (Project, NetworkSchedule)."""
     from ..pipeline import Options, compile
     from .names import check_name
 
     check_name(c_name)
     ns = compile(model, target, Options(tiler=tiler, objective=objective,
-                                        input_dtypes=dict(input_dtypes or {})))
+                                        input_dtypes=dict(input_dtypes or {}),
+                                        ram_budget=ram_budget))
     return generate(ns, out_dir, model_name=Path(model).name, c_name=c_name), ns
 
 

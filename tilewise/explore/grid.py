@@ -1,4 +1,5 @@
-"""The points of a sweep: the grid of model × L1 × L2 × cores × clock × tiler × module set.
+"""The points of a sweep: the grid of model × L1 × L2 × cores × clock × tiler × module set × RAM
+budget.
 
 A `Point` is one hypothetical chip running one model: the built-in target with the point's
 overrides applied with `beyond=True` (targets/registry.py `get_target`), so memories and core
@@ -46,6 +47,8 @@ class Point:
     measure: bool = False
     #: --input-dtype: the code types of an integer export's container inputs (NAME or "*", DTYPE)
     input_dtypes: tuple[tuple[str, str], ...] = ()
+    #: --ram-budget: kB of RAM the schedule may use (None: the least RAM, pipeline.py)
+    ram_budget_kb: float | None = None
 
     @property
     def model_name(self) -> str:
@@ -60,12 +63,14 @@ class Point:
             d["input_dtypes"] = dict(self.input_dtypes)
         else:   # rows and cache keys of models without the option as before it existed
             d.pop("input_dtypes")
+        if self.ram_budget_kb is None:   # likewise
+            d.pop("ram_budget_kb")
         return d
 
 
 #: an example list per option, for the refusal of an empty item
 _EXAMPLE = {"--l1": "16,32,64", "--l2": "256,512", "--cores": "1,2,4,8", "--clock": "100,250",
-            "--tiler": "model,dory", "--modules": "cluster+cpu,all"}
+            "--tiler": "model,dory", "--modules": "cluster+cpu,all", "--ram-budget": "32,64,128"}
 
 
 def parse_list(option: str, text: str | None, conv: Callable[[str], T],
@@ -120,9 +125,11 @@ def build_grid(models: Sequence[str | Path], target: str, *, l1: str | None = No
                l2: str | None = None, cores: str | None = None, clock: str | None = None,
                tiler: str | None = None, modules: str | None = None,
                objective: str = "latency", measure: bool = False,
-               input_dtypes: dict[str, str] | None = None) -> list[Point]:
+               input_dtypes: dict[str, str] | None = None, ram_budget: str | None = None
+               ) -> list[Point]:
     """Every point of the sweep, in a fixed order (model outermost, then tiler, module set,
-    cores, clock, L2, L1). The list arguments are the command line's comma-separated strings."""
+    cores, clock, L2, L1, RAM budget). The list arguments are the command line's comma-separated
+    strings."""
     if objective not in OBJECTIVES:
         raise TilewiseError(f"unknown --objective {objective!r}; available: "
                             f"{', '.join(OBJECTIVES)}")
@@ -132,6 +139,7 @@ def build_grid(models: Sequence[str | Path], target: str, *, l1: str | None = No
     l2s = parse_list("--l2", l2, float, "a number of kB (e.g. --l2 256,512)")
     coress = parse_list("--cores", cores, int, "a whole number of cores (e.g. --cores 1,8)")
     clocks = parse_list("--clock", clock, float, "a clock in MHz (e.g. --clock 100,250)")
+    budgets = parse_list("--ram-budget", ram_budget, float, "a number of kB (e.g. --ram-budget 32,64)")
     tilers = parse_list("--tiler", tiler if tiler is not None else "model", _tiler,
                         f"a tiler; the tilers are {', '.join(TILERS)}")
     msets = parse_list("--modules", modules if modules is not None else "all", _module_set,
@@ -147,6 +155,6 @@ def build_grid(models: Sequence[str | Path], target: str, *, l1: str | None = No
                                 f"{Path(path).stem!r} in the outputs; give one of them under "
                                 f"another file name")
     dtypes = tuple(sorted((input_dtypes or {}).items()))
-    return [Point(path, sha, target, a, b, c, k, t, ms, objective, measure, dtypes)
-            for (path, sha), t, ms, c, k, b, a in itertools.product(
-                shas.items(), tilers, msets, coress, clocks, l2s, l1s)]
+    return [Point(path, sha, target, a, b, c, k, t, ms, objective, measure, dtypes, r)
+            for (path, sha), t, ms, c, k, b, a, r in itertools.product(
+                shas.items(), tilers, msets, coress, clocks, l2s, l1s, budgets)]

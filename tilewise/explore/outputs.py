@@ -12,8 +12,8 @@ import json
 from pathlib import Path
 
 COLUMNS: tuple[str, ...] = (
-    "model", "target", "tiler", "modules", "l1_kb", "l2_kb", "cores", "clock_mhz", "objective",
-    "status", "hypothetical", "beyond", "pareto", "chip_l1_kb", "chip_l2_kb", "cycles",
+    "model", "target", "tiler", "modules", "l1_kb", "l2_kb", "cores", "clock_mhz", "ram_budget_kb",
+    "objective", "status", "hypothetical", "beyond", "pareto", "pareto_ram", "chip_l1_kb", "chip_l2_kb", "cycles",
     "cycles_unit", "latency_ms", "energy_uj", "edp", "mac_per_cycle", "macs", "l1_bytes", "peak_l2_bytes",
     "ram_bytes", "weights_l2_bytes", "weights_l3_bytes", "flash_bytes", "layers_per_module",
     "measured_cycles", "measured_instructions", "estimated_cycles", "bit_exact", "measure_note", "reason", "key",

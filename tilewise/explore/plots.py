@@ -4,7 +4,9 @@
   and L2 size (and per cores / clock / module set when the sweep varies them);
 - pareto_latency.png: per model, latency against chip memory (free L1 + L2) for every point, the
   Pareto front (pareto.py) drawn as a step line;
-- pareto_energy.png: the same for energy, only when some points have an energy figure.
+- pareto_energy.png: the same for energy, only when some points have an energy figure;
+- pareto_ram.png: with --ram-budget, latency against the RAM the network uses (L1 arena + L2
+  peak), the RAM × cycles front of the budgets (fused chains where a budget needs them).
 Hypothetical points (beyond the built-in part) are drawn hollow.
 """
 
@@ -12,7 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .pareto import chip_memory_kb
+from .pareto import chip_memory_kb, ram_kb
 
 
 def _mpl():
@@ -76,9 +78,12 @@ def latency_vs_l1(rows: list[dict], path: Path) -> bool:
     return True
 
 
-def pareto_plot(rows: list[dict], key: str, label: str, path: Path) -> bool:
+def pareto_plot(rows: list[dict], key: str, label: str, path: Path, memory=chip_memory_kb,
+                flag: str = "pareto", xlabel: str = "chip memory: L1 + L2 free (kB)") -> bool:
+    """Per model, `key` against `memory` (a row's kB) for every point, the front marked `flag`
+    (pareto.py) as a step line."""
     ok = [r for r in rows if r["status"] == "ok" and r.get(key) is not None
-          and chip_memory_kb(r) is not None]
+          and memory(r) is not None]
     if not ok:
         return False
     plt = _mpl()
@@ -89,14 +94,14 @@ def pareto_plot(rows: list[dict], key: str, label: str, path: Path) -> bool:
         for tiler, marker in (("model", "o"), ("dory", "s")):
             rs = [r for r in mine if r["tiler"] == tiler]
             if rs:
-                ax.scatter([chip_memory_kb(r) for r in rs], [r[key] for r in rs], marker=marker,
+                ax.scatter([memory(r) for r in rs], [r[key] for r in rs], marker=marker,
                            alpha=0.6, label=f"tiler {tiler}")
-        fr = sorted((chip_memory_kb(r), r[key]) for r in mine if r.get("pareto"))
+        fr = sorted((memory(r), r[key]) for r in mine if r.get(flag))
         if fr:
             ax.step([x for x, _ in fr], [y for _, y in fr], where="post", color="black",
                     label="Pareto front")
-        _finish_axes(ax, "chip memory: L1 + L2 free (kB)", label, m)
-    _save(plt, fig, f"{ok[0]['target']}: {label} × memory", path)
+        _finish_axes(ax, xlabel, label, m)
+    _save(plt, fig, f"{ok[0]['target']}: {label} × {xlabel.split(':')[0].split(' (')[0]}", path)
     return True
 
 
@@ -128,4 +133,8 @@ def write_plots(rows: list[dict], out: Path) -> list[str]:
         made.append("pareto_latency.png")
     if pareto_plot(rows, "energy_uj", "predicted energy (µJ)", out / "pareto_energy.png"):
         made.append("pareto_energy.png")
+    if any(r.get("ram_budget_kb") for r in ok) and pareto_plot(
+            rows, "latency_ms", _latency_label(ok), out / "pareto_ram.png", ram_kb, "pareto_ram",
+            "RAM the network uses: L1 arena + L2 peak (kB)"):
+        made.append("pareto_ram.png")
     return made

@@ -154,7 +154,9 @@ def evaluate(p: Point) -> dict:
         target = point_target(p)
         with memoized_schedules():
             ns = schedule_network(lowered(p.model, p.model_sha, p.input_dtypes), target, p.tiler,
-                                  objective=p.objective)
+                                  objective=p.objective,
+                                  ram_budget=None if p.ram_budget_kb is None
+                                  else int(p.ram_budget_kb * 1024))
     except TilewiseError as e:
         row.update(status="refused", reason=str(e), **empty)
         return row

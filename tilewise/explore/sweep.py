@@ -50,12 +50,13 @@ def explore(models: Sequence[str | Path], target: str, out_dir: str | Path, *,
             clock: str | None = None, tiler: str | None = None, modules: str | None = None,
             objective: str = "latency", measure: bool = False, workers: int | None = None,
             cluster: str | None = None, progress: bool | None = None,
-            input_dtypes: dict[str, str] | None = None) -> SweepResult:
+            input_dtypes: dict[str, str] | None = None, ram_budget: str | None = None
+            ) -> SweepResult:
     if workers is not None and workers < 1:   # before the cache folder is made
         raise TilewiseError(f"--workers must be at least 1, got {workers}")
     points = build_grid(models, target, l1=l1, l2=l2, cores=cores, clock=clock, tiler=tiler,
                         modules=modules, objective=objective, measure=measure,
-                        input_dtypes=input_dtypes)
+                        input_dtypes=input_dtypes, ram_budget=ram_budget)
     check_grid(points)
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
@@ -65,7 +66,7 @@ def explore(models: Sequence[str | Path], target: str, out_dir: str | Path, *,
     mark_pareto(rows, objective)
     meta = {"target": target, "models": [str(m) for m in models], "l1": l1, "l2": l2,
             "cores": cores, "clock": clock, "tiler": tiler or "model", "modules": modules or "all",
-            "objective": objective, "measure": measure}
+            "objective": objective, "measure": measure, "ram_budget": ram_budget}
     write_json(rows, out / "points.json", meta)
     write_csv(rows, out / "points.csv")
     from .html import write_html

@@ -201,8 +201,8 @@ def release_work_dir(report: ValidationReport, work: Path,
 def validate_path(model: str | Path, target, tiler: str = "model", n_random: int = 20,
                   seed: int = 0, out_dir: str | Path | None = None,
                   objective: str = "latency", on: str = "host",
-                  c_name: str = "tw", input_dtypes: dict[str, str] | None = None
-                  ) -> ValidationReport:
+                  c_name: str = "tw", input_dtypes: dict[str, str] | None = None,
+                  ram_budget: int | None = None) -> ValidationReport:
     """`tilewise validate MODEL`: load (`input_dtypes`: the code types of an integer export's
     container inputs, frontend.load_model), lower, schedule on `target`, then `validate_model`.
     Without `out_dir` the project is built in a temporary directory, removed when the result is
@@ -211,7 +211,8 @@ def validate_path(model: str | Path, target, tiler: str = "model", n_random: int
     from ..pipeline import Options, compile_graph, load
 
     check_name(c_name)
-    options = Options(tiler=tiler, objective=objective, input_dtypes=dict(input_dtypes or {}))
+    options = Options(tiler=tiler, objective=objective, input_dtypes=dict(input_dtypes or {}),
+                      ram_budget=ram_budget)
     graph = load(model, options)
     check_platform(target, on)
     from .chunked import CHUNK, validate_chunked

@@ -100,7 +100,8 @@ def validate_data_path(model: str | Path, target, data: str | Path | None = None
                        c_name: str = "tw", input_dtypes: dict[str, str] | None = None,
                        golden: str | Path | None = None,
                        activations: str | Path | None = None,
-                       float_model: str | Path | None = None) -> ValidationReport:
+                       float_model: str | Path | None = None,
+                       ram_budget: int | None = None) -> ValidationReport:
     """`tilewise validate MODEL --data ...` or `--golden DIR` (see the module docstring). Without
     `out_dir` the project is built in a temporary directory, removed when the result is
     bit-exact."""
@@ -139,7 +140,7 @@ def validate_data_path(model: str | Path, target, data: str | Path | None = None
         lab, lab_src = read_labels(labels, n, int(np.prod(shapes[0], dtype=np.int64)),
                                    data_desc["file"])
 
-    ns = schedule_network(lg, target, tiler, objective=objective)
+    ns = schedule_network(lg, target, tiler, objective=objective, ram_budget=ram_budget)
     lg = ns.layers   # the layers the C runs (attentions fused depth first: pipeline.py)
     if on != "host" and n > CHUNK:
         raise TilewiseError(f"{data_desc['file']}: {n} inputs; at most {CHUNK} run on {on} in one "
