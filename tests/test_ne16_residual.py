@@ -104,16 +104,41 @@ def test_fused_block_bit_exact_on_the_host(target, binding, out, tmp_path):
     assert r.dma_bytes_measured == r.dma_bytes_predicted
 
 
+MODEL = Path(__file__).resolve().parents[2] / "shared" / "models" / "mlperf_tiny" / "ic_resnet8.tflite"
+
+
+def test_fusion_takes_the_input_of_the_larger_saving():
+    """Where both of an add's inputs are convs it could fuse (ic_resnet8's downsampling blocks:
+    the 3×3 conv and the 1×1 stride-2 shortcut), the pass fuses the one `accept` saves more on;
+    none where it saves nothing."""
+    lg = lower(load_model(str(MODEL)))
+    names = {layer.name for layer in lg.layers}
+    assert {"op5_conv_2d", "op6_conv_2d", "op9_conv_2d", "op10_conv_2d"} <= names
+
+    def fused(gain):
+        g = fuse_residual(lg, lambda f, conv, add, lg_: gain(conv.name))
+        return sorted(layer.name for layer in g.layers if layer.op == Op.CONV2D_ADD)
+
+    assert fused(lambda n: 2.0 if n in ("op6_conv_2d", "op10_conv_2d") else 1.0) == \
+        ["op10_conv_2d", "op2_conv_2d", "op6_conv_2d"]
+    assert fused(lambda n: 1.0 if n in ("op6_conv_2d", "op10_conv_2d") else 2.0) == \
+        ["op2_conv_2d", "op5_conv_2d", "op9_conv_2d"]
+    assert fused(lambda n: None if n == "op2_conv_2d" else -1.0) == []
+
+
 def test_cost_model_chooses_the_fusion_where_cheaper():
-    """ic_resnet8 on gap9: every residual add fused into the conv before it (the model prices
-    the fused layer below the conv and the add), the add rows gone from the schedule; on
-    pulp-open (no NE16) nothing is fused."""
+    """ic_resnet8 on gap9: every residual add fused into a conv before it (the model prices the
+    fused layer below the conv and the add; of the downsampling blocks' two convs the 3×3 one,
+    which saves more), the add rows gone from the schedule; on pulp-open (no NE16) nothing is
+    fused."""
     from tilewise.pipeline import compile
 
-    model = Path(__file__).resolve().parents[2] / "shared" / "models" / "mlperf_tiny" / "ic_resnet8.tflite"
+    model = MODEL
     ns = compile(model, get_target("gap9"))
     ops = [str(layer.op) for layer in ns.layers.layers]
     assert ops.count("conv2d_add") == 3 and "add" not in ops
+    assert [layer.name for layer in ns.layers.layers if layer.op == Op.CONV2D_ADD] == \
+        ["op2_conv_2d", "op5_conv_2d", "op9_conv_2d"]
     assert all(ns.placement(i).binding.name.startswith("conv2d_s8_mulh_add")
                for i, o in enumerate(ops) if o == "conv2d_add")
     assert Op.ADD in {layer.op for layer in compile(model, get_target("pulp-open")).layers.layers}

@@ -12,7 +12,7 @@ the report shows:
 0. attentions (q·kᵀ → softmax → ·v) become one depth-first layer where a module of the target runs
    it (passes/fuse_attention.py), and a conv with the residual add that alone reads its output one
    conv2d_add layer where the target's cost model predicts it cheaper than the two
-   (passes/fuse_residual.py, `fuse_if_cheaper`); `depth_first=False` keeps them layer by layer;
+   (passes/fuse_residual.py, `fusion_saving`); `depth_first=False` keeps them layer by layer;
 1. a network that cannot fit the chip is refused first (schedule/fit.py);
 2. partition (tilewise/partition) gives every layer one placement — module and binding — chosen by
    the network's cost (layers and hand-offs of tensors between modules), with its L2→L1 schedule
@@ -124,11 +124,12 @@ def runs_fused(layer: Layer, lg: LayerGraph, target: Target) -> bool:
     return False
 
 
-def fuse_if_cheaper(fused: Layer, conv: Layer, add: Layer, lg: LayerGraph, target: Target,
-                    tiler: str = "model", objective: str = "latency") -> bool:
-    """passes/fuse_residual.py's `accept`: some module of `target` runs the fused conv + add
-    layer, and its cheapest placement is predicted below the conv's and the add's cheapest ones
-    (each on its own, as partition.choose prices them; hand-offs ignored)."""
+def fusion_saving(fused: Layer, conv: Layer, add: Layer, lg: LayerGraph, target: Target,
+                  tiler: str = "model", objective: str = "latency") -> float | None:
+    """passes/fuse_residual.py's `accept`: the objective the fused conv + add layer saves on
+    `target` — the conv's and the add's cheapest placements (each on its own, as
+    partition.choose prices them; hand-offs ignored) less the fused layer's — or None where no
+    module of the target runs the fused layer."""
     from .bindings.keys import layer_key, matches
     from .partition.choose import _objective, candidates
 
@@ -142,9 +143,9 @@ def fuse_if_cheaper(fused: Layer, conv: Layer, add: Layer, lg: LayerGraph, targe
 
     key = layer_key(fused, lg)
     if not any(matches(b, key) for m in target.modules for b in m.bindings):
-        return False
+        return None
     f, c, a = best(fused), best(conv), best(add)
-    return f is not None and c is not None and a is not None and f < c + a
+    return None if f is None or c is None or a is None else c + a - f
 
 
 def compile_graph(graph: Graph, target: Target, options: Options = Options()) -> NetworkSchedule:
@@ -164,7 +165,7 @@ def schedule_network(lg: LayerGraph, target: Target, tiler: str = "model",
     lower the peak, or only as many as `ram_budget` needs (module docstring)."""
     if depth_first:
         lg = fuse_attention(lg, partial(runs_fused, target=target))     # 0
-        lg = fuse_residual(lg, partial(fuse_if_cheaper, target=target, tiler=tiler,
+        lg = fuse_residual(lg, partial(fusion_saving, target=target, tiler=tiler,
                                        objective=objective))
     check_fits(lg, target)                                                  # 1
     part = partition(lg, target, tiler, objective)                          # 2

@@ -12,8 +12,10 @@ and applies the add with the skip tensor's element before it stores anything
 
 Fused when: the add is TFLite's (TfliteAddSubParams, no broadcast: both inputs of the output's
 shape), the conv is a conv2d whose output is read by that add only and is no network output,
-and `accept(fused, conv, add, lg)` (the pipeline: some module runs the fused layer and its
-predicted cost is below the two layers', pipeline.py `fuse_if_cheaper`). The fused layer takes
+and `accept(fused, conv, add, lg)` gives a positive saving (the pipeline: some module runs the
+fused layer, and the two layers' predicted cost less the fused layer's, pipeline.py
+`fusion_saving`); where both of the add's inputs are such convs, the one of the larger saving.
+The fused layer takes
 the add's place in the layer order (both its inputs are written by then: the conv's before the
 conv, the skip tensor before the add). The golden model computes the conv, then the add
 (golden/layers.py): the same numbers as the two layers.
@@ -29,7 +31,8 @@ from ..ir.ops import Op
 from ..ir.params import ResidualAddParams, TfliteAddSubParams
 from .readers import readers
 
-Accept = Callable[[Layer, Layer, Layer, LayerGraph], bool]
+#: (fused, conv, add, lg) -> the saving of the fusion (None or ≤ 0: not fused)
+Accept = Callable[[Layer, Layer, Layer, LayerGraph], float | None]
 
 
 def fused_layer(conv: Layer, add: Layer, lg: LayerGraph) -> Layer | None:
@@ -51,7 +54,7 @@ def fused_layer(conv: Layer, add: Layer, lg: LayerGraph) -> Layer | None:
 
 
 def fuse_residual(lg: LayerGraph, accept: Accept) -> LayerGraph:
-    """`lg` with every conv2d → add pair of the module docstring that `accept` takes made one
+    """`lg` with every conv2d → add pair of the module docstring that `accept` saves on made one
     conv2d_add layer, in the add's place."""
     by_tensor = readers(lg)
     producer = {layer.output: i for i, layer in enumerate(lg.layers)}
@@ -61,16 +64,21 @@ def fuse_residual(lg: LayerGraph, accept: Accept) -> LayerGraph:
     for j, add in enumerate(lg.layers):
         if add.op != Op.ADD:
             continue
+        best: tuple[float, int, str, Layer] | None = None
         for t in add.inputs:
             i = producer.get(t)
             if i is None or i in dropped or i in fused or by_tensor.get(t) != [j]:
                 continue
             layer = fused_layer(lg.layers[i], add, lg)
-            if layer is not None and accept(layer, lg.layers[i], add, lg):
-                fused[j] = layer
-                dropped.add(i)
-                gone.add(t)
-                break
+            gain = None if layer is None else accept(layer, lg.layers[i], add, lg)
+            if layer is not None and gain is not None and gain > 0 \
+                    and (best is None or gain > best[0]):
+                best = (float(gain), i, t, layer)
+        if best is not None:
+            _, i, t, layer = best
+            fused[j] = layer
+            dropped.add(i)
+            gone.add(t)
     if not fused:
         return lg
     layers = tuple(fused.get(i, layer) for i, layer in enumerate(lg.layers) if i not in dropped)
