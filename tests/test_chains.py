@@ -36,15 +36,15 @@ VWW_CONS = LoopNest("dwconv", 16, 16, 24, 24, 3, 3, 2, 2, (0, 0, 1, 1), 48, 48)
 
 
 def test_bands_ring_and_lag_of_vwws_first_stage():
-    bs = chain.bands(VWW_PROD, VWW_CONS, 1)
+    bs = chain.bands([VWW_PROD, VWW_CONS], 1)
     assert len(bs) == 24 and chain.ring_rows(bs) == 3
     assert (bs[0].lo, bs[0].hi, bs[0].new_lo) == (0, 3, 0)
     assert (bs[1].lo, bs[1].hi, bs[1].new_lo) == (2, 5, 3)     # row 2 kept, rows 3-4 new
     assert (bs[-1].lo, bs[-1].hi) == (46, 48)                  # the bottom pad row synthesized
     assert chain.copied_rows(bs) == [0] + [1] * 23
-    assert chain.chain_lag(VWW_PROD, VWW_CONS, bs) == 0
+    assert chain.chain_lag([VWW_PROD, VWW_CONS], bs) == 0
     s1 = LoopNest("dwconv", 16, 16, 48, 48, 3, 3, 1, 1, (1, 1, 1, 1), 48, 48)
-    bs1 = chain.bands(VWW_PROD, s1, 1)
+    bs1 = chain.bands([VWW_PROD, s1], 1)
     assert chain.ring_rows(bs1) == 3 and chain.copied_rows(bs1)[2:] == [2] * 46
     # every producer row computed exactly once, in order
     rows = [r for b in bs1 for r in range(b.new_lo, b.hi)]
@@ -57,8 +57,8 @@ def test_price_counts_one_call_of_each_kernel_per_band():
     def cyc(tag):
         return lambda n: calls.append((tag, n.OY)) or 100.0 + n.OY
 
-    bs = chain.bands(VWW_PROD, VWW_CONS, 2)
-    p, c, copy, nbytes = chain.price(VWW_PROD, VWW_CONS, bs, cyc("p"), cyc("c"), lambda n: 10.0)
+    bs = chain.bands([VWW_PROD, VWW_CONS], 2)
+    (p, c), copy, nbytes = chain.price([VWW_PROD, VWW_CONS], bs, [cyc("p"), cyc("c")], lambda n: 10.0)
     assert sum(1 for t, _ in calls if t == "p") == len(bs) == 12
     assert sum(n for t, n in calls if t == "p") == 48 and sum(n for t, n in calls if t == "c") == 24
     assert p == 12 * 100 + 48 and c == 12 * 100 + 24 and copy == 11 * 10.0
@@ -90,28 +90,48 @@ def _validate(path, graph, tmp_path, on="host", chains=True):
     return ns, validate_model(path, ns, graph, n, 0, tmp_path / f"p_{on}_{chains}", on=on).to_json()
 
 
-def test_the_expand_and_depthwise_fuse_below_the_unfused_peak_bit_exact(block, tmp_path):
+def test_the_block_fuses_into_one_chain_below_the_unfused_peak_bit_exact(block, tmp_path):
+    """All four layers in one chain: three rings (the 3x3 conv's output for the 1x1 expand, the
+    expand's for the stride-2 depthwise, the depthwise's for the project)."""
     path, graph = block
     lg = lower(graph)
     ns = schedule_network(lg, get_target("stm32h7"), "model")
     unfused = schedule_network(lg, get_target("stm32h7"), "model", chains=False)
     (ch,) = ns.chains
-    assert ch.layers == ("op1_conv_2d", "op2_depthwise_conv_2d"), ch
-    assert ch.ring_bytes == ch.ring_rows * 16 * 32 and ch.cycles <= chain.BUDGET * ch.unfused_cycles
+    assert ch.layers == ("op0_conv_2d", "op1_conv_2d", "op2_depthwise_conv_2d", "op3_conv_2d"), ch
+    assert ch.rings == tuple(r * w for r, w in zip(ch.ring_rows, (16 * 8, 16 * 32, 8 * 32))), ch
+    assert ch.ring_rows[1] < 16 and ch.cycles <= chain.BUDGET * ch.unfused_cycles
     assert ns.memory.peak < unfused.memory.peak
-    mid = lg.layers[1].output
-    assert f"act:{mid}" not in ns.memory.plan.offsets          # never in memory
-    assert "tmp:op1_conv_2d" in ns.memory.plan.offsets          # the ring
+    for k in range(3):
+        assert f"act:{lg.layers[k].output}" not in ns.memory.plan.offsets   # never in memory
+    assert "tmp:op0_conv_2d" in ns.memory.plan.offsets          # the rings
     _, r = _validate(path, graph, tmp_path)
     assert r["bit_exact"], r["mismatches"][:3]
 
 
 def test_the_chain_placed_over_input_it_still_reads_is_not_exact(block, tmp_path, monkeypatch):
-    """The control: the chain's output four of its rows above its input."""
-    monkeypatch.setattr(chain, "chain_lag", lambda p, c, bs, align=4: -4 * c.OX * c.K)
+    """The control: the pair (expand → depthwise) alone, its output four of its rows above its
+    input."""
+    from tilewise import pipeline
+
+    pairs = pipeline.candidates
+    monkeypatch.setattr(pipeline, "candidates",
+                        lambda lg, ok: [(i, j) for i, j in pairs(lg, ok) if j - i == 2])
+    monkeypatch.setattr(chain, "chain_lag", lambda ns, bs, align=4: -4 * ns[-1].OX * ns[-1].K)
     path, graph = block
     ns, r = _validate(path, graph, tmp_path)
     assert ns.chains and ns.chains[0].lag < 0
+    assert not r["bit_exact"]
+
+
+def test_the_rings_over_one_another_are_not_exact(block, tmp_path, monkeypatch):
+    """The control of the N-layer chain: its three rings all at the scratch's start."""
+    from tilewise.codegen import chain_c
+
+    monkeypatch.setattr(chain_c, "ring_offsets", lambda rings: (0,) * len(rings))
+    path, graph = block
+    ns, r = _validate(path, graph, tmp_path)
+    assert len(ns.chains[0].layers) == 4
     assert not r["bit_exact"]
 
 
@@ -135,6 +155,6 @@ def test_the_chain_on_the_instruction_counter(block, tmp_path):
     per = {lc["index"]: lc["measured_instructions"] for lc in r["layers"]}
     inst = predicted_instructions(ns)
     assert inst is not None
-    # the chain's call is counted at its consumer's step, the producer's step runs nothing
-    assert per[1] == 0 and per[0] > 0 and per[3] > 0, per
-    assert 0.75 <= per[2] / (inst.layers[1] + inst.layers[2]) <= 1.25, (per, inst.layers)
+    # the chain's call is counted at its last member's step, the others' steps run nothing
+    assert per[0] == per[1] == per[2] == 0 and per[3] > 0, per
+    assert 0.75 <= per[3] / sum(inst.layers[:4]) <= 1.25, (per, inst.layers)

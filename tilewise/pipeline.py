@@ -31,10 +31,11 @@ the report shows:
 8. where the next layer's first-tile weights and constants fit in L1 beside a layer's buffers,
    the layer loads them while it computes (schedule/prefetch.py); `layer_cycles` carries the
    moved cost, `NetworkSchedule.prefetch` the placement codegen emits.
-Between 4 and 5, with `chains`, fused chains (schedule/chain.py): pairs of layers run row band by
-row band, their middle tensor never in memory, each priced by its bindings' cost model within
-chain.BUDGET of the unfused pair and kept when it lowers the L2 plan's peak (largest middle tensor
-first); the plan then holds one step per chain, its ring as the step's scratch. With a RAM budget
+Between 4 and 5, with `chains`, fused chains (schedule/chain.py): runs of two or more layers
+computed row band by row band, their intermediate tensors never in memory, each priced by its
+bindings' cost model within chain.BUDGET of the unfused layers and kept when it lowers the L2
+plan's peak (largest intermediate bytes first); the plan then holds one step per chain, its rings
+as the step's scratch. With a RAM budget
 (`ram_budget`, bytes of the L1 arena plus the L2 plan's peak: `NetworkSchedule.ram_bytes`) the
 chains cost cycles only where the budget needs them: none when the unfused plan fits it, else
 chains in the same order until it fits (the fastest schedule within the budget: the RAM × cycles
@@ -260,9 +261,8 @@ class NetworkSchedule:
         s = self.schedules[i]
         ch = self.chain_of(layer.name)
         if ch is not None:   # the producer's band calls; the consumer's with the ring's copies
-            if layer.name == ch.layers[0]:
-                return ch.producer_cycles
-            return ch.consumer_cycles + ch.copy_cycles
+            k = ch.layers.index(layer.name)
+            return ch.member_cycles[k] + (ch.copy_cycles if k == len(ch.layers) - 1 else 0.0)
         if t is None:
             return s.cycles + self.prefetch.delta(i)
         tl = self.l3_tiles.get(layer.name)
@@ -429,10 +429,12 @@ def _in_place(layer: Layer, lg: LayerGraph, placement: Placement, schedule: Laye
     return in_place_candidates(layer, lg, placement.binding.label)
 
 
-def _chain_step(ch: Chain, p: LayerStep, c: LayerStep) -> LayerStep:
-    """The one step of a chain in the L2 plan: the producer's inputs, the consumer's output, the
-    ring as its scratch, the output written over the chain's input as the bands go."""
-    return LayerStep(p.name, p.inputs, c.output, weight_bytes=p.weight_bytes + c.weight_bytes,
+def _chain_step(ch: Chain, members: list[LayerStep]) -> LayerStep:
+    """The one step of a chain in the L2 plan: the first member's inputs, the last one's output,
+    the rings as its scratch, the output written over the chain's input as the bands go."""
+    p = members[0]
+    return LayerStep(p.name, p.inputs, members[-1].output,
+                     weight_bytes=sum(m.weight_bytes for m in members),
                      scratch_bytes=ch.ring_bytes, in_place=((p.inputs[0], ch.lag),))
 
 
@@ -458,16 +460,19 @@ def _choose_chains(lg: LayerGraph, part: Partition, target: Target, l3_strategy:
         return lambda n: schedule_placed(n, target, pl, tiler).cycles - fixed
 
     priced = []
-    for i in candidates(lg, ok):
-        p, c = lg.layers[i], lg.layers[i + 1]
-        fixed = sum(ch_[j].placement.module.fixed_cycles(ch_[j].placement.binding.direct_call)
-                    for j in (i, i + 1))
-        chain = plan_chain((p.name, c.name), ch_[i].schedule.nest, ch_[i + 1].schedule.nest,
-                           band_cycles(i), band_cycles(i + 1), copy_cycles(target))
+    for i, j in candidates(lg, ok):
+        fixed = sum(ch_[k].placement.module.fixed_cycles(ch_[k].placement.binding.direct_call)
+                    for k in range(i, j))
+        chain = plan_chain(tuple(lg.layers[k].name for k in range(i, j)),
+                           [ch_[k].schedule.nest for k in range(i, j)],
+                           [band_cycles(k) for k in range(i, j)], copy_cycles(target))
         if chain is not None:
-            chain = replace(chain, producer_cycles=chain.producer_cycles + fixed,
+            per = chain.member_cycles
+            chain = replace(chain, member_cycles=(per[0] + fixed, *per[1:]),
                             cycles=chain.cycles + fixed, unfused_cycles=chain.unfused_cycles + fixed)
-            priced.append((lg.tensors[p.output].nbytes, i, chain))
+            # the intermediate tensors the chain never holds
+            middle = sum(lg.tensors[lg.layers[k].output].nbytes for k in range(i, j - 1))
+            priced.append((middle, i, chain))
     kept: list[Chain] = []
     used: set[str] = set()
     for _, i, chain in sorted(priced, key=lambda t: (-t[0], t[1])):
@@ -505,7 +510,8 @@ def _plan_l2(lg: LayerGraph, part: Partition, target: Target, l3_strategy: str,
              for layer, c in zip(lg.layers, part.choices)]
     for ch in chains:
         k = next(j for j, st in enumerate(steps) if st.name == ch.layers[0])
-        steps[k:k + 2] = [_chain_step(ch, steps[k], steps[k + 1])]
+        n = len(ch.layers)
+        steps[k:k + n] = [_chain_step(ch, steps[k:k + n])]
     nests = {layer.name: c.schedule.nest for layer, c in zip(lg.layers, part.choices)}
     rules = {c.layer: c.placement.rules for c in part.choices}
     l2 = target.memory("L2")

@@ -391,17 +391,18 @@ def network_c(lg: LayerGraph, arena: ArenaMap, emits: list[LayerEmit],
               consts: dict[int, LayerConstants], l3_streams: list[L3Stream], l3_bytes: int,
               out_sizes: list[int], l3_acts: dict[str, int] | None = None,
               w_tiled: frozenset[int] = frozenset(), u8_stored: frozenset[int] = frozenset(),
-              l1_bases: tuple[int, ...] = (), chains: dict[int, str] | None = None) -> str:
+              l1_bases: tuple[int, ...] = (), chains: dict[int, tuple[str, int]] | None = None) -> str:
     """network.c (network.c.j2). `l3_acts`: L3 offsets of the activations left in L3 (layers
     tiled at L3->L2 move them, l3_c.py); `w_tiled`: layers whose drivers stream their weight
     k tiles themselves; `u8_stored`: layers whose output is stored as u8 (x + 128) for NE16,
     flipped to int8 around its per-layer dump; `l1_bases`: each layer's L1 layout offset in the
     L1 arena (schedule/prefetch.py; a.l1 is set where it changes). `chains`: each fused chain's
-    producer index → the chain's function (chain_c.py), called at the consumer's step on the
-    producer's input; the producer's step calls nothing and dumps nothing (its output is never
-    in memory)."""
+    last member's index → the chain's function (chain_c.py) and its first member's index, called
+    at the last member's step on the first member's input; the other members' steps call nothing
+    and dump nothing (their outputs are never in memory)."""
     l3_acts = l3_acts or {}
     chains = chains or {}
+    member_of = {k: (fn, last) for last, (fn, h) in chains.items() for k in range(h, last)}
     multi = multi_io(lg)
     in_vars, out_vars = io_names(lg)
     read = {x for layer in lg.layers for x in layer.inputs}
@@ -435,15 +436,17 @@ def network_c(lg: LayerGraph, arena: ArenaMap, emits: list[LayerEmit],
     for i, (layer, e) in enumerate(zip(lg.layers, emits)):
         w = ("tiled" if i in w_tiled else "streamed" if i in streamed else
              "const" if i in consts else "none")
-        if i in chains:
+        if i in member_of:
+            fn, last = member_of[i]
             steps.append(Step(i, layer, e.function, [], [], None, None, "none", None, 0,
-                              fused=f"fused: its rows are computed band by band by {chains[i]} "
-                                    f"at layer {i + 1}, the tensor never in memory"))
+                              fused=f"fused: its rows are computed band by band by {fn} "
+                                    f"at layer {last}, the tensor never in memory"))
             continue
         fn, reads, note = e.function, layer.inputs, None
-        if i - 1 in chains:
-            fn, reads, w = chains[i - 1], lg.layers[i - 1].inputs, "none"
-            note = f"the fused chain of layers {i - 1}-{i} ({fn}, layers/{fn[3:]}.c)"
+        if i in chains:
+            fn, h = chains[i]
+            reads, w = lg.layers[h].inputs, "none"
+            note = f"the fused chain of layers {h}-{i} ({fn}, layers/{fn[3:]}.c)"
         steps.append(Step(i, layer, fn, [s for s in l3_streams if s.issue_at == i],
                           [l2(x) for x in reads], _writable(l2(layer.output)),
                           l3_acts.get(layer.output), w,

@@ -214,14 +214,20 @@ def _chain_json(ns: NetworkSchedule, i: int) -> dict:
     ch = ns.chain_of(ns.layers.layers[i].name)
     assert ch is not None
     h = next(j for j, layer in enumerate(ns.layers.layers) if layer.name == ch.layers[0])
-    return {"layers": [h, h + 1], "band": ch.band, "ring_bytes": ch.ring_bytes,
+    return {"layers": list(range(h, h + len(ch.layers))), "band": ch.band, "ring_bytes": ch.ring_bytes,
             "cycles": ch.cycles, "unfused_cycles": ch.unfused_cycles}
 
 
 def chain_heads(ns: NetworkSchedule) -> tuple[int, ...]:
-    """The indices of the fused chains' producers (their consumers: the next layer)."""
+    """The indices of the fused chains' first members."""
     first = {c.layers[0] for c in ns.chains}
     return tuple(i for i, layer in enumerate(ns.layers.layers) if layer.name in first)
+
+
+def chain_spans(ns: NetworkSchedule) -> dict[int, int]:
+    """Each fused chain's first member's index → its last member's."""
+    return {h: h + len(ns.chain_of(ns.layers.layers[h].name).layers) - 1  # type: ignore[union-attr]
+            for h in chain_heads(ns)}
 
 
 def u8_stored(ns: NetworkSchedule) -> frozenset[int]:
@@ -271,8 +277,11 @@ def plan_project(ns: NetworkSchedule, model_name: str | None = None,
                             f"such copy yet (restrict the modules with --modules)")
     l1_free = target.memory("L1").free if target.has_memory("L1") else None
     in_l3 = set(plan.weights_in_l3)
-    # a fused chain's middle tensor is never in memory: its ring is (schedule/chain.py)
-    middle = {lg.layers[i].output: f"tmp:{lg.layers[i].name}" for i in chain_heads(ns)}
+    # a fused chain's intermediate tensors are never in memory: its rings are, in the scratch of
+    # its step (named by its first member; schedule/chain.py)
+    spans = chain_spans(ns)
+    middle = {lg.layers[k].output: f"tmp:{lg.layers[h].name}" for h, e in spans.items()
+              for k in range(h, e)}
     used = {act_name(t) for l in lg.layers for t in (*l.inputs, l.output) if t not in middle}
     used |= {weight_name(n) for n in in_l3}
     used |= {f"tmp:{n}" for n in ns.l3_tiles} | set(middle.values())
@@ -320,11 +329,11 @@ def plan_project(ns: NetworkSchedule, model_name: str | None = None,
                       for f in ns.placement(i).binding.family.closure()}.values())
     extra = tuple(g for lay in l3_layers.values() for g in lay.emits)
     chains = {}
-    for i in chain_heads(ns):
-        prod, cons = lg.layers[i], lg.layers[i + 1]
-        chains[i] = emit_chain(i, ns.chain_of(prod.name), prod, cons, lg, ns.schedules[i],
-                               ns.schedules[i + 1], at(prod.output), at(prod.inputs[0]),
-                               at(cons.output))
+    for h, e in spans.items():
+        members = lg.layers[h:e + 1]
+        chains[h] = emit_chain(h, ns.chain_of(members[0].name), members, lg, ns.schedules[h:e + 1],
+                               at(members[0].output), at(members[0].inputs[0]),
+                               at(members[-1].output))
     extra += tuple(chains.values())
     name = model_name or lg.name
     manifest = _manifest(ns, name, emits, families, arena, l3, image, l1_bytes, cores, c_name)
@@ -341,7 +350,8 @@ def _manifest(ns: NetworkSchedule, name: str, emits: list[LayerEmit], families: 
     u8 = u8_stored(ns)
     ins, outs = io_tensors(lg)
     rename = renamer(c_name, ()) or (lambda text: text)
-    heads = chain_heads(ns)
+    # a fused chain's members but its last keep no tensor
+    heads = {k for h, e in chain_spans(ns).items() for k in range(h, e)}
     return {
         "model": name, "source": lg.source, "target": target.name, "tiler": ns.tiler,
         "hypothetical": target.hypothetical,
@@ -410,14 +420,14 @@ def render(plan: ProjectPlan) -> dict[str, Content]:
     files.update(folder_makefile(platform, target.name, bool(plan.l3.size),
                                  tuple(f.project_dir for f in plan.families), plan.c_name))
     headers = tuple(f.header for f in plan.families)
-    heads = chain_heads(ns)
-    fused = [i for h in heads for i in (h, h + 1)]
+    spans = chain_spans(ns)
+    fused = [i for h, e in spans.items() for i in range(h, e + 1)]
     files["layers/layers.h"] = layers_h(
         list(plan.emits), [l.name for l in lg.layers], headers,
         [(prefetch_function(p.layer), lg.layers[p.layer].name) for p in ns.prefetch.prefetches],
         tuple(Declared(rows_name(i), lg.layers[i].name) for i in fused),
-        tuple(Declared(chain_name(h), f"{lg.layers[h].name} -> {lg.layers[h + 1].name}")
-              for h in heads))
+        tuple(Declared(chain_name(e), " -> ".join(x.name for x in lg.layers[h:e + 1]))
+              for h, e in spans.items()))
     for e in (*plan.emits, *plan.extra_emits):
         files[f"layers/{e.filename}"] = e.text
     wh, wc = weights_files(plan.image)
@@ -434,7 +444,7 @@ def render(plan: ProjectPlan) -> dict[str, Content]:
                                    list(plan.l3.streams), plan.l3.size,
                                    [m["layers"][i]["bytes"] for i in range(len(lg.layers))],
                                    plan.l3.acts, plan.w_tiled, u8_stored(ns), ns.prefetch.bases,
-                                   {h: chain_name(h) for h in heads})
+                                   {e: (chain_name(e), h) for h, e in spans.items()})
     files["main_host.c"] = main_host(tuple(f.jobs for f in plan.families if f.jobs))
     in_files, out_files = run_files(lg)
     files.update(zip(in_files, reference_input(lg)))

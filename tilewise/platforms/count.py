@@ -123,9 +123,9 @@ def count_instructions(elf: Path, n_layers: int, c_name: str = "tw", core: ArmCo
     mark = funcs[f"{c_name}_fw_mark"]
     layer_at = {funcs[f"{c_name}_layer_{i:02d}"]: i for i in range(n_layers)
                 if f"{c_name}_layer_{i:02d}" in funcs}
-    # a fused chain (codegen/chain_c.py: tw_chain_NN, its producer's index) runs at its
-    # consumer's step: counted there; its producer's step runs nothing (0)
-    layer_at.update({funcs[f"{c_name}_chain_{i:02d}"]: i + 1 for i in range(n_layers - 1)
+    # a fused chain (codegen/chain_c.py: tw_chain_NN, its last member's index) runs at its last
+    # member's step: counted there; the other members' steps run nothing (0)
+    layer_at.update({funcs[f"{c_name}_chain_{i:02d}"]: i for i in range(n_layers)
                      if f"{c_name}_chain_{i:02d}" in funcs})
     disasm = capstone.Cs(capstone.CS_ARCH_ARM, capstone.CS_MODE_THUMB | capstone.CS_MODE_MCLASS)
     sizes: dict[int, int] = {}

@@ -44,9 +44,9 @@ class ScheduledRow:
     #: the output written over its dying input as the layer runs (memory/network.py): {"over":
     #: the input tensor, "lag_bytes": how far below the input the output starts}; None: not
     in_place: dict | None = None
-    #: the fused chain holding this layer (schedule/chain.py): {"chain": [producer, consumer]
-    #: indices, "role", "band_rows", "ring_bytes", "recomputed_rows" (0: the ring keeps the
-    #: overlap), "cycles" / "unfused_cycles" of the pair}; None: not fused
+    #: the fused chain holding this layer (schedule/chain.py): {"chain": its members' indices,
+    #: "role" (producer: the first, consumer: the last, middle), "band_rows", "ring_bytes",
+    #: "recomputed_rows" (0: the rings keep the overlap), "cycles" / "unfused_cycles" of the chain}; None: not fused
     fused: dict | None = None
 
 
@@ -56,9 +56,10 @@ def fused_json(ns: NetworkSchedule, i: int) -> dict | None:
     ch = ns.chain_of(layer.name)
     if ch is None:
         return None
-    producer = layer.name == ch.layers[0]
-    h = i if producer else i - 1
-    return {"chain": [h, h + 1], "role": "producer" if producer else "consumer",
+    k = ch.layers.index(layer.name)
+    h = i - k
+    return {"chain": list(range(h, h + len(ch.layers))),
+            "role": "producer" if k == 0 else "consumer" if k == len(ch.layers) - 1 else "middle",
             "band_rows": ch.band, "ring_bytes": ch.ring_bytes, "recomputed_rows": 0,
             "cycles": ch.cycles, "unfused_cycles": ch.unfused_cycles}
 

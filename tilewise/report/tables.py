@@ -189,10 +189,11 @@ def print_analysis(a: Analysis, console: Console | None = None, wide: bool = Fal
                   if r.fused and r.fused["role"] == "producer"]
         if chains:
             console.print(
-                "[bold]fused chains[/bold] (row band by row band, the tensor between never in "
+                "[bold]fused chains[/bold] (row band by row band, the tensors between never in "
                 "memory, nothing recomputed): " + ", ".join(
-                    f"{i} {r.name} → {i + 1} {a.scheduled[i + 1].name} ({r.fused['band_rows']}-row "
-                    f"bands, ring {r.fused['ring_bytes']:,} B; {r.fused['cycles']:,.0f} {unit} vs "
+                    " → ".join(f"{j} {a.scheduled[j].name}" for j in r.fused["chain"])
+                    + f" ({r.fused['band_rows']}-row "
+                    f"bands, rings {r.fused['ring_bytes']:,} B; {r.fused['cycles']:,.0f} {unit} vs "
                     f"{r.fused['unfused_cycles']:,.0f} unfused)" for i, r in chains),
                 highlight=False, soft_wrap=wide)
         if s.get("inputs_in_arena"):

@@ -32,7 +32,7 @@ or a depthwise of the same kind of placement reading nothing else.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from ..ir.layer import Layer, LayerGraph, LoopNest
@@ -70,80 +70,146 @@ def row_span(nest: LoopNest, o0: int, n: int) -> Span:
 
 
 @dataclass(frozen=True)
-class Band:
-    """One band: consumer output rows [oy0, oy0 + rows); the producer rows it needs [lo, hi),
-    of which [new_lo, hi) are computed for it (the rest are in the ring already)."""
+class Window:
+    """The rows [lo, hi) of a chain's intermediate tensor the next member reads for one band,
+    of which [new_lo, hi) its writer computes for it (the rest are in the ring already)."""
 
-    oy0: int
-    rows: int
     lo: int
     hi: int
     new_lo: int
 
 
 @dataclass(frozen=True)
-class Chain:
-    """Producer `layers[0]` → consumer `layers[1]` (consecutive in execution order), run in
-    bands of `band` consumer output rows (module docstring)."""
+class Band:
+    """One band: the last member's output rows [oy0, oy0 + rows); `wins[k]` the window of
+    intermediate tensor k (member k's output) it needs, None when member k + 1 computes no row
+    in this band. `lo` / `hi` / `new_lo`: the first intermediate's (a pair's middle tensor)."""
 
-    layers: tuple[str, str]
+    oy0: int
+    rows: int
+    wins: tuple[Window | None, ...]
+
+    @property
+    def lo(self) -> int:
+        return self.wins[0].lo if self.wins[0] else 0
+
+    @property
+    def hi(self) -> int:
+        return self.wins[0].hi if self.wins[0] else 0
+
+    @property
+    def new_lo(self) -> int:
+        return self.wins[0].new_lo if self.wins[0] else 0
+
+
+@dataclass(frozen=True)
+class Chain:
+    """Members `layers` (consecutive in execution order, each reading the previous one's output
+    alone), run in bands of `band` output rows of the last member (module docstring)."""
+
+    layers: tuple[str, ...]
     band: int
-    #: producer output rows the ring holds, and its bytes
-    ring_rows: int
-    ring_bytes: int
+    #: rows each intermediate tensor's ring holds, and each ring's bytes
+    ring_rows: tuple[int, ...]
+    rings: tuple[int, ...]
     #: bytes the chain's output must start below the chain's input to be written over it
     lag: int
-    #: predicted cycles of the chain (both layers' band calls and the ring copies), and of the
-    #: two layers unfused
+    #: predicted cycles of the chain (every member's band calls and the ring copies), and of the
+    #: members unfused
     cycles: float
     unfused_cycles: float
-    #: of `cycles`: the producer's band calls, the consumer's, the ring copies
-    producer_cycles: float = 0.0
-    consumer_cycles: float = 0.0
+    #: of `cycles`: each member's band calls (the chain's fixed call cost on the first), the ring
+    #: copies
+    member_cycles: tuple[float, ...] = ()
     copy_cycles: float = 0.0
-    #: bytes the ring's rotations copy per inference
+    #: bytes the rings' rotations copy per inference
     copy_bytes: int = 0
 
+    @property
+    def ring_bytes(self) -> int:
+        """The chain's scratch: the rings one after the other, each 4-byte aligned."""
+        return sum(-(-r // 4) * 4 for r in self.rings)
 
-def bands(prod: LoopNest, cons: LoopNest, band: int) -> list[Band]:
-    """The bands of consumer output rows, in order, with the producer rows each needs."""
+
+def ring_offsets(rings: tuple[int, ...], align: int = 4) -> tuple[int, ...]:
+    """Each ring's offset in the chain's scratch (the rings in order, `align`-aligned)."""
+    out, at = [], 0
+    for r in rings:
+        out.append(at)
+        at += -(-r // align) * align
+    return tuple(out)
+
+
+def bands(nests: Sequence[LoopNest], band: int) -> list[Band]:
+    """The bands of the last member's output rows, in order, with the window of each
+    intermediate tensor it needs: driven backwards through the members' receptive fields (the
+    rows member k computes are those of its window not computed yet; the window of tensor k - 1
+    is the input span of those rows). chain.c.j2's band loop is the same arithmetic."""
+    last = nests[-1]
+    have = [0] * (len(nests) - 1)              # rows of tensor k computed so far: [0, have[k])
     out: list[Band] = []
-    have = 0                                    # producer rows computed so far: [0, have)
-    for oy0 in range(0, cons.OY, band):
-        rows = min(band, cons.OY - oy0)
-        s = row_span(cons, oy0, rows)
-        lo, hi = s.start, s.start + s.size
-        out.append(Band(oy0, rows, lo, hi, max(lo, have)))
-        have = max(have, hi)
+    for oy0 in range(0, last.OY, band):
+        rows = min(band, last.OY - oy0)
+        wins: list[Window | None] = [None] * (len(nests) - 1)
+        c0, n = oy0, rows                     # the rows member k + 1 computes
+        for k in range(len(nests) - 2, -1, -1):
+            if n <= 0:
+                break
+            s = row_span(nests[k + 1], c0, n)
+            lo, hi = s.start, s.start + s.size
+            new_lo = max(lo, have[k])
+            wins[k] = Window(lo, hi, new_lo)
+            have[k] = max(have[k], hi)
+            c0, n = new_lo, hi - new_lo
+        out.append(Band(oy0, rows, tuple(wins)))
+    return out
+
+
+def _rings(bs: list[Band]) -> list[tuple[int, list[int]]]:
+    """Per intermediate tensor: the ring's rows and the rows it moves to its start before each
+    band (chain.c.j2's rotation: the window's rows already held move down, one memmove)."""
+    out = []
+    for k in range(len(bs[0].wins)):
+        lo = hi = size = 0
+        moved = []
+        for b in bs:
+            w = b.wins[k]
+            m = 0
+            if w is not None:
+                if w.lo >= hi:
+                    lo = hi = w.lo
+                elif w.lo > lo:
+                    m, lo = hi - w.lo, w.lo
+                hi = max(hi, w.hi)
+                size = max(size, hi - lo)
+            moved.append(m)
+        out.append((size, moved))
     return out
 
 
 def ring_rows(bs: list[Band]) -> int:
-    return max(b.hi - b.lo for b in bs)
+    """The first intermediate's ring rows (a pair's ring)."""
+    return _rings(bs)[0][0]
 
 
 def copied_rows(bs: list[Band]) -> list[int]:
-    """Producer rows the ring moves to its start before each band (the overlap of its window
-    with the previous band's)."""
-    out, prev_hi = [], 0
-    for b in bs:
-        out.append(max(prev_hi - b.lo, 0) if b.oy0 else 0)
-        prev_hi = b.hi
-    return out
+    """Rows the first intermediate's ring moves to its start before each band."""
+    return _rings(bs)[0][1]
 
 
-def chain_lag(prod: LoopNest, cons: LoopNest, bs: list[Band], align: int = 4) -> int:
-    """Bytes the chain's output (the consumer's, row-major HWC) must start below the chain's
-    input (the producer's) so that no band writes input bytes a later band's producer rows still
-    read (module docstring); rounded up to `align`."""
-    x_row = prod.IX * prod.C
-    y_row = cons.OX * cons.K
-    x_bytes = prod.IY * x_row
+def chain_lag(nests: Sequence[LoopNest], bs: list[Band], align: int = 4) -> int:
+    """Bytes the chain's output (the last member's, row-major HWC) must start below the chain's
+    input (the first member's) so that no band writes input bytes a later band's first-member
+    rows still read (module docstring); rounded up to `align`."""
+    first_n, last = nests[0], nests[-1]
+    x_row = first_n.IX * first_n.C
+    y_row = last.OX * last.K
+    x_bytes = first_n.IY * x_row
     lag = 0
     for j, b in enumerate(bs):
-        later = [r for bb in bs[j + 1:] for r in range(bb.new_lo, bb.hi)]
-        # the first input byte a later producer row reads (none left: the end of the input)
-        first = min((row_span(prod, r, 1).start * x_row for r in later), default=x_bytes)
+        later = [w.new_lo for bb in bs[j + 1:] for w in bb.wins[:1] if w is not None and w.hi > w.new_lo]
+        # the first input byte a later first-member row reads (none left: the end of the input)
+        first = min((row_span(first_n, r, 1).start * x_row for r in later), default=x_bytes)
         lag = max(lag, (b.oy0 + b.rows) * y_row - first)
     return -(-lag // align) * align
 
@@ -159,19 +225,27 @@ def chainable(layer: Layer, label: str, cores: int, untiled: bool, lg: LayerGrap
     return all(t.dtype == "int8" for t in ts) and layer.weights is not None
 
 
-def candidates(lg: LayerGraph, ok: Callable[[int], bool]) -> list[int]:
-    """Indices i such that layers i → i + 1 may form a chain: both `ok`, the producer's output
-    read by the consumer alone (not a network output), the consumer reading nothing else."""
+def candidates(lg: LayerGraph, ok: Callable[[int], bool], longest: int = 8) -> list[tuple[int, int]]:
+    """Index ranges [i, j) (2 <= j - i <= `longest`) of layers that may form a chain: each
+    `ok`, each member after the first reading the previous one's output alone, which no other
+    layer reads and which is not a network output."""
     readers: dict[str, int] = {}
     for layer in lg.layers:
         for t in layer.inputs:
             readers[t] = readers.get(t, 0) + 1
-    out = []
-    for i in range(len(lg.layers) - 1):
+
+    def link(i: int) -> bool:
         p, c = lg.layers[i], lg.layers[i + 1]
-        if (ok(i) and ok(i + 1) and tuple(c.inputs) == (p.output,)
-                and readers.get(p.output) == 1 and p.output not in lg.outputs):
-            out.append(i)
+        return (ok(i) and ok(i + 1) and tuple(c.inputs) == (p.output,)
+                and readers.get(p.output) == 1 and p.output not in lg.outputs)
+
+    links = [link(i) for i in range(len(lg.layers) - 1)]
+    out = []
+    for i in range(len(links)):
+        j = i
+        while j < len(links) and links[j] and j + 1 - i < longest:
+            j += 1
+            out.append((i, j + 1))
     return out
 
 
@@ -184,32 +258,40 @@ def band_nest(n: LoopNest, o0: int, rows: int) -> LoopNest:
 Cycles = Callable[[LoopNest], float]
 
 
-def price(prod: LoopNest, cons: LoopNest, bs: list[Band], prod_cycles: Cycles, cons_cycles: Cycles,
-          copy_cycles: Callable[[int], float]) -> tuple[float, float, float, int]:
-    """(producer, consumer, copy) cycles of a chain's bands and the bytes its ring copies: one
-    call of each kernel per band on the band's nest (`*_cycles`: the bindings' cost models), one
-    copy of the overlap rows per band (`copy_cycles` of its bytes)."""
-    p = sum(prod_cycles(band_nest(prod, b.new_lo, b.hi - b.new_lo)) for b in bs if b.hi > b.new_lo)
-    c = sum(cons_cycles(band_nest(cons, b.oy0, b.rows)) for b in bs)
-    copies = [r * prod.OX * prod.K for r in copied_rows(bs) if r]
-    return p, c, sum(copy_cycles(n) for n in copies), sum(copies)
+def price(nests: Sequence[LoopNest], bs: list[Band], cycles: Sequence[Cycles],
+          copy_cycles: Callable[[int], float]) -> tuple[list[float], float, int]:
+    """Each member's cycles over the chain's bands, the rings' copy cycles and the bytes they
+    copy: one call of each member's kernel per band it computes rows in, on the band's nest
+    (`cycles`: the bindings' cost models), one copy of each ring's kept rows per band
+    (`copy_cycles` of its bytes)."""
+    per = [0.0] * len(nests)
+    for b in bs:
+        for k, w in enumerate(b.wins):
+            if w is not None and w.hi > w.new_lo:
+                per[k] += cycles[k](band_nest(nests[k], w.new_lo, w.hi - w.new_lo))
+        per[-1] += cycles[-1](band_nest(nests[-1], b.oy0, b.rows))
+    copies = [r * nests[k].OX * nests[k].K for k, (_, moved) in enumerate(_rings(bs))
+              for r in moved if r]
+    return per, sum(copy_cycles(n) for n in copies), sum(copies)
 
 
-def plan_chain(names: tuple[str, str], prod: LoopNest, cons: LoopNest, prod_cycles: Cycles,
-               cons_cycles: Cycles, copy_cycles: Callable[[int], float], budget: float = BUDGET,
+def plan_chain(names: tuple[str, ...], nests: Sequence[LoopNest], cycles: Sequence[Cycles],
+               copy_cycles: Callable[[int], float], budget: float = BUDGET,
                align: int = 4) -> Chain | None:
-    """The chain of the smallest ring whose predicted cycles stay within `budget` × the unfused
-    cycles (module docstring); None when no band does better than the whole layer."""
-    unfused = prod_cycles(prod) + cons_cycles(cons)
-    for band in range(1, cons.OY):
-        bs = bands(prod, cons, band)
-        rows = ring_rows(bs)
-        if rows >= prod.OY:
+    """The chain of the smallest band whose predicted cycles stay within `budget` × the
+    unfused cycles (module docstring); None when a ring would hold its whole tensor first."""
+    unfused = sum(c(n) for c, n in zip(cycles, nests))
+    for band in range(1, nests[-1].OY):
+        bs = bands(nests, band)
+        rings = _rings(bs)
+        if any(size >= nests[k].OY for k, (size, _) in enumerate(rings)):
             return None
-        p, c, copy, nbytes = price(prod, cons, bs, prod_cycles, cons_cycles, copy_cycles)
-        if p + c + copy <= budget * unfused:
-            return Chain(names, band, rows, rows * prod.OX * prod.K, chain_lag(prod, cons, bs, align),
-                         p + c + copy, unfused, p, c, copy, nbytes)
+        per, copy, nbytes = price(nests, bs, cycles, copy_cycles)
+        if sum(per) + copy <= budget * unfused:
+            return Chain(tuple(names), band, tuple(size for size, _ in rings),
+                         tuple(size * nests[k].OX * nests[k].K for k, (size, _) in enumerate(rings)),
+                         chain_lag(nests, bs, align), sum(per) + copy, unfused, tuple(per), copy,
+                         nbytes)
     return None
 
 

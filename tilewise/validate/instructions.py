@@ -51,7 +51,7 @@ def _layer(ns: NetworkSchedule, it: Target, i: int) -> float:
     layer = ns.layers.layers[i]
     ch = ns.chain_of(layer.name)
     if ch is not None:
-        return _chain_layer(ns, it, i, layer.name == ch.layers[0])
+        return _chain_layer(ns, it, i)
     t = ns.l3.tilings.get(layer.name)
     if t is None:
         return _cycles(ns.schedules[i], it, p)
@@ -75,22 +75,23 @@ def _cycles(s: LayerSchedule, it: Target, p: Placement) -> float:
                                           s.buffering).cycles
 
 
-def _chain_layer(ns: NetworkSchedule, it: Target, i: int, producer: bool) -> float:
-    """Layer i of a fused chain: the producer's band calls and the layer's fixed cost, or the
-    consumer's band calls and the ring's copies (NetworkSchedule.layer_cycles' split)."""
-    h = i if producer else i - 1
+def _chain_layer(ns: NetworkSchedule, it: Target, i: int) -> float:
+    """Layer i of a fused chain: its band calls (the first member: with every member's fixed
+    cost; the last: with the rings' copies — NetworkSchedule.layer_cycles' split)."""
     ch = ns.chain_of(ns.layers.layers[i].name)
     assert ch is not None
-    ps = [_placement(ns.placement(j), it) for j in (h, h + 1)]
+    k = ch.layers.index(ns.layers.layers[i].name)
+    h = i - k
+    idx = range(h, h + len(ch.layers))
+    ps = [_placement(ns.placement(j), it) for j in idx]
 
     def band(p: Placement):
         fixed = p.module.fixed_cycles(p.binding.direct_call)
         return lambda n: untiled_schedule(n, it, p).cycles - fixed
 
-    prod, cons = ns.schedules[h].nest, ns.schedules[h + 1].nest
-    bs = chains.bands(prod, cons, ch.band)
-    pc, cc, copy, _ = chains.price(prod, cons, bs, band(ps[0]), band(ps[1]),
-                                   chains.copy_cycles(it))
-    if producer:
-        return pc + sum(p.module.fixed_cycles(p.binding.direct_call) for p in ps)
-    return cc + copy
+    nests = [ns.schedules[j].nest for j in idx]
+    per, copy, _ = chains.price(nests, chains.bands(nests, ch.band), [band(p) for p in ps],
+                                chains.copy_cycles(it))
+    if k == 0:
+        return per[0] + sum(p.module.fixed_cycles(p.binding.direct_call) for p in ps)
+    return per[k] + (copy if k == len(ch.layers) - 1 else 0.0)
