@@ -1,33 +1,35 @@
-"""Fused chains: two layers computed row band by row band, the tensor between them never
+"""Fused chains: runs of layers computed row band by row band, the tensors between them never
 materialised (issue 30; docs/memory.md "Fused chains").
 
-A chain (producer → consumer) runs the consumer's output rows in bands of `band` rows. Band j
-needs the consumer's input rows `span(j)` (the row window tw_input_span gives, codegen/c/
-tw_runtime/tw_tile.h: the consumer's kernel rows and stride, its padding synthesized by the
-kernel); the producer computes just the rows of that window not yet computed into a ring of
-`ring_rows` producer output rows, the rows the next band reads again (k − s of them for a k-row,
-stride-s consumer) moved to the ring's start first — the kernels take one row-major window, so the
-ring rotates by one short copy per band instead of by pointer. The producer's rows are each
-computed once (no recompute: the bands are taken in order and the ring keeps the overlap). This
-is MCUNetV2's patch-based inference (Lin et al., NeurIPS 2021, §3.1) on full-width row bands, the
-halo kept rather than recomputed.
+A chain of N members (consecutive layers, each after the first reading the previous one's output
+alone) runs the last member's output rows in bands of `band` rows. The band's rows are driven
+backwards through the members' receptive fields (`bands`): member k + 1's rows to compute need the
+rows of intermediate tensor k in their input window (tw_input_span, codegen/c/tw_runtime/
+tw_tile.h: the kernel rows and stride, the padding synthesized by the kernel); member k computes
+just the rows of that window not yet computed, into a ring holding its output's window, the rows
+the next window reads again moved to the ring's start first — the kernels take one row-major
+window, so a ring rotates by one short copy per band instead of by pointer. Every intermediate row
+is computed once (no recompute: the bands are taken in order and each ring keeps the overlap).
+This is MCUNetV2's patch-based inference (Lin et al., NeurIPS 2021, §3.1) on full-width row
+bands, the halo kept rather than recomputed.
 
-Cost (`price`): each band is one call of each kernel on a band-sized loop nest, priced by the
-binding's own cost model (`schedule_placed` on that nest: its per-call and per-row terms, the
-ones bench/calibrate_m7.py fits on counted instructions), plus the ring's copies priced as the
+Cost (`price`): each band is one call of each member's kernel on a band-sized loop nest, priced by
+the binding's own cost model (`schedule_placed` on that nest: its per-call and per-row terms, the
+ones bench/calibrate_m7.py fits on counted instructions), plus the rings' copies priced as the
 target's L1 copies (Memory: issue, one run, bytes / bandwidth — stm32h7's DTCM figures,
-counted). The band is the smallest whose chain stays within `budget` × the two layers' unfused
+counted). The band is the smallest whose chain stays within `budget` × the members' unfused
 cycles; a chain is kept by the pipeline only when it lowers the plan's peak.
 
-Memory: the middle tensor leaves the plan; the ring is the chain's scratch; the chain's output may
-be written over the chain's input as the bands go (`lag`: the bytes its first byte must sit below
-the input's, from the order the bands read and write: after band j's producer rows, the input rows
-below the first row a later producer row still reads are dead).
+Memory: the intermediate tensors leave the plan; the rings (one after the other, `ring_offsets`)
+are the chain's scratch; the chain's output may be written over the chain's input as the bands go
+(`lag`: the bytes its first byte must sit below the input's, from the order the bands read and
+write: after band j, the input rows below the first row a later band's first member reads are
+dead).
 
 Which layers chain (`chainable`): a pulp conv2d / 1x1 conv or depthwise (int8, batch 1) run
 untiled on a one-core module (the stm32h7's Cortex-M7: the kernel reads and writes the tensors
-where they are, in row order), whose output is read by the next layer only — a conv2d / 1x1 conv
-or a depthwise of the same kind of placement reading nothing else.
+where they are, in row order), whose output is read by the next layer only. A residual add (its
+skip kept live) is not a member yet.
 """
 
 from __future__ import annotations
