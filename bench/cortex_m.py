@@ -17,7 +17,14 @@ same way on the same ISA (notes/anchors.md):
   pays as the ELF and the run show it (validate/ram_elf.py: arenas, statics, I/O, measured
   stack);
 - 7b: per layer kind summed over the models, instructions and instructions per MAC, estimated
-  cycles and their prediction.
+  cycles and their prediction;
+- 7c: MobileNetV2 (1.0, 224x224, int8, bench/geometries.py's random weights) with fused chains
+  (schedule/chain.py; MCUNetV2's memory-heavy first stage run row band by row band): the L2 peak
+  including the input against the per-layer lower bound of the unfused plan, the MACs (nothing
+  recomputed) and the predicted cycles, the C bit-exact on the host. The network does not fit
+  the stm32h7 (512 kB of AXI SRAM, 2 MB of flash: the unfused plan needs 1.2 MB of activations,
+  the weights 3.8 MB), so it is scheduled for a hypothetical stm32h7 with 4 MB of L2 and 8 MB of
+  flash (Target.with_overrides beyond): same core, kernels and cost model.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from tilewise.pipeline import schedule_network
 from tilewise.validate import make_inputs, validate_network
 
 from . import models, published, scheduling
@@ -134,4 +142,53 @@ def measure(names: Sequence[str] = models.MLPERF) -> list[Table]:
                   "predicted_cycles": pc}
               for k, (m, p, macs, e, pc) in kinds.items()},
     )
-    return [t7a, t7b]
+    return [t7a, t7b, mobilenet_v2_chains()]
+
+
+def _big_stm32h7():
+    """stm32h7 with 4 MB of L2 and 8 MB of flash (7c: a hypothetical part, same core)."""
+    from dataclasses import replace
+
+    t = scheduling.target("stm32h7").with_overrides(l2_kb=4096, beyond=True)
+    return replace(t, memories=tuple(replace(m, size=8 << 20) if m.name == "flash" else m
+                                     for m in t.memories))
+
+
+def mobilenet_v2_chains(res: int = 224) -> Table:
+    """Table 7c (module docstring)."""
+    from .geometries import mobilenet_v2
+
+    lg = mobilenet_v2(res)
+    target = _big_stm32h7()
+    off = schedule_network(lg, target, "model", chains=False)
+    on = schedule_network(lg, target, "model")
+    with tempfile.TemporaryDirectory(prefix="tw_bench_mbv2_") as tmp:
+        report, _ = validate_network(on, Path(tmp) / "p", make_inputs(lg, 1, 0)[:1],
+                                     model=lg.name, on="host")
+    exact = report.to_json()["bit_exact"]
+    n = len(lg.layers)
+    cyc_off = sum(off.layer_cycles(i) for i in range(n))
+    cyc_on = sum(on.layer_cycles(i) for i in range(n))
+    macs = sum(layer.nest.macs for layer in lg.layers)
+    bound = off.memory.lower_bound
+    chains = "; ".join(f"{len(c.layers)} layers from {c.layers[0]}, {c.band}-row bands, rings "
+                       f"{c.ring_bytes:,} B" for c in on.chains)
+    rows = ((lg.name, bound, off.memory.peak, on.memory.peak, bound / on.memory.peak, macs, macs,
+             cyc_off, cyc_on, cyc_on / cyc_off, "yes" if exact else "NO"),)
+    return Table(
+        "cortex_m_mbv2_chains",
+        "Table 7c — MobileNetV2-1.0-224 int8 (random weights) with fused chains, stm32h7 core",
+        ("model", "per-layer bound (B)", "unfused peak (B)", "chained peak (B)",
+         "bound / chained", "MACs unfused", "MACs chained", "predicted cycles unfused",
+         "predicted cycles chained", "cycles ratio", "bit-exact (host)"),
+        rows,
+        notes=("Peaks include the input (held in the arena). Per-layer bound: the unfused plan's "
+               "lower bound (max over steps of the live activations, in-place execution "
+               "included).",
+               f"Chains: {chains}.",
+               "A hypothetical stm32h7 with 4 MB of L2 and 8 MB of flash (the real part has 512 kB / "
+               "2 MB); nothing recomputed, so the MACs are equal."),
+        data={"bound": bound, "unfused_peak": off.memory.peak, "chained_peak": on.memory.peak,
+              "macs": macs, "cycles_unfused": cyc_off, "cycles_chained": cyc_on,
+              "bit_exact": exact, "chains": [list(c.layers) for c in on.chains]},
+    )
