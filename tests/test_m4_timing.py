@@ -14,15 +14,12 @@ stm32l4r5 cost model fitted on it (targets/stm32l4r5.py KERNELS_CYCLES).
 
 from __future__ import annotations
 
-import re
 import tempfile
 from pathlib import Path
 
 import pytest
 
-from tilewise.cli.main import main
 from tilewise.errors import TilewiseError
-from tilewise.examples import EXAMPLE_ONNX
 from tilewise.passes import lower
 from tilewise.pipeline import Options, load, schedule_network
 from tilewise.platforms import m4_timing as m4
@@ -31,7 +28,6 @@ from tilewise.platforms.mca_timing import CoreTiming
 from tilewise.targets import stm32l4r5
 from tilewise.targets.registry import get_target
 from tilewise.validate import make_inputs, validate_network
-from tilewise.validate.instructions import predicted_instructions
 
 from .conftest import absent, mlperf_path
 
@@ -74,21 +70,9 @@ def test_trm_corrections_per_instruction_class():
     assert x(["ldrd r0, r1, [r2]", "nop"]) == 2 and x(["smull r0, r1, r2, r3"]) == -1
 
 
-def test_analyze_labels_stm32l4r5_cycles_as_the_cortex_m4_models_estimate(capsys):
-    """The totals line: the cycle model's figure, labelled, with its ms at 120 MHz (no longer a
-    lower bound in instructions); the instruction re-pricing is not what is printed."""
-    assert main(["analyze", str(EXAMPLE_ONNX), "--target", "stm32l4r5"]) == 0
-    out = capsys.readouterr().out
-    ns = schedule_network(lower(load(EXAMPLE_ONNX, Options())), get_target("stm32l4r5"))
-    line = next(x for x in out.splitlines() if x.startswith("stm32l4r5:"))
-    cycles = round(ns.cycles)
-    assert line.startswith(f"stm32l4r5: {cycles:,} cycles (Cortex-M4 model, estimated) = "
-                           f"{cycles / 120e3:.3f} ms at 120 MHz"), line
-    inst = predicted_instructions(ns)
-    assert inst is not None and inst.total < 0.9 * ns.cycles          # single issue: cycles > instr.
-    assert f"{round(inst.total):,}" not in out and "est. cycles" in out
-    for m in re.finditer(r"[\d,]+ cycles(?! \(Cortex-M4 model, estimated\))", out):
-        pytest.fail(f"unlabelled cycles in analyze's output: {m.group(0)!r}")
+def test_stm32l4r5s_instruction_variant_prices_instructions():
+    """The instruction re-pricing's target (validate/instructions.py): instructions, no model of
+    its own (the labelled cycles: test_m7_cost_model's analyze test, both cores)."""
     it = stm32l4r5.instructions(get_target("stm32l4r5"))
     assert it.cycles_unit.startswith("instructions") and it.instruction_model is None
 

@@ -45,23 +45,29 @@ BAND_NETWORK = 0.08
 KINDS = {"conv 3x3", "conv 1x1", "dwconv", "fc", "add", "pool"}
 
 
-def test_analyze_labels_stm32h7_cycles_as_the_cortex_m7_models_estimate(capsys):
-    """The totals line: the cycle model's figure, labelled, with the ms it gives at 480 MHz; the
-    layer column "est. cycles"; no "N cycles" figure without the label; and the instruction
-    re-pricing differs from what is printed (so printing instructions would fail here)."""
-    assert main(["analyze", str(EXAMPLE_ONNX), "--target", "stm32h7"]) == 0
+@pytest.mark.parametrize("target,core,mhz", [("stm32h7", "Cortex-M7", 480), ("stm32l4r5", "Cortex-M4", 120)])
+def test_analyze_labels_cortex_m_cycles_as_the_models_estimate(capsys, target, core, mhz):
+    """The totals line: the core's cycle model's figure, labelled, with the ms it gives at the
+    part's clock (the M4's no longer a lower bound in instructions); the layer column "est.
+    cycles"; no "N cycles" figure without the label; and the instruction re-pricing differs from
+    what is printed (so printing instructions would fail here; the M4's single issue: cycles >
+    instructions)."""
+    assert main(["analyze", str(EXAMPLE_ONNX), "--target", target]) == 0
     out = capsys.readouterr().out
-    ns = schedule_network(lower(load(EXAMPLE_ONNX, Options())), get_target("stm32h7"))
-    line = next(x for x in out.splitlines() if x.startswith("stm32h7:"))
+    ns = schedule_network(lower(load(EXAMPLE_ONNX, Options())), get_target(target))
+    line = next(x for x in out.splitlines() if x.startswith(f"{target}:"))
     cycles = round(ns.cycles)
-    assert line.startswith(f"stm32h7: {cycles:,} cycles (Cortex-M7 model, estimated) = "
-                           f"{cycles / 480e3:.3f} ms at 480 MHz"), line
+    label = f"cycles ({core} model, estimated)"
+    assert line.startswith(f"{target}: {cycles:,} {label} = {cycles / (mhz * 1e3):.3f} ms at "
+                           f"{mhz} MHz"), line
     inst = predicted_instructions(ns)
     assert inst is not None and abs(inst.total / ns.cycles - 1) > 0.01
+    if core == "Cortex-M4":
+        assert inst.total < 0.9 * ns.cycles
     assert f"{round(inst.total):,}" not in out
     assert "est. cycles" in out
     # every "<number> cycles" in the text carries the model's label
-    for m in re.finditer(r"[\d,]+ cycles(?! \(Cortex-M7 model, estimated\))", out):
+    for m in re.finditer(rf"[\d,]+ cycles(?! \({core} model, estimated\))", out):
         pytest.fail(f"unlabelled cycles in analyze's output: {m.group(0)!r}")
 
 
