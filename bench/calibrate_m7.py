@@ -20,6 +20,8 @@ with the coefficients outside the fit held at KERNELS_CYCLES' (targets/stm32h7.p
 CYCLES_PER_INSTRUCTION, the ratio this script prints) and writes bench/calibration_m7_cycles.json:
 the data, the coefficients and the errors per network and layer kind (measured = counted
 instructions or estimated cycles).
+`--networks ad_autoencoder,...` collects those networks only (with --only and a --data file of
+its own: the refit of a kernel that only they exercise).
 `--only dw_step,dw_gather,...` fits the listed coefficients only, the others held at the unit's
 model's (and the layer overhead at the target's): the refit of the coefficients a kernel change
 moves. `--target stm32l4r5 --unit cycles` fits the Cortex-M4's KERNELS_CYCLES (targets/stm32l4r5.py) the
@@ -63,9 +65,11 @@ LAYER_OVERHEAD = {("stm32h7", "instructions"): stm32h7.LAYER_OVERHEAD_INSTRUCTIO
 TARGETS = {"stm32h7": (UNITS, (None, 16)), "stm32l4r5": (UNITS_M4, (None,))}
 
 
-def collect(target: str = "stm32h7", l1s=(None, 16)) -> list[dict]:
+def collect(target: str = "stm32h7", l1s=(None, 16), only: set[str] | None = None) -> list[dict]:
     rows = []
     for net, lg in cp.networks():
+        if only is not None and net not in only:
+            continue
         for l1 in l1s:
             ns = scheduling.schedule(lg, scheduling.target(target, l1_kb=l1), "model")
             with tempfile.TemporaryDirectory(prefix="tw_calib_m7_") as tmp:
@@ -167,13 +171,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data", type=Path, help="the data file (default: the unit's)")
     ap.add_argument("--reuse", action="store_true", help="refit the data already in --data")
     ap.add_argument("--only", help="comma-separated coefficients to fit, the others held")
+    ap.add_argument("--networks", help="comma-separated networks to collect (default: all; with "
+                    "--only, the layers of the coefficients refit: ad_autoencoder for fcw_*)")
     a = ap.parse_args(argv)
     units, l1s = TARGETS[a.target]
     if a.unit not in units:
         ap.error(f"--target {a.target} is fitted in {', '.join(units)} only")
     measured, base, default = units[a.unit]
     data = a.data or HERE / default
-    rows = json.loads(data.read_text())["rows"] if a.reuse else collect(a.target, l1s)
+    rows = json.loads(data.read_text())["rows"] if a.reuse else collect(a.target, l1s,
+                                                                         set(a.networks.split(","))
+                                                                         if a.networks else None)
     cfgs = configs(rows, a.target)
     # the kernels' structure built for Arm; the integer exports' coefficients held at the
     # unit's model's (bench/calibrate_int.py)

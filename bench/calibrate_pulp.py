@@ -44,7 +44,8 @@ HERE = Path(__file__).resolve().parent
 UNTILED = ("other_elem", "other_call")
 #: set by for_key from the fields
 DERIVED = ("requant", "elem", "table", "other", "other_row", "mac", "rq_div", "mm_rq")
-FLAGS = ("arm", "from_l2", "scalar", "int_ops", "table_lookup")   # which code the model describes, not a coefficient
+#: which code the model describes, not a coefficient
+FLAGS = ("arm", "from_l2", "scalar", "int_ops", "table_lookup", "widened")
 #: the host core's coefficients (bench/calibrate_cpu.py): no layer of these networks exercises them
 HOST = ("transpose_elem", "transpose_row", "concat_elem", "quant_elem")
 #: the directly called kernels of TFLite's recurrent layers (bench/calibrate_untiled.py): none in
@@ -66,7 +67,7 @@ COEFS = tuple(f.name for f in fields(PulpKernels)
 PRIORS = {"mm_step": 7.0, "mm_block": 10.0, "mm_tile": 0.5, "im2col_byte": 0.3, "im2col_row": 12.0,
           "requant_tflite": 25.0, "requant_shift": 12.0, "psum": 3.0,
           "dw_out": 8.0, "dw_step": 3.0, "dw_gather": 2.0, "dw_item": 40.0, "fc_step": 2.5,
-          "fc_neuron": 20.0, "add_elem": 10.0, "add_table": 40.0, "mul_elem": 35.0,
+          "fc_neuron": 20.0, "fcw_step": 0.0, "fcw_neuron": 0.0, "add_elem": 10.0, "add_table": 40.0, "mul_elem": 35.0,
           "pool_step": 2.0, "pool_out": 4.0, "gap_pixel": 1.0, "gap_chan": 40.0,
           "other_elem": 30.0, "other_call": 200.0, "tile": 300.0}
 PRIOR_WEIGHT = 0.05
@@ -157,6 +158,8 @@ def add_columns(rows: list[dict], configs: dict, base: PulpKernels = PulpKernels
     for r in rows:
         lg, tgt, ns = configs[(r["network"], r["cores"], r["l1_kb"])]
         p, nest = ns.placement(r["index"]), lg.layers[r["index"]].nest
+        # the binding's own structure (the widened dense: bindings/pulp/widened.py)
+        b = replace(base, widened=True) if getattr(p.binding.cost, "widened", False) else base
         if r["untiled"]:
             def cycles(model):
                 return _untiled(model, p.binding.key, ns.schedules[r["index"]], r["cores"])
@@ -165,8 +168,8 @@ def add_columns(rows: list[dict], configs: dict, base: PulpKernels = PulpKernels
 
             def cycles(model):
                 return _tile_sum(model, p.binding.key, s, r["cores"])
-        r["fixed"] = cycles(unit(None, base))
-        r["columns"] = {c: cycles(unit(c, base)) - r["fixed"] for c in COEFS}
+        r["fixed"] = cycles(unit(None, b))
+        r["columns"] = {c: cycles(unit(c, b)) - r["fixed"] for c in COEFS}
 
 
 def fit(rows: list[dict]) -> dict[str, float]:

@@ -51,10 +51,13 @@ Figures and where they come from:
   1×1 conv unpack each pixel's column once to int16 pairs and run a 2×2 MatMul of `smlad` in
   Thumb-2's 14 registers, ordered for the Cortex-M7's dual issue (tw_pulp_matmul_arm.h), depthwise
   takes four channels per pixel from a ring of unpacked rows (tw_pulp_depthwise.c), four outputs
-  requantized into one word; elsewhere tw_pulp_isa.h maps the 4-lane int8 dot product to two
-  `smlad` on `sxtb16` halves — with the portable family for what it does not rewrite; priced by
-  the pulp kernels' model (its `arm` structure) with coefficients in estimated cycles
-  (KERNELS_CYCLES) or instructions (KERNELS_INSTRUCTIONS): "Units" above. The CMSIS-NN model
+  requantized into one word; dense, where the cost model prices it lower, reads weights stored
+  widened to int16 pairs at codegen in the order its loop takes them (bindings/pulp/widened.py:
+  2 bytes a weight in flash), blocks of 4 neurons, one sxtb16 pair per input word and ldrd of
+  ready smlad operands; elsewhere tw_pulp_isa.h maps the 4-lane int8 dot product to two `smlad`
+  on `sxtb16` halves — with the portable family for what it does not rewrite; priced by the pulp
+  kernels' model (its `arm` structure) with coefficients in estimated cycles (KERNELS_CYCLES) or
+  instructions (KERNELS_INSTRUCTIONS): "Units" above. The CMSIS-NN model
   (bindings/portable/cost.py) stays as the peer model of seed 004's GAP8-vs-STM32H7 ratio (tests).
 - the host-only kernels (bindings/portable/host.py: quantize, transpose, concatenation of any
   inputs) run on the same core; their instructions per element are assumed the untiled ops'
@@ -102,13 +105,17 @@ from .base import KB, Memory, Module, Region, Target
 #: dw_gather,dw_item) after its 3x3 loop read the weights through a pointer (tw_pulp_depthwise.c:
 #: 142 -> 136 instructions a pixel of four channels, no per-row copy of the weights) and took its
 #: three ring rows without the rows[] loop: dw_step 0.417 -> 0.309, dw_gather 12.311 -> 12.091,
-#: dw_item 252.631 -> 187.834
+#: dw_item 252.631 -> 187.834; fcw_step, fcw_neuron (the widened dense, bindings/pulp/widened.py;
+#: fcw_neuron with its tflite requantization) fitted alone on the dense layers of ad_autoencoder
+#: and kws_dscnn (bench/calibrate_m7.py --unit instructions --networks ad_autoencoder,kws_dscnn
+#: --only fcw_step,fcw_neuron, bench/calibration_m7_fcw.json: fc 1.024 of the prediction)
 KERNELS_INSTRUCTIONS = replace(PulpKernels(), name="pulp-kernels-m7-instructions", mm_step=18.808,
                   mm_block=0.0, mm_tile=0.5,
                   im2col_byte=0.0, im2col_row=115.747, requant_tflite=29.913, requant_shift=12.0,
                   requant_onnx=48.854, requant_onnx24=36.42, requant_onnx_fpu=26.11,
                   psum=2.36, dw_out=0.0, dw_step=0.309,
-                  dw_gather=12.091, dw_item=187.834, fc_step=7.235, fc_neuron=0.414, add_elem=12.25,
+                  dw_gather=12.091, dw_item=187.834, fc_step=7.235, fc_neuron=0.414,
+                  fcw_step=3.927, fcw_neuron=26.736, add_elem=12.25,
                   add_table=36.354, add_onnx=39.93, add_onnx_fold=11.85, mul_elem=35.0, pool_step=25.788,
                   pool_out=63.477, gap_pixel=11.029, gap_chan=0.0, gap_pixel_onnx=11.029, gap_chan_onnx=0.0,
                   other_elem=184.546, other_call=425.13, tile=0.0,
@@ -150,10 +157,14 @@ CYCLES_PER_INSTRUCTION = 1.034
 #: within a few %; the depthwise's refit alone (bench/calibrate_m7.py --only dw_out,dw_step,
 #: dw_gather,dw_item, the others held) after its 3x3 loop read the weights through a pointer and
 #: took its ring rows without the rows[] loop: dw_step 0.029 -> 0.113, dw_gather 10.097 ->
-#: 10.314, dw_item 214.263 -> 174.991
+#: 10.314, dw_item 214.263 -> 174.991; fcw_step, fcw_neuron fitted alone likewise on the dense layers of
+#: ad_autoencoder and kws_dscnn (bench/calibration_m7_fcw_cycles.json: fc 1.002; flash line
+#: fills of the twice larger weights make a step 6.75 estimated cycles against the int8 form's
+#: 7.46)
 FITTED_CYCLES = {"mm_step": 13.963, "mm_block": 0.0, "im2col_byte": 0.0, "im2col_row": 76.858,
                  "requant_tflite": 25.363, "dw_out": 0.0, "dw_step": 0.113, "dw_gather": 10.314,
-                 "dw_item": 174.991, "fc_step": 7.464, "fc_neuron": 11.808, "add_elem": 10.753,
+                 "dw_item": 174.991, "fc_step": 7.464, "fc_neuron": 11.808,
+                 "fcw_step": 6.753, "fcw_neuron": 30.547, "add_elem": 10.753,
                  "add_table": 32.468, "pool_step": 18.085, "pool_out": 52.308,
                  "other_elem": 186.583, "other_call": 682.756, "tile": 0.0}
 #: the coefficients KERNELS_INSTRUCTIONS sets to the untiled kernels' per element / per call

@@ -13,6 +13,9 @@ own kernels, one binding per row and mode:
 |                    |                 | shift         | (kernel-row SIMD)         |            | (_arm)               |
 | fully_connected_s8 | fully_connected | tflite, onnx, | fully_connected_s8_<v>    | k.c        | —                    |
 |                    |                 | shift         |                           |            |                      |
+| fully_connected_s8w16 | fully_connected | tflite, onnx, | fully_connected_s8w16_<v> | k.c.w16 | —                 |
+|                    |                 | shift         | (Arm only: int16 weights, |            |                      |
+|                    |                 |               | widened.py)               |            |                      |
 | add_s8, sub_s8     | add, sub        | tflite        | add_fold_tables +         | —          | tables_bytes         |
 |                    |                 |               | add_fold_s8 (folded       |            |                      |
 |                    |                 |               | tables, addfold.py), else |            |                      |
@@ -88,7 +91,7 @@ from .. import portable
 from ..base import Binding, Precision, TileRules, per_mode, specialized
 from ..portable import checks as portable_checks
 from ..portable.common import S8
-from . import attention, checks, constants, lstm, lstm16, mm_act, rows, simple, subbyte, svdf, weighted
+from . import attention, checks, constants, lstm, lstm16, mm_act, rows, simple, subbyte, svdf, weighted, widened
 from .attention_cost import ATTENTION_M7, AttentionCost
 from .common import FAMILY
 from .cost import MM_ACT_M7, MatMulActCost
@@ -146,6 +149,8 @@ def tables_bytes(nest: LoopNest, cores: int, k, c, oy, ox):
 
 
 WEIGHTED = TileRules(l3_k_step=4)
+#: the widened dense: input-channel tiles in whole steps of 4 (widened.py pads each tile's)
+WIDENED = TileRules(l3_k_step=4, multiple=(("c", 4),))
 
 
 def bindings(cost, arm: bool = False, host: bool = False) -> tuple[Binding, ...]:
@@ -229,6 +234,14 @@ def bindings(cost, arm: bool = False, host: bool = False) -> tuple[Binding, ...]
     if arm:
         # the depth-first attention built for Arm (attention.py): the scores one tile at a time
         own.extend(attention.bindings(ATTENTION_M7, arm=True))
+        # the dense layer with its weights widened to int16 at codegen (widened.py), beside the
+        # int8 one of the same keys: priced by the model's fcw_* (the cheaper is kept)
+        if getattr(cost, "fcw_step", 0.0) > 0:
+            fcw = replace(cost, widened=True)
+            own.extend(per_mode(FAMILY, fcw, "fully_connected_s8w16", Op.FULLY_CONNECTED, rq, p8w,
+                                "fc", portable_checks.weighted_s8,
+                                emit=wisa(weighted.fully_connected_s8w16),
+                                consts=widened.layout(fpu), tiles=WIDENED))
     keys = {b.key for b in own}
     rest = tuple(b for b in portable.bindings(cost, host=host) if b.key not in keys)
     if arm or not host:

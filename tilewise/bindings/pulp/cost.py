@@ -216,6 +216,13 @@ class PulpKernels:
     # dense
     fc_step: float = 2.09        # per SIMD step of 4 inputs of one neuron
     fc_neuron: float = 9.31     # per neuron beyond its requantization
+    #: the dense with int16 weights built for Arm (bindings/pulp/widened.py; 0: no such binding):
+    #: per step of 4 inputs of one neuron and per neuron with its tflite requantization (four
+    #: outputs at once), in place of fc_step, fc_neuron and requant where `widened` (the
+    #: binding's copy of the model; another mode's requantization adds its difference)
+    fcw_step: float = 0.0
+    fcw_neuron: float = 0.0
+    widened: bool = False
     # elementwise, pooling
     add_elem: float = 9.32      # add / sub per output element (the folded form)
     add_table: float = 55.7     # add / sub per table entry (2 x 256 per layer, shared by the cores)
@@ -537,9 +544,13 @@ class PulpKernels:
                     tile)
         if kind == "fc":
             share = ("k", _share(P))
-            return (Term(self.fc_step, (share, ("c", ceil4)), "fc_mac"),
-                    Term(self.fc_neuron, (share, ("c", on_last)), "fc_neuron"),
-                    Term(self.requant, (share, ("c", on_last)), "requant"),
+            # the widened dense (widened.py) requantizes four outputs at once (tw_pulp_rq4): its
+            # fcw_neuron holds the tflite requantization, other modes add their difference
+            step, neuron, rq = ((self.fcw_step, self.fcw_neuron, self.requant - self.requant_tflite)
+                                if self.widened else (self.fc_step, self.fc_neuron, self.requant))
+            return (Term(step, (share, ("c", ceil4)), "fc_mac"),
+                    Term(neuron, (share, ("c", on_last)), "fc_neuron"),
+                    Term(rq, (share, ("c", on_last)), "requant"),
                     Term(self.psum / P, (("k", ident), ("c", not_last)), "psum_store"),
                     Term(self.psum / P, (("k", ident), ("c", not_first)), "psum_load"),
                     tile)

@@ -6,6 +6,7 @@
 | conv2d 1x1                           | tw_pulp_conv1x1_s8_*                 | idem                    |
 | depthwise (multiplier 1)             | tw_pulp_depthwise_s8_*               | idem (groups = C)       |
 | fully_connected                      | tw_pulp_fully_connected_s8_*         | golden/conv.py dense_acc|
+| fully_connected (Arm, int16 weights) | tw_pulp_fully_connected_s8w16_*      | idem (widened.py)       |
 
 The variant (tflite, tflite_right, tflite_single, shift, shift32, onnx, onnx24, onnx_fpu:
 constants.variant; `arm`: for the kernels built for Arm; `onnx24`: the onnx24 bindings'; `fpu`:
@@ -44,6 +45,7 @@ def _weighted(template: str, kernel: str, args: str, layer: Layer, lg: LayerGrap
               onnx24: bool = False, fpu: bool = False, **data: Any) -> str:
     """A weighted kernel's compute(): `kernel`_<variant> with argument struct `args`."""
     assert consts is not None and consts.const_bytes == constants.BYTES_PER_CHANNEL
+    assert not kernel.endswith("w16") or arm, "the widened kernels are built for Arm"
     assert not (arm and out_offset), "the Arm kernels saturate to int8"
     zp, qmin, qmax = output_clamp(layer, lg, out_offset)
     return render(template, kernel=f"{kernel}_{constants.variant(layer, lg, arm, onnx24, fpu)}",
@@ -78,3 +80,11 @@ def fully_connected_s8(layer: Layer, lg: LayerGraph, consts: LayerConstants | No
     """tw_pulp_fully_connected_s8, one row per call."""
     return _weighted("fully_connected_s8.c.j2", "tw_pulp_fully_connected_s8", "tw_pulp_fc_args_t",
                      layer, lg, consts, arm, out_offset, onnx24, fpu)
+
+
+def fully_connected_s8w16(layer: Layer, lg: LayerGraph, consts: LayerConstants | None,
+                          arm: bool = False, out_offset: int = 0, onnx24: bool = False,
+                          fpu: bool = False) -> str:
+    """tw_pulp_fully_connected_s8w16 (Arm only): the weights widened to int16 pairs (widened.py)."""
+    return _weighted("fully_connected_s8.c.j2", "tw_pulp_fully_connected_s8w16",
+                     "tw_pulp_fc_args_t", layer, lg, consts, arm, out_offset, onnx24, fpu)

@@ -63,4 +63,14 @@ size_t tw_pulp_conv2d_s8_scratch(const tw_window_t *win, int in_c, int n_cores);
 
 TW_PULP_VARIANTS(TW_PULP_CONV_DECL)
 
+#if TW_PULP_ARM || !TW_PULP_ASM
+/* The dense layer with its weights stored widened to int16 pairs (tw_pulp_linear.c): built for
+ * Arm, and in plain C on a host; not for the cluster. */
+#define TW_PULP_FCW_DECL(mode, rq_mode)                                                     \
+    void tw_pulp_fully_connected_s8w16_##mode(const tw_pulp_fc_args_t *a, int core_id,       \
+                                              int n_cores);
+
+TW_PULP_VARIANTS(TW_PULP_FCW_DECL)
+#endif
+
 #endif /* TW_PULP_CONV_H */
