@@ -184,13 +184,21 @@ def _cortex_m4_models(t: Table, ax) -> None:
           log=True, ylabel="M / inference (log)")
 
 
+def _gap9_subbyte(t: Table, ax) -> None:
+    names = list(t.data)
+    _bars(ax, names, {"tilewise 8-bit weights": [t.data[n]["cycles_8bit"] / 1e3 for n in names],
+                      "tilewise sub-byte (quality floor)": [t.data[n]["cycles"] / 1e3 for n in names],
+                      "GreenWaves (7/5/5/6-bit)": [t.data[n]["greenwaves_cycles"] / 1e3 for n in names]},
+          ylabel="k cycles, gap9 predicted vs GreenWaves")
+
+
 PLOTS = {"host": _host, "memory": _memory, "compile_time": _compile, "schedule_quality": _quality,
          "silicon_gap9": _gap9, "silicon_gap8": _gap8, "gvsoc_models": _gvsoc_models,
          "gvsoc_kinds": _gvsoc_kinds, "gvsoc_pulpnn_layer": _gvsoc_layer,
          "cortex_m_models": _cortex_m_models, "cortex_m_kinds": _cortex_m_kinds,
          "gap9_modules": _gap9_modules, "diana": _diana, "pulp_subbyte": _pulp_subbyte,
          "sequence_attention": _sequence_attention, "ne16_networks": _ne16_networks,
-         "cortex_m4_models": _cortex_m4_models}
+         "cortex_m4_models": _cortex_m4_models, "gap9_subbyte": _gap9_subbyte}
 
 
 def plot(t: Table, out_dir: Path) -> Path:
