@@ -90,21 +90,24 @@ def choose(steps: Sequence[Step], budget: float) -> list[Step]:
 
 @dataclass
 class Search:
-    """The float parent, its calibration and the measurement of a weight-bit assignment."""
+    """A float model, its calibration and evaluation inputs, the floor (an SQNR in dB) and the
+    measurement of a weight-bit assignment (`Search.mlperf`: an MLPerf Tiny float parent with
+    the official int8 model's SQNR as the floor)."""
 
     name: str
+    model: onnx.ModelProto
+    calib: np.ndarray
+    evals: np.ndarray
+    floor_db: float
 
     def __post_init__(self) -> None:
-        from bench.quantize_mlperf import load
         from tilewise.quantize.pipeline import calibrate_model
-        from tilewise.quantize.sqnr import output_report, run_all, session
+        from tilewise.quantize.sqnr import run_all, session
 
-        self.model, calib, self.evals, official, _ = load(self.name, models.models_dir())
         outs = [o.name for o in self.model.graph.output]
-        calibrated = {m: calibrate_model(self.model, calib, m) for m in METHODS}
+        calibrated = {m: calibrate_model(self.model, self.calib, m) for m in METHODS}
         input_name = calibrated[METHODS[0]][2]
         self.reference = run_all(session(self.model), input_name, self.evals, outs)
-        self.official_sqnr = output_report(self.model, input_name, self.evals, official)[0]["sqnr_db"]
         self.gap9 = scheduling.target("gap9")
         # the calibration whose 8-bit network has the most headroom above the floor
         self.method_sqnr = {}
@@ -112,6 +115,16 @@ class Search:
             self.method_sqnr[m] = self.sqnr(self.shift({}))
         self.method = max(METHODS, key=lambda m: self.method_sqnr[m])
         self.plan, self.qp, _ = calibrated[self.method]
+
+    @classmethod
+    def mlperf(cls, name: str) -> Search:
+        from bench.quantize_mlperf import load
+        from tilewise.quantize.sqnr import output_report
+
+        model, calib, evals, official, _ = load(name, models.models_dir())
+        inits = {t.name for t in model.graph.initializer}
+        input_name = next(vi.name for vi in model.graph.input if vi.name not in inits)
+        return cls(name, model, calib, evals, output_report(model, input_name, evals, official)[0]["sqnr_db"])
 
     def shift(self, bits: dict[str, int]):
         """The shift network with `bits` per weighted node (8 by default)."""
@@ -193,8 +206,9 @@ def blocks(ns) -> dict[str, float]:
     return out
 
 
-def search(name: str) -> dict:
-    s = Search(name)
+def search(s: Search) -> dict:
+    """The weight bits of `s`'s network chosen under its floor (module docstring) and the
+    figures: SQNRs, predicted cycles (sub-byte and 8-bit) and their split by module."""
     sm8 = s.shift({})
     labels = [x.layer for x in sm8.layers if x.weight_elems]
     sqnr8 = s.sqnr(sm8)
@@ -203,7 +217,7 @@ def search(name: str) -> dict:
     for b in WIDTHS:
         ns = s.schedule(s.shift({k: b for k in labels}))
         per[b] = {} if ns is None else layer_cycles(ns)
-    budget = noise(s.official_sqnr) - noise(sqnr8)
+    budget = noise(s.floor_db) - noise(sqnr8)
     steps = []
     for layer in labels:
         for b in WIDTHS:
@@ -220,14 +234,14 @@ def search(name: str) -> dict:
         bits = {k: 8 for k in labels} | {st.layer: st.bits for st in chosen}
         sm = s.shift(bits)
         got = s.sqnr(sm)
-        ns = s.schedule(sm) if got >= s.official_sqnr else None
+        ns = s.schedule(sm) if got >= s.floor_db else None
         if ns is not None or not chosen:
             break
         chosen = chosen[:-1]          # undo the step with the least cycles per noise
     if ns is None:
         ns = s.schedule(sm)
     return {"bits": bits, "method": s.method, "method_sqnr_8bit_db": s.method_sqnr,
-            "sqnr_db": got, "official_sqnr_db": s.official_sqnr, "sqnr_8bit_db": sqnr8,
+            "sqnr_db": got, "official_sqnr_db": s.floor_db, "sqnr_8bit_db": sqnr8,
             "cycles": ns.cycles, "cycles_8bit": ns8.cycles, "blocks": blocks(ns), "blocks_8bit": blocks(ns8),
             "steps": [{"layer": st.layer, "bits": st.bits, "saved_cycles": st.saved_cycles,
                        "added_noise": st.added_noise} for st in steps], "noise_budget": budget,
@@ -237,12 +251,11 @@ def search(name: str) -> dict:
 
 def bits_cell(bits: dict[str, int]) -> str:
     """"8·4·4·2…" in layer order, with the count per width."""
-    counts = ", ".join(f"{sum(v == b for v in bits.values())}×{b}" for b in (8, 4, 2)
-                       if any(v == b for v in bits.values()))
+    counts = ", ".join(f"{sum(v == b for v in bits.values())}×{b}" for b in sorted(set(bits.values()), reverse=True))
     return f"{'·'.join(str(v) for v in bits.values())} ({counts})"
 
 
-COLUMNS = ("model", "weight bits per layer (8/4/2)", "SQNR dB sub-byte / official int8",
+COLUMNS = ("model", "weight bits per layer", "SQNR dB sub-byte / official int8",
            "gap9 cycles sub-byte (ms @260)", "gap9 cycles 8-bit", "GreenWaves cycles",
            "sub-byte / GreenWaves", "NE16 / cluster / cpu / hand-offs (k cycles)")
 
@@ -251,7 +264,7 @@ def measure(names: Sequence[str] = models.MLPERF) -> Table:
     gap9 = scheduling.target("gap9")
     rows, data = [], {}
     for name in names:
-        r = search(name)
+        r = search(Search.mlperf(name))
         gw = published.GREENWAVES_GAP9_370_MS[name].value * GREENWAVES_MHZ * 1e3
         r["greenwaves_cycles"] = gw
         data[name] = r
