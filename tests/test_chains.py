@@ -12,7 +12,11 @@ layer written over them (memory/network.py `inputs_in_arena`).
   with counted instructions within 1.10x of the unfused schedule's and the chain's prediction
   against its measurement within a band;
 - the control: the same chain with its output placed four rows above its input (band 0 then
-  writes input rows later bands read) is not bit-exact — the placement is what keeps it exact.
+  writes input rows later bands read) is not bit-exact — the placement is what keeps it exact;
+- N members: that block's four layers as one chain (three rings), and a residual block (3x3
+  conv → 3x3 conv → add of the block's input, as ic_resnet8's) as one chain whose add writes
+  over its skip, bit-exact on the host and on the counter with the ELF's arenas the plan's;
+  controls: the rings over one another, the add's tables in the convs' L1 scratch.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from tilewise.pipeline import schedule_network
 from tilewise.schedule import chain
 from tilewise.targets.registry import get_target
 
-from .test_in_place import _conv, _dw
+from .test_in_place import ACT, _conv, _dw
 from .test_qemu import _holds_ram_prediction
 from .tflite_builder import ModelBuilder
 
@@ -158,3 +162,56 @@ def test_the_chain_on_the_instruction_counter(block, tmp_path):
     # the chain's call is counted at its last member's step, the others' steps run nothing
     assert per[0] == per[1] == per[2] == 0 and per[3] > 0, per
     assert 0.75 <= per[3] / sum(inst.layers[:4]) <= 1.25, (per, inst.layers)
+
+
+def residual_block(path):
+    """conv 3x3 (8 → 16) → [conv 3x3 → conv 3x3 → add of the first conv's output] → 1x1: 16x16."""
+    r, b = np.random.RandomState(7), ModelBuilder()
+    x = b.input("x", (1, 16, 16, 8), "int8", scale=0.05, zero_point=-3)
+    s = _conv(b, r, x, 8, 16, 3, (16, 16), "c0")
+    h = _conv(b, r, s, 16, 16, 3, (16, 16), "c1")
+    h = _conv(b, r, h, 16, 16, 3, (16, 16), "c2")
+    a = b.tensor("a", (1, 16, 16, 16), "int8", scale=0.07, zero_point=-1)
+    b.op("ADD", [s, h], [a], "AddOptions", FusedActivationFunction=ACT["RELU"])
+    b.output(_conv(b, r, a, 16, 8, 1, (16, 16), "p4"))
+    return b.save(path)
+
+
+@pytest.fixture()
+def resblock(tmp_path):
+    path = residual_block(tmp_path / "res.tflite")
+    return path, load_model(str(path))
+
+
+def test_the_residual_block_is_one_chain_bit_exact_on_the_counter(resblock, tmp_path):
+    """conv → conv → add as one chain: the skip (the chain's input) live through it, the add's
+    output over it; below the unfused peak, bit-exact on the host and on the counter, the
+    ELF's arenas the plan's (the L1 arena holding the add's tables beside the convs' scratch)."""
+    path, graph = resblock
+    lg = lower(graph)
+    ns = schedule_network(lg, get_target("stm32h7"), "model")
+    unfused = schedule_network(lg, get_target("stm32h7"), "model", chains=False)
+    (ch,) = ns.chains
+    assert ch.layers == ("op1_conv_2d", "op2_conv_2d", "op3_add"), ch
+    assert ch.l1_offsets[2] >= ns.schedules[1].l1_bytes and ns.l1_bytes >= ch.l1_bytes, ch
+    assert ns.memory.peak < unfused.memory.peak
+    assert ch.cycles <= chain.BUDGET * ch.unfused_cycles
+    _, r = _validate(path, graph, tmp_path)
+    assert r["bit_exact"], r["mismatches"][:3]
+    _, c = _validate(path, graph, tmp_path, "count")
+    assert c["bit_exact"], c["mismatches"][:3]
+    _holds_ram_prediction(c["ram"])
+    m = c["ram"]["measured"]
+    assert m["l2_arena_bytes"] == ns.memory.peak and m["l1_arena_bytes"] == ns.l1_bytes, m
+
+
+def test_the_adds_tables_in_the_convs_scratch_are_not_exact(resblock, tmp_path, monkeypatch):
+    """The control: every member's L1 scratch at offset 0 (the convs' im2col over the add's
+    tables, which its first band call built for the later ones)."""
+    from tilewise import pipeline
+
+    monkeypatch.setattr(pipeline, "l1_layout", lambda l1, kept: ((0,) * len(l1), max(l1)))
+    path, graph = resblock
+    ns, r = _validate(path, graph, tmp_path)
+    assert len(ns.chains[0].layers) == 3
+    assert not r["bit_exact"]

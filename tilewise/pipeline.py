@@ -66,7 +66,7 @@ from .memory.network import L2TooSmallError, LayerStep, NetworkPlan
 from .partition import Partition, partition
 from .passes import fuse_attention, fuse_residual, lower
 from .schedule.api import schedule_placed
-from .schedule.chain import Chain, candidates, chainable, copy_cycles, plan_chain
+from .schedule.chain import Chain, candidates, chainable, copy_cycles, is_add, l1_layout, plan_chain
 from .schedule.fit import check_fits, l2_refusal
 from .schedule.l3 import L3Tiling, NetworkL3, l3_dma, plan_memory
 from .schedule.placement import Placement
@@ -355,8 +355,9 @@ class NetworkSchedule:
     def l1_bytes(self) -> int:
         """The L1 arena: the largest of the layers' L1 layouts (tiles, buffers, scratch), each at
         its offset in the arena (schedule/prefetch.py moves a prefetched layer's)."""
-        return max((s.l1_bytes + (self.prefetch.bases[i] if self.prefetch.bases else 0)
-                    for i, s in enumerate(self.schedules)), default=0)
+        return max((*(s.l1_bytes + (self.prefetch.bases[i] if self.prefetch.bases else 0)
+                      for i, s in enumerate(self.schedules)), *(c.l1_bytes for c in self.chains)),
+                   default=0)
 
     @property
     def ram_bytes(self) -> int:
@@ -468,7 +469,10 @@ def _choose_chains(lg: LayerGraph, part: Partition, target: Target, l3_strategy:
                            [band_cycles(k) for k in range(i, j)], copy_cycles(target))
         if chain is not None:
             per = chain.member_cycles
-            chain = replace(chain, member_cycles=(per[0] + fixed, *per[1:]),
+            offs, l1 = l1_layout([ch_[k].schedule.l1_bytes for k in range(i, j)],
+                                 [is_add(ch_[k].placement.binding.label) for k in range(i, j)])
+            chain = replace(chain, member_cycles=(per[0] + fixed, *per[1:]), l1_offsets=offs,
+                            l1_bytes=l1,
                             cycles=chain.cycles + fixed, unfused_cycles=chain.unfused_cycles + fixed)
             # the intermediate tensors the chain never holds
             middle = sum(lg.tensors[lg.layers[k].output].nbytes for k in range(i, j - 1))

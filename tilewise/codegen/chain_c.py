@@ -6,7 +6,9 @@ through the members' receptive fields (tw_input_span: the rows member k computes
 window not computed yet); then, member by member in order, the ring's rows the window reads again
 are moved to the ring's start (memmove) and the member computes its new rows after them
 (`tw_layer_NN_rows`, layer_c.py `rows_name`) from the previous ring (the first member: from the
-chain's input); the last member writes the band's rows into the chain's output. The band geometry
+chain's input); the last member writes the band's rows into the chain's output — a residual add
+from the last ring and the chain's input at the band's rows (its skip), its tables in the L1
+arena after the other members' scratch (Chain.l1_offsets: built by its first band call, kept). The band geometry
 is the C's own (the formula chain.bands mirrors), so the file shows the loop, not a table.
 """
 
@@ -26,7 +28,7 @@ def chain_name(last: int) -> str:
 
 def emit_chain(head: int, ch: Chain, members: list[Layer], lg: LayerGraph,
                scheds: list[LayerSchedule], ring_offset: int, in_off: int,
-               out_off: int) -> LayerEmit:
+               out_off: int, has_consts: list[bool]) -> LayerEmit:
     """chain_NN.c of the chain whose first member is layer `head` (NN: its last member's index)."""
     last = head + len(members) - 1
     fn = chain_name(last)
@@ -36,5 +38,5 @@ def emit_chain(head: int, ch: Chain, members: list[Layer], lg: LayerGraph,
                   rings=[ring_offset + o for o in ring_offsets(ch.rings)],
                   in_off=in_off, out_off=out_off, x=lg.tensors[members[0].inputs[0]],
                   mids=[lg.tensors[m.output] for m in members[:-1]],
-                  y=lg.tensors[members[-1].output])
+                  y=lg.tensors[members[-1].output], has_consts=has_consts)
     return LayerEmit(fn, f"chain_{last:02d}.c", text)

@@ -233,5 +233,6 @@ def emit_untiled(index: int, layer: Layer, lg: LayerGraph, s: LayerSchedule, cor
         text = render("layer_whole.c.j2", **head, code=code.replace("@FN@", fn).replace("@CORES@", str(cores)))
     else:
         text = render("layer.c.j2", **head, **_layer_data(layer, s, consts, code, fn),
-                      scratch=s.buffer("scratch") is not None, rows_fn=rows_fn)
+                      scratch=s.buffer("scratch") is not None, rows_fn=rows_fn,
+                      two_inputs=len(layer.inputs) == 2)
     return LayerEmit(fn, _filename(index, fn), text)

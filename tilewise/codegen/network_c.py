@@ -232,6 +232,8 @@ class Declared:
 
     function: str
     layer: str
+    #: parameters after the common ones (a two-input layer's rows function: its second input)
+    params: str = ""
 
 
 def layers_h(emits: list[LayerEmit], names: list[str], headers: tuple[str, ...],

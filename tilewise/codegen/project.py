@@ -329,11 +329,12 @@ def plan_project(ns: NetworkSchedule, model_name: str | None = None,
                       for f in ns.placement(i).binding.family.closure()}.values())
     extra = tuple(g for lay in l3_layers.values() for g in lay.emits)
     chains = {}
+    l1_bytes = max((l1_bytes, *(c.l1_bytes for c in ns.chains)))
     for h, e in spans.items():
         members = lg.layers[h:e + 1]
         chains[h] = emit_chain(h, ns.chain_of(members[0].name), members, lg, ns.schedules[h:e + 1],
                                at(members[0].output), at(members[0].inputs[0]),
-                               at(members[-1].output))
+                               at(members[-1].output), [k in image for k in range(h, e + 1)])
     extra += tuple(chains.values())
     name = model_name or lg.name
     manifest = _manifest(ns, name, emits, families, arena, l3, image, l1_bytes, cores, c_name)
@@ -425,7 +426,9 @@ def render(plan: ProjectPlan) -> dict[str, Content]:
     files["layers/layers.h"] = layers_h(
         list(plan.emits), [l.name for l in lg.layers], headers,
         [(prefetch_function(p.layer), lg.layers[p.layer].name) for p in ns.prefetch.prefetches],
-        tuple(Declared(rows_name(i), lg.layers[i].name) for i in fused),
+        tuple(Declared(rows_name(i), lg.layers[i].name,
+                       ", const int8_t *x2, int x2_row0" if len(lg.layers[i].inputs) == 2 else "")
+              for i in fused),
         tuple(Declared(chain_name(e), " -> ".join(x.name for x in lg.layers[h:e + 1]))
               for h, e in spans.items()))
     for e in (*plan.emits, *plan.extra_emits):

@@ -43,6 +43,9 @@ from ..targets.base import Target
 #: binding label prefixes whose compute() takes a row window (codegen/templates/layer.c.j2's
 #: tile position) and runs on one core in row order (bindings/pulp/in_place.py)
 ROW_KERNELS = ("pulp/conv2d_s8", "pulp/depthwise_s8")
+#: an add whose kernel takes a row window of both inputs (bindings/pulp/simple.py add_s8: its
+#: tables built by its first call, at oy0 0, kept in its L1 scratch for the later calls)
+ADD_KERNELS = ("pulp/add_s8",)
 #: a chain's predicted cycles at most this times the two layers' unfused cycles (issue 30:
 #: counted instructions within 1.10x of the unfused schedule's)
 BUDGET = 1.10
@@ -126,6 +129,10 @@ class Chain:
     copy_cycles: float = 0.0
     #: bytes the rings' rotations copy per inference
     copy_bytes: int = 0
+    #: each member's L1 scratch offset in the L1 arena (an add's tables, kept across its band
+    #: calls, after the other members' scratch) and the chain's L1 bytes
+    l1_offsets: tuple[int, ...] = ()
+    l1_bytes: int = 0
 
     @property
     def ring_bytes(self) -> int:
@@ -216,10 +223,34 @@ def chain_lag(nests: Sequence[LoopNest], bs: list[Band], align: int = 4) -> int:
     return -(-lag // align) * align
 
 
+def l1_layout(l1: Sequence[int], kept: Sequence[bool], align: int = 8) -> tuple[tuple[int, ...], int]:
+    """Each member's L1 scratch offset and the chain's L1 bytes: the members whose scratch lives
+    only during one call (`kept` False) share offset 0; the others (an add's tables, built by
+    its first band call) each after them."""
+    at = -(-max((b for b, k in zip(l1, kept) if not k), default=0) // align) * align
+    out = []
+    for b, k in zip(l1, kept):
+        if k:
+            out.append(at)
+            at += -(-b // align) * align
+        else:
+            out.append(0)
+    return tuple(out), max(at, max(l1, default=0))
+
+
+def is_add(label: str) -> bool:
+    return label.startswith(ADD_KERNELS)
+
+
 def chainable(layer: Layer, label: str, cores: int, untiled: bool, lg: LayerGraph) -> bool:
     """A layer a chain may hold (module docstring)."""
     n = layer.nest
-    if cores != 1 or not untiled or not label.startswith(ROW_KERNELS) or n.N != 1:
+    if cores != 1 or not untiled or n.N != 1:
+        return False
+    if is_add(label):
+        return (len(layer.inputs) == 2 and all(lg.tensors[t].dtype == "int8"
+                                                for t in (*layer.inputs, layer.output)))
+    if not label.startswith(ROW_KERNELS):
         return False
     if n.kind not in ("conv", "dwconv") or (n.kind == "dwconv" and n.K != n.C):
         return False
@@ -229,8 +260,9 @@ def chainable(layer: Layer, label: str, cores: int, untiled: bool, lg: LayerGrap
 
 def candidates(lg: LayerGraph, ok: Callable[[int], bool], longest: int = 8) -> list[tuple[int, int]]:
     """Index ranges [i, j) (2 <= j - i <= `longest`) of layers that may form a chain: each
-    `ok`, each member after the first reading the previous one's output alone, which no other
-    layer reads and which is not a network output."""
+    `ok`, each member after the first reading the previous one's output, which no other layer
+    reads and which is not a network output, and nothing else — but a two-input last member (a
+    residual add) whose other input is the chain's input (its skip, live through the chain)."""
     readers: dict[str, int] = {}
     for layer in lg.layers:
         for t in layer.inputs:
@@ -241,13 +273,26 @@ def candidates(lg: LayerGraph, ok: Callable[[int], bool], longest: int = 8) -> l
         return (ok(i) and ok(i + 1) and tuple(c.inputs) == (p.output,)
                 and readers.get(p.output) == 1 and p.output not in lg.outputs)
 
+    def skip_link(i: int, head: int) -> bool:
+        """Layer i + 1 an add of layer i's output and the input of the chain's first member."""
+        p, c = lg.layers[i], lg.layers[i + 1]
+        return (ok(i) and ok(i + 1) and len(c.inputs) == 2 and p.output in c.inputs
+                and set(c.inputs) == {p.output, lg.layers[head].inputs[0]}
+                and c.inputs[0] != c.inputs[1]
+                and readers.get(p.output) == 1 and p.output not in lg.outputs)
+
     links = [link(i) for i in range(len(lg.layers) - 1)]
     out = []
     for i in range(len(links)):
         j = i
-        while j < len(links) and links[j] and j + 1 - i < longest:
-            j += 1
-            out.append((i, j + 1))
+        while j < len(links) and j + 1 - i < longest:
+            if links[j]:
+                j += 1
+                out.append((i, j + 1))
+            else:
+                if skip_link(j, i):
+                    out.append((i, j + 2))
+                break
     return out
 
 
