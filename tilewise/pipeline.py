@@ -57,7 +57,7 @@ from pathlib import Path
 from .bindings.pulp.in_place import in_place_candidates
 from .errors import TilewiseError
 from .ir.graph import Graph, state_tensors
-from .ir.layer import Layer, LayerGraph
+from .ir.layer import Layer, LayerGraph, LoopNest
 from .ir.layout import input_perm
 from .ir.operands import const_bytes
 from .ir.ops import Op
@@ -454,11 +454,18 @@ def _choose_chains(lg: LayerGraph, part: Partition, target: Target, l3_strategy:
         return chainable(lg.layers[i], c.placement.binding.label, c.placement.module.cores,
                          c.schedule.untiled, lg)
 
+    memo: dict[tuple[int, LoopNest], float] = {}   # the runs overlap: their bands recur
+
     def band_cycles(i: int):
         pl = ch_[i].placement
         fixed = pl.module.fixed_cycles(pl.binding.direct_call)
+
         # one band: the kernel's own terms (its per-call ones included), not the layer's call
-        return lambda n: schedule_placed(n, target, pl, tiler).cycles - fixed
+        def cyc(n: LoopNest) -> float:
+            if (i, n) not in memo:
+                memo[i, n] = schedule_placed(n, target, pl, tiler).cycles - fixed
+            return memo[i, n]
+        return cyc
 
     priced = []
     for i, j in candidates(lg, ok):
@@ -474,24 +481,34 @@ def _choose_chains(lg: LayerGraph, part: Partition, target: Target, l3_strategy:
             chain = replace(chain, member_cycles=(per[0] + fixed, *per[1:]), l1_offsets=offs,
                             l1_bytes=l1,
                             cycles=chain.cycles + fixed, unfused_cycles=chain.unfused_cycles + fixed)
-            # the intermediate tensors the chain never holds
-            middle = sum(lg.tensors[lg.layers[k].output].nbytes for k in range(i, j - 1))
-            priced.append((middle, i, chain))
+            # the chain's own step: its input, its output and its rings, the input and output
+            # overlapping at most by the smaller (a lower bound of the peak with it), smallest
+            # first — a long chain's rings may cost more than it saves
+            x = sum(lg.tensors[t].nbytes for t in lg.layers[i].inputs)
+            y = lg.tensors[lg.layers[j - 1].output].nbytes
+            priced.append((x + y + chain.ring_bytes - min(x, y), i, chain))
     kept: list[Chain] = []
     used: set[str] = set()
-    for _, i, chain in sorted(priced, key=lambda t: (-t[0], t[1])):
-        if used & set(chain.layers):
-            continue
-        try:
-            l3b, planb = _plan_l2(lg, part, target, l3_strategy, (*kept, chain))
-        except TilewiseError:
-            continue
-        if planb.peak < plan.peak:
-            kept.append(chain)
-            used |= set(chain.layers)
-            l3, plan = l3b, planb
-            if l2_budget is not None and plan.peak <= l2_budget:
-                break
+    # passes until none keeps a chain: a chain that lowers nothing while another step holds the
+    # peak may lower it once that step is fused; a chain whose own step (its input and output
+    # overlapping at most by the smaller) is not below the peak is not planned
+    again = True
+    while again:
+        again = False
+        for floor, i, chain in sorted(priced, key=lambda t: (t[0], t[1])):
+            if used & set(chain.layers) or floor >= plan.peak:
+                continue
+            try:
+                l3b, planb = _plan_l2(lg, part, target, l3_strategy, (*kept, chain))
+            except TilewiseError:
+                continue
+            if planb.peak < plan.peak:
+                kept.append(chain)
+                used |= set(chain.layers)
+                l3, plan = l3b, planb
+                again = not (l2_budget is not None and plan.peak <= l2_budget)
+                if not again:
+                    break
     order = {layer.name: k for k, layer in enumerate(lg.layers)}
     return tuple(sorted(kept, key=lambda c: order[c.layers[0]])), l3, plan
 
