@@ -72,7 +72,24 @@ void tw_ne16_task_rows(const tw_ne16_task_t *t, int r0, int h, void *out, tw_ne1
     sub->out = out;
 }
 
+void tw_ne16_rows_init(tw_ne16_rows_t *p, const tw_ne16_task_t *t, int rows)
+{
+    p->task = *t;
+    p->rows = rows;
+    p->jobs = (t->geom.out_h + rows - 1) / rows;
+    p->built = 0;
+    p->in_step = 0;
+}
+
 #ifndef TW_NE16_ENGINE
+int tw_ne16_dispatch_rows(tw_ne16_rows_t *p, int j, void *out)
+{
+    const int r0 = j * p->rows, h = j + 1 < p->jobs ? p->rows : p->task.geom.out_h - r0;
+    tw_ne16_task_t sub;
+    tw_ne16_task_rows(&p->task, r0, h, out, &sub);
+    return tw_ne16_dispatch(&sub);
+}
+
 /* Bytes of the job's output. */
 static size_t out_bytes(const tw_ne16_task_t *t)
 {

@@ -56,6 +56,23 @@ void tw_ne16_task_set_norm_quant(tw_ne16_task_t *t, const int32_t *scale, const 
  * the cores requantize the previous (bindings/ne16/pipeline.py). */
 void tw_ne16_task_rows(const tw_ne16_task_t *t, int r0, int h, void *out, tw_ne16_task_t *sub);
 
+/* A tile's row jobs (bindings/ne16/pipeline.py): job j is tw_ne16_task_rows(task, j·rows,
+ * rows or the rest, out). The engine builds the register image of the first, a middle and the
+ * last job once per tile (tw_hal_ne16_pulp_open.c) and per job patches only its pointers, so a
+ * row job costs core 0 its 24 register stores; the host HAL derives each job's task. */
+typedef struct {
+    tw_ne16_task_t task;       /* the tile's */
+    int rows, jobs;            /* output rows per job (the last: the rest), jobs */
+    int built;                 /* images built: bit 0 first, 1 middle, 2 last */
+    uint32_t in_step;          /* INFEAT_PTR from one middle job to the next (bytes) */
+    uint32_t img[3][24];       /* the engine's register images: first, middle, last job */
+} tw_ne16_rows_t;
+
+/* The row jobs of `rows` output rows of task `t` (t->out unused). */
+void tw_ne16_rows_init(tw_ne16_rows_t *p, const tw_ne16_task_t *t, int rows);
+/* Dispatches row job j into `out` (as tw_ne16_dispatch: returns its id for tw_ne16_wait). */
+int tw_ne16_dispatch_rows(tw_ne16_rows_t *p, int j, void *out);
+
 /* Starts the job (the task is copied: `t` may be reused at once); returns its id for
  * tw_ne16_wait. Until that wait returns the job is in flight: its input must not be written nor
  * its output read. At most two jobs are in flight (NE16's job slots); jobs complete in order.

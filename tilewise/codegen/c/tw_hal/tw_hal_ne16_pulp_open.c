@@ -166,22 +166,30 @@ static void job_regs(const tw_ne16_task_t *t, uint32_t *r)
 
 static void clamp127(int8_t *y, uint32_t n);
 
-int tw_ne16_dispatch(const tw_ne16_task_t *t)
+/* The 24 job registers r into the acquired context: one sw each, no read back. */
+static inline void store_regs(const uint32_t *r)
 {
-    uint32_t r[REG_COUNT], id;
+    volatile uint32_t *d = (volatile uint32_t *)(NE16_BASE + NE16_JOB_REG(0));
+#define TW_NE16_ST4(i) d[i] = r[i]; d[i + 1] = r[i + 1]; d[i + 2] = r[i + 2]; d[i + 3] = r[i + 3];
+    TW_NE16_ST4(0) TW_NE16_ST4(4) TW_NE16_ST4(8) TW_NE16_ST4(12) TW_NE16_ST4(16) TW_NE16_ST4(20)
+#undef TW_NE16_ST4
+}
+
+/* Acquires a context, writes the job registers r, commits and starts the job (its output
+ * clamped at 127 after it when `clamp`, n bytes); returns the job id. */
+static int commit(const uint32_t *r, int8_t *clamp, uint32_t clamp_n)
+{
+    uint32_t id;
     slot_t *s;
-    int i;
     if (g_jobs - g_done >= SLOTS)       /* both contexts busy: wait for the oldest job */
         tw_ne16_wait((int)g_done);
-    job_regs(t, r);
     while ((id = rd(NE16_ACQUIRE)) >= 256)
         ;
-    for (i = 0; i < REG_COUNT; i++)
-        wr(NE16_JOB_REG(i), r[i]);
-    s = &g_slot[g_jobs % SLOTS];
+    store_regs(r);
+    s = &g_slot[g_jobs & (SLOTS - 1)];
     s->context_bit = (id & 1u) ? 1u << 8 : 1u;
-    s->clamp = t->norm_quant && t->relu && t->out_signed ? (int8_t *)t->out : NULL;
-    s->clamp_n = (uint32_t)tw_job_out_elems(&t->geom);
+    s->clamp = clamp;
+    s->clamp_n = clamp_n;
     s->start = cycles();
     wr(NE16_TRIGGER, 0);
 #ifdef TW_NE16_TIMED
@@ -200,6 +208,51 @@ int tw_ne16_dispatch(const tw_ne16_task_t *t)
 #else
     return (int)g_jobs++;
 #endif
+}
+
+int tw_ne16_dispatch(const tw_ne16_task_t *t)
+{
+    uint32_t r[REG_COUNT];
+    job_regs(t, r);
+    return commit(r, t->norm_quant && t->relu && t->out_signed ? (int8_t *)t->out : NULL,
+                  (uint32_t)tw_job_out_elems(&t->geom));
+}
+
+/* Image k (0 first, 1 middle, 2 last) of the tile's row jobs: job 0, job 1, job jobs − 1. */
+static void rows_image(tw_ne16_rows_t *p, int k)
+{
+    const int j = k == 0 ? 0 : k == 1 ? 1 : p->jobs - 1, r0 = j * p->rows;
+    const int h = j + 1 < p->jobs ? p->rows : p->task.geom.out_h - r0;
+    tw_ne16_task_t sub;
+    tw_ne16_task_rows(&p->task, r0, h, NULL, &sub);
+    job_regs(&sub, p->img[k]);
+    p->built |= 1 << k;
+}
+
+/* Row job j (tw_ne16.h): the tile's image of its kind with its output pointer and, a middle
+ * job, its input pointer (middle jobs read rows·stride input rows further each, no padding:
+ * tw_job_rows); images 1 and 2 are built while NE16 runs job 0. Jobs are dispatched in order. */
+int tw_ne16_dispatch_rows(tw_ne16_rows_t *p, int j, void *out)
+{
+    const int k = j == 0 ? 0 : j + 1 == p->jobs ? 2 : 1;
+    uint32_t *r = p->img[k];
+    int id;
+    if (!(p->built & (1 << k)))
+        rows_image(p, k);
+    if (k == 1 && j > 1)
+        r[REG_INFEAT_PTR] += p->in_step;
+    r[REG_OUTFEAT_PTR] = (uint32_t)(uintptr_t)out;
+    id = commit(r, NULL, 0);
+    if (j == 0) {
+        const tw_job_geom_t *g = &p->task.geom;
+        p->in_step = (uint32_t)p->rows * (uint32_t)g->stride * (uint32_t)g->in_w *
+                     (uint32_t)g->in_c;
+        if (p->jobs > 2)
+            rows_image(p, 1);
+        if (p->jobs > 1)
+            rows_image(p, 2);
+    }
+    return id;
 }
 
 /* Clamps n bytes of NE16's uint8 ReLU output at 127, four at a time where aligned. */
