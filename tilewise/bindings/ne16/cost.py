@@ -284,7 +284,9 @@ MATCH_NE16 = Ne16Kernels(engine="match")
 #: NE16 layers are predicted at 0.99 of their measured cycles, per binding 0.97–1.02, every
 #: layer within 0.885–1.08. gap9's assumed job 400 / tile 1324 (Ne16Kernels' defaults) is below
 #: both measured figures: gap9 keeps them (its job programming is not measured), an optimistic
-#: assumption — with these figures gap9 would predict more (bench/RESULTS.md table 12's note).
+#: assumption: with the measured figures gap9 would predict ic_resnet8 / kws_dscnn /
+#: vww_mobilenet_v1_025 at 1.61 / 1.23 / 3.69 ms (0.75 / 0.79 / 0.75 of MATCH's GAP9 silicon)
+#: instead of 1.44 / 1.08 / 3.25 (bench/RESULTS.md table 8).
 GVSOC_CLUSTER = Ne16Kernels(job=893.2, tile=3214.7)
 
 
