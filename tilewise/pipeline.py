@@ -61,6 +61,7 @@ from .ir.layer import Layer, LayerGraph, LoopNest
 from .ir.layout import input_perm
 from .ir.operands import const_bytes
 from .ir.ops import Op
+from .memory.inplace import live_linked
 from .memory.l3 import L3Plan, plan_l3_activations
 from .memory.network import L2TooSmallError, LayerStep, NetworkPlan
 from .partition import Partition, partition
@@ -489,6 +490,7 @@ def _choose_chains(lg: LayerGraph, part: Partition, target: Target, l3_strategy:
             priced.append((x + y + chain.ring_bytes - min(x, y), i, chain))
     kept: list[Chain] = []
     used: set[str] = set()
+    index = {layer.name: k for k, layer in enumerate(lg.layers)}
     # passes until none keeps a chain: a chain that lowers nothing while another step holds the
     # peak may lower it once that step is fused; a chain whose own step (its input and output
     # overlapping at most by the smaller) is not below the peak is not planned
@@ -496,7 +498,8 @@ def _choose_chains(lg: LayerGraph, part: Partition, target: Target, l3_strategy:
     while again:
         again = False
         for floor, i, chain in sorted(priced, key=lambda t: (t[0], t[1])):
-            if used & set(chain.layers) or floor >= plan.peak:
+            if (used & set(chain.layers) or floor >= plan.peak
+                    or _peak_outside(plan, kept, chain, index) >= plan.peak):
                 continue
             try:
                 l3b, planb = _plan_l2(lg, part, target, l3_strategy, (*kept, chain))
@@ -511,6 +514,27 @@ def _choose_chains(lg: LayerGraph, part: Partition, target: Target, l3_strategy:
                     break
     order = {layer.name: k for k, layer in enumerate(lg.layers)}
     return tuple(sorted(kept, key=lambda c: order[c.layers[0]])), l3, plan
+
+
+def _peak_outside(plan: NetworkPlan, kept: list[Chain], chain: Chain, index: Mapping[str, int]
+                  ) -> int:
+    """The most bytes live at a step of `plan` (the plan of the `kept` chains) that `chain` leaves
+    as it is: those steps keep their tensors with the chain, so the chain cannot bring the peak
+    below this (memory/inplace.py `live_linked`, the plan's links) — _choose_chains plans only
+    the chains that might (a plan costs ~0.1 s; vww has ~100 candidate runs)."""
+    # the plan's steps: one per layer, one per kept chain (as _plan_l2 makes them)
+    step_of: dict[int, int] = {}
+    heads = {index[c.layers[0]]: len(c.layers) for c in kept}
+    t = k = 0
+    while k < len(index):
+        n = heads.get(k, 1)
+        for m in range(k, k + n):
+            step_of[m] = t
+        k, t = k + n, t + 1
+    inside = {step_of[index[name]] for name in chain.layers}
+    p = plan.plan
+    live = live_linked(p.buffers, p.links, p.align)
+    return max((b for s, b in live.items() if s not in inside), default=0)
 
 
 def _plan_l2(lg: LayerGraph, part: Partition, target: Target, l3_strategy: str,

@@ -104,6 +104,11 @@ def plan_linked(buffers: Sequence[Buffer], links: Sequence[Link], align: int = 1
 def lower_bound_linked(buffers: Sequence[Buffer], links: Sequence[Link], align: int = 1) -> int:
     """max over steps of the live bytes, a linked pair counted at its shared step as the extent
     of its two buffers: no placement of these buffers with these links has a smaller peak."""
+    return max(live_linked(buffers, links, align).values(), default=0)
+
+
+def live_linked(buffers: Sequence[Buffer], links: Sequence[Link], align: int = 1) -> dict[int, int]:
+    """The live bytes of each step as lower_bound_linked counts them."""
     by_name = {b.name: b for b in buffers}
     live: dict[int, int] = {}
     for b in buffers:
@@ -113,7 +118,7 @@ def lower_bound_linked(buffers: Sequence[Buffer], links: Sequence[Link], align: 
         i, o = by_name[lk.input], by_name[lk.output]
         si, so = align_up(i.size, align), align_up(o.size, align)
         live[o.first] -= si + so - max(so, lk.lag + si)
-    return max(live.values(), default=0)
+    return live
 
 
 def linked_conflicts(buffers: Sequence[Buffer], offsets: Mapping[str, int],
