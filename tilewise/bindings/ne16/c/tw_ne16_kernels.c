@@ -196,9 +196,10 @@ TW_PULP_INLINE int8_t mulh_one(const mulh_ch_t *c, int32_t acc, int32_t lo, int3
  * the clamp one p.clip for [-128, 127] or p.clipu for [0, 255] (a u8 output's), else p.max and
  * p.min, p.sb with the pixel step): 18 or 20 instructions. */
 #if TW_PULP_ASM
-#define TW_NE16_MULH_PAIR(loop, clamp0, clamp1)                                               \
-    __asm__ volatile(                                                                         \
-        TW_PULP_LOOP(loop)                                                                    \
+/* The requantization of two channels' int32 outputs of one pixel (t0, t1), shared by the pair
+ * loops below: p.lw with the pixel step, bias, pre-shift, mulh, p.mac for the tie adjustment
+ * of a negative product, p.addNr for the add and the shift. */
+#define TW_NE16_MULH_REQUANT_PAIR                                                             \
         "lw %[t1], 4(%[p])\n\t"                                                               \
         TW_PULP_P_LW_RR("%[t0]", "%[p]", "%[step]")                                           \
         "add %[t0], %[t0], %[b0]\n\t"                                                         \
@@ -212,7 +213,11 @@ TW_PULP_INLINE int8_t mulh_one(const mulh_ch_t *c, int32_t acc, int32_t lo, int3
         ".insn r 0x33, 0, 0x21, %[t0], %[s0], %[g0]\n\t"   /* p.mac: t0 += s0 * g0 */        \
         ".insn r 0x33, 0, 0x21, %[t1], %[s1], %[g1]\n\t"                                      \
         ".insn r 0x5B, 2, 0x20, %[t0], %[a0], %[h0]\n\t"   /* p.addNr: (t0 + a0) >> h0 */    \
-        ".insn r 0x5B, 2, 0x20, %[t1], %[a1], %[h1]\n\t"                                      \
+        ".insn r 0x5B, 2, 0x20, %[t1], %[a1], %[h1]\n\t"
+#define TW_NE16_MULH_PAIR(loop, clamp0, clamp1)                                               \
+    __asm__ volatile(                                                                         \
+        TW_PULP_LOOP(loop)                                                                    \
+        TW_NE16_MULH_REQUANT_PAIR                                                             \
         clamp0 clamp1                                                                         \
         "sb %[t1], 1(%[o])\n\t"                                                               \
         ".insn r 0x2B, 4, 0, %[k], %[o], %[t0]\n\t"    /* p.sb t0, k(o!) */                   \
@@ -348,20 +353,7 @@ TW_PULP_INLINE void mulh_add_channel(const mulh_ch_t *c, const int32_t *acc, con
 #define TW_NE16_MULH_ADD_PAIR(clamp0, clamp1)                                                 \
     __asm__ volatile(                                                                         \
         TW_PULP_LOOP(64)                                                                      \
-        "lw %[t1], 4(%[p])\n\t"                                                               \
-        TW_PULP_P_LW_RR("%[t0]", "%[p]", "%[step]")                                           \
-        "add %[t0], %[t0], %[b0]\n\t"                                                         \
-        "add %[t1], %[t1], %[b1]\n\t"                                                         \
-        "sll %[t0], %[t0], %[u0]\n\t"                                                         \
-        "sll %[t1], %[t1], %[u1]\n\t"                                                         \
-        "mulh %[t0], %[t0], %[m0]\n\t"                                                        \
-        "mulh %[t1], %[t1], %[m1]\n\t"                                                        \
-        "srai %[s0], %[t0], 31\n\t"                                                           \
-        "srai %[s1], %[t1], 31\n\t"                                                           \
-        ".insn r 0x33, 0, 0x21, %[t0], %[s0], %[g0]\n\t"   /* p.mac: t0 += s0 * g0 */        \
-        ".insn r 0x33, 0, 0x21, %[t1], %[s1], %[g1]\n\t"                                      \
-        ".insn r 0x5B, 2, 0x20, %[t0], %[a0], %[h0]\n\t"   /* p.addNr: (t0 + a0) >> h0 */    \
-        ".insn r 0x5B, 2, 0x20, %[t1], %[a1], %[h1]\n\t"                                      \
+        TW_NE16_MULH_REQUANT_PAIR                                                             \
         "lb %[s1], 1(%[x])\n\t"                                                               \
         TW_PULP_P_LB_RR("%[s0]", "%[x]", "%[k]")                                              \
         TW_NE16_CLIP("%[t0]") TW_NE16_CLIP("%[t1]")                                           \
