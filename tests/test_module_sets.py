@@ -93,8 +93,9 @@ def test_ablation_table(cpu_named, capsys):
     lg = lower(load_model(model))
     for r, (_, mods) in zip(rows, cpu_named.ablations):
         assert r["error"] is None and set(r["layers"]) == set(mods)
-        assert sum(r["layers"].values()) == len(lg.layers)
         ns = schedule_network(lg, cpu_named.with_modules(mods), "model")
+        # the scheduled layers: a conv with the residual add it runs fused is one (NE16 sets)
+        assert sum(r["layers"].values()) == len(ns.layers.layers) <= len(lg.layers)
         assert r["cycles"] == pytest.approx(ns.cycles)
         assert r["latency_ms"] == pytest.approx(ns.cycles / (cpu_named.clock_mhz * 1e3))
         assert r["speedup"] == pytest.approx(rows[0]["cycles"] / r["cycles"])
