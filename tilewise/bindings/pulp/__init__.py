@@ -13,8 +13,8 @@ own kernels, one binding per row and mode:
 |                    |                 | shift         | (kernel-row SIMD)         |            | (_arm)               |
 | fully_connected_s8 | fully_connected | tflite, onnx, | fully_connected_s8_<v>    | k.c        | —                    |
 |                    |                 | shift         |                           |            |                      |
-| fully_connected_s8w16 | fully_connected | tflite, onnx, | fully_connected_s8w16_<v> | k.c.w16 | —                 |
-|                    |                 | shift         | (Arm only: int16 weights, |            |                      |
+| fully_connected_s8w16 | fully_connected | tflite     | fully_connected_s8w16_<v> | k.c.w16 | —                 |
+|                    |                 |               | (Arm only: int16 weights, |            |                      |
 |                    |                 |               | widened.py)               |            |                      |
 | add_s8, sub_s8     | add, sub        | tflite        | add_fold_tables +         | —          | tables_bytes         |
 |                    |                 |               | add_fold_s8 (folded       |            |                      |
@@ -235,10 +235,12 @@ def bindings(cost, arm: bool = False, host: bool = False) -> tuple[Binding, ...]
         # the depth-first attention built for Arm (attention.py): the scores one tile at a time
         own.extend(attention.bindings(ATTENTION_M7, arm=True))
         # the dense layer with its weights widened to int16 at codegen (widened.py), beside the
-        # int8 one of the same keys: priced by the model's fcw_* (the cheaper is kept)
+        # int8 one of the same keys: priced by the model's fcw_* (the cheaper is kept); TFLite's
+        # requantization only, the one fcw_neuron is fitted with (an onnx layer's float or
+        # 24-bit requantization is not in it: the int8 kernels keep those)
         if getattr(cost, "fcw_step", 0.0) > 0:
             fcw = replace(cost, widened=True)
-            own.extend(per_mode(FAMILY, fcw, "fully_connected_s8w16", Op.FULLY_CONNECTED, rq, p8w,
+            own.extend(per_mode(FAMILY, fcw, "fully_connected_s8w16", Op.FULLY_CONNECTED, ("tflite",), p8w,
                                 "fc", portable_checks.weighted_s8,
                                 emit=wisa(weighted.fully_connected_s8w16),
                                 consts=widened.layout(fpu), tiles=WIDENED))
