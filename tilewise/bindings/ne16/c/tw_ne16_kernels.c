@@ -260,6 +260,16 @@ TW_PULP_INLINE void mulh_pair(const mulh_ch_t *c0, const mulh_ch_t *c1, const in
 #endif
 }
 
+/* Declares a core's share of n pixels x k channels: the pixels [p0, p1) of every channel, or,
+ * with fewer pixels than cores or a better balance (by_pixel 0), all pixels of the channels
+ * [k0, k1). */
+#define TW_NE16_REQUANT_SHARE(n, k, core, cores)                                              \
+    const int by_pixel = ((n) + (cores) - 1) / (cores) * (k) <= ((k) + (cores) - 1) / (cores) * (n); \
+    const int p0 = by_pixel ? (int)((long)(n) * (core) / (cores)) : 0;                        \
+    const int p1 = by_pixel ? (int)((long)(n) * ((core) + 1) / (cores)) : (n);                \
+    const int k0 = by_pixel ? 0 : (int)((long)(k) * (core) / (cores));                        \
+    const int k1 = by_pixel ? (k) : (int)((long)(k) * ((core) + 1) / (cores))
+
 /* The outputs channel by channel (two at a time: their words and bias in registers, one
  * pointer step per pair), over the pixels of the core's share — or, with fewer pixels than
  * cores or a better balance, over all pixels for its share of the channels. */
@@ -267,11 +277,7 @@ void tw_ne16_requant_s8_mulh(const tw_ne16_rq_args_t *a, int core, int cores)
 {
     const int32_t lo = a->rq.qmin, hi = a->rq.qmax;
     const int k = a->k, n = a->n;
-    const int by_pixel = (n + cores - 1) / cores * k <= (k + cores - 1) / cores * n;
-    const int p0 = by_pixel ? (int)((long)n * core / cores) : 0;
-    const int p1 = by_pixel ? (int)((long)n * (core + 1) / cores) : n;
-    const int k0 = by_pixel ? 0 : (int)((long)k * core / cores);
-    const int k1 = by_pixel ? k : (int)((long)k * (core + 1) / cores);
+    TW_NE16_REQUANT_SHARE(n, k, core, cores);
     int ch = k0, p;
     for (; ch + 2 <= k1; ch += 2) {
         const mulh_ch_t c0 = mulh_channel(a, ch), c1 = mulh_channel(a, ch + 1);
@@ -407,11 +413,7 @@ void tw_ne16_requant_s8_mulh_add(const tw_ne16_rq_args_t *a, const tw_ne16_add_a
     const int32_t *const ta = r->tables + 128, *const tb = r->tables + 256 + 128;
     const int32_t sh = r->shift, alo = r->qmin, ahi = r->qmax;
     const int k = a->k, n = a->n;
-    const int by_pixel = (n + cores - 1) / cores * k <= (k + cores - 1) / cores * n;
-    const int p0 = by_pixel ? (int)((long)n * core / cores) : 0;
-    const int p1 = by_pixel ? (int)((long)n * (core + 1) / cores) : n;
-    const int k0 = by_pixel ? 0 : (int)((long)k * core / cores);
-    const int k1 = by_pixel ? k : (int)((long)k * (core + 1) / cores);
+    TW_NE16_REQUANT_SHARE(n, k, core, cores);
     int ch = k0;
     const int u8out = alo == 0 && ahi == 255;
     if (lo == -128 && hi == 127 && (u8out || (alo == -128 && ahi == 127)))

@@ -99,26 +99,25 @@ TW_PULP_INLINE const int32_t *tw_pulp_fcw_block4(const int8_t *x, const int32_t 
             : [end] "r"(end)
             : "cc", "memory");
     }
+    /* one word of 4 inputs (v) into the block's 4 rows: their weight pairs at w */
+#define TW_PULP_FCW_WORD(v)                                                                 \
+    do {                                                                                    \
+        e = __sxtb16(v);                                                                    \
+        o = tw_pulp_sxtb16_ror8(v);                                                         \
+        TW_PULP_FCW_ROW(a0, w, 0, e, o);                                                    \
+        TW_PULP_FCW_ROW(a1, w, 1, e, o);                                                    \
+        TW_PULP_FCW_ROW(a2, w, 2, e, o);                                                    \
+        TW_PULP_FCW_ROW(a3, w, 3, e, o);                                                    \
+        w += 8;                                                                             \
+    } while (0)
     if (len & 4) {
         v = tw_pulp_lw(x);
         x += 4;
-        e = __sxtb16(v);
-        o = tw_pulp_sxtb16_ror8(v);
-        TW_PULP_FCW_ROW(a0, w, 0, e, o);
-        TW_PULP_FCW_ROW(a1, w, 1, e, o);
-        TW_PULP_FCW_ROW(a2, w, 2, e, o);
-        TW_PULP_FCW_ROW(a3, w, 3, e, o);
-        w += 8;
+        TW_PULP_FCW_WORD(v);
     }
     if (r) {
         v = tw_pulp_arm_tail(x + r, r);
-        e = __sxtb16(v);
-        o = tw_pulp_sxtb16_ror8(v);
-        TW_PULP_FCW_ROW(a0, w, 0, e, o);
-        TW_PULP_FCW_ROW(a1, w, 1, e, o);
-        TW_PULP_FCW_ROW(a2, w, 2, e, o);
-        TW_PULP_FCW_ROW(a3, w, 3, e, o);
-        w += 8;
+        TW_PULP_FCW_WORD(v);
     }
     acc[0] = a0;
     acc[1] = a1;
@@ -127,6 +126,7 @@ TW_PULP_INLINE const int32_t *tw_pulp_fcw_block4(const int8_t *x, const int32_t 
     return w;
 }
 #undef TW_PULP_FCW_STEP
+#undef TW_PULP_FCW_WORD
 
 /* acc[0..nb) += the last block's nb (1..3) rows, row by row (its words 2·nb apart a step). */
 TW_PULP_INLINE void tw_pulp_fcw_rest(const int8_t *x, const int32_t *w, int len, int nb,
