@@ -491,6 +491,7 @@ def _choose_chains(lg: LayerGraph, part: Partition, target: Target, l3_strategy:
     kept: list[Chain] = []
     used: set[str] = set()
     index = {layer.name: k for k, layer in enumerate(lg.layers)}
+    steps = _plan_steps(plan, kept, index)
     # passes until none keeps a chain: a chain that lowers nothing while another step holds the
     # peak may lower it once that step is fused; a chain whose own step (its input and output
     # overlapping at most by the smaller) is not below the peak is not planned
@@ -499,7 +500,7 @@ def _choose_chains(lg: LayerGraph, part: Partition, target: Target, l3_strategy:
         again = False
         for floor, i, chain in sorted(priced, key=lambda t: (t[0], t[1])):
             if (used & set(chain.layers) or floor >= plan.peak
-                    or _peak_outside(plan, kept, chain, index) >= plan.peak):
+                    or _peak_outside(steps, chain) >= plan.peak):
                 continue
             try:
                 l3b, planb = _plan_l2(lg, part, target, l3_strategy, (*kept, chain))
@@ -509,31 +510,38 @@ def _choose_chains(lg: LayerGraph, part: Partition, target: Target, l3_strategy:
                 kept.append(chain)
                 used |= set(chain.layers)
                 l3, plan = l3b, planb
+                steps = _plan_steps(plan, kept, index)
                 again = not (l2_budget is not None and plan.peak <= l2_budget)
                 if not again:
                     break
-    order = {layer.name: k for k, layer in enumerate(lg.layers)}
-    return tuple(sorted(kept, key=lambda c: order[c.layers[0]])), l3, plan
+    return tuple(sorted(kept, key=lambda c: index[c.layers[0]])), l3, plan
 
 
-def _peak_outside(plan: NetworkPlan, kept: list[Chain], chain: Chain, index: Mapping[str, int]
-                  ) -> int:
-    """The most bytes live at a step of `plan` (the plan of the `kept` chains) that `chain` leaves
-    as it is: those steps keep their tensors with the chain, so the chain cannot bring the peak
-    below this (memory/inplace.py `live_linked`, the plan's links) — _choose_chains plans only
-    the chains that might (a plan costs ~0.1 s; vww has ~100 candidate runs)."""
-    # the plan's steps: one per layer, one per kept chain (as _plan_l2 makes them)
-    step_of: dict[int, int] = {}
+def _plan_steps(plan: NetworkPlan, kept: list[Chain], index: Mapping[str, int]
+                ) -> tuple[dict[str, int], dict[int, int]]:
+    """The step of each layer in `plan` (the plan of the `kept` chains: one step per layer, one
+    per kept chain, as _plan_l2 makes them) and the bytes live at each step (memory/inplace.py
+    `live_linked`, the plan's links); computed once per plan, read by `_peak_outside`."""
     heads = {index[c.layers[0]]: len(c.layers) for c in kept}
+    by_index: dict[int, int] = {}
     t = k = 0
     while k < len(index):
         n = heads.get(k, 1)
         for m in range(k, k + n):
-            step_of[m] = t
+            by_index[m] = t
         k, t = k + n, t + 1
-    inside = {step_of[index[name]] for name in chain.layers}
     p = plan.plan
-    live = live_linked(p.buffers, p.links, p.align)
+    return ({name: by_index[k] for name, k in index.items()},
+            live_linked(p.buffers, p.links, p.align))
+
+
+def _peak_outside(steps: tuple[dict[str, int], dict[int, int]], chain: Chain) -> int:
+    """The most bytes live at a step of the current plan (`_plan_steps`) that `chain` leaves as
+    it is: those steps keep their tensors with the chain, so the chain cannot bring the peak
+    below this — _choose_chains plans only the chains that might (a plan costs ~0.1 s; vww has
+    ~100 candidate runs)."""
+    step_of, live = steps
+    inside = {step_of[name] for name in chain.layers}
     return max((b for s, b in live.items() if s not in inside), default=0)
 
 
