@@ -225,3 +225,25 @@ def test_a_tensor_in_l3_shares_no_buffer():
     plan = plan_network(steps, sizes, 1024, l3_tensors=frozenset({"t1"}))
     assert plan.aliases == {}
     assert act_name("t2") in {b.name for b in plan.plan.buffers}
+
+
+# ---------------------------------------------------------------- the input and output in the arena
+
+def test_the_input_is_held_in_the_arena_where_that_is_smaller():
+    """Without in-place links (dense layers) the plan holds the input's bytes anyway; with
+    `hold_inputs` the input is then held there (ad_autoencoder: 640 → 128 → 640, the peak the
+    first and last layers' 768 B either way) and the caller reads its output there."""
+    steps = [LayerStep("l0", ("x",), "t1"), LayerStep("l1", ("t1",), "y")]
+    sizes = {"x": 640, "t1": 128, "y": 640}
+    held = plan_network(steps, sizes, 4096, outputs=("y",), caller_inputs=frozenset({"x"}),
+                        hold_inputs=True, arena_outputs=frozenset({"y"}))
+    assert (held.peak, held.inputs_in_arena, held.outputs_in_arena) == (768, ("x",), ("y",))
+    # not asked: the C reads the input where the caller holds it, the plan as before
+    plain = plan_network(steps, sizes, 4096, outputs=("y",), caller_inputs=frozenset({"x"}))
+    assert (plain.peak, plain.inputs_in_arena, plain.outputs_in_arena) == (768, (), ())
+    # a large input read once, small tensors after: 2,048 + 64 with it against 64 + 64 without it
+    # plus the caller's 2,048: held
+    sizes = {"x": 2048, "t1": 64, "y": 64}
+    big = plan_network(steps, sizes, 4096, outputs=("y",), caller_inputs=frozenset({"x"}),
+                       hold_inputs=True)
+    assert (big.peak, big.inputs_in_arena) == (2112, ("x",))

@@ -60,14 +60,14 @@ def test_bit_exact_under_qemu(name, tmp_path):
 
 def _holds_ram_prediction(ram: dict) -> None:
     """RAM as the ELF and the run show it (validate/ram_elf.py) against analyze's prediction: the
-    arenas and the I/O bytes exactly, the painted stack's high-water mark within 0.45-1x of the
+    arenas and the I/O bytes exactly, the painted stack's high-water mark within 0.3-1x of the
     allowance, and the network's own statics (the HAL's counters) a few dozen bytes."""
     m, p = ram["measured"], ram["predicted"]
     for k in ("l1_arena_bytes", "l2_arena_bytes", "input_bytes", "output_bytes"):
         assert m[k] == p[k], (k, ram)
     # the allowance is one figure for every network (1,280 B); ad_autoencoder's widened dense
-    # layers need 628 B of it
-    assert 0.45 * p["stack_bytes"] <= m["stack_bytes"] <= p["stack_bytes"], ram
+    # layers need 444-452 B of it (their general path apart, tw_pulp_linear.c)
+    assert 0.3 * p["stack_bytes"] <= m["stack_bytes"] <= p["stack_bytes"], ram
     assert 0 < m["network_statics_bytes"] <= 128, ram
     assert m["total_bytes"] == sum(m[k] for k in m if k != "total_bytes"), ram
 

@@ -568,6 +568,7 @@ def _plan_l2(lg: LayerGraph, part: Partition, target: Target, l3_strategy: str,
     nests = {layer.name: c.schedule.nest for layer, c in zip(lg.layers, part.choices)}
     rules = {c.layer: c.placement.rules for c in part.choices}
     l2 = target.memory("L2")
+    hold = all(c.placement.module.cores == 1 and c.schedule.untiled for c in part.choices)
     try:
         return plan_memory(
             # a state tensor (svdf) lives from the first step to the last like an output: no other
@@ -582,6 +583,12 @@ def _plan_l2(lg: LayerGraph, part: Partition, target: Target, l3_strategy: str,
             caller_inputs=frozenset(t for k, t in enumerate(lg.inputs)
                                     if lg.tensors[t].dtype != "uint8"
                                     and (k != 0 or input_perm(lg.meta) is None)),
+            # where every layer runs untiled on one core (the kernels read and write the arena:
+            # a Cortex-M) the input may be held in the arena without in-place links, and the
+            # caller reads its outputs there (not uint8 ones: network.c flips them on their copy)
+            hold_inputs=hold,
+            arena_outputs=frozenset(t for t in lg.outputs if hold and t not in lg.inputs
+                                    and lg.tensors[t].dtype != "uint8"),
             **l3_dma(target),
         )
     except L2TooSmallError as e:

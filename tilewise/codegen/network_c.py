@@ -223,7 +223,15 @@ def network_h(lg: LayerGraph, in_bytes: int, out_bytes: int, l1_bytes: int, aren
                   dma_bytes=dma_bytes, cores=cores, flash_bytes=flash_bytes, jobs=jobs,
                   ins=list(zip(in_names, ins)), outs=list(zip(out_names, outs)), io=blocks,
                   multi=multi, signature=run_signature(lg, bool(l3_bytes)),
-                  run_io=run_io_macro(lg), states=state_buffers(lg, arena))
+                  run_io=run_io_macro(lg), states=state_buffers(lg, arena),
+                  out_in_arena=output_in_arena(lg, arena.plan))
+
+
+def output_in_arena(lg: LayerGraph, plan: NetworkPlan) -> str | None:
+    """The output network.h names TW_OUTPUT_IN_ARENA: a one-output network's, where the plan
+    lets the caller read it in the arena (memory/network.py `outputs_in_arena`); None else."""
+    return lg.outputs[0] if len(lg.outputs) == 1 and lg.outputs[0] in plan.outputs_in_arena \
+        else None
 
 
 @dataclass(frozen=True)
@@ -380,6 +388,9 @@ class NetOutput:
     offset: int | None
     u8: bool
     from_input: str | None = None
+    #: the caller may read it in the arena (TW_OUTPUT_IN_ARENA, `output_in_arena`): no copy when
+    #: handed that pointer
+    in_arena: bool = False
 
 
 def _writable(where: int | str | None) -> int | str | None:
@@ -466,7 +477,8 @@ def network_c(lg: LayerGraph, arena: ArenaMap, emits: list[LayerEmit],
             # caller holds it
             outs.append(NetOutput(var, t, macro, None, False, by_input.get(t) or by_input[view_of[t]]))
         else:
-            outs.append(NetOutput(var, t, macro, arena.act(t), lg.tensors[t].dtype == "uint8"))
+            outs.append(NetOutput(var, t, macro, arena.act(t), lg.tensors[t].dtype == "uint8",
+                                  in_arena=t == output_in_arena(lg, arena.plan)))
     from .network_info import info_tensors  # noqa: PLC0415 (it imports this module)
 
     info_ins, info_outs = info_tensors(lg)

@@ -38,6 +38,14 @@ in-place execution stays as it was). The inputs may instead be held in the arena
 them there, as TFLite Micro's caller does, or network.c copies them there), where a layer's
 output is written over them: kept when the arena with them is smaller than the arena without
 them plus the caller's buffers (`inputs_in_arena`; issue 30, vww's first conv over its image).
+A plan that keeps no links holds the input's bytes anyway (the plan without links counts them);
+with `hold_inputs` (every layer untiled on a one-core module: the kernels read the arena) the input
+is then held there too when that plan is smaller than the plan without its bytes plus the caller's
+buffer (ad_autoencoder: its first dense layer's 640 B input and 128 B output are the peak), else
+the plan without its bytes is kept. Likewise the outputs: every network output has its buffer in
+the plan, live to the last step; `arena_outputs` names those the caller may read there after the
+run instead of passing a buffer of its own (`outputs_in_arena`: TW_OUTPUT_IN_ARENA, network.h; as
+a TFLite Micro caller reads its output tensor in the arena).
 
 Tensors kept in L3 by the L3→L2 tiler (`schedule/l3.py`) are left out of the L2 plan; the L2 tile
 buffers that layer needs are passed as the step's `scratch_bytes`, and a layer whose weights are
@@ -109,6 +117,8 @@ class NetworkPlan:
     peak_without_in_place: int | None = None
     #: network inputs held in the arena (the caller writes them there; module docstring)
     inputs_in_arena: tuple[str, ...] = ()
+    #: network outputs the caller reads where the plan holds them in the arena (module docstring)
+    outputs_in_arena: tuple[str, ...] = ()
 
     @property
     def peak(self) -> int:
@@ -205,9 +215,12 @@ def _scratch_buffers(steps: Sequence[LayerStep]) -> list[Buffer]:
 def plan_network(
     steps: Sequence[LayerStep], tensor_bytes: Mapping[str, int], l2_bytes: int,
     outputs: Sequence[str] = (), l3_tensors: frozenset[str] = frozenset(), align: int = 4,
-    stream: bool = True, caller_inputs: frozenset[str] = frozenset(),
+    stream: bool = True, caller_inputs: frozenset[str] = frozenset(), hold_inputs: bool = False,
+    arena_outputs: frozenset[str] = frozenset(),
 ) -> NetworkPlan:
-    """Plan activations and weights of `steps` in an L2 of `l2_bytes`.
+    """Plan activations and weights of `steps` in an L2 of `l2_bytes`; `hold_inputs`: the input
+    may be held in the arena without in-place links, `arena_outputs`: the outputs the caller may
+    read in the arena (module docstring: the inputs and outputs in the arena).
 
     Raises TilewiseError naming the first layer that cannot fit and the smallest L2 the plan needs.
     """
@@ -266,6 +279,19 @@ def plan_network(
                 whole = plan_in_place(whole_bufs, inner, align)
                 if whole.peak < plan.peak + held:
                     plan, arena_inputs = whole, tuple(sorted(ins))
+    if hold_inputs and unlinked is None and len(caller_inputs) == 1 and not l3_tensors \
+            and not any(s.streamed_weight_bytes is not None for s in steps):
+        # no links kept: this plan holds the input's bytes, which the layers may read there
+        # rather than where the caller holds it (module docstring)
+        name = act_name(next(iter(caller_inputs)))
+        held = sum(b.size for b in plan.buffers if b.name == name)
+        if held:
+            apart = plan_buffers([replace(b, size=0) if b.name == name else b
+                                  for b in plan.buffers], flips, align)
+            if plan.peak < apart.peak + held:
+                arena_inputs = tuple(sorted(caller_inputs))
+            else:
+                plan = apart
     if alias:   # a view's offset is its owner's
         plan = replace(plan, offsets={**plan.offsets, **{act_name(t): plan.offsets[act_name(r)]
                                                          for t, r in alias.items()}})
@@ -273,7 +299,9 @@ def plan_network(
         plan, l2_bytes,
         tuple(n for n in weighted if n in pinned), tuple(n for n in weighted if n not in pinned),
         tuple(sorted(l3_tensors)), alias,
-        {lk.output[4:]: (lk.input[4:], lk.lag) for lk in plan.links}, unlinked, arena_inputs)
+        {lk.output[4:]: (lk.input[4:], lk.lag) for lk in plan.links}, unlinked, arena_inputs,
+        tuple(t for t in outputs if t in arena_outputs and act_name(t) in plan.offsets
+              and alias.get(t, t) not in caller_inputs - set(arena_inputs)))
 
 
 def in_place_links(steps: Sequence[LayerStep], buffers: Sequence[Buffer], outputs: Sequence[str],

@@ -485,6 +485,7 @@ def plan_memory(
     align: int = 4, attempts: int = 12, keep: int = 3,
     rules: Mapping[str, TileRules] | None = None, l3_acts: bool = True, l3_weights: bool = True,
     const_per_channel: Mapping[str, int] | None = None, caller_inputs: frozenset[str] = frozenset(),
+    hold_inputs: bool = False, arena_outputs: frozenset[str] = frozenset(),
 ) -> tuple[NetworkL3, NetworkPlan]:
     """L3→L2 tiling of the layers that need it, then the static L2 plan of the whole network.
 
@@ -494,7 +495,8 @@ def plan_memory(
     planner fits, the one with the least L3 traffic (cycles) wins. When none fits, the planner's
     error for the full budget stands (it names the first layer that does not fit).
     `rules`, `l3_acts`, `l3_weights`, `const_per_channel`: see `l3_network`; without an L3 for
-    weights every weight stays in L2. `caller_inputs`: memory/network.py `plan_network`.
+    weights every weight stays in L2. `caller_inputs`, `hold_inputs`, `arena_outputs`:
+    memory/network.py `plan_network`.
     """
     step = max(align, l2_bytes // 32)
     found: list[tuple[float, int, NetworkL3, NetworkPlan]] = []
@@ -511,7 +513,8 @@ def plan_memory(
                              const_per_channel=const_per_channel)
             plan = plan_network(list(net.steps), tensor_bytes, l2_bytes, outputs=outputs,
                                 l3_tensors=net.l3_tensors, align=align, stream=l3_weights,
-                                caller_inputs=caller_inputs)
+                                caller_inputs=caller_inputs, hold_inputs=hold_inputs,
+                                arena_outputs=arena_outputs)
         except TilewiseError as e:
             first_err = first_err or e
             continue

@@ -153,26 +153,65 @@ TW_PULP_INLINE void tw_pulp_fcw_rest(const int8_t *x, const int32_t *w, int len,
     }
 }
 
-/* The widened dense tile: each input row against the blocks of 4 output channels (from the
- * bias or the partial sums, requantized together on the last reduction tile: tw_pulp_rq4),
- * then the rows left. One core (the Arm modules have one). */
-TW_PULP_INLINE void dense_w16(const tw_pulp_fc_args_t *t, int core, const int mode)
+/* Row r's blocks of 4 output channels from k on, accumulated from the bias or the partial sums
+ * (tw_pulp_acc_init, tw_pulp_finish), then the last block's 1..3 rows; w: the weights of block k.
+ * Apart from the common case's loop (dense_w16), in a function of its own per variant
+ * (TW_PULP_NOINLINE), so that its accumulators and sink do not widen that loop's stack frame:
+ * the stack is RAM the application pays (validate/ram_elf.py). */
+TW_PULP_INLINE void dense_w16_general(const tw_pulp_fc_args_t *t, int r, int k, const int32_t *w,
+                                      const int mode)
 {
     const tw_fc_args_t *a = &t->a;
     tw_pulp_sink_t s = tw_pulp_sink(a->bias, a->psum, a->out, a->out_c, a->acc_flags, &t->rq);
     const int len = a->in_c, kn = a->out_c, blocks = kn & ~3;
-    int r, k, j;
+    const int8_t *x = a->in + (size_t)r * len;
+    int32_t acc[8], q[4];
+    int j;
+    for (; k < blocks; k += 4) {
+        tw_pulp_acc_init(&s, k, 4, r, r, 0, acc);
+        for (j = 0; j < 4; j++)
+            q[j] = acc[2 * j];
+        w = tw_pulp_fcw_block4(x, w, len, q);
+        for (j = 0; j < 4; j++)
+            acc[2 * j] = q[j];
+        tw_pulp_finish(&s, k, 4, r, r, 0, acc, mode);
+    }
+    if (blocks < kn) {
+        int nb = kn - blocks;
+        tw_pulp_acc_init(&s, blocks, nb, r, r, 0, acc);
+        for (j = 0; j < nb; j++)
+            q[j] = acc[2 * j];
+        tw_pulp_fcw_rest(x, w, len, nb, q);
+        for (j = 0; j < nb; j++)
+            acc[2 * j] = q[j];
+        tw_pulp_finish(&s, blocks, nb, r, r, 0, acc, mode);
+    }
+}
+
+typedef void tw_pulp_fcw_general_fn(const tw_pulp_fc_args_t *t, int r, int k, const int32_t *w);
+
+/* The widened dense tile: each input row against the blocks of 4 output channels — in the
+ * common case (the whole reduction: from the bias, requantized) four outputs a block stored as
+ * one word (tw_pulp_rq4) — and the rest by `general` (dense_w16_general). One core (the Arm
+ * modules have one). */
+TW_PULP_INLINE void dense_w16(const tw_pulp_fc_args_t *t, int core, const int mode,
+                              tw_pulp_fcw_general_fn *general)
+{
+    const tw_fc_args_t *a = &t->a;
+    const int len = a->in_c, kn = a->out_c, blocks = kn & ~3;
+    const tw_pulp_clip_t clip = tw_pulp_clip(t->rq.qmin, t->rq.qmax, t->rq.zero_point);
+    int r, k;
     if (core != 0)
         return;
     for (r = 0; r < a->n_rows; r++) {
         const int8_t *x = a->in + (size_t)r * len;
         const int32_t *w = (const int32_t *)(const void *)a->w;
-        int32_t acc[8], q[4];
-        if (s.mm.flags == TW_ACC_WHOLE) {
-            /* the common case: from the bias, four outputs a block stored as one word */
-            const int32_t *bias = s.mm.bias, *words = s.words;
+        k = 0;
+        if (a->acc_flags == TW_ACC_WHOLE) {
+            const int32_t *bias = a->bias, *words = t->rq.words;
             int8_t *o = a->out + (size_t)r * kn;
-            for (k = 0; k < blocks; k += 4, words += 16, o += 4) {
+            int32_t q[4];
+            for (; k < blocks; k += 4, words += 16, o += 4) {
                 if (bias) {
                     q[0] = bias[k];
                     q[1] = bias[k + 1];
@@ -182,38 +221,25 @@ TW_PULP_INLINE void dense_w16(const tw_pulp_fc_args_t *t, int core, const int mo
                     q[0] = q[1] = q[2] = q[3] = 0;
                 }
                 w = tw_pulp_fcw_block4(x, w, len, q);
-                tw_pulp_sw(o, tw_pulp_rq4(words, &s.clip, q[0], q[1], q[2], q[3], mode));
-            }
-        } else {
-            for (k = 0; k < blocks; k += 4) {
-                tw_pulp_acc_init(&s, k, 4, r, r, 0, acc);
-                for (j = 0; j < 4; j++)
-                    q[j] = acc[2 * j];
-                w = tw_pulp_fcw_block4(x, w, len, q);
-                for (j = 0; j < 4; j++)
-                    acc[2 * j] = q[j];
-                tw_pulp_finish(&s, k, 4, r, r, 0, acc, mode);
+                tw_pulp_sw(o, tw_pulp_rq4(words, &clip, q[0], q[1], q[2], q[3], mode));
             }
         }
-        if (blocks < kn) {
-            int nb = kn - blocks;
-            tw_pulp_acc_init(&s, blocks, nb, r, r, 0, acc);
-            for (j = 0; j < nb; j++)
-                q[j] = acc[2 * j];
-            tw_pulp_fcw_rest(x, w, len, nb, q);
-            for (j = 0; j < nb; j++)
-                acc[2 * j] = q[j];
-            tw_pulp_finish(&s, blocks, nb, r, r, 0, acc, mode);
-        }
+        if (k < kn)
+            general(t, r, k, w);
     }
 }
 
 #define TW_PULP_DENSE_W16_DEF(name, mode)                                                   \
+    static TW_PULP_NOINLINE void dense_w16_general_##name(const tw_pulp_fc_args_t *t, int r, \
+                                                          int k, const int32_t *w)          \
+    {                                                                                       \
+        dense_w16_general(t, r, k, w, mode);                                                \
+    }                                                                                       \
     void tw_pulp_fully_connected_s8w16_##name(const tw_pulp_fc_args_t *a, int core_id,      \
                                               int n_cores)                                  \
     {                                                                                       \
         (void)n_cores;                                                                      \
-        dense_w16(a, core_id, mode);                                                        \
+        dense_w16(a, core_id, mode, dense_w16_general_##name);                              \
     }
 
 TW_PULP_VARIANTS(TW_PULP_DENSE_W16_DEF)

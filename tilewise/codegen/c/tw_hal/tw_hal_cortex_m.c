@@ -6,25 +6,30 @@
  * counts (transfers, bytes, contiguous L2-side chunks: tw_hal_chunks.h), so a run is held against
  * the schedule's prediction exactly as on the host and on GVSoC. L3 is ordinary memory.
  *
- * State: the counters and the id sequence (the HAL is the one part of a project with globals).
+ * State: the counters and the id sequence (the HAL is the one part of a project with globals),
+ * kept as 32-bit words — static RAM the application pays (validate/ram_elf.py): 44 bytes, not
+ * tw_hal_stats_t's 88 — and widened by tw_hal_get_stats; they count from tw_hal_reset_stats
+ * (the firmware resets them before each inference) and wrap past 4 GiB moved.
  */
 #include <string.h>
 
 #include "tw_hal.h"
 #include "tw_hal_chunks.h"
 
-static tw_hal_stats_t g_stats;
-static uint64_t g_l3_transfers, g_l3_bytes;
+static struct {
+    uint32_t transfers, bytes, chunks, waits, bad_waits, pending, max_pending, forks;
+    uint32_t l3_transfers, l3_bytes;
+} g_stats;
 static tw_dma_id_t g_next_id;
 
-static tw_dma_id_t issued(uint64_t bytes, uint64_t chunks)
+static tw_dma_id_t issued(uint32_t bytes, uint32_t chunks)
 {
-    g_stats.dma_transfers++;
-    g_stats.dma_bytes += bytes;
-    g_stats.dma_chunks += chunks;
-    g_stats.dma_pending++;
-    if (g_stats.dma_pending > g_stats.dma_max_pending)
-        g_stats.dma_max_pending = g_stats.dma_pending;
+    g_stats.transfers++;
+    g_stats.bytes += bytes;
+    g_stats.chunks += chunks;
+    g_stats.pending++;
+    if (g_stats.pending > g_stats.max_pending)
+        g_stats.max_pending = g_stats.pending;
     if (++g_next_id == 0)
         g_next_id = 1;
     return g_next_id;
@@ -45,18 +50,18 @@ tw_dma_id_t tw_dma_copy_3d(void *l1, void *l2, uint32_t row_bytes, uint32_t rows
                 memcpy(b, a, row_bytes);
         }
     }
-    return issued((uint64_t)row_bytes * rows * planes,
-                  tw_l2_chunks(row_bytes, rows, planes, l2_row_stride, l2_plane_stride));
+    return issued(row_bytes * rows * planes,
+                  (uint32_t)tw_l2_chunks(row_bytes, rows, planes, l2_row_stride, l2_plane_stride));
 }
 
 void tw_dma_wait(tw_dma_id_t id)
 {
-    if (id == 0 || g_stats.dma_pending == 0) {
-        g_stats.dma_bad_waits++;
+    if (id == 0 || g_stats.pending == 0) {
+        g_stats.bad_waits++;
         return;
     }
-    g_stats.dma_pending--;
-    g_stats.dma_waits++;
+    g_stats.pending--;
+    g_stats.waits++;
 }
 
 void tw_fork(int n_cores, tw_task_fn fn, void *arg)
@@ -82,28 +87,35 @@ int tw_core_count(void)
 
 void tw_hal_get_stats(tw_hal_stats_t *out)
 {
-    *out = g_stats;
+    memset(out, 0, sizeof *out);   /* no races, no barriers: one core */
+    out->dma_transfers = g_stats.transfers;
+    out->dma_bytes = g_stats.bytes;
+    out->dma_chunks = g_stats.chunks;
+    out->dma_waits = g_stats.waits;
+    out->dma_bad_waits = g_stats.bad_waits;
+    out->dma_pending = g_stats.pending;
+    out->dma_max_pending = g_stats.max_pending;
+    out->forks = g_stats.forks;
 }
 
 void tw_hal_reset_stats(void)
 {
     memset(&g_stats, 0, sizeof g_stats);
-    g_l3_transfers = g_l3_bytes = 0;
 }
 
 tw_dma_id_t tw_l3_read(void *l2, const void *l3, uint32_t bytes)
 {
     memcpy(l2, l3, bytes);
-    g_l3_transfers++;
-    g_l3_bytes += bytes;
+    g_stats.l3_transfers++;
+    g_stats.l3_bytes += bytes;
     return 1;
 }
 
 tw_dma_id_t tw_l3_write(void *l3, const void *l2, uint32_t bytes)
 {
     memcpy(l3, l2, bytes);
-    g_l3_transfers++;
-    g_l3_bytes += bytes;
+    g_stats.l3_transfers++;
+    g_stats.l3_bytes += bytes;
     return 1;
 }
 
@@ -114,6 +126,6 @@ void tw_l3_wait(tw_dma_id_t id)
 
 void tw_hal_get_l3_stats(uint64_t *transfers, uint64_t *bytes)
 {
-    *transfers = g_l3_transfers;
-    *bytes = g_l3_bytes;
+    *transfers = g_stats.l3_transfers;
+    *bytes = g_stats.l3_bytes;
 }

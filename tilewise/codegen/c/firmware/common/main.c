@@ -14,7 +14,8 @@
  *                                                  (-DTW_NE16_ENGINE: NE16 in the cluster,
  *                                                  tw_hal_ne16_pulp_open.c)
  *
- * then "TW_DONE" and exits with status 0 (1 when a DMA transfer was left pending or waited
+ * (the output printed from the L2 arena where network.h defines TW_OUTPUT_IN_ARENA: the network
+ * then copies nothing out), then "TW_DONE" and exits with status 0 (1 when a DMA transfer was left pending or waited
  * wrongly). What differs between platforms comes from the platform's tw_fw.h:
  *   TW_FW_L1, TW_FW_L2        the arenas' sections (unless network.h's TW_L1_SECTION /
  *                             TW_L2_SECTION are defined)
@@ -45,8 +46,16 @@
 
 static int8_t l1_arena[TW_NETWORK_L1_BYTES] TW_L1_SECTION __attribute__((aligned(4)));
 static int8_t l2_arena[TW_NETWORK_L2_BYTES] TW_L2_SECTION __attribute__((aligned(4)));
+#ifdef TW_OUTPUT_IN_ARENA
+/* the output is read where the network leaves it in the L2 arena (network.h): no buffer */
+#define output (l2_arena + TW_OUTPUT_IN_ARENA)
+#else
 /* the outputs of one inference, back to back in tw_network_run's order */
 static int8_t output[TW_NETWORK_OUTPUT_TOTAL_BYTES];
+#endif
+/* the HAL's counters of one inference (printed as TW_DMA): the firmware's own, static like the
+ * profiling arrays, so that the stack measured (tw_fw.c) is the network's and main's calls */
+static tw_hal_stats_t st;
 static uint32_t layer_start[TW_NETWORK_LAYERS];
 static uint32_t layer_cycles[TW_NETWORK_LAYERS];
 #ifdef TW_NE16_ENGINE
@@ -135,7 +144,6 @@ int tw_fw_main(void)
     tw_network_reset(l2_arena);   /* the inputs are consecutive inferences from a zero state */
 #endif
     for (n = 0; n < TW_FW_INPUTS; n++) {
-        tw_hal_stats_t st;
         uint32_t t0, t1;
 #ifdef TW_NE16_ENGINE
         long jobs0 = tw_ne16_jobs();
