@@ -67,7 +67,7 @@ from .memory.network import L2TooSmallError, LayerStep, NetworkPlan
 from .partition import Partition, partition
 from .passes import fuse_attention, fuse_residual, lower
 from .schedule.api import schedule_placed
-from .schedule.chain import Chain, candidates, chainable, copy_cycles, is_add, l1_layout, plan_chain
+from .schedule.chain import Chain, branch_of, candidates, chainable, copy_cycles, is_add, l1_layout, plan_chain
 from .schedule.fit import check_fits, l2_refusal
 from .schedule.l3 import L3Tiling, NetworkL3, l3_dma, plan_memory
 from .schedule.placement import Placement
@@ -474,7 +474,8 @@ def _choose_chains(lg: LayerGraph, part: Partition, target: Target, l3_strategy:
                     for k in range(i, j))
         chain = plan_chain(tuple(lg.layers[k].name for k in range(i, j)),
                            [ch_[k].schedule.nest for k in range(i, j)],
-                           [band_cycles(k) for k in range(i, j)], copy_cycles(target))
+                           [band_cycles(k) for k in range(i, j)], copy_cycles(target),
+                           branch=branch_of(lg, i, j))
         if chain is not None:
             per = chain.member_cycles
             offs, l1 = l1_layout([ch_[k].schedule.l1_bytes for k in range(i, j)],

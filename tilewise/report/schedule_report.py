@@ -45,7 +45,8 @@ class ScheduledRow:
     #: the input tensor, "lag_bytes": how far below the input the output starts}; None: not
     in_place: dict | None = None
     #: the fused chain holding this layer (schedule/chain.py): {"chain": its members' indices,
-    #: "role" (producer: the first, consumer: the last, middle), "band_rows", "ring_bytes",
+    #: "role" (producer: the first, consumer: the last, branch: the member reading the chain's
+    #: input for the add's skip, middle), "branch" (its index, None), "band_rows", "ring_bytes",
     #: "recomputed_rows" (0: the rings keep the overlap), "cycles" / "unfused_cycles" of the chain}; None: not fused
     fused: dict | None = None
 
@@ -59,7 +60,9 @@ def fused_json(ns: NetworkSchedule, i: int) -> dict | None:
     k = ch.layers.index(layer.name)
     h = i - k
     return {"chain": list(range(h, h + len(ch.layers))),
-            "role": "producer" if k == 0 else "consumer" if k == len(ch.layers) - 1 else "middle",
+            "role": "producer" if k == 0 else "consumer" if k == len(ch.layers) - 1
+            else "branch" if k == ch.branch else "middle",
+            "branch": None if ch.branch is None else h + ch.branch,
             "band_rows": ch.band, "ring_bytes": ch.ring_bytes, "recomputed_rows": 0,
             "cycles": ch.cycles, "unfused_cycles": ch.unfused_cycles}
 

@@ -191,7 +191,10 @@ def print_analysis(a: Analysis, console: Console | None = None, wide: bool = Fal
             console.print(
                 "[bold]fused chains[/bold] (row band by row band, the tensors between never in "
                 "memory, nothing recomputed): " + ", ".join(
-                    " → ".join(f"{j} {a.scheduled[j].name}" for j in r.fused["chain"])
+                    " → ".join(f"{j} {a.scheduled[j].name}" for j in r.fused["chain"]
+                               if j != r.fused.get("branch"))
+                    + (f" ← {b} {a.scheduled[b].name}" if (b := r.fused.get("branch")) is not None
+                       else "")
                     + f" ({r.fused['band_rows']}-row "
                     f"bands, rings {r.fused['ring_bytes']:,} B; {r.fused['cycles']:,.0f} {unit} vs "
                     f"{r.fused['unfused_cycles']:,.0f} unfused)" for i, r in chains),

@@ -28,8 +28,17 @@ dead).
 
 Which layers chain (`chainable`): a pulp conv2d / 1x1 conv or depthwise (int8, batch 1) run
 untiled on a one-core module (the stm32h7's Cortex-M7: the kernel reads and writes the tensors
-where they are, in row order), whose output is read by the next layer only. A residual add (its
-skip kept live) is not a member yet.
+where they are, in row order), whose output is read by the next layer only; as the last member a
+residual add (pulp add_s8) of the last member's output and either the chain's input (its skip,
+live through the chain) or a branch's.
+
+A branch (`Chain.branch`, a residual block whose shortcut is a convolution: ResNet's stride-2
+block, x → 3x3 s2 → 3x3 → add ← 1x1 s2 ← x) is a member right before the add that reads the
+chain's input too: per band it computes the add's rows [oy0, oy0 + rows) of its output from the
+chain's input into a ring of `band` rows (no halo: the add reads each row once), after the main
+path's members and before the add. The bands are the main path's (the members but the branch);
+the chain's input dies under the chain's output only below the first row a later band's first
+member or branch reads (`chain_lag`).
 """
 
 from __future__ import annotations
@@ -133,11 +142,25 @@ class Chain:
     #: calls, after the other members' scratch) and the chain's L1 bytes
     l1_offsets: tuple[int, ...] = ()
     l1_bytes: int = 0
+    #: the member (index in `layers`, right before the last, an add) reading the chain's input
+    #: beside the first, its output the add's other input (module docstring: a branch); its ring
+    #: is the last of `rings`
+    branch: int | None = None
+
+    @property
+    def main(self) -> tuple[int, ...]:
+        """The members of the main path (all but the branch), in order."""
+        return main_path(len(self.layers), self.branch)
 
     @property
     def ring_bytes(self) -> int:
         """The chain's scratch: the rings one after the other, each 4-byte aligned."""
         return sum(-(-r // 4) * 4 for r in self.rings)
+
+
+def main_path(n: int, branch: int | None) -> tuple[int, ...]:
+    """The indices of a chain's `n` members but its branch."""
+    return tuple(k for k in range(n) if k != branch)
 
 
 def ring_offsets(rings: tuple[int, ...], align: int = 4) -> tuple[int, ...]:
@@ -206,10 +229,12 @@ def copied_rows(bs: list[Band]) -> list[int]:
     return _rings(bs)[0][1]
 
 
-def chain_lag(nests: Sequence[LoopNest], bs: list[Band], align: int = 4) -> int:
+def chain_lag(nests: Sequence[LoopNest], bs: list[Band], align: int = 4,
+              branch: LoopNest | None = None) -> int:
     """Bytes the chain's output (the last member's, row-major HWC) must start below the chain's
     input (the first member's) so that no band writes input bytes a later band's first-member
-    rows still read (module docstring); rounded up to `align`."""
+    rows — or its branch's rows (`branch`: the branch's nest) — still read (module docstring);
+    rounded up to `align`. `nests`: the main path's."""
     first_n, last = nests[0], nests[-1]
     x_row = first_n.IX * first_n.C
     y_row = last.OX * last.K
@@ -219,6 +244,8 @@ def chain_lag(nests: Sequence[LoopNest], bs: list[Band], align: int = 4) -> int:
         later = [w.new_lo for bb in bs[j + 1:] for w in bb.wins[:1] if w is not None and w.hi > w.new_lo]
         # the first input byte a later first-member row reads (none left: the end of the input)
         first = min((row_span(first_n, r, 1).start * x_row for r in later), default=x_bytes)
+        if branch is not None and j + 1 < len(bs):
+            first = min(first, row_span(branch, bs[j + 1].oy0, 1).start * x_row)
         lag = max(lag, (b.oy0 + b.rows) * y_row - first)
     return -(-lag // align) * align
 
@@ -281,6 +308,17 @@ def candidates(lg: LayerGraph, ok: Callable[[int], bool], longest: int = 8) -> l
                 and c.inputs[0] != c.inputs[1]
                 and readers.get(p.output) == 1 and p.output not in lg.outputs)
 
+    def branch_link(i: int, head: int) -> bool:
+        """Layer i + 1 a branch reading the chain's input alone, layer i + 2 an add of layer i's
+        output and the branch's (module docstring)."""
+        if i + 2 >= len(lg.layers):
+            return False
+        p, b, c = lg.layers[i], lg.layers[i + 1], lg.layers[i + 2]
+        return (ok(i) and ok(i + 1) and ok(i + 2) and tuple(b.inputs) == (lg.layers[head].inputs[0],)
+                and len(c.inputs) == 2 and set(c.inputs) == {p.output, b.output}
+                and b.nest.OY == c.nest.OY and p.nest.OY == c.nest.OY
+                and all(readers.get(t) == 1 and t not in lg.outputs for t in (p.output, b.output)))
+
     links = [link(i) for i in range(len(lg.layers) - 1)]
     out = []
     for i in range(len(links)):
@@ -292,8 +330,19 @@ def candidates(lg: LayerGraph, ok: Callable[[int], bool], longest: int = 8) -> l
             else:
                 if skip_link(j, i):
                     out.append((i, j + 2))
+                elif branch_link(j, i):
+                    out.append((i, j + 3))
                 break
     return out
+
+
+def branch_of(lg: LayerGraph, i: int, j: int) -> int | None:
+    """The branch (its index in the members) of the candidate run [i, j): the member before the
+    last that reads the chain's input (`candidates`' branch_link), None for a linear run."""
+    if j - i >= 3 and tuple(lg.layers[j - 2].inputs) == (lg.layers[i].inputs[0],) \
+            and j - 2 != i:
+        return j - 2 - i
+    return None
 
 
 def band_nest(n: LoopNest, o0: int, rows: int) -> LoopNest:
@@ -306,39 +355,49 @@ Cycles = Callable[[LoopNest], float]
 
 
 def price(nests: Sequence[LoopNest], bs: list[Band], cycles: Sequence[Cycles],
-          copy_cycles: Callable[[int], float]) -> tuple[list[float], float, int]:
+          copy_cycles: Callable[[int], float], branch: int | None = None
+          ) -> tuple[list[float], float, int]:
     """Each member's cycles over the chain's bands, the rings' copy cycles and the bytes they
     copy: one call of each member's kernel per band it computes rows in, on the band's nest
     (`cycles`: the bindings' cost models), one copy of each ring's kept rows per band
-    (`copy_cycles` of its bytes)."""
+    (`copy_cycles` of its bytes); a branch (`branch`: its index in `nests`, every member's) one
+    call per band on the band's rows, nothing copied. `bs`: the main path's bands."""
+    main = main_path(len(nests), branch)
+    mn = [nests[k] for k in main]
     per = [0.0] * len(nests)
     for b in bs:
         for k, w in enumerate(b.wins):
             if w is not None and w.hi > w.new_lo:
-                per[k] += cycles[k](band_nest(nests[k], w.new_lo, w.hi - w.new_lo))
+                per[main[k]] += cycles[main[k]](band_nest(mn[k], w.new_lo, w.hi - w.new_lo))
         per[-1] += cycles[-1](band_nest(nests[-1], b.oy0, b.rows))
-    copies = [r * nests[k].OX * nests[k].K for k, (_, moved) in enumerate(_rings(bs))
+        if branch is not None:
+            per[branch] += cycles[branch](band_nest(nests[branch], b.oy0, b.rows))
+    copies = [r * mn[k].OX * mn[k].K for k, (_, moved) in enumerate(_rings(bs))
               for r in moved if r]
     return per, sum(copy_cycles(n) for n in copies), sum(copies)
 
 
 def plan_chain(names: tuple[str, ...], nests: Sequence[LoopNest], cycles: Sequence[Cycles],
                copy_cycles: Callable[[int], float], budget: float = BUDGET,
-               align: int = 4) -> Chain | None:
+               align: int = 4, branch: int | None = None) -> Chain | None:
     """The chain of the smallest band whose predicted cycles stay within `budget` × the
-    unfused cycles (module docstring); None when a ring would hold its whole tensor first."""
+    unfused cycles (module docstring); None when a ring would hold its whole tensor first.
+    `branch`: the branch member's index (module docstring), its ring the last."""
     unfused = sum(c(n) for c, n in zip(cycles, nests))
+    mn = [nests[k] for k in main_path(len(nests), branch)]
     for band in range(1, nests[-1].OY):
-        bs = bands(nests, band)
-        rings = _rings(bs)
-        if any(size >= nests[k].OY for k, (size, _) in enumerate(rings)):
+        bs = bands(mn, band)
+        rings = [(size, mn[k].OX * mn[k].K) for k, (size, _) in enumerate(_rings(bs))]
+        if branch is not None:
+            rings.append((band, nests[branch].OX * nests[branch].K))
+        if any(size >= mn[k].OY for k, (size, _) in enumerate(rings[:len(mn) - 1])):
             return None
-        per, copy, nbytes = price(nests, bs, cycles, copy_cycles)
+        per, copy, nbytes = price(nests, bs, cycles, copy_cycles, branch)
         if sum(per) + copy <= budget * unfused:
             return Chain(tuple(names), band, tuple(size for size, _ in rings),
-                         tuple(size * nests[k].OX * nests[k].K for k, (size, _) in enumerate(rings)),
-                         chain_lag(nests, bs, align), sum(per) + copy, unfused, tuple(per), copy,
-                         nbytes)
+                         tuple(size * row for size, row in rings),
+                         chain_lag(mn, bs, align, None if branch is None else nests[branch]),
+                         sum(per) + copy, unfused, tuple(per), copy, nbytes, branch=branch)
     return None
 
 

@@ -90,8 +90,8 @@ def _chain_layer(ns: NetworkSchedule, it: Target, i: int) -> float:
         return lambda n: untiled_schedule(n, it, p).cycles - fixed
 
     nests = [ns.schedules[j].nest for j in idx]
-    per, copy, _ = chains.price(nests, chains.bands(nests, ch.band), [band(p) for p in ps],
-                                chains.copy_cycles(it))
+    per, copy, _ = chains.price(nests, chains.bands([nests[m] for m in ch.main], ch.band),
+                                [band(p) for p in ps], chains.copy_cycles(it), ch.branch)
     if k == 0:
         return per[0] + sum(p.module.fixed_cycles(p.binding.direct_call) for p in ps)
     return per[k] + (copy if k == len(ch.layers) - 1 else 0.0)
