@@ -143,11 +143,19 @@ def mobilenet_v1(alpha: float, res: int, classes: int = 1000, seed: int = 1) -> 
     return b.finish(b.fc(b.global_pool(x), classes))
 
 
-def mobilenet_v2(res: int, classes: int = 1000, seed: int = 2) -> LayerGraph:
-    b = _Builder(f"1.0-MobileNetV2-{res}", (1, res, res, 3), seed)
+#: MobileNetV2's inverted-residual stages (t, c, n, s)
+MBV2_STAGES = ((1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1),
+               (6, 160, 3, 2), (6, 320, 1, 1))
+
+
+def mobilenet_v2(res: int, classes: int = 1000, seed: int = 2, stages: int = 7) -> LayerGraph:
+    """MobileNetV2 1.0; with `stages` < 7 its first `stages` stages only, then the global pool and
+    the classifier (no 1x1 conv to 1280): the memory-heavy front of the network with weights a
+    1.5 MB L2 holds (pulp-open, which has no L3)."""
+    tag = "" if stages == 7 else f"-s{stages}"
+    b = _Builder(f"1.0-MobileNetV2-{res}{tag}", (1, res, res, 3), seed)
     x = b.conv(b.input, 32, 3, 2)
-    for t, c, n, s in [(1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1),
-                       (6, 160, 3, 2), (6, 320, 1, 1)]:
+    for t, c, n, s in MBV2_STAGES[:stages]:
         for i in range(n):
             stride = s if i == 0 else 1
             cin = b.shape(x)[3]
@@ -155,7 +163,8 @@ def mobilenet_v2(res: int, classes: int = 1000, seed: int = 2) -> LayerGraph:
             h = b.conv(h, cin * t, 3, stride, depthwise=True)
             h = b.conv(h, c, 1, 1, relu6=False)
             x = b.add(x, h) if stride == 1 and cin == c else h
-    x = b.conv(x, 1280, 1, 1)
+    if stages == 7:
+        x = b.conv(x, 1280, 1, 1)
     return b.finish(b.fc(b.global_pool(x), classes))
 
 

@@ -192,13 +192,21 @@ def _gap9_subbyte(t: Table, ax) -> None:
           ylabel="k cycles, gap9 predicted vs GreenWaves")
 
 
+def _pulp_chains(t: Table, ax) -> None:
+    names = list(t.data)
+    _bars(ax, names, {"activations unfused": [t.data[n]["acts_unfused"] / 1e3 for n in names],
+                      "activations chained": [t.data[n]["acts_chained"] / 1e3 for n in names]},
+          ylabel="kB live at once (pulp-open, least RAM)")
+
+
 PLOTS = {"host": _host, "memory": _memory, "compile_time": _compile, "schedule_quality": _quality,
          "silicon_gap9": _gap9, "silicon_gap8": _gap8, "gvsoc_models": _gvsoc_models,
          "gvsoc_kinds": _gvsoc_kinds, "gvsoc_pulpnn_layer": _gvsoc_layer,
          "cortex_m_models": _cortex_m_models, "cortex_m_kinds": _cortex_m_kinds,
          "gap9_modules": _gap9_modules, "diana": _diana, "pulp_subbyte": _pulp_subbyte,
          "sequence_attention": _sequence_attention, "ne16_networks": _ne16_networks,
-         "cortex_m4_models": _cortex_m4_models, "gap9_subbyte": _gap9_subbyte}
+         "cortex_m4_models": _cortex_m4_models, "gap9_subbyte": _gap9_subbyte,
+         "pulp_chains": _pulp_chains}
 
 
 def plot(t: Table, out_dir: Path) -> Path:

@@ -1,11 +1,11 @@
 """Run tilewise's benchmarks: `python bench/run.py` (what `make bench` runs).
 
-Prints the machine description and fourteen tables (host execution, memory, compile time, schedule
+Prints the machine description and fifteen tables (host execution, memory, compile time, schedule
 quality, prediction vs silicon, pulp-open firmware on GVSoC vs its prediction, stm32h7 counted
 instructions vs TFLite Micro + CMSIS-NN, gap9 modules vs MATCH, diana vs MATCH, the pulp sub-byte
 conv on GVSoC vs PULP-NN, the sequence and attention networks on GVSoC and the Cortex-M7, the
 MLPerf Tiny models with NE16 on GVSoC by module, the Cortex-M4, gap9 with sub-byte NE16 weights
-vs GreenWaves), writes
+vs GreenWaves, fused chains on pulp-open's GVSoC), writes
 bench/results.json, one PNG per table and the tables as Markdown (tables.md) under bench/out/.
 Options pick sections and models for a quick look; the defaults are the benchmark (issue 5): every
 MLPerf Tiny model, medians of 5 runs after a warm-up. A partial run (`--only`) replaces its own
@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench import machine, models, tables  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-SECTIONS = ("1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14")
+SECTIONS = ("1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15")
 
 
 def run(sections: tuple[str, ...], names: tuple[str, ...], runs: int, out_dir: Path,
@@ -111,6 +111,11 @@ def run(sections: tuple[str, ...], names: tuple[str, ...], runs: int, out_dir: P
         from bench import gap9_subbyte
         t0 = time.perf_counter()
         emit(gap9_subbyte.measure(names), t0)
+    if "15" in sections:
+        from bench import pulp_chains
+        t0 = time.perf_counter()
+        for t in pulp_chains.measure(names):
+            emit(t, t0)
     pngs = []
     if plot:
         from bench import plots

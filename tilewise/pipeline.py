@@ -40,7 +40,12 @@ as the step's scratch. With a RAM budget
 chains cost cycles only where the budget needs them: none when the unfused plan fits it, else
 chains in the same order until it fits (the fastest schedule within the budget: the RAM × cycles
 trade-off explore's `--ram-budget` sweeps); a budget no kept chain reaches is refused naming the
-smallest RAM found.
+smallest RAM found. After each chain kept the candidates are taken again from the first (a
+smaller one the peak's move made useful goes before a larger one overlapping it). Under a budget
+the unfused plan misses, a layer the partition tiled (pulp-open's cluster: L1 tiles, which no
+chain holds) may run in a chain on an untiled placement instead (`_untiled`: pulp-open's
+cluster-l2, the 8 cores on the L2 tensors), priced by that placement's model; the other layers
+keep the partition's.
 Errors name the first layer that cannot fit and the smallest memory it would need.
 
 `NetworkSchedule` — the decisions for a whole network, what `analyze` reports and `generate`
@@ -64,7 +69,7 @@ from .ir.ops import Op
 from .memory.inplace import live_linked
 from .memory.l3 import L3Plan, plan_l3_activations
 from .memory.network import L2TooSmallError, LayerStep, NetworkPlan
-from .partition import Partition, partition
+from .partition import Choice, Partition, alternative, partition
 from .passes import fuse_attention, fuse_residual, lower
 from .schedule.api import schedule_placed
 from .schedule.chain import Chain, branch_of, candidates, chainable, copy_cycles, is_add, l1_layout, plan_chain
@@ -175,7 +180,7 @@ def schedule_network(lg: LayerGraph, target: Target, tiler: str = "model",
     rom = _rom(lg, part, target)                                            # 4
     l1_arena = max((c.schedule.l1_bytes for c in part.choices), default=0) \
         if target.has_memory("L1") else 0
-    fused, l3, plan = _choose_chains(lg, part, target, l3_strategy, tiler, chains,  # 4-5
+    fused, l3, plan, part = _choose_chains(lg, part, target, l3_strategy, tiler, chains,  # 4-5
                                      None if ram_budget is None else ram_budget - l1_arena)
     tiled = {layer.name: tile_schedules(layer, l3.tilings[layer.name], c.placement, target, tiler)
              for layer, c in zip(lg.layers, part.choices) if layer.name in l3.tilings}   # 6
@@ -442,13 +447,16 @@ def _chain_step(ch: Chain, members: list[LayerStep]) -> LayerStep:
 
 def _choose_chains(lg: LayerGraph, part: Partition, target: Target, l3_strategy: str, tiler: str,
                    enabled: bool, l2_budget: int | None = None
-                   ) -> tuple[tuple[Chain, ...], NetworkL3, NetworkPlan]:
+                   ) -> tuple[tuple[Chain, ...], NetworkL3, NetworkPlan, Partition]:
     """The chains kept (module docstring: between steps 4 and 5) and the plan with them; with
     `l2_budget` (the RAM budget less the L1 arena), only until the plan's peak is within it."""
     l3, plan = _plan_l2(lg, part, target, l3_strategy)
     if not enabled or (l2_budget is not None and plan.peak <= l2_budget):
-        return (), l3, plan
-    ch_ = part.choices
+        return (), l3, plan, part
+    # under a budget the plan misses, a member may leave its tiled placement for an untiled one
+    # (_untiled): the partition's own choice elsewhere
+    alt = _untiled(lg, part, target, tiler) if l2_budget is not None else {}
+    ch_ = tuple(alt.get(i, c) for i, c in enumerate(part.choices))
 
     def ok(i: int) -> bool:
         c = ch_[i]
@@ -457,11 +465,18 @@ def _choose_chains(lg: LayerGraph, part: Partition, target: Target, l3_strategy:
 
     memo: dict[tuple[int, LoopNest], float] = {}   # the runs overlap: their bands recur
 
+    def fixed_of(k: int) -> float:
+        """A member's call cost once per chain (a one-core module: the chain calls its rows
+        function directly); 0 on a multi-core one, whose every band call forks its cores."""
+        pl = ch_[k].placement
+        return pl.module.fixed_cycles(pl.binding.direct_call) if pl.module.cores == 1 else 0.0
+
     def band_cycles(i: int):
         pl = ch_[i].placement
-        fixed = pl.module.fixed_cycles(pl.binding.direct_call)
+        fixed = fixed_of(i)
 
-        # one band: the kernel's own terms (its per-call ones included), not the layer's call
+        # one band: the kernel's own terms (its per-call ones included), not the layer's call —
+        # but on a multi-core module the fork of each band call (the layer's fixed cycles)
         def cyc(n: LoopNest) -> float:
             if (i, n) not in memo:
                 memo[i, n] = schedule_placed(n, target, pl, tiler).cycles - fixed
@@ -470,8 +485,7 @@ def _choose_chains(lg: LayerGraph, part: Partition, target: Target, l3_strategy:
 
     priced = []
     for i, j in candidates(lg, ok):
-        fixed = sum(ch_[k].placement.module.fixed_cycles(ch_[k].placement.binding.direct_call)
-                    for k in range(i, j))
+        fixed = sum(fixed_of(k) for k in range(i, j))
         chain = plan_chain(tuple(lg.layers[k].name for k in range(i, j)),
                            [ch_[k].schedule.nest for k in range(i, j)],
                            [band_cycles(k) for k in range(i, j)], copy_cycles(target),
@@ -480,9 +494,11 @@ def _choose_chains(lg: LayerGraph, part: Partition, target: Target, l3_strategy:
             per = chain.member_cycles
             offs, l1 = l1_layout([ch_[k].schedule.l1_bytes for k in range(i, j)],
                                  [is_add(ch_[k].placement.binding.label) for k in range(i, j)])
+            # unfused: the members as the partition placed them
+            unfused = (chain.unfused_cycles + fixed if not alt.keys() & range(i, j)
+                       else sum(part.choices[k].schedule.cycles for k in range(i, j)))
             chain = replace(chain, member_cycles=(per[0] + fixed, *per[1:]), l1_offsets=offs,
-                            l1_bytes=l1,
-                            cycles=chain.cycles + fixed, unfused_cycles=chain.unfused_cycles + fixed)
+                            l1_bytes=l1, cycles=chain.cycles + fixed, unfused_cycles=unfused)
             # the chain's own step: its input, its output and its rings, the input and output
             # overlapping at most by the smaller (a lower bound of the peak with it), smallest
             # first — a long chain's rings may cost more than it saves
@@ -504,18 +520,49 @@ def _choose_chains(lg: LayerGraph, part: Partition, target: Target, l3_strategy:
                     or _peak_outside(steps, chain) >= plan.peak):
                 continue
             try:
-                l3b, planb = _plan_l2(lg, part, target, l3_strategy, (*kept, chain))
+                partb = _members_on(part, ch_, index, (*kept, chain))
+                l3b, planb = _plan_l2(lg, partb, target, l3_strategy, (*kept, chain))
             except TilewiseError:
                 continue
             if planb.peak < plan.peak:
                 kept.append(chain)
                 used |= set(chain.layers)
-                l3, plan = l3b, planb
+                l3, plan, part = l3b, planb, partb
                 steps = _plan_steps(plan, kept, index)
                 again = not (l2_budget is not None and plan.peak <= l2_budget)
-                if not again:
-                    break
-    return tuple(sorted(kept, key=lambda c: index[c.layers[0]])), l3, plan
+                break
+    return tuple(sorted(kept, key=lambda c: index[c.layers[0]])), l3, plan, part
+
+
+#: the ops a chain's member may be (schedule/chain.py `chainable`)
+_CHAIN_OPS = frozenset({Op.CONV2D, Op.DEPTHWISE, Op.ADD})
+
+
+def _untiled(lg: LayerGraph, part: Partition, target: Target, tiler: str) -> dict[int, Choice]:
+    """Per layer the partition tiled (pulp-open's cluster: L2 -> L1 tiles), its cheapest untiled
+    placement a chain may hold — a chain's members read and write their rows where they are,
+    which L1 tiles do not: pulp-open's cluster-l2 (the 8 cores on the L2 tensors,
+    Module.chains_only) or its cpu (core 0 alone), priced by the kernels' model for cores on the
+    L2 tensors (targets/pulp_open.py HOST). Slower than the cluster's tiles, so only chains a
+    RAM budget asks for take it (_choose_chains)."""
+    out = {}
+    for i, (layer, c) in enumerate(zip(lg.layers, part.choices)):
+        if c.schedule.untiled or layer.op not in _CHAIN_OPS:
+            continue
+        a = alternative(layer, lg, target, tiler, part.objective,
+                        lambda p, s: chainable(layer, p.binding.label, p.module.cores,
+                                               s.untiled, lg))
+        if a is not None:
+            out[i] = a
+    return out
+
+
+def _members_on(part: Partition, choices: tuple[Choice, ...], index: Mapping[str, int],
+                chains: tuple[Chain, ...]) -> Partition:
+    """`part` with the `chains`' members placed as `choices` place them (_untiled's)."""
+    members = {index[name] for ch in chains for name in ch.layers}
+    return replace(part, choices=tuple(choices[k] if k in members else c
+                                       for k, c in enumerate(part.choices)))
 
 
 def _plan_steps(plan: NetworkPlan, kept: list[Chain], index: Mapping[str, int]

@@ -8,6 +8,7 @@ from .choose import (
     Objective,
     Partition,
     Tables,
+    alternative,
     candidates,
     check_network,
     choose,
@@ -19,4 +20,4 @@ from .handoff import HandOff
 
 __all__ = ["OBJECTIVES", "Candidate", "Choice", "HandOff", "Objective", "Partition",
            "Tables",
-           "candidates", "check_network", "choose", "cost_table", "partition", "tables"]
+           "alternative", "candidates", "check_network", "choose", "cost_table", "partition", "tables"]

@@ -27,6 +27,7 @@ each candidate and its reason. The choice holds for all of a layer's L3→L2 til
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Literal
@@ -153,14 +154,18 @@ def _check_objective(target: Target, objective: str) -> None:
                             f"latency")
 
 
-def candidates(layer: Layer, lg: LayerGraph, target: Target, tiler: str, objective: str
-                ) -> tuple[list[Candidate], list[tuple[int, Placement, LayerSchedule]]]:
+def candidates(layer: Layer, lg: LayerGraph, target: Target, tiler: str, objective: str,
+               chains: bool = False
+               ) -> tuple[list[Candidate], list[tuple[int, Placement, LayerSchedule]]]:
     """Every (module, binding) whose key matches the layer, with its reason or its schedule on
-    the whole layer (module docstring, steps 1-3); the legal ones with their placement."""
+    the whole layer (module docstring, steps 1-3); the legal ones with their placement. With
+    `chains`, the modules only fused chains run on too (Module.chains_only)."""
     key = layer_key(layer, lg)
     cands: list[Candidate] = []
     legal: list[tuple[int, Placement, LayerSchedule]] = []
     for m in target.modules:
+        if m.chains_only and not chains:
+            continue
         scheduled: dict[str, LayerSchedule] = {}
         for b in m.bindings:
             if not matches(b, key):
@@ -214,6 +219,20 @@ def choose(layer: Layer, lg: LayerGraph, target: Target, tiler: str = "model",
     cands, legal = candidates(layer, lg, target, tiler, objective)
     i, p, s = min(legal, key=lambda x: _objective(objective, cands[x[0]].cycles or 0.0,
                                                    cands[x[0]].energy_pj or 0.0))
+    return _chosen(layer, cands, i, p, s)
+
+
+def alternative(layer: Layer, lg: LayerGraph, target: Target, tiler: str, objective: str,
+                keep: Callable[[Placement, LayerSchedule], bool]) -> Choice | None:
+    """The layer's cheapest legal candidate that `keep` accepts, as a Choice, or None: another
+    placement than the partition's for a schedule that spans layers (pipeline.py: a fused
+    chain's members on an untiled module, Module.chains_only's included)."""
+    cands, legal = candidates(layer, lg, target, tiler, objective, chains=True)
+    kept = [x for x in legal if keep(x[1], x[2])]
+    if not kept:
+        return None
+    i, p, s = min(kept, key=lambda x: _objective(objective, cands[x[0]].cycles or 0.0,
+                                                  cands[x[0]].energy_pj or 0.0))
     return _chosen(layer, cands, i, p, s)
 
 

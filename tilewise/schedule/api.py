@@ -91,7 +91,8 @@ def schedule_layer(nest: LoopNest, target: Target, tiler: str = "model",
                    module: str | Module | None = None) -> LayerSchedule:
     """The fastest schedule of a bare loop nest over the target's modules (or `module`)."""
     get_tiler(tiler)
-    mods = (module,) if module is not None else target.modules
+    mods = (module,) if module is not None else tuple(m for m in target.modules
+                                                       if not m.chains_only)
     found: list[LayerSchedule] = []
     errors: list[TilewiseError] = []
     for m in mods:

@@ -27,10 +27,12 @@ write: after band j, the input rows below the first row a later band's first mem
 dead).
 
 Which layers chain (`chainable`): a pulp conv2d / 1x1 conv or depthwise (int8, batch 1) run
-untiled on a one-core module (the stm32h7's Cortex-M7: the kernel reads and writes the tensors
-where they are, in row order), whose output is read by the next layer only; as the last member a
-residual add (pulp add_s8) of the last member's output and either the chain's input (its skip,
-live through the chain) or a branch's.
+untiled (the kernel reads and writes the tensors where they are: the stm32h7's Cortex-M7, or
+pulp-open's cores on the L2 tensors — the 8 cluster cores splitting each band's rows as they
+split a tile, one fork per member and band: a member's band is done before the next member
+reads it, so the band order the lag is computed from holds), whose output is read by the next
+layer only; as the last member a residual add (pulp add_s8) of the last member's output and
+either the chain's input (its skip, live through the chain) or a branch's.
 
 A branch (`Chain.branch`, a residual block whose shortcut is a convolution: ResNet's stride-2
 block, x → 3x3 s2 → 3x3 → add ← 1x1 s2 ← x) is a member right before the add that reads the
@@ -272,7 +274,7 @@ def is_add(label: str) -> bool:
 def chainable(layer: Layer, label: str, cores: int, untiled: bool, lg: LayerGraph) -> bool:
     """A layer a chain may hold (module docstring)."""
     n = layer.nest
-    if cores != 1 or not untiled or n.N != 1:
+    if not untiled or n.N != 1 or cores < 1:
         return False
     if is_add(label):
         return (len(layer.inputs) == 2 and all(lg.tensors[t].dtype == "int8"

@@ -159,6 +159,9 @@ class Module:
     #: makes every weighted int8 layer placed here wrap its accumulator modulo 2^acc_bits, in the
     #: golden model and the C alike (ir/layer.py `Layer.acc_bits`, golden/acc_bounds.py)
     acc_bits: int = 32
+    #: runs only the members of fused chains (pipeline.py `_untiled`: the cluster's cores on the
+    #: L2 tensors, a band's rows split over them): the partition never places a layer here alone
+    chains_only: bool = False
     note: str = ""
 
     @property

@@ -33,6 +33,12 @@ Figures and where they come from:
   inputs), priced by the pulp kernels' model for one core from L2 (HOST below, fitted on
   GVSoC: bench/calibrate_cpu.py; gap8 and gap9 take it too); the same 473 cycles per layer as the cluster
   (its fork waits for every worker's acknowledgement, tw_hal_pulp_open.c).
+- cluster-l2: the cluster's 8 cores on the L2 tensors, untiled, for fused chains only
+  (Module.chains_only; pipeline.py `_untiled`): a chain's band is one fork per member, the
+  member's rows split over the cores as the kernels split a tile (pixel pairs x channel groups,
+  tw_pulp_share), each core reading and writing L2 — priced by CLUSTER_L2 (the kernels' model
+  with factors for the loads from L2 fitted on the chains' band calls on GVSoC) on 8 cores, each
+  band call paying the 473-cycle fork of a layer.
 """
 
 from dataclasses import replace
@@ -78,6 +84,18 @@ HOST = replace(PulpKernels(), name="pulp-kernels-l2",
                int_ln_elem=428.671, int_rms_elem=331.793, int_smx_elem=980.409, int_ita_elem=165.231,
                int_gelu_elem=93.292)
 
+#: the cluster's 8 cores on the L2 tensors (cluster-l2: fused chains' members), the kernels' model
+#: with per-kind factors of its own for the loads from L2, fitted on GVSoC on the chains' band
+#: calls (least squares on the relative error of 11 chains' measured cycles: MobileNetV2-96's
+#: first five stages (6 chains), MobileNetV2-64's first three (4) and ic_resnet8's conv -> conv
+#: -> add, bench/geometries.py; residuals -7.6% .. +11.4%): 3x3 conv 4.879, 1x1 conv 4.196 (it
+#: reads its input from L2 in the MatMul loop), depthwise 5.707 — eight cores reading L2 at
+#: once, where HOST's one core measured 4.817 / 1.204. The others as HOST's (fc, pools: not in
+#: a chain).
+CLUSTER_L2 = replace(HOST, name="pulp-kernels-l2-cluster",
+                     from_l2=(("conv", 4.879), ("conv1x1", 4.196), ("dwconv", 5.707),
+                              *((k, f) for k, f in HOST.from_l2 if k not in ("conv", "dwconv"))))
+
 #: cycles of a layer the network's core calls directly (Module.call_overhead_cycles: the
 #: portable family's whole functions, no fork): the reshapes' measured cycles on GVSoC (a view, its
 #: function copies nothing: 170-206, 260 as a network's first layer), bench/calibrate_untiled.py
@@ -101,6 +119,9 @@ TARGET = Target(
         Module("cpu", cores=1, bindings=pulp.bindings(HOST, host=True), memory="L2",
                layer_overhead_cycles=473.0, call_overhead_cycles=CALL_OVERHEAD,
                note="host core: cluster core 0 alone on the L2 tensors (the FC's role)"),
+        Module("cluster-l2", cores=8, bindings=pulp.bindings(CLUSTER_L2), memory="L2", scalable=True,
+               layer_overhead_cycles=473.0, call_overhead_cycles=CALL_OVERHEAD, chains_only=True,
+               note="fused chains: the 8 cores on the L2 tensors, each band's rows split"),
     ),
     sources=("../shared/tools/gvsoc README (platform facts)", "notes/pulp-open.md",
              "seed 001 §3.2 (DMA)", "seed 004 ch. 3"),

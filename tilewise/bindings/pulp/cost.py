@@ -281,7 +281,8 @@ class PulpKernels:
     other: float = 415.0           # the untiled op this copy prices (for_key)
     other_row: float = 0.0         # its cost per row of the innermost output dimension (for_key)
     #: per layer kind, the factor on its terms (but requant and tile) when one core runs them
-    #: on the L2 tensors (a host core's module); kinds not listed: 1
+    #: on the L2 tensors (a host core's module); kinds not listed: 1; "conv1x1", where listed,
+    #: for the 1x1 convs in place of "conv"
     from_l2: tuple[tuple[str, float], ...] = ()
     # every tile: the kernel call inside the tile loop and its two barriers
     tile: float = 1324.0
@@ -500,7 +501,11 @@ class PulpKernels:
 
     def terms(self, nest: LoopNest, cores: int) -> tuple[Term, ...]:
         t = self._terms(nest, max(cores, 1))
-        f = dict(self.from_l2).get(nest.kind, 1.0)
+        by_kind = dict(self.from_l2)
+        # a 1x1 conv reads its input from where it is in the MatMul loop (no im2col copy to
+        # L1): "conv1x1" where it has a factor of its own
+        one = nest.kind == "conv" and nest.FY * nest.FX == 1 and "conv1x1" in by_kind
+        f = by_kind["conv1x1"] if one else by_kind.get(nest.kind, 1.0)
         return tuple(Term(x.coef * (1.0 if x.label in _AS_FITTED else f),
                           (("n", ident), *x.factors), x.label) for x in t)
 
