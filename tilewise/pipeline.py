@@ -542,8 +542,8 @@ def _untiled(lg: LayerGraph, part: Partition, target: Target, tiler: str) -> dic
     """Per layer the partition tiled (pulp-open's cluster: L2 -> L1 tiles), its cheapest untiled
     placement a chain may hold — a chain's members read and write their rows where they are,
     which L1 tiles do not: pulp-open's cluster-l2 (the 8 cores on the L2 tensors,
-    Module.chains_only) or its cpu (core 0 alone), priced by the kernels' model for cores on the
-    L2 tensors (targets/pulp_open.py HOST). Slower than the cluster's tiles, so only chains a
+    Module.chains_only) or its cpu (core 0 alone), priced by the kernels' models for cores on
+    the L2 tensors (targets/pulp_open.py CLUSTER_L2, HOST). Slower than the cluster's tiles, so only chains a
     RAM budget asks for take it (_choose_chains)."""
     out = {}
     for i, (layer, c) in enumerate(zip(lg.layers, part.choices)):
