@@ -192,6 +192,12 @@ def _gap9_subbyte(t: Table, ax) -> None:
           ylabel="k cycles, gap9 predicted vs GreenWaves")
 
 
+def _mbv2_chains(t: Table, ax) -> None:
+    _bars(ax, [r[0] for r in t.rows], {"per-layer bound": [r[1] / 1e3 for r in t.rows],
+                                       "chained peak": [r[3] / 1e3 for r in t.rows]},
+          ylabel="kB of activations, input included")
+
+
 def _pulp_chains(t: Table, ax) -> None:
     names = list(t.data)
     _bars(ax, names, {"activations unfused": [t.data[n]["acts_unfused"] / 1e3 for n in names],
@@ -206,7 +212,7 @@ PLOTS = {"host": _host, "memory": _memory, "compile_time": _compile, "schedule_q
          "gap9_modules": _gap9_modules, "diana": _diana, "pulp_subbyte": _pulp_subbyte,
          "sequence_attention": _sequence_attention, "ne16_networks": _ne16_networks,
          "cortex_m4_models": _cortex_m4_models, "gap9_subbyte": _gap9_subbyte,
-         "pulp_chains": _pulp_chains}
+         "cortex_m_mbv2_chains": _mbv2_chains, "pulp_chains": _pulp_chains}
 
 
 def plot(t: Table, out_dir: Path) -> Path:
