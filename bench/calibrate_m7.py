@@ -136,6 +136,27 @@ def hold(rows: list[dict], only: set[str], base, per_layer: float) -> None:
             r["columns"][c] = 0.0
 
 
+def merge_chains(rows: list[dict]) -> list[dict]:
+    """The rows with a fused chain's members as one: a chain runs at its last member's step
+    (codegen/chain_c.py), which counts the whole chain, the other members' count 0; their
+    columns and fixed parts are added to the next counted row of the same run."""
+    out: list[dict] = []
+    pending: list[dict] = []
+    for r in rows:
+        if r["measured_layer"] == 0 and r["estimated_layer"] == 0:
+            pending.append(r)
+            continue
+        members = [m for m in pending if (m["network"], m["l1_kb"]) == (r["network"], r["l1_kb"])]
+        if members:
+            r = {**r, "kind": f"chain ... {r['kind']}",
+                 "fixed": r.get("fixed", 0.0) + sum(m.get("fixed", 0.0) for m in members),
+                 "columns": {c: v + sum(m["columns"].get(c, 0.0) for m in members)
+                             for c, v in r["columns"].items()}}
+        pending = []
+        out.append(r)
+    return out
+
+
 def fit(rows: list[dict], measured: str = "measured_layer") -> dict[str, float]:
     from scipy.optimize import nnls
 
@@ -182,6 +203,8 @@ def main(argv: list[str] | None = None) -> int:
     rows = json.loads(data.read_text())["rows"] if a.reuse else collect(a.target, l1s,
                                                                          set(a.networks.split(","))
                                                                          if a.networks else None)
+    if not a.reuse:      # the collected rows kept before the fit (--reuse refits them)
+        data.write_text(json.dumps({"target": a.target, "unit": a.unit, "rows": rows}) + "\n")
     cfgs = configs(rows, a.target)
     # the kernels' structure built for Arm; the integer exports' coefficients held at the
     # unit's model's (bench/calibrate_int.py)
@@ -190,6 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     only = set(a.only.split(",")) if a.only else None
     if only:
         hold(rows, only, base, LAYER_OVERHEAD[(a.target, a.unit)])
+    collected, rows = rows, merge_chains(rows)
     coefs = fit(rows, measured)
     if only:      # the held ones as they are held (fit gives the defaults of the unexercised)
         coefs.update({c: float(getattr(base, c)) for c in cp.COEFS if c not in only})
@@ -208,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nfitted (the others: the defaults, not exercised): {', '.join(fitted)}")
     data.write_text(json.dumps({"target": a.target, "unit": a.unit, "coefficients": coefs, "fitted": fitted,
                                 "errors": err,
-                                "cycles_per_instruction": cpi, "rows": rows}, indent=1) + "\n")
+                                "cycles_per_instruction": cpi, "rows": collected}, indent=1) + "\n")
     return 0
 
 

@@ -67,7 +67,8 @@ COEFS = tuple(f.name for f in fields(PulpKernels)
 PRIORS = {"mm_step": 7.0, "mm_block": 10.0, "mm_tile": 0.5, "im2col_byte": 0.3, "im2col_row": 12.0,
           "requant_tflite": 25.0, "requant_shift": 12.0, "psum": 3.0,
           "dw_out": 8.0, "dw_step": 3.0, "dw_gather": 2.0, "dw_item": 40.0, "fc_step": 2.5,
-          "fc_neuron": 20.0, "fcw_step": 0.0, "fcw_neuron": 0.0, "add_elem": 10.0, "add_table": 40.0, "mul_elem": 35.0,
+          "fc_neuron": 20.0, "fcw_step": 0.0, "fcw_neuron": 0.0, "cw_step": 0.0, "cw_block": 0.0,
+          "cw_unpack": 0.0, "cw_row": 0.0, "cw_flash": 0.0, "add_elem": 10.0, "add_table": 40.0, "mul_elem": 35.0,
           "pool_step": 2.0, "pool_out": 4.0, "gap_pixel": 1.0, "gap_chan": 40.0,
           "other_elem": 30.0, "other_call": 200.0, "tile": 300.0}
 PRIOR_WEIGHT = 0.05

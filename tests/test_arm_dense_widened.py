@@ -24,10 +24,10 @@ from tilewise.errors import TilewiseError
 from tilewise.ir.operands import const_bytes
 from tilewise.pipeline import schedule_network
 from tilewise.platforms import mca_timing
-from tilewise.platforms.qemu import qemu
 from tilewise.targets.registry import get_target
 from tilewise.validate import make_inputs, validate_network
 
+from . import arm_exact
 from .codegen_cases import LayerSpec, layer_graph
 from .conftest import absent
 
@@ -79,21 +79,12 @@ def test_stm32h7_takes_the_widened_dense_and_links_its_bytes():
 def test_widened_dense_bit_exact_host_and_count(tmp_path, mode, c, k):
     lg, ns, i = _placed(LayerSpec("fc", c=c, k=k, h=1, w=1, mode=mode), seed=c)
     assert ns.placement(i).binding.name.startswith("fully_connected_s8w16")
-    inputs = make_inputs(lg, 2, 0)
-    host, _ = validate_network(ns, tmp_path / "h", inputs)
-    assert host.to_json()["bit_exact"]
-    r, _ = validate_network(ns, tmp_path / "c", inputs[:1], on="count")
-    assert r.to_json()["bit_exact"], r.to_json()["mismatches"][:2]
+    arm_exact.host_and_count(ns, lg, tmp_path)
 
 
 def test_widened_dense_bit_exact_on_qemu(tmp_path):
-    try:
-        qemu()
-    except TilewiseError as e:
-        absent(str(e))
     lg, ns, _ = _placed(LayerSpec("fc", c=37, k=11, h=1, w=1))
-    r, _ = validate_network(ns, tmp_path / "q", make_inputs(lg, 2, 0), on="qemu")
-    assert r.to_json()["bit_exact"] and r.to_json()["platform"] == "qemu"
+    arm_exact.on_qemu(ns, lg, tmp_path)
 
 
 def test_widened_dense_prediction_against_the_count(tmp_path):

@@ -16,6 +16,9 @@ own kernels, one binding per row and mode:
 | fully_connected_s8w16 | fully_connected | tflite     | fully_connected_s8w16_<v> | k.c.w16 | —                 |
 |                    |                 |               | (Arm only: int16 weights, |            |                      |
 |                    |                 |               | widened.py)               |            |                      |
+| conv2d_s8w16       | conv2d          | tflite, onnx, | conv{2d,1x1}_s8w16_<v>    | k.fy.fx.c. | im2col_bytes_w16     |
+|                    |                 | shift         | (Arm only: int16 weights, | w16        |                      |
+|                    |                 |               | 2x4 MatMul, widened.py)   |            |                      |
 | add_s8, sub_s8     | add, sub        | tflite        | add_fold_tables +         | —          | tables_bytes         |
 |                    |                 |               | add_fold_s8 (folded       |            |                      |
 |                    |                 |               | tables, addfold.py), else |            |                      |
@@ -125,6 +128,15 @@ def im2col_bytes_arm(nest: LoopNest, cores: int, k, c, oy, ox):
     return zero + cores * per * _round4(nest.FY * nest.FX * np.asarray(c))
 
 
+def im2col_bytes_w16(nest: LoopNest, cores: int, k, c, oy, ox):
+    """tw_pulp_conv2d_s8w16 / conv1x1_s8w16 (Arm, one core): the four pixels' columns unpacked
+    to int16 pairs, 8·L + 4 bytes (L = FY·FX·c_t, FX·c_t a multiple of 4), and for a kernel larger
+    than 1x1 an int8 receptive field of L bytes more (c/tw_pulp_conv.c)."""
+    n = nest.FY * nest.FX * np.asarray(c)
+    per = 9 if nest.FY * nest.FX > 1 else 8
+    return 0 * np.asarray(k) * np.asarray(oy) + per * n + 4
+
+
 def depthwise_bytes(nest: LoopNest, cores: int, k, c, oy, ox):
     """tw_pulp_depthwise_s8's per-core ring of FY planar input rows of RL bytes and its FY weight
     rows of W4 bytes: W4 = round4(FX), RL = round4((ox_t − 1)·SX + W4)."""
@@ -151,6 +163,9 @@ def tables_bytes(nest: LoopNest, cores: int, k, c, oy, ox):
 WEIGHTED = TileRules(l3_k_step=4)
 #: the widened dense: input-channel tiles in whole steps of 4 (widened.py pads each tile's)
 WIDENED = TileRules(l3_k_step=4, multiple=(("c", 4),))
+#: the widened conv: the reduction never tiled (its kernel takes the whole of it)
+WIDENED_CONV = TileRules(l3_k_step=4, whole=frozenset({"c"}),
+                         why="the widened conv takes the whole reduction in one tile")
 
 
 def bindings(cost, arm: bool = False, host: bool = False) -> tuple[Binding, ...]:
@@ -244,6 +259,13 @@ def bindings(cost, arm: bool = False, host: bool = False) -> tuple[Binding, ...]
                                 "fc", portable_checks.weighted_s8,
                                 emit=wisa(weighted.fully_connected_s8w16),
                                 consts=widened.layout(fpu), tiles=WIDENED))
+        # the conv and 1x1 conv with int16 weights (widened.py conv_layout) likewise, priced by
+        # the model's cw_* (the same requantizations as the int8 conv: tw_pulp_rq4c)
+        if getattr(cost, "cw_step", 0.0) > 0:
+            own.extend(per_mode(FAMILY, replace(cost, widened=True), "conv2d_s8w16", Op.CONV2D,
+                                rq, p8w, "conv", portable_checks.weighted_s8,
+                                emit=wisa(weighted.conv2d_s8w16), scratch=im2col_bytes_w16,
+                                consts=widened.conv_layout(fpu), tiles=WIDENED_CONV))
     keys = {b.key for b in own}
     rest = tuple(b for b in portable.bindings(cost, host=host) if b.key not in keys)
     if arm or not host:
@@ -255,4 +277,4 @@ def bindings(cost, arm: bool = False, host: bool = False) -> tuple[Binding, ...]
 
 
 __all__ = ["FAMILY", "bindings", "depthwise_bytes", "depthwise_bytes_arm", "im2col_bytes",
-           "im2col_bytes_arm"]
+           "im2col_bytes_arm", "im2col_bytes_w16"]

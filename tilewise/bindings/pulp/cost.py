@@ -20,6 +20,12 @@ the call cost (fork-free: the cores are already in the layer's fork; two barrier
 - 1×1 conv: the same MatMul on the HWC pixels, no im2col;
 - built for Arm (`arm`, tw_pulp_matmul_arm.h): each pixel's column (1×1 too) unpacked once to int16
   pairs (im2col_byte per value), then a 2×2 MatMul (mm_step, block: the same shapes, fitted);
+  with the weights widened to int16 at codegen (`widened`, bindings/pulp/widened.py conv_layout,
+  one core, the whole reduction): per quad of pixels the columns unpacked (cw_unpack per value),
+  per 2-channel block the 2×4 MatMul (cw_step per pixel, block and step of 4 values, the last
+  quad's missing pixels included; cw_block per pixel and block), per kernel row of a pixel
+  cw_row, the requantization per output as above, and in cycles the flash line fills of weights
+  larger than the data cache, read again for every quad (cw_flash per line);
 - depthwise: items = (channel, output row); per item a ring of FY input rows is refilled
   (byte gathers from HWC), per output FY SIMD steps of a kernel row and the requantization;
   built for Arm (`arm`: tw_pulp_depthwise.c's four-channel path) items = (4-channel group,
@@ -130,6 +136,10 @@ from ..cost_terms import Term, ceil4, ident, lin, not_first, not_last, on_first,
 
 #: entries of each input's add / sub table (tw_pulp_elementwise.h TW_PULP_ADD_VALUES)
 ADD_VALUES = 256
+#: the data cache the Arm core reads its flash weights through (the STM32H743's 16 kB L1
+#: D-cache, platforms/m7_timing.py DCACHE_BYTES): the widened conv's weights above it are read
+#: from flash again for every quad of pixels (PulpKernels.cw_flash)
+WEIGHT_CACHE_BYTES = 16 * 1024
 
 
 
@@ -222,6 +232,21 @@ class PulpKernels:
     #: binding's copy of the model; another mode's requantization adds its difference)
     fcw_step: float = 0.0
     fcw_neuron: float = 0.0
+    #: the conv and 1x1 conv with int16 weights built for Arm (widened.py conv_layout; 0: no such
+    #: binding), in place of mm_step, mm_block, im2col_byte where `widened`: per step of 4
+    #: reduction values of one output pixel and block of 2 output channels (the 2x4 MatMul's
+    #: loop), per pixel and 2-channel block (the block's bias, words, call and stores), per
+    #: reduction value of a pixel (its unpacking into the four-pixel columns), per kernel row of
+    #: a pixel (its unpacking call, in place or from the padded field)
+    cw_step: float = 0.0
+    cw_block: float = 0.0
+    cw_unpack: float = 0.0
+    cw_row: float = 0.0
+    #: per 32-byte line of the widened conv's weights read from flash again for each quad of
+    #: pixels when they exceed the data cache (WEIGHT_CACHE_BYTES): the cycles of a line fill
+    #: (0 in instructions)
+    cw_flash: float = 0.0
+    #: the widened bindings' copy of the model (the dense's fcw_*, the conv's cw_*)
     widened: bool = False
     # elementwise, pooling
     add_elem: float = 9.32      # add / sub per output element (the folded form)
@@ -515,6 +540,24 @@ class PulpKernels:
         kind, F = nest.kind, nest.FY * nest.FX
         pix = (("oy", ident), ("ox", ident))
         tile = Term(self.tile, (), "tile")
+        if kind == "conv" and self.widened:
+            # the widened conv (one core, the whole reduction: tw_pulp_conv.c conv_w16); the
+            # last quad's missing pixels computed too: (−OY·OX) mod 4 pixels of MatMul a tile
+            # (exact for the untiled layer, an estimate for a chain's row bands)
+            waste = -(nest.OY * nest.OX) % 4
+            blocks = (("k", _share(2)), ("c", _steps(F)))
+            # weights above the cache (with the per-channel words, 20 bytes a channel: both
+            # are read from flash) are read again for every quad: per pixel a quarter of their
+            # 32-byte lines (2 bytes a weight)
+            thrash = nest.K * (2 * F * nest.C + 20) > WEIGHT_CACHE_BYTES
+            return (Term(self.cw_step, (*pix, *blocks), "mm"),
+                    Term(self.cw_flash * thrash * 2 * F / (4 * 32),
+                         (*pix, ("k", ident), ("c", ident)), "flash"),
+                    Term(self.cw_step * waste, blocks, "mm_tile"),
+                    Term(self.cw_block, (*pix, ("k", _share(2))), "block"),
+                    Term(self.cw_unpack * F, (*pix, ("c", ident)), "im2col"),
+                    Term(self.cw_row * nest.FY, pix, "im2col_rows"),
+                    Term(self.requant, (*pix, ("k", ident)), "requant"), tile)
         if kind == "conv":
             t = [Term(self.mm_step / P, (*pix, ("k", ceil4), ("c", _steps(F))), "mm"),
                  Term(self.mm_block / P, (*pix, ("k", ceil4)), "block"),

@@ -4,6 +4,7 @@
 |--------------------------------------|--------------------------------------|-------------------------|
 | conv2d (FY·FX > 1)                   | tw_pulp_conv2d_s8_* (im2col + 4x2)   | golden/conv.py + requant.py |
 | conv2d 1x1                           | tw_pulp_conv1x1_s8_*                 | idem                    |
+| conv2d (Arm, int16 weights)          | tw_pulp_conv{2d,1x1}_s8w16_*         | idem (widened.py)       |
 | depthwise (multiplier 1)             | tw_pulp_depthwise_s8_*               | idem (groups = C)       |
 | fully_connected                      | tw_pulp_fully_connected_s8_*         | golden/conv.py dense_acc|
 | fully_connected (Arm, int16 weights) | tw_pulp_fully_connected_s8w16_*      | idem (widened.py)       |
@@ -61,6 +62,17 @@ def conv2d_s8(layer: Layer, lg: LayerGraph, consts: LayerConstants | None,
     kernel, tw_pulp_conv1x1_s8 (HWC pixels are already contiguous)."""
     im2col = layer.nest.FY * layer.nest.FX > 1
     kernel = "tw_pulp_conv2d_s8" if im2col else "tw_pulp_conv1x1_s8"
+    return _weighted("conv2d_s8.c.j2", kernel, "tw_pulp_conv_args_t", layer, lg, consts, arm,
+                     out_offset, onnx24, fpu, im2col=im2col)
+
+
+def conv2d_s8w16(layer: Layer, lg: LayerGraph, consts: LayerConstants | None,
+                 arm: bool = False, out_offset: int = 0, onnx24: bool = False,
+                 fpu: bool = False) -> str:
+    """tw_pulp_conv2d_s8w16 / conv1x1_s8w16 (Arm only): the weights widened to int16
+    (widened.py conv_layout), the columns in the binding's scratch (im2col_bytes_w16)."""
+    im2col = layer.nest.FY * layer.nest.FX > 1
+    kernel = "tw_pulp_conv2d_s8w16" if im2col else "tw_pulp_conv1x1_s8w16"
     return _weighted("conv2d_s8.c.j2", kernel, "tw_pulp_conv_args_t", layer, lg, consts, arm,
                      out_offset, onnx24, fpu, im2col=im2col)
 

@@ -20,6 +20,17 @@ the binding's constants:
 ending at the row's last value, tw_pulp_arm_tail). Whether a layer takes this form or the int8 one
 is the cost model's choice (same key, two bindings: partition/choose.py keeps the cheaper); the
 flash both cost is in analyze's constants.
+
+The conv and 1x1 conv (tw_pulp_conv{2d,1x1}_s8w16_<v>, c/tw_pulp_conv.c; `conv_layout`): the
+weight matrix K × (FY·FX·C) in the im2col order (the pulp layout's k.fy.fx.c rows), per k tile
+its rows in blocks of 2 (an odd k_t's last block with a zero row: ConstLayout.k_block = 2), a
+block's words step by step (4 values a step): (w[k][4s], w[k][4s + 2]), (w[k + 1][4s],
+w[k + 1][4s + 2]), (w[k][4s + 1], w[k][4s + 3]), (w[k + 1][4s + 1], w[k + 1][4s + 3]) — the even
+halves of both channels, then their odd halves, the order of the kernel's 2x4 MatMul
+(tw_pulp_matmul_arm.h tw_pulp_arm_mm2x4w). A kernel row's FX·C values are a multiple of 4
+(`conv_check`: every kernel row is whole steps, unpacked in place, no partial step: any C a
+multiple of 4, and KWS's first conv of 1 channel and 4 columns), the reduction is never tiled
+(the binding's tile rule), so a tile's weights are 2·round2(k_t)·FY·FX·C bytes.
 """
 
 from __future__ import annotations
@@ -39,18 +50,25 @@ WEIGHT_LAYOUT = "k.c.w16"
 BLOCK, STEP = 4, 4
 
 
-def widen_tile(w: np.ndarray) -> np.ndarray:
-    """A tile's int8 weights (k_t, c_t) as the kernel's int16 halfwords (module docstring)."""
+def widen_tile(w: np.ndarray, block: int = BLOCK, halves_first: bool = False) -> np.ndarray:
+    """A tile's int8 weights (k_t, c_t) as the kernel's int16 halfwords (module docstring): rows
+    in blocks of `block`, per step each row's words (e, o) — or, `halves_first` (the conv's
+    layout), the block's even words then its odd words, the last block padded with zero rows."""
     kt, ct = w.shape
     steps = -(-ct // STEP)
-    pad = np.zeros((kt, steps * STEP), np.int16)
-    pad[:, :ct] = w
+    rows = -(-kt // block) * block if halves_first else kt
+    pad = np.zeros((rows, steps * STEP), np.int16)
+    pad[:kt, :ct] = w
     # per row and step the halves (0, 2, 1, 3): word e = (w0, w2), word o = (w1, w3)
-    per = pad.reshape(kt, steps, STEP)[:, :, (0, 2, 1, 3)]
+    per = pad.reshape(rows, steps, STEP)[:, :, (0, 2, 1, 3)]
     out = []
-    for k0 in range(0, kt, BLOCK):
-        blk = per[k0:k0 + BLOCK]                       # (nb, steps, 4)
-        out.append(np.ascontiguousarray(blk.transpose(1, 0, 2)).ravel())
+    for k0 in range(0, rows, block):
+        blk = per[k0:k0 + block]                       # (nb, steps, 4)
+        if halves_first:                               # (steps, e / o word, nb, 2 halves)
+            blk = blk.reshape(len(blk), steps, 2, 2).transpose(1, 2, 0, 3)
+        else:                                          # (steps, nb, 4)
+            blk = blk.transpose(1, 0, 2)
+        out.append(np.ascontiguousarray(blk).ravel())
     return np.concatenate(out).astype("<i2")
 
 
@@ -86,3 +104,39 @@ def layout(fpu: bool = False) -> ConstLayout:
     return ConstLayout(bytes_per_channel=constants.BYTES_PER_CHANNEL, weight_layout=WEIGHT_LAYOUT,
                        build=partial(layer_constants, arm=True, fpu=fpu), check=check,
                        c_block=STEP, w_bits=16)
+
+
+#: the widened conv's layout name, output channels per block
+CONV_LAYOUT, CONV_BLOCK = "k.fy.fx.c.w16", 2
+
+
+def conv_weight_blocks(layer: Layer, s) -> bytes:
+    """The conv's weights per k tile widened (module docstring): the reduction (FY·FX·C, never
+    tiled) in the im2col order."""
+    nest = layer.nest
+    w = np.asarray(layer.weights, dtype=np.int8).reshape(nest.K, nest.FY * nest.FX * nest.C)
+    return b"".join(widen_tile(w[k0:k0 + kn], CONV_BLOCK, halves_first=True).tobytes()
+                    for k0, kn in portable.tile_ranges(s.tiling("k")))
+
+
+def conv_constants(layer: Layer, lg: LayerGraph, s, fpu: bool = False) -> LayerConstants:
+    """The blob: the pulp per-channel blocks, then the widened conv weight blocks."""
+    words = constants.words(layer, lg, True, False, fpu)
+    return portable.blob(layer, lg, s, (np.stack(words, axis=1),), conv_weight_blocks(layer, s))
+
+
+def conv_check(layer: Layer, lg: LayerGraph) -> str | None:
+    """The pulp layout's reasons, and FX·C a multiple of 4 (whole steps per kernel row)."""
+    reason = constants.check(layer, lg)
+    nest = layer.nest
+    if reason is None and (nest.FX * nest.C) % STEP:
+        reason = (f"layer '{layer.name}' has kernel rows of {nest.FX}x{nest.C} values (the "
+                  f"widened conv takes a multiple of 4)")
+    return reason
+
+
+def conv_layout(fpu: bool = False) -> ConstLayout:
+    """The widened conv layout (built for Arm; `fpu`: onnx mode on the core's FPU)."""
+    return ConstLayout(bytes_per_channel=constants.BYTES_PER_CHANNEL, weight_layout=CONV_LAYOUT,
+                       build=partial(conv_constants, fpu=fpu), check=conv_check,
+                       w_bits=16, k_block=CONV_BLOCK)

@@ -187,11 +187,12 @@ TW_PULP_INLINE void pointwise_pair(const tw_conv_args_t *a, int p, pixel_t x, in
 
 #if TW_PULP_ARM
 /* Output pixel x's receptive field (a 1x1 conv: its input pixel) as pairs at dst (the pixel's
- * slot in the column buffer, tw_pulp_matmul_arm.h): unpacked in place, kernel row by kernel row,
- * when the field lies inside the tile and a kernel row is whole steps (k_w·in_c a multiple of 4),
- * else built in `field` first (the padding filled in); a 1x1 conv's padded pixel is pad pairs. */
-static void arm_column(const tw_conv_args_t *a, pixel_t x, int32_t *dst, int8_t *field,
-                       int im2col)
+ * slot in the column buffer: tw_pulp_matmul_arm.h, its even lanes at dst[0], odd ones at
+ * dst[half], 2·half words a step): unpacked in place, kernel row by kernel row, when the field
+ * lies inside the tile and a kernel row is whole steps (k_w·in_c a multiple of 4), else built in
+ * `field` first (the padding filled in); a 1x1 conv's padded pixel is pad pairs. */
+TW_PULP_INLINE void arm_column_at(const tw_conv_args_t *a, pixel_t x, int32_t *dst,
+                                  int8_t *field, int im2col, const int half)
 {
     const tw_window_t *g = &a->win;
     int seg = g->k_w * a->in_c, len = im2col ? g->k_h * seg : a->in_c, fy, i;
@@ -199,21 +200,28 @@ static void arm_column(const tw_conv_args_t *a, pixel_t x, int32_t *dst, int8_t 
     if (!im2col) {
         f = pointwise_column(a, x);
         if (f) {
-            tw_pulp_arm_unpack_run(dst, f, len);
+            tw_pulp_arm_unpack_at(dst, f, len, half);
             return;
         }
-        for (i = 0; i < len; i += 4, dst += 4)
-            tw_pulp_arm_pairs(dst, (uint8_t)a->pad_value * 0x01010101u);
+        for (i = 0; i < len; i += 4, dst += 2 * half)
+            tw_pulp_arm_pairs_at(dst, (uint8_t)a->pad_value * 0x01010101u, half);
         return;
     }
     f = window_in_place(a, x);
     if (f && (seg & 3) == 0) {
         for (fy = 0; fy < g->k_h; fy++, f += (size_t)g->in_w * a->in_c)
-            dst = tw_pulp_arm_unpack_run(dst, f, seg);
+            dst = tw_pulp_arm_unpack_at(dst, f, seg, half);
         return;
     }
     im2col_pixel(a, x, field);
-    tw_pulp_arm_unpack_run(dst, field, len);
+    tw_pulp_arm_unpack_at(dst, field, len, half);
+}
+
+/* arm_column_at in the 2x2 MatMul's column layout (two pixels). */
+static void arm_column(const tw_conv_args_t *a, pixel_t x, int32_t *dst, int8_t *field,
+                       int im2col)
+{
+    arm_column_at(a, x, dst, field, im2col, 2);
 }
 
 /* Both kernels on Arm, the whole reduction in this tile and len >= 4: per pixel pair the two
@@ -330,3 +338,137 @@ TW_PULP_INLINE void conv_tile(const tw_pulp_conv_args_t *t, int core, int cores,
     }
 
 TW_PULP_VARIANTS(TW_PULP_CONV_DEF)
+
+#if TW_PULP_ARM || !TW_PULP_ASM
+/*
+ * The conv and 1x1 conv with weights stored widened to int16 (tw_pulp_conv2d_s8w16_*,
+ * tw_pulp_conv1x1_s8w16_*: built for Arm, and in plain C for a host build of an Arm target's
+ * project, never for the cluster; bindings/pulp/widened.py `conv_layout` lays the weights out at
+ * codegen). A kernel row's k_w·in_c values are a multiple of 4 (the binding's check), so a
+ * receptive field of len = k_h·k_w·in_c values is len / 4 whole steps and its rows unpack in
+ * place; the whole reduction is in the tile (the binding never tiles c); one core (the Arm
+ * modules have one).
+ *
+ * Built for Arm: per quad of output pixels (the tile's, row-major; the last quad may have fewer:
+ * the columns of the missing pixels are left as they are and their outputs not stored) the four
+ * receptive fields unpacked once to int16 pairs (arm_column_at, four-pixel layout), then per
+ * block of two output channels the 2x4 MatMul (tw_pulp_arm_mm2x4w, no sxtb16 in its loop) from
+ * the bias and the eight outputs requantized as two words (tw_pulp_rq4c). Weights of a block:
+ * per step of 4 values the words (k even, k + 1 even, k odd, k + 1 odd), even = values (0, 2)
+ * and odd = (1, 3) as (low, high) halfwords; an odd out_c's last block has a zero channel k + 1
+ * (its outputs not stored).
+ *
+ * Scratch (the binding's im2col_bytes_w16): the column buffer, 8·len + 4 bytes (8 words a step,
+ * and the word the MatMul's last step reads ahead), then for a kernel larger than 1x1 an int8
+ * receptive field of len bytes to build a padded one in.
+ */
+static size_t w16_col_bytes(int len)
+{
+    return 8u * (size_t)len + 4u;
+}
+
+#if TW_PULP_ARM
+/* The word v of outputs (pixel j, channel k), (j, k + 1), (j + 1, k), (j + 1, k + 1) stored at o
+ * (pixel j's channel k; pixels out_c bytes apart): `two` channels, `px` (1 or 2) pixels. */
+TW_PULP_INLINE void w16_store(int8_t *o, int out_c, int two, int px, uint32_t v)
+{
+    o[0] = (int8_t)v;
+    if (two)
+        o[1] = (int8_t)(v >> 8);
+    if (px > 1) {
+        o[out_c] = (int8_t)(v >> 16);
+        if (two)
+            o[out_c + 1] = (int8_t)(v >> 24);
+    }
+}
+
+TW_PULP_INLINE void conv_w16(const tw_pulp_conv_args_t *t, int core, const int im2col,
+                             const int mode)
+{
+    const tw_conv_args_t *a = &t->a;
+    const tw_window_t *g = &a->win;
+    tw_pulp_clip_t clip = tw_pulp_clip(t->rq.qmin, t->rq.qmax, t->rq.zero_point);
+    const int len = im2col ? g->k_h * g->k_w * a->in_c : a->in_c, kn = a->out_c;
+    const int pixels = g->out_h * g->out_w, steps = len >> 2;
+    const int32_t *bias = a->bias, *words = t->rq.words;
+    int32_t *col = (int32_t *)(void *)a->im2col;
+    int8_t *field = a->im2col + w16_col_bytes(len);
+    pixel_t x = pixel_at(g, 0);
+    int p, j, k;
+    if (core != 0)
+        return;
+    for (p = 0; p < pixels; p += 4) {
+        int n = pixels - p < 4 ? pixels - p : 4;
+        int8_t *o = a->out + (size_t)p * kn;
+        const int32_t *w = (const int32_t *)(const void *)a->w;
+        for (j = 0; j < n; j++, x = pixel_next(g, x))
+            arm_column_at(a, x, col + j, field, im2col, 4);
+        for (k = 0; k < kn; k += 2, o += 2) {
+            int two = k + 1 < kn;
+            tw_pulp_rqch_t c0 = tw_pulp_rq_channel(words, 0, k);
+            tw_pulp_rqch_t c1 = two ? tw_pulp_rq_channel(words, 0, k + 1) : c0;
+            int32_t acc[8];
+            uint32_t v01, v23;
+            acc[0] = acc[1] = acc[2] = acc[3] = bias ? bias[k] : 0;
+            acc[4] = acc[5] = acc[6] = acc[7] = bias && two ? bias[k + 1] : 0;
+            w = tw_pulp_arm_mm2x4w(col, w, steps, acc);
+            v01 = tw_pulp_rq4c(&c0, &c1, &c0, &c1, &clip, acc[0], acc[4], acc[1], acc[5], mode);
+            v23 = tw_pulp_rq4c(&c0, &c1, &c0, &c1, &clip, acc[2], acc[6], acc[3], acc[7], mode);
+            w16_store(o, kn, two, n, v01);
+            if (n > 2)
+                w16_store(o + 2 * kn, kn, two, n - 2, v23);
+        }
+    }
+}
+#else
+/* The same arithmetic in plain C, output by output (the layout above read halfword by halfword;
+ * the receptive field built in the scratch by im2col_pixel, 1x1 too). */
+TW_PULP_INLINE void conv_w16(const tw_pulp_conv_args_t *t, int core, const int im2col,
+                             const int mode)
+{
+    const tw_conv_args_t *a = &t->a;
+    const tw_window_t *g = &a->win;
+    tw_pulp_sink_t s = tw_pulp_sink(a->bias, a->psum, a->out, a->out_c, a->acc_flags, &t->rq);
+    const int len = g->k_h * g->k_w * a->in_c, pixels = g->out_h * g->out_w;
+    const int16_t *w16 = (const int16_t *)(const void *)a->w;
+    int8_t *field = a->im2col;
+    pixel_t x = pixel_at(g, 0);
+    int p, k, i;
+    (void)im2col;
+    (void)w16_col_bytes;
+    if (core != 0)
+        return;
+    for (p = 0; p < pixels; p++, x = pixel_next(g, x)) {
+        im2col_pixel(a, x, field);
+        for (k = 0; k < a->out_c; k++) {
+            /* channel k's halfwords: its block's 2·len, at 2·(k & 1) in each word pair */
+            const int16_t *wk = w16 + (size_t)(k >> 1) * 2u * (size_t)len + 2 * (k & 1);
+            int32_t acc[2];
+            uint32_t sum;
+            tw_pulp_acc_init(&s, k, 1, p, 0, 0, acc);
+            sum = (uint32_t)acc[0];
+            /* value i: step i / 4, the odd word for an odd i, halfword (i >> 1) & 1 */
+            for (i = 0; i < len; i++)
+                sum += (uint32_t)(field[i] * wk[8 * (i >> 2) + 4 * (i & 1) + ((i >> 1) & 1)]);
+            acc[0] = (int32_t)sum;
+            tw_pulp_finish(&s, k, 1, p, 0, 0, acc, mode);
+        }
+    }
+}
+#endif
+
+#define TW_PULP_CONVW_DEF(name, mode)                                                       \
+    void tw_pulp_conv2d_s8w16_##name(const tw_pulp_conv_args_t *a, int core_id, int n_cores) \
+    {                                                                                       \
+        (void)n_cores;                                                                      \
+        conv_w16(a, core_id, 1, mode);                                                      \
+    }                                                                                       \
+    void tw_pulp_conv1x1_s8w16_##name(const tw_pulp_conv_args_t *a, int core_id,            \
+                                      int n_cores)                                          \
+    {                                                                                       \
+        (void)n_cores;                                                                      \
+        conv_w16(a, core_id, 0, mode);                                                      \
+    }
+
+TW_PULP_VARIANTS(TW_PULP_CONVW_DEF)
+#endif /* TW_PULP_ARM || !TW_PULP_ASM */

@@ -71,6 +71,15 @@ TW_PULP_VARIANTS(TW_PULP_CONV_DECL)
                                               int n_cores);
 
 TW_PULP_VARIANTS(TW_PULP_FCW_DECL)
+
+/* The conv and 1x1 conv with their weights stored widened to int16 (tw_pulp_conv.c): k_w·in_c
+ * a multiple of 4, the whole reduction in the tile, scratch 8·len + 4 bytes (len = k_h·k_w·in_c)
+ * and, for a kernel larger than 1x1, len more. */
+#define TW_PULP_CONVW_DECL(mode, rq_mode)                                                   \
+    void tw_pulp_conv2d_s8w16_##mode(const tw_pulp_conv_args_t *a, int core_id, int n_cores); \
+    void tw_pulp_conv1x1_s8w16_##mode(const tw_pulp_conv_args_t *a, int core_id, int n_cores);
+
+TW_PULP_VARIANTS(TW_PULP_CONVW_DECL)
 #endif
 
 #endif /* TW_PULP_CONV_H */

@@ -45,25 +45,38 @@ TW_PULP_INLINE uint32_t tw_pulp_arm_tail(const int8_t *end, int r)
 }
 
 /* One step's word v of a pixel into its pairs at dst (the pixel's slot of the step): the even
- * lanes at dst[0], the odd ones at dst[2] (the column layout above). */
-TW_PULP_INLINE void tw_pulp_arm_pairs(int32_t *dst, uint32_t v)
+ * lanes at dst[0], the odd ones at dst[half] — half = 2 in the column layout above (two
+ * pixels), 4 in the widened conv's (four pixels, tw_pulp_arm_mm2x4w). */
+TW_PULP_INLINE void tw_pulp_arm_pairs_at(int32_t *dst, uint32_t v, const int half)
 {
     dst[0] = (int32_t)__sxtb16(v);
-    dst[2] = (int32_t)tw_pulp_sxtb16_ror8(v);
+    dst[half] = (int32_t)tw_pulp_sxtb16_ror8(v);
 }
 
-/* n (>= 4) contiguous values from src into the pixel's pairs at dst (its slot; 4 words a step),
- * the last partial step as the tail word. Returns dst after the run's steps. */
-TW_PULP_INLINE int32_t *tw_pulp_arm_unpack_run(int32_t *dst, const int8_t *src, int n)
+TW_PULP_INLINE void tw_pulp_arm_pairs(int32_t *dst, uint32_t v)
+{
+    tw_pulp_arm_pairs_at(dst, v, 2);
+}
+
+/* n (>= 4) contiguous values from src into the pixel's pairs at dst (its slot; 2·half words a
+ * step), the last partial step as the tail word. Returns dst after the run's steps. */
+TW_PULP_INLINE int32_t *tw_pulp_arm_unpack_at(int32_t *dst, const int8_t *src, int n,
+                                              const int half)
 {
     int i, n4 = n >> 2, r = n & 3;
-    for (i = 0; i < n4; i++, src += 4, dst += 4)
-        tw_pulp_arm_pairs(dst, tw_pulp_lw(src));
+    for (i = 0; i < n4; i++, src += 4, dst += 2 * half)
+        tw_pulp_arm_pairs_at(dst, tw_pulp_lw(src), half);
     if (r) {
-        tw_pulp_arm_pairs(dst, tw_pulp_arm_tail(src + r, r));
-        dst += 4;
+        tw_pulp_arm_pairs_at(dst, tw_pulp_arm_tail(src + r, r), half);
+        dst += 2 * half;
     }
     return dst;
+}
+
+/* tw_pulp_arm_unpack_at in the column layout above (two pixels, 4 words a step). */
+TW_PULP_INLINE int32_t *tw_pulp_arm_unpack_run(int32_t *dst, const int8_t *src, int n)
+{
+    return tw_pulp_arm_unpack_at(dst, src, n, 2);
 }
 
 /* One step of one weight row (its word w) against both columns' pairs col[0..4): *a (pixel a)
@@ -202,6 +215,113 @@ TW_PULP_INLINE void tw_pulp_arm_mm_whole(const int32_t *col, const int8_t *w, in
             ob[k] = tw_pulp_rq(&c0, clip, acc[2], mode);
     }
 }
+
+/*
+ * The widened conv's MatMul (tw_pulp_conv.c's *_s8w16 kernels; weights widened to int16 at
+ * codegen, bindings/pulp/widened.py `conv_layout`): a 2x4 block, two output channels x four
+ * pixels, on int16 operands only, so the loop is loads and smlad — no sxtb16.
+ *
+ * Column layout (four pixels): step s (values 4s..4s+3) is the 8 words col[8s..8s+8) = the even
+ * lanes (v0, v2) of pixels 0..3, then their odd lanes (v1, v3): pixel j's slot is col + j,
+ * unpacked with tw_pulp_arm_unpack_at(.., half = 4). Weights of a block of two channels (k,
+ * k + 1): step s is the 4 words (k even, k + 1 even, k odd, k + 1 odd) halves in the same order.
+ * The reduction is whole steps (the binding takes in_c a multiple of 4).
+ *
+ * Order, as the project's timing model prices it (platforms/m7_timing.py: llvm-mca's
+ * Cortex-M7 model): an ldr without writeback pairs with the smlad after it, an ldrd issues alone
+ * (so the weights' pair, one ldrd post-incremented, costs its cycle and the columns' ldr none),
+ * cmp pairs with bne. Per half step: ldrd of the two channels' words, four column loads (two
+ * registers alternating, each loaded a smlad pair ahead of its use), eight smlad. The loop does
+ * two steps (16 smlad, 4 ldrd, 8 + 8 ldr) and its compare against the end kept on the stack
+ * (no register is free: 8 accumulators, 2 weight words, 2 column words, col, w): 56
+ * instructions and 38 cycles (llvm-mca -mcpu=cortex-m7) for 64 MACs, against the 2x2 int8
+ * loop's 72 instructions and 48 cycles.
+ */
+/* One half step at column byte offset O of the step (the even half: O = 0, the odd: O = 16),
+ * x holding the half's pixel 0 word; loads the next half's pixel 0 word (offset O + 16) */
+#define TW_PULP_W16_HALF(O)                                                                     \
+    "ldrd %[p], %[q], [%[w]], #8\n\t"                                                          \
+    "ldr %[y], [%[col], #" #O "+4]\n\t"                                                         \
+    "smlad %[a0], %[x], %[p], %[a0]\n\t"                                                       \
+    "smlad %[b0], %[x], %[q], %[b0]\n\t"                                                       \
+    "ldr %[x], [%[col], #" #O "+8]\n\t"                                                         \
+    "smlad %[a1], %[y], %[p], %[a1]\n\t"                                                       \
+    "smlad %[b1], %[y], %[q], %[b1]\n\t"                                                       \
+    "ldr %[y], [%[col], #" #O "+12]\n\t"                                                        \
+    "smlad %[a2], %[x], %[p], %[a2]\n\t"                                                       \
+    "smlad %[b2], %[x], %[q], %[b2]\n\t"                                                       \
+    "ldr %[x], [%[col], #" #O "+16]\n\t"                                                        \
+    "smlad %[a3], %[y], %[p], %[a3]\n\t"                                                       \
+    "smlad %[b3], %[y], %[q], %[b3]\n\t"
+/* The loop's last half step (the second step's odd half, O = 48): col advanced by 64 after the
+ * first smlad pair (the loads after it at offsets - 64), the a3 smlad before b2 so that p is
+ * free for the end's load, the compare before the last smlad */
+#define TW_PULP_W16_LAST                                                                        \
+    "ldrd %[p], %[q], [%[w]], #8\n\t"                                                          \
+    "ldr %[y], [%[col], #52]\n\t"                                                               \
+    "smlad %[a0], %[x], %[p], %[a0]\n\t"                                                       \
+    "adds %[col], %[col], #64\n\t"                                                              \
+    "smlad %[b0], %[x], %[q], %[b0]\n\t"                                                       \
+    "ldr %[x], [%[col], #-8]\n\t"                                                               \
+    "smlad %[a1], %[y], %[p], %[a1]\n\t"                                                       \
+    "smlad %[b1], %[y], %[q], %[b1]\n\t"                                                       \
+    "ldr %[y], [%[col], #-4]\n\t"                                                               \
+    "smlad %[a2], %[x], %[p], %[a2]\n\t"                                                       \
+    "smlad %[a3], %[y], %[p], %[a3]\n\t"                                                       \
+    "ldr %[p], [sp]\n\t"                                                                        \
+    "smlad %[b2], %[x], %[q], %[b2]\n\t"                                                       \
+    "cmp %[col], %[p]\n\t"                                                                      \
+    "smlad %[b3], %[y], %[q], %[b3]\n\t"                                                       \
+    "ldr %[x], [%[col]]\n\t"
+
+/* The 2x4 block: acc[0..4) (channel k, pixels 0..3) and acc[4..8) (channel k + 1) += the
+ * columns col (steps >= 1 whole steps, and one word past them that the last step reads ahead)
+ * times the block's weights w. Returns w past the block. */
+TW_PULP_INLINE const int32_t *tw_pulp_arm_mm2x4w(const int32_t *col, const int32_t *w, int steps,
+                                                 int32_t *acc)
+{
+    int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
+    int32_t b0 = acc[4], b1 = acc[5], b2 = acc[6], b3 = acc[7];
+    /* x and y enter as the end of the loop's steps (pairs of steps) and whether one step is
+     * left after them, both kept on the stack (sp 8-byte aligned, restored in the statement) */
+    uint32_t x = (uint32_t)(col + 16 * (steps >> 1)), y = (uint32_t)steps & 1u, p, q;
+    __asm__ volatile(
+        "strd %[x], %[y], [sp, #-8]!\n\t"
+        "cmp %[col], %[x]\n\t"
+        "ldr %[x], [%[col]]\n\t"
+        "beq 2f\n"
+        "1:\n\t"
+        TW_PULP_W16_HALF(0)
+        TW_PULP_W16_HALF(16)
+        TW_PULP_W16_HALF(32)
+        TW_PULP_W16_LAST
+        "bne 1b\n"
+        "2:\n\t"
+        "ldr %[p], [sp, #4]\n\t"
+        "cmp %[p], #0\n\t"
+        "beq 3f\n\t"
+        /* the odd last step: x already holds its pixel 0 word */
+        TW_PULP_W16_HALF(0)
+        TW_PULP_W16_HALF(16)
+        "3:\n\t"
+        "add sp, sp, #8\n\t"
+        : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [b0] "+r"(b0),
+          [b1] "+r"(b1), [b2] "+r"(b2), [b3] "+r"(b3), [col] "+r"(col), [w] "+r"(w),
+          [x] "+r"(x), [y] "+r"(y), [p] "=&r"(p), [q] "=&r"(q)
+        :
+        : "cc", "memory");
+    acc[0] = a0;
+    acc[1] = a1;
+    acc[2] = a2;
+    acc[3] = a3;
+    acc[4] = b0;
+    acc[5] = b1;
+    acc[6] = b2;
+    acc[7] = b3;
+    return w;
+}
+#undef TW_PULP_W16_HALF
+#undef TW_PULP_W16_LAST
 
 #endif /* TW_PULP_ARM */
 #endif /* TW_PULP_MATMUL_ARM_H */
