@@ -1,4 +1,5 @@
-"""Bit-exactness checks of an Arm target's network schedule, shared by the widened kernels' tests
+"""Bit-exactness and prediction checks of an Arm target's network schedule, shared by the widened
+kernels' tests
 (tests/test_arm_dense_widened.py, tests/test_arm_conv_widened.py)."""
 
 from __future__ import annotations
@@ -6,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tilewise.errors import TilewiseError
+from tilewise.platforms import mca_timing
 from tilewise.platforms.qemu import qemu
 from tilewise.validate import make_inputs, validate_network
 
@@ -29,3 +31,18 @@ def on_qemu(ns, lg, tmp_path: Path) -> None:
         absent(str(e))
     r, _ = validate_network(ns, tmp_path / "q", make_inputs(lg, 2, 0), on="qemu")
     assert r.to_json()["bit_exact"] and r.to_json()["platform"] == "qemu"
+
+
+def prediction_within(ns, lg, i: int, tmp_path: Path, band: float) -> None:
+    """Layer i's counted instructions and estimated cycles within `band` of the cost models'
+    predictions (skipped without llvm-mca), its outputs bit-exact."""
+    try:
+        mca_timing.llvm_mca()
+    except TilewiseError as e:
+        absent(str(e))
+    r, _ = validate_network(ns, tmp_path / "c", make_inputs(lg, 1, 0), on="count")
+    j = r.to_json()
+    assert j["bit_exact"]
+    lc = j["layers"][i]
+    assert abs(lc["measured_instructions"] / lc["predicted_instructions"] - 1) <= band, lc
+    assert abs(lc["estimated_cycles"] / lc["predicted_cycles"] - 1) <= band, lc

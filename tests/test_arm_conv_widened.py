@@ -23,16 +23,12 @@ import numpy as np
 import pytest
 
 from tilewise.bindings.pulp import widened
-from tilewise.errors import TilewiseError
 from tilewise.ir.operands import const_bytes
 from tilewise.pipeline import schedule_network
-from tilewise.platforms import mca_timing
 from tilewise.targets.registry import get_target
-from tilewise.validate import make_inputs, validate_network
 
 from . import arm_exact
 from .codegen_cases import LayerSpec, layer_graph
-from .conftest import absent
 
 #: |measured / predicted − 1| of one widened conv layer, both units
 BAND = 0.10
@@ -105,16 +101,7 @@ def test_widened_conv_bit_exact_on_qemu(tmp_path):
 
 
 def test_widened_conv_prediction_against_the_count(tmp_path):
-    try:
-        mca_timing.llvm_mca()
-    except TilewiseError as e:
-        absent(str(e))
     lg, ns, i = _placed(LayerSpec("conv", c=32, k=32, h=12, w=12, fy=3, fx=3,
                                   pads=(1, 1, 1, 1)))
     assert ns.placement(i).binding.name.startswith("conv2d_s8w16")
-    r, _ = validate_network(ns, tmp_path / "c", make_inputs(lg, 1, 0), on="count")
-    j = r.to_json()
-    assert j["bit_exact"]
-    lc = j["layers"][i]
-    assert abs(lc["measured_instructions"] / lc["predicted_instructions"] - 1) <= BAND, lc
-    assert abs(lc["estimated_cycles"] / lc["predicted_cycles"] - 1) <= BAND, lc
+    arm_exact.prediction_within(ns, lg, i, tmp_path, BAND)

@@ -52,9 +52,9 @@ Figures and where they come from:
   Thumb-2's 14 registers, ordered for the Cortex-M7's dual issue (tw_pulp_matmul_arm.h) — or,
   where the cost model prices it lower (the convs whose kernel rows are whole words of 4 values),
   with the weights stored widened to int16 at codegen (bindings/pulp/widened.py conv_layout:
-  2 bytes a weight in flash) a 2x4 MatMul (two channels x four pixels) of ldr / ldrd and smlad
-  only, the four pixels' columns unpacked once per quad (56 instructions, 38 llvm-mca cycles per
-  64 MACs against the 2x2's 72 and 48); depthwise
+  2 bytes a weight in flash) a 2x4 MatMul (two channels x four pixels) of ldr and smlad only,
+  each load paired with a smlad, the four pixels' columns unpacked once per quad (117
+  instructions, 69 llvm-mca cycles per 128 MACs against the 2x2's 144 and 96); depthwise
   takes four channels per pixel from a ring of unpacked rows (tw_pulp_depthwise.c), four outputs
   requantized into one word; dense, where the cost model prices it lower, reads weights stored
   widened to int16 pairs at codegen in the order its loop takes them (bindings/pulp/widened.py:
@@ -115,18 +115,19 @@ from .base import KB, Memory, Module, Region, Target
 #: and kws_dscnn (bench/calibrate_m7.py --unit instructions --networks ad_autoencoder,kws_dscnn
 #: --only fcw_step,fcw_neuron, bench/calibration_m7_fcw.json: fc 1.024 of the prediction);
 #: cw_step, cw_block, cw_unpack, cw_row (the widened conv, bindings/pulp/widened.py conv_layout:
-#: its 2x4 MatMul's loop 56 instructions for 64 MACs, 7.23 per pixel, 2-channel block and step)
-#: fitted alone on the convs of ic_resnet8, kws_dscnn and vww_mobilenet_v1_025
-#: (bench/calibrate_m7.py --unit instructions --networks ic_resnet8,kws_dscnn,vww_mobilenet_v1_025
-#: --only cw_step,cw_block,cw_unpack,cw_row, bench/calibration_m7_cw.json: the widened layers
-#: 0.93-1.06 of the prediction, a fused chain's members counted together)
+#: its 2x4 MatMul's loop 117 instructions for 128 MACs, 7.31 per pixel, 2-channel block and step
+#: with the block's entry and steps left) fitted alone on the convs of ic_resnet8, kws_dscnn and
+#: vww_mobilenet_v1_025 (bench/calibrate_m7.py --unit instructions --networks
+#: ic_resnet8,kws_dscnn,vww_mobilenet_v1_025 --only cw_step,cw_block,cw_unpack,cw_row,
+#: bench/calibration_m7_cw.json: the widened layers 0.91-1.07 of the prediction, a fused chain's
+#: members counted together)
 KERNELS_INSTRUCTIONS = replace(PulpKernels(), name="pulp-kernels-m7-instructions", mm_step=18.808,
                   mm_block=0.0, mm_tile=0.5,
                   im2col_byte=0.0, im2col_row=115.747, requant_tflite=29.913, requant_shift=12.0,
                   requant_onnx=48.854, requant_onnx24=36.42, requant_onnx_fpu=26.11,
                   psum=2.36, dw_out=0.0, dw_step=0.309,
                   dw_gather=12.091, dw_item=187.834, fc_step=7.235, fc_neuron=0.414,
-                  fcw_step=3.927, fcw_neuron=26.736, cw_step=7.233, cw_block=0.0, cw_unpack=0.67, cw_row=16.49,
+                  fcw_step=3.927, fcw_neuron=26.736, cw_step=7.313, cw_block=0.0, cw_unpack=0.829, cw_row=11.625,
                   add_elem=12.25,
                   add_table=36.354, add_onnx=39.93, add_onnx_fold=11.85, mul_elem=35.0, pool_step=25.788,
                   pool_out=63.477, gap_pixel=11.029, gap_chan=0.0, gap_pixel_onnx=11.029, gap_chan_onnx=0.0,
@@ -175,14 +176,15 @@ CYCLES_PER_INSTRUCTION = 1.034
 #: 7.46); cw_step, cw_block, cw_unpack, cw_row and cw_flash (the widened conv; cw_flash per
 #: flash line of weights above the 16 kB D-cache read again for each quad of pixels) fitted
 #: alone likewise on the convs of ic_resnet8, kws_dscnn and vww_mobilenet_v1_025
-#: (bench/calibration_m7_cw_cycles.json: the widened layers 0.93-1.11 of the prediction; a step
-#: 4.75 estimated cycles against the int8 2x2's 13.96 for twice the MACs: 3.49 a half; a line
-#: fill 14.0, the timing model's 10 and the misses it makes beyond the weights' own)
+#: (bench/calibration_m7_cw_cycles.json: the widened layers 0.89-1.16 of the prediction, the
+#: 1.16 vww's 64x128 1x1 whose 16 kB of weights and words just fill the D-cache; a step 3.67
+#: estimated cycles against the int8 2x2's 13.96 for twice the MACs: 6.98 a half; a line fill
+#: 16.6, the timing model's 10 and the misses it makes beyond the weights' own)
 FITTED_CYCLES = {"mm_step": 13.963, "mm_block": 0.0, "im2col_byte": 0.0, "im2col_row": 76.858,
                  "requant_tflite": 25.363, "dw_out": 0.0, "dw_step": 0.113, "dw_gather": 10.314,
                  "dw_item": 174.991, "fc_step": 7.464, "fc_neuron": 11.808,
-                 "fcw_step": 6.753, "fcw_neuron": 30.547, "cw_step": 4.746, "cw_block": 0.0,
-                 "cw_unpack": 0.708, "cw_row": 24.874, "cw_flash": 14.012, "add_elem": 10.753,
+                 "fcw_step": 6.753, "fcw_neuron": 30.547, "cw_step": 3.669, "cw_block": 0.0,
+                 "cw_unpack": 1.568, "cw_row": 24.18, "cw_flash": 16.584, "add_elem": 10.753,
                  "add_table": 32.468, "pool_step": 18.085, "pool_out": 52.308,
                  "other_elem": 186.583, "other_call": 682.756, "tile": 0.0}
 #: the coefficients KERNELS_INSTRUCTIONS sets to the untiled kernels' per element / per call

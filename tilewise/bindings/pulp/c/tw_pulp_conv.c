@@ -4,6 +4,8 @@
  */
 #include "tw_pulp_conv.h"
 
+#include <string.h>
+
 #include "tw_pulp_common.h"
 #include "tw_pulp_matmul.h"
 #include "tw_pulp_matmul_arm.h"
@@ -369,17 +371,20 @@ static size_t w16_col_bytes(int len)
 
 #if TW_PULP_ARM
 /* The word v of outputs (pixel j, channel k), (j, k + 1), (j + 1, k), (j + 1, k + 1) stored at o
- * (pixel j's channel k; pixels out_c bytes apart): `two` channels, `px` (1 or 2) pixels. */
+ * (pixel j's channel k; pixels out_c bytes apart): `two` channels (a pixel's two as one
+ * halfword store, any alignment), `px` (1 or 2) pixels. */
 TW_PULP_INLINE void w16_store(int8_t *o, int out_c, int two, int px, uint32_t v)
 {
-    o[0] = (int8_t)v;
-    if (two)
-        o[1] = (int8_t)(v >> 8);
-    if (px > 1) {
-        o[out_c] = (int8_t)(v >> 16);
-        if (two)
-            o[out_c + 1] = (int8_t)(v >> 24);
+    if (two) {
+        uint16_t h[2] = {(uint16_t)v, (uint16_t)(v >> 16)};
+        memcpy(o, &h[0], 2);
+        if (px > 1)
+            memcpy(o + out_c, &h[1], 2);
+        return;
     }
+    o[0] = (int8_t)v;
+    if (px > 1)
+        o[out_c] = (int8_t)(v >> 16);
 }
 
 TW_PULP_INLINE void conv_w16(const tw_pulp_conv_args_t *t, int core, const int im2col,

@@ -59,12 +59,20 @@ TW_PULP_INLINE void tw_pulp_arm_pairs(int32_t *dst, uint32_t v)
 }
 
 /* n (>= 4) contiguous values from src into the pixel's pairs at dst (its slot; 2·half words a
- * step), the last partial step as the tail word. Returns dst after the run's steps. */
+ * step), the last partial step as the tail word. Returns dst after the run's steps. The
+ * four-pixel layout's (half = 4, the widened conv's columns) two steps a loop iteration: its
+ * two loads, four sxtb16 and four stores under one pointer update and branch. */
 TW_PULP_INLINE int32_t *tw_pulp_arm_unpack_at(int32_t *dst, const int8_t *src, int n,
                                               const int half)
 {
-    int i, n4 = n >> 2, r = n & 3;
-    for (i = 0; i < n4; i++, src += 4, dst += 2 * half)
+    int i = 0, n4 = n >> 2, r = n & 3;
+    if (half == 4)
+        for (; i + 2 <= n4; i += 2, src += 8, dst += 4 * half) {
+            uint32_t v0 = tw_pulp_lw(src), v1 = tw_pulp_lw(src + 4);
+            tw_pulp_arm_pairs_at(dst, v0, half);
+            tw_pulp_arm_pairs_at(dst + 2 * half, v1, half);
+        }
+    for (; i < n4; i++, src += 4, dst += 2 * half)
         tw_pulp_arm_pairs_at(dst, tw_pulp_lw(src), half);
     if (r) {
         tw_pulp_arm_pairs_at(dst, tw_pulp_arm_tail(src + r, r), half);
@@ -225,85 +233,82 @@ TW_PULP_INLINE void tw_pulp_arm_mm_whole(const int32_t *col, const int8_t *w, in
  * lanes (v0, v2) of pixels 0..3, then their odd lanes (v1, v3): pixel j's slot is col + j,
  * unpacked with tw_pulp_arm_unpack_at(.., half = 4). Weights of a block of two channels (k,
  * k + 1): step s is the 4 words (k even, k + 1 even, k odd, k + 1 odd) halves in the same order.
- * The reduction is whole steps (the binding takes in_c a multiple of 4).
+ * The reduction is whole steps (the binding takes kernel rows of whole steps).
  *
  * Order, as the project's timing model prices it (platforms/m7_timing.py: llvm-mca's
- * Cortex-M7 model): an ldr without writeback pairs with the smlad after it, an ldrd issues alone
- * (so the weights' pair, one ldrd post-incremented, costs its cycle and the columns' ldr none),
- * cmp pairs with bne. Per half step: ldrd of the two channels' words, four column loads (two
- * registers alternating, each loaded a smlad pair ahead of its use), eight smlad. The loop does
- * two steps (16 smlad, 4 ldrd, 8 + 8 ldr) and its compare against the end kept on the stack
- * (no register is free: 8 accumulators, 2 weight words, 2 column words, col, w): 56
- * instructions and 38 cycles (llvm-mca -mcpu=cortex-m7) for 64 MACs, against the 2x2 int8
- * loop's 72 instructions and 48 cycles.
+ * Cortex-M7 model): an ldr without writeback pairs with the smlad after it (an ldrd issues alone,
+ * a post-indexed ldr does not pair), so every load is an ldr at an offset, paired: per half step
+ * eight smlad, the four column words (two registers alternating, each loaded a pair ahead of its
+ * use) and the two weight words (channel k's loaded by the previous half, after its last use;
+ * channel k + 1's first) — 14 instructions, 8 cycles for 16 MACs. The loop does four steps (the
+ * pointers' adds in slots of their own pair, the compare against the end kept on the stack: no
+ * register is free, 8 accumulators, 2 weight words, 2 column words, col, w): 117 instructions and
+ * 69 cycles (llvm-mca -mcpu=cortex-m7) for 128 MACs, against the 2x2 int8 loop's 144 and 96;
+ * the steps left (1-3) one at a time (33 instructions a step). Each step's last loads are the
+ * next one's first column and weight words, so the block reads one word past its columns (the
+ * scratch has it) and one past its weights (the next block's, or flash past the layer's).
  */
-/* One half step at column byte offset O of the step (the even half: O = 0, the odd: O = 16),
- * x holding the half's pixel 0 word; loads the next half's pixel 0 word (offset O + 16) */
-#define TW_PULP_W16_HALF(O)                                                                     \
-    "ldrd %[p], %[q], [%[w]], #8\n\t"                                                          \
-    "ldr %[y], [%[col], #" #O "+4]\n\t"                                                         \
+/* One half step: column words at byte offsets C4, C8, C12 (pixels 1..3; pixel 0's in x), the
+ * next half's pixel 0 word at C16; channel k + 1's weight word at WQ, the next half's channel k
+ * word at WP (channel k's in p); E1, E2: instructions in the two unpaired smlad's slots */
+#define TW_PULP_W16_HALF(C4, C8, C12, C16, WQ, WP, E1, E2)                                     \
+    "ldr %[q], [%[w], #" #WQ "]\n\t"                                                            \
     "smlad %[a0], %[x], %[p], %[a0]\n\t"                                                       \
+    "ldr %[y], [%[col], #" #C4 "]\n\t"                                                          \
     "smlad %[b0], %[x], %[q], %[b0]\n\t"                                                       \
-    "ldr %[x], [%[col], #" #O "+8]\n\t"                                                         \
+    "ldr %[x], [%[col], #" #C8 "]\n\t"                                                          \
     "smlad %[a1], %[y], %[p], %[a1]\n\t"                                                       \
+    E1                                                                                          \
     "smlad %[b1], %[y], %[q], %[b1]\n\t"                                                       \
-    "ldr %[y], [%[col], #" #O "+12]\n\t"                                                        \
+    "ldr %[y], [%[col], #" #C12 "]\n\t"                                                         \
     "smlad %[a2], %[x], %[p], %[a2]\n\t"                                                       \
+    E2                                                                                          \
     "smlad %[b2], %[x], %[q], %[b2]\n\t"                                                       \
-    "ldr %[x], [%[col], #" #O "+16]\n\t"                                                        \
+    "ldr %[x], [%[col], #" #C16 "]\n\t"                                                         \
     "smlad %[a3], %[y], %[p], %[a3]\n\t"                                                       \
+    "ldr %[p], [%[w], #" #WP "]\n\t"                                                            \
     "smlad %[b3], %[y], %[q], %[b3]\n\t"
-/* The loop's last half step (the second step's odd half, O = 48): col advanced by 64 after the
- * first smlad pair (the loads after it at offsets - 64), the a3 smlad before b2 so that p is
- * free for the end's load, the compare before the last smlad */
-#define TW_PULP_W16_LAST                                                                        \
-    "ldrd %[p], %[q], [%[w]], #8\n\t"                                                          \
-    "ldr %[y], [%[col], #52]\n\t"                                                               \
-    "smlad %[a0], %[x], %[p], %[a0]\n\t"                                                       \
-    "adds %[col], %[col], #64\n\t"                                                              \
-    "smlad %[b0], %[x], %[q], %[b0]\n\t"                                                       \
-    "ldr %[x], [%[col], #-8]\n\t"                                                               \
-    "smlad %[a1], %[y], %[p], %[a1]\n\t"                                                       \
-    "smlad %[b1], %[y], %[q], %[b1]\n\t"                                                       \
-    "ldr %[y], [%[col], #-4]\n\t"                                                               \
-    "smlad %[a2], %[x], %[p], %[a2]\n\t"                                                       \
-    "smlad %[a3], %[y], %[p], %[a3]\n\t"                                                       \
-    "ldr %[p], [sp]\n\t"                                                                        \
-    "smlad %[b2], %[x], %[q], %[b2]\n\t"                                                       \
-    "cmp %[col], %[p]\n\t"                                                                      \
-    "smlad %[b3], %[y], %[q], %[b3]\n\t"                                                       \
-    "ldr %[x], [%[col]]\n\t"
+/* half h of a 4-step iteration (no pointer update in it) */
+#define TW_PULP_W16_H(C, W) TW_PULP_W16_HALF(C + 4, C + 8, C + 12, C + 16, W + 4, W + 8, "", "")
 
 /* The 2x4 block: acc[0..4) (channel k, pixels 0..3) and acc[4..8) (channel k + 1) += the
- * columns col (steps >= 1 whole steps, and one word past them that the last step reads ahead)
- * times the block's weights w. Returns w past the block. */
+ * columns col (steps >= 1 whole steps) times the block's weights w. Returns w past the block. */
 TW_PULP_INLINE const int32_t *tw_pulp_arm_mm2x4w(const int32_t *col, const int32_t *w, int steps,
                                                  int32_t *acc)
 {
     int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
     int32_t b0 = acc[4], b1 = acc[5], b2 = acc[6], b3 = acc[7];
-    /* x and y enter as the end of the loop's steps (pairs of steps) and whether one step is
-     * left after them, both kept on the stack (sp 8-byte aligned, restored in the statement) */
-    uint32_t x = (uint32_t)(col + 16 * (steps >> 1)), y = (uint32_t)steps & 1u, p, q;
+    /* x and y enter as the ends of the 4-step loop's and of all steps' columns, kept on the
+     * stack (sp 8-byte aligned, restored in the statement) */
+    uint32_t x = (uint32_t)(col + 32 * (steps >> 2)), y = (uint32_t)(col + 8 * steps), p, q;
+    const int32_t *wend = w + 4 * steps;
     __asm__ volatile(
         "strd %[x], %[y], [sp, #-8]!\n\t"
         "cmp %[col], %[x]\n\t"
         "ldr %[x], [%[col]]\n\t"
+        "ldr %[p], [%[w]]\n\t"
         "beq 2f\n"
         "1:\n\t"
-        TW_PULP_W16_HALF(0)
-        TW_PULP_W16_HALF(16)
-        TW_PULP_W16_HALF(32)
-        TW_PULP_W16_LAST
+        TW_PULP_W16_H(0, 0) TW_PULP_W16_H(16, 8) TW_PULP_W16_H(32, 16) TW_PULP_W16_H(48, 24)
+        TW_PULP_W16_H(64, 32) TW_PULP_W16_H(80, 40)
+        TW_PULP_W16_HALF(100, 104, 108, -16, 52, -8, "adds %[w], %[w], #64\n\t",
+                         "adds %[col], %[col], #128\n\t")
+        TW_PULP_W16_HALF(-12, -8, -4, 0, -4, 0, "", "")
+        "ldr %[q], [sp]\n\t"
+        "cmp %[col], %[q]\n\t"
         "bne 1b\n"
         "2:\n\t"
-        "ldr %[p], [sp, #4]\n\t"
-        "cmp %[p], #0\n\t"
-        "beq 3f\n\t"
-        /* the odd last step: x already holds its pixel 0 word */
-        TW_PULP_W16_HALF(0)
-        TW_PULP_W16_HALF(16)
+        "ldr %[q], [sp, #4]\n\t"
+        "cmp %[col], %[q]\n\t"
+        "beq 4f\n"
         "3:\n\t"
+        TW_PULP_W16_H(0, 0)
+        TW_PULP_W16_HALF(20, 24, 28, 0, 12, 0, "adds %[w], %[w], #16\n\t",
+                         "adds %[col], %[col], #32\n\t")
+        "ldr %[q], [sp, #4]\n\t"
+        "cmp %[col], %[q]\n\t"
+        "bne 3b\n"
+        "4:\n\t"
         "add sp, sp, #8\n\t"
         : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [b0] "+r"(b0),
           [b1] "+r"(b1), [b2] "+r"(b2), [b3] "+r"(b3), [col] "+r"(col), [w] "+r"(w),
@@ -318,10 +323,10 @@ TW_PULP_INLINE const int32_t *tw_pulp_arm_mm2x4w(const int32_t *col, const int32
     acc[5] = b1;
     acc[6] = b2;
     acc[7] = b3;
-    return w;
+    return wend;
 }
+#undef TW_PULP_W16_H
 #undef TW_PULP_W16_HALF
-#undef TW_PULP_W16_LAST
 
 #endif /* TW_PULP_ARM */
 #endif /* TW_PULP_MATMUL_ARM_H */
