@@ -86,14 +86,14 @@ HOST = replace(PulpKernels(), name="pulp-kernels-l2",
 
 #: the cluster's 8 cores on the L2 tensors (cluster-l2: fused chains' members), the kernels' model
 #: with per-kind factors of its own for the loads from L2, fitted on GVSoC on the chains' band
-#: calls (least squares on the relative error of 11 chains' measured cycles: MobileNetV2-96's
-#: first five stages (6 chains), MobileNetV2-64's first three (4) and ic_resnet8's conv -> conv
-#: -> add, bench/geometries.py; residuals -7.6% .. +11.4%): 3x3 conv 4.879, 1x1 conv 4.196 (it
-#: reads its input from L2 in the MatMul loop), depthwise 5.707 — eight cores reading L2 at
-#: once, where HOST's one core measured 4.817 / 1.204. The others as HOST's (fc, pools: not in
-#: a chain).
+#: calls (bench/calibrate_chains_pulp.py, bench/calibration_chains_pulp.json: least squares on
+#: the relative error of 12 chains' measured cycles — MobileNetV2-96's first five stages (6
+#: chains), MobileNetV2-64's first three (4) and ic_resnet8's two, bench/geometries.py; residuals
+#: -6.8% .. +8.2%): 3x3 conv 4.918, 1x1 conv 4.633 (it reads its input from L2 in the MatMul
+#: loop), depthwise 5.529 — eight cores reading L2 at once, where HOST's one core measured 4.817
+#: / 1.204. The others as HOST's (fc, pools: not in a chain).
 CLUSTER_L2 = replace(HOST, name="pulp-kernels-l2-cluster",
-                     from_l2=(("conv", 4.879), ("conv1x1", 4.196), ("dwconv", 5.707),
+                     from_l2=(("conv", 4.918), ("conv1x1", 4.633), ("dwconv", 5.529),
                               *((k, f) for k, f in HOST.from_l2 if k not in ("conv", "dwconv"))))
 
 #: cycles of a layer the network's core calls directly (Module.call_overhead_cycles: the
