@@ -6,6 +6,8 @@ on the L2 tensors, one fork per member and band, each band's rows split over the
 - without a budget pulp-open keeps the fastest schedule: no chain, no layer on cluster-l2; with
   the least RAM tilewise finds as the budget, the chain's members run on cluster-l2, the RAM is
   within the budget and below the unfused schedule's; a budget the unfused plan meets keeps it;
+- ic_resnet8: the budget between the least RAM and the unfused schedule's keeps one of its two
+  chains (the L1 arena counted as the members' placement leaves it), fewer cycles than both;
 - a 1x1 expand -> stride-2 depthwise pair and a residual block (3x3 conv -> 3x3 conv -> add of
   the block's input) as chains on GVSoC: bit-exact, the DMA of the cluster's layers as
   scheduled, each chain's measured cycles within ±25% of its prediction;
@@ -29,7 +31,7 @@ from tilewise.platforms.pulp_open import toolchain
 from tilewise.targets.registry import get_target
 from tilewise.validate import make_inputs, validate_network
 
-from .conftest import absent
+from .conftest import absent, mlperf_path
 from .test_chains import expand_block, residual_block
 
 TARGET = "pulp-open"
@@ -62,6 +64,17 @@ def test_a_budget_moves_a_chain_onto_the_cluster_from_l2(tmp_path):
     assert ns.ram_bytes <= budget < fast.ram_bytes
     assert activation_bytes(ns) < activation_bytes(fast)
     assert not schedule_network(lg, t, "model", ram_budget=fast.ram_bytes).chains
+
+
+def test_a_budget_keeps_only_the_chains_it_needs():
+    lg = lower(load_model(str(mlperf_path("ic_resnet8"))))
+    t = get_target(TARGET)
+    least = schedule_network(lg, t, "model", ram_budget=least_ram(lg, t))
+    fast = schedule_network(lg, t, "model")
+    mid = schedule_network(lg, t, "model", ram_budget=least.ram_bytes + 10 * 1024)
+    assert len(least.chains) == 2 and len(mid.chains) == 1 and not fast.chains
+    assert least.ram_bytes < mid.ram_bytes <= least.ram_bytes + 10 * 1024 < fast.ram_bytes
+    assert fast.cycles < mid.cycles < least.cycles
 
 
 def _on_gvsoc(lg, tmp_path):

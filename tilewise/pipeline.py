@@ -54,7 +54,7 @@ emits — lives here, above partition, schedule and memory, which know nothing o
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
@@ -178,10 +178,8 @@ def schedule_network(lg: LayerGraph, target: Target, tiler: str = "model",
     part = partition(lg, target, tiler, objective)                          # 2
     lg = _with_acc_bits(lg, part)                                           # 3
     rom = _rom(lg, part, target)                                            # 4
-    l1_arena = max((c.schedule.l1_bytes for c in part.choices), default=0) \
-        if target.has_memory("L1") else 0
     fused, l3, plan, part = _choose_chains(lg, part, target, l3_strategy, tiler, chains,  # 4-5
-                                     None if ram_budget is None else ram_budget - l1_arena)
+                                           ram_budget)
     tiled = {layer.name: tile_schedules(layer, l3.tilings[layer.name], c.placement, target, tiler)
              for layer, c in zip(lg.layers, part.choices) if layer.name in l3.tilings}   # 6
     schedules = tuple(tiled[layer.name].interior if layer.name in tiled else c.schedule
@@ -446,16 +444,20 @@ def _chain_step(ch: Chain, members: list[LayerStep]) -> LayerStep:
 
 
 def _choose_chains(lg: LayerGraph, part: Partition, target: Target, l3_strategy: str, tiler: str,
-                   enabled: bool, l2_budget: int | None = None
+                   enabled: bool, ram_budget: int | None = None
                    ) -> tuple[tuple[Chain, ...], NetworkL3, NetworkPlan, Partition]:
-    """The chains kept (module docstring: between steps 4 and 5) and the plan with them; with
-    `l2_budget` (the RAM budget less the L1 arena), only until the plan's peak is within it."""
+    """The chains kept (module docstring: between steps 4 and 5), the plan and the partition
+    with them; with `ram_budget`, only until the L1 arena plus the plan's peak is within it."""
     l3, plan = _plan_l2(lg, part, target, l3_strategy)
-    if not enabled or (l2_budget is not None and plan.peak <= l2_budget):
+
+    def fits(part: Partition, kept: Sequence[Chain]) -> bool:
+        return ram_budget is not None and _l1_arena(part, kept, target) + plan.peak <= ram_budget
+
+    if not enabled or fits(part, ()):
         return (), l3, plan, part
     # under a budget the plan misses, a member may leave its tiled placement for an untiled one
     # (_untiled): the partition's own choice elsewhere
-    alt = _untiled(lg, part, target, tiler) if l2_budget is not None else {}
+    alt = _untiled(lg, part, target, tiler) if ram_budget is not None else {}
     ch_ = tuple(alt.get(i, c) for i, c in enumerate(part.choices))
 
     def ok(i: int) -> bool:
@@ -529,9 +531,18 @@ def _choose_chains(lg: LayerGraph, part: Partition, target: Target, l3_strategy:
                 used |= set(chain.layers)
                 l3, plan, part = l3b, planb, partb
                 steps = _plan_steps(plan, kept, index)
-                again = not (l2_budget is not None and plan.peak <= l2_budget)
+                again = not fits(part, kept)   # the L1 arena moves with the members' placement
                 break
     return tuple(sorted(kept, key=lambda c: index[c.layers[0]])), l3, plan, part
+
+
+def _l1_arena(part: Partition, kept: Sequence[Chain], target: Target) -> int:
+    """The L1 arena of `part` with the `kept` chains (NetworkSchedule.l1_bytes before the
+    prefetch's offsets): the largest layer's L1 layout or chain's L1 bytes."""
+    if not target.has_memory("L1"):
+        return 0
+    return max((*(c.schedule.l1_bytes for c in part.choices), *(ch.l1_bytes for ch in kept)),
+               default=0)
 
 
 #: the ops a chain's member may be (schedule/chain.py `chainable`)
