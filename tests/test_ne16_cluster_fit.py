@@ -1,13 +1,14 @@
-"""The cluster's side of an NE16 layer on pulp-open-ne16 (bindings/ne16/cost.py `GVSOC_CLUSTER`:
-`job`, core 0's wait, barrier and programming of each row job; `tile`, a tile's compute call with
-the job's set-up) against GVSoC: bench/calibration_ne16.json "cluster" holds the 36 NE16 layers of
-kws_dscnn, ic_resnet8 and vww_mobilenet_v1_025 as pulp-open-ne16 partitions them, each layer's
-whole measured cycles in the shipped firmware (NE16's row jobs overlapped with the cores'
-requantization) with its schedule's prediction split into the part that does not depend on the
-two coefficients and the cycles each adds per unit (bench/calibrate_ne16.py --cluster). The
-target's model must predict them within the bands below; the assumed figures it replaced
-(`Ne16Kernels()`'s job 400, tile 1324: 0.84 of the measurement) do not. tests/test_ne16_engine_gvsoc.py
-holds kws_dscnn's NE16 layers on a fresh GVSoC run.
+"""The cluster's side of an NE16 layer on pulp-open-ne16 and gap9 (bindings/ne16/cost.py
+`GVSOC_CLUSTER`: `job`, core 0's wait, barrier and programming of each row job; `tile`, a tile's
+compute call with what the conversion does not hide of the job's set-up) against GVSoC:
+bench/calibration_ne16.json "cluster" holds the 36 NE16 layers of kws_dscnn, ic_resnet8 and
+vww_mobilenet_v1_025 as pulp-open-ne16 partitions them, each layer's whole measured cycles in the
+shipped firmware (NE16's row jobs overlapped with the cores' requantization) with its schedule's
+prediction split into the part that does not depend on the two coefficients and the cycles each
+adds per unit (bench/calibrate_ne16.py --cluster). The targets' model must predict them within the
+bands below; the assumed figures it replaced (`Ne16Kernels()`'s job 400, tile 1324: 0.926 of the
+measurement, conv2d_s8_mulh 0.899) do not. tests/test_ne16_engine_gvsoc.py holds kws_dscnn's NE16
+layers on a fresh GVSoC run.
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ from tilewise.targets.registry import get_target
 
 DATA = json.loads((Path(__file__).resolve().parent.parent / "bench" / "calibration_ne16.json")
                   .read_text())["cluster"]
-#: predicted / measured allowed: every layer, every binding's sum, the 36 layers' sum
-LAYER, BINDING, ALL = 0.12, 0.10, 0.03
+#: predicted / measured allowed: every layer (the issue's ±15%: vww's op24 and op4 are at 0.861
+#: and 0.874), every binding's sum, the 36 layers' sum
+LAYER, BINDING, ALL = 0.15, 0.10, 0.03
 
 
 def _predicted(row: dict, model: Ne16Kernels) -> float:
@@ -43,13 +45,12 @@ def _ratios(model: Ne16Kernels) -> tuple[dict[str, float], dict[str, float], flo
 
 
 def test_target_prices_the_cluster_with_the_stored_fit():
-    """pulp-open-ne16's NE16 bindings carry GVSOC_CLUSTER, the coefficients the calibration
-    fitted; gap9 (its job programming not measured) keeps the assumed figures."""
+    """pulp-open-ne16's and gap9's NE16 bindings (the same firmware) carry GVSOC_CLUSTER, the
+    coefficients the calibration fitted."""
     assert DATA["fit"] == {"job": GVSOC_CLUSTER.job, "tile": GVSOC_CLUSTER.tile}
-    for b in get_target("pulp-open-ne16").module("ne16").bindings:
-        assert (b.cost.job, b.cost.tile) == (GVSOC_CLUSTER.job, GVSOC_CLUSTER.tile), b.name
-    for b in get_target("gap9").module("ne16").bindings:
-        assert (b.cost.job, b.cost.tile) == (Ne16Kernels.job, Ne16Kernels.tile), b.name
+    for t in ("pulp-open-ne16", "gap9"):
+        for b in get_target(t).module("ne16").bindings:
+            assert (b.cost.job, b.cost.tile) == (GVSOC_CLUSTER.job, GVSOC_CLUSTER.tile), (t, b.name)
 
 
 def test_ne16_layers_within_band_of_gvsoc():
@@ -67,12 +68,12 @@ def test_assumed_figures_fall_outside():
     assert total < 1 - ALL and min(per_binding.values()) < 1 - BINDING, (total, per_binding)
 
 
-#: the fit the stored rows were measured under (the per-job dispatch before the register images)
-PREVIOUS = Ne16Kernels(job=1651.6, tile=2224.1)
+#: the fit the stored rows were measured under (core 0's set-up after the conversion)
+PREVIOUS = Ne16Kernels(job=893.2, tile=3214.7)
 
 
 def test_stored_rows_are_the_prediction_of_their_time():
     """Each row's base and features reprice its schedule: the previous model's prediction
-    (stored with the measurement) is base + 1651.6·job + 2224.1·tile."""
+    (stored with the measurement) is base + 893.2·job + 3214.7·tile."""
     for row in DATA["rows"]:
         assert _predicted(row, PREVIOUS) == pytest.approx(row["previous"], rel=1e-6), row["layer"]

@@ -36,9 +36,10 @@ cost_model.py`, derived from the PLiNIO NE16 model; notes/accelerators.md), FIFO
 - depthwise: per 16-channel block (input and output channels are the same block) one load,
   offset + 9 (the note's "+k for depthwise"), matrix-vector and update, then its 16 channels'
   stream-out, 4 + 9 · ⌈16 · 32 / 256⌉ = 22.
-The cluster: the cores convert the tile's input to u8 (x ^ 0x80, a word at a time: `convert` per
-byte and core, each its share), then core 0 programs the job (`job`, pulp-nnx's task set-up and dispatch, assumed;
-pulp-open-ne16's `GVSOC_CLUSTER` fits it and the tile's `tile` on GVSoC); then
+The cluster: the cores but core 0 convert the tile's input to u8 (x ^ 0x80, a word at a time:
+`convert` per byte and core, each its share; `converters`) while core 0 sets the tile's job up (in
+`tile`), then core 0 programs each job (`job`; Ne16Kernels' defaults assume them, `GVSOC_CLUSTER`,
+gap9's and pulp-open-ne16's, fits both on GVSoC); then
 the 8 cores requantize the int32 outputs (tw_ne16_requant_s8_<variant>, `requant` per output and core),
 in parallel. `convert` and the tflite-mode `requant` are measured on GVSoC's pulp-open cluster
 (tests/test_ne16_gvsoc.py, which holds this model within ±20% of the measurement) at the tiles
@@ -117,7 +118,7 @@ class Ne16Kernels:
     stream_out: float = 40.0        # 9 int32 outputs of 32 channels
     stream_out_dw: float = 22.0     # 9 int32 outputs of 16 channels
     convert: float = 2.27           # per input byte and core (GVSoC, module docstring)
-    job: float = 400.0              # set-up, dispatch, wait and barrier per job (assumed; GVSOC_CLUSTER)
+    job: float = 400.0              # dispatch, wait and barrier per job (assumed; GVSOC_CLUSTER)
     #: per output and core, by mode (GVSoC for tflite, its tflite_right variant; module docstring)
     requant_tflite: float = 32.5
     requant_shift: float = 12.0     # pulp/cost.py requant_shift (not measured here)
@@ -244,7 +245,7 @@ class Ne16Kernels:
         ix = ("ox", lambda s, f, l: (s - 1) * nest.SX + nest.FX)
         steps = self.job_steps(nest)
         ch = "k" if nest.kind == "dwconv" else "c"
-        convert = Term(self.convert / P, (iy, ix, (ch, ident)), "convert")
+        convert = Term(self.convert / converters(cores), (iy, ix, (ch, ident)), "convert")
         tile = Term(self.tile, (), "tile")
         if self.norm_quant:             # one job: NE16 writes the outputs
             terms = (*(Term(c, (("oy", _whole(g)), *f), lb) for c, g, f, lb in steps), convert,
@@ -269,25 +270,31 @@ class Ne16Kernels:
 #: MATCH's NE16 model (module docstring): the peer of comparison tables
 MATCH_NE16 = Ne16Kernels(engine="match")
 
-#: pulp-open-ne16's model (targets/pulp_open_ne16.py): the cluster's per-job and per-tile work
-#: fitted on GVSoC (bench/calibrate_ne16.py --cluster, bench/calibration_ne16.json "cluster": the
-#: 36 NE16 layers of kws_dscnn, ic_resnet8 and vww_mobilenet_v1_025 as partitioned, whole layer
-#: cycles of the shipped firmware). `job` 893.2 measured: core 0, per row job, waits for its end
-#: (~150 cycles of polling), meets the other cores at the barrier (~115) and dispatches the next
-#: job from the tile's register image (tw_ne16_dispatch_rows: ACQUIRE, two pointers patched, 24
-#: unrolled register stores, ~225 + bookkeeping), while the other cores wait for it at the next
-#: barrier. It was 1651.6 when each row job was derived (tw_ne16_task_rows, ~250–470) and its 24
-#: registers recomputed and written one call each (~880–1630). `tile` 3214.7 (was 2224.1): the
-#: compute call and its barriers, the job's set-up (tw_ne16_task_init / set_dims / set_addr) and
-#: the register images of the tile's first, middle and last job (tw_ne16_rows_init; the first on
-#: the critical path, the others while NE16 runs job 0, exposed when job 0 is short). Fitted, the
-#: NE16 layers are predicted at 0.99 of their measured cycles, per binding 0.97–1.02, every
-#: layer within 0.885–1.08. gap9's assumed job 400 / tile 1324 (Ne16Kernels' defaults) is below
-#: both measured figures: gap9 keeps them (its job programming is not measured), an optimistic
-#: assumption: with the measured figures gap9 would predict ic_resnet8 / kws_dscnn /
-#: vww_mobilenet_v1_025 at 1.61 / 1.23 / 3.69 ms (0.75 / 0.79 / 0.75 of MATCH's GAP9 silicon)
-#: instead of 1.44 / 1.08 / 3.25 (bench/RESULTS.md table 8).
-GVSOC_CLUSTER = Ne16Kernels(job=893.2, tile=3214.7)
+#: pulp-open-ne16's model (targets/pulp_open_ne16.py) and gap9's (targets/gap9.py): the cluster's
+#: per-job and per-tile work fitted on GVSoC (bench/calibrate_ne16.py --cluster,
+#: bench/calibration_ne16.json "cluster": the 36 NE16 layers of kws_dscnn, ic_resnet8 and
+#: vww_mobilenet_v1_025 as partitioned, whole layer cycles of the shipped firmware). `job` 803.6:
+#: core 0, per row job, waits for its end, meets the other cores at the barrier and dispatches
+#: the next job from the tile's register image (tw_ne16_dispatch_rows: ACQUIRE, two pointers
+#: patched, 24 register stores), while the other cores wait for it at the next barrier (measured
+#: with mcycle probes on kws_dscnn: the wait that sees a finished job ~150–200 cycles, the barrier
+#: ~120, the dispatch ~310). `tile` 1559.7: the compute call and its barriers, and what of core 0's
+#: set-up of the tile's job (tw_ne16_task_init / set_dims / set_addr, tw_ne16_rows_init and the
+#: register image of job 0) the other 7 cores' conversion of the input does not hide
+#: (`converters`; when it ran after the conversion, ~4,000 cycles from the conversion's barrier to
+#: job 0 dispatched with the images of jobs 1 and J-1, measured on kws_dscnn). Fitted, the NE16
+#: layers are predicted at 0.987 of their measured cycles, per binding 0.96–1.03, every layer
+#: within 0.861–1.088. Before core 0's set-up ran beside the conversion (`job` 893.2, `tile`
+#: 3214.7) the same layers measured 1,415,918 cycles, now 1,338,888; with `job` 1651.6 and
+#: `tile` 2224.1 before the register images. NE16's second job context kept full (pipeline.py)
+#: was measured and not kept.
+GVSOC_CLUSTER = Ne16Kernels(job=803.6, tile=1559.7)
+
+
+def converters(cores: int) -> int:
+    """Cores that convert a tile's input (or write its im2col): all but core 0, which sets the
+    tile's job up meanwhile (templates/ne16_s8.c.j2); one core does both."""
+    return max(cores - 1, 1)
 
 
 # oy factors of the row-job pipeline (bindings/ne16/pipeline.py): J jobs of R rows, the last of L

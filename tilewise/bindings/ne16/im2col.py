@@ -37,7 +37,7 @@ from ..pulp import constants as pulp
 from . import arith, checks, pipeline, requant
 from .constants import check as const_check
 from .constants import job_bias
-from .cost import Ne16Kernels
+from .cost import Ne16Kernels, converters
 
 #: the input-channel paddings of the *_im2col bindings (one binding each: ConstLayout.c_block)
 C_PADS = (1, 2, 4, 8, 16)
@@ -113,8 +113,8 @@ def layout(pad: int) -> ConstLayout:
 @dataclass(frozen=True)
 class Ne16Im2col(Ne16Kernels):
     """Ne16Kernels on the 1×1 job over the im2col (module docstring); in place of the conversion
-    the im2col's `im2col` cycles per tap (output pixel × FY × FX) and core, and `convert` per
-    input byte of a tap past its first.
+    the im2col's `im2col` cycles per tap (output pixel × FY × FX) and core (the cores but core
+    0: cost.py `converters`), and `convert` per input byte of a tap past its first.
 
     `im2col` 8.1: fitted on GVSoC (pulp-open-ne16, kws_dscnn's first layer, 10×4 stride 2 of
     one channel, 125 output pixels as one tile on 8 cores, the C of c/tw_ne16_kernels.c: a
@@ -138,7 +138,7 @@ class Ne16Im2col(Ne16Kernels):
         base = Ne16Kernels.terms(replace(self, convert=0.0), job_nest(nest), cores)
         out = [replace(t, factors=tuple((d, scaled(f) if d == "c" else f) for d, f in t.factors))
                for t in base]
-        p, taps = max(cores, 1), nest.FY * nest.FX
+        p, taps = converters(cores), nest.FY * nest.FX
         return (*out,
                 Term(self.im2col * taps / p, (("n", ident), ("oy", ident), ("ox", ident)), "im2col"),
                 Term(self.convert * taps / p, (("n", ident), ("oy", ident), ("ox", ident),

@@ -6,7 +6,8 @@ A tile of oy_t output rows is cut into row jobs of `rows(oy_t)` rows (whole 3-ro
 3×3 output subtile, at most `JOBS_MAX` jobs; the last job takes the rest), each writing its int32
 accumulators into one of two L1 buffers in turn (tw_ne16_task_rows):
 
-    cores convert the input tile to u8 (once; not with a u8 input); barrier
+    cores 1..7 convert the input tile to u8 (not with a u8 input)   core 0 sets the tile's job up
+    barrier                                                          (its registers: job 0's image)
     core 0: dispatch job 0 → acc[0]
     for j in 0 .. J-1:
         core 0: wait for job j                   (acc[j & 1] complete)
@@ -18,8 +19,27 @@ so a tile's cycles are fill + Σ max(NE16 job, cluster work) + drain (bindings/n
     convert + J·job + N(job 0) + Σ_{j<J-1} max(N(job j+1), R(job j)) + R(job J-1)
 with N a job's NE16 cycles, R its requantization on the cores and `job` the programming of one
 job by core 0 (on the critical path: core 0 programs job j+1 before its share of job j's
-requantization). One job (J = 1: oy_t ≤ 3, dense layers) is the sequence convert, job, requant.
-The second buffer is reserved in L1 (`acc_words`) only when a tile has more than one job.
+requantization); core 0's set-up of the tile beside the conversion is in the tile's constant.
+One job (J = 1: oy_t ≤ 3, dense layers) is the sequence convert, job, requant. The second
+buffer is reserved in L1 (`acc_words`) only when a tile has more than one job.
+
+Measured on GVSoC (pulp-open-ne16, validate --on gvsoc, bit-exact) and not kept:
+- NE16's second job context kept full — jobs 0 and 1 dispatched at once, job j+2 queued behind
+  job j+1 after job j's wait, three accumulator buffers — so that core 0's wait, barrier and
+  programming leave NE16's path. On the MLPerf Tiny NE16 layers a step is bound by the cluster
+  (job + R(job j) > N(job j+1) on 32 of the 36 layers as pulp-open-ne16 schedules them, 3 more
+  are one job: the one-mulh requantization, 14.5 cycles per output and core, against NE16's 1×1
+  and depthwise jobs), where the queue saves nothing, while the third buffer's L1 cut
+  kws_dscnn's whole-layer tiles in two (398,118 cycles against 315,438) or, with up to 16 jobs
+  per tile to keep the buffers' L1, added job set-ups (349,171); ic_resnet8 657,268 against
+  633,088.
+- Core 0's per-job work (kws_dscnn, mcycle probes): the wait that sees a finished job ~150–200
+  cycles, the barrier ~120, the dispatch ~310 (ACQUIRE ~15, 24 register stores ~180–210). A job
+  context keeps its registers on GVSoC (bit-exact with 2 stores for a middle job whose context
+  held the previous middle job), which saved nothing measurable.
+- Job 0's input rows converted first and the others while NE16 runs it: the 36 layers measured
+  1,424,803 cycles against 1,415,918 (the extra barrier and the uneven row split eat the
+  overlap).
 """
 
 from __future__ import annotations

@@ -78,10 +78,16 @@ void tw_ne16_rows_init(tw_ne16_rows_t *p, const tw_ne16_task_t *t, int rows)
     p->rows = rows;
     p->jobs = (t->geom.out_h + rows - 1) / rows;
     p->built = 0;
-    p->in_step = 0;
+    p->in_step = (uint32_t)rows * (uint32_t)t->geom.stride * (uint32_t)t->geom.in_w *
+                 (uint32_t)t->geom.in_c;
 }
 
 #ifndef TW_NE16_ENGINE
+void tw_ne16_rows_prepare(tw_ne16_rows_t *p)
+{
+    (void)p;
+}
+
 int tw_ne16_dispatch_rows(tw_ne16_rows_t *p, int j, void *out)
 {
     const int r0 = j * p->rows, h = j + 1 < p->jobs ? p->rows : p->task.geom.out_h - r0;

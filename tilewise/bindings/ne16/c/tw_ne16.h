@@ -70,6 +70,10 @@ typedef struct {
 
 /* The row jobs of `rows` output rows of task `t` (t->out unused). */
 void tw_ne16_rows_init(tw_ne16_rows_t *p, const tw_ne16_task_t *t, int rows);
+/* Builds the engine's register image of row job 0 now (core 0, while the other cores convert
+ * the input), so that dispatching it is its commit; the others are built while NE16 runs it
+ * (tw_ne16_dispatch_rows). The host HAL has none (no-op). */
+void tw_ne16_rows_prepare(tw_ne16_rows_t *p);
 /* Dispatches row job j into `out` (as tw_ne16_dispatch: returns its id for tw_ne16_wait). */
 int tw_ne16_dispatch_rows(tw_ne16_rows_t *p, int j, void *out);
 

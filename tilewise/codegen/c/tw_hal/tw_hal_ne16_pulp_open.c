@@ -229,9 +229,15 @@ static void rows_image(tw_ne16_rows_t *p, int k)
     p->built |= 1 << k;
 }
 
+void tw_ne16_rows_prepare(tw_ne16_rows_t *p)
+{
+    rows_image(p, 0);                   /* the others while NE16 runs job 0 */
+}
+
 /* Row job j (tw_ne16.h): the tile's image of its kind with its output pointer and, a middle
  * job, its input pointer (middle jobs read rows·stride input rows further each, no padding:
- * tw_job_rows); images 1 and 2 are built while NE16 runs job 0. Jobs are dispatched in order. */
+ * tw_job_rows); images not built yet by tw_ne16_rows_prepare are built when needed, images 1 and
+ * 2 while NE16 runs job 0. Jobs are dispatched in order. */
 int tw_ne16_dispatch_rows(tw_ne16_rows_t *p, int j, void *out)
 {
     const int k = j == 0 ? 0 : j + 1 == p->jobs ? 2 : 1;
@@ -244,12 +250,9 @@ int tw_ne16_dispatch_rows(tw_ne16_rows_t *p, int j, void *out)
     r[REG_OUTFEAT_PTR] = (uint32_t)(uintptr_t)out;
     id = commit(r, NULL, 0);
     if (j == 0) {
-        const tw_job_geom_t *g = &p->task.geom;
-        p->in_step = (uint32_t)p->rows * (uint32_t)g->stride * (uint32_t)g->in_w *
-                     (uint32_t)g->in_c;
-        if (p->jobs > 2)
+        if (p->jobs > 2 && !(p->built & 2))
             rows_image(p, 1);
-        if (p->jobs > 1)
+        if (p->jobs > 1 && !(p->built & 4))
             rows_image(p, 2);
     }
     return id;
