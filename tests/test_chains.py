@@ -64,7 +64,7 @@ def test_price_counts_one_call_of_each_kernel_per_band():
     calls: list[tuple[str, int]] = []
 
     def cyc(tag):
-        return lambda n: calls.append((tag, n.OY)) or 100.0 + n.OY
+        return lambda n, first: calls.append((tag, n.OY)) or 100.0 + n.OY
 
     bs = chain.bands([VWW_PROD, VWW_CONS], 2)
     (p, c), copy, nbytes = chain.price([VWW_PROD, VWW_CONS], bs, [cyc("p"), cyc("c")], lambda n: 10.0)

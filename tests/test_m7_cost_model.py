@@ -42,9 +42,8 @@ from .conftest import absent, mlperf_path
 #: path the model prices as block neurons: 0.88-1.12 of their prediction; ad_autoencoder's ten
 #: dense layers are within 1.03 (tests/test_arm_dense_widened.py holds a 64x256 layer to 0.10)
 #: chain: a fused chain's layers as one (schedule/chain.py; the counter counts the chain at its
-#: last member's step), ic_resnet8's conv -> conv -> add priced per band call: 0.89 of its
-#: prediction, the add's table build priced in every band call while the kernel builds its
-#: tables once (a known over-prediction, docs/memory.md)
+#: last member's step), ic_resnet8's conv -> conv -> add and its stride-2 block with the shortcut
+#: conv as a branch priced per band call (the add's tables in its first call only)
 BAND_CYCLES = {"conv 3x3": 0.10, "conv 1x1": 0.10, "conv 10x4": 0.15, "dwconv": 0.10, "fc": 0.15,
                "add": 0.05, "pool": 0.15, "chain": 0.15}
 #: the same for counted / predicted instructions (the instruction model, as before)

@@ -71,8 +71,8 @@ from .memory.l3 import L3Plan, plan_l3_activations
 from .memory.network import L2TooSmallError, LayerStep, NetworkPlan
 from .partition import Choice, Partition, alternative, partition
 from .passes import fuse_attention, fuse_residual, lower
-from .schedule.api import schedule_placed
 from .schedule.chain import Chain, branch_of, candidates, chainable, copy_cycles, is_add, l1_layout, plan_chain
+from .schedule.cost import band_cycles
 from .schedule.fit import check_fits, l2_refusal
 from .schedule.l3 import L3Tiling, NetworkL3, l3_dma, plan_memory
 from .schedule.placement import Placement
@@ -465,7 +465,7 @@ def _choose_chains(lg: LayerGraph, part: Partition, target: Target, l3_strategy:
         return chainable(lg.layers[i], c.placement.binding.label, c.placement.module.cores,
                          c.schedule.untiled, lg)
 
-    memo: dict[tuple[int, LoopNest], float] = {}   # the runs overlap: their bands recur
+    memo: dict[tuple[int, LoopNest, bool], float] = {}   # the runs overlap: their bands recur
 
     def fixed_of(k: int) -> float:
         """A member's call cost once per chain (a one-core module: the chain calls its rows
@@ -473,16 +473,17 @@ def _choose_chains(lg: LayerGraph, part: Partition, target: Target, l3_strategy:
         pl = ch_[k].placement
         return pl.module.fixed_cycles(pl.binding.direct_call) if pl.module.cores == 1 else 0.0
 
-    def band_cycles(i: int):
+    def member_cycles(i: int):
         pl = ch_[i].placement
-        fixed = fixed_of(i)
+        fork = pl.module.fixed_cycles(pl.binding.direct_call) - fixed_of(i)
 
-        # one band: the kernel's own terms (its per-call ones included), not the layer's call —
-        # but on a multi-core module the fork of each band call (the layer's fixed cycles)
-        def cyc(n: LoopNest) -> float:
-            if (i, n) not in memo:
-                memo[i, n] = schedule_placed(n, target, pl, tiler).cycles - fixed
-            return memo[i, n]
+        # one band: the kernel's own terms (its per-call ones included; the add's tables in its
+        # first band call only), not the layer's call — but on a multi-core module the fork of
+        # each band call (the layer's fixed cycles)
+        def cyc(n: LoopNest, first: bool) -> float:
+            if (i, n, first) not in memo:
+                memo[i, n, first] = band_cycles(n, pl, first) + fork
+            return memo[i, n, first]
         return cyc
 
     priced = []
@@ -490,7 +491,7 @@ def _choose_chains(lg: LayerGraph, part: Partition, target: Target, l3_strategy:
         fixed = sum(fixed_of(k) for k in range(i, j))
         chain = plan_chain(tuple(lg.layers[k].name for k in range(i, j)),
                            [ch_[k].schedule.nest for k in range(i, j)],
-                           [band_cycles(k) for k in range(i, j)], copy_cycles(target),
+                           [member_cycles(k) for k in range(i, j)], copy_cycles(target),
                            branch=branch_of(lg, i, j))
         if chain is not None:
             per = chain.member_cycles

@@ -353,7 +353,9 @@ def band_nest(n: LoopNest, o0: int, rows: int) -> LoopNest:
     return replace(n, OY=rows, IY=s.size, pads=(s.pad_lo, n.pads[1], s.pad_hi, n.pads[3]))
 
 
-Cycles = Callable[[LoopNest], float]
+#: a member's cycles on a band's nest, its first band call or a later one (schedule/cost.py
+#: `band_cycles`: an add builds its tables in its first call only)
+Cycles = Callable[[LoopNest, bool], float]
 
 
 def price(nests: Sequence[LoopNest], bs: list[Band], cycles: Sequence[Cycles],
@@ -361,19 +363,26 @@ def price(nests: Sequence[LoopNest], bs: list[Band], cycles: Sequence[Cycles],
           ) -> tuple[list[float], float, int]:
     """Each member's cycles over the chain's bands, the rings' copy cycles and the bytes they
     copy: one call of each member's kernel per band it computes rows in, on the band's nest
-    (`cycles`: the bindings' cost models), one copy of each ring's kept rows per band
+    (`cycles`: the bindings' cost models; an add's tables in its first call only), one copy of
+    each ring's kept rows per band
     (`copy_cycles` of its bytes); a branch (`branch`: its index in `nests`, every member's) one
     call per band on the band's rows, nothing copied. `bs`: the main path's bands."""
     main = main_path(len(nests), branch)
     mn = [nests[k] for k in main]
     per = [0.0] * len(nests)
+    called: set[int] = set()
+
+    def call(k: int, n: LoopNest) -> None:
+        per[k] += cycles[k](n, k not in called)
+        called.add(k)
+
     for b in bs:
         for k, w in enumerate(b.wins):
             if w is not None and w.hi > w.new_lo:
-                per[main[k]] += cycles[main[k]](band_nest(mn[k], w.new_lo, w.hi - w.new_lo))
-        per[-1] += cycles[-1](band_nest(nests[-1], b.oy0, b.rows))
+                call(main[k], band_nest(mn[k], w.new_lo, w.hi - w.new_lo))
+        call(len(nests) - 1, band_nest(nests[-1], b.oy0, b.rows))
         if branch is not None:
-            per[branch] += cycles[branch](band_nest(nests[branch], b.oy0, b.rows))
+            call(branch, band_nest(nests[branch], b.oy0, b.rows))
     copies = [r * mn[k].OX * mn[k].K for k, (_, moved) in enumerate(_rings(bs))
               for r in moved if r]
     return per, sum(copy_cycles(n) for n in copies), sum(copies)
@@ -385,7 +394,7 @@ def plan_chain(names: tuple[str, ...], nests: Sequence[LoopNest], cycles: Sequen
     """The chain of the smallest band whose predicted cycles stay within `budget` × the
     unfused cycles (module docstring); None when a ring would hold its whole tensor first.
     `branch`: the branch member's index (module docstring), its ring the last."""
-    unfused = sum(c(n) for c, n in zip(cycles, nests))
+    unfused = sum(c(n, True) for c, n in zip(cycles, nests))
     mn = [nests[k] for k in main_path(len(nests), branch)]
     for band in range(1, nests[-1].OY):
         bs = bands(mn, band)

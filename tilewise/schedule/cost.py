@@ -510,6 +510,19 @@ class Evaluator:
             consts_in_place=self.in_place)
 
 
+def band_cycles(nest: LoopNest, placement: Placement, first: bool) -> float:
+    """The kernel's cycles on `nest` as one band of output rows of a fused chain
+    (schedule/chain.py), without the module's fixed call cycles: its cost terms with the band's
+    rows the layer's first output-row tile (`first`) or a later one — a term of the layer's first
+    tile only (an add's tables, which its first band call builds and keeps) counts once."""
+    dims = loop_dims(nest.kind)
+    size = {d: np.ones((1, 1), np.int64) * dim_size(nest, d) for d in dims}
+    one = {d: np.ones((1, 1), bool) for d in dims}
+    at = {**one, "oy": np.full((1, 1), first)} if "oy" in dims else one
+    return float(tile_cycles(placement.binding.cost.terms(nest, placement.module.cores), size, at,
+                             one).sum())
+
+
 def untiled_schedule(nest: LoopNest, target: Target, placement: Placement,
                      tiler: str = "model") -> LayerSchedule:
     """A layer run whole in place with no DMA (an untiled placement, placement.py): at the module's

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ..schedule import chain as chains
-from ..schedule.cost import Evaluator, untiled_schedule
+from ..schedule.cost import Evaluator, band_cycles, untiled_schedule
 from ..schedule.placement import Placement
 from ..schedule.space import LayerSchedule
 
@@ -86,8 +86,7 @@ def _chain_layer(ns: NetworkSchedule, it: Target, i: int) -> float:
     ps = [_placement(ns.placement(j), it) for j in idx]
 
     def band(p: Placement):
-        fixed = p.module.fixed_cycles(p.binding.direct_call)
-        return lambda n: untiled_schedule(n, it, p).cycles - fixed
+        return lambda n, first: band_cycles(n, p, first)
 
     nests = [ns.schedules[j].nest for j in idx]
     per, copy, _ = chains.price(nests, chains.bands([nests[m] for m in ch.main], ch.band),
