@@ -205,6 +205,17 @@ def _pulp_chains(t: Table, ax) -> None:
           ylabel="kB live at once (pulp-open, least RAM)")
 
 
+def _ram_front(t: Table, ax) -> None:
+    """Each model's RAM × cycles front, both relative to its unfused schedule."""
+    for name, r in t.data.items():
+        pts = sorted(r["points"], key=lambda p: p["ram_ratio"])
+        ax.plot([p["ram_ratio"] for p in pts], [p["cycles_ratio"] for p in pts], "o-", label=name)
+    ax.set_xlabel("RAM / unfused schedule's (stm32h7 plan)")
+    ax.set_ylabel("predicted cycles / unfused")
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+
+
 PLOTS = {"host": _host, "memory": _memory, "compile_time": _compile, "schedule_quality": _quality,
          "silicon_gap9": _gap9, "silicon_gap8": _gap8, "gvsoc_models": _gvsoc_models,
          "gvsoc_kinds": _gvsoc_kinds, "gvsoc_pulpnn_layer": _gvsoc_layer,
@@ -212,7 +223,8 @@ PLOTS = {"host": _host, "memory": _memory, "compile_time": _compile, "schedule_q
          "gap9_modules": _gap9_modules, "diana": _diana, "pulp_subbyte": _pulp_subbyte,
          "sequence_attention": _sequence_attention, "ne16_networks": _ne16_networks,
          "cortex_m4_models": _cortex_m4_models, "gap9_subbyte": _gap9_subbyte,
-         "cortex_m_mbv2_chains": _mbv2_chains, "pulp_chains": _pulp_chains}
+         "cortex_m_mbv2_chains": _mbv2_chains, "pulp_chains": _pulp_chains,
+         "ram_front": _ram_front}
 
 
 def plot(t: Table, out_dir: Path) -> Path:

@@ -104,6 +104,13 @@ TFLM_ARENA_B = {
     "ad_autoencoder": Figure(2_580, ANCHORS_M7),
 }
 
+ANCHORS_MEM = "anchors.md, Memory-minimal engines (published)"
+#: TinyEngine's and TFLM + CMSIS-NN's peak SRAM on mcunet-vww0 (kB, STM32H743)
+TINYENGINE_VWW0_KB = Figure(59, ANCHORS_MEM + ", TinyEngine")
+TFLM_VWW0_KB = Figure(163, ANCHORS_MEM + ", TinyEngine's TFLM + CMSIS-NN")
+#: MCUNetV2's MobileNetV2 first stage peak memory, per layer and patch-based (kB)
+MCUNETV2_MBV2_KB = (Figure(1_372, ANCHORS_MEM + ", MCUNetV2"), Figure(172, ANCHORS_MEM + ", MCUNetV2"))
+
 ANCHORS_MLPERF_M7 = ("anchors.md, MLPerf Tiny latest published rounds: STM32H7A3 (NUCLEO-H7A3ZI-Q) "
                      "Cortex-M7 at 280 MHz")
 #: the clock of those runs (MHz): cycles = latency x clock
@@ -180,6 +187,9 @@ def all_figures() -> list[tuple[str, Figure]]:
         out.append((f"MLPerf Tiny fastest Cortex-M7 {k} ms", f))
     for k, f in TFLM_ARENA_B.items():
         out.append((f"TFLM arena {k}", f))
+    out += [("TinyEngine mcunet-vww0 kB", TINYENGINE_VWW0_KB), ("TFLM mcunet-vww0 kB", TFLM_VWW0_KB),
+            ("MCUNetV2 MobileNetV2 per-layer kB", MCUNETV2_MBV2_KB[0]),
+            ("MCUNetV2 MobileNetV2 patch-based kB", MCUNETV2_MBV2_KB[1])]
     for k, figs in MATCH_GAP9_ABLATION_MS.items():
         out += [(f"MATCH GAP9 ablation {k} {i}", f) for i, f in enumerate(figs)]
     for k, f in GREENWAVES_GAP9_MS.items():

@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench import machine, models, tables  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-SECTIONS = ("1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15")
+SECTIONS = ("1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15", "16")
 
 
 def run(sections: tuple[str, ...], names: tuple[str, ...], runs: int, out_dir: Path,
@@ -115,6 +115,11 @@ def run(sections: tuple[str, ...], names: tuple[str, ...], runs: int, out_dir: P
         from bench import pulp_chains
         t0 = time.perf_counter()
         for t in pulp_chains.measure(names):
+            emit(t, t0)
+    if "16" in sections:
+        from bench import ram_front
+        t0 = time.perf_counter()
+        for t in ram_front.measure(names):
             emit(t, t0)
     pngs = []
     if plot:

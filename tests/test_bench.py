@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import geometries, published, run, schedule_quality, silicon, stats, tables
+from bench import geometries, published, ram_front, run, schedule_quality, silicon, stats, tables
 from bench import results_md as results_page
 from tests.conftest import REPO, absent, mlperf_path
 from tilewise.ir.ops import Op
@@ -81,6 +81,23 @@ def test_schedule_quality_one_model():
         assert isinstance(model, float) and isinstance(dory, float)
         assert ratio == pytest.approx(model / dory)
         assert ratio <= 1.0 + 1e-9          # the latency objective never loses to DORY's on its own cost model
+
+
+def test_ram_front_one_model():
+    """Table 16's front on ic_resnet8 (stm32h7): every budgeted point within its budget, the
+    least-RAM point the smallest, no point both larger and slower than another (the fastest
+    schedule within each budget), and the unfused one the fastest."""
+    from bench import scheduling
+
+    lg = scheduling.lowered(mlperf_path("ic_resnet8"))
+    pts = ram_front.front(lg, scheduling.target("stm32h7"))
+    assert pts[0]["label"] == "unfused" and pts[-1]["label"].endswith("(least RAM)")
+    assert len(pts) >= 2 and pts[-1]["ram"] < pts[0]["ram"]
+    for p in pts:
+        assert p["budget"] is None or p["ram"] <= p["budget"], p
+        assert p["ram"] >= pts[-1]["ram"] and p["cycles"] >= pts[0]["cycles"] - 1e-6, p
+        assert not any(q["ram"] < p["ram"] and q["cycles"] < p["cycles"] for q in pts
+                       if q["budget"] is not None and p["budget"] is not None), p
 
 
 def test_silicon_gap9_one_model():
