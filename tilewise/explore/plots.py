@@ -12,6 +12,7 @@ Hypothetical points (beyond the built-in part) are drawn hollow.
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 from .pareto import chip_memory_kb, ram_kb
@@ -105,19 +106,28 @@ def pareto_plot(rows: list[dict], key: str, label: str, path: Path, memory=chip_
     return True
 
 
+#: an axis spanning less than this ratio stays linear (a log scale of a narrow range shows
+#: only unreadable minor ticks: a RAM front whose cycles move by a few per cent)
+LOG_SPAN = 4.0
+
+
 def _finish_axes(ax, xlabel: str, ylabel: str, title: str) -> None:
-    """Log-log axes (memory in powers of two), labels, grid and legend of one model's panel."""
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
+    """Axes (log where the data span a wide range: memory in powers of two), labels, grid and
+    legend of one model's panel."""
+    (x0, y0), (x1, y1) = ax.dataLim.get_points()
+    if x0 > 0 and x1 / x0 >= LOG_SPAN:
+        ax.set_xscale("log", base=2)
+    if y0 > 0 and y1 / y0 >= LOG_SPAN:
+        ax.set_yscale("log")
     ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
+    ax.set_ylabel("\n".join(textwrap.wrap(ylabel, 40)))
     ax.set_title(title)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7)
 
 
 def _save(plt, fig, title: str, path: Path) -> None:
-    fig.suptitle(title)
+    fig.suptitle("\n".join(textwrap.wrap(title, 90)), fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
