@@ -41,7 +41,11 @@ The cluster: the cores but core 0 convert the tile's input to u8 (x ^ 0x80, a wo
 `tile`), then core 0 programs each job (`job`; Ne16Kernels' defaults assume them, `GVSOC_CLUSTER`,
 gap9's and pulp-open-ne16's, fits both on GVSoC); then
 the 8 cores requantize the int32 outputs (tw_ne16_requant_s8_<variant>, `requant` per output and core),
-in parallel. `convert` and the tflite-mode `requant` are measured on GVSoC's pulp-open cluster
+in parallel: the job's channel-pair columns laid end to end and cut into runs balanced to a pair
+of outputs, core 0's TW_NE16_DISPATCH_OUTPUTS (36) short of the others' when it dispatched the
+next job first (c/tw_ne16_kernels.c requant_share), so the requantization is priced at its even
+share and `job` is what core 0's wait, the barrier and the dispatch still cost per job.
+`convert` and the tflite-mode `requant` are measured on GVSoC's pulp-open cluster
 (tests/test_ne16_gvsoc.py, which holds this model within ±20% of the measurement) at the tiles
 of the MLPerf Tiny NE16 layers on 1 and 8 cores, the empty fork subtracted: tflite_right (the
 variant of 52 of those 58 layers) 31.7 to 33.8 cycles per output and core (36.6 for vww's first

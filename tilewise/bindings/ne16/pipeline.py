@@ -14,6 +14,8 @@ accumulators into one of two L1 buffers in turn (tw_ne16_task_rows):
         barrier                                  (every core is done reading acc[(j+1) & 1])
         core 0: dispatch job j+1 → acc[(j+1) & 1]   NE16 runs it ...
         all cores: requantize job j from acc[j & 1] ... while the cores do this
+                   (core 0's share TW_NE16_DISPATCH_OUTPUTS outputs short of the others' when
+                   it dispatched job j+1: c/tw_ne16_kernels.h)
 
 so a tile's cycles are fill + Σ max(NE16 job, cluster work) + drain (bindings/ne16/cost.py):
     convert + J·job + N(job 0) + Σ_{j<J-1} max(N(job j+1), R(job j)) + R(job J-1)
@@ -37,6 +39,11 @@ Measured on GVSoC (pulp-open-ne16, validate --on gvsoc, bit-exact) and not kept:
   cycles, the barrier ~120, the dispatch ~310 (ACQUIRE ~15, 24 register stores ~180–210). A job
   context keeps its registers on GVSoC (bit-exact with 2 stores for a middle job whose context
   held the previous middle job), which saved nothing measurable.
+- Core 0's share of a job's requantization shortened by its wait and dispatch (kept,
+  c/tw_ne16_kernels.c requant_share; the shares cut at pairs of outputs rather than whole
+  pixels or channels): kws_dscnn's 9 NE16 layers 275,219 → 277,542 cycles (the finer cut costs
+  that more than core 0's shorter share wins: 281,335 with equal shares), ic_resnet8's 5
+  302,372 → 285,745 (its 16- and 32-channel layers had split unevenly).
 - Job 0's input rows converted first and the others while NE16 runs it: the 36 layers measured
   1,424,803 cycles against 1,415,918 (the extra barrier and the uneven row split eat the
   overlap).

@@ -129,7 +129,19 @@ TW_PULP_INLINE void requant_run(const int32_t *acc, const int32_t *bias, const i
     }
 }
 
-/* The core's equal run of the n·k outputs [begin, end), walked pixel by pixel: the rest of the
+/* Where core c's share of `total` work units starts (c = cores: the end): equal shares but core
+ * 0's, `lighter` units smaller (tw_ne16_rq_args_t: core 0 dispatches NE16's next job first), the
+ * units it leaves spread over the other cores: (total + lighter)·c / cores − lighter, at least 0. */
+TW_PULP_INLINE int share_bound(int total, int lighter, int c, int cores)
+{
+    int b;
+    if (c <= 0 || c >= cores)
+        return c <= 0 ? 0 : total;
+    b = (int)((long)(total + lighter) * c / cores) - lighter;
+    return b < 0 ? 0 : b;
+}
+
+/* The core's run of the n·k outputs [begin, end) (share_bound), walked pixel by pixel: the rest of the
  * first pixel's channels, whole pixels, the first channels of the last one. */
 TW_PULP_INLINE void requant(const tw_ne16_rq_args_t *a, int core, int cores, const int mode)
 {
@@ -137,7 +149,8 @@ TW_PULP_INLINE void requant(const tw_ne16_rq_args_t *a, int core, int cores, con
     const int32_t *const acc = a->acc, *const bias = a->bias, *const words = a->rq.words;
     int8_t *const out = a->out;
     const int k = a->k, total = a->n * a->k;
-    int i = (int)((long)total * core / cores), end = (int)((long)total * (core + 1) / cores);
+    int i = share_bound(total, a->lighter, core, cores);
+    const int end = share_bound(total, a->lighter, core + 1, cores);
     int ch = i % k;
     while (i < end) {
         int run = k - ch < end - i ? k - ch : end - i;
@@ -260,36 +273,63 @@ TW_PULP_INLINE void mulh_pair(const mulh_ch_t *c0, const mulh_ch_t *c1, const in
 #endif
 }
 
-/* Declares a core's share of n pixels x k channels: the pixels [p0, p1) of every channel, or,
- * with fewer pixels than cores or a better balance (by_pixel 0), all pixels of the channels
- * [k0, k1). */
-#define TW_NE16_REQUANT_SHARE(n, k, core, cores)                                              \
-    const int by_pixel = ((n) + (cores) - 1) / (cores) * (k) <= ((k) + (cores) - 1) / (cores) * (n); \
-    const int p0 = by_pixel ? (int)((long)(n) * (core) / (cores)) : 0;                        \
-    const int p1 = by_pixel ? (int)((long)(n) * ((core) + 1) / (cores)) : (n);                \
-    const int k0 = by_pixel ? 0 : (int)((long)(k) * (core) / (cores));                        \
-    const int k1 = by_pixel ? (k) : (int)((long)(k) * ((core) + 1) / (cores))
+/* A core's share of a job's n pixels × k channels as up to 3 rectangles, channels [k0, k1) ×
+ * pixels [p0, p1): the channel pairs' columns (the last one a single channel when k is odd) laid
+ * end to end, pixel by pixel within a column, and cut into the cores' runs (share_bound, core 0's
+ * `lighter` outputs shorter, in pairs): the rest of the first column, whole columns, the start of
+ * the last one. Every run is balanced to a pair of outputs whatever n and k are. */
+typedef struct {
+    int k0, k1, p0, p1;
+} rect_t;
+
+static int requant_share(int n, int k, int lighter, int core, int cores, rect_t r[3])
+{
+    const int cols = (k + 1) / 2, total = cols * n;
+    const int u0 = share_bound(total, lighter / 2, core, cores);
+    const int u1 = share_bound(total, lighter / 2, core + 1, cores);
+    int c0, q0, c1, q1, m = 0;
+    if (u0 >= u1)
+        return 0;
+    c0 = u0 / n, q0 = u0 - c0 * n, c1 = u1 / n, q1 = u1 - c1 * n;   /* no remainders */
+    if (c0 == c1) {
+        r[0] = (rect_t){2 * c0, 2 * c0 + 2 < k ? 2 * c0 + 2 : k, q0, q1};
+        return 1;
+    }
+    if (q0 > 0) {                                   /* the rest of the first column */
+        r[m++] = (rect_t){2 * c0, 2 * c0 + 2 < k ? 2 * c0 + 2 : k, q0, n};
+        c0++;
+    }
+    if (c1 > c0)                                    /* whole columns */
+        r[m++] = (rect_t){2 * c0, 2 * c1 < k ? 2 * c1 : k, 0, n};
+    if (q1 > 0)                                     /* the start of the last one */
+        r[m++] = (rect_t){2 * c1, 2 * c1 + 2 < k ? 2 * c1 + 2 : k, 0, q1};
+    return m;
+}
 
 /* The outputs channel by channel (two at a time: their words and bias in registers, one
- * pointer step per pair), over the pixels of the core's share — or, with fewer pixels than
- * cores or a better balance, over all pixels for its share of the channels. */
+ * pointer step per pair), over the pixels of each rectangle of the core's share
+ * (requant_share). */
 void tw_ne16_requant_s8_mulh(const tw_ne16_rq_args_t *a, int core, int cores)
 {
     const int32_t lo = a->rq.qmin, hi = a->rq.qmax;
-    const int k = a->k, n = a->n;
-    TW_NE16_REQUANT_SHARE(n, k, core, cores);
-    int ch = k0, p;
-    for (; ch + 2 <= k1; ch += 2) {
-        const mulh_ch_t c0 = mulh_channel(a, ch), c1 = mulh_channel(a, ch + 1);
-        const size_t at = (size_t)p0 * (size_t)k + (size_t)ch;
-        mulh_pair(&c0, &c1, a->acc + at, a->out + at, p1 - p0, k, lo, hi);
-    }
-    if (ch < k1) {
-        const mulh_ch_t c0 = mulh_channel(a, ch);
-        const int32_t *acc = a->acc + (size_t)p0 * (size_t)k + (size_t)ch;
-        int8_t *out = a->out + (size_t)p0 * (size_t)k + (size_t)ch;
-        for (p = p0; p < p1; p++, acc += k, out += k)
-            *out = mulh_one(&c0, *acc, lo, hi);
+    const int k = a->k;
+    rect_t rs[3];
+    int i, m = requant_share(a->n, k, a->lighter, core, cores, rs);
+    for (i = 0; i < m; i++) {
+        const int k1 = rs[i].k1, p0 = rs[i].p0, p1 = rs[i].p1;
+        int ch = rs[i].k0, p;
+        for (; ch + 2 <= k1; ch += 2) {
+            const mulh_ch_t c0 = mulh_channel(a, ch), c1 = mulh_channel(a, ch + 1);
+            const size_t at = (size_t)p0 * (size_t)k + (size_t)ch;
+            mulh_pair(&c0, &c1, a->acc + at, a->out + at, p1 - p0, k, lo, hi);
+        }
+        if (ch < k1) {
+            const mulh_ch_t c0 = mulh_channel(a, ch);
+            const int32_t *acc = a->acc + (size_t)p0 * (size_t)k + (size_t)ch;
+            int8_t *out = a->out + (size_t)p0 * (size_t)k + (size_t)ch;
+            for (p = p0; p < p1; p++, acc += k, out += k)
+                *out = mulh_one(&c0, *acc, lo, hi);
+        }
     }
 }
 
@@ -412,21 +452,26 @@ void tw_ne16_requant_s8_mulh_add(const tw_ne16_rq_args_t *a, const tw_ne16_add_a
     const int32_t lo = a->rq.qmin, hi = a->rq.qmax;
     const int32_t *const ta = r->tables + 128, *const tb = r->tables + 256 + 128;
     const int32_t sh = r->shift, alo = r->qmin, ahi = r->qmax;
-    const int k = a->k, n = a->n;
-    TW_NE16_REQUANT_SHARE(n, k, core, cores);
-    int ch = k0;
+    const int k = a->k;
     const int u8out = alo == 0 && ahi == 255;
-    if (lo == -128 && hi == 127 && (u8out || (alo == -128 && ahi == 127)))
-        for (; ch + 2 <= k1; ch += 2) {
-            const mulh_ch_t c0 = mulh_channel(a, ch), c1 = mulh_channel(a, ch + 1);
+    const int pairs = lo == -128 && hi == 127 && (u8out || (alo == -128 && ahi == 127));
+    rect_t rs[3];
+    int i, m = requant_share(a->n, k, a->lighter, core, cores, rs);
+    for (i = 0; i < m; i++) {
+        const int k1 = rs[i].k1, p0 = rs[i].p0, p1 = rs[i].p1;
+        int ch = rs[i].k0;
+        if (pairs)
+            for (; ch + 2 <= k1; ch += 2) {
+                const mulh_ch_t c0 = mulh_channel(a, ch), c1 = mulh_channel(a, ch + 1);
+                const size_t at = (size_t)p0 * (size_t)k + (size_t)ch;
+                mulh_add_pair(&c0, &c1, a->acc + at, r->skip + at, a->out + at, p1 - p0, k, ta,
+                              tb, sh, u8out);
+            }
+        for (; ch < k1; ch++) {
+            const mulh_ch_t c = mulh_channel(a, ch);
             const size_t at = (size_t)p0 * (size_t)k + (size_t)ch;
-            mulh_add_pair(&c0, &c1, a->acc + at, r->skip + at, a->out + at, p1 - p0, k, ta, tb,
-                          sh, u8out);
+            mulh_add_channel(&c, a->acc + at, r->skip + at, a->out + at, p1 - p0, k, lo, hi, ta,
+                             tb, sh, alo, ahi);
         }
-    for (; ch < k1; ch++) {
-        const mulh_ch_t c = mulh_channel(a, ch);
-        const size_t at = (size_t)p0 * (size_t)k + (size_t)ch;
-        mulh_add_channel(&c, a->acc + at, r->skip + at, a->out + at, p1 - p0, k, lo, hi, ta, tb,
-                         sh, alo, ahi);
     }
 }

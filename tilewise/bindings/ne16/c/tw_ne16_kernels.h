@@ -23,7 +23,16 @@ typedef struct {
     tw_pulp_rq_t rq;           /* k channels' words */
     int8_t *out;               /* [n][k] */
     int n, k;
+    int lighter;               /* outputs core 0's share is short of the others' (it dispatches
+                                  NE16's next job first: TW_NE16_DISPATCH_OUTPUTS), 0: equal */
 } tw_ne16_rq_args_t;
+
+/* Core 0's work per row job besides the others' (its wait of a finished job ~150–200 cycles and
+ * the dispatch of the next, tw_ne16_dispatch_rows, ~310 on GVSoC) in outputs of the
+ * requantization (~14.5 cycles each per core): what core 0's share of the job before is short of
+ * the other cores' (templates/ne16_s8.c.j2). Measured on GVSoC (pulp-open-ne16, kws_dscnn's NE16
+ * layers): 0 281,335 cycles, 22 277,984, 36 277,542. */
+#define TW_NE16_DISPATCH_OUTPUTS 36
 
 #define TW_NE16_RQ_DECL(name, rq_mode)                                                      \
     void tw_ne16_requant_s8_##name(const tw_ne16_rq_args_t *a, int core_id, int n_cores);
