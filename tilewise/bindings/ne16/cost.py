@@ -277,22 +277,22 @@ MATCH_NE16 = Ne16Kernels(engine="match")
 #: pulp-open-ne16's model (targets/pulp_open_ne16.py) and gap9's (targets/gap9.py): the cluster's
 #: per-job and per-tile work fitted on GVSoC (bench/calibrate_ne16.py --cluster,
 #: bench/calibration_ne16.json "cluster": the 36 NE16 layers of kws_dscnn, ic_resnet8 and
-#: vww_mobilenet_v1_025 as partitioned, whole layer cycles of the shipped firmware). `job` 803.6:
+#: vww_mobilenet_v1_025 as partitioned, whole layer cycles of the shipped firmware). `job` 568.0:
 #: core 0, per row job, waits for its end, meets the other cores at the barrier and dispatches
 #: the next job from the tile's register image (tw_ne16_dispatch_rows: ACQUIRE, two pointers
-#: patched, 24 register stores), while the other cores wait for it at the next barrier (measured
-#: with mcycle probes on kws_dscnn: the wait that sees a finished job ~150–200 cycles, the barrier
-#: ~120, the dispatch ~310). `tile` 1559.7: the compute call and its barriers, and what of core 0's
-#: set-up of the tile's job (tw_ne16_task_init / set_dims / set_addr, tw_ne16_rows_init and the
-#: register image of job 0) the other 7 cores' conversion of the input does not hide
-#: (`converters`; when it ran after the conversion, ~4,000 cycles from the conversion's barrier to
-#: job 0 dispatched with the images of jobs 1 and J-1, measured on kws_dscnn). Fitted, the NE16
-#: layers are predicted at 0.987 of their measured cycles, per binding 0.96–1.03, every layer
-#: within 0.861–1.088. Before core 0's set-up ran beside the conversion (`job` 893.2, `tile`
-#: 3214.7) the same layers measured 1,415,918 cycles, now 1,338,888; with `job` 1651.6 and
-#: `tile` 2224.1 before the register images. NE16's second job context kept full (pipeline.py)
-#: was measured and not kept.
-GVSOC_CLUSTER = Ne16Kernels(job=803.6, tile=1559.7)
+#: patched, 24 register stores), while the other cores wait for it at the barrier and start on
+#: the finished job's requantization, core 0's share of it TW_NE16_DISPATCH_OUTPUTS short
+#: (measured with mcycle probes on kws_dscnn: the wait that sees a finished job ~150–200 cycles,
+#: the barrier ~120, the dispatch ~310). `tile` 2137.3: the compute call and its barriers, and
+#: what of core 0's set-up of the tile's job (tw_ne16_task_init / set_dims / set_addr,
+#: tw_ne16_rows_init and the register image of job 0) the other 7 cores' conversion of the input
+#: does not hide (`converters`). Fitted, the NE16 layers are predicted at 1.000 of their measured
+#: cycles, per binding 0.954–1.045, every layer within 0.864–1.075. With equal requantization
+#: shares (whole pixels or channels per core; `job` 803.6, `tile` 1559.7) the same layers
+#: measured 1,338,888 cycles, now 1,307,122; before core 0's set-up ran beside the conversion
+#: (`job` 893.2, `tile` 3214.7) 1,415,918; with `job` 1651.6 and `tile` 2224.1 before the
+#: register images. NE16's second job context kept full (pipeline.py) was measured and not kept.
+GVSOC_CLUSTER = Ne16Kernels(job=568.0, tile=2137.3)
 
 
 def converters(cores: int) -> int:
