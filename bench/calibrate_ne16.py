@@ -45,6 +45,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.models import models_dir  # noqa: E402
 from tests.codegen_cases import LayerSpec, layer_graph  # noqa: E402
 from tests.ne16_forced import ne16_forced  # noqa: E402
 from tilewise.bindings.ne16.cost import GVSOC, Gvsoc  # noqa: E402
@@ -58,7 +59,7 @@ from tilewise.validate.check import validate_model  # noqa: E402
 from tilewise.validate.ne16_cycles import engine_cycles  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-MLPERF = ROOT.parent / "shared" / "models" / "mlperf_tiny"
+MLPERF = models_dir() / "mlperf_tiny"
 OUT = Path(__file__).resolve().parent / "calibration_ne16.json"
 PARTIAL = Path(tempfile.gettempdir()) / "calibration_ne16.partial.json"
 COEFS = tuple(f.name for f in fields(Gvsoc))

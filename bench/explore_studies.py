@@ -46,6 +46,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.models import models_dir  # noqa: E402
 from tilewise.explore.cache import Cache  # noqa: E402
 from tilewise.explore.grid import Point, build_grid  # noqa: E402
 from tilewise.explore.pareto import front, mark_pareto  # noqa: E402
@@ -54,7 +55,7 @@ from tilewise.explore.runner import run_points  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-MODELS = REPO.parent / "shared" / "models" / "mlperf_tiny"
+MODELS = models_dir() / "mlperf_tiny"
 MLPERF = ("ad_autoencoder", "ic_resnet8", "kws_dscnn", "vww_mobilenet_v1_025")
 OUT = HERE / "out" / "explore"
 

@@ -28,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.fuzzing.mutators import IMPORTERS, SUFFIX, make_case  # noqa: E402
 from bench.fuzzing.seeds import seed_files  # noqa: E402
 from bench.fuzzing.worker import BUGS, Limits, Runner  # noqa: E402
+from bench.models import models_dir  # noqa: E402
 from bench.tables import Table, render  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -95,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="every N-th case also runs with --target gap8 (0: never; default 10)")
     ap.add_argument("--target-seconds", type=float, default=60.0,
                     help="time limit of the --target cases, which schedule the whole network (default 60)")
-    ap.add_argument("--models", type=Path, default=HERE.parent.parent / "shared" / "models")
+    ap.add_argument("--models", type=Path, default=models_dir())
     ap.add_argument("--only", metavar="IMPORTER:CASE", help="re-run one case (e.g. onnx:1234)")
     ap.add_argument("--keep", type=Path, metavar="DIR", help="write the bug cases' mutated files here")
     ap.add_argument("--json", type=Path, default=HERE / "fuzz_importers.json")

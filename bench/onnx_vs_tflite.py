@@ -29,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import onnx  # noqa: E402
 
 from bench import mlperf_inputs  # noqa: E402
+from bench.models import models_dir  # noqa: E402
 from tilewise.pipeline import compile as compile_model  # noqa: E402
 from tilewise.quantize.pipeline import calibration_inputs, load_float_onnx, quantize_model  # noqa: E402
 from tilewise.quantize.tflite_out import write_tflite  # noqa: E402
@@ -37,7 +38,7 @@ from tilewise.targets.registry import get_target  # noqa: E402
 MODELS = ("ic_resnet8", "kws_dscnn", "vww_mobilenet_v1_025", "ad_autoencoder")
 TARGETS = ("pulp-open", "stm32h7")
 ROOT = Path(__file__).resolve().parent.parent
-FLOAT = ROOT.parent / "shared" / "models" / "mlperf_tiny_float"
+FLOAT = models_dir() / "mlperf_tiny_float"
 
 
 #: where each target's code runs when measured, and what the run counts

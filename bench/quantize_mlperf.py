@@ -37,6 +37,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import mlperf_inputs  # noqa: E402
+from bench.models import models_dir  # noqa: E402
 from tilewise.quantize.pipeline import (  # noqa: E402
     AUTO,
     METHODS,
@@ -149,7 +150,7 @@ def _ne16_layers(path: Path) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", default=",".join(MODELS))
-    ap.add_argument("--models-dir", default=str(HERE.parent.parent / "shared" / "models"))
+    ap.add_argument("--models-dir", default=str(models_dir()))
     ap.add_argument("--validate", action="store_true")
     ap.add_argument("--spread", type=int, default=0, metavar="N",
                     help="also ours − official SQNR on N more evaluation sets of 200 (seeds 2001..)")

@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from quantize_mlperf import MODELS, load  # noqa: E402
 
 from bench import digits, mlperf_inputs  # noqa: E402
+from bench.models import models_dir  # noqa: E402
 from tilewise.errors import TilewiseError  # noqa: E402
 from tilewise.quantize.mixed import assign  # noqa: E402
 from tilewise.quantize.pipeline import calibration_values, quantize_model, quantize_shift, sqnr_json  # noqa: E402
@@ -148,7 +149,7 @@ def mlperf_row(name: str, models_dir: Path, validate: bool) -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", default=",".join(MODELS), help="MLPerf models ('' for digits only)")
-    ap.add_argument("--models-dir", default=str(HERE.parent.parent / "shared" / "models"))
+    ap.add_argument("--models-dir", default=str(models_dir()))
     ap.add_argument("--validate", action="store_true")
     a = ap.parse_args()
     rows = digits_row(a.validate) + [mlperf_row(n, Path(a.models_dir), a.validate)

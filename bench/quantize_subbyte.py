@@ -23,6 +23,7 @@ import onnx
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import digits  # noqa: E402
+from bench.models import models_dir  # noqa: E402
 from tilewise.frontend import load_model  # noqa: E402
 from tilewise.golden.run import run_graph  # noqa: E402
 from tilewise.quantize.mixed import quantize_mixed, weight_elems  # noqa: E402
@@ -122,7 +123,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mlperf", action="store_true")
     ap.add_argument("--validate", action="store_true")
-    ap.add_argument("--models-dir", default=str(HERE.parent.parent / "shared" / "models"))
+    ap.add_argument("--models-dir", default=str(models_dir()))
     a = ap.parse_args()
     rows = digits_rows(a.validate)
     for r in rows:

@@ -35,12 +35,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import numpy as np  # noqa: E402
 import onnx  # noqa: E402
 
+from bench.models import models_dir  # noqa: E402
 from bench.tables import Table, render  # noqa: E402
 from tilewise.validate.data import infer_code_dtype  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 HERE = ROOT / "bench"
-DEEPLOY = ROOT.parent / "shared" / "models" / "integer_onnx" / "deeploy"
+DEEPLOY = models_dir() / "integer_onnx" / "deeploy"
 
 #: (row name, folder under ../shared/models/integer_onnx/deeploy)
 EXPORTS: tuple[tuple[str, str], ...] = (

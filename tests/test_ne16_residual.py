@@ -21,6 +21,7 @@ from tilewise.pipeline import schedule_network
 from tilewise.targets.registry import get_target
 from tilewise.validate import validate_network
 
+from .conftest import mlperf_path
 from .ne16_forced import ne16_forced
 from .tflite_builder import ACT, SAME, ModelBuilder, litert_interpreter, litert_invoke
 
@@ -104,14 +105,13 @@ def test_fused_block_bit_exact_on_the_host(target, binding, out, tmp_path):
     assert r.dma_bytes_measured == r.dma_bytes_predicted
 
 
-MODEL = Path(__file__).resolve().parents[2] / "shared" / "models" / "mlperf_tiny" / "ic_resnet8.tflite"
 
 
 def test_fusion_takes_the_input_of_the_larger_saving():
     """Where both of an add's inputs are convs it could fuse (ic_resnet8's downsampling blocks:
     the 3×3 conv and the 1×1 stride-2 shortcut), the pass fuses the one `accept` saves more on;
     none where it saves nothing."""
-    lg = lower(load_model(str(MODEL)))
+    lg = lower(load_model(str(mlperf_path("ic_resnet8"))))
     names = {layer.name for layer in lg.layers}
     assert {"op5_conv_2d", "op6_conv_2d", "op9_conv_2d", "op10_conv_2d"} <= names
 
@@ -133,7 +133,7 @@ def test_cost_model_chooses_the_fusion_where_cheaper():
     fused."""
     from tilewise.pipeline import compile
 
-    model = MODEL
+    model = mlperf_path("ic_resnet8")
     ns = compile(model, get_target("gap9"))
     ops = [str(layer.op) for layer in ns.layers.layers]
     assert ops.count("conv2d_add") == 3 and "add" not in ops
